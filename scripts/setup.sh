@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency of flowrag from Debian packages.
+# Idempotent: packages already present are skipped, and apt is not touched
+# when nothing is missing. Needs root (or sudo) only when something is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config git
+  libsqlite3-dev sqlite3
+  nlohmann-json3-dev
+  libcurl4-openssl-dev
+  libcpp-httplib-dev
+  libcli11-dev
+  libhnswlib-dev
+  libyaml-cpp-dev
+  libgtest-dev libgmock-dev
+  libbenchmark-dev
+  python3
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,80 @@
+// VectorIndex: maximum-inner-product search over L2-normalised vectors (so the
+// score is the cosine similarity).
+//
+// Two implementations behind this interface, chosen by MakeVectorIndex():
+//  - FlatIndex (vector/flat_index.h): exact; one contiguous float matrix and
+//    vectorised dot products. O(n·d) per query.
+//  - HnswIndex (vector/hnsw_index.h): approximate, hnswlib graph;
+//    O(log n · ef · d) per query, for large collections.
+//
+// Ids are dense: the i-th vector added gets id i.
+// Thread-safety: Add() needs exclusive access; Search() is const and may run
+// concurrently with other Search() calls.
+#ifndef FLOWRAG_VECTOR_VECTOR_INDEX_H_
+#define FLOWRAG_VECTOR_VECTOR_INDEX_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/matrix.h"
+#include "flowrag/status.h"
+
+namespace flowrag {
+
+struct VectorHit {
+  uint32_t id = 0;
+  float score = 0.0f;  // inner product
+};
+
+struct VectorSearchParams {
+  size_t k = 10;
+  // HNSW breadth of search (hnswlib `ef`); raised to k when smaller.
+  size_t ef_search = 128;
+  // When set, only ids for which it returns true are eligible.
+  std::function<bool(uint32_t)> filter;
+};
+
+struct VectorSearchStats {
+  size_t candidates_scored = 0;  // distance computations made
+};
+
+class VectorIndex {
+ public:
+  virtual ~VectorIndex() = default;
+  virtual std::string Kind() const = 0;  // "flat" or "hnsw"
+  virtual size_t Dimension() const = 0;
+  virtual size_t Size() const = 0;
+
+  // Appends rows; rows.cols must equal Dimension().
+  virtual Status Add(const FloatMatrix& rows) = 0;
+
+  // Top-k ids by descending score (ties by ascending id), at most k.
+  virtual std::vector<VectorHit> Search(const float* query, const VectorSearchParams& params,
+                                        VectorSearchStats* stats) const = 0;
+};
+
+struct VectorIndexOptions {
+  // Collections with fewer vectors than this use exact search.
+  size_t hnsw_threshold = 50000;
+  // hnswlib parameters (M and efConstruction of the HNSW paper).
+  size_t hnsw_m = 16;
+  size_t hnsw_ef_construction = 200;
+  uint64_t seed = 42;
+  // "auto" (by threshold), "flat" or "hnsw".
+  std::string kind = "auto";
+};
+
+// Creates an empty index for `expected_size` vectors of `dim` dimensions.
+Result<std::unique_ptr<VectorIndex>> MakeVectorIndex(size_t dim, size_t expected_size,
+                                                      const VectorIndexOptions& options);
+
+// Dot product of two float arrays, vectorised (AVX2/AVX-512 when the CPU has them).
+float DotProduct(const float* a, const float* b, size_t n);
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_VECTOR_VECTOR_INDEX_H_
