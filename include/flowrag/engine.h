@@ -1,0 +1,56 @@
+// Engine: the entry point of the flowrag library.
+//
+//   auto engine = flowrag::Engine::Open("corpus.db");
+//   engine.value()->Index({"docs/"});
+//   auto result = engine.value()->Query("Who founded the observatory?");
+//
+// An Engine owns one store (a SQLite file) and the in-memory snapshot that
+// queries read. Index() writes the store in transactional batches and then
+// swaps in a new snapshot.
+//
+// Thread-safety: Query() and Stats() may run concurrently with each other
+// and with one Index() (readers see the old snapshot until the swap); Index()
+// calls are serialised.
+#ifndef FLOWRAG_ENGINE_H_
+#define FLOWRAG_ENGINE_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "flowrag/options.h"
+#include "flowrag/status.h"
+#include "flowrag/types.h"
+
+namespace flowrag {
+
+class Engine {
+ public:
+  // Opens (or creates) the store at `db_path` and loads its snapshot.
+  static Result<std::unique_ptr<Engine>> Open(const std::string& db_path,
+                                              const EngineOptions& options = {});
+  virtual ~Engine() = default;
+
+  // Loads each source (directory of .txt/.md, .jsonl, .json list, benchmark
+  // folder), chunks, stores and embeds it. Unchanged documents are skipped;
+  // a run interrupted by a crash resumes where it stopped.
+  virtual Result<IndexReport> Index(const std::vector<std::string>& sources,
+                                    const IndexOptions& options = {}) = 0;
+
+  // Removes a document by external id.
+  virtual Status DeleteDocument(std::string_view document_id) = 0;
+
+  // Ranked passages for `question` with the method in `options`.
+  virtual Result<RetrievalResult> Query(std::string_view question,
+                                        const QueryOptions& options = {}) const = 0;
+
+  virtual Result<StoreStats> Stats() const = 0;
+
+  // The retrieval methods this build knows ("bm25", "dense", "hybrid", ...).
+  static std::vector<std::string> Methods();
+};
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_ENGINE_H_

@@ -1,0 +1,88 @@
+// Retrieval evaluation over the normalised benchmark format
+// (../shared/data/bench/README.md): corpus.jsonl, questions.jsonl, meta.json.
+//
+// Recall@k at passage level: |gold_ids ∩ top-k| / |gold_ids| per question,
+// averaged, ×100. A retrieved passage counts as its document's id (the
+// corpus record id), and the ranking is deduplicated by document before
+// cutting at k, so chunked corpora are scored fairly. At document level
+// (meta.json "gold_level" starting with "document"), a gold title is found
+// when any of the top-k (deduplicated by title) has that title.
+#ifndef FLOWRAG_EVAL_H_
+#define FLOWRAG_EVAL_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "flowrag/engine.h"
+#include "flowrag/status.h"
+
+namespace flowrag {
+
+struct BenchQuestion {
+  std::string id;
+  std::string question;
+  std::vector<std::string> answers;
+  std::vector<std::string> gold_ids;
+  std::vector<std::string> gold_titles;
+  std::string type;
+};
+
+struct Benchmark {
+  std::string name;        // meta.json "name", else the folder name
+  std::string dir;
+  bool document_level = false;
+  std::vector<BenchQuestion> questions;
+};
+
+// Reads meta.json (optional) and questions.jsonl; errors name file and line.
+Result<Benchmark> LoadBenchmark(const std::string& dir);
+
+// Recall of one ranking, in [0, 1]. `ranked_ids` and `ranked_titles` are
+// parallel (document id and title of each retrieved passage, best first).
+double RecallAtK(const BenchQuestion& q, bool document_level,
+                 const std::vector<std::string>& ranked_ids,
+                 const std::vector<std::string>& ranked_titles, size_t k);
+
+struct EvalOptions {
+  std::vector<size_t> ks = {1, 2, 5, 10};
+  QueryOptions query;   // method and per-query params; top_k is raised to cover max(ks)
+  size_t limit = 0;     // evaluate only the first `limit` questions (0 = all)
+  bool progress = false;
+  // Retrieve this many passages per question, so document deduplication still
+  // leaves max(ks) distinct documents (chunked corpora).
+  size_t depth_factor = 3;
+};
+
+struct QuestionRecord {
+  std::string id;
+  std::vector<std::string> retrieved_ids;  // deduplicated, best first
+  double latency_ms = 0.0;
+  std::map<size_t, double> recall;
+};
+
+struct EvalReport {
+  std::string bench;
+  std::string method;
+  size_t questions = 0;
+  std::map<size_t, double> recall;    // k → mean recall ×100
+  double latency_p50_ms = 0.0;        // wall time of Engine::Query
+  double latency_p99_ms = 0.0;
+  double latency_mean_ms = 0.0;
+  std::vector<QuestionRecord> records;
+
+  // {"bench", "method", "questions", "recall": {"1": x, ...}, "latency_ms": {"p50", "p99"}}
+  std::string ToJson() const;
+};
+
+// Runs every question of `bench` through `engine` (which must hold the
+// benchmark's corpus).
+Result<EvalReport> Evaluate(const Engine& engine, const Benchmark& bench,
+                            const EvalOptions& options);
+
+// Percentile (0..100) by linear interpolation between closest ranks.
+double Percentile(std::vector<double> values, double p);
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_EVAL_H_

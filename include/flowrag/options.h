@@ -1,0 +1,87 @@
+// Options of the public API, with the defaults taken from the papers.
+// Every struct can be default-constructed; per-call options override the
+// engine's defaults.
+#ifndef FLOWRAG_OPTIONS_H_
+#define FLOWRAG_OPTIONS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "flowrag/status.h"
+
+namespace flowrag {
+
+// How documents are cut into passages.
+struct ChunkOptions {
+  enum class Strategy {
+    kNone,        // one passage per document (pre-chunked corpora, benchmarks)
+    kWordWindow,  // SA-RAG §5.3: fixed word windows with overlap
+    kBoundary,    // schema-contracts paper B.7.4: section/paragraph boundaries, char budget
+  };
+  Strategy strategy = Strategy::kWordWindow;
+  // kWordWindow (SA-RAG §5.3): 500 words, 200 overlap; shorter documents stay whole.
+  size_t window_words = 500;
+  size_t overlap_words = 200;
+  // kBoundary (schema-contracts B.7.4): documents up to 10,000 chars stay
+  // whole; longer ones become chunks of at most 8,000 chars, 500 overlap.
+  size_t boundary_threshold_chars = 10000;
+  size_t max_chars = 8000;
+  size_t overlap_chars = 500;
+
+  // Names the offending field when the options are inconsistent.
+  Status Validate() const;
+  // Canonical text of these options (stored with each document, so changing
+  // them re-chunks on the next index run).
+  std::string Signature() const;
+};
+
+// Parses "none" | "window" | "boundary".
+Result<ChunkOptions::Strategy> ParseChunkStrategy(const std::string& name);
+
+struct IndexOptions {
+  ChunkOptions chunking;
+  // Documents per transaction: a crash loses at most one batch.
+  size_t batch_size = 256;
+  // Passages per embedding transaction.
+  size_t embed_batch_size = 512;
+  // The built-in embedder's IDF is fitted on the corpus and frozen; it is
+  // refitted (and passages re-embedded) when the passage count has grown by
+  // this factor since the last fit (1.0 = doubled), or always with `refit`.
+  double idf_refit_growth = 1.0;
+  bool refit = false;
+  // Print progress (rate, ETA) on stderr.
+  bool progress = false;
+  // Skip malformed JSONL records (reported) instead of failing the run.
+  bool skip_bad_records = false;
+  // Test hook: called after each committed document batch with its 1-based
+  // number; a non-OK status stops the run there (as a crash would).
+  std::function<Status(size_t)> after_batch;
+};
+
+// Per-query options. `params` overrides method options by name
+// (e.g. {"bm25.k1", "0.9"}); unknown names are rejected.
+struct QueryOptions {
+  std::string method = "hybrid";
+  size_t top_k = 5;
+  std::map<std::string, std::string> params;
+};
+
+struct EngineOptions {
+  // "hash": the built-in offline embedder. "openai": an OpenAI-compatible
+  // /v1/embeddings endpoint configured by FLOWRAG_EMBED_BASE_URL,
+  // FLOWRAG_EMBED_MODEL and FLOWRAG_EMBED_API_KEY (or OPENAI_API_KEY).
+  // Empty: whatever the store was indexed with, else "hash".
+  std::string embedder;
+  size_t hash_dimension = 1024;
+  // Collections with at least this many passages use HNSW instead of exact search.
+  size_t hnsw_threshold = 50000;
+  // Open the store read-only (queries only).
+  bool read_only = false;
+};
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_OPTIONS_H_

@@ -1,0 +1,230 @@
+#include "common/text.h"
+
+#include <algorithm>
+#include <array>
+#include <string>
+#include <unordered_set>
+
+namespace flowrag {
+namespace {
+
+// English function words; content words (numbers, names, verbs) are kept.
+constexpr std::array kStopwords = {
+    "a",       "about",  "above",   "after",  "again",   "against", "all",     "am",
+    "an",      "and",    "any",     "are",    "as",      "at",      "be",      "because",
+    "been",    "before", "being",   "below",  "between", "both",    "but",     "by",
+    "can",     "could",  "did",     "do",     "does",    "doing",   "down",    "during",
+    "each",    "few",    "for",     "from",   "further", "had",     "has",     "have",
+    "having",  "he",     "her",     "here",   "hers",    "herself", "him",     "himself",
+    "his",     "how",    "i",       "if",     "in",      "into",    "is",      "it",
+    "its",     "itself", "just",    "me",     "more",    "most",    "my",      "myself",
+    "no",      "nor",    "not",     "now",    "of",      "off",     "on",      "once",
+    "only",    "or",     "other",   "our",    "ours",    "ourselves", "out",   "over",
+    "own",     "same",   "she",     "should", "so",      "some",    "such",    "than",
+    "that",    "the",    "their",   "theirs", "them",    "themselves", "then", "there",
+    "these",   "they",   "this",    "those",  "through", "to",      "too",     "under",
+    "until",   "up",     "very",    "was",    "we",      "were",    "what",    "when",
+    "where",   "which",  "while",   "who",    "whom",    "whose",   "why",     "will",
+    "with",    "would",  "you",     "your",   "yours",   "yourself", "yourselves", "s",
+    "t",       "also",
+};
+
+const std::unordered_set<std::string_view>& StopwordSet() {
+  static const auto* set =
+      new std::unordered_set<std::string_view>(kStopwords.begin(), kStopwords.end());
+  return *set;
+}
+
+inline bool IsWordByte(unsigned char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c >= 0x80;
+}
+
+inline bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+}  // namespace
+
+bool IsStopword(std::string_view lower_token) { return StopwordSet().count(lower_token) > 0; }
+
+std::string ToLowerAscii(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+std::string StemS(std::string_view w) {
+  if (w.size() > 3 && EndsWith(w, "ies") && !EndsWith(w, "eies") && !EndsWith(w, "aies")) {
+    return std::string(w.substr(0, w.size() - 3)) + "y";
+  }
+  if (w.size() > 3 && EndsWith(w, "es") && !EndsWith(w, "aes") && !EndsWith(w, "ees") &&
+      !EndsWith(w, "oes")) {
+    return std::string(w.substr(0, w.size() - 1));
+  }
+  if (w.size() > 3 && EndsWith(w, "s") && !EndsWith(w, "us") && !EndsWith(w, "ss")) {
+    return std::string(w.substr(0, w.size() - 1));
+  }
+  return std::string(w);
+}
+
+namespace {
+
+// Length of the UTF-8 sequence starting with `c` (1 for ASCII and stray bytes).
+inline size_t SequenceLength(unsigned char c) {
+  if (c >= 0xF0 && c < 0xF8) return 4;
+  if (c >= 0xE0) return 3;
+  if (c >= 0xC0) return 2;
+  return 1;
+}
+
+// True when the code point at text[i] (of length len) is part of a word:
+// ASCII letters and digits, and non-ASCII code points other than
+// punctuation, symbols and spaces of the Latin-1, General Punctuation and
+// CJK punctuation blocks (dashes, curly quotes, ellipses, no-break spaces).
+inline bool IsWordCodePoint(std::string_view text, size_t i, size_t len) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data()) + i;
+  if (len == 1) return IsWordByte(p[0]) && p[0] < 0x80;
+  if (i + len > text.size()) return false;
+  uint32_t cp = 0;
+  if (len == 2) cp = ((p[0] & 0x1F) << 6) | (p[1] & 0x3F);
+  if (len == 3) cp = ((p[0] & 0x0F) << 12) | ((p[1] & 0x3F) << 6) | (p[2] & 0x3F);
+  if (len == 4) return true;
+  if (cp >= 0x80 && cp <= 0xBF) return false;  // Latin-1 punctuation and symbols
+  if (cp == 0xD7 || cp == 0xF7) return false;  // × ÷
+  if (cp >= 0x2000 && cp <= 0x206F) return false;  // general punctuation
+  if (cp >= 0x3000 && cp <= 0x303F) return false;  // CJK punctuation
+  if (cp >= 0xFF00 && cp <= 0xFF0F) return false;  // fullwidth punctuation
+  return true;
+}
+
+}  // namespace
+
+void TokenizeInto(std::string_view text, const TokenizerOptions& options,
+                  std::vector<std::string>* out) {
+  const size_t n = text.size();
+  size_t i = 0;
+  std::string tok;
+  while (i < n) {
+    size_t len = SequenceLength(static_cast<unsigned char>(text[i]));
+    if (!IsWordCodePoint(text, i, len)) {
+      i += std::min(len, n - i);
+      continue;
+    }
+    tok.clear();
+    while (i < n) {
+      len = SequenceLength(static_cast<unsigned char>(text[i]));
+      if (!IsWordCodePoint(text, i, len)) break;
+      if (tok.size() + len <= options.max_token_bytes) {
+        for (size_t k = 0; k < len; ++k) {
+          char c = text[i + k];
+          tok.push_back((c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c);
+        }
+      }
+      i += len;
+    }
+    // A possessive "Theodred's" yields "theodred" and "s"; "s" is a stopword.
+    if (options.remove_stopwords && IsStopword(tok)) continue;
+    if (options.stem) tok = StemS(tok);
+    out->push_back(tok);
+  }
+}
+
+std::vector<std::string> Tokenize(std::string_view text, const TokenizerOptions& options) {
+  std::vector<std::string> out;
+  out.reserve(text.size() / 6 + 1);
+  TokenizeInto(text, options, &out);
+  return out;
+}
+
+std::vector<TextSpan> SplitSentences(std::string_view text) {
+  std::vector<TextSpan> spans;
+  const size_t n = text.size();
+  auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  auto push = [&](size_t b, size_t e) {
+    while (b < e && is_space(text[b])) ++b;
+    while (e > b && is_space(text[e - 1])) --e;
+    if (e > b) spans.push_back({b, e});
+  };
+  size_t start = 0;
+  for (size_t i = 0; i < n; ++i) {
+    char c = text[i];
+    if (c == '\n' && i + 1 < n && text[i + 1] == '\n') {  // paragraph break
+      push(start, i);
+      start = i + 1;
+      continue;
+    }
+    if (c != '.' && c != '!' && c != '?') continue;
+    size_t j = i + 1;
+    while (j < n && (text[j] == '"' || text[j] == '\'' || text[j] == ')')) ++j;
+    if (j >= n) break;
+    if (!is_space(text[j])) continue;
+    size_t k = j;
+    while (k < n && is_space(text[k])) ++k;
+    if (k >= n) break;
+    unsigned char next = static_cast<unsigned char>(text[k]);
+    bool starts_sentence = (next >= 'A' && next <= 'Z') || (next >= '0' && next <= '9') ||
+                           next == '"' || next == '\'' || next >= 0x80;
+    if (!starts_sentence) continue;
+    // "Dr. Smith", "St. Maurice": a one- or two-letter capitalised word before
+    // the period is an abbreviation, not a sentence end.
+    size_t w = i;
+    while (w > start && IsWordByte(static_cast<unsigned char>(text[w - 1]))) --w;
+    size_t word_len = i - w;
+    if (c == '.' && word_len > 0 && word_len <= 2 && text[w] >= 'A' && text[w] <= 'Z') continue;
+    push(start, j);
+    start = k;
+    i = k - 1;
+  }
+  push(start, n);
+  return spans;
+}
+
+bool IsValidUtf8(std::string_view s, size_t* bad_offset) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t n = s.size();
+  size_t i = 0;
+  while (i < n) {
+    unsigned char c = p[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len;
+    uint32_t cp;
+    if ((c & 0xE0) == 0xC0) {
+      len = 2;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4;
+      cp = c & 0x07;
+    } else {
+      if (bad_offset) *bad_offset = i;
+      return false;
+    }
+    if (i + len > n) {
+      if (bad_offset) *bad_offset = i;
+      return false;
+    }
+    for (size_t k = 1; k < len; ++k) {
+      if ((p[i + k] & 0xC0) != 0x80) {
+        if (bad_offset) *bad_offset = i;
+        return false;
+      }
+      cp = (cp << 6) | (p[i + k] & 0x3F);
+    }
+    bool overlong = (len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
+    if (overlong || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+      if (bad_offset) *bad_offset = i;
+      return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
+}  // namespace flowrag

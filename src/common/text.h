@@ -1,0 +1,58 @@
+// Text utilities shared by every module: the one tokeniser used for documents
+// and queries alike (BM25, the hashed embedder, keyword matching), stopwords,
+// a light English stemmer and sentence splitting.
+//
+// Tokenisation: ASCII letters are lower-cased; a token is a maximal run of
+// ASCII letters/digits and non-ASCII code points, so accented and non-Latin
+// words stay whole, except Unicode punctuation (dashes, curly quotes, no-break
+// spaces), which separates tokens like ASCII punctuation does. A possessive
+// "'s" leaves a lone "s", which is a stopword. All functions are pure and thread-safe; O(n) in the input.
+#ifndef FLOWRAG_COMMON_TEXT_H_
+#define FLOWRAG_COMMON_TEXT_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace flowrag {
+
+struct TokenizerOptions {
+  bool remove_stopwords = true;
+  bool stem = true;  // the S-stemmer below
+  size_t max_token_bytes = 64;  // longer runs are truncated (URLs, base64)
+};
+
+// Lower-cased word tokens of `text`, filtered and stemmed per `options`.
+std::vector<std::string> Tokenize(std::string_view text, const TokenizerOptions& options = {});
+
+// Same, appending to `out` (avoids reallocation in hot loops).
+void TokenizeInto(std::string_view text, const TokenizerOptions& options,
+                  std::vector<std::string>* out);
+
+// True for the English function words the tokeniser drops.
+bool IsStopword(std::string_view lower_token);
+
+// Harman's S-stemmer: plural endings only ("stories"→"story", "boxes"→"boxe",
+// "cats"→"cat"; "glass", "status" unchanged). Conservative on purpose: it
+// never merges unrelated words the way aggressive stemmers do.
+std::string StemS(std::string_view lower_token);
+
+// ASCII lower-case copy.
+std::string ToLowerAscii(std::string_view s);
+
+// Splits into sentences at '.', '!' or '?' followed by whitespace and an
+// upper-case letter, digit or quote, and at newlines that end a paragraph.
+// Returns [begin, end) byte ranges with surrounding whitespace trimmed.
+struct TextSpan {
+  size_t begin = 0;
+  size_t end = 0;
+};
+std::vector<TextSpan> SplitSentences(std::string_view text);
+
+// UTF-8 validation: true when `s` is well-formed UTF-8 (no overlongs, no
+// surrogates, nothing above U+10FFFF); otherwise *bad_offset is the first bad byte.
+bool IsValidUtf8(std::string_view s, size_t* bad_offset = nullptr);
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_COMMON_TEXT_H_

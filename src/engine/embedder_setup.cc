@@ -1,0 +1,77 @@
+#include "engine/embedder_setup.h"
+
+#include "embed/hashed_embedder.h"
+#include "llm/openai_embedder.h"
+
+namespace flowrag {
+namespace {
+
+Result<HashedEmbedderOptions> HashOptions(Store& store, const EngineOptions& options) {
+  HashedEmbedderOptions o;
+  o.dimension = options.hash_dimension;
+  FLOWRAG_ASSIGN_OR_RETURN(auto stored_dim, store.GetMeta("hash_dimension"));
+  if (stored_dim) o.dimension = static_cast<size_t>(std::stoull(*stored_dim));
+  FLOWRAG_RETURN_IF_ERROR(o.Validate());
+  return o;
+}
+
+}  // namespace
+
+Result<std::string> ResolveEmbedderKind(Store& store, const EngineOptions& options) {
+  std::string kind = options.embedder;
+  if (kind.empty()) {
+    FLOWRAG_ASSIGN_OR_RETURN(auto stored, store.GetMeta("embedder"));
+    kind = stored ? *stored : kHashEmbedderName;
+  }
+  if (kind != kHashEmbedderName && kind != kOpenAiEmbedderName) {
+    return Status::InvalidArgument("embedder \"" + kind + "\": expected \"hash\" or \"openai\"");
+  }
+  return kind;
+}
+
+Result<std::shared_ptr<Embedder>> LoadEmbedder(Store& store, const std::string& kind,
+                                               const EngineOptions& options) {
+  if (kind == kOpenAiEmbedderName) {
+    FLOWRAG_ASSIGN_OR_RETURN(OpenAiEmbedderOptions o,
+                             OpenAiEmbedderOptionsFromEnv(OpenAiEmbedderOptions{}));
+    return std::shared_ptr<Embedder>(std::make_shared<OpenAiEmbedder>(o));
+  }
+  FLOWRAG_ASSIGN_OR_RETURN(HashedEmbedderOptions o, HashOptions(store, options));
+  auto idf = std::make_shared<IdfTable>();
+  FLOWRAG_ASSIGN_OR_RETURN(auto blob, store.GetEmbedderState(kHashEmbedderName));
+  if (blob) {
+    auto table = IdfTable::Deserialize(*blob);
+    if (!table.ok()) return table.status().WithContext(store.path() + ": embedder_state.hash");
+    idf = std::make_shared<IdfTable>(std::move(table).value());
+  }
+  return std::shared_ptr<Embedder>(std::make_shared<HashedEmbedder>(o, std::move(idf)));
+}
+
+Result<std::shared_ptr<Embedder>> MaybeRefitEmbedder(Store& store, const std::string& kind,
+                                                     const EngineOptions& options,
+                                                     std::shared_ptr<Embedder> current,
+                                                     bool force, double growth, bool* refitted) {
+  *refitted = false;
+  if (kind != kHashEmbedderName) return current;
+  FLOWRAG_ASSIGN_OR_RETURN(StoreCounts counts, store.Counts());
+  FLOWRAG_ASSIGN_OR_RETURN(int64_t fitted, store.EmbedderStateFittedPassages(kHashEmbedderName));
+  const bool stale = fitted <= 0 ||
+                     static_cast<double>(counts.passages) >= (1.0 + growth) * fitted;
+  if (!force && !stale) return current;
+  if (counts.passages == 0) return current;
+
+  IdfTable::Builder builder;
+  FLOWRAG_RETURN_IF_ERROR(store.ForEachPassageText([&](const PassageToEmbed& p) -> Status {
+    builder.AddDocument(TokenHashes(p.text));
+    return Status::Ok();
+  }));
+  auto idf = std::make_shared<IdfTable>(std::move(builder).Build());
+  FLOWRAG_RETURN_IF_ERROR(store.PutEmbedderState(kHashEmbedderName, idf->Serialize(),
+                                                 counts.passages));
+  FLOWRAG_ASSIGN_OR_RETURN(HashedEmbedderOptions o, HashOptions(store, options));
+  FLOWRAG_RETURN_IF_ERROR(store.SetMeta("hash_dimension", std::to_string(o.dimension)));
+  *refitted = true;
+  return std::shared_ptr<Embedder>(std::make_shared<HashedEmbedder>(o, std::move(idf)));
+}
+
+}  // namespace flowrag

@@ -1,0 +1,43 @@
+// How the engine picks, fits and persists its passage embedder.
+//
+// "hash" (built-in): the IDF table lives in the store's embedder_state
+// ("hash"), the dimension in meta "hash_dimension". "openai": configured from
+// the environment (llm/openai_embedder.h). Meta "embedder" records which one
+// the store was indexed with, and "dense_model" the model id whose vectors
+// back the dense index.
+#ifndef FLOWRAG_ENGINE_EMBEDDER_SETUP_H_
+#define FLOWRAG_ENGINE_EMBEDDER_SETUP_H_
+
+#include <memory>
+#include <string>
+
+#include "embed/embedder.h"
+#include "flowrag/options.h"
+#include "storage/store.h"
+
+namespace flowrag {
+
+inline constexpr char kHashEmbedderName[] = "hash";
+inline constexpr char kOpenAiEmbedderName[] = "openai";
+inline constexpr char kHashModelFamily[] = "flowrag-hash-v1:";
+
+// The embedder kind to use: the option, else what the store was indexed
+// with, else "hash". InvalidArgument for an unknown name.
+Result<std::string> ResolveEmbedderKind(Store& store, const EngineOptions& options);
+
+// Builds the embedder from the store's saved state (a hash embedder with no
+// fitted IDF yet gets an empty table).
+Result<std::shared_ptr<Embedder>> LoadEmbedder(Store& store, const std::string& kind,
+                                               const EngineOptions& options);
+
+// For "hash": refits the IDF on all stored passages when there is none yet,
+// when `force`, or when the passage count grew by `growth` since the last fit.
+// Sets *refitted. For other kinds, returns `current` unchanged.
+Result<std::shared_ptr<Embedder>> MaybeRefitEmbedder(Store& store, const std::string& kind,
+                                                     const EngineOptions& options,
+                                                     std::shared_ptr<Embedder> current,
+                                                     bool force, double growth, bool* refitted);
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_ENGINE_EMBEDDER_SETUP_H_

@@ -1,0 +1,281 @@
+#include "engine/engine_impl.h"
+
+#include <chrono>
+#include <unordered_map>
+
+#include "common/hash.h"
+#include "common/progress.h"
+#include "engine/embedder_setup.h"
+#include "ingest/chunker.h"
+#include "ingest/loaders.h"
+
+namespace flowrag {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+uint64_t ContentHash(const RawDocument& doc, const std::string& chunking) {
+  uint64_t h = Hash64(doc.title, 1);
+  h = HashCombine(h, Hash64(doc.text, 2));
+  return HashCombine(h, Hash64(chunking, 3));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Engine>> Engine::Open(const std::string& db_path,
+                                             const EngineOptions& options) {
+  FLOWRAG_ASSIGN_OR_RETURN(auto impl, EngineImpl::Create(db_path, options));
+  return std::unique_ptr<Engine>(std::move(impl));
+}
+
+std::vector<std::string> Engine::Methods() { return RetrieverNames(); }
+
+Result<std::unique_ptr<EngineImpl>> EngineImpl::Create(const std::string& db_path,
+                                                       const EngineOptions& options) {
+  StoreOptions so;
+  so.read_only = options.read_only;
+  so.create_if_missing = !options.read_only;
+  FLOWRAG_ASSIGN_OR_RETURN(auto store, Store::Open(db_path, so));
+  std::unique_ptr<EngineImpl> engine(new EngineImpl(options, std::move(store)));
+  FLOWRAG_ASSIGN_OR_RETURN(engine->embedder_kind_,
+                           ResolveEmbedderKind(*engine->store_, options));
+  FLOWRAG_ASSIGN_OR_RETURN(engine->embedder_,
+                           LoadEmbedder(*engine->store_, engine->embedder_kind_, options));
+  for (const std::string& name : RetrieverNames()) {
+    FLOWRAG_ASSIGN_OR_RETURN(auto r, MakeRetriever(name));
+    engine->retrievers_.emplace(name, std::move(r));
+  }
+  FLOWRAG_RETURN_IF_ERROR(engine->RebuildSnapshot());
+  return engine;
+}
+
+std::shared_ptr<const Snapshot> EngineImpl::snapshot() const {
+  std::lock_guard<std::mutex> lock(snapshot_mu_);
+  return snapshot_;
+}
+
+Status EngineImpl::RebuildSnapshot() {
+  SnapshotOptions so;
+  so.vector.hnsw_threshold = options_.hnsw_threshold;
+  FLOWRAG_ASSIGN_OR_RETURN(auto dense_model, store_->GetMeta("dense_model"));
+  // Only vectors of the embedder we can embed queries with are usable.
+  if (dense_model && *dense_model == embedder_->ModelId()) so.dense_model = *dense_model;
+  FLOWRAG_ASSIGN_OR_RETURN(auto snap, Snapshot::Build(*store_, embedder_, so));
+  std::lock_guard<std::mutex> lock(snapshot_mu_);
+  snapshot_ = std::move(snap);
+  return Status::Ok();
+}
+
+Result<IndexReport> EngineImpl::Index(const std::vector<std::string>& sources,
+                                      const IndexOptions& options) {
+  if (options_.read_only) return Status::FailedPrecondition(store_->path() + ": opened read-only");
+  FLOWRAG_RETURN_IF_ERROR(options.chunking.Validate());
+  if (options.batch_size == 0 || options.embed_batch_size == 0) {
+    return Status::InvalidArgument("index: batch sizes must be positive");
+  }
+  std::lock_guard<std::mutex> lock(write_mu_);
+  const auto start = Clock::now();
+  std::string joined;
+  for (const auto& s : sources) joined += (joined.empty() ? "" : " ") + s;
+  IndexRunRecord run;
+  FLOWRAG_ASSIGN_OR_RETURN(run.id, store_->BeginIndexRun(joined));
+  run.sources = joined;
+  run.status = "running";
+
+  IndexReport report;
+  Status st = IngestSources(sources, options, &report, &run);
+  report.ingest_seconds = SecondsSince(start);
+  if (st.ok()) {
+    const auto embed_start = Clock::now();
+    st = EmbedMissing(options, &report, &run);
+    report.embed_seconds = SecondsSince(embed_start);
+  }
+  run.status = st.ok() ? "done" : "failed";
+  run.error = st.ok() ? "" : st.ToString();
+  Status journal = store_->UpdateIndexRun(run);
+  // Whatever was committed becomes visible, even when the run failed.
+  Status rebuilt = RebuildSnapshot();
+  FLOWRAG_RETURN_IF_ERROR(st);
+  FLOWRAG_RETURN_IF_ERROR(journal);
+  FLOWRAG_RETURN_IF_ERROR(rebuilt);
+  report.total_seconds = SecondsSince(start);
+  return report;
+}
+
+Status EngineImpl::IngestSources(const std::vector<std::string>& sources,
+                                 const IndexOptions& options, IndexReport* report,
+                                 IndexRunRecord* run) {
+  const std::string chunking = options.chunking.Signature();
+  Progress progress("ingest", "documents", 0, options.progress);
+  std::vector<DocumentWrite> batch;
+  auto flush = [&]() -> Status {
+    if (batch.empty()) return Status::Ok();
+    FLOWRAG_ASSIGN_OR_RETURN(BatchWriteReport r, store_->WriteDocuments(batch));
+    report->documents_added += r.documents_added;
+    report->documents_replaced += r.documents_replaced;
+    report->documents_unchanged += r.documents_unchanged;
+    report->passages_added += r.passages_added;
+    ++report->batches_committed;
+    run->documents_added = report->documents_added;
+    run->documents_replaced = report->documents_replaced;
+    run->documents_unchanged = report->documents_unchanged;
+    run->passages_added = report->passages_added;
+    run->batches_committed = report->batches_committed;
+    progress.Advance(batch.size());
+    batch.clear();
+    FLOWRAG_RETURN_IF_ERROR(store_->UpdateIndexRun(*run));
+    if (options.after_batch) return options.after_batch(report->batches_committed);
+    return Status::Ok();
+  };
+
+  LoadOptions load;
+  load.skip_bad_records = options.skip_bad_records;
+  for (const std::string& source : sources) {
+    LoadReport load_report;
+    Status st = LoadSource(
+        source, load,
+        [&](RawDocument&& doc) -> Status {
+          ++report->documents_seen;
+          const uint64_t hash = ContentHash(doc, chunking);
+          FLOWRAG_ASSIGN_OR_RETURN(auto stored, store_->DocumentHash(doc.external_id));
+          if (stored && *stored == hash) {  // unchanged: nothing to redo
+            ++report->documents_unchanged;
+            run->documents_unchanged = report->documents_unchanged;
+            progress.Advance(1);
+            return Status::Ok();
+          }
+          DocumentWrite w;
+          w.content_hash = hash;
+          w.chunking = chunking;
+          for (const Chunk& c : ChunkText(doc.text, options.chunking)) {
+            PassageWrite p;
+            p.ordinal = c.index;
+            p.begin = c.begin;
+            p.end = c.end;
+            p.embed_hash = Hash64(PassageEmbedText(doc.title, c.text));
+            w.passages.push_back(p);
+          }
+          w.doc = std::move(doc);
+          batch.push_back(std::move(w));
+          if (batch.size() >= options.batch_size) return flush();
+          return Status::Ok();
+        },
+        &load_report);
+    FLOWRAG_RETURN_IF_ERROR(st);
+    for (const std::string& m : load_report.messages) {
+      std::fprintf(stderr, "flowrag: skipped: %s\n", m.c_str());
+    }
+  }
+  FLOWRAG_RETURN_IF_ERROR(flush());
+  progress.Finish();
+  return Status::Ok();
+}
+
+Status EngineImpl::EmbedMissing(const IndexOptions& options, IndexReport* report,
+                                IndexRunRecord* run) {
+  bool refitted = false;
+  FLOWRAG_ASSIGN_OR_RETURN(
+      embedder_, MaybeRefitEmbedder(*store_, embedder_kind_, options_, embedder_, options.refit,
+                                    options.idf_refit_growth, &refitted));
+  report->embedder_refitted = refitted;
+  const std::string model = embedder_->ModelId();
+  FLOWRAG_RETURN_IF_ERROR(store_->SetMeta("embedder", embedder_kind_));
+  FLOWRAG_ASSIGN_OR_RETURN(int64_t missing, store_->CountPassagesMissingEmbeddings(model));
+  Progress progress("embed", "passages", static_cast<uint64_t>(missing), options.progress);
+  while (true) {
+    FLOWRAG_ASSIGN_OR_RETURN(auto todo,
+                             store_->PassagesMissingEmbeddings(model, options.embed_batch_size));
+    if (todo.empty()) break;
+    // Equal texts share one vector (and one cache row).
+    std::vector<std::string> texts;
+    std::vector<uint64_t> hashes;
+    std::unordered_map<uint64_t, size_t> seen;
+    for (auto& p : todo) {
+      if (seen.emplace(p.embed_hash, texts.size()).second) {
+        texts.push_back(std::move(p.text));
+        hashes.push_back(p.embed_hash);
+      }
+    }
+    FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix vectors, embedder_->Embed(texts));
+    FLOWRAG_RETURN_IF_ERROR(store_->PutEmbeddings(model, hashes, vectors));
+    report->passages_embedded += texts.size();
+    run->passages_embedded = report->passages_embedded;
+    progress.Advance(todo.size());
+  }
+  progress.Finish();
+  FLOWRAG_RETURN_IF_ERROR(store_->SetMeta("dense_model", model));
+  if (embedder_kind_ == kHashEmbedderName) {
+    FLOWRAG_RETURN_IF_ERROR(store_->DropEmbeddingsOfFamilyExcept(kHashModelFamily, model).status());
+  }
+  return Status::Ok();
+}
+
+Status EngineImpl::DeleteDocument(std::string_view document_id) {
+  if (options_.read_only) return Status::FailedPrecondition(store_->path() + ": opened read-only");
+  std::lock_guard<std::mutex> lock(write_mu_);
+  FLOWRAG_RETURN_IF_ERROR(store_->DeleteDocument(document_id));
+  return RebuildSnapshot();
+}
+
+Result<RetrievalResult> EngineImpl::Query(std::string_view question,
+                                          const QueryOptions& options) const {
+  auto it = retrievers_.find(options.method);
+  if (it == retrievers_.end()) {
+    auto r = MakeRetriever(options.method);  // for its error message
+    return r.status();
+  }
+  if (options.top_k == 0) return Status::InvalidArgument("top_k: expected a positive number");
+  std::shared_ptr<const Snapshot> snap = snapshot();
+  RetrievalRequest request;
+  request.query = std::string(question);
+  request.top_k = options.top_k;
+  request.params = &options.params;
+  FLOWRAG_ASSIGN_OR_RETURN(RetrievalOutput out, it->second->Retrieve(*snap, request));
+  RetrievalResult result;
+  result.method = options.method;
+  result.diagnostics = std::move(out.diagnostics);
+  result.passages.reserve(out.ranked.size());
+  for (const RankedPassage& r : out.ranked) {
+    const SnapshotPassage& p = snap->passage(r.passage);
+    const SnapshotDocument& d = snap->document_of(r.passage);
+    ScoredPassage sp;
+    sp.passage_id = p.id;
+    sp.document_id = d.external_id;
+    sp.title = d.title;
+    sp.ordinal = p.ordinal;
+    sp.begin = p.begin;
+    sp.end = p.end;
+    sp.text = std::string(snap->PassageText(r.passage));
+    sp.score = r.score;
+    result.passages.push_back(std::move(sp));
+  }
+  return result;
+}
+
+Result<StoreStats> EngineImpl::Stats() const {
+  FLOWRAG_ASSIGN_OR_RETURN(StoreCounts c, store_->Counts());
+  StoreStats s;
+  s.path = store_->path();
+  s.format_version = c.format_version;
+  s.documents = c.documents;
+  s.passages = c.passages;
+  s.embeddings = c.embeddings;
+  s.embedding_models = c.embedding_models;
+  s.file_bytes = c.file_bytes;
+  s.index_runs = c.index_runs;
+  FLOWRAG_ASSIGN_OR_RETURN(auto dense, store_->GetMeta("dense_model"));
+  s.dense_model = dense.value_or("");
+  if (!s.dense_model.empty()) {
+    FLOWRAG_ASSIGN_OR_RETURN(s.passages_missing_embeddings,
+                             store_->CountPassagesMissingEmbeddings(s.dense_model));
+  } else {
+    s.passages_missing_embeddings = c.passages;
+  }
+  return s;
+}
+
+}  // namespace flowrag

@@ -1,0 +1,62 @@
+// EngineImpl: the Engine of include/flowrag/engine.h over one Store.
+//
+// Indexing runs in two resumable phases, each committing in batches:
+//   1. ingest: load → hash → (skip unchanged) → chunk → WriteDocuments;
+//   2. embed: fit the embedder if needed, then embed every passage that has
+//      no vector for the current model (the embedding cache).
+// A crash in either phase leaves whole batches; the next run skips what is
+// stored (same content hash / cached vector) and carries on.
+#ifndef FLOWRAG_ENGINE_ENGINE_IMPL_H_
+#define FLOWRAG_ENGINE_ENGINE_IMPL_H_
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "embed/embedder.h"
+#include "flowrag/engine.h"
+#include "graph/snapshot.h"
+#include "retrieval/retriever.h"
+#include "storage/store.h"
+
+namespace flowrag {
+
+class EngineImpl final : public Engine {
+ public:
+  static Result<std::unique_ptr<EngineImpl>> Create(const std::string& db_path,
+                                                    const EngineOptions& options);
+
+  Result<IndexReport> Index(const std::vector<std::string>& sources,
+                            const IndexOptions& options) override;
+  Status DeleteDocument(std::string_view document_id) override;
+  Result<RetrievalResult> Query(std::string_view question,
+                                const QueryOptions& options) const override;
+  Result<StoreStats> Stats() const override;
+
+  // The current snapshot (never null after Create).
+  std::shared_ptr<const Snapshot> snapshot() const;
+
+ private:
+  EngineImpl(EngineOptions options, std::unique_ptr<Store> store)
+      : options_(std::move(options)), store_(std::move(store)) {}
+
+  Status IngestSources(const std::vector<std::string>& sources, const IndexOptions& options,
+                       IndexReport* report, IndexRunRecord* run);
+  Status EmbedMissing(const IndexOptions& options, IndexReport* report, IndexRunRecord* run);
+  Status RebuildSnapshot();
+
+  EngineOptions options_;
+  std::unique_ptr<Store> store_;
+  std::string embedder_kind_;
+  std::shared_ptr<Embedder> embedder_;
+  std::map<std::string, std::unique_ptr<Retriever>, std::less<>> retrievers_;
+
+  std::mutex write_mu_;  // serialises Index/Delete
+  mutable std::mutex snapshot_mu_;
+  std::shared_ptr<const Snapshot> snapshot_;
+};
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_ENGINE_ENGINE_IMPL_H_

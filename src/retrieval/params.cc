@@ -1,0 +1,73 @@
+#include "retrieval/params.h"
+
+#include <charconv>
+#include <cmath>
+
+namespace flowrag {
+
+const std::string* ParamReader::Find(std::string_view key) {
+  if (params_ == nullptr) return nullptr;
+  auto it = params_->find(std::string(key));
+  if (it == params_->end()) return nullptr;
+  used_.insert(it->first);
+  return &it->second;
+}
+
+Status ParamReader::Read(std::string_view key, double* out) {
+  const std::string* v = Find(key);
+  if (v == nullptr) return Status::Ok();
+  char* end = nullptr;
+  double d = std::strtod(v->c_str(), &end);
+  if (v->empty() || end != v->c_str() + v->size() || !std::isfinite(d)) {
+    return Status::InvalidArgument("option " + std::string(key) + "=\"" + *v +
+                                   "\": expected a number");
+  }
+  *out = d;
+  return Status::Ok();
+}
+
+Status ParamReader::Read(std::string_view key, size_t* out) {
+  const std::string* v = Find(key);
+  if (v == nullptr) return Status::Ok();
+  size_t n = 0;
+  auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
+  if (v->empty() || ec != std::errc() || p != v->data() + v->size()) {
+    return Status::InvalidArgument("option " + std::string(key) + "=\"" + *v +
+                                   "\": expected a non-negative integer");
+  }
+  *out = n;
+  return Status::Ok();
+}
+
+Status ParamReader::Read(std::string_view key, bool* out) {
+  const std::string* v = Find(key);
+  if (v == nullptr) return Status::Ok();
+  if (*v == "1" || *v == "true" || *v == "on" || *v == "yes") {
+    *out = true;
+  } else if (*v == "0" || *v == "false" || *v == "off" || *v == "no") {
+    *out = false;
+  } else {
+    return Status::InvalidArgument("option " + std::string(key) + "=\"" + *v +
+                                   "\": expected true or false");
+  }
+  return Status::Ok();
+}
+
+Status ParamReader::Read(std::string_view key, std::string* out) {
+  const std::string* v = Find(key);
+  if (v != nullptr) *out = *v;
+  return Status::Ok();
+}
+
+Status ParamReader::CheckAllUsed(std::string_view method) const {
+  if (params_ == nullptr) return Status::Ok();
+  std::string unknown;
+  for (const auto& [k, v] : *params_) {
+    if (used_.count(k) == 0) unknown += (unknown.empty() ? "" : ", ") + k;
+  }
+  if (unknown.empty()) return Status::Ok();
+  return Status::InvalidArgument("unknown option(s) for method " + std::string(method) + ": " +
+                                 unknown);
+}
+
+}  // namespace flowrag

@@ -1,0 +1,41 @@
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "retrieval/retriever.h"
+#include "retrieval/text_retrievers.h"
+
+namespace flowrag {
+namespace {
+
+using Factory = std::function<std::unique_ptr<Retriever>()>;
+
+const std::vector<std::pair<std::string, Factory>>& Registry() {
+  static const auto* registry = new std::vector<std::pair<std::string, Factory>>{
+      {"bm25", [] { return std::make_unique<Bm25Retriever>(); }},
+      {"dense", [] { return std::make_unique<DenseRetriever>(); }},
+      {"hybrid", [] { return std::make_unique<HybridRetriever>(); }},
+  };
+  return *registry;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Retriever>> MakeRetriever(std::string_view name) {
+  for (const auto& [n, factory] : Registry()) {
+    if (n == name) return factory();
+  }
+  std::string known;
+  for (const auto& [n, f] : Registry()) known += (known.empty() ? "" : ", ") + n;
+  return Status::InvalidArgument("unknown method \"" + std::string(name) + "\" (known: " + known +
+                                 ")");
+}
+
+std::vector<std::string> RetrieverNames() {
+  std::vector<std::string> names;
+  for (const auto& [n, f] : Registry()) names.push_back(n);
+  return names;
+}
+
+}  // namespace flowrag

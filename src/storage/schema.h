@@ -1,0 +1,16 @@
+// DDL of every store format version and the migrations between them.
+// doc/storage.md describes the same tables for people.
+#ifndef FLOWRAG_STORAGE_SCHEMA_H_
+#define FLOWRAG_STORAGE_SCHEMA_H_
+
+#include <string>
+
+namespace flowrag {
+
+// SQL that brings a store from format `version - 1` to `version` (version 1
+// creates the base tables). Empty for versions this build does not know.
+const std::string& SchemaStep(int version);
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_STORAGE_SCHEMA_H_

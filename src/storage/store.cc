@@ -1,0 +1,550 @@
+#include "storage/store.h"
+
+#include <sqlite3.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "storage/schema.h"
+#include "storage/sqlite_util.h"
+
+namespace flowrag {
+namespace {
+
+constexpr char kMagicKey[] = "magic";
+constexpr char kMagicValue[] = "flowrag";
+constexpr char kVersionKey[] = "format_version";
+
+int64_t NowSeconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+std::string PassageEmbedText(std::string_view title, std::string_view passage_text) {
+  if (title.empty()) return std::string(passage_text);
+  std::string s;
+  s.reserve(title.size() + 1 + passage_text.size());
+  s.append(title);
+  s.push_back('\n');
+  s.append(passage_text);
+  return s;
+}
+
+Result<std::unique_ptr<Store>> Store::Open(const std::string& path, const StoreOptions& options) {
+  int flags = options.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
+  if (options.create_if_missing && !options.read_only) flags |= SQLITE_OPEN_CREATE;
+  flags |= SQLITE_OPEN_FULLMUTEX;
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    Status st = SqliteError(db, rc, path, "open");
+    sqlite3_close(db);
+    if (rc == SQLITE_CANTOPEN) return Status::NotFound(st.message());
+    return st;
+  }
+  std::unique_ptr<Store> store(new Store(path, db));
+  FLOWRAG_RETURN_IF_ERROR(store->Initialize(options));
+  return store;
+}
+
+Store::~Store() {
+  if (db_ != nullptr) sqlite3_close(db_);
+}
+
+Status Store::Initialize(const StoreOptions& options) {
+  sqlite3_busy_timeout(db_, 10000);
+  // Reading the schema is the first access to the file: a non-SQLite file
+  // fails here with SQLITE_NOTADB.
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement tables,
+      Statement::Prepare(db_, path_, "SELECT name FROM sqlite_master WHERE type='table'"));
+  std::vector<std::string> names;
+  while (true) {
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, tables.Step(path_));
+    if (!row) break;
+    names.emplace_back(tables.Text(0));
+  }
+  if (!options.read_only) {
+    FLOWRAG_RETURN_IF_ERROR(Exec(db_, path_, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"));
+  }
+  FLOWRAG_RETURN_IF_ERROR(Exec(db_, path_, "PRAGMA foreign_keys=ON;"));
+
+  bool has_meta = false;
+  for (const auto& n : names) has_meta |= (n == "meta");
+  if (names.empty()) {
+    if (options.read_only) return Status::FailedPrecondition(path_ + ": empty store (run index first)");
+    FLOWRAG_RETURN_IF_ERROR(InTransaction([&]() -> Status {
+      for (int v = 1; v <= options.create_format_version; ++v) {
+        FLOWRAG_RETURN_IF_ERROR(Exec(db_, path_, SchemaStep(v)));
+      }
+      FLOWRAG_ASSIGN_OR_RETURN(
+          Statement ins,
+          Statement::Prepare(db_, path_, "INSERT INTO meta(key, value) VALUES (?, ?)"));
+      FLOWRAG_RETURN_IF_ERROR(ins.Bind(1, kMagicKey).Bind(2, kMagicValue).Run(path_));
+      FLOWRAG_RETURN_IF_ERROR(ins.Bind(1, kVersionKey)
+                                  .Bind(2, std::to_string(options.create_format_version))
+                                  .Run(path_));
+      return Status::Ok();
+    }));
+    format_version_ = options.create_format_version;
+    return Status::Ok();
+  }
+  if (!has_meta) {
+    std::string list;
+    for (size_t i = 0; i < names.size() && i < 5; ++i) list += (i ? ", " : "") + names[i];
+    return Status::Corruption(path_ + ": not a flowrag store (a SQLite file without a meta table; tables: " + list + ")");
+  }
+  FLOWRAG_ASSIGN_OR_RETURN(auto magic, GetMeta(kMagicKey));
+  if (!magic || *magic != kMagicValue) {
+    return Status::Corruption(path_ + ": not a flowrag store (meta.magic is missing or wrong)");
+  }
+  FLOWRAG_ASSIGN_OR_RETURN(auto version, GetMeta(kVersionKey));
+  int v = 0;
+  if (version) v = std::atoi(version->c_str());
+  if (v <= 0) return Status::Corruption(path_ + ": meta.format_version is missing or invalid");
+  if (v > kStoreFormatVersion) {
+    return Status::FailedPrecondition(path_ + ": store format " + std::to_string(v) +
+                                      " is newer than this flowrag supports (" +
+                                      std::to_string(kStoreFormatVersion) + "); upgrade flowrag");
+  }
+  format_version_ = v;
+  if (v < kStoreFormatVersion) {
+    if (options.read_only) {
+      return Status::FailedPrecondition(path_ + ": store format " + std::to_string(v) +
+                                        " needs a migration; open it writable once");
+    }
+    FLOWRAG_RETURN_IF_ERROR(Migrate(v));
+  }
+  return Status::Ok();
+}
+
+Status Store::Migrate(int from_version) {
+  for (int v = from_version + 1; v <= kStoreFormatVersion; ++v) {
+    FLOWRAG_RETURN_IF_ERROR(InTransaction([&]() -> Status {
+      FLOWRAG_RETURN_IF_ERROR(Exec(db_, path_, SchemaStep(v)));
+      FLOWRAG_ASSIGN_OR_RETURN(
+          Statement up, Statement::Prepare(db_, path_, "UPDATE meta SET value=? WHERE key=?"));
+      return up.Bind(1, std::to_string(v)).Bind(2, kVersionKey).Run(path_);
+    }).WithContext("migrating to format " + std::to_string(v)));
+    format_version_ = v;
+  }
+  return Status::Ok();
+}
+
+Status Store::InTransaction(const std::function<Status()>& body) {
+  FLOWRAG_RETURN_IF_ERROR(Exec(db_, path_, "BEGIN IMMEDIATE"));
+  Status st = body();
+  if (!st.ok()) {
+    (void)Exec(db_, path_, "ROLLBACK");
+    return st;
+  }
+  st = Exec(db_, path_, "COMMIT");
+  if (!st.ok()) (void)Exec(db_, path_, "ROLLBACK");
+  return st;
+}
+
+Result<std::optional<std::string>> Store::GetMeta(std::string_view key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(Statement s,
+                           Statement::Prepare(db_, path_, "SELECT value FROM meta WHERE key=?"));
+  s.Bind(1, key);
+  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+  if (!row) return std::optional<std::string>();
+  return std::optional<std::string>(std::string(s.Text(0)));
+}
+
+Status Store::SetMeta(std::string_view key, std::string_view value) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s, Statement::Prepare(db_, path_,
+                                      "INSERT INTO meta(key, value) VALUES (?, ?) "
+                                      "ON CONFLICT(key) DO UPDATE SET value=excluded.value"));
+  return s.Bind(1, key).Bind(2, value).Run(path_);
+}
+
+Result<std::optional<uint64_t>> Store::DocumentHash(std::string_view external_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s,
+      Statement::Prepare(db_, path_, "SELECT content_hash FROM documents WHERE external_id=?"));
+  s.Bind(1, external_id);
+  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+  if (!row) return std::optional<uint64_t>();
+  return std::optional<uint64_t>(HashFromSql(s.Int(0)));
+}
+
+Result<BatchWriteReport> Store::WriteDocuments(std::span<const DocumentWrite> batch) {
+  std::lock_guard<std::mutex> lock(mu_);
+  BatchWriteReport report;
+  Status st = InTransaction([&]() -> Status {
+    FLOWRAG_ASSIGN_OR_RETURN(
+        Statement find, Statement::Prepare(db_, path_,
+                                           "SELECT id, content_hash FROM documents WHERE external_id=?"));
+    FLOWRAG_ASSIGN_OR_RETURN(Statement del,
+                             Statement::Prepare(db_, path_, "DELETE FROM documents WHERE id=?"));
+    FLOWRAG_ASSIGN_OR_RETURN(
+        Statement ins_doc,
+        Statement::Prepare(db_, path_,
+                           "INSERT INTO documents(external_id, title, source, content_hash, "
+                           "chunking, text, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?)"));
+    FLOWRAG_ASSIGN_OR_RETURN(
+        Statement ins_passage,
+        Statement::Prepare(db_, path_,
+                           "INSERT INTO passages(document_id, ordinal, begin_offset, end_offset, "
+                           "embed_hash) VALUES (?, ?, ?, ?, ?)"));
+    const int64_t now = NowSeconds();
+    for (const DocumentWrite& w : batch) {
+      find.Bind(1, w.doc.external_id);
+      FLOWRAG_ASSIGN_OR_RETURN(bool exists, find.Step(path_));
+      int64_t old_id = exists ? find.Int(0) : 0;
+      uint64_t old_hash = exists ? HashFromSql(find.Int(1)) : 0;
+      find.Reset();
+      if (exists && old_hash == w.content_hash) {
+        ++report.documents_unchanged;
+        continue;
+      }
+      if (exists) {
+        FLOWRAG_RETURN_IF_ERROR(del.Bind(1, old_id).Run(path_));
+        ++report.documents_replaced;
+      } else {
+        ++report.documents_added;
+      }
+      FLOWRAG_RETURN_IF_ERROR(ins_doc.Bind(1, w.doc.external_id)
+                                  .Bind(2, w.doc.title)
+                                  .Bind(3, w.doc.source)
+                                  .Bind(4, HashToSql(w.content_hash))
+                                  .Bind(5, w.chunking)
+                                  .Bind(6, w.doc.text)
+                                  .Bind(7, now)
+                                  .Run(path_));
+      const int64_t doc_id = sqlite3_last_insert_rowid(db_);
+      for (const PassageWrite& p : w.passages) {
+        FLOWRAG_RETURN_IF_ERROR(ins_passage.Bind(1, doc_id)
+                                    .Bind(2, int64_t{p.ordinal})
+                                    .Bind(3, int64_t{p.begin})
+                                    .Bind(4, int64_t{p.end})
+                                    .Bind(5, HashToSql(p.embed_hash))
+                                    .Run(path_));
+        ++report.passages_added;
+      }
+    }
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return report;
+}
+
+Status Store::DeleteDocument(std::string_view external_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return InTransaction([&]() -> Status {
+    FLOWRAG_ASSIGN_OR_RETURN(
+        Statement del, Statement::Prepare(db_, path_, "DELETE FROM documents WHERE external_id=?"));
+    FLOWRAG_RETURN_IF_ERROR(del.Bind(1, external_id).Run(path_));
+    if (sqlite3_changes(db_) == 0) {
+      return Status::NotFound(path_ + ": no document with id \"" + std::string(external_id) + "\"");
+    }
+    return Status::Ok();
+  });
+}
+
+namespace {
+
+// Passage embed texts, optionally only those without a vector for ?1.
+constexpr char kPassageTextSql[] =
+    "SELECT p.id, p.embed_hash, d.title, substr(CAST(d.text AS BLOB), p.begin_offset + 1, "
+    "p.end_offset - p.begin_offset) FROM passages p JOIN documents d ON d.id = p.document_id ";
+constexpr char kMissingSql[] =
+    "WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.model = ?1 AND e.text_hash = "
+    "p.embed_hash) ORDER BY p.id LIMIT ?2";
+
+PassageToEmbed ReadPassageText(const Statement& s) {
+  PassageToEmbed p;
+  p.passage_id = s.Int(0);
+  p.embed_hash = HashFromSql(s.Int(1));
+  p.text = PassageEmbedText(s.Text(2), s.Blob(3));
+  return p;
+}
+
+}  // namespace
+
+Result<std::vector<PassageToEmbed>> Store::PassagesMissingEmbeddings(std::string_view model,
+                                                                     size_t limit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s, Statement::Prepare(db_, path_, std::string(kPassageTextSql) + kMissingSql));
+  s.Bind(1, model).Bind(2, static_cast<int64_t>(limit));
+  std::vector<PassageToEmbed> out;
+  while (true) {
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    if (!row) break;
+    out.push_back(ReadPassageText(s));
+  }
+  return out;
+}
+
+Status Store::ForEachPassageText(const std::function<Status(const PassageToEmbed&)>& fn) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s, Statement::Prepare(db_, path_, std::string(kPassageTextSql) + "ORDER BY p.id"));
+  while (true) {
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    if (!row) break;
+    FLOWRAG_RETURN_IF_ERROR(fn(ReadPassageText(s)));
+  }
+  return Status::Ok();
+}
+
+Result<int64_t> Store::CountPassagesMissingEmbeddings(std::string_view model) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s,
+      Statement::Prepare(db_, path_,
+                         "SELECT count(*) FROM passages p WHERE NOT EXISTS (SELECT 1 FROM "
+                         "embeddings e WHERE e.model = ? AND e.text_hash = p.embed_hash)"));
+  s.Bind(1, model);
+  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+  return row ? s.Int(0) : int64_t{0};
+}
+
+Status Store::PutEmbeddings(std::string_view model, std::span<const uint64_t> hashes,
+                            const FloatMatrix& vectors) {
+  if (hashes.size() != vectors.rows) {
+    return Status::InvalidArgument("PutEmbeddings: " + std::to_string(hashes.size()) +
+                                   " hashes for " + std::to_string(vectors.rows) + " vectors");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  return InTransaction([&]() -> Status {
+    FLOWRAG_ASSIGN_OR_RETURN(
+        Statement ins,
+        Statement::Prepare(db_, path_,
+                           "INSERT OR REPLACE INTO embeddings(model, text_hash, dim, vector) "
+                           "VALUES (?, ?, ?, ?)"));
+    for (size_t i = 0; i < hashes.size(); ++i) {
+      FLOWRAG_RETURN_IF_ERROR(ins.Bind(1, model)
+                                  .Bind(2, HashToSql(hashes[i]))
+                                  .Bind(3, static_cast<int64_t>(vectors.cols))
+                                  .BindBlob(4, vectors.row(i), vectors.cols * sizeof(float))
+                                  .Run(path_));
+    }
+    return Status::Ok();
+  });
+}
+
+Result<FloatMatrix> Store::GetEmbeddings(std::string_view model, std::span<const uint64_t> hashes,
+                                         size_t dim, std::vector<bool>* found) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s, Statement::Prepare(
+                       db_, path_, "SELECT dim, vector FROM embeddings WHERE model=? AND text_hash=?"));
+  FloatMatrix m(hashes.size(), dim);
+  found->assign(hashes.size(), false);
+  for (size_t i = 0; i < hashes.size(); ++i) {
+    s.Bind(1, model).Bind(2, HashToSql(hashes[i]));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    if (row) {
+      std::string_view blob = s.Blob(1);
+      if (static_cast<size_t>(s.Int(0)) != dim || blob.size() != dim * sizeof(float)) {
+        s.Reset();
+        return Status::Corruption(path_ + ": embedding for model " + std::string(model) +
+                                  " has dimension " + std::to_string(s.Int(0)) + ", expected " +
+                                  std::to_string(dim));
+      }
+      std::memcpy(m.row(i), blob.data(), blob.size());
+      (*found)[i] = true;
+    }
+    s.Reset();
+  }
+  return m;
+}
+
+Result<int64_t> Store::DropEmbeddingsOfFamilyExcept(std::string_view family,
+                                                    std::string_view keep_model) {
+  std::lock_guard<std::mutex> lock(mu_);
+  int64_t dropped = 0;
+  Status st = InTransaction([&]() -> Status {
+    FLOWRAG_ASSIGN_OR_RETURN(
+        Statement del,
+        Statement::Prepare(db_, path_,
+                           "DELETE FROM embeddings WHERE substr(model, 1, length(?1)) = ?1 AND "
+                           "model <> ?2"));
+    FLOWRAG_RETURN_IF_ERROR(del.Bind(1, family).Bind(2, keep_model).Run(path_));
+    dropped = sqlite3_changes(db_);
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return dropped;
+}
+
+Result<std::optional<std::string>> Store::GetEmbedderState(std::string_view name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s, Statement::Prepare(db_, path_, "SELECT state FROM embedder_state WHERE name=?"));
+  s.Bind(1, name);
+  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+  if (!row) return std::optional<std::string>();
+  return std::optional<std::string>(std::string(s.Blob(0)));
+}
+
+Result<int64_t> Store::EmbedderStateFittedPassages(std::string_view name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s,
+      Statement::Prepare(db_, path_, "SELECT fitted_passages FROM embedder_state WHERE name=?"));
+  s.Bind(1, name);
+  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+  return row ? s.Int(0) : int64_t{-1};
+}
+
+Status Store::PutEmbedderState(std::string_view name, std::string_view blob,
+                               int64_t fitted_passages) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s,
+      Statement::Prepare(db_, path_,
+                         "INSERT OR REPLACE INTO embedder_state(name, state, fitted_passages, "
+                         "updated_at) VALUES (?, ?, ?, ?)"));
+  return s.Bind(1, name)
+      .BindBlob(2, blob.data(), blob.size())
+      .Bind(3, fitted_passages)
+      .Bind(4, NowSeconds())
+      .Run(path_);
+}
+
+Status Store::ForEachDocument(const std::function<Status(DocumentRow&&)>& fn) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s, Statement::Prepare(db_, path_,
+                                      "SELECT id, external_id, title, source, text FROM documents "
+                                      "ORDER BY id"));
+  while (true) {
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    if (!row) break;
+    DocumentRow d{s.Int(0), std::string(s.Text(1)), std::string(s.Text(2)),
+                  std::string(s.Text(3)), std::string(s.Text(4))};
+    FLOWRAG_RETURN_IF_ERROR(fn(std::move(d)));
+  }
+  return Status::Ok();
+}
+
+Status Store::ForEachPassage(const std::function<Status(const PassageRow&)>& fn) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s, Statement::Prepare(db_, path_,
+                                      "SELECT id, document_id, ordinal, begin_offset, end_offset, "
+                                      "embed_hash FROM passages ORDER BY id"));
+  while (true) {
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    if (!row) break;
+    PassageRow p{s.Int(0),
+                 s.Int(1),
+                 static_cast<int32_t>(s.Int(2)),
+                 static_cast<uint32_t>(s.Int(3)),
+                 static_cast<uint32_t>(s.Int(4)),
+                 HashFromSql(s.Int(5))};
+    FLOWRAG_RETURN_IF_ERROR(fn(p));
+  }
+  return Status::Ok();
+}
+
+Status Store::ForEachPassageEmbedding(std::string_view model,
+                                      const std::function<Status(int64_t, std::string_view)>& fn) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s, Statement::Prepare(db_, path_,
+                                      "SELECT p.id, e.vector FROM passages p JOIN embeddings e ON "
+                                      "e.model = ? AND e.text_hash = p.embed_hash ORDER BY p.id"));
+  s.Bind(1, model);
+  while (true) {
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    if (!row) break;
+    FLOWRAG_RETURN_IF_ERROR(fn(s.Int(0), s.Blob(1)));
+  }
+  return Status::Ok();
+}
+
+Result<int64_t> Store::BeginIndexRun(std::string_view sources) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s, Statement::Prepare(db_, path_,
+                                      "INSERT INTO index_runs(started_at, sources, status) VALUES "
+                                      "(?, ?, 'running')"));
+  FLOWRAG_RETURN_IF_ERROR(s.Bind(1, NowSeconds()).Bind(2, sources).Run(path_));
+  return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+}
+
+Status Store::UpdateIndexRun(const IndexRunRecord& run) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s,
+      Statement::Prepare(db_, path_,
+                         "UPDATE index_runs SET status=?, documents_added=?, documents_replaced=?, "
+                         "documents_unchanged=?, passages_added=?, batches_committed=?, "
+                         "passages_embedded=?, error=?, finished_at=CASE WHEN ?='running' THEN "
+                         "NULL ELSE ? END WHERE id=?"));
+  return s.Bind(1, run.status)
+      .Bind(2, static_cast<int64_t>(run.documents_added))
+      .Bind(3, static_cast<int64_t>(run.documents_replaced))
+      .Bind(4, static_cast<int64_t>(run.documents_unchanged))
+      .Bind(5, static_cast<int64_t>(run.passages_added))
+      .Bind(6, static_cast<int64_t>(run.batches_committed))
+      .Bind(7, static_cast<int64_t>(run.passages_embedded))
+      .Bind(8, run.error)
+      .Bind(9, run.status)
+      .Bind(10, NowSeconds())
+      .Bind(11, run.id)
+      .Run(path_);
+}
+
+Result<std::vector<IndexRunRecord>> Store::RecentIndexRuns(size_t limit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s,
+      Statement::Prepare(db_, path_,
+                         "SELECT id, sources, status, documents_added, documents_replaced, "
+                         "documents_unchanged, passages_added, batches_committed, "
+                         "passages_embedded, error FROM index_runs ORDER BY id DESC LIMIT ?"));
+  s.Bind(1, static_cast<int64_t>(limit));
+  std::vector<IndexRunRecord> out;
+  while (true) {
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    if (!row) break;
+    IndexRunRecord r;
+    r.id = s.Int(0);
+    r.sources = s.Text(1);
+    r.status = s.Text(2);
+    r.documents_added = s.Int(3);
+    r.documents_replaced = s.Int(4);
+    r.documents_unchanged = s.Int(5);
+    r.passages_added = s.Int(6);
+    r.batches_committed = s.Int(7);
+    r.passages_embedded = s.Int(8);
+    r.error = s.Text(9);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+Result<StoreCounts> Store::Counts() {
+  std::lock_guard<std::mutex> lock(mu_);
+  StoreCounts c;
+  c.format_version = format_version_;
+  auto scalar = [&](const char* sql) -> Result<int64_t> {
+    FLOWRAG_ASSIGN_OR_RETURN(Statement s, Statement::Prepare(db_, path_, sql));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    return row ? s.Int(0) : int64_t{0};
+  };
+  FLOWRAG_ASSIGN_OR_RETURN(c.documents, scalar("SELECT count(*) FROM documents"));
+  FLOWRAG_ASSIGN_OR_RETURN(c.passages, scalar("SELECT count(*) FROM passages"));
+  FLOWRAG_ASSIGN_OR_RETURN(c.embeddings, scalar("SELECT count(*) FROM embeddings"));
+  FLOWRAG_ASSIGN_OR_RETURN(c.embedding_models, scalar("SELECT count(DISTINCT model) FROM embeddings"));
+  FLOWRAG_ASSIGN_OR_RETURN(c.index_runs, scalar("SELECT count(*) FROM index_runs"));
+  FLOWRAG_ASSIGN_OR_RETURN(int64_t pages, scalar("PRAGMA page_count"));
+  FLOWRAG_ASSIGN_OR_RETURN(int64_t page_size, scalar("PRAGMA page_size"));
+  c.file_bytes = pages * page_size;
+  return c;
+}
+
+}  // namespace flowrag

@@ -1,0 +1,193 @@
+// Store: the one SQLite file that is flowrag's source of truth (documents,
+// passages, embeddings, embedder state, index runs). Format: doc/storage.md.
+//
+// Durability: every Write* call is one transaction (BEGIN IMMEDIATE ...
+// COMMIT) in WAL mode, so a crash loses at most the call in flight and the
+// file always holds whole batches.
+//
+// Thread-safety: all methods are serialised by an internal mutex; a Store may
+// be shared between threads. Several processes may open the same file (SQLite
+// locking), but only one should index at a time.
+#ifndef FLOWRAG_STORAGE_STORE_H_
+#define FLOWRAG_STORAGE_STORE_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/matrix.h"
+#include "flowrag/status.h"
+#include "ingest/document.h"
+
+struct sqlite3;
+
+namespace flowrag {
+
+// The format this build writes. Older files are migrated on open; newer ones
+// are refused.
+inline constexpr int kStoreFormatVersion = 2;
+
+struct StoreOptions {
+  bool create_if_missing = true;
+  bool read_only = false;
+  // For tests of migrations only: create new files at this older version.
+  int create_format_version = kStoreFormatVersion;
+};
+
+struct PassageWrite {
+  int32_t ordinal = 0;
+  uint32_t begin = 0;  // UTF-8 byte offsets into the document text
+  uint32_t end = 0;
+  uint64_t embed_hash = 0;  // Hash64 of the text that gets embedded
+};
+
+struct DocumentWrite {
+  RawDocument doc;
+  uint64_t content_hash = 0;
+  std::string chunking;  // signature of the chunk options used
+  std::vector<PassageWrite> passages;
+};
+
+struct BatchWriteReport {
+  size_t documents_added = 0;
+  size_t documents_replaced = 0;
+  size_t documents_unchanged = 0;
+  size_t passages_added = 0;
+};
+
+// A passage as the snapshot loads it.
+struct PassageRow {
+  int64_t id = 0;
+  int64_t document_id = 0;
+  int32_t ordinal = 0;
+  uint32_t begin = 0;
+  uint32_t end = 0;
+  uint64_t embed_hash = 0;
+};
+
+struct DocumentRow {
+  int64_t id = 0;
+  std::string external_id;
+  std::string title;
+  std::string source;
+  std::string text;
+};
+
+struct PassageToEmbed {
+  int64_t passage_id = 0;
+  uint64_t embed_hash = 0;
+  std::string text;  // title + "\n" + passage text
+};
+
+struct IndexRunRecord {
+  int64_t id = 0;
+  std::string sources;
+  std::string status;  // "running", "done", "failed"
+  size_t documents_added = 0, documents_replaced = 0, documents_unchanged = 0;
+  size_t passages_added = 0, batches_committed = 0, passages_embedded = 0;
+  std::string error;
+};
+
+struct StoreCounts {
+  int64_t documents = 0;
+  int64_t passages = 0;
+  int64_t embeddings = 0;
+  int64_t embedding_models = 0;
+  int64_t index_runs = 0;
+  int64_t file_bytes = 0;
+  int format_version = 0;
+};
+
+// The text a passage is embedded and scored as: its document title, a
+// newline, then the passage text (the title alone is not repeated when empty).
+std::string PassageEmbedText(std::string_view title, std::string_view passage_text);
+
+class Store {
+ public:
+  // Opens or creates `path` (":memory:" for a private in-memory store).
+  // Errors: Corruption when the file is not SQLite or not a flowrag store
+  // (the message names the file and what was found), FailedPrecondition for
+  // a newer format, IoError when unreadable.
+  static Result<std::unique_ptr<Store>> Open(const std::string& path,
+                                             const StoreOptions& options = {});
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  const std::string& path() const { return path_; }
+  int format_version() const { return format_version_; }
+
+  // Meta key/value pairs (strings).
+  Result<std::optional<std::string>> GetMeta(std::string_view key);
+  Status SetMeta(std::string_view key, std::string_view value);
+
+  // Content hash of a stored document, if any. O(log n).
+  Result<std::optional<uint64_t>> DocumentHash(std::string_view external_id);
+
+  // Writes a batch in one transaction: unknown ids are inserted, ids whose
+  // content hash differs are replaced (old passages deleted), equal ones are
+  // left untouched. Returns what happened.
+  Result<BatchWriteReport> WriteDocuments(std::span<const DocumentWrite> batch);
+
+  // Removes a document and its passages. NotFound for an unknown id.
+  Status DeleteDocument(std::string_view external_id);
+
+  // Passages whose embed_hash has no embedding for `model`, in id order.
+  Result<std::vector<PassageToEmbed>> PassagesMissingEmbeddings(std::string_view model,
+                                                                size_t limit);
+  Result<int64_t> CountPassagesMissingEmbeddings(std::string_view model);
+
+  // Stores vectors (rows of `vectors`) under (model, hashes[i]) in one transaction.
+  Status PutEmbeddings(std::string_view model, std::span<const uint64_t> hashes,
+                       const FloatMatrix& vectors);
+  // Looks up cached vectors; missing ones are reported in *found as false.
+  Result<FloatMatrix> GetEmbeddings(std::string_view model, std::span<const uint64_t> hashes,
+                                    size_t dim, std::vector<bool>* found);
+  // Deletes cached vectors of every model except `keep_model` that no longer
+  // back a passage or that belong to a superseded model with prefix `family`.
+  Result<int64_t> DropEmbeddingsOfFamilyExcept(std::string_view family, std::string_view keep_model);
+
+  // Embedder state blobs (e.g. the hashed embedder's IDF table).
+  Result<std::optional<std::string>> GetEmbedderState(std::string_view name);
+  Status PutEmbedderState(std::string_view name, std::string_view blob, int64_t fitted_passages);
+  Result<int64_t> EmbedderStateFittedPassages(std::string_view name);
+
+  // Visits every passage's embed text (title + "\n" + passage text) in id order.
+  Status ForEachPassageText(const std::function<Status(const PassageToEmbed&)>& fn);
+
+  // Streams every document / passage in id order.
+  Status ForEachDocument(const std::function<Status(DocumentRow&&)>& fn);
+  Status ForEachPassage(const std::function<Status(const PassageRow&)>& fn);
+  // Visits (passage id, vector) for `model` in passage id order; passages
+  // without a vector are skipped.
+  Status ForEachPassageEmbedding(std::string_view model,
+                                 const std::function<Status(int64_t, std::string_view)>& fn);
+
+  // Index run journal.
+  Result<int64_t> BeginIndexRun(std::string_view sources);
+  Status UpdateIndexRun(const IndexRunRecord& run);
+  Result<std::vector<IndexRunRecord>> RecentIndexRuns(size_t limit);
+
+  Result<StoreCounts> Counts();
+
+ private:
+  Store(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
+  Status Initialize(const StoreOptions& options);
+  Status Migrate(int from_version);
+  Status InTransaction(const std::function<Status()>& body);
+
+  std::string path_;
+  sqlite3* db_ = nullptr;
+  int format_version_ = 0;
+  std::mutex mu_;
+};
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_STORAGE_STORE_H_

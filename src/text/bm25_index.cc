@@ -1,0 +1,125 @@
+#include "text/bm25_index.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/text.h"
+
+namespace flowrag {
+
+void Bm25Index::Builder::Add(std::string_view text) {
+  scratch_.clear();
+  TokenizeInto(text, TokenizerOptions{}, &scratch_);
+  AddTokens(scratch_);
+}
+
+void Bm25Index::Builder::AddTokens(const std::vector<std::string>& tokens) {
+  const uint32_t doc = static_cast<uint32_t>(doc_len_.size());
+  doc_len_.push_back(static_cast<uint32_t>(tokens.size()));
+  for (const std::string& t : tokens) {
+    auto [it, inserted] = vocab_.try_emplace(t, static_cast<uint32_t>(postings_.size()));
+    if (inserted) postings_.emplace_back();
+    auto& list = postings_[it->second];
+    if (!list.empty() && list.back().first == doc) {
+      ++list.back().second;
+    } else {
+      list.emplace_back(doc, 1);
+    }
+  }
+}
+
+Bm25Index Bm25Index::Builder::Build() && {
+  Bm25Index idx;
+  idx.vocab_ = std::move(vocab_);
+  idx.doc_len_ = std::move(doc_len_);
+  idx.offsets_.assign(postings_.size() + 1, 0);
+  size_t total = 0;
+  for (size_t t = 0; t < postings_.size(); ++t) {
+    idx.offsets_[t] = total;
+    total += postings_[t].size();
+  }
+  idx.offsets_[postings_.size()] = total;
+  idx.post_doc_.reserve(total);
+  idx.post_tf_.reserve(total);
+  for (auto& list : postings_) {
+    for (auto [d, tf] : list) {
+      idx.post_doc_.push_back(d);
+      idx.post_tf_.push_back(tf);
+    }
+    std::vector<std::pair<uint32_t, uint32_t>>().swap(list);
+  }
+  uint64_t sum = 0;
+  for (uint32_t l : idx.doc_len_) sum += l;
+  idx.avgdl_ = idx.doc_len_.empty() ? 0.0 : static_cast<double>(sum) / idx.doc_len_.size();
+  return idx;
+}
+
+uint32_t Bm25Index::DocumentFrequency(std::string_view term) const {
+  auto it = vocab_.find(std::string(term));
+  if (it == vocab_.end()) return 0;
+  return static_cast<uint32_t>(offsets_[it->second + 1] - offsets_[it->second]);
+}
+
+double Bm25Index::Idf(std::string_view term) const {
+  const double n = static_cast<double>(num_docs());
+  const double df = DocumentFrequency(term);
+  return std::log(1.0 + (n - df + 0.5) / (df + 0.5));
+}
+
+std::vector<Bm25Hit> Bm25Index::Search(std::string_view query, size_t k, const Bm25Params& params,
+                                       size_t* candidates_scored) const {
+  return SearchTokens(Tokenize(query), k, params, candidates_scored);
+}
+
+std::vector<Bm25Hit> Bm25Index::SearchTokens(const std::vector<std::string>& terms, size_t k,
+                                             const Bm25Params& params,
+                                             size_t* candidates_scored) const {
+  // Per-thread accumulator reused across queries; only touched slots are reset.
+  thread_local std::vector<float> acc;
+  thread_local std::vector<uint32_t> touched;
+  if (acc.size() < num_docs()) acc.assign(num_docs(), 0.0f);
+  touched.clear();
+
+  std::vector<std::string> unique_terms(terms);
+  std::sort(unique_terms.begin(), unique_terms.end());
+  unique_terms.erase(std::unique(unique_terms.begin(), unique_terms.end()), unique_terms.end());
+
+  const double n = static_cast<double>(num_docs());
+  const double k1 = params.k1;
+  const double b = params.b;
+  const double avgdl = avgdl_ > 0 ? avgdl_ : 1.0;
+  for (const std::string& term : unique_terms) {
+    auto it = vocab_.find(term);
+    if (it == vocab_.end()) continue;
+    const uint64_t lo = offsets_[it->second], hi = offsets_[it->second + 1];
+    const double df = static_cast<double>(hi - lo);
+    const double idf = std::log(1.0 + (n - df + 0.5) / (df + 0.5));
+    for (uint64_t p = lo; p < hi; ++p) {
+      const uint32_t d = post_doc_[p];
+      const double tf = post_tf_[p];
+      const double norm = k1 * (1.0 - b + b * doc_len_[d] / avgdl);
+      if (acc[d] == 0.0f) touched.push_back(d);
+      acc[d] += static_cast<float>(idf * tf * (k1 + 1.0) / (tf + norm));
+    }
+  }
+  if (candidates_scored) *candidates_scored = touched.size();
+
+  std::vector<Bm25Hit> hits;
+  hits.reserve(touched.size());
+  for (uint32_t d : touched) {
+    hits.push_back({d, acc[d]});
+    acc[d] = 0.0f;
+  }
+  auto better = [](const Bm25Hit& a, const Bm25Hit& b) {
+    return a.score != b.score ? a.score > b.score : a.doc < b.doc;
+  };
+  if (hits.size() > k) {
+    std::partial_sort(hits.begin(), hits.begin() + k, hits.end(), better);
+    hits.resize(k);
+  } else {
+    std::sort(hits.begin(), hits.end(), better);
+  }
+  return hits;
+}
+
+}  // namespace flowrag

@@ -1,0 +1,76 @@
+// Bm25Index: an in-memory inverted index with Okapi BM25 scoring.
+//
+//   score(d, q) = Σ_{t ∈ unique(q)} idf(t) · tf(t,d)·(k1+1) / (tf(t,d) + k1·(1 − b + b·|d|/avgdl))
+//   idf(t)      = ln(1 + (N − df(t) + 0.5) / (df(t) + 0.5))   (never negative)
+//
+// Documents and queries go through the same tokeniser (common/text.h), so
+// |d| counts tokens after stopword removal. k1 and b are applied at query
+// time, so they can be overridden per query.
+//
+// Memory: postings in CSR form (term offsets, doc ids, term frequencies).
+// Build O(total tokens); query O(Σ postings of the query terms + c log k).
+// Thread-safety: immutable after Build(); Search() is safe concurrently.
+#ifndef FLOWRAG_TEXT_BM25_INDEX_H_
+#define FLOWRAG_TEXT_BM25_INDEX_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace flowrag {
+
+struct Bm25Params {
+  double k1 = 1.2;  // Robertson & Zaragoza's usual defaults
+  double b = 0.75;
+};
+
+struct Bm25Hit {
+  uint32_t doc = 0;
+  float score = 0.0f;
+};
+
+class Bm25Index {
+ public:
+  class Builder {
+   public:
+    // Adds the next document (ids are assigned 0, 1, 2, ...).
+    void Add(std::string_view text);
+    void AddTokens(const std::vector<std::string>& tokens);
+    Bm25Index Build() &&;
+
+   private:
+    std::unordered_map<std::string, uint32_t> vocab_;
+    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> postings_;  // term → (doc, tf)
+    std::vector<uint32_t> doc_len_;
+    std::vector<std::string> scratch_;
+  };
+
+  size_t num_docs() const { return doc_len_.size(); }
+  size_t vocabulary_size() const { return vocab_.size(); }
+  double average_length() const { return avgdl_; }
+  uint32_t DocumentFrequency(std::string_view term) const;
+  double Idf(std::string_view term) const;
+
+  // Top-k documents for `query` (ties by ascending doc id). When
+  // `candidates_scored` is set it receives the number of documents scored.
+  std::vector<Bm25Hit> Search(std::string_view query, size_t k, const Bm25Params& params,
+                              size_t* candidates_scored = nullptr) const;
+  // Same with pre-tokenised query terms.
+  std::vector<Bm25Hit> SearchTokens(const std::vector<std::string>& terms, size_t k,
+                                    const Bm25Params& params,
+                                    size_t* candidates_scored = nullptr) const;
+
+ private:
+  std::unordered_map<std::string, uint32_t> vocab_;
+  std::vector<uint64_t> offsets_;  // term t's postings: [offsets_[t], offsets_[t+1])
+  std::vector<uint32_t> post_doc_;
+  std::vector<uint32_t> post_tf_;
+  std::vector<uint32_t> doc_len_;
+  double avgdl_ = 0.0;
+};
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_TEXT_BM25_INDEX_H_

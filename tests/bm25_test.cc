@@ -1,0 +1,87 @@
+#include "text/bm25_index.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace flowrag {
+namespace {
+
+// Hand-computed reference for the three-document corpus below (tokens after
+// stopword removal and S-stemming):
+//   d0 = [river, ostrel, flow, sea]                  |d0| = 4
+//   d1 = [river, bridge, river, town]                |d1| = 4
+//   d2 = [lighthouse, keeper, town, sea, sea, storm] |d2| = 6
+//   avgdl = 14/3
+double Idf(double n, double df) { return std::log(1.0 + (n - df + 0.5) / (df + 0.5)); }
+double Term(double tf, double dl, double avgdl, double k1 = 1.2, double b = 0.75) {
+  return tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl));
+}
+
+Bm25Index Corpus() {
+  Bm25Index::Builder b;
+  b.Add("The river Ostrel flows to the sea.");
+  b.Add("A river bridge: the river town.");
+  b.Add("Lighthouse keeper of the town, sea and sea storms.");
+  return std::move(b).Build();
+}
+
+TEST(Bm25Test, StatisticsMatchTheCorpus) {
+  Bm25Index idx = Corpus();
+  EXPECT_EQ(idx.num_docs(), 3u);
+  EXPECT_DOUBLE_EQ(idx.average_length(), 14.0 / 3.0);
+  EXPECT_EQ(idx.DocumentFrequency("river"), 2u);
+  EXPECT_EQ(idx.DocumentFrequency("sea"), 2u);
+  EXPECT_EQ(idx.DocumentFrequency("storm"), 1u);
+  EXPECT_EQ(idx.DocumentFrequency("the"), 0u);  // stopword
+  EXPECT_NEAR(idx.Idf("storm"), std::log(1 + 2.5 / 1.5), 1e-12);
+}
+
+TEST(Bm25Test, ScoresEqualHandComputedValues) {
+  Bm25Index idx = Corpus();
+  const double avgdl = 14.0 / 3.0;
+  auto hits = idx.Search("river sea", 10, Bm25Params{});
+  ASSERT_EQ(hits.size(), 3u);
+  const double d0 = Idf(3, 2) * Term(1, 4, avgdl) + Idf(3, 2) * Term(1, 4, avgdl);
+  const double d1 = Idf(3, 2) * Term(2, 4, avgdl);
+  const double d2 = Idf(3, 2) * Term(2, 6, avgdl);
+  std::map<uint32_t, double> expected = {{0, d0}, {1, d1}, {2, d2}};
+  for (const auto& h : hits) EXPECT_NEAR(h.score, expected[h.doc], 1e-5) << "doc " << h.doc;
+  EXPECT_EQ(hits[0].doc, 0u);  // both terms beat a repeated one
+  EXPECT_GT(hits[0].score, hits[1].score);
+}
+
+TEST(Bm25Test, ParametersChangeScoresAsTheFormulaSays) {
+  Bm25Index idx = Corpus();
+  Bm25Params no_length{1.2, 0.0};  // b = 0: no length normalisation
+  auto hits = idx.Search("sea", 10, no_length);
+  ASSERT_EQ(hits.size(), 2u);
+  EXPECT_EQ(hits[0].doc, 2u);  // tf 2 beats tf 1 when length is ignored
+  EXPECT_NEAR(hits[0].score, Idf(3, 2) * 2 * 2.2 / (2 + 1.2), 1e-5);
+}
+
+TEST(Bm25Test, RepeatedQueryTermsCountOnceAndUnknownTermsAreIgnored) {
+  Bm25Index idx = Corpus();
+  auto a = idx.Search("storm", 10, {});
+  auto b = idx.Search("storm storm zzzunknown", 10, {});
+  ASSERT_EQ(a.size(), 1u);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_FLOAT_EQ(a[0].score, b[0].score);
+  size_t scored = 99;
+  EXPECT_TRUE(idx.Search("zzz", 10, {}, &scored).empty());
+  EXPECT_EQ(scored, 0u);
+}
+
+TEST(Bm25Test, TopKTruncatesWithDeterministicTies) {
+  Bm25Index::Builder b;
+  for (int i = 0; i < 5; ++i) b.Add("same words here");
+  Bm25Index idx = std::move(b).Build();
+  auto hits = idx.Search("words", 3, {});
+  ASSERT_EQ(hits.size(), 3u);
+  EXPECT_EQ(hits[0].doc, 0u);
+  EXPECT_EQ(hits[1].doc, 1u);
+  EXPECT_EQ(hits[2].doc, 2u);
+}
+
+}  // namespace
+}  // namespace flowrag

@@ -1,0 +1,206 @@
+#include "storage/store.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include "common/hash.h"
+#include "test_util.h"
+
+namespace flowrag {
+namespace {
+
+using testing::TempDir;
+using testing::WriteFile;
+
+DocumentWrite Doc(const std::string& id, const std::string& text, uint64_t hash) {
+  DocumentWrite w;
+  w.doc.external_id = id;
+  w.doc.title = "T " + id;
+  w.doc.text = text;
+  w.doc.source = "test";
+  w.content_hash = hash;
+  w.chunking = "none";
+  PassageWrite p;
+  p.begin = 0;
+  p.end = static_cast<uint32_t>(text.size());
+  p.embed_hash = Hash64(text);
+  w.passages.push_back(p);
+  return w;
+}
+
+TEST(StoreTest, RoundTripDocumentsPassagesEmbeddings) {
+  TempDir dir;
+  const std::string path = dir.File("s.db");
+  {
+    auto store = Store::Open(path);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    std::vector<DocumentWrite> batch = {Doc("a", "alpha text", 1), Doc("b", "beta text", 2)};
+    auto r = (*store)->WriteDocuments(batch);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->documents_added, 2u);
+    EXPECT_EQ(r->passages_added, 2u);
+    FloatMatrix v(1, 3);
+    v.data = {0.6f, 0.8f, 0.0f};
+    std::vector<uint64_t> h = {Hash64("alpha text")};
+    ASSERT_TRUE((*store)->PutEmbeddings("m", h, v).ok());
+  }
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  EXPECT_EQ((*store)->format_version(), kStoreFormatVersion);
+  std::vector<DocumentRow> docs;
+  ASSERT_TRUE((*store)->ForEachDocument([&](DocumentRow&& d) {
+    docs.push_back(std::move(d));
+    return Status::Ok();
+  }).ok());
+  ASSERT_EQ(docs.size(), 2u);
+  EXPECT_EQ(docs[0].external_id, "a");
+  EXPECT_EQ(docs[0].title, "T a");
+  EXPECT_EQ(docs[1].text, "beta text");
+  auto hash = (*store)->DocumentHash("b");
+  ASSERT_TRUE(hash.ok() && hash->has_value());
+  EXPECT_EQ(**hash, 2u);
+  std::vector<bool> found;
+  std::vector<uint64_t> h = {Hash64("alpha text"), Hash64("beta text")};
+  auto m = (*store)->GetEmbeddings("m", h, 3, &found);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(found, (std::vector<bool>{true, false}));
+  EXPECT_FLOAT_EQ(m->row(0)[1], 0.8f);
+  auto missing = (*store)->PassagesMissingEmbeddings("m", 10);
+  ASSERT_TRUE(missing.ok());
+  ASSERT_EQ(missing->size(), 1u);
+  EXPECT_EQ((*missing)[0].text, "T b\nbeta text");
+}
+
+TEST(StoreTest, UnchangedDocumentsAreSkippedAndChangedOnesReplaced) {
+  auto store = Store::Open(":memory:");
+  ASSERT_TRUE(store.ok());
+  std::vector<DocumentWrite> first = {Doc("a", "one", 1)};
+  ASSERT_TRUE((*store)->WriteDocuments(first).ok());
+  std::vector<DocumentWrite> again = {Doc("a", "one", 1), Doc("b", "two", 2)};
+  auto r = (*store)->WriteDocuments(again);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->documents_unchanged, 1u);
+  EXPECT_EQ(r->documents_added, 1u);
+  std::vector<DocumentWrite> changed = {Doc("a", "one, edited", 3)};
+  r = (*store)->WriteDocuments(changed);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->documents_replaced, 1u);
+  auto counts = (*store)->Counts();
+  ASSERT_TRUE(counts.ok());
+  EXPECT_EQ(counts->documents, 2);
+  EXPECT_EQ(counts->passages, 2);  // the old passage of "a" is gone
+  ASSERT_TRUE((*store)->DeleteDocument("a").ok());
+  EXPECT_EQ((*store)->DeleteDocument("a").code(), StatusCode::kNotFound);
+  EXPECT_EQ((*store)->Counts()->passages, 1);
+}
+
+TEST(StoreTest, FailedBatchLeavesNothingBehind) {
+  auto store = Store::Open(":memory:");
+  ASSERT_TRUE(store.ok());
+  std::vector<DocumentWrite> ok_batch = {Doc("a", "one", 1)};
+  ASSERT_TRUE((*store)->WriteDocuments(ok_batch).ok());
+  // Two passages with the same ordinal violate UNIQUE(document_id, ordinal).
+  DocumentWrite bad = Doc("b", "two", 2);
+  bad.passages.push_back(bad.passages[0]);
+  std::vector<DocumentWrite> batch = {Doc("c", "three", 3), bad};
+  auto r = (*store)->WriteDocuments(batch);
+  ASSERT_FALSE(r.ok());
+  auto counts = (*store)->Counts();
+  EXPECT_EQ(counts->documents, 1);  // "c" was rolled back with "b"
+  EXPECT_EQ(counts->passages, 1);
+}
+
+TEST(StoreTest, RejectsFilesThatAreNotSqlite) {
+  TempDir dir;
+  WriteFile(dir.File("notes.db"), std::string(5000, 'x'));
+  auto s = Store::Open(dir.File("notes.db"));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(s.status().message().find("notes.db"), std::string::npos);
+  EXPECT_EQ(testing::ReadFile(dir.File("notes.db")), std::string(5000, 'x'));  // untouched
+}
+
+TEST(StoreTest, RejectsSqliteFilesOfOtherApplications) {
+  TempDir dir;
+  const std::string path = dir.File("other.db");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE customers(id INTEGER)", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  auto s = Store::Open(path);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(s.status().message().find("not a flowrag store"), std::string::npos);
+  EXPECT_NE(s.status().message().find("customers"), std::string::npos);
+}
+
+TEST(StoreTest, RefusesNewerFormats) {
+  TempDir dir;
+  const std::string path = dir.File("new.db");
+  {
+    auto s = Store::Open(path);
+    ASSERT_TRUE(s.ok());
+    ASSERT_TRUE((*s)->SetMeta("format_version", "99").ok());
+  }
+  auto s = Store::Open(path);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.status().message().find("99"), std::string::npos);
+}
+
+TEST(StoreTest, MigratesFormatOneAndKeepsItsData) {
+  TempDir dir;
+  const std::string path = dir.File("v1.db");
+  {
+    StoreOptions old;
+    old.create_format_version = 1;
+    auto s = Store::Open(path, old);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    EXPECT_EQ((*s)->format_version(), 1);
+    std::vector<DocumentWrite> batch = {Doc("a", "kept across migration", 7)};
+    ASSERT_TRUE((*s)->WriteDocuments(batch).ok());
+  }
+  auto s = Store::Open(path);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ((*s)->format_version(), kStoreFormatVersion);
+  EXPECT_EQ(**(*s)->DocumentHash("a"), 7u);
+  EXPECT_TRUE((*s)->BeginIndexRun("x").ok());  // a table of format 2
+  auto meta = (*s)->GetMeta("format_version");
+  EXPECT_EQ(**meta, std::to_string(kStoreFormatVersion));
+}
+
+TEST(StoreTest, DetectsCorruptedPages) {
+  TempDir dir;
+  const std::string path = dir.File("c.db");
+  {
+    auto s = Store::Open(path);
+    ASSERT_TRUE(s.ok());
+    std::vector<DocumentWrite> batch;
+    for (int i = 0; i < 200; ++i) {
+      batch.push_back(Doc("d" + std::to_string(i), std::string(500, 'a' + i % 26), i));
+    }
+    ASSERT_TRUE((*s)->WriteDocuments(batch).ok());
+  }
+  // Fold the WAL back, then scribble over every page after the first.
+  {
+    sqlite3* db = nullptr;
+    sqlite3_open(path.c_str(), &db);
+    sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;", nullptr,
+                 nullptr, nullptr);
+    sqlite3_close(db);
+  }
+  std::string bytes = testing::ReadFile(path);
+  ASSERT_GT(bytes.size(), 8192u);
+  for (size_t i = 4096; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 7);
+  WriteFile(path, bytes);
+  auto s = Store::Open(path);
+  Status st = s.ok() ? (*s)->ForEachDocument([](DocumentRow&&) { return Status::Ok(); })
+                     : s.status();
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), StatusCode::kCorruption) << st.ToString();
+  EXPECT_NE(st.message().find("c.db"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace flowrag

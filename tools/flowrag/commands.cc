@@ -1,0 +1,212 @@
+#include "commands.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "flowrag/engine.h"
+#include "flowrag/eval.h"
+
+namespace flowrag::cli {
+namespace {
+
+Result<std::vector<size_t>> ParseKs(const std::string& s) {
+  std::vector<size_t> ks;
+  std::stringstream in(s);
+  std::string part;
+  while (std::getline(in, part, ',')) {
+    char* end = nullptr;
+    unsigned long v = std::strtoul(part.c_str(), &end, 10);
+    if (part.empty() || *end != '\0' || v == 0) {
+      return Status::InvalidArgument("--k \"" + s + "\": expected positive integers like 1,2,5,10");
+    }
+    ks.push_back(v);
+  }
+  if (ks.empty()) return Status::InvalidArgument("--k: expected at least one value");
+  return ks;
+}
+
+std::string CacheDir() {
+  if (const char* d = std::getenv("FLOWRAG_CACHE_DIR"); d && *d) return d;
+  if (const char* d = std::getenv("XDG_CACHE_HOME"); d && *d) return std::string(d) + "/flowrag";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/flowrag";
+  return ".flowrag-cache";
+}
+
+void PrintPassagesText(const RetrievalResult& r) {
+  for (size_t i = 0; i < r.passages.size(); ++i) {
+    const ScoredPassage& p = r.passages[i];
+    std::string text = p.text;
+    if (text.size() > 240) text = text.substr(0, 237) + "...";
+    for (char& c : text) {
+      if (c == '\n') c = ' ';
+    }
+    std::printf("%2zu. [%s#%d] %.4f  %s\n    %s\n", i + 1, p.document_id.c_str(), p.ordinal,
+                p.score, p.title.c_str(), text.c_str());
+  }
+  std::printf("(%s: %.3f ms, %zu candidates scored)\n", r.method.c_str(), r.diagnostics.time_ms,
+              r.diagnostics.candidates_scored);
+}
+
+nlohmann::json ResultJson(const RetrievalResult& r) {
+  nlohmann::json j;
+  j["method"] = r.method;
+  j["passages"] = nlohmann::json::array();
+  for (const ScoredPassage& p : r.passages) {
+    j["passages"].push_back({{"passage_id", p.passage_id},
+                             {"document_id", p.document_id},
+                             {"title", p.title},
+                             {"ordinal", p.ordinal},
+                             {"begin", p.begin},
+                             {"end", p.end},
+                             {"score", p.score},
+                             {"text", p.text}});
+  }
+  nlohmann::json d = {{"time_ms", r.diagnostics.time_ms},
+                      {"candidates_scored", r.diagnostics.candidates_scored},
+                      {"iterations", r.diagnostics.iterations},
+                      {"residual", r.diagnostics.residual},
+                      {"nodes_touched", r.diagnostics.nodes_touched},
+                      {"edges_touched", r.diagnostics.edges_touched}};
+  for (const auto& [k, v] : r.diagnostics.extra) d[k] = v;
+  j["diagnostics"] = d;
+  return j;
+}
+
+void PrintIndexReport(const IndexReport& r) {
+  std::fprintf(stderr,
+               "indexed: %zu documents seen, %zu added, %zu replaced, %zu unchanged; %zu "
+               "passages added, %zu embedded%s; %zu batches; %.2f s (ingest %.2f s, embed %.2f s)\n",
+               r.documents_seen, r.documents_added, r.documents_replaced, r.documents_unchanged,
+               r.passages_added, r.passages_embedded,
+               r.embedder_refitted ? " (embedder refitted)" : "", r.batches_committed,
+               r.total_seconds, r.ingest_seconds, r.embed_seconds);
+}
+
+}  // namespace
+
+Result<std::map<std::string, std::string>> ParseSetPairs(const std::vector<std::string>& pairs) {
+  std::map<std::string, std::string> out;
+  for (const std::string& p : pairs) {
+    size_t eq = p.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Status::InvalidArgument("--set \"" + p + "\": expected key=value");
+    }
+    out[p.substr(0, eq)] = p.substr(eq + 1);
+  }
+  return out;
+}
+
+Status RunIndex(IndexArgs args) {
+  FLOWRAG_ASSIGN_OR_RETURN(args.index.chunking.strategy, ParseChunkStrategy(args.chunking));
+  args.index.progress = !args.quiet;
+  FLOWRAG_ASSIGN_OR_RETURN(auto engine, Engine::Open(args.db, args.engine));
+  FLOWRAG_ASSIGN_OR_RETURN(IndexReport report, engine->Index(args.sources, args.index));
+  if (!args.quiet) PrintIndexReport(report);
+  return Status::Ok();
+}
+
+Status RunQuery(const QueryArgs& args) {
+  if (!std::filesystem::exists(args.db)) {
+    return Status::NotFound(args.db + ": no such store (create it with `flowrag index`)");
+  }
+  EngineOptions eo;
+  eo.read_only = true;
+  FLOWRAG_ASSIGN_OR_RETURN(auto engine, Engine::Open(args.db, eo));
+  FLOWRAG_ASSIGN_OR_RETURN(RetrievalResult r, engine->Query(args.question, args.query));
+  if (args.json) {
+    nlohmann::json j = ResultJson(r);
+    j["question"] = args.question;
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    PrintPassagesText(r);
+  }
+  return Status::Ok();
+}
+
+Status RunEval(EvalArgs args) {
+  FLOWRAG_ASSIGN_OR_RETURN(std::vector<size_t> ks, ParseKs(args.ks));
+  if (args.format != "text" && args.format != "json") {
+    return Status::InvalidArgument("--format \"" + args.format + "\": expected text or json");
+  }
+  FLOWRAG_ASSIGN_OR_RETURN(Benchmark bench, LoadBenchmark(args.bench));
+  IndexOptions io;
+  FLOWRAG_ASSIGN_OR_RETURN(io.chunking.strategy, ParseChunkStrategy(args.chunking));
+  io.progress = !args.quiet;
+  if (args.db.empty()) {
+    std::filesystem::create_directories(CacheDir());
+    args.db = CacheDir() + "/" + bench.name + "-" + args.chunking + ".db";
+  }
+  FLOWRAG_ASSIGN_OR_RETURN(auto engine, Engine::Open(args.db, args.engine));
+  // A no-op when the corpus is already indexed (content hashes match).
+  FLOWRAG_ASSIGN_OR_RETURN(IndexReport ir, engine->Index({args.bench}, io));
+  if (!args.quiet && ir.documents_added + ir.documents_replaced > 0) PrintIndexReport(ir);
+
+  std::ofstream records;
+  if (!args.records.empty()) {
+    records.open(args.records);
+    if (!records) return Status::IoError(args.records + ": cannot open for writing");
+  }
+  for (const std::string& method : args.methods) {
+    EvalOptions eo;
+    eo.ks = ks;
+    eo.query.method = method;
+    eo.query.params = args.params;
+    eo.limit = args.limit;
+    eo.progress = !args.quiet;
+    FLOWRAG_ASSIGN_OR_RETURN(EvalReport rep, Evaluate(*engine, bench, eo));
+    if (args.format == "json") {
+      std::printf("%s\n", rep.ToJson().c_str());
+    } else {
+      std::printf("%-16s %-8s n=%zu ", rep.bench.c_str(), rep.method.c_str(), rep.questions);
+      for (const auto& [k, v] : rep.recall) std::printf(" R@%zu=%.1f", k, v);
+      std::printf("  p50=%.3f ms p99=%.3f ms\n", rep.latency_p50_ms, rep.latency_p99_ms);
+    }
+    for (const QuestionRecord& q : rep.records) {
+      if (!records.is_open()) break;
+      nlohmann::json j = {{"bench", rep.bench}, {"method", rep.method}, {"id", q.id},
+                          {"retrieved", q.retrieved_ids}, {"latency_ms", q.latency_ms}};
+      for (const auto& [k, v] : q.recall) j["recall"][std::to_string(k)] = v;
+      records << j.dump() << "\n";
+    }
+  }
+  return Status::Ok();
+}
+
+Status RunStats(const StatsArgs& args) {
+  if (!std::filesystem::exists(args.db)) return Status::NotFound(args.db + ": no such store");
+  EngineOptions eo;
+  eo.read_only = true;
+  FLOWRAG_ASSIGN_OR_RETURN(auto engine, Engine::Open(args.db, eo));
+  FLOWRAG_ASSIGN_OR_RETURN(StoreStats s, engine->Stats());
+  if (args.json) {
+    nlohmann::json j = {{"path", s.path},
+                        {"format_version", s.format_version},
+                        {"documents", s.documents},
+                        {"passages", s.passages},
+                        {"embeddings", s.embeddings},
+                        {"embedding_models", s.embedding_models},
+                        {"dense_model", s.dense_model},
+                        {"passages_missing_embeddings", s.passages_missing_embeddings},
+                        {"index_runs", s.index_runs},
+                        {"file_bytes", s.file_bytes}};
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    std::printf("store            %s (format %d)\n", s.path.c_str(), s.format_version);
+    std::printf("documents        %lld\n", static_cast<long long>(s.documents));
+    std::printf("passages         %lld\n", static_cast<long long>(s.passages));
+    std::printf("embeddings       %lld (%lld models; %lld passages without a vector)\n",
+                static_cast<long long>(s.embeddings), static_cast<long long>(s.embedding_models),
+                static_cast<long long>(s.passages_missing_embeddings));
+    std::printf("dense model      %s\n", s.dense_model.c_str());
+    std::printf("index runs       %lld\n", static_cast<long long>(s.index_runs));
+    std::printf("file size        %.1f MiB\n", s.file_bytes / 1048576.0);
+  }
+  return Status::Ok();
+}
+
+}  // namespace flowrag::cli

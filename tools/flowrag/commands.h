@@ -1,0 +1,60 @@
+// The flowrag command-line tool: one function per subcommand, built only on
+// the public API in include/flowrag/.
+#ifndef FLOWRAG_TOOLS_COMMANDS_H_
+#define FLOWRAG_TOOLS_COMMANDS_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "flowrag/options.h"
+#include "flowrag/status.h"
+
+namespace flowrag::cli {
+
+struct IndexArgs {
+  std::vector<std::string> sources;
+  std::string db;
+  std::string chunking = "window";
+  EngineOptions engine;
+  IndexOptions index;
+  bool quiet = false;
+};
+
+struct QueryArgs {
+  std::string db;
+  std::string question;
+  QueryOptions query;
+  bool json = false;
+};
+
+struct EvalArgs {
+  std::string bench;
+  std::string db;  // empty: a cache file per benchmark
+  std::vector<std::string> methods;
+  std::string ks = "1,2,5,10";
+  std::string format = "text";
+  std::string chunking = "none";
+  std::string records;  // per-question JSONL output
+  std::map<std::string, std::string> params;
+  size_t limit = 0;
+  bool quiet = false;
+  EngineOptions engine;
+};
+
+struct StatsArgs {
+  std::string db;
+  bool json = false;
+};
+
+// Parses "k=v" pairs into a map; InvalidArgument naming the bad pair.
+Result<std::map<std::string, std::string>> ParseSetPairs(const std::vector<std::string>& pairs);
+
+Status RunIndex(IndexArgs args);
+Status RunQuery(const QueryArgs& args);
+Status RunEval(EvalArgs args);
+Status RunStats(const StatsArgs& args);
+
+}  // namespace flowrag::cli
+
+#endif  // FLOWRAG_TOOLS_COMMANDS_H_

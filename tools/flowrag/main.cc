@@ -1,0 +1,103 @@
+// flowrag: index documents, query them with any retrieval method, evaluate
+// on benchmarks and inspect stores. `flowrag --help` and `flowrag CMD --help`.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "commands.h"
+#include "flowrag/engine.h"
+
+using namespace flowrag;
+
+int main(int argc, char** argv) {
+  CLI::App app{"flowrag: graph retrieval for retrieval-augmented generation"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "flowrag 0.1.0");
+  std::string methods;
+  for (const auto& m : Engine::Methods()) methods += (methods.empty() ? "" : "|") + m;
+
+  cli::IndexArgs ia;
+  auto* index = app.add_subcommand("index", "Load, chunk, store and embed documents");
+  index->add_option("sources", ia.sources,
+                    "Directories of .txt/.md, .jsonl, .json lists or benchmark folders")
+      ->required();
+  index->add_option("--db", ia.db, "Store file (created if missing)")->required();
+  index->add_option("--chunking", ia.chunking, "none|window|boundary")->capture_default_str();
+  index->add_option("--window-words", ia.index.chunking.window_words, "Word window size")
+      ->capture_default_str();
+  index->add_option("--overlap-words", ia.index.chunking.overlap_words, "Word window overlap")
+      ->capture_default_str();
+  index->add_option("--max-chars", ia.index.chunking.max_chars, "Boundary chunk budget")
+      ->capture_default_str();
+  index->add_option("--overlap-chars", ia.index.chunking.overlap_chars, "Boundary overlap")
+      ->capture_default_str();
+  index->add_option("--batch-size", ia.index.batch_size, "Documents per transaction")
+      ->capture_default_str();
+  index->add_option("--embedder", ia.engine.embedder, "hash (built-in) or openai");
+  index->add_option("--dim", ia.engine.hash_dimension, "Built-in embedder dimension")
+      ->capture_default_str();
+  index->add_flag("--refit", ia.index.refit, "Refit the built-in embedder's IDF now");
+  index->add_flag("--skip-bad-records", ia.index.skip_bad_records,
+                  "Skip malformed JSONL records instead of failing");
+  index->add_flag("-q,--quiet", ia.quiet, "No progress output");
+
+  cli::QueryArgs qa;
+  std::vector<std::string> query_sets;
+  auto* query = app.add_subcommand("query", "Retrieve passages for a question");
+  query->add_option("question", qa.question, "The question")->required();
+  query->add_option("--db", qa.db, "Store file")->required();
+  query->add_option("--method", qa.query.method, methods)->capture_default_str();
+  query->add_option("--top-k", qa.query.top_k, "Passages to return")->capture_default_str();
+  query->add_option("--set", query_sets, "Override a method option: key=value (repeatable)");
+  query->add_flag("--json", qa.json, "Print the result as JSON");
+
+  cli::EvalArgs ea;
+  std::vector<std::string> eval_sets;
+  auto* eval = app.add_subcommand("eval", "Recall@k and latency on a benchmark folder");
+  eval->add_option("--bench", ea.bench, "Benchmark folder (corpus.jsonl, questions.jsonl)")
+      ->required();
+  eval->add_option("--method", ea.methods, methods + " (repeatable)")->required();
+  eval->add_option("--k", ea.ks, "Comma-separated cut-offs")->capture_default_str();
+  eval->add_option("--db", ea.db, "Store file (default: a cache file per benchmark)");
+  eval->add_option("--format", ea.format, "text|json")->capture_default_str();
+  eval->add_option("--chunking", ea.chunking, "Chunking when indexing the corpus")
+      ->capture_default_str();
+  eval->add_option("--limit", ea.limit, "Only the first N questions");
+  eval->add_option("--records", ea.records, "Write per-question results (JSONL) here");
+  eval->add_option("--set", eval_sets, "Override a method option: key=value (repeatable)");
+  eval->add_flag("-q,--quiet", ea.quiet, "No progress output");
+
+  cli::StatsArgs sa;
+  auto* stats = app.add_subcommand("stats", "Counts and sizes of a store");
+  stats->add_option("--db", sa.db, "Store file")->required();
+  stats->add_flag("--json", sa.json, "Print as JSON");
+
+  CLI11_PARSE(app, argc, argv);
+
+  Status st;
+  if (*index) {
+    st = cli::RunIndex(ia);
+  } else if (*query) {
+    auto params = cli::ParseSetPairs(query_sets);
+    if (!params.ok()) {
+      st = params.status();
+    } else {
+      qa.query.params = *params;
+      st = cli::RunQuery(qa);
+    }
+  } else if (*eval) {
+    auto params = cli::ParseSetPairs(eval_sets);
+    if (!params.ok()) {
+      st = params.status();
+    } else {
+      ea.params = *params;
+      st = cli::RunEval(ea);
+    }
+  } else if (*stats) {
+    st = cli::RunStats(sa);
+  }
+  if (!st.ok()) {
+    std::fprintf(stderr, "flowrag: error: %s\n", st.ToString().c_str());
+    return st.code() == StatusCode::kInvalidArgument ? 2 : 1;
+  }
+  return 0;
+}
