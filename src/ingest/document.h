@@ -16,7 +16,7 @@ struct RawDocument {
   std::string title;   // may be empty
   std::string text;    // valid UTF-8
   std::string source;  // the file it came from
-  int64_t line = 0;    // 1-based line (JSONL) or record index (JSON list); 0 for whole files
+  int64_t line = 0;    // 1-based line (JSONL) or record index + 1 (JSON list); 0 for whole files
 };
 
 // A passage cut from a document. Offsets are UTF-8 byte offsets into
