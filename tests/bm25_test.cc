@@ -1,8 +1,8 @@
-#include "text/bm25_index.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
+
+#include "text/bm25_index.h"
 
 namespace flowrag {
 namespace {

@@ -43,7 +43,8 @@ TEST(IdfTableTest, RejectsCorruptBlobs) {
 TEST(HashedEmbedderTest, DeterministicNormalisedAndModelIdTracksIdf) {
   auto idf = Fit({"the lighthouse keeper", "the river bridge"});
   HashedEmbedder e({}, idf);
-  std::vector<std::string> texts = {"lighthouse keeper of Skerry", "", "lighthouse keeper of Skerry"};
+  std::vector<std::string> texts = {"lighthouse keeper of Skerry", "",
+                                    "lighthouse keeper of Skerry"};
   auto m = e.Embed(texts);
   ASSERT_TRUE(m.ok());
   ASSERT_EQ(m->rows, 3u);
@@ -59,8 +60,8 @@ TEST(HashedEmbedderTest, DeterministicNormalisedAndModelIdTracksIdf) {
 }
 
 TEST(HashedEmbedderTest, SimilarTextsScoreHigherThanUnrelated) {
-  auto idf = Fit({"lighthouse keeper on the isle", "orchestra concert hall",
-                  "river bridge town", "storm at sea"});
+  auto idf = Fit({"lighthouse keeper on the isle", "orchestra concert hall", "river bridge town",
+                  "storm at sea"});
   HashedEmbedder e({}, idf);
   std::vector<std::string> t = {"Who kept the lighthouse on Skerry Isle?",
                                 "Ivo Brannock was the lighthouse keeper of Skerry Isle.",

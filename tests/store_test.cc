@@ -48,10 +48,12 @@ TEST(StoreTest, RoundTripDocumentsPassagesEmbeddings) {
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   EXPECT_EQ((*store)->format_version(), kStoreFormatVersion);
   std::vector<DocumentRow> docs;
-  ASSERT_TRUE((*store)->ForEachDocument([&](DocumentRow&& d) {
-    docs.push_back(std::move(d));
-    return Status::Ok();
-  }).ok());
+  ASSERT_TRUE((*store)
+                  ->ForEachDocument([&](DocumentRow&& d) {
+                    docs.push_back(std::move(d));
+                    return Status::Ok();
+                  })
+                  .ok());
   ASSERT_EQ(docs.size(), 2u);
   EXPECT_EQ(docs[0].external_id, "a");
   EXPECT_EQ(docs[0].title, "T a");
@@ -195,8 +197,8 @@ TEST(StoreTest, DetectsCorruptedPages) {
   for (size_t i = 4096; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 7);
   WriteFile(path, bytes);
   auto s = Store::Open(path);
-  Status st = s.ok() ? (*s)->ForEachDocument([](DocumentRow&&) { return Status::Ok(); })
-                     : s.status();
+  Status st =
+      s.ok() ? (*s)->ForEachDocument([](DocumentRow&&) { return Status::Ok(); }) : s.status();
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.code(), StatusCode::kCorruption) << st.ToString();
   EXPECT_NE(st.message().find("c.db"), std::string::npos);

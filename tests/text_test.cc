@@ -41,7 +41,7 @@ TEST(StemSTest, HarmanRules) {
   EXPECT_EQ(StemS("glass"), "glass");
   EXPECT_EQ(StemS("status"), "status");
   EXPECT_EQ(StemS("shoes"), "shoe");  // "oes" → drop only the s
-  EXPECT_EQ(StemS("is"), "is");        // too short
+  EXPECT_EQ(StemS("is"), "is");       // too short
 }
 
 TEST(SplitSentencesTest, SplitsAtSentenceEndsNotAbbreviations) {
@@ -60,7 +60,7 @@ TEST(Utf8Test, DetectsMalformedSequences) {
   EXPECT_EQ(off, 2u);
   EXPECT_FALSE(IsValidUtf8("a\xC0\xAF", &off));  // overlong '/'
   EXPECT_EQ(off, 1u);
-  EXPECT_FALSE(IsValidUtf8("\xED\xA0\x80", &off));  // surrogate
+  EXPECT_FALSE(IsValidUtf8("\xED\xA0\x80", &off));      // surrogate
   EXPECT_FALSE(IsValidUtf8("\xF4\x90\x80\x80", &off));  // > U+10FFFF
   EXPECT_FALSE(IsValidUtf8("\xFF", &off));
 }

@@ -34,7 +34,8 @@ Result<std::shared_ptr<Embedder>> LoadEmbedder(Store& store, const std::string& 
   if (kind == kOpenAiEmbedderName) {
     FLOWRAG_ASSIGN_OR_RETURN(OpenAiEmbedderOptions o,
                              OpenAiEmbedderOptionsFromEnv(OpenAiEmbedderOptions{}));
-    return std::shared_ptr<Embedder>(std::make_shared<OpenAiEmbedder>(o));
+    FLOWRAG_ASSIGN_OR_RETURN(auto embedder, OpenAiEmbedder::Create(o));
+    return std::shared_ptr<Embedder>(std::move(embedder));
   }
   FLOWRAG_ASSIGN_OR_RETURN(HashedEmbedderOptions o, HashOptions(store, options));
   auto idf = std::make_shared<IdfTable>();

@@ -167,7 +167,7 @@ Status EngineImpl::IngestSources(const std::vector<std::string>& sources,
         &load_report);
     FLOWRAG_RETURN_IF_ERROR(st);
     for (const std::string& m : load_report.messages) {
-      std::fprintf(stderr, "flowrag: skipped: %s\n", m.c_str());
+      std::fprintf(stderr, "flowrag: %s\n", m.c_str());
     }
   }
   FLOWRAG_RETURN_IF_ERROR(flush());
