@@ -284,6 +284,11 @@ Result<OpenAiEmbedderOptions> OpenAiEmbedderOptionsFromEnv(OpenAiEmbedderOptions
                                                          kSizeMax, "a positive integer"));
     base.max_concurrency = static_cast<size_t>(n);
   }
+  if (auto v = GetEnv("FLOWRAG_EMBED_MAX_RETRIES")) {
+    FLOWRAG_ASSIGN_OR_RETURN(uint64_t n, ParseEnvInteger("FLOWRAG_EMBED_MAX_RETRIES", *v, 0,
+                                                         kIntMax, "a non-negative integer"));
+    base.max_retries = static_cast<int>(n);
+  }
   if (auto v = GetEnv("FLOWRAG_EMBED_DIMENSIONS")) {
     FLOWRAG_ASSIGN_OR_RETURN(uint64_t n,
                              ParseEnvInteger("FLOWRAG_EMBED_DIMENSIONS", *v, 0, kSizeMax,

@@ -71,6 +71,7 @@ struct OpenAiEmbedderOptions {
 //   FLOWRAG_EMBED_BATCH, FLOWRAG_EMBED_TIMEOUT_MS,
 //   FLOWRAG_EMBED_CONCURRENCY                       positive integers
 //   FLOWRAG_EMBED_DIMENSIONS                        non-negative integer
+//   FLOWRAG_EMBED_MAX_RETRIES                       non-negative integer
 // Setting FLOWRAG_EMBED_API_KEY="" is how to keep a global OPENAI_API_KEY from
 // being sent to a local or third-party server.
 // Returns InvalidArgument naming the variable and its value when a value is
