@@ -53,6 +53,9 @@ class VectorIndex {
   virtual Status Add(const FloatMatrix& rows) = 0;
 
   // Top-k ids by descending score (ties by ascending id), at most k.
+  // REQUIRES: `query` points at Dimension() floats; a query with a NaN or
+  // infinite component matches nothing. When `stats` is non-null
+  // its counters are incremented (not reset), so one struct can sum a batch.
   virtual std::vector<VectorHit> Search(const float* query, const VectorSearchParams& params,
                                         VectorSearchStats* stats) const = 0;
 };
@@ -68,9 +71,13 @@ struct VectorIndexOptions {
   std::string kind = "auto";
 };
 
-// Creates an empty index for `expected_size` vectors of `dim` dimensions.
+// Creates an empty index for `expected_size` vectors of `dim` dimensions:
+// kind "flat" → FlatIndex, "hnsw" → HnswIndex, "auto" → FlatIndex when
+// expected_size < hnsw_threshold, else HnswIndex (the choice is made once; an
+// auto flat index does not switch kinds as it grows). InvalidArgument when
+// dim == 0, the kind is unknown, or an HNSW option is out of range.
 Result<std::unique_ptr<VectorIndex>> MakeVectorIndex(size_t dim, size_t expected_size,
-                                                      const VectorIndexOptions& options);
+                                                     const VectorIndexOptions& options);
 
 // Dot product of two float arrays, vectorised (AVX2/AVX-512 when the CPU has them).
 float DotProduct(const float* a, const float* b, size_t n);

@@ -1,0 +1,79 @@
+// FlatIndex: exact maximum-inner-product search by scanning every vector.
+//
+// Storage: one contiguous row-major float matrix (64-byte aligned, row i at
+// i·dim), grown by Add(). Memory: 4·n·d bytes.
+//
+// Search: the query is scored against blocks of 256 rows with the batched
+// SIMD kernel (vector/dot_product.h: four rows per pass, AVX-512 or AVX2 when
+// the CPU has them) and a bounded heap keeps the best k. Scores are exact
+// float inner products; ties are broken by ascending id, so the result is the
+// first k of all (score desc, id asc) pairs. O(n·d + n·log k) time, O(k) extra
+// memory. With a filter, the filter is called once per id in ascending order
+// and only accepted rows are scored (stats->candidates_scored counts them).
+//
+// Thread-safety: Add() needs exclusive access; Search() is const and may run
+// concurrently with other Search() calls. The filter must be safe to call from
+// the searching thread and must not throw.
+#ifndef FLOWRAG_VECTOR_FLAT_INDEX_H_
+#define FLOWRAG_VECTOR_FLAT_INDEX_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "vector/vector_index.h"
+
+namespace flowrag {
+
+namespace vector_internal {
+// Minimal allocator giving 64-byte (cache line, AVX-512 register) alignment.
+template <typename T>
+struct CacheAlignedAllocator {
+  using value_type = T;
+  static constexpr std::align_val_t kAlign{64};
+  CacheAlignedAllocator() = default;
+  template <typename U>
+  CacheAlignedAllocator(const CacheAlignedAllocator<U>&) {}  // NOLINT: allocator rebind
+  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlign)); }
+  void deallocate(T* p, size_t) { ::operator delete(p, kAlign); }
+  template <typename U>
+  bool operator==(const CacheAlignedAllocator<U>&) const {
+    return true;
+  }
+};
+}  // namespace vector_internal
+
+class FlatIndex final : public VectorIndex {
+ public:
+  // An empty index of `dim`-dimensional vectors with room reserved for
+  // `expected_size` of them. REQUIRES: dim > 0 (MakeVectorIndex checks it).
+  explicit FlatIndex(size_t dim, size_t expected_size = 0);
+
+  std::string Kind() const override { return "flat"; }
+  size_t Dimension() const override { return dim_; }
+  size_t Size() const override { return size_; }
+
+  // Appends rows (ids Size() .. Size()+rows.rows-1). All-or-nothing: a batch
+  // with the wrong column count, a short data array or a non-finite value is
+  // rejected with InvalidArgument and nothing is added. Amortised O(rows·d).
+  Status Add(const FloatMatrix& rows) override;
+
+  // REQUIRES: `query` points at Dimension() floats. Returns min(k, eligible)
+  // hits. `stats` may be null.
+  std::vector<VectorHit> Search(const float* query, const VectorSearchParams& params,
+                                VectorSearchStats* stats) const override;
+
+  // The stored vector of `id`. REQUIRES: id < Size(). Valid until the next Add().
+  const float* Row(uint32_t id) const { return data_.data() + static_cast<size_t>(id) * dim_; }
+
+ private:
+  size_t dim_;
+  size_t size_ = 0;
+  std::vector<float, vector_internal::CacheAlignedAllocator<float>> data_;
+};
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_VECTOR_FLAT_INDEX_H_

@@ -1,0 +1,137 @@
+// HnswIndex: approximate maximum-inner-product search on an HNSW graph
+// (Malkov & Yashunin, 2018) built by hnswlib 0.6.2 (Debian libhnswlib-dev).
+//
+// Construction is hnswlib's own: HierarchicalNSW::addPoint, one vector at a
+// time in id order (label i = internal id i), level draws from hnswlib's
+// generator seeded with VectorIndexOptions::seed. The metric is a space with
+// distance = -<a, b> computed by flowrag's dispatched DotProduct (AVX-512 /
+// AVX2); it orders neighbours exactly like hnswlib's InnerProductSpace
+// (1 - <a, b>) but avoids its rounding near 1 and, unlike the header-only
+// space, uses the wide SIMD units in a portable build. Scores are therefore
+// plain inner products, with no 1 - d conversion.
+//
+// Search does NOT call hnswlib's searchKnn. In 0.6.2 `ef` is a member set by
+// setEf() (global to the index, not synchronised) and there is no filter
+// functor (BaseFilterFunctor arrived in 0.7). Taking a mutex around
+// setEf+searchKnn would serialise all queries, and post-filtering needs retry
+// loops with no guarantee. Instead this class runs its own query over the
+// hnswlib graph, which it only reads:
+//   1. greedy descent from the entry point through levels max..1 (as hnswlib);
+//   2. a best-first beam search on level 0 with ef = max(params.ef_search, k)
+//      taken from the call, not from the index;
+//   3. with a filter, rejected nodes are still expanded (they keep the graph
+//      connected) but never enter the result beam, which stops only once it
+//      holds ef accepted nodes and no candidate can improve it (the approach
+//      of hnswlib >= 0.7's filtered search). The filter is called at most once
+//      per visited node. A very selective filter (fewer than ef ids pass)
+//      degrades gracefully into a walk over the whole reachable graph, which
+//      then returns the exact filtered top-k: O(n·(d + M)) at worst, no
+//      retry loop and no over-fetch factor to tune.
+// Neighbour scores are computed four at a time with the gathered SIMD kernel.
+// Results: at most k hits, score desc then id asc. Without a filter the hits
+// equal hnswlib's searchKnn at the same ef (tests check this).
+//
+// Costs: Add O(ef_construction · M · d · log n) per vector; Search roughly
+// O(ef · M · d · log n); memory 4·n·d + ~8·M·n bytes.
+//
+// Thread-safety: Add(), Load() and the hnswlib reference search need
+// exclusive access. Search() and Save() are const and may run concurrently
+// with each other; each Search takes a visited-set from hnswlib's
+// mutex-guarded pool. The filter must not throw.
+//
+// Determinism: for a fixed seed, dimension, options and the same sequence of
+// vectors (in any batch split), the graph, Save() bytes and every search
+// result are identical run to run for the same build and CPU SIMD level
+// (the level changes float rounding, hence possibly the graph). Save()
+// records the level generator's state, so Load() followed by Add() continues
+// exactly as if the index had never been saved.
+//
+// Serialised format, version 1 (little-endian; a 64-bit checksum guards it):
+//   8   magic "FLOWHNSW"
+//   u32 format version (1)          u32 dim
+//   u64 count                       u64 M
+//   u64 ef_construction             u64 seed
+//   i32 max level (-1 when empty)   u32 entry point (0xFFFFFFFF when empty)
+//   u32 n, then n bytes: level generator state (text form of hnswlib's
+//                        std::default_random_engine, libstdc++ minstd_rand0)
+//   count × dim f32                 vectors, id order
+//   count × i32                     level of each vector
+//   per vector, per level 0..level: u32 degree, then degree × u32 neighbour ids
+//   u64 checksum of every preceding byte
+// Load() rejects a wrong magic, an unknown version, a checksum mismatch, a
+// truncated buffer and any structurally impossible graph (neighbour id out of
+// range, degree above M·2 on level 0 or M above, link to a node that does not
+// reach that level, bad entry point) with Status::Corruption.
+#ifndef FLOWRAG_VECTOR_HNSW_INDEX_H_
+#define FLOWRAG_VECTOR_HNSW_INDEX_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vector/vector_index.h"
+
+namespace flowrag {
+
+class HnswIndex final : public VectorIndex {
+ public:
+  static constexpr uint32_t kFormatVersion = 1;
+
+  // An empty index. Uses options.hnsw_m (2..10000), options.hnsw_ef_construction
+  // (>= 1) and options.seed; `expected_size` pre-sizes hnswlib's arrays (it
+  // grows past it by doubling). InvalidArgument on dim == 0 or a bad option.
+  static Result<std::unique_ptr<HnswIndex>> Create(size_t dim, size_t expected_size,
+                                                   const VectorIndexOptions& options);
+
+  // Rebuilds an index from Save() output (format above). The buffer is only
+  // read during the call. Corruption on any malformed buffer.
+  static Result<std::unique_ptr<HnswIndex>> Load(std::string_view buffer);
+
+  ~HnswIndex() override;
+  HnswIndex(const HnswIndex&) = delete;
+  HnswIndex& operator=(const HnswIndex&) = delete;
+
+  std::string Kind() const override { return "hnsw"; }
+  size_t Dimension() const override { return dim_; }
+  size_t Size() const override;
+
+  // Appends rows (ids Size() .. Size()+rows.rows-1). Invalid input (wrong
+  // column count, short data, non-finite value) is rejected before anything
+  // is added. If hnswlib fails mid-batch (out of memory) the rows before the
+  // failing one stay added and Internal is returned.
+  Status Add(const FloatMatrix& rows) override;
+
+  // REQUIRES: `query` points at Dimension() floats. `stats` may be null; its
+  // candidates_scored is incremented by the inner products computed.
+  std::vector<VectorHit> Search(const float* query, const VectorSearchParams& params,
+                                VectorSearchStats* stats) const override;
+
+  // Replaces *buffer with the serialised index. O(n·(d + M)).
+  Status Save(std::string* buffer) const;
+
+  size_t m() const { return m_; }
+  size_t ef_construction() const { return ef_construction_; }
+  uint64_t seed() const { return seed_; }
+
+  // hnswlib's own searchKnn at `ef` (setEf + searchKnn), an independent
+  // reference for tests. Not thread-safe: it changes the index-wide ef.
+  std::vector<VectorHit> SearchWithHnswlibForTesting(const float* query, size_t k, size_t ef);
+
+ private:
+  struct Graph;  // hnswlib's HierarchicalNSW and its space; hnsw_index.cc only
+
+  HnswIndex(size_t dim, size_t m, size_t ef_construction, uint64_t seed);
+
+  size_t dim_;
+  size_t m_;
+  size_t ef_construction_;
+  uint64_t seed_;
+  std::unique_ptr<Graph> graph_;
+};
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_VECTOR_HNSW_INDEX_H_

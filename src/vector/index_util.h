@@ -1,0 +1,91 @@
+// Pieces shared by the vector indexes: input validation, the result order and
+// a bounded top-k selector.
+//
+// Thread-safety: TopK is a plain value, one per search; the functions are pure.
+#ifndef FLOWRAG_VECTOR_INDEX_UTIL_H_
+#define FLOWRAG_VECTOR_INDEX_UTIL_H_
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "common/matrix.h"
+#include "flowrag/status.h"
+#include "vector/vector_index.h"
+
+namespace flowrag::vector_internal {
+
+// Largest number of vectors an index holds: ids are uint32 and hnswlib keeps
+// 0xFFFFFFFF as "no entry point".
+inline constexpr size_t kMaxVectors = std::numeric_limits<uint32_t>::max() - 1;
+
+// Checks a batch for Add(): rows.cols == dim, rows.data holds rows·cols
+// values, every value is finite, and the index stays within kMaxVectors.
+// Messages name the offending row and column. O(rows · cols).
+Status ValidateRows(const FloatMatrix& rows, size_t dim, size_t current_size);
+
+// 64-bit checksum of a byte range (multiply-rotate word hash with a final
+// avalanche), for serialised indexes. Detects truncation, bit flips and
+// overwritten ranges; not a cryptographic MAC. ~1 byte/cycle.
+uint64_t Checksum64(const char* data, size_t size);
+
+// The result order of VectorIndex::Search: higher score first, then lower id.
+// A strict total order even with NaN scores (NaN ranks below every number), so
+// it is always safe for std::sort and heaps.
+inline bool HitBefore(const VectorHit& a, const VectorHit& b) {
+  const bool a_nan = std::isnan(a.score), b_nan = std::isnan(b.score);
+  if (a_nan || b_nan) return a_nan != b_nan ? b_nan : a.id < b.id;
+  return a.score > b.score || (a.score == b.score && a.id < b.id);
+}
+
+// True when all n values are finite. Search() answers a query with a NaN or
+// infinite component with no hits rather than with an arbitrary order.
+inline bool AllFinite(const float* v, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    if (!std::isfinite(v[i])) return false;
+  }
+  return true;
+}
+
+// Keeps the best `k` hits (in HitBefore order) of a stream of (id, score).
+// Push is O(1) for a rejected hit and O(log k) otherwise; Take is O(k log k).
+// A NaN score is kept as -infinity, so a full selector can always replace it.
+class TopK {
+ public:
+  explicit TopK(size_t k) : k_(k) { heap_.reserve(k); }
+
+  bool full() const { return heap_.size() >= k_; }
+  size_t size() const { return heap_.size(); }
+
+  // The worst kept hit. REQUIRES: size() > 0.
+  const VectorHit& worst() const { return heap_.front(); }
+
+  void Push(uint32_t id, float score) {
+    if (std::isnan(score)) score = -std::numeric_limits<float>::infinity();
+    const VectorHit hit{id, score};
+    if (heap_.size() < k_) {
+      heap_.push_back(hit);
+      PushHeap();
+    } else if (k_ > 0 && HitBefore(hit, heap_.front())) {
+      PopHeap();
+      heap_.back() = hit;
+      PushHeap();
+    }
+  }
+
+  // The kept hits, best first. Leaves the selector empty.
+  std::vector<VectorHit> Take();
+
+ private:
+  void PushHeap();
+  void PopHeap();
+
+  size_t k_;
+  std::vector<VectorHit> heap_;  // max-heap on "worse", i.e. front() is the worst
+};
+
+}  // namespace flowrag::vector_internal
+
+#endif  // FLOWRAG_VECTOR_INDEX_UTIL_H_

@@ -1,0 +1,30 @@
+#include <memory>
+#include <string>
+
+#include "vector/flat_index.h"
+#include "vector/hnsw_index.h"
+#include "vector/vector_index.h"
+
+namespace flowrag {
+
+Result<std::unique_ptr<VectorIndex>> MakeVectorIndex(size_t dim, size_t expected_size,
+                                                     const VectorIndexOptions& options) {
+  if (dim == 0) return Status::InvalidArgument("vector index: dim must be > 0");
+  bool hnsw;
+  if (options.kind == "flat") {
+    hnsw = false;
+  } else if (options.kind == "hnsw") {
+    hnsw = true;
+  } else if (options.kind == "auto") {
+    hnsw = expected_size >= options.hnsw_threshold;
+  } else {
+    return Status::InvalidArgument(
+        "vector index kind: expected \"auto\", \"flat\" or \"hnsw\", got \"" + options.kind + "\"");
+  }
+  if (!hnsw) return std::unique_ptr<VectorIndex>(std::make_unique<FlatIndex>(dim, expected_size));
+  FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<HnswIndex> index,
+                           HnswIndex::Create(dim, expected_size, options));
+  return std::unique_ptr<VectorIndex>(std::move(index));
+}
+
+}  // namespace flowrag
