@@ -77,7 +77,7 @@ struct EngineOptions {
   std::string embedder;
   size_t hash_dimension = 1024;
   // Collections with at least this many passages use HNSW instead of exact search.
-  size_t hnsw_threshold = 50000;
+  size_t hnsw_threshold = 20000;
   // Open the store read-only (queries only).
   bool read_only = false;
 };

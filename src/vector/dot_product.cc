@@ -6,6 +6,8 @@
 // masked-out lanes), so no kernel reads past a[n-1] / b[n-1].
 #include "vector/dot_product.h"
 
+#include <cmath>
+
 #include <cstdint>
 
 #include "vector/vector_index.h"
@@ -220,6 +222,40 @@ FLOWRAG_TARGET_AVX512 void Dot4Avx512(const float* q, const float* r0, const flo
 
 #endif  // FLOWRAG_X86
 
+// ---------------------------------------------------------------- axpy
+//
+// y[i] += a·x[i]: one dimension of a sparse query applied to a column of the
+// dimension-major matrix (FlatIndex's sparse path). Each element is one FMA,
+// so every level gives the same result up to FMA vs multiply-add rounding.
+
+void AxpyScalar(float a, const float* x, float* y, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
+
+#if FLOWRAG_X86
+FLOWRAG_TARGET_AVX2 void AxpyAvx2(float a, const float* x, float* y, size_t n) {
+  const __m256 va = _mm256_set1_ps(a);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+  }
+  for (; i < n; ++i) y[i] = std::fma(a, x[i], y[i]);
+}
+
+FLOWRAG_TARGET_AVX512 void AxpyAvx512(float a, const float* x, float* y, size_t n) {
+  const __m512 va = _mm512_set1_ps(a);
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    _mm512_storeu_ps(y + i, _mm512_fmadd_ps(va, _mm512_loadu_ps(x + i), _mm512_loadu_ps(y + i)));
+  }
+  if (i < n) {
+    const __mmask16 m = TailMask512(n - i);
+    _mm512_mask_storeu_ps(
+        y + i, m, _mm512_fmadd_ps(va, _mm512_maskz_loadu_ps(m, x + i), _mm512_maskz_loadu_ps(m, y + i)));
+  }
+}
+#endif  // FLOWRAG_X86
+
 // ---------------------------------------------------------------- loops
 //
 // The block and gather loops are stamped out per level with the level's
@@ -258,18 +294,19 @@ struct Kernels {
   float (*dot)(const float*, const float*, size_t);
   void (*block)(const float*, const float*, size_t, size_t, float*);
   void (*gather)(const float*, const float* const*, size_t, size_t, float*);
+  void (*axpy)(float, const float*, float*, size_t);
 };
 
 Kernels KernelsFor(SimdLevel level) {
   switch (level) {
 #if FLOWRAG_X86
     case SimdLevel::kAvx512:
-      return {&DotAvx512, &BlockAvx512, &GatherAvx512};
+      return {&DotAvx512, &BlockAvx512, &GatherAvx512, &AxpyAvx512};
     case SimdLevel::kAvx2:
-      return {&DotAvx2, &BlockAvx2, &GatherAvx2};
+      return {&DotAvx2, &BlockAvx2, &GatherAvx2, &AxpyAvx2};
 #endif
     default:
-      return {&DotScalar, &BlockScalar, &GatherScalar};
+      return {&DotScalar, &BlockScalar, &GatherScalar, &AxpyScalar};
   }
 }
 
@@ -316,6 +353,12 @@ void DotProductBlock(const float* query, const float* rows, size_t num_rows, siz
 void DotProductGather(const float* query, const float* const* rows, size_t count, size_t dim,
                       float* scores) {
   Active().gather(query, rows, count, dim, scores);
+}
+
+void Axpy(float a, const float* x, float* y, size_t n) { Active().axpy(a, x, y, n); }
+
+void AxpyAt(SimdLevel level, float a, const float* x, float* y, size_t n) {
+  KernelsFor(level).axpy(a, x, y, n);
 }
 
 float DotProductAt(SimdLevel level, const float* a, const float* b, size_t n) {

@@ -41,11 +41,15 @@ void DotProductBlock(const float* query, const float* rows, size_t num_rows, siz
 void DotProductGather(const float* query, const float* const* rows, size_t count, size_t dim,
                       float* scores);
 
+// Axpy: y[i] += a·x[i] for i in [0, n). O(n).
+void Axpy(float a, const float* x, float* y, size_t n);
+
 // The same kernels at an explicit level, for tests and benchmarks.
 // REQUIRES: level <= DetectedSimdLevel().
 float DotProductAt(SimdLevel level, const float* a, const float* b, size_t n);
 void DotProductBlockAt(SimdLevel level, const float* query, const float* rows, size_t num_rows,
                        size_t dim, float* scores);
+void AxpyAt(SimdLevel level, float a, const float* x, float* y, size_t n);
 void DotProductGatherAt(SimdLevel level, const float* query, const float* const* rows, size_t count,
                         size_t dim, float* scores);
 

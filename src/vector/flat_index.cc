@@ -20,14 +20,53 @@ FlatIndex::FlatIndex(size_t dim, size_t expected_size) : dim_(dim) {
 Status FlatIndex::Add(const FloatMatrix& rows) {
   FLOWRAG_RETURN_IF_ERROR(vector_internal::ValidateRows(rows, dim_, size_));
   data_.insert(data_.end(), rows.data.begin(), rows.data.end());
-  size_ += rows.rows;
+  const size_t new_size = size_ + rows.rows;
+  if (new_size > capacity_) {  // grow geometrically: amortised O(d) per vector
+    const size_t cap = std::max(new_size, 2 * capacity_);
+    decltype(columns_) grown(dim_ * cap);
+    for (size_t d = 0; d < dim_; ++d) {
+      std::copy_n(columns_.data() + d * capacity_, size_, grown.data() + d * cap);
+    }
+    columns_.swap(grown);
+    capacity_ = cap;
+  }
+  for (size_t r = 0; r < rows.rows; ++r) {
+    const float* row = rows.row(r);
+    for (size_t d = 0; d < dim_; ++d) columns_[d * capacity_ + size_ + r] = row[d];
+  }
+  size_ = new_size;
   return Status::Ok();
+}
+
+std::vector<VectorHit> FlatIndex::SearchSparse(const float* query,
+                                               const VectorSearchParams& params, size_t k,
+                                               VectorSearchStats* stats) const {
+  thread_local std::vector<float> scores;
+  scores.assign(size_, 0.0f);
+  for (size_t d = 0; d < dim_; ++d) {
+    if (query[d] != 0.0f) {
+      vector_internal::Axpy(query[d], columns_.data() + d * capacity_, scores.data(), size_);
+    }
+  }
+  vector_internal::TopK top(k);
+  size_t scored = 0;
+  for (size_t i = 0; i < size_; ++i) {
+    const auto id = static_cast<uint32_t>(i);
+    if (params.filter && !params.filter(id)) continue;
+    ++scored;
+    if (!top.full() || scores[i] > top.worst().score) top.Push(id, scores[i]);
+  }
+  if (stats != nullptr) stats->candidates_scored += scored;
+  return top.Take();
 }
 
 std::vector<VectorHit> FlatIndex::Search(const float* query, const VectorSearchParams& params,
                                          VectorSearchStats* stats) const {
   const size_t k = std::min(params.k, size_);
   if (k == 0 || !vector_internal::AllFinite(query, dim_)) return {};
+  size_t nnz = 0;
+  for (size_t d = 0; d < dim_; ++d) nnz += query[d] != 0.0f;
+  if (nnz * kSparseFraction <= dim_) return SearchSparse(query, params, k, stats);
 
   vector_internal::TopK top(k);
   float scores[kBlockRows];

@@ -62,7 +62,7 @@ class VectorIndex {
 
 struct VectorIndexOptions {
   // Collections with fewer vectors than this use exact search.
-  size_t hnsw_threshold = 50000;
+  size_t hnsw_threshold = 20000;
   // hnswlib parameters (M and efConstruction of the HNSW paper).
   size_t hnsw_m = 16;
   size_t hnsw_ef_construction = 200;
