@@ -41,7 +41,7 @@ std::string EvalReport::ToJson() const {
   j["method"] = method;
   j["questions"] = questions;
   nlohmann::json r = nlohmann::json::object();
-  for (const auto& [k, v] : recall) r[std::to_string(k)] = std::round(v * 100.0) / 100.0;
+  for (const auto& [k, v] : recall) r[std::to_string(k)] = std::round(v * 1e4) / 1e4;
   j["recall"] = r;
   j["latency_ms"] = {{"p50", std::round(latency_p50_ms * 1000.0) / 1000.0},
                      {"p99", std::round(latency_p99_ms * 1000.0) / 1000.0}};
