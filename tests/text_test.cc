@@ -53,6 +53,13 @@ TEST(SplitSentencesTest, SplitsAtSentenceEndsNotAbbreviations) {
                                            "Did it?", "Yes.", "New para"}));
 }
 
+TEST(EntityKeyTest, NormalisesCaseAndPunctuation) {
+  EXPECT_EQ(EntityKey("The  Beatles!"), "the beatles");
+  EXPECT_EQ(EntityKey("  St. Maurice's Abbey "), "st maurice s abbey");
+  EXPECT_EQ(EntityKey("Zürich"), "zürich");
+  EXPECT_EQ(EntityKey("--"), "");
+}
+
 TEST(Utf8Test, DetectsMalformedSequences) {
   size_t off = 99;
   EXPECT_TRUE(IsValidUtf8("plain ascii and é and 日本", &off));

@@ -37,6 +37,11 @@ bool IsStopword(std::string_view lower_token);
 // never merges unrelated words the way aggressive stemmers do.
 std::string StemS(std::string_view lower_token);
 
+// Normalised key of an entity name, shared by resolution and linking:
+// lower-case ASCII, every run of non-alphanumeric ASCII collapsed to one
+// space, trimmed ("The  Beatles!" → "the beatles"). Non-ASCII bytes are kept.
+std::string EntityKey(std::string_view name);
+
 // ASCII lower-case copy.
 std::string ToLowerAscii(std::string_view s);
 

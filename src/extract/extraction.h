@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "common/text.h"  // EntityKey: the normalised name key of resolution and linking
+
 namespace flowrag {
 
 struct ExtractedEntity {
@@ -36,11 +38,6 @@ struct PassageExtraction {
   std::vector<ExtractedEntity> entities;
   std::vector<ExtractedTriple> triples;
 };
-
-// Normalised key of an entity name, shared by resolution and linking:
-// lower-case ASCII, every run of non-alphanumeric ASCII collapsed to one
-// space, trimmed ("The  Beatles!" → "the beatles"). Non-ASCII bytes are kept.
-std::string EntityKey(std::string_view name);
 
 }  // namespace flowrag
 
