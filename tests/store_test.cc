@@ -160,16 +160,32 @@ TEST(StoreTest, MigratesFormatOneAndKeepsItsData) {
     auto s = Store::Open(path, old);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     EXPECT_EQ((*s)->format_version(), 1);
-    std::vector<DocumentWrite> batch = {Doc("a", "kept across migration", 7)};
-    ASSERT_TRUE((*s)->WriteDocuments(batch).ok());
   }
+  // Rows as flowrag format 1 wrote them.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "INSERT INTO documents(id, external_id, title, source, content_hash, "
+                         "chunking, text, indexed_at) VALUES (1, 'a', 'T', 's', 7, 'none', "
+                         "'kept across migration', 0);"
+                         "INSERT INTO passages(document_id, ordinal, begin_offset, end_offset, "
+                         "embed_hash) VALUES (1, 0, 0, 21, 9);",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+
   auto s = Store::Open(path);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_EQ((*s)->format_version(), kStoreFormatVersion);
   EXPECT_EQ(**(*s)->DocumentHash("a"), 7u);
-  EXPECT_TRUE((*s)->BeginIndexRun("x").ok());  // a table of format 2
+  EXPECT_EQ((*s)->Counts()->passages, 1);
+  EXPECT_TRUE((*s)->BeginIndexRun("x").ok());        // a table of format 2
+  EXPECT_EQ((*s)->CountPassagesPendingExtraction().value(), 1);  // format 3
   auto meta = (*s)->GetMeta("format_version");
   EXPECT_EQ(**meta, std::to_string(kStoreFormatVersion));
+  // The migrated store accepts new writes.
+  std::vector<DocumentWrite> batch = {Doc("b", "written after migration", 8)};
+  ASSERT_TRUE((*s)->WriteDocuments(batch).ok());
 }
 
 TEST(StoreTest, DetectsCorruptedPages) {

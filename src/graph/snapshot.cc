@@ -4,6 +4,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "graph/graph_loader.h"
 #include "storage/store.h"
 
 namespace flowrag {
@@ -50,9 +51,9 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Build(Store& store,
   snap->dense_model_ = options.dense_model;
 
   size_t missing = 0;
+  FloatMatrix vectors;  // passage embeddings, rows in snapshot order
   if (!options.dense_model.empty() && !snap->passages_.empty()) {
     // Vectors arrive in passage id order, which is also snapshot order.
-    FloatMatrix vectors;
     std::vector<bool> have(snap->passages_.size(), false);
     FLOWRAG_RETURN_IF_ERROR(store.ForEachPassageEmbedding(
         options.dense_model, [&](int64_t passage_id, std::string_view blob) -> Status {
@@ -77,10 +78,22 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Build(Store& store,
       FLOWRAG_RETURN_IF_ERROR(snap->dense_->Add(vectors));
     }
   }
+  const auto graph_start = std::chrono::steady_clock::now();
+  GraphLoadOptions go;
+  go.model = snap->dense_model_;
+  go.dimension = vectors.cols;
+  // Graph elements are scanned exactly: seed selection scores every node
+  // (QAFD-RAG Eq. 1–2), and an HNSW build per snapshot would cost more than
+  // the scans it saves.
+  go.vector.kind = "flat";
+  FLOWRAG_ASSIGN_OR_RETURN(snap->graph_,
+                           LoadKnowledgeGraph(store, passage_index, vectors, go));
   if (stats) {
     stats->seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     stats->passages_without_vectors = missing;
+    stats->graph_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - graph_start).count();
   }
   return std::shared_ptr<const Snapshot>(std::move(snap));
 }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "embed/embedder.h"
+#include "graph/knowledge_graph.h"
 #include "flowrag/status.h"
 #include "text/bm25_index.h"
 #include "vector/vector_index.h"
@@ -49,6 +50,7 @@ struct SnapshotOptions {
 
 struct SnapshotBuildStats {
   double seconds = 0.0;
+  double graph_seconds = 0.0;
   size_t passages_without_vectors = 0;
 };
 
@@ -74,6 +76,8 @@ class Snapshot {
   // Null when the store has no embeddings for the dense model.
   const VectorIndex* dense() const { return dense_.get(); }
   Embedder* embedder() const { return embedder_.get(); }
+  // The knowledge graph; null when nothing has been extracted yet.
+  const KnowledgeGraph* graph() const { return graph_.get(); }
   const std::string& dense_model() const { return dense_model_; }
 
  private:
@@ -83,6 +87,7 @@ class Snapshot {
   std::unique_ptr<VectorIndex> dense_;
   std::shared_ptr<Embedder> embedder_;
   std::string dense_model_;
+  std::shared_ptr<const KnowledgeGraph> graph_;
 };
 
 }  // namespace flowrag

@@ -65,10 +65,91 @@ CREATE TABLE index_runs(
 );
 )sql";
 
+// Format 3: the knowledge graph with provenance (doc/storage.md, "Graph").
+// Every row that a passage supports references it with ON DELETE CASCADE, so
+// deleting a document removes exactly its contributions; entities and facts
+// left without support are collected by the graph writer.
+const char kV3[] = R"sql(
+CREATE TABLE entities(
+  id   INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  type TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE entity_keys(
+  key        TEXT NOT NULL,
+  passage_id INTEGER NOT NULL REFERENCES passages(id) ON DELETE CASCADE,
+  entity_id  INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+  surface    TEXT NOT NULL,
+  PRIMARY KEY(key, passage_id)
+) WITHOUT ROWID;
+CREATE INDEX entity_keys_entity ON entity_keys(entity_id);
+CREATE INDEX entity_keys_passage ON entity_keys(passage_id);
+CREATE TABLE mentions(
+  passage_id INTEGER NOT NULL REFERENCES passages(id) ON DELETE CASCADE,
+  entity_id  INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+  surface    TEXT NOT NULL,
+  type       TEXT NOT NULL DEFAULT '',
+  count      INTEGER NOT NULL,
+  defining   INTEGER NOT NULL,
+  PRIMARY KEY(passage_id, entity_id)
+) WITHOUT ROWID;
+CREATE INDEX mentions_entity ON mentions(entity_id);
+CREATE TABLE descriptions(
+  id         INTEGER PRIMARY KEY,
+  entity_id  INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+  passage_id INTEGER NOT NULL REFERENCES passages(id) ON DELETE CASCADE,
+  text       TEXT NOT NULL,
+  UNIQUE(entity_id, passage_id)
+);
+CREATE INDEX descriptions_passage ON descriptions(passage_id);
+CREATE TABLE facts(
+  id         INTEGER PRIMARY KEY,
+  subject_id INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+  relation   TEXT NOT NULL,
+  object_id  INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+  UNIQUE(subject_id, relation, object_id)
+);
+CREATE INDEX facts_object ON facts(object_id);
+CREATE TABLE fact_sources(
+  fact_id    INTEGER NOT NULL REFERENCES facts(id) ON DELETE CASCADE,
+  passage_id INTEGER NOT NULL REFERENCES passages(id) ON DELETE CASCADE,
+  PRIMARY KEY(fact_id, passage_id)
+) WITHOUT ROWID;
+CREATE INDEX fact_sources_passage ON fact_sources(passage_id);
+CREATE TABLE synonyms(
+  a          INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+  b          INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+  similarity REAL NOT NULL,
+  PRIMARY KEY(a, b),
+  CHECK(a < b)
+) WITHOUT ROWID;
+CREATE INDEX synonyms_b ON synonyms(b);
+CREATE TABLE extraction_state(
+  passage_id   INTEGER PRIMARY KEY REFERENCES passages(id) ON DELETE CASCADE,
+  extractor    TEXT NOT NULL,
+  status       TEXT NOT NULL,
+  detail       TEXT NOT NULL DEFAULT '',
+  extracted_at INTEGER NOT NULL
+);
+CREATE TABLE linked_names(
+  key TEXT PRIMARY KEY
+) WITHOUT ROWID;
+CREATE TABLE llm_cache(
+  key               INTEGER PRIMARY KEY,
+  model             TEXT NOT NULL,
+  request           TEXT NOT NULL,
+  response          TEXT NOT NULL,
+  finish_reason     TEXT NOT NULL,
+  prompt_tokens     INTEGER NOT NULL,
+  completion_tokens INTEGER NOT NULL,
+  created_at        INTEGER NOT NULL
+);
+)sql";
+
 }  // namespace
 
 const std::string& SchemaStep(int version) {
-  static const std::vector<std::string> steps = {"", kV1, kV2};
+  static const std::vector<std::string> steps = {"", kV1, kV2, kV3};
   static const std::string empty;
   return (version > 0 && version < static_cast<int>(steps.size())) ? steps[version] : empty;
 }

@@ -50,6 +50,10 @@ Statement& Statement::Bind(int i, int64_t v) {
   sqlite3_bind_int64(stmt_, i, v);
   return *this;
 }
+Statement& Statement::BindDouble(int i, double v) {
+  sqlite3_bind_double(stmt_, i, v);
+  return *this;
+}
 Statement& Statement::Bind(int i, std::string_view v) {
   sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
   return *this;

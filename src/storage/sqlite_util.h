@@ -32,6 +32,7 @@ class Statement {
   static Result<Statement> Prepare(sqlite3* db, std::string_view path, std::string_view sql);
 
   Statement& Bind(int i, int64_t v);
+  Statement& BindDouble(int i, double v);
   Statement& Bind(int i, std::string_view v);
   Statement& BindBlob(int i, const void* data, size_t size);
   Statement& BindNull(int i);

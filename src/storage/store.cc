@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "storage/graph_writer.h"
 #include "storage/schema.h"
 #include "storage/sqlite_util.h"
 
@@ -14,6 +15,20 @@ namespace {
 constexpr char kMagicKey[] = "magic";
 constexpr char kMagicValue[] = "flowrag";
 constexpr char kVersionKey[] = "format_version";
+
+// Passage ids of a document.
+Result<std::vector<int64_t>> PassagesOf(sqlite3* db, const std::string& path, int64_t doc_id) {
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s, Statement::Prepare(db, path, "SELECT id FROM passages WHERE document_id = ?"));
+  s.Bind(1, doc_id);
+  std::vector<int64_t> ids;
+  while (true) {
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path));
+    if (!row) break;
+    ids.push_back(s.Int(0));
+  }
+  return ids;
+}
 
 int64_t NowSeconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(
@@ -179,7 +194,9 @@ Result<std::optional<uint64_t>> Store::DocumentHash(std::string_view external_id
 Result<BatchWriteReport> Store::WriteDocuments(std::span<const DocumentWrite> batch) {
   std::lock_guard<std::mutex> lock(mu_);
   BatchWriteReport report;
+  GraphWriter graph(db_, path_);
   Status st = InTransaction([&]() -> Status {
+    FLOWRAG_RETURN_IF_ERROR(graph.Prepare());
     FLOWRAG_ASSIGN_OR_RETURN(
         Statement find, Statement::Prepare(db_, path_,
                                            "SELECT id, content_hash FROM documents WHERE external_id=?"));
@@ -207,6 +224,8 @@ Result<BatchWriteReport> Store::WriteDocuments(std::span<const DocumentWrite> ba
         continue;
       }
       if (exists) {
+        FLOWRAG_ASSIGN_OR_RETURN(std::vector<int64_t> old_passages, PassagesOf(db_, path_, old_id));
+        FLOWRAG_RETURN_IF_ERROR(DeletePassagesFromGraph(graph, old_passages));
         FLOWRAG_RETURN_IF_ERROR(del.Bind(1, old_id).Run(path_));
         ++report.documents_replaced;
       } else {
@@ -231,7 +250,7 @@ Result<BatchWriteReport> Store::WriteDocuments(std::span<const DocumentWrite> ba
         ++report.passages_added;
       }
     }
-    return Status::Ok();
+    return graph.Finish();
   });
   if (!st.ok()) return st;
   return report;
@@ -239,14 +258,24 @@ Result<BatchWriteReport> Store::WriteDocuments(std::span<const DocumentWrite> ba
 
 Status Store::DeleteDocument(std::string_view external_id) {
   std::lock_guard<std::mutex> lock(mu_);
+  GraphWriter graph(db_, path_);
   return InTransaction([&]() -> Status {
+    FLOWRAG_RETURN_IF_ERROR(graph.Prepare());
     FLOWRAG_ASSIGN_OR_RETURN(
-        Statement del, Statement::Prepare(db_, path_, "DELETE FROM documents WHERE external_id=?"));
-    FLOWRAG_RETURN_IF_ERROR(del.Bind(1, external_id).Run(path_));
-    if (sqlite3_changes(db_) == 0) {
+        Statement find, Statement::Prepare(db_, path_, "SELECT id FROM documents WHERE external_id=?"));
+    find.Bind(1, external_id);
+    FLOWRAG_ASSIGN_OR_RETURN(bool exists, find.Step(path_));
+    if (!exists) {
       return Status::NotFound(path_ + ": no document with id \"" + std::string(external_id) + "\"");
     }
-    return Status::Ok();
+    const int64_t doc_id = find.Int(0);
+    find.Reset();
+    FLOWRAG_ASSIGN_OR_RETURN(std::vector<int64_t> passages, PassagesOf(db_, path_, doc_id));
+    FLOWRAG_RETURN_IF_ERROR(DeletePassagesFromGraph(graph, passages));
+    FLOWRAG_ASSIGN_OR_RETURN(Statement del,
+                             Statement::Prepare(db_, path_, "DELETE FROM documents WHERE id=?"));
+    FLOWRAG_RETURN_IF_ERROR(del.Bind(1, doc_id).Run(path_));
+    return graph.Finish();
   });
 }
 

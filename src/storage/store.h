@@ -29,9 +29,12 @@ struct sqlite3;
 
 namespace flowrag {
 
+class GraphWriter;
+struct GraphWriteReport;
+
 // The format this build writes. Older files are migrated on open; newer ones
 // are refused.
-inline constexpr int kStoreFormatVersion = 2;
+inline constexpr int kStoreFormatVersion = 3;
 
 struct StoreOptions {
   bool create_if_missing = true;
@@ -176,11 +179,78 @@ class Store {
 
   Result<StoreCounts> Counts();
 
+  // ---- Knowledge graph (storage/store_graph.cc; tables in doc/storage.md).
+
+  // Runs `body` with a GraphWriter in one transaction, then the writer's
+  // garbage collection. On error nothing of the call is kept.
+  Status WriteGraph(const std::function<Status(GraphWriter&)>& body, GraphWriteReport* report);
+
+  struct PendingPassage {
+    int64_t passage_id = 0;
+    int32_t ordinal = 0;
+    std::string title;
+    std::string text;
+  };
+  // Passages without a successful extraction, in id order.
+  Result<std::vector<PendingPassage>> PassagesPendingExtraction(size_t limit);
+  Result<int64_t> CountPassagesPendingExtraction();
+  // Every passage (id order), for dictionary linking.
+  Status ForEachPassageContent(const std::function<Status(PendingPassage&&)>& fn);
+
+  // Name keys some passage defines that have not been linked across the
+  // corpus yet (offline extractor), and marking them linked.
+  Result<std::vector<std::pair<std::string, std::string>>> UnlinkedNames();  // (key, surface)
+  Status MarkNamesLinked(const std::vector<std::string>& keys);
+  // Every defining (key, surface) pair: the linking dictionary.
+  Result<std::vector<std::pair<std::string, std::string>>> DefinedNames();
+
+  struct EntityRow {
+    int64_t id = 0;
+    std::string name, type;
+  };
+  struct MentionRow {
+    int64_t passage_id = 0, entity_id = 0;
+    int64_t count = 0;
+    bool defining = false;
+  };
+  struct DescriptionRow {
+    int64_t id = 0, entity_id = 0, passage_id = 0;
+    std::string text;
+  };
+  struct FactRow {
+    int64_t id = 0, subject_id = 0, object_id = 0;
+    std::string relation;
+  };
+  struct SynonymRow {
+    int64_t a = 0, b = 0;
+    double similarity = 0;
+  };
+  Status ForEachEntity(const std::function<Status(EntityRow&&)>& fn);
+  Status ForEachMention(const std::function<Status(const MentionRow&)>& fn);
+  Status ForEachDescription(const std::function<Status(DescriptionRow&&)>& fn);
+  Status ForEachFact(const std::function<Status(FactRow&&)>& fn);
+  Status ForEachFactSource(const std::function<Status(int64_t fact, int64_t passage)>& fn);
+  Status ForEachSynonym(const std::function<Status(const SynonymRow&)>& fn);
+  Result<std::vector<EntityRow>> EntitiesByIds(const std::vector<int64_t>& ids);
+
+  // Replaces the synonym edges of `entities` with `edges` (a < b).
+  Status ReplaceSynonyms(const std::vector<int64_t>& entities, const std::vector<SynonymRow>& edges);
+
+  struct GraphCounts {
+    int64_t entities = 0, mentions = 0, defining_mentions = 0, descriptions = 0, facts = 0,
+            fact_sources = 0, synonyms = 0, extracted_passages = 0, failed_passages = 0,
+            llm_calls = 0, llm_prompt_tokens = 0, llm_completion_tokens = 0;
+  };
+  Result<GraphCounts> CountGraph();
+
  private:
   Store(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
   Status Initialize(const StoreOptions& options);
   Status Migrate(int from_version);
   Status InTransaction(const std::function<Status()>& body);
+  // Forgets the graph contributions of `passage_ids` in `writer` (used before
+  // passages are deleted) and collects what only they supported.
+  Status DeletePassagesFromGraph(GraphWriter& writer, const std::vector<int64_t>& passage_ids);
 
   std::string path_;
   sqlite3* db_ = nullptr;

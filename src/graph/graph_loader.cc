@@ -1,0 +1,109 @@
+#include "graph/graph_loader.h"
+
+#include "common/hash.h"
+#include "graph/graph_texts.h"
+
+namespace flowrag {
+namespace {
+
+// Rows of cached vectors for `texts` (zero rows where nothing is cached).
+Result<FloatMatrix> CachedVectors(Store& store, const GraphLoadOptions& o,
+                                  const std::vector<std::string>& texts) {
+  if (o.model.empty() || o.dimension == 0 || texts.empty()) return FloatMatrix();
+  std::vector<uint64_t> hashes;
+  hashes.reserve(texts.size());
+  for (const std::string& t : texts) hashes.push_back(Hash64(t));
+  std::vector<bool> found;
+  return store.GetEmbeddings(o.model, hashes, o.dimension, &found);
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const KnowledgeGraph>> LoadKnowledgeGraph(
+    Store& store, const std::unordered_map<int64_t, uint32_t>& passage_index,
+    const FloatMatrix& passage_vectors, const GraphLoadOptions& options) {
+  KnowledgeGraph::Input in;
+  in.num_passages = passage_index.size();
+  in.vector_options = options.vector;
+  std::unordered_map<int64_t, uint32_t> entity_index;
+  FLOWRAG_RETURN_IF_ERROR(store.ForEachEntity([&](Store::EntityRow&& e) -> Status {
+    entity_index.emplace(e.id, static_cast<uint32_t>(in.entity_names.size()));
+    in.entity_ids.push_back(e.id);
+    in.entity_names.push_back(std::move(e.name));
+    in.entity_types.push_back(std::move(e.type));
+    return Status::Ok();
+  }));
+  if (in.entity_names.empty()) return std::shared_ptr<const KnowledgeGraph>();
+
+  auto passage_of = [&](int64_t id, const char* what) -> Result<uint32_t> {
+    auto it = passage_index.find(id);
+    if (it == passage_index.end()) {
+      return Status::Corruption(store.path() + ": " + what + " refers to missing passage " +
+                                std::to_string(id));
+    }
+    return it->second;
+  };
+  auto entity_of = [&](int64_t id, const char* what) -> Result<uint32_t> {
+    auto it = entity_index.find(id);
+    if (it == entity_index.end()) {
+      return Status::Corruption(store.path() + ": " + what + " refers to missing entity " +
+                                std::to_string(id));
+    }
+    return it->second;
+  };
+  FLOWRAG_RETURN_IF_ERROR(store.ForEachMention([&](const Store::MentionRow& m) -> Status {
+    FLOWRAG_ASSIGN_OR_RETURN(uint32_t p, passage_of(m.passage_id, "mention"));
+    FLOWRAG_ASSIGN_OR_RETURN(uint32_t e, entity_of(m.entity_id, "mention"));
+    in.mentions.push_back({p, e, static_cast<float>(m.count), m.defining});
+    return Status::Ok();
+  }));
+  FLOWRAG_RETURN_IF_ERROR(store.ForEachDescription([&](Store::DescriptionRow&& d) -> Status {
+    FLOWRAG_ASSIGN_OR_RETURN(uint32_t p, passage_of(d.passage_id, "description"));
+    FLOWRAG_ASSIGN_OR_RETURN(uint32_t e, entity_of(d.entity_id, "description"));
+    in.description_entity.push_back(e);
+    in.description_passage.push_back(p);
+    in.description_texts.push_back(std::move(d.text));
+    return Status::Ok();
+  }));
+  std::unordered_map<int64_t, uint32_t> fact_index;
+  FLOWRAG_RETURN_IF_ERROR(store.ForEachFact([&](Store::FactRow&& f) -> Status {
+    FLOWRAG_ASSIGN_OR_RETURN(uint32_t s, entity_of(f.subject_id, "fact"));
+    FLOWRAG_ASSIGN_OR_RETURN(uint32_t o, entity_of(f.object_id, "fact"));
+    fact_index.emplace(f.id, static_cast<uint32_t>(in.fact_relations.size()));
+    in.fact_subject.push_back(s);
+    in.fact_object.push_back(o);
+    in.fact_relations.push_back(std::move(f.relation));
+    return Status::Ok();
+  }));
+  in.fact_sources.resize(in.fact_relations.size());
+  FLOWRAG_RETURN_IF_ERROR(store.ForEachFactSource([&](int64_t fact, int64_t passage) -> Status {
+    auto it = fact_index.find(fact);
+    if (it == fact_index.end()) return Status::Ok();
+    FLOWRAG_ASSIGN_OR_RETURN(uint32_t p, passage_of(passage, "fact source"));
+    in.fact_sources[it->second].push_back(p);
+    return Status::Ok();
+  }));
+  FLOWRAG_RETURN_IF_ERROR(store.ForEachSynonym([&](const Store::SynonymRow& s) -> Status {
+    FLOWRAG_ASSIGN_OR_RETURN(uint32_t a, entity_of(s.a, "synonym"));
+    FLOWRAG_ASSIGN_OR_RETURN(uint32_t b, entity_of(s.b, "synonym"));
+    in.synonyms.push_back({a, b, static_cast<float>(s.similarity)});
+    return Status::Ok();
+  }));
+
+  std::vector<std::string> texts;
+  for (const auto& n : in.entity_names) texts.push_back(EntityText(n));
+  FLOWRAG_ASSIGN_OR_RETURN(in.entity_vectors, CachedVectors(store, options, texts));
+  FLOWRAG_ASSIGN_OR_RETURN(in.description_vectors,
+                           CachedVectors(store, options, in.description_texts));
+  texts.clear();
+  for (size_t f = 0; f < in.fact_relations.size(); ++f) {
+    texts.push_back(FactText(in.entity_names[in.fact_subject[f]], in.fact_relations[f],
+                             in.entity_names[in.fact_object[f]]));
+  }
+  FLOWRAG_ASSIGN_OR_RETURN(in.fact_vectors, CachedVectors(store, options, texts));
+  FLOWRAG_ASSIGN_OR_RETURN(in.relation_vectors, CachedVectors(store, options, in.fact_relations));
+  in.passage_vectors = &passage_vectors;
+  return KnowledgeGraph::Build(std::move(in));
+}
+
+}  // namespace flowrag

@@ -1,0 +1,168 @@
+// KnowledgeGraph: the immutable in-memory typed graph of a snapshot
+// (DESIGN.md "One graph, typed"), built from the store's graph tables.
+//
+// Nodes share one id space, by kind:
+//   [0, P)             Passage      (= snapshot passage index)
+//   [P, P+E)           Entity
+//   [P+E, P+E+D)       EntityDescription
+//   [P+E+D, N)         Fact
+// Edges are stored per kind as CSR adjacency over that id space, both
+// directions of every undirected edge:
+//   kMentions    passage ↔ entity        weight = occurrences
+//   kRelatedTo   entity ↔ entity         one entry per fact; attr = fact index
+//   kDescribes   description ↔ entity    weight 1
+//   kSynonym     entity ↔ entity         weight = embedding similarity
+// Facts are nodes without edges of their own: fact_subject/fact_object give
+// their entities and FactSources() the passages that state them.
+//
+// Vectors: entity names, descriptions and facts each get a VectorIndex (ids
+// = index within the kind); relation texts a matrix row per fact. Elements
+// whose text has no cached embedding get a zero vector.
+//
+// Abstractness (SemFlowRAG §3.2 Eq. 1): d_v = tr Cov{h_p : p mentions v}
+// (population covariance of the passage embeddings; 0 for one passage),
+// then clipped to the 1st–99th percentile over all entities and min-max
+// scaled to [0, 1].
+//
+// Thread-safety: immutable after Build(); share through the snapshot.
+#ifndef FLOWRAG_GRAPH_KNOWLEDGE_GRAPH_H_
+#define FLOWRAG_GRAPH_KNOWLEDGE_GRAPH_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/matrix.h"
+#include "flowrag/status.h"
+#include "vector/vector_index.h"
+
+namespace flowrag {
+
+enum class NodeKind : uint8_t { kPassage, kEntity, kDescription, kFact };
+enum class EdgeKind : uint8_t { kMentions = 0, kRelatedTo, kDescribes, kSynonym };
+inline constexpr int kNumEdgeKinds = 4;
+std::string_view NodeKindName(NodeKind kind);
+std::string_view EdgeKindName(EdgeKind kind);
+
+// One edge kind's adjacency. Neighbours of a node are sorted by target id.
+struct Csr {
+  std::vector<uint64_t> offsets;  // num_nodes + 1
+  std::vector<uint32_t> targets;
+  std::vector<float> weights;
+  std::vector<uint32_t> attrs;  // kRelatedTo: fact index; else 0
+
+  size_t Degree(uint32_t node) const { return offsets[node + 1] - offsets[node]; }
+  uint64_t Begin(uint32_t node) const { return offsets[node]; }
+  uint64_t End(uint32_t node) const { return offsets[node + 1]; }
+  size_t num_entries() const { return targets.size(); }
+};
+
+class KnowledgeGraph {
+ public:
+  // Builder input: rows as loaded from the store, already mapped to
+  // kind-local indexes (see graph/snapshot.cc).
+  struct Input {
+    size_t num_passages = 0;
+    std::vector<std::string> entity_names, entity_types;
+    std::vector<int64_t> entity_ids;  // store ids
+    struct Mention {
+      uint32_t passage, entity;
+      float count;
+      bool defining;
+    };
+    std::vector<Mention> mentions;
+    std::vector<uint32_t> description_entity, description_passage;
+    std::vector<std::string> description_texts;
+    std::vector<uint32_t> fact_subject, fact_object;  // entity indexes
+    std::vector<std::string> fact_relations;
+    std::vector<std::vector<uint32_t>> fact_sources;  // passage indexes
+    struct Synonym {
+      uint32_t a, b;
+      float similarity;
+    };
+    std::vector<Synonym> synonyms;
+    // Vectors (rows per element; may be empty matrices when no embedder).
+    FloatMatrix entity_vectors, description_vectors, fact_vectors, relation_vectors;
+    // Passage embeddings for abstractness (rows = passages), may be empty.
+    const FloatMatrix* passage_vectors = nullptr;
+    VectorIndexOptions vector_options;
+  };
+  static Result<std::shared_ptr<const KnowledgeGraph>> Build(Input&& input);
+
+  // ---- node space
+  size_t num_nodes() const { return num_nodes_; }
+  size_t num_passages() const { return num_passages_; }
+  size_t num_entities() const { return entity_names_.size(); }
+  size_t num_descriptions() const { return description_texts_.size(); }
+  size_t num_facts() const { return fact_relations_.size(); }
+  uint32_t EntityNode(uint32_t e) const { return static_cast<uint32_t>(num_passages_ + e); }
+  uint32_t DescriptionNode(uint32_t d) const {
+    return static_cast<uint32_t>(num_passages_ + num_entities() + d);
+  }
+  uint32_t FactNode(uint32_t f) const {
+    return static_cast<uint32_t>(num_passages_ + num_entities() + num_descriptions() + f);
+  }
+  NodeKind Kind(uint32_t node) const;
+  // Kind-local index of a node (passage index, entity index, ...).
+  uint32_t LocalIndex(uint32_t node) const;
+
+  const Csr& Edges(EdgeKind kind) const { return edges_[static_cast<int>(kind)]; }
+  size_t NumEdges(EdgeKind kind) const;  // undirected edges (entries / 2)
+
+  // ---- entities
+  const std::string& EntityName(uint32_t e) const { return entity_names_[e]; }
+  const std::string& EntityType(uint32_t e) const { return entity_types_[e]; }
+  int64_t EntityStoreId(uint32_t e) const { return entity_ids_[e]; }
+  // Passages mentioning the entity (SemFlowRAG's passage frequency).
+  uint32_t EntityPassageCount(uint32_t e) const;
+  float Abstractness(uint32_t e) const { return abstractness_[e]; }        // normalised [0,1]
+  float RawAbstractness(uint32_t e) const { return raw_abstractness_[e]; }  // tr Cov
+
+  // ---- descriptions and facts
+  const std::string& DescriptionText(uint32_t d) const { return description_texts_[d]; }
+  uint32_t DescriptionEntity(uint32_t d) const { return description_entity_[d]; }
+  uint32_t DescriptionPassage(uint32_t d) const { return description_passage_[d]; }
+  uint32_t FactSubject(uint32_t f) const { return fact_subject_[f]; }
+  uint32_t FactObject(uint32_t f) const { return fact_object_[f]; }
+  const std::string& FactRelation(uint32_t f) const { return fact_relations_[f]; }
+  std::span<const uint32_t> FactSources(uint32_t f) const {
+    return {fact_source_passages_.data() + fact_source_offsets_[f],
+            fact_source_offsets_[f + 1] - fact_source_offsets_[f]};
+  }
+
+  // ---- vectors (null / empty when the store has no embeddings)
+  const VectorIndex* entity_index() const { return entity_index_.get(); }
+  const VectorIndex* description_index() const { return description_index_.get(); }
+  const VectorIndex* fact_index() const { return fact_index_.get(); }
+  const FloatMatrix& relation_vectors() const { return relation_vectors_; }
+
+  size_t MemoryBytes() const;
+
+ private:
+  size_t num_passages_ = 0, num_nodes_ = 0;
+  std::vector<std::string> entity_names_, entity_types_;
+  std::vector<int64_t> entity_ids_;
+  std::vector<float> abstractness_, raw_abstractness_;
+  std::vector<std::string> description_texts_;
+  std::vector<uint32_t> description_entity_, description_passage_;
+  std::vector<uint32_t> fact_subject_, fact_object_;
+  std::vector<std::string> fact_relations_;
+  std::vector<uint64_t> fact_source_offsets_;
+  std::vector<uint32_t> fact_source_passages_;
+  Csr edges_[kNumEdgeKinds];
+  std::unique_ptr<VectorIndex> entity_index_, description_index_, fact_index_;
+  FloatMatrix relation_vectors_;
+};
+
+// Semantic abstractness of each entity (raw tr Cov, then normalised), as
+// defined above. `entity_passages[e]` lists passage rows of `passage_vectors`.
+// Exposed for tests. O(Σ|P(v)|·d).
+void ComputeAbstractness(const FloatMatrix& passage_vectors,
+                         const std::vector<std::vector<uint32_t>>& entity_passages,
+                         std::vector<float>* raw, std::vector<float>* normalised);
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_GRAPH_KNOWLEDGE_GRAPH_H_

@@ -1,0 +1,234 @@
+#include "storage/graph_writer.h"
+
+#include <chrono>
+
+namespace flowrag {
+namespace {
+
+int64_t Now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+Status GraphWriter::Prepare() {
+  struct {
+    Statement* stmt;
+    const char* sql;
+  } const statements[] = {
+      {&find_key_, "SELECT entity_id FROM entity_keys WHERE key = ? LIMIT 1"},
+      {&insert_entity_, "INSERT INTO entities(name, type) VALUES (?, ?)"},
+      {&insert_key_,
+       "INSERT OR IGNORE INTO entity_keys(key, passage_id, entity_id, surface) VALUES (?, ?, ?, ?)"},
+      {&upsert_mention_,
+       "INSERT INTO mentions(passage_id, entity_id, surface, type, count, defining) "
+       "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(passage_id, entity_id) DO UPDATE SET "
+       "count = max(count, excluded.count), defining = max(defining, excluded.defining), "
+       "type = CASE WHEN type = '' THEN excluded.type ELSE type END"},
+      {&insert_description_,
+       "INSERT OR IGNORE INTO descriptions(entity_id, passage_id, text) VALUES (?, ?, ?)"},
+      {&find_fact_, "SELECT id FROM facts WHERE subject_id = ? AND relation = ? AND object_id = ?"},
+      {&insert_fact_, "INSERT INTO facts(subject_id, relation, object_id) VALUES (?, ?, ?)"},
+      {&insert_fact_source_, "INSERT OR IGNORE INTO fact_sources(fact_id, passage_id) VALUES (?, ?)"},
+      {&mark_,
+       "INSERT OR REPLACE INTO extraction_state(passage_id, extractor, status, detail, "
+       "extracted_at) VALUES (?, ?, ?, ?, ?)"},
+      {&clear_keys_, "DELETE FROM entity_keys WHERE passage_id = ?"},
+      {&clear_mentions_, "DELETE FROM mentions WHERE passage_id = ?"},
+      {&clear_descriptions_, "DELETE FROM descriptions WHERE passage_id = ?"},
+      {&clear_fact_sources_, "DELETE FROM fact_sources WHERE passage_id = ?"},
+      {&entities_of_passage_, "SELECT entity_id FROM mentions WHERE passage_id = ?"},
+      // Most frequent surface form, then most frequent non-empty type.
+      {&canonical_,
+       "SELECT (SELECT surface FROM mentions WHERE entity_id = ?1 GROUP BY surface "
+       "ORDER BY sum(count) DESC, surface ASC LIMIT 1), "
+       "(SELECT type FROM mentions WHERE entity_id = ?1 AND type <> '' GROUP BY type "
+       "ORDER BY sum(count) DESC, type ASC LIMIT 1), "
+       "(SELECT name FROM entities WHERE id = ?1)"},
+      {&rename_, "UPDATE entities SET name = ?, type = ? WHERE id = ?"},
+  };
+  for (const auto& s : statements) {
+    FLOWRAG_ASSIGN_OR_RETURN(*s.stmt, Statement::Prepare(db_, path_, s.sql));
+  }
+  return Status::Ok();
+}
+
+Status GraphWriter::ClearPassage(int64_t passage_id) {
+  entities_of_passage_.Bind(1, passage_id);
+  while (true) {
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, entities_of_passage_.Step(path_));
+    if (!row) break;
+    touched_.insert(entities_of_passage_.Int(0));
+  }
+  entities_of_passage_.Reset();
+  for (Statement* s : {&clear_keys_, &clear_mentions_, &clear_descriptions_, &clear_fact_sources_}) {
+    FLOWRAG_RETURN_IF_ERROR(s->Bind(1, passage_id).Run(path_));
+  }
+  return Status::Ok();
+}
+
+Result<int64_t> GraphWriter::Resolve(const ExtractedEntity& e) {
+  auto lookup = [&](const std::string& key) -> Result<int64_t> {
+    if (key.empty()) return int64_t{0};
+    find_key_.Bind(1, key);
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, find_key_.Step(path_));
+    int64_t id = row ? find_key_.Int(0) : 0;
+    find_key_.Reset();
+    return id;
+  };
+  FLOWRAG_ASSIGN_OR_RETURN(int64_t id, lookup(EntityKey(e.name)));
+  for (size_t i = 0; id == 0 && i < e.aliases.size(); ++i) {
+    FLOWRAG_ASSIGN_OR_RETURN(id, lookup(EntityKey(e.aliases[i])));
+  }
+  if (id != 0) return id;
+  FLOWRAG_RETURN_IF_ERROR(insert_entity_.Bind(1, e.name).Bind(2, e.type).Run(path_));
+  id = sqlite3_last_insert_rowid(db_);
+  ++report_.entities_created;
+  report_.created_entities.insert(id);
+  return id;
+}
+
+Status GraphWriter::AddEntities(const PassageExtraction& ex,
+                                std::unordered_map<std::string, int64_t>* local) {
+  for (const ExtractedEntity& e : ex.entities) {
+    const std::string key = EntityKey(e.name);
+    if (key.empty()) continue;
+    FLOWRAG_ASSIGN_OR_RETURN(int64_t id, Resolve(e));
+    touched_.insert(id);
+    // Record every key of this entity for this passage, unless it names
+    // another entity already.
+    std::vector<std::pair<std::string, std::string>> keys = {{key, e.name}};
+    for (const std::string& a : e.aliases) keys.emplace_back(EntityKey(a), a);
+    for (const auto& [k, surface] : keys) {
+      if (k.empty()) continue;
+      find_key_.Bind(1, k);
+      FLOWRAG_ASSIGN_OR_RETURN(bool row, find_key_.Step(path_));
+      const int64_t owner = row ? find_key_.Int(0) : id;
+      find_key_.Reset();
+      if (owner != id) {
+        ++report_.key_conflicts;
+        continue;
+      }
+      if (e.defining) {
+        FLOWRAG_RETURN_IF_ERROR(
+            insert_key_.Bind(1, k).Bind(2, ex.passage_id).Bind(3, id).Bind(4, surface).Run(path_));
+      }
+      local->emplace(k, id);
+    }
+    FLOWRAG_RETURN_IF_ERROR(upsert_mention_.Bind(1, ex.passage_id)
+                                .Bind(2, id)
+                                .Bind(3, e.name)
+                                .Bind(4, e.type)
+                                .Bind(5, int64_t{std::max(1, e.count)})
+                                .Bind(6, int64_t{e.defining ? 1 : 0})
+                                .Run(path_));
+    ++report_.mentions;
+    if (!e.description.empty()) {
+      FLOWRAG_RETURN_IF_ERROR(
+          insert_description_.Bind(1, id).Bind(2, ex.passage_id).Bind(3, e.description).Run(path_));
+      report_.descriptions += sqlite3_changes(db_) > 0;
+    }
+  }
+  return Status::Ok();
+}
+
+Status GraphWriter::AddTriples(const PassageExtraction& ex,
+                               const std::unordered_map<std::string, int64_t>& local) {
+  for (const ExtractedTriple& t : ex.triples) {
+    auto s = local.find(EntityKey(t.subject));
+    auto o = local.find(EntityKey(t.object));
+    if (s == local.end() || o == local.end() || t.relation.empty() || s->second == o->second) {
+      ++report_.triples_rejected;
+      continue;
+    }
+    find_fact_.Bind(1, s->second).Bind(2, t.relation).Bind(3, o->second);
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, find_fact_.Step(path_));
+    int64_t fact = row ? find_fact_.Int(0) : 0;
+    find_fact_.Reset();
+    if (fact == 0) {
+      FLOWRAG_RETURN_IF_ERROR(
+          insert_fact_.Bind(1, s->second).Bind(2, t.relation).Bind(3, o->second).Run(path_));
+      fact = sqlite3_last_insert_rowid(db_);
+      ++report_.facts_created;
+    }
+    FLOWRAG_RETURN_IF_ERROR(insert_fact_source_.Bind(1, fact).Bind(2, ex.passage_id).Run(path_));
+    report_.fact_sources += sqlite3_changes(db_) > 0;
+  }
+  return Status::Ok();
+}
+
+Status GraphWriter::ApplyPassage(const PassageExtraction& ex, std::string_view extractor) {
+  FLOWRAG_RETURN_IF_ERROR(ClearPassage(ex.passage_id));
+  std::unordered_map<std::string, int64_t> local;
+  FLOWRAG_RETURN_IF_ERROR(AddEntities(ex, &local));
+  FLOWRAG_RETURN_IF_ERROR(AddTriples(ex, local));
+  ++report_.passages;
+  return mark_.Bind(1, ex.passage_id)
+      .Bind(2, extractor)
+      .Bind(3, "done")
+      .Bind(4, "")
+      .Bind(5, Now())
+      .Run(path_);
+}
+
+Status GraphWriter::AddToPassage(const PassageExtraction& ex) {
+  std::unordered_map<std::string, int64_t> local;
+  FLOWRAG_RETURN_IF_ERROR(AddEntities(ex, &local));
+  // Triples may also use entities the passage had before.
+  for (const ExtractedTriple& t : ex.triples) {
+    for (const std::string* name : {&t.subject, &t.object}) {
+      const std::string key = EntityKey(*name);
+      if (local.count(key)) continue;
+      find_key_.Bind(1, key);
+      FLOWRAG_ASSIGN_OR_RETURN(bool row, find_key_.Step(path_));
+      if (row) local.emplace(key, find_key_.Int(0));
+      find_key_.Reset();
+    }
+  }
+  return AddTriples(ex, local);
+}
+
+Status GraphWriter::MarkFailed(int64_t passage_id, std::string_view extractor,
+                               std::string_view detail) {
+  return mark_.Bind(1, passage_id)
+      .Bind(2, extractor)
+      .Bind(3, "failed")
+      .Bind(4, detail)
+      .Bind(5, Now())
+      .Run(path_);
+}
+
+Status GraphWriter::Canonicalise(int64_t entity_id) {
+  canonical_.Bind(1, entity_id);
+  FLOWRAG_ASSIGN_OR_RETURN(bool row, canonical_.Step(path_));
+  if (!row || canonical_.IsNull(0) || canonical_.IsNull(2)) {
+    canonical_.Reset();
+    return Status::Ok();  // no mentions left: collected below
+  }
+  std::string name(canonical_.Text(0));
+  std::string type(canonical_.IsNull(1) ? "" : canonical_.Text(1));
+  const bool renamed = canonical_.Text(2) != name;
+  canonical_.Reset();
+  if (renamed && !report_.created_entities.count(entity_id)) report_.renamed_entities.insert(entity_id);
+  return rename_.Bind(1, name).Bind(2, type).Bind(3, entity_id).Run(path_);
+}
+
+Status GraphWriter::Finish() {
+  // Entities no passage defines any more (their links, keys, facts and
+  // synonym edges cascade), then facts left without a source.
+  FLOWRAG_RETURN_IF_ERROR(Exec(db_, path_,
+                               "DELETE FROM entities WHERE NOT EXISTS (SELECT 1 FROM mentions m "
+                               "WHERE m.entity_id = entities.id AND m.defining = 1)"));
+  report_.entities_deleted += sqlite3_changes(db_);
+  FLOWRAG_RETURN_IF_ERROR(Exec(
+      db_, path_,
+      "DELETE FROM facts WHERE NOT EXISTS (SELECT 1 FROM fact_sources s WHERE s.fact_id = facts.id)"));
+  report_.facts_deleted += sqlite3_changes(db_);
+  for (int64_t id : touched_) FLOWRAG_RETURN_IF_ERROR(Canonicalise(id));
+  touched_.clear();
+  return Status::Ok();
+}
+
+}  // namespace flowrag

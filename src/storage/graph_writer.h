@@ -1,0 +1,104 @@
+// GraphWriter: writes extractions into the graph tables of the store inside
+// one transaction (Store::WriteGraph), with provenance and resolution.
+//
+// Resolution (SA-RAG §5.3): an extracted entity is the existing entity that
+// one of its keys (EntityKey of its name, then of each alias) already maps
+// to, else a new entity. Keys are recorded per passage (entity_keys), so an
+// alias is remembered exactly as long as a passage that gave it. A key that
+// already maps to a different entity is not remapped (counted as a conflict).
+//
+// Canonical name and type of an entity are recomputed from its current
+// mentions after every write: the surface form (and the non-empty type) with
+// the most occurrences, ties broken by the smaller string, so the graph does
+// not depend on insertion order (delete + re-add gives the same graph).
+//
+// Garbage collection (Finish): an entity lives while some passage defines it
+// (a mention with defining = 1); otherwise it is deleted, and with it (ON
+// DELETE CASCADE) its keys, dictionary-linked mentions, descriptions, facts
+// and synonym edges. Facts without any source passage are deleted.
+//
+// Thread-safety: used only inside Store::WriteGraph, which holds the store's
+// lock. Not copyable.
+#ifndef FLOWRAG_STORAGE_GRAPH_WRITER_H_
+#define FLOWRAG_STORAGE_GRAPH_WRITER_H_
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "extract/extraction.h"
+#include "flowrag/status.h"
+#include "storage/sqlite_util.h"
+
+namespace flowrag {
+
+struct GraphWriteReport {
+  size_t passages = 0;
+  size_t entities_created = 0;
+  size_t entities_deleted = 0;
+  size_t mentions = 0;
+  size_t descriptions = 0;
+  size_t facts_created = 0;
+  size_t fact_sources = 0;
+  size_t facts_deleted = 0;
+  size_t triples_rejected = 0;  // subject or object not among the passage's entities
+  size_t key_conflicts = 0;     // an alias already naming another entity
+  std::set<int64_t> created_entities;
+  std::set<int64_t> renamed_entities;  // canonical name changed (embedding changes)
+};
+
+class GraphWriter {
+ public:
+  GraphWriter(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  GraphWriter(const GraphWriter&) = delete;
+  GraphWriter& operator=(const GraphWriter&) = delete;
+
+  Status Prepare();
+
+  // Replaces everything passage `ex.passage_id` contributed to the graph with
+  // `ex` and records it as extracted by `extractor`.
+  Status ApplyPassage(const PassageExtraction& ex, std::string_view extractor);
+
+  // Adds `ex`'s entities (normally non-defining dictionary links) and triples
+  // to a passage, keeping what it already has. Counts of an existing mention
+  // become the larger of the two; a defining mention stays defining.
+  Status AddToPassage(const PassageExtraction& ex);
+
+  // Removes everything passage `passage_id` contributed (before the passage
+  // itself is deleted); Finish() then collects what only it supported.
+  Status ForgetPassage(int64_t passage_id) { return ClearPassage(passage_id); }
+
+  // Records a failed extraction so it is reported (and retried next run).
+  Status MarkFailed(int64_t passage_id, std::string_view extractor, std::string_view detail);
+
+  // Garbage collection and canonical names (see the file comment). Call once
+  // after the last Apply/Add of the transaction.
+  Status Finish();
+
+  const GraphWriteReport& report() const { return report_; }
+
+ private:
+  Status ClearPassage(int64_t passage_id);
+  Status AddEntities(const PassageExtraction& ex,
+                     std::unordered_map<std::string, int64_t>* local);
+  Status AddTriples(const PassageExtraction& ex,
+                    const std::unordered_map<std::string, int64_t>& local);
+  Result<int64_t> Resolve(const ExtractedEntity& e);
+  Status Canonicalise(int64_t entity_id);
+
+  sqlite3* db_;
+  std::string path_;
+  GraphWriteReport report_;
+  std::set<int64_t> touched_;  // entities whose mentions changed
+  Statement find_key_, insert_entity_, insert_key_, upsert_mention_, insert_description_,
+      find_fact_, insert_fact_, insert_fact_source_, mark_, clear_keys_, clear_mentions_,
+      clear_descriptions_, clear_fact_sources_, entities_of_passage_, canonical_, rename_;
+};
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_STORAGE_GRAPH_WRITER_H_

@@ -1,0 +1,263 @@
+// Store: the knowledge graph tables (format 3). See store.h and
+// doc/storage.md.
+#include <sqlite3.h>
+
+#include "storage/graph_writer.h"
+#include "storage/sqlite_util.h"
+#include "storage/store.h"
+
+namespace flowrag {
+
+Status Store::WriteGraph(const std::function<Status(GraphWriter&)>& body,
+                         GraphWriteReport* report) {
+  std::lock_guard<std::mutex> lock(mu_);
+  GraphWriter writer(db_, path_);
+  Status st = InTransaction([&]() -> Status {
+    FLOWRAG_RETURN_IF_ERROR(writer.Prepare());
+    FLOWRAG_RETURN_IF_ERROR(body(writer));
+    return writer.Finish();
+  });
+  if (st.ok() && report != nullptr) *report = writer.report();
+  return st;
+}
+
+Status Store::DeletePassagesFromGraph(GraphWriter& writer, const std::vector<int64_t>& passage_ids) {
+  for (int64_t p : passage_ids) FLOWRAG_RETURN_IF_ERROR(writer.ForgetPassage(p));
+  return Status::Ok();
+}
+
+Result<std::vector<Store::PendingPassage>> Store::PassagesPendingExtraction(size_t limit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s,
+      Statement::Prepare(
+          db_, path_,
+          "SELECT p.id, p.ordinal, d.title, substr(CAST(d.text AS BLOB), p.begin_offset + 1, "
+          "p.end_offset - p.begin_offset) FROM passages p JOIN documents d ON d.id = "
+          "p.document_id WHERE NOT EXISTS (SELECT 1 FROM extraction_state x WHERE x.passage_id = "
+          "p.id AND x.status = 'done') ORDER BY p.id LIMIT ?"));
+  s.Bind(1, static_cast<int64_t>(limit));
+  std::vector<PendingPassage> out;
+  while (true) {
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    if (!row) break;
+    out.push_back({s.Int(0), static_cast<int32_t>(s.Int(1)), std::string(s.Text(2)),
+                   std::string(s.Blob(3))});
+  }
+  return out;
+}
+
+Result<int64_t> Store::CountPassagesPendingExtraction() {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s, Statement::Prepare(db_, path_,
+                                      "SELECT count(*) FROM passages p WHERE NOT EXISTS (SELECT 1 "
+                                      "FROM extraction_state x WHERE x.passage_id = p.id AND "
+                                      "x.status = 'done')"));
+  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+  return row ? s.Int(0) : int64_t{0};
+}
+
+Status Store::ForEachPassageContent(const std::function<Status(PendingPassage&&)>& fn) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s,
+      Statement::Prepare(db_, path_,
+                         "SELECT p.id, p.ordinal, d.title, substr(CAST(d.text AS BLOB), "
+                         "p.begin_offset + 1, p.end_offset - p.begin_offset) FROM passages p JOIN "
+                         "documents d ON d.id = p.document_id ORDER BY p.id"));
+  while (true) {
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    if (!row) break;
+    FLOWRAG_RETURN_IF_ERROR(fn({s.Int(0), static_cast<int32_t>(s.Int(1)), std::string(s.Text(2)),
+                                std::string(s.Blob(3))}));
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+Result<std::vector<std::pair<std::string, std::string>>> KeySurfacePairs(sqlite3* db,
+                                                                         const std::string& path,
+                                                                         const char* sql) {
+  FLOWRAG_ASSIGN_OR_RETURN(Statement s, Statement::Prepare(db, path, sql));
+  std::vector<std::pair<std::string, std::string>> out;
+  while (true) {
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path));
+    if (!row) break;
+    out.emplace_back(std::string(s.Text(0)), std::string(s.Text(1)));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<std::pair<std::string, std::string>>> Store::UnlinkedNames() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return KeySurfacePairs(db_, path_,
+                         "SELECT key, min(surface) FROM entity_keys WHERE key NOT IN (SELECT key "
+                         "FROM linked_names) GROUP BY key ORDER BY key");
+}
+
+Result<std::vector<std::pair<std::string, std::string>>> Store::DefinedNames() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return KeySurfacePairs(db_, path_,
+                         "SELECT key, min(surface) FROM entity_keys GROUP BY key ORDER BY key");
+}
+
+Status Store::MarkNamesLinked(const std::vector<std::string>& keys) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return InTransaction([&]() -> Status {
+    FLOWRAG_ASSIGN_OR_RETURN(
+        Statement s, Statement::Prepare(db_, path_, "INSERT OR IGNORE INTO linked_names(key) VALUES (?)"));
+    for (const std::string& k : keys) FLOWRAG_RETURN_IF_ERROR(s.Bind(1, k).Run(path_));
+    return Status::Ok();
+  });
+}
+
+Status Store::ForEachEntity(const std::function<Status(EntityRow&&)>& fn) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(Statement s, Statement::Prepare(db_, path_,
+                                                           "SELECT id, name, type FROM entities "
+                                                           "ORDER BY id"));
+  while (true) {
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    if (!row) break;
+    FLOWRAG_RETURN_IF_ERROR(fn({s.Int(0), std::string(s.Text(1)), std::string(s.Text(2))}));
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<Store::EntityRow>> Store::EntitiesByIds(const std::vector<int64_t>& ids) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(Statement s, Statement::Prepare(db_, path_,
+                                                           "SELECT id, name, type FROM entities "
+                                                           "WHERE id = ?"));
+  std::vector<EntityRow> out;
+  for (int64_t id : ids) {
+    s.Bind(1, id);
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    if (row) out.push_back({s.Int(0), std::string(s.Text(1)), std::string(s.Text(2))});
+    s.Reset();
+  }
+  return out;
+}
+
+Status Store::ForEachMention(const std::function<Status(const MentionRow&)>& fn) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s, Statement::Prepare(db_, path_,
+                                      "SELECT passage_id, entity_id, count, defining FROM mentions "
+                                      "ORDER BY passage_id, entity_id"));
+  while (true) {
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    if (!row) break;
+    FLOWRAG_RETURN_IF_ERROR(fn({s.Int(0), s.Int(1), s.Int(2), s.Int(3) != 0}));
+  }
+  return Status::Ok();
+}
+
+Status Store::ForEachDescription(const std::function<Status(DescriptionRow&&)>& fn) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s, Statement::Prepare(db_, path_,
+                                      "SELECT id, entity_id, passage_id, text FROM descriptions "
+                                      "ORDER BY id"));
+  while (true) {
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    if (!row) break;
+    FLOWRAG_RETURN_IF_ERROR(fn({s.Int(0), s.Int(1), s.Int(2), std::string(s.Text(3))}));
+  }
+  return Status::Ok();
+}
+
+Status Store::ForEachFact(const std::function<Status(FactRow&&)>& fn) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s, Statement::Prepare(db_, path_,
+                                      "SELECT id, subject_id, object_id, relation FROM facts ORDER "
+                                      "BY id"));
+  while (true) {
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    if (!row) break;
+    FLOWRAG_RETURN_IF_ERROR(fn({s.Int(0), s.Int(1), s.Int(2), std::string(s.Text(3))}));
+  }
+  return Status::Ok();
+}
+
+Status Store::ForEachFactSource(const std::function<Status(int64_t, int64_t)>& fn) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s, Statement::Prepare(db_, path_,
+                                      "SELECT fact_id, passage_id FROM fact_sources ORDER BY "
+                                      "fact_id, passage_id"));
+  while (true) {
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    if (!row) break;
+    FLOWRAG_RETURN_IF_ERROR(fn(s.Int(0), s.Int(1)));
+  }
+  return Status::Ok();
+}
+
+Status Store::ForEachSynonym(const std::function<Status(const SynonymRow&)>& fn) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s,
+      Statement::Prepare(db_, path_, "SELECT a, b, similarity FROM synonyms ORDER BY a, b"));
+  while (true) {
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    if (!row) break;
+    FLOWRAG_RETURN_IF_ERROR(fn({s.Int(0), s.Int(1), s.Double(2)}));
+  }
+  return Status::Ok();
+}
+
+Status Store::ReplaceSynonyms(const std::vector<int64_t>& entities,
+                              const std::vector<SynonymRow>& edges) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return InTransaction([&]() -> Status {
+    FLOWRAG_ASSIGN_OR_RETURN(
+        Statement del, Statement::Prepare(db_, path_, "DELETE FROM synonyms WHERE a = ?1 OR b = ?1"));
+    for (int64_t e : entities) FLOWRAG_RETURN_IF_ERROR(del.Bind(1, e).Run(path_));
+    FLOWRAG_ASSIGN_OR_RETURN(
+        Statement ins,
+        Statement::Prepare(db_, path_,
+                           "INSERT OR REPLACE INTO synonyms(a, b, similarity) SELECT ?1, ?2, ?3 "
+                           "WHERE EXISTS (SELECT 1 FROM entities WHERE id = ?1) AND EXISTS "
+                           "(SELECT 1 FROM entities WHERE id = ?2)"));
+    for (const SynonymRow& e : edges) {
+      if (e.a >= e.b) return Status::InvalidArgument("synonym edge needs a < b");
+      FLOWRAG_RETURN_IF_ERROR(ins.Bind(1, e.a).Bind(2, e.b).BindDouble(3, e.similarity).Run(path_));
+    }
+    return Status::Ok();
+  });
+}
+
+Result<Store::GraphCounts> Store::CountGraph() {
+  std::lock_guard<std::mutex> lock(mu_);
+  GraphCounts c;
+  auto scalar = [&](const char* sql) -> Result<int64_t> {
+    FLOWRAG_ASSIGN_OR_RETURN(Statement s, Statement::Prepare(db_, path_, sql));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    return row && !s.IsNull(0) ? s.Int(0) : int64_t{0};
+  };
+  FLOWRAG_ASSIGN_OR_RETURN(c.entities, scalar("SELECT count(*) FROM entities"));
+  FLOWRAG_ASSIGN_OR_RETURN(c.mentions, scalar("SELECT count(*) FROM mentions"));
+  FLOWRAG_ASSIGN_OR_RETURN(c.defining_mentions,
+                           scalar("SELECT count(*) FROM mentions WHERE defining = 1"));
+  FLOWRAG_ASSIGN_OR_RETURN(c.descriptions, scalar("SELECT count(*) FROM descriptions"));
+  FLOWRAG_ASSIGN_OR_RETURN(c.facts, scalar("SELECT count(*) FROM facts"));
+  FLOWRAG_ASSIGN_OR_RETURN(c.fact_sources, scalar("SELECT count(*) FROM fact_sources"));
+  FLOWRAG_ASSIGN_OR_RETURN(c.synonyms, scalar("SELECT count(*) FROM synonyms"));
+  FLOWRAG_ASSIGN_OR_RETURN(c.extracted_passages,
+                           scalar("SELECT count(*) FROM extraction_state WHERE status = 'done'"));
+  FLOWRAG_ASSIGN_OR_RETURN(c.failed_passages,
+                           scalar("SELECT count(*) FROM extraction_state WHERE status = 'failed'"));
+  FLOWRAG_ASSIGN_OR_RETURN(c.llm_calls, scalar("SELECT count(*) FROM llm_cache"));
+  FLOWRAG_ASSIGN_OR_RETURN(c.llm_prompt_tokens, scalar("SELECT sum(prompt_tokens) FROM llm_cache"));
+  FLOWRAG_ASSIGN_OR_RETURN(c.llm_completion_tokens,
+                           scalar("SELECT sum(completion_tokens) FROM llm_cache"));
+  return c;
+}
+
+}  // namespace flowrag
