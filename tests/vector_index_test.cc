@@ -20,6 +20,7 @@
 
 #include "vector/dot_product.h"
 #include "vector/flat_index.h"
+#include "vector/sparse_index.h"
 #include "vector/hnsw_index.h"
 #include "vector/index_util.h"
 
@@ -389,6 +390,38 @@ TEST(FlatIndexTest, SparseQueriesMatchBruteForce) {
       EXPECT_NEAR(got[i].score, want[i].score, 1e-5);
     }
     EXPECT_EQ(stats.candidates_scored, trial % 2 ? 466u : 700u);
+  }
+}
+
+TEST(SparseIndexTest, MatchesBruteForceIncludingZeroAndNegativeScores) {
+  const size_t d = 128;
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> u(-1, 1);
+  FloatMatrix data(300, d);
+  for (size_t r = 0; r < data.rows; ++r) {
+    for (int i = 0; i < 6; ++i) data.row(r)[rng() % d] = u(rng);  // ~5% dense, signed
+  }
+  SparseIndex index(d);
+  ASSERT_TRUE(index.Add(data).ok());
+  EXPECT_LE(index.NonZeros(), 300u * 6);
+  EXPECT_LT(Density(data), 0.06);
+  for (int trial = 0; trial < 30; ++trial) {
+    std::vector<float> q(d, 0.0f);
+    for (int i = 0; i < 4; ++i) q[rng() % d] = u(rng);
+    VectorSearchParams params;
+    params.k = trial % 3 == 0 ? 250 : 10;  // deep enough to need zero-score fill
+    if (trial % 2) params.filter = [](uint32_t id) { return id % 4 != 1; };
+    auto got = index.Search(q.data(), params, nullptr);
+    auto want = BruteForce(data, q.data(), params.filter);
+    want.resize(std::min(want.size(), params.k));
+    ASSERT_EQ(got.size(), want.size()) << trial;
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_NEAR(got[i].score, want[i].score, 1e-5) << trial << " " << i;
+      if (std::fabs(got[i].score - want[i].score) < 1e-6 && i + 1 < got.size() &&
+          std::fabs(want[i].score - want[i + 1].score) > 1e-5) {
+        EXPECT_EQ(got[i].id, want[i].id) << trial << " rank " << i;
+      }
+    }
   }
 }
 
@@ -823,7 +856,7 @@ TEST(MakeVectorIndexTest, RejectsBadArguments) {
   ASSERT_FALSE(bad_kind.ok());
   EXPECT_EQ(bad_kind.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(bad_kind.status().message().find("\"faiss\""), std::string::npos);
-  EXPECT_NE(bad_kind.status().message().find("\"auto\", \"flat\" or \"hnsw\""), std::string::npos);
+  EXPECT_NE(bad_kind.status().message().find("\"auto\", \"flat\", \"hnsw\" or \"sparse\""), std::string::npos);
   options.kind = "flat";
   auto zero_dim = MakeVectorIndex(0, 10, options);
   ASSERT_FALSE(zero_dim.ok());

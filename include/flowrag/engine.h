@@ -38,6 +38,12 @@ class Engine {
   virtual Result<IndexReport> Index(const std::vector<std::string>& sources,
                                     const IndexOptions& options = {}) = 0;
 
+  // Imports precomputed OpenIE (the benchmark openie.jsonl, keyed by corpus
+  // id, or HippoRAG's openie_results_ner_*.json, keyed by passage text) as the
+  // graph of the passages it covers, replacing what they had.
+  virtual Result<ImportReport> ImportOpenIe(const std::string& path,
+                                            const ImportOpenIeOptions& options = {}) = 0;
+
   // Removes a document by external id.
   virtual Status DeleteDocument(std::string_view document_id) = 0;
 

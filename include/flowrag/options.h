@@ -56,6 +56,23 @@ struct IndexOptions {
   bool progress = false;
   // Skip malformed JSONL records (reported) instead of failing the run.
   bool skip_bad_records = false;
+  // Knowledge-graph extraction after embedding:
+  //   "auto"      the LLM extractor when a chat model is configured
+  //               (FLOWRAG_LLM_BASE_URL / FLOWRAG_LLM_MODEL), else "heuristic";
+  //   "heuristic" the offline extractor (titles, proper nouns, dates, numbers,
+  //               dictionary linking, sentence facts);
+  //   "llm"       the papers' prompts through the configured chat model;
+  //   "none"      no graph.
+  std::string extractor = "auto";
+  // LLM prompt family: "sarag" (SA-RAG App. B: NER + relations with aliases
+  // and descriptions), "openie" (SemFlowRAG A.5.1: NER then triples),
+  // "lightrag" (QAFD-RAG A4.2 tuples).
+  std::string llm_prompt_style = "openie";
+  // Passages per extraction transaction.
+  size_t extract_batch_size = 256;
+  // Estimate LLM calls and tokens for the pending passages without calling
+  // anything (documents are still stored and embedded).
+  bool dry_run = false;
   // Test hook: called after each committed document batch with its 1-based
   // number; a non-OK status stops the run there (as a crash would).
   std::function<Status(size_t)> after_batch;
@@ -67,6 +84,13 @@ struct QueryOptions {
   std::string method = "hybrid";
   size_t top_k = 5;
   std::map<std::string, std::string> params;
+};
+
+struct ImportOpenIeOptions {
+  // Skip malformed records (counted and reported) instead of failing.
+  bool skip_bad_records = false;
+  size_t batch_size = 512;
+  bool progress = false;
 };
 
 struct EngineOptions {

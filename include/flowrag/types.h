@@ -47,9 +47,58 @@ struct IndexReport {
   size_t passages_embedded = 0;    // embeddings computed (not found in the cache)
   size_t batches_committed = 0;
   bool embedder_refitted = false;
+  // Knowledge graph (extraction phase).
+  std::string extractor;               // what ran ("heuristic", "llm:openie", "none")
+  size_t passages_extracted = 0;
+  size_t extraction_failures = 0;      // passages left for the next run
+  size_t entities_created = 0;
+  size_t entities_deleted = 0;
+  size_t facts_created = 0;
+  size_t triples_rejected = 0;
+  size_t graph_texts_embedded = 0;
+  size_t synonym_edges = 0;
+  double extract_seconds = 0.0;
+  double graph_seconds = 0.0;          // graph text embedding + synonyms
+  // --dry-run: what the LLM extraction of the pending passages would cost.
+  size_t estimated_llm_calls = 0;
+  size_t estimated_prompt_tokens = 0;
+  size_t estimated_completion_tokens = 0;
+  std::vector<std::string> messages;   // rejections and skips worth showing
   double ingest_seconds = 0.0;
   double embed_seconds = 0.0;
   double total_seconds = 0.0;
+};
+
+struct ImportReport {
+  size_t records_read = 0;
+  size_t records_unmatched = 0;       // no stored passage has this id / text
+  size_t passages_matched = 0;
+  size_t passages_without_record = 0; // stored passages the file does not cover
+  size_t triples_read = 0;
+  size_t triples_kept = 0;
+  size_t triples_rejected = 0;        // malformed, or not between extracted entities
+  size_t entities_created = 0;
+  size_t facts_created = 0;
+  size_t synonym_edges = 0;
+  double seconds = 0.0;
+  std::vector<std::string> messages;
+};
+
+// Graph statistics (schema-contracts paper Eq. 7–8 over entities and their
+// RELATED_TO relationships).
+struct GraphStats {
+  std::map<std::string, int64_t> nodes;  // per node kind
+  std::map<std::string, int64_t> edges;  // per edge kind (undirected)
+  double isolated_ratio = 0.0;           // entities without a RELATED_TO edge / entities
+  double average_degree = 0.0;           // 2·|RELATED_TO| / |entities|
+  // Entity RELATED_TO degree distribution.
+  int64_t degree_min = 0, degree_median = 0, degree_p90 = 0, degree_p99 = 0, degree_max = 0;
+  int64_t extracted_passages = 0;
+  int64_t failed_passages = 0;
+  int64_t llm_calls = 0;                 // cached chat responses (each paid once)
+  int64_t llm_prompt_tokens = 0;
+  int64_t llm_completion_tokens = 0;
+  int64_t memory_bytes = 0;              // in-memory graph of the snapshot
 };
 
 struct StoreStats {
@@ -63,6 +112,7 @@ struct StoreStats {
   int64_t index_runs = 0;
   std::string dense_model;   // the model passages are embedded with
   int64_t passages_missing_embeddings = 0;
+  GraphStats graph;
 };
 
 }  // namespace flowrag

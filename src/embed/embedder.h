@@ -33,6 +33,11 @@ class Embedder {
   // Every row is L2-normalised (an empty text gives a zero row). Fails as a
   // whole: no partial results.
   virtual Result<FloatMatrix> Embed(std::span<const std::string> texts) = 0;
+
+  // True when embedding is cheaper than reading a cached vector (an
+  // in-process model): then short graph texts are embedded when a snapshot is
+  // built instead of being stored. Passage vectors are always cached.
+  virtual bool IsLocal() const { return false; }
 };
 
 }  // namespace flowrag

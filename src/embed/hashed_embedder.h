@@ -54,6 +54,7 @@ class HashedEmbedder final : public Embedder {
   std::string ModelId() const override { return model_id_; }
   size_t Dimension() const override { return options_.dimension; }
   Result<FloatMatrix> Embed(std::span<const std::string> texts) override;
+  bool IsLocal() const override { return true; }
 
   // Embeds one text into `out` (Dimension() floats).
   void EmbedOne(std::string_view text, float* out) const;

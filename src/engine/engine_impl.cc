@@ -275,6 +275,7 @@ Result<StoreStats> EngineImpl::Stats() const {
   } else {
     s.passages_missing_embeddings = c.passages;
   }
+  FLOWRAG_RETURN_IF_ERROR(FillGraphStats(&s.graph));
   return s;
 }
 

@@ -29,6 +29,8 @@ class EngineImpl final : public Engine {
 
   Result<IndexReport> Index(const std::vector<std::string>& sources,
                             const IndexOptions& options) override;
+  Result<ImportReport> ImportOpenIe(const std::string& path,
+                                    const ImportOpenIeOptions& options) override;
   Status DeleteDocument(std::string_view document_id) override;
   Result<RetrievalResult> Query(std::string_view question,
                                 const QueryOptions& options) const override;
@@ -45,6 +47,9 @@ class EngineImpl final : public Engine {
                        IndexReport* report, IndexRunRecord* run);
   Status EmbedMissing(const IndexOptions& options, IndexReport* report, IndexRunRecord* run);
   Status RebuildSnapshot();
+  // Embeds graph texts and updates SYNONYM edges (engine_graph.cc).
+  Status BuildGraphExtras(bool progress, size_t* texts_embedded, size_t* synonym_edges);
+  Status FillGraphStats(GraphStats* stats) const;
 
   EngineOptions options_;
   std::unique_ptr<Store> store_;

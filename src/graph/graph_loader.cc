@@ -6,18 +6,30 @@
 namespace flowrag {
 namespace {
 
-// Rows of cached vectors for `texts` (zero rows where nothing is cached).
 Result<FloatMatrix> CachedVectors(Store& store, const GraphLoadOptions& o,
                                   const std::vector<std::string>& texts) {
-  if (o.model.empty() || o.dimension == 0 || texts.empty()) return FloatMatrix();
+  if (o.embedder == nullptr || texts.empty()) return FloatMatrix();
+  return GraphTextVectors(store, *o.embedder, texts);
+}
+
+}  // namespace
+
+Result<FloatMatrix> GraphTextVectors(Store& store, Embedder& embedder,
+                                     const std::vector<std::string>& texts) {
+  if (embedder.IsLocal()) return embedder.Embed(texts);
+  // A remote model's dimension is known once it has answered; after a
+  // restart, from the vectors it left in the cache.
+  size_t dim = embedder.Dimension();
+  if (dim == 0) {
+    FLOWRAG_ASSIGN_OR_RETURN(dim, store.EmbeddingDimension(embedder.ModelId()));
+  }
+  if (dim == 0) return FloatMatrix();
   std::vector<uint64_t> hashes;
   hashes.reserve(texts.size());
   for (const std::string& t : texts) hashes.push_back(Hash64(t));
   std::vector<bool> found;
-  return store.GetEmbeddings(o.model, hashes, o.dimension, &found);
+  return store.GetEmbeddings(embedder.ModelId(), hashes, dim, &found);
 }
-
-}  // namespace
 
 Result<std::shared_ptr<const KnowledgeGraph>> LoadKnowledgeGraph(
     Store& store, const std::unordered_map<int64_t, uint32_t>& passage_index,

@@ -6,17 +6,23 @@
 #include <string>
 #include <unordered_map>
 
+#include "embed/embedder.h"
 #include "graph/knowledge_graph.h"
 #include "storage/store.h"
 
 namespace flowrag {
 
 struct GraphLoadOptions {
-  // Model whose cached vectors represent graph texts ("" = no vectors).
-  std::string model;
-  size_t dimension = 0;
+  // The embedder of the dense model (null = no vectors). A local embedder
+  // embeds graph texts here; others' vectors come from the store's cache.
+  Embedder* embedder = nullptr;
   VectorIndexOptions vector;
 };
+
+// Vectors of `texts` under `embedder`: computed when it is local, else read
+// from the cache (zero rows where nothing is cached).
+Result<FloatMatrix> GraphTextVectors(Store& store, Embedder& embedder,
+                                     const std::vector<std::string>& texts);
 
 // `passage_index` maps store passage ids to snapshot passage indexes;
 // `passage_vectors` (rows = snapshot passages, may be empty) feed abstractness.

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <tuple>
 
+#include "vector/sparse_index.h"
+
 namespace flowrag {
 namespace {
 
@@ -43,8 +45,12 @@ float PercentileOf(std::vector<float> v, double p) {
   return static_cast<float>(v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo)));
 }
 
-Result<std::unique_ptr<VectorIndex>> IndexOf(const FloatMatrix& m, const VectorIndexOptions& o) {
+// Exact indexes for graph elements: seed selection scores every node (QAFD-RAG
+// Eq. 1–2), and an HNSW build per snapshot would cost more than it saves.
+// Mostly-zero vectors (hashed short texts) go to the inverted-list index.
+Result<std::unique_ptr<VectorIndex>> IndexOf(const FloatMatrix& m, VectorIndexOptions o) {
   if (m.cols == 0 || m.rows == 0) return std::unique_ptr<VectorIndex>();
+  o.kind = Density(m) < 0.25 ? "sparse" : "flat";
   FLOWRAG_ASSIGN_OR_RETURN(auto index, MakeVectorIndex(m.cols, m.rows, o));
   FLOWRAG_RETURN_IF_ERROR(index->Add(m));
   return index;

@@ -80,12 +80,7 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Build(Store& store,
   }
   const auto graph_start = std::chrono::steady_clock::now();
   GraphLoadOptions go;
-  go.model = snap->dense_model_;
-  go.dimension = vectors.cols;
-  // Graph elements are scanned exactly: seed selection scores every node
-  // (QAFD-RAG Eq. 1–2), and an HNSW build per snapshot would cost more than
-  // the scans it saves.
-  go.vector.kind = "flat";
+  if (!snap->dense_model_.empty()) go.embedder = snap->embedder_.get();
   FLOWRAG_ASSIGN_OR_RETURN(snap->graph_,
                            LoadKnowledgeGraph(store, passage_index, vectors, go));
   if (stats) {

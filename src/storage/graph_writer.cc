@@ -47,7 +47,10 @@ Status GraphWriter::Prepare() {
        "(SELECT type FROM mentions WHERE entity_id = ?1 AND type <> '' GROUP BY type "
        "ORDER BY sum(count) DESC, type ASC LIMIT 1), "
        "(SELECT name FROM entities WHERE id = ?1)"},
-      {&rename_, "UPDATE entities SET name = ?, type = ? WHERE id = ?"},
+      // A new name means a new embedding: its synonym edges are recomputed.
+      {&rename_,
+       "UPDATE entities SET name = ?1, type = ?2, synonyms_done = CASE WHEN name = ?1 THEN "
+       "synonyms_done ELSE 0 END WHERE id = ?3"},
   };
   for (const auto& s : statements) {
     FLOWRAG_ASSIGN_OR_RETURN(*s.stmt, Statement::Prepare(db_, path_, s.sql));

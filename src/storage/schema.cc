@@ -71,9 +71,10 @@ CREATE TABLE index_runs(
 // left without support are collected by the graph writer.
 const char kV3[] = R"sql(
 CREATE TABLE entities(
-  id   INTEGER PRIMARY KEY,
-  name TEXT NOT NULL,
-  type TEXT NOT NULL DEFAULT ''
+  id            INTEGER PRIMARY KEY,
+  name          TEXT NOT NULL,
+  type          TEXT NOT NULL DEFAULT '',
+  synonyms_done INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE entity_keys(
   key        TEXT NOT NULL,

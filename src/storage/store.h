@@ -190,6 +190,7 @@ class Store {
     int32_t ordinal = 0;
     std::string title;
     std::string text;
+    std::string document_id;  // external id of its document
   };
   // Passages without a successful extraction, in id order.
   Result<std::vector<PendingPassage>> PassagesPendingExtraction(size_t limit);
@@ -233,8 +234,17 @@ class Store {
   Status ForEachSynonym(const std::function<Status(const SynonymRow&)>& fn);
   Result<std::vector<EntityRow>> EntitiesByIds(const std::vector<int64_t>& ids);
 
-  // Replaces the synonym edges of `entities` with `edges` (a < b).
+  // Entities created or renamed since their synonym edges were computed.
+  Result<std::vector<int64_t>> EntitiesNeedingSynonyms();
+  // Replaces the synonym edges of `entities` with `edges` (a < b) and marks
+  // them done, in one transaction.
   Status ReplaceSynonyms(const std::vector<int64_t>& entities, const std::vector<SynonymRow>& edges);
+
+  // Dimension of the cached vectors of `model` (0 when there are none).
+  Result<size_t> EmbeddingDimension(std::string_view model);
+
+  // Hashes of every cached vector of `model`.
+  Result<std::vector<uint64_t>> EmbeddingHashes(std::string_view model);
 
   struct GraphCounts {
     int64_t entities = 0, mentions = 0, defining_mentions = 0, descriptions = 0, facts = 0,

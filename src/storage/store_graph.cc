@@ -33,7 +33,7 @@ Result<std::vector<Store::PendingPassage>> Store::PassagesPendingExtraction(size
       Statement::Prepare(
           db_, path_,
           "SELECT p.id, p.ordinal, d.title, substr(CAST(d.text AS BLOB), p.begin_offset + 1, "
-          "p.end_offset - p.begin_offset) FROM passages p JOIN documents d ON d.id = "
+          "p.end_offset - p.begin_offset), d.external_id FROM passages p JOIN documents d ON d.id = "
           "p.document_id WHERE NOT EXISTS (SELECT 1 FROM extraction_state x WHERE x.passage_id = "
           "p.id AND x.status = 'done') ORDER BY p.id LIMIT ?"));
   s.Bind(1, static_cast<int64_t>(limit));
@@ -42,7 +42,7 @@ Result<std::vector<Store::PendingPassage>> Store::PassagesPendingExtraction(size
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
     if (!row) break;
     out.push_back({s.Int(0), static_cast<int32_t>(s.Int(1)), std::string(s.Text(2)),
-                   std::string(s.Blob(3))});
+                   std::string(s.Blob(3)), std::string(s.Text(4))});
   }
   return out;
 }
@@ -64,13 +64,14 @@ Status Store::ForEachPassageContent(const std::function<Status(PendingPassage&&)
       Statement s,
       Statement::Prepare(db_, path_,
                          "SELECT p.id, p.ordinal, d.title, substr(CAST(d.text AS BLOB), "
-                         "p.begin_offset + 1, p.end_offset - p.begin_offset) FROM passages p JOIN "
+                         "p.begin_offset + 1, p.end_offset - p.begin_offset), d.external_id FROM "
+                         "passages p JOIN "
                          "documents d ON d.id = p.document_id ORDER BY p.id"));
   while (true) {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
     if (!row) break;
     FLOWRAG_RETURN_IF_ERROR(fn({s.Int(0), static_cast<int32_t>(s.Int(1)), std::string(s.Text(2)),
-                                std::string(s.Blob(3))}));
+                                std::string(s.Blob(3)), std::string(s.Text(4))}));
   }
   return Status::Ok();
 }
@@ -212,10 +213,50 @@ Status Store::ForEachSynonym(const std::function<Status(const SynonymRow&)>& fn)
   return Status::Ok();
 }
 
+Result<std::vector<int64_t>> Store::EntitiesNeedingSynonyms() {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s, Statement::Prepare(db_, path_,
+                                      "SELECT id FROM entities WHERE synonyms_done = 0 ORDER BY id"));
+  std::vector<int64_t> ids;
+  while (true) {
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    if (!row) break;
+    ids.push_back(s.Int(0));
+  }
+  return ids;
+}
+
+Result<size_t> Store::EmbeddingDimension(std::string_view model) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s, Statement::Prepare(db_, path_, "SELECT dim FROM embeddings WHERE model = ? LIMIT 1"));
+  s.Bind(1, model);
+  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+  return row ? static_cast<size_t>(s.Int(0)) : size_t{0};
+}
+
+Result<std::vector<uint64_t>> Store::EmbeddingHashes(std::string_view model) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s, Statement::Prepare(db_, path_, "SELECT text_hash FROM embeddings WHERE model = ?"));
+  s.Bind(1, model);
+  std::vector<uint64_t> out;
+  while (true) {
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    if (!row) break;
+    out.push_back(HashFromSql(s.Int(0)));
+  }
+  return out;
+}
+
 Status Store::ReplaceSynonyms(const std::vector<int64_t>& entities,
                               const std::vector<SynonymRow>& edges) {
   std::lock_guard<std::mutex> lock(mu_);
   return InTransaction([&]() -> Status {
+    FLOWRAG_ASSIGN_OR_RETURN(
+        Statement done, Statement::Prepare(db_, path_, "UPDATE entities SET synonyms_done = 1 WHERE id = ?"));
+    for (int64_t e : entities) FLOWRAG_RETURN_IF_ERROR(done.Bind(1, e).Run(path_));
     FLOWRAG_ASSIGN_OR_RETURN(
         Statement del, Statement::Prepare(db_, path_, "DELETE FROM synonyms WHERE a = ?1 OR b = ?1"));
     for (int64_t e : entities) FLOWRAG_RETURN_IF_ERROR(del.Bind(1, e).Run(path_));

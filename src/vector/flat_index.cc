@@ -57,7 +57,7 @@ std::vector<VectorHit> FlatIndex::SearchSparse(const float* query,
     if (!top.full() || scores[i] > top.worst().score) top.Push(id, scores[i]);
   }
   if (stats != nullptr) stats->candidates_scored += scored;
-  return top.Take();
+  return vector_internal::DropBelow(top.Take(), params.min_score);
 }
 
 std::vector<VectorHit> FlatIndex::Search(const float* query, const VectorSearchParams& params,
@@ -104,7 +104,7 @@ std::vector<VectorHit> FlatIndex::Search(const float* query, const VectorSearchP
     }
   }
   if (stats != nullptr) stats->candidates_scored += scored;
-  return top.Take();
+  return vector_internal::DropBelow(top.Take(), params.min_score);
 }
 
 }  // namespace flowrag

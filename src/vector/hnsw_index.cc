@@ -300,7 +300,7 @@ std::vector<VectorHit> HnswIndex::Search(const float* query, const VectorSearchP
   std::sort(hits.begin(), hits.end(), vector_internal::HitBefore);
   if (hits.size() > k) hits.resize(k);
   if (stats != nullptr) stats->candidates_scored += scored;
-  return hits;
+  return vector_internal::DropBelow(std::move(hits), params.min_score);
 }
 
 std::vector<VectorHit> HnswIndex::SearchWithHnswlibForTesting(const float* query, size_t k,

@@ -52,6 +52,12 @@ inline bool AllFinite(const float* v, size_t n) {
 // Keeps the best `k` hits (in HitBefore order) of a stream of (id, score).
 // Push is O(1) for a rejected hit and O(log k) otherwise; Take is O(k log k).
 // A NaN score is kept as -infinity, so a full selector can always replace it.
+// Removes hits scoring below `min_score` from a best-first list.
+inline std::vector<VectorHit> DropBelow(std::vector<VectorHit> hits, float min_score) {
+  while (!hits.empty() && hits.back().score < min_score) hits.pop_back();
+  return hits;
+}
+
 class TopK {
  public:
   explicit TopK(size_t k) : k_(k) { heap_.reserve(k); }

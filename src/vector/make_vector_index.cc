@@ -3,6 +3,7 @@
 
 #include "vector/flat_index.h"
 #include "vector/hnsw_index.h"
+#include "vector/sparse_index.h"
 #include "vector/vector_index.h"
 
 namespace flowrag {
@@ -11,7 +12,9 @@ Result<std::unique_ptr<VectorIndex>> MakeVectorIndex(size_t dim, size_t expected
                                                      const VectorIndexOptions& options) {
   if (dim == 0) return Status::InvalidArgument("vector index: dim must be > 0");
   bool hnsw;
-  if (options.kind == "flat") {
+  if (options.kind == "sparse") {
+    return std::unique_ptr<VectorIndex>(std::make_unique<SparseIndex>(dim));
+  } else if (options.kind == "flat") {
     hnsw = false;
   } else if (options.kind == "hnsw") {
     hnsw = true;
@@ -19,7 +22,7 @@ Result<std::unique_ptr<VectorIndex>> MakeVectorIndex(size_t dim, size_t expected
     hnsw = expected_size >= options.hnsw_threshold;
   } else {
     return Status::InvalidArgument(
-        "vector index kind: expected \"auto\", \"flat\" or \"hnsw\", got \"" + options.kind + "\"");
+        "vector index kind: expected \"auto\", \"flat\", \"hnsw\" or \"sparse\", got \"" + options.kind + "\"");
   }
   if (!hnsw) return std::unique_ptr<VectorIndex>(std::make_unique<FlatIndex>(dim, expected_size));
   FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<HnswIndex> index,

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,6 +37,8 @@ struct VectorSearchParams {
   size_t ef_search = 128;
   // When set, only ids for which it returns true are eligible.
   std::function<bool(uint32_t)> filter;
+  // Hits scoring below this are not returned (so fewer than k may come back).
+  float min_score = -std::numeric_limits<float>::infinity();
 };
 
 struct VectorSearchStats {
@@ -67,7 +70,7 @@ struct VectorIndexOptions {
   size_t hnsw_m = 16;
   size_t hnsw_ef_construction = 200;
   uint64_t seed = 42;
-  // "auto" (by threshold), "flat" or "hnsw".
+  // "auto" (by threshold), "flat", "hnsw" or "sparse" (vector/sparse_index.h).
   std::string kind = "auto";
 };
 

@@ -78,6 +78,22 @@ nlohmann::json ResultJson(const RetrievalResult& r) {
 }
 
 void PrintIndexReport(const IndexReport& r) {
+  if (!r.extractor.empty() && r.extractor != "none") {
+    std::fprintf(stderr,
+                 "graph (%s): %zu passages extracted, %zu failed; %zu entities created, %zu "
+                 "deleted; %zu facts created, %zu triples rejected; %zu texts embedded, %zu "
+                 "synonym edges; %.2f s extract, %.2f s embed+synonyms\n",
+                 r.extractor.c_str(), r.passages_extracted, r.extraction_failures,
+                 r.entities_created, r.entities_deleted, r.facts_created, r.triples_rejected,
+                 r.graph_texts_embedded, r.synonym_edges, r.extract_seconds, r.graph_seconds);
+  }
+  if (r.estimated_llm_calls > 0) {
+    std::fprintf(stderr,
+                 "dry run: extraction would make %zu LLM calls, ~%zu prompt tokens and up to ~%zu "
+                 "completion tokens\n",
+                 r.estimated_llm_calls, r.estimated_prompt_tokens, r.estimated_completion_tokens);
+  }
+  for (const std::string& m : r.messages) std::fprintf(stderr, "  %s\n", m.c_str());
   std::fprintf(stderr,
                "indexed: %zu documents seen, %zu added, %zu replaced, %zu unchanged; %zu "
                "passages added, %zu embedded%s; %zu batches; %.2f s (ingest %.2f s, embed %.2f s)\n",
@@ -177,6 +193,21 @@ Status RunEval(EvalArgs args) {
   return Status::Ok();
 }
 
+Status RunImportOpenIe(ImportArgs args) {
+  args.options.progress = !args.quiet;
+  FLOWRAG_ASSIGN_OR_RETURN(auto engine, Engine::Open(args.db));
+  FLOWRAG_ASSIGN_OR_RETURN(ImportReport r, engine->ImportOpenIe(args.file, args.options));
+  std::fprintf(stderr,
+               "imported %s: %zu records, %zu passages matched, %zu records without a passage, "
+               "%zu passages without a record; triples %zu read, %zu kept, %zu rejected; %zu "
+               "entities and %zu facts created, %zu synonym edges; %.2f s\n",
+               args.file.c_str(), r.records_read, r.passages_matched, r.records_unmatched,
+               r.passages_without_record, r.triples_read, r.triples_kept, r.triples_rejected,
+               r.entities_created, r.facts_created, r.synonym_edges, r.seconds);
+  for (const std::string& m : r.messages) std::fprintf(stderr, "  %s\n", m.c_str());
+  return Status::Ok();
+}
+
 Status RunStats(const StatsArgs& args) {
   if (!std::filesystem::exists(args.db)) return Status::NotFound(args.db + ": no such store");
   EngineOptions eo;
@@ -194,6 +225,18 @@ Status RunStats(const StatsArgs& args) {
                         {"passages_missing_embeddings", s.passages_missing_embeddings},
                         {"index_runs", s.index_runs},
                         {"file_bytes", s.file_bytes}};
+    const GraphStats& g = s.graph;
+    j["graph"] = {{"nodes", g.nodes},
+                  {"edges", g.edges},
+                  {"isolated_ratio", g.isolated_ratio},
+                  {"average_degree", g.average_degree},
+                  {"degree", {{"min", g.degree_min}, {"median", g.degree_median},
+                              {"p90", g.degree_p90}, {"p99", g.degree_p99}, {"max", g.degree_max}}},
+                  {"extracted_passages", g.extracted_passages},
+                  {"failed_passages", g.failed_passages},
+                  {"llm", {{"calls", g.llm_calls}, {"prompt_tokens", g.llm_prompt_tokens},
+                           {"completion_tokens", g.llm_completion_tokens}}},
+                  {"memory_bytes", g.memory_bytes}};
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::printf("store            %s (format %d)\n", s.path.c_str(), s.format_version);
@@ -205,6 +248,23 @@ Status RunStats(const StatsArgs& args) {
     std::printf("dense model      %s\n", s.dense_model.c_str());
     std::printf("index runs       %lld\n", static_cast<long long>(s.index_runs));
     std::printf("file size        %.1f MiB\n", s.file_bytes / 1048576.0);
+    const GraphStats& g = s.graph;
+    std::printf("graph nodes     ");
+    for (const auto& [k, v] : g.nodes) std::printf(" %s=%lld", k.c_str(), static_cast<long long>(v));
+    std::printf("\ngraph edges     ");
+    for (const auto& [k, v] : g.edges) std::printf(" %s=%lld", k.c_str(), static_cast<long long>(v));
+    std::printf("\nentity degree    isolated %.1f%%, average %.2f, min %lld, median %lld, p90 %lld, "
+                "p99 %lld, max %lld (RELATED_TO)\n",
+                100.0 * g.isolated_ratio, g.average_degree, static_cast<long long>(g.degree_min),
+                static_cast<long long>(g.degree_median), static_cast<long long>(g.degree_p90),
+                static_cast<long long>(g.degree_p99), static_cast<long long>(g.degree_max));
+    std::printf("extraction       %lld passages done, %lld failed; LLM %lld calls, %lld prompt + "
+                "%lld completion tokens\n",
+                static_cast<long long>(g.extracted_passages),
+                static_cast<long long>(g.failed_passages), static_cast<long long>(g.llm_calls),
+                static_cast<long long>(g.llm_prompt_tokens),
+                static_cast<long long>(g.llm_completion_tokens));
+    std::printf("graph memory     %.1f MiB\n", g.memory_bytes / 1048576.0);
   }
   return Status::Ok();
 }

@@ -42,6 +42,13 @@ struct EvalArgs {
   EngineOptions engine;
 };
 
+struct ImportArgs {
+  std::string file;
+  std::string db;
+  ImportOpenIeOptions options;
+  bool quiet = false;
+};
+
 struct StatsArgs {
   std::string db;
   bool json = false;
@@ -54,6 +61,7 @@ Status RunIndex(IndexArgs args);
 Status RunQuery(const QueryArgs& args);
 Status RunEval(EvalArgs args);
 Status RunStats(const StatsArgs& args);
+Status RunImportOpenIe(ImportArgs args);
 
 }  // namespace flowrag::cli
 

@@ -38,6 +38,13 @@ int main(int argc, char** argv) {
   index->add_flag("--refit", ia.index.refit, "Refit the built-in embedder's IDF now");
   index->add_flag("--skip-bad-records", ia.index.skip_bad_records,
                   "Skip malformed JSONL records instead of failing");
+  index->add_option("--extractor", ia.index.extractor, "auto|heuristic|llm|none")
+      ->capture_default_str();
+  index->add_option("--llm-style", ia.index.llm_prompt_style,
+                    "LLM extraction prompts: sarag|openie|lightrag")
+      ->capture_default_str();
+  index->add_flag("--dry-run", ia.index.dry_run,
+                  "Estimate LLM extraction calls and tokens; call nothing");
   index->add_flag("-q,--quiet", ia.quiet, "No progress output");
 
   cli::QueryArgs qa;
@@ -71,6 +78,16 @@ int main(int argc, char** argv) {
   stats->add_option("--db", sa.db, "Store file")->required();
   stats->add_flag("--json", sa.json, "Print as JSON");
 
+  cli::ImportArgs ima;
+  auto* import_openie = app.add_subcommand(
+      "import-openie", "Import precomputed OpenIE (benchmark openie.jsonl or HippoRAG JSON)");
+  import_openie->add_option("file", ima.file, "openie.jsonl or openie_results_ner_*.json")
+      ->required();
+  import_openie->add_option("--db", ima.db, "Store holding the corpus")->required();
+  import_openie->add_flag("--skip-bad-records", ima.options.skip_bad_records,
+                          "Skip malformed records instead of failing");
+  import_openie->add_flag("-q,--quiet", ima.quiet, "No progress output");
+
   CLI11_PARSE(app, argc, argv);
 
   Status st;
@@ -94,6 +111,8 @@ int main(int argc, char** argv) {
     }
   } else if (*stats) {
     st = cli::RunStats(sa);
+  } else if (*import_openie) {
+    st = cli::RunImportOpenIe(ima);
   }
   if (!st.ok()) {
     std::fprintf(stderr, "flowrag: error: %s\n", st.ToString().c_str());

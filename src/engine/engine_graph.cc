@@ -1,0 +1,150 @@
+// EngineImpl: the knowledge-graph side (OpenIE import, graph build steps,
+// graph statistics). The extraction phase of Index() is in extraction_phase.cc.
+#include <algorithm>
+#include <chrono>
+
+#include "common/progress.h"
+#include "engine/engine_impl.h"
+#include "engine/graph_build.h"
+#include "extract/openie_import.h"
+#include "storage/graph_writer.h"
+
+namespace flowrag {
+namespace {
+
+double SecondsSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+}  // namespace
+
+Status EngineImpl::BuildGraphExtras(bool progress, size_t* texts_embedded, size_t* synonym_edges) {
+  FLOWRAG_RETURN_IF_ERROR(EmbedGraphTexts(*store_, *embedder_, 512, progress, texts_embedded));
+  size_t processed = 0;
+  return UpdateSynonyms(*store_, *embedder_, SynonymOptions{}, &processed, synonym_edges);
+}
+
+Result<ImportReport> EngineImpl::ImportOpenIe(const std::string& path,
+                                              const ImportOpenIeOptions& options) {
+  if (options_.read_only) return Status::FailedPrecondition(store_->path() + ": opened read-only");
+  std::lock_guard<std::mutex> lock(write_mu_);
+  const auto start = std::chrono::steady_clock::now();
+  ImportReport report;
+
+  OpenIePassageMatcher matcher;
+  FLOWRAG_RETURN_IF_ERROR(store_->ForEachPassageContent([&](Store::PendingPassage&& p) -> Status {
+    matcher.AddPassage(p.passage_id, p.document_id, p.title, p.text);
+    return Status::Ok();
+  }));
+  if (matcher.passage_count() == 0) {
+    return Status::FailedPrecondition(store_->path() +
+                                      ": no passages; index the corpus before importing OpenIE");
+  }
+
+  OpenIeReadOptions ro;
+  ro.skip_bad_records = options.skip_bad_records;
+  OpenIeReport oie;
+  std::vector<PassageExtraction> batch;
+  Progress meter("import-openie", "records", 0, options.progress);
+  auto flush = [&]() -> Status {
+    if (batch.empty()) return Status::Ok();
+    GraphWriteReport gr;
+    FLOWRAG_RETURN_IF_ERROR(store_->WriteGraph(
+        [&](GraphWriter& w) -> Status {
+          for (const PassageExtraction& ex : batch) {
+            FLOWRAG_RETURN_IF_ERROR(w.ApplyPassage(ex, "openie"));
+          }
+          return Status::Ok();
+        },
+        &gr));
+    report.entities_created += gr.entities_created;
+    report.facts_created += gr.facts_created;
+    report.triples_rejected += gr.triples_rejected;
+    batch.clear();
+    return Status::Ok();
+  };
+  Status st = ReadOpenIe(
+      path, ro,
+      [&](OpenIeRecord&& record) -> Status {
+        OpenIePassageMatcher::Match m = matcher.Find(record);
+        meter.Advance(1);
+        if (m.passage_ids.empty()) {
+          ++report.records_unmatched;
+          if (report.messages.size() < 20) {
+            report.messages.push_back(
+                path + ": record " + std::to_string(record.line_or_index) + ": no stored passage " +
+                (record.key_is_text ? "with this text" : "with id \"" + record.passage_key + "\""));
+          }
+          return Status::Ok();
+        }
+        for (int64_t pid : m.passage_ids) {
+          batch.push_back(ToExtraction(record, pid, &oie));
+          ++report.passages_matched;
+        }
+        if (batch.size() >= options.batch_size) return flush();
+        return Status::Ok();
+      },
+      &oie);
+  FLOWRAG_RETURN_IF_ERROR(st);
+  FLOWRAG_RETURN_IF_ERROR(flush());
+  meter.Finish();
+  report.records_read = static_cast<size_t>(oie.records_read);
+  report.triples_read = static_cast<size_t>(oie.triples_read);
+  report.triples_kept = static_cast<size_t>(oie.triples_kept);
+  report.triples_rejected += static_cast<size_t>(oie.triples_rejected);
+  report.passages_without_record = matcher.UnmatchedPassages().size();
+  for (const std::string& m : oie.messages) {
+    if (report.messages.size() < 40) report.messages.push_back(m);
+  }
+  size_t embedded = 0;
+  FLOWRAG_RETURN_IF_ERROR(BuildGraphExtras(options.progress, &embedded, &report.synonym_edges));
+  FLOWRAG_RETURN_IF_ERROR(store_->SetMeta("extractor", "openie"));
+  FLOWRAG_RETURN_IF_ERROR(RebuildSnapshot());
+  report.seconds = SecondsSince(start);
+  return report;
+}
+
+Status EngineImpl::FillGraphStats(GraphStats* g) const {
+  FLOWRAG_ASSIGN_OR_RETURN(Store::GraphCounts c, store_->CountGraph());
+  g->extracted_passages = c.extracted_passages;
+  g->failed_passages = c.failed_passages;
+  g->llm_calls = c.llm_calls;
+  g->llm_prompt_tokens = c.llm_prompt_tokens;
+  g->llm_completion_tokens = c.llm_completion_tokens;
+  std::shared_ptr<const Snapshot> snap = snapshot();
+  const KnowledgeGraph* kg = snap->graph();
+  g->nodes["Passage"] = static_cast<int64_t>(snap->num_passages());
+  if (kg == nullptr) return Status::Ok();
+  g->nodes["Entity"] = static_cast<int64_t>(kg->num_entities());
+  g->nodes["EntityDescription"] = static_cast<int64_t>(kg->num_descriptions());
+  g->nodes["Fact"] = static_cast<int64_t>(kg->num_facts());
+  for (EdgeKind k : {EdgeKind::kMentions, EdgeKind::kRelatedTo, EdgeKind::kDescribes,
+                     EdgeKind::kSynonym}) {
+    g->edges[std::string(EdgeKindName(k))] = static_cast<int64_t>(kg->NumEdges(k));
+  }
+  const Csr& rel = kg->Edges(EdgeKind::kRelatedTo);
+  std::vector<int64_t> degrees(kg->num_entities());
+  size_t isolated = 0;
+  for (uint32_t e = 0; e < kg->num_entities(); ++e) {
+    degrees[e] = static_cast<int64_t>(rel.Degree(kg->EntityNode(e)));
+    isolated += degrees[e] == 0;
+  }
+  const double n = static_cast<double>(std::max<size_t>(1, kg->num_entities()));
+  g->isolated_ratio = static_cast<double>(isolated) / n;
+  g->average_degree = 2.0 * static_cast<double>(kg->NumEdges(EdgeKind::kRelatedTo)) / n;
+  std::sort(degrees.begin(), degrees.end());
+  if (!degrees.empty()) {
+    auto at = [&](double q) {
+      return degrees[std::min(degrees.size() - 1, static_cast<size_t>(q * (degrees.size() - 1)))];
+    };
+    g->degree_min = degrees.front();
+    g->degree_median = at(0.5);
+    g->degree_p90 = at(0.9);
+    g->degree_p99 = at(0.99);
+    g->degree_max = degrees.back();
+  }
+  g->memory_bytes = static_cast<int64_t>(kg->MemoryBytes());
+  return Status::Ok();
+}
+
+}  // namespace flowrag

@@ -1,0 +1,111 @@
+#include "engine/graph_build.h"
+
+#include <unordered_map>
+#include <unordered_set>
+
+#include "common/hash.h"
+#include "common/progress.h"
+#include "graph/graph_loader.h"
+#include "graph/graph_texts.h"
+#include "vector/sparse_index.h"
+
+namespace flowrag {
+
+Status EmbedGraphTexts(Store& store, Embedder& embedder, size_t batch_size, bool progress,
+                       size_t* embedded) {
+  *embedded = 0;
+  if (embedder.IsLocal()) return Status::Ok();  // embedded when snapshots are built
+  const std::string model = embedder.ModelId();
+  FLOWRAG_ASSIGN_OR_RETURN(std::vector<uint64_t> have_list, store.EmbeddingHashes(model));
+  std::unordered_set<uint64_t> have(have_list.begin(), have_list.end());
+  std::vector<std::string> texts;
+  std::vector<uint64_t> hashes;
+  auto want = [&](std::string text) {
+    const uint64_t h = Hash64(text);
+    if (text.empty() || !have.insert(h).second) return;
+    texts.push_back(std::move(text));
+    hashes.push_back(h);
+  };
+  std::unordered_map<int64_t, std::string> names;
+  FLOWRAG_RETURN_IF_ERROR(store.ForEachEntity([&](Store::EntityRow&& e) -> Status {
+    want(EntityText(e.name));
+    names.emplace(e.id, std::move(e.name));
+    return Status::Ok();
+  }));
+  FLOWRAG_RETURN_IF_ERROR(store.ForEachDescription([&](Store::DescriptionRow&& d) -> Status {
+    want(std::move(d.text));
+    return Status::Ok();
+  }));
+  FLOWRAG_RETURN_IF_ERROR(store.ForEachFact([&](Store::FactRow&& f) -> Status {
+    want(FactText(names[f.subject_id], f.relation, names[f.object_id]));
+    want(std::move(f.relation));
+    return Status::Ok();
+  }));
+  Progress meter("embed graph", "texts", texts.size(), progress);
+  for (size_t start = 0; start < texts.size(); start += batch_size) {
+    const size_t n = std::min(batch_size, texts.size() - start);
+    std::span<const std::string> part(texts.data() + start, n);
+    FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix vectors, embedder.Embed(part));
+    FLOWRAG_RETURN_IF_ERROR(store.PutEmbeddings(
+        model, std::span<const uint64_t>(hashes.data() + start, n), vectors));
+    *embedded += n;
+    meter.Advance(n);
+  }
+  meter.Finish();
+  return Status::Ok();
+}
+
+Status UpdateSynonyms(Store& store, Embedder& embedder, const SynonymOptions& options,
+                      size_t* entities_processed, size_t* edges) {
+  *entities_processed = 0;
+  *edges = 0;
+  FLOWRAG_ASSIGN_OR_RETURN(std::vector<int64_t> changed, store.EntitiesNeedingSynonyms());
+  if (changed.empty()) return Status::Ok();
+  std::vector<int64_t> ids;
+  std::vector<std::string> texts;
+  FLOWRAG_RETURN_IF_ERROR(store.ForEachEntity([&](Store::EntityRow&& e) -> Status {
+    ids.push_back(e.id);
+    texts.push_back(EntityText(e.name));
+    return Status::Ok();
+  }));
+  FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix vectors, GraphTextVectors(store, embedder, texts));
+  if (vectors.cols == 0) return Status::Ok();  // no vectors yet: stay pending
+  std::vector<bool> found(vectors.rows, false);
+  for (size_t r = 0; r < vectors.rows; ++r) {
+    for (size_t d = 0; d < vectors.cols && !found[r]; ++d) found[r] = vectors.row(r)[d] != 0.0f;
+  }
+  VectorIndexOptions vo;
+  vo.kind = Density(vectors) < 0.25 ? "sparse" : "flat";
+  FLOWRAG_ASSIGN_OR_RETURN(auto index, MakeVectorIndex(vectors.cols, ids.size(), vo));
+  FLOWRAG_RETURN_IF_ERROR(index->Add(vectors));
+  std::unordered_map<int64_t, uint32_t> row_of;
+  for (uint32_t i = 0; i < ids.size(); ++i) row_of.emplace(ids[i], i);
+
+  // Commit in chunks so a crash keeps finished work.
+  constexpr size_t kChunk = 2000;
+  for (size_t start = 0; start < changed.size(); start += kChunk) {
+    std::vector<int64_t> part(changed.begin() + start,
+                              changed.begin() + std::min(changed.size(), start + kChunk));
+    std::vector<Store::SynonymRow> rows;
+    std::vector<int64_t> done;  // entities without a vector stay pending
+    for (int64_t id : part) {
+      auto it = row_of.find(id);
+      if (it == row_of.end() || !found[it->second]) continue;
+      done.push_back(id);
+      VectorSearchParams params;
+      params.k = options.top_k + 1;
+      params.min_score = static_cast<float>(options.threshold);
+      for (const VectorHit& hit : index->Search(vectors.row(it->second), params, nullptr)) {
+        if (hit.id == it->second || hit.score < options.threshold) continue;
+        const int64_t other = ids[hit.id];
+        rows.push_back({std::min(id, other), std::max(id, other), hit.score});
+      }
+    }
+    FLOWRAG_RETURN_IF_ERROR(store.ReplaceSynonyms(done, rows));
+    *entities_processed += done.size();
+    *edges += rows.size();
+  }
+  return Status::Ok();
+}
+
+}  // namespace flowrag
