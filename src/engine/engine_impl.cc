@@ -74,6 +74,7 @@ Result<IndexReport> EngineImpl::Index(const std::vector<std::string>& sources,
                                       const IndexOptions& options) {
   if (options_.read_only) return Status::FailedPrecondition(store_->path() + ": opened read-only");
   FLOWRAG_RETURN_IF_ERROR(options.chunking.Validate());
+  FLOWRAG_RETURN_IF_ERROR(ResolveExtractor(options).status());
   if (options.batch_size == 0 || options.embed_batch_size == 0) {
     return Status::InvalidArgument("index: batch sizes must be positive");
   }
@@ -94,6 +95,7 @@ Result<IndexReport> EngineImpl::Index(const std::vector<std::string>& sources,
     st = EmbedMissing(options, &report, &run);
     report.embed_seconds = SecondsSince(embed_start);
   }
+  if (st.ok()) st = RunExtraction(options, &report);
   run.status = st.ok() ? "done" : "failed";
   run.error = st.ok() ? "" : st.ToString();
   Status journal = store_->UpdateIndexRun(run);

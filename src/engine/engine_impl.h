@@ -49,6 +49,11 @@ class EngineImpl final : public Engine {
   Status RebuildSnapshot();
   // Embeds graph texts and updates SYNONYM edges (engine_graph.cc).
   Status BuildGraphExtras(bool progress, size_t* texts_embedded, size_t* synonym_edges);
+  // The extraction phase of Index() (extraction_phase.cc).
+  Result<std::string> ResolveExtractor(const IndexOptions& options) const;
+  Status RunExtraction(const IndexOptions& options, IndexReport* report);
+  Status ExtractHeuristic(const IndexOptions& options, IndexReport* report);
+  Status ExtractWithLlm(const IndexOptions& options, IndexReport* report);
   Status FillGraphStats(GraphStats* stats) const;
 
   EngineOptions options_;

@@ -1,5 +1,7 @@
 #include "engine/graph_build.h"
 
+#include <algorithm>
+#include <functional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -7,6 +9,7 @@
 #include "common/progress.h"
 #include "graph/graph_loader.h"
 #include "graph/graph_texts.h"
+#include "common/text.h"
 #include "vector/sparse_index.h"
 
 namespace flowrag {
@@ -36,9 +39,14 @@ Status EmbedGraphTexts(Store& store, Embedder& embedder, size_t batch_size, bool
     want(std::move(d.text));
     return Status::Ok();
   }));
-  FLOWRAG_RETURN_IF_ERROR(store.ForEachFact([&](Store::FactRow&& f) -> Status {
-    want(FactText(names[f.subject_id], f.relation, names[f.object_id]));
-    want(std::move(f.relation));
+  std::unordered_map<int64_t, std::string> relations;
+  FLOWRAG_RETURN_IF_ERROR(store.ForEachRelation([&](int64_t id, std::string&& text) -> Status {
+    want(text);
+    relations.emplace(id, std::move(text));
+    return Status::Ok();
+  }));
+  FLOWRAG_RETURN_IF_ERROR(store.ForEachFact([&](const Store::FactRow& f) -> Status {
+    want(FactText(names[f.subject_id], relations[f.relation_id], names[f.object_id]));
     return Status::Ok();
   }));
   Progress meter("embed graph", "texts", texts.size(), progress);
@@ -74,12 +82,57 @@ Status UpdateSynonyms(Store& store, Embedder& embedder, const SynonymOptions& op
   for (size_t r = 0; r < vectors.rows; ++r) {
     for (size_t d = 0; d < vectors.cols && !found[r]; ++d) found[r] = vectors.row(r)[d] != 0.0f;
   }
-  VectorIndexOptions vo;
-  vo.kind = Density(vectors) < 0.25 ? "sparse" : "flat";
-  FLOWRAG_ASSIGN_OR_RETURN(auto index, MakeVectorIndex(vectors.cols, ids.size(), vo));
-  FLOWRAG_RETURN_IF_ERROR(index->Add(vectors));
   std::unordered_map<int64_t, uint32_t> row_of;
   for (uint32_t i = 0; i < ids.size(); ++i) row_of.emplace(ids[i], i);
+
+  // Candidates of one entity (row), best first, above the threshold.
+  std::function<std::vector<VectorHit>(uint32_t)> neighbours;
+  std::unique_ptr<VectorIndex> index;
+  std::unordered_map<std::string, std::vector<uint32_t>> by_word;
+  if (Density(vectors) < 0.25) {
+    // Lexical (hashed) vectors: a cosine of 0.8 needs most of the words'
+    // weight in common, so the candidates are the entities sharing a word
+    // (words naming more than max_word_entities entities are no key), then
+    // exact cosines. O(changed · candidates · d) instead of all pairs.
+    for (uint32_t i = 0; i < texts.size(); ++i) {
+      for (const std::string& w : Tokenize(texts[i])) by_word[w].push_back(i);
+    }
+    neighbours = [&](uint32_t row) {
+      std::vector<uint32_t> cands;
+      for (const std::string& w : Tokenize(texts[row])) {
+        auto it = by_word.find(w);
+        if (it == by_word.end() || it->second.size() > options.max_word_entities) continue;
+        cands.insert(cands.end(), it->second.begin(), it->second.end());
+      }
+      std::sort(cands.begin(), cands.end());
+      cands.erase(std::unique(cands.begin(), cands.end()), cands.end());
+      std::vector<VectorHit> hits;
+      for (uint32_t c : cands) {
+        const float score = DotProduct(vectors.row(row), vectors.row(c), vectors.cols);
+        if (c != row && score >= options.threshold) hits.push_back({c, score});
+      }
+      std::sort(hits.begin(), hits.end(), [](const VectorHit& a, const VectorHit& b) {
+        return a.score != b.score ? a.score > b.score : a.id < b.id;
+      });
+      if (hits.size() > options.top_k) hits.resize(options.top_k);
+      return hits;
+    };
+  } else {
+    VectorIndexOptions vo;
+    vo.kind = "flat";
+    FLOWRAG_ASSIGN_OR_RETURN(index, MakeVectorIndex(vectors.cols, ids.size(), vo));
+    FLOWRAG_RETURN_IF_ERROR(index->Add(vectors));
+    neighbours = [&](uint32_t row) {
+      VectorSearchParams params;
+      params.k = options.top_k + 1;
+      params.min_score = static_cast<float>(options.threshold);
+      std::vector<VectorHit> hits;
+      for (const VectorHit& h : index->Search(vectors.row(row), params, nullptr)) {
+        if (h.id != row) hits.push_back(h);
+      }
+      return hits;
+    };
+  }
 
   // Commit in chunks so a crash keeps finished work.
   constexpr size_t kChunk = 2000;
@@ -92,11 +145,7 @@ Status UpdateSynonyms(Store& store, Embedder& embedder, const SynonymOptions& op
       auto it = row_of.find(id);
       if (it == row_of.end() || !found[it->second]) continue;
       done.push_back(id);
-      VectorSearchParams params;
-      params.k = options.top_k + 1;
-      params.min_score = static_cast<float>(options.threshold);
-      for (const VectorHit& hit : index->Search(vectors.row(it->second), params, nullptr)) {
-        if (hit.id == it->second || hit.score < options.threshold) continue;
+      for (const VectorHit& hit : neighbours(it->second)) {
         const int64_t other = ids[hit.id];
         rows.push_back({std::min(id, other), std::max(id, other), hit.score});
       }

@@ -14,6 +14,9 @@ namespace flowrag {
 struct SynonymOptions {
   size_t top_k = 100;
   double threshold = 0.8;
+  // Lexical (built-in) vectors: candidates share a word naming at most this
+  // many entities (see UpdateSynonyms).
+  size_t max_word_entities = 2000;
 };
 
 // Embeds every graph text (entity names, descriptions, fact texts, relation
@@ -23,9 +26,9 @@ Status EmbedGraphTexts(Store& store, Embedder& embedder, size_t batch_size, bool
                        size_t* embedded);
 
 // Recomputes the SYNONYM edges of the entities created or renamed since the
-// last call (Store::EntitiesNeedingSynonyms): each is compared with every
-// entity by exact search over entity-name vectors, never all pairs.
-// O(changed · E · nnz) with the flat index's sparse path.
+// last call (Store::EntitiesNeedingSynonyms): only those are compared with
+// the others, never all pairs again. Dense (model) vectors: exact kNN over
+// all entity names. Lexical vectors: the entities sharing a word (above).
 Status UpdateSynonyms(Store& store, Embedder& embedder, const SynonymOptions& options,
                       size_t* entities_processed, size_t* edges);
 

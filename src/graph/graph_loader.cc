@@ -77,17 +77,35 @@ Result<std::shared_ptr<const KnowledgeGraph>> LoadKnowledgeGraph(
     in.description_texts.push_back(std::move(d.text));
     return Status::Ok();
   }));
-  std::unordered_map<int64_t, uint32_t> fact_index;
-  FLOWRAG_RETURN_IF_ERROR(store.ForEachFact([&](Store::FactRow&& f) -> Status {
-    FLOWRAG_ASSIGN_OR_RETURN(uint32_t s, entity_of(f.subject_id, "fact"));
-    FLOWRAG_ASSIGN_OR_RETURN(uint32_t o, entity_of(f.object_id, "fact"));
-    fact_index.emplace(f.id, static_cast<uint32_t>(in.fact_relations.size()));
-    in.fact_subject.push_back(s);
-    in.fact_object.push_back(o);
-    in.fact_relations.push_back(std::move(f.relation));
+  std::unordered_map<int64_t, uint32_t> relation_index;
+  FLOWRAG_RETURN_IF_ERROR(store.ForEachRelation([&](int64_t id, std::string&& text) -> Status {
+    relation_index.emplace(id, static_cast<uint32_t>(in.relation_texts.size()));
+    in.relation_texts.push_back(std::move(text));
     return Status::Ok();
   }));
-  in.fact_sources.resize(in.fact_relations.size());
+  std::unordered_map<int64_t, uint32_t> fact_index;
+  std::unordered_map<std::string, uint32_t> fact_text_index;
+  FLOWRAG_RETURN_IF_ERROR(store.ForEachFact([&](const Store::FactRow& f) -> Status {
+    FLOWRAG_ASSIGN_OR_RETURN(uint32_t s, entity_of(f.subject_id, "fact"));
+    FLOWRAG_ASSIGN_OR_RETURN(uint32_t o, entity_of(f.object_id, "fact"));
+    auto rel = relation_index.find(f.relation_id);
+    if (rel == relation_index.end()) {
+      return Status::Corruption(store.path() + ": fact " + std::to_string(f.id) +
+                                " refers to missing relation " + std::to_string(f.relation_id));
+    }
+    fact_index.emplace(f.id, static_cast<uint32_t>(in.fact_subject.size()));
+    in.fact_subject.push_back(s);
+    in.fact_object.push_back(o);
+    in.fact_relation.push_back(rel->second);
+    std::string text =
+        FactText(in.entity_names[s], in.relation_texts[rel->second], in.entity_names[o]);
+    auto [it, inserted] =
+        fact_text_index.try_emplace(std::move(text), static_cast<uint32_t>(in.fact_texts.size()));
+    if (inserted) in.fact_texts.push_back(it->first);
+    in.fact_text.push_back(it->second);
+    return Status::Ok();
+  }));
+  in.fact_sources.resize(in.fact_subject.size());
   FLOWRAG_RETURN_IF_ERROR(store.ForEachFactSource([&](int64_t fact, int64_t passage) -> Status {
     auto it = fact_index.find(fact);
     if (it == fact_index.end()) return Status::Ok();
@@ -107,13 +125,8 @@ Result<std::shared_ptr<const KnowledgeGraph>> LoadKnowledgeGraph(
   FLOWRAG_ASSIGN_OR_RETURN(in.entity_vectors, CachedVectors(store, options, texts));
   FLOWRAG_ASSIGN_OR_RETURN(in.description_vectors,
                            CachedVectors(store, options, in.description_texts));
-  texts.clear();
-  for (size_t f = 0; f < in.fact_relations.size(); ++f) {
-    texts.push_back(FactText(in.entity_names[in.fact_subject[f]], in.fact_relations[f],
-                             in.entity_names[in.fact_object[f]]));
-  }
-  FLOWRAG_ASSIGN_OR_RETURN(in.fact_vectors, CachedVectors(store, options, texts));
-  FLOWRAG_ASSIGN_OR_RETURN(in.relation_vectors, CachedVectors(store, options, in.fact_relations));
+  FLOWRAG_ASSIGN_OR_RETURN(in.fact_vectors, CachedVectors(store, options, in.fact_texts));
+  FLOWRAG_ASSIGN_OR_RETURN(in.relation_vectors, CachedVectors(store, options, in.relation_texts));
   in.passage_vectors = &passage_vectors;
   return KnowledgeGraph::Build(std::move(in));
 }

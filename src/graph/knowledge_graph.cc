@@ -58,6 +58,23 @@ Result<std::unique_ptr<VectorIndex>> IndexOf(const FloatMatrix& m, VectorIndexOp
 
 }  // namespace
 
+SparseRows SparseRows::FromMatrix(const FloatMatrix& m) {
+  SparseRows r;
+  r.cols = m.cols;
+  r.offsets.reserve(m.rows + 1);
+  for (size_t i = 0; i < m.rows; ++i) {
+    const float* row = m.row(i);
+    for (size_t d = 0; d < m.cols; ++d) {
+      if (row[d] != 0.0f) {
+        r.dims.push_back(static_cast<uint32_t>(d));
+        r.values.push_back(row[d]);
+      }
+    }
+    r.offsets.push_back(r.dims.size());
+  }
+  return r;
+}
+
 std::string_view NodeKindName(NodeKind kind) {
   switch (kind) {
     case NodeKind::kPassage: return "Passage";
@@ -113,7 +130,7 @@ void ComputeAbstractness(const FloatMatrix& passage_vectors,
 Result<std::shared_ptr<const KnowledgeGraph>> KnowledgeGraph::Build(Input&& in) {
   auto g = std::shared_ptr<KnowledgeGraph>(new KnowledgeGraph());
   const size_t E = in.entity_names.size(), D = in.description_texts.size(),
-               F = in.fact_relations.size();
+               F = in.fact_subject.size();
   g->num_passages_ = in.num_passages;
   g->num_nodes_ = in.num_passages + E + D + F;
   g->entity_names_ = std::move(in.entity_names);
@@ -124,7 +141,20 @@ Result<std::shared_ptr<const KnowledgeGraph>> KnowledgeGraph::Build(Input&& in) 
   g->description_passage_ = std::move(in.description_passage);
   g->fact_subject_ = std::move(in.fact_subject);
   g->fact_object_ = std::move(in.fact_object);
-  g->fact_relations_ = std::move(in.fact_relations);
+  g->fact_relation_ = std::move(in.fact_relation);
+  g->relation_texts_ = std::move(in.relation_texts);
+  g->fact_text_ = std::move(in.fact_text);
+  g->fact_texts_ = std::move(in.fact_texts);
+  g->facts_by_text_offsets_.assign(g->fact_texts_.size() + 1, 0);
+  for (uint32_t t : g->fact_text_) ++g->facts_by_text_offsets_[t + 1];
+  for (size_t t = 0; t < g->fact_texts_.size(); ++t) {
+    g->facts_by_text_offsets_[t + 1] += g->facts_by_text_offsets_[t];
+  }
+  g->facts_by_text_.resize(F);
+  {
+    std::vector<uint64_t> next(g->facts_by_text_offsets_.begin(), g->facts_by_text_offsets_.end() - 1);
+    for (uint32_t f = 0; f < F; ++f) g->facts_by_text_[next[g->fact_text_[f]]++] = f;
+  }
 
   std::vector<Entry> entries;
   entries.reserve(2 * in.mentions.size());
@@ -183,7 +213,7 @@ Result<std::shared_ptr<const KnowledgeGraph>> KnowledgeGraph::Build(Input&& in) 
   FLOWRAG_ASSIGN_OR_RETURN(g->description_index_,
                            IndexOf(in.description_vectors, in.vector_options));
   FLOWRAG_ASSIGN_OR_RETURN(g->fact_index_, IndexOf(in.fact_vectors, in.vector_options));
-  g->relation_vectors_ = std::move(in.relation_vectors);
+  g->relation_vectors_ = SparseRows::FromMatrix(in.relation_vectors);
   return std::shared_ptr<const KnowledgeGraph>(std::move(g));
 }
 
@@ -226,12 +256,13 @@ size_t KnowledgeGraph::MemoryBytes() const {
     return b;
   };
   bytes += strings(entity_names_) + strings(entity_types_) + strings(description_texts_) +
-           strings(fact_relations_);
+           strings(relation_texts_) + strings(fact_texts_);
+  bytes += (fact_subject_.size() * 4 + facts_by_text_.size()) * 4 + facts_by_text_offsets_.size() * 8;
   bytes += (entity_ids_.size() * 8) + (abstractness_.size() + raw_abstractness_.size()) * 4;
   bytes += fact_source_offsets_.size() * 8 + fact_source_passages_.size() * 4;
-  bytes += relation_vectors_.data.size() * 4;
+  bytes += relation_vectors_.dims.size() * 8 + relation_vectors_.offsets.size() * 8;
   for (const VectorIndex* idx : {entity_index_.get(), description_index_.get(), fact_index_.get()}) {
-    if (idx) bytes += idx->Size() * idx->Dimension() * 4;
+    if (idx) bytes += idx->MemoryBytes();
   }
   return bytes;
 }

@@ -13,11 +13,15 @@
 //   kDescribes   description ↔ entity    weight 1
 //   kSynonym     entity ↔ entity         weight = embedding similarity
 // Facts are nodes without edges of their own: fact_subject/fact_object give
-// their entities and FactSources() the passages that state them.
+// their entities and FactSources() the passages that state them. Relation
+// texts are shared by the facts that state them (the offline extractor's
+// relation is a sentence with many entity pairs), and so are fact texts
+// (graph/graph_texts.h FactText): both are stored once.
 //
-// Vectors: entity names, descriptions and facts each get a VectorIndex (ids
-// = index within the kind); relation texts a matrix row per fact. Elements
-// whose text has no cached embedding get a zero vector.
+// Vectors: entity names, descriptions and distinct fact texts each get a
+// VectorIndex (ids = index within the kind / fact text id); relation texts a
+// sparse row each (RelationDot). Elements whose text has no embedding get a
+// zero vector.
 //
 // Abstractness (SemFlowRAG §3.2 Eq. 1): d_v = tr Cov{h_p : p mentions v}
 // (population covariance of the passage embeddings; 0 for one passage),
@@ -45,6 +49,23 @@ enum class EdgeKind : uint8_t { kMentions = 0, kRelatedTo, kDescribes, kSynonym 
 inline constexpr int kNumEdgeKinds = 4;
 std::string_view NodeKindName(NodeKind kind);
 std::string_view EdgeKindName(EdgeKind kind);
+
+// Rows of mostly-zero vectors (CSR): dot products with a dense query in
+// O(non-zeros). Dense rows cost 8 bytes per value.
+struct SparseRows {
+  std::vector<uint64_t> offsets{0};
+  std::vector<uint32_t> dims;
+  std::vector<float> values;
+  size_t cols = 0;
+
+  static SparseRows FromMatrix(const FloatMatrix& m);
+  size_t rows() const { return offsets.size() - 1; }
+  float Dot(uint32_t row, const float* dense) const {
+    float s = 0.0f;
+    for (uint64_t i = offsets[row]; i < offsets[row + 1]; ++i) s += values[i] * dense[dims[i]];
+    return s;
+  }
+};
 
 // One edge kind's adjacency. Neighbours of a node are sorted by target id.
 struct Csr {
@@ -76,14 +97,18 @@ class KnowledgeGraph {
     std::vector<uint32_t> description_entity, description_passage;
     std::vector<std::string> description_texts;
     std::vector<uint32_t> fact_subject, fact_object;  // entity indexes
-    std::vector<std::string> fact_relations;
+    std::vector<uint32_t> fact_relation;              // index into relation_texts
+    std::vector<std::string> relation_texts;          // distinct
+    std::vector<uint32_t> fact_text;                  // index into fact_texts
+    std::vector<std::string> fact_texts;              // distinct
     std::vector<std::vector<uint32_t>> fact_sources;  // passage indexes
     struct Synonym {
       uint32_t a, b;
       float similarity;
     };
     std::vector<Synonym> synonyms;
-    // Vectors (rows per element; may be empty matrices when no embedder).
+    // Vectors (rows per entity / description / fact text / relation text;
+    // empty matrices when there is no embedder).
     FloatMatrix entity_vectors, description_vectors, fact_vectors, relation_vectors;
     // Passage embeddings for abstractness (rows = passages), may be empty.
     const FloatMatrix* passage_vectors = nullptr;
@@ -96,7 +121,9 @@ class KnowledgeGraph {
   size_t num_passages() const { return num_passages_; }
   size_t num_entities() const { return entity_names_.size(); }
   size_t num_descriptions() const { return description_texts_.size(); }
-  size_t num_facts() const { return fact_relations_.size(); }
+  size_t num_facts() const { return fact_subject_.size(); }
+  size_t num_relations() const { return relation_texts_.size(); }
+  size_t num_fact_texts() const { return fact_texts_.size(); }
   uint32_t EntityNode(uint32_t e) const { return static_cast<uint32_t>(num_passages_ + e); }
   uint32_t DescriptionNode(uint32_t d) const {
     return static_cast<uint32_t>(num_passages_ + num_entities() + d);
@@ -126,7 +153,16 @@ class KnowledgeGraph {
   uint32_t DescriptionPassage(uint32_t d) const { return description_passage_[d]; }
   uint32_t FactSubject(uint32_t f) const { return fact_subject_[f]; }
   uint32_t FactObject(uint32_t f) const { return fact_object_[f]; }
-  const std::string& FactRelation(uint32_t f) const { return fact_relations_[f]; }
+  uint32_t FactRelationId(uint32_t f) const { return fact_relation_[f]; }
+  const std::string& FactRelation(uint32_t f) const { return relation_texts_[fact_relation_[f]]; }
+  const std::string& RelationText(uint32_t r) const { return relation_texts_[r]; }
+  uint32_t FactTextId(uint32_t f) const { return fact_text_[f]; }
+  const std::string& FactTextOf(uint32_t t) const { return fact_texts_[t]; }
+  // Facts whose text is fact text `t` (ascending).
+  std::span<const uint32_t> FactsWithText(uint32_t t) const {
+    return {facts_by_text_.data() + facts_by_text_offsets_[t],
+            facts_by_text_offsets_[t + 1] - facts_by_text_offsets_[t]};
+  }
   std::span<const uint32_t> FactSources(uint32_t f) const {
     return {fact_source_passages_.data() + fact_source_offsets_[f],
             fact_source_offsets_[f + 1] - fact_source_offsets_[f]};
@@ -135,8 +171,12 @@ class KnowledgeGraph {
   // ---- vectors (null / empty when the store has no embeddings)
   const VectorIndex* entity_index() const { return entity_index_.get(); }
   const VectorIndex* description_index() const { return description_index_.get(); }
-  const VectorIndex* fact_index() const { return fact_index_.get(); }
-  const FloatMatrix& relation_vectors() const { return relation_vectors_; }
+  const VectorIndex* fact_index() const { return fact_index_.get(); }  // ids: fact text ids
+  // Cosine of relation `r`'s text with an L2-normalised query vector (0 when
+  // there are no relation vectors).
+  float RelationDot(uint32_t r, const float* query) const {
+    return relation_vectors_.rows() > r ? relation_vectors_.Dot(r, query) : 0.0f;
+  }
 
   size_t MemoryBytes() const;
 
@@ -147,13 +187,15 @@ class KnowledgeGraph {
   std::vector<float> abstractness_, raw_abstractness_;
   std::vector<std::string> description_texts_;
   std::vector<uint32_t> description_entity_, description_passage_;
-  std::vector<uint32_t> fact_subject_, fact_object_;
-  std::vector<std::string> fact_relations_;
+  std::vector<uint32_t> fact_subject_, fact_object_, fact_relation_, fact_text_;
+  std::vector<std::string> relation_texts_, fact_texts_;
+  std::vector<uint64_t> facts_by_text_offsets_;
+  std::vector<uint32_t> facts_by_text_;
   std::vector<uint64_t> fact_source_offsets_;
   std::vector<uint32_t> fact_source_passages_;
   Csr edges_[kNumEdgeKinds];
   std::unique_ptr<VectorIndex> entity_index_, description_index_, fact_index_;
-  FloatMatrix relation_vectors_;
+  SparseRows relation_vectors_;
 };
 
 // Semantic abstractness of each entity (raw tr Cov, then normalised), as

@@ -29,8 +29,11 @@ Status GraphWriter::Prepare() {
        "type = CASE WHEN type = '' THEN excluded.type ELSE type END"},
       {&insert_description_,
        "INSERT OR IGNORE INTO descriptions(entity_id, passage_id, text) VALUES (?, ?, ?)"},
-      {&find_fact_, "SELECT id FROM facts WHERE subject_id = ? AND relation = ? AND object_id = ?"},
-      {&insert_fact_, "INSERT INTO facts(subject_id, relation, object_id) VALUES (?, ?, ?)"},
+      {&find_relation_, "SELECT id FROM relations WHERE text = ?"},
+      {&insert_relation_, "INSERT INTO relations(text) VALUES (?)"},
+      {&find_fact_,
+       "SELECT id FROM facts WHERE subject_id = ? AND relation_id = ? AND object_id = ?"},
+      {&insert_fact_, "INSERT INTO facts(subject_id, relation_id, object_id) VALUES (?, ?, ?)"},
       {&insert_fact_source_, "INSERT OR IGNORE INTO fact_sources(fact_id, passage_id) VALUES (?, ?)"},
       {&mark_,
        "INSERT OR REPLACE INTO extraction_state(passage_id, extractor, status, detail, "
@@ -137,6 +140,21 @@ Status GraphWriter::AddEntities(const PassageExtraction& ex,
   return Status::Ok();
 }
 
+Result<int64_t> GraphWriter::RelationId(const std::string& text) {
+  auto it = relation_ids_.find(text);
+  if (it != relation_ids_.end()) return it->second;
+  find_relation_.Bind(1, text);
+  FLOWRAG_ASSIGN_OR_RETURN(bool row, find_relation_.Step(path_));
+  int64_t id = row ? find_relation_.Int(0) : 0;
+  find_relation_.Reset();
+  if (id == 0) {
+    FLOWRAG_RETURN_IF_ERROR(insert_relation_.Bind(1, text).Run(path_));
+    id = sqlite3_last_insert_rowid(db_);
+  }
+  relation_ids_.emplace(text, id);
+  return id;
+}
+
 Status GraphWriter::AddTriples(const PassageExtraction& ex,
                                const std::unordered_map<std::string, int64_t>& local) {
   for (const ExtractedTriple& t : ex.triples) {
@@ -146,13 +164,14 @@ Status GraphWriter::AddTriples(const PassageExtraction& ex,
       ++report_.triples_rejected;
       continue;
     }
-    find_fact_.Bind(1, s->second).Bind(2, t.relation).Bind(3, o->second);
+    FLOWRAG_ASSIGN_OR_RETURN(int64_t relation, RelationId(t.relation));
+    find_fact_.Bind(1, s->second).Bind(2, relation).Bind(3, o->second);
     FLOWRAG_ASSIGN_OR_RETURN(bool row, find_fact_.Step(path_));
     int64_t fact = row ? find_fact_.Int(0) : 0;
     find_fact_.Reset();
     if (fact == 0) {
       FLOWRAG_RETURN_IF_ERROR(
-          insert_fact_.Bind(1, s->second).Bind(2, t.relation).Bind(3, o->second).Run(path_));
+          insert_fact_.Bind(1, s->second).Bind(2, relation).Bind(3, o->second).Run(path_));
       fact = sqlite3_last_insert_rowid(db_);
       ++report_.facts_created;
     }
@@ -229,6 +248,10 @@ Status GraphWriter::Finish() {
       db_, path_,
       "DELETE FROM facts WHERE NOT EXISTS (SELECT 1 FROM fact_sources s WHERE s.fact_id = facts.id)"));
   report_.facts_deleted += sqlite3_changes(db_);
+  FLOWRAG_RETURN_IF_ERROR(Exec(db_, path_,
+                               "DELETE FROM relations WHERE NOT EXISTS (SELECT 1 FROM facts f "
+                               "WHERE f.relation_id = relations.id)"));
+  relation_ids_.clear();
   for (int64_t id : touched_) FLOWRAG_RETURN_IF_ERROR(Canonicalise(id));
   touched_.clear();
   return Status::Ok();

@@ -88,14 +88,16 @@ class GraphWriter {
   Status AddTriples(const PassageExtraction& ex,
                     const std::unordered_map<std::string, int64_t>& local);
   Result<int64_t> Resolve(const ExtractedEntity& e);
+  Result<int64_t> RelationId(const std::string& text);
   Status Canonicalise(int64_t entity_id);
 
   sqlite3* db_;
   std::string path_;
   GraphWriteReport report_;
   std::set<int64_t> touched_;  // entities whose mentions changed
+  std::unordered_map<std::string, int64_t> relation_ids_;  // cache within the transaction
   Statement find_key_, insert_entity_, insert_key_, upsert_mention_, insert_description_,
-      find_fact_, insert_fact_, insert_fact_source_, mark_, clear_keys_, clear_mentions_,
+      find_relation_, insert_relation_, find_fact_, insert_fact_, insert_fact_source_, mark_, clear_keys_, clear_mentions_,
       clear_descriptions_, clear_fact_sources_, entities_of_passage_, canonical_, rename_;
 };
 

@@ -103,13 +103,18 @@ CREATE TABLE descriptions(
   UNIQUE(entity_id, passage_id)
 );
 CREATE INDEX descriptions_passage ON descriptions(passage_id);
-CREATE TABLE facts(
-  id         INTEGER PRIMARY KEY,
-  subject_id INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
-  relation   TEXT NOT NULL,
-  object_id  INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
-  UNIQUE(subject_id, relation, object_id)
+CREATE TABLE relations(
+  id   INTEGER PRIMARY KEY,
+  text TEXT NOT NULL UNIQUE
 );
+CREATE TABLE facts(
+  id          INTEGER PRIMARY KEY,
+  subject_id  INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+  relation_id INTEGER NOT NULL REFERENCES relations(id),
+  object_id   INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+  UNIQUE(subject_id, relation_id, object_id)
+);
+CREATE INDEX facts_relation ON facts(relation_id);
 CREATE INDEX facts_object ON facts(object_id);
 CREATE TABLE fact_sources(
   fact_id    INTEGER NOT NULL REFERENCES facts(id) ON DELETE CASCADE,

@@ -31,6 +31,7 @@ namespace flowrag {
 
 class GraphWriter;
 struct GraphWriteReport;
+struct ChatResponse;
 
 // The format this build writes. Older files are migrated on open; newer ones
 // are refused.
@@ -192,18 +193,23 @@ class Store {
     std::string text;
     std::string document_id;  // external id of its document
   };
-  // Passages without a successful extraction, in id order.
-  Result<std::vector<PendingPassage>> PassagesPendingExtraction(size_t limit);
-  Result<int64_t> CountPassagesPendingExtraction();
+  // Passages without a successful extraction by `extractor`, in id order,
+  // starting after passage id `after`.
+  Result<std::vector<PendingPassage>> PassagesPendingExtraction(std::string_view extractor,
+                                                                int64_t after, size_t limit);
+  Result<int64_t> CountPassagesPendingExtraction(std::string_view extractor = "");
   // Every passage (id order), for dictionary linking.
   Status ForEachPassageContent(const std::function<Status(PendingPassage&&)>& fn);
 
-  // Name keys some passage defines that have not been linked across the
-  // corpus yet (offline extractor), and marking them linked.
-  Result<std::vector<std::pair<std::string, std::string>>> UnlinkedNames();  // (key, surface)
+  // Names of title entities (the offline extractor's linking dictionary):
+  // every key a passage gave its TITLE entity, with that surface form and the
+  // entity's canonical name. `only_unlinked`: just those not yet linked
+  // across the corpus (MarkNamesLinked).
+  struct TitleName {
+    std::string key, surface, canonical;
+  };
+  Result<std::vector<TitleName>> TitleNames(bool only_unlinked);
   Status MarkNamesLinked(const std::vector<std::string>& keys);
-  // Every defining (key, surface) pair: the linking dictionary.
-  Result<std::vector<std::pair<std::string, std::string>>> DefinedNames();
 
   struct EntityRow {
     int64_t id = 0;
@@ -219,8 +225,7 @@ class Store {
     std::string text;
   };
   struct FactRow {
-    int64_t id = 0, subject_id = 0, object_id = 0;
-    std::string relation;
+    int64_t id = 0, subject_id = 0, object_id = 0, relation_id = 0;
   };
   struct SynonymRow {
     int64_t a = 0, b = 0;
@@ -229,7 +234,9 @@ class Store {
   Status ForEachEntity(const std::function<Status(EntityRow&&)>& fn);
   Status ForEachMention(const std::function<Status(const MentionRow&)>& fn);
   Status ForEachDescription(const std::function<Status(DescriptionRow&&)>& fn);
-  Status ForEachFact(const std::function<Status(FactRow&&)>& fn);
+  Status ForEachFact(const std::function<Status(const FactRow&)>& fn);
+  // Relation texts (shared by the facts stating them), in id order.
+  Status ForEachRelation(const std::function<Status(int64_t id, std::string&& text)>& fn);
   Status ForEachFactSource(const std::function<Status(int64_t fact, int64_t passage)>& fn);
   Status ForEachSynonym(const std::function<Status(const SynonymRow&)>& fn);
   Result<std::vector<EntityRow>> EntitiesByIds(const std::vector<int64_t>& ids);
@@ -252,6 +259,11 @@ class Store {
             llm_calls = 0, llm_prompt_tokens = 0, llm_completion_tokens = 0;
   };
   Result<GraphCounts> CountGraph();
+
+  // LLM response cache (storage/llm_cache.cc).
+  Result<std::optional<ChatResponse>> GetCachedResponse(uint64_t key);
+  Status PutCachedResponse(uint64_t key, std::string_view model, std::string_view request,
+                           const ChatResponse& response);
 
  private:
   Store(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}

@@ -26,7 +26,8 @@ Status Store::DeletePassagesFromGraph(GraphWriter& writer, const std::vector<int
   return Status::Ok();
 }
 
-Result<std::vector<Store::PendingPassage>> Store::PassagesPendingExtraction(size_t limit) {
+Result<std::vector<Store::PendingPassage>> Store::PassagesPendingExtraction(
+    std::string_view extractor, int64_t after, size_t limit) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s,
@@ -34,9 +35,9 @@ Result<std::vector<Store::PendingPassage>> Store::PassagesPendingExtraction(size
           db_, path_,
           "SELECT p.id, p.ordinal, d.title, substr(CAST(d.text AS BLOB), p.begin_offset + 1, "
           "p.end_offset - p.begin_offset), d.external_id FROM passages p JOIN documents d ON d.id = "
-          "p.document_id WHERE NOT EXISTS (SELECT 1 FROM extraction_state x WHERE x.passage_id = "
-          "p.id AND x.status = 'done') ORDER BY p.id LIMIT ?"));
-  s.Bind(1, static_cast<int64_t>(limit));
+          "p.document_id WHERE p.id > ?1 AND NOT EXISTS (SELECT 1 FROM extraction_state x WHERE "
+          "x.passage_id = p.id AND x.status = 'done' AND x.extractor = ?2) ORDER BY p.id LIMIT ?3"));
+  s.Bind(1, after).Bind(2, extractor).Bind(3, static_cast<int64_t>(limit));
   std::vector<PendingPassage> out;
   while (true) {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
@@ -47,13 +48,14 @@ Result<std::vector<Store::PendingPassage>> Store::PassagesPendingExtraction(size
   return out;
 }
 
-Result<int64_t> Store::CountPassagesPendingExtraction() {
+Result<int64_t> Store::CountPassagesPendingExtraction(std::string_view extractor) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s, Statement::Prepare(db_, path_,
                                       "SELECT count(*) FROM passages p WHERE NOT EXISTS (SELECT 1 "
                                       "FROM extraction_state x WHERE x.passage_id = p.id AND "
-                                      "x.status = 'done')"));
+                                      "x.status = 'done' AND (?1 = '' OR x.extractor = ?1))"));
+  s.Bind(1, extractor);
   FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
   return row ? s.Int(0) : int64_t{0};
 }
@@ -76,34 +78,24 @@ Status Store::ForEachPassageContent(const std::function<Status(PendingPassage&&)
   return Status::Ok();
 }
 
-namespace {
-
-Result<std::vector<std::pair<std::string, std::string>>> KeySurfacePairs(sqlite3* db,
-                                                                         const std::string& path,
-                                                                         const char* sql) {
-  FLOWRAG_ASSIGN_OR_RETURN(Statement s, Statement::Prepare(db, path, sql));
-  std::vector<std::pair<std::string, std::string>> out;
+Result<std::vector<Store::TitleName>> Store::TitleNames(bool only_unlinked) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s,
+      Statement::Prepare(
+          db_, path_,
+          "SELECT k.key, min(k.surface), min(e.name) FROM entity_keys k JOIN mentions m ON "
+          "m.passage_id = k.passage_id AND m.entity_id = k.entity_id JOIN entities e ON e.id = "
+          "k.entity_id WHERE m.type = 'TITLE' AND (?1 = 0 OR k.key NOT IN (SELECT key FROM "
+          "linked_names)) GROUP BY k.key ORDER BY k.key"));
+  s.Bind(1, int64_t{only_unlinked ? 1 : 0});
+  std::vector<TitleName> out;
   while (true) {
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
     if (!row) break;
-    out.emplace_back(std::string(s.Text(0)), std::string(s.Text(1)));
+    out.push_back({std::string(s.Text(0)), std::string(s.Text(1)), std::string(s.Text(2))});
   }
   return out;
-}
-
-}  // namespace
-
-Result<std::vector<std::pair<std::string, std::string>>> Store::UnlinkedNames() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return KeySurfacePairs(db_, path_,
-                         "SELECT key, min(surface) FROM entity_keys WHERE key NOT IN (SELECT key "
-                         "FROM linked_names) GROUP BY key ORDER BY key");
-}
-
-Result<std::vector<std::pair<std::string, std::string>>> Store::DefinedNames() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return KeySurfacePairs(db_, path_,
-                         "SELECT key, min(surface) FROM entity_keys GROUP BY key ORDER BY key");
 }
 
 Status Store::MarkNamesLinked(const std::vector<std::string>& keys) {
@@ -172,16 +164,28 @@ Status Store::ForEachDescription(const std::function<Status(DescriptionRow&&)>& 
   return Status::Ok();
 }
 
-Status Store::ForEachFact(const std::function<Status(FactRow&&)>& fn) {
+Status Store::ForEachFact(const std::function<Status(const FactRow&)>& fn) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s, Statement::Prepare(db_, path_,
-                                      "SELECT id, subject_id, object_id, relation FROM facts ORDER "
-                                      "BY id"));
+                                      "SELECT id, subject_id, object_id, relation_id FROM facts "
+                                      "ORDER BY id"));
   while (true) {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
     if (!row) break;
-    FLOWRAG_RETURN_IF_ERROR(fn({s.Int(0), s.Int(1), s.Int(2), std::string(s.Text(3))}));
+    FLOWRAG_RETURN_IF_ERROR(fn({s.Int(0), s.Int(1), s.Int(2), s.Int(3)}));
+  }
+  return Status::Ok();
+}
+
+Status Store::ForEachRelation(const std::function<Status(int64_t, std::string&&)>& fn) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s, Statement::Prepare(db_, path_, "SELECT id, text FROM relations ORDER BY id"));
+  while (true) {
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    if (!row) break;
+    FLOWRAG_RETURN_IF_ERROR(fn(s.Int(0), std::string(s.Text(1))));
   }
   return Status::Ok();
 }

@@ -62,6 +62,7 @@ class FlatIndex final : public VectorIndex {
   std::string Kind() const override { return "flat"; }
   size_t Dimension() const override { return dim_; }
   size_t Size() const override { return size_; }
+  size_t MemoryBytes() const override { return (data_.capacity() + columns_.capacity()) * 4; }
 
   // Appends rows (ids Size() .. Size()+rows.rows-1). All-or-nothing: a batch
   // with the wrong column count, a short data array or a non-finite value is

@@ -97,6 +97,8 @@ class HnswIndex final : public VectorIndex {
   std::string Kind() const override { return "hnsw"; }
   size_t Dimension() const override { return dim_; }
   size_t Size() const override;
+  // Vectors plus level-0 links (2·M per node) and a share for upper levels.
+  size_t MemoryBytes() const override { return Size() * (dim_ * 4 + (2 * m_ + 2) * 4 + 16); }
 
   // Appends rows (ids Size() .. Size()+rows.rows-1). Invalid input (wrong
   // column count, short data, non-finite value) is rejected before anything

@@ -28,6 +28,7 @@ class SparseIndex final : public VectorIndex {
   std::string Kind() const override { return "sparse"; }
   size_t Dimension() const override { return dim_; }
   size_t Size() const override { return size_; }
+  size_t MemoryBytes() const override { return nonzeros_ * sizeof(Posting) + dim_ * 24; }
 
   // All-or-nothing like FlatIndex::Add. Amortised O(rows·d).
   Status Add(const FloatMatrix& rows) override;

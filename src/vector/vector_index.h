@@ -51,6 +51,8 @@ class VectorIndex {
   virtual std::string Kind() const = 0;  // "flat" or "hnsw"
   virtual size_t Dimension() const = 0;
   virtual size_t Size() const = 0;
+  // Approximate bytes held by the index.
+  virtual size_t MemoryBytes() const = 0;
 
   // Appends rows; rows.cols must equal Dimension().
   virtual Status Add(const FloatMatrix& rows) = 0;

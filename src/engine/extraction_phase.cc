@@ -1,0 +1,244 @@
+// EngineImpl: the extraction phase of Index() (after ingest and embedding):
+// pending passages → extractor → GraphWriter, committed in batches; then
+// dictionary linking of new names (offline), graph-text embedding and
+// synonym edges. Every step resumes from what the store shows as done.
+#include <chrono>
+#include <memory>
+#include <set>
+
+#include "common/progress.h"
+#include "engine/engine_impl.h"
+#include "extract/heuristic_extractor.h"
+#include "extract/llm_extractor.h"
+#include "llm/chat_client.h"
+#include "storage/graph_writer.h"
+#include "storage/llm_cache.h"
+
+namespace flowrag {
+namespace {
+
+double SecondsSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+Result<ExtractionPromptStyle> ParseStyle(const std::string& s) {
+  if (s == "sarag") return ExtractionPromptStyle::kSaRag;
+  if (s == "openie") return ExtractionPromptStyle::kOpenIe;
+  if (s == "lightrag") return ExtractionPromptStyle::kLightRag;
+  return Status::InvalidArgument("llm_prompt_style \"" + s +
+                                 "\": expected sarag, openie or lightrag");
+}
+
+void AddWriteReport(const GraphWriteReport& g, IndexReport* r) {
+  r->entities_created += g.entities_created;
+  r->entities_deleted += g.entities_deleted;
+  r->facts_created += g.facts_created;
+  r->triples_rejected += g.triples_rejected;
+}
+
+std::vector<KnownName> ToKnownNames(const std::vector<Store::TitleName>& names) {
+  std::vector<KnownName> out;
+  out.reserve(names.size());
+  for (const auto& n : names) out.push_back({n.surface, n.canonical, "TITLE"});
+  return out;
+}
+
+std::vector<PassageInput> Inputs(const std::vector<Store::PendingPassage>& batch) {
+  std::vector<PassageInput> in;
+  in.reserve(batch.size());
+  for (const auto& p : batch) in.push_back({p.passage_id, p.title, p.text, p.ordinal});
+  return in;
+}
+
+}  // namespace
+
+Result<std::string> EngineImpl::ResolveExtractor(const IndexOptions& options) const {
+  const std::string& e = options.extractor;
+  if (e == "none" || e == "heuristic") return e;
+  if (e == "llm" || (e == "auto" && ChatModelConfigured())) {
+    FLOWRAG_RETURN_IF_ERROR(ParseStyle(options.llm_prompt_style).status());
+    return "llm:" + options.llm_prompt_style;
+  }
+  if (e == "auto") return std::string("heuristic");
+  return Status::InvalidArgument("extractor \"" + e + "\": expected auto, heuristic, llm or none");
+}
+
+Status EngineImpl::RunExtraction(const IndexOptions& options, IndexReport* report) {
+  const auto start = std::chrono::steady_clock::now();
+  FLOWRAG_ASSIGN_OR_RETURN(report->extractor, ResolveExtractor(options));
+  if (report->extractor == "none") return Status::Ok();
+  if (report->extractor == "heuristic") {
+    if (!options.dry_run) FLOWRAG_RETURN_IF_ERROR(ExtractHeuristic(options, report));
+  } else {
+    FLOWRAG_RETURN_IF_ERROR(ExtractWithLlm(options, report));
+  }
+  report->extract_seconds = SecondsSince(start);
+  if (options.dry_run) return Status::Ok();
+  FLOWRAG_RETURN_IF_ERROR(store_->SetMeta("extractor", report->extractor));
+  const auto graph_start = std::chrono::steady_clock::now();
+  FLOWRAG_RETURN_IF_ERROR(
+      BuildGraphExtras(options.progress, &report->graph_texts_embedded, &report->synonym_edges));
+  report->graph_seconds = SecondsSince(graph_start);
+  return Status::Ok();
+}
+
+Status EngineImpl::ExtractHeuristic(const IndexOptions& options, IndexReport* report) {
+  const std::string name = "heuristic";
+  HeuristicExtractor extractor;
+  FLOWRAG_ASSIGN_OR_RETURN(int64_t pending, store_->CountPassagesPendingExtraction(name));
+  // Pass 1: the dictionary = titles known from earlier runs + titles of the
+  // pending passages, so pending passages link each other and the old ones.
+  std::vector<KnownName> names;
+  {
+    FLOWRAG_ASSIGN_OR_RETURN(auto known, store_->TitleNames(/*only_unlinked=*/false));
+    names = ToKnownNames(known);
+    int64_t after = 0;
+    while (true) {
+      FLOWRAG_ASSIGN_OR_RETURN(auto batch, store_->PassagesPendingExtraction(name, after, 4096));
+      if (batch.empty()) break;
+      after = batch.back().passage_id;
+      for (KnownName& n : extractor.CollectDefiningNames(Inputs(batch))) names.push_back(std::move(n));
+    }
+  }
+  const EntityDictionary dictionary = EntityDictionary::Build(names);
+
+  // Pass 2: extract pending passages in transactional batches.
+  std::set<int64_t> extracted_now;
+  Progress meter("extract", "passages", static_cast<uint64_t>(pending), options.progress);
+  int64_t after = 0;
+  while (true) {
+    FLOWRAG_ASSIGN_OR_RETURN(auto batch, store_->PassagesPendingExtraction(
+                                             name, after, options.extract_batch_size));
+    if (batch.empty()) break;
+    after = batch.back().passage_id;
+    FLOWRAG_ASSIGN_OR_RETURN(std::vector<PassageExtraction> out,
+                             extractor.Extract(Inputs(batch), dictionary));
+    GraphWriteReport g;
+    FLOWRAG_RETURN_IF_ERROR(store_->WriteGraph(
+        [&](GraphWriter& w) -> Status {
+          for (const PassageExtraction& ex : out) FLOWRAG_RETURN_IF_ERROR(w.ApplyPassage(ex, name));
+          return Status::Ok();
+        },
+        &g));
+    AddWriteReport(g, report);
+    report->passages_extracted += batch.size();
+    for (const auto& p : batch) extracted_now.insert(p.passage_id);
+    meter.Advance(batch.size());
+  }
+  meter.Finish();
+
+  // Names not yet linked across the corpus (new titles, or left over by a
+  // crash) are linked into the passages extracted before this run.
+  FLOWRAG_ASSIGN_OR_RETURN(auto unlinked, store_->TitleNames(/*only_unlinked=*/true));
+  if (unlinked.empty()) return Status::Ok();
+  const EntityDictionary new_names = EntityDictionary::Build(ToKnownNames(unlinked));
+  std::vector<Store::PendingPassage> old;
+  auto link = [&]() -> Status {
+    if (old.empty()) return Status::Ok();
+    FLOWRAG_ASSIGN_OR_RETURN(std::vector<PassageExtraction> additions,
+                             extractor.LinkNewNames(Inputs(old), new_names, &dictionary));
+    old.clear();
+    if (additions.empty()) return Status::Ok();
+    GraphWriteReport g;
+    FLOWRAG_RETURN_IF_ERROR(store_->WriteGraph(
+        [&](GraphWriter& w) -> Status {
+          for (const PassageExtraction& ex : additions) FLOWRAG_RETURN_IF_ERROR(w.AddToPassage(ex));
+          return Status::Ok();
+        },
+        &g));
+    AddWriteReport(g, report);
+    return Status::Ok();
+  };
+  FLOWRAG_RETURN_IF_ERROR(store_->ForEachPassageContent([&](Store::PendingPassage&& p) -> Status {
+    if (extracted_now.count(p.passage_id)) return Status::Ok();
+    old.push_back(std::move(p));
+    if (old.size() >= options.extract_batch_size) return link();
+    return Status::Ok();
+  }));
+  FLOWRAG_RETURN_IF_ERROR(link());
+  std::vector<std::string> keys;
+  for (const auto& n : unlinked) keys.push_back(n.key);
+  return store_->MarkNamesLinked(keys);
+}
+
+Status EngineImpl::ExtractWithLlm(const IndexOptions& options, IndexReport* report) {
+  const std::string name = report->extractor;
+  FLOWRAG_ASSIGN_OR_RETURN(ExtractionPromptStyle style, ParseStyle(options.llm_prompt_style));
+  LlmExtractorOptions lo;
+  lo.style = style;
+  if (options.dry_run) {
+    DryRunEstimate total;
+    int64_t after = 0;
+    while (true) {
+      FLOWRAG_ASSIGN_OR_RETURN(auto batch, store_->PassagesPendingExtraction(name, after, 4096));
+      if (batch.empty()) break;
+      after = batch.back().passage_id;
+      std::vector<ExtractionInput> in;
+      for (auto& p : batch) in.push_back({p.passage_id, std::move(p.title), std::move(p.text)});
+      DryRunEstimate e = EstimateCost(in, lo);
+      total.passages += e.passages;
+      total.calls += e.calls;
+      total.prompt_tokens += e.prompt_tokens;
+      total.completion_tokens_max += e.completion_tokens_max;
+      total.completion_tokens_typical += e.completion_tokens_typical;
+    }
+    report->estimated_llm_calls = static_cast<size_t>(total.calls);
+    report->estimated_prompt_tokens = static_cast<size_t>(total.prompt_tokens);
+    report->estimated_completion_tokens = static_cast<size_t>(total.completion_tokens_max);
+    report->messages.push_back("dry run: " + std::to_string(total.passages) +
+                               " passages pending; typical completion ~" +
+                               std::to_string(total.completion_tokens_typical) + " tokens");
+    return Status::Ok();
+  }
+
+  FLOWRAG_ASSIGN_OR_RETURN(OpenAiChatOptions co, OpenAiChatOptionsFromEnv(OpenAiChatOptions{}));
+  StoreResponseCache cache(store_.get());
+  FLOWRAG_ASSIGN_OR_RETURN(auto client, OpenAiChatClient::Create(co, &cache));
+  FLOWRAG_ASSIGN_OR_RETURN(auto extractor, LlmExtractor::Create(client.get(), lo));
+  FLOWRAG_ASSIGN_OR_RETURN(int64_t pending, store_->CountPassagesPendingExtraction(name));
+  Progress meter("extract (" + name + ")", "passages", static_cast<uint64_t>(pending),
+                 options.progress);
+  int64_t after = 0;
+  while (true) {
+    FLOWRAG_ASSIGN_OR_RETURN(auto batch, store_->PassagesPendingExtraction(
+                                             name, after, options.extract_batch_size));
+    if (batch.empty()) break;
+    after = batch.back().passage_id;
+    std::vector<ExtractionInput> in;
+    for (auto& p : batch) in.push_back({p.passage_id, std::move(p.title), std::move(p.text)});
+    FLOWRAG_ASSIGN_OR_RETURN(std::vector<PassageOutcome> outcomes, extractor->Extract(in));
+    GraphWriteReport g;
+    FLOWRAG_RETURN_IF_ERROR(store_->WriteGraph(
+        [&](GraphWriter& w) -> Status {
+          for (const PassageOutcome& o : outcomes) {
+            if (o.status.ok()) {
+              FLOWRAG_RETURN_IF_ERROR(w.ApplyPassage(o.extraction, name));
+              ++report->passages_extracted;
+            } else {
+              // Left pending: the next run retries it (answers received so
+              // far are in the response cache).
+              FLOWRAG_RETURN_IF_ERROR(w.MarkFailed(o.passage_id, name, o.status.ToString()));
+              ++report->extraction_failures;
+              if (report->messages.size() < 20) {
+                report->messages.push_back("passage " + std::to_string(o.passage_id) + ": " +
+                                           o.status.ToString());
+              }
+            }
+            for (const std::string& r : o.rejections) {
+              if (report->messages.size() < 20) {
+                report->messages.push_back("passage " + std::to_string(o.passage_id) +
+                                           ": rejected " + r);
+              }
+            }
+          }
+          return Status::Ok();
+        },
+        &g));
+    AddWriteReport(g, report);
+    meter.Advance(batch.size());
+  }
+  meter.Finish();
+  return Status::Ok();
+}
+
+}  // namespace flowrag

@@ -1,0 +1,59 @@
+#include "storage/llm_cache.h"
+
+#include <chrono>
+
+#include "storage/sqlite_util.h"
+
+namespace flowrag {
+
+Result<std::optional<ChatResponse>> Store::GetCachedResponse(uint64_t key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s, Statement::Prepare(db_, path_,
+                                      "SELECT response, finish_reason, prompt_tokens, "
+                                      "completion_tokens FROM llm_cache WHERE key = ?"));
+  s.Bind(1, HashToSql(key));
+  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+  if (!row) return std::optional<ChatResponse>();
+  ChatResponse r;
+  r.content = s.Text(0);
+  r.finish_reason = s.Text(1);
+  r.prompt_tokens = s.Int(2);
+  r.completion_tokens = s.Int(3);
+  r.from_cache = true;
+  return std::optional<ChatResponse>(std::move(r));
+}
+
+Status Store::PutCachedResponse(uint64_t key, std::string_view model, std::string_view request,
+                                const ChatResponse& response) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s,
+      Statement::Prepare(db_, path_,
+                         "INSERT OR REPLACE INTO llm_cache(key, model, request, response, "
+                         "finish_reason, prompt_tokens, completion_tokens, created_at) VALUES "
+                         "(?, ?, ?, ?, ?, ?, ?, ?)"));
+  const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  return s.Bind(1, HashToSql(key))
+      .Bind(2, model)
+      .Bind(3, request)
+      .Bind(4, response.content)
+      .Bind(5, response.finish_reason)
+      .Bind(6, response.prompt_tokens)
+      .Bind(7, response.completion_tokens)
+      .Bind(8, now)
+      .Run(path_);
+}
+
+Result<std::optional<ChatResponse>> StoreResponseCache::Get(uint64_t key) {
+  return store_->GetCachedResponse(key);
+}
+
+Status StoreResponseCache::Put(uint64_t key, const std::string& model,
+                               const std::string& request_json, const ChatResponse& response) {
+  return store_->PutCachedResponse(key, model, request_json, response);
+}
+
+}  // namespace flowrag

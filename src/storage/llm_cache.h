@@ -1,0 +1,28 @@
+// StoreResponseCache: the store's llm_cache table behind the ResponseCache
+// interface of llm/chat_model.h, so a re-run (after a crash or on a grown
+// corpus) replays every answer already paid for. Token counts are kept with
+// each answer; `flowrag stats` sums them as the extraction cost so far.
+//
+// Thread-safety: safe to share (the Store serialises access).
+#ifndef FLOWRAG_STORAGE_LLM_CACHE_H_
+#define FLOWRAG_STORAGE_LLM_CACHE_H_
+
+#include "llm/chat_model.h"
+#include "storage/store.h"
+
+namespace flowrag {
+
+class StoreResponseCache final : public ResponseCache {
+ public:
+  explicit StoreResponseCache(Store* store) : store_(store) {}  // not owned
+  Result<std::optional<ChatResponse>> Get(uint64_t key) override;
+  Status Put(uint64_t key, const std::string& model, const std::string& request_json,
+             const ChatResponse& response) override;
+
+ private:
+  Store* store_;
+};
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_STORAGE_LLM_CACHE_H_
