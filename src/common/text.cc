@@ -155,6 +155,28 @@ std::vector<std::string> Tokenize(std::string_view text, const TokenizerOptions&
   return out;
 }
 
+namespace {
+
+// `word` (one or two ASCII letters, capitalised) precedes a period and `next`
+// is the text after the following whitespace. Two capitals are an acronym or
+// roman numeral that ends the sentence; a single I, V or X does when the next
+// word is a function word, which no name starts with.
+bool EndsSentenceDespiteShortWord(std::string_view word, std::string_view next) {
+  if (word.size() == 2) return word[1] >= 'A' && word[1] <= 'Z';
+  if (word != "I" && word != "V" && word != "X") return false;
+  size_t n = 0;
+  while (n < next.size() && n < 16 &&
+         ((next[n] >= 'a' && next[n] <= 'z') || (next[n] >= 'A' && next[n] <= 'Z'))) {
+    ++n;
+  }
+  if (n == 0 || n >= 16) return false;
+  const std::string lower = ToLowerAscii(next.substr(0, n));
+  return IsStopword(lower) || lower == "born" || lower == "following" || lower == "however" ||
+         lower == "although" || lower == "directed";
+}
+
+}  // namespace
+
 std::vector<TextSpan> SplitSentences(std::string_view text) {
   std::vector<TextSpan> spans;
   const size_t n = text.size();
@@ -184,12 +206,17 @@ std::vector<TextSpan> SplitSentences(std::string_view text) {
     bool starts_sentence = (next >= 'A' && next <= 'Z') || (next >= '0' && next <= '9') ||
                            next == '"' || next == '\'' || next >= 0x80;
     if (!starts_sentence) continue;
-    // "Dr. Smith", "St. Maurice": a one- or two-letter capitalised word before
-    // the period is an abbreviation, not a sentence end.
+    // "Dr. Smith", "St. Maurice", "John F. Kennedy": a one- or two-letter
+    // capitalised word before the period is an abbreviation, not a sentence
+    // end; except two capitals ("Lothair II. She", "40 BC. The") and a
+    // roman I, V or X followed by a function word ("Charles I. He").
     size_t w = i;
     while (w > start && IsWordByte(static_cast<unsigned char>(text[w - 1]))) --w;
     size_t word_len = i - w;
-    if (c == '.' && word_len > 0 && word_len <= 2 && text[w] >= 'A' && text[w] <= 'Z') continue;
+    if (c == '.' && word_len > 0 && word_len <= 2 && text[w] >= 'A' && text[w] <= 'Z' &&
+        !EndsSentenceDespiteShortWord(text.substr(w, word_len), text.substr(k))) {
+      continue;
+    }
     push(start, j);
     start = k;
     i = k - 1;

@@ -1,0 +1,166 @@
+// Multi-pattern matching over normalised word tokens (Aho–Corasick).
+//
+// The offline extractor links every known entity name and alias wherever it
+// occurs in a passage. Names are matched token by token, not byte by byte:
+// "Bank of England" matches "bank of England" or "Bank  of\nEngland" but not
+// "Bank of Englands". Nothing is dropped or stemmed inside a name, so
+// "The Who" needs both tokens.
+//
+// Normalisation (shared by patterns and texts): a token is a maximal run of
+// ASCII letters/digits and non-ASCII code points, split by ASCII and Unicode
+// punctuation exactly like the shared tokeniser (common/text.h) with
+// stopword removal and stemming off; ASCII letters are lower-cased. Joined by
+// single spaces, a name's tokens equal EntityKey(name) (extract/extraction.h)
+// for every name without non-ASCII punctuation ("St. Maurice's Abbey" →
+// "st maurice s abbey").
+#ifndef FLOWRAG_EXTRACT_AHO_CORASICK_H_
+#define FLOWRAG_EXTRACT_AHO_CORASICK_H_
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace flowrag {
+
+// One word token: [begin, end) byte offsets into the tokenised text.
+struct WordToken {
+  uint32_t begin = 0;
+  uint32_t end = 0;
+};
+
+// A text cut into word tokens, with the normalised form of each token.
+//
+// Ownership: keeps a view of `text` (the caller keeps it alive while this
+// object is used) and owns a lower-cased copy. REQUIRES: text.size() < 4 GiB.
+// Thread-safety: immutable after construction; safe to share.
+// Complexity: construction O(|text|).
+class TokenizedText {
+ public:
+  TokenizedText() = default;
+  explicit TokenizedText(std::string_view text);
+
+  std::string_view text() const { return text_; }
+  size_t size() const { return tokens_.size(); }
+  bool empty() const { return tokens_.empty(); }
+  std::span<const WordToken> tokens() const { return tokens_; }
+  const WordToken& token(size_t i) const { return tokens_[i]; }
+  // The token as written ("Maurice").
+  std::string_view raw(size_t i) const {
+    return text_.substr(tokens_[i].begin, tokens_[i].end - tokens_[i].begin);
+  }
+  // The token normalised ("maurice"): ASCII lower-cased, same byte length as raw(i).
+  std::string_view norm(size_t i) const {
+    return std::string_view(lower_).substr(tokens_[i].begin, tokens_[i].end - tokens_[i].begin);
+  }
+  // Index of the first token that begins at or after byte `offset` (size() if none). O(log n).
+  size_t FirstTokenAtOrAfter(size_t offset) const;
+
+ private:
+  std::string_view text_;
+  std::string lower_;
+  std::vector<WordToken> tokens_;
+};
+
+// The normalised tokens of a name ("Bank of England" → {"bank", "of", "england"}).
+std::vector<std::string> NameTokens(std::string_view name);
+
+// NameTokens joined by single spaces ("" for a name without tokens).
+std::string NameKey(std::string_view name);
+
+// A pattern to build a TokenTrie from: its text (normalised with the rules
+// above) and the caller's id for it.
+struct TriePattern {
+  std::string_view text;
+  uint32_t payload = 0;
+};
+
+// One occurrence of a pattern in a TokenizedText.
+struct TrieMatch {
+  uint32_t token_begin = 0;  // [token_begin, token_end) token indexes
+  uint32_t token_end = 0;
+  uint32_t byte_begin = 0;  // [byte_begin, byte_end) byte offsets into the text
+  uint32_t byte_end = 0;
+  uint32_t entry = 0;  // the distinct token sequence matched: TokenTrie::payloads(entry)
+};
+
+enum class MatchMode {
+  // Non-overlapping matches, scanning left to right; at each position the
+  // longest pattern starting there wins ("New York City" over "New York" and
+  // "York"); the scan resumes after it.
+  kLeftmostLongest,
+  // Every occurrence of every pattern, overlaps included.
+  kAllOverlapping,
+};
+
+// An Aho–Corasick automaton over token ids, built once from a list of
+// patterns. It is a value: building a matcher for just a few new names (to
+// re-link old passages when documents are added) is as cheap as the names
+// are short.
+//
+// Patterns that normalise to the same token sequence share one entry, which
+// carries all their payloads in input order. Patterns without any token
+// ("", "--") are ignored.
+//
+// Thread-safety: immutable after Build(); Scan() may run concurrently.
+// Complexity: Build O(total pattern tokens) expected; Scan O(text tokens +
+// all overlapping occurrences) in both modes (the leftmost-longest selection
+// is a linear sweep, not a sort).
+class TokenTrie {
+ public:
+  TokenTrie();  // an empty matcher: matches nothing
+
+  static TokenTrie Build(std::span<const TriePattern> patterns);
+
+  // Appends the matches in `text` to *out, ordered by (token_begin,
+  // token_end) ascending.
+  void Scan(const TokenizedText& text, MatchMode mode, std::vector<TrieMatch>* out) const;
+  std::vector<TrieMatch> Scan(const TokenizedText& text,
+                              MatchMode mode = MatchMode::kLeftmostLongest) const;
+
+  // Payloads of an entry, in the order their patterns were given.
+  std::span<const uint32_t> payloads(uint32_t entry) const {
+    return std::span<const uint32_t>(payloads_).subspan(
+        payload_begin_[entry], payload_begin_[entry + 1] - payload_begin_[entry]);
+  }
+  // Number of tokens of an entry's sequence.
+  uint32_t entry_length(uint32_t entry) const { return depth_[entry_node_[entry]]; }
+
+  size_t num_entries() const { return entry_node_.size(); }
+  size_t num_nodes() const { return fail_.size(); }
+  bool empty() const { return entry_node_.empty(); }
+
+ private:
+  static constexpr uint32_t kNone = UINT32_MAX;
+
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const;
+  };
+
+  uint32_t TokenId(std::string_view norm) const;
+  uint32_t Child(uint32_t node, uint32_t token) const;
+  uint32_t AddChild(uint32_t node, uint32_t token);  // build only
+  void GrowEdges();
+
+  std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> vocab_;
+  // Goto function: open addressing, key (node << 32 | token), linear probing.
+  std::vector<uint64_t> edge_keys_;
+  std::vector<uint32_t> edge_children_;
+  size_t num_edges_ = 0;
+  // Per node (node 0 is the root).
+  std::vector<uint32_t> fail_;   // longest proper suffix that is a trie node
+  std::vector<uint32_t> dict_;   // nearest node on the fail chain that ends an entry
+  std::vector<uint32_t> entry_;  // entry ending at this node, kNone if none
+  std::vector<uint32_t> depth_;  // tokens from the root
+  // Per entry.
+  std::vector<uint32_t> entry_node_;
+  std::vector<uint32_t> payload_begin_;  // CSR offsets into payloads_, size entries + 1
+  std::vector<uint32_t> payloads_;
+};
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_EXTRACT_AHO_CORASICK_H_

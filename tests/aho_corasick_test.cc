@@ -1,0 +1,261 @@
+#include "extract/aho_corasick.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "common/text.h"
+
+namespace flowrag {
+namespace {
+
+// "text@[begin,end)" for each match, to compare readably.
+std::vector<std::string> Show(const TokenizedText& t, const std::vector<TrieMatch>& ms) {
+  std::vector<std::string> out;
+  for (const TrieMatch& m : ms) {
+    out.push_back(std::string(t.text().substr(m.byte_begin, m.byte_end - m.byte_begin)));
+  }
+  return out;
+}
+
+TokenTrie Build(const std::vector<std::string>& names) {
+  std::vector<TriePattern> patterns;
+  for (size_t i = 0; i < names.size(); ++i) {
+    patterns.push_back({names[i], static_cast<uint32_t>(i)});
+  }
+  return TokenTrie::Build(patterns);
+}
+
+TEST(TokenizedTextTest, OffsetsAndNormalisedForms) {
+  const std::string text = "St. Maurice's  Abbey—Zürich, 1,820";
+  TokenizedText t(text);
+  ASSERT_EQ(t.size(), 7u);
+  EXPECT_EQ(t.raw(0), "St");
+  EXPECT_EQ(t.norm(0), "st");
+  EXPECT_EQ(t.raw(1), "Maurice");
+  EXPECT_EQ(t.norm(2), "s");
+  EXPECT_EQ(t.raw(3), "Abbey");  // the em dash separates
+  EXPECT_EQ(t.raw(4), "Zürich");
+  EXPECT_EQ(t.norm(4), "zürich");
+  EXPECT_EQ(t.raw(5), "1");
+  EXPECT_EQ(t.raw(6), "820");
+  EXPECT_EQ(t.FirstTokenAtOrAfter(0), 0u);
+  EXPECT_EQ(t.FirstTokenAtOrAfter(3), 1u);
+  EXPECT_EQ(t.FirstTokenAtOrAfter(text.size()), 7u);
+}
+
+TEST(TokenizedTextTest, NameKeyAgreesWithEntityKeyAndTheTokeniser) {
+  for (const char* name : {"The  Beatles!", "St. Maurice's Abbey", "Bank of England", "Zürich",
+                           "Lothair II (835)", "AC/DC", "--"}) {
+    EXPECT_EQ(NameKey(name), EntityKey(name)) << name;
+    TokenizerOptions raw;
+    raw.remove_stopwords = false;
+    raw.stem = false;
+    EXPECT_EQ(NameTokens(name), Tokenize(name, raw)) << name;
+  }
+  EXPECT_EQ(NameTokens("The Who"), (std::vector<std::string>{"the", "who"}));  // nothing dropped
+}
+
+TEST(TokenTrieTest, LeftmostLongestPrefersTheLongestAtEachStart) {
+  TokenTrie trie = Build({"New York", "New York City", "York", "City Hall"});
+  TokenizedText t("I moved to New York City, then to York and New York.");
+  EXPECT_EQ(Show(t, trie.Scan(t)), (std::vector<std::string>{"New York City", "York", "New York"}));
+}
+
+TEST(TokenTrieTest, LeftmostWinsOverLaterLonger) {
+  // "a b" starts first, so "b c d" (longer, later, overlapping) is not reported.
+  TokenTrie trie = Build({"a b", "b c d", "d"});
+  TokenizedText t("a b c d");
+  EXPECT_EQ(Show(t, trie.Scan(t)), (std::vector<std::string>{"a b", "d"}));
+  // A shorter pattern after a chosen one is still found even though a longer
+  // pattern ends at the same token ("a b" ends where "b" does).
+  TokenTrie trie2 = Build({"x a", "a b", "b"});
+  TokenizedText t2("x a b");
+  EXPECT_EQ(Show(t2, trie2.Scan(t2)), (std::vector<std::string>{"x a", "b"}));
+}
+
+TEST(TokenTrieTest, AllOverlappingReportsEveryOccurrenceByStartThenEnd) {
+  TokenTrie trie = Build({"New York", "New York City", "York", "York City", "City"});
+  TokenizedText t("New York City");
+  auto ms = trie.Scan(t, MatchMode::kAllOverlapping);
+  EXPECT_EQ(Show(t, ms),
+            (std::vector<std::string>{"New York", "New York City", "York", "York City", "City"}));
+  EXPECT_EQ(ms[1].token_begin, 0u);
+  EXPECT_EQ(ms[1].token_end, 3u);
+  EXPECT_EQ(trie.entry_length(ms[1].entry), 3u);
+}
+
+TEST(TokenTrieTest, MatchesWholeTokensOnlyAcrossAnyPunctuationAndCase) {
+  TokenTrie trie = Build({"Bank of England", "England"});
+  TokenizedText t("The BANK of\n england; Englands; bank-of-England.");
+  auto ms = trie.Scan(t);
+  EXPECT_EQ(Show(t, ms), (std::vector<std::string>{"BANK of\n england", "bank-of-England"}));
+  EXPECT_EQ(ms[0].byte_begin, 4u);
+  EXPECT_EQ(ms[0].token_begin, 1u);
+  EXPECT_EQ(ms[0].token_end, 4u);
+}
+
+TEST(TokenTrieTest, StopwordsAreNotDroppedInsideNames) {
+  TokenTrie trie = Build({"The Who"});
+  TokenizedText t("the who, Who, The Who");
+  EXPECT_EQ(Show(t, trie.Scan(t)), (std::vector<std::string>{"the who", "The Who"}));
+}
+
+TEST(TokenTrieTest, SameTokensShareAnEntryWithAllPayloads) {
+  std::vector<TriePattern> patterns = {
+      {"Lothair II", 7}, {"lothair  ii.", 3}, {"Lothair", 9}, {"LOTHAIR II", 7}};
+  TokenTrie trie = TokenTrie::Build(patterns);
+  EXPECT_EQ(trie.num_entries(), 2u);
+  TokenizedText t("King Lothair II died.");
+  auto ms = trie.Scan(t);
+  ASSERT_EQ(ms.size(), 1u);
+  auto p = trie.payloads(ms[0].entry);
+  EXPECT_EQ(std::vector<uint32_t>(p.begin(), p.end()), (std::vector<uint32_t>{7, 3, 7}));
+}
+
+TEST(TokenTrieTest, EmptyPatternsAndEmptyTrie) {
+  TokenTrie empty;
+  TokenizedText t("anything at all");
+  EXPECT_TRUE(empty.Scan(t).empty());
+  EXPECT_TRUE(empty.empty());
+
+  std::vector<TriePattern> patterns = {{"", 1}, {"--", 2}, {" ", 3}};
+  TokenTrie none = TokenTrie::Build(patterns);
+  EXPECT_TRUE(none.empty());
+  EXPECT_TRUE(none.Scan(t, MatchMode::kAllOverlapping).empty());
+
+  TokenTrie trie = Build({"at"});
+  TokenizedText blank("");
+  EXPECT_TRUE(trie.Scan(blank).empty());
+}
+
+TEST(TokenTrieTest, Utf8Names) {
+  TokenTrie trie = Build({"Zürich", "Saint-Étienne", "東京", "Ἀθῆναι"});
+  TokenizedText t("From zürich via Saint Étienne to 東京 (東京タワー) and Ἀθῆναι.");
+  // Non-ASCII letters are not case-folded; a CJK run is one token.
+  EXPECT_EQ(Show(t, trie.Scan(t)),
+            (std::vector<std::string>{"zürich", "Saint Étienne", "東京", "Ἀθῆναι"}));
+  TokenizedText upper("ZÜRICH");
+  EXPECT_TRUE(trie.Scan(upper).empty());
+}
+
+TEST(TokenTrieTest, IncrementalMatcherForNewNamesOnly) {
+  TokenTrie old_names = Build({"Lothair II", "Teutberga"});
+  TokenTrie new_names = Build({"Boso the Elder"});
+  TokenizedText t("Teutberga, daughter of Boso the Elder, married Lothair II.");
+  EXPECT_EQ(Show(t, old_names.Scan(t)), (std::vector<std::string>{"Teutberga", "Lothair II"}));
+  EXPECT_EQ(Show(t, new_names.Scan(t)), (std::vector<std::string>{"Boso the Elder"}));
+  EXPECT_EQ(new_names.num_nodes(), 4u);  // root + 3 tokens: built from the new names alone
+}
+
+// Naive reference: every occurrence of every pattern, by brute force.
+using Occurrence = std::tuple<uint32_t, uint32_t, std::vector<uint32_t>>;  // begin, end, payloads
+
+std::vector<Occurrence> NaiveAll(const std::vector<std::string>& text,
+                                 const std::vector<std::vector<std::string>>& patterns) {
+  std::vector<Occurrence> out;
+  for (size_t b = 0; b < text.size(); ++b) {
+    for (size_t e = b + 1; e <= text.size(); ++e) {
+      std::vector<uint32_t> payloads;
+      for (size_t p = 0; p < patterns.size(); ++p) {
+        if (patterns[p].size() == e - b && std::equal(patterns[p].begin(), patterns[p].end(),
+                                                      text.begin() + static_cast<long>(b))) {
+          payloads.push_back(static_cast<uint32_t>(p));
+        }
+      }
+      if (!payloads.empty()) {
+        out.emplace_back(static_cast<uint32_t>(b), static_cast<uint32_t>(e), payloads);
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<Occurrence> NaiveLeftmostLongest(const std::vector<Occurrence>& all) {
+  std::vector<Occurrence> out;
+  uint32_t next = 0;
+  for (size_t k = 0; k < all.size(); ++k) {
+    const auto& [b, e, p] = all[k];
+    if (b < next) continue;
+    // `all` is sorted by (begin, end): take the last (longest) at this begin.
+    size_t last = k;
+    while (last + 1 < all.size() && std::get<0>(all[last + 1]) == b) ++last;
+    out.push_back(all[last]);
+    next = std::get<1>(all[last]);
+    k = last;
+  }
+  return out;
+}
+
+std::vector<Occurrence> FromTrie(const TokenTrie& trie, const std::vector<TrieMatch>& ms) {
+  std::vector<Occurrence> out;
+  for (const TrieMatch& m : ms) {
+    auto p = trie.payloads(m.entry);
+    out.emplace_back(m.token_begin, m.token_end, std::vector<uint32_t>(p.begin(), p.end()));
+  }
+  return out;
+}
+
+TEST(TokenTrieTest, AgreesWithNaiveScannerOnRandomTokenStreams) {
+  std::mt19937 rng(20240611);
+  const std::vector<std::string> alphabet = {"a", "b", "c", "d", "é"};
+  size_t total_matches = 0;
+  for (int round = 0; round < 300; ++round) {
+    const size_t sigma = 2 + rng() % (alphabet.size() - 1);
+    std::vector<std::vector<std::string>> patterns(1 + rng() % 12);
+    std::vector<TriePattern> trie_patterns;
+    std::vector<std::string> texts(patterns.size());
+    for (size_t p = 0; p < patterns.size(); ++p) {
+      const size_t len = 1 + rng() % 4;
+      for (size_t k = 0; k < len; ++k) {
+        patterns[p].push_back(alphabet[rng() % sigma]);
+        texts[p] += (k > 0 ? " " : "") + patterns[p].back();
+      }
+    }
+    for (size_t p = 0; p < patterns.size(); ++p) {
+      trie_patterns.push_back({texts[p], static_cast<uint32_t>(p)});
+    }
+    TokenTrie trie = TokenTrie::Build(trie_patterns);
+
+    // Text tokens: mostly the alphabet, sometimes an unknown token "zz".
+    std::vector<std::string> tokens(rng() % 120);
+    std::string text;
+    for (auto& tok : tokens) {
+      tok = rng() % 10 == 0 ? "zz" : alphabet[rng() % sigma];
+      text += (rng() % 3 == 0 ? ", " : " ") + (rng() % 2 ? tok : ToLowerAscii(tok));
+    }
+    TokenizedText t(text);
+    ASSERT_EQ(t.size(), tokens.size());
+
+    const auto all = NaiveAll(tokens, patterns);
+    EXPECT_EQ(FromTrie(trie, trie.Scan(t, MatchMode::kAllOverlapping)), all) << "round " << round;
+    EXPECT_EQ(FromTrie(trie, trie.Scan(t, MatchMode::kLeftmostLongest)), NaiveLeftmostLongest(all))
+        << "round " << round;
+    total_matches += all.size();
+  }
+  EXPECT_GT(total_matches, 1000u);  // the property was exercised
+}
+
+TEST(TokenTrieTest, ByteOffsetsPointAtTheMatchedText) {
+  TokenTrie trie = Build({"Port Calder", "Calder", "Halvern Sea"});
+  const std::string text = "Port  Calder lies on the Halvern\tSea; calder (Port-Calder).";
+  TokenizedText t(text);
+  for (const TrieMatch& m : trie.Scan(t, MatchMode::kAllOverlapping)) {
+    EXPECT_EQ(NameKey(text.substr(m.byte_begin, m.byte_end - m.byte_begin)),
+              NameKey(std::string(
+                  t.text().substr(t.token(m.token_begin).begin,
+                                  t.token(m.token_end - 1).end - t.token(m.token_begin).begin))));
+    EXPECT_EQ(m.byte_begin, t.token(m.token_begin).begin);
+    EXPECT_EQ(m.byte_end, t.token(m.token_end - 1).end);
+  }
+  EXPECT_EQ(Show(t, trie.Scan(t)),
+            (std::vector<std::string>{"Port  Calder", "Halvern\tSea", "calder", "Port-Calder"}));
+}
+
+}  // namespace
+}  // namespace flowrag
