@@ -50,6 +50,7 @@ struct IndexReport {
   // Knowledge graph (extraction phase).
   std::string extractor;               // what ran ("heuristic", "llm:openie", "none")
   size_t passages_extracted = 0;
+  size_t passages_relinked = 0;        // older passages re-extracted for new names
   size_t extraction_failures = 0;      // passages left for the next run
   size_t entities_created = 0;
   size_t entities_deleted = 0;
@@ -75,8 +76,10 @@ struct ImportReport {
   size_t passages_matched = 0;
   size_t passages_without_record = 0; // stored passages the file does not cover
   size_t triples_read = 0;
-  size_t triples_kept = 0;
-  size_t triples_rejected = 0;        // malformed, or not between extracted entities
+  size_t triples_kept = 0;            // = read − malformed − duplicate
+  size_t triples_malformed = 0;       // not three strings, or an empty subject/object
+  size_t duplicate_triples = 0;       // repeated within a record, kept once
+  size_t triples_rejected = 0;        // kept but refused by the graph (subject = object)
   size_t entities_created = 0;
   size_t facts_created = 0;
   size_t synonym_edges = 0;

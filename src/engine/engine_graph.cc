@@ -91,7 +91,8 @@ Result<ImportReport> EngineImpl::ImportOpenIe(const std::string& path,
   report.records_read = static_cast<size_t>(oie.records_read);
   report.triples_read = static_cast<size_t>(oie.triples_read);
   report.triples_kept = static_cast<size_t>(oie.triples_kept);
-  report.triples_rejected += static_cast<size_t>(oie.triples_rejected);
+  report.triples_malformed = static_cast<size_t>(oie.triples_rejected);
+  report.duplicate_triples = static_cast<size_t>(oie.duplicate_triples_removed);
   report.passages_without_record = matcher.UnmatchedPassages().size();
   for (const std::string& m : oie.messages) {
     if (report.messages.size() < 40) report.messages.push_back(m);

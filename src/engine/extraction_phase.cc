@@ -10,6 +10,7 @@
 #include "engine/engine_impl.h"
 #include "extract/heuristic_extractor.h"
 #include "extract/llm_extractor.h"
+#include "extract/prompts.h"
 #include "llm/chat_client.h"
 #include "storage/graph_writer.h"
 #include "storage/llm_cache.h"
@@ -19,14 +20,6 @@ namespace {
 
 double SecondsSince(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
-
-Result<ExtractionPromptStyle> ParseStyle(const std::string& s) {
-  if (s == "sarag") return ExtractionPromptStyle::kSaRag;
-  if (s == "openie") return ExtractionPromptStyle::kOpenIe;
-  if (s == "lightrag") return ExtractionPromptStyle::kLightRag;
-  return Status::InvalidArgument("llm_prompt_style \"" + s +
-                                 "\": expected sarag, openie or lightrag");
 }
 
 void AddWriteReport(const GraphWriteReport& g, IndexReport* r) {
@@ -56,8 +49,9 @@ Result<std::string> EngineImpl::ResolveExtractor(const IndexOptions& options) co
   const std::string& e = options.extractor;
   if (e == "none" || e == "heuristic") return e;
   if (e == "llm" || (e == "auto" && ChatModelConfigured())) {
-    FLOWRAG_RETURN_IF_ERROR(ParseStyle(options.llm_prompt_style).status());
-    return "llm:" + options.llm_prompt_style;
+    FLOWRAG_ASSIGN_OR_RETURN(ExtractionPromptStyle style,
+                             ParseExtractionPromptStyle(options.llm_prompt_style));
+    return "llm:" + std::string(ExtractionPromptStyleName(style));
   }
   if (e == "auto") return std::string("heuristic");
   return Status::InvalidArgument("extractor \"" + e + "\": expected auto, heuristic, llm or none");
@@ -127,22 +121,26 @@ Status EngineImpl::ExtractHeuristic(const IndexOptions& options, IndexReport* re
   }
   meter.Finish();
 
-  // Names not yet linked across the corpus (new titles, or left over by a
-  // crash) are linked into the passages extracted before this run.
+  // Names not yet linked across the corpus (titles new in this run, or left
+  // over by a crash) may occur in passages extracted before this run. Those
+  // passages are extracted again with the full dictionary, which gives
+  // exactly what a full run over the corpus would (delete + re-add of a
+  // document restores its links).
   FLOWRAG_ASSIGN_OR_RETURN(auto unlinked, store_->TitleNames(/*only_unlinked=*/true));
   if (unlinked.empty()) return Status::Ok();
-  const EntityDictionary new_names = EntityDictionary::Build(ToKnownNames(unlinked));
-  std::vector<Store::PendingPassage> old;
-  auto link = [&]() -> Status {
-    if (old.empty()) return Status::Ok();
-    FLOWRAG_ASSIGN_OR_RETURN(std::vector<PassageExtraction> additions,
-                             extractor.LinkNewNames(Inputs(old), new_names, &dictionary));
-    old.clear();
-    if (additions.empty()) return Status::Ok();
+  std::vector<TriePattern> patterns;
+  for (const auto& n : unlinked) patterns.push_back({n.surface, 0});
+  const TokenTrie new_names = TokenTrie::Build(patterns);
+  std::vector<Store::PendingPassage> stale;
+  auto reextract = [&]() -> Status {
+    if (stale.empty()) return Status::Ok();
+    FLOWRAG_ASSIGN_OR_RETURN(std::vector<PassageExtraction> out,
+                             extractor.Extract(Inputs(stale), dictionary));
+    stale.clear();
     GraphWriteReport g;
     FLOWRAG_RETURN_IF_ERROR(store_->WriteGraph(
         [&](GraphWriter& w) -> Status {
-          for (const PassageExtraction& ex : additions) FLOWRAG_RETURN_IF_ERROR(w.AddToPassage(ex));
+          for (const PassageExtraction& ex : out) FLOWRAG_RETURN_IF_ERROR(w.ApplyPassage(ex, name));
           return Status::Ok();
         },
         &g));
@@ -151,11 +149,15 @@ Status EngineImpl::ExtractHeuristic(const IndexOptions& options, IndexReport* re
   };
   FLOWRAG_RETURN_IF_ERROR(store_->ForEachPassageContent([&](Store::PendingPassage&& p) -> Status {
     if (extracted_now.count(p.passage_id)) return Status::Ok();
-    old.push_back(std::move(p));
-    if (old.size() >= options.extract_batch_size) return link();
-    return Status::Ok();
+    if (new_names.Scan(TokenizedText(p.text)).empty() &&
+        new_names.Scan(TokenizedText(p.title)).empty()) {
+      return Status::Ok();
+    }
+    ++report->passages_relinked;
+    stale.push_back(std::move(p));
+    return stale.size() >= options.extract_batch_size ? reextract() : Status::Ok();
   }));
-  FLOWRAG_RETURN_IF_ERROR(link());
+  FLOWRAG_RETURN_IF_ERROR(reextract());
   std::vector<std::string> keys;
   for (const auto& n : unlinked) keys.push_back(n.key);
   return store_->MarkNamesLinked(keys);
@@ -163,7 +165,8 @@ Status EngineImpl::ExtractHeuristic(const IndexOptions& options, IndexReport* re
 
 Status EngineImpl::ExtractWithLlm(const IndexOptions& options, IndexReport* report) {
   const std::string name = report->extractor;
-  FLOWRAG_ASSIGN_OR_RETURN(ExtractionPromptStyle style, ParseStyle(options.llm_prompt_style));
+  FLOWRAG_ASSIGN_OR_RETURN(ExtractionPromptStyle style,
+                           ParseExtractionPromptStyle(options.llm_prompt_style));
   LlmExtractorOptions lo;
   lo.style = style;
   if (options.dry_run) {

@@ -117,10 +117,11 @@ Status GraphWriter::AddEntities(const PassageExtraction& ex,
         ++report_.key_conflicts;
         continue;
       }
-      if (e.defining) {
-        FLOWRAG_RETURN_IF_ERROR(
-            insert_key_.Bind(1, k).Bind(2, ex.passage_id).Bind(3, id).Bind(4, surface).Run(path_));
-      }
+      // Linked (non-defining) names record their keys too, so a document
+      // that defines the name later in the same batch resolves to this
+      // entity instead of creating a second one.
+      FLOWRAG_RETURN_IF_ERROR(
+          insert_key_.Bind(1, k).Bind(2, ex.passage_id).Bind(3, id).Bind(4, surface).Run(path_));
       local->emplace(k, id);
     }
     FLOWRAG_RETURN_IF_ERROR(upsert_mention_.Bind(1, ex.passage_id)
@@ -251,6 +252,10 @@ Status GraphWriter::Finish() {
   FLOWRAG_RETURN_IF_ERROR(Exec(db_, path_,
                                "DELETE FROM relations WHERE NOT EXISTS (SELECT 1 FROM facts f "
                                "WHERE f.relation_id = relations.id)"));
+  // A name nobody defines any more must be linked again if it comes back.
+  FLOWRAG_RETURN_IF_ERROR(Exec(db_, path_,
+                               "DELETE FROM linked_names WHERE NOT EXISTS (SELECT 1 FROM "
+                               "entity_keys k WHERE k.key = linked_names.key)"));
   relation_ids_.clear();
   for (int64_t id : touched_) FLOWRAG_RETURN_IF_ERROR(Canonicalise(id));
   touched_.clear();

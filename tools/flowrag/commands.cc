@@ -80,10 +80,12 @@ nlohmann::json ResultJson(const RetrievalResult& r) {
 void PrintIndexReport(const IndexReport& r) {
   if (!r.extractor.empty() && r.extractor != "none") {
     std::fprintf(stderr,
-                 "graph (%s): %zu passages extracted, %zu failed; %zu entities created, %zu "
+                 "graph (%s): %zu passages extracted, %zu re-linked, %zu failed; %zu entities "
+                 "created, %zu "
                  "deleted; %zu facts created, %zu triples rejected; %zu texts embedded, %zu "
                  "synonym edges; %.2f s extract, %.2f s embed+synonyms\n",
-                 r.extractor.c_str(), r.passages_extracted, r.extraction_failures,
+                 r.extractor.c_str(), r.passages_extracted, r.passages_relinked,
+                 r.extraction_failures,
                  r.entities_created, r.entities_deleted, r.facts_created, r.triples_rejected,
                  r.graph_texts_embedded, r.synonym_edges, r.extract_seconds, r.graph_seconds);
   }
@@ -199,12 +201,23 @@ Status RunImportOpenIe(ImportArgs args) {
   FLOWRAG_ASSIGN_OR_RETURN(ImportReport r, engine->ImportOpenIe(args.file, args.options));
   std::fprintf(stderr,
                "imported %s: %zu records, %zu passages matched, %zu records without a passage, "
-               "%zu passages without a record; triples %zu read, %zu kept, %zu rejected; %zu "
+               "%zu passages without a record; triples %zu read, %zu kept, %zu malformed, %zu duplicate, %zu "
+               "refused by the graph (subject = object); %zu "
                "entities and %zu facts created, %zu synonym edges; %.2f s\n",
                args.file.c_str(), r.records_read, r.passages_matched, r.records_unmatched,
-               r.passages_without_record, r.triples_read, r.triples_kept, r.triples_rejected,
-               r.entities_created, r.facts_created, r.synonym_edges, r.seconds);
+               r.passages_without_record, r.triples_read, r.triples_kept, r.triples_malformed,
+               r.duplicate_triples, r.triples_rejected, r.entities_created, r.facts_created, r.synonym_edges, r.seconds);
   for (const std::string& m : r.messages) std::fprintf(stderr, "  %s\n", m.c_str());
+  return Status::Ok();
+}
+
+Status RunDelete(const std::string& db, const std::vector<std::string>& ids) {
+  if (!std::filesystem::exists(db)) return Status::NotFound(db + ": no such store");
+  FLOWRAG_ASSIGN_OR_RETURN(auto engine, Engine::Open(db));
+  for (const std::string& id : ids) {
+    FLOWRAG_RETURN_IF_ERROR(engine->DeleteDocument(id));
+    std::fprintf(stderr, "deleted %s\n", id.c_str());
+  }
   return Status::Ok();
 }
 

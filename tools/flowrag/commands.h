@@ -62,6 +62,7 @@ Status RunQuery(const QueryArgs& args);
 Status RunEval(EvalArgs args);
 Status RunStats(const StatsArgs& args);
 Status RunImportOpenIe(ImportArgs args);
+Status RunDelete(const std::string& db, const std::vector<std::string>& ids);
 
 }  // namespace flowrag::cli
 

@@ -78,6 +78,13 @@ int main(int argc, char** argv) {
   stats->add_option("--db", sa.db, "Store file")->required();
   stats->add_flag("--json", sa.json, "Print as JSON");
 
+  std::string delete_db;
+  std::vector<std::string> delete_ids;
+  auto* del = app.add_subcommand("delete", "Remove documents (and what only they supported)");
+  del->add_option("ids", delete_ids, "Document ids (as `flowrag query --json` shows them)")
+      ->required();
+  del->add_option("--db", delete_db, "Store file")->required();
+
   cli::ImportArgs ima;
   auto* import_openie = app.add_subcommand(
       "import-openie", "Import precomputed OpenIE (benchmark openie.jsonl or HippoRAG JSON)");
@@ -113,6 +120,8 @@ int main(int argc, char** argv) {
     st = cli::RunStats(sa);
   } else if (*import_openie) {
     st = cli::RunImportOpenIe(ima);
+  } else if (*del) {
+    st = cli::RunDelete(delete_db, delete_ids);
   }
   if (!st.ok()) {
     std::fprintf(stderr, "flowrag: error: %s\n", st.ToString().c_str());
