@@ -32,10 +32,34 @@ struct RetrievalDiagnostics {
   std::map<std::string, double> extra;  // method-specific counters
 };
 
+// A node of the subgraph a graph method touched.
+struct GraphNode {
+  uint32_t id = 0;       // node id within the snapshot graph
+  std::string kind;      // "Passage", "Entity", "EntityDescription", "Fact"
+  std::string label;     // entity name, passage document id#ordinal, ...
+  double score = 0.0;    // mass / activation / probability
+  bool seed = false;
+};
+
+struct GraphEdge {
+  uint32_t from = 0, to = 0;
+  std::string kind;      // "MENTIONS", "RELATED_TO", "DESCRIBES", "SYNONYM"
+  std::string relation;  // RELATED_TO: the relation text
+  double weight = 0.0;
+  double flow = 0.0;
+};
+
 struct RetrievalResult {
   std::string method;
   std::vector<ScoredPassage> passages;  // best first
   RetrievalDiagnostics diagnostics;
+  // Graph methods: the query keywords, the touched subgraph (highest-scoring
+  // nodes and the edges between them) and a path from a seed to each
+  // returned passage (node labels, seed first).
+  std::vector<std::string> keywords;
+  std::vector<GraphNode> nodes;
+  std::vector<GraphEdge> edges;
+  std::vector<std::vector<std::string>> paths;
 };
 
 struct IndexReport {

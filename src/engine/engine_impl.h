@@ -55,6 +55,10 @@ class EngineImpl final : public Engine {
   Status ExtractHeuristic(const IndexOptions& options, IndexReport* report);
   Status ExtractWithLlm(const IndexOptions& options, IndexReport* report);
   Status FillGraphStats(GraphStats* stats) const;
+  // Copies a graph method's seeds, scored nodes, edges and paths into the
+  // public result, labelled (at most 150 nodes: what a viewer can draw).
+  void DescribeSubgraph(const Snapshot& snap, const RetrievalOutput& out,
+                        RetrievalResult* result) const;
 
   EngineOptions options_;
   std::unique_ptr<Store> store_;

@@ -14,6 +14,7 @@
 
 #include "flowrag/status.h"
 #include "flowrag/types.h"
+#include "graph/knowledge_graph.h"
 #include "graph/snapshot.h"
 
 namespace flowrag {
@@ -30,9 +31,36 @@ struct RankedPassage {
   double score = 0.0;
 };
 
+// Graph methods also report how they found their passages. Node ids are
+// KnowledgeGraph node ids (passages are nodes [0, P)).
+struct NodeScore {
+  uint32_t node = 0;
+  double score = 0.0;  // mass (QAFD), activation (SA), probability (PPR)
+};
+
+struct TouchedEdge {
+  uint32_t from = 0, to = 0;
+  EdgeKind kind = EdgeKind::kMentions;
+  double weight = 0.0;  // the (query-aware) weight the method used
+  double flow = 0.0;    // flow / activation / probability mass carried
+};
+
+// A path from a seed to a returned passage, seed first.
+struct ExplanationPath {
+  uint32_t passage = 0;  // snapshot passage index
+  std::vector<uint32_t> nodes;
+  double score = 0.0;
+};
+
 struct RetrievalOutput {
   std::vector<RankedPassage> ranked;  // best first, at most top_k
   RetrievalDiagnostics diagnostics;
+  // Graph methods only (empty for bm25/dense/hybrid):
+  std::vector<NodeScore> seeds;        // with their seed weights
+  std::vector<NodeScore> node_scores;  // every node the method scored, best first
+  std::vector<TouchedEdge> subgraph;   // edges the method used
+  std::vector<ExplanationPath> paths;  // for the returned passages
+  std::vector<std::string> keywords;   // query keywords / sub-queries used
 };
 
 class Retriever {

@@ -52,6 +52,31 @@ void PrintPassagesText(const RetrievalResult& r) {
               r.diagnostics.candidates_scored);
 }
 
+void PrintExplanation(const RetrievalResult& r) {
+  if (!r.keywords.empty()) {
+    std::printf("keywords:");
+    for (const std::string& k : r.keywords) std::printf(" [%s]", k.c_str());
+    std::printf("\n");
+  }
+  std::printf("seeds:");
+  for (const GraphNode& n : r.nodes) {
+    if (n.seed) std::printf(" %s (%.3g)", n.label.c_str(), n.score);
+  }
+  std::printf("\npaths:\n");
+  for (const auto& path : r.paths) {
+    std::printf("  ");
+    for (size_t i = 0; i < path.size(); ++i) std::printf("%s%s", i ? " -> " : "", path[i].c_str());
+    std::printf("\n");
+  }
+  const RetrievalDiagnostics& d = r.diagnostics;
+  std::printf("diagnostics: %.3f ms, %zu iterations, residual %.3g, %zu nodes and %zu edges "
+              "touched, %zu candidates scored",
+              d.time_ms, d.iterations, d.residual, d.nodes_touched, d.edges_touched,
+              d.candidates_scored);
+  for (const auto& [k, v] : d.extra) std::printf(", %s %.4g", k.c_str(), v);
+  std::printf("\n");
+}
+
 nlohmann::json ResultJson(const RetrievalResult& r) {
   nlohmann::json j;
   j["method"] = r.method;
@@ -66,6 +91,18 @@ nlohmann::json ResultJson(const RetrievalResult& r) {
                              {"score", p.score},
                              {"text", p.text}});
   }
+  j["keywords"] = r.keywords;
+  j["nodes"] = nlohmann::json::array();
+  for (const GraphNode& n : r.nodes) {
+    j["nodes"].push_back({{"id", n.id}, {"kind", n.kind}, {"label", n.label}, {"score", n.score},
+                          {"seed", n.seed}});
+  }
+  j["edges"] = nlohmann::json::array();
+  for (const GraphEdge& e : r.edges) {
+    j["edges"].push_back({{"from", e.from}, {"to", e.to}, {"kind", e.kind},
+                          {"relation", e.relation}, {"weight", e.weight}, {"flow", e.flow}});
+  }
+  j["paths"] = r.paths;
   nlohmann::json d = {{"time_ms", r.diagnostics.time_ms},
                       {"candidates_scored", r.diagnostics.candidates_scored},
                       {"iterations", r.diagnostics.iterations},
@@ -142,6 +179,7 @@ Status RunQuery(const QueryArgs& args) {
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     PrintPassagesText(r);
+    if (args.explain) PrintExplanation(r);
   }
   return Status::Ok();
 }

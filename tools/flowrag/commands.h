@@ -26,6 +26,7 @@ struct QueryArgs {
   std::string question;
   QueryOptions query;
   bool json = false;
+  bool explain = false;
 };
 
 struct EvalArgs {

@@ -56,6 +56,8 @@ int main(int argc, char** argv) {
   query->add_option("--top-k", qa.query.top_k, "Passages to return")->capture_default_str();
   query->add_option("--set", query_sets, "Override a method option: key=value (repeatable)");
   query->add_flag("--json", qa.json, "Print the result as JSON");
+  query->add_flag("--explain", qa.explain,
+                  "Graph methods: print keywords, seeds, paths and diagnostics");
 
   cli::EvalArgs ea;
   std::vector<std::string> eval_sets;
