@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "retrieval/retriever.h"
+#include "retrieval/sa_retriever.h"
 #include "retrieval/text_retrievers.h"
 
 namespace flowrag {
@@ -16,6 +17,7 @@ const std::vector<std::pair<std::string, Factory>>& Registry() {
       {"bm25", [] { return std::make_unique<Bm25Retriever>(); }},
       {"dense", [] { return std::make_unique<DenseRetriever>(); }},
       {"hybrid", [] { return std::make_unique<HybridRetriever>(); }},
+      {"sa", [] { return std::make_unique<SaRetriever>(); }},
   };
   return *registry;
 }

@@ -61,6 +61,7 @@ struct RetrievalOutput {
   std::vector<TouchedEdge> subgraph;   // edges the method used
   std::vector<ExplanationPath> paths;  // for the returned passages
   std::vector<std::string> keywords;   // query keywords / sub-queries used
+  std::vector<std::string> context;    // extra context texts (SA-RAG: relation texts above τr)
 };
 
 class Retriever {

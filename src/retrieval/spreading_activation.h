@@ -1,0 +1,99 @@
+// Spreading activation (SA-RAG, Pavlović et al., §5.5 and Algorithm 1): the
+// core, as a pure function over a small weighted adjacency the caller builds
+// (sa_retriever.h builds it from the query's entity subgraph).
+//
+// Algorithm 1, exactly as published (and as in the authors' code,
+// github.com/jomibg/sa-rag, graph.py `run_sa`):
+//
+//   a[v] ← 0 for every node
+//   for each seed e, in the given order:
+//     a[e] ← 1
+//     visited ← ∅;  Q ← [e]
+//     while Q not empty:
+//       u ← Q.pop_front();  if u ∈ visited: continue;  visited ← visited ∪ {u}
+//       for each arc (u → t, w):
+//         a[t] ← min(1, a[t] + w · a[u])
+//         if t ∉ visited: Q.push_back(t)
+//   activated ← {v : a[v] > τa}
+//
+// Notes that follow from the algorithm, kept on purpose:
+//  - `visited` is reset per seed, so each seed floods its whole connected
+//    component of the subgraph once (no hop limit inside the BFS; the hop
+//    limit is the subgraph fetch, §5.4).
+//  - A node uses the activation it has when it is popped; arcs into nodes
+//    already visited in this seed's pass still add activation to them, but
+//    it is not propagated further in that pass.
+//  - Seeds are processed in order, so the result depends on it; callers pass
+//    them best first (deterministic).
+//  - Weights are expected in [0, 1] (the rescaled, clipped cosines of
+//    RescaleLinkWeight); arcs of weight 0 still take part in the traversal
+//    order, as in the paper, but carry nothing.
+//
+// Complexity: O(|seeds| · (V_s + A_s)) where V_s, A_s are the nodes and arcs
+// reachable from the seeds. Memory O(V + A).
+// Thread-safety: pure function; no shared state.
+#ifndef FLOWRAG_RETRIEVAL_SPREADING_ACTIVATION_H_
+#define FLOWRAG_RETRIEVAL_SPREADING_ACTIVATION_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace flowrag {
+
+// Directed weighted arcs in CSR form over local node ids [0, num_nodes()).
+// An undirected link is two arcs.
+struct SaGraph {
+  std::vector<uint32_t> offsets{0};  // num_nodes + 1
+  std::vector<uint32_t> targets;
+  std::vector<float> weights;
+
+  size_t num_nodes() const { return offsets.size() - 1; }
+  size_t num_arcs() const { return targets.size(); }
+
+  // Builds the CSR from an arc list (kept in input order per source node).
+  // REQUIRES: every endpoint < num_nodes.
+  struct Arc {
+    uint32_t from, to;
+    float weight;
+  };
+  static SaGraph FromArcs(size_t num_nodes, std::span<const Arc> arcs);
+};
+
+// SA-RAG §5.5: w' = (w − c) / (1 − c), clipped at 0 as in the authors' code
+// (`max(0, ...)`) so that weakly related links do not inhibit. c = 0.4 in the
+// paper. REQUIRES: c < 1. A NaN weight maps to 0.
+inline float RescaleLinkWeight(float w, float c) {
+  const float r = (w - c) / (1.0f - c);
+  return r > 0.0f ? r : 0.0f;
+}
+
+struct SaRun {
+  std::vector<float> activation;  // per node, in [0, 1]
+  // Per arc: the activation it added to its target over the whole run
+  // (after the min(1, ·) cap). Empty unless requested.
+  std::vector<float> carried;
+  // Per node: the arc that first raised its activation from 0 (the node's
+  // parent in an explanation path), or kNoArc for seeds and nodes never
+  // reached. Parents were activated strictly earlier, so following them
+  // always ends at a seed.
+  std::vector<uint32_t> first_arc;
+  size_t steps = 0;        // BFS node expansions (pops of an unvisited node), over all seeds
+  size_t arc_updates = 0;  // arc relaxations a[t] ← min(1, a[t] + w·a[u])
+
+  static constexpr uint32_t kNoArc = 0xffffffffu;
+};
+
+// Runs Algorithm 1 from `seeds` (duplicates are ignored after their first
+// occurrence; ids ≥ num_nodes() are ignored). `track_carried` fills
+// SaRun::carried.
+SaRun SpreadActivation(const SaGraph& graph, std::span<const uint32_t> seeds,
+                       bool track_carried = false);
+
+// Nodes whose activation exceeds tau_a (strictly, as in Algorithm 1), ascending.
+std::vector<uint32_t> ActivatedNodes(const SaRun& run, float tau_a);
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_RETRIEVAL_SPREADING_ACTIVATION_H_
