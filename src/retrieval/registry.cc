@@ -3,6 +3,8 @@
 #include <utility>
 #include <vector>
 
+#include "retrieval/one_hop_retriever.h"
+#include "retrieval/qafd_retriever.h"
 #include "retrieval/retriever.h"
 #include "retrieval/sa_retriever.h"
 #include "retrieval/text_retrievers.h"
@@ -18,6 +20,8 @@ const std::vector<std::pair<std::string, Factory>>& Registry() {
       {"dense", [] { return std::make_unique<DenseRetriever>(); }},
       {"hybrid", [] { return std::make_unique<HybridRetriever>(); }},
       {"sa", [] { return std::make_unique<SaRetriever>(); }},
+      {"qafd", [] { return std::make_unique<QafdRetriever>(); }},
+      {"onehop", [] { return std::make_unique<OneHopRetriever>(); }},
   };
   return *registry;
 }

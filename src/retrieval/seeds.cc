@@ -1,0 +1,138 @@
+#include "retrieval/seeds.h"
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <unordered_map>
+
+namespace flowrag {
+
+Result<std::vector<Seed>> SelectSeeds(const KnowledgeGraph& graph,
+                                      const FloatMatrix& keyword_vectors, size_t n) {
+  const VectorIndex* index = graph.entity_index();
+  if (index == nullptr) {
+    return Status::FailedPrecondition("seed selection: the graph has no entity vectors");
+  }
+  if (keyword_vectors.rows > 0 && keyword_vectors.cols != index->Dimension()) {
+    return Status::FailedPrecondition(
+        "seed selection: keyword embeddings have " + std::to_string(keyword_vectors.cols) +
+        " dimensions, the entity index has " + std::to_string(index->Dimension()));
+  }
+  std::unordered_map<uint32_t, Seed> best;
+  VectorSearchParams params;
+  params.k = n;
+  params.min_score = 1e-6f;
+  for (size_t k = 0; k < keyword_vectors.rows; ++k) {
+    for (const VectorHit& h : index->Search(keyword_vectors.row(k), params, nullptr)) {
+      auto [it, inserted] = best.try_emplace(h.id, Seed{h.id, h.score, static_cast<uint32_t>(k)});
+      if (!inserted && h.score > it->second.score) it->second = {h.id, h.score, static_cast<uint32_t>(k)};
+    }
+  }
+  std::vector<Seed> seeds;
+  seeds.reserve(best.size());
+  for (const auto& [id, s] : best) seeds.push_back(s);
+  auto better = [](const Seed& a, const Seed& b) {
+    return a.score != b.score ? a.score > b.score : a.entity < b.entity;
+  };
+  if (seeds.size() > n) {
+    std::partial_sort(seeds.begin(), seeds.begin() + static_cast<ptrdiff_t>(n), seeds.end(), better);
+    seeds.resize(n);
+  } else {
+    std::sort(seeds.begin(), seeds.end(), better);
+  }
+  return seeds;
+}
+
+Result<FloatMatrix> EmbedTexts(const Snapshot& snapshot, const std::vector<std::string>& texts) {
+  if (snapshot.embedder() == nullptr) {
+    return Status::FailedPrecondition("the snapshot has no embedder to embed the query with");
+  }
+  return snapshot.embedder()->Embed(std::span<const std::string>(texts));
+}
+
+namespace {
+
+struct CacheEntry {
+  const KnowledgeGraph* graph = nullptr;
+  std::vector<size_t> fingerprint;
+  std::once_flag once;
+  std::shared_ptr<GraphQueryIndex> index;
+};
+
+std::vector<size_t> Fingerprint(const KnowledgeGraph& g) {
+  std::vector<size_t> f = {g.num_nodes(), g.num_passages(), g.num_entities(), g.num_facts(),
+                           g.num_descriptions()};
+  for (int k = 0; k < kNumEdgeKinds; ++k) f.push_back(g.Edges(static_cast<EdgeKind>(k)).num_entries());
+  return f;
+}
+
+}  // namespace
+
+std::shared_ptr<const GraphQueryIndex> GraphQueryIndex::For(const Snapshot& snapshot) {
+  static std::mutex* mu = new std::mutex;
+  static auto* cache = new std::vector<std::shared_ptr<CacheEntry>>;
+  const KnowledgeGraph* g = snapshot.graph();
+  if (g == nullptr) return std::make_shared<GraphQueryIndex>();
+  std::vector<size_t> fp = Fingerprint(*g);
+  std::shared_ptr<CacheEntry> entry;
+  {
+    std::lock_guard<std::mutex> lock(*mu);
+    for (size_t i = 0; i < cache->size(); ++i) {
+      if ((*cache)[i]->graph == g && (*cache)[i]->fingerprint == fp) {
+        entry = (*cache)[i];
+        // Most recently used last.
+        cache->erase(cache->begin() + static_cast<ptrdiff_t>(i));
+        cache->push_back(entry);
+        break;
+      }
+    }
+    if (!entry) {
+      entry = std::make_shared<CacheEntry>();
+      entry->graph = g;
+      entry->fingerprint = fp;
+      cache->push_back(entry);
+      if (cache->size() > 4) cache->erase(cache->begin());
+    }
+  }
+  std::call_once(entry->once, [&] {
+    auto index = std::make_shared<GraphQueryIndex>();
+    index->Build(snapshot);
+    entry->index = std::move(index);
+  });
+  return entry->index;
+}
+
+void GraphQueryIndex::Build(const Snapshot& snapshot) {
+  const auto start = std::chrono::steady_clock::now();
+  const KnowledgeGraph& g = *snapshot.graph();
+  names_ = EntityNameMatcher(g);
+  Embedder* embedder = snapshot.embedder();
+  if (embedder != nullptr && embedder->IsLocal() && g.entity_index() != nullptr &&
+      embedder->Dimension() == g.entity_index()->Dimension()) {
+    constexpr size_t kBatch = 2048;
+    SparseRows rows;
+    rows.cols = g.entity_index()->Dimension();
+    bool ok = true;
+    for (size_t b = 0; b < g.num_entities() && ok; b += kBatch) {
+      std::vector<std::string> names;
+      for (size_t e = b; e < std::min(g.num_entities(), b + kBatch); ++e) {
+        names.push_back(g.EntityName(static_cast<uint32_t>(e)));
+      }
+      auto m = embedder->Embed(std::span<const std::string>(names));
+      if (!m.ok() || m->cols != rows.cols) {
+        ok = false;
+        break;
+      }
+      SparseRows part = SparseRows::FromMatrix(*m);
+      const uint64_t base = rows.offsets.back();
+      for (size_t r = 1; r < part.offsets.size(); ++r) rows.offsets.push_back(base + part.offsets[r]);
+      rows.dims.insert(rows.dims.end(), part.dims.begin(), part.dims.end());
+      rows.values.insert(rows.values.end(), part.values.begin(), part.values.end());
+    }
+    if (ok) entity_vectors_ = std::move(rows);
+  }
+  build_seconds_ =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace flowrag

@@ -1,0 +1,83 @@
+// Seed selection by maximum keyword similarity (QAFD-RAG §2.2, Algorithm 1,
+// Eq. 1–3) and the per-graph query-time data the graph methods share.
+//
+// Eq. 1: score(v) = max_i H_sim(e_{q,i}, e_v) over the query keywords'
+// embeddings e_{q,i} and the entity-name embeddings e_v (cosine: all vectors
+// are L2-normalised). Eq. 2: the N highest-scoring entities, ties by entity
+// index. Implemented as one exact top-N search of the entity index per
+// keyword followed by a max over the union: a node in the global top N by
+// max-score is in the top N of the keyword that attains its max, so the
+// union contains the answer. Entities scoring <= 0 against every keyword
+// (no shared feature) are never seeds. O(|K|·(|V|·d or postings) + |V| log N).
+//
+// Thread-safety: all functions are thread-safe; GraphQueryIndex is immutable
+// once returned.
+#ifndef FLOWRAG_RETRIEVAL_SEEDS_H_
+#define FLOWRAG_RETRIEVAL_SEEDS_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/matrix.h"
+#include "flowrag/status.h"
+#include "graph/knowledge_graph.h"
+#include "graph/snapshot.h"
+#include "retrieval/keywords.h"
+
+namespace flowrag {
+
+struct Seed {
+  uint32_t entity = 0;  // entity index (node id = graph.EntityNode(entity))
+  float score = 0.0f;   // Eq. 1
+  uint32_t keyword = 0; // index of the keyword attaining the max
+};
+
+// Eq. 1–2 over the graph's entity index. `keyword_vectors` rows are
+// L2-normalised keyword embeddings of the entity index's dimension.
+// FailedPrecondition when the graph has no entity vectors or the dimensions
+// differ. Result: best first, at most n.
+Result<std::vector<Seed>> SelectSeeds(const KnowledgeGraph& graph,
+                                      const FloatMatrix& keyword_vectors, size_t n);
+
+// Query-time data derived from a snapshot's graph, built once per graph on
+// first use and shared by every query and retriever in the process:
+//   - the entity-name token trie (known names in queries, keywords.h);
+//   - the entity-name vectors as sparse rows, so query-aware edge weights
+//     can compare any two nodes (QAFD-RAG Eq. 4–5). The KnowledgeGraph keeps
+//     these only inside its VectorIndex, which has no row accessor; they are
+//     re-derived by embedding the names again with the snapshot's embedder
+//     when it is local (the graph itself is built the same way, see
+//     graph/graph_loader.cc GraphTextVectors). With a remote embedder they
+//     are absent and the weights fall back to the structural-only form.
+// Cache: the last 4 graphs, keyed by the graph's address and a fingerprint of
+// its sizes (an address reused by a later graph of identical sizes would
+// hit a stale entry; rebuilding a snapshot without changes is the only way
+// to get identical sizes, and then the entry is still right except for
+// renamed entities).
+class GraphQueryIndex {
+ public:
+  static std::shared_ptr<const GraphQueryIndex> For(const Snapshot& snapshot);
+
+  const EntityNameMatcher& names() const { return names_; }
+  // Rows = entities; null when unavailable.
+  const SparseRows* entity_vectors() const {
+    return entity_vectors_.rows() > 0 ? &entity_vectors_ : nullptr;
+  }
+  double build_seconds() const { return build_seconds_; }
+
+ private:
+  void Build(const Snapshot& snapshot);
+
+  EntityNameMatcher names_;
+  SparseRows entity_vectors_;
+  double build_seconds_ = 0.0;
+};
+
+// Embeds texts with the snapshot's embedder (FailedPrecondition without one).
+Result<FloatMatrix> EmbedTexts(const Snapshot& snapshot, const std::vector<std::string>& texts);
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_RETRIEVAL_SEEDS_H_
