@@ -3,9 +3,11 @@
 #include <utility>
 #include <vector>
 
+#include "retrieval/ppr_retriever.h"
 #include "retrieval/one_hop_retriever.h"
 #include "retrieval/qafd_retriever.h"
 #include "retrieval/retriever.h"
+#include "retrieval/semflow_retriever.h"
 #include "retrieval/sa_retriever.h"
 #include "retrieval/text_retrievers.h"
 
@@ -22,6 +24,8 @@ const std::vector<std::pair<std::string, Factory>>& Registry() {
       {"sa", [] { return std::make_unique<SaRetriever>(); }},
       {"qafd", [] { return std::make_unique<QafdRetriever>(); }},
       {"onehop", [] { return std::make_unique<OneHopRetriever>(); }},
+      {"ppr", [] { return std::make_unique<PprRetriever>(); }},
+      {"semflow", [] { return std::make_unique<SemFlowRetriever>(); }},
   };
   return *registry;
 }

@@ -1,0 +1,115 @@
+#include "retrieval/fact_seeds.h"
+
+#include <algorithm>
+#include <span>
+#include <string>
+#include <unordered_map>
+
+namespace flowrag {
+
+Result<FactSeeds> SeedsFromFacts(const KnowledgeGraph& g, const float* query,
+                                 const FactSeedOptions& o) {
+  const VectorIndex* index = g.fact_index();
+  if (index == nullptr || index->Size() == 0) {
+    return Status::FailedPrecondition(
+        "fact seeds: the graph has no fact vectors (index with an extractor first)");
+  }
+  FactSeeds out;
+  if (o.facts == 0 || o.seeds == 0) return out;
+  VectorSearchParams params;
+  params.k = o.facts;
+  params.min_score = 1e-9f;  // facts sharing nothing with the query are no evidence
+  VectorSearchStats stats;
+  for (const VectorHit& h : index->Search(query, params, &stats)) {
+    out.facts.push_back({h.id, static_cast<double>(h.score)});
+  }
+  out.candidates_scored = stats.candidates_scored;
+  if (out.facts.empty()) return out;
+  if (o.normalize_scores) {
+    const double top = out.facts.front().score;
+    for (FactHit& f : out.facts) f.score /= top;
+  }
+
+  struct Acc {
+    double sum = 0.0;
+    uint32_t count = 0;
+    uint32_t last_text = UINT32_MAX;  // counts an entity once per fact text
+  };
+  std::unordered_map<uint32_t, Acc> acc;
+  std::vector<uint32_t> order;  // first-seen order, for a deterministic scan
+  for (size_t i = 0; i < out.facts.size(); ++i) {
+    const FactHit& hit = out.facts[i];
+    if (hit.fact_text >= g.num_fact_texts()) continue;
+    for (uint32_t f : g.FactsWithText(hit.fact_text)) {
+      for (uint32_t e : {g.FactSubject(f), g.FactObject(f)}) {
+        auto [it, inserted] = acc.try_emplace(e);
+        if (inserted) order.push_back(e);
+        Acc& a = it->second;
+        if (a.last_text == static_cast<uint32_t>(i)) continue;
+        a.last_text = static_cast<uint32_t>(i);
+        const double freq = std::max<uint32_t>(1, g.EntityPassageCount(e));
+        a.sum += hit.score / freq;
+        ++a.count;
+      }
+    }
+  }
+  out.seeds.reserve(order.size());
+  for (uint32_t e : order) {
+    const Acc& a = acc[e];
+    out.seeds.push_back({e, a.sum / a.count});
+  }
+  std::sort(out.seeds.begin(), out.seeds.end(), [](const EntitySeed& a, const EntitySeed& b) {
+    return a.weight != b.weight ? a.weight > b.weight : a.entity < b.entity;
+  });
+  if (out.seeds.size() > o.seeds) out.seeds.resize(o.seeds);
+  return out;
+}
+
+Result<QueryScores> ScoreQuery(const Snapshot& s, const std::string& query) {
+  if (s.graph() == nullptr) {
+    return Status::FailedPrecondition(
+        "graph retrieval: the store has no knowledge graph (run `flowrag index` with an "
+        "extractor first)");
+  }
+  if (s.dense() == nullptr || s.embedder() == nullptr) {
+    return Status::FailedPrecondition(
+        "graph retrieval: the store has no passage embeddings for the configured embedder "
+        "(run `flowrag index` first)");
+  }
+  QueryScores out;
+  FLOWRAG_ASSIGN_OR_RETURN(out.query, s.embedder()->Embed(std::span<const std::string>(&query, 1)));
+  if (out.query.rows != 1 || out.query.cols != s.dense()->Dimension()) {
+    return Status::FailedPrecondition("graph retrieval: query embedding has " +
+                                      std::to_string(out.query.cols) +
+                                      " dimensions, passage index has " +
+                                      std::to_string(s.dense()->Dimension()));
+  }
+  const VectorIndex* facts = s.graph()->fact_index();
+  if (facts != nullptr && facts->Dimension() != out.query.cols) {
+    return Status::FailedPrecondition("graph retrieval: query embedding has " +
+                                      std::to_string(out.query.cols) +
+                                      " dimensions, fact index has " +
+                                      std::to_string(facts->Dimension()));
+  }
+  out.passage_scores.assign(s.num_passages(), 0.0f);
+  VectorSearchParams params;
+  params.k = s.dense()->Size();
+  VectorSearchStats stats;
+  for (const VectorHit& h : s.dense()->Search(out.query.row(0), params, &stats)) {
+    if (h.id < out.passage_scores.size()) out.passage_scores[h.id] = h.score;
+  }
+  out.candidates_scored = stats.candidates_scored;
+  return out;
+}
+
+std::vector<double> MinMaxNormalize(const std::vector<float>& values) {
+  std::vector<double> out(values.size(), 0.0);
+  if (values.empty()) return out;
+  const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+  const double range = static_cast<double>(*hi) - *lo;
+  if (!(range > 0)) return out;
+  for (size_t i = 0; i < values.size(); ++i) out[i] = (values[i] - *lo) / range;
+  return out;
+}
+
+}  // namespace flowrag

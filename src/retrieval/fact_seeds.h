@@ -1,0 +1,83 @@
+// Entity seeds from the facts most similar to the query, shared by the
+// HippoRAG 2 PPR baseline and SemFlowRAG (§3.3 "Seed Retrieval and
+// Initialization", A.2 "PPR reset distribution").
+//
+//  1. Rank the graph's distinct fact texts by cosine with the query
+//     (KnowledgeGraph::fact_index(); ids are fact text ids) and keep the
+//     top `facts` with a positive score.
+//  2. Each kept fact text stands for every fact stated with that text
+//     (FactsWithText: the offline extractor's sentence facts share one text);
+//     its entities are the subjects and objects of those facts, each counted
+//     once per fact text.
+//  3. An entity's weight is score / EntityPassageCount(e) (the similarity
+//     normalised by the entity's passage frequency), averaged over the kept
+//     fact texts naming it (HippoRAG 2 `graph_search_with_fact_entities`).
+//  4. Keep the `seeds` best entities (weight desc, then entity index asc).
+//
+// `score` is the raw cosine, or with `normalize_scores` the cosine divided
+// by the best fact's cosine: HippoRAG 2 min-max normalises fact scores over
+// all facts; the minimum over hundreds of thousands of facts is ≈ 0 for
+// unrelated facts, and finding it exactly would cost a full scan per query,
+// so it is taken as 0.
+//
+// Thread-safety: pure function of its inputs. Complexity: one fact-index
+// search (k = facts) plus O(facts of the kept texts).
+#ifndef FLOWRAG_RETRIEVAL_FACT_SEEDS_H_
+#define FLOWRAG_RETRIEVAL_FACT_SEEDS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "common/matrix.h"
+#include "flowrag/status.h"
+#include "graph/knowledge_graph.h"
+#include "graph/snapshot.h"
+
+namespace flowrag {
+
+struct FactSeedOptions {
+  size_t facts = 12;  // fact texts kept (SemFlowRAG A.2: top 12 facts)
+  size_t seeds = 20;  // entity seeds kept (SemFlowRAG A.2: top 20 entity seeds)
+  bool normalize_scores = false;
+};
+
+struct FactHit {
+  uint32_t fact_text = 0;
+  double score = 0.0;  // cosine (or normalised, see above)
+};
+
+struct EntitySeed {
+  uint32_t entity = 0;  // entity index (node = graph.EntityNode(entity))
+  double weight = 0.0;
+};
+
+struct FactSeeds {
+  std::vector<FactHit> facts;       // best first
+  std::vector<EntitySeed> seeds;    // best first
+  size_t candidates_scored = 0;     // fact vectors scored
+};
+
+// FailedPrecondition when the graph has no fact vectors; `query` must have
+// fact_index()->Dimension() floats. An empty `seeds` means no fact matched.
+Result<FactSeeds> SeedsFromFacts(const KnowledgeGraph& graph, const float* query,
+                                 const FactSeedOptions& options);
+
+// The query embedded with the snapshot's embedder, and its cosine with every
+// passage (passage index → score; 0 where the dense index has no vector).
+struct QueryScores {
+  FloatMatrix query;                  // 1 row
+  std::vector<float> passage_scores;  // num_passages()
+  size_t candidates_scored = 0;
+};
+
+// FailedPrecondition when the snapshot has no embedder, dense index or
+// graph, or when the dimensions disagree. One dense search with k = all
+// passages: O(P·d + P log P).
+Result<QueryScores> ScoreQuery(const Snapshot& snapshot, const std::string& query);
+
+// (x − min) / (max − min) over `values`; all zeros when max == min.
+std::vector<double> MinMaxNormalize(const std::vector<float>& values);
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_RETRIEVAL_FACT_SEEDS_H_

@@ -1,0 +1,164 @@
+// Personalized PageRank solvers over a generic transition graph, shared by
+// the HippoRAG 2 baseline (retrieval/ppr_retriever.h) and SemFlowRAG's
+// directed walk (retrieval/semflow_retriever.h).
+//
+// The problem. A graph on nodes [0, n) gives each node u a row of
+// out-transitions P(u, ·) with Σ_v P(u, v) = 1, or an empty row (a dangling
+// node). With damping d (probability of following an edge; 1 − d is the
+// reset probability) and a reset distribution r (Σ r = 1), the solvers
+// compute
+//     x = (1 − d)·r + d·Pᵀx,   i.e.  (I − d·Pᵀ)x = (1 − d)·r.
+// Mass that reaches a dangling node leaves the system, so Σ x ≤ 1. With
+// `normalize` (the default) the answer is x / Σ x, which equals the PageRank
+// in which a dangling node jumps back to r (python-igraph's
+// personalized_pagerank with PRPACK): that chain's equation differs only by
+// a scalar factor on the right-hand side.
+//
+// Two independent solvers:
+//  - PushSolver: local push (Andersen, Chung & Lang 2006, "Local graph
+//    partitioning using PageRank vectors"). Keeps an estimate p and a
+//    residual ρ (initially r) with the invariant x = p + (1 − d)(I − dPᵀ)⁻¹ρ;
+//    a push at u moves (1 − d)ρ_u into p_u and d·ρ_u·P(u, v) into each ρ_v.
+//    Nodes are pushed in FIFO order while ρ_u ≥ ε·max(1, deg u). At exit
+//    every ρ_u < ε·max(1, deg u) and ‖x − p‖₁ ≤ Σ ρ (reported as `residual`).
+//    Work O(Σ pushed degrees), ≤ 1 / (ε(1 − d)) edge visits; it never looks
+//    at nodes the mass does not reach, so a query touches a small region of
+//    a large graph. `normalize` divides by Σp + Σρ (the unsettled residual
+//    counts towards the total), so scores do not drift with ε.
+//  - PowerIteration: materialises the rows of the nodes reachable from the
+//    support of r, then iterates x ← (1 − d)r + d·Pᵀx until ‖Δx‖₁ < tol.
+//    O(iterations · reachable edges); error ≤ d/(1 − d)·‖Δx‖₁.
+// Both are deterministic: same graph, reset and options → same bits.
+//
+// Thread-safety: TransitionSource implementations used here are immutable
+// and may be shared; a PushSolver is a per-thread workspace.
+#ifndef FLOWRAG_RETRIEVAL_PPR_H_
+#define FLOWRAG_RETRIEVAL_PPR_H_
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "flowrag/status.h"
+
+namespace flowrag {
+
+// One out-transition. `tag` is an edge label the caller interprets (e.g. an
+// EdgeKind); the solvers ignore it.
+struct Transition {
+  uint32_t target = 0;
+  uint8_t tag = 0;
+  double prob = 0.0;
+};
+
+struct NodeWeight {
+  uint32_t node = 0;
+  double weight = 0.0;
+};
+
+// Rows of a (sub)stochastic transition matrix, possibly computed on demand.
+class TransitionSource {
+ public:
+  virtual ~TransitionSource() = default;
+  virtual size_t num_nodes() const = 0;
+  // Replaces *out with the out-transitions of u (probabilities ≥ 0 summing
+  // to 1, or empty). A target may appear more than once; its probabilities
+  // add up.
+  virtual void Row(uint32_t u, std::vector<Transition>* out) const = 0;
+  // Number of entries Row(u) returns (an upper bound is fine): the push
+  // threshold scales with it. O(1).
+  virtual size_t Degree(uint32_t u) const = 0;
+};
+
+// A weighted directed graph in CSR form; P(u, v) = w(u, v) / Σ_x w(u, x).
+// Weights must be finite and ≥ 0; a row whose weights sum to 0 is dangling.
+// For an undirected graph store both directions.
+class CsrTransitions final : public TransitionSource {
+ public:
+  CsrTransitions(std::vector<uint64_t> offsets, std::vector<uint32_t> targets,
+                 std::vector<double> weights);
+  // Validates sizes, ids and weights; InvalidArgument naming the entry.
+  static Result<CsrTransitions> Make(std::vector<uint64_t> offsets, std::vector<uint32_t> targets,
+                                     std::vector<double> weights);
+  size_t num_nodes() const override { return offsets_.size() - 1; }
+  void Row(uint32_t u, std::vector<Transition>* out) const override;
+  size_t Degree(uint32_t u) const override { return offsets_[u + 1] - offsets_[u]; }
+
+ private:
+  std::vector<uint64_t> offsets_;
+  std::vector<uint32_t> targets_;
+  std::vector<double> weights_;
+  std::vector<double> row_sums_;
+};
+
+struct PprStats {
+  size_t iterations = 0;     // pushes (push) or sweeps (power iteration)
+  double residual = 0.0;     // push: Σ remaining residual; power: last ‖Δx‖₁
+  size_t nodes_touched = 0;  // nodes that received mass
+  size_t edges_touched = 0;  // transitions followed (push) / materialised (power)
+  bool converged = true;     // false when a work limit stopped the solver
+  double time_ms = 0.0;
+};
+
+struct PushOptions {
+  double damping = 0.5;     // HippoRAG 2 / SemFlowRAG A.2: reset probability 0.5
+  double epsilon = 1e-7;    // push while ρ_u ≥ ε·max(1, deg u)
+  size_t max_pushes = 50'000'000;
+  bool normalize = true;    // divide the answer by its sum (see above)
+};
+
+struct PowerOptions {
+  double damping = 0.5;
+  double tolerance = 1e-12;  // stop when ‖x_{k+1} − x_k‖₁ < tolerance
+  size_t max_iterations = 1000;
+  bool normalize = true;
+};
+
+// Normalises `reset` to sum 1 after dropping non-positive entries and
+// merging duplicates (sorted by node). InvalidArgument when an entry is out
+// of range or not finite, or nothing positive remains.
+Result<std::vector<NodeWeight>> NormalizeReset(std::span<const NodeWeight> reset, size_t num_nodes);
+
+// Local push with a reusable workspace (O(num_nodes) memory, reset in
+// O(touched) between solves). Not thread-safe: one per thread.
+class PushSolver {
+ public:
+  Status Solve(const TransitionSource& g, std::span<const NodeWeight> reset,
+               const PushOptions& options, PprStats* stats);
+  // The (normalised) estimate of node u after Solve.
+  double Score(uint32_t u) const { return u < p_.size() ? p_[u] * scale_ : 0.0; }
+  // Nodes that received mass in the last Solve, in first-touch order.
+  const std::vector<uint32_t>& touched() const { return touched_; }
+
+ private:
+  void Clear();
+  std::vector<double> p_, rho_;
+  std::vector<uint8_t> state_;  // bit 0: touched, bit 1: queued
+  std::vector<uint32_t> touched_, queue_;
+  std::vector<Transition> row_;
+  double scale_ = 1.0;
+};
+
+// Power iteration; returns a dense vector of num_nodes() scores.
+Result<std::vector<double>> PowerIteration(const TransitionSource& g,
+                                           std::span<const NodeWeight> reset,
+                                           const PowerOptions& options, PprStats* stats);
+
+// Mass carried along u → v per step at the fixed point: d·x_u·P(u, v).
+// The highest-probability predecessor chain ending at `target`, seed first:
+// from the target, repeatedly step to the in-neighbour u maximising
+// d·x_u·P(u, cur); stop where the reset inflow (1 − d)·r_cur is larger than
+// every such edge inflow, at a node already on the chain, or after
+// `max_nodes` nodes. REQUIRES: every edge u → v has a reverse v → u (the
+// candidates for in-neighbours of v are the targets of Row(v)), which holds
+// for the undirected and the direction-weighted graphs of this module.
+// O(Σ over chain nodes of Σ_{neighbours} deg).
+std::vector<uint32_t> PredecessorPath(const TransitionSource& g,
+                                      const std::function<double(uint32_t)>& score,
+                                      const std::function<double(uint32_t)>& reset,
+                                      double damping, uint32_t target, size_t max_nodes);
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_RETRIEVAL_PPR_H_

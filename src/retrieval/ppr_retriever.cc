@@ -1,0 +1,261 @@
+#include "retrieval/ppr_retriever.h"
+
+#include <algorithm>
+#include <chrono>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "retrieval/fact_seeds.h"
+
+namespace flowrag {
+namespace {
+
+constexpr uint8_t Tag(EdgeKind k) { return static_cast<uint8_t>(k); }
+
+double MillisSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+bool ScoreBefore(const NodeScore& a, const NodeScore& b) {
+  return a.score != b.score ? a.score > b.score : a.node < b.node;
+}
+
+}  // namespace
+
+Status PprOptions::Override(ParamReader& r) {
+  FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.damping", &damping));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.facts", &facts));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.seeds", &seeds));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.passage_weight", &passage_weight));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.synonyms", &synonyms));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.solver", &solver));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.epsilon", &epsilon));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.tolerance", &tolerance));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.max_nodes", &max_nodes));
+  if (!(damping >= 0 && damping < 1)) {
+    return Status::InvalidArgument("option ppr.damping: expected 0 <= d < 1");
+  }
+  if (passage_weight < 0) return Status::InvalidArgument("option ppr.passage_weight: expected >= 0");
+  if (solver != "push" && solver != "power") {
+    return Status::InvalidArgument("option ppr.solver=\"" + solver + "\": expected push or power");
+  }
+  if (!(epsilon > 0)) return Status::InvalidArgument("option ppr.epsilon: expected > 0");
+  if (!(tolerance > 0)) return Status::InvalidArgument("option ppr.tolerance: expected > 0");
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------- graph
+
+void HippoRagGraph::Row(uint32_t u, std::vector<Transition>* out) const {
+  out->clear();
+  if (u >= num_nodes()) return;
+  double sum = 0.0;
+  const Csr& m = g_.Edges(EdgeKind::kMentions);
+  for (uint64_t i = m.Begin(u); i < m.End(u); ++i) {
+    if (!out->empty() && out->back().target == m.targets[i]) continue;  // one edge per pair
+    out->push_back({m.targets[i], Tag(EdgeKind::kMentions), 1.0});
+    sum += 1.0;
+  }
+  if (u >= g_.num_passages()) {
+    const Csr& rel = g_.Edges(EdgeKind::kRelatedTo);
+    const size_t first = out->size();
+    for (uint64_t i = rel.Begin(u); i < rel.End(u); ++i) {
+      // Entries are sorted by target: parallel facts add up.
+      if (out->size() > first && out->back().target == rel.targets[i]) {
+        out->back().prob += 2.0;
+      } else {
+        out->push_back({rel.targets[i], Tag(EdgeKind::kRelatedTo), 2.0});
+      }
+      sum += 2.0;
+    }
+    if (synonyms_) {
+      const Csr& syn = g_.Edges(EdgeKind::kSynonym);
+      for (uint64_t i = syn.Begin(u); i < syn.End(u); ++i) {
+        const double w = 2.0 * std::max(0.0f, syn.weights[i]);
+        if (w == 0) continue;
+        out->push_back({syn.targets[i], Tag(EdgeKind::kSynonym), w});
+        sum += w;
+      }
+    }
+  }
+  if (!(sum > 0)) {
+    out->clear();
+    return;
+  }
+  for (Transition& t : *out) t.prob /= sum;
+}
+
+size_t HippoRagGraph::Degree(uint32_t u) const {
+  size_t d = g_.Edges(EdgeKind::kMentions).Degree(u);
+  if (u >= g_.num_passages()) {
+    d += g_.Edges(EdgeKind::kRelatedTo).Degree(u);
+    if (synonyms_) d += g_.Edges(EdgeKind::kSynonym).Degree(u);
+  }
+  return d;
+}
+
+// ---------------------------------------------------------------- output
+
+void FillGraphOutput(const Snapshot& s, const TransitionSource& graph,
+                     const std::vector<uint32_t>& scored_nodes,
+                     const std::function<double(uint32_t)>& score,
+                     const std::function<double(uint32_t)>& reset, double damping, size_t top_k,
+                     size_t max_nodes, RetrievalOutput* out) {
+  const uint32_t num_passages = static_cast<uint32_t>(s.num_passages());
+  std::vector<NodeScore> passages, nodes;
+  nodes.reserve(scored_nodes.size());
+  for (uint32_t u : scored_nodes) {
+    const double x = score(u);
+    if (!(x > 0)) continue;
+    nodes.push_back({u, x});
+    if (u < num_passages) passages.push_back({u, x});
+  }
+  auto top = [](std::vector<NodeScore>* v, size_t k) {
+    k = std::min(k, v->size());
+    std::partial_sort(v->begin(), v->begin() + static_cast<std::ptrdiff_t>(k), v->end(),
+                      ScoreBefore);
+    v->resize(k);
+  };
+  top(&passages, top_k);
+  top(&nodes, max_nodes);
+  for (const NodeScore& p : passages) out->ranked.push_back({p.node, p.score});
+  out->node_scores = nodes;
+
+  constexpr size_t kMaxPathNodes = 6;
+  std::unordered_set<uint32_t> members;
+  for (const NodeScore& n : nodes) members.insert(n.node);
+  for (const NodeScore& p : passages) {
+    ExplanationPath path;
+    path.passage = p.node;
+    path.score = p.score;
+    path.nodes = PredecessorPath(graph, score, reset, damping, p.node, kMaxPathNodes);
+    for (uint32_t n : path.nodes) members.insert(n);
+    out->paths.push_back(std::move(path));
+  }
+  for (const NodeScore& sd : out->seeds) members.insert(sd.node);
+
+  std::vector<uint32_t> sorted(members.begin(), members.end());
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<Transition> row;
+  std::unordered_map<uint32_t, size_t> at;  // target → index in the merged row
+  for (uint32_t u : sorted) {
+    const double xu = score(u);
+    graph.Row(u, &row);
+    std::vector<Transition> merged;
+    at.clear();
+    for (const Transition& t : row) {
+      if (!members.count(t.target)) continue;
+      auto [it, inserted] = at.try_emplace(t.target, merged.size());
+      if (inserted) {
+        merged.push_back(t);
+      } else {
+        merged[it->second].prob += t.prob;
+      }
+    }
+    std::sort(merged.begin(), merged.end(),
+              [](const Transition& a, const Transition& b) { return a.target < b.target; });
+    for (const Transition& t : merged) {
+      out->subgraph.push_back({u, t.target, static_cast<EdgeKind>(t.tag), t.prob,
+                               damping * xu * t.prob});
+    }
+  }
+}
+
+// ---------------------------------------------------------------- retriever
+
+Result<RetrievalOutput> PprRetriever::Retrieve(const Snapshot& s, const RetrievalRequest& r) const {
+  const auto start = std::chrono::steady_clock::now();
+  ParamReader reader(r.params);
+  PprOptions o;
+  FLOWRAG_RETURN_IF_ERROR(o.Override(reader));
+  FLOWRAG_RETURN_IF_ERROR(reader.CheckAllUsed(Name()));
+  FLOWRAG_ASSIGN_OR_RETURN(QueryScores qs, ScoreQuery(s, r.query));
+  const KnowledgeGraph& g = *s.graph();
+
+  RetrievalOutput out;
+  FactSeeds fs;
+  if (g.fact_index() != nullptr) {
+    FactSeedOptions fo;
+    fo.facts = o.facts;
+    fo.seeds = o.seeds;
+    fo.normalize_scores = true;
+    FLOWRAG_ASSIGN_OR_RETURN(fs, SeedsFromFacts(g, qs.query.row(0), fo));
+  }
+  for (const FactHit& f : fs.facts) out.keywords.push_back(g.FactTextOf(f.fact_text));
+  out.diagnostics.candidates_scored = qs.candidates_scored + fs.candidates_scored;
+
+  if (fs.seeds.empty()) {  // HippoRAG 2: no usable fact → dense passage retrieval
+    std::vector<NodeScore> all;
+    for (uint32_t p = 0; p < qs.passage_scores.size(); ++p) all.push_back({p, qs.passage_scores[p]});
+    const size_t k = std::min(r.top_k, all.size());
+    std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(k), all.end(),
+                      ScoreBefore);
+    for (size_t i = 0; i < k; ++i) out.ranked.push_back({all[i].node, all[i].score});
+    out.diagnostics.extra["fallback_dense"] = 1;
+    out.diagnostics.time_ms = MillisSince(start);
+    return out;
+  }
+
+  // Reset vector (unnormalised): entity seeds + passage prior.
+  const std::vector<double> dense = MinMaxNormalize(qs.passage_scores);
+  std::vector<NodeWeight> reset;
+  reset.reserve(fs.seeds.size() + dense.size());
+  std::unordered_map<uint32_t, double> seed_weight;
+  double total = 0.0;
+  for (const EntitySeed& e : fs.seeds) {
+    reset.push_back({g.EntityNode(e.entity), e.weight});
+    seed_weight[g.EntityNode(e.entity)] = e.weight;
+    total += e.weight;
+  }
+  for (uint32_t p = 0; p < dense.size(); ++p) {
+    const double w = dense[p] * o.passage_weight;
+    if (w > 0) {
+      reset.push_back({p, w});
+      total += w;
+    }
+  }
+  const double passage_weight = o.passage_weight;
+  auto reset_of = [&](uint32_t u) -> double {
+    if (u < dense.size()) return dense[u] * passage_weight / total;
+    auto it = seed_weight.find(u);
+    return it == seed_weight.end() ? 0.0 : it->second / total;
+  };
+  for (const EntitySeed& e : fs.seeds) {
+    out.seeds.push_back({g.EntityNode(e.entity), e.weight / total});
+  }
+
+  HippoRagGraph graph(g, o.synonyms);
+  PprStats st;
+  if (o.solver == "push") {
+    thread_local PushSolver solver;
+    PushOptions po;
+    po.damping = o.damping;
+    po.epsilon = o.epsilon;
+    FLOWRAG_RETURN_IF_ERROR(solver.Solve(graph, reset, po, &st));
+    FillGraphOutput(s, graph, solver.touched(), [&](uint32_t u) { return solver.Score(u); },
+                    reset_of, o.damping, r.top_k, o.max_nodes, &out);
+  } else {
+    PowerOptions po;
+    po.damping = o.damping;
+    po.tolerance = o.tolerance;
+    FLOWRAG_ASSIGN_OR_RETURN(std::vector<double> x, PowerIteration(graph, reset, po, &st));
+    std::vector<uint32_t> nodes;
+    for (uint32_t u = 0; u < x.size(); ++u) {
+      if (x[u] > 0) nodes.push_back(u);
+    }
+    FillGraphOutput(s, graph, nodes, [&](uint32_t u) { return x[u]; }, reset_of, o.damping,
+                    r.top_k, o.max_nodes, &out);
+  }
+  out.diagnostics.iterations = st.iterations;
+  out.diagnostics.residual = st.residual;
+  out.diagnostics.nodes_touched = st.nodes_touched;
+  out.diagnostics.edges_touched = st.edges_touched;
+  out.diagnostics.extra["solver_ms"] = st.time_ms;
+  out.diagnostics.extra["entity_seeds"] = static_cast<double>(fs.seeds.size());
+  out.diagnostics.extra["converged"] = st.converged ? 1 : 0;
+  out.diagnostics.time_ms = MillisSince(start);
+  return out;
+}
+
+}  // namespace flowrag

@@ -1,0 +1,423 @@
+// PPR solvers checked against each other and an exact linear solve, and the
+// HippoRAG 2 retriever ("ppr") on the demo corpus: gold documents, solver
+// agreement, determinism across runs and threads, option errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "engine/engine_impl.h"
+#include "flowrag/engine.h"
+#include "nlohmann/json.hpp"
+#include "retrieval/ppr.h"
+#include "retrieval/ppr_retriever.h"
+#include "test_util.h"
+
+namespace flowrag {
+namespace {
+
+using testing::TempDir;
+
+// ---------------------------------------------------------------- solvers
+
+struct RandomGraph {
+  std::vector<uint64_t> offsets;
+  std::vector<uint32_t> targets;
+  std::vector<double> weights;
+};
+
+// n nodes, each pair joined with probability p; undirected graphs store both
+// directions with the same weight. Directed graphs leave some nodes dangling.
+RandomGraph MakeRandomGraph(uint32_t n, double p, bool directed, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::vector<std::vector<std::pair<uint32_t, double>>> adj(n);
+  for (uint32_t u = 0; u < n; ++u) {
+    for (uint32_t v = directed ? 0 : u + 1; v < n; ++v) {
+      if (u == v || unit(rng) >= p) continue;
+      const double w = 0.1 + unit(rng);
+      adj[u].push_back({v, w});
+      if (!directed) adj[v].push_back({u, w});
+    }
+  }
+  if (directed) {
+    for (uint32_t u = 0; u < n; u += 5) adj[u].clear();  // dangling nodes
+  }
+  RandomGraph g;
+  g.offsets.push_back(0);
+  for (auto& row : adj) {
+    std::sort(row.begin(), row.end());
+    for (auto [v, w] : row) {
+      g.targets.push_back(v);
+      g.weights.push_back(w);
+    }
+    g.offsets.push_back(g.targets.size());
+  }
+  return g;
+}
+
+std::vector<NodeWeight> RandomReset(uint32_t n, size_t k, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<NodeWeight> r;
+  for (size_t i = 0; i < k; ++i) {
+    r.push_back({static_cast<uint32_t>(rng() % n), 0.1 + (rng() % 1000) / 1000.0});
+  }
+  return r;
+}
+
+// Dense Gaussian elimination (partial pivoting) of (I − d·Pᵀ)x = (1 − d)·r,
+// then x / Σx: the answer the solvers' `normalize` option defines.
+std::vector<double> ExactPpr(const TransitionSource& g, std::span<const NodeWeight> reset_in,
+                             double d) {
+  const size_t n = g.num_nodes();
+  auto reset = NormalizeReset(reset_in, n);
+  EXPECT_TRUE(reset.ok());
+  std::vector<std::vector<double>> a(n, std::vector<double>(n + 1, 0.0));
+  for (size_t i = 0; i < n; ++i) a[i][i] = 1.0;
+  std::vector<Transition> row;
+  for (uint32_t u = 0; u < n; ++u) {
+    g.Row(u, &row);
+    for (const Transition& t : row) a[t.target][u] -= d * t.prob;  // (Pᵀ)[v][u] = P[u][v]
+  }
+  for (const NodeWeight& w : *reset) a[w.node][n] = (1 - d) * w.weight;
+  for (size_t c = 0; c < n; ++c) {
+    size_t piv = c;
+    for (size_t i = c + 1; i < n; ++i) {
+      if (std::abs(a[i][c]) > std::abs(a[piv][c])) piv = i;
+    }
+    std::swap(a[c], a[piv]);
+    for (size_t i = 0; i < n; ++i) {
+      if (i == c || a[i][c] == 0) continue;
+      const double f = a[i][c] / a[c][c];
+      for (size_t j = c; j <= n; ++j) a[i][j] -= f * a[c][j];
+    }
+  }
+  std::vector<double> x(n);
+  double sum = 0;
+  for (size_t i = 0; i < n; ++i) sum += x[i] = a[i][n] / a[i][i];
+  for (double& v : x) v /= sum;
+  return x;
+}
+
+class SolverAgreement : public ::testing::TestWithParam<std::tuple<bool, double, uint64_t>> {};
+
+TEST_P(SolverAgreement, PushPowerAndExactAgree) {
+  const auto [directed, damping, seed] = GetParam();
+  const uint32_t n = 60;
+  RandomGraph rg = MakeRandomGraph(n, 0.08, directed, seed);
+  auto g = CsrTransitions::Make(rg.offsets, rg.targets, rg.weights);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  const auto reset = RandomReset(n, 4, seed * 7 + 1);
+  const std::vector<double> exact = ExactPpr(*g, reset, damping);
+
+  PushSolver push;
+  PushOptions po;
+  po.damping = damping;
+  po.epsilon = 1e-13;
+  PprStats ps;
+  ASSERT_TRUE(push.Solve(*g, reset, po, &ps).ok());
+  EXPECT_TRUE(ps.converged);
+  EXPECT_LT(ps.residual, 1e-9);
+
+  PowerOptions wo;
+  wo.damping = damping;
+  wo.tolerance = 1e-14;
+  PprStats ws;
+  auto power = PowerIteration(*g, reset, wo, &ws);
+  ASSERT_TRUE(power.ok()) << power.status().ToString();
+  EXPECT_TRUE(ws.converged);
+
+  double sum_push = 0, sum_power = 0;
+  for (uint32_t u = 0; u < n; ++u) {
+    EXPECT_NEAR(push.Score(u), exact[u], 1e-9) << "node " << u;
+    EXPECT_NEAR((*power)[u], exact[u], 1e-11) << "node " << u;
+    sum_push += push.Score(u);
+    sum_power += (*power)[u];
+  }
+  EXPECT_NEAR(sum_push, 1.0, 1e-9);  // the residual is not yet settled
+  EXPECT_NEAR(sum_power, 1.0, 1e-12);
+}
+
+INSTANTIATE_TEST_SUITE_P(RandomGraphs, SolverAgreement,
+                         ::testing::Combine(::testing::Bool(), ::testing::Values(0.5, 0.85),
+                                            ::testing::Values(1u, 2u, 3u, 4u, 5u)));
+
+// With a coarse threshold the unnormalised push estimate is within its
+// reported residual of the exact (unnormalised) solution, in L1.
+TEST(PushSolverTest, ResidualBoundsTheError) {
+  RandomGraph rg = MakeRandomGraph(80, 0.06, false, 11);
+  auto g = CsrTransitions::Make(rg.offsets, rg.targets, rg.weights);
+  ASSERT_TRUE(g.ok());
+  const auto reset = RandomReset(80, 3, 5);
+  PowerOptions wo;
+  wo.tolerance = 1e-15;
+  wo.normalize = false;
+  auto exact = PowerIteration(*g, reset, wo, nullptr);
+  ASSERT_TRUE(exact.ok());
+  for (double eps : {1e-2, 1e-3, 1e-4}) {
+    PushSolver push;
+    PushOptions po;
+    po.epsilon = eps;
+    po.normalize = false;
+    PprStats st;
+    ASSERT_TRUE(push.Solve(*g, reset, po, &st).ok());
+    double l1 = 0;
+    for (uint32_t u = 0; u < 80; ++u) l1 += std::abs((*exact)[u] - push.Score(u));
+    EXPECT_LE(l1, st.residual + 1e-12) << "eps " << eps;
+    EXPECT_GT(st.iterations, 0u);
+  }
+}
+
+// Reusing one workspace must not leak state between solves.
+TEST(PushSolverTest, WorkspaceReuseIsClean) {
+  RandomGraph rg = MakeRandomGraph(50, 0.1, true, 3);
+  auto g = CsrTransitions::Make(rg.offsets, rg.targets, rg.weights);
+  ASSERT_TRUE(g.ok());
+  PushSolver a, b;
+  PushOptions po;
+  ASSERT_TRUE(a.Solve(*g, RandomReset(50, 3, 1), po, nullptr).ok());
+  ASSERT_TRUE(a.Solve(*g, RandomReset(50, 3, 2), po, nullptr).ok());
+  ASSERT_TRUE(b.Solve(*g, RandomReset(50, 3, 2), po, nullptr).ok());
+  for (uint32_t u = 0; u < 50; ++u) EXPECT_EQ(a.Score(u), b.Score(u));
+}
+
+TEST(PushSolverTest, RejectsBadInput) {
+  auto g = CsrTransitions::Make({0, 1, 2}, {1, 0}, {1.0, 1.0});
+  ASSERT_TRUE(g.ok());
+  PushSolver push;
+  PushOptions po;
+  std::vector<NodeWeight> ok{{0, 1.0}};
+  po.damping = 1.0;
+  EXPECT_EQ(push.Solve(*g, ok, po, nullptr).code(), StatusCode::kInvalidArgument);
+  po.damping = 0.5;
+  std::vector<NodeWeight> out_of_range{{7, 1.0}};
+  Status st = push.Solve(*g, out_of_range, po, nullptr);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("node 7"), std::string::npos) << st.message();
+  std::vector<NodeWeight> zero{{0, 0.0}};
+  EXPECT_EQ(push.Solve(*g, zero, po, nullptr).code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(PowerIteration(*g, zero, PowerOptions{}, nullptr).ok());
+
+  EXPECT_FALSE(CsrTransitions::Make({0, 1}, {3}, {1.0}).ok());      // target out of range
+  EXPECT_FALSE(CsrTransitions::Make({0, 1}, {0}, {-1.0}).ok());     // negative weight
+  EXPECT_FALSE(CsrTransitions::Make({0, 2}, {0}, {1.0}).ok());      // sizes disagree
+}
+
+// A path 0 – 1 – 2 – 3 with the reset on 0: node 3's best predecessor chain
+// is the path itself.
+TEST(PredecessorPathTest, FollowsTheHeaviestInflow) {
+  auto g = CsrTransitions::Make({0, 1, 3, 5, 6}, {1, 0, 2, 1, 3, 2}, {1, 1, 1, 1, 1, 1});
+  ASSERT_TRUE(g.ok());
+  std::vector<NodeWeight> reset{{0, 1.0}};
+  auto x = PowerIteration(*g, reset, PowerOptions{}, nullptr);
+  ASSERT_TRUE(x.ok());
+  auto path = PredecessorPath(
+      *g, [&](uint32_t u) { return (*x)[u]; }, [](uint32_t u) { return u == 0 ? 1.0 : 0.0; },
+      0.5, 3, 10);
+  EXPECT_EQ(path, (std::vector<uint32_t>{0, 1, 2, 3}));
+}
+
+// ---------------------------------------------------------------- retriever on the demo
+
+const std::string kDemo = std::string(FLOWRAG_SOURCE_DIR) + "/examples/demo";
+
+struct DemoQuestion {
+  std::string id, question;
+  std::vector<std::string> gold;
+};
+
+std::vector<DemoQuestion> LoadDemoQuestions() {
+  std::vector<DemoQuestion> qs;
+  std::ifstream in(std::string(FLOWRAG_SOURCE_DIR) + "/examples/demo_questions.jsonl");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    auto j = nlohmann::json::parse(line);
+    qs.push_back({j["id"], j["question"], j["gold_docs"].get<std::vector<std::string>>()});
+  }
+  return qs;
+}
+
+class PprDemoTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    auto e = Engine::Open(dir_->File("demo.db"));
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    engine_ = std::move(e).value().release();
+    auto r = engine_->Index({kDemo});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  }
+  static void TearDownTestSuite() {
+    delete engine_;
+    delete dir_;
+  }
+  static std::shared_ptr<const Snapshot> Snap() {
+    return dynamic_cast<EngineImpl*>(engine_)->snapshot();
+  }
+  static Result<RetrievalOutput> Run(const std::string& q, size_t k,
+                                     const std::map<std::string, std::string>& params = {}) {
+    PprRetriever r;
+    RetrievalRequest req;
+    req.query = q;
+    req.top_k = k;
+    req.params = &params;
+    return r.Retrieve(*Snap(), req);
+  }
+  static TempDir* dir_;
+  static Engine* engine_;
+};
+TempDir* PprDemoTest::dir_ = nullptr;
+Engine* PprDemoTest::engine_ = nullptr;
+
+TEST_F(PprDemoTest, GraphRowsAreStochastic) {
+  auto snap = Snap();
+  const KnowledgeGraph& g = *snap->graph();
+  HippoRagGraph graph(g, true);
+  std::vector<Transition> row;
+  for (uint32_t u = 0; u < graph.num_nodes(); ++u) {
+    graph.Row(u, &row);
+    EXPECT_LE(row.size(), graph.Degree(u));
+    if (row.empty()) continue;
+    double sum = 0;
+    for (const Transition& t : row) {
+      EXPECT_GT(t.prob, 0);
+      sum += t.prob;
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-12) << "node " << u;
+  }
+}
+
+// q02 is a three-document bridge question (plant → botanist → garden → town).
+TEST_F(PprDemoTest, MultiHopQuestionFindsItsGoldDocuments) {
+  auto qs = LoadDemoQuestions();
+  ASSERT_FALSE(qs.empty());
+  auto snap = Snap();
+  double recall = 0;
+  for (const DemoQuestion& q : qs) {
+    auto out = Run(q.question, 5);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    std::set<std::string> got;
+    for (const RankedPassage& p : out->ranked) got.insert(snap->document_of(p.passage).external_id);
+    size_t hit = 0;
+    for (const std::string& d : q.gold) hit += got.count(d);
+    recall += static_cast<double>(hit) / q.gold.size();
+    if (q.id == "q02") {
+      for (const std::string& d : q.gold) EXPECT_TRUE(got.count(d)) << d << ": " << q.question;
+      // Graph output: seeds, scored nodes, a subgraph and one path per passage.
+      EXPECT_FALSE(out->seeds.empty());
+      EXPECT_FALSE(out->node_scores.empty());
+      EXPECT_FALSE(out->subgraph.empty());
+      ASSERT_EQ(out->paths.size(), out->ranked.size());
+      for (const ExplanationPath& p : out->paths) {
+        ASSERT_FALSE(p.nodes.empty());
+        EXPECT_EQ(p.nodes.back(), p.passage);
+      }
+      EXPECT_GT(out->diagnostics.iterations, 0u);
+      EXPECT_GT(out->diagnostics.edges_touched, 0u);
+    }
+  }
+  recall /= qs.size();
+  EXPECT_GE(recall, 0.8) << "mean Recall@5 over the demo questions";
+}
+
+TEST_F(PprDemoTest, PushAndPowerIterationRankAlike) {
+  for (const DemoQuestion& q : LoadDemoQuestions()) {
+    auto push = Run(q.question, 5, {{"ppr.epsilon", "1e-10"}});
+    auto power = Run(q.question, 5, {{"ppr.solver", "power"}, {"ppr.tolerance", "1e-13"}});
+    ASSERT_TRUE(push.ok() && power.ok());
+    ASSERT_EQ(push->ranked.size(), power->ranked.size());
+    for (size_t i = 0; i < push->ranked.size(); ++i) {
+      EXPECT_NEAR(push->ranked[i].score, power->ranked[i].score, 1e-7) << q.id << " rank " << i;
+    }
+  }
+}
+
+std::vector<std::pair<uint32_t, double>> Ranking(const RetrievalOutput& o) {
+  std::vector<std::pair<uint32_t, double>> v;
+  for (const auto& r : o.ranked) v.push_back({r.passage, r.score});
+  for (const auto& n : o.node_scores) v.push_back({n.node, n.score});
+  return v;
+}
+
+TEST_F(PprDemoTest, DeterministicAcrossRunsAndThreads) {
+  auto qs = LoadDemoQuestions();
+  std::vector<std::vector<std::pair<uint32_t, double>>> expected;
+  for (const auto& q : qs) {
+    auto a = Run(q.question, 5), b = Run(q.question, 5);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(Ranking(*a), Ranking(*b)) << q.id;
+    expected.push_back(Ranking(*a));
+  }
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int rep = 0; rep < 3; ++rep) {
+        for (size_t i = 0; i < qs.size(); ++i) {
+          const size_t j = (i + t) % qs.size();
+          auto out = Run(qs[j].question, 5);
+          if (!out.ok() || Ranking(*out) != expected[j]) ++mismatches;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
+TEST_F(PprDemoTest, OptionsAreValidated) {
+  auto bad = Run("who founded the festival", 5, {{"ppr.solver", "magic"}});
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  auto unknown = Run("who founded the festival", 5, {{"ppr.dampnig", "0.3"}});
+  EXPECT_EQ(unknown.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(unknown.status().message().find("ppr.dampnig"), std::string::npos);
+  auto damping = Run("who founded the festival", 5, {{"ppr.damping", "1.5"}});
+  EXPECT_EQ(damping.status().code(), StatusCode::kInvalidArgument);
+  // A different damping changes the scores.
+  auto a = Run("who founded the Lantern Tide Festival", 5);
+  auto b = Run("who founded the Lantern Tide Festival", 5, {{"ppr.damping", "0.85"}});
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NE(a->ranked.front().score, b->ranked.front().score);
+}
+
+// On a real benchmark graph (offline extraction of hotpotqa-train), push and
+// power iteration return the same top-5 passages.
+TEST(PprBenchTest, PushMatchesPowerOnHotpotQa) {
+  const std::string bench = std::string(FLOWRAG_SOURCE_DIR) + "/../shared/data/bench/hotpotqa-train";
+  if (!std::filesystem::exists(bench + "/corpus.jsonl")) {
+    GTEST_SKIP() << "benchmark data not found at " << bench;
+  }
+  TempDir dir;
+  auto e = Engine::Open(dir.File("hotpot.db"));
+  ASSERT_TRUE(e.ok());
+  auto engine = std::move(e).value();
+  ASSERT_TRUE(engine->Index({bench}).ok());
+  auto snap = dynamic_cast<EngineImpl*>(engine.get())->snapshot();
+  std::ifstream in(bench + "/questions.jsonl");
+  std::string line;
+  PprRetriever r;
+  int n = 0;
+  while (std::getline(in, line) && n < 20) {
+    ++n;
+    const std::string q = nlohmann::json::parse(line)["question"];
+    std::map<std::string, std::string> push_p, power_p{{"ppr.solver", "power"}};
+    RetrievalRequest req{q, 5, &push_p};
+    auto a = r.Retrieve(*snap, req);
+    req.params = &power_p;
+    auto b = r.Retrieve(*snap, req);
+    ASSERT_TRUE(a.ok() && b.ok());
+    ASSERT_EQ(a->ranked.size(), b->ranked.size());
+    for (size_t i = 0; i < a->ranked.size(); ++i) {
+      // Scores at equal ranks (robust to near-ties swapping places).
+      EXPECT_NEAR(a->ranked[i].score, b->ranked[i].score, 2e-3 * b->ranked[i].score)
+          << q << " rank " << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace flowrag
