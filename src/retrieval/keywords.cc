@@ -67,6 +67,9 @@ QueryKeywords ExtractKeywords(std::string_view query, const EntityNameMatcher* n
   QueryKeywords out;
   std::unordered_set<std::string> seen;
   TokenizedText text(query);
+  // Tokens inside a name or span keyword: not repeated as words ("Billy
+  // Elliot" does not also seed "Billy" and "Elliot").
+  std::vector<uint8_t> covered(text.size(), 0);
 
   if (options.entity_names && names != nullptr && !names->trie().empty()) {
     for (const TrieMatch& m : names->trie().Scan(text, MatchMode::kLeftmostLongest)) {
@@ -77,6 +80,7 @@ QueryKeywords ExtractKeywords(std::string_view query, const EntityNameMatcher* n
       }
       if (!content || !strong) continue;
       for (uint32_t e : names->trie().payloads(m.entry)) out.matched_entities.push_back(e);
+      for (uint32_t t = m.token_begin; t < m.token_end; ++t) covered[t] = 1;
       AddUnique(std::string(query.substr(m.byte_begin, m.byte_end - m.byte_begin)), &seen,
                 &out.keywords);
     }
@@ -88,6 +92,7 @@ QueryKeywords ExtractKeywords(std::string_view query, const EntityNameMatcher* n
         content |= IsContentToken(text.norm(t));
       }
       if (!content && s.kind == SpanKind::kProperNoun) continue;
+      for (uint32_t t = s.token_begin; t < s.token_end && t < text.size(); ++t) covered[t] = 1;
       AddUnique(std::string(query.substr(s.begin, s.end - s.begin)), &seen, &out.keywords);
     }
   }
@@ -95,7 +100,7 @@ QueryKeywords ExtractKeywords(std::string_view query, const EntityNameMatcher* n
   // other than spaces between tokens.
   std::vector<std::pair<size_t, size_t>> runs;  // [first, last] token indexes
   for (size_t i = 0; i < text.size(); ++i) {
-    if (!IsContentToken(text.norm(i))) continue;
+    if (!IsContentToken(text.norm(i)) || covered[i]) continue;
     bool joined = false;
     if (!runs.empty() && runs.back().second + 1 == i) {
       std::string_view gap =

@@ -12,6 +12,8 @@
 //      or numeric token, or have at least two tokens, and not consist of
 //      stopwords only, so the entity "Film" does not fire on "film");
 //   2. proper-noun, date and number spans (extract/entity_spans.h);
+//   (tokens inside 1–2 are not repeated by 3–4: "Billy Elliot" does not also
+//   give "Billy" and "Elliot", which would seed every Billy and Elliot)
 //   3. noun-phrase-like runs: maximal runs of two or more consecutive
 //      content words ("football club", "research vessel");
 //   4. content words: tokens that are neither stopwords nor question or

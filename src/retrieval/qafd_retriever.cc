@@ -240,6 +240,8 @@ Result<RetrievalOutput> QafdRetriever::Retrieve(const Snapshot& s,
     texts.insert(texts.end(), run.keywords.begin(), run.keywords.end());
   }
   FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix vectors, EmbedTexts(s, texts));
+  const double keywords_ms = MillisSince(start);
+  double seeds_ms = 0, diffusion_ms = 0;
 
   FlowDiffusionOptions fo;
   fo.alpha = o.alpha;
@@ -258,14 +260,18 @@ Result<RetrievalOutput> QafdRetriever::Retrieve(const Snapshot& s,
     kw.cols = vectors.cols;
     kw.data.assign(vectors.row(row + 1), vectors.row(row + 1) + kw.rows * kw.cols);
     row += 1 + run.keywords.size();
+    auto t_seeds = std::chrono::steady_clock::now();
     FLOWRAG_ASSIGN_OR_RETURN(run.seeds, SelectSeeds(*g, kw, o.seeds));
+    seeds_ms += MillisSince(t_seeds);
     std::vector<FlowSource> sources;
     const double top = run.seeds.empty() ? 1.0 : std::max(1e-9, static_cast<double>(run.seeds[0].score));
     for (const Seed& sd : run.seeds) {
       sources.push_back({g->EntityNode(sd.entity), o.seed_weighting ? sd.score / top : 1.0});
     }
     owned.push_back(std::make_unique<QueryGraph>(s, *qi, qv, o));
+    auto t_flow = std::chrono::steady_clock::now();
     run.flow = SolveFlowDiffusion(*owned.back(), sources, fo);
+    diffusion_ms += MillisSince(t_flow);
     for (const Seed& sd : run.seeds) out.seeds.push_back({g->EntityNode(sd.entity), sd.score});
     out.keywords.insert(out.keywords.end(), run.keywords.begin(), run.keywords.end());
     out.diagnostics.iterations += run.flow.pushes;
@@ -283,6 +289,9 @@ Result<RetrievalOutput> QafdRetriever::Retrieve(const Snapshot& s,
   out.diagnostics.extra["subqueries"] = static_cast<double>(runs.size());
   out.diagnostics.extra["seeds"] = static_cast<double>(out.seeds.size());
   out.diagnostics.extra["query_index_build_s"] = qi->build_seconds();
+  out.diagnostics.extra["keywords_ms"] = keywords_ms;
+  out.diagnostics.extra["seeds_ms"] = seeds_ms;
+  out.diagnostics.extra["diffusion_ms"] = diffusion_ms;
 
   // ---- union over sub-queries (Eq. 10): x(v) = max_k x^(k)(v)
   struct NodeState {
@@ -290,6 +299,9 @@ Result<RetrievalOutput> QafdRetriever::Retrieve(const Snapshot& s,
     uint32_t run = 0, entry = 0;
   };
   std::unordered_map<uint32_t, NodeState> nodes;
+  size_t total_entries = 0;
+  for (const SubqueryRun& run : runs) total_entries += run.flow.nodes.size();
+  nodes.reserve(total_entries);
   for (uint32_t k = 0; k < runs.size(); ++k) {
     const FlowDiffusionResult& f = runs[k].flow;
     for (uint32_t i = 0; i < f.nodes.size(); ++i) {
@@ -298,12 +310,21 @@ Result<RetrievalOutput> QafdRetriever::Retrieve(const Snapshot& s,
     }
   }
   out.diagnostics.nodes_touched = nodes.size();
-  for (const auto& [v, st] : nodes) out.node_scores.push_back({v, st.x});
-  std::sort(out.node_scores.begin(), out.node_scores.end(), [&](const NodeScore& a, const NodeScore& b) {
-    if (a.score != b.score) return a.score > b.score;
-    const double ma = nodes[a.node].mass, mb = nodes[b.node].mass;
-    return ma != mb ? ma > mb : a.node < b.node;
-  });
+  {
+    struct Item {
+      double x, mass;
+      uint32_t node;
+    };
+    std::vector<Item> items;
+    items.reserve(nodes.size());
+    for (const auto& [v, st] : nodes) items.push_back({st.x, st.mass, v});
+    std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
+      if (a.x != b.x) return a.x > b.x;
+      return a.mass != b.mass ? a.mass > b.mass : a.node < b.node;
+    });
+    out.node_scores.reserve(items.size());
+    for (const Item& it : items) out.node_scores.push_back({it.node, it.x});
+  }
 
   // ---- passages
   struct PassageScore {
@@ -349,16 +370,18 @@ Result<RetrievalOutput> QafdRetriever::Retrieve(const Snapshot& s,
     std::vector<uint32_t> rev;
     if (p.via != p.passage) rev.push_back(p.passage);
     uint32_t v = p.via;
-    const NodeState& st = nodes[v];
-    const FlowDiffusionResult& f = runs[st.run].flow;
-    std::unordered_map<uint32_t, uint32_t> index;  // small: built per path walk lazily
-    for (uint32_t i = 0; i < f.nodes.size(); ++i) index.emplace(f.nodes[i], i);
+    const uint32_t run = nodes[v].run;
+    const FlowDiffusionResult& f = runs[run].flow;
     for (size_t guard = 0; guard < 64; ++guard) {
       if (std::find(rev.begin(), rev.end(), v) != rev.end()) break;
       rev.push_back(v);
-      auto it = index.find(v);
-      if (it == index.end() || f.source[it->second] > 0 || f.parent[it->second] == UINT32_MAX) break;
-      v = f.parent[it->second];
+      auto it = nodes.find(v);
+      // The walk uses this run's entries; `nodes` holds the best run's, so
+      // look the entry up in the run when they differ.
+      ptrdiff_t e = (it != nodes.end() && it->second.run == run) ? static_cast<ptrdiff_t>(it->second.entry)
+                                                                 : f.Find(v);
+      if (e < 0 || f.source[e] > 0 || f.parent[e] == UINT32_MAX) break;
+      v = f.parent[e];
     }
     path.nodes.assign(rev.rbegin(), rev.rend());
     out.paths.push_back(std::move(path));
@@ -369,13 +392,22 @@ Result<RetrievalOutput> QafdRetriever::Retrieve(const Snapshot& s,
   for (uint32_t k2 = 0; k2 < runs.size(); ++k2) {
     const FlowDiffusionResult& f = runs[k2].flow;
     std::unordered_map<uint32_t, double> xs;
-    for (uint32_t i = 0; i < f.nodes.size(); ++i) xs.emplace(f.nodes[i], f.x[i]);
+    if (runs.size() > 1) {
+      for (uint32_t i = 0; i < f.nodes.size(); ++i) xs.emplace(f.nodes[i], f.x[i]);
+    }
     for (uint32_t i = 0; i < f.nodes.size(); ++i) {
       if (f.x[i] <= o.support) continue;
       const uint32_t u = f.nodes[i];
       for (uint64_t j = f.adj_offsets[i]; j < f.adj_offsets[i + 1]; ++j) {
         const uint32_t v = f.adj_nodes[j];
-        const double xv = xs.count(v) ? xs[v] : 0.0;
+        double xv = 0.0;
+        if (runs.size() > 1) {
+          auto it = xs.find(v);
+          if (it != xs.end()) xv = it->second;
+        } else {
+          auto it = nodes.find(v);
+          if (it != nodes.end()) xv = it->second.x;
+        }
         if (xv >= f.x[i]) continue;
         const double flow = f.adj_weights[j] * (f.x[i] - xv);
         const uint64_t key = (static_cast<uint64_t>(u) << 32) | v;
