@@ -1,0 +1,185 @@
+// ppr_export: writes the HippoRAG 2 PPR graph of a store and the reset
+// vectors of benchmark questions as plain text, so an independent PPR
+// implementation (python-igraph, bench/ppr_vs_igraph.py) can solve the same
+// problems; with --solve it also solves them with flowrag's push and power
+// iteration solvers and writes their scores and timings.
+//
+// Usage: ppr_export --db STORE --questions questions.jsonl --out DIR
+//                   [--limit 20] [--runs 5] [--epsilon 1e-7] [--solve]
+//                   [--index CORPUS_DIR]
+// --index first indexes CORPUS_DIR into the store (offline embedder and
+// extractor) with one extraction batch, which also sidesteps the relinking
+// pass writing the graph while it iterates passages.
+// Writes:
+//   DIR/graph.tsv        "num_nodes num_passages" then one "u v weight" per
+//                        undirected edge (u < v), weights as in
+//                        retrieval/ppr_retriever.h (parallel entries summed)
+//   DIR/reset_<i>.tsv    "node weight" per reset entry (the ppr retriever's
+//                        reset vector for question i, normalised)
+//   DIR/flowrag_<i>.tsv  (--solve) "passage push_score power_score"
+//   DIR/timings.json     (--solve) per question: median push / power ms
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/engine_impl.h"
+#include "flowrag/engine.h"
+#include "nlohmann/json.hpp"
+#include "retrieval/fact_seeds.h"
+#include "retrieval/ppr.h"
+#include "retrieval/ppr_retriever.h"
+
+namespace {
+
+using namespace flowrag;
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+int Fail(const std::string& m) {
+  std::fprintf(stderr, "ppr_export: %s\n", m.c_str());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string db, questions, out, index_dir;
+  size_t limit = 20, runs = 5;
+  double epsilon = 1e-7;
+  bool solve = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (a == "--db") db = next();
+    else if (a == "--questions") questions = next();
+    else if (a == "--out") out = next();
+    else if (a == "--limit") limit = std::stoul(next());
+    else if (a == "--runs") runs = std::max<size_t>(1, std::stoul(next()));
+    else if (a == "--epsilon") epsilon = std::stod(next());
+    else if (a == "--solve") solve = true;
+    else if (a == "--index") index_dir = next();
+    else return Fail("unknown argument " + a);
+  }
+  if (db.empty() || questions.empty() || out.empty()) {
+    return Fail("usage: ppr_export --db STORE --questions questions.jsonl --out DIR "
+                "[--limit N] [--runs N] [--epsilon E] [--solve]");
+  }
+  auto engine = Engine::Open(db);
+  if (!engine.ok()) return Fail(engine.status().ToString());
+  if (!index_dir.empty()) {
+    IndexOptions io;
+    io.extract_batch_size = size_t{1} << 30;
+    auto r = (*engine)->Index({index_dir}, io);
+    if (!r.ok()) return Fail(r.status().ToString());
+  }
+  auto snap = dynamic_cast<EngineImpl*>(engine->get())->snapshot();
+  if (snap->graph() == nullptr) return Fail(db + ": the store has no knowledge graph");
+  const KnowledgeGraph& g = *snap->graph();
+  const PprOptions defaults;
+  HippoRagGraph graph(g, defaults.synonyms);
+
+  // Graph: raw weights, one line per undirected edge.
+  {
+    std::ofstream f(out + "/graph.tsv");
+    if (!f) return Fail(out + "/graph.tsv: cannot open for writing");
+    f << graph.num_nodes() << " " << g.num_passages() << "\n";
+    std::map<uint32_t, double> w;
+    for (uint32_t u = 0; u < graph.num_nodes(); ++u) {
+      w.clear();
+      const Csr& m = g.Edges(EdgeKind::kMentions);
+      for (uint64_t i = m.Begin(u); i < m.End(u); ++i) w[m.targets[i]] = 1.0;
+      if (u >= g.num_passages()) {
+        const Csr& rel = g.Edges(EdgeKind::kRelatedTo);
+        for (uint64_t i = rel.Begin(u); i < rel.End(u); ++i) w[rel.targets[i]] += 2.0;
+        const Csr& syn = g.Edges(EdgeKind::kSynonym);
+        for (uint64_t i = syn.Begin(u); i < syn.End(u); ++i) {
+          w[syn.targets[i]] += 2.0 * std::max(0.0f, syn.weights[i]);
+        }
+      }
+      for (auto [v, x] : w) {
+        if (u < v && x > 0) f << u << " " << v << " " << x << "\n";
+      }
+    }
+  }
+
+  std::ifstream qin(questions);
+  if (!qin) return Fail(questions + ": cannot open");
+  std::string line;
+  size_t n = 0;
+  nlohmann::json timings = nlohmann::json::array();
+  PushSolver push;
+  while (n < limit && std::getline(qin, line)) {
+    if (line.empty()) continue;
+    const std::string q = nlohmann::json::parse(line)["question"];
+    auto qs = ScoreQuery(*snap, q);
+    if (!qs.ok()) return Fail(qs.status().ToString());
+    FactSeedOptions fo;
+    fo.facts = defaults.facts;
+    fo.seeds = defaults.seeds;
+    fo.normalize_scores = true;
+    auto fs = SeedsFromFacts(g, qs->query.row(0), fo);
+    if (!fs.ok()) return Fail(fs.status().ToString());
+    if (fs->seeds.empty()) continue;  // the retriever falls back to dense here
+    std::vector<NodeWeight> reset;
+    for (const EntitySeed& e : fs->seeds) reset.push_back({g.EntityNode(e.entity), e.weight});
+    const std::vector<double> dense = MinMaxNormalize(qs->passage_scores);
+    for (uint32_t p = 0; p < dense.size(); ++p) {
+      if (dense[p] > 0) reset.push_back({p, dense[p] * defaults.passage_weight});
+    }
+    auto norm = NormalizeReset(reset, graph.num_nodes());
+    if (!norm.ok()) return Fail(norm.status().ToString());
+    {
+      std::ofstream f(out + "/reset_" + std::to_string(n) + ".tsv");
+      f.precision(17);
+      for (const NodeWeight& w : *norm) f << w.node << " " << w.weight << "\n";
+    }
+    if (solve) {
+      std::vector<double> push_ms, power_ms;
+      PushOptions po;
+      po.damping = defaults.damping;
+      po.epsilon = epsilon;
+      PowerOptions wo;
+      wo.damping = defaults.damping;
+      wo.tolerance = 1e-10;
+      PprStats ps, ws;
+      std::vector<double> power;
+      for (size_t r = 0; r < runs; ++r) {
+        auto t0 = std::chrono::steady_clock::now();
+        Status st = push.Solve(graph, *norm, po, &ps);
+        auto t1 = std::chrono::steady_clock::now();
+        if (!st.ok()) return Fail(st.ToString());
+        auto x = PowerIteration(graph, *norm, wo, &ws);
+        auto t2 = std::chrono::steady_clock::now();
+        if (!x.ok()) return Fail(x.status().ToString());
+        power = std::move(x).value();
+        push_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+        power_ms.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
+      }
+      std::ofstream f(out + "/flowrag_" + std::to_string(n) + ".tsv");
+      f.precision(17);
+      for (uint32_t p = 0; p < g.num_passages(); ++p) {
+        f << p << " " << push.Score(p) << " " << power[p] << "\n";
+      }
+      timings.push_back({{"question", n},
+                         {"push_ms", Median(push_ms)},
+                         {"power_ms", Median(power_ms)},
+                         {"pushes", ps.iterations},
+                         {"push_edges", ps.edges_touched},
+                         {"push_residual", ps.residual},
+                         {"power_iterations", ws.iterations},
+                         {"power_edges", ws.edges_touched}});
+    }
+    ++n;
+  }
+  if (solve) std::ofstream(out + "/timings.json") << timings.dump(1) << "\n";
+  std::printf("%zu questions, %zu nodes written to %s\n", n, graph.num_nodes(), out.c_str());
+  return 0;
+}
