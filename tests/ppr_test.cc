@@ -214,8 +214,9 @@ TEST(PredecessorPathTest, FollowsTheHeaviestInflow) {
   std::vector<NodeWeight> reset{{0, 1.0}};
   auto x = PowerIteration(*g, reset, PowerOptions{}, nullptr);
   ASSERT_TRUE(x.ok());
+  RowCache rows(*g);
   auto path = PredecessorPath(
-      *g, [&](uint32_t u) { return (*x)[u]; }, [](uint32_t u) { return u == 0 ? 1.0 : 0.0; },
+      rows, [&](uint32_t u) { return (*x)[u]; }, [](uint32_t u) { return u == 0 ? 1.0 : 0.0; },
       0.5, 3, 10);
   EXPECT_EQ(path, (std::vector<uint32_t>{0, 1, 2, 3}));
 }
@@ -404,7 +405,8 @@ TEST(PprBenchTest, PushMatchesPowerOnHotpotQa) {
   while (std::getline(in, line) && n < 20) {
     ++n;
     const std::string q = nlohmann::json::parse(line)["question"];
-    std::map<std::string, std::string> push_p, power_p{{"ppr.solver", "power"}};
+    std::map<std::string, std::string> push_p{{"ppr.epsilon", "1e-8"}},
+        power_p{{"ppr.solver", "power"}};
     RetrievalRequest req{q, 5, &push_p};
     auto a = r.Retrieve(*snap, req);
     req.params = &power_p;

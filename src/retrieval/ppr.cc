@@ -181,7 +181,7 @@ Status PushSolver::Solve(const TransitionSource& g, std::span<const NodeWeight> 
       const uint32_t v = t.target;
       touch(v);
       rho_[v] += out_mass * t.prob;
-      if (!(state_[v] & 2) && rho_[v] >= threshold(v)) {
+      if (!(state_[v] & 2) && rho_[v] >= eps && rho_[v] >= threshold(v)) {
         state_[v] |= 2;
         queue_.push_back(v);
       }
@@ -273,17 +273,23 @@ Result<std::vector<double>> PowerIteration(const TransitionSource& g,
 
 // ---------------------------------------------------------------- explanation paths
 
-std::vector<uint32_t> PredecessorPath(const TransitionSource& g,
+const std::vector<Transition>& RowCache::Get(uint32_t u) {
+  auto [it, inserted] = rows_.try_emplace(u);
+  if (inserted) g_.Row(u, &it->second);
+  return it->second;
+}
+
+std::vector<uint32_t> PredecessorPath(RowCache& rows,
                                       const std::function<double(uint32_t)>& score,
                                       const std::function<double(uint32_t)>& reset,
                                       double damping, uint32_t target, size_t max_nodes) {
   std::vector<uint32_t> chain{target};
-  std::vector<Transition> row, in_row;
+  std::vector<Transition> row;
   uint32_t cur = target;
   while (chain.size() < max_nodes) {
     double best_flow = (1.0 - damping) * reset(cur);
     uint32_t best = cur;
-    g.Row(cur, &row);
+    row = rows.Get(cur);
     // Candidates in ascending id so ties resolve the same way every time.
     std::sort(row.begin(), row.end(),
               [](const Transition& a, const Transition& b) { return a.target < b.target; });
@@ -294,9 +300,8 @@ std::vector<uint32_t> PredecessorPath(const TransitionSource& g,
       last = u;
       const double xu = score(u);
       if (!(xu > 0)) continue;
-      g.Row(u, &in_row);
       double p = 0.0;
-      for (const Transition& b : in_row) {
+      for (const Transition& b : rows.Get(u)) {
         if (b.target == cur) p += b.prob;
       }
       const double flow = damping * xu * p;

@@ -38,6 +38,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "flowrag/status.h"
@@ -145,6 +146,19 @@ Result<std::vector<double>> PowerIteration(const TransitionSource& g,
                                            std::span<const NodeWeight> reset,
                                            const PowerOptions& options, PprStats* stats);
 
+// Memoised rows of a TransitionSource (for output assembly, where the same
+// node's row is needed by several paths and the subgraph). Not thread-safe.
+class RowCache {
+ public:
+  explicit RowCache(const TransitionSource& g) : g_(g) {}
+  const std::vector<Transition>& Get(uint32_t u);
+  const TransitionSource& source() const { return g_; }
+
+ private:
+  const TransitionSource& g_;
+  std::unordered_map<uint32_t, std::vector<Transition>> rows_;
+};
+
 // Mass carried along u → v per step at the fixed point: d·x_u·P(u, v).
 // The highest-probability predecessor chain ending at `target`, seed first:
 // from the target, repeatedly step to the in-neighbour u maximising
@@ -154,7 +168,7 @@ Result<std::vector<double>> PowerIteration(const TransitionSource& g,
 // candidates for in-neighbours of v are the targets of Row(v)), which holds
 // for the undirected and the direction-weighted graphs of this module.
 // O(Σ over chain nodes of Σ_{neighbours} deg).
-std::vector<uint32_t> PredecessorPath(const TransitionSource& g,
+std::vector<uint32_t> PredecessorPath(RowCache& rows,
                                       const std::function<double(uint32_t)>& score,
                                       const std::function<double(uint32_t)>& reset,
                                       double damping, uint32_t target, size_t max_nodes);

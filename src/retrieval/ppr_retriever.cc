@@ -123,13 +123,14 @@ void FillGraphOutput(const Snapshot& s, const TransitionSource& graph,
   out->node_scores = nodes;
 
   constexpr size_t kMaxPathNodes = 6;
+  RowCache rows(graph);
   std::unordered_set<uint32_t> members;
   for (const NodeScore& n : nodes) members.insert(n.node);
   for (const NodeScore& p : passages) {
     ExplanationPath path;
     path.passage = p.node;
     path.score = p.score;
-    path.nodes = PredecessorPath(graph, score, reset, damping, p.node, kMaxPathNodes);
+    path.nodes = PredecessorPath(rows, score, reset, damping, p.node, kMaxPathNodes);
     for (uint32_t n : path.nodes) members.insert(n);
     out->paths.push_back(std::move(path));
   }
@@ -137,14 +138,12 @@ void FillGraphOutput(const Snapshot& s, const TransitionSource& graph,
 
   std::vector<uint32_t> sorted(members.begin(), members.end());
   std::sort(sorted.begin(), sorted.end());
-  std::vector<Transition> row;
   std::unordered_map<uint32_t, size_t> at;  // target → index in the merged row
   for (uint32_t u : sorted) {
     const double xu = score(u);
-    graph.Row(u, &row);
     std::vector<Transition> merged;
     at.clear();
-    for (const Transition& t : row) {
+    for (const Transition& t : rows.Get(u)) {
       if (!members.count(t.target)) continue;
       auto [it, inserted] = at.try_emplace(t.target, merged.size());
       if (inserted) {

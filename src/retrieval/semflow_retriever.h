@@ -47,7 +47,7 @@
 //   semflow.passage_prior         0.08   passage reset weight (A.2)
 //   semflow.synonyms              false  SYNONYM edges (§3.2 builds the graph from triples only)
 //   semflow.solver                push   "push" or "power"
-//   semflow.epsilon               1e-7   push threshold
+//   semflow.epsilon               1e-6   push threshold (as ppr.epsilon)
 //   semflow.tolerance             1e-10  power iteration stop
 //   semflow.max_nodes             150    nodes reported in node_scores / the subgraph
 //
@@ -77,7 +77,7 @@ struct SemFlowOptions {
   double passage_prior = 0.08;
   bool synonyms = false;
   std::string solver = "push";
-  double epsilon = 1e-7;
+  double epsilon = 1e-6;
   double tolerance = 1e-10;
   size_t max_nodes = 150;
   Status Override(ParamReader& r);
