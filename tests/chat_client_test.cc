@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "llm/http_client.h"
+#include "stub_server.h"
 
 namespace flowrag {
 namespace {
@@ -36,11 +37,7 @@ double MsSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-// What the stub saw of one request.
-struct SeenRequest {
-  Json body;  // null if the body was not JSON
-  std::optional<std::string> authorization;
-};
+using SeenRequest = testing::RecordingJsonStub::SeenRequest;
 
 // A well-formed answer with `content`, as OpenAI sends it.
 Json Answer(const std::string& content, const std::string& finish_reason = "stop",
@@ -65,96 +62,13 @@ Json EchoAnswer(const Json& request) {
 
 // An OpenAI-compatible stub on 127.0.0.1 with an ephemeral port. Tests swap
 // the handler; by default it answers EchoAnswer().
-class StubServer {
+class StubServer : public testing::RecordingJsonStub {
  public:
-  // (parsed request body, response to fill, 0-based number of this request)
-  using Handler = std::function<void(const Json&, httplib::Response&, int)>;
-
-  StubServer() {
-    std::signal(SIGPIPE, SIG_IGN);  // a timed-out client may close before we answer
-    server_.new_task_queue = [] { return new httplib::ThreadPool(16); };
-    server_.set_tcp_nodelay(true);
-    server_.Post(
-        "/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
-          int in_flight = ++in_flight_;
-          int max = max_in_flight_.load();
-          while (in_flight > max && !max_in_flight_.compare_exchange_weak(max, in_flight)) {
-          }
-          SeenRequest seen;
-          seen.body = Json::parse(req.body, nullptr, false);
-          if (seen.body.is_discarded()) seen.body = nullptr;
-          if (req.has_header("Authorization")) {
-            seen.authorization = req.get_header_value("Authorization");
-          }
-          Handler handler;
-          int number = 0;
-          {
-            std::lock_guard<std::mutex> lock(mu_);
-            number = static_cast<int>(seen_.size());
-            seen_.push_back(seen);
-            handler = handler_;
-          }
-          if (handler) {
-            handler(seen.body, res, number);
-          } else {
-            res.set_content(EchoAnswer(seen.body).dump(), "application/json");
-          }
-          --in_flight_;
-        });
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-  }
-
-  ~StubServer() {
-    Release();
-    server_.stop();
-    thread_.join();
-  }
+  StubServer() : RecordingJsonStub("/v1/chat/completions", EchoAnswer) {}
 
   // True once the port is bound and the accept loop runs.
-  bool WaitUntilRunning() {
-    Clock::time_point start = Clock::now();
-    while (port_ > 0 && !server_.is_running() && MsSince(start) < 5000) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    return port_ > 0 && server_.is_running();
-  }
-  std::string BaseUrl() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
+  bool WaitUntilRunning() const { return ok(); }
   std::string Url() const { return BaseUrl() + "/chat/completions"; }
-  void SetHandler(Handler handler) {
-    std::lock_guard<std::mutex> lock(mu_);
-    handler_ = std::move(handler);
-  }
-  std::vector<SeenRequest> requests() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return seen_;
-  }
-  int max_in_flight() const { return max_in_flight_.load(); }
-
-  // For handlers: blocks until Release() (teardown) or `timeout`.
-  void Hang(std::chrono::milliseconds timeout) {
-    std::unique_lock<std::mutex> lock(mu_);
-    release_cv_.wait_for(lock, timeout, [this] { return released_; });
-  }
-  void Release() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      released_ = true;
-    }
-    release_cv_.notify_all();
-  }
-
- private:
-  httplib::Server server_;
-  int port_ = -1;
-  std::thread thread_;
-  std::mutex mu_;
-  Handler handler_;
-  std::vector<SeenRequest> seen_;
-  std::condition_variable release_cv_;
-  bool released_ = false;
-  std::atomic<int> in_flight_{0};
-  std::atomic<int> max_in_flight_{0};
 };
 
 // A loopback port with nothing listening on it.

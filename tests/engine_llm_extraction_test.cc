@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "flowrag/engine.h"
+#include "stub_server.h"
 #include "test_util.h"
 
 namespace flowrag {
@@ -26,8 +27,9 @@ struct Script {
 class StubChat {
  public:
   StubChat() {
-    server_.Post("/v1/chat/completions", [this](const httplib::Request& req,
-                                                httplib::Response& res) {
+    httplib::Server& server = http_.server();
+    server.Post("/v1/chat/completions", [this](const httplib::Request& req,
+                                               httplib::Response& res) {
       ++requests_;
       auto body = nlohmann::json::parse(req.body);
       const std::string system = body["messages"][0]["content"];
@@ -46,15 +48,10 @@ class StubChat {
       res.status = 400;
       res.set_content(R"({"error": {"message": "unexpected prompt"}})", "application/json");
     });
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    http_.Start();
   }
-  ~StubChat() {
-    server_.stop();
-    thread_.join();
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
+  ~StubChat() { http_.Stop(); }
+  std::string url() const { return http_.url() + "/v1"; }
   void Add(const std::string& needle, Script s) { scripts_.emplace_back(needle, std::move(s)); }
   void FailTriplesFor(const std::string& needle) { fail_triples_for_ = needle; }
   int requests() const { return requests_; }
@@ -67,12 +64,10 @@ class StubChat {
         {"usage", {{"prompt_tokens", 100}, {"completion_tokens", 20}}}};
     res.set_content(r.dump(), "application/json");
   }
-  httplib::Server server_;
-  int port_ = 0;
-  std::thread thread_;
   std::vector<std::pair<std::string, Script>> scripts_;
   std::string fail_triples_for_;
   std::atomic<int> requests_{0};
+  testing::StubHttpServer http_;
 };
 
 class LlmExtractionTest : public ::testing::Test {

@@ -12,6 +12,7 @@
 
 #include "common/hash.h"
 #include "flowrag/engine.h"
+#include "stub_server.h"
 #include "test_util.h"
 
 namespace flowrag {
@@ -25,7 +26,8 @@ enum class Mode { kHealthy, kSlow, kGarbage };
 class StubEmbeddings {
  public:
   StubEmbeddings() {
-    server_.Post("/v1/embeddings", [this](const httplib::Request& req, httplib::Response& res) {
+    httplib::Server& server = http_.server();
+    server.Post("/v1/embeddings", [this](const httplib::Request& req, httplib::Response& res) {
       ++requests_;
       if (mode_ == Mode::kSlow) {
         std::this_thread::sleep_for(std::chrono::milliseconds(400));
@@ -53,24 +55,17 @@ class StubEmbeddings {
       res.set_content(nlohmann::json({{"data", data}, {"model", body["model"]}}).dump(),
                       "application/json");
     });
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    http_.Start();
   }
-  ~StubEmbeddings() {
-    server_.stop();
-    thread_.join();
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
+  ~StubEmbeddings() { http_.Stop(); }
+  std::string url() const { return http_.url() + "/v1"; }
   void set_mode(Mode m) { mode_ = m; }
   int requests() const { return requests_; }
 
  private:
-  httplib::Server server_;
-  int port_ = 0;
-  std::thread thread_;
   std::atomic<Mode> mode_{Mode::kHealthy};
   std::atomic<int> requests_{0};
+  testing::StubHttpServer http_;
 };
 
 class RemoteEmbedderTest : public ::testing::Test {

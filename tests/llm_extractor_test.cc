@@ -27,6 +27,7 @@
 #include "extract/prompts.h"
 #include "llm/chat_client.h"
 #include "llm/http_client.h"
+#include "stub_server.h"
 
 namespace flowrag {
 namespace {
@@ -1198,23 +1199,16 @@ class StubChatServer {
   using Script = std::function<StubReply(const ChatRequest&, int)>;
 
   explicit StubChatServer(Script script) : script_(std::move(script)) {
-    std::signal(SIGPIPE, SIG_IGN);  // a timed-out client may close before we answer
-    server_.new_task_queue = [] { return new httplib::ThreadPool(8); };
-    server_.Post("/v1/chat/completions",
-                 [this](const httplib::Request& req, httplib::Response& res) { Handle(req, res); });
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    for (int i = 0; i < 500 && !server_.is_running(); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
+    httplib::Server& server = http_.server();
+    server.new_task_queue = [] { return new httplib::ThreadPool(8); };
+    server.Post("/v1/chat/completions",
+                [this](const httplib::Request& req, httplib::Response& res) { Handle(req, res); });
+    http_.Start();
   }
-  ~StubChatServer() {
-    server_.stop();
-    thread_.join();
-  }
+  ~StubChatServer() { http_.Stop(); }
 
-  bool ok() const { return port_ > 0 && server_.is_running(); }
-  std::string BaseUrl() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
+  bool ok() const { return http_.ok(); }
+  std::string BaseUrl() const { return http_.url() + "/v1"; }
   int requests() const { return requests_.load(); }
   void SetScript(Script script) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -1263,9 +1257,7 @@ class StubChatServer {
   std::mutex mu_;
   std::map<std::string, int> counts_;
   std::atomic<int> requests_{0};
-  httplib::Server server_;
-  int port_ = -1;
-  std::thread thread_;
+  testing::StubHttpServer http_;
 };
 
 StubReply Reply(std::string content, std::string finish = "stop") {

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "llm/http_client.h"
+#include "stub_server.h"
 
 namespace flowrag {
 namespace {
@@ -39,11 +40,7 @@ double MsSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-// What the stub saw of one request.
-struct SeenRequest {
-  Json body;  // null if the body was not JSON
-  std::optional<std::string> authorization;
-};
+using SeenRequest = testing::RecordingJsonStub::SeenRequest;
 
 // The embedding the default handler returns for `text`: {number, 1} where
 // number is the text read as an integer ("7" -> {7, 1}).
@@ -63,90 +60,11 @@ Json EchoResponse(const Json& request) {
 
 // An OpenAI-compatible stub on 127.0.0.1 with an ephemeral port. Tests swap
 // the handler; by default it echoes EchoEmbedding() for each input.
-class StubServer {
+class StubServer : public testing::RecordingJsonStub {
  public:
-  // (parsed request body, response to fill, 0-based number of this request)
-  using Handler = std::function<void(const Json&, httplib::Response&, int)>;
+  StubServer() : RecordingJsonStub("/v1/embeddings", EchoResponse) {}
 
-  StubServer() {
-    std::signal(SIGPIPE, SIG_IGN);  // a timed-out client may close before we answer
-    server_.new_task_queue = [] { return new httplib::ThreadPool(16); };
-    server_.set_tcp_nodelay(true);  // no 40 ms delayed-ACK stalls on reused connections
-    server_.Post("/v1/embeddings", [this](const httplib::Request& req, httplib::Response& res) {
-      int in_flight = ++in_flight_;
-      int max = max_in_flight_.load();
-      while (in_flight > max && !max_in_flight_.compare_exchange_weak(max, in_flight)) {
-      }
-      SeenRequest seen;
-      seen.body = Json::parse(req.body, nullptr, false);
-      if (seen.body.is_discarded()) seen.body = nullptr;
-      if (req.has_header("Authorization"))
-        seen.authorization = req.get_header_value("Authorization");
-      Handler handler;
-      int number = 0;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        number = static_cast<int>(seen_.size());
-        seen_.push_back(seen);
-        handler = handler_;
-      }
-      if (handler) {
-        handler(seen.body, res, number);
-      } else {
-        res.set_content(EchoResponse(seen.body).dump(), "application/json");
-      }
-      --in_flight_;
-    });
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    // The socket listens from here on, so clients may connect before the loop runs.
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-  }
-
-  ~StubServer() {
-    Release();
-    server_.stop();
-    thread_.join();
-  }
-
-  bool ok() const { return port_ > 0; }
-  std::string BaseUrl() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
   std::string Url() const { return BaseUrl() + "/embeddings"; }
-  void SetHandler(Handler handler) {
-    std::lock_guard<std::mutex> lock(mu_);
-    handler_ = std::move(handler);
-  }
-  std::vector<SeenRequest> requests() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return seen_;
-  }
-  int max_in_flight() const { return max_in_flight_.load(); }
-
-  // For handlers: blocks until Release() (teardown) or `timeout`.
-  void Hang(std::chrono::milliseconds timeout) {
-    std::unique_lock<std::mutex> lock(mu_);
-    release_cv_.wait_for(lock, timeout, [this] { return released_; });
-  }
-  void Release() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      released_ = true;
-    }
-    release_cv_.notify_all();
-  }
-
-  httplib::Server& server() { return server_; }
-
- private:
-  httplib::Server server_;
-  int port_ = -1;
-  std::thread thread_;
-  std::mutex mu_;
-  Handler handler_;
-  std::vector<SeenRequest> seen_;
-  std::condition_variable release_cv_;
-  bool released_ = false;
-  std::atomic<int> in_flight_{0};
-  std::atomic<int> max_in_flight_{0};
 };
 
 // A loopback port with nothing listening on it.

@@ -13,11 +13,13 @@
 
 #include "common/text.h"
 #include "extract/json_repair.h"
+#include "llm/openai_common.h"
 
 namespace flowrag {
 namespace {
 
 using Json = nlohmann::json;
+using llm_internal::DescribeJson;
 
 // An entity record as the model wrote it, before validation.
 struct RawEntity {
@@ -84,23 +86,6 @@ std::string Shown(const Json& v, size_t max = 100) {
 }
 
 std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
-
-std::string_view JsonKind(const Json& v) {
-  switch (v.type()) {
-    case Json::value_t::object:
-      return "an object";
-    case Json::value_t::array:
-      return "an array";
-    case Json::value_t::string:
-      return "a string";
-    case Json::value_t::boolean:
-      return "a boolean";
-    case Json::value_t::null:
-      return "null";
-    default:
-      return "a number";
-  }
-}
 
 void AddOnce(std::vector<std::string>* list, std::string what) {
   if (std::find(list->begin(), list->end(), what) == list->end()) list->push_back(std::move(what));
@@ -169,7 +154,7 @@ Status ParseEntityList(const Json& answer, ParsedAnswer* out) {
       continue;
     }
     if (!e.is_object()) {
-      out->rejections.push_back(where + " is " + std::string(JsonKind(e)) +
+      out->rejections.push_back(where + " is " + DescribeJson(e) +
                                 ", expected an object with \"name\" or a string: " + Shown(e));
       continue;
     }
@@ -252,7 +237,7 @@ Status ParseTripleList(const Json& answer, ParsedAnswer* out) {
       AddOnce(&out->repairs, "read triples written as objects");
       triple.parts = {*st, *rt, *ot};
     } else {
-      out->rejections.push_back(where + " is " + std::string(JsonKind(t)) +
+      out->rejections.push_back(where + " is " + DescribeJson(t) +
                                 ", expected [subject, relation, object]: " + triple.shown);
       continue;
     }

@@ -19,6 +19,10 @@
 #include <unordered_set>
 #include <utility>
 
+#include "common/file_reader.h"
+#include "common/json_builder.h"
+#include "common/json_errors.h"
+
 namespace flowrag {
 namespace {
 
@@ -38,15 +42,6 @@ constexpr std::string_view kHippoRagExpected =
 // ---------------------------------------------------------------------------
 // Small helpers.
 
-std::string OsReason(int err) { return std::error_code(err, std::generic_category()).message(); }
-
-// NotFound for a missing path, IoError for any other refusal by the OS.
-Status OsError(const std::string& path, std::string_view what, int err) {
-  std::string m = path + ": " + std::string(what) + ": " + OsReason(err);
-  if (err == ENOENT || err == ENOTDIR) return Status::NotFound(std::move(m));
-  return Status::IoError(std::move(m));
-}
-
 bool IsAsciiSpace(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
@@ -57,12 +52,6 @@ std::string_view TrimAscii(std::string_view s) {
   while (!s.empty() && IsAsciiSpace(s.front())) s.remove_prefix(1);
   while (!s.empty() && IsAsciiSpace(s.back())) s.remove_suffix(1);
   return s;
-}
-
-std::string LowerExtension(const std::string& path) {
-  std::string ext = fs::path(path).extension().string();
-  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return ext;
 }
 
 // "a number", "an array", ... for messages about wrong field types.
@@ -106,35 +95,6 @@ std::string QuoteForMessage(std::string_view s) {
   size_t cut = kMax;
   while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
   return "\"" + std::string(s.substr(0, cut)) + "...\"";
-}
-
-// nlohmann messages look like "[json.exception.parse_error.101] parse error at
-// line 1, column 5: syntax error while parsing ...". Keeps "line 1, column 5:
-// syntax error ..." (or "column 5: ..." for single-line input).
-std::string CleanJsonError(std::string_view what, bool single_line) {
-  if (size_t p = what.find("] ");
-      p != std::string_view::npos && !what.empty() && what.front() == '[') {
-    what.remove_prefix(p + 2);
-  }
-  for (std::string_view prefix :
-       {std::string_view("parse error at "), std::string_view("parse error: ")}) {
-    if (what.substr(0, prefix.size()) == prefix) what.remove_prefix(prefix.size());
-  }
-  constexpr std::string_view kLine1 = "line 1, ";
-  if (single_line && what.substr(0, kLine1.size()) == kLine1) what.remove_prefix(kLine1.size());
-  return std::string(what);
-}
-
-struct FileCloser {
-  void operator()(std::FILE* f) const { std::fclose(f); }
-};
-using FilePtr = std::unique_ptr<std::FILE, FileCloser>;
-
-Result<FilePtr> OpenFile(const std::string& path) {
-  errno = 0;
-  std::FILE* f = std::fopen(path.c_str(), "rbe");
-  if (f == nullptr) return OsError(path, "cannot open", errno != 0 ? errno : EIO);
-  return FilePtr(f);
 }
 
 // ---------------------------------------------------------------------------
@@ -500,34 +460,6 @@ class ReadContext {
 // ---------------------------------------------------------------------------
 // Benchmark JSONL.
 
-class LineReader {
- public:
-  explicit LineReader(std::FILE* file) : file_(file) {}
-  ~LineReader() { std::free(buf_); }
-  LineReader(const LineReader&) = delete;
-  LineReader& operator=(const LineReader&) = delete;
-
-  // Reads the next line including its '\n'; false at end of file or on a
-  // read error (then error() is the errno).
-  bool Next(std::string_view* line) {
-    errno = 0;
-    const ssize_t n = ::getline(&buf_, &cap_, file_);
-    if (n < 0) {
-      if (std::ferror(file_)) error_ = errno != 0 ? errno : EIO;
-      return false;
-    }
-    *line = std::string_view(buf_, static_cast<size_t>(n));
-    return true;
-  }
-  int error() const { return error_; }
-
- private:
-  std::FILE* file_;
-  char* buf_ = nullptr;
-  size_t cap_ = 0;
-  int error_ = 0;
-};
-
 Status ReadBenchmarkJsonl(const std::string& path, ReadContext& ctx) {
   FLOWRAG_ASSIGN_OR_RETURN(FilePtr file, OpenFile(path));
   LineReader reader(file.get());
@@ -578,47 +510,6 @@ Status ReadBenchmarkJsonl(const std::string& path, ReadContext& ctx) {
 // ---------------------------------------------------------------------------
 // HippoRAG JSON: streamed into a SAX handler that materialises one "docs"
 // element at a time and skips every other field.
-
-// Builds one JSON value from SAX events.
-class JsonBuilder {
- public:
-  bool active() const { return !stack_.empty(); }
-  void Key(std::string& key) { key_ = std::move(key); }
-  // Adds a scalar; true when it completed the value (a scalar root).
-  bool Value(json&& v) {
-    Insert(std::move(v));
-    return stack_.empty();
-  }
-  void Start(json::value_t type) { stack_.push_back(Insert(json(type))); }
-  // Closes the innermost container; true when that completed the value.
-  bool End() {
-    stack_.pop_back();
-    return stack_.empty();
-  }
-  json Take() { return std::move(root_); }
-
- private:
-  // Containers on the stack are only appended to while they are the top, so
-  // the pointers to their ancestors stay valid.
-  json* Insert(json&& v) {
-    if (stack_.empty()) {
-      root_ = std::move(v);
-      return &root_;
-    }
-    json& top = *stack_.back();
-    if (top.is_array()) {
-      top.push_back(std::move(v));
-      return &top.back();
-    }
-    json& slot = top[key_];
-    slot = std::move(v);
-    return &slot;
-  }
-
-  json root_;
-  std::vector<json*> stack_;
-  std::string key_;
-};
 
 class HippoRagHandler : public nlohmann::json_sax<json> {
  public:

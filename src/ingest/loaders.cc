@@ -19,6 +19,9 @@
 #include <system_error>
 #include <utility>
 
+#include "common/file_reader.h"
+#include "common/json_builder.h"
+#include "common/json_errors.h"
 #include "ingest/utf8.h"
 
 namespace flowrag {
@@ -38,24 +41,9 @@ constexpr std::string_view kSupportedTypes =
 // ---------------------------------------------------------------------------
 // Small helpers.
 
-std::string OsReason(int err) { return std::error_code(err, std::generic_category()).message(); }
-
-// NotFound for a missing path, IoError for any other refusal by the OS.
-Status OsError(const std::string& path, std::string_view what, int err) {
-  std::string m = path + ": " + std::string(what) + ": " + OsReason(err);
-  if (err == ENOENT || err == ENOTDIR) return Status::NotFound(std::move(m));
-  return Status::IoError(std::move(m));
-}
-
 std::string FileName(const std::string& path) {
   std::string name = fs::path(path).filename().string();
   return name.empty() ? path : name;
-}
-
-std::string LowerExtension(const std::string& path) {
-  std::string ext = fs::path(path).extension().string();
-  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return ext;
 }
 
 bool IsTextExtension(const std::string& ext) {
@@ -102,35 +90,6 @@ std::string DescribeJsonType(const json& v) {
       return "a discarded value";
   }
   return "an unknown value";
-}
-
-// nlohmann messages look like "[json.exception.parse_error.101] parse error at
-// line 1, column 5: syntax error while parsing ...". Keeps "line 1, column 5:
-// syntax error ..." (or "column 5: ..." for single-line input).
-std::string CleanJsonError(std::string_view what, bool single_line) {
-  if (size_t p = what.find("] "); p != std::string_view::npos && what.front() == '[') {
-    what.remove_prefix(p + 2);
-  }
-  constexpr std::string_view kParseErrorAt = "parse error at ";
-  if (what.substr(0, kParseErrorAt.size()) == kParseErrorAt)
-    what.remove_prefix(kParseErrorAt.size());
-  constexpr std::string_view kParseError = "parse error: ";
-  if (what.substr(0, kParseError.size()) == kParseError) what.remove_prefix(kParseError.size());
-  constexpr std::string_view kLine1 = "line 1, ";
-  if (single_line && what.substr(0, kLine1.size()) == kLine1) what.remove_prefix(kLine1.size());
-  return std::string(what);
-}
-
-struct FileCloser {
-  void operator()(std::FILE* f) const { std::fclose(f); }
-};
-using FilePtr = std::unique_ptr<std::FILE, FileCloser>;
-
-Result<FilePtr> OpenFile(const std::string& path) {
-  errno = 0;
-  std::FILE* f = std::fopen(path.c_str(), "rbe");
-  if (f == nullptr) return OsError(path, "cannot open", errno != 0 ? errno : EIO);
-  return FilePtr(f);
 }
 
 Status ReadWholeFile(const std::string& path, std::string* out) {
@@ -257,34 +216,6 @@ Status RecordToDocument(json&& value, const std::string& where, std::string defa
 
 // ---------------------------------------------------------------------------
 // JSONL.
-
-class LineReader {
- public:
-  explicit LineReader(std::FILE* file) : file_(file) {}
-  ~LineReader() { std::free(buf_); }
-  LineReader(const LineReader&) = delete;
-  LineReader& operator=(const LineReader&) = delete;
-
-  // Reads the next line including its '\n'; false at end of file or on a
-  // read error (then error() is the errno).
-  bool Next(std::string_view* line) {
-    errno = 0;
-    const ssize_t n = ::getline(&buf_, &cap_, file_);
-    if (n < 0) {
-      if (std::ferror(file_)) error_ = errno != 0 ? errno : EIO;
-      return false;
-    }
-    *line = std::string_view(buf_, static_cast<size_t>(n));
-    return true;
-  }
-  int error() const { return error_; }
-
- private:
-  std::FILE* file_;
-  char* buf_ = nullptr;
-  size_t cap_ = 0;
-  int error_ = 0;
-};
 
 Status LoadJsonlFile(const std::string& path, LoadContext& ctx) {
   FLOWRAG_ASSIGN_OR_RETURN(FilePtr file, OpenFile(path));
@@ -463,49 +394,6 @@ class Utf8CheckingBuf : public std::streambuf {
   bool saw_content_ = false;
 };
 
-// Builds one JSON value from SAX events.
-class JsonBuilder {
- public:
-  bool complete() const { return complete_; }
-  void Key(std::string& key) { key_ = std::move(key); }
-  void Value(json&& v) {
-    Insert(std::move(v));
-    if (stack_.empty()) complete_ = true;
-  }
-  void Start(json::value_t type) { stack_.push_back(Insert(json(type))); }
-  void End() {
-    stack_.pop_back();
-    if (stack_.empty()) complete_ = true;
-  }
-  json Take() {
-    complete_ = false;
-    return std::move(root_);
-  }
-
- private:
-  // Containers on the stack are only appended to while they are the top, so
-  // the pointers to their ancestors stay valid.
-  json* Insert(json&& v) {
-    if (stack_.empty()) {
-      root_ = std::move(v);
-      return &root_;
-    }
-    json& top = *stack_.back();
-    if (top.is_array()) {
-      top.push_back(std::move(v));
-      return &top.back();
-    }
-    json& slot = top[key_];
-    slot = std::move(v);
-    return &slot;
-  }
-
-  json root_;
-  std::vector<json*> stack_;
-  std::string key_;
-  bool complete_ = false;
-};
-
 class JsonRecordHandler : public nlohmann::json_sax<json> {
  public:
   enum class Top { kNone, kList, kObject };
@@ -553,8 +441,7 @@ class JsonRecordHandler : public nlohmann::json_sax<json> {
       scalar_type_ = DescribeJsonType(v);
       return false;
     }
-    builder_.Value(std::move(v));
-    return builder_.complete() ? Complete() : true;
+    return builder_.Value(std::move(v)) ? Complete() : true;
   }
   bool StartContainer(json::value_t type) {
     if (depth_++ == 0) {
@@ -566,8 +453,7 @@ class JsonRecordHandler : public nlohmann::json_sax<json> {
   }
   bool EndContainer() {
     if (--depth_ == 0 && top_ == Top::kList) return true;
-    builder_.End();
-    return builder_.complete() ? Complete() : true;
+    return builder_.End() ? Complete() : true;
   }
   bool Complete() {
     const int64_t index = top_ == Top::kList ? next_index_ : -1;

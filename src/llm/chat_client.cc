@@ -1,7 +1,6 @@
 #include "llm/chat_client.h"
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -18,19 +17,20 @@
 #include <vector>
 
 #include "common/hash.h"
+#include "llm/openai_common.h"
 
 namespace flowrag {
 namespace {
 
 using Json = nlohmann::json;
+using llm_internal::DescribeJson;
+using llm_internal::ErrorDetail;
+using llm_internal::kServerMessageBytes;
+using llm_internal::Snippet;
 
 // Bump when the canonical request JSON changes shape: old cache entries then
 // simply stop matching instead of answering a different question.
 constexpr int kCanonicalVersion = 1;
-// How much of an unexpected body an error message quotes.
-constexpr size_t kSnippetBytes = 200;
-// How much of a server's own error message an error message quotes.
-constexpr size_t kServerMessageBytes = 1000;
 // Retry-After delays get up to this fraction added, so that clients told the
 // same delay do not all come back at the same instant.
 constexpr double kRetryAfterJitter = 0.1;
@@ -38,100 +38,6 @@ constexpr double kRetryAfterJitter = 0.1;
 constexpr uint64_t kJitterSeed = 0x5eed'c4a7'0000'0001ULL;
 constexpr const char* kExpectedShape =
     "(expected {\"choices\": [{\"message\": {\"content\": \"...\"}, \"finish_reason\": ...}]})";
-
-// The first `max_bytes` of `body` on one line, cut at a UTF-8 boundary.
-std::string Snippet(std::string_view body, size_t max_bytes = kSnippetBytes) {
-  if (body.empty()) return "(empty body)";
-  size_t n = std::min(body.size(), max_bytes);
-  if (n < body.size()) {
-    // Back off continuation bytes (10xxxxxx) so a code point is not split.
-    while (n > 0 && (static_cast<unsigned char>(body[n]) & 0xC0) == 0x80) --n;
-  }
-  std::string out(body.substr(0, n));
-  for (char& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
-  }
-  if (n < body.size()) out += "...";
-  return out;
-}
-
-// The server's own explanation in an error body, in the shapes OpenAI
-// ({"error": {"message": ...}}), Ollama and TGI ({"error": "..."}),
-// vLLM/FastAPI ({"detail": ...}) and others ({"message": ...}) use; else a
-// snippet of the body.
-std::string ErrorDetail(std::string_view body) {
-  Json j = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_object()) {
-    auto error = j.find("error");
-    if (error != j.end()) {
-      if (error->is_object()) {
-        auto message = error->find("message");
-        if (message != error->end() && message->is_string()) {
-          return Snippet(message->get<std::string>(), kServerMessageBytes);
-        }
-      } else if (error->is_string()) {
-        return Snippet(error->get<std::string>(), kServerMessageBytes);
-      }
-    }
-    for (const char* key : {"message", "detail"}) {
-      auto it = j.find(key);
-      if (it != j.end() && it->is_string()) {
-        return Snippet(it->get<std::string>(), kServerMessageBytes);
-      }
-    }
-  }
-  return Snippet(body);
-}
-
-std::string_view TrimView(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-// Milliseconds the server asked us to wait ("retry-after-ms: 250" or
-// "Retry-After: 2" / "Retry-After: 1.5"), or nullopt. HTTP dates are ignored.
-std::optional<double> RetryAfterMs(const HttpResponse& response) {
-  if (const std::string* v = response.FindHeader("retry-after-ms")) {
-    std::string_view s = TrimView(*v);
-    double ms = 0;
-    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), ms);
-    if (ec == std::errc() && end == s.data() + s.size() && std::isfinite(ms) && ms >= 0) return ms;
-  }
-  if (const std::string* v = response.FindHeader("retry-after")) {
-    std::string_view s = TrimView(*v);
-    double seconds = 0;
-    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), seconds);
-    if (ec == std::errc() && end == s.data() + s.size() && std::isfinite(seconds) && seconds >= 0) {
-      return seconds * 1000.0;
-    }
-  }
-  return std::nullopt;
-}
-
-// "an object", "a string", ... for messages about unexpected JSON.
-std::string Describe(const Json& j) {
-  switch (j.type()) {
-    case Json::value_t::object:
-      return "an object";
-    case Json::value_t::array:
-      return "an array";
-    case Json::value_t::string:
-      return "a string";
-    case Json::value_t::boolean:
-      return "a boolean";
-    case Json::value_t::null:
-      return "null";
-    case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned:
-    case Json::value_t::number_float:
-      return "a number";
-    default:
-      return std::string("a ") + j.type_name();
-  }
-}
-
-bool IsRetryableHttpStatus(int status) { return status == 408 || status == 429 || status >= 500; }
 
 // Dumps as compact JSON; invalid UTF-8 becomes U+FFFD instead of throwing.
 std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
@@ -174,8 +80,8 @@ Result<ChatResponse> ParseChatResponse(std::string_view body, const ChatRequest&
                                Snippet(body));
   }
   if (!j.is_object()) {
-    return Status::Unavailable("body is " + Describe(j) + ", not a JSON object " + kExpectedShape +
-                               ": " + Snippet(body));
+    return Status::Unavailable("body is " + DescribeJson(j) + ", not a JSON object " +
+                               kExpectedShape + ": " + Snippet(body));
   }
   auto choices = j.find("choices");
   if (choices == j.end()) {
@@ -186,13 +92,13 @@ Result<ChatResponse> ParseChatResponse(std::string_view body, const ChatRequest&
                                ": " + Snippet(body));
   }
   if (!choices->is_array()) {
-    return Status::Unavailable("\"choices\" is " + Describe(*choices) + ", expected an array " +
+    return Status::Unavailable("\"choices\" is " + DescribeJson(*choices) + ", expected an array " +
                                kExpectedShape);
   }
   if (choices->empty()) return Status::Unavailable("\"choices\" is empty");
   const Json& choice = choices->front();
   if (!choice.is_object()) {
-    return Status::Unavailable("choices[0] is " + Describe(choice) + ", expected an object " +
+    return Status::Unavailable("choices[0] is " + DescribeJson(choice) + ", expected an object " +
                                kExpectedShape);
   }
 
@@ -212,7 +118,7 @@ Result<ChatResponse> ParseChatResponse(std::string_view body, const ChatRequest&
     return Status::Unavailable("choices[0] has no \"message\"" + hint + " " + kExpectedShape);
   }
   if (!message->is_object()) {
-    return Status::Unavailable("choices[0].message is " + Describe(*message) +
+    return Status::Unavailable("choices[0].message is " + DescribeJson(*message) +
                                ", expected an object " + kExpectedShape);
   }
   auto content = message->find("content");
@@ -235,7 +141,7 @@ Result<ChatResponse> ParseChatResponse(std::string_view body, const ChatRequest&
     }
     return Status::Unavailable(std::move(why));
   } else {
-    return Status::Unavailable("choices[0].message.content is " + Describe(*content) +
+    return Status::Unavailable("choices[0].message.content is " + DescribeJson(*content) +
                                ", expected a string");
   }
 
@@ -244,7 +150,7 @@ Result<ChatResponse> ParseChatResponse(std::string_view body, const ChatRequest&
   auto usage = j.find("usage");
   if (usage != j.end() && !usage->is_null()) {
     if (!usage->is_object()) {
-      return Status::Unavailable("\"usage\" is " + Describe(*usage) + ", expected an object");
+      return Status::Unavailable("\"usage\" is " + DescribeJson(*usage) + ", expected an object");
     }
     FLOWRAG_ASSIGN_OR_RETURN(prompt_tokens, UsageField(*usage, "prompt_tokens"));
     FLOWRAG_ASSIGN_OR_RETURN(completion_tokens, UsageField(*usage, "completion_tokens"));
@@ -286,74 +192,11 @@ Json MessagesJson(const ChatRequest& request) {
   return messages;
 }
 
-std::string TrimSlashes(std::string url) {
-  while (!url.empty() && url.back() == '/') url.pop_back();
-  return url;
-}
-
-std::optional<std::string> GetEnv(const char* name) {
-  const char* v = std::getenv(name);
-  if (v == nullptr) return std::nullopt;
-  return std::string(v);
-}
-
-// Parses an environment variable holding an integer in [min, max].
-Result<uint64_t> ParseEnvInteger(const char* name, const std::string& value, uint64_t min,
-                                 uint64_t max, const char* expected) {
-  std::string_view s = TrimView(value);
-  uint64_t out = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || out < min || out > max) {
-    return Status::InvalidArgument(std::string(name) + "=\"" + value + "\": expected " + expected);
-  }
-  return out;
-}
-
-Status CheckOption(bool ok, const char* field, const std::string& got, const char* expected) {
-  if (ok) return Status::Ok();
-  return Status::InvalidArgument(std::string("OpenAiChatOptions.") + field + ": expected " +
-                                 expected + ", got " + got);
-}
-
 }  // namespace
 
 Result<OpenAiChatOptions> OpenAiChatOptionsFromEnv(OpenAiChatOptions base) {
-  constexpr uint64_t kIntMax = static_cast<uint64_t>(std::numeric_limits<int>::max());
-  constexpr uint64_t kSizeMax = std::numeric_limits<size_t>::max();
-  if (auto v = GetEnv("FLOWRAG_LLM_BASE_URL")) {
-    if (v->rfind("http://", 0) != 0 && v->rfind("https://", 0) != 0) {
-      return Status::InvalidArgument("FLOWRAG_LLM_BASE_URL=\"" + RedactUrl(*v) +
-                                     "\": expected an http:// or https:// URL");
-    }
-    base.base_url = *v;
-  }
-  if (auto v = GetEnv("FLOWRAG_LLM_MODEL")) {
-    if (v->empty()) {
-      return Status::InvalidArgument("FLOWRAG_LLM_MODEL=\"\": expected a model name");
-    }
-    base.model = *v;
-  }
-  if (auto v = GetEnv("FLOWRAG_LLM_API_KEY")) {
-    base.api_key = *v;
-  } else if (auto openai = GetEnv("OPENAI_API_KEY")) {
-    base.api_key = *openai;
-  }
-  if (auto v = GetEnv("FLOWRAG_LLM_TIMEOUT_MS")) {
-    FLOWRAG_ASSIGN_OR_RETURN(uint64_t n,
-                             ParseEnvInteger("FLOWRAG_LLM_TIMEOUT_MS", *v, 1, kIntMax,
-                                             "a positive integer number of milliseconds"));
-    base.timeout_ms = static_cast<int>(n);
-  }
-  if (auto v = GetEnv("FLOWRAG_LLM_CONCURRENCY")) {
-    FLOWRAG_ASSIGN_OR_RETURN(uint64_t n, ParseEnvInteger("FLOWRAG_LLM_CONCURRENCY", *v, 1, kSizeMax,
-                                                         "a positive integer"));
-    base.max_concurrency = static_cast<size_t>(n);
-  }
-  if (auto v = GetEnv("FLOWRAG_LLM_MAX_RETRIES")) {
-    FLOWRAG_ASSIGN_OR_RETURN(uint64_t n, ParseEnvInteger("FLOWRAG_LLM_MAX_RETRIES", *v, 0, kIntMax,
-                                                         "a non-negative integer"));
-    base.max_retries = static_cast<int>(n);
-  }
+  FLOWRAG_RETURN_IF_ERROR(llm_internal::ReadEndpointEnv("FLOWRAG_LLM_", &base));
+  FLOWRAG_RETURN_IF_ERROR(llm_internal::ReadTransportEnv("FLOWRAG_LLM_", &base));
   return base;
 }
 
@@ -380,36 +223,15 @@ uint64_t ChatCacheKey(std::string_view model, const ChatRequest& request) {
 }
 
 // The outcome of one HTTP attempt.
-struct OpenAiChatClient::Attempt {
-  Status status;  // OK: `response` holds the validated answer
-  bool retryable = false;
-  std::optional<double> retry_after_ms;
-  ChatResponse response;
+struct OpenAiChatClient::Attempt : llm_internal::AttemptStatus {
+  ChatResponse response;  // the validated answer when `status` is OK
 };
 
 Result<std::unique_ptr<OpenAiChatClient>> OpenAiChatClient::Create(
     OpenAiChatOptions options, ResponseCache* cache, std::shared_ptr<HttpClient> http) {
-  const OpenAiChatOptions& o = options;
-  std::string_view url = o.base_url;
-  bool http_url = url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0;
-  FLOWRAG_RETURN_IF_ERROR(CheckOption(http_url, "base_url", "\"" + RedactUrl(o.base_url) + "\"",
-                                      "an http:// or https:// URL"));
-  FLOWRAG_RETURN_IF_ERROR(CheckOption(!o.model.empty(), "model", "\"\"", "a model name"));
-  FLOWRAG_RETURN_IF_ERROR(
-      CheckOption(o.timeout_ms > 0, "timeout_ms", std::to_string(o.timeout_ms), "> 0"));
-  FLOWRAG_RETURN_IF_ERROR(CheckOption(o.connect_timeout_ms > 0, "connect_timeout_ms",
-                                      std::to_string(o.connect_timeout_ms), "> 0"));
-  FLOWRAG_RETURN_IF_ERROR(
-      CheckOption(o.max_retries >= 0, "max_retries", std::to_string(o.max_retries), ">= 0"));
-  FLOWRAG_RETURN_IF_ERROR(CheckOption(o.initial_backoff_ms >= 0, "initial_backoff_ms",
-                                      std::to_string(o.initial_backoff_ms), ">= 0"));
-  FLOWRAG_RETURN_IF_ERROR(
-      CheckOption(std::isfinite(o.backoff_multiplier) && o.backoff_multiplier >= 1.0,
-                  "backoff_multiplier", std::to_string(o.backoff_multiplier), ">= 1"));
-  FLOWRAG_RETURN_IF_ERROR(CheckOption(o.max_backoff_ms >= 0, "max_backoff_ms",
-                                      std::to_string(o.max_backoff_ms), ">= 0"));
-  FLOWRAG_RETURN_IF_ERROR(CheckOption(o.max_concurrency >= 1, "max_concurrency",
-                                      std::to_string(o.max_concurrency), ">= 1"));
+  constexpr const char* kOptionsType = "OpenAiChatOptions";
+  FLOWRAG_RETURN_IF_ERROR(llm_internal::CheckEndpointOptions(options, kOptionsType));
+  FLOWRAG_RETURN_IF_ERROR(llm_internal::CheckTransportOptions(options, kOptionsType));
   if (http == nullptr) http = NewCurlHttpClient();
   return std::unique_ptr<OpenAiChatClient>(
       new OpenAiChatClient(std::move(options), cache, std::move(http)));
@@ -420,8 +242,9 @@ OpenAiChatClient::OpenAiChatClient(OpenAiChatOptions options, ResponseCache* cac
     : options_(std::move(options)),
       cache_(cache),
       http_(std::move(http)),
-      url_(TrimSlashes(options_.base_url) + "/chat/completions"),
+      url_(llm_internal::TrimSlashes(options_.base_url) + "/chat/completions"),
       redacted_url_(RedactUrl(url_)),
+      slots_(options_.max_concurrency),
       jitter_rng_(kJitterSeed) {}
 
 OpenAiChatClient::~OpenAiChatClient() = default;
@@ -439,20 +262,6 @@ ChatUsage OpenAiChatClient::usage() const {
   return u;
 }
 
-void OpenAiChatClient::AcquireSlot() {
-  std::unique_lock<std::mutex> lock(slots_mu_);
-  slots_cv_.wait(lock, [this] { return slots_in_use_ < options_.max_concurrency; });
-  ++slots_in_use_;
-}
-
-void OpenAiChatClient::ReleaseSlot() {
-  {
-    std::lock_guard<std::mutex> lock(slots_mu_);
-    --slots_in_use_;
-  }
-  slots_cv_.notify_one();
-}
-
 void OpenAiChatClient::RecordTokens(const ChatResponse& response) {
   prompt_tokens_.fetch_add(response.prompt_tokens, std::memory_order_relaxed);
   completion_tokens_.fetch_add(response.completion_tokens, std::memory_order_relaxed);
@@ -460,51 +269,20 @@ void OpenAiChatClient::RecordTokens(const ChatResponse& response) {
 
 OpenAiChatClient::Attempt OpenAiChatClient::SendOnce(const std::string& body,
                                                      const ChatRequest& request) {
-  HttpRequest http_request;
-  http_request.url = url_;
-  http_request.body = body;
-  http_request.connect_timeout_ms = options_.connect_timeout_ms;
-  http_request.timeout_ms = options_.timeout_ms;
-  http_request.headers.push_back("Accept: application/json");
-  if (!options_.api_key.empty()) {
-    http_request.headers.push_back("Authorization: Bearer " + options_.api_key);
-  }
+  const HttpRequest http_request = llm_internal::JsonPostRequest(
+      url_, body, options_.connect_timeout_ms, options_.timeout_ms, options_.api_key);
 
   Attempt attempt;
   Result<HttpResponse> result = [&] {
-    AcquireSlot();
-    struct SlotGuard {
-      OpenAiChatClient* client;
-      ~SlotGuard() { client->ReleaseSlot(); }
-    } guard{this};
+    llm_internal::RequestSlots::Lease slot(&slots_);
     return http_->Post(http_request);
   }();
-  if (!result.ok()) {
-    attempt.status = result.status();
-    attempt.retryable = result.status().code() == StatusCode::kUnavailable ||
-                        result.status().code() == StatusCode::kDeadlineExceeded;
-    return attempt;
-  }
-  const HttpResponse& response = *result;
-  const std::string where = "POST " + redacted_url_ + ": HTTP " + std::to_string(response.status);
-  if (response.status < 200 || response.status >= 300) {
-    attempt.retryable = IsRetryableHttpStatus(response.status);
-    if (attempt.retryable) attempt.retry_after_ms = RetryAfterMs(response);
-    std::string message = where + ": " + ErrorDetail(response.body);
-    bool client_error = response.status >= 400 && response.status < 500 && !attempt.retryable;
-    attempt.status = client_error ? Status::InvalidArgument(std::move(message))
-                                  : Status::Unavailable(std::move(message));
-    return attempt;
-  }
-  Result<ChatResponse> parsed = [&]() -> Result<ChatResponse> {
-    try {
-      return ParseChatResponse(response.body, request);
-    } catch (const std::exception& e) {  // nlohmann accessors; not expected after the checks
-      return Status::Unavailable(std::string("could not read body: ") + e.what());
-    }
-  }();
+  if (!llm_internal::CheckHttpResult(result, redacted_url_, &attempt)) return attempt;
+  Result<ChatResponse> parsed = llm_internal::ParseResponseBody<ChatResponse>(
+      llm_internal::PostWhere(redacted_url_, result->status),
+      [&] { return ParseChatResponse(result->body, request); });
   if (!parsed.ok()) {
-    attempt.status = Status::Unavailable(where + " but " + parsed.status().message());
+    attempt.status = parsed.status();
     return attempt;
   }
   attempt.response = std::move(parsed).value();
@@ -531,15 +309,12 @@ Result<ChatResponse> OpenAiChatClient::SendWithRetries(const std::string& body,
     Attempt attempt = SendOnce(body, request);
     if (attempt.status.ok()) return std::move(attempt.response);
     if (!attempt.retryable || attempt_number >= options_.max_retries) {
-      std::string suffix;
-      if (attempt_number > 0) {
-        suffix = " (gave up after " + std::to_string(attempt_number + 1) + " attempts)";
-      }
-      return Status(attempt.status.code(), attempt.status.message() + suffix);
+      return Status(attempt.status.code(),
+                    attempt.status.message() + llm_internal::GaveUpSuffix(attempt_number));
     }
     double delay_ms = RetryDelayMs(backoff_ms, attempt);
-    backoff_ms = std::min(backoff_ms * options_.backoff_multiplier,
-                          static_cast<double>(options_.max_backoff_ms));
+    backoff_ms = llm_internal::NextBackoffMs(backoff_ms, options_.backoff_multiplier,
+                                             options_.max_backoff_ms);
     std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(delay_ms));
   }
 }
@@ -610,18 +385,7 @@ std::vector<Result<ChatResponse>> OpenAiChatClient::CompleteBatch(
 
   // Threads only wait on the network; the shared slots bound the requests in
   // flight, so more threads than max_concurrency would only queue.
-  size_t worker_count = std::min(options_.max_concurrency, requests.size());
-  std::vector<std::thread> workers;
-  if (worker_count > 1) workers.reserve(worker_count - 1);
-  for (size_t w = 1; w < worker_count; ++w) {
-    try {
-      workers.emplace_back(work);
-    } catch (const std::system_error&) {
-      break;  // out of threads: the ones we have (at least this one) finish the work
-    }
-  }
-  work();
-  for (std::thread& t : workers) t.join();
+  llm_internal::RunOnThreads(std::min(options_.max_concurrency, requests.size()), work);
 
   std::vector<Result<ChatResponse>> results;
   results.reserve(requests.size());

@@ -69,6 +69,7 @@
 #include "flowrag/status.h"
 #include "llm/chat_model.h"
 #include "llm/http_client.h"
+#include "llm/openai_common.h"
 
 namespace flowrag {
 
@@ -173,18 +174,13 @@ class OpenAiChatClient : public ChatModel {
   double RetryDelayMs(double backoff_ms, const Attempt& attempt);
   void RecordTokens(const ChatResponse& response);
 
-  void AcquireSlot();
-  void ReleaseSlot();
-
   const OpenAiChatOptions options_;
   ResponseCache* const cache_;  // not owned; may be null
   const std::shared_ptr<HttpClient> http_;
   const std::string url_;
   const std::string redacted_url_;
 
-  std::mutex slots_mu_;
-  std::condition_variable slots_cv_;
-  size_t slots_in_use_ = 0;  // guarded by slots_mu_
+  llm_internal::RequestSlots slots_;  // bounds requests in flight to max_concurrency
 
   std::mutex jitter_mu_;
   std::mt19937_64 jitter_rng_;  // guarded by jitter_mu_

@@ -1,7 +1,6 @@
 #include "llm/openai_embedder.h"
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -15,106 +14,15 @@
 #include <utility>
 #include <vector>
 
+#include "llm/openai_common.h"
+
 namespace flowrag {
 namespace {
 
 using Json = nlohmann::json;
-
-// How much of an unexpected body an error message quotes.
-constexpr size_t kSnippetBytes = 200;
-// How much of a server's own error message an error message quotes.
-constexpr size_t kServerMessageBytes = 1000;
-
-// The first `max_bytes` of `body` on one line, cut at a UTF-8 boundary.
-std::string Snippet(std::string_view body, size_t max_bytes = kSnippetBytes) {
-  if (body.empty()) return "(empty body)";
-  size_t n = std::min(body.size(), max_bytes);
-  if (n < body.size()) {
-    // Back off continuation bytes (10xxxxxx) so a code point is not split.
-    while (n > 0 && (static_cast<unsigned char>(body[n]) & 0xC0) == 0x80) --n;
-  }
-  std::string out(body.substr(0, n));
-  for (char& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
-  }
-  if (n < body.size()) out += "...";
-  return out;
-}
-
-// The server's own explanation in an error body, in the shapes OpenAI
-// ({"error": {"message": ...}}), TEI ({"error": "..."}), vLLM/FastAPI
-// ({"detail": ...}) and others ({"message": ...}) use; else a snippet.
-std::string ErrorDetail(std::string_view body) {
-  Json j = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_object()) {
-    auto error = j.find("error");
-    if (error != j.end()) {
-      if (error->is_object()) {
-        auto message = error->find("message");
-        if (message != error->end() && message->is_string()) {
-          return Snippet(message->get<std::string>(), kServerMessageBytes);
-        }
-      } else if (error->is_string()) {
-        return Snippet(error->get<std::string>(), kServerMessageBytes);
-      }
-    }
-    for (const char* key : {"message", "detail"}) {
-      auto it = j.find(key);
-      if (it != j.end() && it->is_string()) {
-        return Snippet(it->get<std::string>(), kServerMessageBytes);
-      }
-    }
-  }
-  return Snippet(body);
-}
-
-std::string_view TrimView(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-// Milliseconds the server asked us to wait ("retry-after-ms: 250" or
-// "Retry-After: 2" / "Retry-After: 1.5"), or nullopt. HTTP dates are ignored.
-std::optional<double> RetryAfterMs(const HttpResponse& response) {
-  if (const std::string* v = response.FindHeader("retry-after-ms")) {
-    std::string_view s = TrimView(*v);
-    double ms = 0;
-    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), ms);
-    if (ec == std::errc() && end == s.data() + s.size() && ms >= 0) return ms;
-  }
-  if (const std::string* v = response.FindHeader("retry-after")) {
-    std::string_view s = TrimView(*v);
-    double seconds = 0;
-    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), seconds);
-    if (ec == std::errc() && end == s.data() + s.size() && seconds >= 0) return seconds * 1000.0;
-  }
-  return std::nullopt;
-}
-
-// "an object", "a string", ... for messages about unexpected JSON.
-std::string Describe(const Json& j) {
-  switch (j.type()) {
-    case Json::value_t::object:
-      return "an object";
-    case Json::value_t::array:
-      return "an array";
-    case Json::value_t::string:
-      return "a string";
-    case Json::value_t::boolean:
-      return "a boolean";
-    case Json::value_t::null:
-      return "null";
-    case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned:
-    case Json::value_t::number_float:
-      return "a number";
-    default:
-      return std::string("a ") + j.type_name();
-  }
-}
-
-bool IsRetryableHttpStatus(int status) { return status == 408 || status == 429 || status >= 500; }
+using llm_internal::DescribeJson;
+using llm_internal::ErrorDetail;
+using llm_internal::Snippet;
 
 void NormaliseRows(FloatMatrix* m) {
   for (size_t r = 0; r < m->rows; ++r) {
@@ -137,8 +45,8 @@ Result<FloatMatrix> ParseEmbeddings(std::string_view body, size_t n) {
     return Status::Unavailable("body is not JSON " + expected + ": " + Snippet(body));
   }
   if (!j.is_object()) {
-    return Status::Unavailable("body is " + Describe(j) + ", not a JSON object " + expected + ": " +
-                               Snippet(body));
+    return Status::Unavailable("body is " + DescribeJson(j) + ", not a JSON object " + expected +
+                               ": " + Snippet(body));
   }
   auto data = j.find("data");
   if (data == j.end()) {
@@ -149,7 +57,7 @@ Result<FloatMatrix> ParseEmbeddings(std::string_view body, size_t n) {
     return Status::Unavailable("body has no \"data\" field " + expected + ": " + Snippet(body));
   }
   if (!data->is_array()) {
-    return Status::Unavailable("\"data\" is " + Describe(*data) + ", expected an array " +
+    return Status::Unavailable("\"data\" is " + DescribeJson(*data) + ", expected an array " +
                                expected);
   }
   if (data->size() != n) {
@@ -164,7 +72,7 @@ Result<FloatMatrix> ParseEmbeddings(std::string_view body, size_t n) {
     const Json& item = (*data)[k];
     const std::string where = "data[" + std::to_string(k) + "]";
     if (!item.is_object()) {
-      return Status::Unavailable(where + " is " + Describe(item) + ", expected an object " +
+      return Status::Unavailable(where + " is " + DescribeJson(item) + ", expected an object " +
                                  expected);
     }
     size_t index = k;
@@ -187,7 +95,7 @@ Result<FloatMatrix> ParseEmbeddings(std::string_view body, size_t n) {
     if (emb == item.end()) return Status::Unavailable(where + " has no \"embedding\" " + expected);
     if (!emb->is_array()) {
       std::string hint = emb->is_string() ? " (base64-encoded?)" : "";
-      return Status::Unavailable(where + ".embedding is " + Describe(*emb) + hint +
+      return Status::Unavailable(where + ".embedding is " + DescribeJson(*emb) + hint +
                                  ", expected an array of numbers");
     }
     if (emb->empty()) return Status::Unavailable(where + ".embedding is empty");
@@ -216,82 +124,22 @@ Result<FloatMatrix> ParseEmbeddings(std::string_view body, size_t n) {
   return out;
 }
 
-std::string TrimSlashes(std::string url) {
-  while (!url.empty() && url.back() == '/') url.pop_back();
-  return url;
-}
-
-std::optional<std::string> GetEnv(const char* name) {
-  const char* v = std::getenv(name);
-  if (v == nullptr) return std::nullopt;
-  return std::string(v);
-}
-
-// Parses an environment variable holding an integer in [min, max].
-Result<uint64_t> ParseEnvInteger(const char* name, const std::string& value, uint64_t min,
-                                 uint64_t max, const char* expected) {
-  std::string_view s = TrimView(value);
-  uint64_t out = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || out < min || out > max) {
-    return Status::InvalidArgument(std::string(name) + "=\"" + value + "\": expected " + expected);
-  }
-  return out;
-}
-
-Status CheckOption(bool ok, const char* field, const std::string& got, const char* expected) {
-  if (ok) return Status::Ok();
-  return Status::InvalidArgument(std::string("OpenAiEmbedderOptions.") + field + ": expected " +
-                                 expected + ", got " + got);
-}
-
 }  // namespace
 
 Result<OpenAiEmbedderOptions> OpenAiEmbedderOptionsFromEnv(OpenAiEmbedderOptions base) {
-  constexpr uint64_t kIntMax = static_cast<uint64_t>(std::numeric_limits<int>::max());
   constexpr uint64_t kSizeMax = std::numeric_limits<size_t>::max();
-  if (auto v = GetEnv("FLOWRAG_EMBED_BASE_URL")) {
-    if (v->rfind("http://", 0) != 0 && v->rfind("https://", 0) != 0) {
-      return Status::InvalidArgument("FLOWRAG_EMBED_BASE_URL=\"" + RedactUrl(*v) +
-                                     "\": expected an http:// or https:// URL");
-    }
-    base.base_url = *v;
-  }
-  if (auto v = GetEnv("FLOWRAG_EMBED_MODEL")) {
-    if (v->empty()) {
-      return Status::InvalidArgument("FLOWRAG_EMBED_MODEL=\"\": expected a model name");
-    }
-    base.model = *v;
-  }
-  if (auto v = GetEnv("FLOWRAG_EMBED_API_KEY")) {
-    base.api_key = *v;
-  } else if (auto openai = GetEnv("OPENAI_API_KEY")) {
-    base.api_key = *openai;
-  }
-  if (auto v = GetEnv("FLOWRAG_EMBED_BATCH")) {
-    FLOWRAG_ASSIGN_OR_RETURN(
-        uint64_t n, ParseEnvInteger("FLOWRAG_EMBED_BATCH", *v, 1, kSizeMax, "a positive integer"));
+  const std::string prefix = "FLOWRAG_EMBED_";
+  FLOWRAG_RETURN_IF_ERROR(llm_internal::ReadEndpointEnv(prefix, &base));
+  if (auto v = llm_internal::GetEnv("FLOWRAG_EMBED_BATCH")) {
+    FLOWRAG_ASSIGN_OR_RETURN(uint64_t n,
+                             llm_internal::ParseEnvInteger("FLOWRAG_EMBED_BATCH", *v, 1, kSizeMax,
+                                                           "a positive integer"));
     base.batch_size = static_cast<size_t>(n);
   }
-  if (auto v = GetEnv("FLOWRAG_EMBED_TIMEOUT_MS")) {
-    FLOWRAG_ASSIGN_OR_RETURN(uint64_t n,
-                             ParseEnvInteger("FLOWRAG_EMBED_TIMEOUT_MS", *v, 1, kIntMax,
-                                             "a positive integer number of milliseconds"));
-    base.timeout_ms = static_cast<int>(n);
-  }
-  if (auto v = GetEnv("FLOWRAG_EMBED_CONCURRENCY")) {
-    FLOWRAG_ASSIGN_OR_RETURN(uint64_t n, ParseEnvInteger("FLOWRAG_EMBED_CONCURRENCY", *v, 1,
-                                                         kSizeMax, "a positive integer"));
-    base.max_concurrency = static_cast<size_t>(n);
-  }
-  if (auto v = GetEnv("FLOWRAG_EMBED_MAX_RETRIES")) {
-    FLOWRAG_ASSIGN_OR_RETURN(uint64_t n, ParseEnvInteger("FLOWRAG_EMBED_MAX_RETRIES", *v, 0,
-                                                         kIntMax, "a non-negative integer"));
-    base.max_retries = static_cast<int>(n);
-  }
-  if (auto v = GetEnv("FLOWRAG_EMBED_DIMENSIONS")) {
-    FLOWRAG_ASSIGN_OR_RETURN(uint64_t n,
-                             ParseEnvInteger("FLOWRAG_EMBED_DIMENSIONS", *v, 0, kSizeMax,
+  FLOWRAG_RETURN_IF_ERROR(llm_internal::ReadTransportEnv(prefix, &base));
+  if (auto v = llm_internal::GetEnv("FLOWRAG_EMBED_DIMENSIONS")) {
+    FLOWRAG_ASSIGN_OR_RETURN(uint64_t n, llm_internal::ParseEnvInteger(
+                                             "FLOWRAG_EMBED_DIMENSIONS", *v, 0, kSizeMax,
                                              "a non-negative integer (0 = the model's default)"));
     base.dimensions = static_cast<size_t>(n);
   }
@@ -323,38 +171,18 @@ struct OpenAiEmbedder::CallState {
 };
 
 // The outcome of one HTTP attempt.
-struct OpenAiEmbedder::Attempt {
-  Status status;  // OK: `rows` holds the normalised embeddings
-  bool retryable = false;
-  std::optional<double> retry_after_ms;
-  FloatMatrix rows;
+struct OpenAiEmbedder::Attempt : llm_internal::AttemptStatus {
+  FloatMatrix rows;  // the normalised embeddings when `status` is OK
 };
 
 Result<std::unique_ptr<OpenAiEmbedder>> OpenAiEmbedder::Create(OpenAiEmbedderOptions options,
                                                                std::shared_ptr<HttpClient> http) {
-  const OpenAiEmbedderOptions& o = options;
-  std::string_view url = o.base_url;
-  bool http_url = url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0;
-  FLOWRAG_RETURN_IF_ERROR(CheckOption(http_url, "base_url", "\"" + RedactUrl(o.base_url) + "\"",
-                                      "an http:// or https:// URL"));
-  FLOWRAG_RETURN_IF_ERROR(CheckOption(!o.model.empty(), "model", "\"\"", "a model name"));
-  FLOWRAG_RETURN_IF_ERROR(
-      CheckOption(o.batch_size >= 1, "batch_size", std::to_string(o.batch_size), ">= 1"));
-  FLOWRAG_RETURN_IF_ERROR(
-      CheckOption(o.timeout_ms > 0, "timeout_ms", std::to_string(o.timeout_ms), "> 0"));
-  FLOWRAG_RETURN_IF_ERROR(CheckOption(o.connect_timeout_ms > 0, "connect_timeout_ms",
-                                      std::to_string(o.connect_timeout_ms), "> 0"));
-  FLOWRAG_RETURN_IF_ERROR(
-      CheckOption(o.max_retries >= 0, "max_retries", std::to_string(o.max_retries), ">= 0"));
-  FLOWRAG_RETURN_IF_ERROR(CheckOption(o.initial_backoff_ms >= 0, "initial_backoff_ms",
-                                      std::to_string(o.initial_backoff_ms), ">= 0"));
-  FLOWRAG_RETURN_IF_ERROR(
-      CheckOption(std::isfinite(o.backoff_multiplier) && o.backoff_multiplier >= 1.0,
-                  "backoff_multiplier", std::to_string(o.backoff_multiplier), ">= 1"));
-  FLOWRAG_RETURN_IF_ERROR(CheckOption(o.max_backoff_ms >= 0, "max_backoff_ms",
-                                      std::to_string(o.max_backoff_ms), ">= 0"));
-  FLOWRAG_RETURN_IF_ERROR(CheckOption(o.max_concurrency >= 1, "max_concurrency",
-                                      std::to_string(o.max_concurrency), ">= 1"));
+  constexpr const char* kOptionsType = "OpenAiEmbedderOptions";
+  FLOWRAG_RETURN_IF_ERROR(llm_internal::CheckEndpointOptions(options, kOptionsType));
+  FLOWRAG_RETURN_IF_ERROR(llm_internal::CheckOption(options.batch_size >= 1, kOptionsType,
+                                                    "batch_size",
+                                                    std::to_string(options.batch_size), ">= 1"));
+  FLOWRAG_RETURN_IF_ERROR(llm_internal::CheckTransportOptions(options, kOptionsType));
   if (http == nullptr) http = NewCurlHttpClient();
   return std::unique_ptr<OpenAiEmbedder>(new OpenAiEmbedder(std::move(options), std::move(http)));
 }
@@ -362,8 +190,9 @@ Result<std::unique_ptr<OpenAiEmbedder>> OpenAiEmbedder::Create(OpenAiEmbedderOpt
 OpenAiEmbedder::OpenAiEmbedder(OpenAiEmbedderOptions options, std::shared_ptr<HttpClient> http)
     : options_(std::move(options)),
       http_(std::move(http)),
-      url_(TrimSlashes(options_.base_url) + "/embeddings"),
-      redacted_url_(RedactUrl(url_)) {}
+      url_(llm_internal::TrimSlashes(options_.base_url) + "/embeddings"),
+      redacted_url_(RedactUrl(url_)),
+      slots_(options_.max_concurrency) {}
 
 OpenAiEmbedder::~OpenAiEmbedder() = default;
 
@@ -384,22 +213,8 @@ OpenAiEmbedderCounters OpenAiEmbedder::counters() const {
   return c;
 }
 
-void OpenAiEmbedder::AcquireSlot() {
-  std::unique_lock<std::mutex> lock(slots_mu_);
-  slots_cv_.wait(lock, [this] { return slots_in_use_ < options_.max_concurrency; });
-  ++slots_in_use_;
-}
-
-void OpenAiEmbedder::ReleaseSlot() {
-  {
-    std::lock_guard<std::mutex> lock(slots_mu_);
-    --slots_in_use_;
-  }
-  slots_cv_.notify_one();
-}
-
 Status OpenAiEmbedder::CheckDimension(size_t dim, int http_status) {
-  const std::string where = "POST " + redacted_url_ + ": HTTP " + std::to_string(http_status);
+  const std::string where = llm_internal::PostWhere(redacted_url_, http_status);
   if (options_.dimensions > 0 && dim != options_.dimensions) {
     return Status::InvalidArgument(where + " but the embeddings have " + std::to_string(dim) +
                                    " dimensions, not the requested " +
@@ -416,46 +231,20 @@ Status OpenAiEmbedder::CheckDimension(size_t dim, int http_status) {
 }
 
 OpenAiEmbedder::Attempt OpenAiEmbedder::SendOnce(const Batch& batch, const std::string& body) {
-  HttpRequest request;
-  request.url = url_;
-  request.body = body;
-  request.connect_timeout_ms = options_.connect_timeout_ms;
-  request.timeout_ms = options_.timeout_ms;
-  request.headers.push_back("Accept: application/json");
-  if (!options_.api_key.empty())
-    request.headers.push_back("Authorization: Bearer " + options_.api_key);
+  const HttpRequest request = llm_internal::JsonPostRequest(url_, body, options_.connect_timeout_ms,
+                                                            options_.timeout_ms, options_.api_key);
 
   Attempt attempt;
   Result<HttpResponse> result = http_->Post(request);
-  if (!result.ok()) {
-    attempt.status = result.status();
-    attempt.retryable = result.status().code() == StatusCode::kUnavailable ||
-                        result.status().code() == StatusCode::kDeadlineExceeded;
-    return attempt;
-  }
-  const HttpResponse& response = *result;
-  const std::string where = "POST " + redacted_url_ + ": HTTP " + std::to_string(response.status);
-  if (response.status < 200 || response.status >= 300) {
-    attempt.retryable = IsRetryableHttpStatus(response.status);
-    if (attempt.retryable) attempt.retry_after_ms = RetryAfterMs(response);
-    std::string message = where + ": " + ErrorDetail(response.body);
-    bool client_error = response.status >= 400 && response.status < 500 && !attempt.retryable;
-    attempt.status = client_error ? Status::InvalidArgument(std::move(message))
-                                  : Status::Unavailable(std::move(message));
-    return attempt;
-  }
-  Result<FloatMatrix> rows = [&]() -> Result<FloatMatrix> {
-    try {
-      return ParseEmbeddings(response.body, batch.texts.size());
-    } catch (const std::exception& e) {  // nlohmann accessors; not expected after the checks
-      return Status::Unavailable(std::string("could not read body: ") + e.what());
-    }
-  }();
+  if (!llm_internal::CheckHttpResult(result, redacted_url_, &attempt)) return attempt;
+  Result<FloatMatrix> rows = llm_internal::ParseResponseBody<FloatMatrix>(
+      llm_internal::PostWhere(redacted_url_, result->status),
+      [&] { return ParseEmbeddings(result->body, batch.texts.size()); });
   if (!rows.ok()) {
-    attempt.status = Status::Unavailable(where + " but " + rows.status().message());
+    attempt.status = rows.status();
     return attempt;
   }
-  attempt.status = CheckDimension(rows->cols, response.status);
+  attempt.status = CheckDimension(rows->cols, result->status);
   if (!attempt.status.ok()) return attempt;
   attempt.rows = std::move(rows).value();
   NormaliseRows(&attempt.rows);
@@ -476,9 +265,10 @@ Status OpenAiEmbedder::RunBatch(Batch* batch, CallState* call) {
   for (int attempt_number = 0;; ++attempt_number) {
     if (attempt_number > 0) retries_.fetch_add(1, std::memory_order_relaxed);
     requests_.fetch_add(1, std::memory_order_relaxed);
-    AcquireSlot();
-    Attempt attempt = SendOnce(*batch, body);
-    ReleaseSlot();
+    Attempt attempt = [&] {
+      llm_internal::RequestSlots::Lease slot(&slots_);
+      return SendOnce(*batch, body);
+    }();
 
     if (attempt.status.ok()) {
       batch->rows = std::move(attempt.rows);
@@ -487,10 +277,7 @@ Status OpenAiEmbedder::RunBatch(Batch* batch, CallState* call) {
     }
     if (!attempt.retryable || attempt_number >= options_.max_retries) {
       failures_.fetch_add(1, std::memory_order_relaxed);
-      std::string suffix;
-      if (attempt_number > 0) {
-        suffix += " (gave up after " + std::to_string(attempt_number + 1) + " attempts)";
-      }
+      std::string suffix = llm_internal::GaveUpSuffix(attempt_number);
       if (call->batch_count > 1) {
         suffix += " [batch " + std::to_string(batch->number + 1) + " of " +
                   std::to_string(call->batch_count) + "]";
@@ -500,8 +287,8 @@ Status OpenAiEmbedder::RunBatch(Batch* batch, CallState* call) {
 
     double delay_ms = attempt.retry_after_ms.value_or(backoff_ms);
     delay_ms = std::min(delay_ms, static_cast<double>(options_.max_backoff_ms));
-    backoff_ms = std::min(backoff_ms * options_.backoff_multiplier,
-                          static_cast<double>(options_.max_backoff_ms));
+    backoff_ms = llm_internal::NextBackoffMs(backoff_ms, options_.backoff_multiplier,
+                                             options_.max_backoff_ms);
     std::unique_lock<std::mutex> lock(call->mu);
     bool failed = call->cv.wait_for(lock, std::chrono::duration<double, std::milli>(delay_ms),
                                     [call] { return call->failed; });
@@ -545,18 +332,7 @@ Result<FloatMatrix> OpenAiEmbedder::Embed(std::span<const std::string> texts) {
     }
   };
 
-  size_t worker_count = std::min(options_.max_concurrency, batches.size());
-  std::vector<std::thread> workers;
-  workers.reserve(worker_count - 1);
-  for (size_t w = 1; w < worker_count; ++w) {
-    try {
-      workers.emplace_back(work);
-    } catch (const std::system_error&) {
-      break;  // out of threads: the ones we have (at least this one) finish the work
-    }
-  }
-  work();
-  for (std::thread& t : workers) t.join();
+  llm_internal::RunOnThreads(std::min(options_.max_concurrency, batches.size()), work);
 
   if (call.failed) {
     if (!call.error.ok()) return call.error;

@@ -42,6 +42,7 @@
 #include "embed/embedder.h"
 #include "flowrag/status.h"
 #include "llm/http_client.h"
+#include "llm/openai_common.h"
 
 namespace flowrag {
 
@@ -128,9 +129,6 @@ class OpenAiEmbedder : public Embedder {
   // Checks `dim` against the dimension seen so far (recording it if first).
   Status CheckDimension(size_t dim, int http_status);
 
-  void AcquireSlot();
-  void ReleaseSlot();
-
   const OpenAiEmbedderOptions options_;
   const std::shared_ptr<HttpClient> http_;
   const std::string url_;
@@ -138,9 +136,7 @@ class OpenAiEmbedder : public Embedder {
 
   std::atomic<size_t> dimension_{0};
 
-  std::mutex slots_mu_;
-  std::condition_variable slots_cv_;
-  size_t slots_in_use_ = 0;  // guarded by slots_mu_
+  llm_internal::RequestSlots slots_;  // bounds requests in flight to max_concurrency
 
   std::atomic<uint64_t> requests_{0};
   std::atomic<uint64_t> retries_{0};
