@@ -183,6 +183,21 @@ TEST_F(DemoGraphTest, DeleteAndReAddGiveTheSameGraph) {
   EXPECT_EQ(after, before);
 }
 
+// Re-adding a title named in many passages re-extracts them in several
+// batches (a regression: the writes once ran inside the store's passage scan
+// and deadlocked).
+TEST_F(DemoGraphTest, RelinkingManyPassagesInSmallBatches) {
+  const std::string db = dir_.File("demo.db");
+  const std::vector<std::string> before = DumpGraph(db);
+  ASSERT_TRUE(engine_->DeleteDocument("places/port_calder.md").ok());
+  IndexOptions small;
+  small.extract_batch_size = 2;
+  auto r = engine_->Index({kDemo}, small);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_GT(r->passages_relinked, 4u);  // "Port Calder" occurs all over the corpus
+  EXPECT_EQ(DumpGraph(db), before);
+}
+
 TEST_F(DemoGraphTest, DeleteOfUnknownDocumentChangesNothing) {
   const std::vector<std::string> before = DumpGraph(dir_.File("demo.db"));
   Status st = engine_->DeleteDocument("no/such/doc.md");

@@ -131,12 +131,26 @@ Status EngineImpl::ExtractHeuristic(const IndexOptions& options, IndexReport* re
   std::vector<TriePattern> patterns;
   for (const auto& n : unlinked) patterns.push_back({n.surface, 0});
   const TokenTrie new_names = TokenTrie::Build(patterns);
+  // Collect first: the store is locked while it streams passages, so the
+  // writes happen after the scan.
   std::vector<Store::PendingPassage> stale;
-  auto reextract = [&]() -> Status {
-    if (stale.empty()) return Status::Ok();
+  FLOWRAG_RETURN_IF_ERROR(store_->ForEachPassageContent([&](Store::PendingPassage&& p) -> Status {
+    if (extracted_now.count(p.passage_id)) return Status::Ok();
+    if (new_names.Scan(TokenizedText(p.text)).empty() &&
+        new_names.Scan(TokenizedText(p.title)).empty()) {
+      return Status::Ok();
+    }
+    stale.push_back(std::move(p));
+    return Status::Ok();
+  }));
+  report->passages_relinked += stale.size();
+  for (size_t start = 0; start < stale.size(); start += options.extract_batch_size) {
+    std::vector<Store::PendingPassage> batch(
+        std::make_move_iterator(stale.begin() + start),
+        std::make_move_iterator(stale.begin() +
+                                std::min(stale.size(), start + options.extract_batch_size)));
     FLOWRAG_ASSIGN_OR_RETURN(std::vector<PassageExtraction> out,
-                             extractor.Extract(Inputs(stale), dictionary));
-    stale.clear();
+                             extractor.Extract(Inputs(batch), dictionary));
     GraphWriteReport g;
     FLOWRAG_RETURN_IF_ERROR(store_->WriteGraph(
         [&](GraphWriter& w) -> Status {
@@ -145,19 +159,7 @@ Status EngineImpl::ExtractHeuristic(const IndexOptions& options, IndexReport* re
         },
         &g));
     AddWriteReport(g, report);
-    return Status::Ok();
-  };
-  FLOWRAG_RETURN_IF_ERROR(store_->ForEachPassageContent([&](Store::PendingPassage&& p) -> Status {
-    if (extracted_now.count(p.passage_id)) return Status::Ok();
-    if (new_names.Scan(TokenizedText(p.text)).empty() &&
-        new_names.Scan(TokenizedText(p.title)).empty()) {
-      return Status::Ok();
-    }
-    ++report->passages_relinked;
-    stale.push_back(std::move(p));
-    return stale.size() >= options.extract_batch_size ? reextract() : Status::Ok();
-  }));
-  FLOWRAG_RETURN_IF_ERROR(reextract());
+  }
   std::vector<std::string> keys;
   for (const auto& n : unlinked) keys.push_back(n.key);
   return store_->MarkNamesLinked(keys);
