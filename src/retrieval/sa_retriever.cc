@@ -75,6 +75,7 @@ Status SaOptions::Override(ParamReader& r) {
   FLOWRAG_RETURN_IF_ERROR(r.Read("sa.max_entities", &max_entities));
   FLOWRAG_RETURN_IF_ERROR(r.Read("sa.max_nodes", &max_nodes));
   FLOWRAG_RETURN_IF_ERROR(r.Read("sa.dense_fill", &dense_fill));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("sa.all_arcs", &all_arcs));
   if (k == 0) return Status::InvalidArgument("option sa.k: expected >= 1");
   if (!(c >= 0.0 && c < 1.0)) return Status::InvalidArgument("option sa.c: expected 0 <= c < 1");
   if (!(tau_a >= 0.0 && tau_a < 1.0)) {
@@ -174,32 +175,67 @@ Result<RetrievalOutput> SaRetriever::Retrieve(const Snapshot& s,
       level_begin = level_end;
     }
   }
+  const size_t hop_entities = nodes.size();
   // Arcs between subgraph entities, weighted by the rescaled relation cosine.
+  // Default: only arcs that can carry activation (w' > 0), discovered from
+  // the seeds outwards, so relation cosines are computed only around
+  // entities activation can reach. sa.all_arcs: every arc (exact Algorithm 1
+  // traversal order), at the cost of scoring every relation in the subgraph.
   const float c = static_cast<float>(opt.c);
-  SaGraph sg;
-  sg.offsets.assign(nodes.size() + 1, 0);
-  std::vector<uint32_t> arc_fact;  // arc → fact index
   size_t relations_scored = 0, positive_arcs = 0;
-  for (uint32_t u = 0; u < nodes.size(); ++u) {
-    const uint32_t node = g.EntityNode(nodes[u]);
-    for (uint64_t j = rel.Begin(node); j < rel.End(node); ++j) {
-      ++entries_scanned;
-      const uint32_t e = g.LocalIndex(rel.targets[j]);
-      if (sc.entity_stamp[e] != gen) continue;
-      const uint32_t fact = rel.attrs[j];
-      const uint32_t rid = g.FactRelationId(fact);
-      if (sc.relation_stamp[rid] != gen) {
-        sc.relation_stamp[rid] = gen;
-        sc.relation_weight[rid] = RescaleLinkWeight(g.RelationDot(rid, qv), c);
-        ++relations_scored;
-      }
-      const float w = sc.relation_weight[rid];
-      positive_arcs += w > 0.0f;
-      sg.targets.push_back(sc.entity_local[e]);
-      sg.weights.push_back(w);
-      arc_fact.push_back(fact);
+  auto weight_of = [&](uint32_t rid) {
+    if (sc.relation_stamp[rid] != gen) {
+      sc.relation_stamp[rid] = gen;
+      sc.relation_weight[rid] = RescaleLinkWeight(g.RelationDot(rid, qv), c);
+      ++relations_scored;
     }
-    sg.offsets[u + 1] = static_cast<uint32_t>(sg.targets.size());
+    return sc.relation_weight[rid];
+  };
+  SaGraph sg;
+  std::vector<uint32_t> arc_fact;  // arc → fact index
+  if (opt.all_arcs) {
+    sg.offsets.assign(nodes.size() + 1, 0);
+    for (uint32_t u = 0; u < nodes.size(); ++u) {
+      const uint32_t node = g.EntityNode(nodes[u]);
+      for (uint64_t j = rel.Begin(node); j < rel.End(node); ++j) {
+        ++entries_scanned;
+        const uint32_t e = g.LocalIndex(rel.targets[j]);
+        if (sc.entity_stamp[e] != gen) continue;
+        const uint32_t fact = rel.attrs[j];
+        const float w = weight_of(g.FactRelationId(fact));
+        positive_arcs += w > 0.0f;
+        sg.targets.push_back(sc.entity_local[e]);
+        sg.weights.push_back(w);
+        arc_fact.push_back(fact);
+      }
+      sg.offsets[u + 1] = static_cast<uint32_t>(sg.targets.size());
+    }
+  } else {
+    // Renumber: local ids in discovery order from the seeds over w' > 0 arcs.
+    // entity_local of a subgraph entity not (yet) reached is kNone.
+    for (size_t i = num_seeds; i < nodes.size(); ++i) sc.entity_local[nodes[i]] = kNone;
+    nodes.resize(num_seeds);
+    sg.offsets.assign(1, 0);
+    for (size_t u = 0; u < nodes.size(); ++u) {  // grows while scanning
+      const uint32_t node = g.EntityNode(nodes[u]);
+      for (uint64_t j = rel.Begin(node); j < rel.End(node); ++j) {
+        ++entries_scanned;
+        const uint32_t e = g.LocalIndex(rel.targets[j]);
+        if (sc.entity_stamp[e] != gen) continue;  // outside the n-hop subgraph
+        const uint32_t fact = rel.attrs[j];
+        const float w = weight_of(g.FactRelationId(fact));
+        if (w <= 0.0f) continue;
+        ++positive_arcs;
+        if (sc.entity_local[e] == kNone) {
+          sc.entity_local[e] = static_cast<uint32_t>(nodes.size());
+          nodes.push_back(e);
+        }
+        sg.targets.push_back(sc.entity_local[e]);
+        sg.weights.push_back(w);
+        arc_fact.push_back(fact);
+      }
+      sg.offsets.push_back(static_cast<uint32_t>(sg.targets.size()));
+    }
   }
 
   // ---- 3. spreading activation (§5.5, Algorithm 1)
@@ -353,10 +389,11 @@ Result<RetrievalOutput> SaRetriever::Retrieve(const Snapshot& s,
 
   diag.iterations = run.steps;
   diag.candidates_scored = dstats.candidates_scored + pstats.candidates_scored;
-  diag.nodes_touched = nodes.size() + candidates.size();
-  diag.edges_touched = sg.num_arcs() + mention_entries;
+  diag.nodes_touched = hop_entities + candidates.size();
+  diag.edges_touched = entries_scanned + mention_entries;
   diag.extra["seeds"] = static_cast<double>(num_seeds);
-  diag.extra["subgraph_entities"] = static_cast<double>(nodes.size());
+  diag.extra["subgraph_entities"] = static_cast<double>(hop_entities);
+  diag.extra["sa_entities"] = static_cast<double>(nodes.size());
   diag.extra["subgraph_arcs"] = static_cast<double>(sg.num_arcs());
   diag.extra["positive_arcs"] = static_cast<double>(positive_arcs);
   diag.extra["relations_scored"] = static_cast<double>(relations_scored);

@@ -16,6 +16,15 @@
 //     diagnostics.extra["truncated"]).
 //  3. Activation (§5.5, Algorithm 1; retrieval/spreading_activation.h):
 //     seeds start at 1; entities with activation > τa are activated.
+//     The adjacency given to Algorithm 1 holds only the arcs with w' > 0
+//     reachable from the seeds through such arcs (inside the n-hop
+//     subgraph): arcs of weight 0 carry no activation, so only relation
+//     cosines around reachable entities are computed. In Algorithm 1 the
+//     0-weight arcs also take part in the BFS, which changes the order in
+//     which nodes are expanded (and so, rarely, how much activation a node
+//     has when it is expanded); sa.all_arcs=true keeps every arc and runs
+//     the exact published traversal, at the cost of scoring every relation
+//     of the subgraph (≈100× slower on 2Wiki).
 //  4. Passages (§5.5). Candidates are the passages that MENTION an activated
 //     entity; those whose cosine with the query is below τd are dropped.
 //     Ranking (the paper returns an unordered set): a candidate p scores
@@ -61,6 +70,7 @@
 //   sa.max_entities    subgraph size cap (entities)                  (50000)
 //   sa.max_nodes       entities reported in node_scores              (500)
 //   sa.dense_fill      fill top_k from the dense ranking             (true)
+//   sa.all_arcs        exact traversal over all arcs, see step 3     (false)
 //
 // Errors: FailedPrecondition when the snapshot has no knowledge graph, no
 // description vectors or no dense passage index; InvalidArgument for bad
@@ -89,6 +99,7 @@ struct SaOptions {
   size_t max_entities = 50000;
   size_t max_nodes = 500;
   bool dense_fill = true;
+  bool all_arcs = false;
 
   // Reads the sa.* keys; InvalidArgument naming the key for out-of-range values.
   Status Override(ParamReader& r);
