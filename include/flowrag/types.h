@@ -60,6 +60,8 @@ struct RetrievalResult {
   std::vector<GraphNode> nodes;
   std::vector<GraphEdge> edges;
   std::vector<std::vector<std::string>> paths;
+  // Relation texts a method adds to the answer context (SA-RAG §5.5, τr).
+  std::vector<std::string> context;
 };
 
 struct IndexReport {

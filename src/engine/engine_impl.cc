@@ -332,6 +332,7 @@ void EngineImpl::DescribeSubgraph(const Snapshot& snap, const RetrievalOutput& o
     result->paths.push_back(std::move(labels));
   }
   result->keywords = out.keywords;
+  result->context = out.context;
 }
 
 Result<StoreStats> EngineImpl::Stats() const {

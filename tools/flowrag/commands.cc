@@ -62,7 +62,9 @@ void PrintExplanation(const RetrievalResult& r) {
   for (const GraphNode& n : r.nodes) {
     if (n.seed) std::printf(" %s (%.3g)", n.label.c_str(), n.score);
   }
-  std::printf("\npaths:\n");
+  std::printf("\n");
+  for (const std::string& c : r.context) std::printf("context: %s\n", c.c_str());
+  std::printf("paths:\n");
   for (const auto& path : r.paths) {
     std::printf("  ");
     for (size_t i = 0; i < path.size(); ++i) std::printf("%s%s", i ? " -> " : "", path[i].c_str());
@@ -103,6 +105,7 @@ nlohmann::json ResultJson(const RetrievalResult& r) {
                           {"relation", e.relation}, {"weight", e.weight}, {"flow", e.flow}});
   }
   j["paths"] = r.paths;
+  j["context"] = r.context;
   nlohmann::json d = {{"time_ms", r.diagnostics.time_ms},
                       {"candidates_scored", r.diagnostics.candidates_scored},
                       {"iterations", r.diagnostics.iterations},
