@@ -112,4 +112,29 @@ std::vector<double> MinMaxNormalize(const std::vector<float>& values) {
   return out;
 }
 
+Result<FactSeeds> SeedWalkFromFacts(const KnowledgeGraph& g, const QueryScores& qs,
+                                    const FactSeedOptions& options, RetrievalOutput* out) {
+  FactSeeds fs;
+  if (g.fact_index() != nullptr) {
+    FLOWRAG_ASSIGN_OR_RETURN(fs, SeedsFromFacts(g, qs.query.row(0), options));
+  }
+  for (const FactHit& f : fs.facts) out->keywords.push_back(g.FactTextOf(f.fact_text));
+  out->diagnostics.candidates_scored = qs.candidates_scored + fs.candidates_scored;
+  return fs;
+}
+
+void RankDenseFallback(const QueryScores& qs, size_t top_k, RetrievalOutput* out) {
+  std::vector<RankedPassage> all;
+  all.reserve(qs.passage_scores.size());
+  for (uint32_t p = 0; p < qs.passage_scores.size(); ++p) all.push_back({p, qs.passage_scores[p]});
+  const size_t k = std::min(top_k, all.size());
+  std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(k), all.end(),
+                    [](const RankedPassage& a, const RankedPassage& b) {
+                      return a.score != b.score ? a.score > b.score : a.passage < b.passage;
+                    });
+  all.resize(k);
+  out->ranked = std::move(all);
+  out->diagnostics.extra["fallback_dense"] = 1;
+}
+
 }  // namespace flowrag

@@ -31,6 +31,7 @@
 #include "common/matrix.h"
 #include "flowrag/status.h"
 #include "graph/knowledge_graph.h"
+#include "retrieval/retriever.h"
 #include "graph/snapshot.h"
 
 namespace flowrag {
@@ -77,6 +78,17 @@ Result<QueryScores> ScoreQuery(const Snapshot& snapshot, const std::string& quer
 
 // (x − min) / (max − min) over `values`; all zeros when max == min.
 std::vector<double> MinMaxNormalize(const std::vector<float>& values);
+
+// The seeding step both fact-seeded walks share (HippoRAG 2, SemFlowRAG §3.3):
+// SeedsFromFacts on the query vector (no seeds when the graph has no fact
+// index); the retrieved fact texts go to out->keywords and the candidate
+// counts to out->diagnostics.
+Result<FactSeeds> SeedWalkFromFacts(const KnowledgeGraph& g, const QueryScores& qs,
+                                    const FactSeedOptions& options, RetrievalOutput* out);
+
+// The walks' fallback when no fact yields a seed: the dense ranking's top_k
+// (score desc, passage asc), marked extra["fallback_dense"] = 1.
+void RankDenseFallback(const QueryScores& qs, size_t top_k, RetrievalOutput* out);
 
 }  // namespace flowrag
 

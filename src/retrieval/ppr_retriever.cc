@@ -173,25 +173,13 @@ Result<RetrievalOutput> PprRetriever::Retrieve(const Snapshot& s, const Retrieva
   const KnowledgeGraph& g = *s.graph();
 
   RetrievalOutput out;
-  FactSeeds fs;
-  if (g.fact_index() != nullptr) {
-    FactSeedOptions fo;
-    fo.facts = o.facts;
-    fo.seeds = o.seeds;
-    fo.normalize_scores = true;
-    FLOWRAG_ASSIGN_OR_RETURN(fs, SeedsFromFacts(g, qs.query.row(0), fo));
-  }
-  for (const FactHit& f : fs.facts) out.keywords.push_back(g.FactTextOf(f.fact_text));
-  out.diagnostics.candidates_scored = qs.candidates_scored + fs.candidates_scored;
-
-  if (fs.seeds.empty()) {  // HippoRAG 2: no usable fact → dense passage retrieval
-    std::vector<NodeScore> all;
-    for (uint32_t p = 0; p < qs.passage_scores.size(); ++p) all.push_back({p, qs.passage_scores[p]});
-    const size_t k = std::min(r.top_k, all.size());
-    std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(k), all.end(),
-                      ScoreBefore);
-    for (size_t i = 0; i < k; ++i) out.ranked.push_back({all[i].node, all[i].score});
-    out.diagnostics.extra["fallback_dense"] = 1;
+  FactSeedOptions fo;
+  fo.facts = o.facts;
+  fo.seeds = o.seeds;
+  fo.normalize_scores = true;   // HippoRAG 2 normalises fact scores
+  FLOWRAG_ASSIGN_OR_RETURN(FactSeeds fs, SeedWalkFromFacts(g, qs, fo, &out));
+  if (fs.seeds.empty()) {  // no usable fact → dense passage retrieval
+    RankDenseFallback(qs, r.top_k, &out);
     out.diagnostics.time_ms = MillisSince(start);
     return out;
   }

@@ -184,28 +184,13 @@ Result<RetrievalOutput> SemFlowRetriever::Retrieve(const Snapshot& s,
   const KnowledgeGraph& g = *s.graph();
 
   RetrievalOutput out;
-  FactSeeds fs;
-  if (g.fact_index() != nullptr) {
-    FactSeedOptions fo;
-    fo.facts = o.facts;
-    fo.seeds = o.seeds;
-    fo.normalize_scores = false;  // A.2: weights from the query–fact similarity itself
-    FLOWRAG_ASSIGN_OR_RETURN(fs, SeedsFromFacts(g, qs.query.row(0), fo));
-  }
-  for (const FactHit& f : fs.facts) out.keywords.push_back(g.FactTextOf(f.fact_text));
-  out.diagnostics.candidates_scored = qs.candidates_scored + fs.candidates_scored;
-
-  if (fs.seeds.empty()) {  // §3.3: no fact → dense passage retrieval
-    std::vector<RankedPassage> all;
-    for (uint32_t p = 0; p < qs.passage_scores.size(); ++p) all.push_back({p, qs.passage_scores[p]});
-    const size_t k = std::min(r.top_k, all.size());
-    std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(k), all.end(),
-                      [](const RankedPassage& a, const RankedPassage& b) {
-                        return a.score != b.score ? a.score > b.score : a.passage < b.passage;
-                      });
-    all.resize(k);
-    out.ranked = std::move(all);
-    out.diagnostics.extra["fallback_dense"] = 1;
+  FactSeedOptions fo;
+  fo.facts = o.facts;
+  fo.seeds = o.seeds;
+  fo.normalize_scores = false;  // A.2: weights from the query–fact similarity itself
+  FLOWRAG_ASSIGN_OR_RETURN(FactSeeds fs, SeedWalkFromFacts(g, qs, fo, &out));
+  if (fs.seeds.empty()) {  // no usable fact → dense passage retrieval
+    RankDenseFallback(qs, r.top_k, &out);
     out.diagnostics.time_ms = MillisSince(start);
     return out;
   }
