@@ -279,8 +279,11 @@ TEST(HeuristicExtractorTest, DictionaryLinksOtherDocumentsSubjects) {
 }
 
 TEST(HeuristicExtractorTest, SentenceCooccurrenceTriples) {
-  HeuristicExtractor ex;
-  auto out = ex.ExtractCorpus(Inputs(MiniCorpus()));
+  HeuristicExtractorOptions sentence_relations;
+  sentence_relations.relation = HeuristicExtractorOptions::Relation::kSentence;
+  auto ex = HeuristicExtractor::Create(sentence_relations);
+  ASSERT_TRUE(ex.ok());
+  auto out = ex->ExtractCorpus(Inputs(MiniCorpus()));
   ASSERT_TRUE(out.ok());
   const PassageExtraction& p1 = (*out)[0];
   const std::string s1 =
@@ -317,6 +320,46 @@ TEST(HeuristicExtractorTest, SentenceCooccurrenceTriples) {
   EXPECT_FALSE(HasTriple((*out2)[0], "Teutberga", "Hucbert"));
 }
 
+TEST(HeuristicExtractorTest, PhraseRelationsNameWhatLinksThePair) {
+  // The default relation is the phrase introducing the later mention: the
+  // same pairs as with sentence relations, told apart by their link words.
+  HeuristicExtractor ex;
+  auto out = ex.ExtractCorpus(Inputs(MiniCorpus()));
+  ASSERT_TRUE(out.ok());
+  const PassageExtraction& p1 = (*out)[0];
+  EXPECT_EQ(p1.triples.size(), 12u) << Dump(*out);
+  EXPECT_TRUE(HasTriple(p1, "Teutberga", "Lotharingia", "was a queen of")) << Dump(*out);
+  EXPECT_TRUE(HasTriple(p1, "Teutberga", "Lothair II", "by marriage to")) << Dump(*out);
+  // Title pair in a sentence that does not name the title: the object's phrase.
+  EXPECT_TRUE(HasTriple(p1, "Teutberga", "Bosonid Boso the Elder", "She was a daughter of"))
+      << Dump(*out);
+  EXPECT_TRUE(HasTriple(p1, "Teutberga", "Hucbert", "sister of")) << Dump(*out);
+  for (const ExtractedTriple& t : p1.triples) {
+    EXPECT_FALSE(t.relation.empty());
+    EXPECT_LE(std::count(t.relation.begin(), t.relation.end(), ' '), 7) << t.relation;
+  }
+
+  // A list shares the phrase before its first item; "and" and commas are
+  // not relations.
+  std::vector<Doc> docs = {
+      {1, "Devotion", "Devotion is a film directed by Guido Brignone and starring Marcella Albani, "
+                      "Hans Melzer and Hans Schlettow."}};
+  auto film = ex.Extract(Inputs(docs), EntityDictionary());
+  ASSERT_TRUE(film.ok());
+  const PassageExtraction& f = (*film)[0];
+  EXPECT_TRUE(HasTriple(f, "Devotion", "Guido Brignone", "is a film directed by")) << Dump(*film);
+  for (const char* actor : {"Marcella Albani", "Hans Melzer", "Hans Schlettow"}) {
+    EXPECT_TRUE(HasTriple(f, "Devotion", actor, "starring")) << actor << "\n" << Dump(*film);
+    EXPECT_FALSE(HasTriple(f, "Devotion", actor, "and")) << actor;
+  }
+  // Nothing before the first mention: the words after it.
+  std::vector<Doc> lead = {{1, "", "Ada Lovelace worked with Charles Babbage."}};
+  auto after = ex.Extract(Inputs(lead), EntityDictionary());
+  ASSERT_TRUE(after.ok());
+  EXPECT_TRUE(HasTriple((*after)[0], "Ada Lovelace", "Charles Babbage", "worked with"))
+      << Dump(*after);
+}
+
 TEST(HeuristicExtractorTest, CapsEntitiesPerSentenceAndRelationBytes) {
   std::string names;
   for (const char* n :
@@ -327,8 +370,11 @@ TEST(HeuristicExtractorTest, CapsEntitiesPerSentenceAndRelationBytes) {
   while (sentence.size() < 400) sentence += " of the ünïcödé crowd";
   sentence += ".";
   std::vector<Doc> docs = {{1, "", sentence}};
-  HeuristicExtractor ex;
-  auto out = ex.Extract(Inputs(docs), EntityDictionary());
+  HeuristicExtractorOptions sentence_relations;
+  sentence_relations.relation = HeuristicExtractorOptions::Relation::kSentence;
+  auto ex = HeuristicExtractor::Create(sentence_relations);
+  ASSERT_TRUE(ex.ok());
+  auto out = ex->Extract(Inputs(docs), EntityDictionary());
   ASSERT_TRUE(out.ok());
   EXPECT_EQ((*out)[0].entities.size(), 12u) << Dump(*out);
   EXPECT_EQ((*out)[0].triples.size(), 28u);  // the first 8 entities: 8·7/2 pairs

@@ -3,6 +3,7 @@
 // agreement, determinism across runs and threads, option errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <random>
@@ -383,6 +384,49 @@ TEST_F(PprDemoTest, OptionsAreValidated) {
   auto b = Run("who founded the Lantern Tide Festival", 5, {{"ppr.damping", "0.85"}});
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_NE(a->ranked.front().score, b->ranked.front().score);
+}
+
+TEST_F(PprDemoTest, PassagePriorSourcesAndSupport) {
+  auto snap = Snap();
+  const std::string q = "who founded the Lantern Tide Festival";
+  auto qs = ScoreQuery(*snap, q);
+  ASSERT_TRUE(qs.ok()) << qs.status().ToString();
+  PriorOptions o;
+  o.source = "dense";
+  const std::vector<double> dense = PassagePrior(*snap, q, *qs, o);
+  EXPECT_EQ(dense, MinMaxNormalize(qs->passage_scores));
+  o.source = "bm25";
+  const std::vector<double> bm25 = PassagePrior(*snap, q, *qs, o);
+  ASSERT_EQ(bm25.size(), dense.size());
+  // BM25's best passage is 1, and BM25 scores are independent of the embedder.
+  EXPECT_EQ(*std::max_element(bm25.begin(), bm25.end()), 1.0);
+  auto top = snap->bm25().Search(q, 1, Bm25Params{});
+  ASSERT_FALSE(top.empty());
+  EXPECT_EQ(bm25[top[0].doc], 1.0);
+  o.source = "hybrid";
+  const std::vector<double> hybrid = PassagePrior(*snap, q, *qs, o);
+  for (size_t p = 0; p < hybrid.size(); ++p) {
+    EXPECT_NEAR(hybrid[p], 0.5 * (dense[p] + bm25[p]), 1e-12);
+  }
+  // top = 3 keeps the three best, unchanged, and zeroes the rest.
+  o.top = 3;
+  const std::vector<double> kept = PassagePrior(*snap, q, *qs, o);
+  std::vector<double> sorted = hybrid;
+  std::sort(sorted.rbegin(), sorted.rend());
+  size_t nonzero = 0;
+  for (size_t p = 0; p < kept.size(); ++p) {
+    if (kept[p] == 0) continue;
+    ++nonzero;
+    EXPECT_EQ(kept[p], hybrid[p]);
+    EXPECT_GE(kept[p], sorted[2]);
+  }
+  EXPECT_EQ(nonzero, 3u);
+  // Unknown sources are rejected by the retrievers' option parsing.
+  auto bad = Run(q, 5, {{"ppr.prior", "tfidf"}});
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("ppr.prior"), std::string::npos);
+  auto narrow = Run(q, 5, {{"ppr.prior_top", "3"}});
+  ASSERT_TRUE(narrow.ok()) << narrow.status().ToString();
 }
 
 // On a real benchmark graph (offline extraction of hotpotqa-train), push and

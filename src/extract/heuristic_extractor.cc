@@ -1,6 +1,8 @@
 #include "extract/heuristic_extractor.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdint>
 #include <chrono>
 #include <unordered_set>
 #include <utility>
@@ -456,39 +458,126 @@ class HeuristicPassageRun {
       return a.begin != b.begin ? a.begin < b.begin : a.end > b.end;
     });
     std::vector<uint32_t> in_sentence;
+    std::vector<size_t> first_occ;  // per in_sentence entry: its first occurrence in occs_
     for (size_t k = 0; k < occs_.size();) {
       const uint32_t s = occs_[k].sentence;
+      const size_t sentence_first = k;
       in_sentence.clear();
+      first_occ.clear();
       for (; k < occs_.size() && occs_[k].sentence == s; ++k) {
         const uint32_t e = occs_[k].entity;
         if (in_sentence.size() < options_.max_entities_per_sentence &&
             std::find(in_sentence.begin(), in_sentence.end(), e) == in_sentence.end()) {
           in_sentence.push_back(e);
+          first_occ.push_back(k);
         }
       }
-      EmitPairs(s, &in_sentence, &out);
+      EmitPairs(s, sentence_first, &in_sentence, &first_occ, &out);
     }
     if (stats != nullptr) stats->triples += out.triples.size();
     return out;
   }
 
-  void EmitPairs(uint32_t s, std::vector<uint32_t>* ents, PassageExtraction* out) const {
+  void EmitPairs(uint32_t s, size_t sentence_first, std::vector<uint32_t>* ents,
+                 std::vector<size_t>* first_occ, PassageExtraction* out) const {
     if (!title_key_.empty() && options_.title_pairs &&
         std::find(ents->begin(), ents->end(), 0u) == ents->end()) {
       ents->insert(ents->begin(), 0u);
+      first_occ->insert(first_occ->begin(), SIZE_MAX);  // not in this sentence
     }
     if (ents->size() < 2) return;
-    std::string relation;
+    const bool phrase = options_.relation == HeuristicExtractorOptions::Relation::kPhrase;
+    std::string sentence;
     for (size_t i = 0; i < ents->size(); ++i) {
       for (size_t j = i + 1; j < ents->size(); ++j) {
         const Ent& a = entities_[(*ents)[i]];
         const Ent& b = entities_[(*ents)[j]];
         if (!options_.pair_literals && IsLiteralType(a.type) && IsLiteralType(b.type)) continue;
         if (delta_ && !a.is_new && !b.is_new) continue;
-        if (relation.empty()) relation = RelationText(s);
-        out->triples.push_back({a.name, relation, b.name});
+        std::string relation;
+        if (phrase) {
+          // The phrase that introduces whichever of the two comes later.
+          const size_t oa = (*first_occ)[i], ob = (*first_occ)[j];
+          const size_t later = oa == SIZE_MAX ? ob : std::max(oa, ob);
+          relation = RelationPhrase(s, sentence_first, later);
+        }
+        if (relation.empty()) {
+          if (sentence.empty()) sentence = RelationText(s);
+          relation = sentence;
+        }
+        out->triples.push_back({a.name, std::move(relation), b.name});
       }
     }
+  }
+
+  // Relation phrase for the occurrence occs_[k] of sentence s (whose
+  // occurrences start at occs_[first]): the last `max_relation_words` words
+  // of the text between the previous occurrence and this one ("... film
+  // directed by" before "Guido Brignone"). A gap of list separators only
+  // (", ", " and ") is skipped back over the previous occurrence, so each
+  // item of "starring A, B and C" gets "starring". With no words before it,
+  // the first words after it up to the next occurrence. Empty when neither
+  // exists (the caller then uses the sentence).
+  std::string RelationPhrase(uint32_t s, size_t first, size_t k) const {
+    const size_t sentence_begin = sentences_[s].begin;
+    const size_t sentence_end = sentences_[s].end;
+    for (size_t pos = k;; --pos) {
+      size_t gap_begin = pos > first ? occs_[pos - 1].end : sentence_begin;
+      gap_begin = std::min<size_t>(std::max(gap_begin, sentence_begin), occs_[pos].begin);
+      std::string words = ContentWords(gap_begin, occs_[pos].begin, /*last=*/true);
+      if (!words.empty()) return words;
+      if (pos == first) break;
+    }
+    size_t gap_end = sentence_end;
+    for (size_t n = k + 1; n < occs_.size() && occs_[n].sentence == s; ++n) {
+      if (occs_[n].begin >= occs_[k].end) {
+        gap_end = occs_[n].begin;
+        break;
+      }
+    }
+    return ContentWords(std::min<size_t>(occs_[k].end, gap_end), gap_end, /*last=*/false);
+  }
+
+  // The last (or first) max_relation_words whitespace-separated words of
+  // text[b, e), trimmed of list punctuation at both ends; empty when the
+  // range holds no word with a letter or digit other than "and"/"or".
+  std::string ContentWords(size_t b, size_t e, bool last) const {
+    std::vector<std::string_view> words;
+    std::string_view text(passage_.text);
+    size_t i = b;
+    while (i < e) {
+      while (i < e && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+      size_t j = i;
+      while (j < e && !std::isspace(static_cast<unsigned char>(text[j]))) ++j;
+      if (j > i) words.push_back(text.substr(i, j - i));
+      i = j;
+    }
+    auto trim = [](std::string_view w) {
+      while (!w.empty() && std::ispunct(static_cast<unsigned char>(w.front()))) w.remove_prefix(1);
+      while (!w.empty() && std::ispunct(static_cast<unsigned char>(w.back()))) w.remove_suffix(1);
+      return w;
+    };
+    // Drop separator words at both ends.
+    auto separator = [&](std::string_view w) {
+      w = trim(w);
+      return w.empty() || w == "and" || w == "or";
+    };
+    while (!words.empty() && separator(words.back())) words.pop_back();
+    size_t from = 0;
+    while (from < words.size() && separator(words[from])) ++from;
+    if (from >= words.size()) return "";
+    const size_t n = std::min(options_.max_relation_words, words.size() - from);
+    const size_t lo = last ? words.size() - n : from;
+    std::string out;
+    for (size_t w = lo; w < lo + n; ++w) {
+      std::string_view x = words[w];
+      if (w == lo) x = trim(x);
+      if (w + 1 == lo + n) x = trim(x);
+      if (x.empty()) continue;
+      if (!out.empty()) out += ' ';
+      out += x;
+    }
+    return CapUtf8(std::move(out), options_.max_relation_bytes);
   }
 
   const HeuristicExtractorOptions& options_;
@@ -522,6 +611,7 @@ Result<HeuristicExtractor> HeuristicExtractor::Create(HeuristicExtractorOptions 
   };
   if (options.max_entities_per_sentence < 2) return bad("max_entities_per_sentence", ">= 2");
   if (options.max_relation_bytes < 16) return bad("max_relation_bytes", ">= 16");
+  if (options.max_relation_words < 1) return bad("max_relation_words", ">= 1");
   if (options.max_description_bytes < 16) return bad("max_description_bytes", ">= 16");
   if (options.max_alias_candidates < 1) return bad("max_alias_candidates", ">= 1");
   if (options.spans.max_span_tokens < 1) return bad("spans.max_span_tokens", ">= 1");

@@ -150,7 +150,15 @@ struct HeuristicExtractorOptions {
   // Per sentence, only the first this many distinct entities (by first
   // occurrence) form pairs: at most k(k-1)/2 facts, plus k title pairs.
   size_t max_entities_per_sentence = 8;
-  // Relation (sentence) text cap, cut at a UTF-8 boundary.
+  // Relation text of a fact. kPhrase: the words that introduce the later of
+  // the two mentions in the sentence, at most max_relation_words ("silent
+  // drama film directed by" for (Devotion, Guido Brignone)), so facts of one
+  // sentence differ by what links them, as OpenIE predicates do; the
+  // sentence when there are none. kSentence: always the whole sentence.
+  enum class Relation { kPhrase, kSentence };
+  Relation relation = Relation::kPhrase;
+  size_t max_relation_words = 8;
+  // Relation text cap, cut at a UTF-8 boundary.
   size_t max_relation_bytes = 300;
   // Entity description (first sentence of the title passage) cap.
   size_t max_description_bytes = 1000;

@@ -1,6 +1,7 @@
 #include "retrieval/fact_seeds.h"
 
 #include <algorithm>
+#include <functional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -110,6 +111,53 @@ std::vector<double> MinMaxNormalize(const std::vector<float>& values) {
   if (!(range > 0)) return out;
   for (size_t i = 0; i < values.size(); ++i) out[i] = (values[i] - *lo) / range;
   return out;
+}
+
+Status PriorOptions::Override(ParamReader& r, const std::string& prefix) {
+  FLOWRAG_RETURN_IF_ERROR(r.Read(prefix + ".prior", &source));
+  FLOWRAG_RETURN_IF_ERROR(r.Read(prefix + ".prior_top", &top));
+  if (source != "dense" && source != "bm25" && source != "hybrid") {
+    return Status::InvalidArgument("option " + prefix + ".prior=\"" + source +
+                                   "\": expected dense, bm25 or hybrid");
+  }
+  return Status::Ok();
+}
+
+std::vector<double> PassagePrior(const Snapshot& s, const std::string& query,
+                                 const QueryScores& qs, const PriorOptions& o) {
+  std::vector<double> prior;
+  if (o.source != "bm25") prior = MinMaxNormalize(qs.passage_scores);
+  if (o.source != "dense") {
+    std::vector<float> bm25(qs.passage_scores.size(), 0.0f);
+    for (const Bm25Hit& h : s.bm25().Search(query, bm25.size(), Bm25Params{})) {
+      if (h.doc < bm25.size()) bm25[h.doc] = h.score;
+    }
+    std::vector<double> lexical = MinMaxNormalize(bm25);
+    if (prior.empty()) {
+      prior = std::move(lexical);
+    } else {
+      for (size_t p = 0; p < prior.size(); ++p) prior[p] = 0.5 * (prior[p] + lexical[p]);
+    }
+  }
+  if (o.top > 0 && o.top < prior.size()) {
+    std::vector<double> sorted = prior;
+    std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(o.top - 1),
+                     sorted.end(), std::greater<double>());
+    const double cut = sorted[o.top - 1];
+    // Ties at the cut are broken by passage index, so exactly `top` stay.
+    size_t above = 0;
+    for (double v : prior) above += v > cut;
+    size_t ties_left = o.top - above;
+    for (double& v : prior) {
+      if (v > cut) continue;
+      if (v == cut && ties_left > 0) {
+        --ties_left;
+        continue;
+      }
+      v = 0.0;
+    }
+  }
+  return prior;
 }
 
 Result<FactSeeds> SeedWalkFromFacts(const KnowledgeGraph& g, const QueryScores& qs,

@@ -26,11 +26,13 @@
 #define FLOWRAG_RETRIEVAL_FACT_SEEDS_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "common/matrix.h"
 #include "flowrag/status.h"
 #include "graph/knowledge_graph.h"
+#include "retrieval/params.h"
 #include "retrieval/retriever.h"
 #include "graph/snapshot.h"
 
@@ -78,6 +80,26 @@ Result<QueryScores> ScoreQuery(const Snapshot& snapshot, const std::string& quer
 
 // (x − min) / (max − min) over `values`; all zeros when max == min.
 std::vector<double> MinMaxNormalize(const std::vector<float>& values);
+
+// The passage part of the walks' reset vector, per passage index in [0, 1].
+//   source "dense"   min-max normalised dense cosine (HippoRAG 2, SemFlowRAG A.2)
+//   source "bm25"    min-max normalised BM25 score (0 for passages sharing no term)
+//   source "hybrid"  the mean of the two
+//   top              keep only the `top` best passages (0 = all, as in HippoRAG 2):
+//                    the rest get 0, so the walk starts near the query
+//                    instead of from every passage (the push solver's work
+//                    grows with the reset's support).
+// The embedder behind "dense" is the configured one; offline it is the
+// hashed lexical embedder, which ranks passages below BM25, hence the choice.
+struct PriorOptions {
+  std::string source = "hybrid";
+  size_t top = 0;
+  // Reads `<prefix>.prior` and `<prefix>.prior_top`; InvalidArgument on an
+  // unknown source.
+  Status Override(ParamReader& r, const std::string& prefix);
+};
+std::vector<double> PassagePrior(const Snapshot& snapshot, const std::string& query,
+                                 const QueryScores& qs, const PriorOptions& options);
 
 // The seeding step both fact-seeded walks share (HippoRAG 2, SemFlowRAG §3.3):
 // SeedsFromFacts on the query vector (no seeds when the graph has no fact

@@ -33,6 +33,7 @@ Status PprOptions::Override(ParamReader& r) {
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.epsilon", &epsilon));
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.tolerance", &tolerance));
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.max_nodes", &max_nodes));
+  FLOWRAG_RETURN_IF_ERROR(prior.Override(r, "ppr"));
   if (!(damping >= 0 && damping < 1)) {
     return Status::InvalidArgument("option ppr.damping: expected 0 <= d < 1");
   }
@@ -185,7 +186,7 @@ Result<RetrievalOutput> PprRetriever::Retrieve(const Snapshot& s, const Retrieva
   }
 
   // Reset vector (unnormalised): entity seeds + passage prior.
-  const std::vector<double> dense = MinMaxNormalize(qs.passage_scores);
+  const std::vector<double> dense = PassagePrior(s, r.query, qs, o.prior);
   std::vector<NodeWeight> reset;
   reset.reserve(fs.seeds.size() + dense.size());
   std::unordered_map<uint32_t, double> seed_weight;

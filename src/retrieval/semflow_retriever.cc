@@ -36,6 +36,7 @@ Status SemFlowOptions::Override(ParamReader& r) {
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.epsilon", &epsilon));
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.tolerance", &tolerance));
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.max_nodes", &max_nodes));
+  FLOWRAG_RETURN_IF_ERROR(prior.Override(r, "semflow"));
   if (!(reset > 0 && reset <= 1)) {
     return Status::InvalidArgument("option semflow.reset: expected 0 < reset <= 1");
   }
@@ -195,7 +196,7 @@ Result<RetrievalOutput> SemFlowRetriever::Retrieve(const Snapshot& s,
     return out;
   }
 
-  const std::vector<double> dense = MinMaxNormalize(qs.passage_scores);
+  const std::vector<double> dense = PassagePrior(s, r.query, qs, o.prior);
   std::vector<NodeWeight> reset;
   reset.reserve(fs.seeds.size() + dense.size());
   std::unordered_map<uint32_t, double> seed_weight;
