@@ -29,11 +29,13 @@
 //  * Facts. For every sentence, every unordered pair of distinct entities
 //    occurring in it (the first max_entities_per_sentence by first
 //    occurrence) gives a triple: subject = the earlier entity, object = the
-//    later one, relation = the sentence text (whitespace collapsed, capped at
-//    max_relation_bytes at a UTF-8 boundary). A titled passage is about its
-//    title subject, so the title entity also pairs with every entity of
+//    later one, relation = the phrase that introduces the later mention
+//    (options.relation; or the sentence text), whitespace collapsed, capped
+//    at max_relation_bytes at a UTF-8 boundary. A titled passage is about
+//    its title subject, so the title entity also pairs with every entity of
 //    every sentence that does not name it ("She was a daughter of Boso" in
-//    the passage titled "Teutberga" gives (Teutberga, <sentence>, Boso)).
+//    the passage titled "Teutberga" gives (Teutberga, "She was a daughter
+//    of", Boso)).
 //    Pairs of two literals (DATE/NUMBER) are skipped unless pair_literals.
 //
 // A span inside the range of a title or dictionary match is part of the
