@@ -69,9 +69,12 @@ struct EvalReport {
   double latency_p50_ms = 0.0;        // wall time of Engine::Query
   double latency_p99_ms = 0.0;
   double latency_mean_ms = 0.0;
+  double nodes_touched_p50 = 0.0;     // RetrievalDiagnostics, median over questions
+  double edges_touched_p50 = 0.0;
   std::vector<QuestionRecord> records;
 
-  // {"bench", "method", "questions", "recall": {"1": x, ...}, "latency_ms": {"p50", "p99"}}
+  // {"bench", "method", "questions", "recall": {"1": x, ...}, "latency_ms": {"p50", "p99"},
+  //  "touched_p50": {"nodes", "edges"}}
   std::string ToJson() const;
 };
 

@@ -45,6 +45,7 @@ std::string EvalReport::ToJson() const {
   j["recall"] = r;
   j["latency_ms"] = {{"p50", std::round(latency_p50_ms * 1000.0) / 1000.0},
                      {"p99", std::round(latency_p99_ms * 1000.0) / 1000.0}};
+  j["touched_p50"] = {{"nodes", nodes_touched_p50}, {"edges", edges_touched_p50}};
   return j.dump();
 }
 
@@ -60,7 +61,7 @@ Result<EvalReport> Evaluate(const Engine& engine, const Benchmark& bench,
   report.method = query.method;
   const size_t n = options.limit > 0 ? std::min(options.limit, bench.questions.size())
                                      : bench.questions.size();
-  std::vector<double> latencies;
+  std::vector<double> latencies, nodes_touched, edges_touched;
   Progress progress("eval " + bench.name + " " + query.method, "questions", n, options.progress);
   for (size_t i = 0; i < n; ++i) {
     const BenchQuestion& q = bench.questions[i];
@@ -70,6 +71,8 @@ Result<EvalReport> Evaluate(const Engine& engine, const Benchmark& bench,
                           std::chrono::steady_clock::now() - start).count();
     if (!result.ok()) return result.status().WithContext("question " + q.id);
     latencies.push_back(ms);
+    nodes_touched.push_back(static_cast<double>(result->diagnostics.nodes_touched));
+    edges_touched.push_back(static_cast<double>(result->diagnostics.edges_touched));
     QuestionRecord rec;
     rec.id = q.id;
     rec.latency_ms = ms;
@@ -94,6 +97,8 @@ Result<EvalReport> Evaluate(const Engine& engine, const Benchmark& bench,
   for (auto& [k, v] : report.recall) v = n > 0 ? 100.0 * v / static_cast<double>(n) : 0.0;
   report.latency_p50_ms = Percentile(latencies, 50);
   report.latency_p99_ms = Percentile(latencies, 99);
+  report.nodes_touched_p50 = Percentile(nodes_touched, 50);
+  report.edges_touched_p50 = Percentile(edges_touched, 50);
   double sum = 0;
   for (double l : latencies) sum += l;
   report.latency_mean_ms = latencies.empty() ? 0.0 : sum / latencies.size();

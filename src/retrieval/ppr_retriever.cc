@@ -179,6 +179,7 @@ Result<RetrievalOutput> PprRetriever::Retrieve(const Snapshot& s, const Retrieva
   fo.seeds = o.seeds;
   fo.normalize_scores = true;   // HippoRAG 2 normalises fact scores
   FLOWRAG_ASSIGN_OR_RETURN(FactSeeds fs, SeedWalkFromFacts(g, qs, fo, &out));
+  out.diagnostics.extra["seeding_ms"] = MillisSince(start);
   if (fs.seeds.empty()) {  // no usable fact → dense passage retrieval
     RankDenseFallback(qs, r.top_k, &out);
     out.diagnostics.time_ms = MillisSince(start);
@@ -186,7 +187,9 @@ Result<RetrievalOutput> PprRetriever::Retrieve(const Snapshot& s, const Retrieva
   }
 
   // Reset vector (unnormalised): entity seeds + passage prior.
+  auto t_prior = std::chrono::steady_clock::now();
   const std::vector<double> dense = PassagePrior(s, r.query, qs, o.prior);
+  out.diagnostics.extra["prior_ms"] = MillisSince(t_prior);
   std::vector<NodeWeight> reset;
   reset.reserve(fs.seeds.size() + dense.size());
   std::unordered_map<uint32_t, double> seed_weight;

@@ -110,18 +110,22 @@ Result<RetrievalOutput> SaRetriever::Retrieve(const Snapshot& s,
         "sa retrieval: the store has no passage embeddings for the configured embedder "
         "(run `flowrag index` first)");
   }
-  if (g.description_index() == nullptr || g.num_descriptions() == 0) {
+  // Seeds come from entity descriptions; a graph without them (an imported
+  // OpenIE graph) seeds from the entity names instead.
+  const bool by_names = g.description_index() == nullptr || g.num_descriptions() == 0;
+  const VectorIndex* seed_index = by_names ? g.entity_index() : g.description_index();
+  if (seed_index == nullptr) {
     return Status::FailedPrecondition(
-        "sa retrieval: the knowledge graph has no entity description vectors");
+        "sa retrieval: the knowledge graph has no entity description or name vectors");
   }
   std::string q(r.query);
   FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix qm, s.embedder()->Embed(std::span<const std::string>(&q, 1)));
-  if (qm.cols != s.dense()->Dimension() || qm.cols != g.description_index()->Dimension()) {
+  if (qm.cols != s.dense()->Dimension() || qm.cols != seed_index->Dimension()) {
     return Status::FailedPrecondition("sa retrieval: query embedding has " +
                                       std::to_string(qm.cols) +
-                                      " dimensions, the passage/description indexes have " +
+                                      " dimensions, the passage/seed indexes have " +
                                       std::to_string(s.dense()->Dimension()) + "/" +
-                                      std::to_string(g.description_index()->Dimension()));
+                                      std::to_string(seed_index->Dimension()));
   }
   const float* qv = qm.row(0);
 
@@ -137,8 +141,8 @@ Result<RetrievalOutput> SaRetriever::Retrieve(const Snapshot& s,
   dp.k = opt.k;
   VectorSearchStats dstats;
   std::vector<uint32_t> nodes;  // local → entity index; seeds first
-  for (const VectorHit& h : g.description_index()->Search(qv, dp, &dstats)) {
-    const uint32_t e = g.DescriptionEntity(h.id);
+  for (const VectorHit& h : seed_index->Search(qv, dp, &dstats)) {
+    const uint32_t e = by_names ? h.id : g.DescriptionEntity(h.id);
     if (sc.entity_stamp[e] == gen) continue;
     sc.entity_stamp[e] = gen;
     sc.entity_local[e] = static_cast<uint32_t>(nodes.size());
@@ -392,6 +396,7 @@ Result<RetrievalOutput> SaRetriever::Retrieve(const Snapshot& s,
   diag.nodes_touched = hop_entities + candidates.size();
   diag.edges_touched = entries_scanned + mention_entries;
   diag.extra["seeds"] = static_cast<double>(num_seeds);
+  diag.extra["seeds_by_name"] = by_names ? 1 : 0;
   diag.extra["subgraph_entities"] = static_cast<double>(hop_entities);
   diag.extra["sa_entities"] = static_cast<double>(nodes.size());
   diag.extra["subgraph_arcs"] = static_cast<double>(sg.num_arcs());

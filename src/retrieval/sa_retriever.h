@@ -5,6 +5,8 @@
 //  1. Seeds (§5.4). The query is embedded with the snapshot's embedder; the
 //     top-k entity descriptions by cosine (description vector index) give
 //     their entities (DESCRIBES), deduplicated, best description first.
+//     A graph without descriptions (an imported OpenIE graph) seeds from
+//     the top-k entity names instead (diagnostics.extra["seeds_by_name"]).
 //  2. Subgraph (§5.4). All entities within `hops` RELATED_TO hops of a seed
 //     (BFS by hop level, neighbours in id order) and every RELATED_TO arc
 //     between two of them, one arc per fact and direction (both directions:
@@ -73,7 +75,7 @@
 //   sa.all_arcs        exact traversal over all arcs, see step 3     (false)
 //
 // Errors: FailedPrecondition when the snapshot has no knowledge graph, no
-// description vectors or no dense passage index; InvalidArgument for bad
+// description or entity vectors or no dense passage index; InvalidArgument for bad
 // overrides.
 // Complexity: O(k·log D) description search + O(subgraph arcs · nnz of the
 // relation vectors) weights + O(k·subgraph) activation + O(P·nnz(q)) dense

@@ -201,9 +201,15 @@ Status RunEval(EvalArgs args) {
     args.db = CacheDir() + "/" + bench.name + "-" + args.chunking + ".db";
   }
   FLOWRAG_ASSIGN_OR_RETURN(auto engine, Engine::Open(args.db, args.engine));
-  // A no-op when the corpus is already indexed (content hashes match).
-  FLOWRAG_ASSIGN_OR_RETURN(IndexReport ir, engine->Index({args.bench}, io));
-  if (!args.quiet && ir.documents_added + ir.documents_replaced > 0) PrintIndexReport(ir);
+  // An empty store gets the corpus indexed with the defaults; a store that
+  // already holds documents is evaluated as it is, so a graph built another
+  // way (`index --extractor none` + `import-openie`) is not extended by a
+  // second extractor.
+  FLOWRAG_ASSIGN_OR_RETURN(StoreStats before, engine->Stats());
+  if (before.documents == 0) {
+    FLOWRAG_ASSIGN_OR_RETURN(IndexReport ir, engine->Index({args.bench}, io));
+    if (!args.quiet) PrintIndexReport(ir);
+  }
 
   std::ofstream records;
   if (!args.records.empty()) {
