@@ -405,5 +405,25 @@ TEST_F(SemFlowDemoTest, DeterministicAcrossRunsAndThreads) {
   EXPECT_EQ(mismatches.load(), 0);
 }
 
+
+TEST_F(SemFlowDemoTest, EntitiesNamedInTheQueryAreSeeds) {
+  auto snap = Snap();
+  const KnowledgeGraph& g = *snap->graph();
+  const std::string q = "Which club is older, Hollin Bay Athletic or Port Calder Rowing Club?";
+  auto named = Run(q, 5);
+  auto facts_only = Run(q, 5, {{"semflow.name_seeds", "false"}});
+  ASSERT_TRUE(named.ok() && facts_only.ok());
+  auto has_seed = [&](const RetrievalOutput& out, const std::string& name) {
+    for (const NodeScore& s : out.seeds) {
+      if (g.EntityName(g.LocalIndex(s.node)) == name) return true;
+    }
+    return false;
+  };
+  EXPECT_GE(named->diagnostics.extra.at("name_seeds"), 2.0);
+  EXPECT_TRUE(has_seed(*named, "Hollin Bay Athletic"));
+  EXPECT_TRUE(has_seed(*named, "Port Calder Rowing Club"));
+  EXPECT_EQ(facts_only->diagnostics.extra.count("name_seeds"), 0u);
+}
+
 }  // namespace
 }  // namespace flowrag

@@ -407,7 +407,10 @@ TEST(SparseIndexTest, MatchesBruteForceIncludingZeroAndNegativeScores) {
   EXPECT_LT(Density(data), 0.06);
   for (int trial = 0; trial < 30; ++trial) {
     std::vector<float> q(d, 0.0f);
-    for (int i = 0; i < 4; ++i) q[rng() % d] = u(rng);
+    // 4 non-zeros touch ~56 postings (the touched-ids path), 40 touch ~560
+    // (the scan-every-id path, >= n/4 postings).
+    const int nnz = trial % 4 < 2 ? 4 : 40;
+    for (int i = 0; i < nnz; ++i) q[rng() % d] = u(rng);
     VectorSearchParams params;
     params.k = trial % 3 == 0 ? 250 : 10;  // deep enough to need zero-score fill
     if (trial % 2) params.filter = [](uint32_t id) { return id % 4 != 1; };

@@ -1,5 +1,8 @@
 #include "retrieval/fact_seeds.h"
 
+#include "retrieval/keywords.h"
+#include "retrieval/seeds.h"
+
 #include <algorithm>
 #include <functional>
 #include <span>
@@ -160,14 +163,37 @@ std::vector<double> PassagePrior(const Snapshot& s, const std::string& query,
   return prior;
 }
 
-Result<FactSeeds> SeedWalkFromFacts(const KnowledgeGraph& g, const QueryScores& qs,
-                                    const FactSeedOptions& options, RetrievalOutput* out) {
+Result<FactSeeds> SeedWalkFromFacts(const Snapshot& s, const std::string& query,
+                                    const QueryScores& qs, const FactSeedOptions& options,
+                                    RetrievalOutput* out) {
+  const KnowledgeGraph& g = *s.graph();
   FactSeeds fs;
   if (g.fact_index() != nullptr) {
     FLOWRAG_ASSIGN_OR_RETURN(fs, SeedsFromFacts(g, qs.query.row(0), options));
   }
   for (const FactHit& f : fs.facts) out->keywords.push_back(g.FactTextOf(f.fact_text));
   out->diagnostics.candidates_scored = qs.candidates_scored + fs.candidates_scored;
+  if (!options.name_seeds) return fs;
+
+  KeywordOptions ko;
+  ko.spans = ko.phrases = ko.content_words = false;
+  const QueryKeywords named = ExtractKeywords(query, &GraphQueryIndex::For(s)->names(), ko);
+  const double best =
+      options.normalize_scores || fs.facts.empty() ? 1.0 : fs.facts.front().score;
+  for (uint32_t e : named.matched_entities) {
+    const double w = best / std::max<uint32_t>(1, g.EntityPassageCount(e));
+    auto it = std::find_if(fs.seeds.begin(), fs.seeds.end(),
+                           [&](const EntitySeed& sd) { return sd.entity == e; });
+    if (it == fs.seeds.end()) {
+      fs.seeds.push_back({e, w});
+    } else {
+      it->weight = std::max(it->weight, w);
+    }
+  }
+  std::sort(fs.seeds.begin(), fs.seeds.end(), [](const EntitySeed& a, const EntitySeed& b) {
+    return a.weight != b.weight ? a.weight > b.weight : a.entity < b.entity;
+  });
+  out->diagnostics.extra["name_seeds"] = static_cast<double>(named.matched_entities.size());
   return fs;
 }
 

@@ -42,6 +42,9 @@ struct FactSeedOptions {
   size_t facts = 12;  // fact texts kept (SemFlowRAG A.2: top 12 facts)
   size_t seeds = 20;  // entity seeds kept (SemFlowRAG A.2: top 20 entity seeds)
   bool normalize_scores = false;
+  // Entities whose name the query spells out (SeedWalkFromFacts) join the
+  // seeds as if a fact naming them had the best fact's score.
+  bool name_seeds = true;
 };
 
 struct FactHit {
@@ -105,8 +108,18 @@ std::vector<double> PassagePrior(const Snapshot& snapshot, const std::string& qu
 // SeedsFromFacts on the query vector (no seeds when the graph has no fact
 // index); the retrieved fact texts go to out->keywords and the candidate
 // counts to out->diagnostics.
-Result<FactSeeds> SeedWalkFromFacts(const KnowledgeGraph& g, const QueryScores& qs,
-                                    const FactSeedOptions& options, RetrievalOutput* out);
+//
+// With options.name_seeds, the entities whose names occur in `query`
+// (keywords.h ExtractKeywords: capitalised or numeric, not stopwords only)
+// are seeds too, with weight = best fact score / EntityPassageCount(e) (1 /
+// count when scores are normalised or no fact matched), or their fact
+// weight when higher. They are kept in addition to the `seeds` best fact
+// seeds: HippoRAG 1 links the query's named entities to graph nodes the
+// same way; with the offline lexical embedder a fact rarely outranks the
+// question's own names. diagnostics.extra["name_seeds"] counts them.
+Result<FactSeeds> SeedWalkFromFacts(const Snapshot& s, const std::string& query,
+                                    const QueryScores& qs, const FactSeedOptions& options,
+                                    RetrievalOutput* out);
 
 // The walks' fallback when no fact yields a seed: the dense ranking's top_k
 // (score desc, passage asc), marked extra["fallback_dense"] = 1.

@@ -27,6 +27,7 @@ Status PprOptions::Override(ParamReader& r) {
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.damping", &damping));
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.facts", &facts));
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.seeds", &seeds));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.name_seeds", &name_seeds));
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.passage_weight", &passage_weight));
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.synonyms", &synonyms));
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.solver", &solver));
@@ -177,8 +178,9 @@ Result<RetrievalOutput> PprRetriever::Retrieve(const Snapshot& s, const Retrieva
   FactSeedOptions fo;
   fo.facts = o.facts;
   fo.seeds = o.seeds;
+  fo.name_seeds = o.name_seeds;
   fo.normalize_scores = true;   // HippoRAG 2 normalises fact scores
-  FLOWRAG_ASSIGN_OR_RETURN(FactSeeds fs, SeedWalkFromFacts(g, qs, fo, &out));
+  FLOWRAG_ASSIGN_OR_RETURN(FactSeeds fs, SeedWalkFromFacts(s, r.query, qs, fo, &out));
   out.diagnostics.extra["seeding_ms"] = MillisSince(start);
   if (fs.seeds.empty()) {  // no usable fact → dense passage retrieval
     RankDenseFallback(qs, r.top_k, &out);

@@ -24,6 +24,7 @@
 //   ppr.damping         0.5    probability of following an edge (HippoRAG 2 `damping`)
 //   ppr.facts           5      fact texts used for seeds (HippoRAG 2 `linking_top_k`)
 //   ppr.seeds           5      entity seeds kept (HippoRAG 2 `linking_top_k`)
+//   ppr.name_seeds      true   entities named in the query are seeds too (fact_seeds.h)
 //   ppr.passage_weight  0.01   passage reset weight (HippoRAG 2 `passage_node_weight` 0.05)
 //   ppr.prior           hybrid passage prior source: dense|bm25|hybrid (HippoRAG 2: dense)
 //   ppr.prior_top       0      keep only the best N passages in the prior (0 = all)
@@ -56,6 +57,7 @@ struct PprOptions {
   double damping = 0.5;
   size_t facts = 5;
   size_t seeds = 5;
+  bool name_seeds = true;
   double passage_weight = 0.01;
   bool synonyms = true;
   std::string solver = "push";

@@ -31,42 +31,66 @@ std::vector<VectorHit> SparseIndex::Search(const float* query, const VectorSearc
                                            VectorSearchStats* stats) const {
   const size_t k = std::min(params.k, size_);
   if (k == 0 || !vector_internal::AllFinite(query, dim_)) return {};
-  thread_local std::vector<float> scores;
-  thread_local std::vector<uint32_t> touched;
-  if (scores.size() < size_) scores.resize(size_, 0.0f);
-  touched.clear();
-  thread_local std::vector<uint8_t> seen;
-  if (seen.size() < size_) seen.resize(size_, 0);
+  size_t postings = 0;
   for (size_t d = 0; d < dim_; ++d) {
-    const float q = query[d];
-    if (q == 0.0f) continue;
-    for (const Posting& p : lists_[d]) {
-      if (!seen[p.id]) {
-        seen[p.id] = 1;
-        touched.push_back(p.id);
-      }
-      scores[p.id] += q * p.value;
-    }
+    if (query[d] != 0.0f) postings += lists_[d].size();
   }
+  thread_local std::vector<float> scores;
+  if (scores.size() < size_) scores.resize(size_, 0.0f);  // all zero between calls
   vector_internal::TopK top(k);
   size_t scored = 0;
-  for (uint32_t id : touched) {
-    if (scores[id] < params.min_score || (params.filter && !params.filter(id))) continue;
-    ++scored;
-    if (!top.full() || scores[id] >= top.worst().score) top.Push(id, scores[id]);
-  }
-  // Vectors sharing no dimension with the query score exactly 0: they belong
-  // in the result when fewer than k vectors overlap the query or some overlap
-  // scored below 0. Ascending ids, so the first zeros found win ties.
-  for (uint32_t id = 0; params.min_score <= 0.0f && id < size_ &&
-                        (!top.full() || top.worst().score < 0.0f);
-       ++id) {
-    if (seen[id] || (params.filter && !params.filter(id))) continue;
-    top.Push(id, 0.0f);
-  }
-  for (uint32_t id : touched) {
+  auto offer = [&](uint32_t id) {
+    const float v = scores[id];
     scores[id] = 0.0f;
-    seen[id] = 0;
+    if (v < params.min_score || (top.full() && v < top.worst().score)) return;
+    if (params.filter && !params.filter(id)) return;
+    ++scored;
+    top.Push(id, v);
+  };
+  if (postings >= size_ / 4) {
+    // Long lists (the hashed embedder's character n-grams): accumulate, then
+    // scan every id; an id no list touched scores 0, as it should.
+    for (size_t d = 0; d < dim_; ++d) {
+      const float q = query[d];
+      if (q == 0.0f) continue;
+      for (const Posting& p : lists_[d]) scores[p.id] += q * p.value;
+    }
+    for (uint32_t id = 0; id < size_; ++id) offer(id);
+  } else {
+    // Short lists: track the touched ids and scan only those.
+    thread_local std::vector<uint32_t> touched;
+    thread_local std::vector<uint8_t> seen;
+    touched.clear();
+    if (seen.size() < size_) seen.resize(size_, 0);
+    for (size_t d = 0; d < dim_; ++d) {
+      const float q = query[d];
+      if (q == 0.0f) continue;
+      for (const Posting& p : lists_[d]) {
+        if (!seen[p.id]) {
+          seen[p.id] = 1;
+          touched.push_back(p.id);
+        }
+        scores[p.id] += q * p.value;
+      }
+    }
+    for (uint32_t id : touched) {
+      seen[id] = 0;
+      offer(id);
+    }
+    // Vectors sharing no dimension with the query score exactly 0: they
+    // belong in the result when fewer than k vectors overlap the query or
+    // some overlap scored below 0. Ascending ids, so the first zeros win ties.
+    std::sort(touched.begin(), touched.end());
+    size_t t = 0;
+    for (uint32_t id = 0; params.min_score <= 0.0f && id < size_ &&
+                          (!top.full() || top.worst().score < 0.0f);
+         ++id) {
+      while (t < touched.size() && touched[t] < id) ++t;
+      if ((t < touched.size() && touched[t] == id) || (params.filter && !params.filter(id))) {
+        continue;
+      }
+      top.Push(id, 0.0f);
+    }
   }
   if (stats != nullptr) stats->candidates_scored += scored;
   return top.Take();

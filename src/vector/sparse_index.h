@@ -6,9 +6,11 @@
 // value) pairs of the vectors whose coordinate d is non-zero. Memory: 8 bytes
 // per non-zero instead of 4·d per vector.
 // Search: scores = Σ_{d : q_d ≠ 0} q_d · list_d, accumulated in a per-thread
-// array, then the usual top-k (score desc, id asc). O(Σ_{d∈nnz(q)} |list_d| +
-// n) per query; exact, equal to the dense dot products up to float summation
-// order.
+// array, then the usual top-k (score desc, id asc). When the query's lists
+// hold at least n/4 postings every id is scanned (no per-posting
+// bookkeeping); otherwise only the touched ids are. O(Σ_{d∈nnz(q)} |list_d|
+// + n) per query; exact, equal to the dense dot products up to float
+// summation order.
 //
 // Thread-safety: Add() needs exclusive access; Search() may run concurrently.
 #ifndef FLOWRAG_VECTOR_SPARSE_INDEX_H_
