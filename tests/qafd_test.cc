@@ -142,7 +142,9 @@ TEST(FlowDiffusionTest, InvariantsAtDefaultEpsilon) {
     total += r.mass[i];
     EXPECT_GE(r.x[i], 0.0);
     // Complementary slackness: x_v > 0 ⇒ m_v = T_v up to the remaining excess.
-    if (r.x[i] > 0) EXPECT_NEAR(r.mass[i], r.capacity[i], o.epsilon) << r.nodes[i];
+    if (r.x[i] > 0) {
+      EXPECT_NEAR(r.mass[i], r.capacity[i], o.epsilon) << r.nodes[i];
+    }
     EXPECT_LE(r.mass[i], r.capacity[i] + o.epsilon);
   }
   EXPECT_NEAR(total, r.injected, 1e-9);
@@ -346,7 +348,8 @@ TEST_F(DemoQafdTest, EveryOptionRuns) {
   auto snap = Snap();
   QafdRetriever qafd;
   for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{
-           {"qafd.weights", "mean"}, {"qafd.weights", "product"}, {"qafd.similarity", "rbf"},
+           {"qafd.weights", "mean"}, {"qafd.weights", "product"}, {"qafd.similarity", "cosine"},
+           {"qafd.seed_ratio", "0"},
            {"qafd.capacity", "degree"}, {"qafd.passage_scoring", "entities"},
            {"qafd.subqueries", "true"}, {"qafd.synonyms", "false"}, {"qafd.alpha", "10"}}) {
     std::map<std::string, std::string> p = {{k, v}};
@@ -359,6 +362,22 @@ TEST_F(DemoQafdTest, EveryOptionRuns) {
   std::map<std::string, std::string> unknown = {{"qafd.nope", "1"}};
   auto bad = qafd.Retrieve(*snap, {"x", 5, &unknown});
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(DemoQafdTest, SeedRatioDropsWeakSeeds) {
+  auto snap = Snap();
+  QafdRetriever qafd;
+  const std::string q = "In which town was the man who founded the Lantern Tide Festival born?";
+  std::map<std::string, std::string> all = {{"qafd.seed_ratio", "0"}};
+  std::map<std::string, std::string> strict = {{"qafd.seed_ratio", "0.9"}};
+  auto a = qafd.Retrieve(*snap, {q, 5, &all});
+  auto b = qafd.Retrieve(*snap, {q, 5, &strict});
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_FALSE(b->seeds.empty());
+  EXPECT_LT(b->seeds.size(), a->seeds.size());
+  for (const NodeScore& s : b->seeds) EXPECT_GE(s.score, 0.9 * b->seeds.front().score - 1e-6);
+  std::map<std::string, std::string> bad = {{"qafd.seed_ratio", "1.5"}};
+  EXPECT_EQ(qafd.Retrieve(*snap, {q, 5, &bad}).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST_F(DemoQafdTest, OneHopPathsAndRegistry) {

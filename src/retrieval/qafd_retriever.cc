@@ -190,6 +190,7 @@ Status QafdOptions::Override(ParamReader& r) {
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.synonyms", &synonyms));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.seed_weighting", &seed_weighting));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.max_keywords", &max_keywords));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.seed_ratio", &seed_ratio));
   int w = static_cast<int>(weights), s = static_cast<int>(similarity),
       c = static_cast<int>(capacity), p = static_cast<int>(passage_scoring);
   FLOWRAG_RETURN_IF_ERROR(ReadEnum(r, "qafd.weights", {"mean", "product", "hybrid"}, &w));
@@ -205,6 +206,9 @@ Status QafdOptions::Override(ParamReader& r) {
   if (a < 0 || b < 0) return Status::InvalidArgument("option qafd.a / qafd.b: expected >= 0");
   if (!(epsilon > 0)) return Status::InvalidArgument("option qafd.epsilon: expected > 0");
   if (support < 0) return Status::InvalidArgument("option qafd.support: expected >= 0");
+  if (!(seed_ratio >= 0 && seed_ratio <= 1)) {
+    return Status::InvalidArgument("option qafd.seed_ratio: expected 0 <= r <= 1");
+  }
   if (!(rbf_gamma > 0)) return Status::InvalidArgument("option qafd.rbf_gamma: expected > 0");
   return Status::Ok();
 }
@@ -262,6 +266,10 @@ Result<RetrievalOutput> QafdRetriever::Retrieve(const Snapshot& s,
     row += 1 + run.keywords.size();
     auto t_seeds = std::chrono::steady_clock::now();
     FLOWRAG_ASSIGN_OR_RETURN(run.seeds, SelectSeeds(*g, kw, o.seeds));
+    if (!run.seeds.empty()) {  // best first: drop the tail below seed_ratio × best
+      const float cut = static_cast<float>(o.seed_ratio) * run.seeds.front().score;
+      while (run.seeds.size() > 1 && run.seeds.back().score < cut) run.seeds.pop_back();
+    }
     seeds_ms += MillisSince(t_seeds);
     std::vector<FlowSource> sources;
     const double top = run.seeds.empty() ? 1.0 : std::max(1e-9, static_cast<double>(run.seeds[0].score));
