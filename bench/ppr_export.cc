@@ -121,19 +121,11 @@ int main(int argc, char** argv) {
     const std::string q = nlohmann::json::parse(line)["question"];
     auto qs = ScoreQuery(*snap, q);
     if (!qs.ok()) return Fail(qs.status().ToString());
-    FactSeedOptions fo;
-    fo.facts = defaults.facts;
-    fo.seeds = defaults.seeds;
-    fo.normalize_scores = true;
-    auto fs = SeedsFromFacts(g, qs->query.row(0), fo);
-    if (!fs.ok()) return Fail(fs.status().ToString());
-    if (fs->seeds.empty()) continue;  // the retriever falls back to dense here
-    std::vector<NodeWeight> reset;
-    for (const EntitySeed& e : fs->seeds) reset.push_back({g.EntityNode(e.entity), e.weight});
-    const std::vector<double> dense = MinMaxNormalize(qs->passage_scores);
-    for (uint32_t p = 0; p < dense.size(); ++p) {
-      if (dense[p] > 0) reset.push_back({p, dense[p] * defaults.passage_weight});
-    }
+    RetrievalOutput scratch;
+    auto pr = BuildPprReset(*snap, q, *qs, defaults, &scratch);  // the retriever's reset
+    if (!pr.ok()) return Fail(pr.status().ToString());
+    if (pr->seeds.seeds.empty()) continue;  // the retriever falls back to dense here
+    const std::vector<NodeWeight>& reset = pr->entries;
     auto norm = NormalizeReset(reset, graph.num_nodes());
     if (!norm.ok()) return Fail(norm.status().ToString());
     {

@@ -1,6 +1,8 @@
-// qafd_scaling: how QAFD flow diffusion and the one-hop baseline scale with
-// the graph at a fixed seed count (QAFD-RAG §3: the push method's cost is
-// O(d̄·‖Δ‖₁·log 1/ε), set by the retrieved subgraph, not by |V| or |E|).
+// qafd_scaling: how QAFD flow diffusion, SA-RAG spreading activation and the
+// one-hop baseline scale with the graph at a fixed seed count (QAFD-RAG §3:
+// the push method's cost is O(d̄·‖Δ‖₁·log 1/ε), set by the retrieved
+// subgraph, not by |V| or |E|; SA-RAG §5.4–5.5: an n-hop subgraph around k
+// seeds, then Algorithm 1 on it).
 //
 // Synthetic graph per size: E entities on a ring with community structure
 // (each entity links to ~k/2 random entities within a window of 64 and, with
@@ -9,11 +11,17 @@
 // an Input filled here (no store). The diffusion runs on RELATED_TO +
 // MENTIONS with hybrid query-aware weights from per-node pseudo-similarities
 // (a hash, so each weight costs a computation as in the engine), 40 seeds in
-// one window, α = 50, T = 1, ε = 0.05 (the paper's defaults).
+// one window, α = 50, T = 1, ε = 0.05 (the paper's defaults). SA: the first
+// k = 10 of those seeds, the n = 3 hop RELATED_TO subgraph (capped at 50,000
+// entities as in the retriever), link weights w' = (w − 0.4)/0.6 clipped at 0
+// from the same pseudo-similarities, Algorithm 1, activated entities above
+// τa = 0.5 and the passages mentioning them (the retriever's steps 2–4
+// without the embedding lookups).
 //
 // Usage: qafd_scaling [max_edges=10000000] [queries=20]
 // Prints one row per size: edges, nodes, build s, QAFD p50/p99 ms, pushes,
-// nodes touched, edges touched, one-hop p50 ms.
+// nodes touched, edges touched, one-hop p50 ms, max residual, SA p50/p99 ms,
+// SA subgraph entities and arcs (medians).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -24,6 +32,7 @@
 #include "graph/knowledge_graph.h"
 #include "retrieval/flow_diffusion.h"
 #include "retrieval/qafd_retriever.h"
+#include "retrieval/spreading_activation.h"
 
 namespace flowrag {
 namespace {
@@ -113,6 +122,57 @@ std::shared_ptr<const KnowledgeGraph> MakeGraph(size_t edges, uint64_t seed) {
   return *g;
 }
 
+struct SaCost {
+  size_t entities = 0, arcs = 0, passages = 0;
+};
+
+// The SA retriever's steps 2–4 on the synthetic graph (see the file comment).
+SaCost RunSa(const KnowledgeGraph& g, const std::vector<uint32_t>& seed_entities) {
+  constexpr size_t kHops = 3, kMaxEntities = 50000;
+  const Csr& rel = g.Edges(EdgeKind::kRelatedTo);
+  std::unordered_map<uint32_t, uint32_t> local;  // entity → local id
+  std::vector<uint32_t> nodes;
+  for (uint32_t e : seed_entities) {
+    if (local.emplace(e, static_cast<uint32_t>(nodes.size())).second) nodes.push_back(e);
+  }
+  size_t begin = 0;
+  for (size_t hop = 0; hop < kHops && nodes.size() < kMaxEntities; ++hop) {
+    const size_t end = nodes.size();
+    for (size_t i = begin; i < end && nodes.size() < kMaxEntities; ++i) {
+      const uint32_t u = g.EntityNode(nodes[i]);
+      for (uint64_t j = rel.Begin(u); j < rel.End(u) && nodes.size() < kMaxEntities; ++j) {
+        const uint32_t e = g.LocalIndex(rel.targets[j]);
+        if (local.emplace(e, static_cast<uint32_t>(nodes.size())).second) nodes.push_back(e);
+      }
+    }
+    begin = end;
+  }
+  std::vector<SaGraph::Arc> arcs;
+  for (uint32_t i = 0; i < nodes.size(); ++i) {
+    const uint32_t u = g.EntityNode(nodes[i]);
+    for (uint64_t j = rel.Begin(u); j < rel.End(u); ++j) {
+      auto it = local.find(g.LocalIndex(rel.targets[j]));
+      if (it == local.end()) continue;
+      const float w = RescaleLinkWeight(static_cast<float>(Sim(u, rel.targets[j])), 0.4f);
+      if (w > 0) arcs.push_back({i, it->second, w});
+    }
+  }
+  const SaGraph sg = SaGraph::FromArcs(nodes.size(), arcs);
+  std::vector<uint32_t> seeds(std::min(seed_entities.size(), nodes.size()));
+  for (uint32_t i = 0; i < seeds.size(); ++i) seeds[i] = i;
+  const SaRun run = SpreadActivation(sg, seeds);
+  const Csr& men = g.Edges(EdgeKind::kMentions);
+  std::unordered_map<uint32_t, float> passages;
+  for (uint32_t v : ActivatedNodes(run, 0.5f)) {
+    const uint32_t node = g.EntityNode(nodes[v]);
+    for (uint64_t j = men.Begin(node); j < men.End(node); ++j) {
+      float& a = passages[men.targets[j]];
+      a = std::max(a, run.activation[v]);
+    }
+  }
+  return {nodes.size(), arcs.size(), passages.size()};
+}
+
 double Percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
   return v[static_cast<size_t>(p * static_cast<double>(v.size() - 1))];
@@ -125,15 +185,16 @@ int main(int argc, char** argv) {
   using namespace flowrag;
   const size_t max_edges = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 10000000;
   const int queries = argc > 2 ? std::atoi(argv[2]) : 20;
-  std::printf("%10s %10s %8s %10s %10s %8s %9s %9s %11s %10s\n", "edges", "nodes", "build_s",
-              "qafd_p50", "qafd_p99", "pushes", "nodes_t", "edges_t", "onehop_p50", "residual");
+  std::printf("%10s %10s %8s %10s %10s %8s %9s %9s %11s %10s %9s %9s %9s %9s\n", "edges", "nodes",
+              "build_s", "qafd_p50", "qafd_p99", "pushes", "nodes_t", "edges_t", "onehop_p50",
+              "residual", "sa_p50", "sa_p99", "sa_ents", "sa_arcs");
   for (size_t edges = 10000; edges <= max_edges; edges *= 10) {
     auto t0 = std::chrono::steady_clock::now();
     auto g = MakeGraph(edges, 42);
     const double build =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     BenchGraph bg(*g);
-    std::vector<double> qt, ot;
+    std::vector<double> qt, ot, st, sa_ents, sa_arcs;
     size_t pushes = 0, nodes = 0, etouched = 0;
     double residual = 0;
     std::mt19937 rng(7);
@@ -168,11 +229,21 @@ int main(int argc, char** argv) {
       std::partial_sort(top.begin(), top.begin() + std::min<size_t>(5, top.size()), top.end(),
                         std::greater<>());
       ot.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
+      // SA: the first 10 seeds (SA-RAG k = 10, n = 3).
+      std::vector<uint32_t> sa_seeds;
+      for (size_t i = 0; i < 10; ++i) sa_seeds.push_back(g->LocalIndex(src[i].node));
+      s = std::chrono::steady_clock::now();
+      const SaCost cost = RunSa(*g, sa_seeds);
+      st.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
+      sa_ents.push_back(static_cast<double>(cost.entities));
+      sa_arcs.push_back(static_cast<double>(cost.arcs));
     }
-    std::printf("%10zu %10zu %8.2f %10.3f %10.3f %8zu %9zu %9zu %11.3f %10.4f\n", edges,
-                g->num_nodes(), build, Percentile(qt, 0.5), Percentile(qt, 0.99),
+    std::printf("%10zu %10zu %8.2f %10.3f %10.3f %8zu %9zu %9zu %11.3f %10.4f %9.3f %9.3f %9.0f %9.0f\n",
+                edges, g->num_nodes(), build, Percentile(qt, 0.5), Percentile(qt, 0.99),
                 pushes / static_cast<size_t>(queries), nodes / static_cast<size_t>(queries),
-                etouched / static_cast<size_t>(queries), Percentile(ot, 0.5), residual);
+                etouched / static_cast<size_t>(queries), Percentile(ot, 0.5), residual,
+                Percentile(st, 0.5), Percentile(st, 0.99), Percentile(sa_ents, 0.5),
+                Percentile(sa_arcs, 0.5));
     std::fflush(stdout);
   }
   return 0;

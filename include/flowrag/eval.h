@@ -59,6 +59,7 @@ struct QuestionRecord {
   std::vector<std::string> retrieved_ids;  // deduplicated, best first
   double latency_ms = 0.0;
   std::map<size_t, double> recall;
+  RetrievalDiagnostics diagnostics;  // the method's own counters and stage timings
 };
 
 struct EvalReport {

@@ -76,6 +76,7 @@ Result<EvalReport> Evaluate(const Engine& engine, const Benchmark& bench,
     QuestionRecord rec;
     rec.id = q.id;
     rec.latency_ms = ms;
+    rec.diagnostics = result->diagnostics;
     std::vector<std::string> ids, titles;
     for (const ScoredPassage& p : result->passages) {
       ids.push_back(p.document_id);

@@ -165,6 +165,36 @@ void FillGraphOutput(const Snapshot& s, const TransitionSource& graph,
 
 // ---------------------------------------------------------------- retriever
 
+Result<PprReset> BuildPprReset(const Snapshot& s, const std::string& query, const QueryScores& qs,
+                               const PprOptions& o, RetrievalOutput* out) {
+  const auto start = std::chrono::steady_clock::now();
+  const KnowledgeGraph& g = *s.graph();
+  FactSeedOptions fo;
+  fo.facts = o.facts;
+  fo.seeds = o.seeds;
+  fo.name_seeds = o.name_seeds;
+  fo.normalize_scores = true;  // HippoRAG 2 normalises fact scores
+  PprReset reset;
+  FLOWRAG_ASSIGN_OR_RETURN(reset.seeds, SeedWalkFromFacts(s, query, qs, fo, out));
+  out->diagnostics.extra["seeding_ms"] = MillisSince(start);
+  if (reset.seeds.seeds.empty()) return reset;
+  const auto t_prior = std::chrono::steady_clock::now();
+  const std::vector<double> prior = PassagePrior(s, query, qs, o.prior);
+  out->diagnostics.extra["prior_ms"] = MillisSince(t_prior);
+  for (const EntitySeed& e : reset.seeds.seeds) {
+    reset.entries.push_back({g.EntityNode(e.entity), e.weight});
+    reset.total += e.weight;
+  }
+  for (uint32_t p = 0; p < prior.size(); ++p) {
+    const double w = prior[p] * o.passage_weight;
+    if (w > 0) {
+      reset.entries.push_back({p, w});
+      reset.total += w;
+    }
+  }
+  return reset;
+}
+
 Result<RetrievalOutput> PprRetriever::Retrieve(const Snapshot& s, const RetrievalRequest& r) const {
   const auto start = std::chrono::steady_clock::now();
   ParamReader reader(r.params);
@@ -175,51 +205,29 @@ Result<RetrievalOutput> PprRetriever::Retrieve(const Snapshot& s, const Retrieva
   const KnowledgeGraph& g = *s.graph();
 
   RetrievalOutput out;
-  FactSeedOptions fo;
-  fo.facts = o.facts;
-  fo.seeds = o.seeds;
-  fo.name_seeds = o.name_seeds;
-  fo.normalize_scores = true;   // HippoRAG 2 normalises fact scores
-  FLOWRAG_ASSIGN_OR_RETURN(FactSeeds fs, SeedWalkFromFacts(s, r.query, qs, fo, &out));
-  out.diagnostics.extra["seeding_ms"] = MillisSince(start);
-  if (fs.seeds.empty()) {  // no usable fact → dense passage retrieval
+  out.diagnostics.extra["query_ms"] = MillisSince(start);
+  FLOWRAG_ASSIGN_OR_RETURN(PprReset pr, BuildPprReset(s, r.query, qs, o, &out));
+  if (pr.seeds.seeds.empty()) {  // no usable fact or name → dense passage retrieval
     RankDenseFallback(qs, r.top_k, &out);
     out.diagnostics.time_ms = MillisSince(start);
     return out;
   }
-
-  // Reset vector (unnormalised): entity seeds + passage prior.
-  auto t_prior = std::chrono::steady_clock::now();
-  const std::vector<double> dense = PassagePrior(s, r.query, qs, o.prior);
-  out.diagnostics.extra["prior_ms"] = MillisSince(t_prior);
-  std::vector<NodeWeight> reset;
-  reset.reserve(fs.seeds.size() + dense.size());
-  std::unordered_map<uint32_t, double> seed_weight;
-  double total = 0.0;
-  for (const EntitySeed& e : fs.seeds) {
-    reset.push_back({g.EntityNode(e.entity), e.weight});
-    seed_weight[g.EntityNode(e.entity)] = e.weight;
-    total += e.weight;
-  }
-  for (uint32_t p = 0; p < dense.size(); ++p) {
-    const double w = dense[p] * o.passage_weight;
-    if (w > 0) {
-      reset.push_back({p, w});
-      total += w;
-    }
-  }
-  const double passage_weight = o.passage_weight;
+  const std::vector<NodeWeight>& reset = pr.entries;
+  const double total = pr.total;
+  std::unordered_map<uint32_t, double> reset_weight;  // nodes are distinct
+  reset_weight.reserve(reset.size());
+  for (const NodeWeight& w : reset) reset_weight.emplace(w.node, w.weight);
   auto reset_of = [&](uint32_t u) -> double {
-    if (u < dense.size()) return dense[u] * passage_weight / total;
-    auto it = seed_weight.find(u);
-    return it == seed_weight.end() ? 0.0 : it->second / total;
+    auto it = reset_weight.find(u);
+    return it == reset_weight.end() ? 0.0 : it->second / total;
   };
-  for (const EntitySeed& e : fs.seeds) {
+  for (const EntitySeed& e : pr.seeds.seeds) {
     out.seeds.push_back({g.EntityNode(e.entity), e.weight / total});
   }
 
   HippoRagGraph graph(g, o.synonyms);
   PprStats st;
+  const auto t_solve = std::chrono::steady_clock::now();
   if (o.solver == "push") {
     thread_local PushSolver solver;
     PushOptions po;
@@ -240,12 +248,13 @@ Result<RetrievalOutput> PprRetriever::Retrieve(const Snapshot& s, const Retrieva
     FillGraphOutput(s, graph, nodes, [&](uint32_t u) { return x[u]; }, reset_of, o.damping,
                     r.top_k, o.max_nodes, &out);
   }
+  out.diagnostics.extra["output_ms"] = MillisSince(t_solve) - st.time_ms;
   out.diagnostics.iterations = st.iterations;
   out.diagnostics.residual = st.residual;
   out.diagnostics.nodes_touched = st.nodes_touched;
   out.diagnostics.edges_touched = st.edges_touched;
   out.diagnostics.extra["solver_ms"] = st.time_ms;
-  out.diagnostics.extra["entity_seeds"] = static_cast<double>(fs.seeds.size());
+  out.diagnostics.extra["entity_seeds"] = static_cast<double>(pr.seeds.seeds.size());
   out.diagnostics.extra["converged"] = st.converged ? 1 : 0;
   out.diagnostics.time_ms = MillisSince(start);
   return out;

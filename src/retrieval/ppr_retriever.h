@@ -95,6 +95,19 @@ void FillGraphOutput(const Snapshot& snapshot, const TransitionSource& graph,
                      const std::function<double(uint32_t)>& reset, double damping, size_t top_k,
                      size_t max_nodes, RetrievalOutput* out);
 
+// The ppr retriever's reset vector for one query (see the file comment):
+// entity seeds (fact seeds plus entities named in the query) and the
+// passage prior × passage_weight, unnormalised. `seeds` empty means no fact
+// or name matched (the retriever then falls back to dense ranking).
+// `out` receives the keywords and seeding diagnostics.
+struct PprReset {
+  FactSeeds seeds;
+  std::vector<NodeWeight> entries;  // unnormalised, seeds first
+  double total = 0.0;               // Σ entries
+};
+Result<PprReset> BuildPprReset(const Snapshot& s, const std::string& query, const QueryScores& qs,
+                               const PprOptions& o, RetrievalOutput* out);
+
 class PprRetriever final : public Retriever {
  public:
   std::string_view Name() const override { return "ppr"; }

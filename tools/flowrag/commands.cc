@@ -236,6 +236,12 @@ Status RunEval(EvalArgs args) {
       nlohmann::json j = {{"bench", rep.bench}, {"method", rep.method}, {"id", q.id},
                           {"retrieved", q.retrieved_ids}, {"latency_ms", q.latency_ms}};
       for (const auto& [k, v] : q.recall) j["recall"][std::to_string(k)] = v;
+      const RetrievalDiagnostics& d = q.diagnostics;
+      j["diagnostics"] = {{"time_ms", d.time_ms},
+                          {"iterations", d.iterations},
+                          {"nodes_touched", d.nodes_touched},
+                          {"edges_touched", d.edges_touched}};
+      for (const auto& [k, v] : d.extra) j["diagnostics"][k] = v;
       records << j.dump() << "\n";
     }
   }
