@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <set>
 
 #include "engine/engine_impl.h"
@@ -147,6 +149,45 @@ TEST_F(DemoSeedsTest, SeedsMatchBruteForceEq1And2) {
     ASSERT_FALSE(seeds->empty());
     EXPECT_NEAR((*seeds)[0].score, 1.0, 1e-3) << q << ": " << g.EntityName((*seeds)[0].entity);
   }
+}
+
+TEST_F(DemoSeedsTest, SpecificityRatioAndNamedEntities) {
+  const KnowledgeGraph& g = *snap_->graph();
+  const char* q = "How long is the River Ostrel from its source in the Hallam Hills to the sea?";
+  QueryKeywords qk = ExtractKeywords(q, &GraphQueryIndex::For(*snap_)->names());
+  ASSERT_GE(qk.matched_entities.size(), 2u);
+  auto kv = EmbedTexts(*snap_, qk.keywords);
+  ASSERT_TRUE(kv.ok());
+  auto plain = SelectSeeds(g, *kv, 40);
+  SeedSelection sel;
+  sel.n = 40;
+  sel.specificity = true;
+  auto spec = SelectSeeds(g, *kv, sel);
+  ASSERT_TRUE(plain.ok() && spec.ok());
+  // Each specific score is the raw Eq. 1 score times ln(1 + P/df) / ln(1 + P).
+  std::map<uint32_t, float> raw;
+  for (uint32_t e = 0; e < g.num_entities(); ++e) raw[e] = 0;
+  auto deep = SelectSeeds(g, *kv, g.num_entities());
+  ASSERT_TRUE(deep.ok());
+  for (const Seed& s : *deep) raw[s.entity] = s.score;
+  const double log_p = std::log1p(static_cast<double>(g.num_passages()));
+  for (const Seed& s : *spec) {
+    const double df = std::max<uint32_t>(1, g.EntityPassageCount(s.entity));
+    EXPECT_NEAR(s.score, raw[s.entity] * std::log1p(g.num_passages() / df) / log_p, 1e-5);
+  }
+  // Named entities are seeds at score 1 and survive the ratio cut; weaker
+  // seeds below 0.9 × best are gone.
+  sel.min_ratio = 0.9;
+  sel.named = qk.matched_entities;
+  auto named = SelectSeeds(g, *kv, sel);
+  ASSERT_TRUE(named.ok());
+  std::set<uint32_t> got;
+  for (const Seed& s : *named) {
+    got.insert(s.entity);
+    EXPECT_GE(s.score, 0.9f * (*named)[0].score - 1e-6f);
+  }
+  for (uint32_t e : qk.matched_entities) EXPECT_TRUE(got.count(e)) << g.EntityName(e);
+  EXPECT_LT(named->size(), plain->size());
 }
 
 TEST_F(DemoSeedsTest, QueryIndexIsCachedAndMatchesGraph) {

@@ -15,6 +15,11 @@ Status OneHopOptions::Override(ParamReader& r) {
   FLOWRAG_RETURN_IF_ERROR(r.Read("onehop.neighbor_weight", &neighbor_weight));
   FLOWRAG_RETURN_IF_ERROR(r.Read("onehop.max_neighbors", &max_neighbors));
   FLOWRAG_RETURN_IF_ERROR(r.Read("onehop.max_keywords", &max_keywords));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("onehop.seed_ratio", &seed_ratio));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("onehop.seed_specificity", &seed_specificity));
+  if (!(seed_ratio >= 0 && seed_ratio <= 1)) {
+    return Status::InvalidArgument("option onehop.seed_ratio: expected 0 <= r <= 1");
+  }
   if (seeds == 0) return Status::InvalidArgument("option onehop.seeds: expected >= 1");
   if (neighbor_weight < 0) {
     return Status::InvalidArgument("option onehop.neighbor_weight: expected >= 0");
@@ -38,10 +43,11 @@ Result<RetrievalOutput> OneHopRetriever::Retrieve(const Snapshot& s,
   KeywordOptions ko;
   ko.max_keywords = o.max_keywords;
   RetrievalOutput out;
-  out.keywords = ExtractKeywords(r.query, &qi->names(), ko).keywords;
+  QueryKeywords qk = ExtractKeywords(r.query, &qi->names(), ko);
+  out.keywords = std::move(qk.keywords);
   if (out.keywords.empty()) out.keywords.push_back(r.query);
   FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix kw, EmbedTexts(s, out.keywords));
-  FLOWRAG_ASSIGN_OR_RETURN(std::vector<Seed> seeds, SelectSeeds(*g, kw, o.seeds));
+  FLOWRAG_ASSIGN_OR_RETURN(std::vector<Seed> seeds, SelectSeeds(*g, kw, SeedSelection{o.seeds, o.seed_ratio, o.seed_specificity, qk.matched_entities}));
 
   // Entity node → (score contribution, node it came from).
   struct Reach {

@@ -18,6 +18,16 @@
 //   onehop.neighbor_weight  λ (0.5)
 //   onehop.max_neighbors    neighbours taken per seed, most facts first (100; bounds hub cost)
 //   onehop.max_keywords     keyword cap (24)
+//   onehop.seed_ratio       drop seeds below ratio × the best seed's score (0.9; as
+//                           qafd.seed_ratio, see qafd_retriever.h; 0 keeps all)
+//   onehop.seed_specificity scale seed scores by entity specificity (true; seeds.h)
+//
+// Offline defaults, Recall@5 (bench/retrieval_report.py): LightRAG's 60
+// seeds by name similarity give 18.8 on 2wiki and 22.9 on 2wiki-train;
+// seed_ratio 0.9 38.4 / 46.1; with specificity (generic entities such as
+// "Film" match the content word "film" exactly) and the query's exact names
+// kept as seeds 62.9 / 64.9, and musique-dev 12.9 → 29.9, hotpotqa-train
+// 19.5 → 36.5.
 //
 // Thread-safety: Retrieve() is const and reentrant.
 // Complexity: O(seed selection + Σ_seeds deg + mentions of seeds and neighbours).
@@ -34,6 +44,8 @@ struct OneHopOptions {
   double neighbor_weight = 0.5;
   size_t max_neighbors = 100;
   size_t max_keywords = 24;
+  double seed_ratio = 0.9;
+  bool seed_specificity = true;
   Status Override(ParamReader& r);
 };
 

@@ -152,6 +152,7 @@ Status ReadEnum(ParamReader& r, std::string_view key, std::initializer_list<std:
 struct SubqueryRun {
   std::string text;
   std::vector<std::string> keywords;
+  std::vector<uint32_t> named;  // entities the sub-query names
   std::vector<Seed> seeds;
   FlowDiffusionResult flow;
 };
@@ -191,6 +192,7 @@ Status QafdOptions::Override(ParamReader& r) {
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.seed_weighting", &seed_weighting));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.max_keywords", &max_keywords));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.seed_ratio", &seed_ratio));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.seed_specificity", &seed_specificity));
   int w = static_cast<int>(weights), s = static_cast<int>(similarity),
       c = static_cast<int>(capacity), p = static_cast<int>(passage_scoring);
   FLOWRAG_RETURN_IF_ERROR(ReadEnum(r, "qafd.weights", {"mean", "product", "hybrid"}, &w));
@@ -230,15 +232,17 @@ Result<RetrievalOutput> QafdRetriever::Retrieve(const Snapshot& s,
   // ---- sub-queries, keywords, embeddings (one Embed call for everything)
   std::vector<SubqueryRun> runs;
   if (o.subqueries) {
-    for (std::string& q : DecomposeQuery(r.query)) runs.push_back({std::move(q), {}, {}, {}});
+    for (std::string& q : DecomposeQuery(r.query)) runs.push_back({std::move(q), {}, {}, {}, {}});
   } else {
-    runs.push_back({r.query, {}, {}, {}});
+    runs.push_back({r.query, {}, {}, {}, {}});
   }
   KeywordOptions ko;
   ko.max_keywords = o.max_keywords;
   std::vector<std::string> texts;
   for (SubqueryRun& run : runs) {
-    run.keywords = ExtractKeywords(run.text, &qi->names(), ko).keywords;
+    QueryKeywords qk = ExtractKeywords(run.text, &qi->names(), ko);
+    run.keywords = std::move(qk.keywords);
+    run.named = std::move(qk.matched_entities);
     if (run.keywords.empty()) run.keywords.push_back(run.text);
     texts.push_back(run.text);
     texts.insert(texts.end(), run.keywords.begin(), run.keywords.end());
@@ -265,11 +269,7 @@ Result<RetrievalOutput> QafdRetriever::Retrieve(const Snapshot& s,
     kw.data.assign(vectors.row(row + 1), vectors.row(row + 1) + kw.rows * kw.cols);
     row += 1 + run.keywords.size();
     auto t_seeds = std::chrono::steady_clock::now();
-    FLOWRAG_ASSIGN_OR_RETURN(run.seeds, SelectSeeds(*g, kw, o.seeds));
-    if (!run.seeds.empty()) {  // best first: drop the tail below seed_ratio × best
-      const float cut = static_cast<float>(o.seed_ratio) * run.seeds.front().score;
-      while (run.seeds.size() > 1 && run.seeds.back().score < cut) run.seeds.pop_back();
-    }
+    FLOWRAG_ASSIGN_OR_RETURN(run.seeds, SelectSeeds(*g, kw, SeedSelection{o.seeds, o.seed_ratio, o.seed_specificity, run.named}));
     seeds_ms += MillisSince(t_seeds);
     std::vector<FlowSource> sources;
     const double top = run.seeds.empty() ? 1.0 : std::max(1e-9, static_cast<double>(run.seeds[0].score));

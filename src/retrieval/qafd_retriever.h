@@ -45,6 +45,8 @@
 //   qafd.max_keywords     keyword cap (24)
 //   qafd.seed_ratio       drop seeds scoring below ratio × the best seed's Eq. 1 score
 //                         (0.9; see below; 0 keeps the paper's N best)
+//   qafd.seed_specificity scale Eq. 1 scores by entity specificity; entities the
+//                         query names exactly stay seeds at score 1 (true; seeds.h)
 //
 // Offline defaults (built-in hashed embedder), measured on the train splits
 // (Recall@5, bench/retrieval_report.py): the paper's 40 seeds by name
@@ -55,8 +57,12 @@
 // and close variants; 0 gives 30.9 on 2wiki). The cosine map s = (1+cos)/2
 // leaves the hybrid weights within a factor 1.5 of each other, so the query
 // barely steers the flow; RBF with γ = 3 (exp(−6(1−cos))) spreads them:
-// 2wiki-train 66.0 → 72.7, hotpotqa-train 65.5 → 71.0. With a neural
-// embedder set seed_ratio=0 and similarity=cosine for the paper's setting.
+// 2wiki-train 66.0 → 72.7, hotpotqa-train 65.5 → 71.0. Specificity with
+// the query's exact names kept: 2wiki-train 72.7 → 78.8, 2wiki 65.3 → 71.5,
+// musique-dev 41.7 → 46.1, hotpotqa-train 71.0 → 74.0 (specificity alone,
+// without keeping the names, lost 21 points on hotpotqa-train). With a
+// neural embedder set seed_ratio=0, seed_specificity=false and
+// similarity=cosine for the paper's setting.
 //
 // Thread-safety: Retrieve() is const and reentrant.
 #ifndef FLOWRAG_RETRIEVAL_QAFD_RETRIEVER_H_
@@ -93,6 +99,7 @@ struct QafdOptions {
   bool seed_weighting = true;
   size_t max_keywords = 24;
   double seed_ratio = 0.9;
+  bool seed_specificity = true;
   // Output size limits (not method parameters).
   size_t max_subgraph_edges = 400;
 

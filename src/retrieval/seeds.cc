@@ -1,6 +1,7 @@
 #include "retrieval/seeds.h"
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <mutex>
 #include <unordered_map>
@@ -8,7 +9,9 @@
 namespace flowrag {
 
 Result<std::vector<Seed>> SelectSeeds(const KnowledgeGraph& graph,
-                                      const FloatMatrix& keyword_vectors, size_t n) {
+                                      const FloatMatrix& keyword_vectors,
+                                      const SeedSelection& selection) {
+  const size_t n = selection.n;
   const VectorIndex* index = graph.entity_index();
   if (index == nullptr) {
     return Status::FailedPrecondition("seed selection: the graph has no entity vectors");
@@ -19,14 +22,26 @@ Result<std::vector<Seed>> SelectSeeds(const KnowledgeGraph& graph,
         " dimensions, the entity index has " + std::to_string(index->Dimension()));
   }
   std::unordered_map<uint32_t, Seed> best;
+  const double log_p = std::log1p(static_cast<double>(std::max<size_t>(1, graph.num_passages())));
+  auto weight = [&](uint32_t entity) -> float {
+    if (!selection.specificity) return 1.0f;
+    const double df = std::max<uint32_t>(1, graph.EntityPassageCount(entity));
+    return static_cast<float>(std::log1p(static_cast<double>(graph.num_passages()) / df) / log_p);
+  };
   VectorSearchParams params;
-  params.k = n;
+  // With specificity the per-keyword top n by raw score need not contain the
+  // top n by product: search deeper, then rank by the product.
+  params.k = selection.specificity ? std::max<size_t>(n * 8, 256) : n;
   params.min_score = 1e-6f;
   for (size_t k = 0; k < keyword_vectors.rows; ++k) {
     for (const VectorHit& h : index->Search(keyword_vectors.row(k), params, nullptr)) {
-      auto [it, inserted] = best.try_emplace(h.id, Seed{h.id, h.score, static_cast<uint32_t>(k)});
-      if (!inserted && h.score > it->second.score) it->second = {h.id, h.score, static_cast<uint32_t>(k)};
+      const float score = h.score * weight(h.id);
+      auto [it, inserted] = best.try_emplace(h.id, Seed{h.id, score, static_cast<uint32_t>(k)});
+      if (!inserted && score > it->second.score) it->second = {h.id, score, static_cast<uint32_t>(k)};
     }
+  }
+  for (uint32_t e : selection.named) {
+    if (e < graph.num_entities()) best[e] = Seed{e, 1.0f, 0};
   }
   std::vector<Seed> seeds;
   seeds.reserve(best.size());
@@ -39,6 +54,10 @@ Result<std::vector<Seed>> SelectSeeds(const KnowledgeGraph& graph,
     seeds.resize(n);
   } else {
     std::sort(seeds.begin(), seeds.end(), better);
+  }
+  if (!seeds.empty() && selection.min_ratio > 0) {
+    const float cut = static_cast<float>(selection.min_ratio) * seeds.front().score;
+    while (seeds.size() > 1 && seeds.back().score < cut) seeds.pop_back();
   }
   return seeds;
 }

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -38,8 +39,31 @@ struct Seed {
 // L2-normalised keyword embeddings of the entity index's dimension.
 // FailedPrecondition when the graph has no entity vectors or the dimensions
 // differ. Result: best first, at most n.
+//
+// Offline refinements (both off by default, i.e. the paper's Eq. 1–2):
+//   specificity  score × ln(1 + P/df_v) / ln(1 + P), df_v = passages
+//                mentioning v, P = passages: an entity every passage names
+//                ("Film") is weak evidence even when a keyword equals it
+//                (the inverse document frequency HippoRAG applies to node
+//                seeds). Selection and ranking use the product.
+//   min_ratio    seeds scoring below min_ratio × the best score are dropped
+//                (the best stays).
+//   named        entities the query names exactly (keywords.h
+//                QueryKeywords::matched_entities): seeds with score 1 (the
+//                largest cosine), whatever their specificity.
+struct SeedSelection {
+  size_t n = 40;
+  double min_ratio = 0.0;
+  bool specificity = false;
+  std::span<const uint32_t> named;
+};
 Result<std::vector<Seed>> SelectSeeds(const KnowledgeGraph& graph,
-                                      const FloatMatrix& keyword_vectors, size_t n);
+                                      const FloatMatrix& keyword_vectors,
+                                      const SeedSelection& selection);
+inline Result<std::vector<Seed>> SelectSeeds(const KnowledgeGraph& graph,
+                                             const FloatMatrix& keyword_vectors, size_t n) {
+  return SelectSeeds(graph, keyword_vectors, SeedSelection{n, 0.0, false, {}});
+}
 
 // Query-time data derived from a snapshot's graph, built once per graph on
 // first use and shared by every query and retriever in the process:
