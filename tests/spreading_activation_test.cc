@@ -333,7 +333,7 @@ TEST_F(SaDemoTest, Deterministic) {
 // ranking, in full.
 TEST_F(SaDemoTest, FallsBackToDenseRanking) {
   const std::string q = "Which club is older, Hollin Bay Athletic or Port Calder Rowing Club?";
-  auto sa = Run(q, 5, {{"sa.tau_d", "1"}});
+  auto sa = Run(q, 5, {{"sa.tau_d", "1"}, {"sa.scale", "absolute"}});
   ASSERT_TRUE(sa.ok()) << sa.status().ToString();
   RetrievalRequest req;
   req.query = q;
@@ -348,7 +348,7 @@ TEST_F(SaDemoTest, FallsBackToDenseRanking) {
   EXPECT_EQ(sa->diagnostics.extra["dense_fill"], 5.0);
   EXPECT_TRUE(sa->paths.empty());
   // Without the fill, nothing comes back.
-  auto none = Run(q, 5, {{"sa.tau_d", "1"}, {"sa.dense_fill", "false"}});
+  auto none = Run(q, 5, {{"sa.tau_d", "1"}, {"sa.dense_fill", "false"}, {"sa.scale", "absolute"}});
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->ranked.empty());
   // sa.max_passages caps the activation part; the fill completes top_k without duplicates.
@@ -363,6 +363,31 @@ TEST_F(SaDemoTest, FallsBackToDenseRanking) {
   }
   EXPECT_EQ(distinct.size(), 5u);
   EXPECT_LE(activation, 2u);
+}
+
+TEST_F(SaDemoTest, RelativeScaleReadsThresholdsAsFractionsOfTheBest) {
+  const std::string q = "Which company built the research vessel of the institute that Winnie "
+                        "Lusk directed?";
+  auto relative = Run(q, 10, {{"sa.dense_fill", "false"}});  // auto: the hashed embedder is local
+  auto absolute = Run(q, 10, {{"sa.dense_fill", "false"}, {"sa.scale", "absolute"}});
+  ASSERT_TRUE(relative.ok() && absolute.ok());
+  EXPECT_EQ(relative->diagnostics.extra["relative_scale"], 1.0);
+  EXPECT_EQ(absolute->diagnostics.extra["relative_scale"], 0.0);
+  // Relative weights are cosines divided by at most the seeds' best one, so
+  // at least as many arcs clear c.
+  EXPECT_GE(relative->diagnostics.extra["positive_arcs"],
+            absolute->diagnostics.extra["positive_arcs"]);
+  ASSERT_FALSE(relative->ranked.empty());
+  for (const RankedPassage& r : relative->ranked) {
+    EXPECT_GT(r.score, 1.0);   // every passage came from activation
+    EXPECT_LE(r.score, 2.0 + 1e-9);
+  }
+  // τd = 1 keeps only a candidate that is best by both cosine and BM25.
+  auto top = Run(q, 10, {{"sa.dense_fill", "false"}, {"sa.tau_d", "1"}});
+  ASSERT_TRUE(top.ok());
+  EXPECT_LE(top->ranked.size(), 1u);
+  auto bad = Run(q, 5, {{"sa.scale", "loose"}});
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST_F(SaDemoTest, ThresholdsShrinkTheResult) {

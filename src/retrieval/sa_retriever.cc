@@ -6,6 +6,8 @@
 #include <string>
 #include <unordered_set>
 
+#include "retrieval/keywords.h"
+#include "retrieval/seeds.h"
 #include "retrieval/spreading_activation.h"
 
 namespace flowrag {
@@ -76,6 +78,12 @@ Status SaOptions::Override(ParamReader& r) {
   FLOWRAG_RETURN_IF_ERROR(r.Read("sa.max_nodes", &max_nodes));
   FLOWRAG_RETURN_IF_ERROR(r.Read("sa.dense_fill", &dense_fill));
   FLOWRAG_RETURN_IF_ERROR(r.Read("sa.all_arcs", &all_arcs));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("sa.scale", &scale));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("sa.name_seeds", &name_seeds));
+  if (scale != "auto" && scale != "absolute" && scale != "relative") {
+    return Status::InvalidArgument("option sa.scale=\"" + scale +
+                                   "\": expected auto, absolute or relative");
+  }
   if (k == 0) return Status::InvalidArgument("option sa.k: expected >= 1");
   if (!(c >= 0.0 && c < 1.0)) return Status::InvalidArgument("option sa.c: expected 0 <= c < 1");
   if (!(tau_a >= 0.0 && tau_a < 1.0)) {
@@ -141,6 +149,17 @@ Result<RetrievalOutput> SaRetriever::Retrieve(const Snapshot& s,
   dp.k = opt.k;
   VectorSearchStats dstats;
   std::vector<uint32_t> nodes;  // local → entity index; seeds first
+  if (opt.name_seeds) {  // entities the query names come first
+    KeywordOptions ko;
+    ko.spans = ko.phrases = ko.content_words = false;
+    for (uint32_t e : ExtractKeywords(r.query, &GraphQueryIndex::For(s)->names(), ko).matched_entities) {
+      if (sc.entity_stamp[e] == gen) continue;
+      sc.entity_stamp[e] = gen;
+      sc.entity_local[e] = static_cast<uint32_t>(nodes.size());
+      nodes.push_back(e);
+    }
+  }
+  const size_t named_seeds = nodes.size();
   for (const VectorHit& h : seed_index->Search(qv, dp, &dstats)) {
     const uint32_t e = by_names ? h.id : g.DescriptionEntity(h.id);
     if (sc.entity_stamp[e] == gen) continue;
@@ -186,11 +205,28 @@ Result<RetrievalOutput> SaRetriever::Retrieve(const Snapshot& s,
   // entities activation can reach. sa.all_arcs: every arc (exact Algorithm 1
   // traversal order), at the cost of scoring every relation in the subgraph.
   const float c = static_cast<float>(opt.c);
+  const bool relative =
+      opt.scale == "relative" || (opt.scale == "auto" && s.embedder()->IsLocal());
+  // Relative scale: cosines divided by the best relation cosine among the
+  // seeds' own links (capped at 1), so the thresholds read as fractions of
+  // the best evidence instead of absolute neural-embedding cosines.
+  float link_norm = 1.0f;
+  if (relative) {
+    float best = 0.0f;
+    for (size_t i = 0; i < num_seeds; ++i) {
+      const uint32_t node = g.EntityNode(nodes[i]);
+      for (uint64_t j = rel.Begin(node); j < rel.End(node); ++j) {
+        best = std::max(best, g.RelationDot(g.FactRelationId(rel.attrs[j]), qv));
+      }
+    }
+    if (best > 0.0f) link_norm = best;
+  }
   size_t relations_scored = 0, positive_arcs = 0;
   auto weight_of = [&](uint32_t rid) {
     if (sc.relation_stamp[rid] != gen) {
       sc.relation_stamp[rid] = gen;
-      sc.relation_weight[rid] = RescaleLinkWeight(g.RelationDot(rid, qv), c);
+      const float cosine = std::min(1.0f, g.RelationDot(rid, qv) / link_norm);
+      sc.relation_weight[rid] = RescaleLinkWeight(cosine, c);
       ++relations_scored;
     }
     return sc.relation_weight[rid];
@@ -275,11 +311,31 @@ Result<RetrievalOutput> SaRetriever::Retrieve(const Snapshot& s,
   if (!candidates.empty() && sa_cap > 0) {
     VectorSearchParams pp;
     pp.k = candidates.size();
-    pp.min_score = static_cast<float>(opt.tau_d);
+    pp.min_score = relative ? 0.0f : static_cast<float>(opt.tau_d);
     pp.filter = [&sc, gen](uint32_t id) { return sc.passage_stamp[id] == gen; };
-    for (const VectorHit& h : s.dense()->Search(qv, pp, &pstats)) {
-      if (h.score < pp.min_score) continue;
-      sa_ranked.push_back({h.id, 1.0 + sc.passage_activation[h.id] * static_cast<double>(h.score)});
+    const std::vector<VectorHit> hits = s.dense()->Search(qv, pp, &pstats);
+    // Relative scale: the mean of cosine / the best candidate's cosine and
+    // BM25 / the best candidate's BM25 (the lexical embedder ranks passages
+    // below BM25; the same hybrid the walks' passage prior uses).
+    std::unordered_map<uint32_t, double> lexical;
+    double dense_norm = 1.0, lexical_norm = 0.0;
+    if (relative && !hits.empty()) {
+      if (hits.front().score > 0) dense_norm = hits.front().score;
+      for (const Bm25Hit& b : s.bm25().Search(r.query, num_passages, Bm25Params{})) {
+        if (b.doc < num_passages && sc.passage_stamp[b.doc] == gen) {
+          lexical[b.doc] = b.score;
+          lexical_norm = std::max(lexical_norm, static_cast<double>(b.score));
+        }
+      }
+    }
+    for (const VectorHit& h : hits) {
+      double sim = h.score / dense_norm;
+      if (relative && lexical_norm > 0) {
+        auto it = lexical.find(h.id);
+        sim = 0.5 * (sim + (it == lexical.end() ? 0.0 : it->second / lexical_norm));
+      }
+      if (sim < opt.tau_d) continue;
+      sa_ranked.push_back({h.id, 1.0 + sc.passage_activation[h.id] * sim});
     }
     std::sort(sa_ranked.begin(), sa_ranked.end(), Better);
   }
@@ -397,6 +453,8 @@ Result<RetrievalOutput> SaRetriever::Retrieve(const Snapshot& s,
   diag.edges_touched = entries_scanned + mention_entries;
   diag.extra["seeds"] = static_cast<double>(num_seeds);
   diag.extra["seeds_by_name"] = by_names ? 1 : 0;
+  diag.extra["named_seeds"] = static_cast<double>(named_seeds);
+  diag.extra["relative_scale"] = relative ? 1 : 0;
   diag.extra["subgraph_entities"] = static_cast<double>(hop_entities);
   diag.extra["sa_entities"] = static_cast<double>(nodes.size());
   diag.extra["subgraph_arcs"] = static_cast<double>(sg.num_arcs());
