@@ -122,7 +122,7 @@ int main(int argc, char** argv) {
     auto qs = ScoreQuery(*snap, q);
     if (!qs.ok()) return Fail(qs.status().ToString());
     RetrievalOutput scratch;
-    auto pr = BuildPprReset(*snap, q, *qs, defaults, &scratch);  // the retriever's reset
+    auto pr = BuildPprReset(*snap, q, *qs, defaults, nullptr, &scratch);  // the retriever's reset
     if (!pr.ok()) return Fail(pr.status().ToString());
     if (pr->seeds.seeds.empty()) continue;  // the retriever falls back to dense here
     const std::vector<NodeWeight>& reset = pr->entries;

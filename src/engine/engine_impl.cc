@@ -8,6 +8,8 @@
 #include "engine/embedder_setup.h"
 #include "ingest/chunker.h"
 #include "ingest/loaders.h"
+#include "llm/chat_client.h"
+#include "storage/llm_cache.h"
 
 namespace flowrag {
 namespace {
@@ -223,6 +225,26 @@ Status EngineImpl::DeleteDocument(std::string_view document_id) {
   return RebuildSnapshot();
 }
 
+Result<ChatModel*> EngineImpl::QueryChat() const {
+  if (!ChatModelConfigured()) return static_cast<ChatModel*>(nullptr);
+  std::call_once(chat_once_, [this] {
+    auto co = OpenAiChatOptionsFromEnv(OpenAiChatOptions{});
+    if (!co.ok()) {
+      chat_status_ = co.status();
+      return;
+    }
+    chat_cache_ = std::make_unique<StoreResponseCache>(store_.get());
+    auto client = OpenAiChatClient::Create(*co, chat_cache_.get());
+    if (!client.ok()) {
+      chat_status_ = client.status();
+      return;
+    }
+    chat_ = std::move(client).value();
+  });
+  if (!chat_status_.ok()) return chat_status_.WithContext("query chat model");
+  return chat_.get();
+}
+
 Result<RetrievalResult> EngineImpl::Query(std::string_view question,
                                           const QueryOptions& options) const {
   auto it = retrievers_.find(options.method);
@@ -236,6 +258,7 @@ Result<RetrievalResult> EngineImpl::Query(std::string_view question,
   request.query = std::string(question);
   request.top_k = options.top_k;
   request.params = &options.params;
+  FLOWRAG_ASSIGN_OR_RETURN(request.chat, QueryChat());
   FLOWRAG_ASSIGN_OR_RETURN(RetrievalOutput out, it->second->Retrieve(*snap, request));
   RetrievalResult result;
   result.method = options.method;

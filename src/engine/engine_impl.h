@@ -65,6 +65,14 @@ class EngineImpl final : public Engine {
   std::string embedder_kind_;
   std::shared_ptr<Embedder> embedder_;
   std::map<std::string, std::unique_ptr<Retriever>, std::less<>> retrievers_;
+  // The query-time chat model, created on the first query when one is
+  // configured (FLOWRAG_LLM_BASE_URL / FLOWRAG_LLM_MODEL); answers are cached
+  // in the store like extraction answers.
+  Result<ChatModel*> QueryChat() const;
+  mutable std::once_flag chat_once_;
+  mutable Status chat_status_;
+  mutable std::unique_ptr<ResponseCache> chat_cache_;
+  mutable std::unique_ptr<ChatModel> chat_;
 
   std::mutex write_mu_;  // serialises Index/Delete
   mutable std::mutex snapshot_mu_;

@@ -1,6 +1,7 @@
 #include "retrieval/fact_seeds.h"
 
 #include "retrieval/keywords.h"
+#include "retrieval/query_llm.h"
 #include "retrieval/seeds.h"
 
 #include <algorithm>
@@ -12,7 +13,7 @@
 namespace flowrag {
 
 Result<FactSeeds> SeedsFromFacts(const KnowledgeGraph& g, const float* query,
-                                 const FactSeedOptions& o) {
+                                 const FactSeedOptions& o, const FactFilter& filter) {
   const VectorIndex* index = g.fact_index();
   if (index == nullptr || index->Size() == 0) {
     return Status::FailedPrecondition(
@@ -28,6 +29,14 @@ Result<FactSeeds> SeedsFromFacts(const KnowledgeGraph& g, const float* query,
     out.facts.push_back({h.id, static_cast<double>(h.score)});
   }
   out.candidates_scored = stats.candidates_scored;
+  if (!out.facts.empty() && filter) {
+    FLOWRAG_ASSIGN_OR_RETURN(std::vector<size_t> kept, filter(out.facts));
+    std::vector<FactHit> facts;
+    for (size_t i : kept) {
+      if (i < out.facts.size()) facts.push_back(out.facts[i]);
+    }
+    out.facts = std::move(facts);
+  }
   if (out.facts.empty()) return out;
   if (o.normalize_scores) {
     const double top = out.facts.front().score;
@@ -165,11 +174,31 @@ std::vector<double> PassagePrior(const Snapshot& s, const std::string& query,
 
 Result<FactSeeds> SeedWalkFromFacts(const Snapshot& s, const std::string& query,
                                     const QueryScores& qs, const FactSeedOptions& options,
-                                    RetrievalOutput* out) {
+                                    ChatModel* chat, RetrievalOutput* out) {
   const KnowledgeGraph& g = *s.graph();
+  FactFilter filter;
+  if (chat != nullptr && options.fact_filter) {
+    filter = [&](std::span<const FactHit> hits) -> Result<std::vector<size_t>> {
+      std::vector<Triple> triples;  // one triple per fact text: its first fact
+      for (const FactHit& h : hits) {
+        const uint32_t f = g.FactsWithText(h.fact_text).front();
+        triples.push_back({g.EntityName(g.FactSubject(f)), g.FactRelation(f),
+                           g.EntityName(g.FactObject(f))});
+      }
+      auto kept = LlmFilterFacts(*chat, query, triples, options.facts);
+      std::vector<size_t> all(hits.size());
+      for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+      if (!kept.ok()) {
+        out->diagnostics.extra["llm_fallback"] = 1;
+        return all;
+      }
+      out->diagnostics.extra["facts_filtered_out"] = static_cast<double>(hits.size() - kept->size());
+      return std::move(kept).value();
+    };
+  }
   FactSeeds fs;
   if (g.fact_index() != nullptr) {
-    FLOWRAG_ASSIGN_OR_RETURN(fs, SeedsFromFacts(g, qs.query.row(0), options));
+    FLOWRAG_ASSIGN_OR_RETURN(fs, SeedsFromFacts(g, qs.query.row(0), options, filter));
   }
   for (const FactHit& f : fs.facts) out->keywords.push_back(g.FactTextOf(f.fact_text));
   out->diagnostics.candidates_scored = qs.candidates_scored + fs.candidates_scored;

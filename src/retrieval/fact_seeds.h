@@ -26,12 +26,15 @@
 #define FLOWRAG_RETRIEVAL_FACT_SEEDS_H_
 
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "common/matrix.h"
 #include "flowrag/status.h"
 #include "graph/knowledge_graph.h"
+#include "llm/chat_model.h"
 #include "retrieval/params.h"
 #include "retrieval/retriever.h"
 #include "graph/snapshot.h"
@@ -45,6 +48,10 @@ struct FactSeedOptions {
   // Entities whose name the query spells out (SeedWalkFromFacts) join the
   // seeds as if a fact naming them had the best fact's score.
   bool name_seeds = true;
+  // With a chat model (SeedWalkFromFacts): the LLM fact filter of
+  // SemFlowRAG A.5.2 / HippoRAG 2 keeps at most `facts` of the retrieved
+  // facts (query_llm.h LlmFilterFacts).
+  bool fact_filter = true;
 };
 
 struct FactHit {
@@ -63,10 +70,14 @@ struct FactSeeds {
   size_t candidates_scored = 0;     // fact vectors scored
 };
 
+// Keeps a subset of the retrieved facts (indexes into the hits, ascending).
+using FactFilter = std::function<Result<std::vector<size_t>>(std::span<const FactHit>)>;
+
 // FailedPrecondition when the graph has no fact vectors; `query` must have
-// fact_index()->Dimension() floats. An empty `seeds` means no fact matched.
+// fact_index()->Dimension() floats. An empty `seeds` means no fact matched
+// (or the filter kept none). `filter`, when set, runs between step 1 and 2.
 Result<FactSeeds> SeedsFromFacts(const KnowledgeGraph& graph, const float* query,
-                                 const FactSeedOptions& options);
+                                 const FactSeedOptions& options, const FactFilter& filter = {});
 
 // The query embedded with the snapshot's embedder, and its cosine with every
 // passage (passage index → score; 0 where the dense index has no vector).
@@ -117,9 +128,13 @@ std::vector<double> PassagePrior(const Snapshot& snapshot, const std::string& qu
 // seeds: HippoRAG 1 links the query's named entities to graph nodes the
 // same way; with the offline lexical embedder a fact rarely outranks the
 // question's own names. diagnostics.extra["name_seeds"] counts them.
+//
+// With `chat` and options.fact_filter the retrieved facts go through the
+// LLM fact filter first (extra["facts_filtered_out"]); a failing call keeps
+// every fact and sets extra["llm_fallback"] = 1.
 Result<FactSeeds> SeedWalkFromFacts(const Snapshot& s, const std::string& query,
                                     const QueryScores& qs, const FactSeedOptions& options,
-                                    RetrievalOutput* out);
+                                    ChatModel* chat, RetrievalOutput* out);
 
 // The walks' fallback when no fact yields a seed: the dense ranking's top_k
 // (score desc, passage asc), marked extra["fallback_dense"] = 1.

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "retrieval/keywords.h"
+#include "retrieval/query_llm.h"
 #include "retrieval/seeds.h"
 
 namespace flowrag {
@@ -16,6 +17,7 @@ Status OneHopOptions::Override(ParamReader& r) {
   FLOWRAG_RETURN_IF_ERROR(r.Read("onehop.max_neighbors", &max_neighbors));
   FLOWRAG_RETURN_IF_ERROR(r.Read("onehop.max_keywords", &max_keywords));
   FLOWRAG_RETURN_IF_ERROR(r.Read("onehop.seed_ratio", &seed_ratio));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("onehop.llm", &llm));
   FLOWRAG_RETURN_IF_ERROR(r.Read("onehop.seed_specificity", &seed_specificity));
   if (!(seed_ratio >= 0 && seed_ratio <= 1)) {
     return Status::InvalidArgument("option onehop.seed_ratio: expected 0 <= r <= 1");
@@ -43,7 +45,8 @@ Result<RetrievalOutput> OneHopRetriever::Retrieve(const Snapshot& s,
   KeywordOptions ko;
   ko.max_keywords = o.max_keywords;
   RetrievalOutput out;
-  QueryKeywords qk = ExtractKeywords(r.query, &qi->names(), ko);
+  QueryKeywords qk =
+      KeywordsForQuery(r.query, &qi->names(), ko, o.llm ? r.chat : nullptr, &out.diagnostics);
   out.keywords = std::move(qk.keywords);
   if (out.keywords.empty()) out.keywords.push_back(r.query);
   FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix kw, EmbedTexts(s, out.keywords));

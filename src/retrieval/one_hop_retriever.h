@@ -20,6 +20,7 @@
 //   onehop.max_keywords     keyword cap (24)
 //   onehop.seed_ratio       drop seeds below ratio × the best seed's score (0.9; as
 //                           qafd.seed_ratio, see qafd_retriever.h; 0 keeps all)
+//   onehop.llm              keywords by the A4.3 prompt when a chat model is set (true)
 //   onehop.seed_specificity scale seed scores by entity specificity (true; seeds.h)
 //
 // Offline defaults, Recall@5 (bench/retrieval_report.py): LightRAG's 60
@@ -46,6 +47,7 @@ struct OneHopOptions {
   size_t max_keywords = 24;
   double seed_ratio = 0.9;
   bool seed_specificity = true;
+  bool llm = true;
   Status Override(ParamReader& r);
 };
 

@@ -28,6 +28,7 @@ Status PprOptions::Override(ParamReader& r) {
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.facts", &facts));
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.seeds", &seeds));
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.name_seeds", &name_seeds));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.fact_filter", &fact_filter));
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.passage_weight", &passage_weight));
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.synonyms", &synonyms));
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.solver", &solver));
@@ -166,16 +167,17 @@ void FillGraphOutput(const Snapshot& s, const TransitionSource& graph,
 // ---------------------------------------------------------------- retriever
 
 Result<PprReset> BuildPprReset(const Snapshot& s, const std::string& query, const QueryScores& qs,
-                               const PprOptions& o, RetrievalOutput* out) {
+                               const PprOptions& o, ChatModel* chat, RetrievalOutput* out) {
   const auto start = std::chrono::steady_clock::now();
   const KnowledgeGraph& g = *s.graph();
   FactSeedOptions fo;
   fo.facts = o.facts;
   fo.seeds = o.seeds;
   fo.name_seeds = o.name_seeds;
+  fo.fact_filter = o.fact_filter;
   fo.normalize_scores = true;  // HippoRAG 2 normalises fact scores
   PprReset reset;
-  FLOWRAG_ASSIGN_OR_RETURN(reset.seeds, SeedWalkFromFacts(s, query, qs, fo, out));
+  FLOWRAG_ASSIGN_OR_RETURN(reset.seeds, SeedWalkFromFacts(s, query, qs, fo, chat, out));
   out->diagnostics.extra["seeding_ms"] = MillisSince(start);
   if (reset.seeds.seeds.empty()) return reset;
   const auto t_prior = std::chrono::steady_clock::now();
@@ -206,7 +208,7 @@ Result<RetrievalOutput> PprRetriever::Retrieve(const Snapshot& s, const Retrieva
 
   RetrievalOutput out;
   out.diagnostics.extra["query_ms"] = MillisSince(start);
-  FLOWRAG_ASSIGN_OR_RETURN(PprReset pr, BuildPprReset(s, r.query, qs, o, &out));
+  FLOWRAG_ASSIGN_OR_RETURN(PprReset pr, BuildPprReset(s, r.query, qs, o, r.chat, &out));
   if (pr.seeds.seeds.empty()) {  // no usable fact or name → dense passage retrieval
     RankDenseFallback(qs, r.top_k, &out);
     out.diagnostics.time_ms = MillisSince(start);

@@ -25,6 +25,8 @@
 //   ppr.facts           5      fact texts used for seeds (HippoRAG 2 `linking_top_k`)
 //   ppr.seeds           5      entity seeds kept (HippoRAG 2 `linking_top_k`)
 //   ppr.name_seeds      true   entities named in the query are seeds too (fact_seeds.h)
+//   ppr.fact_filter     true   LLM fact filter when a chat model is configured (HippoRAG 2
+//                              recognition memory; fact_seeds.h)
 //   ppr.passage_weight  0.01   passage reset weight (HippoRAG 2 `passage_node_weight` 0.05)
 //   ppr.prior           hybrid passage prior source: dense|bm25|hybrid (HippoRAG 2: dense)
 //   ppr.prior_top       0      keep only the best N passages in the prior (0 = all)
@@ -58,6 +60,7 @@ struct PprOptions {
   size_t facts = 5;
   size_t seeds = 5;
   bool name_seeds = true;
+  bool fact_filter = true;
   double passage_weight = 0.01;
   bool synonyms = true;
   std::string solver = "push";
@@ -99,14 +102,15 @@ void FillGraphOutput(const Snapshot& snapshot, const TransitionSource& graph,
 // entity seeds (fact seeds plus entities named in the query) and the
 // passage prior × passage_weight, unnormalised. `seeds` empty means no fact
 // or name matched (the retriever then falls back to dense ranking).
-// `out` receives the keywords and seeding diagnostics.
+// `chat` (may be null) runs the LLM fact filter; `out` receives the
+// keywords and seeding diagnostics.
 struct PprReset {
   FactSeeds seeds;
   std::vector<NodeWeight> entries;  // unnormalised, seeds first
   double total = 0.0;               // Σ entries
 };
 Result<PprReset> BuildPprReset(const Snapshot& s, const std::string& query, const QueryScores& qs,
-                               const PprOptions& o, RetrievalOutput* out);
+                               const PprOptions& o, ChatModel* chat, RetrievalOutput* out);
 
 class PprRetriever final : public Retriever {
  public:

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "retrieval/keywords.h"
+#include "retrieval/query_llm.h"
 #include "retrieval/seeds.h"
 #include "vector/flat_index.h"
 
@@ -192,6 +193,7 @@ Status QafdOptions::Override(ParamReader& r) {
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.seed_weighting", &seed_weighting));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.max_keywords", &max_keywords));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.seed_ratio", &seed_ratio));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.llm", &llm));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.seed_specificity", &seed_specificity));
   int w = static_cast<int>(weights), s = static_cast<int>(similarity),
       c = static_cast<int>(capacity), p = static_cast<int>(passage_scoring);
@@ -230,9 +232,13 @@ Result<RetrievalOutput> QafdRetriever::Retrieve(const Snapshot& s,
   std::shared_ptr<const GraphQueryIndex> qi = GraphQueryIndex::For(s);
 
   // ---- sub-queries, keywords, embeddings (one Embed call for everything)
+  RetrievalOutput out;
+  ChatModel* chat = o.llm ? r.chat : nullptr;
   std::vector<SubqueryRun> runs;
   if (o.subqueries) {
-    for (std::string& q : DecomposeQuery(r.query)) runs.push_back({std::move(q), {}, {}, {}, {}});
+    for (std::string& q : SubQueriesFor(r.query, chat, &out.diagnostics)) {
+      runs.push_back({std::move(q), {}, {}, {}, {}});
+    }
   } else {
     runs.push_back({r.query, {}, {}, {}, {}});
   }
@@ -240,7 +246,7 @@ Result<RetrievalOutput> QafdRetriever::Retrieve(const Snapshot& s,
   ko.max_keywords = o.max_keywords;
   std::vector<std::string> texts;
   for (SubqueryRun& run : runs) {
-    QueryKeywords qk = ExtractKeywords(run.text, &qi->names(), ko);
+    QueryKeywords qk = KeywordsForQuery(run.text, &qi->names(), ko, chat, &out.diagnostics);
     run.keywords = std::move(qk.keywords);
     run.named = std::move(qk.matched_entities);
     if (run.keywords.empty()) run.keywords.push_back(run.text);
@@ -257,7 +263,6 @@ Result<RetrievalOutput> QafdRetriever::Retrieve(const Snapshot& s,
   fo.epsilon = o.epsilon;
   fo.max_pushes = o.max_pushes;
 
-  RetrievalOutput out;
   size_t row = 0;
   std::vector<QueryGraph*> graphs;
   std::vector<std::unique_ptr<QueryGraph>> owned;

@@ -45,6 +45,8 @@
 //   qafd.max_keywords     keyword cap (24)
 //   qafd.seed_ratio       drop seeds scoring below ratio × the best seed's Eq. 1 score
 //                         (0.9; see below; 0 keeps the paper's N best)
+//   qafd.llm              with a chat model: keywords by the A4.3 prompt and, with
+//                         subqueries, LLM decomposition (true; query_llm.h)
 //   qafd.seed_specificity scale Eq. 1 scores by entity specificity; entities the
 //                         query names exactly stay seeds at score 1 (true; seeds.h)
 //
@@ -100,6 +102,7 @@ struct QafdOptions {
   size_t max_keywords = 24;
   double seed_ratio = 0.9;
   bool seed_specificity = true;
+  bool llm = true;
   // Output size limits (not method parameters).
   size_t max_subgraph_edges = 400;
 

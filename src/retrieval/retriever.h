@@ -16,6 +16,7 @@
 #include "flowrag/types.h"
 #include "graph/knowledge_graph.h"
 #include "graph/snapshot.h"
+#include "llm/chat_model.h"
 
 namespace flowrag {
 
@@ -24,6 +25,9 @@ struct RetrievalRequest {
   size_t top_k = 5;
   // Per-query option overrides by name (see each method's options); may be null.
   const std::map<std::string, std::string>* params = nullptr;
+  // The configured chat model for the query-time LLM steps (keywords,
+  // decomposition, fact filter; retrieval/query_llm.h); null = offline.
+  ChatModel* chat = nullptr;
 };
 
 struct RankedPassage {

@@ -31,6 +31,7 @@ Status SemFlowOptions::Override(ParamReader& r) {
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.facts", &facts));
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.seeds", &seeds));
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.name_seeds", &name_seeds));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.fact_filter", &fact_filter));
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.passage_prior", &passage_prior));
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.synonyms", &synonyms));
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.solver", &solver));
@@ -190,8 +191,9 @@ Result<RetrievalOutput> SemFlowRetriever::Retrieve(const Snapshot& s,
   fo.facts = o.facts;
   fo.seeds = o.seeds;
   fo.name_seeds = o.name_seeds;
+  fo.fact_filter = o.fact_filter;
   fo.normalize_scores = false;  // A.2: weights from the query–fact similarity itself
-  FLOWRAG_ASSIGN_OR_RETURN(FactSeeds fs, SeedWalkFromFacts(s, r.query, qs, fo, &out));
+  FLOWRAG_ASSIGN_OR_RETURN(FactSeeds fs, SeedWalkFromFacts(s, r.query, qs, fo, r.chat, &out));
   if (fs.seeds.empty()) {  // no usable fact → dense passage retrieval
     RankDenseFallback(qs, r.top_k, &out);
     out.diagnostics.time_ms = MillisSince(start);

@@ -46,6 +46,7 @@
 //   semflow.facts                 12     candidate facts (A.2)
 //   semflow.seeds                 20     entity seeds (A.2)
 //   semflow.name_seeds            true   entities named in the query are seeds too (fact_seeds.h)
+//   semflow.fact_filter           true   LLM fact filter (A.5.2) when a chat model is configured
 //   semflow.passage_prior         0.01   passage reset weight (A.2 uses 0.08; see below)
 //   semflow.prior                 hybrid passage prior source: dense|bm25|hybrid
 //   semflow.prior_top             0      keep only the best N passages in the prior (0 = all)
@@ -89,6 +90,7 @@ struct SemFlowOptions {
   size_t facts = 12;
   size_t seeds = 20;
   bool name_seeds = true;
+  bool fact_filter = true;
   double passage_prior = 0.01;
   bool synonyms = false;
   std::string solver = "push";
