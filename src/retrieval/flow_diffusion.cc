@@ -213,9 +213,10 @@ FlowDiffusionResult SolveFlowDiffusion(const DiffusionGraph& graph,
     r.x[u] += ex / row.wsum;
     r.mass[u] = r.capacity[u];
     excess -= ex;
+    const double share = ex / row.wsum;  // one division per push, not per edge
     for (uint64_t k = row.begin; k < row.end; ++k) {
       const uint32_t v = adj_pos[k];
-      const double delta = ex * r.adj_weights[k] / row.wsum;
+      const double delta = share * r.adj_weights[k];
       const double before = std::max(r.mass[v] - r.capacity[v], 0.0);
       r.mass[v] += delta;
       const double after = std::max(r.mass[v] - r.capacity[v], 0.0);
