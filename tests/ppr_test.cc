@@ -15,6 +15,7 @@
 #include "nlohmann/json.hpp"
 #include "retrieval/ppr.h"
 #include "retrieval/ppr_retriever.h"
+#include "retrieval/seeds.h"
 #include "test_util.h"
 
 namespace flowrag {
@@ -291,6 +292,30 @@ TEST_F(PprDemoTest, GraphRowsAreStochastic) {
     }
     EXPECT_NEAR(sum, 1.0, 1e-12) << "node " << u;
   }
+}
+
+TEST_F(PprDemoTest, MaterializedRowsEqualTheComputedOnes) {
+  auto snap = Snap();
+  HippoRagGraph graph(*snap->graph(), true);
+  const CsrTransitions csr = CsrTransitions::Materialize(graph);
+  ASSERT_EQ(csr.num_nodes(), graph.num_nodes());
+  std::vector<Transition> a, b;
+  size_t entries = 0;
+  for (uint32_t u = 0; u < graph.num_nodes(); ++u) {
+    graph.Row(u, &a);
+    csr.Row(u, &b);
+    ASSERT_EQ(a.size(), b.size()) << u;
+    for (size_t i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(a[i].target, b[i].target);
+      EXPECT_EQ(a[i].tag, b[i].tag);
+      EXPECT_EQ(a[i].prob, b[i].prob);  // bit-identical, not just close
+    }
+    EXPECT_EQ(csr.Degree(u), graph.Degree(u));
+    entries += a.size();
+  }
+  EXPECT_GT(entries, 1000u);
+  // The retriever's cached copy is the same graph.
+  EXPECT_EQ(GraphQueryIndex::For(*snap)->hipporag().num_nodes(), graph.num_nodes());
 }
 
 // q02 is a three-document bridge question (plant → botanist → garden → town).

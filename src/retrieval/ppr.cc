@@ -69,9 +69,38 @@ void CsrTransitions::Row(uint32_t u, std::vector<Transition>* out) const {
   out->clear();
   const double sum = row_sums_[u];
   if (!(sum > 0)) return;
-  for (uint64_t i = offsets_[u]; i < offsets_[u + 1]; ++i) {
-    out->push_back({targets_[i], 0, weights_[i] / sum});
+  const uint64_t begin = offsets_[u], end = offsets_[u + 1];
+  out->reserve(end - begin);
+  if (sum == 1.0) {  // Materialize stores probabilities
+    for (uint64_t i = begin; i < end; ++i) {
+      out->push_back({targets_[i], tags_.empty() ? uint8_t{0} : tags_[i], weights_[i]});
+    }
+    return;
   }
+  for (uint64_t i = begin; i < end; ++i) {
+    out->push_back({targets_[i], tags_.empty() ? uint8_t{0} : tags_[i], weights_[i] / sum});
+  }
+}
+
+CsrTransitions CsrTransitions::Materialize(const TransitionSource& g) {
+  CsrTransitions c({0}, {}, {});
+  const size_t n = g.num_nodes();
+  c.offsets_.reserve(n + 1);
+  c.degrees_.reserve(n);
+  c.row_sums_.assign(n, 0.0);
+  std::vector<Transition> row;
+  for (uint32_t u = 0; u < n; ++u) {
+    g.Row(u, &row);
+    for (const Transition& t : row) {
+      c.targets_.push_back(t.target);
+      c.weights_.push_back(t.prob);
+      c.tags_.push_back(t.tag);
+    }
+    c.offsets_.push_back(c.targets_.size());
+    c.degrees_.push_back(static_cast<uint32_t>(g.Degree(u)));
+    if (!row.empty()) c.row_sums_[u] = 1.0;  // exact: Row returns g's probabilities as stored
+  }
+  return c;
 }
 
 Result<std::vector<NodeWeight>> NormalizeReset(std::span<const NodeWeight> reset,

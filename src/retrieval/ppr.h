@@ -84,13 +84,23 @@ class CsrTransitions final : public TransitionSource {
                                      std::vector<double> weights);
   size_t num_nodes() const override { return offsets_.size() - 1; }
   void Row(uint32_t u, std::vector<Transition>* out) const override;
-  size_t Degree(uint32_t u) const override { return offsets_[u + 1] - offsets_[u]; }
+  size_t Degree(uint32_t u) const override {
+    return degrees_.empty() ? offsets_[u + 1] - offsets_[u] : degrees_[u];
+  }
+
+  // Every row of `g`, computed once: Row(u) and Degree(u) then return
+  // exactly g.Row(u) (targets, tags and probabilities, entries in g's
+  // order) and g.Degree(u) without recomputing them. For sources whose rows are costly and reused by many
+  // solves (a snapshot's HippoRAG graph). O(Σ deg) time and memory.
+  static CsrTransitions Materialize(const TransitionSource& g);
 
  private:
   std::vector<uint64_t> offsets_;
   std::vector<uint32_t> targets_;
   std::vector<double> weights_;
   std::vector<double> row_sums_;
+  std::vector<uint8_t> tags_;      // empty: every tag 0
+  std::vector<uint32_t> degrees_;  // empty: row lengths
 };
 
 struct PprStats {

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "retrieval/fact_seeds.h"
+#include "retrieval/seeds.h"
 
 namespace flowrag {
 namespace {
@@ -227,7 +228,16 @@ Result<RetrievalOutput> PprRetriever::Retrieve(const Snapshot& s, const Retrieva
     out.seeds.push_back({g.EntityNode(e.entity), e.weight / total});
   }
 
-  HippoRagGraph graph(g, o.synonyms);
+  // The default graph's rows come materialised from the per-graph query
+  // index; without synonyms they are computed on the fly.
+  const HippoRagGraph computed(g, o.synonyms);
+  std::shared_ptr<const GraphQueryIndex> qi;
+  const TransitionSource* source = &computed;
+  if (o.synonyms) {
+    qi = GraphQueryIndex::For(s);
+    source = &qi->hipporag();
+  }
+  const TransitionSource& graph = *source;
   PprStats st;
   const auto t_solve = std::chrono::steady_clock::now();
   if (o.solver == "push") {

@@ -1,10 +1,12 @@
 #include "retrieval/seeds.h"
 
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <mutex>
 #include <unordered_map>
+
+#include "retrieval/ppr_retriever.h"
 
 namespace flowrag {
 
@@ -125,6 +127,7 @@ void GraphQueryIndex::Build(const Snapshot& snapshot) {
   const auto start = std::chrono::steady_clock::now();
   const KnowledgeGraph& g = *snapshot.graph();
   names_ = EntityNameMatcher(g);
+  hipporag_ = CsrTransitions::Materialize(HippoRagGraph(g, /*synonyms=*/true));
   Embedder* embedder = snapshot.embedder();
   if (embedder != nullptr && embedder->IsLocal() && g.entity_index() != nullptr &&
       embedder->Dimension() == g.entity_index()->Dimension()) {

@@ -26,6 +26,7 @@
 #include "graph/knowledge_graph.h"
 #include "graph/snapshot.h"
 #include "retrieval/keywords.h"
+#include "retrieval/ppr.h"
 
 namespace flowrag {
 
@@ -68,6 +69,7 @@ inline Result<std::vector<Seed>> SelectSeeds(const KnowledgeGraph& graph,
 // Query-time data derived from a snapshot's graph, built once per graph on
 // first use and shared by every query and retriever in the process:
 //   - the entity-name token trie (known names in queries, keywords.h);
+//   - the HippoRAG 2 PPR transition rows (materialised once);
 //   - the entity-name vectors as sparse rows, so query-aware edge weights
 //     can compare any two nodes (QAFD-RAG Eq. 4–5). The KnowledgeGraph keeps
 //     these only inside its VectorIndex, which has no row accessor; they are
@@ -90,11 +92,15 @@ class GraphQueryIndex {
     return entity_vectors_.rows() > 0 ? &entity_vectors_ : nullptr;
   }
   double build_seconds() const { return build_seconds_; }
+  // The HippoRAG 2 PPR graph with SYNONYM edges (ppr_retriever.h
+  // HippoRagGraph), materialised: the rows every PPR solve reads.
+  const CsrTransitions& hipporag() const { return hipporag_; }
 
  private:
   void Build(const Snapshot& snapshot);
 
   EntityNameMatcher names_;
+  CsrTransitions hipporag_{{0}, {}, {}};
   SparseRows entity_vectors_;
   double build_seconds_ = 0.0;
 };
