@@ -76,6 +76,12 @@ def evaluate(flowrag, bdir, db, method, k, runs, set_args):
     }
 
 
+def git_commit():
+    res = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                         capture_output=True, text=True)
+    return res.stdout.strip() if res.returncode == 0 else "unknown"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -106,8 +112,8 @@ def main():
     lines = [
         "# Retrieval quality and latency",
         "",
-        f"Machine: {cpu_model()}, {os.cpu_count()} cores. flowrag: "
-        f"`{os.path.relpath(args.flowrag, ROOT)}`.",
+        f"Machine: {cpu_model()}, {os.cpu_count()} cores. flowrag commit: "
+        f"`{git_commit()}` (release build).",
         f"Command: `bench/retrieval_report.py --runs {args.runs} --methods {args.methods} "
         f"--graphs {args.graphs}`" + (f" {' '.join(set_args)}" if set_args else "") + ".",
         "Recall@k x100 (passage level; document level for `medical`). Graph `offline` = built-in "
