@@ -21,11 +21,7 @@ namespace {
 
 using Json = nlohmann::json;
 
-Json ChatAnswer(const std::string& content) {
-  return {{"choices", {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", content}}},
-                        {"finish_reason", "stop"}}}},
-          {"usage", {{"prompt_tokens", 50}, {"completion_tokens", 10}}}};
-}
+Json ChatAnswer(const std::string& content) { return testing::ChatCompletionJson(content); }
 
 // Answers by the system prompt: keywords, decomposition or fact filter.
 Json Answer(const Json& body) {

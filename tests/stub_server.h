@@ -30,6 +30,13 @@
 
 namespace flowrag::testing {
 
+// An OpenAI chat completion answering `content` (50 prompt, 10 completion tokens).
+inline nlohmann::json ChatCompletionJson(const std::string& content) {
+  return {{"choices", {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", content}}},
+                        {"finish_reason", "stop"}}}},
+          {"usage", {{"prompt_tokens", 50}, {"completion_tokens", 10}}}};
+}
+
 class StubHttpServer {
  public:
   StubHttpServer() {

@@ -38,6 +38,12 @@ class Engine {
   virtual Result<IndexReport> Index(const std::vector<std::string>& sources,
                                     const IndexOptions& options = {}) = 0;
 
+  // Stores, embeds and extracts documents given directly (same transactional
+  // batches and skip-unchanged rule as Index). Errors name the document's
+  // position and field; nothing of a rejected call is stored.
+  virtual Result<IndexReport> IndexDocuments(const std::vector<DocumentInput>& documents,
+                                             const IndexOptions& options = {}) = 0;
+
   // Imports precomputed OpenIE (the benchmark openie.jsonl, keyed by corpus
   // id, or HippoRAG's openie_results_ner_*.json, keyed by passage text) as the
   // graph of the passages it covers, replacing what they had.
@@ -50,6 +56,12 @@ class Engine {
   // Ranked passages for `question` with the method in `options`.
   virtual Result<RetrievalResult> Query(std::string_view question,
                                         const QueryOptions& options = {}) const = 0;
+
+  // A grounded answer with citations: retrieval with options.query, the
+  // pipeline, then the chat model (when configured and asked for) or the
+  // offline extractive answerer. A chat-model failure degrades to the
+  // extractive answer and says so in Answer::warnings.
+  virtual Result<Answer> Ask(std::string_view question, const AnswerOptions& options = {}) const = 0;
 
   virtual Result<StoreStats> Stats() const = 0;
 

@@ -12,6 +12,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "flowrag/engine.h"
@@ -44,6 +45,15 @@ double RecallAtK(const BenchQuestion& q, bool document_level,
                  const std::vector<std::string>& ranked_ids,
                  const std::vector<std::string>& ranked_titles, size_t k);
 
+// Answer metrics of SQuAD / HotpotQA: answers are normalised (lower case,
+// ASCII punctuation and the articles a/an/the removed, whitespace collapsed);
+// EM is 1 when the prediction equals a gold answer; F1 is the token-overlap F1
+// (0 when either side is yes/no/noanswer and they differ). Both take the best
+// over the gold answers; 0 when there is none.
+std::string NormalizeAnswer(std::string_view answer);
+double ExactMatch(std::string_view prediction, const std::vector<std::string>& golds);
+double AnswerF1(std::string_view prediction, const std::vector<std::string>& golds);
+
 struct EvalOptions {
   std::vector<size_t> ks = {1, 2, 5, 10};
   QueryOptions query;   // method and per-query params; top_k is raised to cover max(ks)
@@ -52,6 +62,11 @@ struct EvalOptions {
   // Retrieve this many passages per question, so document deduplication still
   // leaves max(ks) distinct documents (chunked corpora).
   size_t depth_factor = 3;
+  // Also answer each question (Engine::Ask with `answer`; its query is
+  // replaced by `query`) and score EM/F1. Recall is then measured on the
+  // answer's evidence (every round's passages).
+  bool answers = false;
+  AnswerOptions answer;
 };
 
 struct QuestionRecord {
@@ -60,6 +75,14 @@ struct QuestionRecord {
   double latency_ms = 0.0;
   std::map<size_t, double> recall;
   RetrievalDiagnostics diagnostics;  // the method's own counters and stage timings
+  // With EvalOptions::answers:
+  std::string question;
+  std::string answer;
+  std::vector<std::string> gold_answers;
+  double em = 0.0, f1 = 0.0;
+  std::vector<Citation> citations;
+  std::vector<AnswerStep> steps;
+  std::vector<std::string> warnings;
 };
 
 struct EvalReport {
@@ -72,10 +95,14 @@ struct EvalReport {
   double latency_mean_ms = 0.0;
   double nodes_touched_p50 = 0.0;     // RetrievalDiagnostics, median over questions
   double edges_touched_p50 = 0.0;
+  bool answers = false;               // EvalOptions::answers
+  std::string pipeline;               // the answer pipeline
+  double em = 0.0, f1 = 0.0;          // means ×100
+  TokenUsage usage;                   // summed over the questions
   std::vector<QuestionRecord> records;
 
   // {"bench", "method", "questions", "recall": {"1": x, ...}, "latency_ms": {"p50", "p99"},
-  //  "touched_p50": {"nodes", "edges"}}
+  //  "touched_p50": {"nodes", "edges"}}; with answers also "pipeline", "em", "f1", "usage"
   std::string ToJson() const;
 };
 

@@ -86,6 +86,30 @@ struct QueryOptions {
   std::map<std::string, std::string> params;
 };
 
+// How Engine::Ask answers.
+struct AnswerOptions {
+  QueryOptions query;               // the retriever, top_k and its per-query params
+  // "single": retrieve once, answer. "cot" (SA-RAG App. A, Listing 2/7): up
+  // to max_steps rounds; each summarises the evidence and either answers or
+  // asks a follow-up question for the next round. "decompose" (Listing 3):
+  // sub-questions answered in order, then a final retrieval on the question.
+  std::string pipeline = "single";
+  size_t max_steps = 3;             // SA-RAG App. A
+  // Passages per round the answerer reads (SemFlowRAG A.2: the top 5); the
+  // retriever may return more (query.top_k), which stay in the result.
+  size_t context_passages = 5;
+  // "auto": the chat model when one is configured, else "extractive".
+  std::string answerer = "auto";
+  // "short" (SA-RAG Listing 1/6: JSON reasoning + final_answer) or "long"
+  // (QAFD-RAG Prompt 3: a markdown response).
+  std::string style = "short";
+  // Give up between steps once this much wall time has passed (0 = no limit).
+  double deadline_ms = 0.0;
+
+  // Names the offending field when the options are inconsistent.
+  Status Validate() const;
+};
+
 struct ImportOpenIeOptions {
   // Skip malformed records (counted and reported) instead of failing.
   bool skip_bad_records = false;

@@ -64,6 +64,63 @@ struct RetrievalResult {
   std::vector<std::string> context;
 };
 
+// One cited source of an answer: a passage and the sentence that supports it.
+struct Citation {
+  int marker = 0;            // the [n] used in the answer and its numbered context (1-based)
+  int64_t passage_id = 0;
+  std::string document_id;
+  std::string title;
+  std::string quote;         // the supporting sentence (or the passage start)
+  uint32_t begin = 0;        // UTF-8 byte offsets of `quote` in the document text
+  uint32_t end = 0;
+};
+
+// What the chat model calls of one answer cost. cost_usd uses the prices
+// configured by FLOWRAG_LLM_PRICE_INPUT / FLOWRAG_LLM_PRICE_OUTPUT (USD per
+// million tokens; 0 when unset).
+struct TokenUsage {
+  int64_t llm_calls = 0;
+  int64_t cache_hits = 0;
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  double cost_usd = 0.0;
+};
+
+// One retrieval round of an iterative pipeline.
+struct AnswerStep {
+  std::string query;               // what this step retrieved with
+  std::string answer;              // decompose: the sub-question's answer; cot: the step's answer
+  std::string summary;             // cot: the evidence summary carried to the next step
+  std::string follow_up;           // cot: the next question (empty when the step answered)
+  std::vector<int64_t> passage_ids;  // retrieved, best first
+};
+
+// A grounded answer. `retrieval` is the evidence the final answer was
+// written from (for iterative pipelines: every step's passages, merged, in
+// the order they were first retrieved, and the last step's subgraph).
+struct Answer {
+  std::string question;
+  std::string text;                // the short (or long-form) answer
+  std::string reasoning;           // the model's reasoning; extractive: how the span was chosen
+  bool answered = true;            // false: "Insufficient Information"
+  double confidence = 0.0;         // extractive: support score in [0, 1]; LLM: 1 or 0
+  std::string answerer;            // "extractive" or "llm:<model>"
+  std::string pipeline;            // "single", "cot" or "decompose"
+  std::vector<Citation> citations;
+  std::vector<AnswerStep> steps;
+  RetrievalResult retrieval;
+  TokenUsage usage;
+  std::vector<std::string> warnings;  // degradations (e.g. the model failed: extractive answer)
+  double time_ms = 0.0;
+};
+
+// A document given directly (not read from a file): the HTTP API's inserts.
+struct DocumentInput {
+  std::string id;      // external id; an existing document with this id is replaced
+  std::string title;
+  std::string text;
+};
+
 struct IndexReport {
   size_t documents_seen = 0;
   size_t documents_added = 0;

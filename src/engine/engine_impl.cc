@@ -5,6 +5,7 @@
 
 #include "common/hash.h"
 #include "common/progress.h"
+#include "common/text.h"
 #include "engine/embedder_setup.h"
 #include "ingest/chunker.h"
 #include "ingest/loaders.h"
@@ -43,8 +44,7 @@ Result<std::unique_ptr<EngineImpl>> EngineImpl::Create(const std::string& db_pat
   so.create_if_missing = !options.read_only;
   FLOWRAG_ASSIGN_OR_RETURN(auto store, Store::Open(db_path, so));
   std::unique_ptr<EngineImpl> engine(new EngineImpl(options, std::move(store)));
-  FLOWRAG_ASSIGN_OR_RETURN(engine->embedder_kind_,
-                           ResolveEmbedderKind(*engine->store_, options));
+  FLOWRAG_ASSIGN_OR_RETURN(engine->embedder_kind_, ResolveEmbedderKind(*engine->store_, options));
   FLOWRAG_ASSIGN_OR_RETURN(engine->embedder_,
                            LoadEmbedder(*engine->store_, engine->embedder_kind_, options));
   for (const std::string& name : RetrieverNames()) {
@@ -74,6 +74,63 @@ Status EngineImpl::RebuildSnapshot() {
 
 Result<IndexReport> EngineImpl::Index(const std::vector<std::string>& sources,
                                       const IndexOptions& options) {
+  std::string joined;
+  for (const auto& s : sources) joined += (joined.empty() ? "" : " ") + s;
+  LoadOptions load;
+  load.skip_bad_records = options.skip_bad_records;
+  return RunIndex(joined, options, [&](const DocumentSink& sink) -> Status {
+    for (const std::string& source : sources) {
+      LoadReport load_report;
+      FLOWRAG_RETURN_IF_ERROR(LoadSource(source, load, sink, &load_report));
+      for (const std::string& m : load_report.messages) {
+        std::fprintf(stderr, "flowrag: %s\n", m.c_str());
+      }
+    }
+    return Status::Ok();
+  });
+}
+
+Result<IndexReport> EngineImpl::IndexDocuments(const std::vector<DocumentInput>& documents,
+                                               const IndexOptions& options) {
+  std::unordered_map<std::string_view, size_t> ids;
+  for (size_t i = 0; i < documents.size(); ++i) {
+    const DocumentInput& d = documents[i];
+    const std::string where = "documents[" + std::to_string(i) + "]";
+    if (d.id.empty()) return Status::InvalidArgument(where + ".id: expected a non-empty string");
+    if (d.text.find_first_not_of(" \t\r\n") == std::string::npos) {
+      return Status::InvalidArgument(where + ".text: expected non-empty text");
+    }
+    size_t bad = 0;
+    if (!IsValidUtf8(d.text, &bad)) {
+      return Status::InvalidArgument(where + ".text: invalid UTF-8 at byte " + std::to_string(bad));
+    }
+    if (!IsValidUtf8(d.title, &bad)) {
+      return Status::InvalidArgument(where + ".title: invalid UTF-8 at byte " +
+                                     std::to_string(bad));
+    }
+    auto [it, inserted] = ids.emplace(d.id, i);
+    if (!inserted) {
+      return Status::InvalidArgument(where + ".id: \"" + d.id + "\" repeats documents[" +
+                                     std::to_string(it->second) + "]");
+    }
+  }
+  return RunIndex("api:" + std::to_string(documents.size()) + " documents", options,
+                  [&](const DocumentSink& sink) -> Status {
+                    for (size_t i = 0; i < documents.size(); ++i) {
+                      RawDocument doc;
+                      doc.external_id = documents[i].id;
+                      doc.title = documents[i].title;
+                      doc.text = documents[i].text;
+                      doc.source = "api";
+                      doc.line = static_cast<int64_t>(i) + 1;
+                      FLOWRAG_RETURN_IF_ERROR(sink(std::move(doc)));
+                    }
+                    return Status::Ok();
+                  });
+}
+
+Result<IndexReport> EngineImpl::RunIndex(const std::string& label, const IndexOptions& options,
+                                         const DocumentProducer& produce) {
   if (options_.read_only) return Status::FailedPrecondition(store_->path() + ": opened read-only");
   FLOWRAG_RETURN_IF_ERROR(options.chunking.Validate());
   FLOWRAG_RETURN_IF_ERROR(ResolveExtractor(options).status());
@@ -82,15 +139,13 @@ Result<IndexReport> EngineImpl::Index(const std::vector<std::string>& sources,
   }
   std::lock_guard<std::mutex> lock(write_mu_);
   const auto start = Clock::now();
-  std::string joined;
-  for (const auto& s : sources) joined += (joined.empty() ? "" : " ") + s;
   IndexRunRecord run;
-  FLOWRAG_ASSIGN_OR_RETURN(run.id, store_->BeginIndexRun(joined));
-  run.sources = joined;
+  FLOWRAG_ASSIGN_OR_RETURN(run.id, store_->BeginIndexRun(label));
+  run.sources = label;
   run.status = "running";
 
   IndexReport report;
-  Status st = IngestSources(sources, options, &report, &run);
+  Status st = IngestDocuments(produce, options, &report, &run);
   report.ingest_seconds = SecondsSince(start);
   if (st.ok()) {
     const auto embed_start = Clock::now();
@@ -110,9 +165,8 @@ Result<IndexReport> EngineImpl::Index(const std::vector<std::string>& sources,
   return report;
 }
 
-Status EngineImpl::IngestSources(const std::vector<std::string>& sources,
-                                 const IndexOptions& options, IndexReport* report,
-                                 IndexRunRecord* run) {
+Status EngineImpl::IngestDocuments(const DocumentProducer& produce, const IndexOptions& options,
+                                   IndexReport* report, IndexRunRecord* run) {
   const std::string chunking = options.chunking.Signature();
   Progress progress("ingest", "documents", 0, options.progress);
   std::vector<DocumentWrite> batch;
@@ -136,44 +190,33 @@ Status EngineImpl::IngestSources(const std::vector<std::string>& sources,
     return Status::Ok();
   };
 
-  LoadOptions load;
-  load.skip_bad_records = options.skip_bad_records;
-  for (const std::string& source : sources) {
-    LoadReport load_report;
-    Status st = LoadSource(
-        source, load,
-        [&](RawDocument&& doc) -> Status {
-          ++report->documents_seen;
-          const uint64_t hash = ContentHash(doc, chunking);
-          FLOWRAG_ASSIGN_OR_RETURN(auto stored, store_->DocumentHash(doc.external_id));
-          if (stored && *stored == hash) {  // unchanged: nothing to redo
-            ++report->documents_unchanged;
-            run->documents_unchanged = report->documents_unchanged;
-            progress.Advance(1);
-            return Status::Ok();
-          }
-          DocumentWrite w;
-          w.content_hash = hash;
-          w.chunking = chunking;
-          for (const Chunk& c : ChunkText(doc.text, options.chunking)) {
-            PassageWrite p;
-            p.ordinal = c.index;
-            p.begin = c.begin;
-            p.end = c.end;
-            p.embed_hash = Hash64(PassageEmbedText(doc.title, c.text));
-            w.passages.push_back(p);
-          }
-          w.doc = std::move(doc);
-          batch.push_back(std::move(w));
-          if (batch.size() >= options.batch_size) return flush();
-          return Status::Ok();
-        },
-        &load_report);
-    FLOWRAG_RETURN_IF_ERROR(st);
-    for (const std::string& m : load_report.messages) {
-      std::fprintf(stderr, "flowrag: %s\n", m.c_str());
+  Status st = produce([&](RawDocument&& doc) -> Status {
+    ++report->documents_seen;
+    const uint64_t hash = ContentHash(doc, chunking);
+    FLOWRAG_ASSIGN_OR_RETURN(auto stored, store_->DocumentHash(doc.external_id));
+    if (stored && *stored == hash) {  // unchanged: nothing to redo
+      ++report->documents_unchanged;
+      run->documents_unchanged = report->documents_unchanged;
+      progress.Advance(1);
+      return Status::Ok();
     }
-  }
+    DocumentWrite w;
+    w.content_hash = hash;
+    w.chunking = chunking;
+    for (const Chunk& c : ChunkText(doc.text, options.chunking)) {
+      PassageWrite p;
+      p.ordinal = c.index;
+      p.begin = c.begin;
+      p.end = c.end;
+      p.embed_hash = Hash64(PassageEmbedText(doc.title, c.text));
+      w.passages.push_back(p);
+    }
+    w.doc = std::move(doc);
+    batch.push_back(std::move(w));
+    if (batch.size() >= options.batch_size) return flush();
+    return Status::Ok();
+  });
+  FLOWRAG_RETURN_IF_ERROR(st);
   FLOWRAG_RETURN_IF_ERROR(flush());
   progress.Finish();
   return Status::Ok();
@@ -247,18 +290,24 @@ Result<ChatModel*> EngineImpl::QueryChat() const {
 
 Result<RetrievalResult> EngineImpl::Query(std::string_view question,
                                           const QueryOptions& options) const {
+  FLOWRAG_ASSIGN_OR_RETURN(ChatModel * chat, QueryChat());
+  return QueryOn(*snapshot(), question, options, chat);
+}
+
+Result<RetrievalResult> EngineImpl::QueryOn(const Snapshot& snapshot, std::string_view question,
+                                            const QueryOptions& options, ChatModel* chat) const {
   auto it = retrievers_.find(options.method);
   if (it == retrievers_.end()) {
     auto r = MakeRetriever(options.method);  // for its error message
     return r.status();
   }
   if (options.top_k == 0) return Status::InvalidArgument("top_k: expected a positive number");
-  std::shared_ptr<const Snapshot> snap = snapshot();
+  const Snapshot* snap = &snapshot;
   RetrievalRequest request;
   request.query = std::string(question);
   request.top_k = options.top_k;
   request.params = &options.params;
-  FLOWRAG_ASSIGN_OR_RETURN(request.chat, QueryChat());
+  request.chat = chat;
   FLOWRAG_ASSIGN_OR_RETURN(RetrievalOutput out, it->second->Retrieve(*snap, request));
   RetrievalResult result;
   result.method = options.method;
@@ -312,8 +361,8 @@ void EngineImpl::DescribeSubgraph(const Snapshot& snap, const RetrievalOutput& o
     if (node >= g.num_nodes()) return;
     auto [it, inserted] = index.emplace(node, result->nodes.size());
     if (inserted) {
-      result->nodes.push_back({node, std::string(NodeKindName(g.Kind(node))),
-                               NodeLabel(snap, node), score, seed});
+      result->nodes.push_back(
+          {node, std::string(NodeKindName(g.Kind(node))), NodeLabel(snap, node), score, seed});
     } else {
       GraphNode& n = result->nodes[it->second];
       n.seed |= seed;
@@ -331,7 +380,8 @@ void EngineImpl::DescribeSubgraph(const Snapshot& snap, const RetrievalOutput& o
   }
   for (const NodeScore& s : out.node_scores) {  // scores of nodes added through paths
     auto it = index.find(s.node);
-    if (it != index.end()) result->nodes[it->second].score = std::max(result->nodes[it->second].score, s.score);
+    if (it != index.end())
+      result->nodes[it->second].score = std::max(result->nodes[it->second].score, s.score);
   }
   for (const TouchedEdge& e : out.subgraph) {
     if (!index.count(e.from) || !index.count(e.to)) continue;
@@ -346,8 +396,8 @@ void EngineImpl::DescribeSubgraph(const Snapshot& snap, const RetrievalOutput& o
         }
       }
     }
-    result->edges.push_back({e.from, e.to, std::string(EdgeKindName(e.kind)), relation, e.weight,
-                             e.flow});
+    result->edges.push_back(
+        {e.from, e.to, std::string(EdgeKindName(e.kind)), relation, e.weight, e.flow});
   }
   for (const ExplanationPath& p : out.paths) {
     std::vector<std::string> labels;

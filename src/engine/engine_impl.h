@@ -9,6 +9,7 @@
 #ifndef FLOWRAG_ENGINE_ENGINE_IMPL_H_
 #define FLOWRAG_ENGINE_ENGINE_IMPL_H_
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -17,6 +18,7 @@
 #include "embed/embedder.h"
 #include "flowrag/engine.h"
 #include "graph/snapshot.h"
+#include "ingest/document.h"
 #include "retrieval/retriever.h"
 #include "storage/store.h"
 
@@ -29,11 +31,14 @@ class EngineImpl final : public Engine {
 
   Result<IndexReport> Index(const std::vector<std::string>& sources,
                             const IndexOptions& options) override;
+  Result<IndexReport> IndexDocuments(const std::vector<DocumentInput>& documents,
+                                     const IndexOptions& options) override;
   Result<ImportReport> ImportOpenIe(const std::string& path,
                                     const ImportOpenIeOptions& options) override;
   Status DeleteDocument(std::string_view document_id) override;
   Result<RetrievalResult> Query(std::string_view question,
                                 const QueryOptions& options) const override;
+  Result<Answer> Ask(std::string_view question, const AnswerOptions& options) const override;
   Result<StoreStats> Stats() const override;
 
   // The current snapshot (never null after Create).
@@ -43,8 +48,13 @@ class EngineImpl final : public Engine {
   EngineImpl(EngineOptions options, std::unique_ptr<Store> store)
       : options_(std::move(options)), store_(std::move(store)) {}
 
-  Status IngestSources(const std::vector<std::string>& sources, const IndexOptions& options,
-                       IndexReport* report, IndexRunRecord* run);
+  // Index() and IndexDocuments(): `produce` hands every document to the sink.
+  using DocumentSink = std::function<Status(RawDocument&&)>;
+  using DocumentProducer = std::function<Status(const DocumentSink&)>;
+  Result<IndexReport> RunIndex(const std::string& label, const IndexOptions& options,
+                               const DocumentProducer& produce);
+  Status IngestDocuments(const DocumentProducer& produce, const IndexOptions& options,
+                         IndexReport* report, IndexRunRecord* run);
   Status EmbedMissing(const IndexOptions& options, IndexReport* report, IndexRunRecord* run);
   Status RebuildSnapshot();
   // Embeds graph texts and updates SYNONYM edges (engine_graph.cc).
@@ -55,6 +65,10 @@ class EngineImpl final : public Engine {
   Status ExtractHeuristic(const IndexOptions& options, IndexReport* report);
   Status ExtractWithLlm(const IndexOptions& options, IndexReport* report);
   Status FillGraphStats(GraphStats* stats) const;
+  // Query() against a given snapshot with a given chat model (Ask holds one
+  // snapshot for all its rounds and counts its model calls).
+  Result<RetrievalResult> QueryOn(const Snapshot& snapshot, std::string_view question,
+                                  const QueryOptions& options, ChatModel* chat) const;
   // Copies a graph method's seeds, scored nodes, edges and paths into the
   // public result, labelled (at most 150 nodes: what a viewer can draw).
   void DescribeSubgraph(const Snapshot& snap, const RetrievalOutput& out,

@@ -46,6 +46,16 @@ std::string EvalReport::ToJson() const {
   j["latency_ms"] = {{"p50", std::round(latency_p50_ms * 1000.0) / 1000.0},
                      {"p99", std::round(latency_p99_ms * 1000.0) / 1000.0}};
   j["touched_p50"] = {{"nodes", nodes_touched_p50}, {"edges", edges_touched_p50}};
+  if (answers) {
+    j["pipeline"] = pipeline;
+    j["em"] = std::round(em * 100.0) / 100.0;
+    j["f1"] = std::round(f1 * 100.0) / 100.0;
+    j["usage"] = {{"llm_calls", usage.llm_calls},
+                  {"cache_hits", usage.cache_hits},
+                  {"prompt_tokens", usage.prompt_tokens},
+                  {"completion_tokens", usage.completion_tokens},
+                  {"cost_usd", usage.cost_usd}};
+  }
   return j.dump();
 }
 
@@ -59,21 +69,50 @@ Result<EvalReport> Evaluate(const Engine& engine, const Benchmark& bench,
   EvalReport report;
   report.bench = bench.name;
   report.method = query.method;
+  report.answers = options.answers;
+  AnswerOptions ask = options.answer;
+  ask.query = query;
+  if (options.answers) {
+    report.pipeline = ask.pipeline;
+    FLOWRAG_RETURN_IF_ERROR(ask.Validate());
+  }
   const size_t n = options.limit > 0 ? std::min(options.limit, bench.questions.size())
                                      : bench.questions.size();
   std::vector<double> latencies, nodes_touched, edges_touched;
   Progress progress("eval " + bench.name + " " + query.method, "questions", n, options.progress);
   for (size_t i = 0; i < n; ++i) {
     const BenchQuestion& q = bench.questions[i];
+    QuestionRecord rec;
     const auto start = std::chrono::steady_clock::now();
-    auto result = engine.Query(q.question, query);
+    Result<RetrievalResult> result = Status::Internal("not run");
+    if (options.answers) {
+      auto answer = engine.Ask(q.question, ask);
+      if (!answer.ok()) return answer.status().WithContext("question " + q.id);
+      rec.question = q.question;
+      rec.answer = answer->text;
+      rec.gold_answers = q.answers;
+      rec.em = ExactMatch(answer->text, q.answers);
+      rec.f1 = AnswerF1(answer->text, q.answers);
+      report.em += rec.em;
+      report.f1 += rec.f1;
+      rec.citations = answer->citations;
+      rec.steps = answer->steps;
+      rec.warnings = answer->warnings;
+      report.usage.llm_calls += answer->usage.llm_calls;
+      report.usage.cache_hits += answer->usage.cache_hits;
+      report.usage.prompt_tokens += answer->usage.prompt_tokens;
+      report.usage.completion_tokens += answer->usage.completion_tokens;
+      report.usage.cost_usd += answer->usage.cost_usd;
+      result = std::move(answer->retrieval);
+    } else {
+      result = engine.Query(q.question, query);
+    }
     const double ms = std::chrono::duration<double, std::milli>(
                           std::chrono::steady_clock::now() - start).count();
     if (!result.ok()) return result.status().WithContext("question " + q.id);
     latencies.push_back(ms);
     nodes_touched.push_back(static_cast<double>(result->diagnostics.nodes_touched));
     edges_touched.push_back(static_cast<double>(result->diagnostics.edges_touched));
-    QuestionRecord rec;
     rec.id = q.id;
     rec.latency_ms = ms;
     rec.diagnostics = result->diagnostics;
@@ -96,6 +135,8 @@ Result<EvalReport> Evaluate(const Engine& engine, const Benchmark& bench,
   progress.Finish();
   report.questions = n;
   for (auto& [k, v] : report.recall) v = n > 0 ? 100.0 * v / static_cast<double>(n) : 0.0;
+  report.em = n > 0 ? 100.0 * report.em / static_cast<double>(n) : 0.0;
+  report.f1 = n > 0 ? 100.0 * report.f1 / static_cast<double>(n) : 0.0;
   report.latency_p50_ms = Percentile(latencies, 50);
   report.latency_p99_ms = Percentile(latencies, 99);
   report.nodes_touched_p50 = Percentile(nodes_touched, 50);

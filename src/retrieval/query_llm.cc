@@ -35,8 +35,10 @@ constexpr std::string_view kFilterSystem =
     "never write new ones. Answer with one JSON object {\"fact\": [[subject, predicate, object], "
     "...]}; if no candidate is relevant answer {\"fact\": []}.";
 
-Result<nlohmann::json> AskJson(ChatModel& chat, std::string system, std::string user,
-                               int max_tokens) {
+}  // namespace
+
+Result<nlohmann::json> AskJsonObject(ChatModel& chat, std::string system, std::string user,
+                                     int max_tokens) {
   ChatRequest req;
   req.messages = {{"system", std::move(system)}, {"user", std::move(user)}};
   req.temperature = 0.0;
@@ -52,6 +54,8 @@ Result<nlohmann::json> AskJson(ChatModel& chat, std::string system, std::string 
   }
   return std::move(parsed.value);
 }
+
+namespace {
 
 void AddStrings(const nlohmann::json& list, std::set<std::string>* seen,
                 std::vector<std::string>* out) {
@@ -72,9 +76,8 @@ std::string TripleKey(const std::string& s, const std::string& p, const std::str
 }  // namespace
 
 Result<std::vector<std::string>> LlmQueryKeywords(ChatModel& chat, std::string_view query) {
-  FLOWRAG_ASSIGN_OR_RETURN(nlohmann::json j,
-                           AskJson(chat, std::string(kKeywordSystem),
-                                   "Question: " + std::string(query), 256));
+  FLOWRAG_ASSIGN_OR_RETURN(nlohmann::json j, AskJsonObject(chat, std::string(kKeywordSystem),
+                                                           "Question: " + std::string(query), 256));
   if (!j.contains("high_level_keywords") && !j.contains("low_level_keywords")) {
     return Status::InvalidArgument(
         "keyword answer: expected \"high_level_keywords\" and \"low_level_keywords\"");
@@ -87,8 +90,8 @@ Result<std::vector<std::string>> LlmQueryKeywords(ChatModel& chat, std::string_v
 }
 
 Result<std::vector<std::string>> LlmDecomposeQuery(ChatModel& chat, std::string_view query) {
-  FLOWRAG_ASSIGN_OR_RETURN(nlohmann::json j, AskJson(chat, std::string(kDecomposeSystem),
-                                                     "Question: " + std::string(query), 512));
+  FLOWRAG_ASSIGN_OR_RETURN(nlohmann::json j, AskJsonObject(chat, std::string(kDecomposeSystem),
+                                                           "Question: " + std::string(query), 512));
   auto it = j.find("subquestions");
   if (it == j.end() || !it->is_array()) {
     return Status::InvalidArgument("decomposition answer: expected a \"subquestions\" list");
@@ -141,8 +144,7 @@ std::vector<std::string> SubQueriesFor(std::string_view query, ChatModel* chat,
 }
 
 Result<std::vector<size_t>> LlmFilterFacts(ChatModel& chat, std::string_view query,
-                                           const std::vector<Triple>& candidates,
-                                           size_t max_keep) {
+                                           const std::vector<Triple>& candidates, size_t max_keep) {
   if (candidates.empty() || max_keep == 0) return std::vector<size_t>{};
   nlohmann::json list = nlohmann::json::array();
   for (const Triple& t : candidates) list.push_back({t[0], t[1], t[2]});
@@ -150,7 +152,7 @@ Result<std::vector<size_t>> LlmFilterFacts(ChatModel& chat, std::string_view que
   system.replace(system.find("{max}"), 5, std::to_string(max_keep));
   const std::string user = "Question: " + std::string(query) +
                            "\nCandidate facts: " + nlohmann::json{{"fact", list}}.dump();
-  FLOWRAG_ASSIGN_OR_RETURN(nlohmann::json j, AskJson(chat, system, user, 1024));
+  FLOWRAG_ASSIGN_OR_RETURN(nlohmann::json j, AskJsonObject(chat, system, user, 1024));
   auto it = j.find("fact");
   if (it == j.end() || !it->is_array()) {
     return Status::InvalidArgument("fact filter answer: expected a \"fact\" list");
@@ -161,8 +163,8 @@ Result<std::vector<size_t>> LlmFilterFacts(ChatModel& chat, std::string_view que
         !t[2].is_string()) {
       continue;  // not a triple: ignored, like any fact not among the candidates
     }
-    wanted.insert(TripleKey(t[0].get<std::string>(), t[1].get<std::string>(),
-                            t[2].get<std::string>()));
+    wanted.insert(
+        TripleKey(t[0].get<std::string>(), t[1].get<std::string>(), t[2].get<std::string>()));
   }
   std::vector<size_t> kept;
   for (size_t i = 0; i < candidates.size() && kept.size() < max_keep; ++i) {

@@ -31,6 +31,7 @@
 #define FLOWRAG_RETRIEVAL_QUERY_LLM_H_
 
 #include <array>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +42,11 @@
 #include "retrieval/keywords.h"
 
 namespace flowrag {
+
+// One chat completion at temperature 0 in JSON mode; the answer parsed (and
+// repaired when cut off) as a JSON object, else InvalidArgument quoting it.
+Result<nlohmann::json> AskJsonObject(ChatModel& chat, std::string system, std::string user,
+                                     int max_tokens);
 
 Result<std::vector<std::string>> LlmQueryKeywords(ChatModel& chat, std::string_view query);
 

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "flowrag/engine.h"
+#include "flowrag/json.h"
 #include "flowrag/eval.h"
 
 namespace flowrag::cli {
@@ -79,44 +80,6 @@ void PrintExplanation(const RetrievalResult& r) {
   std::printf("\n");
 }
 
-nlohmann::json ResultJson(const RetrievalResult& r) {
-  nlohmann::json j;
-  j["method"] = r.method;
-  j["passages"] = nlohmann::json::array();
-  for (const ScoredPassage& p : r.passages) {
-    j["passages"].push_back({{"passage_id", p.passage_id},
-                             {"document_id", p.document_id},
-                             {"title", p.title},
-                             {"ordinal", p.ordinal},
-                             {"begin", p.begin},
-                             {"end", p.end},
-                             {"score", p.score},
-                             {"text", p.text}});
-  }
-  j["keywords"] = r.keywords;
-  j["nodes"] = nlohmann::json::array();
-  for (const GraphNode& n : r.nodes) {
-    j["nodes"].push_back({{"id", n.id}, {"kind", n.kind}, {"label", n.label}, {"score", n.score},
-                          {"seed", n.seed}});
-  }
-  j["edges"] = nlohmann::json::array();
-  for (const GraphEdge& e : r.edges) {
-    j["edges"].push_back({{"from", e.from}, {"to", e.to}, {"kind", e.kind},
-                          {"relation", e.relation}, {"weight", e.weight}, {"flow", e.flow}});
-  }
-  j["paths"] = r.paths;
-  j["context"] = r.context;
-  nlohmann::json d = {{"time_ms", r.diagnostics.time_ms},
-                      {"candidates_scored", r.diagnostics.candidates_scored},
-                      {"iterations", r.diagnostics.iterations},
-                      {"residual", r.diagnostics.residual},
-                      {"nodes_touched", r.diagnostics.nodes_touched},
-                      {"edges_touched", r.diagnostics.edges_touched}};
-  for (const auto& [k, v] : r.diagnostics.extra) d[k] = v;
-  j["diagnostics"] = d;
-  return j;
-}
-
 void PrintIndexReport(const IndexReport& r) {
   if (!r.extractor.empty() && r.extractor != "none") {
     std::fprintf(stderr,
@@ -177,7 +140,7 @@ Status RunQuery(const QueryArgs& args) {
   FLOWRAG_ASSIGN_OR_RETURN(auto engine, Engine::Open(args.db, eo));
   FLOWRAG_ASSIGN_OR_RETURN(RetrievalResult r, engine->Query(args.question, args.query));
   if (args.json) {
-    nlohmann::json j = ResultJson(r);
+    nlohmann::json j = nlohmann::json::parse(ToJson(r));
     j["question"] = args.question;
     std::printf("%s\n", j.dump(2).c_str());
   } else {
@@ -223,12 +186,17 @@ Status RunEval(EvalArgs args) {
     eo.query.params = args.params;
     eo.limit = args.limit;
     eo.progress = !args.quiet;
+    eo.answers = args.answers;
+    eo.answer = args.answer;
     FLOWRAG_ASSIGN_OR_RETURN(EvalReport rep, Evaluate(*engine, bench, eo));
     if (args.format == "json") {
       std::printf("%s\n", rep.ToJson().c_str());
     } else {
       std::printf("%-16s %-8s n=%zu ", rep.bench.c_str(), rep.method.c_str(), rep.questions);
       for (const auto& [k, v] : rep.recall) std::printf(" R@%zu=%.1f", k, v);
+      if (rep.answers) {
+        std::printf("  EM=%.1f F1=%.1f (%s)", rep.em, rep.f1, rep.pipeline.c_str());
+      }
       std::printf("  p50=%.3f ms p99=%.3f ms\n", rep.latency_p50_ms, rep.latency_p99_ms);
     }
     for (const QuestionRecord& q : rep.records) {
@@ -242,7 +210,27 @@ Status RunEval(EvalArgs args) {
                           {"nodes_touched", d.nodes_touched},
                           {"edges_touched", d.edges_touched}};
       for (const auto& [k, v] : d.extra) j["diagnostics"][k] = v;
-      records << j.dump() << "\n";
+      if (rep.answers) {
+        j["question"] = q.question;
+        j["answer"] = q.answer;
+        j["gold"] = q.gold_answers;
+        j["em"] = q.em;
+        j["f1"] = q.f1;
+        j["citations"] = nlohmann::json::array();
+        for (const Citation& c : q.citations) {
+          j["citations"].push_back({{"marker", c.marker},
+                                    {"passage_id", c.passage_id},
+                                    {"document_id", c.document_id},
+                                    {"quote", c.quote}});
+        }
+        j["steps"] = nlohmann::json::array();
+        for (const AnswerStep& st : q.steps) {
+          j["steps"].push_back({{"query", st.query}, {"answer", st.answer},
+                                {"follow_up", st.follow_up}});
+        }
+        j["warnings"] = q.warnings;
+      }
+      records << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     }
   }
   return Status::Ok();

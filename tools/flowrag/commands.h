@@ -41,6 +41,15 @@ struct EvalArgs {
   size_t limit = 0;
   bool quiet = false;
   EngineOptions engine;
+  bool answers = false;     // also answer and score EM/F1
+  AnswerOptions answer;     // pipeline, answerer, max_steps
+};
+
+struct AskArgs {
+  std::string db;
+  std::string question;
+  AnswerOptions answer;
+  bool json = false;
 };
 
 struct ImportArgs {
@@ -60,6 +69,7 @@ Result<std::map<std::string, std::string>> ParseSetPairs(const std::vector<std::
 
 Status RunIndex(IndexArgs args);
 Status RunQuery(const QueryArgs& args);
+Status RunAsk(const AskArgs& args);
 Status RunEval(EvalArgs args);
 Status RunStats(const StatsArgs& args);
 Status RunImportOpenIe(ImportArgs args);

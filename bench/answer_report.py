@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""EM/F1 of the answer pipelines with every retriever on every benchmark; one markdown report.
+
+For each benchmark folder in ../shared/data/bench (or --bench-root) the offline store is built
+as bench/retrieval_report.py builds it (built-in embedder, heuristic extractor, chunking none),
+or reused from --store-dir when present. Then, per method and pipeline:
+  flowrag eval --bench DIR --db STORE --method M --answers --pipeline P --format json
+Answers are deterministic (offline extractive answerer unless a chat model is configured), so
+one run per cell. Also reports R@5 of the evidence the answer used and the answer latency p50.
+
+Usage: bench/answer_report.py [--flowrag build/release/tools/flowrag] [--methods ...]
+           [--benchmarks 2wiki,...] [--pipelines single,cot] [--store-dir /tmp/db]
+           [--out bench/out/answers.md]
+"""
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from retrieval_report import ALL_METHODS, ROOT, build_store, cpu_model, git_commit, run  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--flowrag", default=os.path.join(ROOT, "build/release/tools/flowrag"))
+    ap.add_argument("--bench-root", default=os.path.join(ROOT, "../shared/data/bench"))
+    ap.add_argument("--benchmarks", default="", help="comma-separated subset (default: all)")
+    ap.add_argument("--methods", default=ALL_METHODS)
+    ap.add_argument("--pipelines", default="single,cot")
+    ap.add_argument("--store-dir", default="/tmp/db")
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench/out/answers.md"))
+    args = ap.parse_args()
+
+    benches = sorted(d for d in os.listdir(args.bench_root)
+                     if os.path.isfile(os.path.join(args.bench_root, d, "questions.jsonl")))
+    if args.benchmarks:
+        benches = [b for b in benches if b in args.benchmarks.split(",")]
+    methods = args.methods.split(",")
+    pipelines = args.pipelines.split(",")
+    os.makedirs(args.store_dir, exist_ok=True)
+    lines = [
+        "# Answer quality (EM / F1)",
+        "",
+        f"Machine: {cpu_model()}, {os.cpu_count()} cores. flowrag commit: `{git_commit()}`.",
+        f"Command: `bench/answer_report.py --methods {args.methods} --pipelines {args.pipelines}`.",
+        "Offline extractive answerer (no chat model), offline graph. EM/F1 x100 with SQuAD/HotpotQA "
+        "normalisation, best over the gold answers. R@5: recall of the answer's evidence (for cot: "
+        "the last round's passages first, then earlier rounds'). p50: answer latency in ms.",
+    ]
+    for bench in benches:
+        bdir = os.path.join(args.bench_root, bench)
+        db = os.path.join(args.store_dir, bench + ".db")
+        if not os.path.exists(db):
+            build_store(args.flowrag, bdir, db, "offline")
+        header = "| method | " + " | ".join(f"{p} EM | {p} F1 | {p} R@5 | {p} p50" for p in pipelines) + " |"
+        lines += ["", f"## {bench}", "", header, "|---|" + "---|" * (4 * len(pipelines))]
+        for method in methods:
+            cells = []
+            for pipeline in pipelines:
+                out = run([args.flowrag, "eval", "--bench", bdir, "--db", db, "--method", method,
+                           "--k", "5", "--answers", "--pipeline", pipeline, "--format", "json", "-q"])
+                r = json.loads(out.strip().splitlines()[-1])
+                cells += [f"{r['em']:.1f}", f"{r['f1']:.1f}", f"{r['recall']['5'] * 1:.1f}",
+                          f"{r['latency_ms']['p50']:.2f}"]
+                print(f"{bench:16} {method:8} {pipeline:9} EM={r['em']:.1f} F1={r['f1']:.1f}",
+                      flush=True)
+            lines.append(f"| {method} | " + " | ".join(cells) + " |")
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

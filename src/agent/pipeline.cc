@@ -1,0 +1,417 @@
+#include "agent/pipeline.h"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <unordered_set>
+
+#include "agent/llm_answer.h"
+#include "common/text.h"
+#include "retrieval/keywords.h"
+#include "retrieval/query_llm.h"
+
+namespace flowrag {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The passages gathered so far, unique by id, in the order first seen.
+class Evidence {
+ public:
+  // `shown`: how many of r's passages the answerer reads.
+  void Add(const RetrievalResult& r, size_t shown) {
+    for (size_t i = 0; i < r.passages.size(); ++i) {
+      const ScoredPassage& p = r.passages[i];
+      if (i < shown && shown_ids_.insert(p.passage_id).second) shown_.push_back(p);
+      if (seen_.insert(p.passage_id).second) passages_.push_back(p);
+    }
+    for (const std::string& c : r.context) {
+      if (relation_seen_.insert(c).second) relations_.push_back(c);
+    }
+    retrieval_ms_ += r.diagnostics.time_ms;
+    last_ = r;
+  }
+  // `first` (e.g. the last round's passages), then everything else gathered.
+  std::vector<ScoredPassage> Ordered(const std::vector<ScoredPassage>& first) const {
+    std::vector<ScoredPassage> out = first;
+    std::unordered_set<int64_t> in;
+    for (const ScoredPassage& p : first) in.insert(p.passage_id);
+    for (const ScoredPassage& p : passages_) {
+      if (!in.count(p.passage_id)) out.push_back(p);
+    }
+    return out;
+  }
+  const std::vector<ScoredPassage>& passages() const { return passages_; }
+  // Every round's first `shown` passages, unique, in round order.
+  const std::vector<ScoredPassage>& shown() const { return shown_; }
+  const std::vector<std::string>& relations() const { return relations_; }
+  const RetrievalResult& last() const { return last_; }
+  double retrieval_ms() const { return retrieval_ms_; }
+
+ private:
+  std::vector<ScoredPassage> passages_;
+  std::unordered_set<int64_t> seen_;
+  std::vector<ScoredPassage> shown_;
+  std::unordered_set<int64_t> shown_ids_;
+  std::vector<std::string> relations_;
+  std::unordered_set<std::string> relation_seen_;
+  RetrievalResult last_;
+  double retrieval_ms_ = 0.0;
+};
+
+std::vector<ScoredPassage> Head(const std::vector<ScoredPassage>& ps, size_t n) {
+  return {ps.begin(), ps.begin() + static_cast<std::ptrdiff_t>(std::min(n, ps.size()))};
+}
+
+std::vector<int64_t> Ids(const std::vector<ScoredPassage>& ps) {
+  std::vector<int64_t> out;
+  for (const ScoredPassage& p : ps) out.push_back(p.passage_id);
+  return out;
+}
+
+// The sentence of `p` that contains `answer` (case-insensitively), else its first.
+Citation CiteAnswer(const ScoredPassage& p, int marker, std::string_view answer) {
+  Citation c;
+  c.marker = marker;
+  c.passage_id = p.passage_id;
+  c.document_id = p.document_id;
+  c.title = p.title;
+  const std::vector<TextSpan> sentences = SplitSentences(p.text);
+  TextSpan pick = sentences.empty() ? TextSpan{0, p.text.size()} : sentences.front();
+  const std::string needle = ToLowerAscii(answer);
+  if (!needle.empty()) {
+    for (const TextSpan& s : sentences) {
+      if (ToLowerAscii(std::string_view(p.text).substr(s.begin, s.end - s.begin)).find(needle) !=
+          std::string::npos) {
+        pick = s;
+        break;
+      }
+    }
+  }
+  c.quote = p.text.substr(pick.begin, pick.end - pick.begin);
+  c.begin = p.begin + static_cast<uint32_t>(pick.begin);
+  c.end = p.begin + static_cast<uint32_t>(pick.end);
+  return c;
+}
+
+class Pipeline {
+ public:
+  Pipeline(std::string_view question, const AnswerOptions& options, const PipelineDeps& deps)
+      : question_(question),
+        options_(options),
+        deps_(deps),
+        start_(Clock::now()),
+        profile_(ProfileQuestion(question)) {
+    if (deps.chat != nullptr) {
+      counter_.emplace(deps.chat, deps.prices);
+      const bool llm = options.answerer == "llm" || options.answerer == "auto";
+      if (llm) llm_ = &*counter_;
+    }
+  }
+
+  Result<Answer> Run() {
+    answer_.question = question_;
+    answer_.pipeline = options_.pipeline;
+    Status st = options_.pipeline == "cot"         ? Cot()
+                : options_.pipeline == "decompose" ? Decompose()
+                                                   : Single();
+    FLOWRAG_RETURN_IF_ERROR(st);
+    answer_.answerer = llm_ != nullptr ? "llm:" + llm_->Model() : "extractive";
+    if (counter_) answer_.usage = counter_->tokens();
+    answer_.time_ms = std::chrono::duration<double, std::milli>(Clock::now() - start_).count();
+    return std::move(answer_);
+  }
+
+ private:
+  ChatModel* RetrievalChat() { return counter_ ? &*counter_ : nullptr; }
+
+  Result<RetrievalResult> Retrieve(std::string_view query) {
+    FLOWRAG_ASSIGN_OR_RETURN(RetrievalResult r, deps_.retrieve(query, RetrievalChat()));
+    evidence_.Add(r, options_.context_passages);
+    return r;
+  }
+
+  void Degrade(std::string_view stage, const Status& error) {
+    answer_.warnings.push_back("chat model failed during " + std::string(stage) + " (" +
+                               error.ToString() + "); answered extractively from there on");
+    llm_ = nullptr;
+  }
+
+  bool PastDeadline(size_t rounds_done) {
+    if (options_.deadline_ms <= 0.0) return false;
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start_).count();
+    if (ms < options_.deadline_ms) return false;
+    answer_.warnings.push_back("deadline of " + std::to_string(options_.deadline_ms) +
+                               " ms reached after " + std::to_string(rounds_done) +
+                               " round(s); answered from the evidence gathered");
+    return true;
+  }
+
+  ExtractiveAnswer Extract(std::string_view question, const std::vector<ScoredPassage>& passages,
+                           const std::vector<std::string>& exclude = {}) const {
+    ExtractiveOptions eo;
+    eo.max_passages = options_.context_passages;
+    return ExtractAnswer(question, passages, deps_.idf, exclude, eo, options_.style == "long");
+  }
+
+  // The final answer, by the model when there is one (from every round's
+  // shown passages), else extractively (`offline`, or read from `context`).
+  void Finish(std::string_view question, std::vector<ScoredPassage> context, std::string notes,
+              const ExtractiveAnswer* offline) {
+    answer_.retrieval = evidence_.last();
+    answer_.retrieval.passages =
+        llm_ != nullptr ? evidence_.Ordered(evidence_.shown()) : std::move(context);
+    answer_.retrieval.context = evidence_.relations();
+    answer_.retrieval.diagnostics.time_ms = evidence_.retrieval_ms();
+    const std::vector<ScoredPassage>& ctx = answer_.retrieval.passages;
+    if (llm_ != nullptr) {
+      AnswerContext ac{evidence_.shown(), evidence_.relations(), std::move(notes)};
+      auto r = LlmAnswerQuestion(*llm_, question, ac, options_.style);
+      if (r.ok()) {
+        answer_.text = r->text;
+        answer_.reasoning = r->reasoning;
+        answer_.answered = r->answered;
+        answer_.confidence = r->answered ? 1.0 : 0.0;
+        CiteMarkers(r->markers, r->text);
+        return;
+      }
+      Degrade("the final answer", r.status());
+    }
+    const ExtractiveAnswer ex = offline != nullptr ? *offline : Extract(question, ctx);
+    answer_.text = ex.answer;
+    answer_.reasoning = ex.reasoning;
+    answer_.answered = ex.answered;
+    answer_.confidence = ex.confidence;
+    // `offline` may have read a different passage list: cite by passage id.
+    const std::vector<ScoredPassage>& read =
+        offline_read_.empty() || offline == nullptr ? ctx : offline_read_;
+    const size_t quoted =
+        options_.style == "long" ? ex.support.size() : std::min<size_t>(1, ex.support.size());
+    for (size_t i = 0; i < quoted && ex.answered; ++i) {
+      const SentenceRef& s = ex.support[i];
+      const ScoredPassage& p = read[s.passage];
+      Citation c;
+      c.marker = MarkerOf(p.passage_id);
+      c.passage_id = p.passage_id;
+      c.document_id = p.document_id;
+      c.title = p.title;
+      c.quote = p.text.substr(s.begin, s.end - s.begin);
+      c.begin = p.begin + s.begin;
+      c.end = p.begin + s.end;
+      if (std::none_of(answer_.citations.begin(), answer_.citations.end(), [&](const Citation& o) {
+            return o.passage_id == c.passage_id && o.begin == c.begin;
+          })) {
+        answer_.citations.push_back(std::move(c));
+      }
+    }
+  }
+
+  int MarkerOf(int64_t passage_id) const {
+    const auto& ctx = answer_.retrieval.passages;
+    for (size_t i = 0; i < ctx.size(); ++i) {
+      if (ctx[i].passage_id == passage_id) return static_cast<int>(i) + 1;
+    }
+    return 0;
+  }
+
+  // Citations for a model answer: the markers it gave; else the passages
+  // that contain the answer; else none, with a warning.
+  void CiteMarkers(std::vector<int> markers, const std::string& text) {
+    const auto& ctx = answer_.retrieval.passages;
+    if (markers.empty() && answer_.answered) {
+      const std::string needle = ToLowerAscii(text);
+      for (size_t i = 0; i < ctx.size() && markers.size() < 3 && !needle.empty(); ++i) {
+        if (ToLowerAscii(ctx[i].text).find(needle) != std::string::npos) {
+          markers.push_back(static_cast<int>(i) + 1);
+        }
+      }
+      if (markers.empty()) answer_.warnings.push_back("the model cited no passage of the context");
+    }
+    for (int m : markers) answer_.citations.push_back(CiteAnswer(ctx[m - 1], m, text));
+  }
+
+  Status Single() {
+    FLOWRAG_ASSIGN_OR_RETURN(RetrievalResult r, Retrieve(question_));
+    answer_.steps.push_back({question_, "", "", "", Ids(r.passages)});
+    Finish(question_, r.passages, "", nullptr);
+    return Status::Ok();
+  }
+
+  Status Cot() {
+    std::string query = question_;
+    std::string summary;
+    std::vector<std::string> used_bridges;
+    ExtractiveAnswer last_offline;
+    std::vector<ScoredPassage> last_passages;
+    bool offline_final = false;
+    for (size_t round = 0; round < options_.max_steps; ++round) {
+      if (round > 0 && PastDeadline(round)) break;
+      FLOWRAG_ASSIGN_OR_RETURN(RetrievalResult r, Retrieve(query));
+      AnswerStep step{query, "", "", "", Ids(r.passages)};
+      last_passages = r.passages;
+      if (llm_ != nullptr) {
+        AnswerContext ac{Head(r.passages, options_.context_passages), r.context, summary};
+        auto res = LlmReason(*llm_, question_, ac);
+        if (res.ok()) {
+          summary = res->summary;
+          step.summary = res->summary;
+          if (res->answer_possible) {
+            step.answer = res->answer;
+            answer_.steps.push_back(std::move(step));
+            break;
+          }
+          step.follow_up = res->follow_up;
+          query = res->follow_up;
+          answer_.steps.push_back(std::move(step));
+          continue;
+        }
+        Degrade("chain-of-thought step " + std::to_string(round + 1), res.status());
+      }
+      // Offline round: answer the current query; follow a bridge when the
+      // best sentence leaves question terms unmatched.
+      last_offline = Extract(query, r.passages, used_bridges);
+      offline_read_ = r.passages;
+      offline_final = true;
+      step.answer = last_offline.answer;
+      if (!last_offline.support.empty()) {
+        const SentenceRef& s = last_offline.support.front();
+        step.summary = r.passages[s.passage].text.substr(s.begin, s.end - s.begin);
+      }
+      // Yes/no and choice questions are answered by their options, not by
+      // following a bridge.
+      const bool closed =
+          profile_.type == AnswerType::kYesNo || profile_.type == AnswerType::kChoice;
+      // A follow-up round that found an answer of the right kind ends the
+      // chain: its query was built to ask for exactly that.
+      const bool covered = closed ||
+                           (last_offline.confidence >= kOfflineAnswerConfidence &&
+                            last_offline.unmatched_terms.empty()) ||
+                           (round > 0 && last_offline.confidence >= kOfflineFollowUpConfidence);
+      std::string bridge;
+      for (const std::string& b : last_offline.bridges) {
+        if (std::find(used_bridges.begin(), used_bridges.end(), b) == used_bridges.end()) {
+          bridge = b;
+          break;
+        }
+      }
+      if (covered || bridge.empty() || last_offline.unmatched_terms.empty() ||
+          round + 1 == options_.max_steps) {
+        answer_.steps.push_back(std::move(step));
+        break;
+      }
+      used_bridges.push_back(bridge);
+      std::string follow = WhWord(question_);
+      for (const std::string& t : last_offline.unmatched_terms) follow += " " + t;
+      follow += " " + bridge + "?";
+      step.follow_up = follow;
+      query = follow;
+      answer_.steps.push_back(std::move(step));
+    }
+    std::string notes;
+    for (const AnswerStep& s : answer_.steps) {
+      if (!s.summary.empty()) notes += s.summary + "\n";
+    }
+    if (llm_ != nullptr) {
+      Finish(question_, evidence_.passages(), notes, nullptr);
+    } else {
+      // The last offline round answered the last query; when the model
+      // failed without an offline round, answer the question from all.
+      Finish(question_, evidence_.Ordered(last_passages), notes,
+             offline_final ? &last_offline : nullptr);
+    }
+    return Status::Ok();
+  }
+
+  static std::string WhWord(std::string_view question) {
+    const std::vector<std::string> words = Tokenize(question, TokenizerOptions{false, false, 64});
+    return words.empty() ? std::string("what") : words.front();
+  }
+
+  Status Decompose() {
+    std::vector<std::string> subs;
+    if (llm_ != nullptr) {
+      auto r = LlmDecomposeQuery(*llm_, question_);
+      if (r.ok()) {
+        subs = std::move(r).value();
+      } else {
+        Degrade("decomposition", r.status());
+      }
+    }
+    if (subs.empty() &&
+        (profile_.type == AnswerType::kYesNo || profile_.type == AnswerType::kChoice)) {
+      subs = {question_};  // compared options are not steps
+    }
+    if (subs.empty()) {
+      // The offline splitter puts a relative clause after the clause it
+      // qualifies ("... the island | island where the festival is held"):
+      // answer the innermost first.
+      subs = DecomposeQuery(question_);
+      std::reverse(subs.begin(), subs.end());
+    }
+    std::string notes;
+    std::string prior;  // earlier questions and answers, prepended to each retrieval
+    ExtractiveAnswer last_offline;
+    std::vector<ScoredPassage> last_passages;
+    size_t rounds = 0;
+    for (const std::string& sub : subs) {
+      if (rounds > 0 && PastDeadline(rounds)) break;
+      ++rounds;
+      FLOWRAG_ASSIGN_OR_RETURN(RetrievalResult r, Retrieve(prior + sub));
+      AnswerStep step{prior + sub, "", "", "", Ids(r.passages)};
+      bool answered = false;
+      if (llm_ != nullptr) {
+        AnswerContext ac{Head(r.passages, options_.context_passages), r.context, notes};
+        auto res = LlmAnswerQuestion(*llm_, sub, ac, "short");
+        if (res.ok()) {
+          step.answer = res->text;
+          answered = true;
+        } else {
+          Degrade("sub-question " + std::to_string(rounds), res.status());
+        }
+      }
+      if (!answered) {
+        last_offline = Extract(prior + sub, r.passages);
+        offline_read_ = r.passages;
+        last_passages = r.passages;
+        step.answer = last_offline.answer;
+      }
+      notes += "Q: " + sub + "\nA: " + step.answer + "\n";
+      prior += sub + " " + step.answer + ". ";
+      answer_.steps.push_back(std::move(step));
+    }
+    if (subs.size() > 1 && llm_ == nullptr && !last_passages.empty()) {
+      // Offline: the last sub-question's answer answers the question.
+      Finish(question_, evidence_.Ordered(last_passages), notes, &last_offline);
+      return Status::Ok();
+    }
+    FLOWRAG_ASSIGN_OR_RETURN(RetrievalResult final_r, Retrieve(question_));
+    answer_.steps.push_back({question_, "", "", "", Ids(final_r.passages)});
+    offline_read_.clear();
+    Finish(question_, evidence_.Ordered(final_r.passages), notes, nullptr);
+    return Status::Ok();
+  }
+
+  std::string question_;
+  const AnswerOptions& options_;
+  const PipelineDeps& deps_;
+  Clock::time_point start_;
+  QuestionProfile profile_;
+  std::optional<UsageChat> counter_;
+  ChatModel* llm_ = nullptr;
+  Evidence evidence_;
+  std::vector<ScoredPassage> offline_read_;  // the passages the offline answer read
+  Answer answer_;
+};
+
+}  // namespace
+
+Result<Answer> RunAnswerPipeline(std::string_view question, const AnswerOptions& options,
+                                 const PipelineDeps& deps) {
+  if (options.answerer == "llm" && deps.chat == nullptr) {
+    return Status::FailedPrecondition(
+        "answerer \"llm\" needs a chat model (set FLOWRAG_LLM_BASE_URL and FLOWRAG_LLM_MODEL)");
+  }
+  return Pipeline(question, options, deps).Run();
+}
+
+}  // namespace flowrag

@@ -1,0 +1,67 @@
+// Answer pipelines (SA-RAG Appendix A) over any retriever:
+//
+//  * single: retrieve once with the question, answer from the top passages.
+//  * cot: up to max_steps rounds. With a chat model, each round retrieves
+//    with the current query, and the reasoning step (llm_answer.h LlmReason)
+//    summarises the new passages together with the previous summary and
+//    either answers or asks a follow-up question, which becomes the next
+//    query; the final answer is written from every passage gathered and the
+//    summaries. Offline, a round answers extractively; it stops when the
+//    supporting sentence covers the question (confidence ≥
+//    kOfflineAnswerConfidence and no question term left unmatched), and
+//    otherwise asks about the unmatched terms of the best bridge entity
+//    (a name in the best sentences that the question lacks): "Who mother
+//    Theresa Connelly?"; a follow-up round ends the chain once its answer
+//    reaches kOfflineFollowUpConfidence. The final offline answer is the
+//    last round's.
+//  * decompose: sub-questions (LlmDecomposeQuery, offline DecomposeQuery)
+//    answered in order, each retrieved with the earlier questions and answers
+//    prepended; then a final retrieval with the question, and the final
+//    answer from those passages and the sub-answers (offline: the last
+//    sub-question's answer when there were several, else an extractive answer
+//    of the question).
+//
+// Answer::retrieval.passages is the numbered context the final answer was
+// written from ([n] = its n-th passage); steps record each round. When a
+// chat-model call fails, the pipeline warns, goes on offline and answers
+// extractively. A deadline stops further rounds (with a warning) and answers
+// from what was gathered.
+//
+// Thread-safety: reentrant if `retrieve` and the chat model are.
+#ifndef FLOWRAG_AGENT_PIPELINE_H_
+#define FLOWRAG_AGENT_PIPELINE_H_
+
+#include <functional>
+#include <string_view>
+
+#include "agent/extractive.h"
+#include "agent/usage_chat.h"
+#include "flowrag/options.h"
+#include "flowrag/types.h"
+#include "llm/chat_model.h"
+
+namespace flowrag {
+
+inline constexpr double kOfflineAnswerConfidence = 0.6;
+inline constexpr double kOfflineFollowUpConfidence = 0.3;
+
+// Retrieval with the request's options; `chat` (may be null) serves the
+// retriever's own LLM steps (keywords, decomposition, fact filter).
+using RetrieveFunction =
+    std::function<Result<RetrievalResult>(std::string_view query, ChatModel* chat)>;
+
+struct PipelineDeps {
+  RetrieveFunction retrieve;
+  ChatModel* chat = nullptr;  // the configured model, or null (offline)
+  IdfFunction idf;            // the store's term statistics for the extractive answerer
+  TokenPrices prices;         // for Answer::usage.cost_usd
+};
+
+// options must be valid (AnswerOptions::Validate). FailedPrecondition when
+// answerer = "llm" and no chat model is configured; retrieval errors pass through.
+Result<Answer> RunAnswerPipeline(std::string_view question, const AnswerOptions& options,
+                                 const PipelineDeps& deps);
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_AGENT_PIPELINE_H_

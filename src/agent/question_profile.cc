@@ -1,0 +1,166 @@
+#include "agent/question_profile.h"
+
+#include <algorithm>
+#include <cctype>
+#include <unordered_set>
+
+#include "common/text.h"
+#include "retrieval/keywords.h"
+
+namespace flowrag {
+namespace {
+
+bool StartsWithWord(const std::string& lower, std::string_view word) {
+  return lower.size() >= word.size() && lower.compare(0, word.size(), word) == 0 &&
+         (lower.size() == word.size() || lower[word.size()] == ' ');
+}
+
+bool ContainsWord(const std::string& lower, std::string_view word) {
+  size_t pos = 0;
+  while ((pos = lower.find(word, pos)) != std::string::npos) {
+    const bool left = pos == 0 || !std::isalnum(static_cast<unsigned char>(lower[pos - 1]));
+    const size_t end = pos + word.size();
+    const bool right = end == lower.size() || !std::isalnum(static_cast<unsigned char>(lower[end]));
+    if (left && right) return true;
+    pos = end;
+  }
+  return false;
+}
+
+std::string Trim(std::string_view s) {
+  const char* ws = " \t\r\n,;:?.\"'";
+  const size_t b = s.find_first_not_of(ws);
+  if (b == std::string_view::npos) return "";
+  const size_t e = s.find_last_not_of(ws);
+  return std::string(s.substr(b, e - b + 1));
+}
+
+// "..., A or B?" → {A, B}; the first option starts after the last comma or
+// colon before " or ".
+std::vector<std::string> ChoiceOptions(std::string_view q) {
+  const size_t or_pos = q.rfind(" or ");
+  if (or_pos == std::string_view::npos) return {};
+  const size_t sep = q.substr(0, or_pos).find_last_of(",:");
+  if (sep == std::string_view::npos) return {};
+  std::string a = Trim(q.substr(sep + 1, or_pos - sep - 1));
+  std::string b = Trim(q.substr(or_pos + 4));
+  if (a.empty() || b.empty()) return {};
+  return {a, b};
+}
+
+// "Was A or B born first?": A after the auxiliary, B the capitalised run
+// after " or " (with lower-case connectors such as "of" inside it).
+std::vector<std::string> AuxChoiceOptions(std::string_view q) {
+  const size_t or_pos = q.find(" or ");
+  const size_t first_space = q.find(' ');
+  if (or_pos == std::string_view::npos || first_space >= or_pos) return {};
+  std::string a = Trim(q.substr(first_space + 1, or_pos - first_space - 1));
+  std::string_view rest = q.substr(or_pos + 4);
+  size_t end = 0, pos = 0;
+  while (pos < rest.size()) {
+    size_t next = rest.find(' ', pos);
+    if (next == std::string_view::npos) next = rest.size();
+    std::string_view word = rest.substr(pos, next - pos);
+    const bool cap = !word.empty() && (std::isupper(static_cast<unsigned char>(word[0])) ||
+                                       static_cast<unsigned char>(word[0]) >= 0x80 ||
+                                       std::isdigit(static_cast<unsigned char>(word[0])));
+    const bool connector = word == "of" || word == "the" || word == "de" || word == "von" ||
+                           word == "van" || word == "la" || word == "and";
+    if (cap) {
+      end = next;
+    } else if (!connector) {
+      break;
+    }
+    pos = next + 1;
+  }
+  std::string b = Trim(rest.substr(0, end));
+  if (a.empty() || b.empty() || !std::isupper(static_cast<unsigned char>(a[0]))) return {};
+  return {a, b};
+}
+
+int ChoiceOrder(const std::string& lower) {
+  static const char* kEarliest[] = {"first",  "earlier", "earliest", "older",
+                                    "oldest", "before",  "sooner",   "longer ago"};
+  static const char* kLatest[] = {"later",    "last",        "latest",      "younger",
+                                  "youngest", "more recent", "most recent", "more recently",
+                                  "after",    "newer"};
+  for (const char* w : kEarliest) {
+    if (ContainsWord(lower, w)) return -1;
+  }
+  for (const char* w : kLatest) {
+    if (ContainsWord(lower, w)) return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+const char* AnswerTypeName(AnswerType type) {
+  switch (type) {
+    case AnswerType::kYesNo:
+      return "yes/no";
+    case AnswerType::kChoice:
+      return "choice";
+    case AnswerType::kDate:
+      return "date";
+    case AnswerType::kNumber:
+      return "number";
+    case AnswerType::kName:
+      return "name";
+    case AnswerType::kAny:
+      return "any";
+  }
+  return "any";
+}
+
+QuestionProfile ProfileQuestion(std::string_view question) {
+  QuestionProfile p;
+  const std::string lower = ToLowerAscii(Trim(question));
+  std::unordered_set<std::string> seen;
+  for (std::string& t : Tokenize(question)) {
+    if (IsQuestionWord(t) || !seen.insert(t).second) continue;
+    p.terms.push_back(std::move(t));
+  }
+
+  p.options = ChoiceOptions(question);
+  if (!p.options.empty()) {
+    p.type = AnswerType::kChoice;
+    p.order = ChoiceOrder(lower);
+    return p;
+  }
+  static const char* kAux[] = {"is",    "are", "was",  "were", "do",   "does",  "did",    "can",
+                               "could", "has", "have", "had",  "will", "would", "should", "am"};
+  for (const char* w : kAux) {
+    if (StartsWithWord(lower, w)) {
+      p.options = AuxChoiceOptions(question);
+      p.type = p.options.empty() ? AnswerType::kYesNo : AnswerType::kChoice;
+      p.order = p.options.empty() ? 0 : ChoiceOrder(lower);
+      return p;
+    }
+  }
+  if (StartsWithWord(lower, "when") || ContainsWord(lower, "what year") ||
+      ContainsWord(lower, "which year") || ContainsWord(lower, "what date") ||
+      ContainsWord(lower, "in what year") || ContainsWord(lower, "what decade")) {
+    p.type = AnswerType::kDate;
+    p.year_only = ContainsWord(lower, "year");
+    return p;
+  }
+  if (ContainsWord(lower, "how many") || ContainsWord(lower, "how much") ||
+      ContainsWord(lower, "how long") || ContainsWord(lower, "how old") ||
+      ContainsWord(lower, "how far") || ContainsWord(lower, "how tall") ||
+      ContainsWord(lower, "how big") || ContainsWord(lower, "what percentage") ||
+      ContainsWord(lower, "how large")) {
+    p.type = AnswerType::kNumber;
+    return p;
+  }
+  static const char* kNameWords[] = {"who", "whom", "whose", "where", "which", "what"};
+  for (const char* w : kNameWords) {
+    if (ContainsWord(lower, w)) {
+      p.type = AnswerType::kName;
+      return p;
+    }
+  }
+  return p;
+}
+
+}  // namespace flowrag

@@ -1,0 +1,41 @@
+// What kind of answer a question asks for, read off its wording (offline).
+//
+//   kYesNo    starts with an auxiliary verb ("Is", "Are", "Did", "Do", ...)
+//   kChoice   offers options: "Which film came out first, A or B?"
+//   kDate     "When ...", "What year ...", "What date ..."
+//   kNumber   "How many / much / long / old / far ..."
+//   kName     "Who / Whom / Whose / Where / Which / What ..." (a proper noun)
+//   kAny      anything else
+//
+// For kChoice, `options` holds the two alternatives and `order` says which
+// extreme wins: -1 the earliest ("first", "older", "earlier", "before"),
+// +1 the latest ("later", "last", "younger", "more recent"), 0 unknown.
+// Pure and thread-safe; O(length of the question).
+#ifndef FLOWRAG_AGENT_QUESTION_PROFILE_H_
+#define FLOWRAG_AGENT_QUESTION_PROFILE_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace flowrag {
+
+enum class AnswerType { kYesNo, kChoice, kDate, kNumber, kName, kAny };
+
+struct QuestionProfile {
+  AnswerType type = AnswerType::kAny;
+  bool year_only = false;            // "What year ...": the year of a date
+  std::vector<std::string> options;  // kChoice
+  int order = 0;                     // kChoice: -1 earliest, +1 latest, 0 unknown
+  // Content terms of the question (tokenised, stemmed, without stopwords or
+  // question words), unique, in question order.
+  std::vector<std::string> terms;
+};
+
+QuestionProfile ProfileQuestion(std::string_view question);
+
+const char* AnswerTypeName(AnswerType type);
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_AGENT_QUESTION_PROFILE_H_

@@ -1,0 +1,93 @@
+#include "engine/result_json.h"
+
+#include "flowrag/json.h"
+
+namespace flowrag {
+
+nlohmann::json RetrievalResultJson(const RetrievalResult& r) {
+  nlohmann::json j;
+  j["method"] = r.method;
+  j["passages"] = nlohmann::json::array();
+  for (const ScoredPassage& p : r.passages) {
+    j["passages"].push_back({{"passage_id", p.passage_id},
+                             {"document_id", p.document_id},
+                             {"title", p.title},
+                             {"ordinal", p.ordinal},
+                             {"begin", p.begin},
+                             {"end", p.end},
+                             {"score", p.score},
+                             {"text", p.text}});
+  }
+  j["keywords"] = r.keywords;
+  j["nodes"] = nlohmann::json::array();
+  for (const GraphNode& n : r.nodes) {
+    j["nodes"].push_back(
+        {{"id", n.id}, {"kind", n.kind}, {"label", n.label}, {"score", n.score}, {"seed", n.seed}});
+  }
+  j["edges"] = nlohmann::json::array();
+  for (const GraphEdge& e : r.edges) {
+    j["edges"].push_back({{"from", e.from},
+                          {"to", e.to},
+                          {"kind", e.kind},
+                          {"relation", e.relation},
+                          {"weight", e.weight},
+                          {"flow", e.flow}});
+  }
+  j["paths"] = r.paths;
+  j["context"] = r.context;
+  nlohmann::json d = {{"time_ms", r.diagnostics.time_ms},
+                      {"candidates_scored", r.diagnostics.candidates_scored},
+                      {"iterations", r.diagnostics.iterations},
+                      {"residual", r.diagnostics.residual},
+                      {"nodes_touched", r.diagnostics.nodes_touched},
+                      {"edges_touched", r.diagnostics.edges_touched}};
+  for (const auto& [k, v] : r.diagnostics.extra) d[k] = v;
+  j["diagnostics"] = d;
+  return j;
+}
+
+nlohmann::json CitationJson(const Citation& c) {
+  return {{"marker", c.marker}, {"passage_id", c.passage_id}, {"document_id", c.document_id},
+          {"title", c.title},   {"quote", c.quote},           {"begin", c.begin},
+          {"end", c.end}};
+}
+
+nlohmann::json AnswerJson(const Answer& a) {
+  nlohmann::json j;
+  j["question"] = a.question;
+  j["answer"] = a.text;
+  j["reasoning"] = a.reasoning;
+  j["answered"] = a.answered;
+  j["confidence"] = a.confidence;
+  j["answerer"] = a.answerer;
+  j["pipeline"] = a.pipeline;
+  j["citations"] = nlohmann::json::array();
+  for (const Citation& c : a.citations) j["citations"].push_back(CitationJson(c));
+  j["steps"] = nlohmann::json::array();
+  for (const AnswerStep& s : a.steps) {
+    j["steps"].push_back({{"query", s.query},
+                          {"answer", s.answer},
+                          {"summary", s.summary},
+                          {"follow_up", s.follow_up},
+                          {"passage_ids", s.passage_ids}});
+  }
+  j["usage"] = {{"llm_calls", a.usage.llm_calls},
+                {"cache_hits", a.usage.cache_hits},
+                {"prompt_tokens", a.usage.prompt_tokens},
+                {"completion_tokens", a.usage.completion_tokens},
+                {"cost_usd", a.usage.cost_usd}};
+  j["warnings"] = a.warnings;
+  j["time_ms"] = a.time_ms;
+  j["retrieval"] = RetrievalResultJson(a.retrieval);
+  return j;
+}
+
+std::string ToJson(const RetrievalResult& result) {
+  return RetrievalResultJson(result).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string ToJson(const Answer& answer) {
+  return AnswerJson(answer).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace flowrag
