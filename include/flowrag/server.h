@@ -1,0 +1,98 @@
+// Server: flowrag's HTTP JSON API and subgraph viewer over one or more stores.
+//
+//   flowrag::ServerOptions options;
+//   options.port = 0;  // any free port
+//   auto server = flowrag::Server::Create(options, {{"default", "corpus.db"}});
+//   if (!server.ok() || !(*server)->Start().ok()) ...
+//   std::printf("listening on %d\n", (*server)->port());
+//   (*server)->Wait();  // until Stop() is called from another thread or a signal handler thread
+//
+// Each workspace is one store opened with Engine::Open. Workspace `name`
+// answers under /v1/w/{name}/...; the first workspace also answers under
+// /v1/... (the default workspace). The endpoints, request and response
+// shapes, error codes and metric names are documented in doc/http_api.md.
+//
+// Concurrency: requests are served by a pool of `threads` worker threads.
+// Queries of a workspace run concurrently with each other and with one write
+// (document insert or delete) of that workspace, which the engine serialises;
+// readers see the old snapshot until the engine swaps in the new one.
+// Workspaces share nothing but the thread pool.
+//
+// Thread-safety: Start() once, then Stop() and port() from any thread; Wait()
+// from any number of threads. Destroying a running Server stops it first.
+#ifndef FLOWRAG_SERVER_H_
+#define FLOWRAG_SERVER_H_
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "flowrag/options.h"
+#include "flowrag/status.h"
+
+namespace flowrag {
+
+struct ServerOptions {
+  // Interface to bind. The default is loopback only; "0.0.0.0" (or "::")
+  // exposes the server to the network, best together with `bearer_token`.
+  std::string host = "127.0.0.1";
+  int port = 8080;  // 0: an ephemeral port (read it back with Server::port())
+  // When not empty, every /v1/... and /metrics request needs the header
+  // "Authorization: Bearer <token>" (401 otherwise). /healthz and the viewer
+  // page stay open; the page asks for the token when the API refuses it.
+  std::string bearer_token;
+  // Largest request body accepted (413 above it).
+  size_t max_body_bytes = 8u << 20;
+  // Slow clients: a read (request line, headers or a body chunk) that makes no
+  // progress for read_timeout_s fails; a whole request body must arrive within
+  // body_timeout_s (408 otherwise), however it is trickled.
+  int read_timeout_s = 10;
+  int write_timeout_s = 10;
+  int body_timeout_s = 30;
+  // Idle keep-alive connections are closed after this many seconds.
+  int keep_alive_timeout_s = 5;
+  // Upper bound on a query's AnswerOptions::deadline_ms (0 = no bound). A
+  // request may ask for less; a query that runs out answers 504.
+  double query_deadline_ms = 0.0;
+  // Worker threads (0: max(8, 2 × hardware threads)). Each open keep-alive
+  // connection holds a worker while it waits for its next request.
+  size_t threads = 0;
+  // How every workspace's store is opened.
+  EngineOptions engine;
+  // Log one line per request on stderr.
+  bool access_log = false;
+};
+
+struct WorkspaceSpec {
+  std::string name;     // [A-Za-z0-9_.-], 1 to 64 characters, unique
+  std::string db_path;  // opened (created if missing) with Engine::Open
+};
+
+class Server {
+ public:
+  // Opens every workspace's store. InvalidArgument for a bad or duplicate
+  // workspace name or option; the engine's error for a store that does not open.
+  // REQUIRES: !workspaces.empty().
+  static Result<std::unique_ptr<Server>> Create(const ServerOptions& options,
+                                                std::vector<WorkspaceSpec> workspaces);
+  virtual ~Server() = default;
+
+  // Binds host:port and starts serving on a background thread. Returns once
+  // the server accepts connections, or an error (e.g. the port is taken).
+  virtual Status Start() = 0;
+
+  // The bound port (useful with port = 0); 0 before Start().
+  virtual int port() const = 0;
+
+  // Stops accepting, lets requests in progress finish, and returns.
+  // Idempotent; safe to call from any thread (not from a signal handler).
+  virtual void Stop() = 0;
+
+  // Blocks until the server has stopped.
+  virtual void Wait() = 0;
+};
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_SERVER_H_

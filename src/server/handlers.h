@@ -1,0 +1,38 @@
+// The endpoint handlers of the HTTP API, free of HTTP plumbing: each takes the
+// workspace's engine and the parsed request and returns a Reply (status and
+// JSON body). Shapes are documented in doc/http_api.md.
+//
+// Thread-safety: as the Engine's: queries and stats run concurrently; the
+// engine serialises inserts and deletes.
+#ifndef FLOWRAG_SERVER_HANDLERS_H_
+#define FLOWRAG_SERVER_HANDLERS_H_
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "flowrag/engine.h"
+#include "server/errors.h"
+
+namespace flowrag::server {
+
+// POST /v1/query: {question, method, pipeline, top_k, max_steps, answerer,
+// style, deadline_ms, options: {name: string|number|bool}} → Answer JSON.
+// `max_deadline_ms` > 0 bounds the deadline a request may ask for.
+Reply HandleQuery(const Engine& engine, const nlohmann::json& request, double max_deadline_ms);
+
+// POST /v1/documents: {documents: [{id, title, text}], chunking} → IndexReport JSON.
+Reply HandleInsertDocuments(Engine& engine, const nlohmann::json& request);
+
+// DELETE /v1/documents/{id} → {"deleted": id}; 404 not_found for an unknown id.
+Reply HandleDeleteDocument(Engine& engine, const std::string& document_id);
+
+// GET /v1/stats → StoreStats JSON with the workspace name.
+Reply HandleStats(const Engine& engine, std::string_view workspace);
+
+// GET /v1/methods → the retrieval methods, pipelines, answerers and styles.
+Reply HandleMethods();
+
+}  // namespace flowrag::server
+
+#endif  // FLOWRAG_SERVER_HANDLERS_H_

@@ -1,0 +1,55 @@
+// The route table of the HTTP API: which path is which endpoint, of which
+// workspace, and which HTTP methods it allows. Pure functions.
+//
+//   /                      viewer page (default workspace)
+//   /w/{ws}/               viewer page of workspace ws
+//   /healthz  /metrics
+//   /v1/{endpoint}         default workspace
+//   /v1/w/{ws}/{endpoint}  workspace ws
+// where {endpoint} is query | documents | documents/{id} | stats | methods.
+#ifndef FLOWRAG_SERVER_ROUTES_H_
+#define FLOWRAG_SERVER_ROUTES_H_
+
+#include <string>
+#include <string_view>
+
+namespace flowrag::server {
+
+enum class RouteKind {
+  kUnknown,
+  kViewer,
+  kHealthz,
+  kMetrics,
+  kQuery,
+  kDocuments,  // POST: insert or replace documents
+  kDocument,   // DELETE /documents/{id}
+  kStats,
+  kMethods,
+};
+
+struct Route {
+  RouteKind kind = RouteKind::kUnknown;
+  bool default_workspace = true;  // false: /w/{ws}/... or /v1/w/{ws}/...
+  std::string workspace;          // the {ws} of the path
+  std::string document_id;        // kDocument: the (URL-decoded) rest of the path
+};
+
+// `path` is URL-decoded and without the query string.
+Route ParseRoute(std::string_view path);
+
+// The metric label of a route: "/v1/query", "/v1/documents/{id}", "/", "other"
+// (workspace paths use the same labels; the workspace is a separate label).
+std::string_view RouteLabel(RouteKind kind);
+
+// The HTTP methods a route allows, as an Allow header ("GET, HEAD").
+std::string_view AllowedMethods(RouteKind kind);
+
+// Whether `method` is one of AllowedMethods(kind).
+bool MethodAllowed(RouteKind kind, std::string_view method);
+
+// Whether the route needs the bearer token when one is configured.
+bool NeedsAuth(RouteKind kind);
+
+}  // namespace flowrag::server
+
+#endif  // FLOWRAG_SERVER_ROUTES_H_

@@ -1,0 +1,113 @@
+// POST /v1/query: a question in, an Answer (with its retrieval) out.
+#include <map>
+#include <string>
+
+#include "engine/result_json.h"
+#include "server/handlers.h"
+#include "server/request_json.h"
+
+namespace flowrag::server {
+namespace {
+
+constexpr size_t kMaxQuestionBytes = 8192;
+constexpr int64_t kMaxTopK = 1000;
+constexpr int64_t kMaxSteps = 10;
+
+// The request field an engine error is about, from its message: "unknown
+// method ..." → "method", "unknown option(s) ..." / "option x.y=..." →
+// "options", "pipeline: ..." → "pipeline".
+std::string FieldOfMessage(const std::string& message) {
+  if (message.rfind("unknown method", 0) == 0) return "method";
+  if (message.rfind("unknown option", 0) == 0 || message.rfind("option ", 0) == 0) {
+    return "options";
+  }
+  for (const char* f : {"pipeline", "max_steps", "answerer", "style", "deadline_ms", "top_k",
+                        "method", "question"}) {
+    const std::string name(f);
+    if (message.rfind(name, 0) == 0 && message.size() > name.size() &&
+        (message[name.size()] == ':' || message[name.size()] == ' ')) {
+      return name;
+    }
+  }
+  return "";
+}
+
+// options: {name: string | number | bool}; numbers keep their JSON spelling.
+std::optional<ApiError> ReadParams(const nlohmann::json& request,
+                                   std::map<std::string, std::string>* params) {
+  auto it = request.find("options");
+  if (it == request.end() || it->is_null()) return std::nullopt;
+  if (!it->is_object()) {
+    return BadRequest(std::string("options: expected an object of name: value, got ") +
+                          it->type_name(),
+                      "options");
+  }
+  for (auto o = it->begin(); o != it->end(); ++o) {
+    const std::string path = "options." + o.key();
+    if (o->is_string()) {
+      (*params)[o.key()] = o->get<std::string>();
+    } else if (o->is_number() || o->is_boolean()) {
+      (*params)[o.key()] = o->dump();
+    } else {
+      return BadRequest(path + ": expected a string, number or boolean, got " + o->type_name(),
+                        "options");
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<ApiError> ParseQueryRequest(const nlohmann::json& request, double max_deadline_ms,
+                                          std::string* question, AnswerOptions* options) {
+  if (auto e = RejectUnknownFields(request, {"question", "method", "pipeline", "top_k",
+                                             "max_steps", "answerer", "style", "deadline_ms",
+                                             "options"})) {
+    return e;
+  }
+  if (auto e = ReadString(request, "question", "question", true, question)) return e;
+  if (question->find_first_not_of(" \t\r\n") == std::string::npos) {
+    return BadRequest("question: expected a non-empty string", "question");
+  }
+  if (question->size() > kMaxQuestionBytes) {
+    return BadRequest("question: longer than " + std::to_string(kMaxQuestionBytes) + " bytes",
+                      "question");
+  }
+  if (auto e = ReadString(request, "method", "method", false, &options->query.method)) return e;
+  if (auto e = ReadString(request, "pipeline", "pipeline", false, &options->pipeline)) return e;
+  if (auto e = ReadString(request, "answerer", "answerer", false, &options->answerer)) return e;
+  if (auto e = ReadString(request, "style", "style", false, &options->style)) return e;
+  int64_t top_k = static_cast<int64_t>(options->query.top_k);
+  if (auto e = ReadInteger(request, "top_k", 1, kMaxTopK, &top_k)) return e;
+  options->query.top_k = static_cast<size_t>(top_k);
+  int64_t max_steps = static_cast<int64_t>(options->max_steps);
+  if (auto e = ReadInteger(request, "max_steps", 1, kMaxSteps, &max_steps)) return e;
+  options->max_steps = static_cast<size_t>(max_steps);
+  if (auto e = ReadNonNegative(request, "deadline_ms", &options->deadline_ms)) return e;
+  if (max_deadline_ms > 0 &&
+      (options->deadline_ms == 0 || options->deadline_ms > max_deadline_ms)) {
+    options->deadline_ms = max_deadline_ms;
+  }
+  return ReadParams(request, &options->query.params);
+}
+
+}  // namespace
+
+Reply HandleQuery(const Engine& engine, const nlohmann::json& request, double max_deadline_ms) {
+  std::string question;
+  AnswerOptions options;
+  if (auto e = ParseQueryRequest(request, max_deadline_ms, &question, &options)) {
+    return ErrorReply(*e);
+  }
+  if (Status st = options.Validate(); !st.ok()) {
+    return ErrorReply(ErrorFromStatus(st, FieldOfMessage(st.message())));
+  }
+  Result<Answer> answer = engine.Ask(question, options);
+  if (!answer.ok()) {
+    const Status& st = answer.status();
+    const std::string field =
+        st.code() == StatusCode::kInvalidArgument ? FieldOfMessage(st.message()) : "";
+    return ErrorReply(ErrorFromStatus(st, field));
+  }
+  return OkReply(AnswerJson(*answer));
+}
+
+}  // namespace flowrag::server

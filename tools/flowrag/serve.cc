@@ -1,0 +1,86 @@
+#include "serve.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace flowrag::cli {
+
+CLI::App* AddServeCommand(CLI::App& app, ServeArgs* args) {
+  auto* serve = app.add_subcommand(
+      "serve", "HTTP JSON API (/v1/query, /v1/documents, ...) and the subgraph viewer (/)");
+  serve->add_option("--db", args->db, "Store of the default workspace (/v1/...)")->required();
+  serve->add_option("--host", args->server.host,
+                    "Interface to bind (loopback unless told otherwise)")
+      ->capture_default_str();
+  serve->add_option("--port", args->server.port, "Port (0: any free port)")->capture_default_str();
+  serve->add_option("--token", args->token,
+                    "Require \"Authorization: Bearer TOKEN\" on /v1 and /metrics "
+                    "(default: $FLOWRAG_SERVER_TOKEN)");
+  serve->add_option("--workspace", args->workspaces,
+                    "Another store served under /v1/w/NAME/...: NAME=FILE (repeatable)");
+  serve->add_option("--threads", args->server.threads, "Worker threads (0: automatic)")
+      ->capture_default_str();
+  serve->add_option("--max-body-mib", args->max_body_mib, "Largest request body, MiB")
+      ->capture_default_str();
+  serve->add_option("--read-timeout", args->server.read_timeout_s,
+                    "Seconds a client may stall while sending")
+      ->capture_default_str();
+  serve->add_option("--body-timeout", args->server.body_timeout_s,
+                    "Seconds a whole request body may take")
+      ->capture_default_str();
+  serve->add_option("--query-deadline-ms", args->server.query_deadline_ms,
+                    "Upper bound on a query's deadline (0: none)")
+      ->capture_default_str();
+  serve->add_flag("--read-only", args->server.engine.read_only,
+                  "Open the stores read-only (inserts and deletes answer 409)");
+  serve->add_flag("--access-log", args->server.access_log, "One line per request on stderr");
+  return serve;
+}
+
+Status RunServe(ServeArgs args) {
+  std::vector<WorkspaceSpec> workspaces = {{"default", args.db}};
+  for (const std::string& w : args.workspaces) {
+    const size_t eq = w.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == w.size()) {
+      return Status::InvalidArgument("--workspace \"" + w + "\": expected NAME=FILE");
+    }
+    workspaces.push_back({w.substr(0, eq), w.substr(eq + 1)});
+  }
+  args.server.bearer_token = args.token;
+  if (args.server.bearer_token.empty()) {
+    if (const char* t = std::getenv("FLOWRAG_SERVER_TOKEN")) args.server.bearer_token = t;
+  }
+  if (!(args.max_body_mib > 0)) return Status::InvalidArgument("--max-body-mib: expected > 0");
+  args.server.max_body_bytes = static_cast<size_t>(args.max_body_mib * 1048576.0);
+
+  // SIGINT and SIGTERM are taken by sigwait below; every thread started from
+  // here on inherits the blocked mask. A client that hangs up must not kill us.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<Server> server,
+                           Server::Create(args.server, workspaces));
+  FLOWRAG_RETURN_IF_ERROR(server->Start());
+  std::fprintf(stderr, "flowrag: serving %zu workspace(s) on http://%s:%d/ (viewer at /, API at /v1)%s\n",
+               workspaces.size(), args.server.host.c_str(), server->port(),
+               args.server.bearer_token.empty() ? "" : "; bearer token required");
+  for (const WorkspaceSpec& w : workspaces) {
+    std::fprintf(stderr, "flowrag:   %-12s %s  /v1/w/%s/\n", w.name.c_str(), w.db_path.c_str(),
+                 w.name.c_str());
+  }
+  int signal_number = 0;
+  sigwait(&stop_signals, &signal_number);
+  std::fprintf(stderr, "flowrag: %s received, stopping\n",
+               signal_number == SIGINT ? "SIGINT" : "SIGTERM");
+  server->Stop();
+  return Status::Ok();
+}
+
+}  // namespace flowrag::cli

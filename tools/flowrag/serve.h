@@ -1,0 +1,30 @@
+// `flowrag serve`: the HTTP API and viewer over one or more stores.
+#ifndef FLOWRAG_TOOLS_SERVE_H_
+#define FLOWRAG_TOOLS_SERVE_H_
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "flowrag/server.h"
+#include "flowrag/status.h"
+
+namespace flowrag::cli {
+
+struct ServeArgs {
+  std::string db;                       // the default workspace's store
+  std::vector<std::string> workspaces;  // name=FILE
+  std::string token;                    // else $FLOWRAG_SERVER_TOKEN
+  double max_body_mib = 8.0;
+  ServerOptions server;
+};
+
+// Registers the subcommand and its options (filled into *args) on `app`.
+CLI::App* AddServeCommand(CLI::App& app, ServeArgs* args);
+
+// Serves until SIGINT or SIGTERM, then stops gracefully (requests in progress finish).
+Status RunServe(ServeArgs args);
+
+}  // namespace flowrag::cli
+
+#endif  // FLOWRAG_TOOLS_SERVE_H_
