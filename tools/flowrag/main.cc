@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "flowrag/engine.h"
+#include "serve.h"
 
 using namespace flowrag;
 
@@ -97,6 +98,9 @@ int main(int argc, char** argv) {
                           "Skip malformed records instead of failing");
   import_openie->add_flag("-q,--quiet", ima.quiet, "No progress output");
 
+  cli::ServeArgs serve_args;
+  auto* serve = cli::AddServeCommand(app, &serve_args);
+
   CLI11_PARSE(app, argc, argv);
 
   Status st;
@@ -124,6 +128,8 @@ int main(int argc, char** argv) {
     st = cli::RunImportOpenIe(ima);
   } else if (*del) {
     st = cli::RunDelete(delete_db, delete_ids);
+  } else if (*serve) {
+    st = cli::RunServe(serve_args);
   }
   if (!st.ok()) {
     std::fprintf(stderr, "flowrag: error: %s\n", st.ToString().c_str());
