@@ -60,6 +60,22 @@ int main(int argc, char** argv) {
   query->add_flag("--explain", qa.explain,
                   "Graph methods: print keywords, seeds, paths and diagnostics");
 
+  cli::AskArgs aa;
+  std::vector<std::string> ask_sets;
+  auto* ask = app.add_subcommand("ask", "Answer a question with citations");
+  ask->add_option("question", aa.question, "The question")->required();
+  ask->add_option("--db", aa.db, "Store file")->required();
+  ask->add_option("--method", aa.answer.query.method, methods)->capture_default_str();
+  ask->add_option("--top-k", aa.answer.query.top_k, "Passages to retrieve per round")
+      ->capture_default_str();
+  ask->add_option("--pipeline", aa.answer.pipeline, "single|cot|decompose")->capture_default_str();
+  ask->add_option("--max-steps", aa.answer.max_steps, "cot: retrieval rounds")
+      ->capture_default_str();
+  ask->add_option("--answerer", aa.answer.answerer, "auto|extractive|llm")->capture_default_str();
+  ask->add_option("--style", aa.answer.style, "short|long")->capture_default_str();
+  ask->add_option("--set", ask_sets, "Override a method option: key=value (repeatable)");
+  ask->add_flag("--json", aa.json, "Print the answer object as JSON");
+
   cli::EvalArgs ea;
   std::vector<std::string> eval_sets;
   auto* eval = app.add_subcommand("eval", "Recall@k and latency on a benchmark folder");
@@ -75,6 +91,13 @@ int main(int argc, char** argv) {
   eval->add_option("--records", ea.records, "Write per-question results (JSONL) here");
   eval->add_option("--set", eval_sets, "Override a method option: key=value (repeatable)");
   eval->add_flag("-q,--quiet", ea.quiet, "No progress output");
+  eval->add_flag("--answers", ea.answers, "Also answer each question and score EM/F1");
+  eval->add_option("--pipeline", ea.answer.pipeline, "With --answers: single|cot|decompose")
+      ->capture_default_str();
+  eval->add_option("--answerer", ea.answer.answerer, "With --answers: auto|extractive|llm")
+      ->capture_default_str();
+  eval->add_option("--max-steps", ea.answer.max_steps, "With --answers: cot rounds")
+      ->capture_default_str();
 
   cli::StatsArgs sa;
   auto* stats = app.add_subcommand("stats", "Counts and sizes of a store");
@@ -113,6 +136,14 @@ int main(int argc, char** argv) {
     } else {
       qa.query.params = *params;
       st = cli::RunQuery(qa);
+    }
+  } else if (*ask) {
+    auto params = cli::ParseSetPairs(ask_sets);
+    if (!params.ok()) {
+      st = params.status();
+    } else {
+      aa.answer.query.params = *params;
+      st = cli::RunAsk(aa);
     }
   } else if (*eval) {
     auto params = cli::ParseSetPairs(eval_sets);
