@@ -16,6 +16,8 @@ packages=(
   libgtest-dev libgmock-dev
   libbenchmark-dev
   python3
+  chromium fonts-dejavu-core   # the viewer test (headless browser)
+  wrk curl                     # bench/server_load.sh
 )
 
 missing=()
