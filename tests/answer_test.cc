@@ -40,14 +40,23 @@ TEST(QuestionProfile, TypesAndOptions) {
   EXPECT_EQ(ProfileQuestion("How many ships sank?").type, AnswerType::kNumber);
   EXPECT_EQ(ProfileQuestion("Who designed the lens?").type, AnswerType::kName);
   EXPECT_EQ(ProfileQuestion("Is the lens older than the bridge?").type, AnswerType::kYesNo);
-  QuestionProfile choice = ProfileQuestion("Which club is older, Hollin Bay Athletic or Port Calder Rowing Club?");
+  QuestionProfile choice =
+      ProfileQuestion("Which club is older, Hollin Bay Athletic or Port Calder Rowing Club?");
   EXPECT_EQ(choice.type, AnswerType::kChoice);
-  EXPECT_EQ(choice.options, (std::vector<std::string>{"Hollin Bay Athletic", "Port Calder Rowing Club"}));
+  EXPECT_EQ(choice.options,
+            (std::vector<std::string>{"Hollin Bay Athletic", "Port Calder Rowing Club"}));
   EXPECT_EQ(choice.order, -1);
   QuestionProfile aux = ProfileQuestion("Was Sammy Hagar or Renaud Garcia-Fons born first?");
   EXPECT_EQ(aux.type, AnswerType::kChoice);
   EXPECT_EQ(aux.options, (std::vector<std::string>{"Sammy Hagar", "Renaud Garcia-Fons"}));
   EXPECT_EQ(ProfileQuestion("Which film came out later, Alpha or Beta?").order, 1);
+  QuestionProfile bare =
+      ProfileQuestion("Which band was formed first The Exies or Circus Diablo ?");
+  EXPECT_EQ(bare.options, (std::vector<std::string>{"The Exies", "Circus Diablo"}));
+  EXPECT_EQ(ProfileQuestion("Who wrote Dune or Emma?").type, AnswerType::kChoice);
+  EXPECT_EQ(ProfileQuestion("who wrote it or not?").type, AnswerType::kName);
+  EXPECT_FALSE(ProfileQuestion("Who owns the label?").wants_demonym);
+  EXPECT_TRUE(ProfileQuestion("What nationality is the director?").wants_demonym);
 }
 
 ScoredPassage P(int64_t id, std::string title, std::string text) {
@@ -85,9 +94,8 @@ TEST(ExtractiveAnswer, ChoiceByDatesYesNoAndLongForm) {
   const std::vector<ScoredPassage> ps = {
       P(1, "Vey propeller", "The Vey propeller was patented in 1911 by Halloran-Vey."),
       P(2, "Brannock lens", "The Brannock lens was patented in 1887 by Ivo Brannock.")};
-  ExtractiveAnswer first =
-      ExtractAnswer("Which invention was patented first: the Vey propeller or the Brannock lens?",
-                    ps, nullptr);
+  ExtractiveAnswer first = ExtractAnswer(
+      "Which invention was patented first: the Vey propeller or the Brannock lens?", ps, nullptr);
   EXPECT_EQ(first.answer, "the Brannock lens");
   EXPECT_GT(first.confidence, 0.5);
   ExtractiveAnswer later =
@@ -144,8 +152,9 @@ void ExpectGroundedCitations(const Answer& a) {
 }
 
 TEST_F(AskTest, SingleAnswerCitesTheSentenceThatHoldsIt) {
-  auto a = engine_->Ask("Which invention was patented first: the Vey propeller or the Brannock lens?",
-                        Options("hybrid", "single"));
+  auto a =
+      engine_->Ask("Which invention was patented first: the Vey propeller or the Brannock lens?",
+                   Options("hybrid", "single"));
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   EXPECT_EQ(NormalizeAnswer(a->text), "brannock lens");
   EXPECT_EQ(a->answerer, "extractive");
@@ -161,8 +170,9 @@ TEST_F(AskTest, SingleAnswerCitesTheSentenceThatHoldsIt) {
 }
 
 TEST_F(AskTest, EveryPipelineWithEveryMethodAnswersWithCitations) {
-  const std::string q = "Who designed the lens of the lighthouse on the island where the Lantern "
-                        "Tide festival is held?";
+  const std::string q =
+      "Who designed the lens of the lighthouse on the island where the Lantern "
+      "Tide festival is held?";
   for (const std::string& method : Engine::Methods()) {
     for (const std::string pipeline : {"single", "cot", "decompose"}) {
       SCOPED_TRACE(method + " " + pipeline);

@@ -72,6 +72,8 @@ size_t DistanceToTerms(const std::string& lower_sentence, const std::vector<std:
 // least 5 bytes and sharing all but their last two ("director"/"directed",
 // "married"/"marriage"), at this weight.
 constexpr double kStemWeight = 0.8;
+// A demonym answers a question that does not ask for one at this weight.
+constexpr double kDemonymWeight = 0.3;
 
 const std::string* SameStem(const std::string& term, const std::unordered_set<std::string>& words) {
   if (term.size() < 5) return nullptr;
@@ -232,7 +234,9 @@ class Extractor {
         const size_t d =
             DistanceToTerms(lower, s.matched, e.begin - s.ref.begin, e.end - s.ref.begin);
         const double near = 0.6 + 0.4 / (1.0 + static_cast<double>(d) / 40.0);
-        AddCandidate(&typed, span, e.kind, i, s.score * KindFit(profile_.type, e.kind) * near);
+        const double demonym = !profile_.wants_demonym && IsDemonym(span) ? kDemonymWeight : 1.0;
+        AddCandidate(&typed, span, e.kind, i,
+                     s.score * KindFit(profile_.type, e.kind) * near * demonym);
         if (e.kind == SpanKind::kProperNoun) AddCandidate(&names, span, e.kind, i, s.score * near);
       }
       // The passage title names what the passage is about ("Which film ...").

@@ -40,8 +40,21 @@ std::string Trim(std::string_view s) {
 std::vector<std::string> ChoiceOptions(std::string_view q) {
   const size_t or_pos = q.rfind(" or ");
   if (or_pos == std::string_view::npos) return {};
-  const size_t sep = q.substr(0, or_pos).find_last_of(",:");
-  if (sep == std::string_view::npos) return {};
+  size_t sep = q.substr(0, or_pos).find_last_of(",:");
+  if (sep == std::string_view::npos) {
+    // "Which band was formed first The Exies or Circus Diablo?": the
+    // capitalised run right before " or ".
+    size_t b = or_pos;
+    while (b > 0) {
+      const size_t space = q.substr(0, b).find_last_of(' ');
+      const size_t start = space == std::string_view::npos ? 0 : space + 1;
+      if (start >= b || !std::isupper(static_cast<unsigned char>(q[start]))) break;
+      b = start == 0 ? 0 : start - 1;
+      sep = b;
+      if (start == 0) return {};  // the whole question: not a choice
+    }
+    if (sep == std::string_view::npos) return {};
+  }
   std::string a = Trim(q.substr(sep + 1, or_pos - sep - 1));
   std::string b = Trim(q.substr(or_pos + 4));
   if (a.empty() || b.empty()) return {};
@@ -95,6 +108,27 @@ int ChoiceOrder(const std::string& lower) {
 
 }  // namespace
 
+bool IsDemonym(std::string_view word) {
+  static const auto* kWords = new std::unordered_set<std::string_view>{
+      "american",    "british",     "english",    "french",     "german",    "italian",
+      "spanish",     "portuguese",  "dutch",      "belgian",    "swiss",     "austrian",
+      "swedish",     "norwegian",   "danish",     "finnish",    "icelandic", "irish",
+      "scottish",    "welsh",       "russian",    "polish",     "czech",     "slovak",
+      "hungarian",   "romanian",    "bulgarian",  "greek",      "turkish",   "serbian",
+      "croatian",    "slovene",     "slovenian",  "bosnian",    "ukrainian", "belarusian",
+      "lithuanian",  "latvian",     "estonian",   "georgian",   "armenian",  "chinese",
+      "japanese",    "korean",      "vietnamese", "thai",       "indian",    "pakistani",
+      "bangladeshi", "iranian",     "persian",    "iraqi",      "syrian",    "lebanese",
+      "israeli",     "jewish",      "egyptian",   "moroccan",   "algerian",  "tunisian",
+      "nigerian",    "kenyan",      "ethiopian",  "mexican",    "canadian",  "brazilian",
+      "argentine",   "argentinian", "chilean",    "colombian",  "peruvian",  "venezuelan",
+      "cuban",       "australian",  "filipino",   "indonesian", "malaysian", "soviet",
+      "roman",       "byzantine",   "ottoman",    "prussian",   "bavarian",  "catholic",
+      "protestant",  "muslim",      "christian",  "african",    "european",  "asian",
+      "latin",       "arab",        "arabic"};
+  return kWords->count(ToLowerAscii(word)) > 0;
+}
+
 const char* AnswerTypeName(AnswerType type) {
   switch (type) {
     case AnswerType::kYesNo:
@@ -122,6 +156,9 @@ QuestionProfile ProfileQuestion(std::string_view question) {
     p.terms.push_back(std::move(t));
   }
 
+  p.wants_demonym = ContainsWord(lower, "nationality") || ContainsWord(lower, "country") ||
+                    ContainsWord(lower, "language") || ContainsWord(lower, "citizenship") ||
+                    ContainsWord(lower, "ethnicity") || ContainsWord(lower, "religion");
   p.options = ChoiceOptions(question);
   if (!p.options.empty()) {
     p.type = AnswerType::kChoice;

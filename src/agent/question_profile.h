@@ -27,6 +27,9 @@ struct QuestionProfile {
   bool year_only = false;            // "What year ...": the year of a date
   std::vector<std::string> options;  // kChoice
   int order = 0;                     // kChoice: -1 earliest, +1 latest, 0 unknown
+  // The question asks for a nationality, language or country of origin, so
+  // a demonym ("American") may be the answer; otherwise one rarely is.
+  bool wants_demonym = false;
   // Content terms of the question (tokenised, stemmed, without stopwords or
   // question words), unique, in question order.
   std::vector<std::string> terms;
@@ -35,6 +38,10 @@ struct QuestionProfile {
 QuestionProfile ProfileQuestion(std::string_view question);
 
 const char* AnswerTypeName(AnswerType type);
+
+// True for nationality, people and faith adjectives written as one word
+// ("American", "Chinese", "Soviet", "Catholic"), from a fixed list.
+bool IsDemonym(std::string_view word);
 
 }  // namespace flowrag
 
