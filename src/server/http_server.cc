@@ -10,7 +10,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
-#include <regex>
+#include <cctype>
 #include <thread>
 
 #include "flowrag/engine.h"
@@ -41,9 +41,12 @@ struct RequestContext {
 };
 thread_local RequestContext tl_request;
 
+// [A-Za-z0-9_.-]{1,64}
 bool ValidWorkspaceName(const std::string& name) {
-  static const std::regex kName("[A-Za-z0-9_.-]{1,64}");
-  return std::regex_match(name, kName);
+  if (name.empty() || name.size() > 64) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
+  });
 }
 
 // Equal-time comparison of a presented token with the configured one.
