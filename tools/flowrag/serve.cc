@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 namespace flowrag::cli {
 
@@ -36,6 +37,8 @@ CLI::App* AddServeCommand(CLI::App& app, ServeArgs* args) {
       ->capture_default_str();
   serve->add_flag("--read-only", args->server.engine.read_only,
                   "Open the stores read-only (inserts and deletes answer 409)");
+  serve->add_flag("--create", args->create,
+                  "Create missing stores, empty (documents then come by POST /v1/documents)");
   serve->add_flag("--access-log", args->server.access_log, "One line per request on stderr");
   return serve;
 }
@@ -48,6 +51,12 @@ Status RunServe(ServeArgs args) {
       return Status::InvalidArgument("--workspace \"" + w + "\": expected NAME=FILE");
     }
     workspaces.push_back({w.substr(0, eq), w.substr(eq + 1)});
+  }
+  for (const WorkspaceSpec& w : workspaces) {
+    if (!args.create && !std::filesystem::exists(w.db_path)) {
+      return Status::NotFound(w.db_path + ": no such store (index one with `flowrag index`, or "
+                              "pass --create to start empty)");
+    }
   }
   args.server.bearer_token = args.token;
   if (args.server.bearer_token.empty()) {
