@@ -157,8 +157,7 @@ TEST(ServerRoutesTest, ParsesPathsIntoEndpointsAndWorkspaces) {
 TEST_F(ServerTest, CreateRejectsBadWorkspacesAndStartReportsATakenPort) {
   const std::string db = DemoCopy("a");
   EXPECT_EQ(Server::Create({}, {}).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(Server::Create({}, {{"bad name", db}}).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(Server::Create({}, {{"bad name", db}}).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(Server::Create({}, {{"a", db}, {"a", db}}).status().code(),
             StatusCode::kInvalidArgument);
   ServerOptions bad_port;
@@ -284,13 +283,13 @@ TEST_F(ServerTest, BadRequestsGetTheErrorShapeAndStatus) {
   ExpectError(c.Post("/v1/query", "[1, 2]", "application/json"), 400, "invalid_argument");
   ExpectError(c.Post("/v1/query", "", "application/json"), 400, "invalid_json");
   ExpectError(PostJson(c, "/v1/query", {{"method", "bm25"}}), 400, "invalid_argument", "question");
-  ExpectError(PostJson(c, "/v1/query", {{"question", "   "}}), 400, "invalid_argument",
-              "question");
+  ExpectError(PostJson(c, "/v1/query", {{"question", "   "}}), 400, "invalid_argument", "question");
   ExpectError(PostJson(c, "/v1/query", {{"question", kQuestion}, {"method", "nope"}}), 400,
               "invalid_argument", "method");
-  ExpectError(PostJson(c, "/v1/query",
-                       {{"question", kQuestion}, {"method", "bm25"}, {"options", {{"bm25.zz", 1}}}}),
-              400, "invalid_argument", "options");
+  ExpectError(
+      PostJson(c, "/v1/query",
+               {{"question", kQuestion}, {"method", "bm25"}, {"options", {{"bm25.zz", 1}}}}),
+      400, "invalid_argument", "options");
   ExpectError(PostJson(c, "/v1/query",
                        {{"question", kQuestion}, {"method", "bm25"}, {"options", {{"x", {1}}}}}),
               400, "invalid_argument", "options");
@@ -304,10 +303,11 @@ TEST_F(ServerTest, BadRequestsGetTheErrorShapeAndStatus) {
               "invalid_argument", "pipeline");
   ExpectError(PostJson(c, "/v1/documents", {{"documents", {{{"id", "x"}}}}}), 400,
               "invalid_argument", "documents[0].text");
-  ExpectError(PostJson(c, "/v1/documents", {{"documents", {{{"id", "x"}, {"text", "t"}, {"y", 1}}}}}),
-              400, "invalid_argument", "documents[0].y");
-  ExpectError(PostJson(c, "/v1/documents", {{"documents", json::array()}}), 400,
-              "invalid_argument", "documents");
+  ExpectError(
+      PostJson(c, "/v1/documents", {{"documents", {{{"id", "x"}, {"text", "t"}, {"y", 1}}}}}), 400,
+      "invalid_argument", "documents[0].y");
+  ExpectError(PostJson(c, "/v1/documents", {{"documents", json::array()}}), 400, "invalid_argument",
+              "documents");
   ExpectError(c.Get("/v1/nothing"), 404, "not_found");
   ExpectError(c.Get("/favicon.ico"), 404, "not_found");
   ExpectError(PostJson(c, "/v1/w/nope/query", {{"question", kQuestion}}), 404,
@@ -402,8 +402,9 @@ TEST_F(ServerTest, ConcurrentQueriesWhileInsertingAndDeleting) {
       auto c = Client(*server);
       const char* methods[] = {"bm25", "qafd", "hybrid", "ppr"};
       for (int i = 0; writing.load() || i < 2; ++i) {
-        auto r = PostJson(c, "/v1/query",
-                          {{"question", kQuestion}, {"method", methods[(t + i) % 4]}, {"top_k", 3}});
+        auto r =
+            PostJson(c, "/v1/query",
+                     {{"question", kQuestion}, {"method", methods[(t + i) % 4]}, {"top_k", 3}});
         json a = Body(r);
         if (!r || r->status != 200 || !a.is_object() || !a["answer"].is_string() ||
             !a["retrieval"]["passages"].is_array()) {

@@ -17,9 +17,9 @@ namespace flowrag::server {
 
 struct ApiError {
   int http_status = 500;
-  std::string code;     // e.g. "invalid_argument", "not_found", "payload_too_large"
+  std::string code;  // e.g. "invalid_argument", "not_found", "payload_too_large"
   std::string message;
-  std::string field;    // empty: not about one field
+  std::string field;  // empty: not about one field
 };
 
 // InvalidArgument → 400, NotFound → 404, AlreadyExists and FailedPrecondition

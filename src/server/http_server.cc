@@ -6,11 +6,11 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
-#include <cctype>
 #include <thread>
 
 #include "flowrag/engine.h"
@@ -63,15 +63,20 @@ bool TokenMatches(std::string_view presented, std::string_view expected) {
 // not read, a body over the limit).
 ApiError ProtocolError(int status) {
   switch (status) {
-    case 400: return {400, "bad_request", "malformed HTTP request", ""};
-    case 404: return {404, "not_found", "no such route", ""};
-    case 408: return {408, "request_timeout", "request not received in time", ""};
-    case 413: return {413, "payload_too_large", "request body too large", ""};
-    case 414: return {414, "uri_too_long", "request URI too long", ""};
-    default: break;
+    case 400:
+      return {400, "bad_request", "malformed HTTP request", ""};
+    case 404:
+      return {404, "not_found", "no such route", ""};
+    case 408:
+      return {408, "request_timeout", "request not received in time", ""};
+    case 413:
+      return {413, "payload_too_large", "request body too large", ""};
+    case 414:
+      return {414, "uri_too_long", "request URI too long", ""};
+    default:
+      break;
   }
-  return {status, status >= 500 ? "internal" : "bad_request", "HTTP " + std::to_string(status),
-          ""};
+  return {status, status >= 500 ? "internal" : "bad_request", "HTTP " + std::to_string(status), ""};
 }
 
 void SetJson(httplib::Response& res, const Reply& reply) {
@@ -104,8 +109,8 @@ class ServerImpl final : public Server {
   void Dispatch(const httplib::Request& req, httplib::Response& res,
                 const httplib::ContentReader* reader);
   // Reads the body through `reader` within the size and time limits.
-  std::optional<ApiError> ReadBody(const httplib::Request& req, const httplib::ContentReader& reader,
-                                   std::string* body) const;
+  std::optional<ApiError> ReadBody(const httplib::Request& req,
+                                   const httplib::ContentReader& reader, std::string* body) const;
   Reply Handle(const Route& route, Workspace& ws, const std::string& body);
   Workspace* FindWorkspace(const Route& route);
   bool Authorized(const httplib::Request& req) const;
@@ -120,8 +125,8 @@ class ServerImpl final : public Server {
   std::condition_variable cv_;
   bool started_ = false;  // guarded by mu_
   bool stopped_ = false;  // guarded by mu_
-  std::mutex stop_mu_;      // serialises Stop()
-  std::thread listener_;   // guarded by stop_mu_ after Start()
+  std::mutex stop_mu_;    // serialises Stop()
+  std::thread listener_;  // guarded by stop_mu_ after Start()
   std::atomic<int> port_{0};
 };
 
@@ -161,8 +166,8 @@ void ServerImpl::Configure() {
   http_.Delete(".*", httplib::Server::HandlerWithContentReader(with_body));
   // Statuses httplib sets by itself (unreadable request, body over the
   // limit, an unknown HTTP method) get the JSON error shape too.
-  http_.set_error_handler(httplib::Server::HandlerWithResponse(
-      [](const httplib::Request&, httplib::Response& res) {
+  http_.set_error_handler(
+      httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
         if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
         SetJson(res, ErrorReply(ProtocolError(res.status)));
         return httplib::Server::HandlerResponse::Handled;
@@ -245,16 +250,14 @@ std::optional<ApiError> ServerImpl::ReadBody(const httplib::Request& req,
     too_large = true;
   }
   if (too_large) {
-    return ApiError{413, "payload_too_large",
-                    "request body larger than " + std::to_string(options_.max_body_bytes) +
-                        " bytes",
-                    ""};
+    return ApiError{
+        413, "payload_too_large",
+        "request body larger than " + std::to_string(options_.max_body_bytes) + " bytes", ""};
   }
   if (too_slow) {
-    return ApiError{408, "request_timeout",
-                    "request body not received within " +
-                        std::to_string(options_.body_timeout_s) + " s",
-                    ""};
+    return ApiError{
+        408, "request_timeout",
+        "request body not received within " + std::to_string(options_.body_timeout_s) + " s", ""};
   }
   return ApiError{408, "request_timeout",
                   "request body incomplete: the client stopped sending for " +
@@ -287,8 +290,9 @@ void ServerImpl::Dispatch(const httplib::Request& req, httplib::Response& res,
     }
   }
   if (route.kind == RouteKind::kUnknown) {
-    SetJson(res, ErrorReply({404, "not_found", "no route " + req.method + " " + req.path +
-                                                   " (see doc/http_api.md)", ""}));
+    SetJson(res,
+            ErrorReply({404, "not_found",
+                        "no route " + req.method + " " + req.path + " (see doc/http_api.md)", ""}));
     return;
   }
   if (NeedsAuth(route.kind) && !Authorized(req)) {
@@ -302,8 +306,8 @@ void ServerImpl::Dispatch(const httplib::Request& req, httplib::Response& res,
   }
   Workspace* ws = FindWorkspace(route);
   if (ws == nullptr) {
-    SetJson(res, ErrorReply({404, "workspace_not_found",
-                             "no workspace \"" + route.workspace + "\"", "workspace"}));
+    SetJson(res, ErrorReply({404, "workspace_not_found", "no workspace \"" + route.workspace + "\"",
+                             "workspace"}));
     return;
   }
   tl_request.workspace = ws->name;
@@ -315,8 +319,8 @@ void ServerImpl::Dispatch(const httplib::Request& req, httplib::Response& res,
   if (!MethodAllowed(route.kind, req.method)) {
     res.set_header("Allow", std::string(AllowedMethods(route.kind)));
     SetJson(res, ErrorReply({405, "method_not_allowed",
-                             req.method + " " + std::string(RouteLabel(route.kind)) +
-                                 ": allowed " + std::string(AllowedMethods(route.kind)),
+                             req.method + " " + std::string(RouteLabel(route.kind)) + ": allowed " +
+                                 std::string(AllowedMethods(route.kind)),
                              ""}));
     return;
   }
@@ -439,8 +443,8 @@ Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options,
     return Status::InvalidArgument("server port " + std::to_string(options.port) +
                                    ": expected 0 to 65535");
   }
-  if (options.max_body_bytes == 0 || options.read_timeout_s <= 0 ||
-      options.write_timeout_s <= 0 || options.body_timeout_s <= 0) {
+  if (options.max_body_bytes == 0 || options.read_timeout_s <= 0 || options.write_timeout_s <= 0 ||
+      options.body_timeout_s <= 0) {
     return Status::InvalidArgument(
         "server options: max_body_bytes, read_timeout_s, write_timeout_s and body_timeout_s must "
         "be positive");

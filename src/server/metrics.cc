@@ -60,8 +60,8 @@ std::string Metrics::Render() const {
   for (const auto& [key, n] : requests_) {
     const auto& [route, method, status, workspace] = key;
     out += "flowrag_http_requests_total{route=\"" + EscapeLabelValue(route) + "\",method=\"" +
-           EscapeLabelValue(method) + "\",status=\"" + std::to_string(status) +
-           "\",workspace=\"" + EscapeLabelValue(workspace) + "\"} " + std::to_string(n) + "\n";
+           EscapeLabelValue(method) + "\",status=\"" + std::to_string(status) + "\",workspace=\"" +
+           EscapeLabelValue(workspace) + "\"} " + std::to_string(n) + "\n";
   }
   out +=
       "# HELP flowrag_http_request_duration_seconds Time from the request line to the handler's "
@@ -76,8 +76,7 @@ std::string Metrics::Render() const {
     }
     out += "flowrag_http_request_duration_seconds_bucket{route=\"" + r + "\",le=\"+Inf\"} " +
            std::to_string(h.count) + "\n";
-    out += "flowrag_http_request_duration_seconds_sum{route=\"" + r + "\"} " + Number(h.sum) +
-           "\n";
+    out += "flowrag_http_request_duration_seconds_sum{route=\"" + r + "\"} " + Number(h.sum) + "\n";
     out += "flowrag_http_request_duration_seconds_count{route=\"" + r + "\"} " +
            std::to_string(h.count) + "\n";
   }

@@ -42,9 +42,8 @@ class Metrics {
   std::string Render() const;
 
   // Upper bounds of the latency buckets, seconds (+Inf implied).
-  static constexpr std::array<double, 14> kBuckets = {0.001, 0.0025, 0.005, 0.01, 0.025,
-                                                      0.05,  0.1,    0.25,  0.5,  1.0,
-                                                      2.5,   5.0,    10.0,  30.0};
+  static constexpr std::array<double, 14> kBuckets = {
+      0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0};
 
  private:
   struct Histogram {

@@ -24,13 +24,12 @@ std::optional<ApiError> ParseJsonObject(std::string_view body, nlohmann::json* o
     std::string what = e.what();
     const size_t pos = what.find("] ");
     if (pos != std::string::npos) what = what.substr(pos + 2);
-    return ApiError{
-        400, "invalid_json",
-        "request body is not valid JSON (byte " + std::to_string(e.byte) + "): " + what, ""};
+    return ApiError{400, "invalid_json",
+                    "request body is not valid JSON (byte " + std::to_string(e.byte) + "): " + what,
+                    ""};
   }
   if (!out->is_object()) {
-    return BadRequest(std::string("request body: expected a JSON object, got ") +
-                      out->type_name());
+    return BadRequest(std::string("request body: expected a JSON object, got ") + out->type_name());
   }
   return std::nullopt;
 }

@@ -62,15 +62,24 @@ Route ParseRoute(std::string_view path) {
 
 std::string_view RouteLabel(RouteKind kind) {
   switch (kind) {
-    case RouteKind::kViewer: return "/";
-    case RouteKind::kHealthz: return "/healthz";
-    case RouteKind::kMetrics: return "/metrics";
-    case RouteKind::kQuery: return "/v1/query";
-    case RouteKind::kDocuments: return "/v1/documents";
-    case RouteKind::kDocument: return "/v1/documents/{id}";
-    case RouteKind::kStats: return "/v1/stats";
-    case RouteKind::kMethods: return "/v1/methods";
-    case RouteKind::kUnknown: return "other";
+    case RouteKind::kViewer:
+      return "/";
+    case RouteKind::kHealthz:
+      return "/healthz";
+    case RouteKind::kMetrics:
+      return "/metrics";
+    case RouteKind::kQuery:
+      return "/v1/query";
+    case RouteKind::kDocuments:
+      return "/v1/documents";
+    case RouteKind::kDocument:
+      return "/v1/documents/{id}";
+    case RouteKind::kStats:
+      return "/v1/stats";
+    case RouteKind::kMethods:
+      return "/v1/methods";
+    case RouteKind::kUnknown:
+      return "other";
   }
   return "other";
 }
@@ -105,8 +114,6 @@ bool MethodAllowed(RouteKind kind, std::string_view method) {
   return false;
 }
 
-bool NeedsAuth(RouteKind kind) {
-  return kind != RouteKind::kViewer && kind != RouteKind::kHealthz;
-}
+bool NeedsAuth(RouteKind kind) { return kind != RouteKind::kViewer && kind != RouteKind::kHealthz; }
 
 }  // namespace flowrag::server

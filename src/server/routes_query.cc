@@ -38,9 +38,9 @@ std::optional<ApiError> ReadParams(const nlohmann::json& request,
   auto it = request.find("options");
   if (it == request.end() || it->is_null()) return std::nullopt;
   if (!it->is_object()) {
-    return BadRequest(std::string("options: expected an object of name: value, got ") +
-                          it->type_name(),
-                      "options");
+    return BadRequest(
+        std::string("options: expected an object of name: value, got ") + it->type_name(),
+        "options");
   }
   for (auto o = it->begin(); o != it->end(); ++o) {
     const std::string path = "options." + o.key();
@@ -58,9 +58,8 @@ std::optional<ApiError> ReadParams(const nlohmann::json& request,
 
 std::optional<ApiError> ParseQueryRequest(const nlohmann::json& request, double max_deadline_ms,
                                           std::string* question, AnswerOptions* options) {
-  if (auto e = RejectUnknownFields(request, {"question", "method", "pipeline", "top_k",
-                                             "max_steps", "answerer", "style", "deadline_ms",
-                                             "options"})) {
+  if (auto e = RejectUnknownFields(request, {"question", "method", "pipeline", "top_k", "max_steps",
+                                             "answerer", "style", "deadline_ms", "options"})) {
     return e;
   }
   if (auto e = ReadString(request, "question", "question", true, question)) return e;

@@ -13,8 +13,9 @@ CLI::App* AddServeCommand(CLI::App& app, ServeArgs* args) {
   auto* serve = app.add_subcommand(
       "serve", "HTTP JSON API (/v1/query, /v1/documents, ...) and the subgraph viewer (/)");
   serve->add_option("--db", args->db, "Store of the default workspace (/v1/...)")->required();
-  serve->add_option("--host", args->server.host,
-                    "Interface to bind (loopback unless told otherwise)")
+  serve
+      ->add_option("--host", args->server.host,
+                   "Interface to bind (loopback unless told otherwise)")
       ->capture_default_str();
   serve->add_option("--port", args->server.port, "Port (0: any free port)")->capture_default_str();
   serve->add_option("--token", args->token,
@@ -26,14 +27,17 @@ CLI::App* AddServeCommand(CLI::App& app, ServeArgs* args) {
       ->capture_default_str();
   serve->add_option("--max-body-mib", args->max_body_mib, "Largest request body, MiB")
       ->capture_default_str();
-  serve->add_option("--read-timeout", args->server.read_timeout_s,
-                    "Seconds a client may stall while sending")
+  serve
+      ->add_option("--read-timeout", args->server.read_timeout_s,
+                   "Seconds a client may stall while sending")
       ->capture_default_str();
-  serve->add_option("--body-timeout", args->server.body_timeout_s,
-                    "Seconds a whole request body may take")
+  serve
+      ->add_option("--body-timeout", args->server.body_timeout_s,
+                   "Seconds a whole request body may take")
       ->capture_default_str();
-  serve->add_option("--query-deadline-ms", args->server.query_deadline_ms,
-                    "Upper bound on a query's deadline (0: none)")
+  serve
+      ->add_option("--query-deadline-ms", args->server.query_deadline_ms,
+                   "Upper bound on a query's deadline (0: none)")
       ->capture_default_str();
   serve->add_flag("--read-only", args->server.engine.read_only,
                   "Open the stores read-only (inserts and deletes answer 409)");
@@ -54,7 +58,8 @@ Status RunServe(ServeArgs args) {
   }
   for (const WorkspaceSpec& w : workspaces) {
     if (!args.create && !std::filesystem::exists(w.db_path)) {
-      return Status::NotFound(w.db_path + ": no such store (index one with `flowrag index`, or "
+      return Status::NotFound(w.db_path +
+                              ": no such store (index one with `flowrag index`, or "
                               "pass --create to start empty)");
     }
   }
@@ -74,10 +79,10 @@ Status RunServe(ServeArgs args) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<Server> server,
-                           Server::Create(args.server, workspaces));
+  FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Create(args.server, workspaces));
   FLOWRAG_RETURN_IF_ERROR(server->Start());
-  std::fprintf(stderr, "flowrag: serving %zu workspace(s) on http://%s:%d/ (viewer at /, API at /v1)%s\n",
+  std::fprintf(stderr,
+               "flowrag: serving %zu workspace(s) on http://%s:%d/ (viewer at /, API at /v1)%s\n",
                workspaces.size(), args.server.host.c_str(), server->port(),
                args.server.bearer_token.empty() ? "" : "; bearer token required");
   for (const WorkspaceSpec& w : workspaces) {

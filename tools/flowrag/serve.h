@@ -16,7 +16,7 @@ struct ServeArgs {
   std::vector<std::string> workspaces;  // name=FILE
   std::string token;                    // else $FLOWRAG_SERVER_TOKEN
   double max_body_mib = 8.0;
-  bool create = false;                  // create missing stores (empty)
+  bool create = false;  // create missing stores (empty)
   ServerOptions server;
 };
 
