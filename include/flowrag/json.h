@@ -12,6 +12,12 @@
 //     "answer", "summary", "follow_up", "passage_ids"}], "usage": {"llm_calls",
 //     "cache_hits", "prompt_tokens", "completion_tokens", "cost_usd"},
 //     "warnings", "time_ms", "retrieval": RetrievalResult}
+//   StoreStats: {"path", "format_version", "documents", "passages",
+//     "embeddings", "embedding_models", "dense_model",
+//     "passages_missing_embeddings", "index_runs", "file_bytes", "graph":
+//     {"nodes", "edges", "isolated_ratio", "average_degree", "degree": {"min",
+//     "median", "p90", "p99", "max"}, "extracted_passages", "failed_passages",
+//     "llm": {"calls", "prompt_tokens", "completion_tokens"}, "memory_bytes"}}
 //
 // Pure functions; compact JSON (no whitespace), UTF-8.
 #ifndef FLOWRAG_JSON_H_
@@ -25,6 +31,7 @@ namespace flowrag {
 
 std::string ToJson(const RetrievalResult& result);
 std::string ToJson(const Answer& answer);
+std::string ToJson(const StoreStats& stats);
 
 }  // namespace flowrag
 

@@ -53,7 +53,8 @@ struct ServerOptions {
   // Idle keep-alive connections are closed after this many seconds.
   int keep_alive_timeout_s = 5;
   // Upper bound on a query's AnswerOptions::deadline_ms (0 = no bound). A
-  // request may ask for less; a query that runs out answers 504.
+  // request may ask for less; a query that runs out starts no further
+  // retrieval round and answers from what it gathered, with a warning.
   double query_deadline_ms = 0.0;
   // Worker threads (0: max(8, 2 × hardware threads)). Each open keep-alive
   // connection holds a worker while it waits for its next request.

@@ -82,12 +82,48 @@ nlohmann::json AnswerJson(const Answer& a) {
   return j;
 }
 
+nlohmann::json StoreStatsJson(const StoreStats& s) {
+  const GraphStats& g = s.graph;
+  nlohmann::json graph = {{"nodes", g.nodes},
+                          {"edges", g.edges},
+                          {"isolated_ratio", g.isolated_ratio},
+                          {"average_degree", g.average_degree},
+                          {"degree",
+                           {{"min", g.degree_min},
+                            {"median", g.degree_median},
+                            {"p90", g.degree_p90},
+                            {"p99", g.degree_p99},
+                            {"max", g.degree_max}}},
+                          {"extracted_passages", g.extracted_passages},
+                          {"failed_passages", g.failed_passages},
+                          {"llm",
+                           {{"calls", g.llm_calls},
+                            {"prompt_tokens", g.llm_prompt_tokens},
+                            {"completion_tokens", g.llm_completion_tokens}}},
+                          {"memory_bytes", g.memory_bytes}};
+  return {{"path", s.path},
+          {"format_version", s.format_version},
+          {"documents", s.documents},
+          {"passages", s.passages},
+          {"embeddings", s.embeddings},
+          {"embedding_models", s.embedding_models},
+          {"dense_model", s.dense_model},
+          {"passages_missing_embeddings", s.passages_missing_embeddings},
+          {"index_runs", s.index_runs},
+          {"file_bytes", s.file_bytes},
+          {"graph", std::move(graph)}};
+}
+
 std::string ToJson(const RetrievalResult& result) {
   return RetrievalResultJson(result).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string ToJson(const Answer& answer) {
   return AnswerJson(answer).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string ToJson(const StoreStats& stats) {
+  return StoreStatsJson(stats).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace flowrag

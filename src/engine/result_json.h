@@ -13,6 +13,7 @@ namespace flowrag {
 nlohmann::json RetrievalResultJson(const RetrievalResult& result);
 nlohmann::json CitationJson(const Citation& citation);
 nlohmann::json AnswerJson(const Answer& answer);
+nlohmann::json StoreStatsJson(const StoreStats& stats);
 
 }  // namespace flowrag
 

@@ -269,28 +269,7 @@ Status RunStats(const StatsArgs& args) {
   FLOWRAG_ASSIGN_OR_RETURN(auto engine, Engine::Open(args.db, eo));
   FLOWRAG_ASSIGN_OR_RETURN(StoreStats s, engine->Stats());
   if (args.json) {
-    nlohmann::json j = {{"path", s.path},
-                        {"format_version", s.format_version},
-                        {"documents", s.documents},
-                        {"passages", s.passages},
-                        {"embeddings", s.embeddings},
-                        {"embedding_models", s.embedding_models},
-                        {"dense_model", s.dense_model},
-                        {"passages_missing_embeddings", s.passages_missing_embeddings},
-                        {"index_runs", s.index_runs},
-                        {"file_bytes", s.file_bytes}};
-    const GraphStats& g = s.graph;
-    j["graph"] = {{"nodes", g.nodes},
-                  {"edges", g.edges},
-                  {"isolated_ratio", g.isolated_ratio},
-                  {"average_degree", g.average_degree},
-                  {"degree", {{"min", g.degree_min}, {"median", g.degree_median},
-                              {"p90", g.degree_p90}, {"p99", g.degree_p99}, {"max", g.degree_max}}},
-                  {"extracted_passages", g.extracted_passages},
-                  {"failed_passages", g.failed_passages},
-                  {"llm", {{"calls", g.llm_calls}, {"prompt_tokens", g.llm_prompt_tokens},
-                           {"completion_tokens", g.llm_completion_tokens}}},
-                  {"memory_bytes", g.memory_bytes}};
+    nlohmann::json j = nlohmann::json::parse(ToJson(s));
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::printf("store            %s (format %d)\n", s.path.c_str(), s.format_version);
