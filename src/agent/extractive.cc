@@ -159,6 +159,13 @@ class Extractor {
       const std::string& text = passages_[p].text;
       const std::vector<std::string> title = TitleTerms(p);
       const std::unordered_set<std::string> title_set(title.begin(), title.end());
+      // A passage about an entity the question names speaks of it in every
+      // sentence ("It rises at ..."): its title terms count fully.
+      const std::string title_key = EntityKey(passages_[p].title);
+      const double title_weight =
+          !title_key.empty() && question_key_.find(" " + title_key + " ") != std::string::npos
+              ? 1.0
+              : options_.title_weight;
       const double prior = 1.0 / (1.0 + options_.rank_decay * static_cast<double>(p));
       for (const TextSpan& s : SplitSentences(text)) {
         ScoredSentence ss;
@@ -176,7 +183,7 @@ class Extractor {
             matched += kStemWeight * w;
             ss.matched.push_back(*form);
           } else if (title_set.count(t)) {
-            matched += options_.title_weight * w;
+            matched += title_weight * w;
           }
         }
         ss.ref.coverage = total_weight_ > 0 ? matched / total_weight_ : 0.0;
@@ -233,7 +240,10 @@ class Extractor {
         if (NamedByQuestion(span)) continue;
         const size_t d =
             DistanceToTerms(lower, s.matched, e.begin - s.ref.begin, e.end - s.ref.begin);
-        const double near = 0.6 + 0.4 / (1.0 + static_cast<double>(d) / 40.0);
+        // Sentences that match the question only through their title have
+        // no term to be near: a neutral factor.
+        const double near =
+            s.matched.empty() ? 0.8 : 0.6 + 0.4 / (1.0 + static_cast<double>(d) / 40.0);
         const double demonym = !profile_.wants_demonym && IsDemonym(span) ? kDemonymWeight : 1.0;
         AddCandidate(&typed, span, e.kind, i,
                      s.score * KindFit(profile_.type, e.kind) * near * demonym);

@@ -3,7 +3,8 @@
 //
 // Sentences of the first `max_passages` passages are scored by the IDF-
 // weighted share of the question's content terms they contain (terms found
-// only in the passage title count `title_weight`), times a rank prior
+// only in the passage title count `title_weight`, or fully when the question
+// names the title), times a rank prior
 // 1 / (1 + rank_decay·rank). Candidate answers are the proper-noun, date and
 // number spans (extract/entity_spans.h) of the best sentences, plus passage
 // titles, that the question does not already name; each scores its
