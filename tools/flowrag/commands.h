@@ -70,6 +70,7 @@ Result<std::map<std::string, std::string>> ParseSetPairs(const std::vector<std::
 Status RunIndex(IndexArgs args);
 Status RunQuery(const QueryArgs& args);
 Status RunAsk(const AskArgs& args);
+Status RunSchemaInduce(const std::string& dir, bool json);
 Status RunEval(EvalArgs args);
 Status RunStats(const StatsArgs& args);
 Status RunImportOpenIe(ImportArgs args);

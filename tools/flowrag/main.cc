@@ -76,6 +76,14 @@ int main(int argc, char** argv) {
   ask->add_option("--set", ask_sets, "Override a method option: key=value (repeatable)");
   ask->add_flag("--json", aa.json, "Print the answer object as JSON");
 
+  std::string schema_dir;
+  bool schema_json = false;
+  auto* schema = app.add_subcommand("schema", "Executable schema contracts");
+  schema->require_subcommand(1);
+  auto* induce = schema->add_subcommand("induce", "Profile a folder's sources; infer keys and links");
+  induce->add_option("dir", schema_dir, "Folder of CSV files")->required();
+  induce->add_flag("--json", schema_json, "Print the schema as JSON");
+
   cli::EvalArgs ea;
   std::vector<std::string> eval_sets;
   auto* eval = app.add_subcommand("eval", "Recall@k and latency on a benchmark folder");
@@ -145,6 +153,8 @@ int main(int argc, char** argv) {
       aa.answer.query.params = *params;
       st = cli::RunAsk(aa);
     }
+  } else if (*induce) {
+    st = cli::RunSchemaInduce(schema_dir, schema_json);
   } else if (*eval) {
     auto params = cli::ParseSetPairs(eval_sets);
     if (!params.ok()) {

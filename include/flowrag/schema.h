@@ -1,0 +1,99 @@
+// Schema induction (executable schema contracts paper, Appendix A): discover
+// the record sources of a folder, profile every field into a closed-world
+// catalog, and infer structural intelligence without any model: identity
+// keys (A.7.1, Eq. 4–5, composite pairs) and foreign keys (A.7.2, Eq. 6,
+// confidence and cardinality).
+//
+//   auto schema = flowrag::InduceSchema("exports/");
+//   for (const auto& fk : schema->foreign_keys) ...
+//
+// Sources so far: CSV files (one source per file, named by the file stem).
+// Errors name the file and line (csv_reader.h). Pure; O(total cells) plus
+// O(pairs of candidate columns · distinct values) for foreign keys.
+#ifndef FLOWRAG_SCHEMA_H_
+#define FLOWRAG_SCHEMA_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "flowrag/status.h"
+
+namespace flowrag {
+
+struct SchemaOptions {
+  // A.7.1: qualify(f) = uniq ≥ 0.95, or uniq ≥ 0.80 and an id-like name.
+  double unique_ratio = 0.95;
+  double id_like_unique_ratio = 0.80;
+  // Fields excluded from keys: fewer non-null values, longer average text,
+  // or at most this many distinct values.
+  int64_t min_key_values = 5;
+  double max_key_avg_length = 500.0;
+  int64_t min_key_cardinality = 3;
+  // Composite keys (pairs) are looked for only in sources without a single key.
+  bool composite_keys = true;
+  // A.7.2: a candidate foreign key needs this much value overlap (Eq. 6 uses
+  // > 0; containment of the child's values in the parent key is also
+  // required to reach `min_containment`).
+  double min_overlap = 0.0;
+  double min_containment = 0.9;
+};
+
+// One field of the closed-world catalog.
+struct FieldInfo {
+  std::string id;         // stable: hash of source and path, 16 hex digits
+  std::string source;
+  std::string path;       // column name (CSV)
+  std::string type;       // "integer", "number", "boolean", "date", "string", "text", "empty"
+  int64_t count = 0;      // records
+  int64_t nulls = 0;      // empty values
+  int64_t distinct = 0;   // distinct non-null values
+  double uniqueness = 0;  // distinct / non-null
+  double avg_length = 0;  // bytes, over non-null values
+  bool id_like = false;   // name matches id, key, uuid, code, ...
+  std::vector<std::string> examples;  // up to 3 distinct values
+};
+
+struct IdentityKey {
+  std::string source;
+  std::vector<std::string> fields;  // one, or two for a composite key
+  double uniqueness = 0;
+  double confidence = 0;            // Eq. 5 (composite: the pair's uniqueness, capped)
+  bool primary = false;             // the source's chosen key (first by id-likeness, uniqueness, position)
+};
+
+struct ForeignKey {
+  std::string from_source, from_field;  // the referencing (child) field
+  std::string to_source, to_field;      // the referenced identity key
+  double overlap = 0;                   // Eq. 6
+  double containment = 0;               // |V_from ∩ V_to| / |V_from|
+  bool exact_name = false;
+  double confidence = 0;                // min(0.95, 0.5 + 0.3·overlap + 0.15·[exact name])
+  std::string cardinality;              // "1:1", "N:1", "1:N", "N:M" (from side first)
+};
+
+struct SourceInfo {
+  std::string name;
+  std::string path;
+  std::string format;   // "csv"
+  int64_t records = 0;
+  size_t transcoded_fields = 0;  // fields read as Windows-1252
+};
+
+struct InducedSchema {
+  std::vector<SourceInfo> sources;
+  std::vector<FieldInfo> fields;
+  std::vector<IdentityKey> identity_keys;
+  std::vector<ForeignKey> foreign_keys;
+  std::vector<std::string> warnings;
+  double seconds = 0;
+};
+
+Result<InducedSchema> InduceSchema(const std::string& dir, const SchemaOptions& options = {});
+
+// The schema as JSON (sources, fields, identity_keys, foreign_keys, warnings).
+std::string ToJson(const InducedSchema& schema);
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_SCHEMA_H_

@@ -1,0 +1,240 @@
+#include "schema/structural.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_set>
+
+namespace flowrag {
+namespace {
+
+bool Excluded(const FieldInfo& f, const SchemaOptions& o) {
+  return f.count - f.nulls < o.min_key_values || f.avg_length > o.max_key_avg_length ||
+         f.distinct < o.min_key_cardinality;
+}
+
+bool Qualifies(const FieldInfo& f, const SchemaOptions& o) {
+  return f.uniqueness >= o.unique_ratio || (f.uniqueness >= o.id_like_unique_ratio && f.id_like);
+}
+
+double KeyConfidence(double uniq) { return std::min(0.95, 0.7 + 0.3 * uniq); }
+
+// Singular form of a lower-case token ("countries" → "country", "makers" → "maker").
+std::string Singular(const std::string& t) {
+  if (t.size() > 4 && t.compare(t.size() - 3, 3, "ies") == 0)
+    return t.substr(0, t.size() - 3) + "y";
+  if (t.size() > 3 && t.back() == 's' && t[t.size() - 2] != 's') return t.substr(0, t.size() - 1);
+  return t;
+}
+
+bool IdToken(const std::string& t) {
+  static const std::unordered_set<std::string> kWords = {"id", "key", "uuid",   "guid", "code",
+                                                         "no", "num", "number", "fk",   "pk"};
+  return kWords.count(t) > 0;
+}
+
+std::unordered_set<std::string> ContentTokens(const std::string& name) {
+  std::unordered_set<std::string> out;
+  for (const std::string& t : FieldNameTokens(name)) {
+    if (!IdToken(t)) out.insert(Singular(t));
+  }
+  return out;
+}
+
+std::string Normalised(const std::string& name) {
+  std::string out;
+  for (const std::string& t : FieldNameTokens(name)) out += t;
+  return out;
+}
+
+bool Compatible(const FieldInfo& a, const FieldInfo& b) {
+  const bool a_num = a.type == "integer" || a.type == "number";
+  const bool b_num = b.type == "integer" || b.type == "number";
+  return a_num == b_num && a.type != "empty" && b.type != "empty" && a.type != "text";
+}
+
+// "1" when the shared values average ≤ 1.2 records (and at most 2) on this side.
+std::string Side(const ColumnProfile& c, const std::vector<std::string>& shared) {
+  if (shared.empty()) return "N";
+  double total = 0;
+  int most = 0;
+  for (const std::string& v : shared) {
+    const int n = c.counts.at(v);
+    total += n;
+    most = std::max(most, n);
+  }
+  return total / static_cast<double>(shared.size()) <= 1.2 && most <= 2 ? "1" : "N";
+}
+
+}  // namespace
+
+std::vector<IdentityKey> DetectIdentityKeys(const SourceColumns& source, const SchemaOptions& o) {
+  std::vector<IdentityKey> keys;
+  std::vector<const ColumnProfile*> qualifying;
+  for (const ColumnProfile& c : source.columns) {
+    if (!Excluded(c.info, o) && Qualifies(c.info, o)) qualifying.push_back(&c);
+  }
+  std::stable_sort(qualifying.begin(), qualifying.end(),
+                   [](const ColumnProfile* a, const ColumnProfile* b) {
+                     if (a->info.id_like != b->info.id_like) return a->info.id_like;
+                     if (a->info.uniqueness != b->info.uniqueness) {
+                       return a->info.uniqueness > b->info.uniqueness;
+                     }
+                     return a->position < b->position;
+                   });
+  for (size_t i = 0; i < qualifying.size(); ++i) {
+    const FieldInfo& f = qualifying[i]->info;
+    keys.push_back({source.name, {f.path}, f.uniqueness, KeyConfidence(f.uniqueness), i == 0});
+  }
+  if (!keys.empty() || !o.composite_keys || source.columns.size() < 2) return keys;
+
+  // Composite: the most unique pair (id-like members first), among the first 40 columns.
+  const size_t n = std::min<size_t>(source.columns.size(), 40);
+  const ColumnProfile* best_a = nullptr;
+  const ColumnProfile* best_b = nullptr;
+  double best = 0;
+  int best_id = -1;
+  for (size_t i = 0; i < n; ++i) {
+    const ColumnProfile& a = source.columns[i];
+    if (a.info.count - a.info.nulls < o.min_key_values || a.info.avg_length > o.max_key_avg_length)
+      continue;
+    for (size_t j = i + 1; j < n; ++j) {
+      const ColumnProfile& b = source.columns[j];
+      if (b.info.count - b.info.nulls < o.min_key_values ||
+          b.info.avg_length > o.max_key_avg_length)
+        continue;
+      std::unordered_set<std::string> seen;
+      size_t rows = 0;
+      for (size_t r = 0; r < a.values.size(); ++r) {
+        if (a.values[r].empty() || b.values[r].empty()) continue;
+        ++rows;
+        seen.insert(a.values[r] + "\x1f" + b.values[r]);
+      }
+      if (rows < static_cast<size_t>(o.min_key_values)) continue;
+      const double uniq = static_cast<double>(seen.size()) / static_cast<double>(rows);
+      const int ids = int(a.info.id_like) + int(b.info.id_like);
+      if (uniq >= o.unique_ratio && (ids > best_id || (ids == best_id && uniq > best))) {
+        best = uniq;
+        best_id = ids;
+        best_a = &a;
+        best_b = &b;
+      }
+    }
+  }
+  if (best_a != nullptr) {
+    keys.push_back(
+        {source.name, {best_a->info.path, best_b->info.path}, best, KeyConfidence(best), true});
+  }
+  return keys;
+}
+
+std::vector<ForeignKey> DetectForeignKeys(const std::vector<SourceColumns>& sources,
+                                          const std::vector<IdentityKey>& keys,
+                                          const SchemaOptions& o) {
+  // Primary single-field keys: the possible targets.
+  struct Target {
+    size_t source;
+    const ColumnProfile* column;
+  };
+  std::vector<Target> targets;
+  for (const IdentityKey& k : keys) {
+    if (k.fields.size() != 1) continue;
+    for (size_t s = 0; s < sources.size(); ++s) {
+      if (sources[s].name != k.source) continue;
+      for (const ColumnProfile& c : sources[s].columns) {
+        if (c.info.path == k.fields[0]) targets.push_back({s, &c});
+      }
+    }
+  }
+  auto is_primary = [&](const std::string& source, const std::string& field) {
+    return std::any_of(keys.begin(), keys.end(), [&](const IdentityKey& k) {
+      return k.primary && k.source == source && k.fields.size() == 1 && k.fields[0] == field;
+    });
+  };
+
+  std::vector<ForeignKey> out;
+  for (size_t s = 0; s < sources.size(); ++s) {
+    for (const ColumnProfile& child : sources[s].columns) {
+      if (child.counts.empty()) continue;
+      const std::unordered_set<std::string> child_tokens = ContentTokens(child.info.path);
+      for (const Target& t : targets) {
+        const ColumnProfile& parent = *t.column;
+        if (&parent == &child || !Compatible(child.info, parent.info)) continue;
+        // A bare "id" on both sides says nothing: exact only with content tokens.
+        const bool exact =
+            Normalised(child.info.path) == Normalised(parent.info.path) && !child_tokens.empty();
+        bool semantic = false;
+        if (!exact) {
+          std::unordered_set<std::string> parent_tokens = ContentTokens(parent.info.path);
+          for (const std::string& tok : ContentTokens(sources[t.source].name))
+            parent_tokens.insert(tok);
+          for (const std::string& tok : child_tokens)
+            semantic = semantic || parent_tokens.count(tok) > 0;
+        }
+        if (!exact && !semantic) continue;
+        std::vector<std::string> shared;
+        for (const auto& [v, n] : child.counts) {
+          if (parent.counts.count(v)) shared.push_back(v);
+        }
+        const double overlap =
+            static_cast<double>(shared.size()) /
+            static_cast<double>(std::max(child.counts.size(), parent.counts.size()));
+        const double containment =
+            static_cast<double>(shared.size()) / static_cast<double>(child.counts.size());
+        if (shared.empty() || overlap <= o.min_overlap || containment < o.min_containment) continue;
+        ForeignKey fk;
+        fk.from_source = sources[s].name;
+        fk.from_field = child.info.path;
+        fk.to_source = sources[t.source].name;
+        fk.to_field = parent.info.path;
+        fk.overlap = overlap;
+        fk.containment = containment;
+        fk.exact_name = exact;
+        fk.confidence = std::min(0.95, 0.5 + 0.3 * overlap + (exact ? 0.15 : 0.0));
+        fk.cardinality = Side(child, shared) + ":" + Side(parent, shared);
+        // One link per child field: the most confident target.
+        auto same_child = std::find_if(out.begin(), out.end(), [&](const ForeignKey& o) {
+          return o.from_source == fk.from_source && o.from_field == fk.from_field;
+        });
+        if (same_child == out.end()) {
+          out.push_back(std::move(fk));
+        } else if (fk.confidence > same_child->confidence) {
+          *same_child = std::move(fk);
+        }
+      }
+    }
+  }
+  // Two primary keys referencing each other: keep one direction.
+  std::vector<ForeignKey> kept;
+  for (const ForeignKey& fk : out) {
+    if (!is_primary(fk.from_source, fk.from_field)) {
+      kept.push_back(fk);
+      continue;
+    }
+    const auto reverse = std::find_if(out.begin(), out.end(), [&](const ForeignKey& r) {
+      return r.from_source == fk.to_source && r.from_field == fk.to_field &&
+             r.to_source == fk.from_source && r.to_field == fk.from_field;
+    });
+    if (reverse == out.end()) {
+      kept.push_back(fk);
+      continue;
+    }
+    // Keep the direction whose child has fewer distinct values; ties: the later source.
+    size_t mine = 0, theirs = 0, my_pos = 0, their_pos = 0;
+    for (size_t s = 0; s < sources.size(); ++s) {
+      for (const ColumnProfile& c : sources[s].columns) {
+        if (sources[s].name == fk.from_source && c.info.path == fk.from_field) {
+          mine = c.counts.size();
+          my_pos = s;
+        }
+        if (sources[s].name == fk.to_source && c.info.path == fk.to_field) {
+          theirs = c.counts.size();
+          their_pos = s;
+        }
+      }
+    }
+    if (mine < theirs || (mine == theirs && my_pos > their_pos)) kept.push_back(fk);
+  }
+  return kept;
+}
+
+}  // namespace flowrag

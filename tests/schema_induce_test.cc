@@ -1,0 +1,159 @@
+// Schema induction: the CSV reader on real-world damage (quotes, newlines,
+// ragged rows, mixed encodings), field profiles, identity keys (Eq. 4–5,
+// composite) and foreign keys (Eq. 6, confidence, cardinality) on a small
+// multi-source folder, and errors that name file and line.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "flowrag/schema.h"
+#include "schema/csv_reader.h"
+#include "schema/field_profile.h"
+#include "test_util.h"
+
+namespace flowrag {
+namespace {
+
+TEST(CsvReader, QuotesNewlinesCrlfBomAndDelimiters) {
+  auto t = ParseCsv(
+      "\xEF\xBB\xBFid,name,note\r\n1,\"Smith, Ann\",\"two\nlines\"\r\n\r\n2,Bo,\"say "
+      "\"\"hi\"\"\"\n",
+      "a.csv");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->columns, (std::vector<std::string>{"id", "name", "note"}));
+  ASSERT_EQ(t->rows.size(), 2u);
+  EXPECT_EQ(t->rows[0][1], "Smith, Ann");
+  EXPECT_EQ(t->rows[0][2], "two\nlines");
+  EXPECT_EQ(t->rows[1][2], "say \"hi\"");
+  EXPECT_EQ(t->row_lines, (std::vector<int64_t>{2, 5}));  // the quoted newline counts
+  auto semi = ParseCsv("a;b\n1;2\n", "s.csv");
+  ASSERT_TRUE(semi.ok());
+  EXPECT_EQ(semi->delimiter, ';');
+  EXPECT_EQ(semi->rows[0][1], "2");
+}
+
+TEST(CsvReader, MixedEncodingsAreReadNotRejected) {
+  // "Café" in UTF-8, then "Zoë" in Windows-1252 (0xEB) and a 0x80 euro sign.
+  auto t = ParseCsv("name\nCaf\xC3\xA9\nZo\xEB\n\x80 5\n", "m.csv");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->rows[0][0], "Caf\xC3\xA9");
+  EXPECT_EQ(t->rows[1][0], "Zo\xC3\xAB");
+  EXPECT_EQ(t->rows[2][0], "\xE2\x82\xAC 5");
+  EXPECT_EQ(t->transcoded_fields, 2u);
+}
+
+TEST(CsvReader, ErrorsNameFileLineAndField) {
+  auto ragged = ParseCsv("a,b,c\n1,2,3\n4,5\n", "r.csv");
+  ASSERT_FALSE(ragged.ok());
+  EXPECT_NE(ragged.status().message().find("r.csv:3"), std::string::npos)
+      << ragged.status().ToString();
+  EXPECT_NE(ragged.status().message().find("\"c\""), std::string::npos);
+  auto extra = ParseCsv("a,b\n1,2,3\n", "x.csv");
+  EXPECT_NE(extra.status().message().find("x.csv:2"), std::string::npos);
+  auto open = ParseCsv("a,b\n1,\"never\nclosed\n", "q.csv");
+  ASSERT_FALSE(open.ok());
+  EXPECT_NE(open.status().message().find("q.csv:2"), std::string::npos) << open.status().ToString();
+  EXPECT_NE(ParseCsv("a,a\n1,2\n", "d.csv").status().message().find("appears twice"),
+            std::string::npos);
+  EXPECT_FALSE(ParseCsv("", "e.csv").ok());
+}
+
+TEST(FieldProfile, TypesNullsUniquenessAndCanonicalValues) {
+  std::vector<std::string_view> v = {"1", "2", "", "007", "7.0"};
+  ColumnProfile p = ProfileColumn("s", "StuID", 0, v);
+  EXPECT_EQ(p.info.type, "number");
+  EXPECT_EQ(p.info.nulls, 1);
+  EXPECT_EQ(p.info.distinct, 3);  // 1, 2, 7 ("007" and "7.0" are one value)
+  EXPECT_DOUBLE_EQ(p.info.uniqueness, 0.75);
+  EXPECT_TRUE(p.info.id_like);
+  EXPECT_EQ(p.info.id.size(), 16u);
+  EXPECT_EQ(ProfileColumn("s", "d", 0, {"2020-01-02", "1999/12/31"}).info.type, "date");
+  EXPECT_EQ(FieldNameTokens("IDNumber_of-carMakers"),
+            (std::vector<std::string>{"id", "number", "of", "car", "makers"}));
+  EXPECT_FALSE(IsIdLikeName("video"));
+}
+
+std::string Rows(int n, const std::function<std::string(int)>& row) {
+  std::string s;
+  for (int i = 0; i < n; ++i) s += row(i) + "\n";
+  return s;
+}
+
+TEST(InduceSchema, IdentityKeysAndForeignKeysOnAMultiSourceFolder) {
+  testing::TempDir dir;
+  testing::WriteFile(dir.File("countries.csv"),
+                     "CountryId,CountryName,Continent\n" + Rows(8, [](int i) {
+                       return std::to_string(i + 1) + ",C" + std::to_string(i) + "," +
+                              std::to_string(i % 3 + 1);
+                     }));
+  testing::WriteFile(dir.File("continents.csv"), "ContId,Continent\n" + Rows(5, [](int i) {
+                                                   return std::to_string(i + 1) + ",K" +
+                                                          std::to_string(i);
+                                                 }));
+  testing::WriteFile(dir.File("makers/car_makers.csv"), "Id,Maker,Country\n" + Rows(20, [](int i) {
+                                                          return std::to_string(i + 1) + ",M" +
+                                                                 std::to_string(i) + "," +
+                                                                 std::to_string(i % 8 + 1);
+                                                        }));
+  // A link table: a composite key, no single one.
+  testing::WriteFile(dir.File("plays.csv"), "maker_id,country_id,season\n" + Rows(12, [](int i) {
+                                              return std::to_string(i % 4 + 1) + "," +
+                                                     std::to_string(i / 4 + 1) + ",x";
+                                            }));
+  auto s = InduceSchema(dir.path());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_EQ(s->sources.size(), 4u);
+  EXPECT_EQ(s->sources[2].name, "makers/car_makers");
+  auto primary = [&](const std::string& src) {
+    for (const IdentityKey& k : s->identity_keys) {
+      if (k.source == src && k.primary) return k.fields;
+    }
+    return std::vector<std::string>{};
+  };
+  EXPECT_EQ(primary("countries"), (std::vector<std::string>{"CountryId"}));
+  EXPECT_EQ(primary("continents"), (std::vector<std::string>{"ContId"}));
+  EXPECT_EQ(primary("makers/car_makers"), (std::vector<std::string>{"Id"}));
+  EXPECT_EQ(primary("plays"), (std::vector<std::string>{"maker_id", "country_id"}));
+  // Eq. 5 confidence of a fully unique key.
+  EXPECT_DOUBLE_EQ(s->identity_keys[0].confidence, 0.95);
+
+  auto find_fk = [&](const std::string& from, const std::string& field) -> const ForeignKey* {
+    for (const ForeignKey& f : s->foreign_keys) {
+      if (f.from_source == from && f.from_field == field) return &f;
+    }
+    return nullptr;
+  };
+  const ForeignKey* cont = find_fk("countries", "Continent");
+  ASSERT_NE(cont, nullptr);
+  EXPECT_EQ(cont->to_source, "continents");
+  EXPECT_EQ(cont->to_field, "ContId");
+  EXPECT_EQ(cont->cardinality, "N:1");
+  EXPECT_DOUBLE_EQ(cont->overlap, 3.0 / 5.0);  // {1,2,3} of {1..5}
+  EXPECT_NEAR(cont->confidence, 0.5 + 0.3 * 0.6, 1e-12);
+  const ForeignKey* country = find_fk("makers/car_makers", "Country");
+  ASSERT_NE(country, nullptr);
+  EXPECT_EQ(country->to_source, "countries");
+  EXPECT_EQ(country->to_field, "CountryId");
+  EXPECT_FALSE(country->exact_name);
+  // A bare "Id" matches nothing by name; plays.season is no key of anything.
+  EXPECT_EQ(find_fk("makers/car_makers", "Id"), nullptr);
+  EXPECT_EQ(find_fk("plays", "season"), nullptr);
+  // Every field is in the catalog with a stable id.
+  EXPECT_EQ(s->fields.size(), 3u + 2u + 3u + 3u);
+  auto again = InduceSchema(dir.path());
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->fields[0].id, s->fields[0].id);
+}
+
+TEST(InduceSchema, ABadFileFailsNamingItsLine) {
+  testing::TempDir dir;
+  testing::WriteFile(dir.File("good.csv"), "a\n1\n");
+  testing::WriteFile(dir.File("bad.csv"), "a,b\n1,2\n3\n");
+  auto s = InduceSchema(dir.path());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("bad.csv:3"), std::string::npos) << s.status().ToString();
+  EXPECT_EQ(InduceSchema(dir.File("missing")).status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace flowrag
