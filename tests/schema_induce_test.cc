@@ -155,5 +155,72 @@ TEST(InduceSchema, ABadFileFailsNamingItsLine) {
   EXPECT_EQ(InduceSchema(dir.File("missing")).status().code(), StatusCode::kNotFound);
 }
 
+TEST(InduceSchema, JsonAndJsonlSourcesAreFlattenedToPaths) {
+  testing::TempDir dir;
+  testing::WriteFile(dir.File("authors.json"),
+                     R"([{"author_id": 1, "name": "Ada", "address": {"city": "London"}},
+                         {"author_id": 2, "name": "Bo", "address": {"city": "Paris"}},
+                         {"author_id": 3, "name": "Cy", "address": {"city": null}},
+                         {"author_id": 4, "name": "Di"},
+                         {"author_id": 5, "name": "Ed", "address": {"city": "Rome"}}])");
+  std::string books;
+  for (int i = 0; i < 8; ++i) {
+    books += "{\"isbn\": \"978-" + std::to_string(i) + "\", \"author_ids\": [" +
+             std::to_string(i % 5 + 1) + ", " + std::to_string((i + 1) % 5 + 1) +
+             "], \"tags\": [\"x\"]}\n";
+  }
+  testing::WriteFile(dir.File("books.jsonl"), books);
+  auto s = InduceSchema(dir.path());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_EQ(s->sources.size(), 2u);
+  EXPECT_EQ(s->sources[0].format, "json");
+  EXPECT_EQ(s->sources[1].format, "jsonl");
+  EXPECT_EQ(s->sources[1].records, 8);
+  const FieldInfo* city = nullptr;
+  for (const FieldInfo& f : s->fields) {
+    if (f.path == "address.city") city = &f;
+  }
+  ASSERT_NE(city, nullptr);
+  EXPECT_EQ(city->count, 5);
+  EXPECT_EQ(city->nulls, 2);  // null, and absent
+  bool isbn_key = false, array_key = false;
+  for (const IdentityKey& k : s->identity_keys) {
+    isbn_key |= k.source == "books" && k.primary && k.fields == std::vector<std::string>{"isbn"};
+    array_key |= k.fields[0].find("[*]") != std::string::npos;
+  }
+  EXPECT_TRUE(isbn_key);
+  EXPECT_FALSE(array_key);
+  // The array of author ids references the authors' key (an N:M link).
+  bool link = false;
+  for (const ForeignKey& f : s->foreign_keys) {
+    link |= f.from_source == "books" && f.from_field == "author_ids[*]" &&
+            f.to_source == "authors" && f.to_field == "author_id";
+  }
+  EXPECT_TRUE(link);
+}
+
+TEST(InduceSchema, TruncatedOrDeepJsonFailsNamingThePlace) {
+  testing::TempDir dir;
+  testing::WriteFile(dir.File("t.json"), R"([{"a": 1}, {"a": )");
+  auto t = InduceSchema(dir.path());
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("t.json"), std::string::npos) << t.status().ToString();
+  testing::TempDir deep;
+  std::string nested = "{\"a\": ";
+  std::string close = "}";
+  for (int i = 0; i < 40; ++i) {
+    nested += "{\"b\": ";
+    close += "}";
+  }
+  testing::WriteFile(deep.File("d.jsonl"), "{\"ok\": 1}\n" + nested + "1" + close + "\n");
+  auto d = InduceSchema(deep.path());
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.status().message().find("d.jsonl:2"), std::string::npos) << d.status().ToString();
+  EXPECT_NE(d.status().message().find("nested deeper"), std::string::npos);
+  testing::TempDir scalar;
+  testing::WriteFile(scalar.File("s.jsonl"), "{\"a\": 1}\n[1, 2]\n");
+  EXPECT_NE(InduceSchema(scalar.path()).status().message().find("s.jsonl:2"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace flowrag

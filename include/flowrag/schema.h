@@ -7,7 +7,10 @@
 //   auto schema = flowrag::InduceSchema("exports/");
 //   for (const auto& fk : schema->foreign_keys) ...
 //
-// Sources so far: CSV files (one source per file, named by the file stem).
+// Sources: every .csv, .json (a list of objects, or one object) and
+// .jsonl/.ndjson file below the folder, one source per file named by its
+// relative path without the extension; JSON records are flattened to paths
+// ("address.city", "tags[*]", "items[*].price").
 // Errors name the file and line (csv_reader.h). Pure; O(total cells) plus
 // O(pairs of candidate columns · distinct values) for foreign keys.
 #ifndef FLOWRAG_SCHEMA_H_
@@ -43,7 +46,7 @@ struct SchemaOptions {
 struct FieldInfo {
   std::string id;         // stable: hash of source and path, 16 hex digits
   std::string source;
-  std::string path;       // column name (CSV)
+  std::string path;       // column name (CSV) or JSON path ("a.b", "tags[*]")
   std::string type;       // "integer", "number", "boolean", "date", "string", "text", "empty"
   int64_t count = 0;      // records
   int64_t nulls = 0;      // empty values
@@ -75,7 +78,7 @@ struct ForeignKey {
 struct SourceInfo {
   std::string name;
   std::string path;
-  std::string format;   // "csv"
+  std::string format;   // "csv", "json", "jsonl"
   int64_t records = 0;
   size_t transcoded_fields = 0;  // fields read as Windows-1252
 };

@@ -16,6 +16,9 @@ bool Qualifies(const FieldInfo& f, const SchemaOptions& o) {
   return f.uniqueness >= o.unique_ratio || (f.uniqueness >= o.id_like_unique_ratio && f.id_like);
 }
 
+// Array paths ("tags[*]") hold several values per record: never keys.
+bool MultiValued(const ColumnProfile& c) { return c.info.path.find("[*]") != std::string::npos; }
+
 double KeyConfidence(double uniq) { return std::min(0.95, 0.7 + 0.3 * uniq); }
 
 // Singular form of a lower-case token ("countries" → "country", "makers" → "maker").
@@ -71,7 +74,7 @@ std::vector<IdentityKey> DetectIdentityKeys(const SourceColumns& source, const S
   std::vector<IdentityKey> keys;
   std::vector<const ColumnProfile*> qualifying;
   for (const ColumnProfile& c : source.columns) {
-    if (!Excluded(c.info, o) && Qualifies(c.info, o)) qualifying.push_back(&c);
+    if (!MultiValued(c) && !Excluded(c.info, o) && Qualifies(c.info, o)) qualifying.push_back(&c);
   }
   std::stable_sort(qualifying.begin(), qualifying.end(),
                    [](const ColumnProfile* a, const ColumnProfile* b) {
@@ -95,10 +98,12 @@ std::vector<IdentityKey> DetectIdentityKeys(const SourceColumns& source, const S
   int best_id = -1;
   for (size_t i = 0; i < n; ++i) {
     const ColumnProfile& a = source.columns[i];
+    if (MultiValued(a)) continue;
     if (a.info.count - a.info.nulls < o.min_key_values || a.info.avg_length > o.max_key_avg_length)
       continue;
     for (size_t j = i + 1; j < n; ++j) {
       const ColumnProfile& b = source.columns[j];
+      if (MultiValued(b)) continue;
       if (b.info.count - b.info.nulls < o.min_key_values ||
           b.info.avg_length > o.max_key_avg_length)
         continue;

@@ -6,7 +6,8 @@
 // min(0.95, 0.7 + 0.3·uniq) (Eq. 5). A source's primary key is its first
 // qualifying field by (id-like name, uniqueness, column position). A source
 // without one gets the best pair of fields whose combined uniqueness is
-// ≥ 0.95, if any (composite key).
+// ≥ 0.95, if any (composite key). Array paths ("tags[*]") are never keys
+// but may reference one (N:M links).
 //
 // Foreign keys (A.7.2): a child field references a single-field identity key
 // of a source when their names match exactly (normalised, and more than a

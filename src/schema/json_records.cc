@@ -1,0 +1,110 @@
+#include "schema/json_records.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "common/json_errors.h"
+
+namespace flowrag {
+namespace {
+
+using Json = nlohmann::json;
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+Status Flatten(const Json& v, const std::string& path, size_t depth, const JsonReadOptions& o,
+               const std::string& where, FlatRecord* out) {
+  if (depth > o.max_depth) {
+    return Status::InvalidArgument(where + ": nested deeper than " + std::to_string(o.max_depth) +
+                                   " levels at \"" + path + "\"");
+  }
+  switch (v.type()) {
+    case Json::value_t::object:
+      for (const auto& [k, member] : v.items()) {
+        FLOWRAG_RETURN_IF_ERROR(
+            Flatten(member, path.empty() ? k : path + "." + k, depth + 1, o, where, out));
+      }
+      return Status::Ok();
+    case Json::value_t::array:
+      for (const Json& e : v)
+        FLOWRAG_RETURN_IF_ERROR(Flatten(e, path + "[*]", depth + 1, o, where, out));
+      return Status::Ok();
+    case Json::value_t::null:
+      out->values.emplace_back(path, "");
+      return Status::Ok();
+    case Json::value_t::string:
+      out->values.emplace_back(path, v.get<std::string>());
+      return Status::Ok();
+    default:
+      out->values.emplace_back(path, v.dump());
+      return Status::Ok();
+  }
+}
+
+Status Record(const Json& v, int64_t line, const std::string& where, const JsonReadOptions& o,
+              std::vector<FlatRecord>* out) {
+  if (!v.is_object()) {
+    return Status::InvalidArgument(where + ": " + std::string(v.type_name()) +
+                                   ": expected a JSON object (one record)");
+  }
+  FlatRecord r;
+  r.line = line;
+  FLOWRAG_RETURN_IF_ERROR(Flatten(v, "", 0, o, where, &r));
+  out->push_back(std::move(r));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<FlatRecord>> ReadJsonRecords(const std::string& path, const JsonReadOptions& o) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound(path + ": cannot open");
+  std::vector<FlatRecord> out;
+  const std::string ext = Lower(path.substr(
+      path.find_last_of('.') == std::string::npos ? path.size() : path.find_last_of('.')));
+  if (ext == ".jsonl" || ext == ".ndjson") {
+    std::string line;
+    int64_t n = 0;
+    while (std::getline(in, line)) {
+      ++n;
+      if (n == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);
+      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      const std::string where = path + ":" + std::to_string(n);
+      Json v;
+      try {
+        v = Json::parse(line);
+      } catch (const Json::exception& e) {
+        return Status::InvalidArgument(where + ": invalid JSON (" + CleanJsonError(e.what(), true) +
+                                       "): expected one object per line");
+      }
+      FLOWRAG_RETURN_IF_ERROR(Record(v, n, where, o, &out));
+    }
+    return out;
+  }
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  std::string text = buf.str();
+  if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);
+  Json v;
+  try {
+    v = Json::parse(text);
+  } catch (const Json::exception& e) {
+    return Status::InvalidArgument(path + ": invalid JSON (" + CleanJsonError(e.what(), false) +
+                                   ")");
+  }
+  if (v.is_array()) {
+    for (size_t i = 0; i < v.size(); ++i) {
+      FLOWRAG_RETURN_IF_ERROR(Record(v[i], static_cast<int64_t>(i) + 1,
+                                     path + ": record #" + std::to_string(i + 1), o, &out));
+    }
+    return out;
+  }
+  FLOWRAG_RETURN_IF_ERROR(Record(v, 1, path, o, &out));
+  return out;
+}
+
+}  // namespace flowrag
