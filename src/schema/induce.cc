@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "common/text.h"
 #include "flowrag/schema.h"
 #include "schema/csv_reader.h"
 #include "schema/json_records.h"
@@ -15,13 +16,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 bool IsRecordFile(const fs::path& p) {
-  const std::string ext = Lower(p.extension().string());
+  const std::string ext = ToLowerAscii(p.extension().string());
   return ext == ".csv" || ext == ".json" || ext == ".jsonl" || ext == ".ndjson";
 }
 
@@ -87,7 +83,7 @@ Result<InducedSchema> InduceSchema(const std::string& dir, const SchemaOptions& 
     fs::path rel = fs::relative(file, dir);
     sc.name = (rel.parent_path() / rel.stem()).generic_string();
     SourceInfo info{sc.name, file.string(), "", 0, 0};
-    if (Lower(file.extension().string()) == ".csv") {
+    if (ToLowerAscii(file.extension().string()) == ".csv") {
       FLOWRAG_ASSIGN_OR_RETURN(CsvTable table, ReadCsvFile(file.string()));
       for (size_t c = 0; c < table.columns.size(); ++c) {
         std::vector<std::string_view> values;
@@ -101,7 +97,7 @@ Result<InducedSchema> InduceSchema(const std::string& dir, const SchemaOptions& 
     } else {
       FLOWRAG_ASSIGN_OR_RETURN(std::vector<FlatRecord> records, ReadJsonRecords(file.string()));
       ProfileRecords(sc.name, records, &sc);
-      info.format = Lower(file.extension().string()) == ".json" ? "json" : "jsonl";
+      info.format = ToLowerAscii(file.extension().string()) == ".json" ? "json" : "jsonl";
       info.records = static_cast<int64_t>(records.size());
     }
     schema.sources.push_back(info);

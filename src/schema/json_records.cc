@@ -5,16 +5,12 @@
 #include <sstream>
 
 #include "common/json_errors.h"
+#include "common/text.h"
 
 namespace flowrag {
 namespace {
 
 using Json = nlohmann::json;
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 Status Flatten(const Json& v, const std::string& path, size_t depth, const JsonReadOptions& o,
                const std::string& where, FlatRecord* out) {
@@ -64,7 +60,7 @@ Result<std::vector<FlatRecord>> ReadJsonRecords(const std::string& path, const J
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::NotFound(path + ": cannot open");
   std::vector<FlatRecord> out;
-  const std::string ext = Lower(path.substr(
+  const std::string ext = ToLowerAscii(path.substr(
       path.find_last_of('.') == std::string::npos ? path.size() : path.find_last_of('.')));
   if (ext == ".jsonl" || ext == ".ndjson") {
     std::string line;
