@@ -25,6 +25,12 @@
 namespace flowrag {
 
 struct SchemaOptions {
+  // An exclusion manifest (YAML) applied before anything reads the data:
+  //   exclude:
+  //     files: ["raw/*.tmp.csv", "secrets.csv"]    # globs on paths relative to the folder
+  //     fields: ["users.password", "*.ssn"]        # globs on source.field
+  // Empty: the folder's "flowrag_exclude.yaml" when present.
+  std::string exclusions;
   // A.7.1: qualify(f) = uniq ≥ 0.95, or uniq ≥ 0.80 and an id-like name.
   double unique_ratio = 0.95;
   double id_like_unique_ratio = 0.80;
@@ -89,10 +95,53 @@ struct InducedSchema {
   std::vector<IdentityKey> identity_keys;
   std::vector<ForeignKey> foreign_keys;
   std::vector<std::string> warnings;
+  std::vector<std::string> excluded;  // files and fields the manifest removed
   double seconds = 0;
 };
 
 Result<InducedSchema> InduceSchema(const std::string& dir, const SchemaOptions& options = {});
+
+// ---- The contract: a versioned YAML schema file (A.6, A.9) ----------------
+
+// An entity type: offline, one per record source, named from the source
+// (PascalCase, singular), its attributes the source's catalog fields.
+struct EntityType {
+  std::string name;
+  std::string source;
+  std::vector<std::string> identity_key;  // fields; empty when none was found
+  std::vector<std::string> attributes;    // catalog paths of the source
+  std::vector<std::string> text_fields;   // long text ("text" type): passages
+};
+
+// A relationship type: offline, one per foreign key.
+struct RelationshipType {
+  std::string name;  // UPPER_SNAKE
+  std::string from, to;  // entity type names
+  std::string from_field, to_field;
+  std::string cardinality;
+  double confidence = 0;
+};
+
+struct SchemaContract {
+  int version = 1;                  // bumped by every persistent extension
+  std::string generated_by = "offline";
+  InducedSchema structure;          // catalog, keys, links (sources and fields)
+  std::vector<EntityType> entity_types;
+  std::vector<RelationshipType> relationships;
+};
+
+// The deterministic (offline) semantic layer over structural analysis.
+SchemaContract DeriveContract(const InducedSchema& schema);
+
+// YAML text of the contract, and back. LoadContract validates it (the
+// linter of A.6.1): every field reference is in the catalog (closed world),
+// relationship endpoints are defined entity types, entity names are
+// PascalCase and relationship names UPPER_SNAKE, versions are positive.
+// Errors name the file, line and field ("schema.yaml:14: relationships[2].to:
+// \"Contnent\" is not an entity type").
+std::string ToYaml(const SchemaContract& contract);
+Result<SchemaContract> ParseContract(const std::string& yaml_text, const std::string& path);
+Result<SchemaContract> LoadContract(const std::string& path);
 
 // The schema as JSON (sources, fields, identity_keys, foreign_keys, warnings).
 std::string ToJson(const InducedSchema& schema);

@@ -102,6 +102,13 @@ std::vector<std::string> FieldNameTokens(std::string_view name) {
   return out;
 }
 
+std::string SingularToken(const std::string& t) {
+  if (t.size() > 4 && t.compare(t.size() - 3, 3, "ies") == 0)
+    return t.substr(0, t.size() - 3) + "y";
+  if (t.size() > 3 && t.back() == 's' && t[t.size() - 2] != 's') return t.substr(0, t.size() - 1);
+  return t;
+}
+
 bool IsIdLikeName(std::string_view name) {
   static const std::unordered_set<std::string> kWords = {
       "id", "key", "uuid", "guid", "code", "ticker", "no", "num", "number", "isbn", "sku"};

@@ -38,6 +38,10 @@ std::string CanonicalValue(std::string_view raw);
 // {"stu", "id"}, "car_makers" → {"car", "makers"}).
 std::vector<std::string> FieldNameTokens(std::string_view name);
 
+// Singular form of a lower-case name token ("countries" → "country",
+// "makers" → "maker", "glass" unchanged).
+std::string SingularToken(const std::string& token);
+
 // A.7.1 isIdLike: a token is id, key, uuid, guid, code, ticker, no, num,
 // number, isbn or sku.
 bool IsIdLikeName(std::string_view name);

@@ -8,6 +8,7 @@
 #include "common/text.h"
 #include "flowrag/schema.h"
 #include "schema/csv_reader.h"
+#include "schema/exclusions.h"
 #include "schema/json_records.h"
 #include "schema/structural.h"
 
@@ -77,10 +78,22 @@ Result<InducedSchema> InduceSchema(const std::string& dir, const SchemaOptions& 
   const auto start = std::chrono::steady_clock::now();
   FLOWRAG_ASSIGN_OR_RETURN(std::vector<fs::path> files, RecordFiles(dir));
   InducedSchema schema;
+  Exclusions exclusions;
+  std::string manifest = options.exclusions;
+  if (manifest.empty() && fs::exists(fs::path(dir) / "flowrag_exclude.yaml")) {
+    manifest = (fs::path(dir) / "flowrag_exclude.yaml").string();
+  }
+  if (!manifest.empty()) {
+    FLOWRAG_ASSIGN_OR_RETURN(exclusions, LoadExclusions(manifest));
+  }
   std::vector<SourceColumns> sources;
   for (const fs::path& file : files) {
     SourceColumns sc;
     fs::path rel = fs::relative(file, dir);
+    if (exclusions.ExcludesFile(rel.generic_string())) {
+      schema.excluded.push_back(rel.generic_string());
+      continue;
+    }
     sc.name = (rel.parent_path() / rel.stem()).generic_string();
     SourceInfo info{sc.name, file.string(), "", 0, 0};
     if (ToLowerAscii(file.extension().string()) == ".csv") {
@@ -100,6 +113,12 @@ Result<InducedSchema> InduceSchema(const std::string& dir, const SchemaOptions& 
       info.format = ToLowerAscii(file.extension().string()) == ".json" ? "json" : "jsonl";
       info.records = static_cast<int64_t>(records.size());
     }
+    // Excluded fields leave before anything (profiles, keys, links) sees them.
+    std::erase_if(sc.columns, [&](const ColumnProfile& c) {
+      if (!exclusions.ExcludesField(sc.name, c.info.path)) return false;
+      schema.excluded.push_back(sc.name + "." + c.info.path);
+      return true;
+    });
     schema.sources.push_back(info);
     if (info.transcoded_fields > 0) {
       schema.warnings.push_back(file.string() + ": " + std::to_string(info.transcoded_fields) +
@@ -159,6 +178,7 @@ std::string ToJson(const InducedSchema& s) {
                                  {"cardinality", f.cardinality}});
   }
   j["warnings"] = s.warnings;
+  j["excluded"] = s.excluded;
   j["seconds"] = s.seconds;
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

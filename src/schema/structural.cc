@@ -21,14 +21,6 @@ bool MultiValued(const ColumnProfile& c) { return c.info.path.find("[*]") != std
 
 double KeyConfidence(double uniq) { return std::min(0.95, 0.7 + 0.3 * uniq); }
 
-// Singular form of a lower-case token ("countries" → "country", "makers" → "maker").
-std::string Singular(const std::string& t) {
-  if (t.size() > 4 && t.compare(t.size() - 3, 3, "ies") == 0)
-    return t.substr(0, t.size() - 3) + "y";
-  if (t.size() > 3 && t.back() == 's' && t[t.size() - 2] != 's') return t.substr(0, t.size() - 1);
-  return t;
-}
-
 bool IdToken(const std::string& t) {
   static const std::unordered_set<std::string> kWords = {"id", "key", "uuid",   "guid", "code",
                                                          "no", "num", "number", "fk",   "pk"};
@@ -38,7 +30,7 @@ bool IdToken(const std::string& t) {
 std::unordered_set<std::string> ContentTokens(const std::string& name) {
   std::unordered_set<std::string> out;
   for (const std::string& t : FieldNameTokens(name)) {
-    if (!IdToken(t)) out.insert(Singular(t));
+    if (!IdToken(t)) out.insert(SingularToken(t));
   }
   return out;
 }

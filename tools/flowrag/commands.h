@@ -70,7 +70,9 @@ Result<std::map<std::string, std::string>> ParseSetPairs(const std::vector<std::
 Status RunIndex(IndexArgs args);
 Status RunQuery(const QueryArgs& args);
 Status RunAsk(const AskArgs& args);
-Status RunSchemaInduce(const std::string& dir, bool json);
+Status RunSchemaInduce(const std::string& dir, bool json, const std::string& out,
+                       const std::string& exclude);
+Status RunSchemaShow(const std::string& path);
 Status RunEval(EvalArgs args);
 Status RunStats(const StatsArgs& args);
 Status RunImportOpenIe(ImportArgs args);

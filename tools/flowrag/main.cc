@@ -83,6 +83,12 @@ int main(int argc, char** argv) {
   auto* induce = schema->add_subcommand("induce", "Profile a folder's sources; infer keys and links");
   induce->add_option("dir", schema_dir, "Folder of CSV files")->required();
   induce->add_flag("--json", schema_json, "Print the schema as JSON");
+  std::string schema_out, schema_exclude, schema_file;
+  induce->add_option("--out", schema_out, "Write the YAML contract here");
+  induce->add_option("--exclude", schema_exclude,
+                     "Exclusion manifest (default: DIR/flowrag_exclude.yaml when present)");
+  auto* show = schema->add_subcommand("show", "Validate a YAML schema contract and summarise it");
+  show->add_option("file", schema_file, "The contract (schema.yaml)")->required();
 
   cli::EvalArgs ea;
   std::vector<std::string> eval_sets;
@@ -154,7 +160,9 @@ int main(int argc, char** argv) {
       st = cli::RunAsk(aa);
     }
   } else if (*induce) {
-    st = cli::RunSchemaInduce(schema_dir, schema_json);
+    st = cli::RunSchemaInduce(schema_dir, schema_json, schema_out, schema_exclude);
+  } else if (*show) {
+    st = cli::RunSchemaShow(schema_file);
   } else if (*eval) {
     auto params = cli::ParseSetPairs(eval_sets);
     if (!params.ok()) {

@@ -1,13 +1,59 @@
 // `flowrag schema induce DIR`: field catalog, identity keys and foreign keys.
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 
 #include "commands.h"
 #include "flowrag/schema.h"
 
 namespace flowrag::cli {
 
-Status RunSchemaInduce(const std::string& dir, bool json) {
-  FLOWRAG_ASSIGN_OR_RETURN(InducedSchema s, InduceSchema(dir));
+namespace {
+
+Status WriteText(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return Status::IoError(path + ": cannot open for writing");
+  out << text;
+  out.close();
+  if (!out) return Status::IoError(path + ": write failed");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status RunSchemaShow(const std::string& path) {
+  FLOWRAG_ASSIGN_OR_RETURN(SchemaContract c, LoadContract(path));
+  std::printf("%s: version %d (%s), %zu sources, %zu fields, %zu entity types, %zu relationships\n",
+              path.c_str(), c.version, c.generated_by.c_str(), c.structure.sources.size(),
+              c.structure.fields.size(), c.entity_types.size(), c.relationships.size());
+  for (const EntityType& t : c.entity_types) {
+    std::string key;
+    for (const std::string& f : t.identity_key) key += (key.empty() ? "" : ", ") + f;
+    std::printf("  %-24s from %s, %zu attributes, key (%s)\n", t.name.c_str(), t.source.c_str(),
+                t.attributes.size(), key.c_str());
+  }
+  for (const RelationshipType& r : c.relationships) {
+    std::printf("  (%s)-[%s]->(%s)  %s.%s = %s.%s  %s conf %.2f\n", r.from.c_str(), r.name.c_str(),
+                r.to.c_str(), r.from.c_str(), r.from_field.c_str(), r.to.c_str(),
+                r.to_field.c_str(), r.cardinality.c_str(), r.confidence);
+  }
+  return Status::Ok();
+}
+
+Status RunSchemaInduce(const std::string& dir, bool json, const std::string& out,
+                       const std::string& exclude) {
+  SchemaOptions options;
+  options.exclusions = exclude;
+  FLOWRAG_ASSIGN_OR_RETURN(InducedSchema s, InduceSchema(dir, options));
+  if (!out.empty()) {
+    // Write a temporary file and rename: a failed run never leaves half a contract.
+    const std::string tmp = out + ".tmp";
+    FLOWRAG_RETURN_IF_ERROR(WriteText(tmp, ToYaml(DeriveContract(s))));
+    std::error_code ec;
+    std::filesystem::rename(tmp, out, ec);
+    if (ec) return Status::IoError(out + ": " + ec.message());
+    std::fprintf(stderr, "wrote %s\n", out.c_str());
+  }
   if (json) {
     std::printf("%s\n", ToJson(s).c_str());
     return Status::Ok();
@@ -31,6 +77,7 @@ Status RunSchemaInduce(const std::string& dir, bool json) {
                 f.cardinality.c_str(), f.overlap, f.confidence, f.exact_name ? " (same name)" : "");
   }
   for (const std::string& w : s.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  for (const std::string& x : s.excluded) std::fprintf(stderr, "excluded: %s\n", x.c_str());
   std::fprintf(stderr, "%zu fields profiled in %.3f s\n", s.fields.size(), s.seconds);
   return Status::Ok();
 }

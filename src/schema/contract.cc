@@ -1,0 +1,375 @@
+// The schema contract: derivation, YAML form and validation (schema.h).
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "common/text.h"
+#include "flowrag/schema.h"
+#include "schema/field_profile.h"
+
+namespace flowrag {
+namespace {
+
+std::string TypeName(const std::string& source) {
+  const std::string base = source.substr(source.find_last_of('/') + 1);
+  std::vector<std::string> tokens = FieldNameTokens(base);
+  if (tokens.empty()) return "Record";
+  tokens.back() = SingularToken(tokens.back());
+  std::string out;
+  for (std::string& t : tokens) {
+    t[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(t[0])));
+    out += t;
+  }
+  if (!std::isupper(static_cast<unsigned char>(out[0]))) out = "T" + out;
+  return out;
+}
+
+std::string ToUpperAscii(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string RelationName(const std::string& field, const std::string& target_type) {
+  static const std::set<std::string> kIdWords = {"id", "key", "code", "no", "num", "number", "fk"};
+  std::string out;
+  for (const std::string& t : FieldNameTokens(field)) {
+    if (kIdWords.count(t)) continue;
+    out += (out.empty() ? "" : "_") + ToUpperAscii(t);
+  }
+  return out.empty() ? "REFERENCES_" + ToUpperAscii(target_type) : out;
+}
+
+bool IsPascalCase(const std::string& s) {
+  return !s.empty() && std::isupper(static_cast<unsigned char>(s[0])) &&
+         std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)); });
+}
+
+bool IsUpperSnake(const std::string& s) {
+  return !s.empty() && std::isupper(static_cast<unsigned char>(s[0])) &&
+         std::all_of(s.begin(), s.end(), [](char c) {
+           return std::isupper(static_cast<unsigned char>(c)) ||
+                  std::isdigit(static_cast<unsigned char>(c)) || c == '_';
+         });
+}
+
+// ---- YAML reading with positions -------------------------------------------
+
+class Reader {
+ public:
+  explicit Reader(std::string path) : path_(std::move(path)) {}
+
+  Status Error(const YAML::Node& at, const std::string& field, const std::string& what) const {
+    const int line = at.IsDefined() ? at.Mark().line + 1 : 0;
+    return Status::InvalidArgument(path_ + (line > 0 ? ":" + std::to_string(line) : "") + ": " +
+                                   field + ": " + what);
+  }
+  Result<std::string> String(const YAML::Node& parent, const char* key, const std::string& field,
+                             bool required = true) const {
+    const YAML::Node n = parent[key];
+    if (!n.IsDefined() || n.IsNull()) {
+      if (!required) return std::string();
+      return Error(parent, field + "." + key, "missing");
+    }
+    if (!n.IsScalar()) return Error(n, field + "." + key, "expected a string");
+    return n.Scalar();
+  }
+  Result<double> Number(const YAML::Node& parent, const char* key, const std::string& field,
+                        double fallback) const {
+    const YAML::Node n = parent[key];
+    if (!n.IsDefined() || n.IsNull()) return fallback;
+    try {
+      return n.as<double>();
+    } catch (const YAML::Exception&) {
+      return Error(n, field + "." + key, "expected a number, got \"" + n.Scalar() + "\"");
+    }
+  }
+  Result<std::vector<std::string>> Strings(const YAML::Node& parent, const char* key,
+                                           const std::string& field) const {
+    std::vector<std::string> out;
+    const YAML::Node n = parent[key];
+    if (!n.IsDefined() || n.IsNull()) return out;
+    if (!n.IsSequence()) return Error(n, field + "." + key, "expected a list of strings");
+    for (const YAML::Node& e : n) {
+      if (!e.IsScalar()) return Error(e, field + "." + key, "expected a list of strings");
+      out.push_back(e.Scalar());
+    }
+    return out;
+  }
+  Result<YAML::Node> List(const YAML::Node& parent, const char* key) const {
+    const YAML::Node n = parent[key];
+    if (!n.IsDefined() || n.IsNull()) return YAML::Node(YAML::NodeType::Sequence);
+    if (!n.IsSequence()) return Error(n, key, "expected a list");
+    return n;
+  }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace
+
+SchemaContract DeriveContract(const InducedSchema& schema) {
+  SchemaContract c;
+  c.structure = schema;
+  std::map<std::string, std::string> type_of;  // source → type name
+  std::set<std::string> used;
+  for (const SourceInfo& src : schema.sources) {
+    EntityType t;
+    t.name = TypeName(src.name);
+    for (int n = 2; used.count(t.name); ++n) t.name = TypeName(src.name) + std::to_string(n);
+    used.insert(t.name);
+    t.source = src.name;
+    for (const IdentityKey& k : schema.identity_keys) {
+      if (k.source == src.name && k.primary) t.identity_key = k.fields;
+    }
+    for (const FieldInfo& f : schema.fields) {
+      if (f.source != src.name) continue;
+      t.attributes.push_back(f.path);
+      if (f.type == "text") t.text_fields.push_back(f.path);
+    }
+    type_of[src.name] = t.name;
+    c.entity_types.push_back(std::move(t));
+  }
+  for (const ForeignKey& fk : schema.foreign_keys) {
+    RelationshipType r;
+    r.from = type_of[fk.from_source];
+    r.to = type_of[fk.to_source];
+    r.name = RelationName(fk.from_field, r.to);
+    r.from_field = fk.from_field;
+    r.to_field = fk.to_field;
+    r.cardinality = fk.cardinality;
+    r.confidence = fk.confidence;
+    c.relationships.push_back(std::move(r));
+  }
+  return c;
+}
+
+std::string ToYaml(const SchemaContract& c) {
+  YAML::Emitter y;
+  y << YAML::BeginMap;
+  y << YAML::Key << "flowrag_schema" << YAML::Value << 1;
+  y << YAML::Key << "version" << YAML::Value << c.version;
+  y << YAML::Key << "generated_by" << YAML::Value << c.generated_by;
+  y << YAML::Key << "sources" << YAML::Value << YAML::BeginSeq;
+  for (const SourceInfo& s : c.structure.sources) {
+    y << YAML::BeginMap << YAML::Key << "name" << YAML::Value << s.name << YAML::Key << "path"
+      << YAML::Value << s.path << YAML::Key << "format" << YAML::Value << s.format << YAML::Key
+      << "records" << YAML::Value << s.records;
+    y << YAML::Key << "fields" << YAML::Value << YAML::BeginSeq;
+    for (const FieldInfo& f : c.structure.fields) {
+      if (f.source != s.name) continue;
+      y << YAML::Flow << YAML::BeginMap << YAML::Key << "path" << YAML::Value << f.path << YAML::Key
+        << "id" << YAML::Value << f.id << YAML::Key << "type" << YAML::Value << f.type << YAML::Key
+        << "nulls" << YAML::Value << f.nulls << YAML::Key << "distinct" << YAML::Value << f.distinct
+        << YAML::Key << "uniqueness" << YAML::Value << f.uniqueness << YAML::EndMap;
+    }
+    y << YAML::EndSeq << YAML::EndMap;
+  }
+  y << YAML::EndSeq;
+  y << YAML::Key << "identity_keys" << YAML::Value << YAML::BeginSeq;
+  for (const IdentityKey& k : c.structure.identity_keys) {
+    y << YAML::Flow << YAML::BeginMap << YAML::Key << "source" << YAML::Value << k.source
+      << YAML::Key << "fields" << YAML::Value << YAML::Flow << k.fields << YAML::Key << "uniqueness"
+      << YAML::Value << k.uniqueness << YAML::Key << "confidence" << YAML::Value << k.confidence
+      << YAML::Key << "primary" << YAML::Value << k.primary << YAML::EndMap;
+  }
+  y << YAML::EndSeq;
+  y << YAML::Key << "foreign_keys" << YAML::Value << YAML::BeginSeq;
+  for (const ForeignKey& f : c.structure.foreign_keys) {
+    y << YAML::Flow << YAML::BeginMap << YAML::Key << "from_source" << YAML::Value << f.from_source
+      << YAML::Key << "from_field" << YAML::Value << f.from_field << YAML::Key << "to_source"
+      << YAML::Value << f.to_source << YAML::Key << "to_field" << YAML::Value << f.to_field
+      << YAML::Key << "overlap" << YAML::Value << f.overlap << YAML::Key << "confidence"
+      << YAML::Value << f.confidence << YAML::Key << "cardinality" << YAML::Value << f.cardinality
+      << YAML::EndMap;
+  }
+  y << YAML::EndSeq;
+  y << YAML::Key << "entity_types" << YAML::Value << YAML::BeginSeq;
+  for (const EntityType& t : c.entity_types) {
+    y << YAML::BeginMap << YAML::Key << "name" << YAML::Value << t.name << YAML::Key << "source"
+      << YAML::Value << t.source << YAML::Key << "identity_key" << YAML::Value << YAML::Flow
+      << t.identity_key << YAML::Key << "attributes" << YAML::Value << YAML::Flow << t.attributes
+      << YAML::Key << "text_fields" << YAML::Value << YAML::Flow << t.text_fields << YAML::EndMap;
+  }
+  y << YAML::EndSeq;
+  y << YAML::Key << "relationships" << YAML::Value << YAML::BeginSeq;
+  for (const RelationshipType& r : c.relationships) {
+    y << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << r.name << YAML::Key
+      << "from" << YAML::Value << r.from << YAML::Key << "to" << YAML::Value << r.to << YAML::Key
+      << "from_field" << YAML::Value << r.from_field << YAML::Key << "to_field" << YAML::Value
+      << r.to_field << YAML::Key << "cardinality" << YAML::Value << r.cardinality << YAML::Key
+      << "confidence" << YAML::Value << r.confidence << YAML::EndMap;
+  }
+  y << YAML::EndSeq << YAML::EndMap;
+  return std::string(y.c_str()) + "\n";
+}
+
+Result<SchemaContract> ParseContract(const std::string& text, const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    return Status::InvalidArgument(path + ":" + std::to_string(e.mark.line + 1) +
+                                   ": invalid YAML: " + e.msg);
+  }
+  if (!root.IsMap())
+    return Status::InvalidArgument(path + ": expected a mapping (a flowrag schema file)");
+  const Reader r(path);
+  SchemaContract c;
+  FLOWRAG_ASSIGN_OR_RETURN(double format, r.Number(root, "flowrag_schema", "", 0));
+  if (format != 1)
+    return r.Error(root["flowrag_schema"], "flowrag_schema",
+                   "expected 1 (the format this build reads)");
+  FLOWRAG_ASSIGN_OR_RETURN(double version, r.Number(root, "version", "", 0));
+  if (version < 1 || version != static_cast<int>(version)) {
+    return r.Error(root["version"], "version", "expected a positive integer");
+  }
+  c.version = static_cast<int>(version);
+  FLOWRAG_ASSIGN_OR_RETURN(c.generated_by, r.String(root, "generated_by", "", false));
+
+  std::map<std::string, std::set<std::string>> catalog;  // source → fields
+  FLOWRAG_ASSIGN_OR_RETURN(YAML::Node sources, r.List(root, "sources"));
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const std::string at = "sources[" + std::to_string(i) + "]";
+    SourceInfo s;
+    FLOWRAG_ASSIGN_OR_RETURN(s.name, r.String(sources[i], "name", at));
+    if (catalog.count(s.name))
+      return r.Error(sources[i], at + ".name", "\"" + s.name + "\" appears twice");
+    FLOWRAG_ASSIGN_OR_RETURN(s.path, r.String(sources[i], "path", at, false));
+    FLOWRAG_ASSIGN_OR_RETURN(s.format, r.String(sources[i], "format", at, false));
+    FLOWRAG_ASSIGN_OR_RETURN(double records, r.Number(sources[i], "records", at, 0));
+    s.records = static_cast<int64_t>(records);
+    std::set<std::string>& fields = catalog[s.name];
+    FLOWRAG_ASSIGN_OR_RETURN(YAML::Node fl, r.List(sources[i], "fields"));
+    for (size_t j = 0; j < fl.size(); ++j) {
+      const std::string fat = at + ".fields[" + std::to_string(j) + "]";
+      FieldInfo f;
+      f.source = s.name;
+      FLOWRAG_ASSIGN_OR_RETURN(f.path, r.String(fl[j], "path", fat));
+      if (!fields.insert(f.path).second)
+        return r.Error(fl[j], fat + ".path", "\"" + f.path + "\" appears twice");
+      FLOWRAG_ASSIGN_OR_RETURN(f.id, r.String(fl[j], "id", fat, false));
+      FLOWRAG_ASSIGN_OR_RETURN(f.type, r.String(fl[j], "type", fat, false));
+      FLOWRAG_ASSIGN_OR_RETURN(double nulls, r.Number(fl[j], "nulls", fat, 0));
+      FLOWRAG_ASSIGN_OR_RETURN(double distinct, r.Number(fl[j], "distinct", fat, 0));
+      FLOWRAG_ASSIGN_OR_RETURN(f.uniqueness, r.Number(fl[j], "uniqueness", fat, 0));
+      f.nulls = static_cast<int64_t>(nulls);
+      f.distinct = static_cast<int64_t>(distinct);
+      c.structure.fields.push_back(std::move(f));
+    }
+    c.structure.sources.push_back(std::move(s));
+  }
+  auto field_exists = [&](const std::string& source, const std::string& field) {
+    auto it = catalog.find(source);
+    return it != catalog.end() && it->second.count(field) > 0;
+  };
+
+  FLOWRAG_ASSIGN_OR_RETURN(YAML::Node keys, r.List(root, "identity_keys"));
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const std::string at = "identity_keys[" + std::to_string(i) + "]";
+    IdentityKey k;
+    FLOWRAG_ASSIGN_OR_RETURN(k.source, r.String(keys[i], "source", at));
+    FLOWRAG_ASSIGN_OR_RETURN(k.fields, r.Strings(keys[i], "fields", at));
+    for (const std::string& f : k.fields) {
+      if (!field_exists(k.source, f))
+        return r.Error(keys[i], at + ".fields",
+                       "\"" + k.source + "." + f + "\" is not in the field catalog");
+    }
+    FLOWRAG_ASSIGN_OR_RETURN(k.uniqueness, r.Number(keys[i], "uniqueness", at, 0));
+    FLOWRAG_ASSIGN_OR_RETURN(k.confidence, r.Number(keys[i], "confidence", at, 0));
+    k.primary = keys[i]["primary"].IsDefined() && keys[i]["primary"].Scalar() == "true";
+    c.structure.identity_keys.push_back(std::move(k));
+  }
+  FLOWRAG_ASSIGN_OR_RETURN(YAML::Node fks, r.List(root, "foreign_keys"));
+  for (size_t i = 0; i < fks.size(); ++i) {
+    const std::string at = "foreign_keys[" + std::to_string(i) + "]";
+    ForeignKey f;
+    FLOWRAG_ASSIGN_OR_RETURN(f.from_source, r.String(fks[i], "from_source", at));
+    FLOWRAG_ASSIGN_OR_RETURN(f.from_field, r.String(fks[i], "from_field", at));
+    FLOWRAG_ASSIGN_OR_RETURN(f.to_source, r.String(fks[i], "to_source", at));
+    FLOWRAG_ASSIGN_OR_RETURN(f.to_field, r.String(fks[i], "to_field", at));
+    if (!field_exists(f.from_source, f.from_field))
+      return r.Error(fks[i], at + ".from_field",
+                     "\"" + f.from_source + "." + f.from_field + "\" is not in the field catalog");
+    if (!field_exists(f.to_source, f.to_field))
+      return r.Error(fks[i], at + ".to_field",
+                     "\"" + f.to_source + "." + f.to_field + "\" is not in the field catalog");
+    FLOWRAG_ASSIGN_OR_RETURN(f.overlap, r.Number(fks[i], "overlap", at, 0));
+    FLOWRAG_ASSIGN_OR_RETURN(f.confidence, r.Number(fks[i], "confidence", at, 0));
+    FLOWRAG_ASSIGN_OR_RETURN(f.cardinality, r.String(fks[i], "cardinality", at, false));
+    c.structure.foreign_keys.push_back(std::move(f));
+  }
+
+  std::map<std::string, std::string> type_source;
+  FLOWRAG_ASSIGN_OR_RETURN(YAML::Node types, r.List(root, "entity_types"));
+  for (size_t i = 0; i < types.size(); ++i) {
+    const std::string at = "entity_types[" + std::to_string(i) + "]";
+    EntityType t;
+    FLOWRAG_ASSIGN_OR_RETURN(t.name, r.String(types[i], "name", at));
+    if (!IsPascalCase(t.name))
+      return r.Error(types[i]["name"], at + ".name", "\"" + t.name + "\" is not PascalCase");
+    if (type_source.count(t.name))
+      return r.Error(types[i]["name"], at + ".name", "\"" + t.name + "\" appears twice");
+    FLOWRAG_ASSIGN_OR_RETURN(t.source, r.String(types[i], "source", at));
+    if (!catalog.count(t.source))
+      return r.Error(types[i]["source"], at + ".source", "\"" + t.source + "\" is not a source");
+    FLOWRAG_ASSIGN_OR_RETURN(t.identity_key, r.Strings(types[i], "identity_key", at));
+    FLOWRAG_ASSIGN_OR_RETURN(t.attributes, r.Strings(types[i], "attributes", at));
+    FLOWRAG_ASSIGN_OR_RETURN(t.text_fields, r.Strings(types[i], "text_fields", at));
+    for (const auto* list : {&t.identity_key, &t.attributes, &t.text_fields}) {
+      for (const std::string& f : *list) {
+        if (!field_exists(t.source, f)) {
+          return r.Error(
+              types[i], at,
+              "field \"" + f + "\" is not in the catalog of source \"" + t.source + "\"");
+        }
+      }
+    }
+    type_source[t.name] = t.source;
+    c.entity_types.push_back(std::move(t));
+  }
+  FLOWRAG_ASSIGN_OR_RETURN(YAML::Node rels, r.List(root, "relationships"));
+  for (size_t i = 0; i < rels.size(); ++i) {
+    const std::string at = "relationships[" + std::to_string(i) + "]";
+    RelationshipType rel;
+    FLOWRAG_ASSIGN_OR_RETURN(rel.name, r.String(rels[i], "name", at));
+    if (!IsUpperSnake(rel.name))
+      return r.Error(rels[i]["name"], at + ".name", "\"" + rel.name + "\" is not UPPER_SNAKE");
+    FLOWRAG_ASSIGN_OR_RETURN(rel.from, r.String(rels[i], "from", at));
+    FLOWRAG_ASSIGN_OR_RETURN(rel.to, r.String(rels[i], "to", at));
+    for (const auto& [key, type] :
+         {std::pair<const char*, const std::string*>{"from", &rel.from}, {"to", &rel.to}}) {
+      if (!type_source.count(*type))
+        return r.Error(rels[i][key], at + "." + key, "\"" + *type + "\" is not an entity type");
+    }
+    FLOWRAG_ASSIGN_OR_RETURN(rel.from_field, r.String(rels[i], "from_field", at, false));
+    FLOWRAG_ASSIGN_OR_RETURN(rel.to_field, r.String(rels[i], "to_field", at, false));
+    if (!rel.from_field.empty() && !field_exists(type_source[rel.from], rel.from_field)) {
+      return r.Error(rels[i]["from_field"], at + ".from_field",
+                     "\"" + rel.from_field + "\" is not a field of " + rel.from);
+    }
+    if (!rel.to_field.empty() && !field_exists(type_source[rel.to], rel.to_field)) {
+      return r.Error(rels[i]["to_field"], at + ".to_field",
+                     "\"" + rel.to_field + "\" is not a field of " + rel.to);
+    }
+    FLOWRAG_ASSIGN_OR_RETURN(rel.cardinality, r.String(rels[i], "cardinality", at, false));
+    FLOWRAG_ASSIGN_OR_RETURN(rel.confidence, r.Number(rels[i], "confidence", at, 0));
+    c.relationships.push_back(std::move(rel));
+  }
+  return c;
+}
+
+Result<SchemaContract> LoadContract(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound(path + ": cannot open");
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  return ParseContract(buf.str(), path);
+}
+
+}  // namespace flowrag

@@ -1,0 +1,31 @@
+// The exclusion manifest (schema-contracts paper A.3): files and fields
+// removed before anything reads the data.
+//
+//   exclude:
+//     files: ["raw/*.tmp.csv", "secrets.csv"]   # fnmatch globs on the path relative to the folder
+//     fields: ["users.password", "*.ssn"]       # fnmatch globs on "source.field"
+//
+// Errors name the manifest, line and entry. Pure.
+#ifndef FLOWRAG_SCHEMA_EXCLUSIONS_H_
+#define FLOWRAG_SCHEMA_EXCLUSIONS_H_
+
+#include <string>
+#include <vector>
+
+#include "flowrag/status.h"
+
+namespace flowrag {
+
+struct Exclusions {
+  std::vector<std::string> files;
+  std::vector<std::string> fields;
+
+  bool ExcludesFile(const std::string& relative_path) const;
+  bool ExcludesField(const std::string& source, const std::string& field) const;
+};
+
+Result<Exclusions> LoadExclusions(const std::string& path);
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_SCHEMA_EXCLUSIONS_H_

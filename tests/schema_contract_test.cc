@@ -1,0 +1,134 @@
+// The schema contract: derived offline from structural analysis, written as
+// YAML and read back unchanged; hand edits that break it fail naming the
+// file, line and field; the exclusion manifest removes files and fields
+// before anything sees them.
+#include <gtest/gtest.h>
+
+#include "flowrag/schema.h"
+#include "test_util.h"
+
+namespace flowrag {
+namespace {
+
+std::string Rows(int n, const std::function<std::string(int)>& row) {
+  std::string s;
+  for (int i = 0; i < n; ++i) s += row(i) + "\n";
+  return s;
+}
+
+class ContractTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testing::WriteFile(dir_.File("continents.csv"), "ContId,Continent\n" + Rows(5, [](int i) {
+                                                      return std::to_string(i + 1) + ",K" +
+                                                             std::to_string(i);
+                                                    }));
+    testing::WriteFile(dir_.File("countries.csv"),
+                       "CountryId,CountryName,Continent,password\n" + Rows(8, [](int i) {
+                         return std::to_string(i + 1) + ",C" + std::to_string(i) + "," +
+                                std::to_string(i % 3 + 1) + ",pw" + std::to_string(i);
+                       }));
+    testing::WriteFile(dir_.File("scratch/tmp.csv"), "x\n1\n");
+  }
+  testing::TempDir dir_;
+};
+
+TEST_F(ContractTest, DerivedContractRoundTripsThroughYaml) {
+  auto s = InduceSchema(dir_.path());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  const SchemaContract c = DeriveContract(*s);
+  ASSERT_EQ(c.entity_types.size(), 3u);
+  EXPECT_EQ(c.entity_types[0].name, "Continent");
+  EXPECT_EQ(c.entity_types[1].name, "Country");
+  EXPECT_EQ(c.entity_types[1].identity_key, std::vector<std::string>{"CountryId"});
+  ASSERT_EQ(c.relationships.size(), 1u);
+  EXPECT_EQ(c.relationships[0].name, "CONTINENT");
+  EXPECT_EQ(c.relationships[0].from, "Country");
+  EXPECT_EQ(c.relationships[0].to, "Continent");
+
+  const std::string yaml = ToYaml(c);
+  auto back = ParseContract(yaml, "schema.yaml");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->version, 1);
+  EXPECT_EQ(back->structure.fields.size(), s->fields.size());
+  EXPECT_EQ(back->structure.fields[0].id, s->fields[0].id);
+  ASSERT_EQ(back->entity_types.size(), c.entity_types.size());
+  for (size_t i = 0; i < c.entity_types.size(); ++i) {
+    EXPECT_EQ(back->entity_types[i].name, c.entity_types[i].name);
+    EXPECT_EQ(back->entity_types[i].attributes, c.entity_types[i].attributes);
+  }
+  EXPECT_EQ(back->relationships[0].to_field, "ContId");
+  EXPECT_EQ(back->structure.foreign_keys.size(), 1u);
+  EXPECT_EQ(ToYaml(*back), yaml);  // stable
+}
+
+// Replaces the first occurrence of `from` in `text`.
+std::string Edit(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return at == std::string::npos ? text : text.replace(at, from.size(), to);
+}
+
+int LineOf(const std::string& text, const std::string& needle) {
+  const size_t at = text.find(needle);
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
+}
+
+TEST_F(ContractTest, HandEditsThatBreakTheContractNameFileLineAndField) {
+  auto s = InduceSchema(dir_.path());
+  ASSERT_TRUE(s.ok());
+  const std::string yaml = ToYaml(DeriveContract(*s));
+  struct Case {
+    std::string text, expect;
+  };
+  const std::string typo = Edit(yaml, "to: Continent,", "to: Contnent,");
+  const std::vector<Case> cases = {
+      {typo, "schema.yaml:" + std::to_string(LineOf(typo, "Contnent")) +
+                 ": relationships[0].to: \"Contnent\" is not an entity type"},
+      {Edit(yaml, "name: CONTINENT", "name: continentOf"), "is not UPPER_SNAKE"},
+      {Edit(yaml, "name: Country\n", "name: country\n"), "is not PascalCase"},
+      {Edit(yaml, "attributes: [CountryId,", "attributes: [Nope,"),
+       "field \"Nope\" is not in the catalog"},
+      {Edit(yaml, "to_field: ContId,", "to_field: Missing,"),
+       "\"continents.Missing\" is not in the field catalog"},
+      {Edit(yaml, "version: 1", "version: 0"), "version: expected a positive integer"},
+      {Edit(yaml, "flowrag_schema: 1", "flowrag_schema: 7"), "flowrag_schema: expected 1"},
+      {Edit(yaml, "sources:", "sources: [oops"), "schema.yaml:"},
+      {"- just a list\n", "expected a mapping"},
+  };
+  for (const Case& c : cases) {
+    auto r = ParseContract(c.text, "schema.yaml");
+    ASSERT_FALSE(r.ok()) << c.expect;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find(c.expect), std::string::npos) << r.status().ToString();
+  }
+  EXPECT_EQ(LoadContract(dir_.File("none.yaml")).status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(ContractTest, ExclusionManifestRemovesFilesAndFieldsFirst) {
+  testing::WriteFile(
+      dir_.File("flowrag_exclude.yaml"),
+      "exclude:\n  files: [\"scratch/*\"]\n  fields: [\"countries.password\", \"*.Continent\"]\n");
+  auto s = InduceSchema(dir_.path());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_EQ(s->sources.size(), 2u);  // scratch/tmp excluded
+  for (const FieldInfo& f : s->fields) {
+    EXPECT_NE(f.path, "password");
+    EXPECT_NE(f.path, "Continent");
+  }
+  EXPECT_TRUE(s->foreign_keys.empty());  // the link went with its field
+  EXPECT_EQ(s->excluded, (std::vector<std::string>{"continents.Continent", "countries.Continent",
+                                                   "countries.password", "scratch/tmp.csv"}));
+
+  // A broken manifest is an error naming its line; nothing is induced.
+  testing::WriteFile(dir_.File("bad.yaml"), "exclude:\n  files: \"not a list\"\n");
+  SchemaOptions o;
+  o.exclusions = dir_.File("bad.yaml");
+  auto bad = InduceSchema(dir_.path(), o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("bad.yaml:2: exclude.files"), std::string::npos)
+      << bad.status().ToString();
+}
+
+}  // namespace
+}  // namespace flowrag
