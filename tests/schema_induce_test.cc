@@ -222,5 +222,49 @@ TEST(InduceSchema, TruncatedOrDeepJsonFailsNamingThePlace) {
   EXPECT_NE(InduceSchema(scalar.path()).status().message().find("s.jsonl:2"), std::string::npos);
 }
 
+TEST(InduceSchema, CorpusDirectoriesTextFilesAndSamples) {
+  testing::TempDir dir;
+  for (int i = 0; i < 52; ++i) {
+    testing::WriteFile(dir.File("filings/f" + std::to_string(100 + i) + ".json"),
+                       "{\"filing_id\": " + std::to_string(i) + ", \"company\": \"C" +
+                           std::to_string(i % 7) + "\"" + (i == 30 ? ", \"note\": \"rare\"" : "") +
+                           "}");
+  }
+  testing::WriteFile(dir.File("few/a.json"), "{\"x\": 1}");
+  testing::WriteFile(dir.File("few/b.json"), "{\"y\": 2}");
+  testing::WriteFile(dir.File("notes/readme.md"), "# Read me\n\nSome text about filings.\n");
+  auto s = InduceSchema(dir.path());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  std::vector<std::string> names;
+  for (const SourceInfo& src : s->sources) names.push_back(src.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"few/a", "few/b", "filings", "notes/readme"}));
+  const SourceInfo& corpus = s->sources[2];
+  EXPECT_EQ(corpus.corpus_files, 52u);
+  EXPECT_EQ(corpus.records, 52);
+  EXPECT_EQ(corpus.format, "json");
+  // Eq. 2: the one record with every field filled (the "note") wins.
+  EXPECT_EQ(corpus.representative, 30);
+  // Diverse: first, middle, last; r* is not repeated.
+  ASSERT_GE(corpus.samples.size(), 3u);
+  EXPECT_EQ(corpus.samples[0], 0u);
+  EXPECT_EQ(corpus.samples[1], 26u);
+  EXPECT_EQ(corpus.samples[2], 51u);
+  EXPECT_EQ(std::count(corpus.samples.begin(), corpus.samples.end(), 30u), 0);
+  const SourceInfo& text = s->sources[3];
+  EXPECT_EQ(text.format, "text");
+  EXPECT_EQ(text.corpus_files, 0u);
+  const SchemaContract c = DeriveContract(*s);
+  bool text_field = false;
+  for (const EntityType& t : c.entity_types) {
+    if (t.source == "notes/readme") text_field = t.text_fields == std::vector<std::string>{"text"};
+  }
+  EXPECT_TRUE(text_field);
+  bool filing_key = false;
+  for (const IdentityKey& k : s->identity_keys) {
+    filing_key |= k.source == "filings" && k.primary && k.fields[0] == "filing_id";
+  }
+  EXPECT_TRUE(filing_key);
+}
+
 }  // namespace
 }  // namespace flowrag

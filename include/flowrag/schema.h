@@ -7,10 +7,14 @@
 //   auto schema = flowrag::InduceSchema("exports/");
 //   for (const auto& fk : schema->foreign_keys) ...
 //
-// Sources: every .csv, .json (a list of objects, or one object) and
-// .jsonl/.ndjson file below the folder, one source per file named by its
-// relative path without the extension; JSON records are flattened to paths
-// ("address.city", "tags[*]", "items[*].price").
+// Sources (A.3): every .csv, .json (a list of objects, or one object),
+// .jsonl/.ndjson and .txt/.md file below the folder, one source per file
+// named by its relative path without the extension, except corpus
+// directories (≥ 50 files of one kind with agreeing structure), which are one
+// source named by the directory. JSON records are flattened to paths
+// ("address.city", "tags[*]", "items[*].price"); a text file is one record
+// {path, title, text}. Each source gets its representative record (Eq. 2)
+// and diverse samples packed into an 8K-token budget (A.4.2–A.4.3).
 // Errors name the file and line (csv_reader.h). Pure; O(total cells) plus
 // O(pairs of candidate columns · distinct values) for foreign keys.
 #ifndef FLOWRAG_SCHEMA_H_
@@ -84,8 +88,11 @@ struct ForeignKey {
 struct SourceInfo {
   std::string name;
   std::string path;
-  std::string format;   // "csv", "json", "jsonl"
+  std::string format;   // "csv", "json", "jsonl", "text"
   int64_t records = 0;
+  size_t corpus_files = 0;       // > 0: a corpus directory of this many files
+  long representative = -1;      // record index of r* (Eq. 2), -1 without records
+  std::vector<size_t> samples;   // record indexes of the diverse samples
   size_t transcoded_fields = 0;  // fields read as Windows-1252
 };
 

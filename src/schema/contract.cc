@@ -130,7 +130,9 @@ SchemaContract DeriveContract(const InducedSchema& schema) {
     for (const FieldInfo& f : schema.fields) {
       if (f.source != src.name) continue;
       t.attributes.push_back(f.path);
-      if (f.type == "text") t.text_fields.push_back(f.path);
+      if (f.type == "text" || (src.format == "text" && f.path == "text")) {
+        t.text_fields.push_back(f.path);
+      }
     }
     type_of[src.name] = t.name;
     c.entity_types.push_back(std::move(t));

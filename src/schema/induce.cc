@@ -5,11 +5,11 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
-#include "common/text.h"
 #include "flowrag/schema.h"
-#include "schema/csv_reader.h"
+#include "schema/discovery.h"
 #include "schema/exclusions.h"
 #include "schema/json_records.h"
+#include "schema/samples.h"
 #include "schema/structural.h"
 
 namespace flowrag {
@@ -17,38 +17,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool IsRecordFile(const fs::path& p) {
-  const std::string ext = ToLowerAscii(p.extension().string());
-  return ext == ".csv" || ext == ".json" || ext == ".jsonl" || ext == ".ndjson";
-}
-
-// Every record file (.csv, .json, .jsonl, .ndjson) under `dir`, sorted by
-// path; hidden entries are skipped.
-Result<std::vector<fs::path>> RecordFiles(const std::string& dir) {
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return Status::NotFound(dir + ": not a directory");
-  std::vector<fs::path> out;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
-       it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (!name.empty() && name[0] == '.') {
-      if (it->is_directory()) it.disable_recursion_pending();
-      continue;
-    }
-    if (it->is_regular_file() && IsRecordFile(it->path())) out.push_back(it->path());
-  }
-  if (ec) return Status::IoError(dir + ": " + ec.message());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-// Columns of flattened JSON records, one per path in first-seen order. A
+// Columns of flattened records, one per path: `columns` (a CSV header)
+// first, then paths in first-seen order. A
 // scalar path has one value per record ("" where absent); an array path
 // ("tags[*]") every element of every record.
 void ProfileRecords(const std::string& source, const std::vector<FlatRecord>& records,
-                    SourceColumns* out) {
+                    const std::vector<std::string>& columns, SourceColumns* out) {
   std::vector<std::string> paths;
   std::unordered_map<std::string, size_t> index;
+  for (const std::string& c : columns) {
+    if (index.emplace(c, paths.size()).second) paths.push_back(c);
+  }
   for (const FlatRecord& r : records) {
     for (const auto& [path, value] : r.values) {
       if (index.emplace(path, paths.size()).second) paths.push_back(path);
@@ -76,7 +55,6 @@ void ProfileRecords(const std::string& source, const std::vector<FlatRecord>& re
 
 Result<InducedSchema> InduceSchema(const std::string& dir, const SchemaOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  FLOWRAG_ASSIGN_OR_RETURN(std::vector<fs::path> files, RecordFiles(dir));
   InducedSchema schema;
   Exclusions exclusions;
   std::string manifest = options.exclusions;
@@ -86,50 +64,43 @@ Result<InducedSchema> InduceSchema(const std::string& dir, const SchemaOptions& 
   if (!manifest.empty()) {
     FLOWRAG_ASSIGN_OR_RETURN(exclusions, LoadExclusions(manifest));
   }
+  FLOWRAG_ASSIGN_OR_RETURN(std::vector<DiscoveredSource> found,
+                           DiscoverSources(dir, exclusions, DiscoveryOptions{}, &schema.excluded));
   std::vector<SourceColumns> sources;
-  for (const fs::path& file : files) {
+  for (const DiscoveredSource& d : found) {
+    SourceInfo info;
+    info.name = d.name;
+    info.path = d.corpus ? (fs::path(dir) / d.name).string() : d.files.front();
+    info.format = d.format;
+    info.corpus_files = d.corpus ? d.files.size() : 0;
+    std::vector<std::string> columns;
+    FLOWRAG_ASSIGN_OR_RETURN(std::vector<FlatRecord> records,
+                             LoadSourceRecords(d, dir, &columns, &info.transcoded_fields));
+    info.records = static_cast<int64_t>(records.size());
+    info.representative = RepresentativeRecord(records);
+    info.samples = DiverseSamples(records, info.representative);
     SourceColumns sc;
-    fs::path rel = fs::relative(file, dir);
-    if (exclusions.ExcludesFile(rel.generic_string())) {
-      schema.excluded.push_back(rel.generic_string());
-      continue;
-    }
-    sc.name = (rel.parent_path() / rel.stem()).generic_string();
-    SourceInfo info{sc.name, file.string(), "", 0, 0};
-    if (ToLowerAscii(file.extension().string()) == ".csv") {
-      FLOWRAG_ASSIGN_OR_RETURN(CsvTable table, ReadCsvFile(file.string()));
-      for (size_t c = 0; c < table.columns.size(); ++c) {
-        std::vector<std::string_view> values;
-        values.reserve(table.rows.size());
-        for (const auto& row : table.rows) values.emplace_back(row[c]);
-        sc.columns.push_back(ProfileColumn(sc.name, table.columns[c], c, values));
-      }
-      info.format = "csv";
-      info.records = static_cast<int64_t>(table.rows.size());
-      info.transcoded_fields = table.transcoded_fields;
-    } else {
-      FLOWRAG_ASSIGN_OR_RETURN(std::vector<FlatRecord> records, ReadJsonRecords(file.string()));
-      ProfileRecords(sc.name, records, &sc);
-      info.format = ToLowerAscii(file.extension().string()) == ".json" ? "json" : "jsonl";
-      info.records = static_cast<int64_t>(records.size());
-    }
+    sc.name = d.name;
+    ProfileRecords(d.name, records, columns, &sc);
     // Excluded fields leave before anything (profiles, keys, links) sees them.
     std::erase_if(sc.columns, [&](const ColumnProfile& c) {
       if (!exclusions.ExcludesField(sc.name, c.info.path)) return false;
       schema.excluded.push_back(sc.name + "." + c.info.path);
       return true;
     });
-    schema.sources.push_back(info);
     if (info.transcoded_fields > 0) {
-      schema.warnings.push_back(file.string() + ": " + std::to_string(info.transcoded_fields) +
+      schema.warnings.push_back(info.path + ": " + std::to_string(info.transcoded_fields) +
                                 " fields were not UTF-8 and were read as Windows-1252");
     }
-    if (info.records == 0) schema.warnings.push_back(file.string() + ": no records");
+    if (info.records == 0) schema.warnings.push_back(info.path + ": no records");
     for (const ColumnProfile& c : sc.columns) schema.fields.push_back(c.info);
-    for (IdentityKey& k : DetectIdentityKeys(sc, options))
+    for (IdentityKey& k : DetectIdentityKeys(sc, options)) {
       schema.identity_keys.push_back(std::move(k));
+    }
+    schema.sources.push_back(std::move(info));
     sources.push_back(std::move(sc));
   }
+  std::sort(schema.excluded.begin(), schema.excluded.end());
   schema.foreign_keys = DetectForeignKeys(sources, schema.identity_keys, options);
   schema.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return schema;
@@ -143,6 +114,9 @@ std::string ToJson(const InducedSchema& s) {
                             {"path", src.path},
                             {"format", src.format},
                             {"records", src.records},
+                            {"corpus_files", src.corpus_files},
+                            {"representative", src.representative},
+                            {"samples", src.samples},
                             {"transcoded_fields", src.transcoded_fields}});
   }
   j["fields"] = nlohmann::json::array();
