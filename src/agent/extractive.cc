@@ -168,6 +168,7 @@ class Extractor {
               : options_.title_weight;
       const double prior = 1.0 / (1.0 + options_.rank_decay * static_cast<double>(p));
       for (const TextSpan& s : SplitSentences(text)) {
+        if (text[s.begin] == '#') continue;  // a markdown heading: the title, counted above
         ScoredSentence ss;
         ss.ref = {p, static_cast<uint32_t>(s.begin), static_cast<uint32_t>(s.end), 0.0};
         std::unordered_set<std::string> terms;

@@ -185,8 +185,9 @@ class Pipeline {
     // `offline` may have read a different passage list: cite by passage id.
     const std::vector<ScoredPassage>& read =
         offline_read_.empty() || offline == nullptr ? ctx : offline_read_;
-    const size_t quoted =
-        options_.style == "long" ? ex.support.size() : std::min<size_t>(1, ex.support.size());
+    // Long form quotes the sentences it wrote out; short form the one that holds the answer.
+    const size_t quoted = std::min<size_t>(
+        options_.style == "long" ? ExtractiveOptions{}.long_sentences : 1, ex.support.size());
     for (size_t i = 0; i < quoted && ex.answered; ++i) {
       const SentenceRef& s = ex.support[i];
       const ScoredPassage& p = read[s.passage];
