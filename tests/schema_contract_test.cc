@@ -4,6 +4,8 @@
 // before anything sees them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "flowrag/schema.h"
 #include "test_util.h"
 
@@ -128,6 +130,75 @@ TEST_F(ContractTest, ExclusionManifestRemovesFilesAndFieldsFirst) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("bad.yaml:2: exclude.files"), std::string::npos)
       << bad.status().ToString();
+}
+
+TEST_F(ContractTest, PersistentExtensionIsMonotonicAndVersioned) {
+  auto s = InduceSchema(dir_.path());
+  ASSERT_TRUE(s.ok());
+  const SchemaContract base = DeriveContract(*s);
+  const std::string base_yaml = ToYaml(base);
+
+  // New data: countries gained a column, and a new source links to countries.
+  testing::TempDir next;
+  testing::WriteFile(next.File("countries.csv"),
+                     "CountryId,CountryName,Population\n" + Rows(8, [](int i) {
+                       return std::to_string(i + 1) + ",C" + std::to_string(i) + "," +
+                              std::to_string(1000 * i);
+                     }));
+  testing::WriteFile(next.File("cities.csv"), "CityId,Name,CountryId\n" + Rows(12, [](int i) {
+                                                return std::to_string(i + 1) + ",T" +
+                                                       std::to_string(i) + "," +
+                                                       std::to_string(i % 8 + 1);
+                                              }));
+  auto s2 = InduceSchema(next.path());
+  ASSERT_TRUE(s2.ok());
+  const ExtensionResult ext = ExtendContract(base, DeriveContract(*s2));
+  const SchemaContract& c = ext.contract;
+  EXPECT_EQ(c.version, 2);
+  ASSERT_EQ(c.extensions.size(), 1u);
+  EXPECT_EQ(c.extensions[0].version, 2);
+  EXPECT_EQ(c.extensions[0].added, ext.added);
+
+  // Monotonic: every element of the base is still there, unchanged.
+  for (const EntityType& t : base.entity_types) {
+    auto it = std::find_if(c.entity_types.begin(), c.entity_types.end(),
+                           [&](const EntityType& x) { return x.name == t.name; });
+    ASSERT_NE(it, c.entity_types.end()) << t.name;
+    EXPECT_EQ(it->source, t.source);
+    EXPECT_EQ(it->identity_key, t.identity_key);
+    EXPECT_TRUE(std::equal(t.attributes.begin(), t.attributes.end(), it->attributes.begin()));
+  }
+  for (size_t i = 0; i < base.structure.fields.size(); ++i) {
+    EXPECT_EQ(c.structure.fields[i].id, base.structure.fields[i].id);
+    EXPECT_EQ(c.structure.fields[i].distinct, base.structure.fields[i].distinct);
+  }
+  for (size_t i = 0; i < base.relationships.size(); ++i) {
+    EXPECT_EQ(c.relationships[i].name, base.relationships[i].name);
+  }
+  // Additions: the new source and type, the new column, the new link.
+  auto has = [&](const std::string& what) {
+    return std::find(ext.added.begin(), ext.added.end(), what) != ext.added.end();
+  };
+  EXPECT_TRUE(has("source cities"));
+  EXPECT_TRUE(has("entity type City"));
+  EXPECT_TRUE(has("field countries.Population"));
+  EXPECT_TRUE(has("attribute Country.Population"));
+  EXPECT_TRUE(has("relationship (City)-[COUNTRY]->(Country)"));
+
+  // The contract with its log survives the YAML round trip and validation.
+  auto back = ParseContract(ToYaml(c), "schema.yaml");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->version, 2);
+  EXPECT_EQ(back->extensions[0].added, ext.added);
+
+  // Nothing new: same contract, same version.
+  const ExtensionResult again = ExtendContract(c, DeriveContract(*s2));
+  EXPECT_TRUE(again.added.empty());
+  EXPECT_EQ(again.contract.version, 2);
+  EXPECT_EQ(ToYaml(again.contract), ToYaml(c));
+
+  // Query-scoped use: the base the caller holds is untouched.
+  EXPECT_EQ(ToYaml(base), base_yaml);
 }
 
 }  // namespace

@@ -54,7 +54,7 @@ struct SchemaOptions {
 
 // One field of the closed-world catalog.
 struct FieldInfo {
-  std::string id;         // stable: hash of source and path, 16 hex digits
+  std::string id;  // stable: hash of source and path, 16 hex digits
   std::string source;
   std::string path;       // column name (CSV) or JSON path ("a.b", "tags[*]")
   std::string type;       // "integer", "number", "boolean", "date", "string", "text", "empty"
@@ -71,8 +71,8 @@ struct IdentityKey {
   std::string source;
   std::vector<std::string> fields;  // one, or two for a composite key
   double uniqueness = 0;
-  double confidence = 0;            // Eq. 5 (composite: the pair's uniqueness, capped)
-  bool primary = false;             // the source's chosen key (first by id-likeness, uniqueness, position)
+  double confidence = 0;  // Eq. 5 (composite: the pair's uniqueness, capped)
+  bool primary = false;   // the source's chosen key (first by id-likeness, uniqueness, position)
 };
 
 struct ForeignKey {
@@ -81,14 +81,14 @@ struct ForeignKey {
   double overlap = 0;                   // Eq. 6
   double containment = 0;               // |V_from ∩ V_to| / |V_from|
   bool exact_name = false;
-  double confidence = 0;                // min(0.95, 0.5 + 0.3·overlap + 0.15·[exact name])
-  std::string cardinality;              // "1:1", "N:1", "1:N", "N:M" (from side first)
+  double confidence = 0;    // min(0.95, 0.5 + 0.3·overlap + 0.15·[exact name])
+  std::string cardinality;  // "1:1", "N:1", "1:N", "N:M" (from side first)
 };
 
 struct SourceInfo {
   std::string name;
   std::string path;
-  std::string format;   // "csv", "json", "jsonl", "text"
+  std::string format;  // "csv", "json", "jsonl", "text"
   int64_t records = 0;
   size_t corpus_files = 0;       // > 0: a corpus directory of this many files
   long representative = -1;      // record index of r* (Eq. 2), -1 without records
@@ -122,23 +122,47 @@ struct EntityType {
 
 // A relationship type: offline, one per foreign key.
 struct RelationshipType {
-  std::string name;  // UPPER_SNAKE
+  std::string name;      // UPPER_SNAKE
   std::string from, to;  // entity type names
   std::string from_field, to_field;
   std::string cardinality;
   double confidence = 0;
 };
 
+// One persistent extension: the version it produced and what it added.
+struct ExtensionLogEntry {
+  int version = 0;
+  std::vector<std::string> added;
+};
+
 struct SchemaContract {
-  int version = 1;                  // bumped by every persistent extension
+  int version = 1;  // bumped by every persistent extension
   std::string generated_by = "offline";
-  InducedSchema structure;          // catalog, keys, links (sources and fields)
+  InducedSchema structure;  // catalog, keys, links (sources and fields)
   std::vector<EntityType> entity_types;
   std::vector<RelationshipType> relationships;
+  std::vector<ExtensionLogEntry> extensions;  // oldest first
 };
 
 // The deterministic (offline) semantic layer over structural analysis.
 SchemaContract DeriveContract(const InducedSchema& schema);
+
+// Persistent extension (Appendix C.4–C.5): `incoming` (e.g. DeriveContract
+// of InduceSchema over new sources) is merged into `base` by diff, and the
+// merge is monotonic: nothing of `base` is removed or altered (its sources,
+// fields, keys, types, attributes and relationships stay as they are; a new
+// key of an existing source is secondary; a type whose name is taken by
+// another source is renamed Name2, Name3, ...). When anything is added the
+// version is bumped and an extension log entry lists it; otherwise the
+// contract comes back unchanged, same version.
+//
+// Query-scoped extension (C.6) is the same merge into a copy held for one
+// query: the caller keeps `base` and drops the result afterwards.
+struct ExtensionResult {
+  SchemaContract contract;
+  std::vector<std::string> added;  // human-readable, in merge order
+};
+ExtensionResult ExtendContract(const SchemaContract& base, const SchemaContract& incoming);
 
 // YAML text of the contract, and back. LoadContract validates it (the
 // linter of A.6.1): every field reference is in the catalog (closed world),

@@ -207,6 +207,12 @@ std::string ToYaml(const SchemaContract& c) {
       << r.to_field << YAML::Key << "cardinality" << YAML::Value << r.cardinality << YAML::Key
       << "confidence" << YAML::Value << r.confidence << YAML::EndMap;
   }
+  y << YAML::EndSeq;
+  y << YAML::Key << "extensions" << YAML::Value << YAML::BeginSeq;
+  for (const ExtensionLogEntry& e : c.extensions) {
+    y << YAML::BeginMap << YAML::Key << "version" << YAML::Value << e.version << YAML::Key
+      << "added" << YAML::Value << e.added << YAML::EndMap;
+  }
   y << YAML::EndSeq << YAML::EndMap;
   return std::string(y.c_str()) + "\n";
 }
@@ -362,6 +368,18 @@ Result<SchemaContract> ParseContract(const std::string& text, const std::string&
     FLOWRAG_ASSIGN_OR_RETURN(rel.cardinality, r.String(rels[i], "cardinality", at, false));
     FLOWRAG_ASSIGN_OR_RETURN(rel.confidence, r.Number(rels[i], "confidence", at, 0));
     c.relationships.push_back(std::move(rel));
+  }
+  FLOWRAG_ASSIGN_OR_RETURN(YAML::Node log, r.List(root, "extensions"));
+  for (size_t i = 0; i < log.size(); ++i) {
+    const std::string at = "extensions[" + std::to_string(i) + "]";
+    ExtensionLogEntry e;
+    FLOWRAG_ASSIGN_OR_RETURN(double v, r.Number(log[i], "version", at, 0));
+    if (v < 2 || v > c.version) {
+      return r.Error(log[i], at + ".version", "expected a version between 2 and the contract's");
+    }
+    e.version = static_cast<int>(v);
+    FLOWRAG_ASSIGN_OR_RETURN(e.added, r.Strings(log[i], "added", at));
+    c.extensions.push_back(std::move(e));
   }
   return c;
 }

@@ -71,7 +71,7 @@ Status RunIndex(IndexArgs args);
 Status RunQuery(const QueryArgs& args);
 Status RunAsk(const AskArgs& args);
 Status RunSchemaInduce(const std::string& dir, bool json, const std::string& out,
-                       const std::string& exclude);
+                       const std::string& exclude, const std::string& extend);
 Status RunSchemaShow(const std::string& path);
 Status RunEval(EvalArgs args);
 Status RunStats(const StatsArgs& args);

@@ -18,8 +18,9 @@ int main(int argc, char** argv) {
 
   cli::IndexArgs ia;
   auto* index = app.add_subcommand("index", "Load, chunk, store and embed documents");
-  index->add_option("sources", ia.sources,
-                    "Directories of .txt/.md, .jsonl, .json lists or benchmark folders")
+  index
+      ->add_option("sources", ia.sources,
+                   "Directories of .txt/.md, .jsonl, .json lists or benchmark folders")
       ->required();
   index->add_option("--db", ia.db, "Store file (created if missing)")->required();
   index->add_option("--chunking", ia.chunking, "none|window|boundary")->capture_default_str();
@@ -41,8 +42,9 @@ int main(int argc, char** argv) {
                   "Skip malformed JSONL records instead of failing");
   index->add_option("--extractor", ia.index.extractor, "auto|heuristic|llm|none")
       ->capture_default_str();
-  index->add_option("--llm-style", ia.index.llm_prompt_style,
-                    "LLM extraction prompts: sarag|openie|lightrag")
+  index
+      ->add_option("--llm-style", ia.index.llm_prompt_style,
+                   "LLM extraction prompts: sarag|openie|lightrag")
       ->capture_default_str();
   index->add_flag("--dry-run", ia.index.dry_run,
                   "Estimate LLM extraction calls and tokens; call nothing");
@@ -80,13 +82,16 @@ int main(int argc, char** argv) {
   bool schema_json = false;
   auto* schema = app.add_subcommand("schema", "Executable schema contracts");
   schema->require_subcommand(1);
-  auto* induce = schema->add_subcommand("induce", "Profile a folder's sources; infer keys and links");
+  auto* induce =
+      schema->add_subcommand("induce", "Profile a folder's sources; infer keys and links");
   induce->add_option("dir", schema_dir, "Folder of CSV files")->required();
   induce->add_flag("--json", schema_json, "Print the schema as JSON");
-  std::string schema_out, schema_exclude, schema_file;
+  std::string schema_out, schema_exclude, schema_file, schema_extend;
   induce->add_option("--out", schema_out, "Write the YAML contract here");
   induce->add_option("--exclude", schema_exclude,
                      "Exclusion manifest (default: DIR/flowrag_exclude.yaml when present)");
+  induce->add_option("--extend", schema_extend,
+                     "Merge into this contract (monotonic, version bump) instead of starting anew");
   auto* show = schema->add_subcommand("show", "Validate a YAML schema contract and summarise it");
   show->add_option("file", schema_file, "The contract (schema.yaml)")->required();
 
@@ -160,7 +165,7 @@ int main(int argc, char** argv) {
       st = cli::RunAsk(aa);
     }
   } else if (*induce) {
-    st = cli::RunSchemaInduce(schema_dir, schema_json, schema_out, schema_exclude);
+    st = cli::RunSchemaInduce(schema_dir, schema_json, schema_out, schema_exclude, schema_extend);
   } else if (*show) {
     st = cli::RunSchemaShow(schema_file);
   } else if (*eval) {

@@ -41,14 +41,23 @@ Status RunSchemaShow(const std::string& path) {
 }
 
 Status RunSchemaInduce(const std::string& dir, bool json, const std::string& out,
-                       const std::string& exclude) {
+                       const std::string& exclude, const std::string& extend) {
   SchemaOptions options;
   options.exclusions = exclude;
   FLOWRAG_ASSIGN_OR_RETURN(InducedSchema s, InduceSchema(dir, options));
+  SchemaContract contract = DeriveContract(s);
+  if (!extend.empty()) {
+    FLOWRAG_ASSIGN_OR_RETURN(SchemaContract base, LoadContract(extend));
+    ExtensionResult ext = ExtendContract(base, contract);
+    std::fprintf(stderr, "%s: version %d -> %d, %zu additions\n", extend.c_str(), base.version,
+                 ext.contract.version, ext.added.size());
+    for (const std::string& a : ext.added) std::fprintf(stderr, "  + %s\n", a.c_str());
+    contract = std::move(ext.contract);
+  }
   if (!out.empty()) {
     // Write a temporary file and rename: a failed run never leaves half a contract.
     const std::string tmp = out + ".tmp";
-    FLOWRAG_RETURN_IF_ERROR(WriteText(tmp, ToYaml(DeriveContract(s))));
+    FLOWRAG_RETURN_IF_ERROR(WriteText(tmp, ToYaml(contract)));
     std::error_code ec;
     std::filesystem::rename(tmp, out, ec);
     if (ec) return Status::IoError(out + ": " + ec.message());
