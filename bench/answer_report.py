@@ -18,7 +18,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from retrieval_report import ALL_METHODS, ROOT, build_store, cpu_model, git_commit, run  # noqa: E402
+from retrieval_report import (ALL_METHODS, ROOT, build_store, cpu_model, git_commit,  # noqa: E402
+                              run, write_report)
 
 
 def main():
@@ -66,10 +67,7 @@ def main():
                 print(f"{bench:16} {method:8} {pipeline:9} EM={r['em']:.1f} F1={r['f1']:.1f}",
                       flush=True)
             lines.append(f"| {method} | " + " | ".join(cells) + " |")
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print(f"wrote {args.out}")
+    write_report(args.out, lines)
 
 
 if __name__ == "__main__":

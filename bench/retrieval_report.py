@@ -76,6 +76,14 @@ def evaluate(flowrag, bdir, db, method, k, runs, set_args):
     }
 
 
+def write_report(path, lines):
+    """Writes markdown lines to path (creating its folder) and says so."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"wrote {path}")
+
+
 def git_commit():
     res = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                          capture_output=True, text=True)
@@ -170,10 +178,7 @@ def main():
               "| benchmark | graph | passages | index s (median) | store MiB |", "|---|---|---|---|---|"]
     for bench, source, n, secs, mib in index_rows:
         lines.append(f"| {bench} | {source} | {n} | {secs:.2f} | {mib:.1f} |")
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print(f"wrote {args.out}")
+    write_report(args.out, lines)
 
 
 if __name__ == "__main__":

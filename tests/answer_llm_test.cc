@@ -51,25 +51,13 @@ Json Answer(const Json& body) {
 
 class AnswerLlmTest : public ::testing::Test {
  protected:
-  static constexpr const char* kVars[] = {"FLOWRAG_LLM_BASE_URL", "FLOWRAG_LLM_MODEL",
-                                          "FLOWRAG_LLM_API_KEY", "FLOWRAG_LLM_MAX_RETRIES",
-                                          "FLOWRAG_LLM_PRICE_INPUT", "FLOWRAG_LLM_PRICE_OUTPUT"};
   void SetUp() override {
     ASSERT_TRUE(stub_.ok());
-    for (const char* v : kVars) unsetenv(v);
     auto e = Engine::Open(dir_.File("demo.db"));
     ASSERT_TRUE(e.ok()) << e.status().ToString();
     engine_ = std::move(e).value();
     ASSERT_TRUE(engine_->Index({std::string(FLOWRAG_SOURCE_DIR) + "/examples/demo"}).ok());
-    setenv("FLOWRAG_LLM_BASE_URL", stub_.BaseUrl().c_str(), 1);
-    setenv("FLOWRAG_LLM_MODEL", "stub-chat", 1);
-    setenv("FLOWRAG_LLM_API_KEY", "", 1);
-    setenv("FLOWRAG_LLM_MAX_RETRIES", "0", 1);
-    setenv("FLOWRAG_LLM_PRICE_INPUT", "1", 1);   // USD per million tokens
-    setenv("FLOWRAG_LLM_PRICE_OUTPUT", "2", 1);
-  }
-  void TearDown() override {
-    for (const char* v : kVars) unsetenv(v);
+    env_.Point(stub_.BaseUrl(), /*price_input=*/"1", /*price_output=*/"2");  // USD per million
   }
   Result<flowrag::Answer> Ask(const std::string& pipeline, const std::string& style = "short") {
     AnswerOptions o;
@@ -80,6 +68,7 @@ class AnswerLlmTest : public ::testing::Test {
   }
   static constexpr const char* kQuestion =
       "In which town was the man who founded the Lantern Tide Festival born?";
+  testing::ChatModelEnv env_;  // cleared first and last
   testing::TempDir dir_;
   testing::RecordingJsonStub stub_{"/v1/chat/completions", Answer};
   std::unique_ptr<Engine> engine_;

@@ -106,22 +106,13 @@ TEST_F(QueryLlmTest, MalformedAnswersAreErrors) {
 // keywords, decomposition and fact filter, and degrade to offline when it fails.
 class EngineQueryLlmTest : public ::testing::Test {
  protected:
-  static constexpr const char* kVars[] = {"FLOWRAG_LLM_BASE_URL", "FLOWRAG_LLM_MODEL",
-                                          "FLOWRAG_LLM_API_KEY", "FLOWRAG_LLM_MAX_RETRIES"};
   void SetUp() override {
-    for (const char* v : kVars) unsetenv(v);
     auto e = Engine::Open(dir_.File("demo.db"));
     ASSERT_TRUE(e.ok()) << e.status().ToString();
     engine_ = std::move(e).value();
     // Indexed before the model is configured: the offline extractor.
     ASSERT_TRUE(engine_->Index({std::string(FLOWRAG_SOURCE_DIR) + "/examples/demo"}).ok());
-    setenv("FLOWRAG_LLM_BASE_URL", stub_.BaseUrl().c_str(), 1);
-    setenv("FLOWRAG_LLM_MODEL", "stub-chat", 1);
-    setenv("FLOWRAG_LLM_API_KEY", "", 1);
-    setenv("FLOWRAG_LLM_MAX_RETRIES", "0", 1);
-  }
-  void TearDown() override {
-    for (const char* v : kVars) unsetenv(v);
+    env_.Point(stub_.BaseUrl());
   }
   Result<RetrievalResult> Query(Engine& e, const std::string& method,
                                 std::map<std::string, std::string> params = {},
@@ -134,6 +125,7 @@ class EngineQueryLlmTest : public ::testing::Test {
   }
   static constexpr const char* kQuestion =
       "Which company built the research vessel of the institute that Winnie Lusk directed?";
+  testing::ChatModelEnv env_;  // cleared first and last
   testing::TempDir dir_;
   testing::RecordingJsonStub stub_{"/v1/chat/completions", Answer};
   std::unique_ptr<Engine> engine_;

@@ -19,6 +19,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
+#include <cstdlib>
 #include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -36,6 +37,35 @@ inline nlohmann::json ChatCompletionJson(const std::string& content) {
                         {"finish_reason", "stop"}}}},
           {"usage", {{"prompt_tokens", 50}, {"completion_tokens", 10}}}};
 }
+
+// The FLOWRAG_LLM_* variables that configure the engine's chat model: Clear()
+// removes them all, Point() aims them at a stub endpoint (model "stub-chat",
+// no key, no retries) and, optionally, sets per-million-token prices. The
+// destructor clears them again, so no test leaks a model into the next.
+class ChatModelEnv {
+ public:
+  ChatModelEnv() { Clear(); }
+  ~ChatModelEnv() { Clear(); }
+  ChatModelEnv(const ChatModelEnv&) = delete;
+  ChatModelEnv& operator=(const ChatModelEnv&) = delete;
+
+  static void Clear() {
+    for (const char* v : {"FLOWRAG_LLM_BASE_URL", "FLOWRAG_LLM_MODEL", "FLOWRAG_LLM_API_KEY",
+                          "FLOWRAG_LLM_MAX_RETRIES", "FLOWRAG_LLM_PRICE_INPUT",
+                          "FLOWRAG_LLM_PRICE_OUTPUT"}) {
+      unsetenv(v);
+    }
+  }
+  static void Point(const std::string& base_url, const char* price_input = nullptr,
+                    const char* price_output = nullptr) {
+    setenv("FLOWRAG_LLM_BASE_URL", base_url.c_str(), 1);
+    setenv("FLOWRAG_LLM_MODEL", "stub-chat", 1);
+    setenv("FLOWRAG_LLM_API_KEY", "", 1);
+    setenv("FLOWRAG_LLM_MAX_RETRIES", "0", 1);
+    if (price_input != nullptr) setenv("FLOWRAG_LLM_PRICE_INPUT", price_input, 1);
+    if (price_output != nullptr) setenv("FLOWRAG_LLM_PRICE_OUTPUT", price_output, 1);
+  }
+};
 
 class StubHttpServer {
  public:

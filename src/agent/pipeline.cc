@@ -45,7 +45,8 @@ class Evidence {
   // Every round's first `shown` passages, unique, in round order.
   const std::vector<ScoredPassage>& shown() const { return shown_; }
   const std::vector<std::string>& relations() const { return relations_; }
-  const RetrievalResult& last() const { return last_; }
+  // The last round's result (its subgraph is the answer's), moved out once.
+  RetrievalResult TakeLast() { return std::move(last_); }
   double retrieval_ms() const { return retrieval_ms_; }
 
  private:
@@ -158,7 +159,7 @@ class Pipeline {
   // shown passages), else extractively (`offline`, or read from `context`).
   void Finish(std::string_view question, std::vector<ScoredPassage> context, std::string notes,
               const ExtractiveAnswer* offline) {
-    answer_.retrieval = evidence_.last();
+    answer_.retrieval = evidence_.TakeLast();
     answer_.retrieval.passages =
         llm_ != nullptr ? evidence_.Ordered(evidence_.shown()) : std::move(context);
     answer_.retrieval.context = evidence_.relations();

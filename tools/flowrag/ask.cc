@@ -1,6 +1,5 @@
 // `flowrag ask`: a grounded answer with citations.
 #include <cstdio>
-#include <filesystem>
 
 #include "commands.h"
 #include "flowrag/engine.h"
@@ -43,12 +42,7 @@ void PrintAnswer(const Answer& a) {
 }  // namespace
 
 Status RunAsk(const AskArgs& args) {
-  if (!std::filesystem::exists(args.db)) {
-    return Status::NotFound(args.db + ": no such store (create it with `flowrag index`)");
-  }
-  EngineOptions eo;
-  eo.read_only = true;
-  FLOWRAG_ASSIGN_OR_RETURN(auto engine, Engine::Open(args.db, eo));
+  FLOWRAG_ASSIGN_OR_RETURN(auto engine, OpenExistingStore(args.db));
   FLOWRAG_ASSIGN_OR_RETURN(Answer a, engine->Ask(args.question, args.answer));
   if (args.json) {
     std::printf("%s\n", ToJson(a).c_str());

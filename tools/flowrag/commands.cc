@@ -9,8 +9,8 @@
 #include <sstream>
 
 #include "flowrag/engine.h"
-#include "flowrag/json.h"
 #include "flowrag/eval.h"
+#include "flowrag/json.h"
 
 namespace flowrag::cli {
 namespace {
@@ -72,10 +72,10 @@ void PrintExplanation(const RetrievalResult& r) {
     std::printf("\n");
   }
   const RetrievalDiagnostics& d = r.diagnostics;
-  std::printf("diagnostics: %.3f ms, %zu iterations, residual %.3g, %zu nodes and %zu edges "
-              "touched, %zu candidates scored",
-              d.time_ms, d.iterations, d.residual, d.nodes_touched, d.edges_touched,
-              d.candidates_scored);
+  std::printf(
+      "diagnostics: %.3f ms, %zu iterations, residual %.3g, %zu nodes and %zu edges "
+      "touched, %zu candidates scored",
+      d.time_ms, d.iterations, d.residual, d.nodes_touched, d.edges_touched, d.candidates_scored);
   for (const auto& [k, v] : d.extra) std::printf(", %s %.4g", k.c_str(), v);
   std::printf("\n");
 }
@@ -88,9 +88,9 @@ void PrintIndexReport(const IndexReport& r) {
                  "deleted; %zu facts created, %zu triples rejected; %zu texts embedded, %zu "
                  "synonym edges; %.2f s extract, %.2f s embed+synonyms\n",
                  r.extractor.c_str(), r.passages_extracted, r.passages_relinked,
-                 r.extraction_failures,
-                 r.entities_created, r.entities_deleted, r.facts_created, r.triples_rejected,
-                 r.graph_texts_embedded, r.synonym_edges, r.extract_seconds, r.graph_seconds);
+                 r.extraction_failures, r.entities_created, r.entities_deleted, r.facts_created,
+                 r.triples_rejected, r.graph_texts_embedded, r.synonym_edges, r.extract_seconds,
+                 r.graph_seconds);
   }
   if (r.estimated_llm_calls > 0) {
     std::fprintf(stderr,
@@ -99,13 +99,13 @@ void PrintIndexReport(const IndexReport& r) {
                  r.estimated_llm_calls, r.estimated_prompt_tokens, r.estimated_completion_tokens);
   }
   for (const std::string& m : r.messages) std::fprintf(stderr, "  %s\n", m.c_str());
-  std::fprintf(stderr,
-               "indexed: %zu documents seen, %zu added, %zu replaced, %zu unchanged; %zu "
-               "passages added, %zu embedded%s; %zu batches; %.2f s (ingest %.2f s, embed %.2f s)\n",
-               r.documents_seen, r.documents_added, r.documents_replaced, r.documents_unchanged,
-               r.passages_added, r.passages_embedded,
-               r.embedder_refitted ? " (embedder refitted)" : "", r.batches_committed,
-               r.total_seconds, r.ingest_seconds, r.embed_seconds);
+  std::fprintf(
+      stderr,
+      "indexed: %zu documents seen, %zu added, %zu replaced, %zu unchanged; %zu "
+      "passages added, %zu embedded%s; %zu batches; %.2f s (ingest %.2f s, embed %.2f s)\n",
+      r.documents_seen, r.documents_added, r.documents_replaced, r.documents_unchanged,
+      r.passages_added, r.passages_embedded, r.embedder_refitted ? " (embedder refitted)" : "",
+      r.batches_committed, r.total_seconds, r.ingest_seconds, r.embed_seconds);
 }
 
 }  // namespace
@@ -131,13 +131,17 @@ Status RunIndex(IndexArgs args) {
   return Status::Ok();
 }
 
-Status RunQuery(const QueryArgs& args) {
-  if (!std::filesystem::exists(args.db)) {
-    return Status::NotFound(args.db + ": no such store (create it with `flowrag index`)");
+Result<std::unique_ptr<Engine>> OpenExistingStore(const std::string& db) {
+  if (!std::filesystem::exists(db)) {
+    return Status::NotFound(db + ": no such store (create it with `flowrag index`)");
   }
   EngineOptions eo;
   eo.read_only = true;
-  FLOWRAG_ASSIGN_OR_RETURN(auto engine, Engine::Open(args.db, eo));
+  return Engine::Open(db, eo);
+}
+
+Status RunQuery(const QueryArgs& args) {
+  FLOWRAG_ASSIGN_OR_RETURN(auto engine, OpenExistingStore(args.db));
   FLOWRAG_ASSIGN_OR_RETURN(RetrievalResult r, engine->Query(args.question, args.query));
   if (args.json) {
     nlohmann::json j = nlohmann::json::parse(ToJson(r));
@@ -201,8 +205,11 @@ Status RunEval(EvalArgs args) {
     }
     for (const QuestionRecord& q : rep.records) {
       if (!records.is_open()) break;
-      nlohmann::json j = {{"bench", rep.bench}, {"method", rep.method}, {"id", q.id},
-                          {"retrieved", q.retrieved_ids}, {"latency_ms", q.latency_ms}};
+      nlohmann::json j = {{"bench", rep.bench},
+                          {"method", rep.method},
+                          {"id", q.id},
+                          {"retrieved", q.retrieved_ids},
+                          {"latency_ms", q.latency_ms}};
       for (const auto& [k, v] : q.recall) j["recall"][std::to_string(k)] = v;
       const RetrievalDiagnostics& d = q.diagnostics;
       j["diagnostics"] = {{"time_ms", d.time_ms},
@@ -225,8 +232,8 @@ Status RunEval(EvalArgs args) {
         }
         j["steps"] = nlohmann::json::array();
         for (const AnswerStep& st : q.steps) {
-          j["steps"].push_back({{"query", st.query}, {"answer", st.answer},
-                                {"follow_up", st.follow_up}});
+          j["steps"].push_back(
+              {{"query", st.query}, {"answer", st.answer}, {"follow_up", st.follow_up}});
         }
         j["warnings"] = q.warnings;
       }
@@ -242,12 +249,14 @@ Status RunImportOpenIe(ImportArgs args) {
   FLOWRAG_ASSIGN_OR_RETURN(ImportReport r, engine->ImportOpenIe(args.file, args.options));
   std::fprintf(stderr,
                "imported %s: %zu records, %zu passages matched, %zu records without a passage, "
-               "%zu passages without a record; triples %zu read, %zu kept, %zu malformed, %zu duplicate, %zu "
+               "%zu passages without a record; triples %zu read, %zu kept, %zu malformed, %zu "
+               "duplicate, %zu "
                "refused by the graph (subject = object); %zu "
                "entities and %zu facts created, %zu synonym edges; %.2f s\n",
                args.file.c_str(), r.records_read, r.passages_matched, r.records_unmatched,
                r.passages_without_record, r.triples_read, r.triples_kept, r.triples_malformed,
-               r.duplicate_triples, r.triples_rejected, r.entities_created, r.facts_created, r.synonym_edges, r.seconds);
+               r.duplicate_triples, r.triples_rejected, r.entities_created, r.facts_created,
+               r.synonym_edges, r.seconds);
   for (const std::string& m : r.messages) std::fprintf(stderr, "  %s\n", m.c_str());
   return Status::Ok();
 }
@@ -263,10 +272,7 @@ Status RunDelete(const std::string& db, const std::vector<std::string>& ids) {
 }
 
 Status RunStats(const StatsArgs& args) {
-  if (!std::filesystem::exists(args.db)) return Status::NotFound(args.db + ": no such store");
-  EngineOptions eo;
-  eo.read_only = true;
-  FLOWRAG_ASSIGN_OR_RETURN(auto engine, Engine::Open(args.db, eo));
+  FLOWRAG_ASSIGN_OR_RETURN(auto engine, OpenExistingStore(args.db));
   FLOWRAG_ASSIGN_OR_RETURN(StoreStats s, engine->Stats());
   if (args.json) {
     nlohmann::json j = nlohmann::json::parse(ToJson(s));
@@ -283,20 +289,23 @@ Status RunStats(const StatsArgs& args) {
     std::printf("file size        %.1f MiB\n", s.file_bytes / 1048576.0);
     const GraphStats& g = s.graph;
     std::printf("graph nodes     ");
-    for (const auto& [k, v] : g.nodes) std::printf(" %s=%lld", k.c_str(), static_cast<long long>(v));
+    for (const auto& [k, v] : g.nodes)
+      std::printf(" %s=%lld", k.c_str(), static_cast<long long>(v));
     std::printf("\ngraph edges     ");
-    for (const auto& [k, v] : g.edges) std::printf(" %s=%lld", k.c_str(), static_cast<long long>(v));
-    std::printf("\nentity degree    isolated %.1f%%, average %.2f, min %lld, median %lld, p90 %lld, "
-                "p99 %lld, max %lld (RELATED_TO)\n",
-                100.0 * g.isolated_ratio, g.average_degree, static_cast<long long>(g.degree_min),
-                static_cast<long long>(g.degree_median), static_cast<long long>(g.degree_p90),
-                static_cast<long long>(g.degree_p99), static_cast<long long>(g.degree_max));
-    std::printf("extraction       %lld passages done, %lld failed; LLM %lld calls, %lld prompt + "
-                "%lld completion tokens\n",
-                static_cast<long long>(g.extracted_passages),
-                static_cast<long long>(g.failed_passages), static_cast<long long>(g.llm_calls),
-                static_cast<long long>(g.llm_prompt_tokens),
-                static_cast<long long>(g.llm_completion_tokens));
+    for (const auto& [k, v] : g.edges)
+      std::printf(" %s=%lld", k.c_str(), static_cast<long long>(v));
+    std::printf(
+        "\nentity degree    isolated %.1f%%, average %.2f, min %lld, median %lld, p90 %lld, "
+        "p99 %lld, max %lld (RELATED_TO)\n",
+        100.0 * g.isolated_ratio, g.average_degree, static_cast<long long>(g.degree_min),
+        static_cast<long long>(g.degree_median), static_cast<long long>(g.degree_p90),
+        static_cast<long long>(g.degree_p99), static_cast<long long>(g.degree_max));
+    std::printf(
+        "extraction       %lld passages done, %lld failed; LLM %lld calls, %lld prompt + "
+        "%lld completion tokens\n",
+        static_cast<long long>(g.extracted_passages), static_cast<long long>(g.failed_passages),
+        static_cast<long long>(g.llm_calls), static_cast<long long>(g.llm_prompt_tokens),
+        static_cast<long long>(g.llm_completion_tokens));
     std::printf("graph memory     %.1f MiB\n", g.memory_bytes / 1048576.0);
   }
   return Status::Ok();

@@ -4,9 +4,11 @@
 #define FLOWRAG_TOOLS_COMMANDS_H_
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "flowrag/engine.h"
 #include "flowrag/options.h"
 #include "flowrag/status.h"
 
@@ -41,8 +43,8 @@ struct EvalArgs {
   size_t limit = 0;
   bool quiet = false;
   EngineOptions engine;
-  bool answers = false;     // also answer and score EM/F1
-  AnswerOptions answer;     // pipeline, answerer, max_steps
+  bool answers = false;  // also answer and score EM/F1
+  AnswerOptions answer;  // pipeline, answerer, max_steps
 };
 
 struct AskArgs {
@@ -63,6 +65,10 @@ struct StatsArgs {
   std::string db;
   bool json = false;
 };
+
+// Opens a store that must already exist, read-only (query, ask, stats);
+// NotFound with a hint otherwise.
+Result<std::unique_ptr<Engine>> OpenExistingStore(const std::string& db);
 
 // Parses "k=v" pairs into a map; InvalidArgument naming the bad pair.
 Result<std::map<std::string, std::string>> ParseSetPairs(const std::vector<std::string>& pairs);
