@@ -300,13 +300,22 @@ def selftest():
 # Running flowrag
 
 
-def run(cmd, timeout=3600):
-    """(returncode, stdout, stderr, seconds) of one command."""
-    t0 = time.perf_counter()
-    try:
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return 124, "", f"timeout after {timeout}s", time.perf_counter() - t0
+def run(cmd, timeout=3600, wait_for_binary=600):
+    """(returncode, stdout, stderr, seconds) of one command. While the binary cannot be started
+    (missing, or being relinked: permission denied, text file busy) waits and retries, up to
+    wait_for_binary seconds; the seconds returned are those of the run that started."""
+    deadline = time.monotonic() + wait_for_binary
+    while True:
+        t0 = time.perf_counter()
+        try:
+            res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+            break
+        except subprocess.TimeoutExpired:
+            return 124, "", f"timeout after {timeout}s", time.perf_counter() - t0
+        except OSError as e:
+            if time.monotonic() > deadline:
+                return 127, "", f"cannot run {cmd[0]}: {e}", 0.0
+            time.sleep(5)
     return res.returncode, res.stdout, res.stderr, time.perf_counter() - t0
 
 
