@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "flowrag/options.h"
+#include "flowrag/schema.h"
 #include "flowrag/status.h"
 #include "flowrag/types.h"
 
@@ -43,6 +44,19 @@ class Engine {
   // position and field; nothing of a rejected call is stored.
   virtual Result<IndexReport> IndexDocuments(const std::vector<DocumentInput>& documents,
                                              const IndexOptions& options = {}) = 0;
+
+  // Schema-driven construction (schema-contracts paper, Appendix B): the
+  // folder's records under `contract` become SourceRecord documents, typed
+  // entities (DERIVED_FROM their records), relationships (foreign keys and
+  // link fields) and passages, in this store and snapshot, so every
+  // retriever and Ask() see them; text documents go through the extractor
+  // and are linked to the record entities they name. The contract is kept
+  // in the store (Ask's schema agent reads it). Re-ingesting skips unchanged
+  // records; a crash leaves whole batches and a rerun completes the graph.
+  // Errors name the file, line and field; references that match nothing
+  // are dropped and reported, never stored as dangling edges.
+  virtual Result<IngestReport> Ingest(const std::string& dir, const SchemaContract& contract,
+                                      const IngestOptions& options = {}) = 0;
 
   // Imports precomputed OpenIE (the benchmark openie.jsonl, keyed by corpus
   // id, or HippoRAG's openie_results_ner_*.json, keyed by passage text) as the

@@ -10,8 +10,8 @@
 // Sources (A.3): every .csv, .json (a list of objects, or one object),
 // .jsonl/.ndjson and .txt/.md file below the folder, one source per file
 // named by its relative path without the extension, except corpus
-// directories (≥ 50 files of one kind with agreeing structure), which are one
-// source named by the directory. JSON records are flattened to paths
+// directories (≥ 50 files of one kind with agreeing structure, or ≥ 2 text
+// files), which are one source named by the directory. JSON records are flattened to paths
 // ("address.city", "tags[*]", "items[*].price"); a text file is one record
 // {path, title, text}. Each source gets its representative record (Eq. 2)
 // and diverse samples packed into an 8K-token budget (A.4.2–A.4.3).
@@ -24,7 +24,9 @@
 #include <string>
 #include <vector>
 
+#include "flowrag/options.h"
 #include "flowrag/status.h"
+#include "flowrag/types.h"
 
 namespace flowrag {
 
@@ -147,6 +149,19 @@ struct SchemaContract {
 // The deterministic (offline) semantic layer over structural analysis.
 SchemaContract DeriveContract(const InducedSchema& schema);
 
+// Semantic discovery with the configured chat model (FLOWRAG_LLM_BASE_URL /
+// FLOWRAG_LLM_MODEL): the two-pass prompts of E.1–E.2 over the catalog, the
+// structural hints and the samples; every field reference checked against
+// the closed-world catalog (FieldValidity, A.6.1), invalid ones dropped; the
+// result merged into DeriveContract(schema), whose keys and links stay
+// authoritative. `exclusions` is the manifest InduceSchema used. `notes`
+// (may be null) receives FieldValidity, token use, and what was dropped.
+// FailedPrecondition without a configured model; Unavailable when the
+// model's answers stay unusable (callers fall back to DeriveContract).
+Result<SchemaContract> DiscoverContractWithLlm(const InducedSchema& schema, const std::string& dir,
+                                               const std::string& exclusions,
+                                               std::vector<std::string>* notes);
+
 // Persistent extension (Appendix C.4–C.5): `incoming` (e.g. DeriveContract
 // of InduceSchema over new sources) is merged into `base` by diff, and the
 // merge is monotonic: nothing of `base` is removed or altered (its sources,
@@ -173,6 +188,36 @@ ExtensionResult ExtendContract(const SchemaContract& base, const SchemaContract&
 std::string ToYaml(const SchemaContract& contract);
 Result<SchemaContract> ParseContract(const std::string& yaml_text, const std::string& path);
 Result<SchemaContract> LoadContract(const std::string& path);
+
+// ---- Schema-driven construction (Appendix B): Engine::Ingest ----------------
+
+struct IngestOptions {
+  // Chunking of text fields and text documents (B.7.4: boundary chunks of
+  // 8,000 chars with 500 overlap above 10,000 chars), batch sizes, and the
+  // extractor that reads text documents ("auto": the LLM when configured).
+  IndexOptions index;
+  double dedup_similarity = 0.85;  // B.4.2 stage 2 for types without a key; 0 = off
+  // Records of the contract's sources that are no longer in the folder are
+  // deleted (with what only they supported).
+  bool remove_missing = true;
+  IngestOptions() { index.chunking.strategy = ChunkOptions::Strategy::kBoundary; }
+};
+
+struct IngestReport {
+  IndexReport index;                      // documents, passages, embeddings, extraction
+  std::vector<std::string> source_order;  // B.2 hierarchy order
+  size_t records = 0;                     // structured records (SourceRecords)
+  size_t text_documents = 0;
+  size_t records_removed = 0;
+  size_t entities = 0;             // distinct entities the records define
+  size_t merged_by_key = 0;        // records folded into an entity by identity key
+  size_t merged_by_embedding = 0;  // by name similarity (types without a key)
+  size_t links = 0;                // relationship edges from foreign keys and link fields
+  size_t unresolved_links = 0;     // references matching nothing: dropped (see warnings)
+  size_t text_mentions = 0;        // record entities named in text passages
+  std::vector<std::string> warnings;
+  double plan_seconds = 0, graph_seconds = 0, total_seconds = 0;
+};
 
 // The schema as JSON (sources, fields, identity_keys, foreign_keys, warnings).
 std::string ToJson(const InducedSchema& schema);

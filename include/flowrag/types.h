@@ -187,6 +187,24 @@ struct GraphStats {
   int64_t memory_bytes = 0;              // in-memory graph of the snapshot
 };
 
+// Schema and KG quality (schema-contracts paper B.7.1–B.7.2) of a store
+// built by Engine::Ingest; `present` is false without a contract.
+struct SchemaStats {
+  bool present = false;
+  int version = 0;
+  std::string generated_by;
+  int64_t source_records = 0;       // SourceRecord nodes
+  int64_t derived_from = 0;         // DERIVED_FROM edges (entity, record)
+  int64_t entity_types = 0, entity_types_used = 0;
+  int64_t relationship_types = 0, relationship_types_used = 0;
+  double schema_utility = 0.0;           // entity types with ≥ 1 entity / types
+  double relationship_usage = 0.0;       // relationship types with ≥ 1 edge / types
+  double cross_source_utility = 0.0;     // source pairs joined by a relationship / pairs
+  double link_validity = 0.0;            // edges whose endpoints both exist / edges
+  double provenance_completeness = 0.0;  // entities with DERIVED_FROM / entities
+  bool qa_ready = false;                 // isolated ratio < 0.3 and average degree ≥ 2 (B.7.1)
+};
+
 struct StoreStats {
   std::string path;
   int format_version = 0;
@@ -199,6 +217,7 @@ struct StoreStats {
   std::string dense_model;   // the model passages are embedded with
   int64_t passages_missing_embeddings = 0;
   GraphStats graph;
+  SchemaStats schema;
 };
 
 }  // namespace flowrag

@@ -165,29 +165,34 @@ Result<IndexReport> EngineImpl::RunIndex(const std::string& label, const IndexOp
   return report;
 }
 
+Status EngineImpl::CommitDocuments(std::vector<DocumentWrite>* batch, const IndexOptions& options,
+                                   IndexReport* report, IndexRunRecord* run) {
+  if (batch->empty()) return Status::Ok();
+  FLOWRAG_ASSIGN_OR_RETURN(BatchWriteReport r, store_->WriteDocuments(*batch));
+  batch->clear();
+  report->documents_added += r.documents_added;
+  report->documents_replaced += r.documents_replaced;
+  report->documents_unchanged += r.documents_unchanged;
+  report->passages_added += r.passages_added;
+  ++report->batches_committed;
+  run->documents_added = report->documents_added;
+  run->documents_replaced = report->documents_replaced;
+  run->documents_unchanged = report->documents_unchanged;
+  run->passages_added = report->passages_added;
+  run->batches_committed = report->batches_committed;
+  FLOWRAG_RETURN_IF_ERROR(store_->UpdateIndexRun(*run));
+  if (options.after_batch) return options.after_batch(report->batches_committed);
+  return Status::Ok();
+}
+
 Status EngineImpl::IngestDocuments(const DocumentProducer& produce, const IndexOptions& options,
                                    IndexReport* report, IndexRunRecord* run) {
   const std::string chunking = options.chunking.Signature();
   Progress progress("ingest", "documents", 0, options.progress);
   std::vector<DocumentWrite> batch;
   auto flush = [&]() -> Status {
-    if (batch.empty()) return Status::Ok();
-    FLOWRAG_ASSIGN_OR_RETURN(BatchWriteReport r, store_->WriteDocuments(batch));
-    report->documents_added += r.documents_added;
-    report->documents_replaced += r.documents_replaced;
-    report->documents_unchanged += r.documents_unchanged;
-    report->passages_added += r.passages_added;
-    ++report->batches_committed;
-    run->documents_added = report->documents_added;
-    run->documents_replaced = report->documents_replaced;
-    run->documents_unchanged = report->documents_unchanged;
-    run->passages_added = report->passages_added;
-    run->batches_committed = report->batches_committed;
     progress.Advance(batch.size());
-    batch.clear();
-    FLOWRAG_RETURN_IF_ERROR(store_->UpdateIndexRun(*run));
-    if (options.after_batch) return options.after_batch(report->batches_committed);
-    return Status::Ok();
+    return CommitDocuments(&batch, options, report, run);
   };
 
   Status st = produce([&](RawDocument&& doc) -> Status {
@@ -428,6 +433,7 @@ Result<StoreStats> EngineImpl::Stats() const {
     s.passages_missing_embeddings = c.passages;
   }
   FLOWRAG_RETURN_IF_ERROR(FillGraphStats(&s.graph));
+  FLOWRAG_RETURN_IF_ERROR(FillSchemaStats(&s));
   return s;
 }
 

@@ -24,6 +24,8 @@
 
 namespace flowrag {
 
+struct ConstructionPlan;
+
 class EngineImpl final : public Engine {
  public:
   static Result<std::unique_ptr<EngineImpl>> Create(const std::string& db_path,
@@ -33,6 +35,8 @@ class EngineImpl final : public Engine {
                             const IndexOptions& options) override;
   Result<IndexReport> IndexDocuments(const std::vector<DocumentInput>& documents,
                                      const IndexOptions& options) override;
+  Result<IngestReport> Ingest(const std::string& dir, const SchemaContract& contract,
+                              const IngestOptions& options) override;
   Result<ImportReport> ImportOpenIe(const std::string& path,
                                     const ImportOpenIeOptions& options) override;
   Status DeleteDocument(std::string_view document_id) override;
@@ -53,8 +57,18 @@ class EngineImpl final : public Engine {
   using DocumentProducer = std::function<Status(const DocumentSink&)>;
   Result<IndexReport> RunIndex(const std::string& label, const IndexOptions& options,
                                const DocumentProducer& produce);
+  // Writes `batch` in one transaction, updates the counters and the run
+  // journal, clears it; then options.after_batch.
+  Status CommitDocuments(std::vector<DocumentWrite>* batch, const IndexOptions& options,
+                         IndexReport* report, IndexRunRecord* run);
   Status IngestDocuments(const DocumentProducer& produce, const IndexOptions& options,
                          IndexReport* report, IndexRunRecord* run);
+  // Ingest() phases (engine_ingest.cc).
+  Status WriteRecordDocuments(const ConstructionPlan& plan, const IngestOptions& options,
+                              IngestReport* report, IndexRunRecord* run);
+  Status WriteRecordGraph(const ConstructionPlan& plan, const IngestOptions& options,
+                          IngestReport* report);
+  Status FillSchemaStats(StoreStats* stats) const;  // schema_stats.cc
   Status EmbedMissing(const IndexOptions& options, IndexReport* report, IndexRunRecord* run);
   Status RebuildSnapshot();
   // Embeds graph texts and updates SYNONYM edges (engine_graph.cc).

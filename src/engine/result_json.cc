@@ -101,7 +101,7 @@ nlohmann::json StoreStatsJson(const StoreStats& s) {
                             {"prompt_tokens", g.llm_prompt_tokens},
                             {"completion_tokens", g.llm_completion_tokens}}},
                           {"memory_bytes", g.memory_bytes}};
-  return {{"path", s.path},
+  nlohmann::json out = {{"path", s.path},
           {"format_version", s.format_version},
           {"documents", s.documents},
           {"passages", s.passages},
@@ -112,6 +112,24 @@ nlohmann::json StoreStatsJson(const StoreStats& s) {
           {"index_runs", s.index_runs},
           {"file_bytes", s.file_bytes},
           {"graph", std::move(graph)}};
+  if (s.schema.present) {
+    const SchemaStats& c = s.schema;
+    out["schema"] = {{"version", c.version},
+                     {"generated_by", c.generated_by},
+                     {"source_records", c.source_records},
+                     {"derived_from", c.derived_from},
+                     {"entity_types", c.entity_types},
+                     {"entity_types_used", c.entity_types_used},
+                     {"relationship_types", c.relationship_types},
+                     {"relationship_types_used", c.relationship_types_used},
+                     {"schema_utility", c.schema_utility},
+                     {"relationship_usage", c.relationship_usage},
+                     {"cross_source_utility", c.cross_source_utility},
+                     {"link_validity", c.link_validity},
+                     {"provenance_completeness", c.provenance_completeness},
+                     {"qa_ready", c.qa_ready}};
+  }
+  return out;
 }
 
 std::string ToJson(const RetrievalResult& result) {

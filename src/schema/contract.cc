@@ -34,7 +34,8 @@ std::string ToUpperAscii(std::string s) {
 }
 
 std::string RelationName(const std::string& field, const std::string& target_type) {
-  static const std::set<std::string> kIdWords = {"id", "key", "code", "no", "num", "number", "fk"};
+  static const std::set<std::string> kIdWords = {"id",   "key",  "code", "no",   "num",   "number",
+                                                 "fk",   "sku",  "uuid", "guid", "isbn", "ticker"};
   std::string out;
   for (const std::string& t : FieldNameTokens(field)) {
     if (kIdWords.count(t)) continue;

@@ -116,7 +116,8 @@ Result<std::vector<DiscoveredSource>> DiscoverSources(const std::string& dir,
   for (auto& [key, files] : groups) {
     std::sort(files.begin(), files.end());
     const auto& [parent, format] = key;
-    if (files.size() >= o.corpus_min_files && Homogeneous(files, format, o)) {
+    const size_t min_files = format == "text" ? o.text_corpus_min_files : o.corpus_min_files;
+    if (files.size() >= min_files && Homogeneous(files, format, o)) {
       out.push_back(
           {parent.empty() ? fs::path(dir).filename().string() : parent, format, true, files});
       continue;
@@ -137,6 +138,7 @@ Result<std::vector<FlatRecord>> LoadSourceRecords(const DiscoveredSource& source
                                                   size_t* transcoded_fields) {
   std::vector<FlatRecord> out;
   for (const std::string& file : source.files) {
+    const size_t first = out.size();
     if (source.format == "csv") {
       FLOWRAG_ASSIGN_OR_RETURN(CsvTable t, ReadCsvFile(file));
       *transcoded_fields += t.transcoded_fields;
@@ -169,6 +171,8 @@ Result<std::vector<FlatRecord>> LoadSourceRecords(const DiscoveredSource& source
       FLOWRAG_ASSIGN_OR_RETURN(std::vector<FlatRecord> recs, ReadJsonRecords(file));
       for (FlatRecord& r : recs) out.push_back(std::move(r));
     }
+    const std::string relative = fs::relative(file, dir).generic_string();
+    for (size_t i = first; i < out.size(); ++i) out[i].file = relative;
   }
   return out;
 }

@@ -9,7 +9,8 @@
 // or top-level key sets of `corpus_sample` files spread over it is ≥
 // `corpus_similarity`; text files always agree) is one corpus source named
 // by the directory; every other file is a source named by its path without
-// the extension. Sources come out sorted by name.
+// the extension. Text files of one directory are one corpus source from
+// `text_corpus_min_files` on. Sources come out sorted by name.
 #ifndef FLOWRAG_SCHEMA_DISCOVERY_H_
 #define FLOWRAG_SCHEMA_DISCOVERY_H_
 
@@ -24,6 +25,9 @@ namespace flowrag {
 
 struct DiscoveryOptions {
   size_t corpus_min_files = 50;
+  // Text files carry no structure to disagree on: those of one directory
+  // form one source (their type, e.g. "Note") as soon as there are two.
+  size_t text_corpus_min_files = 2;
   size_t corpus_sample = 5;
   double corpus_similarity = 0.8;
 };

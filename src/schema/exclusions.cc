@@ -1,5 +1,7 @@
 #include "schema/exclusions.h"
 
+#include <filesystem>
+
 #include <fnmatch.h>
 #include <yaml-cpp/yaml.h>
 
@@ -58,6 +60,16 @@ Result<Exclusions> LoadExclusions(const std::string& path) {
     }
   }
   return out;
+}
+
+Result<Exclusions> LoadFolderExclusions(const std::string& dir, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::string manifest = path;
+  if (manifest.empty() && fs::exists(fs::path(dir) / "flowrag_exclude.yaml")) {
+    manifest = (fs::path(dir) / "flowrag_exclude.yaml").string();
+  }
+  if (manifest.empty()) return Exclusions{};
+  return LoadExclusions(manifest);
 }
 
 }  // namespace flowrag

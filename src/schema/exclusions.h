@@ -26,6 +26,10 @@ struct Exclusions {
 
 Result<Exclusions> LoadExclusions(const std::string& path);
 
+// The manifest `path`, or when it is empty the folder's
+// "flowrag_exclude.yaml" if there is one, or no exclusions.
+Result<Exclusions> LoadFolderExclusions(const std::string& dir, const std::string& path);
+
 }  // namespace flowrag
 
 #endif  // FLOWRAG_SCHEMA_EXCLUSIONS_H_

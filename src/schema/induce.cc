@@ -56,14 +56,7 @@ void ProfileRecords(const std::string& source, const std::vector<FlatRecord>& re
 Result<InducedSchema> InduceSchema(const std::string& dir, const SchemaOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   InducedSchema schema;
-  Exclusions exclusions;
-  std::string manifest = options.exclusions;
-  if (manifest.empty() && fs::exists(fs::path(dir) / "flowrag_exclude.yaml")) {
-    manifest = (fs::path(dir) / "flowrag_exclude.yaml").string();
-  }
-  if (!manifest.empty()) {
-    FLOWRAG_ASSIGN_OR_RETURN(exclusions, LoadExclusions(manifest));
-  }
+  FLOWRAG_ASSIGN_OR_RETURN(Exclusions exclusions, LoadFolderExclusions(dir, options.exclusions));
   FLOWRAG_ASSIGN_OR_RETURN(std::vector<DiscoveredSource> found,
                            DiscoverSources(dir, exclusions, DiscoveryOptions{}, &schema.excluded));
   std::vector<SourceColumns> sources;

@@ -26,6 +26,7 @@ namespace flowrag {
 
 struct FlatRecord {
   int64_t line = 0;  // 1-based line (.jsonl) or element index + 1 (.json)
+  std::string file;  // relative to the folder (set by LoadSourceRecords)
   std::vector<std::pair<std::string, std::string>> values;  // (path, value), document order
 };
 

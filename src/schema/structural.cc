@@ -200,9 +200,13 @@ std::vector<ForeignKey> DetectForeignKeys(const std::vector<SourceColumns>& sour
       }
     }
   }
-  // Two primary keys referencing each other: keep one direction.
+  // A primary key references only another primary key (a 1:1 extension
+  // table); a primary key "referencing" a child's column is the reverse
+  // link seen from the wrong side. Two primary keys referencing each other:
+  // keep one direction.
   std::vector<ForeignKey> kept;
   for (const ForeignKey& fk : out) {
+    if (is_primary(fk.from_source, fk.from_field) && !is_primary(fk.to_source, fk.to_field)) continue;
     if (!is_primary(fk.from_source, fk.from_field)) {
       kept.push_back(fk);
       continue;

@@ -43,12 +43,15 @@ Status GraphWriter::Prepare() {
       {&clear_descriptions_, "DELETE FROM descriptions WHERE passage_id = ?"},
       {&clear_fact_sources_, "DELETE FROM fact_sources WHERE passage_id = ?"},
       {&entities_of_passage_, "SELECT entity_id FROM mentions WHERE passage_id = ?"},
-      // Most frequent surface form, then most frequent non-empty type.
+      // Most frequent surface form, then the non-empty type a schema record
+      // gave, else the most frequent one.
       {&canonical_,
        "SELECT (SELECT surface FROM mentions WHERE entity_id = ?1 GROUP BY surface "
        "ORDER BY sum(count) DESC, surface ASC LIMIT 1), "
-       "(SELECT type FROM mentions WHERE entity_id = ?1 AND type <> '' GROUP BY type "
-       "ORDER BY sum(count) DESC, type ASC LIMIT 1), "
+       "(SELECT m.type FROM mentions m LEFT JOIN extraction_state x ON x.passage_id = "
+       "m.passage_id AND x.extractor = 'schema' WHERE m.entity_id = ?1 AND m.type <> '' "
+       "GROUP BY m.type ORDER BY max(x.passage_id IS NOT NULL) DESC, sum(m.count) DESC, "
+       "m.type ASC LIMIT 1), "
        "(SELECT name FROM entities WHERE id = ?1)"},
       // A new name means a new embedding: its synonym edges are recomputed.
       {&rename_,

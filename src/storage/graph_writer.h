@@ -10,7 +10,9 @@
 // Canonical name and type of an entity are recomputed from its current
 // mentions after every write: the surface form (and the non-empty type) with
 // the most occurrences, ties broken by the smaller string, so the graph does
-// not depend on insertion order (delete + re-add gives the same graph).
+// not depend on insertion order (delete + re-add gives the same graph). A type
+// given by a schema record (a passage extracted by "schema") wins over
+// extracted ones.
 //
 // Garbage collection (Finish): an entity lives while some passage defines it
 // (a mention with defining = 1); otherwise it is deleted, and with it (ON

@@ -152,10 +152,28 @@ CREATE TABLE llm_cache(
 );
 )sql";
 
+// Format 4: schema-driven construction. Every structured or text record a
+// contract ingests is a document with one source_records row (the
+// SourceRecord node, B.6); `structured` records get their graph from the
+// contract, not from the extractor.
+const char kV4[] = R"sql(
+CREATE TABLE source_records(
+  document_id INTEGER PRIMARY KEY REFERENCES documents(id) ON DELETE CASCADE,
+  source      TEXT NOT NULL,
+  file        TEXT NOT NULL,
+  line        INTEGER NOT NULL,
+  entity_type TEXT NOT NULL,
+  record_key  TEXT NOT NULL,
+  structured  INTEGER NOT NULL,
+  fields      TEXT NOT NULL
+);
+CREATE INDEX source_records_type ON source_records(entity_type);
+)sql";
+
 }  // namespace
 
 const std::string& SchemaStep(int version) {
-  static const std::vector<std::string> steps = {"", kV1, kV2, kV3};
+  static const std::vector<std::string> steps = {"", kV1, kV2, kV3, kV4};
   static const std::string empty;
   return (version > 0 && version < static_cast<int>(steps.size())) ? steps[version] : empty;
 }

@@ -212,6 +212,11 @@ Result<BatchWriteReport> Store::WriteDocuments(std::span<const DocumentWrite> ba
         Statement::Prepare(db_, path_,
                            "INSERT INTO passages(document_id, ordinal, begin_offset, end_offset, "
                            "embed_hash) VALUES (?, ?, ?, ?, ?)"));
+    FLOWRAG_ASSIGN_OR_RETURN(
+        Statement ins_record,
+        Statement::Prepare(db_, path_,
+                           "INSERT INTO source_records(document_id, source, file, line, entity_type, "
+                           "record_key, structured, fields) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
     const int64_t now = NowSeconds();
     for (const DocumentWrite& w : batch) {
       find.Bind(1, w.doc.external_id);
@@ -240,6 +245,18 @@ Result<BatchWriteReport> Store::WriteDocuments(std::span<const DocumentWrite> ba
                                   .Bind(7, now)
                                   .Run(path_));
       const int64_t doc_id = sqlite3_last_insert_rowid(db_);
+      if (w.record) {
+        const SourceRecordWrite& r = *w.record;
+        FLOWRAG_RETURN_IF_ERROR(ins_record.Bind(1, doc_id)
+                                    .Bind(2, r.source)
+                                    .Bind(3, r.file)
+                                    .Bind(4, r.line)
+                                    .Bind(5, r.entity_type)
+                                    .Bind(6, r.record_key)
+                                    .Bind(7, int64_t{r.structured ? 1 : 0})
+                                    .Bind(8, r.fields)
+                                    .Run(path_));
+      }
       for (const PassageWrite& p : w.passages) {
         FLOWRAG_RETURN_IF_ERROR(ins_passage.Bind(1, doc_id)
                                     .Bind(2, int64_t{p.ordinal})

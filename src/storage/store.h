@@ -13,12 +13,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "common/matrix.h"
@@ -35,7 +37,7 @@ struct ChatResponse;
 
 // The format this build writes. Older files are migrated on open; newer ones
 // are refused.
-inline constexpr int kStoreFormatVersion = 3;
+inline constexpr int kStoreFormatVersion = 4;
 
 struct StoreOptions {
   bool create_if_missing = true;
@@ -51,8 +53,18 @@ struct PassageWrite {
   uint64_t embed_hash = 0;  // Hash64 of the text that gets embedded
 };
 
+// The SourceRecord row of a document written by schema-driven construction.
+struct SourceRecordWrite {
+  std::string source, file;
+  int64_t line = 0;
+  std::string entity_type, record_key;
+  bool structured = true;  // false: a text document the extractor reads
+  std::string fields;      // JSON object of the original values
+};
+
 struct DocumentWrite {
   RawDocument doc;
+  std::optional<SourceRecordWrite> record;
   uint64_t content_hash = 0;
   std::string chunking;  // signature of the chunk options used
   std::vector<PassageWrite> passages;
@@ -173,6 +185,26 @@ class Store {
   Status ForEachPassageEmbedding(std::string_view model,
                                  const std::function<Status(int64_t, std::string_view)>& fn);
 
+  // SourceRecords (format 4, storage/store_records.cc), in document id order.
+  struct SourceRecordRow {
+    int64_t document_id = 0;
+    std::string external_id;
+    SourceRecordWrite record;
+  };
+  Status ForEachSourceRecord(const std::function<Status(SourceRecordRow&&)>& fn);
+  // B.7.2 counts over the graph: entities, those with a DERIVED_FROM (a
+  // defining mention in a SourceRecord's passage), facts and those whose
+  // endpoints both exist, entities and facts per type / relation text.
+  struct SchemaGraphCounts {
+    int64_t source_records = 0, entities = 0, entities_with_provenance = 0, derived_from = 0;
+    int64_t edges = 0, valid_edges = 0;
+    std::map<std::string, int64_t> entities_per_type, facts_per_relation;
+    std::map<std::string, int64_t> text_documents_per_type;  // text SourceRecords
+  };
+  Result<SchemaGraphCounts> CountSchemaGraph();
+  // Passage ids of every document (ordinal order), by external id.
+  Result<std::unordered_map<std::string, std::vector<int64_t>>> PassagesByDocument();
+
   // Index run journal.
   Result<int64_t> BeginIndexRun(std::string_view sources);
   Status UpdateIndexRun(const IndexRunRecord& run);
@@ -193,12 +225,14 @@ class Store {
     std::string text;
     std::string document_id;  // external id of its document
   };
-  // Passages without a successful extraction by `extractor`, in id order,
+  // Passages without a successful extraction by `extractor` (structured
+  // SourceRecords excluded: the contract builds their graph), in id order,
   // starting after passage id `after`.
   Result<std::vector<PendingPassage>> PassagesPendingExtraction(std::string_view extractor,
                                                                 int64_t after, size_t limit);
   Result<int64_t> CountPassagesPendingExtraction(std::string_view extractor = "");
-  // Every passage (id order), for dictionary linking.
+  // Every passage the extractors read (id order; not structured
+  // SourceRecords), for dictionary linking.
   Status ForEachPassageContent(const std::function<Status(PendingPassage&&)>& fn);
 
   // Names of title entities (the offline extractor's linking dictionary):

@@ -26,6 +26,12 @@ Status Store::DeletePassagesFromGraph(GraphWriter& writer, const std::vector<int
   return Status::Ok();
 }
 
+// Passages of structured SourceRecords get their graph from the schema
+// contract: the extractors never read them.
+#define FLOWRAG_NOT_STRUCTURED_SQL                                                           \
+  "NOT EXISTS (SELECT 1 FROM source_records r WHERE r.document_id = p.document_id " \
+  "AND r.structured = 1)"
+
 Result<std::vector<Store::PendingPassage>> Store::PassagesPendingExtraction(
     std::string_view extractor, int64_t after, size_t limit) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -36,7 +42,8 @@ Result<std::vector<Store::PendingPassage>> Store::PassagesPendingExtraction(
           "SELECT p.id, p.ordinal, d.title, substr(CAST(d.text AS BLOB), p.begin_offset + 1, "
           "p.end_offset - p.begin_offset), d.external_id FROM passages p JOIN documents d ON d.id = "
           "p.document_id WHERE p.id > ?1 AND NOT EXISTS (SELECT 1 FROM extraction_state x WHERE "
-          "x.passage_id = p.id AND x.status = 'done' AND x.extractor = ?2) ORDER BY p.id LIMIT ?3"));
+          "x.passage_id = p.id AND x.status = 'done' AND x.extractor = ?2) AND " FLOWRAG_NOT_STRUCTURED_SQL
+          " ORDER BY p.id LIMIT ?3"));
   s.Bind(1, after).Bind(2, extractor).Bind(3, static_cast<int64_t>(limit));
   std::vector<PendingPassage> out;
   while (true) {
@@ -54,7 +61,8 @@ Result<int64_t> Store::CountPassagesPendingExtraction(std::string_view extractor
       Statement s, Statement::Prepare(db_, path_,
                                       "SELECT count(*) FROM passages p WHERE NOT EXISTS (SELECT 1 "
                                       "FROM extraction_state x WHERE x.passage_id = p.id AND "
-                                      "x.status = 'done' AND (?1 = '' OR x.extractor = ?1))"));
+                                      "x.status = 'done' AND (?1 = '' OR x.extractor = ?1)) AND "
+                                      FLOWRAG_NOT_STRUCTURED_SQL));
   s.Bind(1, extractor);
   FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
   return row ? s.Int(0) : int64_t{0};
@@ -68,7 +76,7 @@ Status Store::ForEachPassageContent(const std::function<Status(PendingPassage&&)
                          "SELECT p.id, p.ordinal, d.title, substr(CAST(d.text AS BLOB), "
                          "p.begin_offset + 1, p.end_offset - p.begin_offset), d.external_id FROM "
                          "passages p JOIN "
-                         "documents d ON d.id = p.document_id ORDER BY p.id"));
+                         "documents d ON d.id = p.document_id WHERE " FLOWRAG_NOT_STRUCTURED_SQL " ORDER BY p.id"));
   while (true) {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
     if (!row) break;

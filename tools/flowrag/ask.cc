@@ -1,5 +1,8 @@
 // `flowrag ask`: a grounded answer with citations.
 #include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
 
 #include "commands.h"
 #include "flowrag/engine.h"
@@ -39,10 +42,34 @@ void PrintAnswer(const Answer& a) {
   std::fprintf(stderr, "\n");
 }
 
+// --questions: each line {"id": ..., "question": ...}; the answers go to
+// stdout as JSON lines in the same order, each with the question's "id".
+Status AskMany(const Engine& engine, const AskArgs& args) {
+  std::ifstream in(args.questions);
+  if (!in) return Status::NotFound(args.questions + ": cannot open the questions file");
+  std::string line;
+  for (int64_t n = 1; std::getline(in, line); ++n) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = args.questions + ":" + std::to_string(n);
+    nlohmann::json q = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (q.is_discarded() || !q.is_object()) return Status::InvalidArgument(where + ": expected a JSON object");
+    if (!q.contains("question") || !q["question"].is_string()) {
+      return Status::InvalidArgument(where + ": question: expected a string");
+    }
+    FLOWRAG_ASSIGN_OR_RETURN(Answer a, engine.Ask(q["question"].get<std::string>(), args.answer));
+    nlohmann::json out = nlohmann::json::parse(ToJson(a));
+    out["id"] = q.contains("id") ? q["id"] : nlohmann::json(n);
+    std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status RunAsk(const AskArgs& args) {
   FLOWRAG_ASSIGN_OR_RETURN(auto engine, OpenExistingStore(args.db));
+  if (!args.questions.empty()) return AskMany(*engine, args);
+  if (args.question.empty()) return Status::InvalidArgument("ask: give a question or --questions FILE");
   FLOWRAG_ASSIGN_OR_RETURN(Answer a, engine->Ask(args.question, args.answer));
   if (args.json) {
     std::printf("%s\n", ToJson(a).c_str());

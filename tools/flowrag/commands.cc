@@ -307,6 +307,21 @@ Status RunStats(const StatsArgs& args) {
         static_cast<long long>(g.llm_calls), static_cast<long long>(g.llm_prompt_tokens),
         static_cast<long long>(g.llm_completion_tokens));
     std::printf("graph memory     %.1f MiB\n", g.memory_bytes / 1048576.0);
+    if (s.schema.present) {
+      const SchemaStats& c = s.schema;
+      std::printf("schema           v%d (%s): %lld SourceRecords, %lld DERIVED_FROM edges\n",
+                  c.version, c.generated_by.c_str(), static_cast<long long>(c.source_records),
+                  static_cast<long long>(c.derived_from));
+      std::printf(
+          "schema quality   utility %.0f%% (%lld/%lld types), relationship usage %.0f%% "
+          "(%lld/%lld), cross-source %.0f%%, link validity %.1f%%, provenance %.1f%%, %s\n",
+          100 * c.schema_utility, static_cast<long long>(c.entity_types_used),
+          static_cast<long long>(c.entity_types), 100 * c.relationship_usage,
+          static_cast<long long>(c.relationship_types_used),
+          static_cast<long long>(c.relationship_types), 100 * c.cross_source_utility,
+          100 * c.link_validity, 100 * c.provenance_completeness,
+          c.qa_ready ? "QA-ready" : "not QA-ready (isolated >= 30% or degree < 2)");
+    }
   }
   return Status::Ok();
 }

@@ -50,8 +50,18 @@ struct EvalArgs {
 struct AskArgs {
   std::string db;
   std::string question;
+  std::string questions;  // JSONL of {"id", "question"}: one JSON answer per line
   AnswerOptions answer;
   bool json = false;
+};
+
+struct IngestArgs {
+  std::string dir;
+  std::string schema;  // the contract; empty: induced offline from dir
+  std::string db;
+  std::string extractor = "auto";
+  EngineOptions engine;
+  bool quiet = false;
 };
 
 struct ImportArgs {
@@ -76,8 +86,9 @@ Result<std::map<std::string, std::string>> ParseSetPairs(const std::vector<std::
 Status RunIndex(IndexArgs args);
 Status RunQuery(const QueryArgs& args);
 Status RunAsk(const AskArgs& args);
+Status RunIngest(const IngestArgs& args);
 Status RunSchemaInduce(const std::string& dir, bool json, const std::string& out,
-                       const std::string& exclude, const std::string& extend);
+                       const std::string& exclude, const std::string& extend, bool llm);
 Status RunSchemaShow(const std::string& path);
 Status RunEval(EvalArgs args);
 Status RunStats(const StatsArgs& args);

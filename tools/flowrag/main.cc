@@ -62,15 +62,29 @@ int main(int argc, char** argv) {
   query->add_flag("--explain", qa.explain,
                   "Graph methods: print keywords, seeds, paths and diagnostics");
 
+  cli::IngestArgs ga;
+  auto* ingest = app.add_subcommand(
+      "ingest", "Build typed entities, relationships and passages from a folder under a schema contract");
+  ingest->add_option("dir", ga.dir, "Folder of CSV, JSON, JSONL and text files")->required();
+  ingest->add_option("--schema", ga.schema, "The contract (schema.yaml); default: induce it now");
+  ingest->add_option("--db", ga.db, "Store file (created if missing)")->required();
+  ingest->add_option("--extractor", ga.extractor, "Text documents: auto|heuristic|llm|none")
+      ->capture_default_str();
+  ingest->add_option("--embedder", ga.engine.embedder, "hash (built-in) or openai");
+  ingest->add_flag("-q,--quiet", ga.quiet, "No progress or report output");
+
   cli::AskArgs aa;
   std::vector<std::string> ask_sets;
   auto* ask = app.add_subcommand("ask", "Answer a question with citations");
-  ask->add_option("question", aa.question, "The question")->required();
+  auto* ask_question = ask->add_option("question", aa.question, "The question");
+  ask->add_option("--questions", aa.questions,
+                  "JSONL file of {\"id\", \"question\"}: print one JSON answer per line")
+      ->excludes(ask_question);
   ask->add_option("--db", aa.db, "Store file")->required();
   ask->add_option("--method", aa.answer.query.method, methods)->capture_default_str();
   ask->add_option("--top-k", aa.answer.query.top_k, "Passages to retrieve per round")
       ->capture_default_str();
-  ask->add_option("--pipeline", aa.answer.pipeline, "single|cot|decompose")->capture_default_str();
+  ask->add_option("--pipeline", aa.answer.pipeline, "auto|single|cot|decompose|schema")->capture_default_str();
   ask->add_option("--max-steps", aa.answer.max_steps, "cot: retrieval rounds")
       ->capture_default_str();
   ask->add_option("--answerer", aa.answer.answerer, "auto|extractive|llm")->capture_default_str();
@@ -88,6 +102,9 @@ int main(int argc, char** argv) {
   induce->add_flag("--json", schema_json, "Print the schema as JSON");
   std::string schema_out, schema_exclude, schema_file, schema_extend;
   induce->add_option("--out", schema_out, "Write the YAML contract here");
+  bool schema_llm = false;
+  induce->add_flag("--llm", schema_llm,
+                   "Two-pass semantic discovery with the configured chat model (E.1-E.2)");
   induce->add_option("--exclude", schema_exclude,
                      "Exclusion manifest (default: DIR/flowrag_exclude.yaml when present)");
   induce->add_option("--extend", schema_extend,
@@ -164,8 +181,11 @@ int main(int argc, char** argv) {
       aa.answer.query.params = *params;
       st = cli::RunAsk(aa);
     }
+  } else if (*ingest) {
+    st = cli::RunIngest(ga);
   } else if (*induce) {
-    st = cli::RunSchemaInduce(schema_dir, schema_json, schema_out, schema_exclude, schema_extend);
+    st = cli::RunSchemaInduce(schema_dir, schema_json, schema_out, schema_exclude, schema_extend,
+                              schema_llm);
   } else if (*show) {
     st = cli::RunSchemaShow(schema_file);
   } else if (*eval) {

@@ -41,11 +41,24 @@ Status RunSchemaShow(const std::string& path) {
 }
 
 Status RunSchemaInduce(const std::string& dir, bool json, const std::string& out,
-                       const std::string& exclude, const std::string& extend) {
+                       const std::string& exclude, const std::string& extend, bool llm) {
   SchemaOptions options;
   options.exclusions = exclude;
   FLOWRAG_ASSIGN_OR_RETURN(InducedSchema s, InduceSchema(dir, options));
   SchemaContract contract = DeriveContract(s);
+  if (llm) {
+    std::vector<std::string> notes;
+    Result<SchemaContract> discovered = DiscoverContractWithLlm(s, dir, exclude, &notes);
+    for (const std::string& n : notes) std::fprintf(stderr, "llm: %s\n", n.c_str());
+    if (discovered.ok()) {
+      contract = std::move(*discovered);
+    } else if (discovered.status().code() == StatusCode::kFailedPrecondition) {
+      return discovered.status();
+    } else {
+      std::fprintf(stderr, "warning: %s; using the offline contract\n",
+                   discovered.status().ToString().c_str());
+    }
+  }
   if (!extend.empty()) {
     FLOWRAG_ASSIGN_OR_RETURN(SchemaContract base, LoadContract(extend));
     ExtensionResult ext = ExtendContract(base, contract);
