@@ -86,6 +86,18 @@ struct QueryOptions {
   std::map<std::string, std::string> params;
 };
 
+// The schema-guided agent (schema-contracts paper Appendix D), used by Ask
+// when the store holds a schema contract (pipeline "schema", or "auto").
+struct SchemaAgentOptions {
+  std::string vector_method = "dense";  // VectorRAG (D.1: dense retrieval)
+  std::string graph_method = "ppr";     // GraphTraverse
+  size_t max_retries = 2;               // R_max of Algorithm 9
+  bool ood_gate = true;                 // D.3 stage 1: abstain on out-of-scope questions
+  double min_similarity = 0.3;          // D.3 stage 2: best dense score below → low confidence
+  double low_similarity_discount = 0.8; // confidence factor of such an answer
+  double retry_link = 0.9;              // c_link of an answer found after a retry (D.5)
+};
+
 // How Engine::Ask answers.
 struct AnswerOptions {
   QueryOptions query;               // the retriever, top_k and its per-query params
@@ -93,7 +105,11 @@ struct AnswerOptions {
   // to max_steps rounds; each summarises the evidence and either answers or
   // asks a follow-up question for the next round. "decompose" (Listing 3):
   // sub-questions answered in order, then a final retrieval on the question.
-  std::string pipeline = "single";
+  // "schema": the schema-guided agent (SchemaLookup, VectorRAG, GraphTraverse
+  // with gates; needs a store built by Engine::Ingest). "auto": "schema" when
+  // the store holds a contract, else "single".
+  std::string pipeline = "auto";
+  SchemaAgentOptions schema;
   size_t max_steps = 3;             // SA-RAG App. A
   // Passages per round the answerer reads (SemFlowRAG A.2: the top 5); the
   // retriever may return more (query.top_k), which stay in the result.

@@ -15,7 +15,7 @@ Status AnswerOptions::Validate() const {
     }
     return Status::InvalidArgument(std::string(field) + " \"" + v + "\": expected " + list);
   };
-  if (Status s = one_of(pipeline, {"single", "cot", "decompose"}, "pipeline"); !s.ok()) return s;
+  if (Status s = one_of(pipeline, {"auto", "single", "cot", "decompose", "schema"}, "pipeline"); !s.ok()) return s;
   if (Status s = one_of(answerer, {"auto", "extractive", "llm"}, "answerer"); !s.ok()) return s;
   if (Status s = one_of(style, {"short", "long"}, "style"); !s.ok()) return s;
   if (max_steps < 1 || max_steps > 10) {
@@ -26,6 +26,13 @@ Status AnswerOptions::Validate() const {
   }
   if (!(deadline_ms >= 0.0)) return Status::InvalidArgument("deadline_ms: expected ≥ 0");
   if (query.top_k == 0) return Status::InvalidArgument("top_k: expected a positive number");
+  if (schema.max_retries > 5) {
+    return Status::InvalidArgument("schema.max_retries " + std::to_string(schema.max_retries) +
+                                   ": expected 0 to 5");
+  }
+  if (!(schema.min_similarity >= 0.0 && schema.min_similarity <= 1.0)) {
+    return Status::InvalidArgument("schema.min_similarity: expected 0 to 1");
+  }
   return Status::Ok();
 }
 

@@ -1,8 +1,34 @@
-// EngineImpl::Ask: the answer pipelines of agent/pipeline.h over this engine.
+// EngineImpl::Ask: the answer pipelines of agent/pipeline.h, or the
+// schema-guided agent of agent/schema_agent.h, over this engine.
 #include "agent/pipeline.h"
+#include "agent/schema_agent.h"
+#include "agent/schema_index.h"
 #include "engine/engine_impl.h"
 
 namespace flowrag {
+
+Result<std::shared_ptr<const SchemaIndex>> EngineImpl::SchemaIndexFor(
+    const std::shared_ptr<const Snapshot>& snap) const {
+  std::lock_guard<std::mutex> lock(schema_mu_);
+  if (schema_snapshot_ == snap) return schema_index_;
+  std::shared_ptr<const SchemaIndex> index;
+  FLOWRAG_ASSIGN_OR_RETURN(auto yaml, store_->GetMeta("schema_contract"));
+  if (yaml) {
+    FLOWRAG_ASSIGN_OR_RETURN(SchemaContract contract,
+                             ParseContract(*yaml, store_->path() + ":schema_contract"));
+    std::vector<RecordInput> records;
+    FLOWRAG_RETURN_IF_ERROR(store_->ForEachSourceRecord([&](Store::SourceRecordRow&& r) -> Status {
+      records.push_back({std::move(r.external_id), std::move(r.record.entity_type),
+                         std::move(r.record.fields), std::move(r.record.file), r.record.line,
+                         r.record.structured});
+      return Status::Ok();
+    }));
+    index = SchemaIndex::Build(contract, std::move(records), *snap);
+  }
+  schema_snapshot_ = snap;
+  schema_index_ = index;
+  return index;
+}
 
 Result<Answer> EngineImpl::Ask(std::string_view question, const AnswerOptions& options) const {
   FLOWRAG_RETURN_IF_ERROR(options.Validate());
@@ -22,7 +48,23 @@ Result<Answer> EngineImpl::Ask(std::string_view question, const AnswerOptions& o
   if (chat != nullptr) {
     FLOWRAG_ASSIGN_OR_RETURN(deps.prices, TokenPricesFromEnv());
   }
-  return RunAnswerPipeline(question, options, deps);
+  std::shared_ptr<const SchemaIndex> schema;
+  if (options.pipeline == "schema" || options.pipeline == "auto") {
+    FLOWRAG_ASSIGN_OR_RETURN(schema, SchemaIndexFor(snap));
+  }
+  if (schema != nullptr || options.pipeline == "schema") {
+    SchemaAgentDeps agent;
+    agent.index = schema.get();
+    agent.snapshot = snap.get();
+    agent.query = [&](std::string_view query, const QueryOptions& q, ChatModel* c) {
+      return QueryOn(*snap, query, q, c);
+    };
+    agent.pipeline = deps;
+    return RunSchemaAgent(question, options, agent);
+  }
+  AnswerOptions resolved = options;
+  if (resolved.pipeline == "auto") resolved.pipeline = "single";
+  return RunAnswerPipeline(question, resolved, deps);
 }
 
 }  // namespace flowrag

@@ -319,20 +319,7 @@ Result<RetrievalResult> EngineImpl::QueryOn(const Snapshot& snapshot, std::strin
   result.diagnostics = std::move(out.diagnostics);
   if (snap->graph() != nullptr) DescribeSubgraph(*snap, out, &result);
   result.passages.reserve(out.ranked.size());
-  for (const RankedPassage& r : out.ranked) {
-    const SnapshotPassage& p = snap->passage(r.passage);
-    const SnapshotDocument& d = snap->document_of(r.passage);
-    ScoredPassage sp;
-    sp.passage_id = p.id;
-    sp.document_id = d.external_id;
-    sp.title = d.title;
-    sp.ordinal = p.ordinal;
-    sp.begin = p.begin;
-    sp.end = p.end;
-    sp.text = std::string(snap->PassageText(r.passage));
-    sp.score = r.score;
-    result.passages.push_back(std::move(sp));
-  }
+  for (const RankedPassage& r : out.ranked) result.passages.push_back(snap->Scored(r.passage, r.score));
   return result;
 }
 

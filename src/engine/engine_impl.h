@@ -25,6 +25,7 @@
 namespace flowrag {
 
 struct ConstructionPlan;
+class SchemaIndex;
 
 class EngineImpl final : public Engine {
  public:
@@ -101,6 +102,15 @@ class EngineImpl final : public Engine {
   mutable Status chat_status_;
   mutable std::unique_ptr<ResponseCache> chat_cache_;
   mutable std::unique_ptr<ChatModel> chat_;
+
+  // The schema agent's routing context for a snapshot (engine_ask.cc): built
+  // on the first schema question after each snapshot swap; null without a
+  // contract in the store.
+  Result<std::shared_ptr<const SchemaIndex>> SchemaIndexFor(
+      const std::shared_ptr<const Snapshot>& snap) const;
+  mutable std::mutex schema_mu_;
+  mutable std::shared_ptr<const Snapshot> schema_snapshot_;
+  mutable std::shared_ptr<const SchemaIndex> schema_index_;
 
   std::mutex write_mu_;  // serialises Index/Delete
   mutable std::mutex snapshot_mu_;

@@ -93,4 +93,19 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Build(Store& store,
   return std::shared_ptr<const Snapshot>(std::move(snap));
 }
 
+ScoredPassage Snapshot::Scored(uint32_t i, double score) const {
+  const SnapshotPassage& p = passages_[i];
+  const SnapshotDocument& d = documents_[p.document];
+  ScoredPassage sp;
+  sp.passage_id = p.id;
+  sp.document_id = d.external_id;
+  sp.title = d.title;
+  sp.ordinal = p.ordinal;
+  sp.begin = p.begin;
+  sp.end = p.end;
+  sp.text = std::string(PassageText(i));
+  sp.score = score;
+  return sp;
+}
+
 }  // namespace flowrag

@@ -20,6 +20,7 @@
 #include "embed/embedder.h"
 #include "graph/knowledge_graph.h"
 #include "flowrag/status.h"
+#include "flowrag/types.h"
 #include "text/bm25_index.h"
 #include "vector/vector_index.h"
 
@@ -70,6 +71,8 @@ class Snapshot {
     return documents_[passages_[passage].document];
   }
   std::string_view PassageText(uint32_t i) const;
+  // Passage i as the public API reports it, with `score`.
+  ScoredPassage Scored(uint32_t i, double score) const;
   const std::vector<SnapshotDocument>& documents() const { return documents_; }
 
   const Bm25Index& bm25() const { return bm25_; }

@@ -1,0 +1,61 @@
+// The schema-guided QA agent (schema-contracts paper §3.5, Appendix D,
+// Algorithm 9) over a store built by Engine::Ingest.
+//
+//   1. Query analysis (D.2) against the SchemaIndex: known values as typed
+//      constraints, field names, years, answer type.
+//   2. Stage-1 gate (D.3): a real-time word ("today", "latest", ...), a year
+//      outside the data's temporal range, or a proper-noun mention nothing in
+//      the store knows → out of scope: abstain (no external search here).
+//   3. Plan–execute–retry (D.4–D.5): rounds r = 0..max_retries, each running
+//      the next tool in the preference order SchemaLookup (when the question
+//      constrains typed fields) → VectorRAG (dense, records matched by the
+//      constraints and passages naming them first) → GraphTraverse (a graph
+//      retriever). A round's answer must be grounded (stage 2): a lookup
+//      value is grounded in its record (c_ground 1.0); a passage answer needs
+//      its text in a cited passage (0.9) or half its words there (0.7).
+//      Otherwise the failure summary names what was tried and the next round
+//      runs the next tool; after the last, the agent abstains.
+//   4. Confidence c = c_link · c_node · c_ground: c_link 1.0 for the first
+//      tool, `retry_link` after a retry; c_node the smallest constraint match
+//      score (1.0 exact, 0.8 contained; 1.0 without constraints); a best
+//      dense score under `min_similarity` discounts c and warns.
+// SchemaLookup answers cite the SourceRecord passage and quote the
+// "field: value" line; passage answers cite as the answer pipelines do. With
+// a chat model (answerer auto/llm), the lookup's records and the VectorRAG
+// passages are the evidence the model answers from; offline the lookup
+// candidates are returned directly (D.3 (iii)).
+//
+// Every tool call is an AnswerStep: query = the call ("SchemaLookup(Order:
+// customer_id = C001 → amount)"), answer = what it returned, summary = the
+// outcome or the failure summary.
+// Thread-safety: reentrant if the deps are.
+#ifndef FLOWRAG_AGENT_SCHEMA_AGENT_H_
+#define FLOWRAG_AGENT_SCHEMA_AGENT_H_
+
+#include <functional>
+#include <string_view>
+
+#include "agent/pipeline.h"
+#include "agent/schema_index.h"
+#include "flowrag/options.h"
+#include "flowrag/types.h"
+#include "graph/snapshot.h"
+
+namespace flowrag {
+
+struct SchemaAgentDeps {
+  const SchemaIndex* index = nullptr;
+  const Snapshot* snapshot = nullptr;
+  // Retrieval with explicit options (the engine's query path).
+  std::function<Result<RetrievalResult>(std::string_view query, const QueryOptions& options,
+                                        ChatModel* chat)>
+      query;
+  PipelineDeps pipeline;  // chat, idf, prices (retrieve is set per tool)
+};
+
+Result<Answer> RunSchemaAgent(std::string_view question, const AnswerOptions& options,
+                              const SchemaAgentDeps& deps);
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_AGENT_SCHEMA_AGENT_H_

@@ -1,0 +1,180 @@
+// The schema-guided agent (agent/schema_agent.h) on a small multi-source
+// folder: routing by the preference order, the out-of-scope and grounding
+// gates, composite confidence, retries and citations of source records.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "flowrag/engine.h"
+#include "flowrag/schema.h"
+#include "test_util.h"
+
+namespace flowrag {
+namespace {
+
+class SchemaAgentTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new testing::TempDir();
+    const std::string d = dir_->path() + "/src";
+    testing::WriteFile(d + "/customers.csv",
+                       "customer_id,name,city,segment\n"
+                       "C001,Acme Corp,Berlin,enterprise\n"
+                       "C002,Globex,Paris,smb\n"
+                       "C003,Initech,Austin,smb\n"
+                       "C004,Umbrella,Raccoon City,enterprise\n"
+                       "C005,Hooli,Palo Alto,enterprise\n"
+                       "C006,Vandelay Industries,New York,smb\n");
+    testing::WriteFile(d + "/orders.csv",
+                       "order_id,customer_id,amount,order_date\n"
+                       "1001,C001,250.00,2021-01-03\n"
+                       "1002,C002,75.50,2021-01-09\n"
+                       "1003,C001,1200.00,2022-02-14\n"
+                       "1004,C003,250.00,2022-02-20\n"
+                       "1005,C005,75.50,2023-03-01\n"
+                       "1006,C004,1200.00,2023-03-15\n");
+    testing::WriteFile(d + "/notes/acme.md",
+                       "# Acme Corp account review\n\nAcme Corp renewed its contract in February "
+                       "2022. The account manager noted that Acme Corp plans to expand into Munich.\n");
+    testing::WriteFile(d + "/notes/globex.md",
+                       "# Globex support ticket\n\nGlobex reported that the delivery arrived "
+                       "damaged. A replacement was shipped within two days.\n");
+    auto induced = InduceSchema(d);
+    ASSERT_TRUE(induced.ok()) << induced.status().ToString();
+    auto engine = Engine::Open(dir_->File("store.db"));
+    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+    auto report = (*engine)->Ingest(d, DeriveContract(*induced));
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    engine_ = engine->release();
+  }
+  static void TearDownTestSuite() {
+    delete engine_;
+    delete dir_;
+  }
+
+  static Answer Ask(const std::string& question, AnswerOptions options = {}) {
+    auto a = engine_->Ask(question, options);
+    EXPECT_TRUE(a.ok()) << a.status().ToString();
+    return a.ok() ? *a : Answer{};
+  }
+
+  static testing::TempDir* dir_;
+  static Engine* engine_;
+};
+
+testing::TempDir* SchemaAgentTest::dir_ = nullptr;
+Engine* SchemaAgentTest::engine_ = nullptr;
+
+TEST_F(SchemaAgentTest, TypedConstraintRoutesToSchemaLookupAndCitesTheRecord) {
+  const Answer a = Ask("What is the city of Acme Corp?");
+  EXPECT_EQ(a.pipeline, "schema");  // "auto" picks the agent when the store has a contract
+  EXPECT_EQ(a.answerer, "schema-lookup");
+  EXPECT_EQ(a.text, "Berlin");
+  EXPECT_DOUBLE_EQ(a.confidence, 1.0);  // one tool, exact match, grounded in the record
+  ASSERT_EQ(a.citations.size(), 1u);
+  EXPECT_EQ(a.citations[0].document_id, "customers.csv:2");  // the SourceRecord: file and line
+  EXPECT_EQ(a.citations[0].quote, "city: Berlin");
+  ASSERT_EQ(a.steps.size(), 1u);
+  EXPECT_NE(a.steps[0].query.find("SchemaLookup(Customer"), std::string::npos);
+}
+
+TEST_F(SchemaAgentTest, EntityNamesAreKnownValues) {
+  const Answer a = Ask("What is the amount of order 1003?");
+  EXPECT_EQ(a.answerer, "schema-lookup");
+  EXPECT_EQ(a.text, "1200.00");
+  ASSERT_FALSE(a.citations.empty());
+  EXPECT_EQ(a.citations[0].document_id, "orders.csv:4");
+}
+
+TEST_F(SchemaAgentTest, PluralQuestionListsEveryMatchingRecord) {
+  const Answer a = Ask("Which customers are in the enterprise segment?");
+  EXPECT_EQ(a.text, "Acme Corp, Umbrella, Hooli");
+  EXPECT_EQ(a.citations.size(), 3u);
+}
+
+TEST_F(SchemaAgentTest, ContainedMentionScoresPointEight) {
+  // "Vandelay" is contained in the known value "Vandelay Industries": m = 0.8.
+  const Answer a = Ask("What is the city of Vandelay?");
+  EXPECT_EQ(a.text, "New York");
+  EXPECT_NEAR(a.confidence, 0.8, 1e-9);
+}
+
+TEST_F(SchemaAgentTest, LookupWithoutTheAskedFieldRetriesWithVectorRag) {
+  const Answer a = Ask("Where does Acme Corp plan to expand?");
+  ASSERT_TRUE(a.answered);
+  EXPECT_EQ(a.text, "Munich");
+  ASSERT_EQ(a.steps.size(), 2u);
+  EXPECT_NE(a.steps[0].query.find("SchemaLookup"), std::string::npos);
+  EXPECT_NE(a.steps[0].summary.find("next: VectorRAG"), std::string::npos);
+  EXPECT_NE(a.steps[1].query.find("VectorRAG"), std::string::npos);
+  // c = c_link (after a retry) · c_node (exact) · c_ground (0.9: the span is in a cited passage),
+  // possibly discounted for a low dense similarity.
+  EXPECT_LE(a.confidence, 0.9 * 0.9 + 1e-9);
+  EXPECT_GT(a.confidence, 0.0);
+  ASSERT_FALSE(a.citations.empty());
+  EXPECT_EQ(a.citations[0].document_id, "notes/acme.md");
+}
+
+TEST_F(SchemaAgentTest, RealTimeQuestionIsOutOfScope) {
+  const Answer a = Ask("What is the latest order of Initech?");
+  EXPECT_FALSE(a.answered);
+  EXPECT_EQ(a.text, "Insufficient Information");
+  EXPECT_NE(a.reasoning.find("out of scope"), std::string::npos);
+  EXPECT_TRUE(a.steps.empty());  // the gate runs before any tool
+}
+
+TEST_F(SchemaAgentTest, YearOutsideTheDataIsOutOfScope) {
+  const Answer a = Ask("What did Globex order in 1995?");
+  EXPECT_FALSE(a.answered);
+  EXPECT_NE(a.reasoning.find("1995"), std::string::npos);
+}
+
+TEST_F(SchemaAgentTest, UnknownEntityIsOutOfScope) {
+  const Answer a = Ask("Where does Cyberdyne Systems plan to expand?");
+  EXPECT_FALSE(a.answered);
+  EXPECT_NE(a.reasoning.find("Cyberdyne Systems"), std::string::npos);
+}
+
+TEST_F(SchemaAgentTest, GateCanBeTurnedOff) {
+  AnswerOptions o;
+  o.schema.ood_gate = false;
+  const Answer a = Ask("What is the latest order of Initech?", o);
+  EXPECT_FALSE(a.steps.empty());  // the tools ran
+}
+
+TEST_F(SchemaAgentTest, NoGroundedAnswerAbstainsAfterEveryTool) {
+  AnswerOptions o;
+  o.schema.ood_gate = false;
+  o.schema.max_retries = 0;  // one round only
+  const Answer a = Ask("Zzyzx qwerty?", o);
+  EXPECT_FALSE(a.answered);
+  EXPECT_EQ(a.steps.size(), 1u);
+  EXPECT_NE(a.reasoning.find("no grounded answer"), std::string::npos);
+}
+
+TEST_F(SchemaAgentTest, SinglePipelineStillAvailable) {
+  AnswerOptions o;
+  o.pipeline = "single";
+  const Answer a = Ask("What is the city of Acme Corp?", o);
+  EXPECT_EQ(a.pipeline, "single");
+}
+
+TEST(SchemaAgentNoContractTest, AutoFallsBackToSingleAndSchemaIsRefused) {
+  testing::TempDir dir;
+  testing::WriteFile(dir.File("docs/a.md"), "# Ada\n\nAda Lovelace wrote the first program.\n");
+  auto engine = Engine::Open(dir.File("store.db"));
+  ASSERT_TRUE(engine.ok());
+  ASSERT_TRUE((*engine)->Index({dir.File("docs")}).ok());
+  auto a = (*engine)->Ask("Who wrote the first program?");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->pipeline, "single");
+  AnswerOptions o;
+  o.pipeline = "schema";
+  auto refused = (*engine)->Ask("Who wrote the first program?", o);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace flowrag
