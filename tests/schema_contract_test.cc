@@ -203,3 +203,68 @@ TEST_F(ContractTest, PersistentExtensionIsMonotonicAndVersioned) {
 
 }  // namespace
 }  // namespace flowrag
+
+namespace flowrag {
+namespace {
+
+// A.9: sources whose names give the same type are one type, attributes unioned.
+TEST(UnificationTest, SameTypeAcrossSourcesIsOneTypeAndRoundTrips) {
+  testing::TempDir dir;
+  testing::WriteFile(dir.File("2019/orders.csv"), "order_id,amount\n" + Rows(6, [](int i) {
+                                                    return std::to_string(100 + i) + "," +
+                                                           std::to_string(10 * i);
+                                                  }));
+  testing::WriteFile(dir.File("2020/orders.csv"), "order_id,amount,channel\n" + Rows(6, [](int i) {
+                                                    return std::to_string(200 + i) + "," +
+                                                           std::to_string(5 * i) + ",web";
+                                                  }));
+  auto s = InduceSchema(dir.path());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  const SchemaContract c = DeriveContract(*s);
+  ASSERT_EQ(c.entity_types.size(), 1u);
+  const EntityType& t = c.entity_types[0];
+  EXPECT_EQ(t.name, "Order");
+  EXPECT_EQ(t.source, "2019/orders");
+  EXPECT_EQ(t.merged_sources, std::vector<std::string>{"2020/orders"});
+  EXPECT_TRUE(t.HasSource("2020/orders"));
+  EXPECT_EQ(t.attributes, (std::vector<std::string>{"order_id", "amount", "channel"}));
+  auto back = ParseContract(ToYaml(c), "schema.yaml");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->entity_types[0].merged_sources, t.merged_sources);
+  EXPECT_EQ(ToYaml(*back), ToYaml(c));
+
+  std::string yaml = ToYaml(c);
+  yaml.replace(yaml.find("[2020/orders]"), 13, "[2021/orders]");
+  auto bad = ParseContract(yaml, "schema.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("merged_sources: \"2021/orders\" is not a source"),
+            std::string::npos)
+      << bad.status().ToString();
+}
+
+// A.8.2: "queries_metadata" beside "queries" is joined on their shared field
+// even though it is no identity key of either.
+TEST(CompanionTest, CompanionSourcesLinkOnTheirSharedField) {
+  testing::TempDir dir;
+  testing::WriteFile(dir.File("queries.csv"), "qid,text\n" + Rows(12, [](int i) {
+                                                return "q" + std::to_string(i % 6) + ",text " +
+                                                       std::to_string(i);
+                                              }));
+  testing::WriteFile(dir.File("queries_metadata.csv"), "qid,lang\n" + Rows(8, [](int i) {
+                                                         return "q" + std::to_string(i % 4) +
+                                                                (i % 2 ? ",en" : ",de");
+                                                       }));
+  auto s = InduceSchema(dir.path());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_EQ(s->foreign_keys.size(), 1u);
+  const ForeignKey& fk = s->foreign_keys[0];
+  EXPECT_TRUE(fk.companion);
+  EXPECT_EQ(fk.from_source, "queries_metadata");
+  EXPECT_EQ(fk.to_source, "queries");
+  EXPECT_EQ(fk.from_field, "qid");
+  EXPECT_DOUBLE_EQ(fk.containment, 1.0);
+  EXPECT_EQ(fk.cardinality, "N:1");
+}
+
+}  // namespace
+}  // namespace flowrag

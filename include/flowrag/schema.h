@@ -1,8 +1,9 @@
 // Schema induction (executable schema contracts paper, Appendix A): discover
 // the record sources of a folder, profile every field into a closed-world
 // catalog, and infer structural intelligence without any model: identity
-// keys (A.7.1, Eq. 4–5, composite pairs) and foreign keys (A.7.2, Eq. 6,
-// confidence and cardinality).
+// keys (A.7.1, Eq. 4–5, composite pairs), foreign keys (A.7.2, Eq. 6,
+// confidence and cardinality) and companion links (A.8.2: "x_meta" beside
+// "x" joined on a shared field of the same name).
 //
 //   auto schema = flowrag::InduceSchema("exports/");
 //   for (const auto& fk : schema->foreign_keys) ...
@@ -85,6 +86,7 @@ struct ForeignKey {
   bool exact_name = false;
   double confidence = 0;    // min(0.95, 0.5 + 0.3·overlap + 0.15·[exact name])
   std::string cardinality;  // "1:1", "N:1", "1:N", "N:M" (from side first)
+  bool companion = false;   // A.8.2: linked as companion sources (see InduceSchema)
 };
 
 struct SourceInfo {
@@ -113,13 +115,26 @@ Result<InducedSchema> InduceSchema(const std::string& dir, const SchemaOptions& 
 // ---- The contract: a versioned YAML schema file (A.6, A.9) ----------------
 
 // An entity type: offline, one per record source, named from the source
-// (PascalCase, singular), its attributes the source's catalog fields.
+// (PascalCase, singular), its attributes the source's catalog fields; sources
+// whose names give the same type are unified into one (A.9).
 struct EntityType {
   std::string name;
   std::string source;
+  // A.9 unification: further sources declaring the same type (offline: the
+  // same derived name, e.g. "2019/orders.csv" and "2020/orders.csv" are both
+  // Order); attributes are the union over all of them.
+  std::vector<std::string> merged_sources;
   std::vector<std::string> identity_key;  // fields; empty when none was found
   std::vector<std::string> attributes;    // catalog paths of the source
   std::vector<std::string> text_fields;   // long text ("text" type): passages
+
+  bool HasSource(const std::string& s) const {
+    if (s == source) return true;
+    for (const std::string& m : merged_sources) {
+      if (m == s) return true;
+    }
+    return false;
+  }
 };
 
 // A relationship type: offline, one per foreign key.

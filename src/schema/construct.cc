@@ -20,7 +20,7 @@ namespace {
 
 const EntityType* TypeOfSource(const SchemaContract& c, const std::string& source) {
   for (const EntityType& t : c.entity_types) {
-    if (t.source == source) return &t;
+    if (t.HasSource(source)) return &t;
   }
   return nullptr;
 }
@@ -78,21 +78,21 @@ bool NameLike(const std::string& path) {
 // entity is "<Type> <key>"): a string name/title/label field, else a string
 // identity key that is not an id code, else the most unique short string
 // field that is neither id-like nor a foreign key.
-std::string NameField(const SchemaContract& c, const EntityType& t) {
+std::string NameField(const SchemaContract& c, const EntityType& t, const std::string& source) {
   std::set<std::string> references;
   for (const ForeignKey& fk : c.structure.foreign_keys) {
-    if (fk.from_source == t.source) references.insert(fk.from_field);
+    if (fk.from_source == source) references.insert(fk.from_field);
   }
   std::vector<const FieldInfo*> fields;
   for (const std::string& a : t.attributes) {
-    const FieldInfo* f = Field(c, t.source, a);
+    const FieldInfo* f = Field(c, source, a);
     if (f && f->type == "string" && a.find("[*]") == std::string::npos) fields.push_back(f);
   }
   for (const FieldInfo* f : fields) {
     if (NameLike(f->path)) return f->path;
   }
   if (t.identity_key.size() == 1) {
-    const FieldInfo* f = Field(c, t.source, t.identity_key[0]);
+    const FieldInfo* f = Field(c, source, t.identity_key[0]);
     if (f && f->type == "string" && !f->id_like) return f->path;
   }
   const FieldInfo* best = nullptr;
@@ -124,11 +124,12 @@ struct SourceRecords {
 };
 
 // Renders one structured record and cuts its passages.
-PlannedRecord RenderRecord(const EntityType& type, const FlatRecord& r, const std::string& name,
+PlannedRecord RenderRecord(const EntityType& type, const std::string& source, const FlatRecord& r,
+                           const std::string& name,
                            const std::string& key, const std::set<std::string>& catalog,
                            const ChunkOptions& chunking) {
   PlannedRecord p;
-  p.source = type.source;
+  p.source = source;
   p.file = r.file;
   p.line = r.line;
   p.document_id = r.file + ":" + std::to_string(r.line);
@@ -167,9 +168,10 @@ PlannedRecord RenderRecord(const EntityType& type, const FlatRecord& r, const st
   return p;
 }
 
-PlannedRecord RenderText(const EntityType& type, const FlatRecord& r, const ChunkOptions& chunking) {
+PlannedRecord RenderText(const EntityType& type, const std::string& source, const FlatRecord& r,
+                         const ChunkOptions& chunking) {
   PlannedRecord p;
-  p.source = type.source;
+  p.source = source;
   p.file = r.file;
   p.line = 0;
   p.document_id = r.file;
@@ -261,7 +263,7 @@ Result<ConstructionPlan> PlanConstruction(const std::string& dir, const SchemaCo
   // Entities: names, then stage 1 (identity key) and stage 2 (embedding) merges.
   // name_index: EntityKey of an entity name → (source, name), for link fields.
   std::unordered_map<std::string, std::pair<std::string, std::string>> name_index;
-  // key_index[source][canonical value of field] → entity name, for foreign keys.
+  // key_index[type][field][canonical value] → entity name, for foreign keys.
   std::map<std::string, std::map<std::string, std::unordered_map<std::string, std::string>>> key_index;
   std::map<std::string, std::set<std::string>> join_fields;  // source → referenced fields
   for (const ForeignKey& fk : contract.structure.foreign_keys) join_fields[fk.to_source].insert(fk.to_field);
@@ -273,13 +275,13 @@ Result<ConstructionPlan> PlanConstruction(const std::string& dir, const SchemaCo
     if (s.info->format == "text") {
       for (const FlatRecord& r : s.records) {
         s.planned.push_back(plan.records.size());
-        plan.records.push_back(RenderText(t, r, options.chunking));
+        plan.records.push_back(RenderText(t, name, r, options.chunking));
         name_index.emplace(EntityKey(plan.records.back().title), std::make_pair(name, plan.records.back().title));
       }
       continue;
     }
     std::set<std::string> catalog(t.attributes.begin(), t.attributes.end());
-    const std::string name_field = NameField(contract, t);
+    const std::string name_field = NameField(contract, t, name);
     std::vector<std::string> names(s.records.size()), keys(s.records.size());
     for (size_t i = 0; i < s.records.size(); ++i) {
       const FlatRecord& r = s.records[i];
@@ -342,12 +344,12 @@ Result<ConstructionPlan> PlanConstruction(const std::string& dir, const SchemaCo
     for (size_t i = 0; i < s.records.size(); ++i) {
       s.planned.push_back(plan.records.size());
       plan.records.push_back(
-          RenderRecord(t, s.records[i], names[i], keys[i], catalog, options.chunking));
+          RenderRecord(t, name, s.records[i], names[i], keys[i], catalog, options.chunking));
       name_index.emplace(EntityKey(names[i]), std::make_pair(name, names[i]));
       for (const auto& [path, value] : s.records[i].values) {
         if (join_fields[name].count(path)) {
           const std::string v = CanonicalValue(value);
-          if (!v.empty()) key_index[name][path].emplace(v, names[i]);
+          if (!v.empty()) key_index[t.name][path].emplace(v, names[i]);
         }
       }
     }
@@ -379,11 +381,7 @@ Result<ConstructionPlan> PlanConstruction(const std::string& dir, const SchemaCo
         auto fk = fk_of_field.find(path);
         if (fk != fk_of_field.end()) {
           const RelationshipType& r = *fk->second;
-          const SourceRecords* parent = nullptr;
-          for (const auto& [n, src] : loaded) {
-            if (src.type && src.type->name == r.to) parent = &src;
-          }
-          const auto& index = key_index[parent ? parent->type->source : ""][r.to_field];
+          const auto& index = key_index[r.to][r.to_field];
           auto hit = index.find(CanonicalValue(v));
           if (hit == index.end()) {
             warn(p.file + ":" + std::to_string(p.line) + ": " + path + ": \"" + v + "\" matches no " +

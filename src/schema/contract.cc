@@ -119,24 +119,39 @@ SchemaContract DeriveContract(const InducedSchema& schema) {
   c.structure = schema;
   std::map<std::string, std::string> type_of;  // source → type name
   std::set<std::string> used;
+  std::map<std::string, std::string> format_of;  // type name → format of its first source
   for (const SourceInfo& src : schema.sources) {
-    EntityType t;
-    t.name = TypeName(src.name);
-    for (int n = 2; used.count(t.name); ++n) t.name = TypeName(src.name) + std::to_string(n);
-    used.insert(t.name);
-    t.source = src.name;
-    for (const IdentityKey& k : schema.identity_keys) {
-      if (k.source == src.name && k.primary) t.identity_key = k.fields;
+    const std::string name = TypeName(src.name);
+    // A.9: a source whose type another source of the same format already
+    // declares joins that type (attributes unioned); otherwise the name is
+    // made unique.
+    auto same = std::find_if(c.entity_types.begin(), c.entity_types.end(),
+                             [&](const EntityType& t) { return t.name == name; });
+    const bool unify = same != c.entity_types.end() && format_of[name] == src.format;
+    EntityType fresh;
+    EntityType& t = unify ? *same : fresh;
+    if (unify) {
+      t.merged_sources.push_back(src.name);
+    } else {
+      t.name = name;
+      for (int n = 2; used.count(t.name); ++n) t.name = name + std::to_string(n);
+      used.insert(t.name);
+      format_of[t.name] = src.format;
+      t.source = src.name;
+      for (const IdentityKey& k : schema.identity_keys) {
+        if (k.source == src.name && k.primary) t.identity_key = k.fields;
+      }
     }
     for (const FieldInfo& f : schema.fields) {
       if (f.source != src.name) continue;
+      if (std::find(t.attributes.begin(), t.attributes.end(), f.path) != t.attributes.end()) continue;
       t.attributes.push_back(f.path);
       if (f.type == "text" || (src.format == "text" && f.path == "text")) {
         t.text_fields.push_back(f.path);
       }
     }
     type_of[src.name] = t.name;
-    c.entity_types.push_back(std::move(t));
+    if (!unify) c.entity_types.push_back(std::move(fresh));
   }
   for (const ForeignKey& fk : schema.foreign_keys) {
     RelationshipType r;
@@ -195,7 +210,11 @@ std::string ToYaml(const SchemaContract& c) {
   y << YAML::Key << "entity_types" << YAML::Value << YAML::BeginSeq;
   for (const EntityType& t : c.entity_types) {
     y << YAML::BeginMap << YAML::Key << "name" << YAML::Value << t.name << YAML::Key << "source"
-      << YAML::Value << t.source << YAML::Key << "identity_key" << YAML::Value << YAML::Flow
+      << YAML::Value << t.source;
+    if (!t.merged_sources.empty()) {
+      y << YAML::Key << "merged_sources" << YAML::Value << YAML::Flow << t.merged_sources;
+    }
+    y << YAML::Key << "identity_key" << YAML::Value << YAML::Flow
       << t.identity_key << YAML::Key << "attributes" << YAML::Value << YAML::Flow << t.attributes
       << YAML::Key << "text_fields" << YAML::Value << YAML::Flow << t.text_fields << YAML::EndMap;
   }
@@ -315,6 +334,13 @@ Result<SchemaContract> ParseContract(const std::string& text, const std::string&
   }
 
   std::map<std::string, std::string> type_source;
+  std::map<std::string, std::vector<std::string>> type_sources;  // with merged sources
+  auto type_has_field = [&](const std::string& type, const std::string& field) {
+    for (const std::string& src : type_sources[type]) {
+      if (field_exists(src, field)) return true;
+    }
+    return false;
+  };
   FLOWRAG_ASSIGN_OR_RETURN(YAML::Node types, r.List(root, "entity_types"));
   for (size_t i = 0; i < types.size(); ++i) {
     const std::string at = "entity_types[" + std::to_string(i) + "]";
@@ -327,12 +353,23 @@ Result<SchemaContract> ParseContract(const std::string& text, const std::string&
     FLOWRAG_ASSIGN_OR_RETURN(t.source, r.String(types[i], "source", at));
     if (!catalog.count(t.source))
       return r.Error(types[i]["source"], at + ".source", "\"" + t.source + "\" is not a source");
+    FLOWRAG_ASSIGN_OR_RETURN(t.merged_sources, r.Strings(types[i], "merged_sources", at));
+    for (const std::string& m : t.merged_sources) {
+      if (!catalog.count(m))
+        return r.Error(types[i]["merged_sources"], at + ".merged_sources",
+                       "\"" + m + "\" is not a source");
+    }
     FLOWRAG_ASSIGN_OR_RETURN(t.identity_key, r.Strings(types[i], "identity_key", at));
     FLOWRAG_ASSIGN_OR_RETURN(t.attributes, r.Strings(types[i], "attributes", at));
     FLOWRAG_ASSIGN_OR_RETURN(t.text_fields, r.Strings(types[i], "text_fields", at));
     for (const auto* list : {&t.identity_key, &t.attributes, &t.text_fields}) {
       for (const std::string& f : *list) {
-        if (!field_exists(t.source, f)) {
+        // The key is the first source's; attributes may come from any merged source.
+        bool found = field_exists(t.source, f);
+        for (const std::string& m : t.merged_sources) {
+          found = found || (list != &t.identity_key && field_exists(m, f));
+        }
+        if (!found) {
           return r.Error(
               types[i], at,
               "field \"" + f + "\" is not in the catalog of source \"" + t.source + "\"");
@@ -340,6 +377,8 @@ Result<SchemaContract> ParseContract(const std::string& text, const std::string&
       }
     }
     type_source[t.name] = t.source;
+    type_sources[t.name] = t.merged_sources;
+    type_sources[t.name].push_back(t.source);
     c.entity_types.push_back(std::move(t));
   }
   FLOWRAG_ASSIGN_OR_RETURN(YAML::Node rels, r.List(root, "relationships"));
@@ -358,11 +397,11 @@ Result<SchemaContract> ParseContract(const std::string& text, const std::string&
     }
     FLOWRAG_ASSIGN_OR_RETURN(rel.from_field, r.String(rels[i], "from_field", at, false));
     FLOWRAG_ASSIGN_OR_RETURN(rel.to_field, r.String(rels[i], "to_field", at, false));
-    if (!rel.from_field.empty() && !field_exists(type_source[rel.from], rel.from_field)) {
+    if (!rel.from_field.empty() && !type_has_field(rel.from, rel.from_field)) {
       return r.Error(rels[i]["from_field"], at + ".from_field",
                      "\"" + rel.from_field + "\" is not a field of " + rel.from);
     }
-    if (!rel.to_field.empty() && !field_exists(type_source[rel.to], rel.to_field)) {
+    if (!rel.to_field.empty() && !type_has_field(rel.to, rel.to_field)) {
       return r.Error(rels[i]["to_field"], at + ".to_field",
                      "\"" + rel.to_field + "\" is not a field of " + rel.to);
     }

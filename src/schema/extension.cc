@@ -66,7 +66,7 @@ ExtensionResult ExtendContract(const SchemaContract& base, const SchemaContract&
   std::map<std::string, std::string> renamed;  // incoming type name → name in the contract
   for (const EntityType& t : incoming.entity_types) {
     auto same_source = std::find_if(c.entity_types.begin(), c.entity_types.end(),
-                                    [&](const EntityType& x) { return x.source == t.source; });
+                                    [&](const EntityType& x) { return x.HasSource(t.source); });
     if (same_source != c.entity_types.end()) {
       renamed[t.name] = same_source->name;
       for (const std::string& a : t.attributes) {

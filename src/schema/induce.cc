@@ -95,6 +95,9 @@ Result<InducedSchema> InduceSchema(const std::string& dir, const SchemaOptions& 
   }
   std::sort(schema.excluded.begin(), schema.excluded.end());
   schema.foreign_keys = DetectForeignKeys(sources, schema.identity_keys, options);
+  for (ForeignKey& fk : DetectCompanionLinks(sources, schema.foreign_keys)) {
+    schema.foreign_keys.push_back(std::move(fk));
+  }
   schema.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return schema;
 }
@@ -142,7 +145,8 @@ std::string ToJson(const InducedSchema& s) {
                                  {"containment", f.containment},
                                  {"exact_name", f.exact_name},
                                  {"confidence", f.confidence},
-                                 {"cardinality", f.cardinality}});
+                                 {"cardinality", f.cardinality},
+                                 {"companion", f.companion}});
   }
   j["warnings"] = s.warnings;
   j["excluded"] = s.excluded;

@@ -48,6 +48,16 @@ std::vector<ForeignKey> DetectForeignKeys(const std::vector<SourceColumns>& sour
                                           const std::vector<IdentityKey>& keys,
                                           const SchemaOptions& options);
 
+// A.8.2 companion sources: a source named like another plus a suffix
+// ("queries_metadata" beside "queries") is linked to it through their
+// implicit shared identifier, a field of the same name whose companion values
+// are at least `min_containment` base values, even when it is no identity
+// key. Pairs `found` already links are left alone. Cardinality: 1:1 when the
+// companion's field is unique, else N:1.
+std::vector<ForeignKey> DetectCompanionLinks(const std::vector<SourceColumns>& sources,
+                                             const std::vector<ForeignKey>& found,
+                                             double min_containment = 0.5);
+
 }  // namespace flowrag
 
 #endif  // FLOWRAG_SCHEMA_STRUCTURAL_H_
