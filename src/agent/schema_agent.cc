@@ -203,6 +203,8 @@ class Agent {
                              std::to_string(lookup_.values.size()) + " values";
     out_.steps.push_back(std::move(step));
     if (lookup_.values.empty()) return false;
+    FLOWRAG_ASSIGN_OR_RETURN(bool hopped, RunLinkHop(c_link));
+    if (hopped) return true;
 
     // Evidence: the matched records, each cited with its "field: value" line.
     RetrievalResult evidence;
@@ -259,6 +261,41 @@ class Agent {
     out_.confidence = c_link * lookup_.c_node * 1.0 * agreement;
     out_.retrieval = std::move(evidence);
     return true;
+  }
+
+  // GraphTraverse along link fields (D.1): when the looked-up values name
+  // text documents (a table cell linking to its page), the question is
+  // answered from those documents; the hop's answer replaces the value only
+  // when it is confident (the supporting sentence covers the question) and
+  // is not the value itself.
+  Result<bool> RunLinkHop(double c_link) {
+    RetrievalResult linked;
+    linked.method = "link";
+    for (size_t i = 0; i < lookup_.values.size() && i < 3; ++i) {
+      for (uint32_t p : deps_.index->LinkedPassages(lookup_.values[i])) {
+        linked.passages.push_back(snap_.Scored(p, 1.0));
+      }
+    }
+    if (linked.passages.empty()) return false;
+    PipelineDeps pd = deps_.pipeline;
+    pd.retrieve = [&](std::string_view, ChatModel*) -> Result<RetrievalResult> { return linked; };
+    AnswerOptions ao = options_;
+    ao.pipeline = "single";
+    FLOWRAG_ASSIGN_OR_RETURN(Answer a, RunAnswerPipeline(question_, ao, pd));
+    const bool is_value = std::any_of(lookup_.values.begin(), lookup_.values.end(),
+                                      [&](const std::string& v) { return EntityKey(v) == EntityKey(a.text); });
+    if (!a.answered || is_value || a.confidence < kOfflineAnswerConfidence) {
+      AnswerStep step;
+      step.query = "GraphTraverse(link: " + lookup_.values[0] + ")";
+      step.answer = a.answered ? a.text : "";
+      for (const ScoredPassage& p : linked.passages) step.passage_ids.push_back(p.passage_id);
+      step.summary = "GraphTraverse: no confident answer in the linked documents; the looked-up value stands";
+      out_.steps.push_back(std::move(step));
+      return false;
+    }
+    const double ground = PassageGrounding(a);
+    return Accept(std::move(a), "GraphTraverse(link: " + lookup_.values[0] + ")",
+                  c_link * options_.schema.retry_link * lookup_.c_node, ground, false);
   }
 
   // With a chat model: the lookup's records (and dense passages) are the
@@ -335,7 +372,7 @@ class Agent {
   bool Accept(Answer a, const std::string& tool, double c_partial, double ground,
               bool check_similarity) {
     AnswerStep step;
-    step.query = tool + "(" + std::string(question_) + ")";
+    step.query = tool.find('(') == std::string::npos ? tool + "(" + std::string(question_) + ")" : tool;
     step.answer = a.answered ? a.text : "";
     for (const ScoredPassage& p : a.retrieval.passages) step.passage_ids.push_back(p.passage_id);
     AddUsage(a.usage, &out_.usage);

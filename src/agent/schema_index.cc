@@ -101,9 +101,11 @@ std::unique_ptr<SchemaIndex> SchemaIndex::Build(const SchemaContract& contract,
   for (uint32_t d = 0; d < snapshot.documents().size(); ++d) {
     doc_of.emplace(snapshot.documents()[d].external_id, d);
   }
+  std::vector<std::vector<uint32_t>> passages_of(snapshot.documents().size());
   std::vector<int64_t> first_passage(snapshot.documents().size(), -1);
   for (uint32_t p = 0; p < snapshot.num_passages(); ++p) {
     const SnapshotPassage& sp = snapshot.passage(p);
+    passages_of[sp.document].push_back(p);
     if (sp.ordinal == 0) first_passage[sp.document] = p;
   }
   std::set<std::pair<std::string, std::string>> text_fields;
@@ -113,8 +115,13 @@ std::unique_ptr<SchemaIndex> SchemaIndex::Build(const SchemaContract& contract,
   std::vector<int> years;
   std::map<std::tuple<std::string, std::string, std::string>, uint32_t> value_ids;
   for (RecordInput& in : records) {
-    if (!in.structured) continue;
     auto d = doc_of.find(in.external_id);
+    if (!in.structured) {
+      if (d == doc_of.end()) continue;
+      auto& passages = index->text_passages_[EntityKey(snapshot.documents()[d->second].title)];
+      passages.insert(passages.end(), passages_of[d->second].begin(), passages_of[d->second].end());
+      continue;
+    }
     if (d == doc_of.end() || first_passage[d->second] < 0) continue;
     IndexedRecord r;
     r.passage = static_cast<uint32_t>(first_passage[d->second]);
@@ -172,6 +179,11 @@ std::unique_ptr<SchemaIndex> SchemaIndex::Build(const SchemaContract& contract,
     index->max_year_ = *std::max_element(years.begin(), years.end());
   }
   return index;
+}
+
+std::vector<uint32_t> SchemaIndex::LinkedPassages(std::string_view name) const {
+  auto it = text_passages_.find(EntityKey(name));
+  return it == text_passages_.end() ? std::vector<uint32_t>{} : it->second;
 }
 
 std::vector<uint32_t> SchemaIndex::RecordsNamed(std::string_view name) const {

@@ -81,6 +81,9 @@ class SchemaIndex {
   const std::vector<IndexedRecord>& records() const { return records_; }
   // Records whose entity is named `name` (EntityKey).
   std::vector<uint32_t> RecordsNamed(std::string_view name) const;
+  // Snapshot passages of the text documents titled `name` (EntityKey): where
+  // a link field's value leads.
+  std::vector<uint32_t> LinkedPassages(std::string_view name) const;
   int min_year() const { return min_year_; }
   int max_year() const { return max_year_; }
 
@@ -102,6 +105,7 @@ class SchemaIndex {
   };
   std::vector<FieldName> field_names_;
   std::unordered_map<std::string, std::vector<uint32_t>> by_name_;
+  std::unordered_map<std::string, std::vector<uint32_t>> text_passages_;  // title key → passages
   int min_year_ = 0, max_year_ = 0;  // 0: no years seen
 };
 
