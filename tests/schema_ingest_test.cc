@@ -413,7 +413,7 @@ TEST_F(MultiSource, MultiSourceFolderBecomesATypedGraphWithProvenance) {
   // first passage, and only from there.
   EXPECT_EQ(DerivedFrom(db, "Acme Corp").count("customers.csv:2"), 1u);
   EXPECT_EQ(DerivedFrom(db, "Order 1003"), (std::set<std::string>{"orders.csv:4"}));
-  EXPECT_EQ(DerivedFrom(db, "Gizmo").count("products.json:3"), 1u);
+  EXPECT_EQ(DerivedFrom(db, "Gizmo").count("products.json#3"), 1u);
   EXPECT_EQ(Count(db,
                   "SELECT count(*) FROM source_records r JOIN documents d ON d.id = r.document_id "
                   "WHERE r.structured = 1 AND EXISTS (SELECT 1 FROM passages p JOIN mentions m ON "
@@ -847,13 +847,9 @@ TEST_F(MultiSource, AHandEditedInvalidContractNamesFileLineAndField) {
   EXPECT_TRUE(Contains(bad.status().message(), "schema.yaml:")) << bad.status().ToString();
 }
 
-// KNOWN BUG (kept failing on purpose): a field reference of an entity type
-// that is not in the catalog is reported at the line of the type's "- name:"
-// entry as field "entity_types[0]" (src/schema/contract.cc, the
-// identity_key/attributes/text_fields check passes `types[i]` and `at` to
-// Error), not at the line of the list that holds it as
-// "entity_types[0].attributes", as relationship errors are
-// ("relationships[0].to" at its own line).
+// A field reference of an entity type that is not in the catalog is
+// reported at its own line as "entity_types[i].attributes", as relationship
+// errors are ("relationships[0].to" at its own line).
 TEST_F(MultiSource, AnUnknownAttributeIsReportedAtItsOwnLineAndField) {
   const std::string yaml = ToYaml(contract);
   const std::string path = tmp.File("schema.yaml");
@@ -877,12 +873,9 @@ TEST_F(MultiSource, AnUnknownAttributeIsReportedAtItsOwnLineAndField) {
       << bad.status().ToString() << "\nexpected: " << expected;
 }
 
-// KNOWN BUG (kept failing on purpose): in a pretty-printed JSON array the
-// "line" of a record is its ordinal (json_records.cc: Record(v[i], i + 1,
-// ...)), so a dangling reference in the 5th order, which starts on line 18
-// (its field on line 20), is reported as "orders.json:5:", a line inside
-// the first record. Expected: the record's real line, or the reader's own
-// "record #5" wording.
+// In a pretty-printed JSON array a dangling reference in the 5th order,
+// which starts on line 18 (its field on line 20), is reported at the
+// record's real line.
 TEST(SchemaIngest, ADanglingReferenceInPrettyPrintedJsonNamesItsRealLine) {
   TempDir tmp;
   const std::string dir = tmp.File("js");
@@ -1093,11 +1086,9 @@ TEST(SchemaIngest, NearIdenticalNamesOfATypeWithoutKeyMergeByEmbedding) {
   }
 }
 
-// KNOWN BUG (kept failing on purpose): IngestReport::entities counts
-// distinct record names, but the store keys entities by EntityKey (case and
-// punctuation folded), so two records named "Acme Corporation Ltd" and
-// "Acme Corporation Ltd." become one stored entity while the report says
-// two (src/engine/engine_ingest.cc: `entity_names` is a set of raw titles).
+// IngestReport::entities counts entities as the store keys them
+// (EntityKey: case and punctuation folded), so records named "Acme
+// Corporation Ltd" and "Acme Corporation Ltd." are one entity in both.
 TEST(SchemaIngest, ReportedEntitiesMatchTheStoreWhenNamesDifferOnlyInPunctuation) {
   TempDir tmp;
   const std::string dir = tmp.File("dd"), db = tmp.File("dd.db");

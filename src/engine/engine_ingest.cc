@@ -78,7 +78,7 @@ Result<IngestReport> EngineImpl::Ingest(const std::string& dir, const SchemaCont
   std::set<std::string> entity_names;
   for (const PlannedRecord& r : plan.records) {
     (r.text_document ? report.text_documents : report.records) += 1;
-    if (!r.text_document) entity_names.insert(r.title);
+    if (!r.text_document) entity_names.insert(EntityKey(r.title));  // as the store resolves names
   }
   report.entities = entity_names.size();
 

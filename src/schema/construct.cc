@@ -132,7 +132,10 @@ PlannedRecord RenderRecord(const EntityType& type, const std::string& source, co
   p.source = source;
   p.file = r.file;
   p.line = r.line;
-  p.document_id = r.file + ":" + std::to_string(r.line);
+  // A .json file may hold several records on one line: its records are
+  // numbered ("file#3"); CSV rows and JSONL lines are cited by line.
+  const bool numbered = r.file.size() > 5 && r.file.compare(r.file.size() - 5, 5, ".json") == 0;
+  p.document_id = numbered ? r.file + "#" + std::to_string(r.index) : r.file + ":" + std::to_string(r.line);
   p.entity_type = type.name;
   p.key = key;
   p.title = name;
@@ -299,7 +302,7 @@ Result<ConstructionPlan> PlanConstruction(const std::string& dir, const SchemaCo
         keys[i] += (keys[i].empty() ? "" : "|") + k;
       }
       if (!complete) keys[i].clear();
-      if (display.empty()) display = t.name + " " + (keys[i].empty() ? std::to_string(r.line) : keys[i]);
+      if (display.empty()) display = t.name + " " + (keys[i].empty() ? std::to_string(r.index) : keys[i]);
       names[i] = display;
     }
     // Stage 1: one entity per key; a display name shared by different keys

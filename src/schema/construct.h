@@ -6,13 +6,14 @@
 // another one references through a foreign key comes first; cycles keep
 // catalog order):
 //   - every record is one SourceRecord document (B.6), external id
-//     "<file>:<line>", its text the record rendered as "<Type>: <name>" and
+//     "<file>:<line>" ("<file>#<n>" for the n-th record of a .json file, where
+//     several may share a line), its text the record rendered as "<Type>: <name>" and
 //     "field: value" lines (passage 0), then each text field chunked into
 //     further passages (B.7.4);
 //   - row_as_entity (B.3.2): the record defines one entity of the source's
 //     type, named by its name field (a "name"/"title"/"label" field, else a
 //     string identity key, else the most unique short string field, else
-//     "<Type> <key or line>");
+//     "<Type> <key or position>");
 //   - deduplication (B.4): records with equal identity key values define
 //     one entity (stage 1); types without a key merge records whose names
 //     embed at cosine ≥ `dedup_similarity` (stage 2, single linkage); a name
@@ -51,7 +52,7 @@ struct PlannedLink {
 };
 
 struct PlannedRecord {
-  std::string document_id;  // "<file relative to the folder>:<line>", or the file (text)
+  std::string document_id;  // "<file>:<line>" or "<file>#<n>" (relative), or the file (text)
   std::string title;        // the entity name (text: the document title)
   std::string text;
   std::vector<std::pair<uint32_t, uint32_t>> passages;  // byte ranges of text

@@ -362,8 +362,12 @@ Result<SchemaContract> ParseContract(const std::string& text, const std::string&
     FLOWRAG_ASSIGN_OR_RETURN(t.identity_key, r.Strings(types[i], "identity_key", at));
     FLOWRAG_ASSIGN_OR_RETURN(t.attributes, r.Strings(types[i], "attributes", at));
     FLOWRAG_ASSIGN_OR_RETURN(t.text_fields, r.Strings(types[i], "text_fields", at));
-    for (const auto* list : {&t.identity_key, &t.attributes, &t.text_fields}) {
-      for (const std::string& f : *list) {
+    for (const auto& [key, list] : {std::pair<const char*, const std::vector<std::string>*>{
+                                        "identity_key", &t.identity_key},
+                                    {"attributes", &t.attributes},
+                                    {"text_fields", &t.text_fields}}) {
+      for (size_t j = 0; j < list->size(); ++j) {
+        const std::string& f = (*list)[j];
         // The key is the first source's; attributes may come from any merged source.
         bool found = field_exists(t.source, f);
         for (const std::string& m : t.merged_sources) {
@@ -371,7 +375,7 @@ Result<SchemaContract> ParseContract(const std::string& text, const std::string&
         }
         if (!found) {
           return r.Error(
-              types[i], at,
+              types[i][key][j], at + "." + key,
               "field \"" + f + "\" is not in the catalog of source \"" + t.source + "\"");
         }
       }

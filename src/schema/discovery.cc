@@ -172,7 +172,10 @@ Result<std::vector<FlatRecord>> LoadSourceRecords(const DiscoveredSource& source
       for (FlatRecord& r : recs) out.push_back(std::move(r));
     }
     const std::string relative = fs::relative(file, dir).generic_string();
-    for (size_t i = first; i < out.size(); ++i) out[i].file = relative;
+    for (size_t i = first; i < out.size(); ++i) {
+      out[i].file = relative;
+      out[i].index = static_cast<int64_t>(i - first) + 1;
+    }
   }
   return out;
 }

@@ -41,6 +41,42 @@ Status Flatten(const Json& v, const std::string& path, size_t depth, const JsonR
   }
 }
 
+// 1-based line where each element of the top-level array of `text` (valid
+// JSON) starts.
+std::vector<int64_t> ElementLines(std::string_view text) {
+  std::vector<int64_t> lines;
+  int64_t line = 1;
+  int depth = 0;
+  bool in_string = false, escaped = false, expect_element = false;
+  for (char ch : text) {
+    if (ch == '\n') ++line;
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (ch == '\\') {
+        escaped = true;
+      } else if (ch == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n') continue;
+    if (depth == 1 && expect_element) {
+      lines.push_back(line);
+      expect_element = false;
+    }
+    if (ch == '"') in_string = true;
+    if (ch == '[' || ch == '{') {
+      if (++depth == 1) expect_element = true;
+    } else if (ch == ']' || ch == '}') {
+      --depth;
+    } else if (ch == ',' && depth == 1) {
+      expect_element = true;
+    }
+  }
+  return lines;
+}
+
 Status Record(const Json& v, int64_t line, const std::string& where, const JsonReadOptions& o,
               std::vector<FlatRecord>* out) {
   if (!v.is_object()) {
@@ -93,9 +129,13 @@ Result<std::vector<FlatRecord>> ReadJsonRecords(const std::string& path, const J
                                    ")");
   }
   if (v.is_array()) {
+    const std::vector<int64_t> lines = ElementLines(text);
     for (size_t i = 0; i < v.size(); ++i) {
-      FLOWRAG_RETURN_IF_ERROR(Record(v[i], static_cast<int64_t>(i) + 1,
-                                     path + ": record #" + std::to_string(i + 1), o, &out));
+      const int64_t line = i < lines.size() ? lines[i] : static_cast<int64_t>(i) + 1;
+      FLOWRAG_RETURN_IF_ERROR(Record(v[i], line,
+                                     path + ":" + std::to_string(line) + ": record #" +
+                                         std::to_string(i + 1),
+                                     o, &out));
     }
     return out;
   }

@@ -25,8 +25,9 @@
 namespace flowrag {
 
 struct FlatRecord {
-  int64_t line = 0;  // 1-based line (.jsonl) or element index + 1 (.json)
+  int64_t line = 0;  // 1-based line where the record starts (.jsonl, .json)
   std::string file;  // relative to the folder (set by LoadSourceRecords)
+  int64_t index = 0;  // 1-based position in its file (set by LoadSourceRecords)
   std::vector<std::pair<std::string, std::string>> values;  // (path, value), document order
 };
 
