@@ -40,6 +40,9 @@ class SchemaAgentTest : public ::testing::Test {
     testing::WriteFile(d + "/notes/globex.md",
                        "# Globex support ticket\n\nGlobex reported that the delivery arrived "
                        "damaged. A replacement was shipped within two days.\n");
+    testing::WriteFile(d + "/notes/berlin.md",
+                       "# Berlin\n\nBerlin is the capital of Germany. About 3.7 million "
+                       "inhabitants live in Berlin.\n");
     auto induced = InduceSchema(d);
     ASSERT_TRUE(induced.ok()) << induced.status().ToString();
     auto engine = Engine::Open(dir_->File("store.db"));
@@ -114,6 +117,25 @@ TEST_F(SchemaAgentTest, LookupWithoutTheAskedFieldRetriesWithVectorRag) {
   EXPECT_GT(a.confidence, 0.0);
   ASSERT_FALSE(a.citations.empty());
   EXPECT_EQ(a.citations[0].document_id, "notes/acme.md");
+}
+
+TEST_F(SchemaAgentTest, BridgeValueIsFollowedToItsLinkedDocument) {
+  // The city is looked up, then the question is answered on the city's page.
+  const Answer a = Ask("How many inhabitants live in the city of Acme Corp?");
+  ASSERT_TRUE(a.answered);
+  EXPECT_NE(a.text.find("3.7 million"), std::string::npos) << a.text;
+  ASSERT_EQ(a.steps.size(), 2u);
+  EXPECT_NE(a.steps[0].query.find("-> city"), std::string::npos);
+  EXPECT_EQ(a.steps[1].query, "GraphTraverse(link: Berlin)");
+  ASSERT_FALSE(a.citations.empty());
+  EXPECT_EQ(a.citations[0].document_id, "notes/berlin.md");
+  EXPECT_NEAR(a.confidence, 0.9 * 0.9, 1e-9);  // c_link after the hop · c_node 1 · c_ground 0.9
+}
+
+TEST_F(SchemaAgentTest, ValueOfTheAskedFieldIsNotFollowed) {
+  const Answer a = Ask("Which city is Acme Corp in?");
+  EXPECT_EQ(a.text, "Berlin");
+  EXPECT_EQ(a.answerer, "schema-lookup");
 }
 
 TEST_F(SchemaAgentTest, RealTimeQuestionIsOutOfScope) {

@@ -83,6 +83,29 @@ Lookup SchemaLookup(std::string_view question, const QuestionAnalysis& a, const 
   return best;
 }
 
+// True when `field`'s name is what the question asks for: one of its words
+// within the first three content words after the question word.
+bool AsksForField(std::string_view question, const std::string& field) {
+  static const std::set<std::string> kQuestionWords = {"what", "which", "who", "whom", "whose",
+                                                       "where", "when", "how"};
+  TokenizerOptions o;
+  o.stem = false;
+  const std::vector<std::string> q = Tokenize(question, TokenizerOptions{false, false});
+  size_t start = 0;
+  while (start < q.size() && !kQuestionWords.count(q[start])) ++start;
+  if (start == q.size()) return true;  // not a wh-question: no focus to compare
+  std::set<std::string> focus;
+  for (size_t i = start + 1, taken = 0; i < q.size() && taken < 3; ++i) {
+    if (IsStopword(q[i])) continue;
+    focus.insert(StemS(q[i]));
+    ++taken;
+  }
+  for (const std::string& t : Tokenize(field, o)) {
+    if (focus.count(StemS(t))) return true;
+  }
+  return false;
+}
+
 // Stage 2: how well the passages an answer cites support it.
 double PassageGrounding(const Answer& a) {
   if (!a.answered || a.text.empty()) return 0.0;
@@ -264,10 +287,10 @@ class Agent {
   }
 
   // GraphTraverse along link fields (D.1): when the looked-up values name
-  // text documents (a table cell linking to its page), the question is
-  // answered from those documents; the hop's answer replaces the value only
-  // when it is confident (the supporting sentence covers the question) and
-  // is not the value itself.
+  // text documents (a table cell linking to its page) and the question does
+  // not ask for the looked-up field itself, the value is a bridge and the
+  // question is answered from those documents (unless that answer is the
+  // value again).
   Result<bool> RunLinkHop(double c_link) {
     RetrievalResult linked;
     linked.method = "link";
@@ -276,7 +299,13 @@ class Agent {
         linked.passages.push_back(snap_.Scored(p, 1.0));
       }
     }
-    if (linked.passages.empty()) return false;
+    if (linked.passages.empty() || lookup_.field.empty()) return false;
+    // The value answers the question when the question asks for that field
+    // (its name right after the wh-word: "Which team ...", "Who is the
+    // coach ..."); otherwise it is a bridge ("the capital of the state
+    // that hosted X": the state is looked up, the capital is on its page),
+    // and the hop's answer is taken whenever it is grounded.
+    if (AsksForField(question_, lookup_.field)) return false;
     PipelineDeps pd = deps_.pipeline;
     pd.retrieve = [&](std::string_view, ChatModel*) -> Result<RetrievalResult> { return linked; };
     AnswerOptions ao = options_;
@@ -284,12 +313,12 @@ class Agent {
     FLOWRAG_ASSIGN_OR_RETURN(Answer a, RunAnswerPipeline(question_, ao, pd));
     const bool is_value = std::any_of(lookup_.values.begin(), lookup_.values.end(),
                                       [&](const std::string& v) { return EntityKey(v) == EntityKey(a.text); });
-    if (!a.answered || is_value || a.confidence < kOfflineAnswerConfidence) {
+    if (!a.answered || is_value) {
       AnswerStep step;
       step.query = "GraphTraverse(link: " + lookup_.values[0] + ")";
       step.answer = a.answered ? a.text : "";
       for (const ScoredPassage& p : linked.passages) step.passage_ids.push_back(p.passage_id);
-      step.summary = "GraphTraverse: no confident answer in the linked documents; the looked-up value stands";
+      step.summary = "GraphTraverse: no answer in the linked documents; the looked-up value stands";
       out_.steps.push_back(std::move(step));
       return false;
     }
@@ -331,8 +360,8 @@ class Agent {
       q.method = options_.schema.graph_method;
       q.params.clear();
     }
-    // Entity filter (D.1): records the constraints matched, and passages
-    // naming a matched value, first.
+    // Entity and time filters (D.1): records the constraints matched, and
+    // passages naming a matched value or a year of the question, first.
     // One hop along link fields: the text documents a matched record's
     // values name (a table cell naming a linked page) come first too.
     std::set<std::string> docs, linked;
@@ -345,6 +374,8 @@ class Agent {
         for (const auto& [f, v] : rec.fields) linked.insert(EntityKey(v));
       }
     }
+    // Time filter: passages stating a year the question names.
+    for (int y : analysis_.years) values.push_back(std::to_string(y));
     const size_t keep = q.top_k;
     if (vector && !values.empty()) q.top_k = keep * 8;
     PipelineDeps pd = deps_.pipeline;

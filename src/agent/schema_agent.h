@@ -9,12 +9,18 @@
 //   3. Plan–execute–retry (D.4–D.5): rounds r = 0..max_retries, each running
 //      the next tool in the preference order SchemaLookup (when the question
 //      constrains typed fields) → VectorRAG (dense, records matched by the
-//      constraints and passages naming them first) → GraphTraverse (a graph
+//      constraints and passages naming them or a year of the question
+//      first) → GraphTraverse (a graph
 //      retriever). A round's answer must be grounded (stage 2): a lookup
 //      value is grounded in its record (c_ground 1.0); a passage answer needs
 //      its text in a cited passage (0.9) or half its words there (0.7).
 //      Otherwise the failure summary names what was tried and the next round
 //      runs the next tool; after the last, the agent abstains.
+//      A looked-up value that names a text document (a link field: a table
+//      cell and its page) is followed when the question does not ask for
+//      that field itself (its name is not among the first content words
+//      after the question word): the value is a bridge, and the question is
+//      answered on the linked page (GraphTraverse, c_link = retry_link).
 //   4. Confidence c = c_link · c_node · c_ground: c_link 1.0 for the first
 //      tool, `retry_link` after a retry; c_node the smallest constraint match
 //      score (1.0 exact, 0.8 contained; 1.0 without constraints); a best
