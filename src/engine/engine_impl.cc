@@ -153,16 +153,20 @@ Result<IndexReport> EngineImpl::RunIndex(const std::string& label, const IndexOp
     report.embed_seconds = SecondsSince(embed_start);
   }
   if (st.ok()) st = RunExtraction(options, &report);
-  run.status = st.ok() ? "done" : "failed";
-  run.error = st.ok() ? "" : st.ToString();
-  Status journal = store_->UpdateIndexRun(run);
+  FLOWRAG_RETURN_IF_ERROR(FinishIndexRun(&run, st));
+  report.total_seconds = SecondsSince(start);
+  return report;
+}
+
+Status EngineImpl::FinishIndexRun(IndexRunRecord* run, const Status& st) {
+  run->status = st.ok() ? "done" : "failed";
+  run->error = st.ok() ? "" : st.ToString();
+  Status journal = store_->UpdateIndexRun(*run);
   // Whatever was committed becomes visible, even when the run failed.
   Status rebuilt = RebuildSnapshot();
   FLOWRAG_RETURN_IF_ERROR(st);
   FLOWRAG_RETURN_IF_ERROR(journal);
-  FLOWRAG_RETURN_IF_ERROR(rebuilt);
-  report.total_seconds = SecondsSince(start);
-  return report;
+  return rebuilt;
 }
 
 Status EngineImpl::CommitDocuments(std::vector<DocumentWrite>* batch, const IndexOptions& options,

@@ -58,6 +58,9 @@ class EngineImpl final : public Engine {
   using DocumentProducer = std::function<Status(const DocumentSink&)>;
   Result<IndexReport> RunIndex(const std::string& label, const IndexOptions& options,
                                const DocumentProducer& produce);
+  // Journals the run's outcome `st` and swaps in a snapshot of whatever was
+  // committed (even after a failure); returns the first error.
+  Status FinishIndexRun(IndexRunRecord* run, const Status& st);
   // Writes `batch` in one transaction, updates the counters and the run
   // journal, clears it; then options.after_batch.
   Status CommitDocuments(std::vector<DocumentWrite>* batch, const IndexOptions& options,

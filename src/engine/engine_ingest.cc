@@ -105,14 +105,7 @@ Result<IngestReport> EngineImpl::Ingest(const std::string& dir, const SchemaCont
     report.graph_seconds = SecondsSince(graph_start);
     return Status::Ok();
   };
-  Status st = phases();
-  run.status = st.ok() ? "done" : "failed";
-  run.error = st.ok() ? "" : st.ToString();
-  Status journal = store_->UpdateIndexRun(run);
-  Status rebuilt = RebuildSnapshot();
-  FLOWRAG_RETURN_IF_ERROR(st);
-  FLOWRAG_RETURN_IF_ERROR(journal);
-  FLOWRAG_RETURN_IF_ERROR(rebuilt);
+  FLOWRAG_RETURN_IF_ERROR(FinishIndexRun(&run, phases()));
   report.total_seconds = ix.total_seconds = SecondsSince(start);
   return report;
 }
