@@ -132,6 +132,22 @@ TEST_F(SchemaAgentTest, BridgeValueIsFollowedToItsLinkedDocument) {
   EXPECT_NEAR(a.confidence, 0.9 * 0.9, 1e-9);  // c_link after the hop · c_node 1 · c_ground 0.9
 }
 
+TEST_F(SchemaAgentTest, RetrievedPageIsFollowedBackToTheRecordsLinkingToIt) {
+  // No constraint names a record; the page found by dense retrieval is what
+  // Acme Corp's city links to, and the question asks for the customer's name.
+  const Answer a = Ask("What is the name of the customer in the capital of Germany?");
+  ASSERT_TRUE(a.answered) << a.reasoning;
+  EXPECT_EQ(a.text, "Acme Corp");
+  ASSERT_EQ(a.steps.size(), 2u);
+  EXPECT_EQ(a.steps[0].query.rfind("VectorRAG(", 0), 0u);
+  EXPECT_EQ(a.steps[1].query, "GraphTraverse(reverse link: Berlin -> Customer.name)");
+  ASSERT_EQ(a.citations.size(), 2u);
+  EXPECT_EQ(a.citations[0].document_id, "customers.csv:2");
+  EXPECT_EQ(a.citations[0].quote, "name: Acme Corp");
+  EXPECT_EQ(a.citations[1].document_id, "notes/berlin.md");
+  EXPECT_NEAR(a.confidence, 0.9, 1e-9);  // c_link after the hop, one record
+}
+
 TEST_F(SchemaAgentTest, ValueOfTheAskedFieldIsNotFollowed) {
   const Answer a = Ask("Which city is Acme Corp in?");
   EXPECT_EQ(a.text, "Berlin");

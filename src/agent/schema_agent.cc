@@ -395,8 +395,95 @@ class Agent {
     AnswerOptions ao = options_;
     ao.pipeline = "single";
     FLOWRAG_ASSIGN_OR_RETURN(Answer a, RunAnswerPipeline(question_, ao, pd));
+    if (vector) {
+      FLOWRAG_ASSIGN_OR_RETURN(bool done, RunReverseHop(a, c_link));
+      if (done) return true;
+    }
     const double ground = PassageGrounding(a);
     return Accept(std::move(a), tool, c_link * NodeConfidence(), ground, vector);
+  }
+
+  // GraphTraverse backwards along link fields: the question asks for a field
+  // of some type ("What team ..."), and one of the best retrieved pages is
+  // what a record of that type links to (a cell naming the page): the
+  // answer is that record's field. The page is the bridge.
+  Result<bool> RunReverseHop(const Answer& vector_answer, double c_link) {
+    std::vector<const FieldMention*> asked_fields;
+    for (const FieldMention& f : analysis_.fields) {
+      if (AsksForField(question_, f.field)) asked_fields.push_back(&f);
+    }
+    if (asked_fields.empty()) return false;
+    const auto& passages = vector_answer.retrieval.passages;
+    for (size_t i = 0; i < passages.size() && i < options_.context_passages; ++i) {
+      const ScoredPassage& page = passages[i];
+      if (deps_.index->IsRecordDocument(page.document_id)) continue;
+      const auto links = deps_.index->RecordsLinkingTo(page.title);
+      // The first asked field (best first) that a linking record holds
+      // besides the link itself.
+      const FieldMention* asked = nullptr;
+      std::vector<uint32_t> records;
+      std::vector<std::string> values;
+      for (const FieldMention* f : asked_fields) {
+        for (const auto& [r, field] : links) {
+          const IndexedRecord& rec = deps_.index->records()[r];
+          if (rec.type != f->type || field == f->field) continue;
+          for (const auto& [name, v] : rec.fields) {
+            if (name != f->field || v.empty() || EntityKey(v) == EntityKey(page.title)) continue;
+            records.push_back(r);
+            if (std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
+          }
+        }
+        if (!values.empty()) {
+          asked = f;
+          break;
+        }
+      }
+      if (asked == nullptr) continue;
+      const IndexedRecord& rec = deps_.index->records()[records[0]];
+      AnswerStep retrieved;
+      retrieved.query = "VectorRAG(" + std::string(question_) + ")";
+      retrieved.answer = vector_answer.answered ? vector_answer.text : "";
+      for (const ScoredPassage& p : passages) retrieved.passage_ids.push_back(p.passage_id);
+      retrieved.summary = "VectorRAG: page \"" + page.title + "\" is linked from records";
+      out_.steps.push_back(std::move(retrieved));
+      AddUsage(vector_answer.usage, &out_.usage);
+      AnswerStep step;
+      step.query = "GraphTraverse(reverse link: " + page.title + " -> " + rec.type + "." + asked->field + ")";
+      step.answer = values[0];
+      step.passage_ids = {page.passage_id, snap_.passage(rec.passage).id};
+      step.summary = "GraphTraverse: " + std::to_string(records.size()) + " records link to the page";
+      out_.steps.push_back(std::move(step));
+      out_.text = values[0];
+      out_.answered = true;
+      out_.answerer = "schema-lookup";
+      out_.reasoning = "the page \"" + page.title + "\" is linked from " + rec.type + " records; their " +
+                       asked->field + " is the answer";
+      out_.retrieval.method = "schema-lookup";
+      out_.retrieval.passages = {page, snap_.Scored(rec.passage, 1.0)};
+      const std::string line = asked->field + ": " + values[0];
+      const std::string& doc = snap_.document_of(rec.passage).text;
+      const size_t at = doc.find("\n" + line);
+      Citation record;
+      record.marker = 1;
+      record.passage_id = snap_.passage(rec.passage).id;
+      record.document_id = rec.document_id;
+      record.title = rec.name;
+      record.quote = at == std::string::npos ? line : doc.substr(at + 1, line.size());
+      record.begin = at == std::string::npos ? 0 : static_cast<uint32_t>(at + 1);
+      record.end = record.begin + static_cast<uint32_t>(record.quote.size());
+      Citation bridge;
+      bridge.marker = 2;
+      bridge.passage_id = page.passage_id;
+      bridge.document_id = page.document_id;
+      bridge.title = page.title;
+      bridge.quote = page.text.substr(0, page.text.find('\n'));
+      bridge.begin = page.begin;
+      bridge.end = page.begin + static_cast<uint32_t>(bridge.quote.size());
+      out_.citations = {std::move(record), std::move(bridge)};
+      out_.confidence = c_link * options_.schema.retry_link / static_cast<double>(values.size());
+      return true;
+    }
+    return false;
   }
 
   // Records the step; keeps the answer when it is grounded.

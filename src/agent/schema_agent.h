@@ -21,6 +21,9 @@
 //      that field itself (its name is not among the first content words
 //      after the question word): the value is a bridge, and the question is
 //      answered on the linked page (GraphTraverse, c_link = retry_link).
+//      Backwards too: when the question asks for a field of a type and a
+//      page VectorRAG retrieved is what records of that type link to, the
+//      answer is those records' field (the page is the bridge; both cited).
 //   4. Confidence c = c_link · c_node · c_ground: c_link 1.0 for the first
 //      tool, `retry_link` after a retry; c_node the smallest constraint match
 //      score (1.0 exact, 0.8 contained; 1.0 without constraints); a best

@@ -142,7 +142,10 @@ std::unique_ptr<SchemaIndex> SchemaIndex::Build(const SchemaContract& contract,
       r.fields.emplace_back(k, value);
     }
     const uint32_t id = static_cast<uint32_t>(index->records_.size());
-    index->by_name_[EntityKey(r.name)].push_back(id);
+    index->record_documents_.emplace(r.document_id, id);
+    for (const auto& [field, value] : r.fields) {
+      if (!value.empty() && value.size() <= 100) index->by_value_[EntityKey(value)].emplace_back(id, field);
+    }
     // The entity name is a known value too ("Order 1003"), under "name"
     // unless a field holds it already.
     std::vector<std::pair<std::string, std::string>> values = r.fields;
@@ -186,9 +189,10 @@ std::vector<uint32_t> SchemaIndex::LinkedPassages(std::string_view name) const {
   return it == text_passages_.end() ? std::vector<uint32_t>{} : it->second;
 }
 
-std::vector<uint32_t> SchemaIndex::RecordsNamed(std::string_view name) const {
-  auto it = by_name_.find(EntityKey(name));
-  return it == by_name_.end() ? std::vector<uint32_t>{} : it->second;
+std::vector<std::pair<uint32_t, std::string>> SchemaIndex::RecordsLinkingTo(
+    std::string_view name) const {
+  auto it = by_value_.find(EntityKey(name));
+  return it == by_value_.end() ? std::vector<std::pair<uint32_t, std::string>>{} : it->second;
 }
 
 QuestionAnalysis SchemaIndex::AnalyzeQuestion(std::string_view question,

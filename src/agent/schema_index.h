@@ -79,8 +79,12 @@ class SchemaIndex {
 
   const SchemaContract& contract() const { return contract_; }
   const std::vector<IndexedRecord>& records() const { return records_; }
-  // Records whose entity is named `name` (EntityKey).
-  std::vector<uint32_t> RecordsNamed(std::string_view name) const;
+  // (record, field) pairs whose value is `name` (EntityKey): the records a
+  // link field leads from, read backwards from the page titled `name`.
+  std::vector<std::pair<uint32_t, std::string>> RecordsLinkingTo(std::string_view name) const;
+  bool IsRecordDocument(const std::string& document_id) const {
+    return record_documents_.count(document_id) > 0;
+  }
   // Snapshot passages of the text documents titled `name` (EntityKey): where
   // a link field's value leads.
   std::vector<uint32_t> LinkedPassages(std::string_view name) const;
@@ -104,7 +108,8 @@ class SchemaIndex {
     std::vector<std::string> tokens;
   };
   std::vector<FieldName> field_names_;
-  std::unordered_map<std::string, std::vector<uint32_t>> by_name_;
+  std::unordered_map<std::string, std::vector<std::pair<uint32_t, std::string>>> by_value_;
+  std::unordered_map<std::string, uint32_t> record_documents_;
   std::unordered_map<std::string, std::vector<uint32_t>> text_passages_;  // title key → passages
   int min_year_ = 0, max_year_ = 0;  // 0: no years seen
 };
