@@ -130,6 +130,17 @@ TEST_F(SchemaAgentTest, BridgeValueIsFollowedToItsLinkedDocument) {
   ASSERT_FALSE(a.citations.empty());
   EXPECT_EQ(a.citations[0].document_id, "notes/berlin.md");
   EXPECT_NEAR(a.confidence, 0.9 * 0.9, 1e-9);  // c_link after the hop · c_node 1 · c_ground 0.9
+  // C.2: no type or field of the schema is about inhabitants.
+  ASSERT_FALSE(a.warnings.empty());
+  EXPECT_EQ(a.warnings[0], "schema sufficiency: no entity type or field for \"inhabitants\"");
+}
+
+TEST_F(SchemaAgentTest, SufficiencyCheckIsQuietWhenTheSchemaCoversTheQuestion) {
+  for (const char* q : {"What is the city of Acme Corp?", "Which customers are in the enterprise segment?",
+                        "What is the amount of order 1003?"}) {
+    const Answer a = Ask(q);
+    for (const std::string& w : a.warnings) EXPECT_EQ(w.find("sufficiency"), std::string::npos) << q;
+  }
 }
 
 TEST_F(SchemaAgentTest, RetrievedPageIsFollowedBackToTheRecordsLinkingToIt) {

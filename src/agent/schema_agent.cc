@@ -147,6 +147,12 @@ class Agent {
     out_.pipeline = "schema";
     out_.answerer = "schema";
     analysis_ = deps_.index->AnalyzeQuestion(question_, snap_);
+    if (!analysis_.missing_concept.empty()) {
+      // C.2: the schema has no type or field for what is asked; the answer can
+      // only come from text (extending the schema needs sources that have it).
+      out_.warnings.push_back("schema sufficiency: no entity type or field for \"" +
+                              analysis_.missing_concept + "\"");
+    }
     const std::string ood = OutOfScope();
     if (!ood.empty()) {
       Abstain("out of scope: " + ood + " (no external search is configured)");

@@ -3,6 +3,9 @@
 //
 //   1. Query analysis (D.2) against the SchemaIndex: known values as typed
 //      constraints, field names, years, answer type.
+//      Query sufficiency (C.2): when the noun the question asks about
+//      matches no entity type, source or field name, Answer::warnings says
+//      so (the answer can then only come from text).
 //   2. Stage-1 gate (D.3): a real-time word ("today", "latest", ...), a year
 //      outside the data's temporal range, or a proper-noun mention nothing in
 //      the store knows → out of scope: abstain (no external search here).

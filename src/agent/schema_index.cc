@@ -8,6 +8,7 @@
 #include <set>
 
 #include "common/text.h"
+#include "schema/field_profile.h"
 
 namespace flowrag {
 namespace {
@@ -168,7 +169,13 @@ std::unique_ptr<SchemaIndex> SchemaIndex::Build(const SchemaContract& contract,
     index->value_keys_.push_back(ToLowerAscii(index->values_[v].value));
   }
   index->trie_ = TokenTrie::Build(patterns);
+  auto add_words = [&](std::string_view name) {
+    for (const std::string& w : FieldNameTokens(name)) index->vocabulary_.insert(StemS(w));
+  };
+  for (const SourceInfo& src : contract.structure.sources) add_words(src.name);
   for (const EntityType& t : contract.entity_types) {
+    add_words(t.name);
+    for (const std::string& a : t.attributes) add_words(a);
     for (const std::string& a : t.attributes) {
       if (text_fields.count({t.name, a})) continue;
       CollectYears(a, &years);
@@ -250,6 +257,22 @@ QuestionAnalysis SchemaIndex::AnalyzeQuestion(std::string_view question,
   std::stable_sort(a.fields.begin(), a.fields.end(),
                    [](const FieldMention& x, const FieldMention& y) { return x.score > y.score; });
   CollectYears(question, &a.years);
+  // C.2: the asked-about noun, the first content word after the question
+  // word ("how many inhabitants", "which suppliers").
+  const std::vector<std::string> all = Tokenize(question, TokenizerOptions{false, false});
+  static const std::set<std::string> kAsk = {"what", "which", "who", "whom", "whose", "many", "much"};
+  for (size_t i = 0; i + 1 < all.size(); ++i) {
+    if (!kAsk.count(all[i])) continue;
+    size_t j = i + 1;
+    while (j < all.size() && (IsStopword(all[j]) || kAsk.count(all[j]))) ++j;
+    if (j < all.size() && std::isalpha(static_cast<unsigned char>(all[j][0])) &&
+        !vocabulary_.count(StemS(all[j]))) {
+      bool known = false;  // a known value ("which Acme ...") is covered too
+      for (const ValueMatch& m : a.constraints) known = known || ToLowerAscii(m.value).find(all[j]) != std::string::npos;
+      if (!known) a.missing_concept = all[j];
+    }
+    break;
+  }
   return a;
 }
 

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -66,6 +67,10 @@ struct QuestionAnalysis {
   std::vector<int> years;
   bool realtime = false;                // "current", "latest", "today", "now"
   std::vector<std::string> unknown_mentions;  // proper nouns the store does not know
+  // C.2 query sufficiency: the noun the question asks about ("which
+  // suppliers", "how many inhabitants") when no entity type, source or field
+  // of the schema names it; empty when the schema covers it.
+  std::string missing_concept;
   std::string answer_type;              // "number", "date", "list", "string"
 };
 
@@ -108,6 +113,7 @@ class SchemaIndex {
     std::vector<std::string> tokens;
   };
   std::vector<FieldName> field_names_;
+  std::set<std::string> vocabulary_;  // singular words of type, source and field names
   std::unordered_map<std::string, std::vector<std::pair<uint32_t, std::string>>> by_value_;
   std::unordered_map<std::string, uint32_t> record_documents_;
   std::unordered_map<std::string, std::vector<uint32_t>> text_passages_;  // title key → passages
