@@ -170,10 +170,22 @@ CREATE TABLE source_records(
 CREATE INDEX source_records_type ON source_records(entity_type);
 )sql";
 
+// Format 5: text-to-SQL schema graphs (sql/), one row per database file,
+// reused while the file's fingerprint (size, modification time) holds.
+const char kV5[] = R"sql(
+CREATE TABLE sql_schemas(
+  source      TEXT PRIMARY KEY,
+  fingerprint TEXT NOT NULL,
+  graph       TEXT NOT NULL,
+  value_index TEXT NOT NULL,
+  built_at    INTEGER NOT NULL
+);
+)sql";
+
 }  // namespace
 
 const std::string& SchemaStep(int version) {
-  static const std::vector<std::string> steps = {"", kV1, kV2, kV3, kV4};
+  static const std::vector<std::string> steps = {"", kV1, kV2, kV3, kV4, kV5};
   static const std::string empty;
   return (version > 0 && version < static_cast<int>(steps.size())) ? steps[version] : empty;
 }

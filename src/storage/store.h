@@ -37,7 +37,7 @@ struct ChatResponse;
 
 // The format this build writes. Older files are migrated on open; newer ones
 // are refused.
-inline constexpr int kStoreFormatVersion = 4;
+inline constexpr int kStoreFormatVersion = 5;
 
 struct StoreOptions {
   bool create_if_missing = true;
@@ -202,6 +202,12 @@ class Store {
     std::map<std::string, int64_t> text_documents_per_type;  // text SourceRecords
   };
   Result<SchemaGraphCounts> CountSchemaGraph();
+  // Text-to-SQL schema graphs (format 5), keyed by the database path.
+  struct SqlSchemaRow {
+    std::string source, fingerprint, graph, value_index;  // graph/value_index: JSON
+  };
+  Result<std::optional<SqlSchemaRow>> GetSqlSchema(std::string_view source);
+  Status PutSqlSchema(const SqlSchemaRow& row);  // replaces the row of `source`
   // Passage ids of every document (ordinal order), by external id.
   Result<std::unordered_map<std::string, std::vector<int64_t>>> PassagesByDocument();
 

@@ -1,4 +1,5 @@
-// Store: SourceRecords (format 4) and the schema-quality counts. See store.h
+// Store: SourceRecords (format 4), the schema-quality counts and the
+// text-to-SQL schema graphs (format 5). See store.h
 // and doc/storage.md.
 #include <sqlite3.h>
 
@@ -100,6 +101,28 @@ Result<Store::SchemaGraphCounts> Store::CountSchemaGraph() {
       "length(r.text) <= 64 GROUP BY r.text",
       &c.facts_per_relation));
   return c;
+}
+
+Result<std::optional<Store::SqlSchemaRow>> Store::GetSqlSchema(std::string_view source) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s, Statement::Prepare(db_, path_,
+                                      "SELECT fingerprint, graph, value_index FROM sql_schemas WHERE source = ?"));
+  s.Bind(1, source);
+  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+  if (!row) return std::optional<SqlSchemaRow>();
+  return std::optional<SqlSchemaRow>(SqlSchemaRow{std::string(source), std::string(s.Text(0)),
+                                                  std::string(s.Text(1)), std::string(s.Text(2))});
+}
+
+Status Store::PutSqlSchema(const SqlSchemaRow& r) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s, Statement::Prepare(db_, path_,
+                                      "INSERT OR REPLACE INTO sql_schemas(source, fingerprint, graph, "
+                                      "value_index, built_at) VALUES (?, ?, ?, ?, strftime('%s','now'))"));
+  s.Bind(1, r.source).Bind(2, r.fingerprint).Bind(3, r.graph).Bind(4, r.value_index);
+  return s.Run(path_);
 }
 
 }  // namespace flowrag

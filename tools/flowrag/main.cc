@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "flowrag/engine.h"
 #include "serve.h"
+#include "sql_cmd.h"
 
 using namespace flowrag;
 
@@ -159,6 +160,8 @@ int main(int argc, char** argv) {
 
   cli::ServeArgs serve_args;
   auto* serve = cli::AddServeCommand(app, &serve_args);
+  cli::SqlArgs sql_args;
+  auto* sql = cli::AddSqlCommand(app, &sql_args);
 
   CLI11_PARSE(app, argc, argv);
 
@@ -204,6 +207,8 @@ int main(int argc, char** argv) {
     st = cli::RunDelete(delete_db, delete_ids);
   } else if (*serve) {
     st = cli::RunServe(serve_args);
+  } else if (*sql) {
+    st = cli::RunSql(sql_args);
   }
   if (!st.ok()) {
     std::fprintf(stderr, "flowrag: error: %s\n", st.ToString().c_str());

@@ -1,0 +1,190 @@
+// Text-to-SQL over SQLite databases (QAFD-RAG §4.2, A2.2, A5): a schema
+// graph of tables and columns, schema linking by query-aware flow diffusion
+// (and the baselines "all", "bm25", "dense"), safe read-only execution, and
+// SQL written by a configured chat model from the linked schema, with
+// bounded repairs.
+//
+//   auto db = SqlDatabase::Open("concert_singer.sqlite");
+//   auto link = (*db)->Link("Which singers are from France?", "qafd");
+//   // link->tables, link->columns, link->joins, link->schema_text
+//   auto answer = (*db)->Ask("How many singers are from France?");  // needs a chat model
+//
+// Safety: model SQL runs on a read-only connection whose authorizer allows
+// reads only (no INSERT/UPDATE/DELETE/DDL, ATTACH, PRAGMA, transactions,
+// load_extension), one statement at a time, under a time limit and a row
+// limit. Refusals are InvalidArgument errors whose message starts with
+// "refused: "; a statement over time is DeadlineExceeded. The database file
+// is never written.
+//
+// Chat model: any OpenAI-compatible endpoint configured by the environment
+// (FLOWRAG_LLM_BASE_URL, FLOWRAG_LLM_MODEL, FLOWRAG_LLM_API_KEY). Without
+// one, Link() runs offline and Ask() is FailedPrecondition.
+//
+// Thread-safety: a SqlDatabase is used by one thread at a time.
+#ifndef FLOWRAG_SQL_H_
+#define FLOWRAG_SQL_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "flowrag/status.h"
+
+namespace flowrag {
+
+struct SqlLimits {
+  double time_limit_seconds = 10.0;  // > 0
+  size_t max_rows = 1000;
+};
+
+// A cell: NULL, integer, real or text (BLOBs as text of their bytes).
+using SqlValue = std::variant<std::monostate, int64_t, double, std::string>;
+std::string SqlValueText(const SqlValue& v);  // "NULL", decimal, %.15g, text
+
+struct SqlResultSet {
+  std::vector<std::string> columns;
+  std::vector<std::vector<SqlValue>> rows;
+  bool truncated = false;  // more than max_rows rows existed
+  double seconds = 0.0;
+};
+
+// Schema linking options; defaults from QAFD-RAG A2.2.1 where it gives them.
+struct SchemaLinkOptions {
+  double alpha = 10.0;     // source mass multiplier α
+  double capacity = 1.0;   // uniform sink capacity T
+  double epsilon = 0.05;   // total-excess threshold
+  size_t max_pushes = 1000000;
+  std::string weights = "hybrid";   // Eq. 5: mean | product | hybrid
+  std::string similarity = "rbf";   // cosine | rbf (see retrieval/qafd_retriever.h)
+  double rbf_gamma = 3.0;
+  double a = 1.0, b = 0.25;         // Eq. 5c
+  size_t seeds = 4;                 // candidates per sub-query
+  double seed_ratio = 0.5;          // ... scoring at least this × the best
+  double value_score = 0.9;         // candidate score of a value match
+  double select = 0.25;             // relevance a node needs to be linked
+  bool subqueries = true;
+  bool joins = true;                // add join paths between linked tables
+  bool llm = true;                  // Prompt 5 seed selection with a chat model
+  size_t top_k = 5;                 // baselines: nodes returned
+};
+
+struct LinkedItem {
+  std::string name;  // "table" or "table.column", as the schema spells it
+  double score = 0.0;
+  std::string why;   // keyword | value | flow | join | llm | rank
+};
+
+struct JoinEdge {
+  std::string from, to;  // "table.column" = "table.column"
+  bool inferred = false; // same key name, not a declared foreign key
+};
+
+struct SchemaLink {
+  std::string method;
+  std::vector<LinkedItem> tables, columns;  // ranked
+  std::vector<JoinEdge> joins;
+  std::vector<std::string> subqueries, value_matches;
+  std::string schema_text;  // compact schema for a prompt
+  size_t pushes = 0, nodes_touched = 0, llm_calls = 0;
+  double time_ms = 0.0;
+  std::vector<std::string> warnings;
+};
+
+struct SqlAskOptions {
+  std::string method = "qafd";  // linking method
+  SchemaLinkOptions link;
+  bool full_tables = true;      // the prompt lists every column of a linked table
+  int max_repairs = 2;          // failed executions fed back to the model
+  SqlLimits limits;
+  std::string evidence;         // external knowledge for the prompt (may be empty)
+};
+
+struct SqlAttempt {
+  std::string sql;
+  std::string error;  // empty: executed
+};
+
+struct SqlAnswer {
+  std::string question, sql;  // the last SQL tried
+  bool executed = false;
+  SqlResultSet result;
+  std::vector<SqlAttempt> attempts;
+  SchemaLink link;
+  size_t llm_calls = 0;
+  double time_ms = 0.0;
+};
+
+struct SqlDatabaseOptions {
+  size_t samples_per_column = 3;  // example values in node texts
+  bool value_index = true;        // index literal values (a scan of text columns)
+  // A flowrag store file: the schema graph and value index are kept there
+  // (table sql_schemas) and reused while the database file is unchanged.
+  std::string store;
+  // "hash": the built-in embedder fitted on the node texts; "openai": the
+  // OpenAI-compatible embeddings endpoint (FLOWRAG_EMBED_* environment).
+  std::string embedder = "hash";
+};
+
+class SqlDatabase {
+ public:
+  virtual ~SqlDatabase() = default;
+
+  // Opens a SQLite file read-only and builds its schema graph. NotFound,
+  // InvalidArgument "<path>: not a SQLite database", InvalidArgument for a
+  // database without tables.
+  static Result<std::unique_ptr<SqlDatabase>> Open(const std::string& path,
+                                                   const SqlDatabaseOptions& options = {});
+
+  // Ranked tables, columns and joins for a question. method: qafd | all |
+  // bm25 | dense. A question that matches nothing gives an empty link with a
+  // warning, not an error.
+  virtual Result<SchemaLink> Link(std::string_view question, std::string_view method = "qafd",
+                                  const SchemaLinkOptions& options = {}) const = 0;
+
+  // Links, asks the chat model for SQL, runs it safely, and feeds errors back
+  // up to max_repairs times. FailedPrecondition without a chat model.
+  virtual Result<SqlAnswer> Ask(std::string_view question, const SqlAskOptions& options = {}) = 0;
+
+  // Runs one read-only statement under the limits.
+  virtual Result<SqlResultSet> Execute(std::string_view sql, const SqlLimits& limits = {}) = 0;
+
+  // The schema graph as JSON (tables, columns, keys, samples, foreign keys).
+  virtual std::string SchemaJson() const = 0;
+  virtual size_t num_tables() const = 0;
+  virtual size_t num_columns() const = 0;
+};
+
+// Schema-linking and execution evaluation on Spider dev and Spider 2.0-lite.
+struct SqlEvalOptions {
+  std::string spider;   // folder with dev.json, tables.json, database/
+  std::string spider2;  // spider2_lite folder (24 local tasks with gold SQL)
+  std::vector<std::string> methods = {"qafd", "bm25", "dense", "all"};
+  SchemaLinkOptions link;
+  size_t limit = 0;     // first N questions per dataset (0: all)
+  bool execute = false; // generate SQL with the chat model and score execution
+  SqlAskOptions ask;
+  std::string records;  // JSONL per question and method
+};
+
+struct SqlEvalRow {
+  std::string dataset, method;
+  size_t questions = 0;
+  // Macro averages over questions (a question with an empty gold set and an
+  // empty prediction scores 1; an empty gold with a prediction scores P = 0).
+  double table_p = 0, table_r = 0, table_f1 = 0;
+  double column_p = 0, column_r = 0, column_f1 = 0;
+  double avg_tables = 0, avg_columns = 0;  // returned per question
+  double p50_ms = 0, p99_ms = 0;
+  double exec_accuracy = -1;  // -1: not measured
+  size_t executed = 0;
+};
+
+// Progress lines go to stderr unless quiet.
+Result<std::vector<SqlEvalRow>> EvaluateSql(const SqlEvalOptions& options, bool quiet = false);
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_SQL_H_

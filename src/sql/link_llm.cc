@@ -1,0 +1,154 @@
+// Seed selection by a chat model (QAFD-RAG A5, Prompt 5): sub-queries,
+// source and target columns and [source, target, confidence] candidates,
+// validated against the schema (closed world: a name the schema does not
+// have is dropped).
+#include <algorithm>
+
+#include "common/text.h"
+#include "extract/json_repair.h"
+#include "sql/schema_linker.h"
+
+namespace flowrag {
+namespace {
+
+constexpr size_t kMaxSummaryColumns = 800;
+
+const char kPlannerPrompt[] = R"(You plan text-to-SQL queries over a database schema graph.
+
+Question: {QUERY}
+
+Schema (one table per line, table(column type, ...); joins after "Joins:"):
+{SCHEMA}
+
+Do this:
+1. Split the question into the logical sub-questions it needs answered.
+2. For each sub-question, go through every table and every column of the schema and judge how strongly it relates to the sub-question: by meaning, by structure (keys and joins), by time, by logic (filters, conditions), by aggregation or statistics, or by domain knowledge.
+3. Source nodes: the columns where answering the sub-question starts. Target nodes: the columns where it ends.
+4. Map domain concepts of the question to the columns that hold them.
+5. Give the most confident path through the schema for each sub-question, as columns joined by "->".
+6. Give 2 or 3 different candidates [source, target, confidence] per sub-question, confidence between 0 and 1, each a different reading or join path.
+
+Write every node as "table.column" exactly as the schema spells it, same upper and lower case.
+Answer with JSON only, no explanation:
+{"subqueries": [{"subquery": "...", "source_nodes": ["t.c"], "target_nodes": ["t.c"], "path": "t.c -> t.c", "candidates": [["t.c", "t.c", 0.9]]}]})";
+
+std::string Fill(std::string text, std::string_view key, std::string_view value) {
+  const size_t at = text.find(key);
+  if (at != std::string::npos) text.replace(at, key.size(), value);
+  return text;
+}
+
+}  // namespace
+
+Result<std::vector<SchemaLinker::Subquery>> SchemaLinker::PlanWithLlm(std::string_view question,
+                                                                      const SchemaLinkOptions& o,
+                                                                      SchemaLink* link) const {
+  const SchemaGraph& g = *graph_;
+  // Large schemas: the summary lists the columns nearest the question.
+  std::vector<LinkedItem> tables, columns;
+  if (g.columns.size() <= kMaxSummaryColumns) {
+    for (const SchemaTable& t : g.tables) tables.push_back({t.name, 1.0, ""});
+  } else {
+    SchemaLinkOptions dense = o;
+    dense.top_k = kMaxSummaryColumns;
+    FLOWRAG_ASSIGN_OR_RETURN(SchemaLink near, Link(question, LinkMethod::kDense, dense));
+    tables = near.tables;
+    columns = near.columns;
+  }
+  std::vector<JoinEdge> joins;
+  for (const SchemaForeignKey& fk : g.foreign_keys) {
+    joins.push_back({g.NodeName(g.ColumnNode(fk.from)), g.NodeName(g.ColumnNode(fk.to)), fk.inferred});
+  }
+  const std::string schema = SchemaText(tables, columns, joins, g.columns.size() <= kMaxSummaryColumns);
+  ChatRequest request;
+  request.json_mode = true;
+  request.messages.push_back(
+      {"user", Fill(Fill(kPlannerPrompt, "{QUERY}", question), "{SCHEMA}", schema)});
+  ++link->llm_calls;
+  FLOWRAG_ASSIGN_OR_RETURN(ChatResponse response, chat_->Complete(request));
+  JsonRepairOptions ro;
+  ro.allow_truncated = response.finish_reason == "length";
+  FLOWRAG_ASSIGN_OR_RETURN(RepairedJson parsed, ParseLlmJson(response.content, ro));
+  auto resolve = [&](const nlohmann::json& j) -> int64_t {
+    if (!j.is_string()) return -1;
+    const std::string s = j.get<std::string>();
+    const size_t dot = s.find('.');
+    if (dot == std::string::npos) {
+      const int64_t t = g.FindTable(s);
+      return t;
+    }
+    const int64_t c = g.FindColumn(s.substr(0, dot), s.substr(dot + 1));
+    return c < 0 ? -1 : static_cast<int64_t>(g.ColumnNode(static_cast<uint32_t>(c)));
+  };
+  std::vector<Subquery> plan;
+  const nlohmann::json& subs = parsed.value.is_object() ? parsed.value["subqueries"] : parsed.value;
+  if (!subs.is_array()) return Status::InvalidArgument("planner answer has no \"subqueries\" list");
+  size_t dropped = 0;
+  for (const auto& s : subs) {
+    if (!s.is_object()) continue;
+    Subquery sq;
+    sq.text = s.value("subquery", std::string(question));
+    auto add_candidate = [&](int64_t v, double score) {
+      if (v < 0) {
+        ++dropped;
+        return;
+      }
+      for (auto& [n, sc] : sq.candidates) {
+        if (n == static_cast<uint32_t>(v)) {
+          sc = std::max(sc, score);
+          return;
+        }
+      }
+      sq.candidates.emplace_back(static_cast<uint32_t>(v), score);
+    };
+    for (const char* key : {"source_nodes", "target_nodes"}) {
+      if (s.contains(key) && s[key].is_array()) {
+        for (const auto& n : s[key]) add_candidate(resolve(n), 1.0);
+      }
+    }
+    if (s.contains("path") && s["path"].is_string()) {
+      std::string path = s["path"].get<std::string>();
+      for (size_t at; (at = path.find("->")) != std::string::npos;) path.replace(at, 2, "\x1f");
+      for (size_t at; (at = path.find("\u2192")) != std::string::npos;) path.replace(at, 3, "\x1f");
+      size_t begin = 0;
+      while (begin <= path.size()) {
+        size_t end = path.find('\x1f', begin);
+        if (end == std::string::npos) end = path.size();
+        std::string node(path.substr(begin, end - begin));
+        node.erase(0, node.find_first_not_of(" \t"));
+        node.erase(node.find_last_not_of(" \t") + 1);
+        if (!node.empty()) add_candidate(resolve(node), 1.0);
+        begin = end + 1;
+      }
+    }
+    if (s.contains("candidates") && s["candidates"].is_array()) {
+      for (const auto& c : s["candidates"]) {
+        if (!c.is_array() || c.size() < 2) continue;
+        const int64_t a = resolve(c[0]), b = resolve(c[1]);
+        double conf = c.size() > 2 && c[2].is_number() ? c[2].get<double>() : 1.0;
+        conf = std::clamp(conf, 0.0, 1.0);
+        if (a < 0 || b < 0) {
+          ++dropped;
+          continue;
+        }
+        sq.pairs.push_back({static_cast<uint32_t>(a), static_cast<uint32_t>(b), conf});
+      }
+    }
+    if (sq.pairs.empty() && !sq.candidates.empty()) {
+      for (size_t j = 1; j < sq.candidates.size(); ++j) {
+        sq.pairs.push_back({sq.candidates[0].first, sq.candidates[j].first, 1.0});
+      }
+      if (sq.pairs.empty()) sq.pairs.push_back({sq.candidates[0].first, sq.candidates[0].first, 1.0});
+    }
+    if (!sq.pairs.empty()) plan.push_back(std::move(sq));
+  }
+  if (dropped > 0) {
+    link->warnings.push_back(std::to_string(dropped) + " node name(s) proposed by the model are not in the schema; dropped");
+  }
+  for (const ValueMatch& m : values_.Find(question)) {
+    link->value_matches.push_back(m.text + " → " + g.NodeName(g.ColumnNode(m.column)));
+  }
+  return plan;
+}
+
+}  // namespace flowrag

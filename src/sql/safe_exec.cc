@@ -1,0 +1,719 @@
+#include "sql/safe_exec.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+namespace flowrag {
+
+// What the authorizer allows, and what it saw while a statement prepared.
+struct SqlAuthorizerState {
+  enum class Mode {
+    kInternal,  // our own statements (savepoints, pragmas): everything
+    kDdl,       // FromDdl's schema phase
+    kQuery,     // the read-only policy
+  };
+  Mode mode = Mode::kQuery;
+  // Denied actions of the statement being prepared, in order ("INSERT into t").
+  // `schema_write` marks writes to sqlite_master, which SQLite checks before
+  // the statement's own action (DROP TABLE asks DELETE on sqlite_master first).
+  struct Denial {
+    std::string what;
+    bool schema_write = false;
+  };
+  std::vector<Denial> denials;
+  SqlReadSet* recording = nullptr;  // set while Reads() prepares
+};
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Mode = SqlAuthorizerState::Mode;
+
+constexpr int kProgressSteps = 1000;      // VM steps between deadline checks
+constexpr double kMaxTimeLimit = 1e6;     // seconds; keeps the deadline in range
+constexpr double kDdlTimeLimit = 5.0;     // seconds per FromDdl element
+constexpr int kMaxValueBytes = 64 << 20;  // SQLITE_LIMIT_LENGTH: caps zeroblob() etc.
+constexpr int kBusyTimeoutMs = 1000;
+constexpr const char kRefusedPrefix[] = "refused: ";
+
+struct StmtCloser {
+  void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
+};
+using StmtPtr = std::unique_ptr<sqlite3_stmt, StmtCloser>;
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool IsSchemaTable(const char* name) {
+  if (name == nullptr) return false;
+  std::string_view n(name);
+  return EqualsIgnoreCase(n, "sqlite_master") || EqualsIgnoreCase(n, "sqlite_schema") ||
+         EqualsIgnoreCase(n, "sqlite_temp_master") || EqualsIgnoreCase(n, "sqlite_temp_schema");
+}
+
+// Functions with side effects outside the query, or that run arbitrary SQL.
+bool IsRefusedFunction(const char* name) {
+  if (name == nullptr) return true;
+  static constexpr std::string_view kRefused[] = {
+      "load_extension", "readfile",   "writefile",          "edit",          "fts3_tokenizer",
+      "eval",           "sha3_query", "icu_load_collation", "sqlite_dbdata",
+  };
+  std::string_view n(name);
+  for (std::string_view r : kRefused) {
+    if (EqualsIgnoreCase(n, r)) return true;
+  }
+  // sqlite_rename_column, sqlite_rename_table, sqlite_drop_column, ...:
+  // SQLite's internal ALTER TABLE helpers.
+  std::string lower(n);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower.rfind("sqlite_rename", 0) == 0 || lower.rfind("sqlite_drop", 0) == 0;
+}
+
+std::string Str(const char* s) { return s == nullptr ? std::string() : std::string(s); }
+
+std::string WithName(const char* verb, const char* name) {
+  std::string s(verb);
+  if (name != nullptr && *name != '\0') {
+    s += ' ';
+    s += name;
+  }
+  return s;
+}
+
+// "DROP TABLE t", "PRAGMA user_version", "function load_extension()".
+std::string DescribeAction(int action, const char* a1, const char* a2) {
+  switch (action) {
+    case SQLITE_CREATE_INDEX:
+      return WithName("CREATE INDEX", a1);
+    case SQLITE_CREATE_TABLE:
+      return WithName("CREATE TABLE", a1);
+    case SQLITE_CREATE_TEMP_INDEX:
+      return WithName("CREATE TEMP INDEX", a1);
+    case SQLITE_CREATE_TEMP_TABLE:
+      return WithName("CREATE TEMP TABLE", a1);
+    case SQLITE_CREATE_TEMP_TRIGGER:
+      return WithName("CREATE TEMP TRIGGER", a1);
+    case SQLITE_CREATE_TEMP_VIEW:
+      return WithName("CREATE TEMP VIEW", a1);
+    case SQLITE_CREATE_TRIGGER:
+      return WithName("CREATE TRIGGER", a1);
+    case SQLITE_CREATE_VIEW:
+      return WithName("CREATE VIEW", a1);
+    case SQLITE_DELETE:
+      return WithName("DELETE from", a1);
+    case SQLITE_DROP_INDEX:
+      return WithName("DROP INDEX", a1);
+    case SQLITE_DROP_TABLE:
+      return WithName("DROP TABLE", a1);
+    case SQLITE_DROP_TEMP_INDEX:
+      return WithName("DROP TEMP INDEX", a1);
+    case SQLITE_DROP_TEMP_TABLE:
+      return WithName("DROP TEMP TABLE", a1);
+    case SQLITE_DROP_TEMP_TRIGGER:
+      return WithName("DROP TEMP TRIGGER", a1);
+    case SQLITE_DROP_TEMP_VIEW:
+      return WithName("DROP TEMP VIEW", a1);
+    case SQLITE_DROP_TRIGGER:
+      return WithName("DROP TRIGGER", a1);
+    case SQLITE_DROP_VIEW:
+      return WithName("DROP VIEW", a1);
+    case SQLITE_INSERT:
+      return WithName("INSERT into", a1);
+    case SQLITE_PRAGMA:
+      return WithName("PRAGMA", a1);
+    case SQLITE_READ:
+      return WithName("reading", a1);
+    case SQLITE_SELECT:
+      return "SELECT";
+    case SQLITE_TRANSACTION:
+      return a1 != nullptr ? std::string(a1) : "a transaction";
+    case SQLITE_UPDATE:
+      return WithName("UPDATE of", a1);
+    case SQLITE_ATTACH:
+      return "ATTACH";
+    case SQLITE_DETACH:
+      return "DETACH";
+    case SQLITE_ALTER_TABLE:
+      return WithName("ALTER TABLE", a2);
+    case SQLITE_REINDEX:
+      return WithName("REINDEX", a1);
+    case SQLITE_ANALYZE:
+      return WithName("ANALYZE", a1);
+    case SQLITE_CREATE_VTABLE:
+      return WithName("CREATE VIRTUAL TABLE", a1);
+    case SQLITE_DROP_VTABLE:
+      return WithName("DROP VIRTUAL TABLE", a1);
+    case SQLITE_FUNCTION:
+      return "function " + Str(a2) + "()";
+    case SQLITE_SAVEPOINT: {
+      std::string op = Str(a1);
+      if (op == "BEGIN") return WithName("SAVEPOINT", a2);
+      if (op == "ROLLBACK") return WithName("ROLLBACK TO", a2);
+      return WithName(op.empty() ? "SAVEPOINT" : op.c_str(), a2);  // RELEASE
+    }
+    case SQLITE_RECURSIVE:
+      return "WITH RECURSIVE";
+    case SQLITE_COPY:
+      return "COPY";
+  }
+  return "action " + std::to_string(action);
+}
+
+bool QueryAllows(int action, const char* a1, const char* a2) {
+  switch (action) {
+    case SQLITE_SELECT:
+    case SQLITE_READ:
+    case SQLITE_RECURSIVE:
+      return true;
+    case SQLITE_FUNCTION:
+      return !IsRefusedFunction(a2);
+    case SQLITE_UPDATE:
+      // The first use of a table-valued function (json_each) on a connection
+      // asks for UPDATE of sqlite_master while SQLite builds its table; no
+      // code doing so survives. A real UPDATE of sqlite_master is still
+      // refused by sqlite3_stmt_readonly, DEFENSIVE and query_only.
+      return IsSchemaTable(a1);
+    default:
+      return false;
+  }
+}
+
+bool DdlAllows(int action, const char* a1, const char* a2) {
+  switch (action) {
+    case SQLITE_ATTACH:
+    case SQLITE_DETACH:
+    case SQLITE_PRAGMA:
+    case SQLITE_TRANSACTION:
+    case SQLITE_SAVEPOINT:
+      return false;
+    case SQLITE_FUNCTION:
+      return !IsRefusedFunction(a2);
+    default:
+      return true;
+  }
+}
+
+int Authorize(void* arg, int action, const char* a1, const char* a2, const char* db_name,
+              const char* trigger_or_view) {
+  auto* state = static_cast<SqlAuthorizerState*>(arg);
+  bool allowed = true;
+  switch (state->mode) {
+    case Mode::kInternal:
+      allowed = true;
+      break;
+    case Mode::kDdl:
+      allowed = DdlAllows(action, a1, a2);
+      break;
+    case Mode::kQuery:
+      allowed = QueryAllows(action, a1, a2);
+      break;
+  }
+  if (!allowed) {
+    bool schema_write =
+        (action == SQLITE_INSERT || action == SQLITE_UPDATE || action == SQLITE_DELETE) &&
+        IsSchemaTable(a1);
+    state->denials.push_back({DescribeAction(action, a1, a2), schema_write});
+    return SQLITE_DENY;
+  }
+  if (action == SQLITE_READ && state->recording != nullptr && a1 != nullptr && !IsSchemaTable(a1)) {
+    state->recording->tables.insert(a1);
+    if (a2 != nullptr && *a2 != '\0') state->recording->columns.insert(std::string(a1) + "." + a2);
+  }
+  return SQLITE_OK;
+}
+
+// Skips whitespace, semicolons, `-- line` and `/* block */` comments.
+size_t SkipTrivia(std::string_view s, size_t i) {
+  while (i < s.size()) {
+    char c = s[i];
+    if (c == ';' || std::isspace(static_cast<unsigned char>(c))) {
+      ++i;
+    } else if (c == '-' && i + 1 < s.size() && s[i + 1] == '-') {
+      size_t nl = s.find('\n', i);
+      i = nl == std::string_view::npos ? s.size() : nl + 1;
+    } else if (c == '/' && i + 1 < s.size() && s[i + 1] == '*') {
+      size_t end = s.find("*/", i + 2);
+      i = end == std::string_view::npos ? s.size() : end + 2;
+    } else {
+      break;
+    }
+  }
+  return i;
+}
+
+// The statement's leading keywords, upper-cased: "VACUUM", "DROP TABLE",
+// "CREATE UNIQUE INDEX". Empty when it does not start with a word.
+std::string LeadingKeywords(std::string_view sql) {
+  auto word_at = [&](size_t& i) {
+    i = SkipTrivia(sql, i);
+    std::string w;
+    while (i < sql.size() && (std::isalpha(static_cast<unsigned char>(sql[i])) || sql[i] == '_')) {
+      w += static_cast<char>(std::toupper(static_cast<unsigned char>(sql[i])));
+      ++i;
+    }
+    return w;
+  };
+  size_t i = 0;
+  std::string out = word_at(i);
+  if (out == "CREATE" || out == "DROP" || out == "ALTER") {
+    static constexpr std::string_view kObjectWords[] = {"TEMP",  "TEMPORARY", "UNIQUE", "VIRTUAL",
+                                                        "TABLE", "INDEX",     "VIEW",   "TRIGGER"};
+    while (true) {
+      size_t j = i;
+      std::string w = word_at(j);
+      if (std::find(std::begin(kObjectWords), std::end(kObjectWords), w) ==
+          std::end(kObjectWords)) {
+        break;
+      }
+      out += ' ';
+      out += w;
+      i = j;
+    }
+  }
+  return out;
+}
+
+std::string Quoted(std::string_view s, size_t max_chars = 60) {
+  std::string out = "\"";
+  out.append(s.substr(0, max_chars));
+  if (s.size() > max_chars) out += "...";
+  out += '"';
+  return out;
+}
+
+// The refusal for a statement whose prepare was denied (or that is not
+// read-only), naming the most specific denied action.
+Status Refusal(const SqlAuthorizerState& state, std::string_view sql) {
+  std::string what;
+  for (const auto& d : state.denials) {
+    if (!d.schema_write) {
+      what = d.what;
+      break;
+    }
+  }
+  if (what.empty()) what = LeadingKeywords(sql);
+  if (what.empty()) what = "this statement";
+  std::string m = kRefusedPrefix + what + " is not allowed";
+  if (state.mode == Mode::kQuery && what.rfind("function ", 0) != 0) m += " (read-only)";
+  return Status::InvalidArgument(std::move(m));
+}
+
+// Maps a SQLite error to a Status with SQLite's message.
+Status SqliteStatus(sqlite3* db, int rc, std::string_view context) {
+  std::string m(context);
+  m += ": ";
+  m += sqlite3_errmsg(db);
+  switch (rc & 0xff) {
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return Status::Corruption(std::move(m));
+    case SQLITE_IOERR:
+    case SQLITE_CANTOPEN:
+    case SQLITE_FULL:
+    case SQLITE_PERM:
+    case SQLITE_READONLY:
+      return Status::IoError(std::move(m));
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return Status::Unavailable(std::move(m));
+    case SQLITE_NOMEM:
+    case SQLITE_INTERNAL:
+    case SQLITE_MISUSE:
+      return Status::Internal(std::move(m));
+    default:
+      return Status::InvalidArgument(std::move(m));
+  }
+}
+
+// Installs a deadline-checking progress handler for its lifetime.
+class DeadlineGuard {
+ public:
+  DeadlineGuard(sqlite3* db, double seconds) : db_(db) {
+    auto budget = std::chrono::duration<double>(std::min(seconds, kMaxTimeLimit));
+    deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(budget);
+    sqlite3_progress_handler(db_, kProgressSteps, &DeadlineGuard::OnProgress, this);
+  }
+  ~DeadlineGuard() { sqlite3_progress_handler(db_, 0, nullptr, nullptr); }
+  DeadlineGuard(const DeadlineGuard&) = delete;
+  DeadlineGuard& operator=(const DeadlineGuard&) = delete;
+
+  bool fired() const { return fired_; }
+
+ private:
+  static int OnProgress(void* arg) {
+    auto* self = static_cast<DeadlineGuard*>(arg);
+    if (Clock::now() < self->deadline_) return 0;
+    self->fired_ = true;
+    return 1;  // interrupts the statement with SQLITE_INTERRUPT
+  }
+
+  sqlite3* db_;
+  Clock::time_point deadline_;
+  bool fired_ = false;
+};
+
+std::string SecondsText(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", s);
+  return buf;
+}
+
+// Sets the connection options shared by Open() and FromDdl().
+Status Harden(sqlite3* db, std::string_view path) {
+  int rc = sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
+  if (rc == SQLITE_OK) rc = sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+  if (rc != SQLITE_OK) return SqliteStatus(db, rc, std::string(path) + ": configure");
+  sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
+  sqlite3_limit(db, SQLITE_LIMIT_LENGTH, kMaxValueBytes);
+  sqlite3_busy_timeout(db, kBusyTimeoutMs);
+  return Status::Ok();
+}
+
+// Prepares the one statement of `sql` under the authorizer's current mode.
+// `*rest` is set to the SQL after it. A null statement means `sql` held only
+// whitespace and comments.
+Status PrepareFirst(sqlite3* db, SqlAuthorizerState* auth, std::string_view sql, StmtPtr* stmt,
+                    std::string_view* rest) {
+  if (sql.size() >= static_cast<size_t>(INT_MAX)) {
+    return Status::InvalidArgument("sql: statement too long");
+  }
+  stmt->reset();
+  *rest = {};
+  if (sql.empty()) return Status::Ok();
+  auth->denials.clear();
+  sqlite3_stmt* raw = nullptr;
+  const char* tail = nullptr;
+  int rc = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &raw, &tail);
+  stmt->reset(raw);
+  if (rc == SQLITE_AUTH || (rc != SQLITE_OK && !auth->denials.empty())) {
+    stmt->reset();
+    return Refusal(*auth, sql);
+  }
+  if (rc != SQLITE_OK) return SqliteStatus(db, rc, "sql");
+  if (tail != nullptr && tail >= sql.data() && tail <= sql.data() + sql.size()) {
+    *rest = sql.substr(static_cast<size_t>(tail - sql.data()));
+  }
+  return Status::Ok();
+}
+
+// True when `verb` (LeadingKeywords) starts a statement that writes or
+// changes the connection's state.
+bool IsWriteVerb(std::string_view verb) {
+  static constexpr std::string_view kWriteVerbs[] = {
+      "INSERT", "REPLACE", "UPDATE",   "DELETE",    "CREATE",  "DROP",    "ALTER",
+      "ATTACH", "DETACH",  "PRAGMA",   "VACUUM",    "REINDEX", "ANALYZE", "BEGIN",
+      "COMMIT", "END",     "ROLLBACK", "SAVEPOINT", "RELEASE"};
+  std::string_view first = verb.substr(0, verb.find(' '));
+  return std::find(std::begin(kWriteVerbs), std::end(kWriteVerbs), first) != std::end(kWriteVerbs);
+}
+
+// Prepares `sql` as a single read-only statement under the query policy,
+// recording its reads into `record` when non-null.
+Result<StmtPtr> PrepareRead(sqlite3* db, SqlAuthorizerState* auth, std::string_view sql,
+                            SqlReadSet* record) {
+  StmtPtr stmt;
+  std::string_view rest;
+  auth->recording = record;
+  Status st = PrepareFirst(db, auth, sql, &stmt, &rest);
+  auth->recording = nullptr;
+  if (!st.ok() && !IsSqlRefusal(st) && IsWriteVerb(LeadingKeywords(sql))) {
+    // "DELETE FROM nosuch", "UPDATE sqlite_master ...": a write whatever
+    // else is wrong with it.
+    auth->denials.clear();
+    return Refusal(*auth, sql);
+  }
+  FLOWRAG_RETURN_IF_ERROR(st);
+  if (stmt == nullptr) return Status::InvalidArgument("sql: no statement (empty or only comments)");
+  if (SkipTrivia(rest, 0) != rest.size()) {
+    std::string_view extra = rest.substr(SkipTrivia(rest, 0));
+    return Status::InvalidArgument("sql: only one statement is allowed; found more after it: " +
+                                   Quoted(extra));
+  }
+  // Statements the authorizer never sees (VACUUM, REINDEX, a DROP of a
+  // missing table) are caught by their first keyword or by SQLite's own
+  // verdict on whether they write.
+  static constexpr std::string_view kReadVerbs[] = {"SELECT", "WITH", "VALUES", "EXPLAIN"};
+  std::string verb = LeadingKeywords(sql);
+  if (std::find(std::begin(kReadVerbs), std::end(kReadVerbs), verb) == std::end(kReadVerbs) ||
+      !sqlite3_stmt_readonly(stmt.get())) {
+    auth->denials.clear();
+    return Refusal(*auth, sql);
+  }
+  return stmt;
+}
+
+SqlValue ColumnValue(sqlite3_stmt* stmt, int i) {
+  switch (sqlite3_column_type(stmt, i)) {
+    case SQLITE_INTEGER:
+      return static_cast<int64_t>(sqlite3_column_int64(stmt, i));
+    case SQLITE_FLOAT:
+      return sqlite3_column_double(stmt, i);
+    case SQLITE_TEXT: {
+      const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, i));
+      int n = sqlite3_column_bytes(stmt, i);
+      return text == nullptr ? std::string() : std::string(text, static_cast<size_t>(n));
+    }
+    case SQLITE_BLOB: {
+      const auto* blob = static_cast<const char*>(sqlite3_column_blob(stmt, i));
+      int n = sqlite3_column_bytes(stmt, i);
+      return blob == nullptr ? std::string() : std::string(blob, static_cast<size_t>(n));
+    }
+    default:
+      return std::monostate{};
+  }
+}
+
+// Runs our own statement (savepoints, pragmas) with the authorizer open.
+Status ExecInternal(sqlite3* db, SqlAuthorizerState* auth, const char* sql) {
+  Mode saved = auth->mode;
+  auth->mode = Mode::kInternal;
+  int rc = sqlite3_exec(db, sql, nullptr, nullptr, nullptr);
+  auth->mode = saved;
+  if (rc != SQLITE_OK) return SqliteStatus(db, rc, sql);
+  return Status::Ok();
+}
+
+// Runs every statement of one FromDdl element under the DDL policy.
+Status RunDdlElement(sqlite3* db, SqlAuthorizerState* auth, std::string_view sql) {
+  DeadlineGuard deadline(db, kDdlTimeLimit);
+  std::string_view rest = sql;
+  while (SkipTrivia(rest, 0) < rest.size()) {
+    StmtPtr stmt;
+    std::string_view current = rest.substr(SkipTrivia(rest, 0));
+    FLOWRAG_RETURN_IF_ERROR(PrepareFirst(db, auth, current, &stmt, &rest));
+    if (stmt == nullptr) break;
+    // VACUUM never reaches the authorizer, and VACUUM INTO writes a file.
+    if (LeadingKeywords(current) == "VACUUM") {
+      auth->denials.clear();
+      return Refusal(*auth, current);
+    }
+    int rc;
+    while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
+    }
+    if (rc == SQLITE_INTERRUPT && deadline.fired()) {
+      return Status::DeadlineExceeded("statement ran longer than " + SecondsText(kDdlTimeLimit) +
+                                      " s");
+    }
+    if (rc == SQLITE_AUTH) return Refusal(*auth, current);
+    if (rc != SQLITE_DONE) return SqliteStatus(db, rc, "sql");
+  }
+  return Status::Ok();
+}
+
+// "file:" URI for `path` with every byte but unreserved ones and '/'
+// percent-encoded, so '?', '#' and '%' in names stay part of the path.
+std::string ReadOnlyUri(const std::string& path) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string uri = "file:";
+  if (!path.empty() && path[0] == '/') uri += "//";  // empty authority, absolute path
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || c == '/' || c == '-' || c == '.' || c == '_' || c == '~') {
+      uri += static_cast<char>(c);
+    } else {
+      uri += '%';
+      uri += kHex[c >> 4];
+      uri += kHex[c & 15];
+    }
+  }
+  uri += "?mode=ro";
+  return uri;
+}
+
+}  // namespace
+
+std::string SqlValueText(const SqlValue& v) {
+  if (std::holds_alternative<std::monostate>(v)) return "NULL";
+  if (const auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
+  if (const auto* d = std::get_if<double>(&v)) {
+    char buf[40];
+    std::snprintf(buf, sizeof(buf), "%.15g", *d);
+    return buf;
+  }
+  return std::get<std::string>(v);
+}
+
+bool IsSqlRefusal(const Status& status) {
+  return status.code() == StatusCode::kInvalidArgument &&
+         status.message().rfind(kRefusedPrefix, 0) == 0;
+}
+
+ReadOnlyDatabase::ReadOnlyDatabase(sqlite3* db, std::string path)
+    : db_(db), path_(std::move(path)), auth_(std::make_unique<SqlAuthorizerState>()) {}
+
+ReadOnlyDatabase::~ReadOnlyDatabase() {
+  if (db_ != nullptr) sqlite3_close_v2(db_);
+}
+
+Result<std::unique_ptr<ReadOnlyDatabase>> ReadOnlyDatabase::Open(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::file_status fst = fs::status(path, ec);
+  if (fst.type() == fs::file_type::not_found) return Status::NotFound(path + ": no such file");
+  if (ec) return Status::IoError(path + ": " + ec.message());
+  if (fst.type() == fs::file_type::directory) {
+    return Status::InvalidArgument(path + ": not a SQLite database (a directory)");
+  }
+  if (fst.type() == fs::file_type::regular && fs::file_size(path, ec) == 0 && !ec) {
+    return Status::InvalidArgument(path + ": not a SQLite database (empty file)");
+  }
+
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(ReadOnlyUri(path).c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
+                           nullptr);
+  // The object owns the handle from here on, also when opening failed.
+  std::unique_ptr<ReadOnlyDatabase> db(new ReadOnlyDatabase(raw, path));
+  if (raw == nullptr) return Status::Internal(path + ": sqlite3_open_v2: out of memory");
+  if (rc != SQLITE_OK) return SqliteStatus(raw, rc, path);
+  FLOWRAG_RETURN_IF_ERROR(Harden(raw, path));
+
+  // The first read of the file: text, random bytes, encrypted or truncated
+  // files fail here with SQLITE_NOTADB or SQLITE_CORRUPT.
+  sqlite3_stmt* check = nullptr;
+  rc = sqlite3_prepare_v2(raw, "SELECT count(*) FROM sqlite_master", -1, &check, nullptr);
+  StmtPtr check_owner(check);
+  if (rc == SQLITE_OK) rc = sqlite3_step(check);
+  if (rc != SQLITE_ROW) {
+    int primary = rc & 0xff;
+    if (primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT) {
+      return Status::InvalidArgument(path + ": not a SQLite database (" + sqlite3_errmsg(raw) +
+                                     ")");
+    }
+    return SqliteStatus(raw, rc, path);
+  }
+  check_owner.reset();
+
+  FLOWRAG_RETURN_IF_ERROR(ExecInternal(raw, db->auth_.get(), "PRAGMA query_only=1"));
+  db->auth_->mode = Mode::kQuery;
+  sqlite3_set_authorizer(raw, &Authorize, db->auth_.get());
+  return db;
+}
+
+Result<std::unique_ptr<ReadOnlyDatabase>> ReadOnlyDatabase::FromDdl(
+    const std::vector<std::string>& ddl, bool skip_bad, size_t* skipped) {
+  if (skipped != nullptr) *skipped = 0;
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(":memory:", &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  std::unique_ptr<ReadOnlyDatabase> db(new ReadOnlyDatabase(raw, ":memory:"));
+  if (raw == nullptr) return Status::Internal(":memory:: sqlite3_open_v2: out of memory");
+  if (rc != SQLITE_OK) return SqliteStatus(raw, rc, ":memory:");
+  FLOWRAG_RETURN_IF_ERROR(Harden(raw, ":memory:"));
+  SqlAuthorizerState* auth = db->auth_.get();
+  auth->mode = Mode::kDdl;
+  sqlite3_set_authorizer(raw, &Authorize, auth);
+
+  for (size_t i = 0; i < ddl.size(); ++i) {
+    // A savepoint per element, so a failing one leaves nothing behind.
+    FLOWRAG_RETURN_IF_ERROR(ExecInternal(raw, auth, "SAVEPOINT flowrag_ddl"));
+    Status st = RunDdlElement(raw, auth, ddl[i]);
+    if (!st.ok()) {
+      FLOWRAG_RETURN_IF_ERROR(ExecInternal(raw, auth, "ROLLBACK TO flowrag_ddl"));
+    }
+    FLOWRAG_RETURN_IF_ERROR(ExecInternal(raw, auth, "RELEASE flowrag_ddl"));
+    if (st.ok()) continue;
+    if (!skip_bad) {
+      return Status::InvalidArgument("ddl[" + std::to_string(i) + "] " + Quoted(ddl[i]) + ": " +
+                                     st.message());
+    }
+    if (skipped != nullptr) ++*skipped;
+  }
+
+  FLOWRAG_RETURN_IF_ERROR(ExecInternal(raw, auth, "PRAGMA query_only=1"));
+  auth->mode = Mode::kQuery;
+  return db;
+}
+
+Result<SqlResultSet> ReadOnlyDatabase::Execute(std::string_view sql, const SqlLimits& limits) {
+  if (!(limits.time_limit_seconds > 0)) {
+    return Status::InvalidArgument("limits.time_limit_seconds: expected a positive number, got " +
+                                   SecondsText(limits.time_limit_seconds));
+  }
+  const Clock::time_point start = Clock::now();
+  FLOWRAG_ASSIGN_OR_RETURN(StmtPtr stmt, PrepareRead(db_, auth_.get(), sql, nullptr));
+  sqlite3_stmt* s = stmt.get();
+
+  SqlResultSet out;
+  const int ncols = sqlite3_column_count(s);
+  out.columns.reserve(static_cast<size_t>(ncols));
+  for (int c = 0; c < ncols; ++c) out.columns.push_back(Str(sqlite3_column_name(s, c)));
+
+  DeadlineGuard deadline(db_, limits.time_limit_seconds);
+  while (true) {
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+      if (out.rows.size() >= limits.max_rows) {
+        out.truncated = true;
+        break;
+      }
+      std::vector<SqlValue> row;
+      row.reserve(static_cast<size_t>(ncols));
+      for (int c = 0; c < ncols; ++c) row.push_back(ColumnValue(s, c));
+      out.rows.push_back(std::move(row));
+      continue;
+    }
+    if (rc == SQLITE_DONE) break;
+    if (rc == SQLITE_INTERRUPT && deadline.fired()) {
+      if (limits.max_rows > 0 && out.rows.size() >= limits.max_rows) {
+        out.truncated = true;  // ran out of time looking for one more row
+        break;
+      }
+      return Status::DeadlineExceeded("sql: stopped after the time limit of " +
+                                      SecondsText(limits.time_limit_seconds) + " s");
+    }
+    if (rc == SQLITE_AUTH) return Refusal(*auth_, sql);  // re-prepared after a schema change
+    return SqliteStatus(db_, rc, "sql");
+  }
+  out.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return out;
+}
+
+Result<SqlReadSet> ReadOnlyDatabase::Reads(std::string_view sql) {
+  SqlReadSet raw;
+  { FLOWRAG_ASSIGN_OR_RETURN(StmtPtr stmt, PrepareRead(db_, auth_.get(), sql, &raw)); }
+  // Keep only names the schema declares: CTEs and table-valued functions
+  // (json_each) are reported as reads too.
+  FLOWRAG_ASSIGN_OR_RETURN(
+      StmtPtr names,
+      PrepareRead(db_, auth_.get(),
+                  "SELECT name FROM sqlite_schema WHERE type IN ('table', 'view')", nullptr));
+  std::set<std::string> declared;
+  int rc;
+  while ((rc = sqlite3_step(names.get())) == SQLITE_ROW) {
+    const auto* name = reinterpret_cast<const char*>(sqlite3_column_text(names.get(), 0));
+    if (name != nullptr) declared.insert(name);
+  }
+  if (rc != SQLITE_DONE) return SqliteStatus(db_, rc, "sql: reading the schema");
+
+  SqlReadSet out;
+  for (const std::string& t : raw.tables) {
+    if (declared.count(t) > 0) out.tables.insert(t);
+  }
+  for (const std::string& c : raw.columns) {
+    for (const std::string& t : out.tables) {  // table names may contain '.'
+      if (c.size() > t.size() && c.compare(0, t.size(), t) == 0 && c[t.size()] == '.') {
+        out.columns.insert(c);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace flowrag

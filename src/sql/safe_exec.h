@@ -1,0 +1,125 @@
+// Safe, read-only execution of model-written SQL against a SQLite database,
+// and the read set of a statement (which tables and columns it reads).
+//
+// Safety (issue 7), in layers, so that one mistake does not open the file:
+//  - the file is opened with SQLITE_OPEN_READONLY through a `file:` URI with
+//    `mode=ro` (not `immutable=1`, which would skip locking and could read a
+//    file mid-write), SQLITE_DBCONFIG_DEFENSIVE on, extension loading off,
+//    untrusted schema (SQLITE_DBCONFIG_TRUSTED_SCHEMA off), no ATTACH slots,
+//    and `PRAGMA query_only=1`;
+//  - an authorizer allows only SELECT, reads of tables and columns, functions
+//    (except load_extension, readfile, writefile, edit, fts3_tokenizer, eval
+//    and SQLite's internal schema-editing functions) and recursive CTEs.
+//    Everything else — INSERT, UPDATE, DELETE, CREATE, DROP, ALTER, ATTACH,
+//    DETACH, PRAGMA (any), REINDEX, ANALYZE, SAVEPOINT, BEGIN/COMMIT/
+//    ROLLBACK — is refused at prepare time (the pragma_* table-valued
+//    functions when they run, as that is when they ask for their PRAGMA);
+//  - a prepared statement must also start with SELECT, WITH, VALUES or
+//    EXPLAIN and be sqlite3_stmt_readonly(), which catches statements the
+//    authorizer never sees (VACUUM, a bare REINDEX, DROP TABLE IF EXISTS of
+//    a missing table). A statement starting with a writing keyword (INSERT,
+//    DROP, PRAGMA, ...) is a refusal even when it would not prepare anyway
+//    ("DELETE FROM nosuch");
+//  - strings and blobs are capped at 64 MiB (SQLITE_LIMIT_LENGTH), so
+//    zeroblob()/randomblob() cannot exhaust memory.
+// A refusal is an InvalidArgument whose message starts with "refused: " and
+// names the action, e.g. "refused: ATTACH is not allowed (read-only)";
+// IsSqlRefusal() tells it from other errors. (flowrag's StatusCode has no
+// PermissionDenied; InvalidArgument is the nearest: the caller's SQL is not
+// acceptable, and the server maps it to HTTP 400.)
+//
+// Exactly one statement is run: anything but whitespace, semicolons and
+// comments after the first statement is an InvalidArgument. A progress
+// handler interrupts a statement that runs longer than the time limit
+// (DeadlineExceeded); at most `max_rows` rows are returned (`truncated` says
+// more existed). The database file is never written: not by these checks,
+// and not by SQLite (read-only open, no journal; a WAL-mode file may get its
+// -wal/-shm side files created by SQLite, as for any reader).
+//
+// Thread-safety: a ReadOnlyDatabase is used by one thread at a time.
+#ifndef FLOWRAG_SQL_SAFE_EXEC_H_
+#define FLOWRAG_SQL_SAFE_EXEC_H_
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "flowrag/sql.h"
+#include "flowrag/status.h"
+
+struct sqlite3;
+
+namespace flowrag {
+
+// SqlLimits, SqlValue, SqlValueText and SqlResultSet: flowrag/sql.h.
+
+// Tables and columns a statement reads, as the authorizer reports them
+// (SQLITE_READ): table names as declared in the schema, columns as
+// "table.column". A table read with no column (SELECT count(*) FROM t)
+// appears in `tables` only. Names keep the schema's spelling. Aliases and
+// subqueries are resolved to their base tables; a view appears together with
+// the base tables and columns it reads; CTE names, table-valued functions
+// (json_each) and sqlite_master/sqlite_schema are left out.
+struct SqlReadSet {
+  std::set<std::string> tables;
+  std::set<std::string> columns;
+};
+
+// True for the Status of a statement refused by the read-only policy.
+bool IsSqlRefusal(const Status& status);
+
+struct SqlAuthorizerState;  // defined in safe_exec.cc
+
+class ReadOnlyDatabase {
+ public:
+  ~ReadOnlyDatabase();
+  ReadOnlyDatabase(const ReadOnlyDatabase&) = delete;
+  ReadOnlyDatabase& operator=(const ReadOnlyDatabase&) = delete;
+
+  // Opens an existing SQLite file read-only. NotFound when the file does not
+  // exist, InvalidArgument "<path>: not a SQLite database" when it is not one
+  // (an empty file, or reading sqlite_master fails, which also catches text,
+  // random bytes, encrypted or truncated files), IoError when it cannot be
+  // read, Unavailable when a writer holds it locked for more than 1 s.
+  static Result<std::unique_ptr<ReadOnlyDatabase>> Open(const std::string& path);
+
+  // An in-memory database holding the schema: each element of `ddl`
+  // (CREATE TABLE / CREATE VIEW / CREATE INDEX ..., or INSERTs of sample
+  // rows) is run in turn, all of its statements or none. A failing element
+  // is an InvalidArgument "ddl[<index>]: <SQLite's message>", unless
+  // `skip_bad` (then it is skipped and counted in *skipped). ATTACH, DETACH,
+  // PRAGMA, VACUUM, transactions and the functions refused above are refused
+  // in DDL too, and each element runs under a 5 s time limit. Afterwards the
+  // connection is switched to the same read-only policy as Open()'s.
+  static Result<std::unique_ptr<ReadOnlyDatabase>> FromDdl(const std::vector<std::string>& ddl,
+                                                           bool skip_bad = false,
+                                                           size_t* skipped = nullptr);
+
+  // Runs one read-only statement under the limits (see the file comment).
+  // Other errors: InvalidArgument for SQL that does not prepare or fails at
+  // run time, Corruption / IoError / Unavailable for the file's problems.
+  Result<SqlResultSet> Execute(std::string_view sql, const SqlLimits& limits);
+
+  // Prepares (does not run) `sql` and returns what it reads. Errors as
+  // Execute's for statements that are not reads or do not prepare.
+  Result<SqlReadSet> Reads(std::string_view sql);
+
+  const std::string& path() const { return path_; }  // ":memory:" for FromDdl
+  // The raw connection, for diagnostics. Callers must not change its
+  // authorizer, progress handler or pragmas.
+  sqlite3* handle() { return db_; }
+
+ private:
+  ReadOnlyDatabase(sqlite3* db, std::string path);
+  sqlite3* db_ = nullptr;
+  std::string path_;
+  std::unique_ptr<SqlAuthorizerState> auth_;  // outlives db_ (closed first)
+};
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_SQL_SAFE_EXEC_H_

@@ -1,0 +1,428 @@
+#include "sql/schema_linker.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <unordered_set>
+
+#include "common/text.h"
+#include "embed/hashed_embedder.h"
+#include "retrieval/flow_diffusion.h"
+#include "retrieval/keywords.h"
+#include "vector/vector_index.h"
+
+namespace flowrag {
+namespace {
+
+constexpr double kStabiliser = 1e-10;  // A2.2.1
+
+// The schema graph with the query-aware weights of Eq. 5.
+class SchemaDiffusionGraph final : public DiffusionGraph {
+ public:
+  SchemaDiffusionGraph(const SchemaGraph& g, const FloatMatrix& vectors, const float* query,
+                       const SchemaLinkOptions& o, EdgeWeighting weighting, SimilarityKind similarity)
+      : g_(g), v_(vectors), q_(query), o_(o), weighting_(weighting), similarity_(similarity) {}
+
+  size_t num_nodes() const override { return g_.num_nodes(); }
+  size_t Degree(uint32_t u) const override { return g_.Degree(u); }
+  void Neighbors(uint32_t u, std::vector<uint32_t>* out) const override {
+    const auto& off = g_.adjacency_offsets();
+    out->insert(out->end(), g_.adjacency().begin() + off[u], g_.adjacency().begin() + off[u + 1]);
+  }
+  void WeightedNeighbors(uint32_t u, std::vector<uint32_t>* nodes,
+                         std::vector<double>* weights) const override {
+    const auto& off = g_.adjacency_offsets();
+    const double s_uq = Sim(v_.row(u), q_);
+    for (uint32_t i = off[u]; i < off[u + 1]; ++i) {
+      const uint32_t v = g_.adjacency()[i];
+      nodes->push_back(v);
+      weights->push_back(QueryAwareWeight(weighting_, Sim(v_.row(u), v_.row(v)), s_uq,
+                                          Sim(v_.row(v), q_), o_.a, o_.b) +
+                         kStabiliser);
+    }
+  }
+
+ private:
+  double Sim(const float* a, const float* b) const {
+    return SimilarityFromCosine(similarity_, DotProduct(a, b, v_.cols), o_.rbf_gamma);
+  }
+  const SchemaGraph& g_;
+  const FloatMatrix& v_;
+  const float* q_;
+  const SchemaLinkOptions& o_;
+  EdgeWeighting weighting_;
+  SimilarityKind similarity_;
+};
+
+std::vector<std::string> OwnNameWords(const SchemaGraph& g, uint32_t node) {
+  const std::string& name =
+      g.Kind(node) == SchemaNodeKind::kTable ? g.tables[node].name : g.columns[g.ColumnOf(node)].name;
+  return Tokenize(SplitIdentifier(name));
+}
+
+}  // namespace
+
+Result<LinkMethod> ParseLinkMethod(std::string_view name) {
+  if (name == "qafd") return LinkMethod::kQafd;
+  if (name == "all") return LinkMethod::kAll;
+  if (name == "bm25") return LinkMethod::kBm25;
+  if (name == "dense") return LinkMethod::kDense;
+  return Status::InvalidArgument("unknown linking method \"" + std::string(name) +
+                                 "\": expected qafd | all | bm25 | dense");
+}
+
+std::string_view LinkMethodName(LinkMethod m) {
+  switch (m) {
+    case LinkMethod::kQafd: return "qafd";
+    case LinkMethod::kAll: return "all";
+    case LinkMethod::kBm25: return "bm25";
+    case LinkMethod::kDense: return "dense";
+  }
+  return "?";
+}
+
+Result<std::unique_ptr<SchemaLinker>> SchemaLinker::Create(std::shared_ptr<const SchemaGraph> graph,
+                                                           ValueIndex values,
+                                                           std::shared_ptr<Embedder> embedder,
+                                                           ChatModel* chat) {
+  std::unique_ptr<SchemaLinker> l(new SchemaLinker());
+  const SchemaGraph& g = *graph;
+  std::vector<std::string> names, texts;
+  Bm25Index::Builder bm25;
+  for (uint32_t v = 0; v < g.num_nodes(); ++v) {
+    names.push_back(g.NodeNameText(v));
+    texts.push_back(g.NodeText(v));
+    bm25.Add(texts.back());
+    l->name_words_.push_back(OwnNameWords(g, v));
+  }
+  if (embedder == nullptr) {
+    IdfTable::Builder idf;
+    for (const std::string& t : texts) idf.AddDocument(TokenHashes(t));
+    embedder = std::make_shared<HashedEmbedder>(HashedEmbedderOptions{},
+                                                std::make_shared<IdfTable>(std::move(idf).Build()));
+  }
+  l->graph_ = std::move(graph);
+  l->values_ = std::move(values);
+  l->embedder_ = std::move(embedder);
+  l->chat_ = chat;
+  l->bm25_ = std::move(bm25).Build();
+  FLOWRAG_ASSIGN_OR_RETURN(l->name_vectors_, l->EmbedAll(names));
+  FLOWRAG_ASSIGN_OR_RETURN(l->text_vectors_, l->EmbedAll(texts));
+  return l;
+}
+
+Result<FloatMatrix> SchemaLinker::EmbedAll(const std::vector<std::string>& texts) const {
+  FloatMatrix out(texts.size(), 0);
+  constexpr size_t kBatch = 256;
+  for (size_t i = 0; i < texts.size(); i += kBatch) {
+    const size_t n = std::min(kBatch, texts.size() - i);
+    FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix part,
+                             embedder_->Embed(std::span<const std::string>(texts.data() + i, n)));
+    if (out.cols == 0) out = FloatMatrix(texts.size(), part.cols);
+    if (part.cols != out.cols) return Status::Internal("embedder changed its dimension mid-batch");
+    std::copy(part.data.begin(), part.data.end(), out.row(i));
+  }
+  return out;
+}
+
+Result<SchemaLink> SchemaLinker::Link(std::string_view question, LinkMethod method,
+                                      const SchemaLinkOptions& o) const {
+  const auto start = std::chrono::steady_clock::now();
+  SchemaLink link;
+  link.method = std::string(LinkMethodName(method));
+  const SchemaGraph& g = *graph_;
+  std::vector<std::pair<uint32_t, double>> ranked;
+  switch (method) {
+    case LinkMethod::kQafd:
+      FLOWRAG_RETURN_IF_ERROR(LinkQafd(question, o, &link));
+      break;
+    case LinkMethod::kAll:
+      for (uint32_t v = 0; v < g.num_nodes(); ++v) ranked.emplace_back(v, 1.0);
+      LinkRanked(ranked, o, &link);
+      break;
+    case LinkMethod::kBm25:
+      for (const Bm25Hit& h : bm25_.Search(question, o.top_k, Bm25Params{})) ranked.emplace_back(h.doc, h.score);
+      LinkRanked(ranked, o, &link);
+      break;
+    case LinkMethod::kDense: {
+      FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix q, EmbedAll({std::string(question)}));
+      for (uint32_t v = 0; v < g.num_nodes(); ++v) {
+        ranked.emplace_back(v, DotProduct(q.row(0), text_vectors_.row(v), q.cols));
+      }
+      std::stable_sort(ranked.begin(), ranked.end(), [](auto& x, auto& y) { return x.second > y.second; });
+      if (ranked.size() > o.top_k) ranked.resize(o.top_k);
+      LinkRanked(ranked, o, &link);
+      break;
+    }
+  }
+  link.schema_text = SchemaText(link.tables, link.columns, link.joins, /*full_tables=*/false);
+  link.time_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return link;
+}
+
+void SchemaLinker::LinkRanked(const std::vector<std::pair<uint32_t, double>>& ranked,
+                              const SchemaLinkOptions&, SchemaLink* link) const {
+  const SchemaGraph& g = *graph_;
+  std::map<uint32_t, double> tables;
+  for (auto [v, score] : ranked) {
+    const uint32_t t = g.TableOf(v);
+    if (!tables.count(t)) tables[t] = score;
+    if (g.Kind(v) == SchemaNodeKind::kColumn) link->columns.push_back({g.NodeName(v), score, "rank"});
+  }
+  for (auto [t, score] : tables) link->tables.push_back({g.tables[t].name, score, "rank"});
+  std::stable_sort(link->tables.begin(), link->tables.end(),
+                   [](const LinkedItem& a, const LinkedItem& b) { return a.score > b.score; });
+}
+
+Result<std::vector<SchemaLinker::Subquery>> SchemaLinker::PlanOffline(std::string_view question,
+                                                                      const SchemaLinkOptions& o,
+                                                                      SchemaLink* link) const {
+  const SchemaGraph& g = *graph_;
+  std::vector<std::string> pieces =
+      o.subqueries ? DecomposeQuery(question) : std::vector<std::string>{std::string(question)};
+  const std::vector<ValueMatch> values = values_.Find(question);
+  for (const ValueMatch& m : values) link->value_matches.push_back(m.text + " → " + g.NodeName(g.ColumnNode(m.column)));
+  std::vector<Subquery> plan;
+  for (const std::string& piece : pieces) {
+    Subquery sq;
+    sq.text = piece;
+    std::vector<std::string> keywords = ExtractKeywords(piece, nullptr).keywords;
+    std::vector<double> score(g.num_nodes(), 0.0);
+    if (!keywords.empty()) {
+      FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix kv, EmbedAll(keywords));
+      for (uint32_t v = 0; v < g.num_nodes(); ++v) {
+        double best = 0.0;
+        for (size_t k = 0; k < keywords.size(); ++k) {
+          best = std::max<double>(best, DotProduct(kv.row(k), name_vectors_.row(v), kv.cols));
+        }
+        score[v] = best;
+      }
+      for (const std::string& kw : keywords) {  // every word of the keyword names the node
+        const std::vector<std::string> words = Tokenize(kw);
+        if (words.empty()) continue;
+        for (uint32_t v = 0; v < g.num_nodes(); ++v) {
+          const auto& own = name_words_[v];
+          if (std::all_of(words.begin(), words.end(), [&](const std::string& w) {
+                return std::find(own.begin(), own.end(), w) != own.end();
+              })) {
+            score[v] = 1.0;
+          }
+        }
+      }
+    }
+    const std::string piece_key = EntityKey(piece);
+    for (const ValueMatch& m : values) {
+      if (pieces.size() > 1 && piece_key.find(m.text) == std::string::npos) continue;
+      const uint32_t v = g.ColumnNode(m.column);
+      score[v] = std::max(score[v], o.value_score / std::sqrt(static_cast<double>(m.columns)));
+    }
+    // Ties (a "name" column in every table) go to the node whose full text
+    // is closest to the sub-query.
+    FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix qv, EmbedAll({piece}));
+    std::vector<std::pair<uint32_t, double>> order;
+    for (uint32_t v = 0; v < g.num_nodes(); ++v) {
+      if (score[v] <= 0.0) continue;
+      order.emplace_back(v, score[v] + 0.1 * DotProduct(qv.row(0), text_vectors_.row(v), qv.cols));
+    }
+    std::stable_sort(order.begin(), order.end(), [](auto& x, auto& y) { return x.second > y.second; });
+    for (auto [v, s] : order) {
+      if (sq.candidates.size() >= o.seeds || s < o.seed_ratio * order.front().second) break;
+      sq.candidates.emplace_back(v, s / order.front().second);
+    }
+    if (sq.candidates.empty()) continue;
+    const uint32_t source = sq.candidates.front().first;
+    for (size_t j = 1; j < sq.candidates.size(); ++j) {
+      sq.pairs.push_back({source, sq.candidates[j].first, sq.candidates[j].second});
+    }
+    if (sq.pairs.empty()) sq.pairs.push_back({source, source, 1.0});
+    plan.push_back(std::move(sq));
+  }
+  return plan;
+}
+
+Status SchemaLinker::LinkQafd(std::string_view question, const SchemaLinkOptions& o,
+                              SchemaLink* link) const {
+  const SchemaGraph& g = *graph_;
+  EdgeWeighting weighting;
+  if (o.weights == "hybrid") weighting = EdgeWeighting::kHybrid;
+  else if (o.weights == "product") weighting = EdgeWeighting::kProduct;
+  else if (o.weights == "mean") weighting = EdgeWeighting::kMean;
+  else return Status::InvalidArgument("link weights \"" + o.weights + "\": expected mean | product | hybrid");
+  SimilarityKind similarity;
+  if (o.similarity == "rbf") similarity = SimilarityKind::kRbf;
+  else if (o.similarity == "cosine") similarity = SimilarityKind::kCosine;
+  else return Status::InvalidArgument("link similarity \"" + o.similarity + "\": expected cosine | rbf");
+  std::vector<Subquery> plan;
+  if (o.llm && chat_ != nullptr) {
+    auto planned = PlanWithLlm(question, o, link);
+    if (planned.ok() && !planned->empty()) {
+      plan = std::move(planned).value();
+    } else {
+      link->warnings.push_back("LLM seed selection failed (" +
+                               (planned.ok() ? std::string("no schema node named") : planned.status().message()) +
+                               "); used the offline plan");
+    }
+  }
+  if (plan.empty()) {
+    FLOWRAG_ASSIGN_OR_RETURN(plan, PlanOffline(question, o, link));
+  }
+  if (plan.empty()) {
+    link->warnings.push_back("no table, column or value of the schema matches the question");
+    return Status::Ok();
+  }
+  std::vector<double> relevance(g.num_nodes(), 0.0);
+  std::vector<std::string> why(g.num_nodes());
+  FlowDiffusionOptions fo;
+  fo.alpha = o.alpha;
+  fo.capacity = CapacityKind::kUniform;
+  fo.beta = o.capacity;
+  fo.epsilon = o.epsilon;
+  fo.max_pushes = o.max_pushes;
+  const double total_capacity = o.capacity * static_cast<double>(g.num_nodes());
+  for (const Subquery& sq : plan) {
+    link->subqueries.push_back(sq.text);
+    for (auto [v, s] : sq.candidates) {
+      if (s > relevance[v]) {
+        relevance[v] = s;
+        why[v] = why[v].empty() ? "keyword" : why[v];
+      }
+    }
+    std::map<uint32_t, double> scale;  // source → Δ/(α·T)
+    for (const Pair& p : sq.pairs) {
+      const std::vector<uint32_t> path = g.ShortestPath(p.source, p.target);
+      const double mass = path.empty() ? total_capacity : o.alpha * o.capacity * static_cast<double>(path.size());
+      scale[p.source] += p.confidence * mass / (o.alpha * o.capacity);
+    }
+    std::vector<FlowSource> sources;
+    for (auto [v, s] : scale) sources.push_back({v, s});
+    FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix qv, EmbedAll({sq.text}));
+    SchemaDiffusionGraph dg(g, text_vectors_, qv.row(0), o, weighting, similarity);
+    const FlowDiffusionResult r = SolveFlowDiffusion(dg, sources, fo);
+    link->pushes += r.pushes;
+    link->nodes_touched += r.nodes.size();
+    double max_x = 0.0;
+    for (double x : r.x) max_x = std::max(max_x, x);
+    if (max_x <= 0.0) continue;
+    for (size_t i = 0; i < r.nodes.size(); ++i) {
+      const uint32_t v = r.nodes[i];
+      const double rel = r.x[i] / max_x;
+      if (rel > relevance[v]) {
+        relevance[v] = rel;
+        if (why[v].empty()) why[v] = "flow";
+      }
+    }
+  }
+  // Value-matched columns say so.
+  for (const ValueMatch& m : values_.Find(question)) {
+    const uint32_t v = g.ColumnNode(m.column);
+    if (relevance[v] >= o.select) why[v] = "value";
+  }
+  // Selection: columns by relevance; a selected table node selects its table.
+  std::vector<double> table_rel(g.tables.size(), 0.0);
+  for (uint32_t v = 0; v < g.num_nodes(); ++v) {
+    if (relevance[v] < o.select) continue;
+    const uint32_t t = g.TableOf(v);
+    table_rel[t] = std::max(table_rel[t], relevance[v]);
+    if (g.Kind(v) == SchemaNodeKind::kColumn) link->columns.push_back({g.NodeName(v), relevance[v], why[v]});
+  }
+  for (uint32_t t = 0; t < g.tables.size(); ++t) {
+    if (table_rel[t] > 0.0) link->tables.push_back({g.tables[t].name, table_rel[t], why[t].empty() ? "flow" : why[t]});
+  }
+  auto by_score = [](const LinkedItem& a, const LinkedItem& b) { return a.score > b.score; };
+  std::stable_sort(link->tables.begin(), link->tables.end(), by_score);
+  if (o.joins) AddJoins(&relevance, &why, link);
+  std::stable_sort(link->columns.begin(), link->columns.end(), by_score);
+  return Status::Ok();
+}
+
+void SchemaLinker::AddJoins(std::vector<double>* relevance, std::vector<std::string>* why,
+                            SchemaLink* link) const {
+  const SchemaGraph& g = *graph_;
+  if (link->tables.size() < 2) return;
+  std::vector<uint32_t> connected{static_cast<uint32_t>(g.FindTable(link->tables[0].name))};
+  std::vector<uint32_t> pending;
+  for (size_t i = 1; i < link->tables.size(); ++i) pending.push_back(static_cast<uint32_t>(g.FindTable(link->tables[i].name)));
+  auto has_table = [&](uint32_t t) {
+    return std::any_of(link->tables.begin(), link->tables.end(),
+                       [&](const LinkedItem& x) { return x.name == g.tables[t].name; });
+  };
+  auto has_column = [&](const std::string& name) {
+    return std::any_of(link->columns.begin(), link->columns.end(),
+                       [&](const LinkedItem& x) { return x.name == name; });
+  };
+  while (!pending.empty()) {
+    std::vector<uint32_t> best;
+    size_t best_i = 0;
+    for (size_t i = 0; i < pending.size(); ++i) {
+      for (uint32_t c : connected) {
+        std::vector<uint32_t> path = g.ShortestPath(c, pending[i]);
+        if (!path.empty() && (best.empty() || path.size() < best.size())) {
+          best = std::move(path);
+          best_i = i;
+        }
+      }
+    }
+    if (best.empty()) {
+      for (uint32_t t : pending) link->warnings.push_back("no join path reaches table " + g.tables[t].name);
+      return;
+    }
+    for (size_t k = 0; k < best.size(); ++k) {
+      const uint32_t v = best[k];
+      const uint32_t t = g.TableOf(v);
+      if (!has_table(t)) link->tables.push_back({g.tables[t].name, 0.0, "join"});
+      if (std::find(connected.begin(), connected.end(), t) == connected.end()) connected.push_back(t);
+      if (g.Kind(v) != SchemaNodeKind::kColumn) continue;
+      const std::string name = g.NodeName(v);
+      if (!has_column(name)) {
+        link->columns.push_back({name, (*relevance)[v], "join"});
+        (*why)[v] = "join";
+      }
+      if (k + 1 < best.size() && g.Kind(best[k + 1]) == SchemaNodeKind::kColumn) {
+        const uint32_t a = g.ColumnOf(v), b = g.ColumnOf(best[k + 1]);
+        bool inferred = false;
+        for (const SchemaForeignKey& fk : g.foreign_keys) {
+          if ((fk.from == a && fk.to == b) || (fk.from == b && fk.to == a)) inferred = fk.inferred;
+        }
+        link->joins.push_back({name, g.NodeName(best[k + 1]), inferred});
+      }
+    }
+    pending.erase(pending.begin() + static_cast<ptrdiff_t>(best_i));
+  }
+}
+
+std::string SchemaLinker::SchemaText(const std::vector<LinkedItem>& tables,
+                                     const std::vector<LinkedItem>& columns,
+                                     const std::vector<JoinEdge>& joins, bool full_tables) const {
+  const SchemaGraph& g = *graph_;
+  std::unordered_set<std::string> linked_columns;
+  for (const LinkedItem& c : columns) linked_columns.insert(c.name);
+  std::string out;
+  for (const LinkedItem& t : tables) {
+    const int64_t ti = g.FindTable(t.name);
+    if (ti < 0) continue;
+    out += g.tables[ti].name + "(";
+    bool first = true;
+    for (uint32_t c : g.tables[ti].columns) {
+      const SchemaColumn& col = g.columns[c];
+      const std::string name = g.tables[ti].name + "." + col.name;
+      if (!linked_columns.count(name) && !full_tables && !col.primary_key) continue;
+      out += (first ? "" : ", ") + col.name + (col.type.empty() ? "" : " " + col.type);
+      if (col.primary_key) out += " PK";
+      if (!col.samples.empty()) {
+        out += " e.g.";
+        for (size_t i = 0; i < col.samples.size() && i < 3; ++i) out += (i ? ", '" : " '") + col.samples[i] + "'";
+      }
+      if (!col.description.empty()) out += " -- " + col.description;
+      first = false;
+    }
+    out += ")\n";
+  }
+  if (!joins.empty()) {
+    out += "Joins:\n";
+    for (const JoinEdge& j : joins) out += "  " + j.from + " = " + j.to + (j.inferred ? " (same name)" : "") + "\n";
+  }
+  return out;
+}
+
+}  // namespace flowrag

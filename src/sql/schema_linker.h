@@ -1,0 +1,117 @@
+// Schema linking: which tables, columns and joins a question needs
+// (QAFD-RAG §4.2, A2.2.1, A5 Prompt 5).
+//
+// QAFD, per sub-query q_k:
+//   1. Candidates. Keywords of q_k (retrieval/keywords.h); a node's Eq. 1
+//      score is the best cosine between a keyword and the node's name text
+//      (split table/column names), raised to 1 when every word of a keyword
+//      names the node (stemmed), and to `value_score` for a column holding a
+//      literal the question quotes or names (value_index.h). The `seeds` best
+//      nodes scoring at least seed_ratio × the best become candidates.
+//   2. Sources and targets. With a chat model, Prompt 5 proposes sub-queries
+//      and [source, target, confidence] column pairs. Offline, the best
+//      candidate is the source and each other candidate a target, with its
+//      score as confidence (one candidate: source = target).
+//   3. Source mass (A2.2.1): m_s = α·Σ_{j∈P} T_j over the shortest path P
+//      between source and target, α = 10, uniform T = 1; with no path the
+//      fallback m_s = Σ_{i∈V} T_i (the solver's feasibility guard caps a
+//      source at half its component's capacity). Pairs sharing a source add
+//      up, scaled by their confidence.
+//   4. Flow diffusion (retrieval/flow_diffusion.h) with the query-aware
+//      hybrid weights of Eq. 5c on the schema graph: h(u) the embedding of
+//      the node text (names, type, description, samples), h(q) of q_k.
+// Union over sub-queries: a node's relevance is the largest x_v / max x of
+// any sub-query, and 1 for candidates. Selected: nodes with relevance ≥
+// `select`. Tables: those of the selected nodes. Join paths: the tables are
+// connected by shortest paths through FOREIGN_KEY edges (growing from the
+// most relevant table); the key columns and intermediate tables on them are
+// added. Output ranks tables and columns by relevance.
+//
+// Baselines behind the same call: "all" (every table and column), "bm25"
+// (Okapi BM25 over node texts) and "dense" (cosine of the question with the
+// node texts), each returning its `top_k` best nodes; a table node counts as
+// its table, a column node as its column and its table.
+//
+// Thread-safety: Link() is const and reentrant. Cost of Link(): O(|V|·|K|·d)
+// for candidate scoring plus the diffusion, which touches only the nodes
+// that receive mass.
+#ifndef FLOWRAG_SQL_SCHEMA_LINKER_H_
+#define FLOWRAG_SQL_SCHEMA_LINKER_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "embed/embedder.h"
+#include "flowrag/sql.h"
+#include "flowrag/status.h"
+#include "llm/chat_model.h"
+#include "retrieval/qafd_retriever.h"
+#include "sql/schema_graph.h"
+#include "sql/value_index.h"
+#include "text/bm25_index.h"
+
+namespace flowrag {
+
+enum class LinkMethod { kQafd, kAll, kBm25, kDense };
+Result<LinkMethod> ParseLinkMethod(std::string_view name);
+std::string_view LinkMethodName(LinkMethod method);
+
+// SchemaLinkOptions, LinkedItem, JoinEdge, SchemaLink: flowrag/sql.h.
+
+class SchemaLinker {
+ public:
+  // Embeds every node (name text and full text). With a null embedder the
+  // built-in hashed embedder is fitted on the node texts. `chat` may be null.
+  static Result<std::unique_ptr<SchemaLinker>> Create(std::shared_ptr<const SchemaGraph> graph,
+                                                      ValueIndex values,
+                                                      std::shared_ptr<Embedder> embedder,
+                                                      ChatModel* chat = nullptr);
+
+  Result<SchemaLink> Link(std::string_view question, LinkMethod method,
+                          const SchemaLinkOptions& options = {}) const;
+
+  const SchemaGraph& graph() const { return *graph_; }
+  const ValueIndex& values() const { return values_; }
+
+  // The compact prompt text for a set of tables/columns and joins: one line
+  // per table "name(col TYPE PK, col TYPE -- e.g. 'v1', 'v2'; ...)", then the
+  // joins. With full_tables every column of a linked table is listed.
+  std::string SchemaText(const std::vector<LinkedItem>& tables, const std::vector<LinkedItem>& columns,
+                         const std::vector<JoinEdge>& joins, bool full_tables) const;
+
+ private:
+  struct Pair {
+    uint32_t source = 0, target = 0;
+    double confidence = 1.0;
+  };
+  struct Subquery {
+    std::string text;
+    std::vector<Pair> pairs;
+    std::vector<std::pair<uint32_t, double>> candidates;  // node, score
+  };
+
+  SchemaLinker() = default;
+  Result<FloatMatrix> EmbedAll(const std::vector<std::string>& texts) const;
+  Result<std::vector<Subquery>> PlanOffline(std::string_view question, const SchemaLinkOptions& o,
+                                            SchemaLink* link) const;
+  Result<std::vector<Subquery>> PlanWithLlm(std::string_view question, const SchemaLinkOptions& o,
+                                            SchemaLink* link) const;
+  Status LinkQafd(std::string_view question, const SchemaLinkOptions& o, SchemaLink* link) const;
+  void LinkRanked(const std::vector<std::pair<uint32_t, double>>& ranked, const SchemaLinkOptions& o,
+                  SchemaLink* link) const;
+  void AddJoins(std::vector<double>* relevance, std::vector<std::string>* why, SchemaLink* link) const;
+
+  std::shared_ptr<const SchemaGraph> graph_;
+  ValueIndex values_;
+  std::shared_ptr<Embedder> embedder_;
+  ChatModel* chat_ = nullptr;
+  FloatMatrix name_vectors_, text_vectors_;
+  std::vector<std::vector<std::string>> name_words_;  // stemmed words of each node's own name
+  Bm25Index bm25_;
+};
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_SQL_SCHEMA_LINKER_H_

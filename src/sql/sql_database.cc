@@ -1,0 +1,118 @@
+// SqlDatabase (flowrag/sql.h): a SQLite file, its schema graph and value
+// index (optionally kept in a flowrag store), the linker and the safe
+// executor.
+#include <filesystem>
+
+#include "llm/chat_client.h"
+#include "llm/openai_embedder.h"
+#include "sql/safe_exec.h"
+#include "sql/schema_linker.h"
+#include "sql/sql_writer.h"
+#include "storage/llm_cache.h"
+#include "storage/store.h"
+
+namespace flowrag {
+namespace {
+
+class SqlDatabaseImpl final : public SqlDatabase {
+ public:
+  Result<SchemaLink> Link(std::string_view question, std::string_view method,
+                          const SchemaLinkOptions& options) const override {
+    FLOWRAG_ASSIGN_OR_RETURN(LinkMethod m, ParseLinkMethod(method));
+    return linker_->Link(question, m, options);
+  }
+
+  Result<SqlAnswer> Ask(std::string_view question, const SqlAskOptions& options) override {
+    if (chat_ == nullptr) {
+      return Status::FailedPrecondition(
+          "sql ask needs a chat model: set FLOWRAG_LLM_BASE_URL and FLOWRAG_LLM_MODEL (any "
+          "OpenAI-compatible endpoint); `flowrag sql link` works offline");
+    }
+    return WriteAndRunSql(*chat_, *db_, *linker_, question, options);
+  }
+
+  Result<SqlResultSet> Execute(std::string_view sql, const SqlLimits& limits) override {
+    return db_->Execute(sql, limits);
+  }
+
+  std::string SchemaJson() const override { return linker_->graph().ToJson(); }
+  size_t num_tables() const override { return linker_->graph().tables.size(); }
+  size_t num_columns() const override { return linker_->graph().columns.size(); }
+
+  std::unique_ptr<ReadOnlyDatabase> db_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<StoreResponseCache> cache_;
+  std::unique_ptr<ChatModel> chat_;
+  std::unique_ptr<SchemaLinker> linker_;
+};
+
+Result<std::string> Fingerprint(const std::string& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) return Status::IoError(path + ": " + ec.message());
+  const auto mtime = std::filesystem::last_write_time(path, ec);
+  if (ec) return Status::IoError(path + ": " + ec.message());
+  return std::to_string(size) + ":" + std::to_string(mtime.time_since_epoch().count());
+}
+
+// The graph and values of `path`: from the store when its fingerprint
+// matches, else introspected (and stored).
+Status BuildSchema(const std::string& path, const SqlDatabaseOptions& o, Store* store,
+                   SchemaGraph* graph, ValueIndex* values) {
+  std::string source, fingerprint;
+  if (store != nullptr) {
+    source = std::filesystem::absolute(path).lexically_normal().string();
+    FLOWRAG_ASSIGN_OR_RETURN(fingerprint, Fingerprint(path));
+    FLOWRAG_ASSIGN_OR_RETURN(auto row, store->GetSqlSchema(source));
+    if (row && row->fingerprint == fingerprint) {
+      FLOWRAG_ASSIGN_OR_RETURN(*graph, SchemaGraph::FromJson(row->graph));
+      FLOWRAG_ASSIGN_OR_RETURN(*values, ValueIndex::FromJson(row->value_index, graph->columns.size()));
+      return Status::Ok();
+    }
+  }
+  IntrospectionOptions io;
+  io.samples_per_column = o.samples_per_column;
+  FLOWRAG_ASSIGN_OR_RETURN(*graph, SchemaFromSqlite(path, io));
+  if (graph->tables.empty()) return Status::InvalidArgument(path + ": the database has no tables");
+  if (o.value_index) {
+    FLOWRAG_ASSIGN_OR_RETURN(*values, ValueIndex::FromSqlite(path, *graph));
+  } else {
+    *values = ValueIndex::FromSamples(*graph);
+  }
+  if (store != nullptr) {
+    FLOWRAG_RETURN_IF_ERROR(store->PutSqlSchema({source, fingerprint, graph->ToJson(), values->ToJson()}));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SqlDatabase>> SqlDatabase::Open(const std::string& path,
+                                                       const SqlDatabaseOptions& o) {
+  auto impl = std::make_unique<SqlDatabaseImpl>();
+  FLOWRAG_ASSIGN_OR_RETURN(impl->db_, ReadOnlyDatabase::Open(path));
+  if (!o.store.empty()) {
+    FLOWRAG_ASSIGN_OR_RETURN(impl->store_, Store::Open(o.store));
+  }
+  auto graph = std::make_shared<SchemaGraph>();
+  ValueIndex values;
+  FLOWRAG_RETURN_IF_ERROR(BuildSchema(path, o, impl->store_.get(), graph.get(), &values));
+  std::shared_ptr<Embedder> embedder;  // null: the hashed embedder fitted on the node texts
+  if (o.embedder == "openai") {
+    FLOWRAG_ASSIGN_OR_RETURN(OpenAiEmbedderOptions eo, OpenAiEmbedderOptionsFromEnv(OpenAiEmbedderOptions{}));
+    FLOWRAG_ASSIGN_OR_RETURN(auto remote, OpenAiEmbedder::Create(eo));
+    embedder = std::move(remote);
+  } else if (o.embedder != "hash") {
+    return Status::InvalidArgument("embedder \"" + o.embedder + "\": expected \"hash\" or \"openai\"");
+  }
+  if (ChatModelConfigured()) {
+    FLOWRAG_ASSIGN_OR_RETURN(OpenAiChatOptions co, OpenAiChatOptionsFromEnv(OpenAiChatOptions{}));
+    if (impl->store_) impl->cache_ = std::make_unique<StoreResponseCache>(impl->store_.get());
+    FLOWRAG_ASSIGN_OR_RETURN(impl->chat_, OpenAiChatClient::Create(co, impl->cache_.get()));
+  }
+  FLOWRAG_ASSIGN_OR_RETURN(impl->linker_, SchemaLinker::Create(std::move(graph), std::move(values),
+                                                                std::move(embedder), impl->chat_.get()));
+  return std::unique_ptr<SqlDatabase>(std::move(impl));
+}
+
+}  // namespace flowrag

@@ -1,0 +1,237 @@
+// EvaluateSql (flowrag/sql.h): schema-linking precision / recall / F1 per
+// method on Spider dev and Spider 2.0-lite, latency, and execution accuracy
+// with a chat model.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "common/text.h"
+#include "llm/chat_client.h"
+#include "sql/safe_exec.h"
+#include "sql/schema_linker.h"
+#include "sql/spider_data.h"
+#include "sql/sql_writer.h"
+
+namespace flowrag {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Prf {
+  double p = 0, r = 0, f1 = 0;
+};
+
+Prf Score(const std::set<std::string>& gold, const std::set<std::string>& predicted) {
+  if (gold.empty()) return predicted.empty() ? Prf{1, 1, 1} : Prf{0, 1, 0};
+  size_t hit = 0;
+  for (const std::string& x : predicted) hit += gold.count(x);
+  Prf s;
+  s.p = predicted.empty() ? 0.0 : static_cast<double>(hit) / predicted.size();
+  s.r = static_cast<double>(hit) / gold.size();
+  s.f1 = s.p + s.r > 0 ? 2 * s.p * s.r / (s.p + s.r) : 0.0;
+  return s;
+}
+
+std::set<std::string> Lower(const std::set<std::string>& in) {
+  std::set<std::string> out;
+  for (const std::string& s : in) out.insert(ToLowerAscii(s));
+  return out;
+}
+
+std::set<std::string> Names(const std::vector<LinkedItem>& items) {
+  std::set<std::string> out;
+  for (const LinkedItem& i : items) out.insert(ToLowerAscii(i.name));
+  return out;
+}
+
+double Percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))];
+}
+
+// Rows as sorted (or, with ORDER BY, ordered) lists of normalised cells.
+std::vector<std::string> Canonical(const SqlResultSet& r, bool ordered) {
+  std::vector<std::string> rows;
+  for (const auto& row : r.rows) {
+    std::string line;
+    for (const SqlValue& v : row) {
+      std::string cell = SqlValueText(v);
+      if (const auto* i = std::get_if<int64_t>(&v)) cell = SqlValueText(SqlValue(static_cast<double>(*i)));
+      line += cell + "\x1f";
+    }
+    rows.push_back(std::move(line));
+  }
+  if (!ordered) std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+struct Accumulator {
+  std::vector<Prf> tables, columns;
+  std::vector<double> ms, n_tables, n_columns;
+  size_t executed = 0, correct = 0, attempted = 0;
+};
+
+struct Dataset {
+  std::string name;
+  std::vector<SqlTask> tasks;
+  // Per database: the linker and, when the data exists, the file.
+  std::map<std::string, std::unique_ptr<SchemaLinker>> linkers;
+  std::map<std::string, std::string> files;
+};
+
+Status LoadSpider(const std::string& dir, ChatModel* chat, Dataset* d) {
+  d->name = "spider-dev";
+  FLOWRAG_ASSIGN_OR_RETURN(auto schemas, LoadSpiderTables(dir + "/tables.json"));
+  FLOWRAG_ASSIGN_OR_RETURN(d->tasks, LoadSpiderTasks(dir + "/dev.json", schemas));
+  std::set<std::string> needed;
+  for (const SqlTask& t : d->tasks) needed.insert(t.db_id);
+  for (const SpiderSchema& s : schemas) {
+    if (!needed.count(s.db_id)) continue;
+    auto graph = std::make_shared<SchemaGraph>(SchemaFromSpider(s));
+    const std::string file = dir + "/database/" + s.db_id + "/" + s.db_id + ".sqlite";
+    ValueIndex values;
+    if (fs::exists(file)) {
+      FLOWRAG_RETURN_IF_ERROR(AddSamplesFromSqlite(file, IntrospectionOptions{}, graph.get()));
+      FLOWRAG_ASSIGN_OR_RETURN(values, ValueIndex::FromSqlite(file, *graph));
+      d->files[s.db_id] = file;
+    } else {
+      values = ValueIndex::FromSamples(*graph);
+    }
+    FLOWRAG_ASSIGN_OR_RETURN(d->linkers[s.db_id],
+                             SchemaLinker::Create(std::move(graph), std::move(values), nullptr, chat));
+  }
+  return Status::Ok();
+}
+
+Status LoadSpider2(const std::string& root, ChatModel* chat, Dataset* d) {
+  d->name = "spider2-lite-local";
+  FLOWRAG_ASSIGN_OR_RETURN(d->tasks, LoadSpider2LiteTasks(root));
+  const fs::path dbs = fs::path(root) / "resource" / "databases" / "sqlite";
+  auto key = [](std::string s) {
+    s = ToLowerAscii(s);
+    std::replace(s.begin(), s.end(), '-', '_');
+    return s;
+  };
+  for (const SqlTask& t : d->tasks) {
+    if (d->linkers.count(t.db_id)) continue;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dbs, ec)) {
+      if (key(e.path().filename().string()) != key(t.db_id)) continue;
+      FLOWRAG_ASSIGN_OR_RETURN(Spider2Database db, LoadSpider2Database(e.path().string()));
+      FLOWRAG_ASSIGN_OR_RETURN(SchemaGraph g, SchemaFromSpider2(db));
+      auto graph = std::make_shared<SchemaGraph>(std::move(g));
+      ValueIndex values = ValueIndex::FromSamples(*graph);
+      FLOWRAG_ASSIGN_OR_RETURN(d->linkers[t.db_id],
+                               SchemaLinker::Create(std::move(graph), std::move(values), nullptr, chat));
+    }
+    if (!d->linkers.count(t.db_id)) return Status::NotFound(dbs.string() + ": no schema folder for " + t.db_id);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<SqlEvalRow>> EvaluateSql(const SqlEvalOptions& o, bool quiet) {
+  std::unique_ptr<ChatModel> chat;
+  if (ChatModelConfigured()) {
+    FLOWRAG_ASSIGN_OR_RETURN(OpenAiChatOptions co, OpenAiChatOptionsFromEnv(OpenAiChatOptions{}));
+    FLOWRAG_ASSIGN_OR_RETURN(chat, OpenAiChatClient::Create(co));
+  }
+  if (o.execute && chat == nullptr) {
+    return Status::FailedPrecondition("--execute needs a chat model: set FLOWRAG_LLM_BASE_URL and FLOWRAG_LLM_MODEL");
+  }
+  if (o.spider.empty() && o.spider2.empty()) return Status::InvalidArgument("sql eval: give --spider DIR and/or --spider2 DIR");
+  std::vector<LinkMethod> methods;
+  for (const std::string& m : o.methods) {
+    FLOWRAG_ASSIGN_OR_RETURN(LinkMethod lm, ParseLinkMethod(m));
+    methods.push_back(lm);
+  }
+  std::ofstream records;
+  if (!o.records.empty()) {
+    records.open(o.records);
+    if (!records) return Status::IoError(o.records + ": cannot write");
+  }
+  std::vector<SqlEvalRow> rows;
+  for (int which = 0; which < 2; ++which) {
+    const std::string& dir = which == 0 ? o.spider : o.spider2;
+    if (dir.empty()) continue;
+    Dataset d;
+    FLOWRAG_RETURN_IF_ERROR(which == 0 ? LoadSpider(dir, chat.get(), &d) : LoadSpider2(dir, chat.get(), &d));
+    if (o.limit > 0 && d.tasks.size() > o.limit) d.tasks.resize(o.limit);
+    std::map<LinkMethod, Accumulator> acc;
+    std::map<std::string, std::unique_ptr<ReadOnlyDatabase>> open;
+    for (size_t i = 0; i < d.tasks.size(); ++i) {
+      const SqlTask& t = d.tasks[i];
+      if (!t.error.empty()) continue;
+      const SchemaLinker& linker = *d.linkers.at(t.db_id);
+      const auto gold_tables = Lower(t.gold.tables), gold_columns = Lower(t.gold.columns);
+      for (LinkMethod m : methods) {
+        Accumulator& a = acc[m];
+        FLOWRAG_ASSIGN_OR_RETURN(SchemaLink link, linker.Link(t.question, m, o.link));
+        const auto tables = Names(link.tables), columns = Names(link.columns);
+        a.tables.push_back(Score(gold_tables, tables));
+        a.columns.push_back(Score(gold_columns, columns));
+        a.ms.push_back(link.time_ms);
+        a.n_tables.push_back(static_cast<double>(tables.size()));
+        a.n_columns.push_back(static_cast<double>(columns.size()));
+        nlohmann::json rec = {{"dataset", d.name}, {"id", t.id}, {"db", t.db_id}, {"method", link.method},
+                              {"question", t.question}, {"gold_tables", gold_tables},
+                              {"gold_columns", gold_columns}, {"tables", tables}, {"columns", columns},
+                              {"time_ms", link.time_ms}};
+        if (o.execute && d.files.count(t.db_id)) {
+          auto& db = open[t.db_id];
+          if (!db) {
+            FLOWRAG_ASSIGN_OR_RETURN(db, ReadOnlyDatabase::Open(d.files.at(t.db_id)));
+          }
+          SqlAskOptions ask = o.ask;
+          ask.method = std::string(LinkMethodName(m));
+          ask.link = o.link;
+          ask.evidence = t.evidence;
+          ++a.attempted;
+          FLOWRAG_ASSIGN_OR_RETURN(SqlAnswer answer, WriteAndRunSql(*chat, *db, linker, t.question, ask));
+          auto gold = db->Execute(t.gold_sql, ask.limits);
+          bool ok = false;
+          if (answer.executed && gold.ok()) {
+            const bool ordered = ToLowerAscii(t.gold_sql).find("order by") != std::string::npos;
+            ok = Canonical(answer.result, ordered) == Canonical(*gold, ordered);
+          }
+          a.executed += answer.executed;
+          a.correct += ok;
+          rec["sql"] = answer.sql;
+          rec["executed"] = answer.executed;
+          rec["correct"] = ok;
+        }
+        if (records) records << rec.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+      }
+      if (!quiet && (i + 1) % 100 == 0) std::fprintf(stderr, "%s: %zu/%zu questions\n", d.name.c_str(), i + 1, d.tasks.size());
+    }
+    for (LinkMethod m : methods) {
+      Accumulator& a = acc[m];
+      SqlEvalRow r;
+      r.dataset = d.name;
+      r.method = std::string(LinkMethodName(m));
+      r.questions = a.tables.size();
+      const double n = std::max<double>(1.0, static_cast<double>(r.questions));
+      for (size_t i = 0; i < a.tables.size(); ++i) {
+        r.table_p += a.tables[i].p / n, r.table_r += a.tables[i].r / n, r.table_f1 += a.tables[i].f1 / n;
+        r.column_p += a.columns[i].p / n, r.column_r += a.columns[i].r / n, r.column_f1 += a.columns[i].f1 / n;
+        r.avg_tables += a.n_tables[i] / n, r.avg_columns += a.n_columns[i] / n;
+      }
+      r.p50_ms = Percentile(a.ms, 0.5);
+      r.p99_ms = Percentile(a.ms, 0.99);
+      if (a.attempted > 0) r.exec_accuracy = static_cast<double>(a.correct) / static_cast<double>(a.attempted);
+      r.executed = a.executed;
+      rows.push_back(r);
+    }
+  }
+  return rows;
+}
+
+}  // namespace flowrag

@@ -1,0 +1,220 @@
+#include "sql_cmd.h"
+
+#include <cstdio>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+namespace flowrag::cli {
+namespace {
+
+using Json = nlohmann::json;
+
+Status ApplySets(const std::vector<std::string>& sets, SchemaLinkOptions* o) {
+  for (const std::string& kv : sets) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos) return Status::InvalidArgument("--set " + kv + ": expected key=value");
+    const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
+    try {
+      std::map<std::string, double*> reals = {{"alpha", &o->alpha},       {"capacity", &o->capacity},
+                                              {"epsilon", &o->epsilon},   {"rbf_gamma", &o->rbf_gamma},
+                                              {"a", &o->a},               {"b", &o->b},
+                                              {"seed_ratio", &o->seed_ratio}, {"value_score", &o->value_score},
+                                              {"select", &o->select}};
+      std::map<std::string, size_t*> counts = {{"seeds", &o->seeds}, {"top_k", &o->top_k}, {"max_pushes", &o->max_pushes}};
+      std::map<std::string, bool*> flags = {{"subqueries", &o->subqueries}, {"joins", &o->joins}, {"llm", &o->llm}};
+      if (reals.count(key)) {
+        *reals[key] = std::stod(value);
+      } else if (counts.count(key)) {
+        *counts[key] = std::stoul(value);
+      } else if (flags.count(key)) {
+        if (value != "true" && value != "false") return Status::InvalidArgument("--set " + kv + ": expected true or false");
+        *flags[key] = value == "true";
+      } else if (key == "weights") {
+        o->weights = value;
+      } else if (key == "similarity") {
+        o->similarity = value;
+      } else {
+        return Status::InvalidArgument("--set " + kv + ": unknown link option \"" + key + "\"");
+      }
+    } catch (const std::exception&) {
+      return Status::InvalidArgument("--set " + kv + ": not a number");
+    }
+  }
+  return Status::Ok();
+}
+
+Json ItemsJson(const std::vector<LinkedItem>& items) {
+  Json out = Json::array();
+  for (const LinkedItem& i : items) out.push_back({{"name", i.name}, {"score", i.score}, {"why", i.why}});
+  return out;
+}
+
+Json LinkJson(const SchemaLink& l) {
+  Json joins = Json::array();
+  for (const JoinEdge& j : l.joins) joins.push_back({{"from", j.from}, {"to", j.to}, {"inferred", j.inferred}});
+  return {{"method", l.method},         {"tables", ItemsJson(l.tables)},   {"columns", ItemsJson(l.columns)},
+          {"joins", joins},             {"subqueries", l.subqueries},      {"value_matches", l.value_matches},
+          {"schema_text", l.schema_text}, {"pushes", l.pushes},            {"nodes_touched", l.nodes_touched},
+          {"llm_calls", l.llm_calls},   {"time_ms", l.time_ms},            {"warnings", l.warnings}};
+}
+
+Json ResultJson(const SqlResultSet& r) {
+  Json rows = Json::array();
+  for (const auto& row : r.rows) {
+    Json cells = Json::array();
+    for (const SqlValue& v : row) {
+      if (std::holds_alternative<std::monostate>(v)) cells.push_back(nullptr);
+      else if (const auto* i = std::get_if<int64_t>(&v)) cells.push_back(*i);
+      else if (const auto* d = std::get_if<double>(&v)) cells.push_back(*d);
+      else cells.push_back(std::get<std::string>(v));
+    }
+    rows.push_back(std::move(cells));
+  }
+  return {{"columns", r.columns}, {"rows", rows}, {"truncated", r.truncated}, {"seconds", r.seconds}};
+}
+
+void PrintResult(const SqlResultSet& r) {
+  std::string line;
+  for (size_t i = 0; i < r.columns.size(); ++i) line += (i ? " | " : "") + r.columns[i];
+  std::printf("%s\n", line.c_str());
+  for (const auto& row : r.rows) {
+    line.clear();
+    for (size_t i = 0; i < row.size(); ++i) line += (i ? " | " : "") + SqlValueText(row[i]);
+    std::printf("%s\n", line.c_str());
+  }
+  std::printf("(%zu row%s%s, %.1f ms)\n", r.rows.size(), r.rows.size() == 1 ? "" : "s",
+              r.truncated ? ", truncated" : "", r.seconds * 1000.0);
+}
+
+void PrintLink(const SchemaLink& l) {
+  std::printf("method %s: %zu tables, %zu columns, %zu joins (%.2f ms)\n", l.method.c_str(), l.tables.size(),
+              l.columns.size(), l.joins.size(), l.time_ms);
+  for (const std::string& s : l.subqueries) std::printf("  sub-query: %s\n", s.c_str());
+  for (const std::string& v : l.value_matches) std::printf("  value: %s\n", v.c_str());
+  for (const LinkedItem& t : l.tables) std::printf("  table  %-40s %.3f %s\n", t.name.c_str(), t.score, t.why.c_str());
+  for (const LinkedItem& c : l.columns) std::printf("  column %-40s %.3f %s\n", c.name.c_str(), c.score, c.why.c_str());
+  for (const JoinEdge& j : l.joins) {
+    std::printf("  join   %s = %s%s\n", j.from.c_str(), j.to.c_str(), j.inferred ? " (same name)" : "");
+  }
+  for (const std::string& w : l.warnings) std::printf("  warning: %s\n", w.c_str());
+  std::printf("\n%s", l.schema_text.c_str());
+}
+
+Status RunEval(SqlArgs& a) {
+  FLOWRAG_RETURN_IF_ERROR(ApplySets(a.sets, &a.eval.link));
+  FLOWRAG_ASSIGN_OR_RETURN(auto rows, EvaluateSql(a.eval));
+  if (a.format == "json") {
+    Json out = Json::array();
+    for (const SqlEvalRow& r : rows) {
+      out.push_back({{"dataset", r.dataset}, {"method", r.method}, {"questions", r.questions},
+                     {"table_p", r.table_p}, {"table_r", r.table_r}, {"table_f1", r.table_f1},
+                     {"column_p", r.column_p}, {"column_r", r.column_r}, {"column_f1", r.column_f1},
+                     {"avg_tables", r.avg_tables}, {"avg_columns", r.avg_columns}, {"p50_ms", r.p50_ms},
+                     {"p99_ms", r.p99_ms}, {"exec_accuracy", r.exec_accuracy}, {"executed", r.executed}});
+    }
+    std::printf("%s\n", out.dump(2).c_str());
+    return Status::Ok();
+  }
+  std::printf("| dataset | method | questions | table P | table R | table F1 | column P | column R | column F1 | tables/q | columns/q | p50 ms | p99 ms | exec acc |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const SqlEvalRow& r : rows) {
+    const std::string acc = r.exec_accuracy < 0 ? "-" : std::to_string(r.exec_accuracy).substr(0, 5);
+    std::printf("| %s | %s | %zu | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f | %.2f | %.3f | %.3f | %s |\n",
+                r.dataset.c_str(), r.method.c_str(), r.questions, r.table_p, r.table_r, r.table_f1, r.column_p,
+                r.column_r, r.column_f1, r.avg_tables, r.avg_columns, r.p50_ms, r.p99_ms, acc.c_str());
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+CLI::App* AddSqlCommand(CLI::App& app, SqlArgs* a) {
+  auto* sql = app.add_subcommand("sql", "Text-to-SQL: schema linking (QAFD), safe execution, SQL generation");
+  sql->require_subcommand(1);
+  auto common = [a](CLI::App* c) {
+    c->add_option("--db", a->db, "SQLite database file (opened read-only)")->required();
+    c->add_option("--store", a->store, "flowrag store that keeps the schema graph between runs");
+    c->add_option("--embedder", a->embedder, "hash|openai")->capture_default_str();
+    c->add_flag("--json", a->json, "Print JSON");
+  };
+  a->link = sql->add_subcommand("link", "Tables, columns and joins a question needs");
+  common(a->link);
+  a->link->add_option("question", a->question, "The question")->required();
+  a->link->add_option("--method", a->method, "qafd|bm25|dense|all")->capture_default_str();
+  a->link->add_option("--set", a->sets, "Link option key=value (alpha, select, seeds, top_k, ...)");
+  a->ask_cmd = sql->add_subcommand("ask", "Link, write SQL with the chat model, run it read-only");
+  common(a->ask_cmd);
+  a->ask_cmd->add_option("question", a->question, "The question")->required();
+  a->ask_cmd->add_option("--method", a->ask.method, "qafd|bm25|dense|all")->capture_default_str();
+  a->ask_cmd->add_option("--repairs", a->ask.max_repairs, "Failed runs fed back to the model")->capture_default_str();
+  a->ask_cmd->add_option("--evidence", a->ask.evidence, "External knowledge for the prompt");
+  a->ask_cmd->add_option("--timeout", a->ask.limits.time_limit_seconds, "Seconds per statement")->capture_default_str();
+  a->ask_cmd->add_option("--max-rows", a->ask.limits.max_rows, "Rows returned")->capture_default_str();
+  a->ask_cmd->add_option("--set", a->sets, "Link option key=value");
+  a->exec = sql->add_subcommand("exec", "Run one read-only statement under the limits");
+  common(a->exec);
+  a->exec->add_option("sql", a->question, "The statement")->required();
+  a->exec->add_option("--timeout", a->ask.limits.time_limit_seconds, "Seconds")->capture_default_str();
+  a->exec->add_option("--max-rows", a->ask.limits.max_rows, "Rows returned")->capture_default_str();
+  a->eval_cmd = sql->add_subcommand("eval", "Schema-linking P/R/F1 (and execution accuracy) on Spider / Spider 2.0-lite");
+  a->eval_cmd->add_option("--spider", a->eval.spider, "Spider folder (dev.json, tables.json, database/)");
+  a->eval_cmd->add_option("--spider2", a->eval.spider2, "spider2_lite folder");
+  a->eval_cmd->add_option("--method", a->eval.methods, "qafd|bm25|dense|all (repeatable)");
+  a->eval_cmd->add_option("--limit", a->eval.limit, "First N questions per dataset");
+  a->eval_cmd->add_flag("--execute", a->eval.execute, "Generate SQL with the chat model and score execution");
+  a->eval_cmd->add_option("--records", a->eval.records, "Per-question JSONL");
+  a->eval_cmd->add_option("--format", a->format, "text|json")->capture_default_str();
+  a->eval_cmd->add_option("--set", a->sets, "Link option key=value");
+  return sql;
+}
+
+Status RunSql(SqlArgs& a) {
+  if (*a.eval_cmd) return RunEval(a);
+  SqlDatabaseOptions so;
+  so.store = a.store;
+  so.embedder = a.embedder;
+  FLOWRAG_ASSIGN_OR_RETURN(auto db, SqlDatabase::Open(a.db, so));
+  if (*a.exec) {
+    FLOWRAG_ASSIGN_OR_RETURN(SqlResultSet r, db->Execute(a.question, a.ask.limits));
+    if (a.json) {
+      std::printf("%s\n", ResultJson(r).dump().c_str());
+    } else {
+      PrintResult(r);
+    }
+    return Status::Ok();
+  }
+  SchemaLinkOptions link;
+  FLOWRAG_RETURN_IF_ERROR(ApplySets(a.sets, &link));
+  if (*a.link) {
+    FLOWRAG_ASSIGN_OR_RETURN(SchemaLink l, db->Link(a.question, a.method, link));
+    if (a.json) {
+      std::printf("%s\n", LinkJson(l).dump().c_str());
+    } else {
+      PrintLink(l);
+    }
+    return Status::Ok();
+  }
+  a.ask.link = link;
+  FLOWRAG_ASSIGN_OR_RETURN(SqlAnswer answer, db->Ask(a.question, a.ask));
+  if (a.json) {
+    Json attempts = Json::array();
+    for (const SqlAttempt& t : answer.attempts) attempts.push_back({{"sql", t.sql}, {"error", t.error}});
+    std::printf("%s\n", Json{{"question", answer.question}, {"sql", answer.sql}, {"executed", answer.executed},
+                             {"result", ResultJson(answer.result)}, {"attempts", attempts},
+                             {"link", LinkJson(answer.link)}, {"llm_calls", answer.llm_calls},
+                             {"time_ms", answer.time_ms}}
+                            .dump()
+                            .c_str());
+    return Status::Ok();
+  }
+  for (size_t i = 0; i < answer.attempts.size(); ++i) {
+    std::printf("attempt %zu: %s\n", i + 1, answer.attempts[i].sql.c_str());
+    if (!answer.attempts[i].error.empty()) std::printf("  error: %s\n", answer.attempts[i].error.c_str());
+  }
+  if (!answer.executed) return Status::FailedPrecondition("no SQL ran after " + std::to_string(answer.attempts.size()) + " attempts");
+  PrintResult(answer.result);
+  return Status::Ok();
+}
+
+}  // namespace flowrag::cli
