@@ -63,9 +63,17 @@ struct SchemaLinkOptions {
   double a = 1.0, b = 0.25;         // Eq. 5c
   size_t seeds = 4;                 // candidates per sub-query
   double seed_ratio = 0.5;          // ... scoring at least this × the best
-  double value_score = 0.9;         // candidate score of a value match
-  double select = 0.25;             // relevance a node needs to be linked
-  bool subqueries = true;
+  double value_score = 0.9;         // candidate score of a value match (always a candidate)
+  // Keyword scores (best of: cosine with the node's name text, word Jaccard
+  // with its own name) below this are chance overlaps, not matches.
+  double min_seed_score = 0.35;
+  double select = 0.5;              // relevance a node needs to be linked
+  // Offline decomposition into sub-queries (retrieval/keywords.h), one
+  // diffusion each. Off by default: cutting schema questions at "and" and
+  // relative pronouns splits filters of one entity and adds false seeds
+  // (Spider dev column F1 0.533 on, 0.562 off; Spider 2.0-lite 0.357 / 0.353;
+  // bench/out/sql_linking.md). With a chat model, Prompt 5 always decomposes.
+  bool subqueries = false;
   bool joins = true;                // add join paths between linked tables
   bool llm = true;                  // Prompt 5 seed selection with a chat model
   size_t top_k = 5;                 // baselines: nodes returned

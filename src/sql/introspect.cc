@@ -104,13 +104,15 @@ Result<DbPtr> OpenCatalogConnection(const std::string& path) {
   return db;
 }
 
+// A column a join would use: a primary key or a name whose last word is
+// id / key / code / no / num ("customer_id", "SalesPersonID"), but not a bare
+// "id", which every table of some schemas has and which joins nothing.
 bool IsKeyLike(const SchemaGraph& g, uint32_t c) {
+  const std::string split = SplitIdentifier(g.columns[c].name);
+  if (split == "id") return false;
   if (g.columns[c].primary_key) return true;
-  const std::string n = ToLowerAscii(g.columns[c].name);
-  auto ends = [&](std::string_view suffix) {
-    return n.size() >= suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  return ends("id") || ends("key") || ends("code") || ends("_no") || ends("num");
+  const std::string last = split.substr(split.rfind(' ') == std::string::npos ? 0 : split.rfind(' ') + 1);
+  return last == "id" || last == "key" || last == "code" || last == "no" || last == "num";
 }
 
 }  // namespace

@@ -87,7 +87,8 @@ Result<std::vector<SchemaLinker::Subquery>> SchemaLinker::PlanWithLlm(std::strin
   for (const auto& s : subs) {
     if (!s.is_object()) continue;
     Subquery sq;
-    sq.text = s.value("subquery", std::string(question));
+    sq.text = s.contains("subquery") && s["subquery"].is_string() ? s["subquery"].get<std::string>()
+                                                                  : std::string(question);
     auto add_candidate = [&](int64_t v, double score) {
       if (v < 0) {
         ++dropped;
@@ -144,9 +145,6 @@ Result<std::vector<SchemaLinker::Subquery>> SchemaLinker::PlanWithLlm(std::strin
   }
   if (dropped > 0) {
     link->warnings.push_back(std::to_string(dropped) + " node name(s) proposed by the model are not in the schema; dropped");
-  }
-  for (const ValueMatch& m : values_.Find(question)) {
-    link->value_matches.push_back(m.text + " → " + g.NodeName(g.ColumnNode(m.column)));
   }
   return plan;
 }

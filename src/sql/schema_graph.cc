@@ -193,8 +193,10 @@ Result<SchemaGraph> SchemaGraph::FromJson(std::string_view text) {
       int64_t ends[2];
       for (int k = 0; k < 2; ++k) {
         const std::string ref = fk.at(k).get<std::string>();
-        const size_t dot = ref.find('.');
-        ends[k] = dot == std::string::npos ? -1 : g.FindColumn(ref.substr(0, dot), ref.substr(dot + 1));
+        ends[k] = -1;  // table names may contain dots: try every split
+        for (size_t dot = ref.find('.'); dot != std::string::npos && ends[k] < 0; dot = ref.find('.', dot + 1)) {
+          ends[k] = g.FindColumn(ref.substr(0, dot), ref.substr(dot + 1));
+        }
         if (ends[k] < 0) return Status::InvalidArgument("schema graph: foreign key end \"" + ref + "\" names no column");
       }
       g.foreign_keys.push_back({static_cast<uint32_t>(ends[0]), static_cast<uint32_t>(ends[1]),

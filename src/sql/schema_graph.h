@@ -124,7 +124,8 @@ SchemaGraph SchemaFromSpider(const SpiderSchema& schema);
 // JSON's column descriptions and sample rows.
 Result<SchemaGraph> SchemaFromSpider2(const Spider2Database& database);
 // Adds FOREIGN_KEY edges (inferred = true) between same-named key-like
-// columns (primary keys, names ending in id/key/code/_no/num) of two tables
+// columns (primary keys, names whose last word is id/key/code/no/num; never
+// a bare "id") of two tables
 // that no declared foreign key joins, so schemas that declare no keys still
 // connect their tables. Called by every builder above.
 void AddImpliedJoins(SchemaGraph* graph);

@@ -182,13 +182,12 @@ Result<std::vector<SchemaLinker::Subquery>> SchemaLinker::PlanOffline(std::strin
   std::vector<std::string> pieces =
       o.subqueries ? DecomposeQuery(question) : std::vector<std::string>{std::string(question)};
   const std::vector<ValueMatch> values = values_.Find(question);
-  for (const ValueMatch& m : values) link->value_matches.push_back(m.text + " → " + g.NodeName(g.ColumnNode(m.column)));
   std::vector<Subquery> plan;
   for (const std::string& piece : pieces) {
     Subquery sq;
     sq.text = piece;
     std::vector<std::string> keywords = ExtractKeywords(piece, nullptr).keywords;
-    std::vector<double> score(g.num_nodes(), 0.0);
+    std::vector<double> score(g.num_nodes(), 0.0), lexical(g.num_nodes(), 0.0);
     if (!keywords.empty()) {
       FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix kv, EmbedAll(keywords));
       for (uint32_t v = 0; v < g.num_nodes(); ++v) {
@@ -198,24 +197,39 @@ Result<std::vector<SchemaLinker::Subquery>> SchemaLinker::PlanOffline(std::strin
         }
         score[v] = best;
       }
-      for (const std::string& kw : keywords) {  // every word of the keyword names the node
-        const std::vector<std::string> words = Tokenize(kw);
+      for (const std::string& kw : keywords) {  // word overlap with the node's own name
+        std::vector<std::string> words = Tokenize(kw);
+        std::sort(words.begin(), words.end());
+        words.erase(std::unique(words.begin(), words.end()), words.end());
         if (words.empty()) continue;
         for (uint32_t v = 0; v < g.num_nodes(); ++v) {
           const auto& own = name_words_[v];
-          if (std::all_of(words.begin(), words.end(), [&](const std::string& w) {
-                return std::find(own.begin(), own.end(), w) != own.end();
-              })) {
-            score[v] = 1.0;
-          }
+          size_t shared = 0;
+          for (const std::string& w : words) shared += std::find(own.begin(), own.end(), w) != own.end();
+          if (shared == 0) continue;
+          const double jaccard = static_cast<double>(shared) /
+                                 static_cast<double>(words.size() + own.size() - shared);
+          lexical[v] = std::max(lexical[v], jaccard);
         }
       }
     }
+    // A column the question names in a table it does not name is a weaker
+    // match ("names of singers": singer.name over stadium.name).
+    for (uint32_t v = 0; v < g.num_nodes(); ++v) {
+      const double context =
+          g.Kind(v) == SchemaNodeKind::kTable ? 1.0 : 0.4 + 0.6 * lexical[g.TableOf(v)];
+      score[v] = std::max(score[v], lexical[v] * context);
+    }
+    for (double& x : score) {
+      if (x < o.min_seed_score) x = 0.0;  // chance n-gram overlap is not a match
+    }
     const std::string piece_key = EntityKey(piece);
+    std::vector<uint32_t> valued;
     for (const ValueMatch& m : values) {
       if (pieces.size() > 1 && piece_key.find(m.text) == std::string::npos) continue;
       const uint32_t v = g.ColumnNode(m.column);
       score[v] = std::max(score[v], o.value_score / std::sqrt(static_cast<double>(m.columns)));
+      valued.push_back(v);
     }
     // Ties (a "name" column in every table) go to the node whose full text
     // is closest to the sub-query.
@@ -227,8 +241,9 @@ Result<std::vector<SchemaLinker::Subquery>> SchemaLinker::PlanOffline(std::strin
     }
     std::stable_sort(order.begin(), order.end(), [](auto& x, auto& y) { return x.second > y.second; });
     for (auto [v, s] : order) {
-      if (sq.candidates.size() >= o.seeds || s < o.seed_ratio * order.front().second) break;
-      sq.candidates.emplace_back(v, s / order.front().second);
+      const bool value = std::find(valued.begin(), valued.end(), v) != valued.end();
+      if (!value && (sq.candidates.size() >= o.seeds || s < o.seed_ratio * order.front().second)) continue;
+      sq.candidates.emplace_back(v, std::min(1.0, s / order.front().second));  // values always stay
     }
     if (sq.candidates.empty()) continue;
     const uint32_t source = sq.candidates.front().first;
@@ -255,17 +270,25 @@ Status SchemaLinker::LinkQafd(std::string_view question, const SchemaLinkOptions
   else return Status::InvalidArgument("link similarity \"" + o.similarity + "\": expected cosine | rbf");
   std::vector<Subquery> plan;
   if (o.llm && chat_ != nullptr) {
-    auto planned = PlanWithLlm(question, o, link);
+    Result<std::vector<Subquery>> planned = Status::Internal("planner answer");
+    try {
+      planned = PlanWithLlm(question, o, link);
+    } catch (const std::exception& e) {  // a JSON value of an unexpected type
+      planned = Status::InvalidArgument(std::string("malformed planner answer: ") + e.what());
+    }
     if (planned.ok() && !planned->empty()) {
       plan = std::move(planned).value();
     } else {
       link->warnings.push_back("LLM seed selection failed (" +
-                               (planned.ok() ? std::string("no schema node named") : planned.status().message()) +
+                               (planned.ok() ? std::string("no node it named is in the schema") : planned.status().message()) +
                                "); used the offline plan");
     }
   }
   if (plan.empty()) {
     FLOWRAG_ASSIGN_OR_RETURN(plan, PlanOffline(question, o, link));
+  }
+  for (const ValueMatch& m : values_.Find(question)) {
+    link->value_matches.push_back(m.text + " → " + g.NodeName(g.ColumnNode(m.column)));
   }
   if (plan.empty()) {
     link->warnings.push_back("no table, column or value of the schema matches the question");

@@ -4,10 +4,15 @@
 // QAFD, per sub-query q_k:
 //   1. Candidates. Keywords of q_k (retrieval/keywords.h); a node's Eq. 1
 //      score is the best cosine between a keyword and the node's name text
-//      (split table/column names), raised to 1 when every word of a keyword
-//      names the node (stemmed), and to `value_score` for a column holding a
-//      literal the question quotes or names (value_index.h). The `seeds` best
-//      nodes scoring at least seed_ratio × the best become candidates.
+//      (split table/column names) or, if higher, the Jaccard overlap of the
+//      keyword's words with the node's own name words ("singers" scores 1
+//      on table singer, ½ on singer.singer_id), times 0.4 + 0.6 × its
+//      table's overlap for a column (the question that names a column but
+//      not its table matches it less); scores under min_seed_score
+//      are dropped. A column holding a literal the question quotes or names
+//      (value_index.h) scores value_score/√(columns holding it) and is
+//      always a candidate; otherwise the `seeds` best nodes scoring at least
+//      seed_ratio × the best become candidates.
 //   2. Sources and targets. With a chat model, Prompt 5 proposes sub-queries
 //      and [source, target, confidence] column pairs. Offline, the best
 //      candidate is the source and each other candidate a target, with its

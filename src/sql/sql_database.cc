@@ -63,6 +63,8 @@ Status BuildSchema(const std::string& path, const SqlDatabaseOptions& o, Store* 
   if (store != nullptr) {
     source = std::filesystem::absolute(path).lexically_normal().string();
     FLOWRAG_ASSIGN_OR_RETURN(fingerprint, Fingerprint(path));
+    // The build options are part of it: another sample count is another graph.
+    fingerprint += ":" + std::to_string(o.samples_per_column) + ":" + (o.value_index ? "v" : "s");
     FLOWRAG_ASSIGN_OR_RETURN(auto row, store->GetSqlSchema(source));
     if (row && row->fingerprint == fingerprint) {
       FLOWRAG_ASSIGN_OR_RETURN(*graph, SchemaGraph::FromJson(row->graph));

@@ -23,6 +23,18 @@ std::string ExtractSql(std::string_view answer) {
   size_t fence = answer.find("```");
   while (fence != std::string_view::npos) {
     size_t body = answer.find('\n', fence);
+    const size_t same_line_close = answer.find("```", fence + 3);
+    if (same_line_close != std::string_view::npos && (body == std::string_view::npos || same_line_close < body)) {
+      // ```sql SELECT 1``` on one line
+      std::string_view inner = answer.substr(fence + 3, same_line_close - fence - 3);
+      for (std::string_view tag : {"sqlite", "sql", "SQL"}) {
+        if (inner.substr(0, tag.size()) == tag) {
+          inner.remove_prefix(tag.size());
+          break;
+        }
+      }
+      return Trim(inner);
+    }
     if (body == std::string_view::npos) break;
     const std::string_view tag = answer.substr(fence + 3, body - fence - 3);
     const size_t close = answer.find("```", body + 1);
@@ -38,6 +50,7 @@ std::string ExtractSql(std::string_view answer) {
 Result<SqlAnswer> WriteAndRunSql(ChatModel& chat, ReadOnlyDatabase& db, const SchemaLinker& linker,
                                  std::string_view question, const SqlAskOptions& options) {
   const auto start = std::chrono::steady_clock::now();
+  if (options.max_repairs < 0) return Status::InvalidArgument("max_repairs must be >= 0");
   SqlAnswer answer;
   answer.question = std::string(question);
   FLOWRAG_ASSIGN_OR_RETURN(LinkMethod method, ParseLinkMethod(options.method));

@@ -24,7 +24,9 @@
 
 namespace flowrag {
 
-// The SQL in a model's answer (see the file comment); empty when none.
+// The SQL in a model's answer (see the file comment): the first sql (or
+// untagged) fence, else the whole answer trimmed; empty only for an empty
+// answer or an empty fence.
 std::string ExtractSql(std::string_view answer);
 
 // Links (options.method), writes, runs and repairs. Chat errors are returned

@@ -20,6 +20,7 @@ Status ApplySets(const std::vector<std::string>& sets, SchemaLinkOptions* o) {
                                               {"epsilon", &o->epsilon},   {"rbf_gamma", &o->rbf_gamma},
                                               {"a", &o->a},               {"b", &o->b},
                                               {"seed_ratio", &o->seed_ratio}, {"value_score", &o->value_score},
+                                              {"min_seed_score", &o->min_seed_score},
                                               {"select", &o->select}};
       std::map<std::string, size_t*> counts = {{"seeds", &o->seeds}, {"top_k", &o->top_k}, {"max_pushes", &o->max_pushes}};
       std::map<std::string, bool*> flags = {{"subqueries", &o->subqueries}, {"joins", &o->joins}, {"llm", &o->llm}};

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Schema-linking P/R/F1 and latency on Spider dev (1,034 questions) and the 24
+# Spider 2.0-lite local tasks with gold SQL, for QAFD (defaults and
+# ablations) and the baselines; writes bench/out/sql_linking.md.
+# Usage: bench/sql_linking.sh [build dir, default build/release]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+flowrag=${1:-build/release}/tools/flowrag
+data=../shared/data
+out=bench/out/sql_linking.md
+mkdir -p bench/out
+{
+  echo "# Schema linking: Spider dev and Spider 2.0-lite (offline, built-in hashed embedder)"
+  echo
+  echo "Command: \`bench/sql_linking.sh\` on $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(date -u +%Y-%m-%d)."
+  echo "Macro averages per question; gold tables/columns from Spider's parsed SQL and, for Spider 2.0-lite, from"
+  echo "the SQLite authorizer's reads when the gold SQL is prepared against the DDL-only database."
+  echo
+  "$flowrag" sql eval --spider "$data/spider" --spider2 "$data/spider2_lite" --records /tmp/sql_linking_records.jsonl 2>/dev/null
+  echo
+  echo "QAFD ablations (one option changed from the defaults):"
+  echo
+  echo "| dataset | variant | questions | table P | table R | table F1 | column P | column R | column F1 | tables/q | columns/q | p50 ms | p99 ms | exec acc |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  for s in subqueries=true select=0.25 select=0.9 joins=false weights=product similarity=cosine; do
+    "$flowrag" sql eval --spider "$data/spider" --spider2 "$data/spider2_lite" --method qafd --set "$s" 2>/dev/null |
+      tail -2 | sed "s/| qafd |/| qafd $s |/"
+  done
+} > "$out"
+echo "wrote $out"

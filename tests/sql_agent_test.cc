@@ -1,0 +1,666 @@
+// The SQL agent (flowrag/sql.h Ask, sql/sql_writer.h, sql/link_llm.cc)
+// against real SQLite files and a stub OpenAI chat server on loopback: the
+// SQL is taken out of the model's answer as documented, the linked schema and
+// the question reach the model, failed executions go back to it as a repair
+// turn, writes are refused (and the file stays byte-identical) whatever the
+// model answers, runaway statements stop at the time limit, Ask needs a chat
+// model while Link does not, and the Prompt 5 planner's answer is validated
+// against the schema (closed world) with the offline plan as fallback.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "flowrag/sql.h"
+#include "sql/sql_writer.h"
+#include "stub_server.h"
+#include "test_util.h"
+
+namespace flowrag {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+// ---------------------------------------------------------------------------
+// ExtractSql
+
+TEST(ExtractSqlTest, SqlFencedBlock) {
+  EXPECT_EQ(ExtractSql("```sql\nSELECT count(*) FROM singer;\n```"), "SELECT count(*) FROM singer");
+  EXPECT_EQ(ExtractSql("```SQL\nSELECT 1\n```"), "SELECT 1");
+  EXPECT_EQ(ExtractSql("```sqlite\r\nSELECT 2;\r\n```"), "SELECT 2");
+  // Multi-line statements keep their inner line breaks.
+  EXPECT_EQ(ExtractSql("```sql\nSELECT Name\nFROM singer\nWHERE Age > 30;\n```"),
+            "SELECT Name\nFROM singer\nWHERE Age > 30");
+}
+
+TEST(ExtractSqlTest, BareFencedBlock) {
+  EXPECT_EQ(ExtractSql("```\n  SELECT Name FROM singer  \n```"), "SELECT Name FROM singer");
+  // An unclosed fence runs to the end of the answer.
+  EXPECT_EQ(ExtractSql("```sql\nSELECT 3;\n"), "SELECT 3");
+}
+
+TEST(ExtractSqlTest, PlainTextWithTrailingSemicolons) {
+  EXPECT_EQ(ExtractSql("SELECT Name FROM singer;"), "SELECT Name FROM singer");
+  EXPECT_EQ(ExtractSql("  \n SELECT 1 ;; \n"), "SELECT 1");
+  // A semicolon inside a literal is not trailing.
+  EXPECT_EQ(ExtractSql("SELECT ';'"), "SELECT ';'");
+}
+
+TEST(ExtractSqlTest, ProseAroundAFence) {
+  EXPECT_EQ(ExtractSql("Here is the query you need:\n```sql\nSELECT Name FROM singer "
+                       "WHERE Country = 'France';\n```\nIt lists the French singers."),
+            "SELECT Name FROM singer WHERE Country = 'France'");
+  // A block in another language is skipped for the SQL block after it.
+  EXPECT_EQ(ExtractSql("First:\n```python\nprint('x')\n```\nThen:\n```sql\nSELECT 4;\n```"),
+            "SELECT 4");
+}
+
+TEST(ExtractSqlTest, NoSqlIsEmpty) {
+  EXPECT_EQ(ExtractSql(""), "");
+  EXPECT_EQ(ExtractSql(" \n\t "), "");
+  EXPECT_EQ(ExtractSql(";"), "");
+  EXPECT_EQ(ExtractSql("```sql\n```"), "");
+  EXPECT_EQ(ExtractSql("```sql\n;\n```"), "");
+  // Documented: without a fence the whole answer is taken as the SQL, so
+  // prose is returned as is (and fails at execution, which the repair loop
+  // reports back to the model).
+  EXPECT_EQ(ExtractSql("I cannot answer that."), "I cannot answer that.");
+}
+
+// ---------------------------------------------------------------------------
+// The database and the stub
+
+// concert_singer, cut down from Spider: 4 tables, declared foreign keys.
+constexpr char kConcertSinger[] = R"sql(
+CREATE TABLE stadium (Stadium_ID INTEGER PRIMARY KEY, Location TEXT, Name TEXT, Capacity INTEGER);
+CREATE TABLE singer (Singer_ID INTEGER PRIMARY KEY, Name TEXT, Country TEXT, Age INTEGER);
+CREATE TABLE concert (concert_ID INTEGER PRIMARY KEY, concert_Name TEXT, Theme TEXT,
+                      Stadium_ID INTEGER REFERENCES stadium(Stadium_ID), Year TEXT);
+CREATE TABLE singer_in_concert (concert_ID INTEGER REFERENCES concert(concert_ID),
+                                Singer_ID INTEGER REFERENCES singer(Singer_ID),
+                                PRIMARY KEY (concert_ID, Singer_ID));
+INSERT INTO stadium VALUES (1, 'Raith Rovers', 'Stark''s Park', 10104),
+                           (2, 'Ayr United', 'Somerset Park', 11998);
+INSERT INTO singer VALUES (1, 'Joe Sharp', 'Netherlands', 52), (2, 'Timbaland', 'United States', 32),
+                          (3, 'Justin Brown', 'France', 29), (4, 'Rose White', 'France', 41),
+                          (5, 'John Nizinik', 'France', 43), (6, 'Tribal King', 'France', 25);
+INSERT INTO concert VALUES (1, 'Auditions', 'Free choice', 1, '2014'),
+                           (2, 'Super bootcamp', 'Free choice 2', 2, '2014'),
+                           (3, 'Home Visits', 'Bleeding Love', 2, '2015');
+INSERT INTO singer_in_concert VALUES (1, 2), (1, 3), (1, 5), (2, 3), (2, 6), (3, 5), (3, 4);
+)sql";
+
+constexpr char kFrenchCount[] = "SELECT count(*) FROM singer WHERE Country = 'France'";
+constexpr char kFrenchNames[] = "SELECT Name FROM singer WHERE Country = 'France' ORDER BY Name";
+constexpr char kRunaway[] =
+    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c";
+
+// The planner answer of the brief: every node real except "nosuch.col".
+constexpr char kPlannerJson[] = R"({"subqueries": [{"subquery": "years of the concerts of a singer",
+  "source_nodes": ["singer.Name"], "target_nodes": ["concert.Year"],
+  "path": "singer.Name -> singer_in_concert.Singer_ID -> concert.Year",
+  "candidates": [["singer.Name", "concert.Year", 0.9], ["nosuch.col", "concert.Year", 0.5]]}]})";
+
+void CreateDatabase(const std::string& path) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK) << path;
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db, kConcertSinger, nullptr, nullptr, &err);
+  const std::string message = err != nullptr ? err : "";
+  sqlite3_free(err);
+  sqlite3_close(db);
+  ASSERT_EQ(rc, SQLITE_OK) << message;
+}
+
+std::vector<std::string> DirListing(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+bool IsPlanner(const Json& body) {
+  return body.is_object() && body["messages"].size() == 1 &&
+         Contains(body["messages"][0].value("content", ""), "You plan text-to-SQL queries");
+}
+bool IsSqlWriter(const Json& body) {
+  return body.is_object() && !body["messages"].empty() &&
+         body["messages"][0].value("role", "") == "system" &&
+         Contains(body["messages"][0].value("content", ""), "You write SQLite queries");
+}
+
+// Names of the table lines ("name(...)") of a schema prompt.
+std::set<std::string> PromptTables(const std::string& prompt) {
+  std::set<std::string> out;
+  size_t begin = 0;
+  while (begin < prompt.size()) {
+    size_t end = prompt.find('\n', begin);
+    if (end == std::string::npos) end = prompt.size();
+    const std::string line = prompt.substr(begin, end - begin);
+    const size_t paren = line.find('(');
+    if (paren != std::string::npos && paren > 0 && line.back() == ')' &&
+        line.find_first_of(" :") > paren) {
+      out.insert(line.substr(0, paren));
+    }
+    begin = end + 1;
+  }
+  return out;
+}
+
+std::set<std::string> Names(const std::vector<LinkedItem>& items) {
+  std::set<std::string> out;
+  for (const LinkedItem& i : items) out.insert(i.name);
+  return out;
+}
+
+// Answers planner requests with `planner` and SQL requests with the next of
+// `sql` (the last one repeats). Anything else is an HTTP 500.
+class ScriptedModel {
+ public:
+  void Script(std::string planner, std::vector<std::string> sql) {
+    std::lock_guard<std::mutex> lock(mu_);
+    planner_ = std::move(planner);
+    sql_ = std::move(sql);
+    next_sql_ = 0;
+  }
+  void Serve(const Json& body, httplib::Response& res) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (IsPlanner(body)) {
+      res.set_content(testing::ChatCompletionJson(planner_).dump(), "application/json");
+    } else if (IsSqlWriter(body) && !sql_.empty()) {
+      const std::string& answer = sql_[std::min(next_sql_++, sql_.size() - 1)];
+      res.set_content(testing::ChatCompletionJson(answer).dump(), "application/json");
+    } else {
+      res.status = 500;
+      res.set_content(R"({"error": {"message": "unexpected request"}})", "application/json");
+    }
+  }
+
+ private:
+  std::mutex mu_;
+  std::string planner_;
+  std::vector<std::string> sql_;
+  size_t next_sql_ = 0;
+};
+
+class SqlAgentTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(stub_.ok());
+    stub_.SetHandler([this](const Json& body, httplib::Response& res, int) { model_.Serve(body, res); });
+    path_ = dir_.File("concert_singer.sqlite");
+    CreateDatabase(path_);
+    before_ = testing::ReadFile(path_);
+    ASSERT_GT(before_.size(), 0u);
+    mtime_ = fs::last_write_time(path_);
+    listing_ = DirListing(dir_.path());
+  }
+
+  // Opens the database with the chat model pointed at the stub (or not).
+  void Open(bool with_model = true) {
+    if (with_model) env_.Point(stub_.BaseUrl());
+    auto db = SqlDatabase::Open(path_);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    db_ = std::move(db).value();
+  }
+
+  std::vector<Json> SqlRequests() {
+    std::vector<Json> out;
+    for (const auto& r : stub_.requests()) {
+      if (IsSqlWriter(r.body)) out.push_back(r.body);
+    }
+    return out;
+  }
+  size_t PlannerRequests() {
+    size_t n = 0;
+    for (const auto& r : stub_.requests()) n += IsPlanner(r.body) ? 1 : 0;
+    return n;
+  }
+
+  // The file has not changed (content, mtime, no side files).
+  void ExpectFileUnchanged() {
+    EXPECT_TRUE(testing::ReadFile(path_) == before_) << "the database file changed";
+    EXPECT_EQ(fs::last_write_time(path_), mtime_);
+    EXPECT_EQ(DirListing(dir_.path()), listing_);
+  }
+
+  static SqlAskOptions Offline() {  // no planner call
+    SqlAskOptions o;
+    o.link.llm = false;
+    return o;
+  }
+
+  testing::ChatModelEnv env_;  // cleared first and last
+  testing::TempDir dir_;
+  ScriptedModel model_;
+  testing::RecordingJsonStub stub_{"/v1/chat/completions",
+                                   [](const Json&) { return Json{{"error", "no handler"}}; }};
+  std::string path_, before_;
+  fs::file_time_type mtime_;
+  std::vector<std::string> listing_;
+  std::unique_ptr<SqlDatabase> db_;
+};
+
+// ---------------------------------------------------------------------------
+// End to end
+
+TEST_F(SqlAgentTest, AskRunsTheModelsSqlWithThePlanner) {
+  model_.Script(kPlannerJson, {"Sure:\n```sql\n" + std::string(kFrenchCount) + ";\n```"});
+  Open();
+  const std::string question = "How many singers are from France?";
+  auto a = db_->Ask(question);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->question, question);
+  EXPECT_EQ(a->sql, kFrenchCount);
+  ASSERT_TRUE(a->executed);
+  ASSERT_EQ(a->attempts.size(), 1u);
+  EXPECT_EQ(a->attempts[0].sql, kFrenchCount);
+  EXPECT_EQ(a->attempts[0].error, "");
+  // The rows are those of the same SQL run directly.
+  auto direct = db_->Execute(kFrenchCount);
+  ASSERT_TRUE(direct.ok()) << direct.status().ToString();
+  EXPECT_EQ(a->result.columns, direct->columns);
+  EXPECT_EQ(a->result.rows, direct->rows);
+  ASSERT_EQ(a->result.rows.size(), 1u);
+  EXPECT_EQ(SqlValueText(a->result.rows[0][0]), "4");
+  // One planner call and one SQL call, both counted.
+  EXPECT_EQ(PlannerRequests(), 1u);
+  const std::vector<Json> sql_requests = SqlRequests();
+  ASSERT_EQ(sql_requests.size(), 1u);
+  EXPECT_EQ(stub_.requests().size(), 2u);
+  EXPECT_EQ(a->link.llm_calls, 1u);
+  EXPECT_EQ(a->llm_calls, 2u);
+  EXPECT_EQ(a->link.method, "qafd");
+  // The planner's nodes were linked.
+  const std::set<std::string> tables = Names(a->link.tables);
+  EXPECT_TRUE(tables.count("singer") && tables.count("concert") && tables.count("singer_in_concert"))
+      << ::testing::PrintToString(tables);
+  // The SQL request: the linked schema (exactly the linked tables) and the question.
+  ASSERT_EQ(sql_requests[0]["messages"].size(), 2u);
+  const std::string user = sql_requests[0]["messages"][1]["content"];
+  EXPECT_EQ(sql_requests[0]["messages"][1]["role"], "user");
+  EXPECT_EQ(PromptTables(user), tables) << user;
+  EXPECT_TRUE(Contains(user, "Question: " + question)) << user;
+  EXPECT_TRUE(Contains(user, "Country")) << user;  // full tables: every column of singer
+  EXPECT_TRUE(Contains(user, "singer_in_concert.Singer_ID = singer.Singer_ID") ||
+              Contains(user, "singer.Singer_ID = singer_in_concert.Singer_ID"))
+      << "join path missing:\n" << user;
+  ExpectFileUnchanged();
+}
+
+TEST_F(SqlAgentTest, AskWithoutPlannerMakesOneCall) {
+  model_.Script(kPlannerJson, {kFrenchNames});
+  Open();
+  SqlAskOptions o = Offline();
+  o.evidence = "French means Country = 'France'.";
+  auto a = db_->Ask("Which singers are from France?", o);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_TRUE(a->executed);
+  ASSERT_EQ(a->attempts.size(), 1u);
+  EXPECT_EQ(PlannerRequests(), 0u);
+  EXPECT_EQ(stub_.requests().size(), 1u);
+  EXPECT_EQ(a->link.llm_calls, 0u);
+  EXPECT_EQ(a->llm_calls, 1u);
+  auto direct = db_->Execute(kFrenchNames);
+  ASSERT_TRUE(direct.ok());
+  EXPECT_EQ(a->result.rows, direct->rows);
+  ASSERT_EQ(a->result.rows.size(), 4u);
+  EXPECT_EQ(SqlValueText(a->result.rows[0][0]), "John Nizinik");
+  const std::vector<Json> sql_requests = SqlRequests();
+  ASSERT_EQ(sql_requests.size(), 1u);
+  const std::string user = sql_requests[0]["messages"][1]["content"];
+  EXPECT_TRUE(PromptTables(user).count("singer")) << user;
+  EXPECT_EQ(PromptTables(user), Names(a->link.tables)) << user;
+  EXPECT_TRUE(Contains(user, "External knowledge:\nFrench means Country = 'France'.")) << user;
+  EXPECT_TRUE(Contains(user, "Which singers are from France?")) << user;
+}
+
+// ---------------------------------------------------------------------------
+// Repairs
+
+TEST_F(SqlAgentTest, UnknownColumnIsRepairedWithTheErrorFedBack) {
+  const std::string bad = "SELECT Nmae FROM singer WHERE Country = 'France' ORDER BY Nmae";
+  const std::string bad_answer = "```sql\n" + bad + "\n```";
+  model_.Script(kPlannerJson, {bad_answer, "```sql\n" + std::string(kFrenchNames) + "\n```"});
+  Open();
+  auto a = db_->Ask("Which singers are from France?", Offline());
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_EQ(a->attempts.size(), 2u);
+  EXPECT_EQ(a->attempts[0].sql, bad);
+  const std::string error = a->attempts[0].error;
+  EXPECT_TRUE(Contains(error, "no such column: Nmae")) << error;
+  EXPECT_EQ(a->attempts[1].error, "");
+  EXPECT_EQ(a->sql, kFrenchNames);
+  ASSERT_TRUE(a->executed);
+  auto direct = db_->Execute(kFrenchNames);
+  ASSERT_TRUE(direct.ok());
+  EXPECT_EQ(a->result.columns, direct->columns);
+  EXPECT_EQ(a->result.rows, direct->rows);
+  EXPECT_EQ(a->llm_calls, 2u);
+  // The second request is the first conversation plus the model's answer and
+  // the feedback turn naming the error.
+  const std::vector<Json> requests = SqlRequests();
+  ASSERT_EQ(requests.size(), 2u);
+  const Json& first = requests[0]["messages"];
+  const Json& second = requests[1]["messages"];
+  ASSERT_EQ(second.size(), 4u);
+  EXPECT_EQ(second[0], first[0]);
+  EXPECT_EQ(second[1], first[1]);
+  EXPECT_EQ(second[2]["role"], "assistant");
+  EXPECT_EQ(second[2]["content"], bad_answer);
+  EXPECT_EQ(second[3]["role"], "user");
+  EXPECT_TRUE(Contains(second[3]["content"], error)) << second[3];
+}
+
+TEST_F(SqlAgentTest, SyntaxErrorAndEmptyAnswerAreRepaired) {
+  model_.Script(kPlannerJson, {"SELEC count(*) FROM singer", "", kFrenchCount});
+  Open();
+  auto a = db_->Ask("How many singers are from France?", Offline());
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_EQ(a->attempts.size(), 3u);
+  EXPECT_TRUE(Contains(a->attempts[0].error, "syntax error")) << a->attempts[0].error;
+  EXPECT_EQ(a->attempts[1].sql, "");
+  EXPECT_EQ(a->attempts[1].error, "the answer holds no SQL");
+  EXPECT_EQ(a->attempts[2].error, "");
+  ASSERT_TRUE(a->executed);
+  EXPECT_EQ(SqlValueText(a->result.rows.at(0).at(0)), "4");
+  const std::vector<Json> requests = SqlRequests();
+  ASSERT_EQ(requests.size(), 3u);
+  ASSERT_EQ(requests[2]["messages"].size(), 6u);
+  EXPECT_TRUE(Contains(requests[2]["messages"][5]["content"], "the answer holds no SQL"));
+}
+
+TEST_F(SqlAgentTest, RepairsStopAtMaxRepairs) {
+  model_.Script(kPlannerJson, {"SELECT nosuch FROM singer"});
+  Open();
+  SqlAskOptions o = Offline();
+  o.max_repairs = 0;
+  auto a = db_->Ask("How many singers are from France?", o);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_FALSE(a->executed);
+  EXPECT_EQ(a->attempts.size(), 1u);
+  EXPECT_EQ(SqlRequests().size(), 1u);
+  EXPECT_EQ(a->sql, "SELECT nosuch FROM singer");
+  EXPECT_TRUE(a->result.rows.empty());
+}
+
+// ---------------------------------------------------------------------------
+// Safety through the agent
+
+TEST_F(SqlAgentTest, WritesAreRefusedThenTheSelectRuns) {
+  model_.Script(kPlannerJson, {"```sql\nDROP TABLE singer;\n```", "DELETE FROM singer", kFrenchCount});
+  Open();
+  SqlAskOptions o = Offline();
+  o.max_repairs = 2;
+  auto a = db_->Ask("How many singers are from France?", o);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_EQ(a->attempts.size(), 3u);
+  EXPECT_EQ(a->attempts[0].sql, "DROP TABLE singer");
+  EXPECT_EQ(a->attempts[1].sql, "DELETE FROM singer");
+  for (int i : {0, 1}) {
+    EXPECT_EQ(a->attempts[i].error.rfind("refused: ", 0), 0u) << a->attempts[i].error;
+  }
+  EXPECT_TRUE(Contains(a->attempts[0].error, "DROP")) << a->attempts[0].error;
+  EXPECT_TRUE(Contains(a->attempts[1].error, "DELETE")) << a->attempts[1].error;
+  EXPECT_EQ(a->attempts[2].error, "");
+  ASSERT_TRUE(a->executed);
+  EXPECT_EQ(SqlValueText(a->result.rows.at(0).at(0)), "4");  // nothing was deleted
+  // The refusals were fed back.
+  const std::vector<Json> requests = SqlRequests();
+  ASSERT_EQ(requests.size(), 3u);
+  EXPECT_TRUE(Contains(requests[1]["messages"][3]["content"], a->attempts[0].error));
+  EXPECT_TRUE(Contains(requests[2]["messages"][5]["content"], a->attempts[1].error));
+  ExpectFileUnchanged();
+  db_.reset();
+  ExpectFileUnchanged();
+}
+
+TEST_F(SqlAgentTest, AModelThatOnlyWritesNeverExecutes) {
+  model_.Script(kPlannerJson, {"UPDATE singer SET Country = 'France'"});
+  Open();
+  for (int repairs : {0, 2}) {
+    SqlAskOptions o = Offline();
+    o.max_repairs = repairs;
+    auto a = db_->Ask("Make every singer French.", o);
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    EXPECT_FALSE(a->executed);
+    ASSERT_EQ(a->attempts.size(), static_cast<size_t>(1 + repairs));
+    for (const SqlAttempt& t : a->attempts) {
+      EXPECT_TRUE(Contains(t.error, "refused")) << t.error;
+    }
+    EXPECT_EQ(a->llm_calls, static_cast<size_t>(1 + repairs));
+  }
+  EXPECT_EQ(SqlRequests().size(), 4u);
+  auto count = db_->Execute(kFrenchCount);
+  ASSERT_TRUE(count.ok());
+  EXPECT_EQ(SqlValueText(count->rows[0][0]), "4");
+  db_.reset();
+  ExpectFileUnchanged();
+}
+
+TEST_F(SqlAgentTest, RunawayStatementStopsAtTheTimeLimit) {
+  model_.Script(kPlannerJson, {kRunaway});
+  Open();
+  SqlAskOptions o = Offline();
+  o.max_repairs = 1;
+  o.limits.time_limit_seconds = 0.3;
+  const auto start = std::chrono::steady_clock::now();
+  auto a = db_->Ask("Count forever.", o);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_FALSE(a->executed);
+  ASSERT_EQ(a->attempts.size(), 2u);
+  for (const SqlAttempt& t : a->attempts) {
+    EXPECT_TRUE(Contains(t.error, "time limit")) << t.error;
+  }
+  EXPECT_LT(seconds, 10.0);  // generous: only that it stops
+  const std::vector<Json> requests = SqlRequests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_TRUE(Contains(requests[1]["messages"][3]["content"], "time limit"));
+  // The connection still answers afterwards.
+  auto count = db_->Execute(kFrenchCount);
+  ASSERT_TRUE(count.ok()) << count.status().ToString();
+  db_.reset();
+  ExpectFileUnchanged();
+}
+
+TEST_F(SqlAgentTest, ChatFailureOnTheSqlRequestIsAnError) {
+  // No SQL script: the SQL request gets an HTTP 500.
+  model_.Script(kPlannerJson, {});
+  Open();
+  auto a = db_->Ask("How many singers are from France?", Offline());
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(SqlRequests().size(), 1u);
+}
+
+// ---------------------------------------------------------------------------
+// Without a chat model
+
+TEST_F(SqlAgentTest, AskNeedsAChatModelLinkDoesNot) {
+  model_.Script(kPlannerJson, {kFrenchCount});
+  Open(/*with_model=*/false);
+  auto a = db_->Ask("How many singers are from France?");
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(Contains(a.status().message(), "FLOWRAG_LLM_BASE_URL")) << a.status().ToString();
+  auto link = db_->Link("Which singers are from France?", "qafd");  // options.llm defaults to true
+  ASSERT_TRUE(link.ok()) << link.status().ToString();
+  EXPECT_TRUE(Names(link->tables).count("singer")) << link->schema_text;
+  EXPECT_EQ(link->llm_calls, 0u);
+  for (const std::string& w : link->warnings) EXPECT_FALSE(Contains(w, "LLM")) << w;
+  EXPECT_TRUE(stub_.requests().empty());
+  // The model configured after Open is not picked up.
+  env_.Point(stub_.BaseUrl());
+  EXPECT_EQ(db_->Ask("How many singers are from France?").status().code(),
+            StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(stub_.requests().empty());
+}
+
+// ---------------------------------------------------------------------------
+// Planner (Prompt 5)
+
+TEST_F(SqlAgentTest, PlannerSeedsAreValidatedAgainstTheSchema) {
+  model_.Script(kPlannerJson, {});
+  Open();
+  const std::string question = "In which years did Joe Sharp sing in a concert?";
+  auto link = db_->Link(question, "qafd");
+  ASSERT_TRUE(link.ok()) << link.status().ToString();
+  EXPECT_EQ(link->llm_calls, 1u);
+  ASSERT_EQ(stub_.requests().size(), 1u);
+  // The planner request: the question, the whole schema, JSON mode.
+  const Json body = stub_.requests()[0].body;
+  ASSERT_TRUE(IsPlanner(body));
+  const std::string prompt = body["messages"][0]["content"];
+  EXPECT_TRUE(Contains(prompt, "Question: " + question)) << prompt;
+  EXPECT_EQ(PromptTables(prompt),
+            (std::set<std::string>{"stadium", "singer", "concert", "singer_in_concert"}))
+      << prompt;
+  EXPECT_EQ(body["response_format"]["type"], "json_object");
+  // The plan's nodes are linked, with the join table.
+  const std::set<std::string> tables = Names(link->tables);
+  EXPECT_TRUE(tables.count("singer")) << ::testing::PrintToString(tables);
+  EXPECT_TRUE(tables.count("concert")) << ::testing::PrintToString(tables);
+  EXPECT_TRUE(tables.count("singer_in_concert")) << ::testing::PrintToString(tables);
+  const std::set<std::string> columns = Names(link->columns);
+  EXPECT_TRUE(columns.count("singer.Name")) << ::testing::PrintToString(columns);
+  EXPECT_TRUE(columns.count("concert.Year")) << ::testing::PrintToString(columns);
+  EXPECT_TRUE(columns.count("singer_in_concert.Singer_ID")) << ::testing::PrintToString(columns);
+  EXPECT_EQ(link->subqueries, std::vector<std::string>{"years of the concerts of a singer"});
+  EXPECT_FALSE(link->joins.empty());
+  // One proposed name ("nosuch.col") is not in the schema.
+  size_t dropped_warnings = 0;
+  for (const std::string& w : link->warnings) {
+    EXPECT_FALSE(Contains(w, "LLM seed selection failed")) << w;
+    if (Contains(w, "not in the schema")) {
+      ++dropped_warnings;
+      EXPECT_EQ(w.rfind("1 ", 0), 0u) << w;
+    }
+  }
+  EXPECT_EQ(dropped_warnings, 1u) << ::testing::PrintToString(link->warnings);
+  // Nothing of the invented name reaches the link.
+  for (const std::string& c : columns) EXPECT_FALSE(Contains(c, "nosuch")) << c;
+
+  // options.llm = false: no planner call.
+  SchemaLinkOptions offline;
+  offline.llm = false;
+  auto off = db_->Link(question, "qafd", offline);
+  ASSERT_TRUE(off.ok()) << off.status().ToString();
+  EXPECT_EQ(off->llm_calls, 0u);
+  EXPECT_EQ(stub_.requests().size(), 1u);
+  // The baselines never call the model.
+  for (const char* method : {"all", "bm25", "dense"}) {
+    auto b = db_->Link(question, method);
+    ASSERT_TRUE(b.ok()) << method << ": " << b.status().ToString();
+    EXPECT_EQ(b->llm_calls, 0u) << method;
+  }
+  EXPECT_EQ(stub_.requests().size(), 1u);
+}
+
+TEST_F(SqlAgentTest, PlannerAnswerThatIsNotJsonFallsBackToTheOfflinePlan) {
+  model_.Script("You should look at the singer table and the concert table.", {});
+  Open();
+  const std::string question = "Which singers are from France?";
+  auto link = db_->Link(question, "qafd");
+  ASSERT_TRUE(link.ok()) << link.status().ToString();
+  EXPECT_EQ(link->llm_calls, 1u);
+  EXPECT_EQ(stub_.requests().size(), 1u);
+  bool fallback = false;
+  for (const std::string& w : link->warnings) {
+    fallback = fallback || (Contains(w, "LLM seed selection failed") && Contains(w, "offline plan"));
+  }
+  EXPECT_TRUE(fallback) << ::testing::PrintToString(link->warnings);
+  ASSERT_FALSE(link->tables.empty());
+  EXPECT_TRUE(Names(link->tables).count("singer")) << link->schema_text;
+  // The same as the offline link (apart from the calls and the warning).
+  SchemaLinkOptions offline;
+  offline.llm = false;
+  auto off = db_->Link(question, "qafd", offline);
+  ASSERT_TRUE(off.ok());
+  EXPECT_EQ(Names(link->tables), Names(off->tables));
+  EXPECT_EQ(Names(link->columns), Names(off->columns));
+}
+
+TEST_F(SqlAgentTest, PlannerNamingOnlyUnknownNodesFallsBack) {
+  model_.Script(R"({"subqueries": [{"subquery": "q", "source_nodes": ["artist.name"],
+                    "target_nodes": ["gig.when"], "candidates": [["artist.name", "gig.when", 1]]}]})",
+                {});
+  Open();
+  auto link = db_->Link("Which singers are from France?", "qafd");
+  ASSERT_TRUE(link.ok()) << link.status().ToString();
+  EXPECT_EQ(link->llm_calls, 1u);
+  bool fallback = false, dropped = false;
+  for (const std::string& w : link->warnings) {
+    fallback = fallback || Contains(w, "offline plan");
+    dropped = dropped || Contains(w, "not in the schema");
+  }
+  EXPECT_TRUE(fallback) << ::testing::PrintToString(link->warnings);
+  EXPECT_TRUE(dropped) << ::testing::PrintToString(link->warnings);
+  EXPECT_TRUE(Names(link->tables).count("singer")) << link->schema_text;
+}
+
+TEST_F(SqlAgentTest, PlannerHttpFailureStillAnswers) {
+  // The planner request fails (HTTP 500); Ask uses the offline plan and goes on.
+  stub_.SetHandler([](const Json& body, httplib::Response& res, int) {
+    if (IsPlanner(body)) {
+      res.status = 500;
+      res.set_content(R"({"error": {"message": "planner down"}})", "application/json");
+      return;
+    }
+    res.set_content(testing::ChatCompletionJson(kFrenchCount).dump(), "application/json");
+  });
+  Open();
+  auto a = db_->Ask("How many singers are from France?");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_TRUE(a->executed);
+  EXPECT_EQ(SqlValueText(a->result.rows.at(0).at(0)), "4");
+  EXPECT_EQ(a->link.llm_calls, 1u);
+  EXPECT_EQ(a->llm_calls, 2u);
+  bool fallback = false;
+  for (const std::string& w : a->link.warnings) fallback = fallback || Contains(w, "offline plan");
+  EXPECT_TRUE(fallback) << ::testing::PrintToString(a->link.warnings);
+  EXPECT_TRUE(Names(a->link.tables).count("singer"));
+}
+
+// Regression: when the planner's answer names no schema node and the offline
+// plan takes over, the question's value matches are reported once.
+TEST_F(SqlAgentTest, PlannerFallbackDoesNotDuplicateValueMatches) {
+  model_.Script(R"({"subqueries": [{"subquery": "q", "source_nodes": ["artist.name"]}]})", {});
+  Open();
+  auto link = db_->Link("Which singers are from France?", "qafd");
+  ASSERT_TRUE(link.ok()) << link.status().ToString();
+  ASSERT_FALSE(link->value_matches.empty());
+  const std::set<std::string> unique(link->value_matches.begin(), link->value_matches.end());
+  EXPECT_EQ(unique.size(), link->value_matches.size())
+      << ::testing::PrintToString(link->value_matches);
+}
+
+// Regression: a planner answer whose "subquery" is not a string (null here)
+// must not throw out of Link() and Ask().
+TEST_F(SqlAgentTest, PlannerNonStringSubqueryDoesNotThrow) {
+  model_.Script(R"({"subqueries": [{"subquery": null, "source_nodes": ["singer.Name"]}]})",
+                {kFrenchCount});
+  Open();
+  EXPECT_NO_THROW({
+    auto link = db_->Link("Which singers are from France?", "qafd");
+    ASSERT_TRUE(link.ok()) << link.status().ToString();
+    EXPECT_TRUE(Names(link->tables).count("singer"));
+  });
+  EXPECT_NO_THROW({
+    auto a = db_->Ask("How many singers are from France?");
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    EXPECT_TRUE(a->executed);
+  });
+}
+
+}  // namespace
+}  // namespace flowrag
