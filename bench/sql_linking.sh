@@ -22,7 +22,7 @@ mkdir -p bench/out
   echo
   echo "| dataset | variant | questions | table P | table R | table F1 | column P | column R | column F1 | tables/q | columns/q | p50 ms | p99 ms | exec acc |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-  for s in subqueries=true select=0.25 select=0.9 joins=false weights=product similarity=cosine; do
+  for s in subqueries=true select=0.25 select=0.9 seeds=6 seeds=8 joins=false weights=product similarity=cosine; do
     "$flowrag" sql eval --spider "$data/spider" --spider2 "$data/spider2_lite" --method qafd --set "$s" 2>/dev/null |
       tail -2 | sed "s/| qafd |/| qafd $s |/"
   done

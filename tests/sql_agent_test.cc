@@ -662,5 +662,45 @@ TEST_F(SqlAgentTest, PlannerNonStringSubqueryDoesNotThrow) {
   });
 }
 
+// ---------------------------------------------------------------------------
+// `flowrag sql eval --execute` end to end: Spider dev's first questions
+// (concert_singer), SQL from the stub, results compared with the gold SQL's.
+// The stub always answers "SELECT count(*) FROM singer": right for questions
+// 0 and 1 ("How many singers do we have?", "What is the total number of
+// singers?"), wrong for question 2 (names, countries and ages).
+
+TEST_F(SqlAgentTest, EvaluateScoresExecutionAgainstTheGoldResults) {
+  const std::string spider = std::string(FLOWRAG_SOURCE_DIR) + "/../shared/data/spider";
+  if (!fs::exists(spider + "/dev.json")) GTEST_SKIP() << "needs ../shared/data/spider";
+  model_.Script(kPlannerJson, {"```sql\nSELECT count(*) FROM singer;\n```"});
+  env_.Point(stub_.BaseUrl());
+  SqlEvalOptions o;
+  o.spider = spider;
+  o.methods = {"qafd", "bm25"};
+  o.limit = 3;
+  o.execute = true;
+  o.link.llm = false;
+  auto rows = EvaluateSql(o, /*quiet=*/true);
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), 2u);
+  for (const SqlEvalRow& r : *rows) {
+    EXPECT_EQ(r.dataset, "spider-dev");
+    EXPECT_EQ(r.questions, 3u);
+    EXPECT_EQ(r.executed, 3u) << r.method;
+    EXPECT_NEAR(r.exec_accuracy, 2.0 / 3.0, 1e-9) << r.method;
+    EXPECT_GT(r.table_r, 0.0);
+  }
+  EXPECT_EQ(SqlRequests().size(), 6u);  // 3 questions x 2 methods, no repairs
+}
+
+TEST_F(SqlAgentTest, EvaluateExecuteNeedsAChatModel) {
+  SqlEvalOptions o;
+  o.spider = "/nonexistent";
+  o.execute = true;
+  auto rows = EvaluateSql(o, true);
+  ASSERT_FALSE(rows.ok());
+  EXPECT_EQ(rows.status().code(), StatusCode::kFailedPrecondition);
+}
+
 }  // namespace
 }  // namespace flowrag

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sql/safe_exec.h"
+#include "sql/spider_data.h"
 #include "test_util.h"
 
 namespace flowrag {
@@ -512,6 +513,42 @@ TEST(SqlFromDdlTest, ElementsAreAtomicAndFileEffectsRefused) {
   ASSERT_FALSE(attach.ok());
   EXPECT_NE(attach.status().message().find("refused: ATTACH is not allowed"), std::string::npos)
       << attach.status().ToString();
+}
+
+// The policy refuses no real read: every Spider dev gold query whose
+// database ships runs under the default limits and returns what a plain
+// read-write connection returns.
+TEST(SpiderGoldTest, EveryGoldQueryRunsAndMatchesAPlainConnection) {
+  const std::string spider = std::string(FLOWRAG_SOURCE_DIR) + "/../shared/data/spider";
+  if (!fs::exists(spider + "/dev.json")) GTEST_SKIP() << "needs ../shared/data/spider";
+  auto schemas = LoadSpiderTables(spider + "/tables.json");
+  ASSERT_TRUE(schemas.ok()) << schemas.status().ToString();
+  auto tasks = LoadSpiderTasks(spider + "/dev.json", *schemas);
+  ASSERT_TRUE(tasks.ok()) << tasks.status().ToString();
+  size_t ran = 0;
+  for (const SqlTask& t : *tasks) {
+    const std::string file = spider + "/database/" + t.db_id + "/" + t.db_id + ".sqlite";
+    if (!fs::exists(file)) continue;
+    auto db = ReadOnlyDatabase::Open(file);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    SqlLimits limits;
+    limits.max_rows = 100000;
+    auto safe = (*db)->Execute(t.gold_sql, limits);
+    ASSERT_TRUE(safe.ok()) << t.id << ": " << t.gold_sql << ": " << safe.status().ToString();
+    // The same statement on an ordinary connection: same number of rows.
+    sqlite3* plain = nullptr;
+    ASSERT_EQ(sqlite3_open_v2(file.c_str(), &plain, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+    sqlite3_stmt* stmt = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(plain, t.gold_sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << t.gold_sql;
+    size_t rows = 0;
+    while (sqlite3_step(stmt) == SQLITE_ROW) ++rows;
+    sqlite3_finalize(stmt);
+    sqlite3_close(plain);
+    EXPECT_EQ(safe->rows.size(), rows) << t.id << ": " << t.gold_sql;
+    EXPECT_FALSE(safe->truncated);
+    ++ran;
+  }
+  EXPECT_EQ(ran, 972u);  // 1,034 questions minus wta_1's 62 (no database file)
 }
 
 }  // namespace

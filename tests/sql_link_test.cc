@@ -1152,5 +1152,50 @@ TEST(LargeSchemaTest, TwoHundredTablesOfFiftyColumns) {
   }
 }
 
+// Schemas without data: a Spider tables.json entry and a Spider 2.0-lite
+// folder link offline; running SQL on them is FailedPrecondition.
+TEST(OpenSchemaTest, SpiderTablesJsonLinksWithoutData) {
+  testing::TempDir dir;
+  const std::string path = dir.File("tables.json");
+  testing::WriteFile(path, R"([{"db_id": "shop",
+    "table_names_original": ["customer", "orders"], "table_names": ["customer", "orders"],
+    "column_names_original": [[-1, "*"], [0, "cust_id"], [0, "CustName"], [1, "order_id"], [1, "cust_id"], [1, "total"]],
+    "column_names": [[-1, "*"], [0, "customer id"], [0, "customer name"], [1, "order id"], [1, "customer id"], [1, "total amount"]],
+    "column_types": ["text", "number", "text", "number", "number", "number"],
+    "primary_keys": [1, 3], "foreign_keys": [[4, 1]]}])");
+  auto db = SqlDatabase::OpenSchema(path, "shop");
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  EXPECT_EQ((*db)->num_tables(), 2u);
+  EXPECT_EQ((*db)->num_columns(), 5u);
+  auto link = (*db)->Link("What is the total of the orders of each customer name?", "qafd");
+  ASSERT_TRUE(link.ok()) << link.status().ToString();
+  EXPECT_EQ(Names(link->tables), (std::set<std::string>{"customer", "orders"})) << Describe(*link);
+  EXPECT_TRUE(Names(link->columns).count("orders.total")) << Describe(*link);
+  ASSERT_EQ(link->joins.size(), 1u);
+  EXPECT_FALSE(link->joins[0].inferred);
+  EXPECT_EQ((*db)->Execute("SELECT 1").status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ((*db)->Ask("How many customers?").status().code(), StatusCode::kFailedPrecondition);
+
+  auto unknown = SqlDatabase::OpenSchema(path, "nope");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(unknown.status().message().find("shop"), std::string::npos);  // names what exists
+}
+
+TEST(OpenSchemaTest, Spider2FolderWithUndeclaredKeysLinksThroughInferredJoins) {
+  const std::string folder =
+      std::string(FLOWRAG_SOURCE_DIR) + "/../shared/data/spider2_lite/resource/databases/sqlite/SQLITE_SAKILA";
+  if (!fs::exists(folder + "/DDL.csv")) GTEST_SKIP() << "needs ../shared/data/spider2_lite";
+  auto db = SqlDatabase::OpenSchema(folder);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  EXPECT_GT((*db)->num_tables(), 10u);
+  auto link = (*db)->Link("Which actors appeared in films of the category Comedy?", "qafd");
+  ASSERT_TRUE(link.ok()) << link.status().ToString();
+  const auto tables = Names(link->tables);
+  EXPECT_TRUE(tables.count("actor")) << Describe(*link);
+  EXPECT_TRUE(tables.count("category")) << Describe(*link);
+  EXPECT_FALSE(link->joins.empty()) << Describe(*link);
+}
+
 }  // namespace
 }  // namespace flowrag

@@ -146,6 +146,15 @@ class SqlDatabase {
   static Result<std::unique_ptr<SqlDatabase>> Open(const std::string& path,
                                                    const SqlDatabaseOptions& options = {});
 
+  // A schema without data, for linking only: a Spider-style tables.json
+  // (`db_id` names the schema) or a Spider 2.0-lite database folder
+  // (DDL.csv and one JSON per table with descriptions and sample rows).
+  // Ask() and Execute() are FailedPrecondition on it. NotFound for an
+  // unknown db_id or a missing file.
+  static Result<std::unique_ptr<SqlDatabase>> OpenSchema(const std::string& path,
+                                                         const std::string& db_id = {},
+                                                         const SqlDatabaseOptions& options = {});
+
   // Ranked tables, columns and joins for a question. method: qafd | all |
   // bm25 | dense. A question that matches nothing gives an empty link with a
   // warning, not an error.

@@ -7,6 +7,7 @@
 #include "llm/openai_embedder.h"
 #include "sql/safe_exec.h"
 #include "sql/schema_linker.h"
+#include "sql/spider_data.h"
 #include "sql/sql_writer.h"
 #include "storage/llm_cache.h"
 #include "storage/store.h"
@@ -23,6 +24,7 @@ class SqlDatabaseImpl final : public SqlDatabase {
   }
 
   Result<SqlAnswer> Ask(std::string_view question, const SqlAskOptions& options) override {
+    if (db_ == nullptr) return SchemaOnly();
     if (chat_ == nullptr) {
       return Status::FailedPrecondition(
           "sql ask needs a chat model: set FLOWRAG_LLM_BASE_URL and FLOWRAG_LLM_MODEL (any "
@@ -32,7 +34,13 @@ class SqlDatabaseImpl final : public SqlDatabase {
   }
 
   Result<SqlResultSet> Execute(std::string_view sql, const SqlLimits& limits) override {
+    if (db_ == nullptr) return SchemaOnly();
     return db_->Execute(sql, limits);
+  }
+
+  static Status SchemaOnly() {
+    return Status::FailedPrecondition("this schema has no data to run SQL on (opened from a schema file); "
+                                      "open the SQLite database instead");
   }
 
   std::string SchemaJson() const override { return linker_->graph().ToJson(); }
@@ -87,18 +95,9 @@ Status BuildSchema(const std::string& path, const SqlDatabaseOptions& o, Store* 
   return Status::Ok();
 }
 
-}  // namespace
-
-Result<std::unique_ptr<SqlDatabase>> SqlDatabase::Open(const std::string& path,
-                                                       const SqlDatabaseOptions& o) {
-  auto impl = std::make_unique<SqlDatabaseImpl>();
-  FLOWRAG_ASSIGN_OR_RETURN(impl->db_, ReadOnlyDatabase::Open(path));
-  if (!o.store.empty()) {
-    FLOWRAG_ASSIGN_OR_RETURN(impl->store_, Store::Open(o.store));
-  }
-  auto graph = std::make_shared<SchemaGraph>();
-  ValueIndex values;
-  FLOWRAG_RETURN_IF_ERROR(BuildSchema(path, o, impl->store_.get(), graph.get(), &values));
+// The embedder, chat model and linker of an opened database.
+Status Finish(const SqlDatabaseOptions& o, std::shared_ptr<SchemaGraph> graph, ValueIndex values,
+              SqlDatabaseImpl* impl) {
   std::shared_ptr<Embedder> embedder;  // null: the hashed embedder fitted on the node texts
   if (o.embedder == "openai") {
     FLOWRAG_ASSIGN_OR_RETURN(OpenAiEmbedderOptions eo, OpenAiEmbedderOptionsFromEnv(OpenAiEmbedderOptions{}));
@@ -114,6 +113,48 @@ Result<std::unique_ptr<SqlDatabase>> SqlDatabase::Open(const std::string& path,
   }
   FLOWRAG_ASSIGN_OR_RETURN(impl->linker_, SchemaLinker::Create(std::move(graph), std::move(values),
                                                                 std::move(embedder), impl->chat_.get()));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SqlDatabase>> SqlDatabase::Open(const std::string& path,
+                                                       const SqlDatabaseOptions& o) {
+  auto impl = std::make_unique<SqlDatabaseImpl>();
+  FLOWRAG_ASSIGN_OR_RETURN(impl->db_, ReadOnlyDatabase::Open(path));
+  if (!o.store.empty()) {
+    FLOWRAG_ASSIGN_OR_RETURN(impl->store_, Store::Open(o.store));
+  }
+  auto graph = std::make_shared<SchemaGraph>();
+  ValueIndex values;
+  FLOWRAG_RETURN_IF_ERROR(BuildSchema(path, o, impl->store_.get(), graph.get(), &values));
+  FLOWRAG_RETURN_IF_ERROR(Finish(o, std::move(graph), std::move(values), impl.get()));
+  return std::unique_ptr<SqlDatabase>(std::move(impl));
+}
+
+Result<std::unique_ptr<SqlDatabase>> SqlDatabase::OpenSchema(const std::string& path,
+                                                             const std::string& db_id,
+                                                             const SqlDatabaseOptions& o) {
+  auto impl = std::make_unique<SqlDatabaseImpl>();
+  std::shared_ptr<SchemaGraph> graph;
+  if (std::filesystem::is_directory(path)) {
+    FLOWRAG_ASSIGN_OR_RETURN(Spider2Database d, LoadSpider2Database(path));
+    FLOWRAG_ASSIGN_OR_RETURN(SchemaGraph g, SchemaFromSpider2(d));
+    graph = std::make_shared<SchemaGraph>(std::move(g));
+  } else {
+    FLOWRAG_ASSIGN_OR_RETURN(auto schemas, LoadSpiderTables(path));
+    std::string known;
+    for (const SpiderSchema& s : schemas) {
+      if (s.db_id == db_id) graph = std::make_shared<SchemaGraph>(SchemaFromSpider(s));
+      if (known.size() < 200) known += (known.empty() ? "" : ", ") + s.db_id;
+    }
+    if (graph == nullptr) {
+      return Status::NotFound(path + ": no schema with db_id \"" + db_id + "\" (have: " + known + ", ...)");
+    }
+  }
+  if (graph->tables.empty()) return Status::InvalidArgument(path + ": the schema has no tables");
+  ValueIndex values = ValueIndex::FromSamples(*graph);
+  FLOWRAG_RETURN_IF_ERROR(Finish(o, std::move(graph), std::move(values), impl.get()));
   return std::unique_ptr<SqlDatabase>(std::move(impl));
 }
 

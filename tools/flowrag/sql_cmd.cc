@@ -1,6 +1,7 @@
 #include "sql_cmd.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -134,7 +135,11 @@ CLI::App* AddSqlCommand(CLI::App& app, SqlArgs* a) {
   auto* sql = app.add_subcommand("sql", "Text-to-SQL: schema linking (QAFD), safe execution, SQL generation");
   sql->require_subcommand(1);
   auto common = [a](CLI::App* c) {
-    c->add_option("--db", a->db, "SQLite database file (opened read-only)")->required();
+    c->add_option("--db", a->db,
+                  "SQLite database file (opened read-only); for link also a Spider tables.json (with "
+                  "--db-id) or a Spider 2.0-lite schema folder (DDL.csv)")
+        ->required();
+    c->add_option("--db-id", a->db_id, "The schema in a tables.json");
     c->add_option("--store", a->store, "flowrag store that keeps the schema graph between runs");
     c->add_option("--embedder", a->embedder, "hash|openai")->capture_default_str();
     c->add_flag("--json", a->json, "Print JSON");
@@ -175,7 +180,9 @@ Status RunSql(SqlArgs& a) {
   SqlDatabaseOptions so;
   so.store = a.store;
   so.embedder = a.embedder;
-  FLOWRAG_ASSIGN_OR_RETURN(auto db, SqlDatabase::Open(a.db, so));
+  const bool schema_only = std::filesystem::is_directory(a.db) || a.db.ends_with(".json");
+  FLOWRAG_ASSIGN_OR_RETURN(auto db, schema_only ? SqlDatabase::OpenSchema(a.db, a.db_id, so)
+                                                : SqlDatabase::Open(a.db, so));
   if (*a.exec) {
     FLOWRAG_ASSIGN_OR_RETURN(SqlResultSet r, db->Execute(a.question, a.ask.limits));
     if (a.json) {
