@@ -702,5 +702,57 @@ TEST_F(SqlAgentTest, EvaluateExecuteNeedsAChatModel) {
   EXPECT_EQ(rows.status().code(), StatusCode::kFailedPrecondition);
 }
 
+// ---------------------------------------------------------------------------
+// A remote embedder with a store: node texts are embedded once; the next
+// open of the same database reads their vectors from the store's cache.
+
+TEST(SqlRemoteEmbedderTest, NodeVectorsAreCachedInTheStore) {
+  testing::TempDir dir;
+  const std::string path = dir.File("concert_singer.sqlite");
+  CreateDatabase(path);
+  // An 8-dimensional bag of hashed words per input text.
+  testing::RecordingJsonStub stub("/v1/embeddings", [](const Json& body) {
+    Json data = Json::array();
+    int i = 0;
+    for (const auto& text : body["input"]) {
+      std::vector<float> v(8, 0.0f);
+      const std::string s = text.get<std::string>();
+      for (size_t k = 0; k < s.size(); ++k) v[static_cast<unsigned char>(s[k]) % 8] += 1.0f;
+      data.push_back({{"index", i++}, {"embedding", v}});
+    }
+    return Json{{"data", data}, {"model", body["model"]}};
+  });
+  ASSERT_TRUE(stub.ok());
+  setenv("FLOWRAG_EMBED_BASE_URL", stub.BaseUrl().c_str(), 1);
+  setenv("FLOWRAG_EMBED_MODEL", "stub-embed", 1);
+  setenv("FLOWRAG_EMBED_API_KEY", "", 1);
+  auto texts_sent = [&stub] {
+    size_t n = 0;
+    for (const auto& r : stub.requests()) n += r.body["input"].size();
+    return n;
+  };
+  SqlDatabaseOptions o;
+  o.store = dir.File("flowrag.db");
+  o.embedder = "openai";
+  {
+    auto db = SqlDatabase::Open(path, o);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    EXPECT_EQ(texts_sent(), 2 * (4 + 15));  // name and full text of 4 tables, 15 columns
+    auto link = (*db)->Link("Which singers are from France?", "qafd");
+    ASSERT_TRUE(link.ok()) << link.status().ToString();
+    EXPECT_TRUE(Names(link->tables).count("singer"));
+  }
+  const size_t after_first = texts_sent();
+  {
+    auto db = SqlDatabase::Open(path, o);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    EXPECT_EQ(texts_sent(), after_first);  // every node vector came from the store
+    auto link = (*db)->Link("Which singers are from France?", "qafd");
+    ASSERT_TRUE(link.ok()) << link.status().ToString();
+    EXPECT_EQ(texts_sent(), after_first);  // the same question's texts are cached too
+  }
+  for (const char* v : {"FLOWRAG_EMBED_BASE_URL", "FLOWRAG_EMBED_MODEL", "FLOWRAG_EMBED_API_KEY"}) unsetenv(v);
+}
+
 }  // namespace
 }  // namespace flowrag

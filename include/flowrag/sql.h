@@ -132,8 +132,10 @@ struct SqlDatabaseOptions {
   // (table sql_schemas) and reused while the database file is unchanged.
   std::string store;
   // "hash": the built-in embedder fitted on the node texts; "openai": the
-  // OpenAI-compatible embeddings endpoint (FLOWRAG_EMBED_* environment).
-  std::string embedder = "hash";
+  // OpenAI-compatible embeddings endpoint (FLOWRAG_EMBED_* environment),
+  // whose node vectors are cached in the store when one is given. Empty:
+  // the store's embedder (meta "embedder"), else "hash".
+  std::string embedder;
 };
 
 class SqlDatabase {

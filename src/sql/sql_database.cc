@@ -5,6 +5,7 @@
 
 #include "llm/chat_client.h"
 #include "llm/openai_embedder.h"
+#include "sql/cached_embedder.h"
 #include "sql/safe_exec.h"
 #include "sql/schema_linker.h"
 #include "sql/spider_data.h"
@@ -99,12 +100,18 @@ Status BuildSchema(const std::string& path, const SqlDatabaseOptions& o, Store* 
 Status Finish(const SqlDatabaseOptions& o, std::shared_ptr<SchemaGraph> graph, ValueIndex values,
               SqlDatabaseImpl* impl) {
   std::shared_ptr<Embedder> embedder;  // null: the hashed embedder fitted on the node texts
-  if (o.embedder == "openai") {
+  std::string kind = o.embedder;
+  if (kind.empty() && impl->store_ != nullptr) {  // the store's embedder
+    FLOWRAG_ASSIGN_OR_RETURN(auto stored, impl->store_->GetMeta("embedder"));
+    kind = stored.value_or("hash");
+  }
+  if (kind == "openai") {
     FLOWRAG_ASSIGN_OR_RETURN(OpenAiEmbedderOptions eo, OpenAiEmbedderOptionsFromEnv(OpenAiEmbedderOptions{}));
     FLOWRAG_ASSIGN_OR_RETURN(auto remote, OpenAiEmbedder::Create(eo));
     embedder = std::move(remote);
-  } else if (o.embedder != "hash") {
-    return Status::InvalidArgument("embedder \"" + o.embedder + "\": expected \"hash\" or \"openai\"");
+    if (impl->store_ != nullptr) embedder = std::make_shared<CachedEmbedder>(embedder, impl->store_.get());
+  } else if (!kind.empty() && kind != "hash") {
+    return Status::InvalidArgument("embedder \"" + kind + "\": expected \"hash\" or \"openai\"");
   }
   if (ChatModelConfigured()) {
     FLOWRAG_ASSIGN_OR_RETURN(OpenAiChatOptions co, OpenAiChatOptionsFromEnv(OpenAiChatOptions{}));

@@ -141,7 +141,7 @@ CLI::App* AddSqlCommand(CLI::App& app, SqlArgs* a) {
         ->required();
     c->add_option("--db-id", a->db_id, "The schema in a tables.json");
     c->add_option("--store", a->store, "flowrag store that keeps the schema graph between runs");
-    c->add_option("--embedder", a->embedder, "hash|openai")->capture_default_str();
+    c->add_option("--embedder", a->embedder, "hash|openai (default: the store's, else hash)");
     c->add_flag("--json", a->json, "Print JSON");
   };
   a->link = sql->add_subcommand("link", "Tables, columns and joins a question needs");

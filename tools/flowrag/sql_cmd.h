@@ -13,7 +13,7 @@
 namespace flowrag::cli {
 
 struct SqlArgs {
-  std::string db, db_id, store, question, method = "qafd", embedder = "hash";
+  std::string db, db_id, store, question, method = "qafd", embedder;
   std::vector<std::string> sets;  // key=value link options
   bool json = false;
   SqlAskOptions ask;
