@@ -1,3 +1,7 @@
+// ReadOnlyDatabase (safe_exec.h): opening a file or building a schema from
+// DDL, hardening the connection, preparing and running one read-only
+// statement under the limits, and Reads(). The policy it enforces (the
+// authorizer and the keyword checks) is in sql_policy.cc.
 #include "sql/safe_exec.h"
 
 #include <sqlite3.h>
@@ -11,27 +15,9 @@
 #include <system_error>
 #include <utility>
 
+#include "sql/sql_policy.h"
+
 namespace flowrag {
-
-// What the authorizer allows, and what it saw while a statement prepared.
-struct SqlAuthorizerState {
-  enum class Mode {
-    kInternal,  // our own statements (savepoints, pragmas): everything
-    kDdl,       // FromDdl's schema phase
-    kQuery,     // the read-only policy
-  };
-  Mode mode = Mode::kQuery;
-  // Denied actions of the statement being prepared, in order ("INSERT into t").
-  // `schema_write` marks writes to sqlite_master, which SQLite checks before
-  // the statement's own action (DROP TABLE asks DELETE on sqlite_master first).
-  struct Denial {
-    std::string what;
-    bool schema_write = false;
-  };
-  std::vector<Denial> denials;
-  SqlReadSet* recording = nullptr;  // set while Reads() prepares
-};
-
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -42,252 +28,11 @@ constexpr double kMaxTimeLimit = 1e6;     // seconds; keeps the deadline in rang
 constexpr double kDdlTimeLimit = 5.0;     // seconds per FromDdl element
 constexpr int kMaxValueBytes = 64 << 20;  // SQLITE_LIMIT_LENGTH: caps zeroblob() etc.
 constexpr int kBusyTimeoutMs = 1000;
-constexpr const char kRefusedPrefix[] = "refused: ";
 
 struct StmtCloser {
   void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
 };
 using StmtPtr = std::unique_ptr<sqlite3_stmt, StmtCloser>;
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
-bool IsSchemaTable(const char* name) {
-  if (name == nullptr) return false;
-  std::string_view n(name);
-  return EqualsIgnoreCase(n, "sqlite_master") || EqualsIgnoreCase(n, "sqlite_schema") ||
-         EqualsIgnoreCase(n, "sqlite_temp_master") || EqualsIgnoreCase(n, "sqlite_temp_schema");
-}
-
-// Functions with side effects outside the query, or that run arbitrary SQL.
-bool IsRefusedFunction(const char* name) {
-  if (name == nullptr) return true;
-  static constexpr std::string_view kRefused[] = {
-      "load_extension", "readfile",   "writefile",          "edit",          "fts3_tokenizer",
-      "eval",           "sha3_query", "icu_load_collation", "sqlite_dbdata",
-  };
-  std::string_view n(name);
-  for (std::string_view r : kRefused) {
-    if (EqualsIgnoreCase(n, r)) return true;
-  }
-  // sqlite_rename_column, sqlite_rename_table, sqlite_drop_column, ...:
-  // SQLite's internal ALTER TABLE helpers.
-  std::string lower(n);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return lower.rfind("sqlite_rename", 0) == 0 || lower.rfind("sqlite_drop", 0) == 0;
-}
-
-std::string Str(const char* s) { return s == nullptr ? std::string() : std::string(s); }
-
-std::string WithName(const char* verb, const char* name) {
-  std::string s(verb);
-  if (name != nullptr && *name != '\0') {
-    s += ' ';
-    s += name;
-  }
-  return s;
-}
-
-// "DROP TABLE t", "PRAGMA user_version", "function load_extension()".
-std::string DescribeAction(int action, const char* a1, const char* a2) {
-  switch (action) {
-    case SQLITE_CREATE_INDEX:
-      return WithName("CREATE INDEX", a1);
-    case SQLITE_CREATE_TABLE:
-      return WithName("CREATE TABLE", a1);
-    case SQLITE_CREATE_TEMP_INDEX:
-      return WithName("CREATE TEMP INDEX", a1);
-    case SQLITE_CREATE_TEMP_TABLE:
-      return WithName("CREATE TEMP TABLE", a1);
-    case SQLITE_CREATE_TEMP_TRIGGER:
-      return WithName("CREATE TEMP TRIGGER", a1);
-    case SQLITE_CREATE_TEMP_VIEW:
-      return WithName("CREATE TEMP VIEW", a1);
-    case SQLITE_CREATE_TRIGGER:
-      return WithName("CREATE TRIGGER", a1);
-    case SQLITE_CREATE_VIEW:
-      return WithName("CREATE VIEW", a1);
-    case SQLITE_DELETE:
-      return WithName("DELETE from", a1);
-    case SQLITE_DROP_INDEX:
-      return WithName("DROP INDEX", a1);
-    case SQLITE_DROP_TABLE:
-      return WithName("DROP TABLE", a1);
-    case SQLITE_DROP_TEMP_INDEX:
-      return WithName("DROP TEMP INDEX", a1);
-    case SQLITE_DROP_TEMP_TABLE:
-      return WithName("DROP TEMP TABLE", a1);
-    case SQLITE_DROP_TEMP_TRIGGER:
-      return WithName("DROP TEMP TRIGGER", a1);
-    case SQLITE_DROP_TEMP_VIEW:
-      return WithName("DROP TEMP VIEW", a1);
-    case SQLITE_DROP_TRIGGER:
-      return WithName("DROP TRIGGER", a1);
-    case SQLITE_DROP_VIEW:
-      return WithName("DROP VIEW", a1);
-    case SQLITE_INSERT:
-      return WithName("INSERT into", a1);
-    case SQLITE_PRAGMA:
-      return WithName("PRAGMA", a1);
-    case SQLITE_READ:
-      return WithName("reading", a1);
-    case SQLITE_SELECT:
-      return "SELECT";
-    case SQLITE_TRANSACTION:
-      return a1 != nullptr ? std::string(a1) : "a transaction";
-    case SQLITE_UPDATE:
-      return WithName("UPDATE of", a1);
-    case SQLITE_ATTACH:
-      return "ATTACH";
-    case SQLITE_DETACH:
-      return "DETACH";
-    case SQLITE_ALTER_TABLE:
-      return WithName("ALTER TABLE", a2);
-    case SQLITE_REINDEX:
-      return WithName("REINDEX", a1);
-    case SQLITE_ANALYZE:
-      return WithName("ANALYZE", a1);
-    case SQLITE_CREATE_VTABLE:
-      return WithName("CREATE VIRTUAL TABLE", a1);
-    case SQLITE_DROP_VTABLE:
-      return WithName("DROP VIRTUAL TABLE", a1);
-    case SQLITE_FUNCTION:
-      return "function " + Str(a2) + "()";
-    case SQLITE_SAVEPOINT: {
-      std::string op = Str(a1);
-      if (op == "BEGIN") return WithName("SAVEPOINT", a2);
-      if (op == "ROLLBACK") return WithName("ROLLBACK TO", a2);
-      return WithName(op.empty() ? "SAVEPOINT" : op.c_str(), a2);  // RELEASE
-    }
-    case SQLITE_RECURSIVE:
-      return "WITH RECURSIVE";
-    case SQLITE_COPY:
-      return "COPY";
-  }
-  return "action " + std::to_string(action);
-}
-
-bool QueryAllows(int action, const char* a1, const char* a2) {
-  switch (action) {
-    case SQLITE_SELECT:
-    case SQLITE_READ:
-    case SQLITE_RECURSIVE:
-      return true;
-    case SQLITE_FUNCTION:
-      return !IsRefusedFunction(a2);
-    case SQLITE_UPDATE:
-      // The first use of a table-valued function (json_each) on a connection
-      // asks for UPDATE of sqlite_master while SQLite builds its table; no
-      // code doing so survives. A real UPDATE of sqlite_master is still
-      // refused by sqlite3_stmt_readonly, DEFENSIVE and query_only.
-      return IsSchemaTable(a1);
-    default:
-      return false;
-  }
-}
-
-bool DdlAllows(int action, const char* a1, const char* a2) {
-  switch (action) {
-    case SQLITE_ATTACH:
-    case SQLITE_DETACH:
-    case SQLITE_PRAGMA:
-    case SQLITE_TRANSACTION:
-    case SQLITE_SAVEPOINT:
-      return false;
-    case SQLITE_FUNCTION:
-      return !IsRefusedFunction(a2);
-    default:
-      return true;
-  }
-}
-
-int Authorize(void* arg, int action, const char* a1, const char* a2, const char* db_name,
-              const char* trigger_or_view) {
-  auto* state = static_cast<SqlAuthorizerState*>(arg);
-  bool allowed = true;
-  switch (state->mode) {
-    case Mode::kInternal:
-      allowed = true;
-      break;
-    case Mode::kDdl:
-      allowed = DdlAllows(action, a1, a2);
-      break;
-    case Mode::kQuery:
-      allowed = QueryAllows(action, a1, a2);
-      break;
-  }
-  if (!allowed) {
-    bool schema_write =
-        (action == SQLITE_INSERT || action == SQLITE_UPDATE || action == SQLITE_DELETE) &&
-        IsSchemaTable(a1);
-    state->denials.push_back({DescribeAction(action, a1, a2), schema_write});
-    return SQLITE_DENY;
-  }
-  if (action == SQLITE_READ && state->recording != nullptr && a1 != nullptr && !IsSchemaTable(a1)) {
-    state->recording->tables.insert(a1);
-    if (a2 != nullptr && *a2 != '\0') state->recording->columns.insert(std::string(a1) + "." + a2);
-  }
-  return SQLITE_OK;
-}
-
-// Skips whitespace, semicolons, `-- line` and `/* block */` comments.
-size_t SkipTrivia(std::string_view s, size_t i) {
-  while (i < s.size()) {
-    char c = s[i];
-    if (c == ';' || std::isspace(static_cast<unsigned char>(c))) {
-      ++i;
-    } else if (c == '-' && i + 1 < s.size() && s[i + 1] == '-') {
-      size_t nl = s.find('\n', i);
-      i = nl == std::string_view::npos ? s.size() : nl + 1;
-    } else if (c == '/' && i + 1 < s.size() && s[i + 1] == '*') {
-      size_t end = s.find("*/", i + 2);
-      i = end == std::string_view::npos ? s.size() : end + 2;
-    } else {
-      break;
-    }
-  }
-  return i;
-}
-
-// The statement's leading keywords, upper-cased: "VACUUM", "DROP TABLE",
-// "CREATE UNIQUE INDEX". Empty when it does not start with a word.
-std::string LeadingKeywords(std::string_view sql) {
-  auto word_at = [&](size_t& i) {
-    i = SkipTrivia(sql, i);
-    std::string w;
-    while (i < sql.size() && (std::isalpha(static_cast<unsigned char>(sql[i])) || sql[i] == '_')) {
-      w += static_cast<char>(std::toupper(static_cast<unsigned char>(sql[i])));
-      ++i;
-    }
-    return w;
-  };
-  size_t i = 0;
-  std::string out = word_at(i);
-  if (out == "CREATE" || out == "DROP" || out == "ALTER") {
-    static constexpr std::string_view kObjectWords[] = {"TEMP",  "TEMPORARY", "UNIQUE", "VIRTUAL",
-                                                        "TABLE", "INDEX",     "VIEW",   "TRIGGER"};
-    while (true) {
-      size_t j = i;
-      std::string w = word_at(j);
-      if (std::find(std::begin(kObjectWords), std::end(kObjectWords), w) ==
-          std::end(kObjectWords)) {
-        break;
-      }
-      out += ' ';
-      out += w;
-      i = j;
-    }
-  }
-  return out;
-}
 
 std::string Quoted(std::string_view s, size_t max_chars = 60) {
   std::string out = "\"";
@@ -295,23 +40,6 @@ std::string Quoted(std::string_view s, size_t max_chars = 60) {
   if (s.size() > max_chars) out += "...";
   out += '"';
   return out;
-}
-
-// The refusal for a statement whose prepare was denied (or that is not
-// read-only), naming the most specific denied action.
-Status Refusal(const SqlAuthorizerState& state, std::string_view sql) {
-  std::string what;
-  for (const auto& d : state.denials) {
-    if (!d.schema_write) {
-      what = d.what;
-      break;
-    }
-  }
-  if (what.empty()) what = LeadingKeywords(sql);
-  if (what.empty()) what = "this statement";
-  std::string m = kRefusedPrefix + what + " is not allowed";
-  if (state.mode == Mode::kQuery && what.rfind("function ", 0) != 0) m += " (read-only)";
-  return Status::InvalidArgument(std::move(m));
 }
 
 // Maps a SQLite error to a Status with SQLite's message.
@@ -414,17 +142,6 @@ Status PrepareFirst(sqlite3* db, SqlAuthorizerState* auth, std::string_view sql,
   return Status::Ok();
 }
 
-// True when `verb` (LeadingKeywords) starts a statement that writes or
-// changes the connection's state.
-bool IsWriteVerb(std::string_view verb) {
-  static constexpr std::string_view kWriteVerbs[] = {
-      "INSERT", "REPLACE", "UPDATE",   "DELETE",    "CREATE",  "DROP",    "ALTER",
-      "ATTACH", "DETACH",  "PRAGMA",   "VACUUM",    "REINDEX", "ANALYZE", "BEGIN",
-      "COMMIT", "END",     "ROLLBACK", "SAVEPOINT", "RELEASE"};
-  std::string_view first = verb.substr(0, verb.find(' '));
-  return std::find(std::begin(kWriteVerbs), std::end(kWriteVerbs), first) != std::end(kWriteVerbs);
-}
-
 // Prepares `sql` as a single read-only statement under the query policy,
 // recording its reads into `record` when non-null.
 Result<StmtPtr> PrepareRead(sqlite3* db, SqlAuthorizerState* auth, std::string_view sql,
@@ -450,10 +167,7 @@ Result<StmtPtr> PrepareRead(sqlite3* db, SqlAuthorizerState* auth, std::string_v
   // Statements the authorizer never sees (VACUUM, REINDEX, a DROP of a
   // missing table) are caught by their first keyword or by SQLite's own
   // verdict on whether they write.
-  static constexpr std::string_view kReadVerbs[] = {"SELECT", "WITH", "VALUES", "EXPLAIN"};
-  std::string verb = LeadingKeywords(sql);
-  if (std::find(std::begin(kReadVerbs), std::end(kReadVerbs), verb) == std::end(kReadVerbs) ||
-      !sqlite3_stmt_readonly(stmt.get())) {
+  if (!IsReadVerb(LeadingKeywords(sql)) || !sqlite3_stmt_readonly(stmt.get())) {
     auth->denials.clear();
     return Refusal(*auth, sql);
   }
@@ -548,11 +262,6 @@ std::string SqlValueText(const SqlValue& v) {
     return buf;
   }
   return std::get<std::string>(v);
-}
-
-bool IsSqlRefusal(const Status& status) {
-  return status.code() == StatusCode::kInvalidArgument &&
-         status.message().rfind(kRefusedPrefix, 0) == 0;
 }
 
 ReadOnlyDatabase::ReadOnlyDatabase(sqlite3* db, std::string path)
@@ -652,7 +361,10 @@ Result<SqlResultSet> ReadOnlyDatabase::Execute(std::string_view sql, const SqlLi
   SqlResultSet out;
   const int ncols = sqlite3_column_count(s);
   out.columns.reserve(static_cast<size_t>(ncols));
-  for (int c = 0; c < ncols; ++c) out.columns.push_back(Str(sqlite3_column_name(s, c)));
+  for (int c = 0; c < ncols; ++c) {
+    const char* name = sqlite3_column_name(s, c);
+    out.columns.push_back(name == nullptr ? std::string() : std::string(name));
+  }
 
   DeadlineGuard deadline(db_, limits.time_limit_seconds);
   while (true) {

@@ -72,7 +72,7 @@ struct SqlReadSet {
 // True for the Status of a statement refused by the read-only policy.
 bool IsSqlRefusal(const Status& status);
 
-struct SqlAuthorizerState;  // defined in safe_exec.cc
+struct SqlAuthorizerState;  // defined in sql_policy.h
 
 class ReadOnlyDatabase {
  public:

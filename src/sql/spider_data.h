@@ -19,6 +19,9 @@
 // Errors name the file and the place in it (schema index and db_id, question
 // index, line) and what was expected. Thread-safety: pure functions of their
 // inputs (and of the files they read); safe to call from several threads.
+//
+// Implemented in spider_data.cc (Spider 1.0) and spider2_data.cc (Spider
+// 2.0-lite), on the file/JSON helpers of data_files.h.
 #ifndef FLOWRAG_SQL_SPIDER_DATA_H_
 #define FLOWRAG_SQL_SPIDER_DATA_H_
 
