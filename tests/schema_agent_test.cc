@@ -8,6 +8,7 @@
 
 #include "flowrag/engine.h"
 #include "flowrag/schema.h"
+#include "shop_sources.h"
 #include "test_util.h"
 
 namespace flowrag {
@@ -18,31 +19,7 @@ class SchemaAgentTest : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new testing::TempDir();
     const std::string d = dir_->path() + "/src";
-    testing::WriteFile(d + "/customers.csv",
-                       "customer_id,name,city,segment\n"
-                       "C001,Acme Corp,Berlin,enterprise\n"
-                       "C002,Globex,Paris,smb\n"
-                       "C003,Initech,Austin,smb\n"
-                       "C004,Umbrella,Raccoon City,enterprise\n"
-                       "C005,Hooli,Palo Alto,enterprise\n"
-                       "C006,Vandelay Industries,New York,smb\n");
-    testing::WriteFile(d + "/orders.csv",
-                       "order_id,customer_id,amount,order_date\n"
-                       "1001,C001,250.00,2021-01-03\n"
-                       "1002,C002,75.50,2021-01-09\n"
-                       "1003,C001,1200.00,2022-02-14\n"
-                       "1004,C003,250.00,2022-02-20\n"
-                       "1005,C005,75.50,2023-03-01\n"
-                       "1006,C004,1200.00,2023-03-15\n");
-    testing::WriteFile(d + "/notes/acme.md",
-                       "# Acme Corp account review\n\nAcme Corp renewed its contract in February "
-                       "2022. The account manager noted that Acme Corp plans to expand into Munich.\n");
-    testing::WriteFile(d + "/notes/globex.md",
-                       "# Globex support ticket\n\nGlobex reported that the delivery arrived "
-                       "damaged. A replacement was shipped within two days.\n");
-    testing::WriteFile(d + "/notes/berlin.md",
-                       "# Berlin\n\nBerlin is the capital of Germany. About 3.7 million "
-                       "inhabitants live in Berlin.\n");
+    testing::WriteShopSources(d);
     auto induced = InduceSchema(d);
     ASSERT_TRUE(induced.ok()) << induced.status().ToString();
     auto engine = Engine::Open(dir_->File("store.db"));

@@ -301,6 +301,8 @@ TEST_F(ServerTest, BadRequestsGetTheErrorShapeAndStatus) {
               "invalid_argument", "top_k");
   ExpectError(PostJson(c, "/v1/query", {{"question", kQuestion}, {"pipeline", "zigzag"}}), 400,
               "invalid_argument", "pipeline");
+  ExpectError(PostJson(c, "/v1/query", {{"question", kQuestion}, {"analysis", "sometimes"}}), 400,
+              "invalid_argument", "analysis");
   ExpectError(PostJson(c, "/v1/documents", {{"documents", {{{"id", "x"}}}}}), 400,
               "invalid_argument", "documents[0].text");
   ExpectError(

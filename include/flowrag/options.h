@@ -89,6 +89,12 @@ struct QueryOptions {
 // The schema-guided agent (schema-contracts paper Appendix D), used by Ask
 // when the store holds a schema contract (pipeline "schema", or "auto").
 struct SchemaAgentOptions {
+  // Query analysis (D.2): "auto" asks the chat model when one is configured
+  // (the E.4 pre-retrieval prompt: tool calls with typed constraints, return
+  // fields and filters, closed-world validated and merged with the offline
+  // analysis), else matches the question against the schema's known values
+  // and field names offline; "offline" never asks; "llm" requires a model.
+  std::string analysis = "auto";
   std::string vector_method = "dense";  // VectorRAG (D.1: dense retrieval)
   std::string graph_method = "ppr";     // GraphTraverse
   size_t max_retries = 2;               // R_max of Algorithm 9

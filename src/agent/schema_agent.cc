@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "agent/tool_plan.h"
 #include "common/text.h"
 
 namespace flowrag {
@@ -147,6 +148,7 @@ class Agent {
     out_.pipeline = "schema";
     out_.answerer = "schema";
     analysis_ = deps_.index->AnalyzeQuestion(question_, snap_);
+    FLOWRAG_RETURN_IF_ERROR(PlanWithModel());
     if (!analysis_.missing_concept.empty()) {
       // C.2: the schema has no type or field for what is asked; the answer can
       // only come from text (extending the schema needs sources that have it).
@@ -165,9 +167,58 @@ class Agent {
   }
 
  private:
+  // D.2/D.4 with a chat model: the E.4 plan, merged into the offline
+  // analysis (its constraints and return fields first). A failed call or an
+  // unreadable answer leaves the offline analysis, with a warning.
+  Status PlanWithModel() {
+    ChatModel* chat = deps_.pipeline.chat;
+    const std::string& mode = options_.schema.analysis;
+    if (mode == "offline" || (mode == "auto" && chat == nullptr)) return Status::Ok();
+    if (chat == nullptr) {
+      return Status::FailedPrecondition("schema.analysis \"llm\": no chat model is configured");
+    }
+    UsageChat counted(chat, deps_.pipeline.prices);
+    Result<ToolPlan> plan = PlanTools(question_, *deps_.index, counted);
+    AddUsage(counted.tokens(), &out_.usage);
+    if (!plan.ok()) {
+      out_.warnings.push_back("query analysis by the model failed (" + plan.status().message() +
+                              "); the offline analysis is used");
+      return Status::Ok();
+    }
+    plan_ = std::move(*plan);
+    std::vector<ValueMatch> constraints = plan_.constraints;
+    for (ValueMatch& m : analysis_.constraints) {
+      const bool dup = std::any_of(constraints.begin(), constraints.end(), [&](const ValueMatch& c) {
+        return c.type == m.type && c.field == m.field && c.value == m.value;
+      });
+      if (!dup) constraints.push_back(std::move(m));
+    }
+    analysis_.constraints = std::move(constraints);
+    analysis_.fields.insert(analysis_.fields.begin(), plan_.fields.begin(), plan_.fields.end());
+    for (int y : plan_.years) {
+      if (std::find(analysis_.years.begin(), analysis_.years.end(), y) == analysis_.years.end()) {
+        analysis_.years.push_back(y);
+      }
+    }
+    if (plan_.dropped > 0) {
+      out_.warnings.push_back(std::to_string(plan_.dropped) +
+                              " name(s) or value(s) proposed by the model are not in the schema or the "
+                              "sources; dropped");
+    }
+    AnswerStep step;
+    step.query = "Plan(" + std::string(question_) + ")";
+    for (const std::string& t : plan_.tools) step.answer += (step.answer.empty() ? "" : " -> ") + t;
+    if (plan_.out_of_scope) step.answer += (step.answer.empty() ? "" : " -> ") + std::string("ExternalSearch");
+    step.summary = "query analysis by the model: " + std::to_string(plan_.constraints.size()) +
+                   " constraints, " + std::to_string(plan_.fields.size()) + " return fields";
+    out_.steps.push_back(std::move(step));
+    return Status::Ok();
+  }
+
   // D.3 stage 1.
   std::string OutOfScope() const {
     if (!options_.schema.ood_gate) return "";
+    if (plan_.out_of_scope) return "the model: " + plan_.reason;
     if (analysis_.realtime) return "the question asks for real-time information";
     const SchemaIndex& index = *deps_.index;
     for (int y : analysis_.years) {
@@ -190,10 +241,14 @@ class Agent {
   }
 
   Status Rounds() {
+    // The model's order first (when it planned), then the preference order.
     std::vector<std::string> plan;
-    if (!analysis_.constraints.empty()) plan.push_back("SchemaLookup");
-    plan.push_back("VectorRAG");
-    plan.push_back("GraphTraverse");
+    auto add = [&](const std::string& tool) {
+      if (tool == "SchemaLookup" && analysis_.constraints.empty()) return;
+      if (std::find(plan.begin(), plan.end(), tool) == plan.end()) plan.push_back(tool);
+    };
+    for (const std::string& tool : plan_.tools) add(tool);
+    for (const char* tool : {"SchemaLookup", "VectorRAG", "GraphTraverse"}) add(tool);
     std::string failure;
     const size_t rounds = std::min(plan.size(), options_.schema.max_retries + 1);
     for (size_t r = 0; r < rounds; ++r) {
@@ -311,7 +366,7 @@ class Agent {
     // coach ..."); otherwise it is a bridge ("the capital of the state
     // that hosted X": the state is looked up, the capital is on its page),
     // and the hop's answer is taken whenever it is grounded.
-    if (AsksForField(question_, lookup_.field)) return false;
+    if (AsksForField(question_, lookup_.field) || PlanReturns(lookup_.type, lookup_.field)) return false;
     PipelineDeps pd = deps_.pipeline;
     pd.retrieve = [&](std::string_view, ChatModel*) -> Result<RetrievalResult> { return linked; };
     AnswerOptions ao = options_;
@@ -331,6 +386,14 @@ class Agent {
     const double ground = PassageGrounding(a);
     return Accept(std::move(a), "GraphTraverse(link: " + lookup_.values[0] + ")",
                   c_link * options_.schema.retry_link * lookup_.c_node, ground, false);
+  }
+
+  // The model's plan names `type`.`field` as what the lookup returns and
+  // does not go on to GraphTraverse: the value is the answer, not a bridge.
+  bool PlanReturns(const std::string& type, const std::string& field) const {
+    if (std::find(plan_.tools.begin(), plan_.tools.end(), "GraphTraverse") != plan_.tools.end()) return false;
+    return std::any_of(plan_.fields.begin(), plan_.fields.end(),
+                       [&](const FieldMention& f) { return f.type == type && f.field == field; });
   }
 
   // With a chat model: the lookup's records (and dense passages) are the
@@ -386,7 +449,8 @@ class Agent {
     if (vector && !values.empty()) q.top_k = keep * 8;
     PipelineDeps pd = deps_.pipeline;
     pd.retrieve = [&](std::string_view query, ChatModel* chat) -> Result<RetrievalResult> {
-      FLOWRAG_ASSIGN_OR_RETURN(RetrievalResult r, deps_.query(query, q, chat));
+      const std::string_view asked = vector && !plan_.vector_query.empty() ? plan_.vector_query : query;
+      FLOWRAG_ASSIGN_OR_RETURN(RetrievalResult r, deps_.query(asked, q, chat));
       if (vector && !values.empty()) {
         std::stable_partition(r.passages.begin(), r.passages.end(), [&](const ScoredPassage& p) {
           if (docs.count(p.document_id) || linked.count(EntityKey(p.title))) return true;
@@ -535,6 +599,7 @@ class Agent {
   const SchemaAgentDeps& deps_;
   const Snapshot& snap_;
   QuestionAnalysis analysis_;
+  ToolPlan plan_;            // the model's (empty offline)
   Lookup lookup_;
   Answer out_;
 };

@@ -3,6 +3,13 @@
 //
 //   1. Query analysis (D.2) against the SchemaIndex: known values as typed
 //      constraints, field names, years, answer type.
+//      With a chat model (options.schema.analysis "auto" or "llm"), the E.4
+//      pre-retrieval prompt (agent/tool_plan.h) also plans: its validated
+//      constraints and return fields go first, its tool order is tried
+//      before the preference order, its VectorRAG query is what VectorRAG
+//      retrieves with, and ExternalSearch / out_of_scope trips the gate. The
+//      plan is the first AnswerStep ("Plan(question)"); when the call fails
+//      the offline analysis stands and a warning says so.
 //      Query sufficiency (C.2): when the noun the question asks about
 //      matches no entity type, source or field name, Answer::warnings says
 //      so (the answer can then only come from text).
@@ -10,7 +17,8 @@
 //      outside the data's temporal range, or a proper-noun mention nothing in
 //      the store knows → out of scope: abstain (no external search here).
 //   3. Plan–execute–retry (D.4–D.5): rounds r = 0..max_retries, each running
-//      the next tool in the preference order SchemaLookup (when the question
+//      the next tool of the plan (the model's order, then) the preference
+//      order SchemaLookup (when the question
 //      constrains typed fields) → VectorRAG (dense, records matched by the
 //      constraints and passages naming them or a year of the question
 //      first) → GraphTraverse (a graph
@@ -22,7 +30,8 @@
 //      A looked-up value that names a text document (a link field: a table
 //      cell and its page) is followed when the question does not ask for
 //      that field itself (its name is not among the first content words
-//      after the question word): the value is a bridge, and the question is
+//      after the question word, and the model's plan does not return it
+//      without a GraphTraverse): the value is a bridge, and the question is
 //      answered on the linked page (GraphTraverse, c_link = retry_link).
 //      Backwards too: when the question asks for a field of a type and a
 //      page VectorRAG retrieved is what records of that type link to, the

@@ -202,6 +202,47 @@ std::vector<std::pair<uint32_t, std::string>> SchemaIndex::RecordsLinkingTo(
   return it == by_value_.end() ? std::vector<std::pair<uint32_t, std::string>>{} : it->second;
 }
 
+std::string SchemaIndex::FindType(std::string_view type) const {
+  const std::string key = ToLowerAscii(type);
+  for (const EntityType& t : contract_.entity_types) {
+    if (ToLowerAscii(t.name) == key) return t.name;
+  }
+  return "";
+}
+
+std::string SchemaIndex::FindField(std::string_view type, std::string_view field) const {
+  const std::string t = FindType(type), key = ToLowerAscii(field);
+  if (t.empty()) return "";
+  if (key == "name") return "name";
+  for (const EntityType& et : contract_.entity_types) {
+    if (et.name != t) continue;
+    for (const std::string& a : et.attributes) {
+      if (ToLowerAscii(a) == key) return a;
+    }
+  }
+  return "";
+}
+
+std::vector<ValueMatch> SchemaIndex::MatchValue(std::string_view type, std::string_view field,
+                                                std::string_view value) const {
+  const std::string t = FindType(type), f = FindField(type, field);
+  const std::string key = ToLowerAscii(value);
+  std::vector<ValueMatch> exact, contained;
+  if (t.empty() || f.empty() || key.empty()) return {};
+  for (uint32_t v = 0; v < values_.size(); ++v) {
+    const KnownValue& kv = values_[v];
+    // "name": the records' names, under whichever field holds them.
+    const bool field_ok = kv.field == f || (f == "name" && records_[kv.records[0]].name == kv.value);
+    if (kv.type != t || !field_ok) continue;
+    if (value_keys_[v] == key) {
+      exact.push_back({kv.value, kv.field, kv.type, kv.records, 1.0, 0, 0});
+    } else if (contained.size() < 20 && value_keys_[v].find(key) != std::string::npos) {
+      contained.push_back({kv.value, kv.field, kv.type, kv.records, 0.8, 0, 0});
+    }
+  }
+  return exact.empty() ? contained : exact;
+}
+
 QuestionAnalysis SchemaIndex::AnalyzeQuestion(std::string_view question,
                                               const Snapshot& snapshot) const {
   QuestionAnalysis a;

@@ -82,6 +82,18 @@ class SchemaIndex {
 
   QuestionAnalysis AnalyzeQuestion(std::string_view question, const Snapshot& snapshot) const;
 
+  // Closed-world check of a constraint someone else proposed (the E.4
+  // planner): the known values of `type`.`field` equal to `value` (score
+  // 1.0, case-insensitive), else those containing it (0.8, at most 20).
+  // Type and field compare case-insensitively; "name" is the record's name.
+  // Empty when nothing matches.
+  std::vector<ValueMatch> MatchValue(std::string_view type, std::string_view field,
+                                     std::string_view value) const;
+  // The contract's spelling of an entity type, or "" when it has none such.
+  std::string FindType(std::string_view type) const;
+  // The spelling of a field of `type` (an attribute, or "name"), or "".
+  std::string FindField(std::string_view type, std::string_view field) const;
+
   const SchemaContract& contract() const { return contract_; }
   const std::vector<IndexedRecord>& records() const { return records_; }
   // (record, field) pairs whose value is `name` (EntityKey): the records a

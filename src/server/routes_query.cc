@@ -21,6 +21,7 @@ std::string FieldOfMessage(const std::string& message) {
   if (message.rfind("unknown option", 0) == 0 || message.rfind("option ", 0) == 0) {
     return "options";
   }
+  if (message.rfind("schema.analysis", 0) == 0) return "analysis";
   for (const char* f : {"pipeline", "max_steps", "answerer", "style", "deadline_ms", "top_k",
                         "method", "question"}) {
     const std::string name(f);
@@ -59,7 +60,7 @@ std::optional<ApiError> ReadParams(const nlohmann::json& request,
 std::optional<ApiError> ParseQueryRequest(const nlohmann::json& request, double max_deadline_ms,
                                           std::string* question, AnswerOptions* options) {
   if (auto e = RejectUnknownFields(request, {"question", "method", "pipeline", "top_k", "max_steps",
-                                             "answerer", "style", "deadline_ms", "options"})) {
+                                             "answerer", "style", "deadline_ms", "analysis", "options"})) {
     return e;
   }
   if (auto e = ReadString(request, "question", "question", true, question)) return e;
@@ -74,6 +75,7 @@ std::optional<ApiError> ParseQueryRequest(const nlohmann::json& request, double 
   if (auto e = ReadString(request, "pipeline", "pipeline", false, &options->pipeline)) return e;
   if (auto e = ReadString(request, "answerer", "answerer", false, &options->answerer)) return e;
   if (auto e = ReadString(request, "style", "style", false, &options->style)) return e;
+  if (auto e = ReadString(request, "analysis", "analysis", false, &options->schema.analysis)) return e;
   int64_t top_k = static_cast<int64_t>(options->query.top_k);
   if (auto e = ReadInteger(request, "top_k", 1, kMaxTopK, &top_k)) return e;
   options->query.top_k = static_cast<size_t>(top_k);

@@ -90,6 +90,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   ask->add_option("--answerer", aa.answer.answerer, "auto|extractive|llm")->capture_default_str();
   ask->add_option("--style", aa.answer.style, "short|long")->capture_default_str();
+  ask->add_option("--analysis", aa.answer.schema.analysis,
+                  "schema pipeline: auto|offline|llm (llm: the E.4 planning prompt)")
+      ->capture_default_str();
   ask->add_option("--set", ask_sets, "Override a method option: key=value (repeatable)");
   ask->add_flag("--json", aa.json, "Print the answer object as JSON");
 
