@@ -662,9 +662,9 @@ TEST(StoreCacheTest, DottedTableNameSurvivesTheCache) {
 // ---------------------------------------------------------------------------
 // 8. ValueIndex
 
-std::set<std::string> MatchedColumns(const SchemaGraph& g, const std::vector<ValueMatch>& matches) {
+std::set<std::string> MatchedColumns(const SchemaGraph& g, const std::vector<ColumnValueMatch>& matches) {
   std::set<std::string> out;
-  for (const ValueMatch& m : matches) out.insert(g.NodeName(g.ColumnNode(m.column)));
+  for (const ColumnValueMatch& m : matches) out.insert(g.NodeName(g.ColumnNode(m.column)));
   return out;
 }
 

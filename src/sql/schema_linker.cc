@@ -181,7 +181,7 @@ Result<std::vector<SchemaLinker::Subquery>> SchemaLinker::PlanOffline(std::strin
   const SchemaGraph& g = *graph_;
   std::vector<std::string> pieces =
       o.subqueries ? DecomposeQuery(question) : std::vector<std::string>{std::string(question)};
-  const std::vector<ValueMatch> values = values_.Find(question);
+  const std::vector<ColumnValueMatch> values = values_.Find(question);
   std::vector<Subquery> plan;
   for (const std::string& piece : pieces) {
     Subquery sq;
@@ -225,7 +225,7 @@ Result<std::vector<SchemaLinker::Subquery>> SchemaLinker::PlanOffline(std::strin
     }
     const std::string piece_key = EntityKey(piece);
     std::vector<uint32_t> valued;
-    for (const ValueMatch& m : values) {
+    for (const ColumnValueMatch& m : values) {
       if (pieces.size() > 1 && piece_key.find(m.text) == std::string::npos) continue;
       const uint32_t v = g.ColumnNode(m.column);
       score[v] = std::max(score[v], o.value_score / std::sqrt(static_cast<double>(m.columns)));
@@ -287,7 +287,7 @@ Status SchemaLinker::LinkQafd(std::string_view question, const SchemaLinkOptions
   if (plan.empty()) {
     FLOWRAG_ASSIGN_OR_RETURN(plan, PlanOffline(question, o, link));
   }
-  for (const ValueMatch& m : values_.Find(question)) {
+  for (const ColumnValueMatch& m : values_.Find(question)) {
     link->value_matches.push_back(m.text + " → " + g.NodeName(g.ColumnNode(m.column)));
   }
   if (plan.empty()) {
@@ -337,7 +337,7 @@ Status SchemaLinker::LinkQafd(std::string_view question, const SchemaLinkOptions
     }
   }
   // Value-matched columns say so.
-  for (const ValueMatch& m : values_.Find(question)) {
+  for (const ColumnValueMatch& m : values_.Find(question)) {
     const uint32_t v = g.ColumnNode(m.column);
     if (relevance[v] >= o.select) why[v] = "value";
   }

@@ -87,8 +87,8 @@ Result<ValueIndex> ValueIndex::FromSqlite(const std::string& path, const SchemaG
   return index;
 }
 
-std::vector<ValueMatch> ValueIndex::Find(std::string_view question) const {
-  std::vector<ValueMatch> out;
+std::vector<ColumnValueMatch> ValueIndex::Find(std::string_view question) const {
+  std::vector<ColumnValueMatch> out;
   if (values_.empty()) return out;
   std::vector<std::string> candidates;
   // Quoted strings first: 'A%' style patterns lose their wildcards.

@@ -30,7 +30,7 @@ struct ValueIndexOptions {
   size_t max_ngram = 4;
 };
 
-struct ValueMatch {
+struct ColumnValueMatch {
   std::string text;      // the question's words that matched
   uint32_t column = 0;   // column index in the graph
   size_t columns = 0;    // how many columns hold this value (ambiguity)
@@ -46,7 +46,7 @@ class ValueIndex {
   static ValueIndex FromSamples(const SchemaGraph& graph, const ValueIndexOptions& options = {});
 
   // Matches in the question, longest runs first; a column appears once per value.
-  std::vector<ValueMatch> Find(std::string_view question) const;
+  std::vector<ColumnValueMatch> Find(std::string_view question) const;
 
   size_t size() const { return values_.size(); }
   // {"options": [max_values, max_bytes, max_ngram], "values": {key: [column, ...]}}
