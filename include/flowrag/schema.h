@@ -127,7 +127,22 @@ struct EntityType {
   std::vector<std::string> identity_key;  // fields; empty when none was found
   std::vector<std::string> attributes;    // catalog paths of the source
   std::vector<std::string> text_fields;   // long text ("text" type): passages
+  // How instances are read from the source (B.3.2):
+  //   "row_as_entity"  every record is one instance (the default, and the
+  //                    only kind DeriveContract makes: the source's row type);
+  //   "field"          every distinct value of `extraction_field` is one
+  //                    instance (e.g. Category from products.category);
+  //   "nested_field"   every element of the list `extraction_field`
+  //                    ("tags[*]", "items[*].sku") is one instance;
+  //   "llm"            instances come from the store's extractor reading the
+  //                    source's text (text documents and text fields).
+  // Field and nested-field instances are named by the value, deduplicated
+  // by it (canonical form), DERIVED_FROM every record they occur in, and
+  // linked to the record's entity.
+  std::string extraction = "row_as_entity";
+  std::string extraction_field;
 
+  bool RowType() const { return extraction == "row_as_entity"; }
   bool HasSource(const std::string& s) const {
     if (s == source) return true;
     for (const std::string& m : merged_sources) {
@@ -227,6 +242,7 @@ struct IngestReport {
   size_t entities = 0;             // distinct entities the records define
   size_t merged_by_key = 0;        // records folded into an entity by identity key
   size_t merged_by_embedding = 0;  // by name similarity (types without a key)
+  size_t field_entities = 0;       // distinct field / nested_field instances (B.3.2)
   size_t links = 0;                // relationship edges from foreign keys and link fields
   size_t unresolved_links = 0;     // references matching nothing: dropped (see warnings)
   size_t text_mentions = 0;        // record entities named in text passages

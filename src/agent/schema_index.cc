@@ -225,10 +225,21 @@ std::string SchemaIndex::FindField(std::string_view type, std::string_view field
 
 std::vector<ValueMatch> SchemaIndex::MatchValue(std::string_view type, std::string_view field,
                                                 std::string_view value) const {
-  const std::string t = FindType(type), f = FindField(type, field);
+  std::string t = FindType(type), f = FindField(type, field);
   const std::string key = ToLowerAscii(value);
   std::vector<ValueMatch> exact, contained;
   if (t.empty() || f.empty() || key.empty()) return {};
+  // A field instance (B.3.2) is a value of its field in its source's records.
+  for (const EntityType& ft : contract_.entity_types) {
+    if (ft.name != t || ft.extraction_field.empty() || (f != "name" && f != ft.extraction_field)) continue;
+    for (const EntityType& row : contract_.entity_types) {
+      if (row.RowType() && row.HasSource(ft.source)) {
+        t = row.name;
+        f = ft.extraction_field;
+        break;
+      }
+    }
+  }
   for (uint32_t v = 0; v < values_.size(); ++v) {
     const KnownValue& kv = values_[v];
     // "name": the records' names, under whichever field holds them.

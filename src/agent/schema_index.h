@@ -86,7 +86,8 @@ class SchemaIndex {
   // planner): the known values of `type`.`field` equal to `value` (score
   // 1.0, case-insensitive), else those containing it (0.8, at most 20).
   // Type and field compare case-insensitively; "name" is the record's name.
-  // Empty when nothing matches.
+  // A field / nested_field type's name (or field) is its field in the
+  // records of its source's row type. Empty when nothing matches.
   std::vector<ValueMatch> MatchValue(std::string_view type, std::string_view field,
                                      std::string_view value) const;
   // The contract's spelling of an entity type, or "" when it has none such.

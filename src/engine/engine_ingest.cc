@@ -72,6 +72,7 @@ Result<IngestReport> EngineImpl::Ingest(const std::string& dir, const SchemaCont
   report.source_order = plan.source_order;
   report.merged_by_key = plan.merged_by_key;
   report.merged_by_embedding = plan.merged_by_embedding;
+  report.field_entities = plan.derived_entities;
   report.links = plan.links;
   report.unresolved_links = plan.unresolved_links;
   report.warnings = plan.warnings;
@@ -190,8 +191,8 @@ Status EngineImpl::WriteRecordGraph(const ConstructionPlan& plan, const IngestOp
     }
     return Status::Ok();
   };
-  // Pass 1: every record defines its entity (row_as_entity); its text chunks
-  // mention it.
+  // Pass 1: every record defines its entity (row_as_entity) and its field
+  // instances (field / nested_field); its text chunks mention its entity.
   FLOWRAG_RETURN_IF_ERROR(in_batches(
       [&](GraphWriter& w, const PlannedRecord& r, const std::vector<int64_t>& ids) -> Status {
         if (r.text_document) return Status::Ok();
@@ -203,6 +204,12 @@ Status EngineImpl::WriteRecordGraph(const ConstructionPlan& plan, const IngestOp
           e.type = r.entity_type;
           e.defining = k == 0;
           ex.entities.push_back(std::move(e));
+          for (size_t d = 0; k == 0 && d < r.derived.size(); ++d) {
+            ExtractedEntity f;
+            f.name = r.derived[d].name;
+            f.type = r.derived[d].type;
+            ex.entities.push_back(std::move(f));
+          }
           FLOWRAG_RETURN_IF_ERROR(w.ApplyPassage(ex, kSchemaExtractor));
         }
         return Status::Ok();
@@ -218,22 +225,31 @@ Status EngineImpl::WriteRecordGraph(const ConstructionPlan& plan, const IngestOp
         self.type = r.entity_type;
         ex.entities.push_back(self);
         for (const PlannedLink& l : r.links) {
-          ExtractedEntity t;
-          t.name = l.target;
-          t.defining = false;
-          ex.entities.push_back(std::move(t));
-          ex.triples.push_back({r.title, l.relation, l.target});
+          for (const std::string& name : {l.subject, l.target}) {
+            if (name.empty()) continue;
+            ExtractedEntity t;
+            t.name = name;
+            t.defining = false;
+            ex.entities.push_back(std::move(t));
+          }
+          ex.triples.push_back({l.subject.empty() ? r.title : l.subject, l.relation, l.target});
         }
         return w.AddToPassage(ex);
       }));
-  // Pass 3: record entities named in text passages (type co-occurrence, B.5.2).
-  std::vector<const PlannedRecord*> named;
+  // Pass 3: record entities and field instances named in text passages
+  // (type co-occurrence, B.5.2).
+  std::vector<PlannedEntity> named;
   std::vector<TriePattern> patterns;
   std::set<std::string> seen;
+  auto name = [&](const std::string& title, const std::string& type) {
+    if (!Linkable(title) || !seen.insert(title).second) return;
+    patterns.push_back({title, static_cast<uint32_t>(named.size())});
+    named.push_back({title, type});
+  };
   for (const PlannedRecord& r : plan.records) {
-    if (r.text_document || !Linkable(r.title) || !seen.insert(r.title).second) continue;
-    patterns.push_back({r.title, static_cast<uint32_t>(named.size())});
-    named.push_back(&r);
+    if (r.text_document) continue;
+    name(r.title, r.entity_type);
+    for (const PlannedEntity& d : r.derived) name(d.name, d.type);
   }
   const TokenTrie trie = TokenTrie::Build(patterns);
   if (trie.empty()) return Status::Ok();
@@ -249,10 +265,10 @@ Status EngineImpl::WriteRecordGraph(const ConstructionPlan& plan, const IngestOp
             for (uint32_t id : trie.payloads(m.entry)) found.insert(id);
           }
           for (uint32_t id : found) {
-            if (named[id]->title == r.title) continue;
+            if (named[id].name == r.title) continue;
             ExtractedEntity t;
-            t.name = named[id]->title;
-            t.type = named[id]->entity_type;
+            t.name = named[id].name;
+            t.type = named[id].type;
             t.defining = false;
             ex.entities.push_back(std::move(t));
           }

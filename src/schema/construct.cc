@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "common/text.h"
@@ -18,11 +19,30 @@
 namespace flowrag {
 namespace {
 
+// The source's row type (its records' entities).
 const EntityType* TypeOfSource(const SchemaContract& c, const std::string& source) {
   for (const EntityType& t : c.entity_types) {
-    if (t.HasSource(source)) return &t;
+    if (t.RowType() && t.HasSource(source)) return &t;
   }
   return nullptr;
+}
+
+const EntityType* TypeNamed(const SchemaContract& c, const std::string& name) {
+  for (const EntityType& t : c.entity_types) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+// The source's field and nested_field types (B.3.2).
+std::vector<const EntityType*> FieldTypesOfSource(const SchemaContract& c, const std::string& source) {
+  std::vector<const EntityType*> out;
+  for (const EntityType& t : c.entity_types) {
+    if ((t.extraction == "field" || t.extraction == "nested_field") && t.HasSource(source)) {
+      out.push_back(&t);
+    }
+  }
+  return out;
 }
 
 const FieldInfo* Field(const SchemaContract& c, const std::string& source, const std::string& path) {
@@ -220,6 +240,40 @@ Result<std::vector<size_t>> ClusterNames(const std::vector<std::string>& names, 
   return parent;
 }
 
+// B.5.2: links between a record's entity and its field instances, and
+// between instances, by the contract's relationships between their types.
+template <typename Add>
+void LinkFieldInstances(const SchemaContract& c, const EntityType& row, const PlannedRecord& p,
+                        const Add& add) {
+  struct Node {
+    std::string name;
+    const EntityType* type;
+  };
+  std::vector<Node> nodes = {{"", &row}};
+  for (const PlannedEntity& d : p.derived) nodes.push_back({d.name, TypeNamed(c, d.type)});
+  for (size_t a = 1; a < nodes.size(); ++a) {
+    bool linked = false;
+    for (size_t b = 0; b < nodes.size(); ++b) {
+      if (a == b) continue;
+      for (const RelationshipType& r : c.relationships) {
+        const bool forward = r.from == nodes[a].type->name && r.to == nodes[b].type->name;
+        const bool backward = r.from == nodes[b].type->name && r.to == nodes[a].type->name;
+        if (!forward && !backward) continue;
+        if (b > 0 && !forward) continue;  // a pair of instances is visited both ways
+        const std::string& field = nodes[a].type->extraction_field;
+        const double confidence = r.from_field == field || r.to_field == field ? 1.0 : 0.9;
+        if (forward) {
+          add(PlannedLink{r.name, b == 0 ? p.title : nodes[b].name, confidence, nodes[a].name});
+        } else {
+          add(PlannedLink{r.name, nodes[a].name, confidence, ""});
+        }
+        if (b == 0) linked = true;
+      }
+    }
+    if (!linked) add(PlannedLink{FieldPhrase(nodes[a].type->extraction_field), nodes[a].name, 1.0, ""});
+  }
+}
+
 }  // namespace
 
 Result<ConstructionPlan> PlanConstruction(const std::string& dir, const SchemaContract& contract,
@@ -270,6 +324,14 @@ Result<ConstructionPlan> PlanConstruction(const std::string& dir, const SchemaCo
   std::map<std::string, std::map<std::string, std::unordered_map<std::string, std::string>>> key_index;
   std::map<std::string, std::set<std::string>> join_fields;  // source → referenced fields
   for (const ForeignKey& fk : contract.structure.foreign_keys) join_fields[fk.to_source].insert(fk.to_field);
+  for (const RelationshipType& r : contract.relationships) {
+    const EntityType* to = TypeNamed(contract, r.to);
+    if (r.to_field.empty() || !to || !to->RowType()) continue;
+    join_fields[to->source].insert(r.to_field);
+    for (const std::string& m : to->merged_sources) join_fields[m].insert(r.to_field);
+  }
+  // Field instances: type → EntityKey of the value → name (the first surface form).
+  std::map<std::string, std::unordered_map<std::string, std::string>> instances;
 
   for (const std::string& name : plan.source_order) {
     SourceRecords& s = loaded[name];
@@ -344,11 +406,28 @@ Result<ConstructionPlan> PlanConstruction(const std::string& dir, const SchemaCo
         }
       }
     }
+    const std::vector<const EntityType*> field_types = FieldTypesOfSource(contract, name);
     for (size_t i = 0; i < s.records.size(); ++i) {
       s.planned.push_back(plan.records.size());
       plan.records.push_back(
           RenderRecord(t, name, s.records[i], names[i], keys[i], catalog, options.chunking));
       name_index.emplace(EntityKey(names[i]), std::make_pair(name, names[i]));
+      PlannedRecord& p = plan.records.back();
+      for (const EntityType* ft : field_types) {
+        for (const auto& [path, value] : s.records[i].values) {
+          if (path != ft->extraction_field) continue;
+          const std::string v = Trim(value), key = EntityKey(v);
+          if (v.empty() || v.size() > 200 || key == EntityKey(p.title)) continue;
+          auto [it, added] = instances[ft->name].emplace(key, v);
+          plan.derived_entities += added;
+          const PlannedEntity e{it->second, ft->name};
+          if (std::none_of(p.derived.begin(), p.derived.end(),
+                           [&](const PlannedEntity& d) { return d.name == e.name; })) {
+            p.derived.push_back(e);
+            name_index.emplace(EntityKey(e.name), std::make_pair(name, e.name));
+          }
+        }
+      }
       for (const auto& [path, value] : s.records[i].values) {
         if (join_fields[name].count(path)) {
           const std::string v = CanonicalValue(value);
@@ -368,16 +447,19 @@ Result<ConstructionPlan> PlanConstruction(const std::string& dir, const SchemaCo
     if (!s.type || s.info->format == "text") continue;
     std::map<std::string, const RelationshipType*> fk_of_field;
     for (const RelationshipType& r : contract.relationships) {
-      if (r.from == s.type->name) fk_of_field[r.from_field] = &r;
+      const EntityType* to = TypeNamed(contract, r.to);
+      if (r.from == s.type->name && to && to->RowType()) fk_of_field[r.from_field] = &r;
     }
     for (size_t i = 0; i < s.records.size(); ++i) {
       PlannedRecord& p = plan.records[s.planned[i]];
-      std::set<std::pair<std::string, std::string>> seen;
+      std::set<std::tuple<std::string, std::string, std::string>> seen;
       auto add = [&](PlannedLink l) {
-        if (l.target == p.title || !seen.emplace(l.relation, l.target).second) return;
+        const std::string& subject = l.subject.empty() ? p.title : l.subject;
+        if (l.target == subject || !seen.emplace(subject, l.relation, l.target).second) return;
         p.links.push_back(std::move(l));
         ++plan.links;
       };
+      LinkFieldInstances(contract, *s.type, p, add);
       for (const auto& [path, value] : s.records[i].values) {
         const std::string v = Trim(value);
         if (v.empty()) continue;
@@ -390,7 +472,7 @@ Result<ConstructionPlan> PlanConstruction(const std::string& dir, const SchemaCo
             warn(p.file + ":" + std::to_string(p.line) + ": " + path + ": \"" + v + "\" matches no " +
                  r.to + "." + r.to_field + " (reference dropped)");
           } else {
-            add({r.name, hit->second, r.confidence});
+            add({r.name, hit->second, r.confidence, ""});
           }
           continue;
         }
@@ -398,7 +480,7 @@ Result<ConstructionPlan> PlanConstruction(const std::string& dir, const SchemaCo
         if (!f || f->type != "string" || v.size() > 200) continue;
         auto hit = name_index.find(EntityKey(v));
         if (hit != name_index.end() && hit->second.first != name) {
-          add({FieldPhrase(path), hit->second.second, 1.0});
+          add({FieldPhrase(path), hit->second.second, 1.0, ""});
         }
       }
     }

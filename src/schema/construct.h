@@ -14,6 +14,11 @@
 //     type, named by its name field (a "name"/"title"/"label" field, else a
 //     string identity key, else the most unique short string field, else
 //     "<Type> <key or position>");
+//   - field and nested_field types (B.3.2) of the source: every value of the
+//     type's field (every element of its list) is an instance named by the
+//     value, one per name as the store resolves names (EntityKey: the first
+//     spelling wins), defined by every
+//     record it occurs in; llm types are left to the store's extractor;
 //   - deduplication (B.4): records with equal identity key values define
 //     one entity (stage 1); types without a key merge records whose names
 //     embed at cosine ≥ `dedup_similarity` (stage 2, single linkage); a name
@@ -24,6 +29,12 @@
 //     source (e.g. a table cell naming a text document) links to it with the
 //     field name as relation. A reference that matches nothing is dropped and
 //     reported with file, line and field; no edge ever points nowhere.
+//     Type co-occurrence (B.5.2): a record's entity and its field instances,
+//     and two field instances of one record, are linked by the contract's
+//     relationship between their types (either direction; confidence 1.0
+//     when it names the instance's field, else 0.9); a field instance with
+//     no declared relationship to the record's type is linked from the
+//     record's entity by the field's name.
 // Text sources (.txt/.md) are documents the extraction phase reads; their
 // entity is the document title.
 //
@@ -49,6 +60,12 @@ struct PlannedLink {
   std::string relation;  // relationship type name, or the link field's name
   std::string target;    // entity name
   double confidence = 1.0;
+  std::string subject;   // entity name; "" for the record's entity
+};
+
+// An instance of a field or nested_field type read from a record.
+struct PlannedEntity {
+  std::string name, type;
 };
 
 struct PlannedRecord {
@@ -62,6 +79,7 @@ struct PlannedRecord {
   std::string key;          // identity key values joined by '|' ("" without a key)
   std::string fields_json;  // the record's original field values (B.6.1)
   bool text_document = false;
+  std::vector<PlannedEntity> derived;  // field / nested_field instances, DERIVED_FROM this record
   std::vector<PlannedLink> links;
 };
 
@@ -70,6 +88,7 @@ struct ConstructionPlan {
   std::vector<std::string> source_order;
   size_t merged_by_key = 0;        // records whose entity another record with the same key defines
   size_t merged_by_embedding = 0;  // records merged into a similar name (stage 2)
+  size_t derived_entities = 0;     // distinct field / nested_field instances
   size_t links = 0;
   size_t unresolved_links = 0;     // references matching no entity: dropped
   std::vector<std::string> warnings;

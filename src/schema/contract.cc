@@ -112,6 +112,39 @@ class Reader {
   std::string path_;
 };
 
+// An entity type's optional `extraction: {method, field}` (B.3.2).
+template <typename FieldExists>
+Status ReadExtraction(const Reader& r, const YAML::Node& type, const std::string& at,
+                      EntityType* t, const FieldExists& field_exists) {
+  const YAML::Node n = type["extraction"];
+  if (!n.IsDefined() || n.IsNull()) return Status::Ok();
+  const std::string field = at + ".extraction";
+  if (!n.IsMap()) return r.Error(n, field, "expected a mapping {method, field}");
+  FLOWRAG_ASSIGN_OR_RETURN(t->extraction, r.String(n, "method", field));
+  FLOWRAG_ASSIGN_OR_RETURN(t->extraction_field, r.String(n, "field", field, false));
+  static const std::set<std::string> kMethods = {"row_as_entity", "field", "nested_field", "llm"};
+  if (!kMethods.count(t->extraction)) {
+    return r.Error(n["method"], field + ".method",
+                   "\"" + t->extraction + "\" is not one of row_as_entity, field, nested_field, llm");
+  }
+  if (t->extraction != "field" && t->extraction != "nested_field") {
+    t->extraction_field.clear();
+    return Status::Ok();
+  }
+  if (t->extraction_field.empty()) {
+    return r.Error(n, field + ".field", "missing (" + t->extraction + " reads its instances from a field)");
+  }
+  if (!field_exists(t->source, t->extraction_field)) {
+    return r.Error(n["field"], field + ".field",
+                   "\"" + t->source + "." + t->extraction_field + "\" is not in the field catalog");
+  }
+  if (t->extraction == "nested_field" && t->extraction_field.find("[*]") == std::string::npos) {
+    return r.Error(n["field"], field + ".field",
+                   "\"" + t->extraction_field + "\" is not a list path (nested_field needs \"x[*]\")");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 SchemaContract DeriveContract(const InducedSchema& schema) {
@@ -216,7 +249,16 @@ std::string ToYaml(const SchemaContract& c) {
     }
     y << YAML::Key << "identity_key" << YAML::Value << YAML::Flow
       << t.identity_key << YAML::Key << "attributes" << YAML::Value << YAML::Flow << t.attributes
-      << YAML::Key << "text_fields" << YAML::Value << YAML::Flow << t.text_fields << YAML::EndMap;
+      << YAML::Key << "text_fields" << YAML::Value << YAML::Flow << t.text_fields;
+    if (!t.RowType()) {
+      y << YAML::Key << "extraction" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key
+        << "method" << YAML::Value << t.extraction;
+      if (!t.extraction_field.empty()) {
+        y << YAML::Key << "field" << YAML::Value << t.extraction_field;
+      }
+      y << YAML::EndMap;
+    }
+    y << YAML::EndMap;
   }
   y << YAML::EndSeq;
   y << YAML::Key << "relationships" << YAML::Value << YAML::BeginSeq;
@@ -380,6 +422,7 @@ Result<SchemaContract> ParseContract(const std::string& text, const std::string&
         }
       }
     }
+    FLOWRAG_RETURN_IF_ERROR(ReadExtraction(r, types[i], at, &t, field_exists));
     type_source[t.name] = t.source;
     type_sources[t.name] = t.merged_sources;
     type_sources[t.name].push_back(t.source);

@@ -65,8 +65,12 @@ ExtensionResult ExtendContract(const SchemaContract& base, const SchemaContract&
   // taken by another source); an existing type only gains attributes.
   std::map<std::string, std::string> renamed;  // incoming type name → name in the contract
   for (const EntityType& t : incoming.entity_types) {
-    auto same_source = std::find_if(c.entity_types.begin(), c.entity_types.end(),
-                                    [&](const EntityType& x) { return x.HasSource(t.source); });
+    // The same type: the source's row type, the type reading the same field
+    // the same way, or the llm type of that name.
+    auto same_source = std::find_if(c.entity_types.begin(), c.entity_types.end(), [&](const EntityType& x) {
+      return x.HasSource(t.source) && x.extraction == t.extraction &&
+             x.extraction_field == t.extraction_field && (t.extraction != "llm" || x.name == t.name);
+    });
     if (same_source != c.entity_types.end()) {
       renamed[t.name] = same_source->name;
       for (const std::string& a : t.attributes) {

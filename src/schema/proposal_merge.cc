@@ -117,6 +117,16 @@ class Merger {
     }
     e.attributes = t.attributes;
     e.text_fields = t.text_fields;
+    // Construction reads field and list instances; a pattern runs as the
+    // store's extractor over the source's text, like llm.
+    e.extraction = t.extraction == "pattern" ? "llm" : t.extraction;
+    if (e.extraction == "field" || e.extraction == "nested_field") {
+      e.extraction_field = t.extraction_field;
+      if (e.extraction == "nested_field" && e.extraction_field.find("[*]") == std::string::npos) {
+        e.extraction = "field";
+      }
+    }
+    if (e.extraction == "row_as_entity") e.extraction = "llm";  // the source's row type is claimed
     c_.entity_types.push_back(std::move(e));
     alias_[t.name] = t.name;
     Log("type " + t.name + " added (" + t.extraction + " of source \"" + t.source + "\")");

@@ -10,7 +10,10 @@
 //     name is taken. Its keys and attributes stay the offline ones; its text
 //     fields are united with the proposal's.
 //   - Other proposed types are added as entity types of their source (the
-//     identity key is the anchor, else the extraction field). A name that is
+//     identity key is the anchor, else the extraction field) with their
+//     extraction method: field and nested_field as proposed (a nested_field
+//     path without "[*]" is a field), pattern as llm, and a second
+//     row_as_entity type of a source as llm (its row type is taken). A name that is
 //     already a type of the same source extends it; of another source, the
 //     proposal's type is not added and relationships naming it use that type.
 //   - Relationships: endpoints map to the final type names and must be types

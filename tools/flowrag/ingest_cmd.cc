@@ -30,8 +30,9 @@ Status RunIngest(const IngestArgs& args) {
   std::printf("documents        %zu added, %zu replaced, %zu unchanged; %zu passages, %zu embedded\n",
               r.index.documents_added, r.index.documents_replaced, r.index.documents_unchanged,
               r.index.passages_added, r.index.passages_embedded);
-  std::printf("entities         %zu from records (%zu merged by key, %zu by name similarity)\n",
-              r.entities, r.merged_by_key, r.merged_by_embedding);
+  std::printf("entities         %zu from records (%zu merged by key, %zu by name similarity), "
+              "%zu from fields\n",
+              r.entities, r.merged_by_key, r.merged_by_embedding, r.field_entities);
   std::printf("relationships    %zu links, %zu unresolved references dropped, %zu text mentions\n",
               r.links, r.unresolved_links, r.text_mentions);
   std::printf("extraction       %s: %zu text passages\n", r.index.extractor.c_str(),

@@ -29,8 +29,10 @@ Status RunSchemaShow(const std::string& path) {
   for (const EntityType& t : c.entity_types) {
     std::string key;
     for (const std::string& f : t.identity_key) key += (key.empty() ? "" : ", ") + f;
-    std::printf("  %-24s from %s, %zu attributes, key (%s)\n", t.name.c_str(), t.source.c_str(),
-                t.attributes.size(), key.c_str());
+    const std::string how =
+        t.RowType() ? "" : " [" + t.extraction + (t.extraction_field.empty() ? "" : " " + t.extraction_field) + "]";
+    std::printf("  %-24s from %s%s, %zu attributes, key (%s)\n", t.name.c_str(), t.source.c_str(),
+                how.c_str(), t.attributes.size(), key.c_str());
   }
   for (const RelationshipType& r : c.relationships) {
     std::printf("  (%s)-[%s]->(%s)  %s.%s = %s.%s  %s conf %.2f\n", r.from.c_str(), r.name.c_str(),
