@@ -303,6 +303,8 @@ TEST_F(ServerTest, BadRequestsGetTheErrorShapeAndStatus) {
               "invalid_argument", "pipeline");
   ExpectError(PostJson(c, "/v1/query", {{"question", kQuestion}, {"analysis", "sometimes"}}), 400,
               "invalid_argument", "analysis");
+  ExpectError(PostJson(c, "/v1/query", {{"question", kQuestion}, {"extension", "always"}}), 400,
+              "invalid_argument", "extension");
   ExpectError(PostJson(c, "/v1/documents", {{"documents", {{{"id", "x"}}}}}), 400,
               "invalid_argument", "documents[0].text");
   ExpectError(

@@ -95,6 +95,18 @@ struct SchemaAgentOptions {
   // analysis), else matches the question against the schema's known values
   // and field names offline; "offline" never asks; "llm" requires a model.
   std::string analysis = "auto";
+  // Query-scoped extension (C.6): "auto" — when the question asks about
+  // something the schema has no type or field for and the analysis may use
+  // the chat model, one E.3 call proposes entity types and relationships;
+  // those with confidence ≥ extension_min_confidence extend a copy of the
+  // contract that this question's plan reads, then the copy is dropped
+  // (the stored contract never changes). "off" never asks.
+  std::string extension = "auto";
+  double extension_min_confidence = 0.7;  // C.4
+  // C.6.3: when set, each query-scoped extension that added something is
+  // also written to this directory as schema_<UTC time>.yaml, for review
+  // and manual promotion (a contract file LoadContract reads).
+  std::string extension_snapshots;
   std::string vector_method = "dense";  // VectorRAG (D.1: dense retrieval)
   std::string graph_method = "ppr";     // GraphTraverse
   size_t max_retries = 2;               // R_max of Algorithm 9

@@ -27,6 +27,10 @@ Status AnswerOptions::Validate() const {
   if (!(deadline_ms >= 0.0)) return Status::InvalidArgument("deadline_ms: expected ≥ 0");
   if (query.top_k == 0) return Status::InvalidArgument("top_k: expected a positive number");
   if (Status s = one_of(schema.analysis, {"auto", "offline", "llm"}, "schema.analysis"); !s.ok()) return s;
+  if (Status s = one_of(schema.extension, {"auto", "off"}, "schema.extension"); !s.ok()) return s;
+  if (!(schema.extension_min_confidence >= 0.0 && schema.extension_min_confidence <= 1.0)) {
+    return Status::InvalidArgument("schema.extension_min_confidence: expected 0 to 1");
+  }
   if (schema.max_retries > 5) {
     return Status::InvalidArgument("schema.max_retries " + std::to_string(schema.max_retries) +
                                    ": expected 0 to 5");

@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "agent/tool_plan.h"
 #include "common/text.h"
+#include "schema/query_extension.h"
 
 namespace flowrag {
 namespace {
@@ -148,13 +150,14 @@ class Agent {
     out_.pipeline = "schema";
     out_.answerer = "schema";
     analysis_ = deps_.index->AnalyzeQuestion(question_, snap_);
-    FLOWRAG_RETURN_IF_ERROR(PlanWithModel());
     if (!analysis_.missing_concept.empty()) {
       // C.2: the schema has no type or field for what is asked; the answer can
-      // only come from text (extending the schema needs sources that have it).
+      // only come from text (the store has no records of it).
       out_.warnings.push_back("schema sufficiency: no entity type or field for \"" +
                               analysis_.missing_concept + "\"");
     }
+    FLOWRAG_RETURN_IF_ERROR(ExtendForThisQuestion());
+    FLOWRAG_RETURN_IF_ERROR(PlanWithModel());
     const std::string ood = OutOfScope();
     if (!ood.empty()) {
       Abstain("out of scope: " + ood + " (no external search is configured)");
@@ -167,18 +170,65 @@ class Agent {
   }
 
  private:
+  // The chat model the query analysis may use (null: offline).
+  Result<ChatModel*> AnalysisChat() const {
+    ChatModel* chat = deps_.pipeline.chat;
+    const std::string& mode = options_.schema.analysis;
+    if (mode == "offline" || (mode == "auto" && chat == nullptr)) return nullptr;
+    if (chat == nullptr) {
+      return Status::FailedPrecondition("schema.analysis \"llm\": no chat model is configured");
+    }
+    return chat;
+  }
+
+  // C.6 with a chat model, when the sufficiency check found a gap: the E.3
+  // proposal merged into a copy of the contract that the E.4 plan reads,
+  // dropped with this Agent. A step records it; a failed call only warns.
+  Status ExtendForThisQuestion() {
+    if (options_.schema.extension == "off" || analysis_.missing_concept.empty()) return Status::Ok();
+    FLOWRAG_ASSIGN_OR_RETURN(ChatModel * chat, AnalysisChat());
+    if (chat == nullptr) return Status::Ok();
+    UsageChat counted(chat, deps_.pipeline.prices);
+    Result<QueryExtension> ext = ExtendForQuery(question_, deps_.index->contract(), counted,
+                                                options_.schema.extension_min_confidence);
+    AddUsage(counted.tokens(), &out_.usage);
+    if (!ext.ok()) {
+      out_.warnings.push_back("query-scoped schema extension failed (" + ext.status().message() + ")");
+      return Status::Ok();
+    }
+    AnswerStep step;
+    step.query = "ExtendSchema(" + analysis_.missing_concept + ")";
+    for (const std::string& a : ext->added) step.answer += (step.answer.empty() ? "" : "; ") + a;
+    step.summary = "query-scoped extension: " + std::to_string(ext->added.size()) +
+                   " added for this question only";
+    for (size_t i = 0; i < ext->rejected.size(); ++i) {
+      step.summary += (i == 0 ? "; left out: " : "; ") + ext->rejected[i];
+    }
+    if (!ext->added.empty()) {
+      scoped_ = std::move(ext->contract);
+      out_.warnings.back() += "; the schema was extended for this question (" + step.answer + ")";
+      if (!options_.schema.extension_snapshots.empty()) {
+        Result<std::string> saved = SaveExtensionSnapshot(*scoped_, options_.schema.extension_snapshots);
+        if (saved.ok()) {
+          step.summary += "; snapshot " + *saved;
+        } else {
+          out_.warnings.push_back("extension snapshot not saved: " + saved.status().message());
+        }
+      }
+    }
+    out_.steps.push_back(std::move(step));
+    return Status::Ok();
+  }
+
   // D.2/D.4 with a chat model: the E.4 plan, merged into the offline
   // analysis (its constraints and return fields first). A failed call or an
   // unreadable answer leaves the offline analysis, with a warning.
   Status PlanWithModel() {
-    ChatModel* chat = deps_.pipeline.chat;
-    const std::string& mode = options_.schema.analysis;
-    if (mode == "offline" || (mode == "auto" && chat == nullptr)) return Status::Ok();
-    if (chat == nullptr) {
-      return Status::FailedPrecondition("schema.analysis \"llm\": no chat model is configured");
-    }
+    FLOWRAG_ASSIGN_OR_RETURN(ChatModel * chat, AnalysisChat());
+    if (chat == nullptr) return Status::Ok();
     UsageChat counted(chat, deps_.pipeline.prices);
-    Result<ToolPlan> plan = PlanTools(question_, *deps_.index, counted);
+    Result<ToolPlan> plan =
+        PlanTools(question_, *deps_.index, counted, scoped_ ? &*scoped_ : nullptr);
     AddUsage(counted.tokens(), &out_.usage);
     if (!plan.ok()) {
       out_.warnings.push_back("query analysis by the model failed (" + plan.status().message() +
@@ -600,6 +650,7 @@ class Agent {
   const Snapshot& snap_;
   QuestionAnalysis analysis_;
   ToolPlan plan_;            // the model's (empty offline)
+  std::optional<SchemaContract> scoped_;  // C.6: this question's extended contract
   Lookup lookup_;
   Answer out_;
 };

@@ -12,7 +12,13 @@
 //      the offline analysis stands and a warning says so.
 //      Query sufficiency (C.2): when the noun the question asks about
 //      matches no entity type, source or field name, Answer::warnings says
-//      so (the answer can then only come from text).
+//      so (the answer can then only come from text). With a chat model
+//      (options.schema.extension "auto"), that gap triggers the query-scoped
+//      extension of C.6 (schema/query_extension.h) before planning: the E.3
+//      proposal's confident types and relationships extend a copy of the
+//      contract that the E.4 prompt shows; the copy is dropped when the
+//      question is answered (optionally saved as a snapshot, C.6.3). The
+//      step "ExtendSchema(noun)" lists what was added and left out.
 //   2. Stage-1 gate (D.3): a real-time word ("today", "latest", ...), a year
 //      outside the data's temporal range, or a proper-noun mention nothing in
 //      the store knows → out of scope: abstain (no external search here).

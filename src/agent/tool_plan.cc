@@ -101,14 +101,17 @@ class Validator {
 
 }  // namespace
 
-std::string ToolPlanPrompt(std::string_view question, const SchemaIndex& index) {
-  return Fill(Fill(kPlanPrompt, "{SCHEMA}", ToYaml(index.contract())), "{QUERY}", question);
+std::string ToolPlanPrompt(std::string_view question, const SchemaIndex& index,
+                           const SchemaContract* shown) {
+  return Fill(Fill(kPlanPrompt, "{SCHEMA}", ToYaml(shown ? *shown : index.contract())), "{QUERY}",
+              question);
 }
 
-Result<ToolPlan> PlanTools(std::string_view question, const SchemaIndex& index, ChatModel& chat) {
+Result<ToolPlan> PlanTools(std::string_view question, const SchemaIndex& index, ChatModel& chat,
+                           const SchemaContract* shown) {
   ChatRequest request;
   request.json_mode = true;
-  request.messages.push_back({"user", ToolPlanPrompt(question, index)});
+  request.messages.push_back({"user", ToolPlanPrompt(question, index, shown)});
   FLOWRAG_ASSIGN_OR_RETURN(ChatResponse response, chat.Complete(request));
   JsonRepairOptions ro;
   ro.allow_truncated = response.finish_reason == "length";

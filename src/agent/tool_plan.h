@@ -42,12 +42,18 @@ struct ToolPlan {
   size_t dropped = 0;                    // names the closed-world check removed
 };
 
-// The prompt sent (the schema YAML, tools and question filled in).
-std::string ToolPlanPrompt(std::string_view question, const SchemaIndex& index);
+// The prompt sent (the schema YAML, tools and question filled in). The
+// schema shown is `shown` (a query-scoped extension of the index's contract,
+// C.6) or, when null, the index's.
+std::string ToolPlanPrompt(std::string_view question, const SchemaIndex& index,
+                           const SchemaContract* shown = nullptr);
 
-// One chat call. Errors: the model's, and InvalidArgument when the answer is
-// not JSON with a "tool_calls" list.
-Result<ToolPlan> PlanTools(std::string_view question, const SchemaIndex& index, ChatModel& chat);
+// One chat call. The plan is checked against the index (its records), not
+// `shown`: a type only the extension has holds no records to look up.
+// Errors: the model's, and InvalidArgument when the answer is not JSON with
+// a "tool_calls" list.
+Result<ToolPlan> PlanTools(std::string_view question, const SchemaIndex& index, ChatModel& chat,
+                           const SchemaContract* shown = nullptr);
 
 }  // namespace flowrag
 

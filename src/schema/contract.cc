@@ -392,9 +392,18 @@ Result<SchemaContract> ParseContract(const std::string& text, const std::string&
       return r.Error(types[i]["name"], at + ".name", "\"" + t.name + "\" is not PascalCase");
     if (type_source.count(t.name))
       return r.Error(types[i]["name"], at + ".name", "\"" + t.name + "\" appears twice");
-    FLOWRAG_ASSIGN_OR_RETURN(t.source, r.String(types[i], "source", at));
-    if (!catalog.count(t.source))
+    // Only an llm type may have no source: one a query-scoped extension
+    // (C.6) proposed, whose instances can only come from text.
+    FLOWRAG_ASSIGN_OR_RETURN(t.source, r.String(types[i], "source", at, false));
+    if (t.source.empty()) {
+      const YAML::Node extraction = types[i]["extraction"];
+      const bool llm = extraction.IsMap() && extraction["method"].IsScalar() &&
+                       extraction["method"].Scalar() == "llm";
+      if (!llm)
+        return r.Error(types[i], at + ".source", "missing (only an llm type may have no source)");
+    } else if (!catalog.count(t.source)) {
       return r.Error(types[i]["source"], at + ".source", "\"" + t.source + "\" is not a source");
+    }
     FLOWRAG_ASSIGN_OR_RETURN(t.merged_sources, r.Strings(types[i], "merged_sources", at));
     for (const std::string& m : t.merged_sources) {
       if (!catalog.count(m))

@@ -22,6 +22,7 @@ std::string FieldOfMessage(const std::string& message) {
     return "options";
   }
   if (message.rfind("schema.analysis", 0) == 0) return "analysis";
+  if (message.rfind("schema.extension ", 0) == 0) return "extension";
   for (const char* f : {"pipeline", "max_steps", "answerer", "style", "deadline_ms", "top_k",
                         "method", "question"}) {
     const std::string name(f);
@@ -60,7 +61,8 @@ std::optional<ApiError> ReadParams(const nlohmann::json& request,
 std::optional<ApiError> ParseQueryRequest(const nlohmann::json& request, double max_deadline_ms,
                                           std::string* question, AnswerOptions* options) {
   if (auto e = RejectUnknownFields(request, {"question", "method", "pipeline", "top_k", "max_steps",
-                                             "answerer", "style", "deadline_ms", "analysis", "options"})) {
+                                             "answerer", "style", "deadline_ms", "analysis", "extension",
+                                             "options"})) {
     return e;
   }
   if (auto e = ReadString(request, "question", "question", true, question)) return e;
@@ -76,6 +78,8 @@ std::optional<ApiError> ParseQueryRequest(const nlohmann::json& request, double 
   if (auto e = ReadString(request, "answerer", "answerer", false, &options->answerer)) return e;
   if (auto e = ReadString(request, "style", "style", false, &options->style)) return e;
   if (auto e = ReadString(request, "analysis", "analysis", false, &options->schema.analysis)) return e;
+  // Snapshots (a server-side directory) are not exposed over HTTP.
+  if (auto e = ReadString(request, "extension", "extension", false, &options->schema.extension)) return e;
   int64_t top_k = static_cast<int64_t>(options->query.top_k);
   if (auto e = ReadInteger(request, "top_k", 1, kMaxTopK, &top_k)) return e;
   options->query.top_k = static_cast<size_t>(top_k);

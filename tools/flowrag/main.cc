@@ -93,6 +93,12 @@ int main(int argc, char** argv) {
   ask->add_option("--analysis", aa.answer.schema.analysis,
                   "schema pipeline: auto|offline|llm (llm: the E.4 planning prompt)")
       ->capture_default_str();
+  ask->add_option("--extension", aa.answer.schema.extension,
+                  "schema pipeline: auto|off (auto: a query-scoped schema extension by the chat model "
+                  "when the schema lacks what is asked)")
+      ->capture_default_str();
+  ask->add_option("--extension-snapshots", aa.answer.schema.extension_snapshots,
+                  "Save each query-scoped schema extension here as schema_<time>.yaml");
   ask->add_option("--set", ask_sets, "Override a method option: key=value (repeatable)");
   ask->add_flag("--json", aa.json, "Print the answer object as JSON");
 
