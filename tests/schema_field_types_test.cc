@@ -47,19 +47,8 @@ constexpr char kOrders[] =
 // and Product -[IN_CATEGORY]-> Category declared.
 SchemaContract WithFieldTypes(SchemaContract c) {
   const EntityType* product = TypeOf(c, "products");
-  EntityType category;
-  category.name = "Category";
-  category.source = "products";
-  category.identity_key = {"category"};
-  category.attributes = {"category"};
-  category.extraction = "field";
-  category.extraction_field = "category";
-  EntityType tag;
-  tag.name = "Tag";
-  tag.source = "products";
-  tag.attributes = {"tags[*]"};
-  tag.extraction = "nested_field";
-  tag.extraction_field = "tags[*]";
+  const EntityType category = InstanceType("Category", "products", "field", "category");
+  const EntityType tag = InstanceType("Tag", "products", "nested_field", "tags[*]");
   RelationshipType in_category;
   in_category.name = "IN_CATEGORY";
   in_category.from = product->name;

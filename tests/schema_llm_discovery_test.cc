@@ -173,7 +173,7 @@ class LlmDiscoveryTest : public ::testing::Test {
          {{{"type", "LIVES_IN"},
            {"from", "Customer"},
            {"to", "City"},
-           {"extraction", "co_occurrence"},
+           {"extraction", "semantic_extraction"},
            {"evidence", "customer 1 lives in Oslo"},
            {"confidence", 0.8}}}},
         {"added_attributes", {{{"entity", "Product"}, {"field_ids", {Id("orders", "amount")}}}}},
@@ -236,10 +236,13 @@ TEST_F(LlmDiscoveryTest, TwoPassRunMergesOverTheOfflineContract) {
   EXPECT_EQ(placed->to, "Customer");
   EXPECT_EQ(placed->from_field, "customer_id");
   EXPECT_EQ(placed->confidence, offline.relationships[0].confidence);
-  ASSERT_NE(FindRelationship(*c, "CONTAINS_PRODUCT"), nullptr);
+  const RelationshipType* contains = FindRelationship(*c, "CONTAINS_PRODUCT");
+  ASSERT_NE(contains, nullptr);
+  EXPECT_EQ(contains->extraction, "");  // co-occurrence: deterministic
   const RelationshipType* lives = FindRelationship(*c, "LIVES_IN");
   ASSERT_NE(lives, nullptr);
   EXPECT_DOUBLE_EQ(lives->confidence, 0.8);
+  EXPECT_EQ(lives->extraction, "llm");  // semantic_extraction: B.5.3
   EXPECT_EQ(c->relationships.size(), 3u);
 
   // What the contract cannot hold yet is in the report.

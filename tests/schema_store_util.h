@@ -22,6 +22,19 @@ inline Result<SchemaContract> ContractOf(const std::string& dir) {
   return DeriveContract(schema);
 }
 
+// A field / nested_field entity type (B.3.2) of `source` reading `field`.
+inline EntityType InstanceType(const std::string& name, const std::string& source,
+                               const std::string& method, const std::string& field) {
+  EntityType t;
+  t.name = name;
+  t.source = source;
+  if (method == "field") t.identity_key = {field};
+  t.attributes = {field};
+  t.extraction = method;
+  t.extraction_field = field;
+  return t;
+}
+
 // Offline whatever the environment configures (no chat model).
 inline IngestOptions Offline() {
   IngestOptions o;

@@ -159,6 +159,12 @@ struct RelationshipType {
   std::string from_field, to_field;
   std::string cardinality;
   double confidence = 0;
+  // "" : instances by foreign keys, link fields and type co-occurrence
+  //      (B.5.1, B.5.2, B.5.4);
+  // "llm": instances only where a chat model reading the record says so
+  //      (B.5.3; the discovery prompts' "semantic_extraction"); without a
+  //      model none are made.
+  std::string extraction;
 };
 
 // One persistent extension: the version it produced and what it added.
@@ -243,7 +249,9 @@ struct IngestReport {
   size_t merged_by_key = 0;        // records folded into an entity by identity key
   size_t merged_by_embedding = 0;  // by name similarity (types without a key)
   size_t field_entities = 0;       // distinct field / nested_field instances (B.3.2)
-  size_t links = 0;                // relationship edges from foreign keys and link fields
+  size_t links = 0;                // relationship edges (all strategies, LLM ones included)
+  size_t llm_links = 0;            // of which by the chat model (B.5.3)
+  size_t llm_relation_calls = 0;   // chat calls made for them (cached ones included)
   size_t unresolved_links = 0;     // references matching nothing: dropped (see warnings)
   size_t text_mentions = 0;        // record entities named in text passages
   std::vector<std::string> warnings;

@@ -19,7 +19,10 @@
 #include "common/text.h"
 #include "engine/engine_impl.h"
 #include "extract/aho_corasick.h"
+#include "llm/chat_client.h"
 #include "schema/construct.h"
+#include "schema/llm_relations.h"
+#include "storage/llm_cache.h"
 #include "storage/graph_writer.h"
 
 namespace flowrag {
@@ -68,6 +71,7 @@ Result<IngestReport> EngineImpl::Ingest(const std::string& dir, const SchemaCont
     return embedder->Embed(names);
   };
   FLOWRAG_ASSIGN_OR_RETURN(ConstructionPlan plan, PlanConstruction(dir, contract, plan_options, embed));
+  FLOWRAG_RETURN_IF_ERROR(PlanLlmRelationships(contract, options, &plan, &report));
   report.plan_seconds = SecondsSince(start);
   report.source_order = plan.source_order;
   report.merged_by_key = plan.merged_by_key;
@@ -109,6 +113,36 @@ Result<IngestReport> EngineImpl::Ingest(const std::string& dir, const SchemaCont
   FLOWRAG_RETURN_IF_ERROR(FinishIndexRun(&run, phases()));
   report.total_seconds = ix.total_seconds = SecondsSince(start);
   return report;
+}
+
+// B.5.3 with the indexing chat model (the extractor "llm", or "auto" with a
+// model configured): the relationships declared `extraction: llm`, before
+// anything is written; answers are cached in the store, so a resumed run
+// asks again for nothing. Without a model they are skipped, with a warning.
+Status EngineImpl::PlanLlmRelationships(const SchemaContract& contract, const IngestOptions& options,
+                                        ConstructionPlan* plan, IngestReport* report) {
+  if (!HasLlmRelationships(contract)) return Status::Ok();
+  FLOWRAG_ASSIGN_OR_RETURN(std::string extractor, ResolveExtractor(options.index));
+  if (extractor.rfind("llm", 0) != 0 || options.index.dry_run) {
+    plan->warnings.push_back("relationships declared extraction: llm (B.5.3) were not extracted: " +
+                               std::string(options.index.dry_run ? "dry run" : "no chat model is used (extractor " + extractor + ")"));
+    return Status::Ok();
+  }
+  FLOWRAG_ASSIGN_OR_RETURN(OpenAiChatOptions co, OpenAiChatOptionsFromEnv(OpenAiChatOptions{}));
+  StoreResponseCache cache(store_.get());
+  FLOWRAG_ASSIGN_OR_RETURN(auto client, OpenAiChatClient::Create(co, &cache));
+  const LlmRelationReport r = ExtractLlmRelationships(contract, plan, *client);
+  report->llm_links = r.added;
+  report->llm_relation_calls = r.calls;
+  if (r.failed_calls > 0) {
+    plan->warnings.push_back(std::to_string(r.failed_calls) + " of " + std::to_string(r.calls) +
+                               " LLM relationship calls failed or were unreadable; those records have none");
+  }
+  if (r.over_cap > 0) {
+    plan->warnings.push_back(std::to_string(r.over_cap) +
+                               " records past the cap of LLM relationship calls per source were not asked");
+  }
+  return Status::Ok();
 }
 
 Status EngineImpl::WriteRecordDocuments(const ConstructionPlan& plan, const IngestOptions& options,

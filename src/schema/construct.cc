@@ -256,6 +256,7 @@ void LinkFieldInstances(const SchemaContract& c, const EntityType& row, const Pl
     for (size_t b = 0; b < nodes.size(); ++b) {
       if (a == b) continue;
       for (const RelationshipType& r : c.relationships) {
+        if (r.extraction == "llm") continue;  // B.5.3: only where the model says so
         const bool forward = r.from == nodes[a].type->name && r.to == nodes[b].type->name;
         const bool backward = r.from == nodes[b].type->name && r.to == nodes[a].type->name;
         if (!forward && !backward) continue;
@@ -326,7 +327,7 @@ Result<ConstructionPlan> PlanConstruction(const std::string& dir, const SchemaCo
   for (const ForeignKey& fk : contract.structure.foreign_keys) join_fields[fk.to_source].insert(fk.to_field);
   for (const RelationshipType& r : contract.relationships) {
     const EntityType* to = TypeNamed(contract, r.to);
-    if (r.to_field.empty() || !to || !to->RowType()) continue;
+    if (r.to_field.empty() || !to || !to->RowType() || r.extraction == "llm") continue;
     join_fields[to->source].insert(r.to_field);
     for (const std::string& m : to->merged_sources) join_fields[m].insert(r.to_field);
   }
@@ -448,7 +449,9 @@ Result<ConstructionPlan> PlanConstruction(const std::string& dir, const SchemaCo
     std::map<std::string, const RelationshipType*> fk_of_field;
     for (const RelationshipType& r : contract.relationships) {
       const EntityType* to = TypeNamed(contract, r.to);
-      if (r.from == s.type->name && to && to->RowType()) fk_of_field[r.from_field] = &r;
+      if (r.from == s.type->name && to && to->RowType() && r.extraction != "llm") {
+        fk_of_field[r.from_field] = &r;
+      }
     }
     for (size_t i = 0; i < s.records.size(); ++i) {
       PlannedRecord& p = plan.records[s.planned[i]];

@@ -34,7 +34,9 @@
 //     relationship between their types (either direction; confidence 1.0
 //     when it names the instance's field, else 0.9); a field instance with
 //     no declared relationship to the record's type is linked from the
-//     record's entity by the field's name.
+//     record's entity by the field's name. Relationships declared
+//     `extraction: llm` take no part in any of these: their instances come
+//     from ExtractLlmRelationships (schema/llm_relations.h) or not at all.
 // Text sources (.txt/.md) are documents the extraction phase reads; their
 // entity is the document title.
 //

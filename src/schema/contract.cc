@@ -267,7 +267,9 @@ std::string ToYaml(const SchemaContract& c) {
       << "from" << YAML::Value << r.from << YAML::Key << "to" << YAML::Value << r.to << YAML::Key
       << "from_field" << YAML::Value << r.from_field << YAML::Key << "to_field" << YAML::Value
       << r.to_field << YAML::Key << "cardinality" << YAML::Value << r.cardinality << YAML::Key
-      << "confidence" << YAML::Value << r.confidence << YAML::EndMap;
+      << "confidence" << YAML::Value << r.confidence;
+    if (!r.extraction.empty()) y << YAML::Key << "extraction" << YAML::Value << r.extraction;
+    y << YAML::EndMap;
   }
   y << YAML::EndSeq;
   y << YAML::Key << "extensions" << YAML::Value << YAML::BeginSeq;
@@ -463,6 +465,11 @@ Result<SchemaContract> ParseContract(const std::string& text, const std::string&
     }
     FLOWRAG_ASSIGN_OR_RETURN(rel.cardinality, r.String(rels[i], "cardinality", at, false));
     FLOWRAG_ASSIGN_OR_RETURN(rel.confidence, r.Number(rels[i], "confidence", at, 0));
+    FLOWRAG_ASSIGN_OR_RETURN(rel.extraction, r.String(rels[i], "extraction", at, false));
+    if (!rel.extraction.empty() && rel.extraction != "llm") {
+      return r.Error(rels[i]["extraction"], at + ".extraction",
+                     "\"" + rel.extraction + "\" is not llm (leave it out for keys, link fields and co-occurrence)");
+    }
     c.relationships.push_back(std::move(rel));
   }
   FLOWRAG_ASSIGN_OR_RETURN(YAML::Node log, r.List(root, "extensions"));

@@ -190,6 +190,7 @@ class Merger {
     out.to_field = r.to_field;
     out.cardinality = r.cardinality;
     out.confidence = r.confidence;
+    if (r.extraction == "semantic_extraction") out.extraction = "llm";
     c_.relationships.push_back(std::move(out));
     Log(label + " added (" + r.extraction + ")");
     return true;

@@ -426,8 +426,10 @@ std::optional<ProposedRelationshipType> Validator::Relationship(const Json& r,
   const std::string method = Text(FindKey(r, {"extraction", "extraction_strategy", "strategy"}));
   rel.extraction = Lookup(method, kRelationshipMethods);
   if (rel.extraction.empty()) {
+    // Unstated: the deterministic strategies (B.5.2 type pattern without
+    // fields); the LLM (B.5.3) only where the model asks for it.
     rel.extraction =
-        rel.from_field.empty() && rel.to_field.empty() ? "semantic_extraction" : "join_on_field";
+        rel.from_field.empty() && rel.to_field.empty() ? "co_occurrence" : "join_on_field";
   }
   rel.cardinality = Lookup(Text(FindKey(r, {"cardinality"})), kCardinalities, true);
   rel.description = Text(FindKey(r, {"evidence", "description"}));

@@ -33,8 +33,9 @@ Status RunIngest(const IngestArgs& args) {
   std::printf("entities         %zu from records (%zu merged by key, %zu by name similarity), "
               "%zu from fields\n",
               r.entities, r.merged_by_key, r.merged_by_embedding, r.field_entities);
-  std::printf("relationships    %zu links, %zu unresolved references dropped, %zu text mentions\n",
-              r.links, r.unresolved_links, r.text_mentions);
+  std::printf("relationships    %zu links (%zu by the LLM in %zu calls), %zu unresolved references "
+              "dropped, %zu text mentions\n",
+              r.links, r.llm_links, r.llm_relation_calls, r.unresolved_links, r.text_mentions);
   std::printf("extraction       %s: %zu text passages\n", r.index.extractor.c_str(),
               r.index.passages_extracted);
   std::printf("time             plan %.3f s, graph %.3f s, total %.3f s (%.2f ms per record)\n",

@@ -35,9 +35,10 @@ Status RunSchemaShow(const std::string& path) {
                 how.c_str(), t.attributes.size(), key.c_str());
   }
   for (const RelationshipType& r : c.relationships) {
-    std::printf("  (%s)-[%s]->(%s)  %s.%s = %s.%s  %s conf %.2f\n", r.from.c_str(), r.name.c_str(),
+    std::printf("  (%s)-[%s]->(%s)  %s.%s = %s.%s  %s conf %.2f%s\n", r.from.c_str(), r.name.c_str(),
                 r.to.c_str(), r.from.c_str(), r.from_field.c_str(), r.to.c_str(),
-                r.to_field.c_str(), r.cardinality.c_str(), r.confidence);
+                r.to_field.c_str(), r.cardinality.c_str(), r.confidence,
+                r.extraction.empty() ? "" : (" [" + r.extraction + "]").c_str());
   }
   return Status::Ok();
 }
