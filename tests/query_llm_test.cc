@@ -13,6 +13,7 @@
 #include "flowrag/engine.h"
 #include "llm/chat_client.h"
 #include "retrieval/query_llm.h"
+#include "stub_chat_client.h"
 #include "stub_server.h"
 #include "test_util.h"
 
@@ -55,13 +56,8 @@ class QueryLlmTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(stub_.ok());
-    OpenAiChatOptions o;
-    o.base_url = stub_.BaseUrl();
-    o.model = "stub-chat";
-    o.max_retries = 0;
-    auto c = OpenAiChatClient::Create(o, nullptr);
-    ASSERT_TRUE(c.ok()) << c.status().ToString();
-    chat_ = std::move(c).value();
+    chat_ = testing::StubChatClient(stub_.BaseUrl(), "stub-chat");
+    ASSERT_NE(chat_, nullptr);
   }
   testing::RecordingJsonStub stub_{"/v1/chat/completions", Answer};
   std::unique_ptr<ChatModel> chat_;

@@ -15,6 +15,7 @@
 #include "llm/chat_client.h"
 #include "schema/llm_discovery.h"
 #include "schema/schema_proposal.h"
+#include "stub_chat_client.h"
 #include "stub_server.h"
 #include "test_util.h"
 
@@ -70,13 +71,8 @@ class LlmDiscoveryTest : public ::testing::Test {
     testing::WriteFile(dir_.File("customers.csv"), customers);
     testing::WriteFile(dir_.File("orders.csv"), orders);
     ASSERT_TRUE(stub_.ok());
-    OpenAiChatOptions o;
-    o.base_url = stub_.BaseUrl();
-    o.model = "stub-model";
-    o.max_retries = 0;
-    auto c = OpenAiChatClient::Create(o, nullptr);
-    ASSERT_TRUE(c.ok()) << c.status().ToString();
-    chat_ = std::move(c).value();
+    chat_ = testing::StubChatClient(stub_.BaseUrl());
+    ASSERT_NE(chat_, nullptr);
   }
 
   void Induce() {

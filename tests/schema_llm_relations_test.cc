@@ -19,6 +19,7 @@
 #include "schema/construct.h"
 #include "schema/llm_relations.h"
 #include "schema_store_util.h"
+#include "stub_chat_client.h"
 #include "stub_server.h"
 #include "test_util.h"
 
@@ -82,15 +83,7 @@ class LlmRelations : public ::testing::Test {
     contract_.relationships.push_back(made_of);
   }
 
-  std::unique_ptr<ChatModel> Client() {
-    OpenAiChatOptions o;
-    o.base_url = stub_.BaseUrl();
-    o.model = "stub-model";
-    o.max_retries = 0;
-    auto c = OpenAiChatClient::Create(o, nullptr);
-    EXPECT_TRUE(c.ok()) << c.status().ToString();
-    return c.ok() ? std::move(c).value() : nullptr;
-  }
+  std::unique_ptr<ChatModel> Client() { return StubChatClient(stub_.BaseUrl()); }
 
   ConstructionPlan Plan() {
     auto plan = PlanConstruction(dir_, contract_, ConstructionOptions{}, nullptr);
@@ -195,7 +188,7 @@ TEST_F(LlmRelations, IngestWithAModelStoresThemAndWithoutOneWarns) {
     IngestOptions options;  // extractor "auto": the model is configured
     auto r = (*engine)->Ingest(dir_, contract_, options);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
-    EXPECT_EQ(r->llm_relation_calls, 5u);
+    EXPECT_EQ(r->llm_calls, 5u);
     EXPECT_EQ(r->llm_links, 2u);
     const auto facts = Facts(db);
     EXPECT_TRUE(facts.count({"Espresso Machine", "MADE_OF", "steel"}));
@@ -221,7 +214,7 @@ TEST_F(LlmRelations, IngestWithAModelStoresThemAndWithoutOneWarns) {
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->llm_links, 0u);
   bool warned = false;
-  for (const std::string& w : r->warnings) warned = warned || Contains(w, "extraction: llm (B.5.3) were not extracted");
+  for (const std::string& w : r->warnings) warned = warned || Contains(w, "extracted by llm (Algorithm 3, B.5.3) were not extracted");
   EXPECT_TRUE(warned);
   const auto facts = Facts(offline_db);
   EXPECT_FALSE(facts.count({"Espresso Machine", "MADE_OF", "steel"}));

@@ -134,8 +134,12 @@ struct EntityType {
   //                    instance (e.g. Category from products.category);
   //   "nested_field"   every element of the list `extraction_field`
   //                    ("tags[*]", "items[*].sku") is one instance;
-  //   "llm"            instances come from the store's extractor reading the
-  //                    source's text (text documents and text fields).
+  //   "llm"            instances are named by a chat model in the text of the
+  //                    source's records, each passage asked once and every
+  //                    name checked against it (Algorithm 3; Engine::Ingest
+  //                    with the indexing model, none without one). A type
+  //                    without a source (a query-scoped extension, C.6) has
+  //                    no instances.
   // Field and nested-field instances are named by the value, deduplicated
   // by it (canonical form), DERIVED_FROM every record they occur in, and
   // linked to the record's entity.
@@ -248,10 +252,11 @@ struct IngestReport {
   size_t entities = 0;             // distinct entities the records define
   size_t merged_by_key = 0;        // records folded into an entity by identity key
   size_t merged_by_embedding = 0;  // by name similarity (types without a key)
-  size_t field_entities = 0;       // distinct field / nested_field instances (B.3.2)
+  size_t field_entities = 0;       // distinct field / nested_field / llm instances (B.3.2)
   size_t links = 0;                // relationship edges (all strategies, LLM ones included)
-  size_t llm_links = 0;            // of which by the chat model (B.5.3)
-  size_t llm_relation_calls = 0;   // chat calls made for them (cached ones included)
+  size_t llm_entities = 0;         // distinct instances of llm types (Algorithm 3)
+  size_t llm_links = 0;            // links by the chat model (B.5.3)
+  size_t llm_calls = 0;            // chat calls for both (cached ones included)
   size_t unresolved_links = 0;     // references matching nothing: dropped (see warnings)
   size_t text_mentions = 0;        // record entities named in text passages
   std::vector<std::string> warnings;

@@ -68,8 +68,8 @@ class EngineImpl final : public Engine {
   Status IngestDocuments(const DocumentProducer& produce, const IndexOptions& options,
                          IndexReport* report, IndexRunRecord* run);
   // Ingest() phases (engine_ingest.cc).
-  Status PlanLlmRelationships(const SchemaContract& contract, const IngestOptions& options,
-                              ConstructionPlan* plan, IngestReport* report);
+  Status PlanLlmExtraction(const SchemaContract& contract, const IngestOptions& options,
+                           ConstructionPlan* plan, IngestReport* report);
   Status WriteRecordDocuments(const ConstructionPlan& plan, const IngestOptions& options,
                               IngestReport* report, IndexRunRecord* run);
   Status WriteRecordGraph(const ConstructionPlan& plan, const IngestOptions& options,

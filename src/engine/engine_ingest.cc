@@ -21,6 +21,7 @@
 #include "extract/aho_corasick.h"
 #include "llm/chat_client.h"
 #include "schema/construct.h"
+#include "schema/llm_entities.h"
 #include "schema/llm_relations.h"
 #include "storage/llm_cache.h"
 #include "storage/graph_writer.h"
@@ -71,7 +72,7 @@ Result<IngestReport> EngineImpl::Ingest(const std::string& dir, const SchemaCont
     return embedder->Embed(names);
   };
   FLOWRAG_ASSIGN_OR_RETURN(ConstructionPlan plan, PlanConstruction(dir, contract, plan_options, embed));
-  FLOWRAG_RETURN_IF_ERROR(PlanLlmRelationships(contract, options, &plan, &report));
+  FLOWRAG_RETURN_IF_ERROR(PlanLlmExtraction(contract, options, &plan, &report));
   report.plan_seconds = SecondsSince(start);
   report.source_order = plan.source_order;
   report.merged_by_key = plan.merged_by_key;
@@ -115,32 +116,39 @@ Result<IngestReport> EngineImpl::Ingest(const std::string& dir, const SchemaCont
   return report;
 }
 
-// B.5.3 with the indexing chat model (the extractor "llm", or "auto" with a
-// model configured): the relationships declared `extraction: llm`, before
-// anything is written; answers are cached in the store, so a resumed run
-// asks again for nothing. Without a model they are skipped, with a warning.
-Status EngineImpl::PlanLlmRelationships(const SchemaContract& contract, const IngestOptions& options,
-                                        ConstructionPlan* plan, IngestReport* report) {
-  if (!HasLlmRelationships(contract)) return Status::Ok();
+// Algorithm 3 / B.3.3 and B.5.3 with the indexing chat model (the
+// extractor "llm", or "auto" with a model configured): instances of llm
+// entity types, then relationships declared `extraction: llm` (which may
+// connect them), before anything is written. Answers are cached in the
+// store, so a resumed run asks again for nothing. Without a model both are
+// skipped, with a warning.
+Status EngineImpl::PlanLlmExtraction(const SchemaContract& contract, const IngestOptions& options,
+                                     ConstructionPlan* plan, IngestReport* report) {
+  const bool types = !LlmEntityTypes(contract).empty(), relations = HasLlmRelationships(contract);
+  if (!types && !relations) return Status::Ok();
   FLOWRAG_ASSIGN_OR_RETURN(std::string extractor, ResolveExtractor(options.index));
   if (extractor.rfind("llm", 0) != 0 || options.index.dry_run) {
-    plan->warnings.push_back("relationships declared extraction: llm (B.5.3) were not extracted: " +
-                               std::string(options.index.dry_run ? "dry run" : "no chat model is used (extractor " + extractor + ")"));
+    const std::string what = types && relations ? "entity types and relationships" : types ? "entity types" : "relationships";
+    plan->warnings.push_back(what + " extracted by llm (Algorithm 3, B.5.3) were not extracted: " +
+                             (options.index.dry_run ? "dry run" : "no chat model is used (extractor " + extractor + ")"));
     return Status::Ok();
   }
   FLOWRAG_ASSIGN_OR_RETURN(OpenAiChatOptions co, OpenAiChatOptionsFromEnv(OpenAiChatOptions{}));
   StoreResponseCache cache(store_.get());
   FLOWRAG_ASSIGN_OR_RETURN(auto client, OpenAiChatClient::Create(co, &cache));
+  const LlmEntityReport e = ExtractLlmEntities(contract, plan, *client);
   const LlmRelationReport r = ExtractLlmRelationships(contract, plan, *client);
+  report->llm_entities = e.entities;
   report->llm_links = r.added;
-  report->llm_relation_calls = r.calls;
-  if (r.failed_calls > 0) {
-    plan->warnings.push_back(std::to_string(r.failed_calls) + " of " + std::to_string(r.calls) +
-                               " LLM relationship calls failed or were unreadable; those records have none");
+  report->llm_calls = e.calls + r.calls;
+  if (e.failed_calls + r.failed_calls > 0) {
+    plan->warnings.push_back(std::to_string(e.failed_calls + r.failed_calls) + " of " +
+                             std::to_string(report->llm_calls) +
+                             " LLM extraction calls failed or were unreadable; what they would have found is missing");
   }
   if (r.over_cap > 0) {
     plan->warnings.push_back(std::to_string(r.over_cap) +
-                               " records past the cap of LLM relationship calls per source were not asked");
+                             " records past the cap of LLM relationship calls per source were not asked");
   }
   return Status::Ok();
 }
@@ -226,25 +234,29 @@ Status EngineImpl::WriteRecordGraph(const ConstructionPlan& plan, const IngestOp
     return Status::Ok();
   };
   // Pass 1: every record defines its entity (row_as_entity) and its field
-  // instances (field / nested_field); its text chunks mention its entity.
+  // instances (field / nested_field) and llm instances, each on the passage
+  // it was read from; its text chunks mention its entity.
   FLOWRAG_RETURN_IF_ERROR(in_batches(
       [&](GraphWriter& w, const PlannedRecord& r, const std::vector<int64_t>& ids) -> Status {
-        if (r.text_document) return Status::Ok();
+        if (r.text_document && r.derived.empty()) return Status::Ok();
         for (size_t k = 0; k < ids.size(); ++k) {
           PassageExtraction ex;
           ex.passage_id = ids[k];
-          ExtractedEntity e;
-          e.name = r.title;
-          e.type = r.entity_type;
-          e.defining = k == 0;
-          ex.entities.push_back(std::move(e));
-          for (size_t d = 0; k == 0 && d < r.derived.size(); ++d) {
+          if (!r.text_document) {
+            ExtractedEntity e;
+            e.name = r.title;
+            e.type = r.entity_type;
+            e.defining = k == 0;
+            ex.entities.push_back(std::move(e));
+          }
+          for (const PlannedEntity& d : r.derived) {
+            if (d.passage != k) continue;
             ExtractedEntity f;
-            f.name = r.derived[d].name;
-            f.type = r.derived[d].type;
+            f.name = d.name;
+            f.type = d.type;
             ex.entities.push_back(std::move(f));
           }
-          FLOWRAG_RETURN_IF_ERROR(w.ApplyPassage(ex, kSchemaExtractor));
+          if (!ex.entities.empty()) FLOWRAG_RETURN_IF_ERROR(w.ApplyPassage(ex, kSchemaExtractor));
         }
         return Status::Ok();
       }));

@@ -18,7 +18,8 @@
 //     type's field (every element of its list) is an instance named by the
 //     value, one per name as the store resolves names (EntityKey: the first
 //     spelling wins), defined by every
-//     record it occurs in; llm types are left to the store's extractor;
+//     record it occurs in; llm types are read by a chat model, when one
+//     is used, from the records' text (schema/llm_entities.h);
 //   - deduplication (B.4): records with equal identity key values define
 //     one entity (stage 1); types without a key merge records whose names
 //     embed at cosine ≥ `dedup_similarity` (stage 2, single linkage); a name
@@ -65,9 +66,10 @@ struct PlannedLink {
   std::string subject;   // entity name; "" for the record's entity
 };
 
-// An instance of a field or nested_field type read from a record.
+// An instance of a field, nested_field or llm type read from a record.
 struct PlannedEntity {
   std::string name, type;
+  uint32_t passage = 0;  // the record passage it is read from (llm instances in text)
 };
 
 struct PlannedRecord {

@@ -31,11 +31,15 @@ Status RunIngest(const IngestArgs& args) {
               r.index.documents_added, r.index.documents_replaced, r.index.documents_unchanged,
               r.index.passages_added, r.index.passages_embedded);
   std::printf("entities         %zu from records (%zu merged by key, %zu by name similarity), "
-              "%zu from fields\n",
+              "%zu field and llm instances\n",
               r.entities, r.merged_by_key, r.merged_by_embedding, r.field_entities);
-  std::printf("relationships    %zu links (%zu by the LLM in %zu calls), %zu unresolved references "
-              "dropped, %zu text mentions\n",
-              r.links, r.llm_links, r.llm_relation_calls, r.unresolved_links, r.text_mentions);
+  std::printf("relationships    %zu links (%zu by the LLM), %zu unresolved references dropped, "
+              "%zu text mentions\n",
+              r.links, r.llm_links, r.unresolved_links, r.text_mentions);
+  if (r.llm_calls > 0) {
+    std::printf("llm              %zu calls: %zu instances of llm types, %zu links\n", r.llm_calls,
+                r.llm_entities, r.llm_links);
+  }
   std::printf("extraction       %s: %zu text passages\n", r.index.extractor.c_str(),
               r.index.passages_extracted);
   std::printf("time             plan %.3f s, graph %.3f s, total %.3f s (%.2f ms per record)\n",
