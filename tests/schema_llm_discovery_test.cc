@@ -14,6 +14,7 @@
 #include "flowrag/schema.h"
 #include "llm/chat_client.h"
 #include "schema/llm_discovery.h"
+#include "schema/matched_samples.h"
 #include "schema/schema_proposal.h"
 #include "stub_chat_client.h"
 #include "stub_server.h"
@@ -258,8 +259,19 @@ TEST_F(LlmDiscoveryTest, TwoPassRunMergesOverTheOfflineContract) {
   EXPECT_NE(p1.find("orders.customer_id -> customers.customer_id"), std::string::npos);
   EXPECT_NE(p1.find("representative"), std::string::npos);
   EXPECT_NE(p1.find("@example.com"), std::string::npos);
+  // ... and matched samples (A.8.1): customer 1 with both of its orders.
+  EXPECT_EQ(report.pass1.matched_sets, 5u);
+  const size_t matched = p1.find("MATCHED RECORDS");
+  ASSERT_NE(matched, std::string::npos);
+  const size_t set1 = p1.find("orders.customer_id = customers.customer_id = \"1\": 2 record(s) of "
+                              "\"orders\", 1 of \"customers\"", matched);
+  ASSERT_NE(set1, std::string::npos) << p1.substr(matched);
+  EXPECT_NE(p1.find("record 1 of 12, matched", set1), std::string::npos);
+  EXPECT_NE(p1.find("record 9 of 12, matched", set1), std::string::npos);
+  EXPECT_NE(p1.find("\"name\":\"Name 0\"", set1), std::string::npos);
   const std::string p2 = requests[1].body["messages"][1]["content"];
   EXPECT_NE(p2.find("EXISTING SCHEMA"), std::string::npos);
+  EXPECT_EQ(p2.find("MATCHED RECORDS"), std::string::npos);
   EXPECT_NE(p2.find("PurchaseOrder"), std::string::npos);
 }
 
@@ -414,6 +426,59 @@ TEST_F(LlmDiscoveryTest, ChangedFolderAndBadOptionsFailBeforeAnyCall) {
   EXPECT_EQ(stale.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(stale.status().message().find("induce the schema again"), std::string::npos);
   EXPECT_TRUE(stub_.requests().empty());
+}
+
+FlatRecord Record(std::vector<std::pair<std::string, std::string>> values) {
+  FlatRecord r;
+  r.values = std::move(values);
+  return r;
+}
+
+TEST(MatchedSamplingTest, GroupsEveryRecordOfBothSidesByTheSharedValue) {
+  ForeignKey fk;
+  fk.from_source = "orders";
+  fk.from_field = "customer";
+  fk.to_source = "customers";
+  fk.to_field = "id";
+  // c2 has three orders, c1 one, c9 none on the other side, one order has no customer.
+  const std::vector<FlatRecord> orders = {Record({{"customer", "c2"}}), Record({{"customer", "c9"}}),
+                                          Record({{"customer", "c1"}}), Record({{"customer", "c2"}}),
+                                          Record({{"customer", ""}}), Record({{"customer", "c2"}})};
+  const std::vector<FlatRecord> customers = {Record({{"id", "c1"}}), Record({{"id", "c2"}}),
+                                             Record({{"id", "c3"}})};
+  const auto sets = MatchedSampling(fk, orders, customers);
+  ASSERT_EQ(sets.size(), 2u);  // c9 and c3 are on one side only
+  EXPECT_EQ(sets[0].value, "c2");  // first seen in the referencing source
+  EXPECT_EQ(sets[0].from_records, (std::vector<size_t>{0, 3, 5}));
+  EXPECT_EQ(sets[0].to_records, std::vector<size_t>{1});
+  EXPECT_EQ(sets[1].value, "c1");
+  EXPECT_EQ(sets[1].from_records, std::vector<size_t>{2});
+
+  // List paths contribute every element; a record counts once per value.
+  fk.from_field = "tags[*]";
+  fk.to_field = "tag";
+  const std::vector<FlatRecord> posts = {Record({{"tags[*]", "a"}, {"tags[*]", "b"}, {"tags[*]", "a"}}),
+                                         Record({{"tags[*]", "b"}})};
+  const std::vector<FlatRecord> tags = {Record({{"tag", "b"}}), Record({{"tag", "a"}})};
+  const auto by_tag = MatchedSampling(fk, posts, tags);
+  ASSERT_EQ(by_tag.size(), 2u);
+  EXPECT_EQ(by_tag[0].value, "a");
+  EXPECT_EQ(by_tag[0].from_records, std::vector<size_t>{0});
+  EXPECT_EQ(by_tag[1].from_records, (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(by_tag[1].to_records, std::vector<size_t>{0});
+
+  // At most max_values values, spread over the shared ones.
+  std::vector<FlatRecord> many_from, many_to;
+  for (int i = 0; i < 100; ++i) {
+    many_from.push_back(Record({{"tags[*]", std::to_string(i)}}));
+    many_to.push_back(Record({{"tag", std::to_string(i)}}));
+  }
+  const auto spread = MatchedSampling(fk, many_from, many_to, 4);
+  ASSERT_EQ(spread.size(), 4u);
+  EXPECT_EQ(spread[0].value, "0");
+  EXPECT_EQ(spread[1].value, "25");
+  EXPECT_EQ(spread[3].value, "75");
+  EXPECT_TRUE(MatchedSampling(fk, many_from, many_to, 0).empty());
 }
 
 TEST(SchemaNamesTest, PascalAndUpperSnake) {

@@ -178,6 +178,11 @@ ChatRequest DeepDiscoveryRequest(const DiscoveryPromptInput& in, int max_tokens,
   u += Common(in);
   u += "SAMPLE DATA (read every record; it is your only evidence):\n" +
        (in.samples.empty() ? std::string("(no samples)\n") : in.samples) + "\n";
+  if (!in.matched.empty()) {
+    u += "MATCHED RECORDS (linked sources: for one shared key value, the records of both "
+         "sides; they show how the sources relate and with which cardinality):\n" +
+         in.matched + "\n";
+  }
   u += R"(STEP A - OBSERVE. Note concrete patterns before modelling: identifiers and keys,
 labels that repeat, speaker or turn markers, dates and times, nested lists. For each,
 record the field id and a short snippet.

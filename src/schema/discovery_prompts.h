@@ -43,6 +43,7 @@ struct DiscoveryPromptInput {
   std::string catalog;      // RenderFieldCatalog()
   std::string hints;        // RenderStructuralHints()
   std::string samples;      // RenderSampleRecord() blocks; may be empty
+  std::string matched;      // pass 1: matched record sets of linked sources (A.8.1); may be empty
   std::string existing;     // pass 2: the pass-1 schema as JSON
 };
 

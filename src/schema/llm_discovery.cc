@@ -11,6 +11,7 @@
 #include "schema/discovery.h"
 #include "schema/discovery_prompts.h"
 #include "schema/exclusions.h"
+#include "schema/matched_samples.h"
 #include "schema/proposal_merge.h"
 #include "schema/samples.h"
 
@@ -39,10 +40,18 @@ Status CheckOptions(const LlmDiscoveryOptions& o) {
   return Status::Ok();
 }
 
-// The quoted records of each source, r* first, from the records in `dir`.
-Result<std::vector<std::vector<std::string>>> SampleBlocks(const InducedSchema& schema,
-                                                           const std::string& dir,
-                                                           const LlmDiscoveryOptions& o) {
+// One source's records as discovery reads them, and its quoted blocks, r*
+// first.
+struct SourceSamples {
+  const SourceInfo* info = nullptr;
+  std::vector<FlatRecord> records;
+  std::set<std::string> paths;  // catalog paths: what may be quoted
+  std::vector<std::string> blocks;
+};
+
+// The records of every source of `schema`, read again from `dir`.
+Result<std::vector<SourceSamples>> ReadSamples(const InducedSchema& schema, const std::string& dir,
+                                               const LlmDiscoveryOptions& o) {
   Exclusions exclusions;
   std::string manifest = o.exclusions;
   if (manifest.empty() && fs::exists(fs::path(dir) / "flowrag_exclude.yaml")) {
@@ -56,7 +65,7 @@ Result<std::vector<std::vector<std::string>>> SampleBlocks(const InducedSchema& 
                            DiscoverSources(dir, exclusions, DiscoveryOptions{}, &excluded));
   std::map<std::string, const DiscoveredSource*> by_name;
   for (const DiscoveredSource& d : found) by_name[d.name] = &d;
-  std::vector<std::vector<std::string>> out;
+  std::vector<SourceSamples> out;
   for (const SourceInfo& s : schema.sources) {
     auto it = by_name.find(s.name);
     if (it == by_name.end()) {
@@ -64,19 +73,21 @@ Result<std::vector<std::vector<std::string>>> SampleBlocks(const InducedSchema& 
                                         "\" of the schema is not there any more; induce the "
                                         "schema again");
     }
+    SourceSamples source;
+    source.info = &s;
     std::vector<std::string> columns;
     size_t transcoded = 0;
-    FLOWRAG_ASSIGN_OR_RETURN(std::vector<FlatRecord> records,
+    FLOWRAG_ASSIGN_OR_RETURN(source.records,
                              LoadSourceRecords(*it->second, dir, &columns, &transcoded));
+    const std::vector<FlatRecord>& records = source.records;
     if (static_cast<int64_t>(records.size()) != s.records) {
       return Status::FailedPrecondition((s.path.empty() ? s.name : s.path) + ": " +
                                         std::to_string(records.size()) +
                                         " records, the schema was induced over " +
                                         std::to_string(s.records) + "; induce the schema again");
     }
-    std::set<std::string> paths;
     for (const FieldInfo& f : schema.fields) {
-      if (f.source == s.name) paths.insert(f.path);
+      if (f.source == s.name) source.paths.insert(f.path);
     }
     // A schema read back from YAML has no sample choice: make it now.
     long representative = s.representative;
@@ -85,17 +96,58 @@ Result<std::vector<std::vector<std::string>>> SampleBlocks(const InducedSchema& 
       representative = RepresentativeRecord(records);
       samples = DiverseSamples(records, representative);
     }
-    std::vector<std::string> blocks;
     if (representative >= 0 && static_cast<size_t>(representative) < records.size()) {
       const size_t r = static_cast<size_t>(representative);
-      blocks.push_back(
-          RenderSampleRecord(s, r, records[r], "representative", paths, o.max_value_bytes));
+      source.blocks.push_back(RenderSampleRecord(s, r, records[r], "representative", source.paths,
+                                                 o.max_value_bytes));
     }
     for (size_t i : samples) {
       if (i >= records.size() || static_cast<long>(i) == representative) continue;
-      blocks.push_back(RenderSampleRecord(s, i, records[i], "sample", paths, o.max_value_bytes));
+      source.blocks.push_back(
+          RenderSampleRecord(s, i, records[i], "sample", source.paths, o.max_value_bytes));
     }
-    out.push_back(std::move(blocks));
+    out.push_back(std::move(source));
+  }
+  return out;
+}
+
+// A.8.1: for every foreign key, the records of both sources that share a
+// link-key value (Algorithm 2, `matched_values` values each), quoted while
+// `matched_sample_tokens` last; the first key's sets before the second's.
+std::string MatchedBlocks(const InducedSchema& schema, const std::vector<SourceSamples>& sources,
+                          const LlmDiscoveryOptions& o, size_t* sets) {
+  std::map<std::string, const SourceSamples*> by_name;
+  for (const SourceSamples& s : sources) by_name[s.info->name] = &s;
+  const size_t budget = o.matched_sample_tokens * o.chars_per_token;
+  constexpr size_t kRecordsPerSide = 3;
+  auto quote = [&](const SourceSamples& s, const std::vector<size_t>& records) {
+    std::string out;
+    for (size_t k = 0; k < records.size() && k < kRecordsPerSide; ++k) {
+      out += RenderSampleRecord(*s.info, records[k], s.records[records[k]], "matched", s.paths,
+                                o.max_value_bytes);
+    }
+    if (records.size() > kRecordsPerSide) {
+      out += "(+" + std::to_string(records.size() - kRecordsPerSide) + " more records of \"" +
+             s.info->name + "\" with this value)\n";
+    }
+    return out;
+  };
+  std::string out;
+  for (const ForeignKey& fk : schema.foreign_keys) {
+    auto from = by_name.find(fk.from_source), to = by_name.find(fk.to_source);
+    if (from == by_name.end() || to == by_name.end()) continue;
+    for (const MatchedSet& m :
+         MatchedSampling(fk, from->second->records, to->second->records, o.matched_values)) {
+      const std::string block =
+          "=== " + fk.from_source + "." + fk.from_field + " = " + fk.to_source + "." + fk.to_field +
+          " = " + Json(m.value).dump() + ": " + std::to_string(m.from_records.size()) +
+          " record(s) of \"" + fk.from_source + "\", " + std::to_string(m.to_records.size()) +
+          " of \"" + fk.to_source + "\"\n" + quote(*from->second, m.from_records) +
+          quote(*to->second, m.to_records);
+      if (out.size() + block.size() > budget) return out;
+      out += block;
+      ++*sets;
+    }
   }
   return out;
 }
@@ -152,14 +204,15 @@ Result<SchemaContract> DiscoverWithLlm(const InducedSchema& schema, const std::s
   for (const EntityType& t : offline.entity_types) known[t.name] = t.source;
   const FieldCatalog catalog(schema);
 
-  FLOWRAG_ASSIGN_OR_RETURN(auto blocks, SampleBlocks(schema, dir, options));
+  FLOWRAG_ASSIGN_OR_RETURN(std::vector<SourceSamples> sources, ReadSamples(schema, dir, options));
   std::string samples1, samples2;
   const size_t budget1 = options.pass1_sample_tokens * options.chars_per_token;
   const size_t budget2 = options.pass2_sample_tokens * options.chars_per_token;
   size_t rounds = 0;
-  for (const auto& b : blocks) rounds = std::max(rounds, b.size());
+  for (const SourceSamples& s : sources) rounds = std::max(rounds, s.blocks.size());
   for (size_t round = 0; round < rounds; ++round) {
-    for (const auto& b : blocks) {
+    for (const SourceSamples& s : sources) {
+      const std::vector<std::string>& b = s.blocks;
       if (round >= b.size()) continue;
       const std::string& block = b[round];
       if (samples1.size() + block.size() <= budget1) {
@@ -185,6 +238,7 @@ Result<SchemaContract> DiscoverWithLlm(const InducedSchema& schema, const std::s
 
   // Pass 1: deep discovery.
   input.samples = samples1;
+  input.matched = MatchedBlocks(schema, sources, options, &rep.pass1.matched_sets);
   SchemaProposal proposal;
   FLOWRAG_RETURN_IF_ERROR(RunPass(
       chat, DeepDiscoveryRequest(input, options.max_tokens, options.temperature),
@@ -201,6 +255,7 @@ Result<SchemaContract> DiscoverWithLlm(const InducedSchema& schema, const std::s
 
   // Pass 2: validation and extension.
   input.samples = samples2;
+  input.matched.clear();
   input.existing = RenderExistingSchema(ProposalToJson(proposal, catalog, known));
   FLOWRAG_RETURN_IF_ERROR(RunPass(
       chat, ValidationRequest(input, options.max_tokens, options.temperature),

@@ -13,7 +13,11 @@
 //      representative record r* and diverse samples it chose are quoted,
 //      catalog fields only, r* of every source first, then the samples
 //      round-robin, while `pass1_sample_tokens` last; the rest, while
-//      `pass2_sample_tokens` last, go to pass 2.
+//      `pass2_sample_tokens` last, go to pass 2. Pass 1 also quotes matched
+//      samples (A.8.1, schema/matched_samples.h): for each foreign key, up
+//      to `matched_values` shared key values with the records of both
+//      sources holding each (3 a side quoted, the rest counted), while
+//      `matched_sample_tokens` last.
 //   2. Pass 1, deep discovery (E.1): catalog + structural hints + samples →
 //      entity types, relationships, temporal configuration.
 //   3. The answer is repaired (extract/json_repair.h; an answer cut off by
@@ -70,6 +74,8 @@ struct LlmDiscoveryOptions {
   // characters per token.
   size_t pass1_sample_tokens = 8000;
   size_t pass2_sample_tokens = 4000;
+  size_t matched_sample_tokens = 2000;  // A.8.1 matched record sets, pass 1
+  size_t matched_values = 5;            // Algorithm 2: Sample(K_common, 5) per link
   size_t chars_per_token = 4;
   size_t max_value_bytes = 400;  // each quoted value is cut to this, ≥ 16
   int max_tokens = 4096;         // answer budget per call, ≥ 1
@@ -85,6 +91,7 @@ struct LlmPassReport {
   int64_t completion_tokens = 0;
   bool truncated = false;            // the used answer hit max_tokens and was closed
   size_t samples = 0;                // records quoted in the prompt
+  size_t matched_sets = 0;           // A.8.1 matched record sets quoted (pass 1)
   std::vector<std::string> repairs;  // JSON repairs and follow-up turns
   ProposalCheck check;               // references, FieldValidity, drops, adjustments
 };
