@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "flowrag/schema.h"
 #include "test_util.h"
@@ -130,6 +131,87 @@ TEST_F(ContractTest, ExclusionManifestRemovesFilesAndFieldsFirst) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("bad.yaml:2: exclude.files"), std::string::npos)
       << bad.status().ToString();
+}
+
+// The manifest's rules travel in the contract (its `exclude` block), so
+// ingestion applies them without the manifest; the block round-trips and
+// the linter checks it like the rest.
+TEST_F(ContractTest, ExclusionRulesAreRecordedInTheContractAndRoundTrip) {
+  testing::WriteFile(dir_.File("notes/a.txt"), "# A\n\nalpha\n");
+  testing::WriteFile(dir_.File("notes/b.txt"), "# B\n\nbeta\n");
+  testing::TempDir elsewhere;  // outside the folder
+  const std::string manifest = elsewhere.File("manifest.yaml");
+  testing::WriteFile(manifest,
+                     "exclude:\n  files: [\"scratch/*\", \"notes/b.txt\"]\n"
+                     "  fields: [\"countries.password\", \"*.ssn\"]\n");
+  SchemaOptions o;
+  o.exclusions = manifest;
+  auto s = InduceSchema(dir_.path(), o);
+  std::filesystem::remove(manifest);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->exclusion_rules.files, (std::vector<std::string>{"scratch/*", "notes/b.txt"}));
+  EXPECT_EQ(s->exclusion_rules.fields, (std::vector<std::string>{"countries.password", "*.ssn"}));
+  const SchemaContract c = DeriveContract(*s);
+  const std::string yaml = ToYaml(c);
+  EXPECT_NE(yaml.find("exclude:"), std::string::npos) << yaml;
+  auto back = ParseContract(yaml, "schema.yaml");
+  ASSERT_TRUE(back.ok()) << back.status().ToString() << "\n" << yaml;
+  EXPECT_EQ(back->structure.exclusion_rules.files, s->exclusion_rules.files);
+  EXPECT_EQ(back->structure.exclusion_rules.fields, s->exclusion_rules.fields);
+  EXPECT_TRUE(back->structure.exclusion_rules.ExcludesField("users", "ssn"));
+  EXPECT_EQ(ToYaml(*back), yaml);  // stable
+  // The notes left: one text file, a source of its own (not a corpus).
+  for (const SourceInfo& src : back->structure.sources) {
+    EXPECT_EQ(src.corpus_files, 0u) << src.name;
+  }
+
+  // Without a manifest there is no block, and a corpus records its size.
+  std::filesystem::remove(dir_.File("scratch/tmp.csv"));
+  auto plain = InduceSchema(dir_.path());
+  ASSERT_TRUE(plain.ok());
+  const std::string plain_yaml = ToYaml(DeriveContract(*plain));
+  EXPECT_EQ(plain_yaml.find("exclude:"), std::string::npos) << plain_yaml;
+  auto plain_back = ParseContract(plain_yaml, "schema.yaml");
+  ASSERT_TRUE(plain_back.ok()) << plain_back.status().ToString();
+  bool corpus = false;
+  for (const SourceInfo& src : plain_back->structure.sources) {
+    corpus |= src.name == "notes" && src.corpus_files == 2;
+  }
+  EXPECT_TRUE(corpus) << plain_yaml;
+
+  // Hand edits of the block fail naming the file, line and entry.
+  struct Case {
+    std::string text, expect;
+  };
+  const std::vector<Case> cases = {
+      {Edit(yaml, "\"*.ssn\"", "\"\""), "exclude.fields[1]: expected a non-empty glob pattern"},
+      {Edit(yaml, "  files: [", "  file: ["), "exclude.file: unknown key (expected files or fields)"},
+      {Edit(yaml, "  fields: [countries.password, \"*.ssn\"]", "  fields: \"*.ssn\""),
+       "exclude.fields: expected a list of glob patterns"},
+      {Edit(yaml, "records: 8\n", "records: 8\n    corpus_files: -1\n"), ".corpus_files: expected a count"},
+  };
+  for (const Case& k : cases) {
+    auto r = ParseContract(k.text, "schema.yaml");
+    ASSERT_FALSE(r.ok()) << k.expect << "\n" << k.text;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find(k.expect), std::string::npos) << r.status().ToString();
+    EXPECT_NE(r.status().message().find("schema.yaml:"), std::string::npos) << r.status().ToString();
+  }
+  const std::string line = std::to_string(LineOf(yaml, "*.ssn"));
+  auto empty_glob = ParseContract(Edit(yaml, "\"*.ssn\"", "\"\""), "schema.yaml");
+  EXPECT_NE(empty_glob.status().message().find("schema.yaml:" + line + ": exclude.fields[1]"),
+            std::string::npos)
+      << empty_glob.status().ToString();
+
+  // Extension unions the rules: what either side excluded stays excluded.
+  const ExtensionResult ext = ExtendContract(*plain_back, *back);
+  EXPECT_EQ(ext.contract.structure.exclusion_rules.files, back->structure.exclusion_rules.files);
+  EXPECT_EQ(ext.contract.structure.exclusion_rules.fields, back->structure.exclusion_rules.fields);
+  EXPECT_NE(std::find(ext.added.begin(), ext.added.end(), "exclusion of files notes/b.txt"),
+            ext.added.end())
+      << ::testing::PrintToString(ext.added);
+  EXPECT_EQ(ext.contract.version, 2);
+  EXPECT_TRUE(ParseContract(ToYaml(ext.contract), "schema.yaml").ok());
 }
 
 TEST_F(ContractTest, PersistentExtensionIsMonotonicAndVersioned) {

@@ -31,12 +31,28 @@
 
 namespace flowrag {
 
+// The rules of an exclusion manifest (A.3): fnmatch globs on file paths
+// relative to the folder, and on "source.field". A contract keeps the rules
+// it was induced under (SchemaContract::structure.exclusion_rules), so
+// ingestion removes the same files and fields without the manifest.
+struct ExclusionRules {
+  std::vector<std::string> files;
+  std::vector<std::string> fields;
+
+  bool empty() const { return files.empty() && fields.empty(); }
+  bool ExcludesFile(const std::string& relative_path) const;
+  bool ExcludesField(const std::string& source, const std::string& field) const;
+  // Adds the globs of `other` that are not here yet; returns how many.
+  size_t Merge(const ExclusionRules& other);
+};
+
 struct SchemaOptions {
   // An exclusion manifest (YAML) applied before anything reads the data:
   //   exclude:
   //     files: ["raw/*.tmp.csv", "secrets.csv"]    # globs on paths relative to the folder
   //     fields: ["users.password", "*.ssn"]        # globs on source.field
-  // Empty: the folder's "flowrag_exclude.yaml" when present.
+  // Empty: the folder's "flowrag_exclude.yaml" when present. Its rules are
+  // recorded in the result (InducedSchema::exclusion_rules).
   std::string exclusions;
   // A.7.1: qualify(f) = uniq ≥ 0.95, or uniq ≥ 0.80 and an id-like name.
   double unique_ratio = 0.95;
@@ -107,6 +123,9 @@ struct InducedSchema {
   std::vector<ForeignKey> foreign_keys;
   std::vector<std::string> warnings;
   std::vector<std::string> excluded;  // files and fields the manifest removed
+  // The manifest's rules: written into the contract (its `exclude` block)
+  // and applied again by every ingestion under it.
+  ExclusionRules exclusion_rules;
   double seconds = 0;
 };
 
@@ -207,7 +226,8 @@ Result<SchemaContract> DiscoverContractWithLlm(const InducedSchema& schema, cons
 // merge is monotonic: nothing of `base` is removed or altered (its sources,
 // fields, keys, types, attributes and relationships stay as they are; a new
 // key of an existing source is secondary; a type whose name is taken by
-// another source is renamed Name2, Name3, ...). When anything is added the
+// another source is renamed Name2, Name3, ...). Exclusion rules are
+// unioned (what either excluded stays excluded). When anything is added the
 // version is bumped and an extension log entry lists it; otherwise the
 // contract comes back unchanged, same version.
 //
@@ -219,10 +239,16 @@ struct ExtensionResult {
 };
 ExtensionResult ExtendContract(const SchemaContract& base, const SchemaContract& incoming);
 
-// YAML text of the contract, and back. LoadContract validates it (the
+// YAML text of the contract, and back. Top level: flowrag_schema (1),
+// version, generated_by, exclude ({files: [globs], fields: [globs]}: the
+// rules it was induced under, applied by every ingestion; absent when there
+// are none), sources (name, path, format, records, corpus_files when the
+// source is a corpus directory, fields), identity_keys, foreign_keys,
+// entity_types, relationships, extensions. LoadContract validates it (the
 // linter of A.6.1): every field reference is in the catalog (closed world),
 // relationship endpoints are defined entity types, entity names are
-// PascalCase and relationship names UPPER_SNAKE, versions are positive.
+// PascalCase and relationship names UPPER_SNAKE, versions are positive,
+// exclusion globs are non-empty and `exclude` has no other keys.
 // Errors name the file, line and field ("schema.yaml:14: relationships[2].to:
 // \"Contnent\" is not an entity type").
 std::string ToYaml(const SchemaContract& contract);
@@ -232,6 +258,10 @@ Result<SchemaContract> LoadContract(const std::string& path);
 // ---- Schema-driven construction (Appendix B): Engine::Ingest ----------------
 
 struct IngestOptions {
+  // An exclusion manifest (see SchemaOptions::exclusions) applied on top of
+  // the contract's own rules (what induction excluded) and the folder's
+  // "flowrag_exclude.yaml": exclusions only ever add up. "" : none.
+  std::string exclusions;
   // Chunking of text fields and text documents (B.7.4: boundary chunks of
   // 8,000 chars with 500 overlap above 10,000 chars), batch sizes, and the
   // extractor that reads text documents ("auto": the LLM when configured).

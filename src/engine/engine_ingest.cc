@@ -65,6 +65,7 @@ Result<IngestReport> EngineImpl::Ingest(const std::string& dir, const SchemaCont
   IngestReport report;
 
   ConstructionOptions plan_options;
+  plan_options.exclusions = options.exclusions;
   plan_options.chunking = options.index.chunking;
   plan_options.dedup_similarity = options.dedup_similarity;
   std::shared_ptr<Embedder> embedder = embedder_;
@@ -159,11 +160,12 @@ Status EngineImpl::WriteRecordDocuments(const ConstructionPlan& plan, const Inge
   const std::string chunking = "schema/v1:" + options.index.chunking.Signature();
   std::vector<DocumentWrite> batch;
   auto flush = [&]() { return CommitDocuments(&batch, options.index, &ix, run); };
-  std::set<std::string> planned, sources;
+  std::set<std::string> planned;
+  // Every source of the contract: one now excluded or emptied loses its records too.
+  const std::set<std::string> sources(plan.source_order.begin(), plan.source_order.end());
   for (const PlannedRecord& r : plan.records) {
     ++ix.documents_seen;
     planned.insert(r.document_id);
-    sources.insert(r.source);
     const uint64_t hash = RecordHash(r, chunking);
     FLOWRAG_ASSIGN_OR_RETURN(auto stored, store_->DocumentHash(r.document_id));
     if (stored && *stored == hash) {

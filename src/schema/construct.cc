@@ -281,41 +281,54 @@ Result<ConstructionPlan> PlanConstruction(const std::string& dir, const SchemaCo
                                           const ConstructionOptions& options,
                                           const NameEmbedder& embed) {
   ConstructionPlan plan;
-  FLOWRAG_ASSIGN_OR_RETURN(Exclusions exclusions, LoadFolderExclusions(dir, ""));
-  std::vector<std::string> excluded;
-  FLOWRAG_ASSIGN_OR_RETURN(std::vector<DiscoveredSource> found,
-                           DiscoverSources(dir, exclusions, DiscoveryOptions{}, &excluded));
-  std::map<std::string, const DiscoveredSource*> by_name;
-  for (const DiscoveredSource& d : found) by_name[d.name] = &d;
-  for (const DiscoveredSource& d : found) {
-    bool known = false;
-    for (const SourceInfo& s : contract.structure.sources) known = known || s.name == d.name;
-    if (!known) {
-      plan.warnings.push_back(d.files.front() + ": source \"" + d.name +
-                              "\" is not in the contract (extend it: schema induce --extend); skipped");
-    }
+  // What induction excluded (the contract's rules), the folder's manifest
+  // when there is one, and the caller's: more exclusions never leak data.
+  Exclusions exclusions = contract.structure.exclusion_rules;
+  FLOWRAG_ASSIGN_OR_RETURN(Exclusions folder, LoadFolderExclusions(dir, ""));
+  exclusions.Merge(folder);
+  if (!options.exclusions.empty()) {
+    FLOWRAG_ASSIGN_OR_RETURN(Exclusions extra, LoadExclusions(options.exclusions));
+    exclusions.Merge(extra);
+  }
+  std::vector<std::string> excluded, unclaimed;
+  FLOWRAG_ASSIGN_OR_RETURN(
+      std::vector<DiscoveredSource> found,
+      MatchContractSources(dir, contract.structure.sources, exclusions, &excluded, &unclaimed));
+  for (const std::string& f : unclaimed) {
+    plan.warnings.push_back(f + ": in no source of the contract (extend it: schema induce --extend); skipped");
   }
 
   plan.source_order = HierarchyOrder(contract);
   std::map<std::string, SourceRecords> loaded;
   for (const std::string& name : plan.source_order) {
     SourceRecords& s = loaded[name];
-    for (const SourceInfo& info : contract.structure.sources) {
-      if (info.name == name) s.info = &info;
+    const DiscoveredSource* files = nullptr;
+    for (size_t k = 0; k < contract.structure.sources.size(); ++k) {
+      if (contract.structure.sources[k].name != name) continue;
+      s.info = &contract.structure.sources[k];
+      files = &found[k];
     }
     s.type = TypeOfSource(contract, name);
     if (!s.type) {
       plan.warnings.push_back("contract: source \"" + name + "\" has no entity type; skipped");
       continue;
     }
-    auto it = by_name.find(name);
-    if (it == by_name.end()) {
-      return Status::NotFound(dir + ": contract source \"" + name + "\" (" + s.info->path +
-                              ") is not in the folder");
+    if (files->files.empty()) {
+      if (files->excluded_files == 0) {
+        return Status::NotFound(dir + ": contract source \"" + name + "\" (" + s.info->path +
+                                ") is not in the folder");
+      }
+      plan.warnings.push_back("source \"" + name + "\": all its files are excluded; skipped");
+      s.type = nullptr;
+      continue;
     }
     std::vector<std::string> columns;
     size_t transcoded = 0;
-    FLOWRAG_ASSIGN_OR_RETURN(s.records, LoadSourceRecords(*it->second, dir, &columns, &transcoded));
+    FLOWRAG_ASSIGN_OR_RETURN(s.records, LoadSourceRecords(*files, dir, &columns, &transcoded));
+    // Excluded fields leave before anything (names, keys, links, text) sees them.
+    for (FlatRecord& r : s.records) {
+      std::erase_if(r.values, [&](const auto& v) { return exclusions.ExcludesField(name, v.first); });
+    }
   }
 
   // Entities: names, then stage 1 (identity key) and stage 2 (embedding) merges.

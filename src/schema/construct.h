@@ -2,6 +2,17 @@
 // a folder's records become in the store under a contract, computed without
 // touching the store, so it can be checked on its own.
 //
+// Files: each contract source reads the files that belong to it as the
+// contract describes it (MatchContractSources in schema/discovery.h: its
+// file, or the files of its corpus directory), never what a fresh discovery
+// of the folder would group, so a source keeps its name and membership when
+// files come, go or are excluded. Exclusions (A.3) are the contract's rules,
+// the folder's manifest and ConstructionOptions::exclusions together:
+// excluded files are not read, excluded fields are dropped from every record
+// before anything sees them. A source whose files are all excluded is
+// skipped with a warning; one with no file at all is NotFound; a file in no
+// source is skipped with a warning.
+//
 // Per record source of the contract, in hierarchy order (B.2: a source that
 // another one references through a foreign key comes first; cycles keep
 // catalog order):
@@ -99,6 +110,10 @@ struct ConstructionPlan {
 };
 
 struct ConstructionOptions {
+  // An exclusion manifest applied on top of the contract's rules (its
+  // `exclude` block, what induction excluded) and the folder's
+  // "flowrag_exclude.yaml"; "" : none. Errors name the manifest and line.
+  std::string exclusions;
   ChunkOptions chunking;                  // for text fields and text documents
   double dedup_similarity = 0.85;         // B.4.2; 0 disables stage 2
   size_t max_cluster_entities = 5000;     // stage 2 is skipped (and said) above this per type

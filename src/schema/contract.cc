@@ -145,6 +145,36 @@ Status ReadExtraction(const Reader& r, const YAML::Node& type, const std::string
   return Status::Ok();
 }
 
+// The contract's optional `exclude: {files: [...], fields: [...]}` (the
+// manifest it was induced under, A.3). Strict: an unknown key or an empty
+// glob is an error, as a typo here would let excluded data through.
+Status ReadExclusionRules(const Reader& r, const YAML::Node& root, ExclusionRules* out) {
+  const YAML::Node n = root["exclude"];
+  if (!n.IsDefined() || n.IsNull()) return Status::Ok();
+  if (!n.IsMap()) return r.Error(n, "exclude", "expected a mapping {files: [...], fields: [...]}");
+  for (const auto& entry : n) {
+    const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : "";
+    if (key != "files" && key != "fields") {
+      return r.Error(entry.first, "exclude." + key, "unknown key (expected files or fields)");
+    }
+  }
+  for (const auto& [key, list] : {std::pair<const char*, std::vector<std::string>*>{"files", &out->files},
+                                  {"fields", &out->fields}}) {
+    const YAML::Node globs = n[key];
+    if (!globs.IsDefined() || globs.IsNull()) continue;
+    const std::string field = std::string("exclude.") + key;
+    if (!globs.IsSequence()) return r.Error(globs, field, "expected a list of glob patterns");
+    for (size_t i = 0; i < globs.size(); ++i) {
+      if (!globs[i].IsScalar() || globs[i].Scalar().empty()) {
+        return r.Error(globs[i], field + "[" + std::to_string(i) + "]",
+                       "expected a non-empty glob pattern");
+      }
+      list->push_back(globs[i].Scalar());
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 SchemaContract DeriveContract(const InducedSchema& schema) {
@@ -206,11 +236,18 @@ std::string ToYaml(const SchemaContract& c) {
   y << YAML::Key << "flowrag_schema" << YAML::Value << 1;
   y << YAML::Key << "version" << YAML::Value << c.version;
   y << YAML::Key << "generated_by" << YAML::Value << c.generated_by;
+  const ExclusionRules& ex = c.structure.exclusion_rules;
+  if (!ex.empty()) {  // the manifest's rules, applied again by every ingestion
+    y << YAML::Key << "exclude" << YAML::Value << YAML::BeginMap << YAML::Key << "files"
+      << YAML::Value << YAML::Flow << ex.files << YAML::Key << "fields" << YAML::Value
+      << YAML::Flow << ex.fields << YAML::EndMap;
+  }
   y << YAML::Key << "sources" << YAML::Value << YAML::BeginSeq;
   for (const SourceInfo& s : c.structure.sources) {
     y << YAML::BeginMap << YAML::Key << "name" << YAML::Value << s.name << YAML::Key << "path"
       << YAML::Value << s.path << YAML::Key << "format" << YAML::Value << s.format << YAML::Key
       << "records" << YAML::Value << s.records;
+    if (s.corpus_files > 0) y << YAML::Key << "corpus_files" << YAML::Value << s.corpus_files;
     y << YAML::Key << "fields" << YAML::Value << YAML::BeginSeq;
     for (const FieldInfo& f : c.structure.fields) {
       if (f.source != s.name) continue;
@@ -303,6 +340,7 @@ Result<SchemaContract> ParseContract(const std::string& text, const std::string&
   }
   c.version = static_cast<int>(version);
   FLOWRAG_ASSIGN_OR_RETURN(c.generated_by, r.String(root, "generated_by", "", false));
+  FLOWRAG_RETURN_IF_ERROR(ReadExclusionRules(r, root, &c.structure.exclusion_rules));
 
   std::map<std::string, std::set<std::string>> catalog;  // source → fields
   FLOWRAG_ASSIGN_OR_RETURN(YAML::Node sources, r.List(root, "sources"));
@@ -316,6 +354,12 @@ Result<SchemaContract> ParseContract(const std::string& text, const std::string&
     FLOWRAG_ASSIGN_OR_RETURN(s.format, r.String(sources[i], "format", at, false));
     FLOWRAG_ASSIGN_OR_RETURN(double records, r.Number(sources[i], "records", at, 0));
     s.records = static_cast<int64_t>(records);
+    FLOWRAG_ASSIGN_OR_RETURN(double corpus_files, r.Number(sources[i], "corpus_files", at, 0));
+    if (corpus_files < 0 || corpus_files != static_cast<double>(static_cast<size_t>(corpus_files))) {
+      return r.Error(sources[i]["corpus_files"], at + ".corpus_files",
+                     "expected a count of files (0 or more)");
+    }
+    s.corpus_files = static_cast<size_t>(corpus_files);
     std::set<std::string>& fields = catalog[s.name];
     FLOWRAG_ASSIGN_OR_RETURN(YAML::Node fl, r.List(sources[i], "fields"));
     for (size_t j = 0; j < fl.size(); ++j) {

@@ -83,16 +83,22 @@ std::string FirstHeading(const std::string& text) {
   return "";
 }
 
-}  // namespace
+// A supported file of the folder.
+struct FolderFile {
+  std::string path;    // as the walk gives it (dir joined with the relative path)
+  std::string rel;     // relative to the folder, '/'-separated
+  std::string parent;  // rel's directory ("" at the top)
+  std::string stem;    // rel without the extension: the name of a single-file source
+  std::string format;
+  bool excluded = false;
+};
 
-Result<std::vector<DiscoveredSource>> DiscoverSources(const std::string& dir,
-                                                      const Exclusions& exclusions,
-                                                      const DiscoveryOptions& o,
-                                                      std::vector<std::string>* excluded) {
+// Every supported, non-hidden file below `dir`, sorted by path; those the
+// exclusions name are flagged.
+Result<std::vector<FolderFile>> WalkFolder(const std::string& dir, const Exclusions& exclusions) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return Status::NotFound(dir + ": not a directory");
-  // (directory, format) → files
-  std::map<std::pair<std::string, std::string>, std::vector<std::string>> groups;
+  std::vector<FolderFile> out;
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
        it.increment(ec)) {
     const std::string name = it->path().filename().string();
@@ -101,34 +107,114 @@ Result<std::vector<DiscoveredSource>> DiscoverSources(const std::string& dir,
       continue;
     }
     if (!it->is_regular_file()) continue;
-    const std::string format = FormatOf(it->path());
-    if (format.empty()) continue;
-    const std::string rel = fs::relative(it->path(), dir).generic_string();
-    if (exclusions.ExcludesFile(rel)) {
-      excluded->push_back(rel);
-      continue;
-    }
-    const std::string parent = fs::relative(it->path(), dir).parent_path().generic_string();
-    groups[{parent, format == "jsonl" ? "jsonl" : format}].push_back(it->path().string());
+    FolderFile f;
+    f.format = FormatOf(it->path());
+    if (f.format.empty()) continue;
+    const fs::path rel = fs::relative(it->path(), dir);
+    f.path = it->path().string();
+    f.rel = rel.generic_string();
+    f.parent = rel.parent_path().generic_string();
+    f.stem = (rel.parent_path() / rel.stem()).generic_string();
+    f.excluded = exclusions.ExcludesFile(f.rel);
+    out.push_back(std::move(f));
   }
   if (ec) return Status::IoError(dir + ": " + ec.message());
-  std::vector<DiscoveredSource> out;
-  for (auto& [key, files] : groups) {
-    std::sort(files.begin(), files.end());
-    const auto& [parent, format] = key;
-    const size_t min_files = format == "text" ? o.text_corpus_min_files : o.corpus_min_files;
-    if (files.size() >= min_files && Homogeneous(files, format, o)) {
-      out.push_back(
-          {parent.empty() ? fs::path(dir).filename().string() : parent, format, true, files});
+  std::sort(out.begin(), out.end(),
+            [](const FolderFile& a, const FolderFile& b) { return a.path < b.path; });
+  return out;
+}
+
+// The name of a corpus of the files in `parent` ("" : the folder itself).
+std::string CorpusName(const std::string& dir, const std::string& parent) {
+  return parent.empty() ? fs::path(dir).filename().string() : parent;
+}
+
+}  // namespace
+
+Result<std::vector<DiscoveredSource>> DiscoverSources(const std::string& dir,
+                                                      const Exclusions& exclusions,
+                                                      const DiscoveryOptions& o,
+                                                      std::vector<std::string>* excluded) {
+  FLOWRAG_ASSIGN_OR_RETURN(std::vector<FolderFile> walked, WalkFolder(dir, exclusions));
+  // (directory, format) → files
+  std::map<std::pair<std::string, std::string>, std::vector<const FolderFile*>> groups;
+  for (const FolderFile& f : walked) {
+    if (f.excluded) {
+      excluded->push_back(f.rel);
       continue;
     }
-    for (const std::string& f : files) {
-      fs::path rel = fs::relative(f, dir);
-      out.push_back({(rel.parent_path() / rel.stem()).generic_string(), format, false, {f}});
+    groups[{f.parent, f.format}].push_back(&f);
+  }
+  std::vector<DiscoveredSource> out;
+  for (const auto& [key, files] : groups) {
+    const auto& [parent, format] = key;
+    std::vector<std::string> paths;
+    for (const FolderFile* f : files) paths.push_back(f->path);
+    const size_t min_files = format == "text" ? o.text_corpus_min_files : o.corpus_min_files;
+    if (files.size() >= min_files && Homogeneous(paths, format, o)) {
+      out.push_back({CorpusName(dir, parent), format, true, paths});
+      continue;
     }
+    for (const FolderFile* f : files) out.push_back({f->stem, format, false, {f->path}});
   }
   std::sort(out.begin(), out.end(),
             [](const DiscoveredSource& a, const DiscoveredSource& b) { return a.name < b.name; });
+  return out;
+}
+
+Result<std::vector<DiscoveredSource>> MatchContractSources(const std::string& dir,
+                                                           const std::vector<SourceInfo>& sources,
+                                                           const Exclusions& exclusions,
+                                                           std::vector<std::string>* excluded,
+                                                           std::vector<std::string>* unclaimed) {
+  FLOWRAG_ASSIGN_OR_RETURN(std::vector<FolderFile> walked, WalkFolder(dir, exclusions));
+  std::vector<DiscoveredSource> out(sources.size());
+  std::vector<bool> claimed(walked.size(), false);
+  auto take = [&](DiscoveredSource& s, size_t i) {
+    claimed[i] = true;
+    if (walked[i].excluded) {
+      ++s.excluded_files;
+    } else {
+      s.files.push_back(walked[i].path);
+    }
+  };
+  // Single files first: a corpus reads what they leave.
+  std::vector<bool> corpus(sources.size(), false);
+  for (size_t k = 0; k < sources.size(); ++k) {
+    const SourceInfo& info = sources[k];
+    out[k].name = info.name;
+    out[k].format = info.format;
+    if (info.corpus_files > 0) {
+      corpus[k] = true;
+      continue;
+    }
+    const std::string filename = fs::path(info.path).filename().string();
+    size_t best = walked.size();
+    for (size_t i = 0; i < walked.size(); ++i) {
+      if (claimed[i] || walked[i].stem != info.name || walked[i].format != info.format) continue;
+      if (best == walked.size() || fs::path(walked[i].path).filename() == filename) best = i;
+    }
+    if (best < walked.size()) {
+      take(out[k], best);
+    } else {
+      corpus[k] = true;  // written before corpus_files was, or gone
+    }
+  }
+  for (size_t k = 0; k < sources.size(); ++k) {
+    if (!corpus[k]) continue;
+    out[k].corpus = true;
+    for (size_t i = 0; i < walked.size(); ++i) {
+      if (claimed[i] || walked[i].format != sources[k].format) continue;
+      if (CorpusName(dir, walked[i].parent) == sources[k].name) take(out[k], i);
+    }
+  }
+  for (size_t i = 0; i < walked.size(); ++i) {
+    if (walked[i].excluded) {
+      excluded->push_back(walked[i].rel);
+    } else if (!claimed[i]) {
+      unclaimed->push_back(walked[i].rel);
+    }
+  }
   return out;
 }
 

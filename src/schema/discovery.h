@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "flowrag/schema.h"
 #include "flowrag/status.h"
 #include "schema/exclusions.h"
 #include "schema/json_records.h"
@@ -37,12 +38,36 @@ struct DiscoveredSource {
   std::string format;  // "csv", "json", "jsonl", "text"
   bool corpus = false;
   std::vector<std::string> files;  // absolute or as given, sorted
+  size_t excluded_files = 0;       // MatchContractSources: its files the exclusions removed
 };
 
 Result<std::vector<DiscoveredSource>> DiscoverSources(const std::string& dir,
                                                       const Exclusions& exclusions,
                                                       const DiscoveryOptions& options,
                                                       std::vector<std::string>* excluded);
+
+// The files each source of a contract reads, for ingestion: `sources` are
+// the contract's (as InduceSchema found them), matched to the folder as it
+// is now rather than grouped anew, so a file added, removed or excluded
+// since induction changes no source's name or membership. In `sources`
+// order:
+//   - a single-file source (corpus_files == 0) reads the supported file of
+//     its format whose path without the extension is its name (the one
+//     named by its path when there are several);
+//   - a corpus source (corpus_files > 0, or no such file: contracts written
+//     before corpus_files was recorded) reads the files of its format
+//     directly in its directory (the folder itself for a corpus named after
+//     it) that no single-file source reads.
+// Hidden files are never read; files the exclusions name are left out,
+// counted in the source's `excluded_files` and listed (relative) in
+// `excluded`. Supported files that belong to no source are listed
+// (relative) in `unclaimed`. A source may come back without files: the
+// caller decides (excluded_files > 0: all excluded; else missing).
+Result<std::vector<DiscoveredSource>> MatchContractSources(const std::string& dir,
+                                                           const std::vector<SourceInfo>& sources,
+                                                           const Exclusions& exclusions,
+                                                           std::vector<std::string>* excluded,
+                                                           std::vector<std::string>* unclaimed);
 
 // The records of a source, in file order; `columns` gets the CSV header
 // order (so empty CSV files still have fields). Errors name file and line.

@@ -1,5 +1,6 @@
 #include "schema/exclusions.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <fnmatch.h>
@@ -23,6 +24,18 @@ bool Exclusions::ExcludesFile(const std::string& relative_path) const {
 
 bool Exclusions::ExcludesField(const std::string& source, const std::string& field) const {
   return AnyMatch(fields, source + "." + field);
+}
+
+size_t Exclusions::Merge(const ExclusionRules& other) {
+  size_t added = 0;
+  for (const auto& [mine, theirs] : {std::pair{&files, &other.files}, {&fields, &other.fields}}) {
+    for (const std::string& g : *theirs) {
+      if (std::find(mine->begin(), mine->end(), g) != mine->end()) continue;
+      mine->push_back(g);
+      ++added;
+    }
+  }
+  return added;
 }
 
 Result<Exclusions> LoadExclusions(const std::string& path) {

@@ -12,17 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "flowrag/schema.h"
 #include "flowrag/status.h"
 
 namespace flowrag {
 
-struct Exclusions {
-  std::vector<std::string> files;
-  std::vector<std::string> fields;
-
-  bool ExcludesFile(const std::string& relative_path) const;
-  bool ExcludesField(const std::string& source, const std::string& field) const;
-};
+using Exclusions = ExclusionRules;  // include/flowrag/schema.h
 
 Result<Exclusions> LoadExclusions(const std::string& path);
 

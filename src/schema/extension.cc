@@ -23,6 +23,16 @@ ExtensionResult ExtendContract(const SchemaContract& base, const SchemaContract&
   InducedSchema& s = c.structure;
   std::vector<std::string>& added = r.added;
 
+  // Exclusions only ever add up: what either side excluded stays excluded.
+  for (const auto& [globs, kind] :
+       {std::pair{&incoming.structure.exclusion_rules.files, "file"},
+        {&incoming.structure.exclusion_rules.fields, "field"}}) {
+    for (const std::string& g : *globs) {
+      ExclusionRules one;
+      (std::string(kind) == "file" ? one.files : one.fields).push_back(g);
+      if (s.exclusion_rules.Merge(one) > 0) added.push_back("exclusion of " + std::string(kind) + "s " + g);
+    }
+  }
   for (const SourceInfo& src : incoming.structure.sources) {
     if (Contains(s.sources, [&](const SourceInfo& x) { return x.name == src.name; })) continue;
     s.sources.push_back(src);

@@ -57,6 +57,7 @@ Result<InducedSchema> InduceSchema(const std::string& dir, const SchemaOptions& 
   const auto start = std::chrono::steady_clock::now();
   InducedSchema schema;
   FLOWRAG_ASSIGN_OR_RETURN(Exclusions exclusions, LoadFolderExclusions(dir, options.exclusions));
+  schema.exclusion_rules = exclusions;
   FLOWRAG_ASSIGN_OR_RETURN(std::vector<DiscoveredSource> found,
                            DiscoverSources(dir, exclusions, DiscoveryOptions{}, &schema.excluded));
   std::vector<SourceColumns> sources;
@@ -150,6 +151,7 @@ std::string ToJson(const InducedSchema& s) {
   }
   j["warnings"] = s.warnings;
   j["excluded"] = s.excluded;
+  j["exclude"] = {{"files", s.exclusion_rules.files}, {"fields", s.exclusion_rules.fields}};
   j["seconds"] = s.seconds;
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

@@ -58,6 +58,7 @@ struct AskArgs {
 struct IngestArgs {
   std::string dir;
   std::string schema;  // the contract; empty: induced offline from dir
+  std::string exclude;  // an exclusion manifest on top of the contract's
   std::string db;
   std::string extractor = "auto";
   EngineOptions engine;

@@ -1,4 +1,5 @@
-// `flowrag ingest DIR --schema FILE --db STORE`: schema-driven construction.
+// `flowrag ingest DIR --schema FILE --db STORE [--exclude MANIFEST]`: schema-driven
+// construction.
 #include <cstdio>
 
 #include "commands.h"
@@ -10,12 +11,15 @@ namespace flowrag::cli {
 Status RunIngest(const IngestArgs& args) {
   SchemaContract contract;
   if (args.schema.empty()) {  // induce the offline contract on the fly
-    FLOWRAG_ASSIGN_OR_RETURN(InducedSchema s, InduceSchema(args.dir));
+    SchemaOptions so;
+    so.exclusions = args.exclude;
+    FLOWRAG_ASSIGN_OR_RETURN(InducedSchema s, InduceSchema(args.dir, so));
     contract = DeriveContract(s);
   } else {
     FLOWRAG_ASSIGN_OR_RETURN(contract, LoadContract(args.schema));
   }
   IngestOptions options;
+  options.exclusions = args.exclude;
   options.index.extractor = args.extractor;
   options.index.progress = !args.quiet;
   FLOWRAG_ASSIGN_OR_RETURN(auto engine, Engine::Open(args.db, args.engine));

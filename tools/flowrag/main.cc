@@ -69,6 +69,8 @@ int main(int argc, char** argv) {
   ingest->add_option("dir", ga.dir, "Folder of CSV, JSON, JSONL and text files")->required();
   ingest->add_option("--schema", ga.schema, "The contract (schema.yaml); default: induce it now");
   ingest->add_option("--db", ga.db, "Store file (created if missing)")->required();
+  ingest->add_option("--exclude", ga.exclude,
+                     "Exclusion manifest, on top of the contract's own and DIR/flowrag_exclude.yaml");
   ingest->add_option("--extractor", ga.extractor, "Text documents: auto|heuristic|llm|none")
       ->capture_default_str();
   ingest->add_option("--embedder", ga.engine.embedder, "hash (built-in) or openai");
