@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "flowrag/sql.h"
+#include "sql/sql_eval.h"
 #include "sql/sql_writer.h"
 #include "stub_server.h"
 #include "test_util.h"
@@ -700,6 +703,220 @@ TEST_F(SqlAgentTest, EvaluateExecuteNeedsAChatModel) {
   auto rows = EvaluateSql(o, true);
   ASSERT_FALSE(rows.ok());
   EXPECT_EQ(rows.status().code(), StatusCode::kFailedPrecondition);
+}
+
+// ---------------------------------------------------------------------------
+// Execution accuracy: the comparison of results (sql/sql_eval.h)
+
+SqlResultSet Result(std::vector<std::vector<SqlValue>> rows, size_t width = 0) {
+  SqlResultSet r;
+  if (width == 0 && !rows.empty()) width = rows[0].size();
+  for (size_t c = 0; c < width; ++c) r.columns.push_back("c" + std::to_string(c));
+  r.rows = std::move(rows);
+  return r;
+}
+
+TEST(SameExecutionResultTest, ColumnsMatchUpToPermutation) {
+  using V = SqlValue;
+  const SqlResultSet gold = Result({{V("Joe"), V(int64_t{52})}, {V("Rose"), V(int64_t{41})}});
+  // Columns swapped, rows in another order, names different.
+  const SqlResultSet swapped = Result({{V(int64_t{41}), V("Rose")}, {V(int64_t{52}), V("Joe")}});
+  EXPECT_TRUE(SameExecutionResult(gold, swapped, /*ordered=*/false));
+  EXPECT_TRUE(SameExecutionResult(swapped, gold, false));
+  // Integers equal their real values.
+  EXPECT_TRUE(SameExecutionResult(gold, Result({{V("Rose"), V(41.0)}, {V("Joe"), V(52.0)}}), false));
+  // Same column multisets, but the rows pair them differently: not the same.
+  EXPECT_FALSE(SameExecutionResult(gold, Result({{V("Joe"), V(int64_t{41})}, {V("Rose"), V(int64_t{52})}}), false));
+  // Two columns with equal value multisets: the search must try the other assignment.
+  const SqlResultSet twins = Result({{V(int64_t{1}), V(int64_t{2}), V("a")}, {V(int64_t{2}), V(int64_t{1}), V("b")}});
+  const SqlResultSet twins_perm = Result({{V("a"), V(int64_t{2}), V(int64_t{1})}, {V("b"), V(int64_t{1}), V(int64_t{2})}});
+  EXPECT_TRUE(SameExecutionResult(twins, twins_perm, false));
+  // A column more or less, a row more or less.
+  EXPECT_FALSE(SameExecutionResult(gold, Result({{V("Joe")}, {V("Rose")}}), false));
+  EXPECT_FALSE(SameExecutionResult(gold, Result({{V("Joe"), V(int64_t{52})}}), false));
+  // Duplicates count (multisets, not sets).
+  EXPECT_FALSE(SameExecutionResult(Result({{V("a")}, {V("a")}, {V("b")}}), Result({{V("a")}, {V("b")}, {V("b")}}), false));
+  // NULL is not the text "NULL".
+  EXPECT_FALSE(SameExecutionResult(Result({{V()}}), Result({{V("NULL")}}), false));
+  EXPECT_TRUE(SameExecutionResult(Result({{V()}}), Result({{V()}}), false));
+  // Two empty results are the same answer.
+  EXPECT_TRUE(SameExecutionResult(Result({}, 2), Result({}, 1), false));
+}
+
+TEST(SameExecutionResultTest, OrderedComparesRowSequences) {
+  using V = SqlValue;
+  const SqlResultSet gold = Result({{V("Joe"), V(int64_t{52})}, {V("Rose"), V(int64_t{41})}});
+  const SqlResultSet reversed = Result({{V("Rose"), V(int64_t{41})}, {V("Joe"), V(int64_t{52})}});
+  EXPECT_TRUE(SameExecutionResult(gold, reversed, /*ordered=*/false));
+  EXPECT_FALSE(SameExecutionResult(gold, reversed, /*ordered=*/true));
+  // Column permutation still allowed with ORDER BY.
+  EXPECT_TRUE(SameExecutionResult(gold, Result({{V(int64_t{52}), V("Joe")}, {V(int64_t{41}), V("Rose")}}), true));
+}
+
+TEST(SameExecutionResultTest, TruncatedResultsNeverMatch) {
+  using V = SqlValue;
+  SqlResultSet a = Result({{V(int64_t{1})}, {V(int64_t{2})}});
+  SqlResultSet b = a;
+  EXPECT_TRUE(SameExecutionResult(a, b, false));
+  b.truncated = true;  // the same first rows, but more existed
+  EXPECT_FALSE(SameExecutionResult(a, b, false));
+  a.truncated = true;  // both cut at the limit: the rows beyond it are unknown
+  EXPECT_FALSE(SameExecutionResult(a, b, false));
+}
+
+// ---------------------------------------------------------------------------
+// `sql eval --execute` on a Spider-layout folder written here: one database
+// with data ("tiny"), one listed in tables.json without a .sqlite
+// ("nodata"), and questions for each rule of the execution scoring.
+
+struct EvalQuestion {
+  std::string db, question, gold, answer;  // answer "" : the stub fails (HTTP 500)
+};
+
+const std::vector<EvalQuestion>& EvalQuestions() {
+  static const std::vector<EvalQuestion> q = {
+      {"tiny", "How many singers are there?", "SELECT count(*) FROM singer", "SELECT count(*) FROM singer"},
+      {"tiny", "List the ages and names of singers.", "SELECT Name, Age FROM singer",
+       "SELECT Age AS years, Name FROM singer"},                           // permuted columns: right
+      {"tiny", "Names of singers from the youngest.", "SELECT Name FROM singer ORDER BY Age",
+       "SELECT Name FROM singer ORDER BY Age DESC"},                        // wrong order: wrong
+      {"tiny", "Question whose gold is broken.", "SELECT nosuch FROM singer", "SELECT 1"},  // gold error
+      {"tiny", "Question the model fails on.", "SELECT Name FROM singer", ""},              // chat error
+      {"tiny", "All the big values.", "SELECT v FROM big", "SELECT v FROM big"},             // truncated
+      {"nodata", "How many singers are there?", "SELECT count(*) FROM singer", "SELECT count(*) FROM singer"},
+      {"tiny", "Names of singers.", "SELECT Name FROM singer", "SELECT Name, Age FROM singer"},  // extra column
+  };
+  return q;
+}
+
+// Writes tables.json, dev.json and database/tiny/tiny.sqlite under `root`.
+void WriteMiniSpider(const std::string& root) {
+  fs::create_directories(root + "/database/tiny");
+  fs::create_directories(root + "/database/nodata");  // a folder without a .sqlite, like wta_1
+  Json schemas = Json::array();
+  for (const char* id : {"tiny", "nodata"}) {
+    schemas.push_back({{"db_id", id},
+                       {"table_names", {"singer", "big"}},
+                       {"table_names_original", {"singer", "big"}},
+                       {"column_names", {{-1, "*"}, {0, "singer id"}, {0, "name"}, {0, "age"}, {1, "v"}}},
+                       {"column_names_original", {{-1, "*"}, {0, "Singer_ID"}, {0, "Name"}, {0, "Age"}, {1, "v"}}},
+                       {"column_types", {"text", "number", "text", "number", "number"}},
+                       {"primary_keys", {1}},
+                       {"foreign_keys", Json::array()}});
+  }
+  testing::WriteFile(root + "/tables.json", schemas.dump());
+  Json units = Json::array({Json::array({"table_unit", 0})});
+  Json parsed = {{"from", {{"table_units", units}, {"conds", Json::array()}}},
+                 {"select", {false, Json::array()}},
+                 {"where", Json::array()},
+                 {"groupBy", Json::array()},
+                 {"having", Json::array()},
+                 {"orderBy", Json::array()},
+                 {"limit", nullptr},
+                 {"intersect", nullptr},
+                 {"union", nullptr},
+                 {"except", nullptr}};
+  Json dev = Json::array();
+  for (const EvalQuestion& q : EvalQuestions()) {
+    dev.push_back({{"db_id", q.db}, {"question", q.question}, {"query", q.gold}, {"sql", parsed}});
+  }
+  testing::WriteFile(root + "/dev.json", dev.dump());
+  std::string sql =
+      "CREATE TABLE singer (Singer_ID INTEGER PRIMARY KEY, Name TEXT, Age INTEGER);"
+      "INSERT INTO singer VALUES (1, 'Joe Sharp', 52), (2, 'Rose White', 41), (3, 'Tribal King', 25);"
+      "CREATE TABLE big (v INTEGER);";
+  for (int i = 0; i < 10; ++i) sql += "INSERT INTO big VALUES (" + std::to_string(i) + ");";
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((root + "/database/tiny/tiny.sqlite").c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+}
+
+TEST_F(SqlAgentTest, EvaluateExecutionCountsEachOutcome) {
+  const std::string root = dir_.File("spider");
+  WriteMiniSpider(root);
+  std::map<std::string, std::string> answers;
+  for (const EvalQuestion& q : EvalQuestions()) answers[q.question] = q.answer;
+  std::mutex mu;
+  std::vector<std::string> asked;
+  stub_.SetHandler([&](const Json& body, httplib::Response& res, int) {
+    std::string question;
+    if (IsSqlWriter(body)) {
+      const std::string user = body["messages"][1].value("content", "");
+      const size_t at = user.find("Question: ");
+      if (at != std::string::npos) question = user.substr(at + 10);
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      asked.push_back(question);
+    }
+    auto it = answers.find(question);
+    if (it == answers.end() || it->second.empty()) {
+      res.status = 500;
+      res.set_content(R"({"error": {"message": "model down"}})", "application/json");
+      return;
+    }
+    res.set_content(testing::ChatCompletionJson("```sql\n" + it->second + "\n```").dump(), "application/json");
+  });
+  env_.Point(stub_.BaseUrl());
+  SqlEvalOptions o;
+  o.spider = root;
+  o.methods = {"bm25"};
+  o.execute = true;
+  o.max_rows = 5;  // "big" has 10 rows
+  o.ask.max_repairs = 0;
+  o.link.llm = false;
+  o.records = dir_.File("records.jsonl");
+  auto rows = EvaluateSql(o, /*quiet=*/true);
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();  // the chat error did not abort the run
+  ASSERT_EQ(rows->size(), 1u);
+  const SqlEvalRow& r = (*rows)[0];
+  EXPECT_EQ(r.questions, 8u);        // every question is scored for linking
+  EXPECT_EQ(r.no_data, 1u);          // nodata: not executed, said so
+  EXPECT_EQ(r.gold_errors, 1u);      // the broken gold is left out
+  EXPECT_EQ(r.exec_attempted, 6u);   // 8 - no data - gold error
+  EXPECT_EQ(r.exec_errors, 1u);      // the chat error
+  EXPECT_EQ(r.truncated, 1u);
+  EXPECT_EQ(r.executed, 5u);
+  EXPECT_EQ(r.exec_correct, 2u);     // count, and the permuted columns
+  EXPECT_NEAR(r.exec_accuracy, 2.0 / 6.0, 1e-12);
+  {
+    // The model was asked neither about the broken gold nor the question without data.
+    std::lock_guard<std::mutex> lock(mu);
+    EXPECT_EQ(std::count(asked.begin(), asked.end(), "Question whose gold is broken."), 0);
+    EXPECT_EQ(std::count(asked.begin(), asked.end(), "How many singers are there?"), 1);
+    EXPECT_EQ(asked.size(), 6u);
+  }
+  // The records say what happened to each question.
+  std::map<std::string, Json> records;
+  std::ifstream in(o.records);
+  for (std::string line; std::getline(in, line);) {
+    Json j = Json::parse(line);
+    records[j["id"].get<std::string>()] = j;
+  }
+  ASSERT_EQ(records.size(), 8u);
+  EXPECT_TRUE(records["spider-dev-0"]["correct"].get<bool>());
+  EXPECT_TRUE(records["spider-dev-1"]["correct"].get<bool>());
+  EXPECT_FALSE(records["spider-dev-2"]["correct"].get<bool>());
+  EXPECT_TRUE(records["spider-dev-3"].contains("gold_error"));
+  EXPECT_TRUE(Contains(records["spider-dev-3"]["gold_error"].get<std::string>(), "nosuch"))
+      << records["spider-dev-3"].dump();
+  EXPECT_FALSE(records["spider-dev-3"].contains("correct"));
+  EXPECT_TRUE(records["spider-dev-4"].contains("error")) << records["spider-dev-4"].dump();
+  EXPECT_FALSE(records["spider-dev-4"]["executed"].get<bool>());
+  EXPECT_FALSE(records["spider-dev-4"]["correct"].get<bool>());
+  EXPECT_TRUE(records["spider-dev-5"].value("truncated", false)) << records["spider-dev-5"].dump();
+  EXPECT_FALSE(records["spider-dev-5"]["correct"].get<bool>());
+  EXPECT_TRUE(records["spider-dev-6"].contains("skipped")) << records["spider-dev-6"].dump();
+  EXPECT_FALSE(records["spider-dev-7"]["correct"].get<bool>());
+
+  // With a row limit above the table, the same answer is right.
+  o.max_rows = 100;
+  o.records.clear();
+  rows = EvaluateSql(o, true);
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  EXPECT_EQ((*rows)[0].truncated, 0u);
+  EXPECT_EQ((*rows)[0].exec_correct, 3u);
 }
 
 // ---------------------------------------------------------------------------

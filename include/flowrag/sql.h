@@ -183,7 +183,19 @@ struct SqlEvalOptions {
   std::vector<std::string> methods = {"qafd", "bm25", "dense", "all"};
   SchemaLinkOptions link;
   size_t limit = 0;     // first N questions per dataset (0: all)
-  bool execute = false; // generate SQL with the chat model and score execution
+  // Generate SQL with the chat model and score execution: the predicted and
+  // the gold results are the same answer when a permutation of the
+  // predicted columns makes the rows equal (as multisets, or in order when
+  // the gold SQL has an ORDER BY); see sql/sql_eval.h. Questions whose
+  // database has no .sqlite file are not executed (counted in `no_data`,
+  // warned about on stderr); a question whose gold SQL fails is left out
+  // of the accuracy (`gold_errors`); a chat error is that question's
+  // failure (`exec_errors`, the message in the records), not the run's.
+  bool execute = false;
+  // Rows fetched per result when executing (gold and predicted; replaces
+  // ask.limits.max_rows). A result with more rows is truncated and counts
+  // as a mismatch (`truncated`).
+  size_t max_rows = 100000;
   SqlAskOptions ask;
   std::string records;  // JSONL per question and method
 };
@@ -197,8 +209,16 @@ struct SqlEvalRow {
   double column_p = 0, column_r = 0, column_f1 = 0;
   double avg_tables = 0, avg_columns = 0;  // returned per question
   double p50_ms = 0, p99_ms = 0;
-  double exec_accuracy = -1;  // -1: not measured
-  size_t executed = 0;
+  // Execution (SqlEvalOptions::execute): exec_accuracy = exec_correct /
+  // exec_attempted, -1 when nothing was attempted.
+  double exec_accuracy = -1;
+  size_t exec_attempted = 0;  // questions scored: data present and the gold SQL ran
+  size_t exec_correct = 0;
+  size_t executed = 0;        // ... whose predicted SQL ran (after repairs)
+  size_t exec_errors = 0;     // ... where the chat model failed (counted wrong)
+  size_t truncated = 0;       // ... where a result exceeded max_rows (counted wrong)
+  size_t gold_errors = 0;     // questions left out: the gold SQL failed
+  size_t no_data = 0;         // questions left out: the database has no .sqlite file
 };
 
 // Progress lines go to stderr unless quiet.

@@ -16,6 +16,7 @@
 #include "sql/safe_exec.h"
 #include "sql/schema_linker.h"
 #include "sql/spider_data.h"
+#include "sql/sql_eval.h"
 #include "sql/sql_writer.h"
 
 namespace flowrag {
@@ -56,26 +57,17 @@ double Percentile(std::vector<double> v, double q) {
   return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))];
 }
 
-// Rows as sorted (or, with ORDER BY, ordered) lists of normalised cells.
-std::vector<std::string> Canonical(const SqlResultSet& r, bool ordered) {
-  std::vector<std::string> rows;
-  for (const auto& row : r.rows) {
-    std::string line;
-    for (const SqlValue& v : row) {
-      std::string cell = SqlValueText(v);
-      if (const auto* i = std::get_if<int64_t>(&v)) cell = SqlValueText(SqlValue(static_cast<double>(*i)));
-      line += cell + "\x1f";
-    }
-    rows.push_back(std::move(line));
-  }
-  if (!ordered) std::sort(rows.begin(), rows.end());
-  return rows;
+// A cell as compared: integers as reals (3 = 3.0), NULL apart from the text "NULL".
+std::string Cell(const SqlValue& v) {
+  if (std::holds_alternative<std::monostate>(v)) return std::string("\x1eNULL");
+  if (const auto* i = std::get_if<int64_t>(&v)) return SqlValueText(SqlValue(static_cast<double>(*i)));
+  return SqlValueText(v);
 }
 
 struct Accumulator {
   std::vector<Prf> tables, columns;
   std::vector<double> ms, n_tables, n_columns;
-  size_t executed = 0, correct = 0, attempted = 0;
+  size_t executed = 0, correct = 0, attempted = 0, gold_errors = 0, errors = 0, truncated = 0, no_data = 0;
 };
 
 struct Dataset {
@@ -138,6 +130,69 @@ Status LoadSpider2(const std::string& root, ChatModel* chat, Dataset* d) {
 
 }  // namespace
 
+bool SameExecutionResult(const SqlResultSet& gold, const SqlResultSet& predicted, bool ordered) {
+  if (gold.truncated || predicted.truncated) return false;
+  if (gold.rows.empty() && predicted.rows.empty()) return true;
+  if (gold.rows.size() != predicted.rows.size()) return false;
+  const size_t width = gold.rows[0].size();
+  for (const auto* r : {&gold, &predicted}) {
+    for (const auto& row : r->rows) {
+      if (row.size() != width) return false;
+    }
+  }
+  const size_t n = gold.rows.size();
+  auto cells = [&](const SqlResultSet& r) {
+    std::vector<std::vector<std::string>> out(width, std::vector<std::string>(n));  // column-major
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t c = 0; c < width; ++c) out[c][i] = Cell(r.rows[i][c]);
+    }
+    return out;
+  };
+  const auto g = cells(gold), p = cells(predicted);
+  // Candidates for each gold column: predicted columns holding the same values.
+  auto signature = [&](std::vector<std::string> column) {
+    if (!ordered) std::sort(column.begin(), column.end());
+    return column;
+  };
+  std::vector<std::vector<std::string>> gs, ps;
+  for (size_t c = 0; c < width; ++c) gs.push_back(signature(g[c])), ps.push_back(signature(p[c]));
+  std::vector<std::vector<size_t>> candidates(width);
+  for (size_t i = 0; i < width; ++i) {
+    for (size_t j = 0; j < width; ++j) {
+      if (gs[i] == ps[j]) candidates[i].push_back(j);
+    }
+    if (candidates[i].empty()) return false;
+  }
+  auto rows_of = [&](const std::vector<std::vector<std::string>>& cols, const std::vector<size_t>& order) {
+    std::vector<std::string> rows(n);
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t c : order) rows[i] += cols[c][i] + "\x1f";
+    }
+    if (!ordered) std::sort(rows.begin(), rows.end());
+    return rows;
+  };
+  std::vector<size_t> identity(width);
+  for (size_t c = 0; c < width; ++c) identity[c] = c;
+  const std::vector<std::string> gold_rows = rows_of(g, identity);
+  std::vector<size_t> perm(width);
+  std::vector<bool> used(width, false);
+  size_t tries = 0;
+  // Depth-first over the assignments gold column i -> predicted column perm[i].
+  auto search = [&](auto& self, size_t i) -> bool {
+    if (i == width) return ++tries <= kMaxColumnPermutations && rows_of(p, perm) == gold_rows;
+    for (size_t j : candidates[i]) {
+      if (used[j]) continue;
+      used[j] = true;
+      perm[i] = j;
+      if (self(self, i + 1)) return true;
+      used[j] = false;
+      if (tries >= kMaxColumnPermutations) return false;
+    }
+    return false;
+  };
+  return search(search, 0);
+}
+
 Result<std::vector<SqlEvalRow>> EvaluateSql(const SqlEvalOptions& o, bool quiet) {
   std::unique_ptr<ChatModel> chat;
   if (ChatModelConfigured()) {
@@ -167,11 +222,46 @@ Result<std::vector<SqlEvalRow>> EvaluateSql(const SqlEvalOptions& o, bool quiet)
     if (o.limit > 0 && d.tasks.size() > o.limit) d.tasks.resize(o.limit);
     std::map<LinkMethod, Accumulator> acc;
     std::map<std::string, std::unique_ptr<ReadOnlyDatabase>> open;
+    // Rows compared per result: a higher limit than for answers; a result
+    // still over it counts as a mismatch (SameExecutionResult).
+    SqlLimits limits = o.ask.limits;
+    limits.max_rows = o.max_rows;
+    if (o.execute) {
+      std::set<std::string> missing;
+      size_t questions = 0;
+      for (const SqlTask& t : d.tasks) {
+        if (t.error.empty() && !d.files.count(t.db_id)) missing.insert(t.db_id), ++questions;
+      }
+      if (!missing.empty() && !quiet) {
+        std::string names;
+        for (const std::string& m : missing) names += (names.empty() ? "" : ", ") + m;
+        std::fprintf(stderr,
+                     "warning: %s: %zu database(s) have no .sqlite file (%s); their %zu question(s) are "
+                     "not executed and not in the execution accuracy (column \"no data\")\n",
+                     d.name.c_str(), missing.size(), names.c_str(), questions);
+      }
+    }
     for (size_t i = 0; i < d.tasks.size(); ++i) {
       const SqlTask& t = d.tasks[i];
       if (!t.error.empty()) continue;
       const SchemaLinker& linker = *d.linkers.at(t.db_id);
       const auto gold_tables = Lower(t.gold.tables), gold_columns = Lower(t.gold.columns);
+      // The gold result, once per question (every method is scored against it).
+      const bool execute = o.execute && d.files.count(t.db_id);
+      Result<SqlResultSet> gold = Status::Internal("not run");
+      ReadOnlyDatabase* db = nullptr;
+      if (execute) {
+        auto& slot = open[t.db_id];
+        if (!slot) {
+          auto opened = ReadOnlyDatabase::Open(d.files.at(t.db_id));
+          if (opened.ok()) slot = std::move(opened).value();
+          else gold = opened.status();
+        }
+        if (slot) {
+          db = slot.get();
+          gold = db->Execute(t.gold_sql, limits);
+        }
+      }
       for (LinkMethod m : methods) {
         Accumulator& a = acc[m];
         FLOWRAG_ASSIGN_OR_RETURN(SchemaLink link, linker.Link(t.question, m, o.link));
@@ -185,27 +275,37 @@ Result<std::vector<SqlEvalRow>> EvaluateSql(const SqlEvalOptions& o, bool quiet)
                               {"question", t.question}, {"gold_tables", gold_tables},
                               {"gold_columns", gold_columns}, {"tables", tables}, {"columns", columns},
                               {"time_ms", link.time_ms}};
-        if (o.execute && d.files.count(t.db_id)) {
-          auto& db = open[t.db_id];
-          if (!db) {
-            FLOWRAG_ASSIGN_OR_RETURN(db, ReadOnlyDatabase::Open(d.files.at(t.db_id)));
-          }
+        if (o.execute && !execute) {
+          ++a.no_data;
+          rec["skipped"] = "no .sqlite file for this database";
+        } else if (execute && !gold.ok()) {
+          ++a.gold_errors;  // not the model's fault: excluded from the accuracy
+          rec["gold_error"] = gold.status().ToString();
+        } else if (execute) {
           SqlAskOptions ask = o.ask;
           ask.method = std::string(LinkMethodName(m));
           ask.link = o.link;
           ask.evidence = t.evidence;
+          ask.limits = limits;
           ++a.attempted;
-          FLOWRAG_ASSIGN_OR_RETURN(SqlAnswer answer, WriteAndRunSql(*chat, *db, linker, t.question, ask));
-          auto gold = db->Execute(t.gold_sql, ask.limits);
+          Result<SqlAnswer> answer = WriteAndRunSql(*chat, *db, linker, t.question, ask);
           bool ok = false;
-          if (answer.executed && gold.ok()) {
+          if (!answer.ok()) {  // a chat error: this question is wrong, the others go on
+            ++a.errors;
+            rec["error"] = answer.status().ToString();
+            rec["executed"] = false;
+          } else {
             const bool ordered = ToLowerAscii(t.gold_sql).find("order by") != std::string::npos;
-            ok = Canonical(answer.result, ordered) == Canonical(*gold, ordered);
+            const bool truncated = answer->executed && (answer->result.truncated || gold->truncated);
+            if (answer->executed) ok = SameExecutionResult(*gold, answer->result, ordered);
+            a.executed += answer->executed;
+            a.truncated += truncated;
+            rec["sql"] = answer->sql;
+            rec["executed"] = answer->executed;
+            if (truncated) rec["truncated"] = true;
+            if (!answer->executed && !answer->attempts.empty()) rec["error"] = answer->attempts.back().error;
           }
-          a.executed += answer.executed;
           a.correct += ok;
-          rec["sql"] = answer.sql;
-          rec["executed"] = answer.executed;
           rec["correct"] = ok;
         }
         if (records) records << rec.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
@@ -228,6 +328,12 @@ Result<std::vector<SqlEvalRow>> EvaluateSql(const SqlEvalOptions& o, bool quiet)
       r.p99_ms = Percentile(a.ms, 0.99);
       if (a.attempted > 0) r.exec_accuracy = static_cast<double>(a.correct) / static_cast<double>(a.attempted);
       r.executed = a.executed;
+      r.exec_attempted = a.attempted;
+      r.exec_correct = a.correct;
+      r.gold_errors = a.gold_errors;
+      r.exec_errors = a.errors;
+      r.truncated = a.truncated;
+      r.no_data = a.no_data;
       rows.push_back(r);
     }
   }

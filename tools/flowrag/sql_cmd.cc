@@ -1,5 +1,6 @@
 #include "sql_cmd.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -113,18 +114,29 @@ Status RunEval(SqlArgs& a) {
                      {"table_p", r.table_p}, {"table_r", r.table_r}, {"table_f1", r.table_f1},
                      {"column_p", r.column_p}, {"column_r", r.column_r}, {"column_f1", r.column_f1},
                      {"avg_tables", r.avg_tables}, {"avg_columns", r.avg_columns}, {"p50_ms", r.p50_ms},
-                     {"p99_ms", r.p99_ms}, {"exec_accuracy", r.exec_accuracy}, {"executed", r.executed}});
+                     {"p99_ms", r.p99_ms}, {"exec_accuracy", r.exec_accuracy}, {"exec_attempted", r.exec_attempted},
+                     {"exec_correct", r.exec_correct}, {"executed", r.executed}, {"exec_errors", r.exec_errors},
+                     {"truncated", r.truncated}, {"gold_errors", r.gold_errors}, {"no_data", r.no_data}});
     }
     std::printf("%s\n", out.dump(2).c_str());
     return Status::Ok();
   }
-  std::printf("| dataset | method | questions | table P | table R | table F1 | column P | column R | column F1 | tables/q | columns/q | p50 ms | p99 ms | exec acc |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  // The execution columns only when execution was measured (the linking
+  // table keeps its shape for bench/sql_linking.sh).
+  const bool exec = std::any_of(rows.begin(), rows.end(), [](const SqlEvalRow& r) { return r.exec_accuracy >= 0 || r.no_data > 0 || r.gold_errors > 0; });
+  std::printf("| dataset | method | questions | table P | table R | table F1 | column P | column R | column F1 | tables/q | columns/q | p50 ms | p99 ms | exec acc |%s\n",
+              exec ? " scored | correct | executed | errors | truncated | gold errors | no data |" : "");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|%s\n", exec ? "---|---|---|---|---|---|---|" : "");
   for (const SqlEvalRow& r : rows) {
     const std::string acc = r.exec_accuracy < 0 ? "-" : std::to_string(r.exec_accuracy).substr(0, 5);
-    std::printf("| %s | %s | %zu | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f | %.2f | %.3f | %.3f | %s |\n",
+    std::printf("| %s | %s | %zu | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f | %.2f | %.3f | %.3f | %s |",
                 r.dataset.c_str(), r.method.c_str(), r.questions, r.table_p, r.table_r, r.table_f1, r.column_p,
                 r.column_r, r.column_f1, r.avg_tables, r.avg_columns, r.p50_ms, r.p99_ms, acc.c_str());
+    if (exec) {
+      std::printf(" %zu | %zu | %zu | %zu | %zu | %zu | %zu |", r.exec_attempted, r.exec_correct, r.executed,
+                  r.exec_errors, r.truncated, r.gold_errors, r.no_data);
+    }
+    std::printf("\n");
   }
   return Status::Ok();
 }
@@ -170,6 +182,10 @@ CLI::App* AddSqlCommand(CLI::App& app, SqlArgs* a) {
   a->eval_cmd->add_option("--limit", a->eval.limit, "First N questions per dataset");
   a->eval_cmd->add_flag("--execute", a->eval.execute, "Generate SQL with the chat model and score execution");
   a->eval_cmd->add_option("--records", a->eval.records, "Per-question JSONL");
+  a->eval_cmd->add_option("--max-rows", a->eval.max_rows, "With --execute: rows compared per result (more: a mismatch)")
+      ->capture_default_str();
+  a->eval_cmd->add_option("--timeout", a->eval.ask.limits.time_limit_seconds, "With --execute: seconds per statement")
+      ->capture_default_str();
   a->eval_cmd->add_option("--format", a->format, "text|json")->capture_default_str();
   a->eval_cmd->add_option("--set", a->sets, "Link option key=value");
   return sql;
