@@ -7,8 +7,10 @@
 #include <algorithm>
 
 #include "flowrag/schema.h"
+#include "common/text.h"
 #include "schema/csv_reader.h"
 #include "schema/field_profile.h"
+#include "schema/json_records.h"
 #include "test_util.h"
 
 namespace flowrag {
@@ -40,6 +42,104 @@ TEST(CsvReader, MixedEncodingsAreReadNotRejected) {
   EXPECT_EQ(t->rows[1][0], "Zo\xC3\xAB");
   EXPECT_EQ(t->rows[2][0], "\xE2\x82\xAC 5");
   EXPECT_EQ(t->transcoded_fields, 2u);
+}
+
+// UTF-8 text (ASCII and BMP characters only) as UTF-16 with a byte-order mark.
+std::string ToUtf16(const std::string& utf8, bool little) {
+  std::string out = little ? "\xFF\xFE" : "\xFE\xFF";
+  for (size_t i = 0; i < utf8.size();) {
+    const unsigned char c = static_cast<unsigned char>(utf8[i]);
+    char32_t cp = c;
+    size_t len = 1;
+    if (c >= 0xE0) {
+      cp = ((c & 0x0F) << 12) | ((utf8[i + 1] & 0x3F) << 6) | (utf8[i + 2] & 0x3F);
+      len = 3;
+    } else if (c >= 0xC0) {
+      cp = ((c & 0x1F) << 6) | (utf8[i + 1] & 0x3F);
+      len = 2;
+    }
+    const char hi = static_cast<char>(cp >> 8), lo = static_cast<char>(cp & 0xFF);
+    out += little ? std::string{lo, hi} : std::string{hi, lo};
+    i += len;
+  }
+  return out;
+}
+
+TEST(CsvReader, Utf16AndUtf32FilesAreDecoded) {
+  const std::string csv = "id,name,city\r\n1,Zo\xC3\xAB Durand,K\xC3\xB8" "benhavn\r\n2,Ann,\xE2\x82\xAC" "uro\r\n";
+  for (bool little : {true, false}) {
+    auto t = ParseCsv(ToUtf16(csv, little), "u16.csv");
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    EXPECT_EQ(t->columns, (std::vector<std::string>{"id", "name", "city"}));
+    ASSERT_EQ(t->rows.size(), 2u);
+    EXPECT_EQ(t->rows[0][1], "Zo\xC3\xAB Durand");
+    EXPECT_EQ(t->rows[0][2], "K\xC3\xB8" "benhavn");
+    EXPECT_EQ(t->rows[1][2], "\xE2\x82\xAC" "uro");
+    EXPECT_EQ(t->row_lines, (std::vector<int64_t>{2, 3}));
+    EXPECT_EQ(t->transcoded_fields, 0u);
+  }
+  // UTF-32LE with its mark.
+  std::string u32 = std::string("\xFF\xFE\x00\x00", 4);
+  for (char c : std::string("a,b\n1,2\n")) u32 += std::string{c, '\0', '\0', '\0'};
+  auto t32 = ParseCsv(u32, "u32.csv");
+  ASSERT_TRUE(t32.ok()) << t32.status().ToString();
+  EXPECT_EQ(t32->rows, (std::vector<std::vector<std::string>>{{"1", "2"}}));
+}
+
+TEST(CsvReader, ErrorsQuoteTheInputEscaped) {
+  // A broken UTF-16 file reports the decoded line, not a garbled, cut-off text.
+  auto ragged = ParseCsv(ToUtf16("a,b\n1,2\n3\n", true), "r16.csv");
+  ASSERT_FALSE(ragged.ok());
+  EXPECT_NE(ragged.status().message().find("r16.csv:3: 1 fields, the header has 2 (missing \"b\""),
+            std::string::npos)
+      << ragged.status().ToString();
+  // NUL and invalid bytes of a column name are escaped.
+  auto dup = ParseCsv(std::string("x\0y,x\0y\n1,2\n", 12), "d.csv");
+  ASSERT_FALSE(dup.ok());
+  const std::string m = dup.status().message();
+  EXPECT_EQ(m.find('\0'), std::string::npos);
+  EXPECT_NE(m.find("column \"x\\0y\" appears twice"), std::string::npos) << m;
+}
+
+TEST(JsonRecords, Windows1252AndUtf16AreReadLikeCsv) {
+  testing::TempDir dir;
+  // Line 2 in Windows-1252 (ë, €), line 3 in UTF-8 (é): each line as it is.
+  testing::WriteFile(dir.File("people.jsonl"),
+                     "{\"id\": 1, \"name\": \"Ann\"}\n"
+                     "{\"id\": 2, \"name\": \"Zo\xEB\", \"note\": \"pays in \x80\"}\n"
+                     "{\"id\": 3, \"name\": \"Caf\xC3\xA9\"}\n");
+  size_t transcoded = 0;
+  auto r = ReadJsonRecords(dir.File("people.jsonl"), {}, &transcoded);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->size(), 3u);
+  EXPECT_EQ((*r)[1].values[1].second, "Zo\xC3\xAB");
+  EXPECT_EQ((*r)[1].values[2].second, "pays in \xE2\x82\xAC");
+  EXPECT_EQ((*r)[2].values[1].second, "Caf\xC3\xA9");
+  EXPECT_EQ(transcoded, 1u);
+  // A .json list in UTF-16BE, lines of its records kept.
+  testing::WriteFile(dir.File("list.json"),
+                     ToUtf16("[\n {\"k\": \"Zo\xC3\xAB\"},\n {\"k\": \"\xE2\x82\xAC\"}\n]\n", false));
+  auto list = ReadJsonRecords(dir.File("list.json"));
+  ASSERT_TRUE(list.ok()) << list.status().ToString();
+  ASSERT_EQ(list->size(), 2u);
+  EXPECT_EQ((*list)[0].values[0].second, "Zo\xC3\xAB");
+  EXPECT_EQ((*list)[1].values[0].second, "\xE2\x82\xAC");
+  EXPECT_EQ((*list)[1].line, 3);
+  // A broken line of a UTF-16LE JSONL file names file:line, with no raw NUL.
+  testing::WriteFile(dir.File("bad.jsonl"),
+                     ToUtf16("{\"a\": 1}\n{\"a\": 2}\n{\"a\": \n{\"a\": 4}\n", true));
+  auto bad = ReadJsonRecords(dir.File("bad.jsonl"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("bad.jsonl:3: invalid JSON"), std::string::npos)
+      << bad.status().ToString();
+  EXPECT_EQ(bad.status().message().find('\0'), std::string::npos);
+  // Control characters the parser quotes are escaped too.
+  testing::WriteFile(dir.File("ctl.jsonl"), std::string("{\"a\": 1}\n{\"a\": \"x\0\xFF\n", 20));
+  auto ctl = ReadJsonRecords(dir.File("ctl.jsonl"));
+  ASSERT_FALSE(ctl.ok());
+  EXPECT_NE(ctl.status().message().find("ctl.jsonl:2:"), std::string::npos) << ctl.status().ToString();
+  EXPECT_EQ(ctl.status().message().find('\0'), std::string::npos) << ctl.status().ToString();
+  EXPECT_TRUE(IsValidUtf8(ctl.status().message())) << ctl.status().ToString();
 }
 
 TEST(CsvReader, ErrorsNameFileLineAndField) {

@@ -835,6 +835,91 @@ TEST(SchemaIngest, QuotedNewlinesAndWindows1252BytesAreIngestedAndKept) {
   EXPECT_EQ(TopBm25(**engine, "long walks"), "people.csv:2");
 }
 
+// UTF-8 text (ASCII and BMP characters only) as UTF-16 with a byte-order mark.
+std::string ToUtf16(const std::string& utf8, bool little) {
+  std::string out = little ? "\xFF\xFE" : "\xFE\xFF";
+  for (size_t i = 0; i < utf8.size();) {
+    const unsigned char c = static_cast<unsigned char>(utf8[i]);
+    char32_t cp = c;
+    size_t len = 1;
+    if (c >= 0xE0) {
+      cp = ((c & 0x0F) << 12) | ((utf8[i + 1] & 0x3F) << 6) | (utf8[i + 2] & 0x3F);
+      len = 3;
+    } else if (c >= 0xC0) {
+      cp = ((c & 0x1F) << 6) | (utf8[i + 1] & 0x3F);
+      len = 2;
+    }
+    const char hi = static_cast<char>(cp >> 8), lo = static_cast<char>(cp & 0xFF);
+    out += little ? std::string{lo, hi} : std::string{hi, lo};
+    i += len;
+  }
+  return out;
+}
+
+// Excel's "Unicode text" export (UTF-16LE with a mark), a JSONL file written
+// by a Windows tool (Windows-1252 on one line, UTF-8 on another) and a
+// UTF-16BE note: all ingested with the right characters, records cited at
+// their real lines.
+TEST(SchemaIngest, Utf16CsvWindows1252JsonlAndUtf16TextAreIngestedAsUtf8) {
+  TempDir tmp;
+  const std::string dir = tmp.File("enc"), db = tmp.File("enc.db");
+  WriteFile(dir + "/customers.csv",
+            ToUtf16("customer_id,name,city\r\n"
+                    "P1,Zo\xC3\xAB Durand,K\xC3\xB8" "benhavn\r\n"
+                    "P2,Ann Smith,Berlin\r\n"
+                    "P3,Bob \xE2\x82\xAC" "uro,Rome\r\n"
+                    "P4,Cy Moss,Oslo\r\n"
+                    "P5,Di Park,Lyon\r\n",
+                    true));
+  WriteFile(dir + "/visits.jsonl",
+            "{\"visit_id\": \"V1\", \"customer_id\": \"P1\", \"remark\": \"caf\xE9 au lait, \x80" "3\"}\n"
+            "{\"visit_id\": \"V2\", \"customer_id\": \"P2\", \"remark\": \"cr\xC3\xA8me br\xC3\xBBl\xC3\xA9" "e\"}\n"
+            "{\"visit_id\": \"V3\", \"customer_id\": \"P3\", \"remark\": \"plain\"}\n"
+            "{\"visit_id\": \"V4\", \"customer_id\": \"P4\", \"remark\": \"plain\"}\n"
+            "{\"visit_id\": \"V5\", \"customer_id\": \"P5\", \"remark\": \"plain\"}\n");
+  WriteFile(dir + "/memo.md", ToUtf16("# Memo\n\nZo\xC3\xAB Durand moved to K\xC3\xB8" "benhavn.\n", false));
+  auto schema = InduceSchema(dir);
+  ASSERT_TRUE(schema.ok()) << schema.status().ToString();
+  ASSERT_EQ(schema->sources.size(), 3u);
+  size_t transcoded = 0;
+  for (const SourceInfo& s : schema->sources) transcoded += s.transcoded_fields;
+  EXPECT_EQ(transcoded, 1u);  // the one Windows-1252 line
+  const SchemaContract contract = DeriveContract(*schema);
+  auto engine = Engine::Open(db);
+  ASSERT_TRUE(engine.ok());
+  auto r = (*engine)->Ingest(dir, contract, Offline());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->records, 10u);
+  EXPECT_EQ(r->text_documents, 1u);
+  EXPECT_EQ(r->unresolved_links, 0u) << ::testing::PrintToString(r->warnings);
+
+  EXPECT_EQ(Column(db, "SELECT external_id FROM documents WHERE external_id LIKE 'customers%'"),
+            (std::set<std::string>{"customers.csv:2", "customers.csv:3", "customers.csv:4",
+                                   "customers.csv:5", "customers.csv:6"}));
+  EXPECT_EQ(Sql(db, "SELECT title FROM documents WHERE external_id = 'customers.csv:2'"),
+            (Rows{{"Zo\xC3\xAB Durand"}}));
+  EXPECT_TRUE(Contains(RecordFields(db, "customers.csv:2"), "\"city\":\"K\xC3\xB8" "benhavn\""))
+      << RecordFields(db, "customers.csv:2");
+  EXPECT_TRUE(Contains(RecordFields(db, "customers.csv:4"), "Bob \xE2\x82\xAC" "uro"))
+      << RecordFields(db, "customers.csv:4");
+  EXPECT_EQ(EntityTypeOf(db, "Zo\xC3\xAB Durand"), "Customer");
+  EXPECT_TRUE(Contains(RecordFields(db, "visits.jsonl:1"), "caf\xC3\xA9 au lait, \xE2\x82\xAC" "3"))
+      << RecordFields(db, "visits.jsonl:1");
+  EXPECT_TRUE(Contains(RecordFields(db, "visits.jsonl:2"), "cr\xC3\xA8me br\xC3\xBBl\xC3\xA9" "e"))
+      << RecordFields(db, "visits.jsonl:2");
+  Rows memo = Sql(db, "SELECT title, text FROM documents WHERE external_id = 'memo.md'");
+  ASSERT_EQ(memo.size(), 1u);
+  EXPECT_EQ(memo[0][0], "Memo");
+  EXPECT_TRUE(Contains(memo[0][1], "K\xC3\xB8" "benhavn")) << memo[0][1];
+  EXPECT_EQ(Count(db, "SELECT count(*) FROM documents WHERE instr(text, char(0)) > 0"), 0);
+  // Visits link to their customers across the encodings.
+  bool linked = false;
+  for (const auto& f : Facts(db)) {
+    linked |= f[0].rfind("Visit ", 0) == 0 && f[1] == "CUSTOMER" && f[2] == "Zo\xC3\xAB Durand";
+  }
+  EXPECT_TRUE(linked) << ::testing::PrintToString(Facts(db));
+}
+
 // ---- 6. Deduplication (B.4) ---------------------------------------------------------------
 
 TEST(SchemaIngest, RecordsSharingAnIdentityKeyDefineOneEntity) {

@@ -113,7 +113,7 @@ struct SourceInfo {
   size_t corpus_files = 0;       // > 0: a corpus directory of this many files
   long representative = -1;      // record index of r* (Eq. 2), -1 without records
   std::vector<size_t> samples;   // record indexes of the diverse samples
-  size_t transcoded_fields = 0;  // fields read as Windows-1252
+  size_t transcoded_fields = 0;  // fields (CSV) or lines (JSON, JSONL, text) read as Windows-1252
 };
 
 struct InducedSchema {

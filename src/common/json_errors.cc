@@ -1,5 +1,7 @@
 #include "common/json_errors.h"
 
+#include "common/encoding.h"
+
 namespace flowrag {
 
 std::string CleanJsonError(std::string_view what, bool single_line) {
@@ -13,7 +15,8 @@ std::string CleanJsonError(std::string_view what, bool single_line) {
   }
   constexpr std::string_view kLine1 = "line 1, ";
   if (single_line && what.substr(0, kLine1.size()) == kLine1) what.remove_prefix(kLine1.size());
-  return std::string(what);
+  // "last read: '...'" quotes the input: no raw NUL or invalid bytes in a message.
+  return EscapeForMessage(what, what.size());
 }
 
 }  // namespace flowrag

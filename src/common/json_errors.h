@@ -11,7 +11,8 @@ namespace flowrag {
 
 // nlohmann messages look like "[json.exception.parse_error.101] parse error at
 // line 1, column 5: syntax error while parsing ...". Keeps "line 1, column 5:
-// syntax error ..." (or "column 5: ..." for single-line input).
+// syntax error ..." (or "column 5: ..." for single-line input), with the
+// quoted input escaped (EscapeForMessage in common/encoding.h).
 std::string CleanJsonError(std::string_view what, bool single_line);
 
 }  // namespace flowrag

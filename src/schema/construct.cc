@@ -9,6 +9,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "common/encoding.h"
 #include "common/text.h"
 #include "ingest/chunker.h"
 #include "schema/discovery.h"
@@ -485,8 +486,9 @@ Result<ConstructionPlan> PlanConstruction(const std::string& dir, const SchemaCo
           const auto& index = key_index[r.to][r.to_field];
           auto hit = index.find(CanonicalValue(v));
           if (hit == index.end()) {
-            warn(p.file + ":" + std::to_string(p.line) + ": " + path + ": \"" + v + "\" matches no " +
-                 r.to + "." + r.to_field + " (reference dropped)");
+            warn(p.file + ":" + std::to_string(p.line) + ": " + EscapeForMessage(path) + ": \"" +
+                 EscapeForMessage(v) + "\" matches no " + r.to + "." + r.to_field +
+                 " (reference dropped)");
           } else {
             add({r.name, hit->second, r.confidence, ""});
           }

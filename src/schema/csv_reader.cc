@@ -5,6 +5,7 @@
 #include <sstream>
 #include <unordered_set>
 
+#include "common/encoding.h"
 #include "common/text.h"
 
 namespace flowrag {
@@ -31,33 +32,9 @@ std::string Where(const std::string& path, int64_t line) {
 
 }  // namespace
 
-std::string Windows1252ToUtf8(std::string_view bytes) {
-  // 0x80–0x9F of Windows-1252; 0 where it leaves the byte undefined.
-  static constexpr char16_t kHigh[32] = {
-      0x20AC, 0,      0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160,
-      0x2039, 0x0152, 0,      0x017D, 0,      0,      0x2018, 0x2019, 0x201C, 0x201D, 0x2022,
-      0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0,      0x017E, 0x0178};
-  std::string out;
-  out.reserve(bytes.size() + bytes.size() / 4);
-  for (unsigned char b : bytes) {
-    char32_t cp = b;
-    if (b >= 0x80 && b < 0xA0 && kHigh[b - 0x80] != 0) cp = kHigh[b - 0x80];
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-  }
-  return out;
-}
-
-Result<CsvTable> ParseCsv(std::string_view text, const std::string& path) {
-  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+Result<CsvTable> ParseCsv(std::string_view bytes, const std::string& path) {
+  const DecodedText decoded = DecodeUnicodeText(bytes);  // BOMs, UTF-16, UTF-32
+  const std::string_view text = decoded.text;
   CsvTable table;
   table.path = path;
   table.delimiter = SniffDelimiter(text);
@@ -70,12 +47,7 @@ Result<CsvTable> ParseCsv(std::string_view text, const std::string& path) {
   bool header_done = false;
 
   auto finish_field = [&]() {
-    size_t bad = 0;
-    if (!IsValidUtf8(field, &bad)) {
-      field = Windows1252ToUtf8(field);
-      ++table.transcoded_fields;
-    }
-    record.push_back(std::move(field));
+    record.push_back(Utf8OrWindows1252(field, &table.transcoded_fields));
     field.clear();
   };
   auto finish_record = [&]() -> Status {
@@ -95,8 +67,8 @@ Result<CsvTable> ParseCsv(std::string_view text, const std::string& path) {
                                          std::to_string(i + 1) + " has no name");
         }
         if (!seen.insert(name).second) {
-          return Status::InvalidArgument(Where(path, record_line) + ": column \"" + name +
-                                         "\" appears twice in the header");
+          return Status::InvalidArgument(Where(path, record_line) + ": column \"" +
+                                         EscapeForMessage(name) + "\" appears twice in the header");
         }
         table.columns.push_back(std::move(name));
       }
@@ -106,8 +78,8 @@ Result<CsvTable> ParseCsv(std::string_view text, const std::string& path) {
       return Status::InvalidArgument(
           Where(path, record_line) + ": " + std::to_string(record.size()) +
           " fields, the header has " + std::to_string(table.columns.size()) +
-          (more ? " (extra field after \"" + table.columns.back() + "\")"
-                : " (missing \"" + table.columns[record.size()] + "\" and after)"));
+          (more ? " (extra field after \"" + EscapeForMessage(table.columns.back()) + "\")"
+                : " (missing \"" + EscapeForMessage(table.columns[record.size()]) + "\" and after)"));
     } else {
       table.rows.push_back(std::move(record));
       table.row_lines.push_back(record_line);

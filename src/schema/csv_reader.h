@@ -3,10 +3,13 @@
 // The first record is the header. Fields are separated by the delimiter
 // sniffed from the header line (',' unless ';', '\t' or '|' is more common
 // there); a field in double quotes may hold delimiters, doubled quotes and
-// newlines; CRLF and LF both end records; a UTF-8 byte-order mark is dropped;
-// blank lines are skipped. Text that is not valid UTF-8 is read as
-// Windows-1252 (Latin-1 for the bytes it leaves undefined), field by field, and
-// counted in `transcoded_fields`, so a file of mixed encodings loads whole.
+// newlines; CRLF and LF both end records; blank lines are skipped. The text
+// is decoded first (common/encoding.h): a UTF-8 byte-order mark is dropped,
+// UTF-16 and UTF-32 (by their mark, or the zero bytes of an ASCII start)
+// become UTF-8. Text that is not valid UTF-8 then is read as Windows-1252
+// (Latin-1 for the bytes it leaves undefined), field by field, and counted in
+// `transcoded_fields`, so a file of mixed encodings loads whole. Input quoted
+// in errors is escaped (no raw NUL or invalid bytes).
 //
 // Errors name the file and the 1-based line: a record with more or fewer
 // fields than the header (naming the header's last field or the first extra
@@ -22,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/encoding.h"  // Windows1252ToUtf8, for callers
 #include "flowrag/status.h"
 
 namespace flowrag {
@@ -35,12 +39,9 @@ struct CsvTable {
   size_t transcoded_fields = 0;                // fields read as Windows-1252
 };
 
-// `text` is the file content; `path` only names it in errors.
-Result<CsvTable> ParseCsv(std::string_view text, const std::string& path);
+// `bytes` is the file content; `path` only names it in errors.
+Result<CsvTable> ParseCsv(std::string_view bytes, const std::string& path);
 Result<CsvTable> ReadCsvFile(const std::string& path);
-
-// Windows-1252 (undefined bytes as Latin-1) to UTF-8.
-std::string Windows1252ToUtf8(std::string_view bytes);
 
 }  // namespace flowrag
 

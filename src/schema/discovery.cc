@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/encoding.h"
 #include "common/text.h"
 #include "schema/csv_reader.h"
 
@@ -39,9 +40,13 @@ std::string ReadAll(const std::string& path, Status* error) {
 std::set<std::string> Shape(const std::string& file, const std::string& format) {
   std::set<std::string> out;
   if (format == "csv") {
+    // The header: the first line of the (decoded) first 64 KiB.
     std::ifstream in(file, std::ios::binary);
-    std::string header;
-    std::getline(in, header);
+    std::string head(64 * 1024, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<size_t>(in.gcount()));
+    std::string header = DecodeUnicodeText(head).text;
+    header.resize(std::min(header.size(), header.find('\n')));
     auto t = ParseCsv(header, file);
     if (t.ok()) out.insert(t->columns.begin(), t->columns.end());
     return out;
@@ -240,13 +245,10 @@ Result<std::vector<FlatRecord>> LoadSourceRecords(const DiscoveredSource& source
       }
     } else if (source.format == "text") {
       Status error;
-      std::string text = ReadAll(file, &error);
+      // BOMs, UTF-16 and UTF-32 to UTF-8, then lines not in UTF-8 as Windows-1252.
+      std::string text = DecodeUnicodeText(ReadAll(file, &error)).text;
       FLOWRAG_RETURN_IF_ERROR(error);
-      size_t bad = 0;
-      if (!IsValidUtf8(text, &bad)) {
-        text = Windows1252ToUtf8(text);
-        ++*transcoded_fields;
-      }
+      *transcoded_fields += LinesToUtf8(&text);
       FlatRecord rec;
       rec.line = 1;
       rec.values.emplace_back("path", fs::relative(file, dir).generic_string());
@@ -254,7 +256,8 @@ Result<std::vector<FlatRecord>> LoadSourceRecords(const DiscoveredSource& source
       rec.values.emplace_back("text", std::move(text));
       out.push_back(std::move(rec));
     } else {
-      FLOWRAG_ASSIGN_OR_RETURN(std::vector<FlatRecord> recs, ReadJsonRecords(file));
+      FLOWRAG_ASSIGN_OR_RETURN(std::vector<FlatRecord> recs,
+                               ReadJsonRecords(file, JsonReadOptions{}, transcoded_fields));
       for (FlatRecord& r : recs) out.push_back(std::move(r));
     }
     const std::string relative = fs::relative(file, dir).generic_string();

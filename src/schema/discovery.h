@@ -70,7 +70,10 @@ Result<std::vector<DiscoveredSource>> MatchContractSources(const std::string& di
                                                            std::vector<std::string>* unclaimed);
 
 // The records of a source, in file order; `columns` gets the CSV header
-// order (so empty CSV files still have fields). Errors name file and line.
+// order (so empty CSV files still have fields). Every format is decoded to
+// UTF-8 the same way (common/encoding.h: BOMs, UTF-16, UTF-32; what is not
+// UTF-8 then read as Windows-1252, CSV per field, JSON, JSONL and text per
+// line, added to `transcoded_fields`). Errors name file and line.
 Result<std::vector<FlatRecord>> LoadSourceRecords(const DiscoveredSource& source,
                                                   const std::string& dir,
                                                   std::vector<std::string>* columns,

@@ -84,7 +84,8 @@ Result<InducedSchema> InduceSchema(const std::string& dir, const SchemaOptions& 
     });
     if (info.transcoded_fields > 0) {
       schema.warnings.push_back(info.path + ": " + std::to_string(info.transcoded_fields) +
-                                " fields were not UTF-8 and were read as Windows-1252");
+                                (info.format == "csv" ? " fields" : " lines") +
+                                " were not UTF-8 and were read as Windows-1252");
     }
     if (info.records == 0) schema.warnings.push_back(info.path + ": no records");
     for (const ColumnProfile& c : sc.columns) schema.fields.push_back(c.info);

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/encoding.h"
 #include "common/json_errors.h"
 #include "common/text.h"
 
@@ -16,7 +17,7 @@ Status Flatten(const Json& v, const std::string& path, size_t depth, const JsonR
                const std::string& where, FlatRecord* out) {
   if (depth > o.max_depth) {
     return Status::InvalidArgument(where + ": nested deeper than " + std::to_string(o.max_depth) +
-                                   " levels at \"" + path + "\"");
+                                   " levels at \"" + EscapeForMessage(path) + "\"");
   }
   switch (v.type()) {
     case Json::value_t::object:
@@ -92,19 +93,28 @@ Status Record(const Json& v, int64_t line, const std::string& where, const JsonR
 
 }  // namespace
 
-Result<std::vector<FlatRecord>> ReadJsonRecords(const std::string& path, const JsonReadOptions& o) {
+Result<std::vector<FlatRecord>> ReadJsonRecords(const std::string& path, const JsonReadOptions& o,
+                                                size_t* transcoded_lines) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::NotFound(path + ": cannot open");
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  if (in.bad()) return Status::IoError(path + ": read failed");
+  // BOMs, UTF-16 and UTF-32 to UTF-8; then lines that are not UTF-8 as
+  // Windows-1252, as the CSV reader does per field.
+  std::string text = DecodeUnicodeText(buf.str()).text;
+  const size_t transcoded = LinesToUtf8(&text);
+  if (transcoded_lines != nullptr) *transcoded_lines += transcoded;
   std::vector<FlatRecord> out;
   const std::string ext = ToLowerAscii(path.substr(
       path.find_last_of('.') == std::string::npos ? path.size() : path.find_last_of('.')));
   if (ext == ".jsonl" || ext == ".ndjson") {
-    std::string line;
-    int64_t n = 0;
-    while (std::getline(in, line)) {
-      ++n;
-      if (n == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);
-      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    std::string_view rest(text);
+    for (int64_t n = 1; !rest.empty(); ++n) {
+      const size_t end = rest.find('\n');
+      const std::string_view line = rest.substr(0, end);
+      rest.remove_prefix(end == std::string_view::npos ? rest.size() : end + 1);
+      if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
       const std::string where = path + ":" + std::to_string(n);
       Json v;
       try {
@@ -117,10 +127,6 @@ Result<std::vector<FlatRecord>> ReadJsonRecords(const std::string& path, const J
     }
     return out;
   }
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  std::string text = buf.str();
-  if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);
   Json v;
   try {
     v = Json::parse(text);
