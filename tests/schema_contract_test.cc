@@ -283,6 +283,97 @@ TEST_F(ContractTest, PersistentExtensionIsMonotonicAndVersioned) {
   EXPECT_EQ(ToYaml(base), base_yaml);
 }
 
+// C.4 / §3.4: with τ set, new keys, foreign keys and relationships whose
+// confidence is below it are left out of a persistent extension and listed,
+// in the result and in the contract's extension log; at the default
+// (Appendix C.4: persistent extension merges everything that survives the
+// diff) nothing is left out.
+TEST_F(ContractTest, PersistentExtensionLeavesOutAdditionsBelowTheConfidenceThreshold) {
+  auto s = InduceSchema(dir_.path());
+  ASSERT_TRUE(s.ok());
+  const SchemaContract base = DeriveContract(*s);
+  SchemaContract incoming = base;
+  InducedSchema& in = incoming.structure;
+  in.sources.push_back({"cities", "cities.csv", "csv", 12});
+  for (const char* f : {"CityId", "Name", "CountryId"}) {
+    FieldInfo fi;
+    fi.source = "cities";
+    fi.path = f;
+    fi.type = "string";
+    in.fields.push_back(fi);
+  }
+  in.identity_keys.push_back({"cities", {"CityId"}, 1.0, 0.65, true});
+  ForeignKey fk;
+  fk.from_source = "cities";
+  fk.from_field = "CountryId";
+  fk.to_source = "countries";
+  fk.to_field = "CountryId";
+  fk.confidence = 0.6;
+  in.foreign_keys.push_back(fk);
+  EntityType city;
+  city.name = "City";
+  city.source = "cities";
+  city.identity_key = {"CityId"};
+  city.attributes = {"CityId", "Name", "CountryId"};
+  incoming.entity_types.push_back(city);
+  incoming.relationships.push_back({"COUNTRY", "City", "Country", "CountryId", "CountryId", "N:1", 0.6, ""});
+  incoming.relationships.push_back({"NEIGHBOUR_OF", "Country", "Country", "", "", "N:M", 0.9, ""});
+  incoming.relationships.push_back({"CAPITAL_OF", "City", "Country", "", "", "1:1", 0.7, ""});
+
+  ExtensionOptions tau;
+  tau.min_confidence = 0.7;
+  const ExtensionResult ext = ExtendContract(base, incoming, tau);
+  EXPECT_EQ(ext.left_out,
+            (std::vector<std::string>{
+                "identity key cities(CityId): confidence 0.65 below 0.70",
+                "foreign key cities.CountryId -> countries.CountryId: confidence 0.60 below 0.70",
+                "relationship (City)-[COUNTRY]->(Country): confidence 0.60 below 0.70"}));
+  auto has = [&](const std::vector<std::string>& v, const std::string& what) {
+    return std::find(v.begin(), v.end(), what) != v.end();
+  };
+  EXPECT_TRUE(has(ext.added, "source cities"));
+  EXPECT_TRUE(has(ext.added, "entity type City"));
+  EXPECT_TRUE(has(ext.added, "relationship (Country)-[NEIGHBOUR_OF]->(Country)"));
+  EXPECT_TRUE(has(ext.added, "relationship (City)-[CAPITAL_OF]->(Country)"));  // at τ: kept
+  EXPECT_FALSE(has(ext.added, "relationship (City)-[COUNTRY]->(Country)"));
+  const SchemaContract& c = ext.contract;
+  EXPECT_EQ(c.structure.foreign_keys.size(), base.structure.foreign_keys.size());
+  EXPECT_EQ(c.structure.identity_keys.size(), base.structure.identity_keys.size());
+  for (const RelationshipType& r : c.relationships) EXPECT_NE(r.name, "COUNTRY") << r.from;
+  const EntityType* added_city = nullptr;
+  for (const EntityType& t : c.entity_types) {
+    if (t.name == "City") added_city = &t;
+  }
+  ASSERT_NE(added_city, nullptr);
+  EXPECT_TRUE(added_city->identity_key.empty());  // its key was left out
+  // The log says what was left out, and survives YAML and the linter.
+  EXPECT_EQ(c.version, base.version + 1);
+  ASSERT_EQ(c.extensions.size(), 1u);
+  EXPECT_EQ(c.extensions[0].added, ext.added);
+  EXPECT_EQ(c.extensions[0].left_out, ext.left_out);
+  const std::string yaml = ToYaml(c);
+  EXPECT_NE(yaml.find("left_out:"), std::string::npos) << yaml;
+  auto back = ParseContract(yaml, "schema.yaml");
+  ASSERT_TRUE(back.ok()) << back.status().ToString() << "\n" << yaml;
+  EXPECT_EQ(back->extensions[0].left_out, ext.left_out);
+  EXPECT_EQ(ToYaml(*back), yaml);
+
+  // The default (C.4): everything that survives the diff is merged.
+  const ExtensionResult all = ExtendContract(base, incoming);
+  EXPECT_TRUE(all.left_out.empty());
+  EXPECT_TRUE(has(all.added, "relationship (City)-[COUNTRY]->(Country)"));
+  EXPECT_TRUE(has(all.added, "foreign key cities.CountryId -> countries.CountryId"));
+  EXPECT_EQ(ToYaml(all.contract).find("left_out:"), std::string::npos);
+  // Nothing new above τ: the contract is unchanged, but the report still lists it.
+  SchemaContract weak = base;
+  weak.relationships.push_back({"RIVAL_OF", "Country", "Country", "", "", "N:M", 0.3, ""});
+  const ExtensionResult none = ExtendContract(base, weak, tau);
+  EXPECT_TRUE(none.added.empty());
+  EXPECT_EQ(none.contract.version, base.version);
+  EXPECT_EQ(none.left_out,
+            std::vector<std::string>{"relationship (Country)-[RIVAL_OF]->(Country): confidence 0.30 below 0.70"});
+}
+
 }  // namespace
 }  // namespace flowrag
 

@@ -190,10 +190,12 @@ struct RelationshipType {
   std::string extraction;
 };
 
-// One persistent extension: the version it produced and what it added.
+// One persistent extension: the version it produced, what it added, and
+// the additions its confidence threshold left out (C.4).
 struct ExtensionLogEntry {
   int version = 0;
   std::vector<std::string> added;
+  std::vector<std::string> left_out;
 };
 
 struct SchemaContract {
@@ -228,27 +230,46 @@ Result<SchemaContract> DiscoverContractWithLlm(const InducedSchema& schema, cons
 // key of an existing source is secondary; a type whose name is taken by
 // another source is renamed Name2, Name3, ...). Exclusion rules are
 // unioned (what either excluded stays excluded). When anything is added the
-// version is bumped and an extension log entry lists it; otherwise the
-// contract comes back unchanged, same version.
+// version is bumped and an extension log entry lists it (and what was left
+// out); otherwise the contract comes back unchanged, same version.
+//
+// Confidence (ExtensionOptions::min_confidence, τ): a new identity key,
+// foreign key or relationship whose confidence is below τ is left out and
+// listed with its confidence (a new type then keeps no key that was left
+// out); sources, fields, types and attributes carry no confidence and are
+// always merged. The paper is of two minds here: §3.4 merges "only additions
+// with confidence > τ = 0.7", while Appendix C.4 applies τ (≥ 0.7) to
+// query-scoped extension only and has persistent extension merge "all
+// additions that survive the diff", the full pipeline's output being
+// trusted; and the initial contract keeps foreign keys from confidence 0.5
+// on. The default follows C.4 (τ = 0: everything merged); `flowrag schema
+// induce --extend --min-confidence 0.7` applies §3.4's filter.
 //
 // Query-scoped extension (C.6) is the same merge into a copy held for one
-// query: the caller keeps `base` and drops the result afterwards.
+// query: the caller keeps `base` and drops the result afterwards (its own
+// filter, schema/query_extension.h, keeps proposals of confidence ≥ 0.7).
+struct ExtensionOptions {
+  double min_confidence = 0.0;  // τ: additions below it are left out
+};
 struct ExtensionResult {
   SchemaContract contract;
-  std::vector<std::string> added;  // human-readable, in merge order
+  std::vector<std::string> added;     // human-readable, in merge order
+  std::vector<std::string> left_out;  // below min_confidence: "<what>: confidence 0.62 below 0.70"
 };
-ExtensionResult ExtendContract(const SchemaContract& base, const SchemaContract& incoming);
+ExtensionResult ExtendContract(const SchemaContract& base, const SchemaContract& incoming,
+                               const ExtensionOptions& options = {});
 
 // YAML text of the contract, and back. Top level: flowrag_schema (1),
 // version, generated_by, exclude ({files: [globs], fields: [globs]}: the
 // rules it was induced under, applied by every ingestion; absent when there
 // are none), sources (name, path, format, records, corpus_files when the
 // source is a corpus directory, fields), identity_keys, foreign_keys,
-// entity_types, relationships, extensions. LoadContract validates it (the
-// linter of A.6.1): every field reference is in the catalog (closed world),
-// relationship endpoints are defined entity types, entity names are
-// PascalCase and relationship names UPPER_SNAKE, versions are positive,
-// exclusion globs are non-empty and `exclude` has no other keys.
+// entity_types, relationships, extensions (version, added, left_out).
+// LoadContract validates it (the linter of A.6.1): every field reference is
+// in the catalog (closed world), relationship endpoints are defined entity
+// types, entity names are PascalCase and relationship names UPPER_SNAKE,
+// versions are positive, exclusion globs are non-empty and `exclude` has no
+// other keys.
 // Errors name the file, line and field ("schema.yaml:14: relationships[2].to:
 // \"Contnent\" is not an entity type").
 std::string ToYaml(const SchemaContract& contract);

@@ -312,7 +312,9 @@ std::string ToYaml(const SchemaContract& c) {
   y << YAML::Key << "extensions" << YAML::Value << YAML::BeginSeq;
   for (const ExtensionLogEntry& e : c.extensions) {
     y << YAML::BeginMap << YAML::Key << "version" << YAML::Value << e.version << YAML::Key
-      << "added" << YAML::Value << e.added << YAML::EndMap;
+      << "added" << YAML::Value << e.added;
+    if (!e.left_out.empty()) y << YAML::Key << "left_out" << YAML::Value << e.left_out;
+    y << YAML::EndMap;
   }
   y << YAML::EndSeq << YAML::EndMap;
   return std::string(y.c_str()) + "\n";
@@ -526,6 +528,7 @@ Result<SchemaContract> ParseContract(const std::string& text, const std::string&
     }
     e.version = static_cast<int>(v);
     FLOWRAG_ASSIGN_OR_RETURN(e.added, r.Strings(log[i], "added", at));
+    FLOWRAG_ASSIGN_OR_RETURN(e.left_out, r.Strings(log[i], "left_out", at));
     c.extensions.push_back(std::move(e));
   }
   return c;

@@ -1,5 +1,7 @@
-// Monotonic schema extension (schema-contracts paper Appendix C.4–C.6).
+// Monotonic schema extension (schema-contracts paper Appendix C.4–C.6),
+// with the confidence filter of C.4 / §3.4 (ExtensionOptions::min_confidence).
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <tuple>
@@ -14,14 +16,29 @@ bool Contains(const std::vector<T>& v, const Key& key) {
   return std::any_of(v.begin(), v.end(), [&](const T& x) { return key(x); });
 }
 
+std::string Fixed2(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.2f", x);
+  return buf;
+}
+
 }  // namespace
 
-ExtensionResult ExtendContract(const SchemaContract& base, const SchemaContract& incoming) {
+ExtensionResult ExtendContract(const SchemaContract& base, const SchemaContract& incoming,
+                               const ExtensionOptions& options) {
   ExtensionResult r;
   r.contract = base;
   SchemaContract& c = r.contract;
   InducedSchema& s = c.structure;
   std::vector<std::string>& added = r.added;
+  // C.4: an addition with a confidence below τ is left out, and said.
+  auto below = [&](double confidence, const std::string& what) {
+    if (confidence >= options.min_confidence) return false;
+    r.left_out.push_back(what + ": confidence " + Fixed2(confidence) + " below " +
+                         Fixed2(options.min_confidence));
+    return true;
+  };
+  std::set<std::pair<std::string, std::vector<std::string>>> keys_left_out;  // (source, fields)
 
   // Exclusions only ever add up: what either side excluded stays excluded.
   for (const auto& [globs, kind] :
@@ -50,6 +67,12 @@ ExtensionResult ExtendContract(const SchemaContract& base, const SchemaContract&
           return x.source == k.source && x.fields == k.fields;
         }))
       continue;
+    const std::string what = "identity key " + k.source + "(" + k.fields.front() +
+                             (k.fields.size() > 1 ? ", ..." : "") + ")";
+    if (below(k.confidence, what)) {
+      keys_left_out.emplace(k.source, k.fields);
+      continue;
+    }
     IdentityKey copy = k;
     // A source keeps its primary key; a new key of an existing source is secondary.
     if (Contains(s.identity_keys,
@@ -57,8 +80,7 @@ ExtensionResult ExtendContract(const SchemaContract& base, const SchemaContract&
       copy.primary = false;
     }
     s.identity_keys.push_back(copy);
-    added.push_back("identity key " + k.source + "(" + k.fields.front() +
-                    (k.fields.size() > 1 ? ", ..." : "") + ")");
+    added.push_back(what);
   }
   for (const ForeignKey& f : incoming.structure.foreign_keys) {
     auto key = std::tie(f.from_source, f.from_field, f.to_source, f.to_field);
@@ -67,9 +89,11 @@ ExtensionResult ExtendContract(const SchemaContract& base, const SchemaContract&
         })) {
       continue;
     }
+    const std::string what = "foreign key " + f.from_source + "." + f.from_field + " -> " +
+                             f.to_source + "." + f.to_field;
+    if (below(f.confidence, what)) continue;
     s.foreign_keys.push_back(f);
-    added.push_back("foreign key " + f.from_source + "." + f.from_field + " -> " + f.to_source +
-                    "." + f.to_field);
+    added.push_back(what);
   }
   // Entity types: a new source's type is added (renamed if its name is
   // taken by another source); an existing type only gains attributes.
@@ -99,6 +123,7 @@ ExtensionResult ExtendContract(const SchemaContract& base, const SchemaContract&
       continue;
     }
     EntityType copy = t;
+    if (keys_left_out.count({t.source, t.identity_key})) copy.identity_key.clear();
     for (int n = 2;
          Contains(c.entity_types, [&](const EntityType& x) { return x.name == copy.name; }); ++n) {
       copy.name = t.name + std::to_string(n);
@@ -116,12 +141,14 @@ ExtensionResult ExtendContract(const SchemaContract& base, const SchemaContract&
         })) {
       continue;
     }
-    added.push_back("relationship (" + rel.from + ")-[" + rel.name + "]->(" + rel.to + ")");
+    const std::string what = "relationship (" + rel.from + ")-[" + rel.name + "]->(" + rel.to + ")";
+    if (below(rel.confidence, what)) continue;
+    added.push_back(what);
     c.relationships.push_back(std::move(rel));
   }
   if (!added.empty()) {
     ++c.version;
-    c.extensions.push_back({c.version, added});
+    c.extensions.push_back({c.version, added, r.left_out});
   }
   return r;
 }

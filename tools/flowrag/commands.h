@@ -88,8 +88,10 @@ Status RunIndex(IndexArgs args);
 Status RunQuery(const QueryArgs& args);
 Status RunAsk(const AskArgs& args);
 Status RunIngest(const IngestArgs& args);
+// `min_confidence`: with `extend`, additions below it are left out (C.4).
 Status RunSchemaInduce(const std::string& dir, bool json, const std::string& out,
-                       const std::string& exclude, const std::string& extend, bool llm);
+                       const std::string& exclude, const std::string& extend, bool llm,
+                       double min_confidence);
 Status RunSchemaShow(const std::string& path);
 Status RunEval(EvalArgs args);
 Status RunStats(const StatsArgs& args);

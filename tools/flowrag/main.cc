@@ -121,6 +121,13 @@ int main(int argc, char** argv) {
                      "Exclusion manifest (default: DIR/flowrag_exclude.yaml when present)");
   induce->add_option("--extend", schema_extend,
                      "Merge into this contract (monotonic, version bump) instead of starting anew");
+  double schema_min_confidence = 0.0;
+  induce
+      ->add_option("--min-confidence", schema_min_confidence,
+                   "With --extend: leave out new keys and relationships below this confidence "
+                   "(paper 3.4: 0.7; Appendix C.4 merges all)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   auto* show = schema->add_subcommand("show", "Validate a YAML schema contract and summarise it");
   show->add_option("file", schema_file, "The contract (schema.yaml)")->required();
 
@@ -199,7 +206,7 @@ int main(int argc, char** argv) {
     st = cli::RunIngest(ga);
   } else if (*induce) {
     st = cli::RunSchemaInduce(schema_dir, schema_json, schema_out, schema_exclude, schema_extend,
-                              schema_llm);
+                              schema_llm, schema_min_confidence);
   } else if (*show) {
     st = cli::RunSchemaShow(schema_file);
   } else if (*eval) {

@@ -44,7 +44,8 @@ Status RunSchemaShow(const std::string& path) {
 }
 
 Status RunSchemaInduce(const std::string& dir, bool json, const std::string& out,
-                       const std::string& exclude, const std::string& extend, bool llm) {
+                       const std::string& exclude, const std::string& extend, bool llm,
+                       double min_confidence) {
   SchemaOptions options;
   options.exclusions = exclude;
   FLOWRAG_ASSIGN_OR_RETURN(InducedSchema s, InduceSchema(dir, options));
@@ -64,10 +65,13 @@ Status RunSchemaInduce(const std::string& dir, bool json, const std::string& out
   }
   if (!extend.empty()) {
     FLOWRAG_ASSIGN_OR_RETURN(SchemaContract base, LoadContract(extend));
-    ExtensionResult ext = ExtendContract(base, contract);
-    std::fprintf(stderr, "%s: version %d -> %d, %zu additions\n", extend.c_str(), base.version,
-                 ext.contract.version, ext.added.size());
+    ExtensionOptions eo;
+    eo.min_confidence = min_confidence;
+    ExtensionResult ext = ExtendContract(base, contract, eo);
+    std::fprintf(stderr, "%s: version %d -> %d, %zu additions, %zu left out\n", extend.c_str(),
+                 base.version, ext.contract.version, ext.added.size(), ext.left_out.size());
     for (const std::string& a : ext.added) std::fprintf(stderr, "  + %s\n", a.c_str());
+    for (const std::string& a : ext.left_out) std::fprintf(stderr, "  - %s (left out)\n", a.c_str());
     contract = std::move(ext.contract);
   }
   if (!out.empty()) {
