@@ -706,6 +706,287 @@ TEST_F(SqlAgentTest, EvaluateExecuteNeedsAChatModel) {
 }
 
 // ---------------------------------------------------------------------------
+// The planner's plan and the value index (Prompt 5 + value matches)
+
+// The sources of sub-query `i` of a link.
+std::set<std::string> SourcesOf(const SchemaLink& link, size_t i) {
+  std::set<std::string> out;
+  for (const LinkSource& x : link.sources) {
+    if (x.subquery == i) out.insert(x.name);
+  }
+  return out;
+}
+
+std::string Describe(const SchemaLink& link) {
+  std::string out = "sub-queries:";
+  for (const std::string& q : link.subqueries) out += " [" + q + "]";
+  out += "\nsources:";
+  for (const LinkSource& x : link.sources) {
+    out += " " + x.name + "@" + std::to_string(x.subquery) + "=" + std::to_string(x.mass) + "/" +
+           std::to_string(x.injected);
+  }
+  out += "\ncolumns:";
+  for (const LinkedItem& c : link.columns) out += " " + c.name + "(" + c.why + ")";
+  out += "\nwarnings:";
+  for (const std::string& w : link.warnings) out += " " + w;
+  return out;
+}
+
+TEST_F(SqlAgentTest, ValueMatchesJoinThePlannersPlan) {
+  // The model names singer.Name only; "France" is a value of singer.Country.
+  model_.Script(R"({"subqueries": [{"subquery": "names of the singers", "source_nodes": ["singer.Name"],
+                    "target_nodes": ["singer.Name"], "candidates": [["singer.Name", "singer.Name", 1.0]]}]})",
+                {});
+  Open();
+  auto link = db_->Link("Names of singers from France", "qafd");
+  ASSERT_TRUE(link.ok()) << link.status().ToString();
+  SCOPED_TRACE(Describe(*link));
+  EXPECT_EQ(link->llm_calls, 1u);
+  for (const std::string& w : link->warnings) EXPECT_FALSE(Contains(w, "offline plan")) << w;
+  ASSERT_EQ(link->subqueries, std::vector<std::string>{"names of the singers"});
+  // No sub-query names the value: it joins every sub-query, as a candidate and a source.
+  EXPECT_EQ(SourcesOf(*link, 0), (std::set<std::string>{"singer.Name", "singer.Country"}));
+  bool country = false;
+  for (const LinkedItem& c : link->columns) {
+    if (c.name == "singer.Country") {
+      country = true;
+      EXPECT_EQ(c.why, "value");
+      EXPECT_GE(c.score, 0.5);
+    }
+  }
+  EXPECT_TRUE(country);
+  EXPECT_EQ(link->value_matches, std::vector<std::string>{"france → singer.Country"});
+}
+
+TEST_F(SqlAgentTest, ValueMatchJoinsOnlyTheSubqueryThatHoldsIt) {
+  model_.Script(R"({"subqueries": [
+      {"subquery": "singers from France", "source_nodes": ["singer.Name"], "target_nodes": ["singer.Singer_ID"],
+       "candidates": [["singer.Name", "singer.Singer_ID", 1.0]]},
+      {"subquery": "years of their concerts", "source_nodes": ["singer_in_concert.Singer_ID"],
+       "target_nodes": ["concert.Year"], "candidates": [["singer_in_concert.Singer_ID", "concert.Year", 1.0]]}]})",
+                {});
+  Open();
+  auto link = db_->Link("In which years did singers from France sing in concerts?", "qafd");
+  ASSERT_TRUE(link.ok()) << link.status().ToString();
+  SCOPED_TRACE(Describe(*link));
+  ASSERT_EQ(link->subqueries.size(), 2u);
+  EXPECT_EQ(SourcesOf(*link, 0), (std::set<std::string>{"singer.Name", "singer.Country"}));
+  EXPECT_EQ(SourcesOf(*link, 1), (std::set<std::string>{"singer_in_concert.Singer_ID"}));
+  EXPECT_TRUE(Names(link->columns).count("singer.Country"));
+  // The value's source sends its mass along the path to the sub-query's
+  // target: singer.Country -> singer -> singer.Singer_ID, 3 nodes, α = 10,
+  // confidence value_score = 0.9 (one column holds "France").
+  for (const LinkSource& x : link->sources) {
+    if (x.name == "singer.Country") {
+      EXPECT_NEAR(x.mass, 0.9 * 10.0 * 3.0, 1e-9);
+    }
+  }
+}
+
+// A schema large enough that the feasibility guard leaves the sources alone:
+// alpha (72 columns) and beta (73) joined by a declared key, and gamma
+// (1 column) on its own. 3 + 146 = 149 nodes, capacity T = 1 each.
+constexpr size_t kMassNodes = 149;
+void CreateMassDatabase(const std::string& path) {
+  std::string sql = "CREATE TABLE alpha (alpha_id INTEGER PRIMARY KEY, x TEXT";
+  for (int i = 0; i < 70; ++i) sql += ", f" + std::to_string(i) + " TEXT";
+  sql += "); CREATE TABLE beta (beta_id INTEGER PRIMARY KEY, alpha_id INTEGER REFERENCES alpha(alpha_id), y TEXT";
+  for (int i = 0; i < 70; ++i) sql += ", g" + std::to_string(i) + " TEXT";
+  sql += "); CREATE TABLE gamma (z TEXT);";
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+}
+
+std::string OnePair(const std::string& source, const std::string& target, double confidence) {
+  return Json{{"subqueries", {{{"subquery", "q"},
+                               {"source_nodes", {source}},
+                               {"target_nodes", {target}},
+                               {"candidates", {{source, target, confidence}}}}}}}
+      .dump();
+}
+
+TEST_F(SqlAgentTest, SourceMassIsAlphaTimesThePathCapacity) {
+  const std::string path = dir_.File("mass.sqlite");
+  CreateMassDatabase(path);
+  env_.Point(stub_.BaseUrl());
+  auto opened = SqlDatabase::Open(path);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  SqlDatabase& db = **opened;
+  ASSERT_EQ(db.num_tables() + db.num_columns(), kMassNodes);
+  auto link_with = [&](const std::string& plan, const SchemaLinkOptions& o = {}) {
+    model_.Script(plan, {});
+    auto l = db.Link("x of alpha and y of beta", "qafd", o);
+    EXPECT_TRUE(l.ok()) << l.status().ToString();
+    return l.ok() ? *l : SchemaLink{};
+  };
+  // alpha.x -> alpha -> alpha.alpha_id -> beta.alpha_id -> beta -> beta.y:
+  // |P| = 6 nodes, m_s = α·|P|·T = 60; the component (147 nodes) holds more
+  // than twice that, so the guard leaves it.
+  SchemaLink l = link_with(OnePair("alpha.x", "beta.y", 1.0));
+  SCOPED_TRACE(Describe(l));
+  ASSERT_EQ(l.sources.size(), 1u);
+  EXPECT_EQ(l.sources[0].name, "alpha.x");
+  EXPECT_EQ(l.sources[0].subquery, 0u);
+  EXPECT_NEAR(l.sources[0].mass, 10.0 * 6 * 1.0, 1e-9);
+  EXPECT_NEAR(l.sources[0].injected, l.sources[0].mass, 1e-9);
+  EXPECT_EQ(l.scaled_sources, 0u);
+  // The pair's confidence scales the mass; α and T are the options'.
+  l = link_with(OnePair("alpha.x", "beta.y", 0.5));
+  ASSERT_EQ(l.sources.size(), 1u);
+  EXPECT_NEAR(l.sources[0].mass, 0.5 * 60.0, 1e-9);
+  SchemaLinkOptions o;
+  o.alpha = 5.0;
+  l = link_with(OnePair("alpha.x", "beta.y", 1.0), o);
+  ASSERT_EQ(l.sources.size(), 1u);
+  EXPECT_NEAR(l.sources[0].mass, 5.0 * 6, 1e-9);
+  EXPECT_NEAR(l.sources[0].injected, 5.0 * 6, 1e-9);
+  // A source and target on one column: |P| = 1.
+  l = link_with(OnePair("alpha.x", "alpha.x", 1.0));
+  ASSERT_EQ(l.sources.size(), 1u);
+  EXPECT_NEAR(l.sources[0].mass, 10.0, 1e-9);
+  // No path (gamma is on its own): m_s = Σ_{i∈V} T_i = 149, more than the
+  // source's component holds, so the guard caps it at half of it (147 / 2).
+  l = link_with(OnePair("alpha.x", "gamma.z", 1.0));
+  ASSERT_EQ(l.sources.size(), 1u);
+  EXPECT_NEAR(l.sources[0].mass, static_cast<double>(kMassNodes), 1e-9);
+  EXPECT_NEAR(l.sources[0].injected, 0.5 * 147, 1e-9);
+  EXPECT_EQ(l.scaled_sources, 1u);
+  // α = 20 on the path: 120 needs a component of 240 nodes, so the guard scales it.
+  o.alpha = 20.0;
+  l = link_with(OnePair("alpha.x", "beta.y", 1.0), o);
+  ASSERT_EQ(l.sources.size(), 1u);
+  EXPECT_NEAR(l.sources[0].mass, 120.0, 1e-9);
+  EXPECT_NEAR(l.sources[0].injected, 0.5 * 147, 1e-9);
+  EXPECT_EQ(l.scaled_sources, 1u);
+}
+
+TEST_F(SqlAgentTest, FeasibilityGuardScalesSourcesOnASmallSchema) {
+  // concert_singer: 19 nodes. singer.Name -> ... -> concert.Year is 9 nodes,
+  // m_s = 0.9 · 10 · 9 = 81, far over the 9.5 half the graph holds.
+  model_.Script(kPlannerJson, {});
+  Open();
+  auto link = db_->Link("In which years did a singer sing in a concert?", "qafd");
+  ASSERT_TRUE(link.ok()) << link.status().ToString();
+  SCOPED_TRACE(Describe(*link));
+  ASSERT_EQ(link->sources.size(), 1u);
+  EXPECT_EQ(link->sources[0].name, "singer.Name");
+  EXPECT_NEAR(link->sources[0].mass, 0.9 * 10.0 * 9, 1e-9);
+  EXPECT_NEAR(link->sources[0].injected, 0.5 * 19, 1e-9);
+  EXPECT_EQ(link->scaled_sources, 1u);
+  // α changes the mass but not what is injected: the guard caps both.
+  SchemaLinkOptions o;
+  o.alpha = 50.0;
+  auto other = db_->Link("In which years did a singer sing in a concert?", "qafd", o);
+  ASSERT_TRUE(other.ok());
+  ASSERT_EQ(other->sources.size(), 1u);
+  EXPECT_NEAR(other->sources[0].mass, 0.9 * 50.0 * 9, 1e-9);
+  EXPECT_NEAR(other->sources[0].injected, 0.5 * 19, 1e-9);
+  EXPECT_EQ(Names(other->columns), Names(link->columns));
+}
+
+// Schema lines of a planner prompt: table -> its listed columns.
+std::map<std::string, std::set<std::string>> PromptColumns(const std::string& prompt) {
+  std::map<std::string, std::set<std::string>> out;
+  const size_t begin = prompt.find("Schema (");
+  const size_t end = prompt.find("Do this:");
+  std::string text = prompt.substr(begin, end - begin);
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t nl = text.find('\n', at);
+    if (nl == std::string::npos) nl = text.size();
+    const std::string line = text.substr(at, nl - at);
+    at = nl + 1;
+    const size_t paren = line.find('(');
+    if (paren == std::string::npos || paren == 0 || line.back() != ')' || line.find(' ') < paren) continue;
+    auto& cols = out[line.substr(0, paren)];
+    const std::string body = line.substr(paren + 1, line.size() - paren - 2);
+    size_t b = 0;
+    while (b < body.size()) {
+      size_t comma = body.find(", ", b);
+      if (comma == std::string::npos) comma = body.size();
+      const std::string item = body.substr(b, comma - b);
+      cols.insert(item.substr(0, item.find(' ')));
+      b = comma + 2;
+    }
+  }
+  return out;
+}
+
+TEST_F(SqlAgentTest, PlannerOnALargeSchemaListsTheDenseTopColumns) {
+  // 41 tables of 24 columns and a lighthouse table: 988 columns (> 800),
+  // every table with a region_id (implied joins between every pair: 861).
+  const std::string path = dir_.File("wide.sqlite");
+  std::string sql = "BEGIN;";
+  for (int t = 0; t < 41; ++t) {
+    const std::string name = "t" + std::to_string(100 + t);
+    sql += "CREATE TABLE " + name + " (region_id INTEGER";
+    for (int c = 1; c < 24; ++c) sql += ", " + name + "_f" + std::to_string(c) + " INTEGER";
+    sql += ");";
+  }
+  sql += "CREATE TABLE lighthouse (region_id INTEGER, altitude REAL, keeper_name TEXT, built_year INTEGER);COMMIT;";
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw);
+  sqlite3_close(raw);
+  model_.Script(R"({"subqueries": [{"subquery": "altitude of the lighthouse",
+                    "source_nodes": ["lighthouse.keeper_name"], "target_nodes": ["lighthouse.altitude"]}]})",
+                {});
+  env_.Point(stub_.BaseUrl());
+  auto opened = SqlDatabase::Open(path);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  SqlDatabase& db = **opened;
+  ASSERT_EQ(db.num_columns(), 988u);
+  const std::string question = "What is the altitude of the lighthouse whose keeper name is Smith?";
+  auto link = db.Link(question, "qafd");
+  ASSERT_TRUE(link.ok()) << link.status().ToString();
+  ASSERT_EQ(stub_.requests().size(), 1u);
+  const std::string prompt = stub_.requests()[0].body["messages"][0]["content"];
+  // The listed columns are the dense top 800 nodes' columns (no primary keys here).
+  SchemaLinkOptions dense;
+  dense.top_k = 800;
+  auto top = db.Link(question, "dense", dense);
+  ASSERT_TRUE(top.ok());
+  std::set<std::string> expected = Names(top->columns), listed;
+  for (const auto& [table, cols] : PromptColumns(prompt)) {
+    for (const std::string& c : cols) listed.insert(table + "." + c);
+  }
+  EXPECT_EQ(listed, expected);
+  EXPECT_LE(listed.size(), 800u);
+  EXPECT_LT(listed.size(), 988u);
+  EXPECT_TRUE(listed.count("lighthouse.altitude"));
+  EXPECT_TRUE(listed.count("lighthouse.keeper_name"));
+  // Joins only between listed columns, so the prompt does not grow with the
+  // whole schema: the template, ~24 bytes per listed column and ~48 per join.
+  size_t joins = 0, region_ids = 0;
+  for (const std::string& c : listed) region_ids += Contains(c, ".region_id");
+  const size_t at = prompt.find("Joins:\n");
+  if (at != std::string::npos) {
+    std::string rest = prompt.substr(at + 7, prompt.find("\n\nDo this:") - at - 7);
+    size_t b = 0;
+    while (b < rest.size()) {
+      size_t nl = rest.find('\n', b);
+      if (nl == std::string::npos) nl = rest.size();
+      const std::string line = rest.substr(b, nl - b);
+      b = nl + 1;
+      const size_t eq = line.find(" = ");
+      if (eq == std::string::npos) continue;
+      ++joins;
+      std::string left = line.substr(0, eq), right = line.substr(eq + 3);
+      left.erase(0, left.find_first_not_of(' '));
+      right = right.substr(0, right.find(' '));
+      EXPECT_TRUE(listed.count(left)) << line;
+      EXPECT_TRUE(listed.count(right)) << line;
+    }
+  }
+  // The same-name joins are a star (k − 1 lines), not the clique (k(k − 1)/2).
+  ASSERT_GT(region_ids, 2u);
+  EXPECT_EQ(joins, region_ids - 1);
+  EXPECT_LT(prompt.size(), 3000 + 24 * listed.size() + 48 * joins) << prompt.size();
+}
+
+// ---------------------------------------------------------------------------
 // Execution accuracy: the comparison of results (sql/sql_eval.h)
 
 SqlResultSet Result(std::vector<std::vector<SqlValue>> rows, size_t width = 0) {

@@ -1096,6 +1096,85 @@ TEST_F(ConcertTest, WithoutAStoreNothingIsWrittenBesideTheDatabase) {
   EXPECT_EQ(listing, (std::set<std::string>{"concert_singer.sqlite"}));
 }
 
+// A database that declares no foreign keys and shares no key names: the
+// tables cannot be joined, the link says so and is still usable.
+TEST(NoJoinPathTest, UnjoinableTablesLinkWithAWarning) {
+  testing::TempDir dir;
+  const std::string path = dir.File("library.db");
+  RunSql(path,
+         "CREATE TABLE author (name TEXT, born INTEGER, nationality TEXT);"
+         "CREATE TABLE book (title TEXT, published INTEGER, pages INTEGER);"
+         "INSERT INTO author VALUES ('Ada Palmer', 1981, 'American'), ('Italo Calvino', 1923, 'Italian');"
+         "INSERT INTO book VALUES ('Too Like the Lightning', 2016, 432), ('Invisible Cities', 1972, 165);");
+  auto db = SqlDatabase::Open(path);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto g = SchemaGraph::FromJson((*db)->SchemaJson());
+  ASSERT_TRUE(g.ok());
+  EXPECT_TRUE(g->foreign_keys.empty());
+  auto link = (*db)->Link("List the nationality of each author and the pages of each book", "qafd");
+  ASSERT_TRUE(link.ok()) << link.status().ToString();
+  SCOPED_TRACE(Describe(*link));
+  EXPECT_EQ(Names(link->tables), (std::set<std::string>{"author", "book"}));
+  EXPECT_TRUE(Names(link->columns).count("author.nationality"));
+  EXPECT_TRUE(Names(link->columns).count("book.pages"));
+  EXPECT_TRUE(link->joins.empty());
+  size_t no_path = 0;
+  for (const std::string& w : link->warnings) {
+    if (w.find("no join path reaches table") != std::string::npos) ++no_path;
+  }
+  EXPECT_EQ(no_path, 1u);
+  // The schema text still lists both tables, with no Joins section.
+  EXPECT_NE(link->schema_text.find("author("), std::string::npos) << link->schema_text;
+  EXPECT_NE(link->schema_text.find("book("), std::string::npos) << link->schema_text;
+  EXPECT_EQ(link->schema_text.find("Joins:"), std::string::npos) << link->schema_text;
+  // And SQL over the linked tables runs.
+  auto rows = (*db)->Execute("SELECT nationality FROM author ORDER BY name");
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  EXPECT_EQ(rows->rows.size(), 2u);
+}
+
+// What `flowrag sql link|exec` does (tools/flowrag/sql_cmd.cc), through the
+// public API it is a thin layer on (no test runs the flowrag binary): the
+// CLI prints "flowrag: error: <Status>" and exits 2 for InvalidArgument.
+// A file that is not SQLite: InvalidArgument naming it, before any linking;
+// a write: refused ("refused: ..."), the file byte-identical.
+TEST(SqlCliPathTest, NonSqliteFileAndWriteStatementThroughThePublicApi) {
+  testing::TempDir dir;
+  const std::string csv = dir.File("singers.csv");
+  testing::WriteFile(csv, "name,country\nJoe Sharp,Netherlands\n");
+  auto bad = SqlDatabase::Open(csv);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);  // exit code 2
+  EXPECT_EQ(bad.status().message().rfind(csv + ": not a SQLite database", 0), 0u) << bad.status().message();
+  EXPECT_EQ(testing::ReadFile(csv), "name,country\nJoe Sharp,Netherlands\n");
+
+  const std::string path = dir.File("concert_singer.sqlite");
+  RunSql(path, kConcertSql);
+  const std::string before = testing::ReadFile(path);
+  const auto mtime = fs::last_write_time(path);
+  {
+    auto db = SqlDatabase::Open(path);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    for (const char* sql : {"DELETE FROM singer", "UPDATE singer SET age = 0", "DROP TABLE singer",
+                            "INSERT INTO singer (name) VALUES ('x')", "ATTACH 'other.db' AS o",
+                            "PRAGMA journal_mode = WAL", "CREATE TABLE t (a)"}) {
+      auto r = (*db)->Execute(sql);
+      ASSERT_FALSE(r.ok()) << sql;
+      EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << sql;  // exit code 2
+      EXPECT_EQ(r.status().message().rfind("refused: ", 0), 0u) << sql << ": " << r.status().message();
+    }
+    // A link of the same file works afterwards.
+    auto link = (*db)->Link("How many singers are from France?", "qafd");
+    ASSERT_TRUE(link.ok()) << link.status().ToString();
+    EXPECT_TRUE(Names(link->tables).count("singer"));
+  }
+  EXPECT_EQ(testing::ReadFile(path), before);
+  EXPECT_EQ(fs::last_write_time(path), mtime);
+  std::set<std::string> listing;
+  for (const auto& e : fs::directory_iterator(dir.path())) listing.insert(e.path().filename().string());
+  EXPECT_EQ(listing, (std::set<std::string>{"singers.csv", "concert_singer.sqlite"}));
+}
+
 // ---------------------------------------------------------------------------
 // 11. A large schema
 

@@ -90,10 +90,28 @@ struct JoinEdge {
   bool inferred = false; // same key name, not a declared foreign key
 };
 
+// A source of one sub-query's flow diffusion (qafd; QAFD-RAG A2.2.1).
+struct LinkSource {
+  std::string name;       // "table.column" (or "table"), as the schema spells it
+  size_t subquery = 0;    // index into SchemaLink::subqueries
+  // Σ over the source's [source, target, confidence] pairs of confidence ·
+  // m_s, with m_s = α·Σ_{j∈P} T_j over the shortest path P from source to
+  // target (both ends counted), or Σ_{i∈V} T_i when no path joins them;
+  // before the feasibility guard.
+  double mass = 0.0;
+  // The mass injected after the solver's feasibility guard
+  // (retrieval/flow_diffusion.h: at most half the capacity of the source's
+  // connected component when the component holds less than twice the total
+  // mass). Equal to `mass` unless the guard scaled it.
+  double injected = 0.0;
+};
+
 struct SchemaLink {
   std::string method;
   std::vector<LinkedItem> tables, columns;  // ranked
   std::vector<JoinEdge> joins;
+  std::vector<LinkSource> sources;  // qafd: per sub-query, in node order
+  size_t scaled_sources = 0;        // sources the feasibility guard scaled down
   std::vector<std::string> subqueries, value_matches;
   std::string schema_text;  // compact schema for a prompt
   size_t pushes = 0, nodes_touched = 0, llm_calls = 0;

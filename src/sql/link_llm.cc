@@ -3,6 +3,8 @@
 // validated against the schema (closed world: a name the schema does not
 // have is dropped).
 #include <algorithm>
+#include <map>
+#include <unordered_set>
 
 #include "common/text.h"
 #include "extract/json_repair.h"
@@ -44,7 +46,10 @@ Result<std::vector<SchemaLinker::Subquery>> SchemaLinker::PlanWithLlm(std::strin
                                                                       const SchemaLinkOptions& o,
                                                                       SchemaLink* link) const {
   const SchemaGraph& g = *graph_;
-  // Large schemas: the summary lists the columns nearest the question.
+  // Large schemas (over kMaxSummaryColumns columns): the summary lists the
+  // dense top-kMaxSummaryColumns nodes (tables and columns nearest the
+  // question), each listed table's primary keys, and the joins among them
+  // (same-name joins as a star per name, see below).
   std::vector<LinkedItem> tables, columns;
   if (g.columns.size() <= kMaxSummaryColumns) {
     for (const SchemaTable& t : g.tables) tables.push_back({t.name, 1.0, ""});
@@ -55,11 +60,46 @@ Result<std::vector<SchemaLinker::Subquery>> SchemaLinker::PlanWithLlm(std::strin
     tables = near.tables;
     columns = near.columns;
   }
+  // Joins between the columns the summary lists (all of them for a small
+  // schema; on a large one the summary's columns and its tables' keys), so
+  // the join list does not grow with the whole schema.
+  const bool full = g.columns.size() <= kMaxSummaryColumns;
+  std::vector<bool> listed(g.columns.size(), full);
+  if (!full) {
+    std::unordered_set<std::string> names;
+    for (const LinkedItem& c : columns) names.insert(c.name);
+    for (const LinkedItem& t : tables) {
+      const int64_t ti = g.FindTable(t.name);
+      if (ti < 0) continue;
+      for (uint32_t c : g.tables[ti].columns) {
+        listed[c] = g.columns[c].primary_key || names.count(g.NodeName(g.ColumnNode(c)));
+      }
+    }
+  }
+  // Same-name (inferred) joins form a clique over the tables sharing a key
+  // name; on a large schema each name is listed as a star instead (every
+  // column joined to the first one), which says the same in k − 1 lines
+  // instead of k(k − 1)/2.
   std::vector<JoinEdge> joins;
+  std::map<std::string, std::vector<uint32_t>> same_name;  // lower-case name → listed columns
   for (const SchemaForeignKey& fk : g.foreign_keys) {
+    if (!listed[fk.from] || !listed[fk.to]) continue;
+    if (!full && fk.inferred) {
+      for (uint32_t c : {fk.from, fk.to}) {
+        auto& group = same_name[ToLowerAscii(g.columns[c].name)];
+        if (std::find(group.begin(), group.end(), c) == group.end()) group.push_back(c);
+      }
+      continue;
+    }
     joins.push_back({g.NodeName(g.ColumnNode(fk.from)), g.NodeName(g.ColumnNode(fk.to)), fk.inferred});
   }
-  const std::string schema = SchemaText(tables, columns, joins, g.columns.size() <= kMaxSummaryColumns);
+  for (auto& [name, group] : same_name) {
+    std::sort(group.begin(), group.end());
+    for (size_t i = 1; i < group.size(); ++i) {
+      joins.push_back({g.NodeName(g.ColumnNode(group[i])), g.NodeName(g.ColumnNode(group[0])), true});
+    }
+  }
+  const std::string schema = SchemaText(tables, columns, joins, full);
   ChatRequest request;
   request.json_mode = true;
   request.messages.push_back(

@@ -55,6 +55,17 @@ class SchemaDiffusionGraph final : public DiffusionGraph {
   SimilarityKind similarity_;
 };
 
+// True when `words` occurs in `key` on word boundaries (both EntityKeys:
+// lower-case words separated by single spaces).
+bool ContainsWords(std::string_view key, std::string_view words) {
+  if (words.empty()) return false;
+  for (size_t at = key.find(words); at != std::string_view::npos; at = key.find(words, at + 1)) {
+    const size_t end = at + words.size();
+    if ((at == 0 || key[at - 1] == ' ') && (end == key.size() || key[end] == ' ')) return true;
+  }
+  return false;
+}
+
 std::vector<std::string> OwnNameWords(const SchemaGraph& g, uint32_t node) {
   const std::string& name =
       g.Kind(node) == SchemaNodeKind::kTable ? g.tables[node].name : g.columns[g.ColumnOf(node)].name;
@@ -256,6 +267,32 @@ Result<std::vector<SchemaLinker::Subquery>> SchemaLinker::PlanOffline(std::strin
   return plan;
 }
 
+void SchemaLinker::MergeValueMatches(const std::vector<ColumnValueMatch>& values, const SchemaLinkOptions& o,
+                                     std::vector<Subquery>* plan) const {
+  const SchemaGraph& g = *graph_;
+  std::vector<std::string> keys;
+  for (const Subquery& sq : *plan) keys.push_back(EntityKey(sq.text));
+  for (const ColumnValueMatch& m : values) {
+    const uint32_t v = g.ColumnNode(m.column);
+    const double score = o.value_score / std::sqrt(static_cast<double>(std::max<size_t>(1, m.columns)));
+    bool any = false;
+    for (const std::string& k : keys) any = any || ContainsWords(k, m.text);
+    for (size_t i = 0; i < plan->size(); ++i) {
+      if (any && !ContainsWords(keys[i], m.text)) continue;
+      Subquery& sq = (*plan)[i];
+      auto c = std::find_if(sq.candidates.begin(), sq.candidates.end(), [&](auto& x) { return x.first == v; });
+      if (c == sq.candidates.end()) sq.candidates.emplace_back(v, score);
+      else c->second = std::max(c->second, score);
+      const bool source = std::any_of(sq.pairs.begin(), sq.pairs.end(), [&](const Pair& p) { return p.source == v; });
+      if (source) continue;
+      // The value filters where the sub-query ends: its mass flows along the
+      // path to the model's first target.
+      const uint32_t target = sq.pairs.empty() ? v : sq.pairs.front().target;
+      sq.pairs.push_back({v, target, score});
+    }
+  }
+}
+
 Status SchemaLinker::LinkQafd(std::string_view question, const SchemaLinkOptions& o,
                               SchemaLink* link) const {
   const SchemaGraph& g = *graph_;
@@ -268,6 +305,11 @@ Status SchemaLinker::LinkQafd(std::string_view question, const SchemaLinkOptions
   if (o.similarity == "rbf") similarity = SimilarityKind::kRbf;
   else if (o.similarity == "cosine") similarity = SimilarityKind::kCosine;
   else return Status::InvalidArgument("link similarity \"" + o.similarity + "\": expected cosine | rbf");
+  if (!(o.alpha > 0.0) || !(o.capacity > 0.0)) {
+    return Status::InvalidArgument("link alpha and capacity must be > 0 (alpha " + std::to_string(o.alpha) +
+                                   ", capacity " + std::to_string(o.capacity) + ")");
+  }
+  const std::vector<ColumnValueMatch> values = values_.Find(question);
   std::vector<Subquery> plan;
   if (o.llm && chat_ != nullptr) {
     Result<std::vector<Subquery>> planned = Status::Internal("planner answer");
@@ -278,6 +320,7 @@ Status SchemaLinker::LinkQafd(std::string_view question, const SchemaLinkOptions
     }
     if (planned.ok() && !planned->empty()) {
       plan = std::move(planned).value();
+      MergeValueMatches(values, o, &plan);
     } else {
       link->warnings.push_back("LLM seed selection failed (" +
                                (planned.ok() ? std::string("no node it named is in the schema") : planned.status().message()) +
@@ -287,7 +330,7 @@ Status SchemaLinker::LinkQafd(std::string_view question, const SchemaLinkOptions
   if (plan.empty()) {
     FLOWRAG_ASSIGN_OR_RETURN(plan, PlanOffline(question, o, link));
   }
-  for (const ColumnValueMatch& m : values_.Find(question)) {
+  for (const ColumnValueMatch& m : values) {
     link->value_matches.push_back(m.text + " → " + g.NodeName(g.ColumnNode(m.column)));
   }
   if (plan.empty()) {
@@ -311,17 +354,22 @@ Status SchemaLinker::LinkQafd(std::string_view question, const SchemaLinkOptions
         why[v] = why[v].empty() ? "keyword" : why[v];
       }
     }
-    std::map<uint32_t, double> scale;  // source → Δ/(α·T)
+    std::map<uint32_t, double> mass;  // source → Σ confidence · m_s
     for (const Pair& p : sq.pairs) {
       const std::vector<uint32_t> path = g.ShortestPath(p.source, p.target);
-      const double mass = path.empty() ? total_capacity : o.alpha * o.capacity * static_cast<double>(path.size());
-      scale[p.source] += p.confidence * mass / (o.alpha * o.capacity);
+      const double m = path.empty() ? total_capacity : o.alpha * o.capacity * static_cast<double>(path.size());
+      mass[p.source] += p.confidence * m;
     }
-    std::vector<FlowSource> sources;
-    for (auto [v, s] : scale) sources.push_back({v, s});
+    std::vector<FlowSource> sources;  // Δ_v = α·T·scale = mass
+    for (auto [v, m] : mass) sources.push_back({v, m / (o.alpha * o.capacity)});
     FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix qv, EmbedAll({sq.text}));
     SchemaDiffusionGraph dg(g, text_vectors_, qv.row(0), o, weighting, similarity);
     const FlowDiffusionResult r = SolveFlowDiffusion(dg, sources, fo);
+    for (auto [v, m] : mass) {
+      const ptrdiff_t at = r.Find(v);
+      link->sources.push_back({g.NodeName(v), link->subqueries.size() - 1, m, at < 0 ? 0.0 : r.source[at]});
+    }
+    link->scaled_sources += r.scaled_sources;
     link->pushes += r.pushes;
     link->nodes_touched += r.nodes.size();
     double max_x = 0.0;
@@ -337,7 +385,7 @@ Status SchemaLinker::LinkQafd(std::string_view question, const SchemaLinkOptions
     }
   }
   // Value-matched columns say so.
-  for (const ColumnValueMatch& m : values_.Find(question)) {
+  for (const ColumnValueMatch& m : values) {
     const uint32_t v = g.ColumnNode(m.column);
     if (relevance[v] >= o.select) why[v] = "value";
   }

@@ -14,14 +14,21 @@
 //      always a candidate; otherwise the `seeds` best nodes scoring at least
 //      seed_ratio × the best become candidates.
 //   2. Sources and targets. With a chat model, Prompt 5 proposes sub-queries
-//      and [source, target, confidence] column pairs. Offline, the best
-//      candidate is the source and each other candidate a target, with its
-//      score as confidence (one candidate: source = target).
+//      and [source, target, confidence] column pairs; value-matched columns
+//      are added to them as candidates and sources (paired with the
+//      sub-query's first target, confidence = their candidate score), in
+//      the sub-queries whose text holds the value, or in every sub-query
+//      when none does. Offline, the best candidate is the source and each
+//      other candidate a target, with its score as confidence (one
+//      candidate: source = target).
 //   3. Source mass (A2.2.1): m_s = α·Σ_{j∈P} T_j over the shortest path P
 //      between source and target, α = 10, uniform T = 1; with no path the
 //      fallback m_s = Σ_{i∈V} T_i (the solver's feasibility guard caps a
-//      source at half its component's capacity). Pairs sharing a source add
-//      up, scaled by their confidence.
+//      source at half its component's capacity when the component holds
+//      less than twice the injected mass, which on schemas under ~2·α·|P|
+//      nodes caps every source, whatever α). Pairs sharing a source add
+//      up, scaled by their confidence. SchemaLink::sources reports each
+//      source's mass before and after the guard.
 //   4. Flow diffusion (retrieval/flow_diffusion.h) with the query-aware
 //      hybrid weights of Eq. 5c on the schema graph: h(u) the embedding of
 //      the node text (names, type, description, samples), h(q) of q_k.
@@ -103,6 +110,11 @@ class SchemaLinker {
                                             SchemaLink* link) const;
   Result<std::vector<Subquery>> PlanWithLlm(std::string_view question, const SchemaLinkOptions& o,
                                             SchemaLink* link) const;
+  // With a chat model's plan: each value match becomes a candidate and a
+  // source (paired with the sub-query's first target) of the sub-queries
+  // whose text holds the value, or of every sub-query when none does.
+  void MergeValueMatches(const std::vector<ColumnValueMatch>& values, const SchemaLinkOptions& o,
+                         std::vector<Subquery>* plan) const;
   Status LinkQafd(std::string_view question, const SchemaLinkOptions& o, SchemaLink* link) const;
   void LinkRanked(const std::vector<std::pair<uint32_t, double>>& ranked, const SchemaLinkOptions& o,
                   SchemaLink* link) const;

@@ -275,6 +275,10 @@ Result<std::vector<SqlEvalRow>> EvaluateSql(const SqlEvalOptions& o, bool quiet)
                               {"question", t.question}, {"gold_tables", gold_tables},
                               {"gold_columns", gold_columns}, {"tables", tables}, {"columns", columns},
                               {"time_ms", link.time_ms}};
+        if (m == LinkMethod::kQafd) {
+          rec["sources"] = link.sources.size();
+          rec["scaled_sources"] = link.scaled_sources;
+        }
         if (o.execute && !execute) {
           ++a.no_data;
           rec["skipped"] = "no .sqlite file for this database";

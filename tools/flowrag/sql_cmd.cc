@@ -56,8 +56,13 @@ Json ItemsJson(const std::vector<LinkedItem>& items) {
 Json LinkJson(const SchemaLink& l) {
   Json joins = Json::array();
   for (const JoinEdge& j : l.joins) joins.push_back({{"from", j.from}, {"to", j.to}, {"inferred", j.inferred}});
+  Json sources = Json::array();
+  for (const LinkSource& x : l.sources) {
+    sources.push_back({{"name", x.name}, {"subquery", x.subquery}, {"mass", x.mass}, {"injected", x.injected}});
+  }
   return {{"method", l.method},         {"tables", ItemsJson(l.tables)},   {"columns", ItemsJson(l.columns)},
-          {"joins", joins},             {"subqueries", l.subqueries},      {"value_matches", l.value_matches},
+          {"joins", joins},             {"sources", sources},              {"scaled_sources", l.scaled_sources},
+          {"subqueries", l.subqueries}, {"value_matches", l.value_matches},
           {"schema_text", l.schema_text}, {"pushes", l.pushes},            {"nodes_touched", l.nodes_touched},
           {"llm_calls", l.llm_calls},   {"time_ms", l.time_ms},            {"warnings", l.warnings}};
 }
@@ -93,7 +98,15 @@ void PrintResult(const SqlResultSet& r) {
 void PrintLink(const SchemaLink& l) {
   std::printf("method %s: %zu tables, %zu columns, %zu joins (%.2f ms)\n", l.method.c_str(), l.tables.size(),
               l.columns.size(), l.joins.size(), l.time_ms);
-  for (const std::string& s : l.subqueries) std::printf("  sub-query: %s\n", s.c_str());
+  for (size_t i = 0; i < l.subqueries.size(); ++i) {
+    std::printf("  sub-query %zu: %s\n", i + 1, l.subqueries[i].c_str());
+    for (const LinkSource& x : l.sources) {
+      if (x.subquery != i) continue;
+      std::printf("    source %-40s mass %.1f", x.name.c_str(), x.mass);
+      if (x.injected != x.mass) std::printf(" (%.1f after the feasibility guard)", x.injected);
+      std::printf("\n");
+    }
+  }
   for (const std::string& v : l.value_matches) std::printf("  value: %s\n", v.c_str());
   for (const LinkedItem& t : l.tables) std::printf("  table  %-40s %.3f %s\n", t.name.c_str(), t.score, t.why.c_str());
   for (const LinkedItem& c : l.columns) std::printf("  column %-40s %.3f %s\n", c.name.c_str(), c.score, c.why.c_str());
