@@ -1096,6 +1096,74 @@ TEST_F(ConcertTest, WithoutAStoreNothingIsWrittenBesideTheDatabase) {
   EXPECT_EQ(listing, (std::set<std::string>{"concert_singer.sqlite"}));
 }
 
+// The open time limit: at ~0 the catalog is still read whole (tables,
+// columns, keys), but row counts, samples and the value index stop, with a
+// warning, and the schema links.
+TEST_F(ConcertTest, OpenTimeLimitKeepsTheSchemaAndWarns) {
+  auto full = SqlDatabase::Open(path_);
+  ASSERT_TRUE(full.ok()) << full.status().ToString();
+  EXPECT_TRUE((*full)->warnings().empty()) << ::testing::PrintToString((*full)->warnings());
+  SqlDatabaseOptions o;
+  o.open_time_limit_seconds = 1e-9;
+  auto db = SqlDatabase::Open(path_, o);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  EXPECT_EQ((*db)->num_tables(), (*full)->num_tables());
+  EXPECT_EQ((*db)->num_columns(), (*full)->num_columns());
+  auto g = SchemaGraph::FromJson((*db)->SchemaJson());
+  auto g_full = SchemaGraph::FromJson((*full)->SchemaJson());
+  ASSERT_TRUE(g.ok() && g_full.ok());
+  EXPECT_EQ(g->foreign_keys.size(), g_full->foreign_keys.size());
+  EXPECT_TRUE(HasForeignKey(*g, "concert.stadium_id", "stadium.stadium_id", false));
+  for (size_t c = 0; c < g->columns.size(); ++c) {
+    EXPECT_EQ(g->columns[c].name, g_full->columns[c].name);
+    EXPECT_EQ(g->columns[c].primary_key, g_full->columns[c].primary_key);
+    EXPECT_TRUE(g->columns[c].samples.empty()) << g->columns[c].name;
+  }
+  for (const SchemaTable& t : g->tables) EXPECT_EQ(t.rows, -1) << t.name;
+  // Both steps say what they left out.
+  const std::vector<std::string>& w = (*db)->warnings();
+  ASSERT_EQ(w.size(), 2u) << ::testing::PrintToString(w);
+  EXPECT_NE(w[0].find("open time limit"), std::string::npos) << w[0];
+  EXPECT_NE(w[0].find("4 of 4 tables"), std::string::npos) << w[0];
+  EXPECT_NE(w[1].find("15 of 15 columns are not in the value index"), std::string::npos) << w[1];
+  EXPECT_NE(w[0].find(path_), std::string::npos) << w[0];
+  // Usable: names still link, values no longer do.
+  auto link = (*db)->Link("names of singers from France", "qafd");
+  ASSERT_TRUE(link.ok()) << link.status().ToString();
+  EXPECT_TRUE(Names(link->tables).count("singer")) << Describe(*link);
+  EXPECT_TRUE(link->value_matches.empty()) << Describe(*link);
+  auto full_link = (*full)->Link("names of singers from France", "qafd");
+  ASSERT_TRUE(full_link.ok());
+  EXPECT_FALSE(full_link->value_matches.empty());
+  // No limit (<= 0) is the same as the default here.
+  o.open_time_limit_seconds = 0;
+  auto unlimited = SqlDatabase::Open(path_, o);
+  ASSERT_TRUE(unlimited.ok());
+  EXPECT_EQ((*unlimited)->SchemaJson(), (*full)->SchemaJson());
+  EXPECT_TRUE((*unlimited)->warnings().empty());
+}
+
+TEST_F(ConcertTest, PartialSchemaIsNotCachedInTheStore) {
+  SqlDatabaseOptions o;
+  o.store = dir_.File("flowrag.store");
+  o.open_time_limit_seconds = 1e-9;
+  {
+    auto db = SqlDatabase::Open(path_, o);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    const auto& w = (*db)->warnings();
+    ASSERT_FALSE(w.empty());
+    EXPECT_NE(w.back().find("not cached"), std::string::npos) << w.back();
+  }
+  EXPECT_EQ(CountSqlSchemaRows(o.store), 0);
+  // The next open with time to spare builds and caches the whole schema.
+  o.open_time_limit_seconds = 30;
+  auto db = SqlDatabase::Open(path_, o);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  EXPECT_TRUE((*db)->warnings().empty());
+  EXPECT_NE((*db)->SchemaJson().find("Joe Sharp"), std::string::npos);
+  EXPECT_EQ(CountSqlSchemaRows(o.store), 1);
+}
+
 // A database that declares no foreign keys and shares no key names: the
 // tables cannot be joined, the link says so and is still usable.
 TEST(NoJoinPathTest, UnjoinableTablesLinkWithAWarning) {

@@ -146,6 +146,12 @@ struct SqlAnswer {
 struct SqlDatabaseOptions {
   size_t samples_per_column = 3;  // example values in node texts
   bool value_index = true;        // index literal values (a scan of text columns)
+  // Open() reads the whole catalog (tables, columns, keys) whatever the
+  // time, then counts rows, samples values and builds the value index until
+  // this many seconds after the call; what is left is skipped with a
+  // warning (warnings()): the schema stays complete, with fewer samples and
+  // values. Such a partial schema is not cached in the store. <= 0: no limit.
+  double open_time_limit_seconds = 30.0;
   // A flowrag store file: the schema graph and value index are kept there
   // (table sql_schemas) and reused while the database file is unchanged.
   std::string store;
@@ -187,6 +193,9 @@ class SqlDatabase {
 
   // Runs one read-only statement under the limits.
   virtual Result<SqlResultSet> Execute(std::string_view sql, const SqlLimits& limits = {}) = 0;
+
+  // What Open() had to leave out (the open time limit was reached), or empty.
+  virtual const std::vector<std::string>& warnings() const = 0;
 
   // The schema graph as JSON (tables, columns, keys, samples, foreign keys).
   virtual std::string SchemaJson() const = 0;

@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <unordered_map>
@@ -148,18 +149,37 @@ void AddImpliedJoins(SchemaGraph* g) {
 }
 
 Status AddSamplesFromSqlite(const std::string& path, const IntrospectionOptions& options,
-                            SchemaGraph* g) {
+                            SchemaGraph* g, std::vector<std::string>* warnings) {
   FLOWRAG_ASSIGN_OR_RETURN(DbPtr db, OpenCatalogConnection(path));
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point deadline = options.deadline;
+  if (deadline != Clock::time_point::max()) {
+    sqlite3_progress_handler(
+        db.get(), 1000,
+        [](void* at) { return Clock::now() >= *static_cast<Clock::time_point*>(at) ? 1 : 0; }, &deadline);
+  }
+  auto late = [&] { return Clock::now() >= deadline; };
+  size_t done = 0;  // tables fully sampled
   for (SchemaTable& t : g->tables) {
+    if (late()) break;
     const std::string qt = Quote(t.name, '"');
     if (options.count_rows) {
       Status st = Query(db.get(), path, "SELECT COUNT(*) FROM " + qt,
                         [&](sqlite3_stmt* s) { t.rows = sqlite3_column_int64(s, 0); });
-      if (!st.ok()) continue;  // a table of the schema file missing from the database
+      if (!st.ok()) {
+        if (late()) break;
+        ++done;
+        continue;  // a table of the schema file missing from the database
+      }
     }
+    bool cut = false;
     for (uint32_t ci : t.columns) {
       SchemaColumn& c = g->columns[ci];
       if (options.samples_per_column == 0) break;
+      if (late()) {
+        cut = true;
+        break;
+      }
       const std::string qc = Quote(c.name, '"');
       std::vector<std::string> samples;
       Status st = Query(db.get(), path,
@@ -170,18 +190,27 @@ Status AddSamplesFromSqlite(const std::string& path, const IntrospectionOptions&
                         [&](sqlite3_stmt* s) { samples.push_back(ColumnText(s, 0)); });
       if (st.ok() && !samples.empty()) c.samples = std::move(samples);
     }
+    if (cut) break;
+    ++done;
+  }
+  sqlite3_progress_handler(db.get(), 0, nullptr, nullptr);
+  if (done < g->tables.size() && warnings != nullptr) {
+    warnings->push_back(path + ": the open time limit was reached while sampling; " +
+                        std::to_string(g->tables.size() - done) + " of " + std::to_string(g->tables.size()) +
+                        " tables have no (or partial) row counts and sample values");
   }
   return Status::Ok();
 }
 
-Result<SchemaGraph> SchemaFromSqlite(const std::string& path, const IntrospectionOptions& options) {
+Result<SchemaGraph> SchemaFromSqlite(const std::string& path, const IntrospectionOptions& options,
+                                     std::vector<std::string>* warnings) {
   SchemaGraph g;
   g.name = std::filesystem::path(path).stem().string();
   {
     FLOWRAG_ASSIGN_OR_RETURN(DbPtr db, OpenCatalogConnection(path));
     FLOWRAG_RETURN_IF_ERROR(ReadCatalog(db.get(), path, &g));
   }
-  FLOWRAG_RETURN_IF_ERROR(AddSamplesFromSqlite(path, options, &g));
+  FLOWRAG_RETURN_IF_ERROR(AddSamplesFromSqlite(path, options, &g, warnings));
   AddImpliedJoins(&g);
   g.Finalize();
   return g;

@@ -19,6 +19,7 @@
 #ifndef FLOWRAG_SQL_SCHEMA_GRAPH_H_
 #define FLOWRAG_SQL_SCHEMA_GRAPH_H_
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -109,6 +110,11 @@ struct IntrospectionOptions {
   size_t samples_per_column = 3;  // distinct non-null values kept as samples
   size_t max_sample_bytes = 40;   // longer values are skipped
   bool count_rows = true;
+  // Row counts and samples stop here (a progress handler interrupts the
+  // query under way): the tables and columns after it keep rows = -1 and
+  // no samples, and a warning says so. The catalog (tables, columns, keys)
+  // is always read whole.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
 // Introspects a SQLite file through its own read-only connection that runs
@@ -116,8 +122,10 @@ struct IntrospectionOptions {
 // foreign_key_list, COUNT(*), SELECT DISTINCT samples), never model SQL.
 // NotFound / InvalidArgument ("not a SQLite database") as
 // ReadOnlyDatabase::Open. A database without tables gives an empty graph.
+// Warnings (the deadline was reached) are appended to `warnings` if given.
 Result<SchemaGraph> SchemaFromSqlite(const std::string& path,
-                                     const IntrospectionOptions& options = {});
+                                     const IntrospectionOptions& options = {},
+                                     std::vector<std::string>* warnings = nullptr);
 SchemaGraph SchemaFromSpider(const SpiderSchema& schema);
 // Runs the DDL in an in-memory database for types and keys (a statement
 // SQLite rejects is replaced by the JSON's column list), then adds the
@@ -132,7 +140,7 @@ void AddImpliedJoins(SchemaGraph* graph);
 // Fills samples and row counts of `graph` from the SQLite file (tables and
 // columns matched by name, case-insensitively; unmatched ones are left alone).
 Status AddSamplesFromSqlite(const std::string& path, const IntrospectionOptions& options,
-                            SchemaGraph* graph);
+                            SchemaGraph* graph, std::vector<std::string>* warnings = nullptr);
 
 }  // namespace flowrag
 

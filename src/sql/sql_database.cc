@@ -1,6 +1,7 @@
 // SqlDatabase (flowrag/sql.h): a SQLite file, its schema graph and value
 // index (optionally kept in a flowrag store), the linker and the safe
 // executor.
+#include <chrono>
 #include <filesystem>
 
 #include "llm/chat_client.h"
@@ -45,6 +46,7 @@ class SqlDatabaseImpl final : public SqlDatabase {
   }
 
   std::string SchemaJson() const override { return linker_->graph().ToJson(); }
+  const std::vector<std::string>& warnings() const override { return warnings_; }
   size_t num_tables() const override { return linker_->graph().tables.size(); }
   size_t num_columns() const override { return linker_->graph().columns.size(); }
 
@@ -53,6 +55,7 @@ class SqlDatabaseImpl final : public SqlDatabase {
   std::unique_ptr<StoreResponseCache> cache_;
   std::unique_ptr<ChatModel> chat_;
   std::unique_ptr<SchemaLinker> linker_;
+  std::vector<std::string> warnings_;
 };
 
 Result<std::string> Fingerprint(const std::string& path) {
@@ -65,9 +68,10 @@ Result<std::string> Fingerprint(const std::string& path) {
 }
 
 // The graph and values of `path`: from the store when its fingerprint
-// matches, else introspected (and stored).
+// matches, else introspected (and stored unless the deadline cut it short).
 Status BuildSchema(const std::string& path, const SqlDatabaseOptions& o, Store* store,
-                   SchemaGraph* graph, ValueIndex* values) {
+                   std::chrono::steady_clock::time_point deadline, SchemaGraph* graph, ValueIndex* values,
+                   std::vector<std::string>* warnings) {
   std::string source, fingerprint;
   if (store != nullptr) {
     source = std::filesystem::absolute(path).lexically_normal().string();
@@ -81,17 +85,23 @@ Status BuildSchema(const std::string& path, const SqlDatabaseOptions& o, Store* 
       return Status::Ok();
     }
   }
+  const size_t warned = warnings->size();
   IntrospectionOptions io;
   io.samples_per_column = o.samples_per_column;
-  FLOWRAG_ASSIGN_OR_RETURN(*graph, SchemaFromSqlite(path, io));
+  io.deadline = deadline;
+  FLOWRAG_ASSIGN_OR_RETURN(*graph, SchemaFromSqlite(path, io, warnings));
   if (graph->tables.empty()) return Status::InvalidArgument(path + ": the database has no tables");
   if (o.value_index) {
-    FLOWRAG_ASSIGN_OR_RETURN(*values, ValueIndex::FromSqlite(path, *graph));
+    FLOWRAG_ASSIGN_OR_RETURN(*values, ValueIndex::FromSqlite(path, *graph, ValueIndexOptions{}, deadline, warnings));
   } else {
     *values = ValueIndex::FromSamples(*graph);
   }
   if (store != nullptr) {
-    FLOWRAG_RETURN_IF_ERROR(store->PutSqlSchema({source, fingerprint, graph->ToJson(), values->ToJson()}));
+    if (warnings->size() > warned) {
+      warnings->push_back(path + ": the partial schema is not cached in the store");
+    } else {
+      FLOWRAG_RETURN_IF_ERROR(store->PutSqlSchema({source, fingerprint, graph->ToJson(), values->ToJson()}));
+    }
   }
   return Status::Ok();
 }
@@ -127,6 +137,13 @@ Status Finish(const SqlDatabaseOptions& o, std::shared_ptr<SchemaGraph> graph, V
 
 Result<std::unique_ptr<SqlDatabase>> SqlDatabase::Open(const std::string& path,
                                                        const SqlDatabaseOptions& o) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  Clock::time_point deadline = Clock::time_point::max();
+  if (o.open_time_limit_seconds > 0) {
+    const auto budget = std::chrono::duration<double>(o.open_time_limit_seconds);
+    if (budget < Clock::time_point::max() - start) deadline = start + std::chrono::duration_cast<Clock::duration>(budget);
+  }
   auto impl = std::make_unique<SqlDatabaseImpl>();
   FLOWRAG_ASSIGN_OR_RETURN(impl->db_, ReadOnlyDatabase::Open(path));
   if (!o.store.empty()) {
@@ -134,7 +151,8 @@ Result<std::unique_ptr<SqlDatabase>> SqlDatabase::Open(const std::string& path,
   }
   auto graph = std::make_shared<SchemaGraph>();
   ValueIndex values;
-  FLOWRAG_RETURN_IF_ERROR(BuildSchema(path, o, impl->store_.get(), graph.get(), &values));
+  FLOWRAG_RETURN_IF_ERROR(
+      BuildSchema(path, o, impl->store_.get(), deadline, graph.get(), &values, &impl->warnings_));
   FLOWRAG_RETURN_IF_ERROR(Finish(o, std::move(graph), std::move(values), impl.get()));
   return std::unique_ptr<SqlDatabase>(std::move(impl));
 }

@@ -60,29 +60,49 @@ ValueIndex ValueIndex::FromSamples(const SchemaGraph& graph, const ValueIndexOpt
 }
 
 Result<ValueIndex> ValueIndex::FromSqlite(const std::string& path, const SchemaGraph& graph,
-                                          const ValueIndexOptions& options) {
+                                          const ValueIndexOptions& options,
+                                          std::chrono::steady_clock::time_point deadline,
+                                          std::vector<std::string>* warnings) {
+  using Clock = std::chrono::steady_clock;
   FLOWRAG_ASSIGN_OR_RETURN(auto db, ReadOnlyDatabase::Open(path));
   ValueIndex index;
   index.options_ = options;
   SqlLimits limits;
   limits.max_rows = options.max_values_per_column;
+  constexpr double kColumnSeconds = 10.0;
   auto quote = [](std::string_view id) {
     std::string out = "\"";
     for (char c : id) out += c == '"' ? std::string("\"\"") : std::string(1, c);
     return out + "\"";
   };
-  for (uint32_t c = 0; c < graph.columns.size(); ++c) {
+  uint32_t c = 0;
+  for (; c < graph.columns.size(); ++c) {
+    const Clock::time_point now = Clock::now();
+    if (now >= deadline) break;
+    limits.time_limit_seconds = kColumnSeconds;
+    if (deadline != Clock::time_point::max()) {
+      limits.time_limit_seconds =
+          std::min(kColumnSeconds, std::chrono::duration<double>(deadline - now).count());
+    }
     const SchemaColumn& col = graph.columns[c];
     const std::string qc = quote(col.name);
     const std::string sql = "SELECT DISTINCT " + qc + " FROM " + quote(graph.tables[col.table].name) +
                             " WHERE " + qc + " IS NOT NULL AND length(" + qc + ") <= " +
                             std::to_string(options.max_value_bytes);
     auto rows = db->Execute(sql, limits);
-    if (!rows.ok()) continue;  // a column of the schema missing from the data
+    if (!rows.ok()) {
+      if (rows.status().code() == StatusCode::kDeadlineExceeded && Clock::now() >= deadline) break;
+      continue;  // a column of the schema missing from the data, or one over its 10 s
+    }
     const bool numeric_ok = IsTextType(col.type);
     for (const auto& row : rows->rows) {
       if (const auto* s = std::get_if<std::string>(&row[0])) index.Add(*s, c, numeric_ok);
     }
+  }
+  if (c < graph.columns.size() && warnings != nullptr) {
+    warnings->push_back(path + ": the open time limit was reached while indexing values; " +
+                        std::to_string(graph.columns.size() - c) + " of " +
+                        std::to_string(graph.columns.size()) + " columns are not in the value index");
   }
   return index;
 }

@@ -13,6 +13,7 @@
 #ifndef FLOWRAG_SQL_VALUE_INDEX_H_
 #define FLOWRAG_SQL_VALUE_INDEX_H_
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -39,9 +40,14 @@ struct ColumnValueMatch {
 class ValueIndex {
  public:
   ValueIndex() = default;
-  // Reads the values from a SQLite file (fixed catalog queries, read-only).
-  static Result<ValueIndex> FromSqlite(const std::string& path, const SchemaGraph& graph,
-                                       const ValueIndexOptions& options = {});
+  // Reads the values from a SQLite file (fixed catalog queries, read-only),
+  // each column's query under a 10 s limit and all of them before
+  // `deadline`: at the deadline indexing stops, the columns read so far stay
+  // indexed, and a warning is appended to `warnings` (if given).
+  static Result<ValueIndex> FromSqlite(
+      const std::string& path, const SchemaGraph& graph, const ValueIndexOptions& options = {},
+      std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max(),
+      std::vector<std::string>* warnings = nullptr);
   // Uses only the graph's sample values (schemas without data).
   static ValueIndex FromSamples(const SchemaGraph& graph, const ValueIndexOptions& options = {});
 

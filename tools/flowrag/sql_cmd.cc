@@ -168,6 +168,10 @@ CLI::App* AddSqlCommand(CLI::App& app, SqlArgs* a) {
     c->add_option("--store", a->store, "flowrag store that keeps the schema graph between runs");
     c->add_option("--embedder", a->embedder, "hash|openai (default: the store's, else hash)");
     c->add_flag("--json", a->json, "Print JSON");
+    c->add_option("--open-timeout", a->open_timeout,
+                  "Seconds for row counts, samples and the value index when opening a SQLite file (<= 0: no "
+                  "limit); the catalog is always read whole")
+        ->capture_default_str();
   };
   a->link = sql->add_subcommand("link", "Tables, columns and joins a question needs");
   common(a->link);
@@ -209,9 +213,11 @@ Status RunSql(SqlArgs& a) {
   SqlDatabaseOptions so;
   so.store = a.store;
   so.embedder = a.embedder;
+  so.open_time_limit_seconds = a.open_timeout;
   const bool schema_only = std::filesystem::is_directory(a.db) || a.db.ends_with(".json");
   FLOWRAG_ASSIGN_OR_RETURN(auto db, schema_only ? SqlDatabase::OpenSchema(a.db, a.db_id, so)
                                                 : SqlDatabase::Open(a.db, so));
+  for (const std::string& w : db->warnings()) std::fprintf(stderr, "flowrag: warning: %s\n", w.c_str());
   if (*a.exec) {
     FLOWRAG_ASSIGN_OR_RETURN(SqlResultSet r, db->Execute(a.question, a.ask.limits));
     if (a.json) {

@@ -16,6 +16,7 @@ struct SqlArgs {
   std::string db, db_id, store, question, method = "qafd", embedder;
   std::vector<std::string> sets;  // key=value link options
   bool json = false;
+  double open_timeout = 30.0;  // SqlDatabaseOptions::open_time_limit_seconds
   SqlAskOptions ask;
   SqlEvalOptions eval;
   std::string format = "text";
