@@ -142,6 +142,114 @@ TEST_F(SchemaAgentTest, ValueOfTheAskedFieldIsNotFollowed) {
   EXPECT_EQ(a.answerer, "schema-lookup");
 }
 
+TEST_F(SchemaAgentTest, ForeignKeyIsFollowedBackToTheRecordsOfTheAskedType) {
+  // The constraint matches a Customer; the question asks for Orders: the
+  // CUSTOMER relationship (orders.customer_id → customers) is followed, and
+  // the customer's own name is never the answer.
+  const Answer a = Ask("Which orders did Acme Corp place?");
+  ASSERT_TRUE(a.answered) << a.reasoning;
+  EXPECT_EQ(a.answerer, "schema-lookup");
+  EXPECT_EQ(a.text, "Order 1001, Order 1003");
+  ASSERT_EQ(a.steps.size(), 2u);
+  EXPECT_EQ(a.steps[0].query, "SchemaLookup(Customer: name = Acme Corp)");
+  EXPECT_EQ(a.steps[1].query, "GraphTraverse(Customer -[CUSTOMER]-> Order)");
+  // Each answer record, then the record the constraint matched.
+  ASSERT_EQ(a.citations.size(), 3u);
+  EXPECT_EQ(a.citations[0].document_id, "orders.csv:2");
+  EXPECT_EQ(a.citations[1].document_id, "orders.csv:4");
+  EXPECT_EQ(a.citations[2].document_id, "customers.csv:2");
+  // c_link = the foreign key's confidence: 0.5 + 0.3 · 5/6 + 0.15 (exact name).
+  EXPECT_NEAR(a.confidence, 0.9, 1e-9);
+}
+
+TEST_F(SchemaAgentTest, ForeignKeyIdIsResolvedToTheReferencedEntity) {
+  for (const char* q : {"Which customer placed order 1004?", "Who placed order 1004?"}) {
+    const Answer a = Ask(q);
+    ASSERT_TRUE(a.answered) << q << ": " << a.reasoning;
+    EXPECT_EQ(a.text, "Initech") << q;  // not "C003", not "Order 1004"
+    ASSERT_EQ(a.citations.size(), 2u) << q;
+    EXPECT_EQ(a.citations[0].document_id, "customers.csv:4");
+    EXPECT_EQ(a.citations[0].quote, "Customer: Initech");
+    EXPECT_EQ(a.citations[1].document_id, "orders.csv:5");
+    EXPECT_EQ(a.citations[1].quote, "customer_id: C003");  // the reference followed
+  }
+  // Asked for by its full name, the reference itself is the answer.
+  const Answer id = Ask("What is the customer id of order 1004?");
+  EXPECT_EQ(id.text, "C003");
+  EXPECT_DOUBLE_EQ(id.confidence, 1.0);
+}
+
+TEST_F(SchemaAgentTest, FieldOfALinkedRecordIsLookedUpThroughTheRelationship) {
+  const Answer city = Ask("What is the city of the customer who placed order 1004?");
+  EXPECT_EQ(city.text, "Austin");
+  ASSERT_FALSE(city.citations.empty());
+  EXPECT_EQ(city.citations[0].quote, "city: Austin");
+  // A year of the question narrows the linked records.
+  const Answer in_2022 = Ask("Which order did Acme Corp place in 2022?");
+  EXPECT_EQ(in_2022.text, "Order 1003");
+}
+
+TEST_F(SchemaAgentTest, CountAndTotalOverLinkedRecords) {
+  const Answer n = Ask("How many orders did Acme Corp place?");
+  EXPECT_EQ(n.text, "2");
+  EXPECT_EQ(n.citations.size(), 3u);  // both orders and the customer
+  const Answer sum = Ask("What is the total amount of orders by Acme Corp?");
+  EXPECT_EQ(sum.text, "1450.00");
+  const Answer count = Ask("How many customers are in the enterprise segment?");
+  EXPECT_EQ(count.text, "3");
+}
+
+TEST_F(SchemaAgentTest, VectorRagKeepsOnlyPassagesAboutTheConstrainedEntity) {
+  AnswerOptions o;
+  o.schema.max_retries = 1;  // SchemaLookup (no value), then VectorRAG
+  const Answer a = Ask("What was reported about the delivery of Acme Corp?", o);
+  ASSERT_EQ(a.steps.size(), 2u);
+  EXPECT_EQ(a.steps[1].query.rfind("VectorRAG(", 0), 0u);
+  EXPECT_NE(a.steps[1].summary.find("filter (entities Acme Corp) kept"), std::string::npos)
+      << a.steps[1].summary;
+  // The Globex ticket is about deliveries too, but not about Acme Corp: filtered out, not reordered.
+  ASSERT_TRUE(a.answered) << a.reasoning;
+  ASSERT_FALSE(a.retrieval.passages.empty());
+  for (const ScoredPassage& p : a.retrieval.passages) {
+    EXPECT_NE(p.document_id, "notes/globex.md");
+    EXPECT_NE(p.document_id, "customers.csv:3");
+  }
+}
+
+TEST_F(SchemaAgentTest, VectorRagFilterThatKeepsNothingFallsBackAndSaysSo) {
+  // Nothing about Acme Corp states 2023 (its orders are 2021 and 2022).
+  const Answer a = Ask("What did Acme Corp renew in 2023?");
+  const std::string note = "filter (entities Acme Corp; years 2023) left no passage; the unfiltered ranking is used";
+  bool warned = false;
+  for (const std::string& w : a.warnings) warned = warned || w.find(note) != std::string::npos;
+  EXPECT_TRUE(warned);
+  bool in_step = false;
+  for (const AnswerStep& s : a.steps) in_step = in_step || s.summary.find(note) != std::string::npos;
+  EXPECT_TRUE(in_step);
+}
+
+TEST_F(SchemaAgentTest, SufficiencyCheckSkipsVerbsQualifiersAndNames) {
+  AnswerOptions o;
+  o.schema.ood_gate = false;
+  o.schema.max_retries = 0;
+  // The first content word after the question word is a verb ("prefers"),
+  // a qualifier ("latest", "total") or a name ("Zed"), not a concept.
+  for (const char* q : {"Who prefers delivery on Mondays?", "What is the latest order of Initech?",
+                        "What is the total amount of orders by Acme Corp?", "What does Zed ship?",
+                        "What does the Zed warehouse ship?", "What is the number of orders of Globex?",
+                        "What are the names of the customers in the smb segment?"}) {
+    const Answer a = Ask(q, o);
+    for (const std::string& w : a.warnings) EXPECT_EQ(w.find("sufficiency"), std::string::npos) << q << ": " << w;
+  }
+  // Real gaps are still found, past the qualifier.
+  const Answer revenue = Ask("What is the total revenue of Globex?", o);
+  ASSERT_FALSE(revenue.warnings.empty());
+  EXPECT_EQ(revenue.warnings[0], "schema sufficiency: no entity type or field for \"revenue\"");
+  const Answer suppliers = Ask("Which suppliers does Acme Corp use?", o);
+  ASSERT_FALSE(suppliers.warnings.empty());
+  EXPECT_EQ(suppliers.warnings[0], "schema sufficiency: no entity type or field for \"suppliers\"");
+}
+
 TEST_F(SchemaAgentTest, RealTimeQuestionIsOutOfScope) {
   const Answer a = Ask("What is the latest order of Initech?");
   EXPECT_FALSE(a.answered);

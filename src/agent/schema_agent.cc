@@ -3,27 +3,120 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 
 #include "agent/tool_plan.h"
 #include "common/text.h"
+#include "extract/aho_corasick.h"
 #include "schema/query_extension.h"
+#include "vector/vector_index.h"
 
 namespace flowrag {
 namespace {
 
+// D.4's preference order, tried after the model's plan (when it planned).
+// The contract (flowrag/schema.h SchemaContract) has no routing section a
+// preference order could be read from, so this is the order for every
+// contract; SchemaLookup is skipped when the question constrains no typed
+// field.
+constexpr const char* kPreferenceOrder[] = {"SchemaLookup", "VectorRAG", "GraphTraverse"};
+
 struct Lookup {
-  std::string type, field;        // the return field ("" → the records' names)
-  std::vector<uint32_t> records;  // the records satisfying the most constraints
+  std::string type, field;        // the answer records' type; the return field ("" → names)
+  std::vector<uint32_t> records;  // the answer records
   std::vector<std::string> values;
   std::vector<std::string> constraints;  // "field = value"
   double c_node = 1.0;
+  // values[0] aggregates every answer record: their number ("how many") or
+  // the sum or average of the field (QuestionAnalysis::aggregate).
+  bool aggregated = false;
+  // Relationships followed (D.1 GraphTraverse over the schema's links): the
+  // records the constraints matched and their type, when the answer records
+  // are others; the relations of the path and the product of their
+  // confidences.
+  std::string matched_type;
+  std::vector<uint32_t> bridge;
+  std::vector<std::string> path;
+  double c_path = 1.0;
+  // A value the question itself gave, dropped from the answer.
+  std::string given;
 };
 
+// Stemmed words of a field name.
+std::set<std::string> FieldStems(const std::string& field) {
+  std::set<std::string> out;
+  for (const std::string& t : Tokenize(field, TokenizerOptions{false, false})) out.insert(StemS(t));
+  return out;
+}
+
+// The value of `field` in `rec` ("" when it has none); "" asks for the name.
+std::string ValueOf(const IndexedRecord& rec, const std::string& field) {
+  if (field.empty()) return rec.name;
+  for (const auto& [f, v] : rec.fields) {
+    if (f == field) return v;
+  }
+  return "";
+}
+
+// The one attribute of `type` (not in `used`) whose catalog type is a date,
+// or "": what a "when" question asks of a record.
+std::string DateField(const SchemaIndex& index, const std::string& type, const std::set<std::string>& used) {
+  std::string found;
+  for (const EntityType& t : index.contract().entity_types) {
+    if (t.name != type) continue;
+    for (const FieldInfo& f : index.contract().structure.fields) {
+      if (f.type != "date" || !t.HasSource(f.source) || used.count(f.path)) continue;
+      if (std::find(t.attributes.begin(), t.attributes.end(), f.path) == t.attributes.end()) continue;
+      if (!found.empty() && found != f.path) return "";
+      found = f.path;
+    }
+  }
+  return found;
+}
+
+// The sum or average of numeric values ("1,200.50", "$300"), printed with
+// the most decimals among them; "" when one is not a number.
+std::string Aggregate(const std::vector<std::string>& values, const std::string& how) {
+  double total = 0;
+  int decimals = 0;
+  size_t n = 0;
+  for (const std::string& raw : values) {
+    std::string v;
+    for (char c : raw) {
+      if (c != ',' && c != '$' && c != ' ') v.push_back(c);
+    }
+    if (v.empty()) continue;
+    char* end = nullptr;
+    const double x = std::strtod(v.c_str(), &end);
+    if (end == v.c_str() || *end != '\0') return "";
+    const size_t dot = v.find('.');
+    if (dot != std::string::npos) decimals = std::max(decimals, static_cast<int>(v.size() - dot - 1));
+    total += x;
+    ++n;
+  }
+  if (n == 0) return "";
+  if (how == "average") {
+    total /= static_cast<double>(n);
+    decimals = std::max(decimals, 2);
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", std::min(decimals, 6), total);
+  return buf;
+}
+
 // SchemaLookup (D.1): the entity type whose records satisfy the most
-// constraints, those records, and the field the question asks for.
+// constraints, those records, and the field the question asks for. When
+// the question asks about another entity type (its focus names it, or a
+// field of it), the schema's relationships are followed from the matched
+// records to records of that type (at most two hops); a looked-up value
+// that is a reference (a foreign-key field the question does not name in
+// full) is resolved to the records it references. Values equal to a
+// constraint the question gave are never returned.
 Lookup SchemaLookup(std::string_view question, const QuestionAnalysis& a, const SchemaIndex& index) {
   struct Hit {
     std::set<std::string> fields;
@@ -39,15 +132,17 @@ Lookup SchemaLookup(std::string_view question, const QuestionAnalysis& a, const 
       h.min_score = std::min(h.min_score, c.score);
     }
   }
-  auto asks_field = [&](const std::string& type, const std::set<std::string>& used) -> std::string {
+  auto asks_field = [&](const std::string& type, const std::set<std::string>& used,
+                        bool strong) -> std::string {
     for (const FieldMention& f : a.fields) {
-      if (f.type == type && !used.count(f.field)) return f.field;
+      if (f.type == type && !used.count(f.field) && !(strong && f.by_type_name)) return f.field;
     }
     return "";
   };
   Lookup best;
   size_t best_count = 0;
   bool best_has_field = false;
+  std::set<std::string> best_used;
   for (const auto& [type, hits] : by_type) {
     size_t most = 0;
     for (const auto& [r, h] : hits) most = std::max(most, h.fields.size());
@@ -58,30 +153,171 @@ Lookup SchemaLookup(std::string_view question, const QuestionAnalysis& a, const 
       records.push_back(r);
       used.insert(h.fields.begin(), h.fields.end());
     }
-    const std::string field = asks_field(type, used);
+    std::string field = asks_field(type, used, true);
+    if (field.empty() && a.answer_type == "date") field = DateField(index, type, used);
     const bool has_field = !field.empty();
     if (most < best_count || (most == best_count && (best_has_field || !has_field))) continue;
-    best = Lookup{type, field, records, {}, hits.at(records[0]).constraints, 1.0};
+    best = Lookup{};
+    best.type = type;
+    best.field = field;
+    best.records = records;
+    best.constraints = hits.at(records[0]).constraints;
     for (uint32_t r : records) best.c_node = std::min(best.c_node, hits.at(r).min_score);
     best_count = most;
     best_has_field = has_field;
+    best_used = used;
   }
   if (best.records.empty()) return best;
+  std::set<std::string> given;  // the question's own constraint values
+  for (const ValueMatch& c : a.constraints) given.insert(EntityKey(c.value));
+  std::set<std::string> focus;
+  for (const std::string& w : a.focus) focus.insert(StemS(w));
+  auto in_focus = [&](const std::string& field) {
+    for (const std::string& t : FieldStems(field)) {
+      if (focus.count(t)) return true;
+    }
+    return false;
+  };
+  std::set<std::string> question_words;
+  for (const std::string& w : Tokenize(question, TokenizerOptions{false, false})) {
+    question_words.insert(StemS(w));
+  }
+  auto named_in_full = [&](const std::string& field) {
+    const std::set<std::string> stems = FieldStems(field);
+    return std::all_of(stems.begin(), stems.end(),
+                       [&](const std::string& t) { return question_words.count(t) > 0; });
+  };
   const std::string q = ToLowerAscii(question);
+  const bool how_many = a.aggregate == "count";
   const bool asks_name = q.rfind("which", 0) == 0 || q.rfind("who", 0) == 0 ||
                          q.rfind("what is the name", 0) == 0 || q.rfind("name", 0) == 0;
-  std::set<std::string> seen;
-  for (uint32_t r : best.records) {
-    const IndexedRecord& rec = index.records()[r];
-    std::string v;
-    if (!best.field.empty()) {
-      for (const auto& [f, value] : rec.fields) {
-        if (f == best.field) v = value;
+
+  // Follows the relationships from the matched records to `type`.
+  auto hop = [&](const std::string& type, const std::vector<uint32_t>& related,
+                 std::vector<std::string> path, double c_path) {
+    best.matched_type = best.type;
+    best.bridge = best.records;
+    best.type = type;
+    best.records = related;
+    best.path = std::move(path);
+    best.c_path = c_path;
+  };
+  // The asked type differs from the matched one: the focus names it, or a
+  // field of it while no field of the matched type is in focus.
+  std::string target, target_field;
+  const bool field_named = !best.field.empty() && named_in_full(best.field);
+  if (!a.asked_type.empty() && a.asked_type != best.type && index.HasRecords(a.asked_type) &&
+      !field_named) {
+    target = a.asked_type;
+    target_field = asks_field(target, {}, true);
+  } else if (a.asked_type.empty() && (best.field.empty() || !in_focus(best.field))) {
+    for (const FieldMention& f : a.fields) {
+      if (f.type != best.type && !f.by_type_name && in_focus(f.field) && index.HasRecords(f.type)) {
+        target = f.type;
+        target_field = f.field;
+        break;
       }
-    } else if (asks_name) {
-      v = rec.name;
     }
-    if (!v.empty() && seen.insert(v).second) best.values.push_back(v);
+  }
+  if (!target.empty()) {
+    std::vector<std::string> path;
+    double c_path = 1.0;
+    const std::vector<uint32_t> related = index.Related(best.records, target, 2, &path, &c_path);
+    if (!related.empty()) {
+      hop(target, related, std::move(path), c_path);
+      best.field = target_field;
+    }
+  }
+  // A looked-up reference the question does not ask for as such ("which
+  // customer ..." looks up Order.customer_id): the records it references.
+  if (best.bridge.empty() && !best.field.empty() && !field_named) {
+    std::vector<uint32_t> referenced;
+    std::string relation;
+    double conf = 1.0;
+    for (uint32_t r : best.records) {
+      for (const RecordLink& l : index.LinksOf(r)) {
+        if (!l.outgoing || l.field != best.field) continue;
+        if (std::find(referenced.begin(), referenced.end(), l.record) == referenced.end()) {
+          referenced.push_back(l.record);
+        }
+        relation = l.relation;
+        conf = std::min(conf, l.confidence);
+      }
+    }
+    if (!referenced.empty()) {
+      hop(index.records()[referenced[0]].type, referenced, {relation}, conf);
+      best.field.clear();
+    }
+  }
+  // A time constraint on the answer records ("... order in 2022"): those
+  // with a value in the question's years, when any has.
+  if (!a.years.empty() && best.records.size() > 1) {
+    const int lo = *std::min_element(a.years.begin(), a.years.end());
+    const int hi = *std::max_element(a.years.begin(), a.years.end());
+    std::vector<uint32_t> in_time;
+    for (uint32_t r : best.records) {
+      bool in = false;
+      for (const auto& [f, v] : index.records()[r].fields) {
+        for (int y : YearsIn(v)) in = in || (y >= lo && y <= hi);
+      }
+      if (in) in_time.push_back(r);
+    }
+    if (!in_time.empty()) best.records = std::move(in_time);
+  }
+  auto collect = [&]() {
+    best.values.clear();
+    std::set<std::string> seen;
+    const bool names = best.field.empty() && (asks_name || !best.bridge.empty() || how_many ||
+                                              (!a.asked_type.empty() && a.asked_type == best.type));
+    for (uint32_t r : best.records) {
+      const std::string v = best.field.empty() && !names ? "" : ValueOf(index.records()[r], best.field);
+      if (v.empty() || !seen.insert(v).second) continue;
+      if (given.count(EntityKey(v))) {
+        best.given = v;
+        continue;
+      }
+      best.values.push_back(v);
+    }
+  };
+  collect();
+  // The only name is the question's own ("Who placed order O4?" → "O4"):
+  // the records its references lead to, when they are of one type.
+  if (best.values.empty() && !best.given.empty() && best.bridge.empty() && best.field.empty()) {
+    std::vector<uint32_t> referenced;
+    std::set<std::string> types;
+    std::string relation;
+    double conf = 1.0;
+    for (uint32_t r : best.records) {
+      for (const RecordLink& l : index.LinksOf(r)) {
+        if (!l.outgoing) continue;
+        if (std::find(referenced.begin(), referenced.end(), l.record) == referenced.end()) {
+          referenced.push_back(l.record);
+        }
+        types.insert(index.records()[l.record].type);
+        relation = l.relation;
+        conf = std::min(conf, l.confidence);
+      }
+    }
+    if (types.size() == 1) {
+      hop(*types.begin(), referenced, {relation}, conf);
+      collect();
+    }
+  }
+  // "How many <type> ...": the number of records of the asked type.
+  if (how_many && best.field.empty() && !best.values.empty() &&
+      (!best.bridge.empty() || a.asked_type == best.type)) {
+    best.values = {std::to_string(best.records.size())};
+    best.aggregated = true;
+  }
+  // "The total / average <field> of ...": over every answer record's value.
+  if ((a.aggregate == "sum" || a.aggregate == "average") && !best.field.empty() && !best.values.empty()) {
+    std::vector<std::string> values;
+    for (uint32_t r : best.records) values.push_back(ValueOf(index.records()[r], best.field));
+    const std::string v = Aggregate(values, a.aggregate);
+    if (!v.empty()) {
+      best.values = {v};
+      best.aggregated = true;
+    }
   }
   return best;
 }
@@ -107,6 +343,27 @@ bool AsksForField(std::string_view question, const std::string& field) {
     if (focus.count(StemS(t))) return true;
   }
   return false;
+}
+
+// D.3 stage 2 (ii): the uncertainty phrase an answer contains ("I cannot
+// determine ..."), or "". Phrases match whole words anywhere; the single
+// words "unknown" and "unclear" only as the whole answer.
+std::string UncertaintyPhrase(std::string_view answer) {
+  static const char* const kPhrases[] = {
+      "cannot determine",      "can t determine",      "cannot be determined", "unable to determine",
+      "not possible to determine", "impossible to determine", "cannot answer", "can t answer",
+      "unable to answer",      "cannot be answered",   "not enough information", "insufficient information",
+      "no information",        "not mentioned",        "not specified",         "not stated",
+      "not provided",          "does not mention",     "does not say",          "does not specify",
+      "do not know",           "don t know",           "not sure",              "cannot find",
+      "could not find",        "couldn t find",        "no relevant",           "not clear"};
+  const std::string key = EntityKey(answer);
+  if (key == "unknown" || key == "unclear") return key;
+  const std::string padded = " " + key + " ";
+  for (const char* p : kPhrases) {
+    if (padded.find(" " + std::string(p) + " ") != std::string::npos) return p;
+  }
+  return "";
 }
 
 // Stage 2: how well the passages an answer cites support it.
@@ -298,7 +555,7 @@ class Agent {
       if (std::find(plan.begin(), plan.end(), tool) == plan.end()) plan.push_back(tool);
     };
     for (const std::string& tool : plan_.tools) add(tool);
-    for (const char* tool : {"SchemaLookup", "VectorRAG", "GraphTraverse"}) add(tool);
+    for (const char* tool : kPreferenceOrder) add(tool);
     std::string failure;
     const size_t rounds = std::min(plan.size(), options_.schema.max_retries + 1);
     for (size_t r = 0; r < rounds; ++r) {
@@ -321,80 +578,140 @@ class Agent {
 
   Result<bool> RunLookup(double c_link) {
     lookup_ = SchemaLookup(question_, analysis_, *deps_.index);
+    const SchemaIndex& index = *deps_.index;
+    const bool hopped = !lookup_.bridge.empty();
+    const std::vector<uint32_t>& matched = hopped ? lookup_.bridge : lookup_.records;
     AnswerStep step;
-    std::string call = "SchemaLookup(" + lookup_.type + ":";
+    std::string call = "SchemaLookup(" + (hopped ? lookup_.matched_type : lookup_.type) + ":";
     for (const std::string& c : lookup_.constraints) call += " " + c;
-    call += " -> " + (lookup_.field.empty() ? std::string("name") : lookup_.field) + ")";
-    step.query = call;
-    for (uint32_t r : lookup_.records) {
-      step.passage_ids.push_back(snap_.passage(deps_.index->records()[r].passage).id);
+    if (!hopped) call += " -> " + (lookup_.field.empty() ? std::string("name") : lookup_.field);
+    step.query = call + ")";
+    for (uint32_t r : matched) step.passage_ids.push_back(snap_.passage(index.records()[r].passage).id);
+    if (hopped) {
+      for (uint32_t r : matched) step.answer += (step.answer.empty() ? "" : "; ") + index.records()[r].name;
+      step.summary = "SchemaLookup: " + std::to_string(matched.size()) + " " + lookup_.matched_type +
+                     " records; the question asks about " + lookup_.type;
+      out_.steps.push_back(std::move(step));
+      AnswerStep traverse;
+      traverse.query = "GraphTraverse(" + lookup_.matched_type;
+      for (const std::string& rel : lookup_.path) traverse.query += " -[" + rel + "]-";
+      traverse.query += "> " + lookup_.type +
+                        (lookup_.field.empty() ? std::string() : "." + lookup_.field) + ")";
+      for (uint32_t r : lookup_.records) {
+        traverse.passage_ids.push_back(snap_.passage(index.records()[r].passage).id);
+      }
+      for (const std::string& v : lookup_.values) traverse.answer += (traverse.answer.empty() ? "" : "; ") + v;
+      traverse.summary = "GraphTraverse: " + std::to_string(lookup_.records.size()) + " " + lookup_.type +
+                         " records by the schema's relationships, " + std::to_string(lookup_.values.size()) +
+                         " values";
+      out_.steps.push_back(std::move(traverse));
+    } else {
+      for (const std::string& v : lookup_.values) step.answer += (step.answer.empty() ? "" : "; ") + v;
+      step.summary = !lookup_.values.empty()
+                         ? "SchemaLookup: " + std::to_string(lookup_.records.size()) + " records, " +
+                               std::to_string(lookup_.values.size()) + " values"
+                     : !lookup_.given.empty()
+                         ? "SchemaLookup: " + std::to_string(lookup_.records.size()) +
+                               " records matched; their value \"" + lookup_.given +
+                               "\" is the question's own constraint"
+                         : "SchemaLookup: " + std::to_string(lookup_.records.size()) +
+                               " records matched, no value for the asked field";
+      out_.steps.push_back(std::move(step));
     }
-    for (const std::string& v : lookup_.values) step.answer += (step.answer.empty() ? "" : "; ") + v;
-    step.summary = lookup_.values.empty()
-                       ? "SchemaLookup: " + std::to_string(lookup_.records.size()) +
-                             " records matched, no value for the asked field"
-                       : "SchemaLookup: " + std::to_string(lookup_.records.size()) + " records, " +
-                             std::to_string(lookup_.values.size()) + " values";
-    out_.steps.push_back(std::move(step));
-    if (lookup_.values.empty()) return false;
-    FLOWRAG_ASSIGN_OR_RETURN(bool hopped, RunLinkHop(c_link));
-    if (hopped) return true;
+    if (lookup_.values.empty()) {
+      if (hopped) out_.steps.back().summary += "; no value for the asked field";
+      return false;
+    }
+    FLOWRAG_ASSIGN_OR_RETURN(bool linked, RunLinkHop(c_link));
+    if (linked) return true;
 
-    // Evidence: the matched records, each cited with its "field: value" line.
+    // Evidence: the answer records, then the matched records they were
+    // reached from; each cited with its "field: value" line.
     RetrievalResult evidence;
     evidence.method = "schema-lookup";
     for (uint32_t r : lookup_.records) {
-      evidence.passages.push_back(snap_.Scored(deps_.index->records()[r].passage, lookup_.c_node));
+      evidence.passages.push_back(snap_.Scored(index.records()[r].passage, lookup_.c_node));
     }
-    const bool list = analysis_.answer_type == "list";
+    for (uint32_t r : lookup_.bridge) {
+      evidence.passages.push_back(snap_.Scored(index.records()[r].passage, lookup_.c_node));
+    }
+    const bool list = analysis_.answer_type == "list" || lookup_.aggregated;
     std::string text = lookup_.values[0];
-    if (list) {
+    if (list && !lookup_.aggregated) {
       for (size_t i = 1; i < lookup_.values.size(); ++i) text += ", " + lookup_.values[i];
     }
     // Ambiguity: several records disagree on a single answer.
     const double agreement = list ? 1.0 : 1.0 / static_cast<double>(lookup_.values.size());
+    // Path confidence: the relationships followed (1.0 without).
+    const double c_path = c_link * lookup_.c_path;
     if (deps_.pipeline.chat != nullptr && options_.answerer != "extractive") {
-      return Synthesize(evidence, c_link, agreement);
+      return Synthesize(evidence, c_path, agreement);
     }
     out_.text = text;
     out_.answered = true;
     out_.answerer = "schema-lookup";
-    out_.reasoning = "SchemaLookup on " + lookup_.type + " → " +
-                     (lookup_.field.empty() ? std::string("name") : lookup_.field) +
-                     (agreement < 1.0 ? " (" + std::to_string(lookup_.values.size()) +
-                                            " records disagree; the first is given)"
-                                      : "");
-    int marker = 1;
-    for (size_t i = 0; i < evidence.passages.size(); ++i) {
-      const IndexedRecord& rec = deps_.index->records()[lookup_.records[i]];
-      const ScoredPassage& p = evidence.passages[i];
-      std::string value;
-      for (const auto& [f, v] : rec.fields) {
-        if (f == lookup_.field) value = v;
-      }
-      if (!list && (lookup_.field.empty() ? rec.name : value) != lookup_.values[0]) continue;
-      Citation c;
-      c.marker = marker++;
-      c.passage_id = p.passage_id;
-      c.document_id = p.document_id;
-      c.title = p.title;
-      const std::string line = lookup_.field.empty() ? "" : lookup_.field + ": " + value;
-      const std::string& doc = snap_.document_of(deps_.index->records()[lookup_.records[i]].passage).text;
-      const size_t at = line.empty() ? std::string::npos : doc.find("\n" + line);
-      if (at != std::string::npos) {
-        c.quote = line;
-        c.begin = static_cast<uint32_t>(at + 1);
-        c.end = static_cast<uint32_t>(at + 1 + line.size());
-      } else {
-        c.quote = p.text.substr(0, p.text.find('\n'));
-        c.begin = p.begin;
-        c.end = static_cast<uint32_t>(p.begin + c.quote.size());
-      }
-      out_.citations.push_back(std::move(c));
+    std::string returned = lookup_.field.empty() ? std::string("name") : lookup_.field;
+    if (lookup_.aggregated) {
+      returned = analysis_.aggregate + (lookup_.field.empty() ? "" : " of " + lookup_.field) + " over " +
+                 std::to_string(lookup_.records.size()) + " records";
     }
-    out_.confidence = c_link * lookup_.c_node * 1.0 * agreement;
+    out_.reasoning = "SchemaLookup on " + (hopped ? lookup_.matched_type : lookup_.type);
+    if (hopped) {
+      out_.reasoning += ", then GraphTraverse";
+      for (const std::string& rel : lookup_.path) out_.reasoning += " " + rel;
+      out_.reasoning += " to " + lookup_.type;
+    }
+    out_.reasoning += " → " + returned +
+                      (agreement < 1.0 ? " (" + std::to_string(lookup_.values.size()) +
+                                             " records disagree; the first is given)"
+                                       : "");
+    int marker = 1;
+    for (uint32_t r : lookup_.records) {
+      const std::string value = ValueOf(index.records()[r], lookup_.field);
+      if (!list && value != lookup_.values[0]) continue;
+      out_.citations.push_back(RecordCitation(r, lookup_.field, marker++));
+    }
+    // The matched records: the link that leads to the answer records is
+    // quoted where the matched record holds it (a foreign key), else its name.
+    for (uint32_t r : lookup_.bridge) {
+      std::string field;
+      for (const RecordLink& l : index.LinksOf(r)) {
+        if (l.outgoing && !l.field.empty() &&
+            std::find(lookup_.records.begin(), lookup_.records.end(), l.record) != lookup_.records.end()) {
+          field = l.field;
+          break;
+        }
+      }
+      out_.citations.push_back(RecordCitation(r, field, marker++));
+    }
+    out_.confidence = c_path * lookup_.c_node * 1.0 * agreement;
     out_.retrieval = std::move(evidence);
     return true;
+  }
+
+  // A SourceRecord citation quoting its "field: value" line (the record's
+  // first line when `field` is "" or the line is not in the document).
+  Citation RecordCitation(uint32_t record, const std::string& field, int marker) const {
+    const IndexedRecord& rec = deps_.index->records()[record];
+    const ScoredPassage p = snap_.Scored(rec.passage, 1.0);
+    Citation c;
+    c.marker = marker;
+    c.passage_id = p.passage_id;
+    c.document_id = p.document_id;
+    c.title = p.title;
+    const std::string line = field.empty() ? "" : field + ": " + ValueOf(rec, field);
+    const std::string& doc = snap_.document_of(rec.passage).text;
+    const size_t at = line.empty() ? std::string::npos : doc.find("\n" + line);
+    if (at != std::string::npos) {
+      c.quote = line;
+      c.begin = static_cast<uint32_t>(at + 1);
+      c.end = static_cast<uint32_t>(at + 1 + line.size());
+    } else {
+      c.quote = p.text.substr(0, p.text.find('\n'));
+      c.begin = p.begin;
+      c.end = static_cast<uint32_t>(p.begin + c.quote.size());
+    }
+    return c;
   }
 
   // GraphTraverse along link fields (D.1): when the looked-up values name
@@ -472,6 +789,97 @@ class Agent {
     return q;
   }
 
+  // The VectorRAG filter (D.1: entity and temporal pre-filtering from the
+  // question's constraints). Entity: the passages about the records the
+  // constraints matched (their own, those the graph says mention their
+  // entities, and the pages their link fields name). Time: passages stating
+  // a year within the question's years (their range). Both apply when both
+  // are given; `entities` is empty without entity constraints.
+  struct PassageFilter {
+    std::set<uint32_t> entities;
+    bool by_entity = false;
+    int year_min = 0, year_max = 0;  // 0: no time filter
+    std::string described;
+
+    bool active() const { return by_entity || year_min > 0; }
+    bool Keeps(uint32_t passage, const Snapshot& snap) const {
+      if (by_entity && !entities.count(passage)) return false;
+      if (year_min == 0) return true;
+      const std::string text = snap.document_of(passage).title + "\n" + std::string(snap.PassageText(passage));
+      for (int y : YearsIn(text)) {
+        if (y >= year_min && y <= year_max) return true;
+      }
+      return false;
+    }
+  };
+
+  // The snapshot index of a store passage id (passages are in id order).
+  std::optional<uint32_t> PassageIndex(int64_t id) const {
+    uint32_t lo = 0, hi = static_cast<uint32_t>(snap_.num_passages());
+    while (lo < hi) {
+      const uint32_t mid = lo + (hi - lo) / 2;
+      if (snap_.passage(mid).id < id) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    if (lo < snap_.num_passages() && snap_.passage(lo).id == id) return lo;
+    return std::nullopt;
+  }
+
+  PassageFilter VectorFilter() const {
+    PassageFilter f;
+    const SchemaIndex& index = *deps_.index;
+    std::vector<std::string> names;
+    for (const ValueMatch& m : analysis_.constraints) {
+      names.push_back(m.value);
+      for (uint32_t p : index.LinkedPassages(m.value)) f.entities.insert(p);
+      for (uint32_t r : m.records) {
+        for (uint32_t p : index.PassagesAbout(r, snap_)) f.entities.insert(p);
+        for (const auto& [field, v] : index.records()[r].fields) {
+          for (uint32_t p : index.LinkedPassages(v)) f.entities.insert(p);
+        }
+      }
+    }
+    f.by_entity = !names.empty();
+    if (f.by_entity) {
+      f.described = "entities ";
+      for (size_t i = 0; i < names.size() && i < 3; ++i) f.described += (i ? ", " : "") + names[i];
+      if (names.size() > 3) f.described += ", ...";
+    }
+    if (!analysis_.years.empty()) {
+      f.year_min = *std::min_element(analysis_.years.begin(), analysis_.years.end());
+      f.year_max = *std::max_element(analysis_.years.begin(), analysis_.years.end());
+      f.described += std::string(f.described.empty() ? "" : "; ") + "years " + std::to_string(f.year_min) +
+                     (f.year_max != f.year_min ? "-" + std::to_string(f.year_max) : "");
+    }
+    return f;
+  }
+
+  // Dense retrieval restricted to the filter's entity passages (the index's
+  // id filter: exact pre-filtering, D.1), best `k`.
+  Result<RetrievalResult> FilteredDense(std::string_view query, const PassageFilter& f, size_t k) const {
+    std::string text(query);
+    FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix qv, snap_.embedder()->Embed(std::span<const std::string>(&text, 1)));
+    if (qv.cols != snap_.dense()->Dimension()) {
+      return Status::FailedPrecondition("VectorRAG: query embedding has " + std::to_string(qv.cols) +
+                                        " dimensions, the index has " +
+                                        std::to_string(snap_.dense()->Dimension()));
+    }
+    VectorSearchParams params;
+    params.k = k;
+    params.filter = [&](uint32_t id) { return f.Keeps(id, snap_); };
+    VectorSearchStats stats;
+    RetrievalResult r;
+    r.method = "dense";
+    for (const VectorHit& h : snap_.dense()->Search(qv.row(0), params, &stats)) {
+      r.passages.push_back(snap_.Scored(h.id, h.score));
+    }
+    r.diagnostics.candidates_scored = stats.candidates_scored;
+    return r;
+  }
+
   Result<bool> RunPassages(const std::string& tool, double c_link) {
     const bool vector = tool == "VectorRAG";
     QueryOptions q = vector ? VectorQuery() : options_.query;
@@ -479,38 +887,40 @@ class Agent {
       q.method = options_.schema.graph_method;
       q.params.clear();
     }
-    // Entity and time filters (D.1): records the constraints matched, and
-    // passages naming a matched value or a year of the question, first.
-    // One hop along link fields: the text documents a matched record's
-    // values name (a table cell naming a linked page) come first too.
-    std::set<std::string> docs, linked;
-    std::vector<std::string> values;
-    for (const ValueMatch& m : analysis_.constraints) {
-      values.push_back(ToLowerAscii(m.value));
-      for (uint32_t r : m.records) {
-        const IndexedRecord& rec = deps_.index->records()[r];
-        docs.insert(rec.document_id);
-        for (const auto& [f, v] : rec.fields) linked.insert(EntityKey(v));
-      }
-    }
-    // Time filter: passages stating a year the question names.
-    for (int y : analysis_.years) values.push_back(std::to_string(y));
+    const PassageFilter filter = vector ? VectorFilter() : PassageFilter{};
     const size_t keep = q.top_k;
-    if (vector && !values.empty()) q.top_k = keep * 8;
+    filter_note_.clear();
     PipelineDeps pd = deps_.pipeline;
     pd.retrieve = [&](std::string_view query, ChatModel* chat) -> Result<RetrievalResult> {
       const std::string_view asked = vector && !plan_.vector_query.empty() ? plan_.vector_query : query;
-      FLOWRAG_ASSIGN_OR_RETURN(RetrievalResult r, deps_.query(asked, q, chat));
-      if (vector && !values.empty()) {
-        std::stable_partition(r.passages.begin(), r.passages.end(), [&](const ScoredPassage& p) {
-          if (docs.count(p.document_id) || linked.count(EntityKey(p.title))) return true;
-          const std::string text = ToLowerAscii(p.title + "\n" + p.text);
-          return std::any_of(values.begin(), values.end(),
-                             [&](const std::string& v) { return text.find(v) != std::string::npos; });
-        });
+      if (!filter.active()) return deps_.query(asked, q, chat);
+      RetrievalResult r;
+      size_t before = 0;
+      if (filter.by_entity && q.method == "dense" && snap_.dense() != nullptr && snap_.embedder() != nullptr) {
+        FLOWRAG_ASSIGN_OR_RETURN(r, FilteredDense(asked, filter, keep));
+        before = snap_.num_passages();
+      } else {
+        // Other retrievers: their ranking, deepened, then filtered.
+        QueryOptions deep = q;
+        deep.top_k = std::max<size_t>(keep * 8, 50);
+        FLOWRAG_ASSIGN_OR_RETURN(r, deps_.query(asked, deep, chat));
+        before = r.passages.size();
+        r.passages.erase(std::remove_if(r.passages.begin(), r.passages.end(),
+                                        [&](const ScoredPassage& p) {
+                                          const std::optional<uint32_t> at = PassageIndex(p.passage_id);
+                                          return !at || !filter.Keeps(*at, snap_);
+                                        }),
+                         r.passages.end());
         if (r.passages.size() > keep) r.passages.resize(keep);
       }
-      return r;
+      if (!r.passages.empty()) {
+        filter_note_ = "filter (" + filter.described + ") kept " + std::to_string(r.passages.size()) +
+                       " of " + std::to_string(before) + " passages";
+        return r;
+      }
+      filter_note_ = "filter (" + filter.described + ") left no passage; the unfiltered ranking is used";
+      out_.warnings.push_back("VectorRAG " + filter_note_);
+      return deps_.query(asked, q, chat);
     };
     AnswerOptions ao = options_;
     ao.pipeline = "single";
@@ -565,7 +975,7 @@ class Agent {
       retrieved.answer = vector_answer.answered ? vector_answer.text : "";
       for (const ScoredPassage& p : passages) retrieved.passage_ids.push_back(p.passage_id);
       retrieved.summary = "VectorRAG: page \"" + page.title + "\" is linked from records";
-      out_.steps.push_back(std::move(retrieved));
+      AddStep(std::move(retrieved), "VectorRAG");
       AddUsage(vector_answer.usage, &out_.usage);
       AnswerStep step;
       step.query = "GraphTraverse(reverse link: " + page.title + " -> " + rec.type + "." + asked->field + ")";
@@ -606,6 +1016,33 @@ class Agent {
     return false;
   }
 
+  // Why an answer cannot stand, or "": it only repeats a constraint the
+  // question gave ("Which orders did Alice Smith place?" → "Alice Smith"),
+  // or it states that the evidence does not answer (D.3 stage 2 (ii)).
+  std::string Flaw(const std::string& answer) const {
+    const std::string key = EntityKey(answer);
+    const TokenizedText q(question_);
+    for (const ValueMatch& c : analysis_.constraints) {
+      std::string mention;
+      if (c.token_end > c.token_begin && c.token_end <= q.size()) {
+        mention = EntityKey(q.text().substr(q.token(c.token_begin).begin,
+                                            q.token(c.token_end - 1).end - q.token(c.token_begin).begin));
+      }
+      if (key == EntityKey(c.value) || key == mention) {
+        return "answer \"" + answer + "\" is the question's own constraint";
+      }
+    }
+    const std::string phrase = UncertaintyPhrase(answer);
+    if (!phrase.empty()) return "answer \"" + answer + "\" states uncertainty (\"" + phrase + "\")";
+    return "";
+  }
+
+  // A VectorRAG step says what its filter did.
+  void AddStep(AnswerStep step, const std::string& tool) {
+    if (tool.rfind("VectorRAG", 0) == 0 && !filter_note_.empty()) step.summary += "; " + filter_note_;
+    out_.steps.push_back(std::move(step));
+  }
+
   // Records the step; keeps the answer when it is grounded.
   bool Accept(Answer a, const std::string& tool, double c_partial, double ground,
               bool check_similarity) {
@@ -615,13 +1052,19 @@ class Agent {
     for (const ScoredPassage& p : a.retrieval.passages) step.passage_ids.push_back(p.passage_id);
     AddUsage(a.usage, &out_.usage);
     for (std::string& w : a.warnings) out_.warnings.push_back(std::move(w));
+    const std::string flaw = a.answered ? Flaw(a.text) : "";
+    if (!flaw.empty()) {
+      step.summary = tool + ": " + flaw;
+      AddStep(std::move(step), tool);
+      return false;
+    }
     if (ground <= 0.0) {
       step.summary = tool + ": " +
                      (a.retrieval.passages.empty() ? std::string("no passages")
                       : a.answered           ? "answer \"" + a.text + "\" not supported by its citations"
                                              : "no answer in " + std::to_string(a.retrieval.passages.size()) +
                                                    " passages");
-      out_.steps.push_back(std::move(step));
+      AddStep(std::move(step), tool);
       return false;
     }
     double c = c_partial * ground;
@@ -633,7 +1076,7 @@ class Agent {
                               std::to_string(options_.schema.min_similarity) + ")");
     }
     step.summary = tool + ": grounded (" + std::to_string(ground) + ")";
-    out_.steps.push_back(std::move(step));
+    AddStep(std::move(step), tool);
     out_.text = std::move(a.text);
     out_.answered = true;
     out_.reasoning = tool + ": " + a.reasoning;
@@ -652,6 +1095,7 @@ class Agent {
   ToolPlan plan_;            // the model's (empty offline)
   std::optional<SchemaContract> scoped_;  // C.6: this question's extended contract
   Lookup lookup_;
+  std::string filter_note_;  // the last VectorRAG filter's outcome (for its step)
   Answer out_;
 };
 

@@ -10,8 +10,10 @@
 //      retrieves with, and ExternalSearch / out_of_scope trips the gate. The
 //      plan is the first AnswerStep ("Plan(question)"); when the call fails
 //      the offline analysis stands and a warning says so.
-//      Query sufficiency (C.2): when the noun the question asks about
-//      matches no entity type, source or field name, Answer::warnings says
+//      Query sufficiency (C.2): when the noun the question asks about (the
+//      focus phrase of QuestionAnalysis, past auxiliaries, qualifiers such
+//      as "total" or "latest", and never a verb or a name) matches no entity
+//      type, source or field name, Answer::warnings says
 //      so (the answer can then only come from text). With a chat model
 //      (options.schema.extension "auto"), that gap triggers the query-scoped
 //      extension of C.6 (schema/query_extension.h) before planning: the E.3
@@ -24,13 +26,32 @@
 //      the store knows → out of scope: abstain (no external search here).
 //   3. Plan–execute–retry (D.4–D.5): rounds r = 0..max_retries, each running
 //      the next tool of the plan (the model's order, then) the preference
-//      order SchemaLookup (when the question
-//      constrains typed fields) → VectorRAG (dense, records matched by the
-//      constraints and passages naming them or a year of the question
-//      first) → GraphTraverse (a graph
-//      retriever). A round's answer must be grounded (stage 2): a lookup
+//      order SchemaLookup (when the question constrains typed fields) →
+//      VectorRAG → GraphTraverse (a graph retriever). The contract carries
+//      no routing section, so the preference order is fixed.
+//      SchemaLookup follows the schema's relationships when the question
+//      asks about another entity type than the one its constraints matched
+//      ("Which orders did Alice Smith place?": Customer → Order along the
+//      foreign key's RELATED_TO facts, at most two hops; the answer records'
+//      names or asked field, each record cited, then the matched ones), and
+//      resolves a looked-up reference the question does not name in full
+//      ("Which customer placed order O4?": customer_id C003 → the customer's
+//      name); c_link is then the product of the relationships' confidences.
+//      "How many", "total" and "average" aggregate over the answer records;
+//      a year of the question narrows them. A value equal to a constraint
+//      the question gave is never the answer.
+//      VectorRAG filters (D.1): with entity constraints, only passages about
+//      the matched records (their own, those the graph says mention their
+//      entities, the pages their link fields name) — the dense index's id
+//      filter when the method is dense, else the method's deepened ranking
+//      filtered; with years, only passages stating a year in their range.
+//      When the filter keeps nothing the unfiltered ranking is used and the
+//      step and warnings say so.
+//      A round's answer must be grounded (stage 2): a lookup
 //      value is grounded in its record (c_ground 1.0); a passage answer needs
-//      its text in a cited passage (0.9) or half its words there (0.7).
+//      its text in a cited passage (0.9) or half its words there (0.7), and
+//      is not grounded when it states uncertainty ("I cannot determine ...",
+//      D.3 stage 2 (ii)) or only repeats a constraint of the question.
 //      Otherwise the failure summary names what was tried and the next round
 //      runs the next tool; after the last, the agent abstains.
 //      A looked-up value that names a text document (a link field: a table
@@ -43,7 +64,8 @@
 //      page VectorRAG retrieved is what records of that type link to, the
 //      answer is those records' field (the page is the bridge; both cited).
 //   4. Confidence c = c_link · c_node · c_ground: c_link 1.0 for the first
-//      tool, `retry_link` after a retry; c_node the smallest constraint match
+//      tool, `retry_link` after a retry, times the confidences of the
+//      relationships a lookup followed; c_node the smallest constraint match
 //      score (1.0 exact, 0.8 contained; 1.0 without constraints); a best
 //      dense score under `min_similarity` discounts c and warns.
 // SchemaLookup answers cite the SourceRecord passage and quote the

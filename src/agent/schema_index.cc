@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -66,6 +67,128 @@ std::vector<std::pair<size_t, size_t>> ProperNounSpans(const TokenizedText& t) {
   return spans;
 }
 
+// The question words whose noun phrase names what is asked ("which
+// customer", "how many orders"); "who", "where", ... take a noun only after
+// a copula ("who is the supplier of ...").
+const std::set<std::string>& NounQuestionWords() {
+  static const std::set<std::string> k = {"what", "which", "whose", "who", "whom", "where",
+                                          "when", "why", "how"};
+  return k;
+}
+
+// Words that qualify the asked-about noun without naming it: aggregation,
+// superlatives, time and generic adjectives ("the total amount", "the
+// latest order"). Skipped in the focus phrase unless the schema uses them.
+bool IsQualifier(const std::string& w) {
+  static const std::set<std::string> k = {
+      "total",   "overall",  "sum",      "average", "mean",      "median",    "maximum",
+      "minimum", "max",      "min",      "latest",  "earliest",  "newest",    "oldest",
+      "recent",  "current",  "first",    "last",    "next",      "previous",  "largest",
+      "smallest", "biggest", "highest",  "lowest",  "greatest",  "least",     "best",
+      "worst",   "longest",  "shortest", "top",     "bottom",    "combined",  "annual",
+      "yearly",  "monthly",  "quarterly", "weekly", "daily",     "new",       "old",
+      "main",    "different", "many",    "much",    "several",   "various",   "specific",
+      "particular", "given", "respective", "exact", "approximate", "distinct", "unique",
+      "entire",  "whole",    "full",     "net",     "gross",     "one",       "ones",
+      "certain", "same",     "other",    "cumulative", "aggregate", "individual", "corresponding"};
+  return k.count(w) > 0 || (w.size() > 4 && w.compare(w.size() - 2, 2, "ly") == 0);
+}
+
+// Nouns of measure and enumeration that hand the focus on through "of":
+// "the number of orders", "the names of the customers".
+bool IsMeasureWord(const std::string& w) {
+  static const std::set<std::string> k = {
+      "number", "numbers", "count",  "list",   "name",  "names",      "kind",     "kinds",
+      "type",   "types",   "sort",   "sorts",  "percentage", "percent", "share",  "proportion",
+      "fraction", "majority", "value", "values", "set", "group",      "amount",   "total"};
+  return k.count(w) > 0;
+}
+
+// Past forms and common irregular verbs: the end of the noun phrase
+// ("which customer placed ...").
+bool LooksLikeVerb(const std::string& w) {
+  static const std::set<std::string> k = {"made", "sold", "bought", "paid", "sent", "won", "led",
+                                          "held", "built", "wrote", "written", "gave", "given",
+                                          "took", "taken", "went", "came", "became", "got",
+                                          "said", "told", "found", "ran", "spent", "left", "put"};
+  return k.count(w) > 0 || (w.size() > 4 && w.compare(w.size() - 2, 2, "ed") == 0);
+}
+
+bool IsCopula(const std::string& w) {
+  return w == "is" || w == "are" || w == "was" || w == "were" || w == "s";
+}
+
+bool IsAuxiliary(const std::string& w) {
+  static const std::set<std::string> k = {"do",   "does",  "did",    "has",  "have", "had",
+                                          "can",  "could", "will",   "would", "should", "may",
+                                          "might", "shall", "must"};
+  return k.count(w) > 0;
+}
+
+// The focus phrase (QuestionAnalysis::focus). `in_vocabulary` says whether
+// a word (lower-case) is a schema word; such words are never skipped.
+// `skipped` receives the qualifier and measure words passed over.
+std::vector<std::string> FocusPhrase(const TokenizedText& t,
+                                     const std::function<bool(const std::string&)>& in_vocabulary,
+                                     std::vector<std::string>* skipped) {
+  size_t i = 0;
+  while (i < t.size() && !NounQuestionWords().count(std::string(t.norm(i)))) ++i;
+  if (i == t.size()) {
+    // Imperatives: "List the orders of ...", "Name the customer who ...".
+    const std::string first = t.empty() ? "" : std::string(t.norm(0));
+    if (first != "list" && first != "name" && first != "give" && first != "show") return {};
+    i = 0;
+  }
+  const std::string wh(t.norm(i));
+  size_t j = i + 1;
+  auto at = [&](size_t k) { return k < t.size() ? std::string(t.norm(k)) : std::string(); };
+  if (wh == "how") {
+    if (at(j) != "many" && at(j) != "much") return {};  // "how long", "how old": no noun
+    if (at(j) == "many") skipped->push_back("many");
+    ++j;
+  } else if (wh == "who" || wh == "whom" || wh == "where" || wh == "when" || wh == "why") {
+    if (!IsCopula(at(j))) return {};  // "Who prefers ...": a verb follows
+    ++j;
+  } else if (wh == "what" || wh == "which") {
+    if (IsAuxiliary(at(j))) return {};  // "What does X prefer?": the object is not named
+    if (IsCopula(at(j))) ++j;
+  }
+  std::vector<std::string> phrase;
+  bool measure_only = true;  // only measure words so far: "of" hands the focus on
+  for (size_t k = j; k < t.size() && phrase.size() < 3; ++k) {
+    const std::string w(t.norm(k));
+    const std::string_view raw = t.raw(k);
+    if (std::isdigit(static_cast<unsigned char>(w[0]))) break;
+    const bool schema_word = in_vocabulary(w);
+    if (IsStopword(w)) {
+      if (phrase.empty() && (w != "of" || measure_only)) continue;  // "the", "of the"
+      if (w == "of" && measure_only) continue;
+      break;
+    }
+    if (k > 0 && std::isupper(static_cast<unsigned char>(raw[0])) && !schema_word) break;  // a name
+    if (schema_word) {
+      phrase.push_back(w);
+      // "the names of the customers": a measure word hands the focus on
+      // even when the schema has it (a "name" field).
+      measure_only = measure_only && IsMeasureWord(w);
+      continue;
+    }
+    if (IsMeasureWord(w)) {
+      skipped->push_back(w);
+      continue;
+    }
+    if (IsQualifier(w) || IsAuxiliary(w)) {
+      if (!phrase.empty()) break;
+      skipped->push_back(w);
+      continue;
+    }
+    if (LooksLikeVerb(w)) break;
+    phrase.push_back(w);
+    measure_only = false;
+  }
+  return phrase;
+}
+
 std::string AnswerType(std::string_view question) {
   const std::string q = ToLowerAscii(question);
   auto starts = [&](std::string_view p) { return q.rfind(p, 0) == 0; };
@@ -92,6 +215,12 @@ std::string AnswerType(std::string_view question) {
 }
 
 }  // namespace
+
+std::vector<int> YearsIn(std::string_view text) {
+  std::vector<int> out;
+  CollectYears(text, &out);
+  return out;
+}
 
 std::unique_ptr<SchemaIndex> SchemaIndex::Build(const SchemaContract& contract,
                                                 std::vector<RecordInput> records,
@@ -175,6 +304,13 @@ std::unique_ptr<SchemaIndex> SchemaIndex::Build(const SchemaContract& contract,
   for (const SourceInfo& src : contract.structure.sources) add_words(src.name);
   for (const EntityType& t : contract.entity_types) {
     add_words(t.name);
+    std::vector<std::string> names = {t.name, t.source};
+    names.insert(names.end(), t.merged_sources.begin(), t.merged_sources.end());
+    for (const std::string& n : names) {
+      const std::vector<std::string> tokens = FieldNameTokens(n);
+      for (const std::string& w : tokens) index->type_words_[t.name].insert(StemS(w));
+      if (!tokens.empty()) index->type_heads_.emplace(t.name, StemS(tokens.back()));
+    }
     for (const std::string& a : t.attributes) add_words(a);
     for (const std::string& a : t.attributes) {
       if (text_fields.count({t.name, a})) continue;
@@ -188,7 +324,141 @@ std::unique_ptr<SchemaIndex> SchemaIndex::Build(const SchemaContract& contract,
     index->min_year_ = *std::min_element(years.begin(), years.end());
     index->max_year_ = *std::max_element(years.begin(), years.end());
   }
+  index->LinkRecords(snapshot);
   return index;
+}
+
+void SchemaIndex::LinkRecords(const Snapshot& snapshot) {
+  links_.assign(records_.size(), {});
+  for (const IndexedRecord& r : records_) record_types_.insert(r.type);
+  const KnowledgeGraph* g = snapshot.graph();
+  if (g == nullptr) return;
+  // The entity each record defines: same type, same name (EntityKey).
+  std::unordered_map<std::string, uint32_t> entity_of;
+  for (uint32_t e = 0; e < g->num_entities(); ++e) {
+    if (record_types_.count(g->EntityType(e))) {
+      entity_of.emplace(g->EntityType(e) + '\x1f' + EntityKey(g->EntityName(e)), e);
+    }
+  }
+  std::unordered_map<uint32_t, std::vector<uint32_t>> records_of;
+  for (uint32_t r = 0; r < records_.size(); ++r) {
+    auto it = entity_of.find(records_[r].type + '\x1f' + EntityKey(records_[r].name));
+    if (it == entity_of.end()) continue;
+    records_[r].entity = it->second;
+    records_of[it->second].push_back(r);
+  }
+  // Declared relationships by name; link fields are attributes of the subject's type.
+  std::multimap<std::string, const RelationshipType*> declared;
+  for (const RelationshipType& rel : contract_.relationships) declared.emplace(rel.name, &rel);
+  std::set<std::pair<std::string, std::string>> attributes;  // (type, field)
+  for (const EntityType& t : contract_.entity_types) {
+    for (const std::string& a : t.attributes) attributes.emplace(t.name, a);
+  }
+  const Csr& related = g->Edges(EdgeKind::kRelatedTo);
+  for (const auto& [e, recs] : records_of) {
+    const uint32_t node = g->EntityNode(e);
+    for (uint64_t k = related.Begin(node); k < related.End(node); ++k) {
+      const uint32_t f = related.attrs[k];
+      const bool outgoing = g->FactSubject(f) == e;
+      const uint32_t other = outgoing ? g->FactObject(f) : g->FactSubject(f);
+      auto target = records_of.find(other);
+      if (other == e || target == records_of.end()) continue;
+      const std::string& relation = g->FactRelation(f);
+      const std::string& self_type = g->EntityType(e);
+      const std::string& other_type = g->EntityType(other);
+      const std::string& subject_type = outgoing ? self_type : other_type;
+      const std::string& object_type = outgoing ? other_type : self_type;
+      RecordLink link;
+      link.relation = relation;
+      link.outgoing = outgoing;
+      bool ok = false;
+      for (auto [it, end] = declared.equal_range(relation); it != end; ++it) {
+        const RelationshipType& rel = *it->second;
+        if (rel.from == subject_type && rel.to == object_type) {
+          link.field = rel.from_field;
+        } else if (rel.from != object_type || rel.to != subject_type) {
+          continue;
+        }
+        link.confidence = rel.confidence > 0 ? rel.confidence : 1.0;
+        ok = true;
+        break;
+      }
+      if (!ok && attributes.count({subject_type, relation})) {
+        link.field = relation;  // a link field (B.5.1)
+        ok = true;
+      }
+      if (!ok) continue;
+      for (uint32_t r : recs) {
+        for (uint32_t o : target->second) {
+          link.record = o;
+          const bool dup = std::any_of(links_[r].begin(), links_[r].end(), [&](const RecordLink& l) {
+            return l.record == o && l.relation == link.relation && l.outgoing == link.outgoing;
+          });
+          if (!dup) links_[r].push_back(link);
+        }
+      }
+    }
+  }
+}
+
+const std::vector<RecordLink>& SchemaIndex::LinksOf(uint32_t r) const {
+  static const std::vector<RecordLink> kNone;
+  return r < links_.size() ? links_[r] : kNone;
+}
+
+bool SchemaIndex::HasRecords(std::string_view type) const {
+  return record_types_.count(std::string(type)) > 0;
+}
+
+std::vector<uint32_t> SchemaIndex::Related(const std::vector<uint32_t>& from, std::string_view type,
+                                           size_t max_hops, std::vector<std::string>* path,
+                                           double* confidence) const {
+  struct Via {
+    uint32_t from;
+    const RecordLink* link;
+  };
+  std::unordered_map<uint32_t, Via> via;  // how each reached record was reached
+  std::set<uint32_t> seen(from.begin(), from.end());
+  std::vector<uint32_t> frontier(from.begin(), from.end()), found;
+  for (size_t hop = 0; hop < max_hops && found.empty() && !frontier.empty(); ++hop) {
+    std::vector<uint32_t> next;
+    for (uint32_t r : frontier) {
+      for (const RecordLink& l : LinksOf(r)) {
+        if (!seen.insert(l.record).second) continue;
+        via.emplace(l.record, Via{r, &l});
+        next.push_back(l.record);
+        if (records_[l.record].type == type) found.push_back(l.record);
+      }
+    }
+    frontier = std::move(next);
+  }
+  std::sort(found.begin(), found.end());
+  if (!found.empty() && (path != nullptr || confidence != nullptr)) {
+    std::vector<std::string> relations;
+    double c = 1.0;
+    for (auto it = via.find(found[0]); it != via.end(); it = via.find(it->second.from)) {
+      relations.insert(relations.begin(), it->second.link->relation);
+      c *= it->second.link->confidence;
+    }
+    if (path != nullptr) *path = std::move(relations);
+    if (confidence != nullptr) *confidence = c;
+  }
+  return found;
+}
+
+std::vector<uint32_t> SchemaIndex::PassagesAbout(uint32_t r, const Snapshot& snapshot) const {
+  std::vector<uint32_t> out = {records_[r].passage};
+  const KnowledgeGraph* g = snapshot.graph();
+  if (g != nullptr && records_[r].entity != kNoEntity) {
+    const Csr& mentions = g->Edges(EdgeKind::kMentions);
+    const uint32_t node = g->EntityNode(records_[r].entity);
+    for (uint64_t k = mentions.Begin(node); k < mentions.End(node); ++k) {
+      if (mentions.targets[k] < g->num_passages()) out.push_back(mentions.targets[k]);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 std::vector<uint32_t> SchemaIndex::LinkedPassages(std::string_view name) const {
@@ -300,31 +570,66 @@ QuestionAnalysis SchemaIndex::AnalyzeQuestion(std::string_view question,
   });
   const std::set<std::string>& words = question_words;
   for (const std::string& w : words) a.realtime = a.realtime || IsRealtimeWord(w);
+  // Words of each type's own name (and its sources'): a field matched only
+  // by them is a weak mention.
+  auto type_words = [&](const std::string& type) -> const std::set<std::string>& {
+    static const std::set<std::string> kNone;
+    auto it = type_words_.find(type);
+    return it == type_words_.end() ? kNone : it->second;
+  };
+  // Field names compare singular to singular ("names" uses "name").
+  std::set<std::string> stems;
+  for (const std::string& w : words) stems.insert(StemS(w));
   for (const FieldName& f : field_names_) {
-    size_t hit = 0;
-    for (const std::string& t : f.tokens) hit += words.count(t);
-    if (hit == 0) continue;
-    a.fields.push_back({f.type, f.field, static_cast<double>(hit) / static_cast<double>(f.tokens.size())});
-  }
-  std::stable_sort(a.fields.begin(), a.fields.end(),
-                   [](const FieldMention& x, const FieldMention& y) { return x.score > y.score; });
-  CollectYears(question, &a.years);
-  // C.2: the asked-about noun, the first content word after the question
-  // word ("how many inhabitants", "which suppliers").
-  const std::vector<std::string> all = Tokenize(question, TokenizerOptions{false, false});
-  static const std::set<std::string> kAsk = {"what", "which", "who", "whom", "whose", "many", "much"};
-  for (size_t i = 0; i + 1 < all.size(); ++i) {
-    if (!kAsk.count(all[i])) continue;
-    size_t j = i + 1;
-    while (j < all.size() && (IsStopword(all[j]) || kAsk.count(all[j]))) ++j;
-    if (j < all.size() && std::isalpha(static_cast<unsigned char>(all[j][0])) &&
-        !vocabulary_.count(StemS(all[j]))) {
-      bool known = false;  // a known value ("which Acme ...") is covered too
-      for (const ValueMatch& m : a.constraints) known = known || ToLowerAscii(m.value).find(all[j]) != std::string::npos;
-      if (!known) a.missing_concept = all[j];
+    size_t hit = 0, own = 0;
+    for (const std::string& t : f.tokens) {
+      if (!stems.count(StemS(t))) continue;
+      ++hit;
+      own += type_words(f.type).count(StemS(t));
     }
-    break;
+    if (hit == 0) continue;
+    a.fields.push_back({f.type, f.field,
+                        (static_cast<double>(hit) - 0.5 * static_cast<double>(own)) /
+                            static_cast<double>(f.tokens.size()),
+                        own == hit});
   }
+  std::stable_sort(a.fields.begin(), a.fields.end(), [](const FieldMention& x, const FieldMention& y) {
+    if (x.by_type_name != y.by_type_name) return !x.by_type_name;
+    return x.score > y.score;
+  });
+  CollectYears(question, &a.years);
+  // D.2 / C.2: the phrase naming what is asked about, its entity type, and
+  // whether the schema has a word for it.
+  auto in_vocabulary = [&](const std::string& w) { return vocabulary_.count(StemS(w)) > 0; };
+  std::vector<std::string> skipped;
+  a.focus = FocusPhrase(text, in_vocabulary, &skipped);
+  for (const std::string& w : skipped) {
+    if (w == "many" || w == "number" || w == "count") a.aggregate = "count";
+    if (w == "total" || w == "sum" || w == "combined" || w == "cumulative" || w == "aggregate") {
+      a.aggregate = "sum";
+    }
+    if (w == "average" || w == "mean") a.aggregate = "average";
+  }
+  for (const std::string& w : a.focus) {
+    const std::string stem = StemS(w);
+    for (const auto& [type, names] : type_words_) {
+      // The type's head word (its last name token) or its source's name.
+      if (names.count(stem) && type_heads_.count({type, stem})) {
+        a.asked_type = type;
+        break;
+      }
+    }
+    if (!a.asked_type.empty()) break;
+  }
+  bool known = a.focus.empty();
+  for (const std::string& w : a.focus) {
+    known = known || in_vocabulary(w);
+    // A known value ("which Acme account") covers it too.
+    for (const ValueMatch& m : a.constraints) {
+      known = known || ToLowerAscii(m.value).find(w) != std::string::npos;
+    }
+  }
+  if (!known) a.missing_concept = a.focus[0];
   return a;
 }
 

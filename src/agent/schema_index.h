@@ -9,13 +9,20 @@
 // capitalised mention contained in a longer value, 0.8: D.5's m_i), the
 // fields whose names the question uses, years, real-time words and
 // proper-noun mentions that nothing in the store knows (the OOD signals of
-// D.3), and the expected answer type.
+// D.3), the expected answer type, and the phrase naming what is asked about
+// (its entity type, and the C.2 sufficiency check on it).
 //
-// Thread-safety: immutable after Build. Memory O(records · fields).
+// Relationships between records (D.1 GraphTraverse, §3.3 schema-driven
+// linking): the graph's RELATED_TO facts between record entities whose
+// relation is a declared relationship between their types (foreign keys,
+// B.5.1) or a link field of the subject's type, read once at Build.
+//
+// Thread-safety: immutable after Build. Memory O(records · fields + links).
 #ifndef FLOWRAG_AGENT_SCHEMA_INDEX_H_
 #define FLOWRAG_AGENT_SCHEMA_INDEX_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -39,11 +46,23 @@ struct RecordInput {
   bool structured = true;
 };
 
+inline constexpr uint32_t kNoEntity = ~uint32_t{0};
+
 struct IndexedRecord {
   uint32_t passage = 0;  // snapshot passage index of the record's first passage
+  uint32_t entity = kNoEntity;  // the graph entity the record defines (KnowledgeGraph index)
   std::string document_id, type, name, file;
   int64_t line = 0;
   std::vector<std::pair<std::string, std::string>> fields;  // catalog order, arrays joined by ", "
+};
+
+// A relationship instance between two records, seen from one of them.
+struct RecordLink {
+  uint32_t record = 0;    // the other record (index into SchemaIndex::records())
+  std::string relation;   // the relationship's name (or the link field's)
+  std::string field;      // the referencing field (in the subject's record), "" when unknown
+  double confidence = 1.0;
+  bool outgoing = true;   // this record's entity is the subject (it holds the reference)
 };
 
 // A constraint the question places on structured records.
@@ -58,7 +77,13 @@ struct ValueMatch {
 
 struct FieldMention {
   std::string type, field;
-  double score = 0;  // share of the field name's tokens the question uses
+  // Share of the field name's tokens the question uses, words of the
+  // field's own type's name counting half ("customer id" names
+  // Order.customer_id more than Order.order_id).
+  double score = 0;
+  // Only words of its own type's name matched ("order" for Order.order_date,
+  // "customer" for Customer.customer_id): a weak mention.
+  bool by_type_name = false;
 };
 
 struct QuestionAnalysis {
@@ -67,9 +92,25 @@ struct QuestionAnalysis {
   std::vector<int> years;
   bool realtime = false;                // "current", "latest", "today", "now"
   std::vector<std::string> unknown_mentions;  // proper nouns the store does not know
-  // C.2 query sufficiency: the noun the question asks about ("which
-  // suppliers", "how many inhabitants") when no entity type, source or field
-  // of the schema names it; empty when the schema covers it.
+  // The words naming what is asked about (D.2), lower-case, in question
+  // order, at most three: the noun phrase after the question word ("which
+  // customer placed ..." → {customer}; "what is the number of orders ..."
+  // → {orders}), without determiners, auxiliaries, aggregation words and
+  // adjectives ("total", "latest", "average"), stopping at a verb, a
+  // preposition, a number or a capitalised name. Empty when the question
+  // word takes no noun ("Who prefers ...", "What does Zed ship?").
+  std::vector<std::string> focus;
+  // The entity type the focus names (type or source name, stemmed; "" when
+  // none): "Which orders did Alice Smith place?" → "Order".
+  std::string asked_type;
+  // Aggregation the question asks of the answer records: "count" ("how
+  // many", "the number of"), "sum" ("total", "sum", "combined"), "average"
+  // ("average", "mean"), or "".
+  std::string aggregate;
+  // C.2 query sufficiency: the focus noun ("which suppliers", "how many
+  // inhabitants") when no entity type, source or field of the schema names
+  // any focus word and no known value contains it; empty when the schema
+  // covers it or there is no focus.
   std::string missing_concept;
   std::string answer_type;              // "number", "date", "list", "string"
 };
@@ -97,6 +138,22 @@ class SchemaIndex {
 
   const SchemaContract& contract() const { return contract_; }
   const std::vector<IndexedRecord>& records() const { return records_; }
+  // Relationship instances of record `r` (both directions), in graph order.
+  const std::vector<RecordLink>& LinksOf(uint32_t r) const;
+  // Records of `type` reached from `from` along relationship instances in
+  // at most `max_hops` hops (breadth first; the nearest depth that reaches
+  // any wins). `path` (may be null) receives the relations of the path to
+  // the first record found, and `confidence` (may be null) the product of
+  // their confidences. O(links visited).
+  std::vector<uint32_t> Related(const std::vector<uint32_t>& from, std::string_view type,
+                                size_t max_hops, std::vector<std::string>* path,
+                                double* confidence) const;
+  // Snapshot passages about record `r`: its own (first) passage and every
+  // passage the graph says mentions its entity (text mentions, the records
+  // referencing it). Sorted, unique.
+  std::vector<uint32_t> PassagesAbout(uint32_t r, const Snapshot& snapshot) const;
+  // True when `type` has structured records in the store.
+  bool HasRecords(std::string_view type) const;
   // (record, field) pairs whose value is `name` (EntityKey): the records a
   // link field leads from, read backwards from the page titled `name`.
   std::vector<std::pair<uint32_t, std::string>> RecordsLinkingTo(std::string_view name) const;
@@ -110,6 +167,8 @@ class SchemaIndex {
   int max_year() const { return max_year_; }
 
  private:
+  void LinkRecords(const Snapshot& snapshot);  // entity and links_ of every record
+
   SchemaContract contract_;
   std::vector<IndexedRecord> records_;
   // Known values: trie payload → value id; per value its (field, type, records).
@@ -127,11 +186,20 @@ class SchemaIndex {
   };
   std::vector<FieldName> field_names_;
   std::set<std::string> vocabulary_;  // singular words of type, source and field names
+  // Per type: singular words of its name and its sources' names; and the
+  // (type, word) pairs where the word is the head (last word) of one.
+  std::map<std::string, std::set<std::string>> type_words_;
+  std::set<std::pair<std::string, std::string>> type_heads_;
   std::unordered_map<std::string, std::vector<std::pair<uint32_t, std::string>>> by_value_;
   std::unordered_map<std::string, uint32_t> record_documents_;
   std::unordered_map<std::string, std::vector<uint32_t>> text_passages_;  // title key → passages
+  std::vector<std::vector<RecordLink>> links_;  // per record
+  std::set<std::string> record_types_;
   int min_year_ = 0, max_year_ = 0;  // 0: no years seen
 };
+
+// 4-digit years (1800–2100) standing alone in `text`, in order.
+std::vector<int> YearsIn(std::string_view text);
 
 }  // namespace flowrag
 
