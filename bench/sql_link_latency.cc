@@ -12,10 +12,13 @@
 //              random table's column and a value of another column.
 //
 // Usage: sql_link_latency SPIDER_DIR [db_id] [tables=200] [columns=50] [runs=5]
-// Prints open time (introspection, value index, node embeddings) and, per
-// method, p50 / p99 link latency in ms over all questions, the median of
-// `runs` runs.
+// Prints a Markdown table (bench/sql_linking.sh appends it to
+// bench/out/sql_linking.md): per schema and method, the open time
+// (introspection, value index, node embeddings; warnings if the open time
+// limit cut it short) and the p50 / p99 link latency in ms over all
+// questions, the median of `runs` runs.
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -48,7 +51,9 @@ const char* kWords[] = {"customer", "order", "product", "invoice", "region", "su
                         "event", "flight", "garage", "hotel", "item", "journal", "ledger", "member"};
 
 std::string MakeSynthetic(size_t tables, size_t columns, std::vector<std::string>* questions) {
-  const std::string path = (std::filesystem::temp_directory_path() / "flowrag_sql_synthetic.sqlite").string();
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("flowrag_sql_synthetic_" + std::to_string(::getpid()) + ".sqlite"))
+                               .string();
   std::filesystem::remove(path);
   sqlite3* db = nullptr;
   sqlite3_open(path.c_str(), &db);
@@ -94,8 +99,7 @@ int Run(const std::string& label, const std::string& path, const std::vector<std
     return 1;
   }
   const double open_ms = Ms(t0);
-  std::printf("%s: %zu tables, %zu columns, %zu questions, open %.0f ms\n", label.c_str(), (*db)->num_tables(),
-              (*db)->num_columns(), questions.size(), open_ms);
+  for (const std::string& w : (*db)->warnings()) std::fprintf(stderr, "warning: %s\n", w.c_str());
   for (const char* method : {"qafd", "bm25", "dense", "all"}) {
     std::vector<double> p50s, p99s;
     size_t linked_columns = 0;
@@ -115,8 +119,11 @@ int Run(const std::string& label, const std::string& path, const std::vector<std
       p50s.push_back(Pct(ms, 0.5));
       p99s.push_back(Pct(ms, 0.99));
     }
-    std::printf("  %-6s p50 %8.3f ms  p99 %8.3f ms  columns/q %.1f\n", method, Median(p50s), Median(p99s),
-                static_cast<double>(linked_columns) / static_cast<double>(questions.size()));
+    std::printf("| %s | %zu | %zu | %zu | %.0f%s | %s | %.3f | %.3f | %.1f |\n", label.c_str(), (*db)->num_tables(),
+                (*db)->num_columns(), questions.size(), open_ms, (*db)->warnings().empty() ? "" : " (cut short)",
+                method, Median(p50s), Median(p99s),
+                static_cast<double>(linked_columns) / static_cast<double>(std::max<size_t>(1, questions.size())));
+    std::fflush(stdout);
   }
   return 0;
 }
@@ -138,6 +145,12 @@ int main(int argc, char** argv) {
   for (const auto& q : nlohmann::json::parse(in)) {
     if (q.at("db_id") == db_id) questions.push_back(q.at("question").get<std::string>());
   }
+  if (questions.empty()) {
+    std::fprintf(stderr, "%s/dev.json: no question for db_id \"%s\"\n", spider.c_str(), db_id.c_str());
+    return 2;
+  }
+  std::printf("| schema | tables | columns | questions | open ms | method | p50 ms | p99 ms | columns/q |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
   if (Run(db_id, spider + "/database/" + db_id + "/" + db_id + ".sqlite", questions, runs) != 0) return 1;
   std::vector<std::string> synthetic;
   const std::string path = MakeSynthetic(tables, columns, &synthetic);

@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Schema-linking P/R/F1 and latency on Spider dev (1,034 questions) and the 24
 # Spider 2.0-lite local tasks with gold SQL, for QAFD (defaults and
-# ablations) and the baselines; writes bench/out/sql_linking.md.
+# ablations) and the baselines, then linking latency per question on the
+# largest Spider dev schema (student_transcripts_tracking, 56 columns) and a
+# synthetic schema of 10,000 columns (bench/sql_link_latency); writes
+# bench/out/sql_linking.md.
 # Usage: bench/sql_linking.sh [build dir, default build/release]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-flowrag=${1:-build/release}/tools/flowrag
+build=${1:-build/release}
+flowrag=$build/tools/flowrag
+latency=$build/bench/sql_link_latency
 data=../shared/data
 out=bench/out/sql_linking.md
 mkdir -p bench/out
@@ -26,5 +31,11 @@ mkdir -p bench/out
     "$flowrag" sql eval --spider "$data/spider" --spider2 "$data/spider2_lite" --method qafd --set "$s" 2>/dev/null |
       tail -2 | sed "s/| qafd |/| qafd $s |/"
   done
+  echo
+  echo "Linking latency per question (\`$latency ../shared/data/spider\`, median of 5 runs; open = introspection,"
+  echo "value index and node embeddings): the largest Spider dev schema and a synthetic schema of 200 tables × 50"
+  echo "columns (a foreign-key chain plus one random key per table, 20 rows each, 100 questions naming a column and a value)."
+  echo
+  "$latency" "$data/spider" student_transcripts_tracking 200 50 5 2>/dev/null
 } > "$out"
 echo "wrote $out"
