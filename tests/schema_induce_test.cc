@@ -4,6 +4,8 @@
 // multi-source folder, and errors that name file and line.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <algorithm>
 
 #include "flowrag/schema.h"
@@ -320,6 +322,22 @@ TEST(InduceSchema, TruncatedOrDeepJsonFailsNamingThePlace) {
   testing::TempDir scalar;
   testing::WriteFile(scalar.File("s.jsonl"), "{\"a\": 1}\n[1, 2]\n");
   EXPECT_NE(InduceSchema(scalar.path()).status().message().find("s.jsonl:2"), std::string::npos);
+}
+
+TEST(InduceSchema, AFolderThatIsOneCorpusIsNamedAfterItHoweverItIsSpelled) {
+  testing::TempDir dir;
+  for (int i = 0; i < 3; ++i) {
+    testing::WriteFile(dir.File("memos/m" + std::to_string(i) + ".txt"), "Memo number " + std::to_string(i));
+  }
+  const std::string folder = dir.File("memos");
+  for (const std::string& spelled : {folder, folder + "/", folder + "/.", folder + "//"}) {
+    auto s = InduceSchema(spelled);
+    ASSERT_TRUE(s.ok()) << spelled << ": " << s.status().ToString();
+    ASSERT_EQ(s->sources.size(), 1u) << spelled;
+    EXPECT_EQ(s->sources[0].name, "memos") << spelled;
+    EXPECT_EQ(s->sources[0].records, 3) << spelled;
+    EXPECT_TRUE(std::filesystem::equivalent(s->sources[0].path, folder)) << s->sources[0].path;
+  }
 }
 
 TEST(InduceSchema, CorpusDirectoriesTextFilesAndSamples) {

@@ -129,9 +129,14 @@ Result<std::vector<FolderFile>> WalkFolder(const std::string& dir, const Exclusi
   return out;
 }
 
-// The name of a corpus of the files in `parent` ("" : the folder itself).
+// The name of a corpus of the files in `parent` ("" : the folder itself,
+// named as the folder is, however `dir` is spelled: "data/", "./data", ".").
 std::string CorpusName(const std::string& dir, const std::string& parent) {
-  return parent.empty() ? fs::path(dir).filename().string() : parent;
+  if (!parent.empty()) return parent;
+  std::error_code ec;
+  fs::path folder = fs::absolute(dir, ec).lexically_normal();
+  if (folder.has_parent_path() && folder.filename().empty()) folder = folder.parent_path();
+  return folder.filename().string();
 }
 
 }  // namespace

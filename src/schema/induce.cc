@@ -64,7 +64,7 @@ Result<InducedSchema> InduceSchema(const std::string& dir, const SchemaOptions& 
   for (const DiscoveredSource& d : found) {
     SourceInfo info;
     info.name = d.name;
-    info.path = d.corpus ? (fs::path(dir) / d.name).string() : d.files.front();
+    info.path = d.corpus ? fs::path(d.files.front()).parent_path().string() : d.files.front();
     info.format = d.format;
     info.corpus_files = d.corpus ? d.files.size() : 0;
     std::vector<std::string> columns;

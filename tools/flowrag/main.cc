@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
   schema->require_subcommand(1);
   auto* induce =
       schema->add_subcommand("induce", "Profile a folder's sources; infer keys and links");
-  induce->add_option("dir", schema_dir, "Folder of CSV files")->required();
+  induce->add_option("dir", schema_dir, "Folder of CSV, JSON, JSONL, text and markdown files (recursive)")->required();
   induce->add_flag("--json", schema_json, "Print the schema as JSON");
   std::string schema_out, schema_exclude, schema_file, schema_extend;
   induce->add_option("--out", schema_out, "Write the YAML contract here");
