@@ -180,6 +180,20 @@ def em_f1(pred, answers, answer_type=""):
     return em, max(em, _f1_tokens(np_.split(), ng.split()))
 
 
+EVIDENCE_BUDGET = 2000  # characters of ranked evidence for R@2k
+
+
+def evidence_prefix(answer, budget=EVIDENCE_BUDGET):
+    """The ranked passages' texts, in order, cut at `budget` characters in all."""
+    out, left = [], budget
+    for t in passage_texts(answer):
+        if left <= 0:
+            break
+        out.append(t[:left])
+        left -= len(t)
+    return out
+
+
 def passage_texts(answer, k=None):
     ps = (answer.get("retrieval") or {}).get("passages") or []
     return [p.get("text", "") for p in (ps[:k] if k else ps)]
@@ -205,12 +219,14 @@ def score(question, answer):
     """Per-question metrics of one answer object (None: the answer is missing)."""
     golds = question["answers"]
     if answer is None:
-        return {"missing": 1, "cited": 0.0, "r5": 0.0, "em": 0.0, "f1": 0.0, "abstain": 1.0,
-                "latency": None}
+        return {"missing": 1, "cited": 0.0, "r5": 0.0, "r2k": 0.0, "chars5": None, "em": 0.0,
+                "f1": 0.0, "abstain": 1.0, "latency": None}
     em, f1 = em_f1(answer_text(answer), golds, question.get("answer_type", ""))
     return {"missing": 0,
             "cited": float(evidence_hit(cited_texts(answer), golds)),
             "r5": float(evidence_hit(passage_texts(answer, 5), golds)),
+            "r2k": float(evidence_hit(evidence_prefix(answer), golds)),
+            "chars5": sum(len(t) for t in passage_texts(answer, 5)),
             "em": em, "f1": f1,
             "abstain": float(not answer.get("answered", bool(answer_text(answer)))),
             "latency": answer.get("time_ms")}
@@ -288,7 +304,16 @@ def selftest():
     assert s["cited"] == 0.0 and s["r5"] == 1.0 and s["abstain"] == 1.0
     assert score({"answers": ["x"]}, None)["missing"] == 1
     cells = metric_cells([dict(score({"answers": ["x"]}, None), in_sources=1.0)])
-    assert cells[1:] == ["n/a"] * 5 + ["100.0"], cells
+    assert cells[1:] == ["n/a"] * 7 + ["100.0"], cells
+    # R@2k: the same evidence budget for every method; 2 chars of the second passage fit.
+    long = {"retrieval": {"passages": [{"passage_id": 1, "text": "x" * 1998},
+                                       {"passage_id": 2, "text": "gold answer here"}]}}
+    assert score({"answers": ["gold"]}, long)["r2k"] == 0.0
+    assert score({"answers": ["gold"]}, long)["r5"] == 1.0
+    assert score({"answers": ["gold"]}, long)["chars5"] == 2014
+    short = {"retrieval": {"passages": [{"passage_id": 1, "text": "x" * 10},
+                                        {"passage_id": 2, "text": "gold answer here"}]}}
+    assert score({"answers": ["gold"]}, short)["r2k"] == 1.0
     figs = find_figures({"quality": {"provenance_completeness": 1.0, "link_validity": 0.98},
                          "sources": 3, "ok": True})
     assert pick_figure(figs, "provenance") == 1.0 and pick_figure(figs, "link", "valid") == 0.98
@@ -479,8 +504,9 @@ def metric_cells(scores):
     n = str(len(scores)) + (f" ({missing} without answer)" if missing else "")
     ceiling = pct([s["in_sources"] for s in scores])
     if scores and missing == len(scores):
-        return [n] + ["n/a"] * 5 + [ceiling]
+        return [n] + ["n/a"] * 7 + [ceiling]
     return [n, pct([s["cited"] for s in scores]), pct([s["r5"] for s in scores]),
+            med([s["chars5"] for s in scores], 1, "{:.0f}"), pct([s["r2k"] for s in scores]),
             pct([s["em"] for s in scores]), pct([s["f1"] for s in scores]),
             pct([s["abstain"] for s in scores]), ceiling]
 
@@ -492,8 +518,8 @@ METHOD_NAMES = {"schema": "schema agent (ingest + `--pipeline schema`)",
 def report_dataset(dataset, per_ctx, methods):
     lines = [f"## {dataset}", ""]
     n_ctx = len(per_ctx)
-    lines += ["| method | questions | cited recall | R@5 | EM | F1 | abstain | gold in sources "
-              "| contexts failed |", "|---|---|---|---|---|---|---|---|---|"]
+    lines += ["| method | questions | cited recall | R@5 | top-5 chars | R@2k chars | EM | F1 | abstain "
+              "| gold in sources | contexts failed |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for m in methods:
         scores = [s for c in per_ctx for s in c[m]["scores"]]
         failed = sum(1 for c in per_ctx if c[m]["errors"])
@@ -525,8 +551,8 @@ def report_dataset(dataset, per_ctx, methods):
         if len(groups) < 2:
             continue
         lines += ["", f"By {key}:", "",
-                  "| " + key + " | method | questions | cited recall | R@5 | EM | F1 | abstain "
-                  "| gold in sources |", "|---|---|---|---|---|---|---|---|---|"]
+                  "| " + key + " | method | questions | cited recall | R@5 | top-5 chars | R@2k chars "
+                  "| EM | F1 | abstain | gold in sources |", "|---|---|---|---|---|---|---|---|---|---|---|"]
         for g in groups:
             for m in methods:
                 scores = [s for c in per_ctx for s in c[m]["scores"] if s[key] == g]
@@ -626,7 +652,10 @@ def main():
         "",
         "Cited recall: the gold answer (every part of a list) occurs in the cited passages "
         "(normalised: lower case, whitespace collapsed, $ % and thousands commas removed, at "
-        "token boundaries); R@5: in the top-5 retrieved passages. EM/F1: SQuAD normalisation, "
+        "token boundaries); R@5: in the top-5 retrieved passages; top-5 chars: their length (median), "
+        "since the methods' passages differ in size (a flattened table is cut into 500-word windows "
+        "of many rows, a record is one row); R@2k chars: in the first 2,000 characters of the "
+        "ranked passages, the same evidence budget for every method. EM/F1: SQuAD normalisation, "
         "numbers as numbers to the gold's decimals (scale words and $ , % removed), multi-span "
         "as the set of parts. Arithmetic and count answers (TAT-QA) are computed values that "
         "mostly occur in no source, so their evidence recall is near zero by construction. "

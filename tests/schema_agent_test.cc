@@ -136,6 +136,45 @@ TEST_F(SchemaAgentTest, RetrievedPageIsFollowedBackToTheRecordsLinkingToIt) {
   EXPECT_NEAR(a.confidence, 0.9, 1e-9);  // c_link after the hop, one record
 }
 
+TEST_F(SchemaAgentTest, ACellNamingAPageByItsShortTitleLinksBothWays) {
+  // "Palo Alto" in the table is the page "Palo Alto, California".
+  const Answer hop = Ask("Which county is the city of Hooli in?");
+  ASSERT_TRUE(hop.answered) << hop.reasoning;
+  EXPECT_NE(hop.text.find("Santa Clara County"), std::string::npos) << hop.text;
+  ASSERT_EQ(hop.steps.size(), 2u);
+  EXPECT_EQ(hop.steps[1].query, "GraphTraverse(link: Palo Alto)");
+  ASSERT_FALSE(hop.citations.empty());
+  EXPECT_EQ(hop.citations[0].document_id, "notes/palo_alto.md");
+
+  const Answer back = Ask("What is the name of the customer in the city where technology companies were founded in garages?");
+  ASSERT_TRUE(back.answered) << back.reasoning;
+  EXPECT_EQ(back.text, "Hooli");
+  ASSERT_EQ(back.steps.size(), 2u);
+  EXPECT_EQ(back.steps[1].query, "GraphTraverse(reverse link: Palo Alto, California -> Customer.name)");
+  ASSERT_EQ(back.citations.size(), 2u);
+  EXPECT_EQ(back.citations[0].document_id, "customers.csv:6");
+}
+
+TEST_F(SchemaAgentTest, DescriptiveQuestionGoesToVectorRagFirst) {
+  // Globex is a known value, but "why" asks for an explanation, not a field.
+  const Answer a = Ask("Why did Globex get a replacement?");
+  ASSERT_FALSE(a.steps.empty());
+  EXPECT_EQ(a.steps[0].query.rfind("VectorRAG(", 0), 0u) << a.steps[0].query;
+  ASSERT_FALSE(a.citations.empty());
+  EXPECT_EQ(a.citations[0].document_id, "notes/globex.md");
+  // The same entity asked for a field still goes to SchemaLookup first.
+  const Answer field = Ask("What is the city of Globex?");
+  ASSERT_FALSE(field.steps.empty());
+  EXPECT_EQ(field.steps[0].query.rfind("SchemaLookup(", 0), 0u);
+}
+
+TEST_F(SchemaAgentTest, LookupAnswersCarryDenseContextAfterTheirRecords) {
+  const Answer a = Ask("What is the city of Acme Corp?");
+  ASSERT_GE(a.retrieval.passages.size(), 2u);
+  EXPECT_EQ(a.retrieval.passages[0].document_id, "customers.csv:2");  // the record first
+  EXPECT_EQ(a.citations.size(), 1u);                                   // context is not cited
+}
+
 TEST_F(SchemaAgentTest, ValueOfTheAskedFieldIsNotFollowed) {
   const Answer a = Ask("Which city is Acme Corp in?");
   EXPECT_EQ(a.text, "Berlin");

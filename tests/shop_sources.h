@@ -1,6 +1,7 @@
 // A small multi-source folder for the schema agent's tests: customers and
-// orders as CSV (orders.customer_id → customers), and account notes and a
-// city page as markdown.
+// orders as CSV (orders.customer_id → customers), and account notes and
+// city pages as markdown (one titled in full, "Palo Alto, California", where
+// the customers' table says "Palo Alto").
 #ifndef FLOWRAG_TESTS_SHOP_SOURCES_H_
 #define FLOWRAG_TESTS_SHOP_SOURCES_H_
 
@@ -36,6 +37,9 @@ inline void WriteShopSources(const std::string& d) {
   WriteFile(d + "/notes/berlin.md",
             "# Berlin\n\nBerlin is the capital of Germany. About 3.7 million "
             "inhabitants live in Berlin.\n");
+  WriteFile(d + "/notes/palo_alto.md",
+            "# Palo Alto, California\n\nPalo Alto lies in Santa Clara County. Many technology "
+            "companies were founded in its garages.\n");
 }
 
 }  // namespace flowrag::testing

@@ -322,13 +322,23 @@ Lookup SchemaLookup(std::string_view question, const QuestionAnalysis& a, const 
   return best;
 }
 
-// True when `field`'s name is what the question asks for: one of its words
-// within the first three content words after the question word.
-bool AsksForField(std::string_view question, const std::string& field) {
-  static const std::set<std::string> kQuestionWords = {"what", "which", "who", "whom", "whose",
-                                                       "where", "when", "how"};
+// True when `field`'s name is what the question asks for: a word of the
+// question's focus names a word of the field (NamesFieldWord); without a
+// focus, one of its words is within the first three content words after
+// the question word.
+bool AsksForField(const QuestionAnalysis& a, std::string_view question, const std::string& field) {
   TokenizerOptions o;
   o.stem = false;
+  if (!a.focus.empty()) {
+    for (const std::string& t : Tokenize(field, o)) {
+      for (const std::string& w : a.focus) {
+        if (NamesFieldWord(w, t)) return true;
+      }
+    }
+    return false;
+  }
+  static const std::set<std::string> kQuestionWords = {"what", "which", "who", "whom", "whose",
+                                                       "where", "when", "how"};
   const std::vector<std::string> q = Tokenize(question, TokenizerOptions{false, false});
   size_t start = 0;
   while (start < q.size() && !kQuestionWords.count(q[start])) ++start;
@@ -555,6 +565,8 @@ class Agent {
       if (std::find(plan.begin(), plan.end(), tool) == plan.end()) plan.push_back(tool);
     };
     for (const std::string& tool : plan_.tools) add(tool);
+    // D.4: a question that needs descriptive evidence goes to VectorRAG first.
+    if (analysis_.descriptive) add("VectorRAG");
     for (const char* tool : kPreferenceOrder) add(tool);
     std::string failure;
     const size_t rounds = std::min(plan.size(), options_.schema.max_retries + 1);
@@ -685,8 +697,25 @@ class Agent {
       out_.citations.push_back(RecordCitation(r, field, marker++));
     }
     out_.confidence = c_path * lookup_.c_node * 1.0 * agreement;
+    FLOWRAG_RETURN_IF_ERROR(AddDenseContext(&evidence));
     out_.retrieval = std::move(evidence);
     return true;
+  }
+
+  // Algorithm 9 answers from the union of the tools' evidence: after the
+  // structured records an answer rests on, the dense passages for the
+  // question (not cited) fill the retrieval result up to top_k.
+  Status AddDenseContext(RetrievalResult* evidence) {
+    const size_t top_k = options_.query.top_k;
+    if (evidence->passages.size() >= top_k) return Status::Ok();
+    FLOWRAG_ASSIGN_OR_RETURN(RetrievalResult dense, deps_.query(question_, VectorQuery(), deps_.pipeline.chat));
+    for (ScoredPassage& p : dense.passages) {
+      if (evidence->passages.size() >= top_k) break;
+      const bool have = std::any_of(evidence->passages.begin(), evidence->passages.end(),
+                                    [&](const ScoredPassage& e) { return e.passage_id == p.passage_id; });
+      if (!have) evidence->passages.push_back(std::move(p));
+    }
+    return Status::Ok();
   }
 
   // A SourceRecord citation quoting its "field: value" line (the record's
@@ -733,7 +762,7 @@ class Agent {
     // coach ..."); otherwise it is a bridge ("the capital of the state
     // that hosted X": the state is looked up, the capital is on its page),
     // and the hop's answer is taken whenever it is grounded.
-    if (AsksForField(question_, lookup_.field) || PlanReturns(lookup_.type, lookup_.field)) return false;
+    if (AsksForField(analysis_, question_, lookup_.field) || PlanReturns(lookup_.type, lookup_.field)) return false;
     PipelineDeps pd = deps_.pipeline;
     pd.retrieve = [&](std::string_view, ChatModel*) -> Result<RetrievalResult> { return linked; };
     AnswerOptions ao = options_;
@@ -940,7 +969,7 @@ class Agent {
   Result<bool> RunReverseHop(const Answer& vector_answer, double c_link) {
     std::vector<const FieldMention*> asked_fields;
     for (const FieldMention& f : analysis_.fields) {
-      if (AsksForField(question_, f.field)) asked_fields.push_back(&f);
+      if (AsksForField(analysis_, question_, f.field)) asked_fields.push_back(&f);
     }
     if (asked_fields.empty()) return false;
     const auto& passages = vector_answer.retrieval.passages;
@@ -990,6 +1019,7 @@ class Agent {
                        asked->field + " is the answer";
       out_.retrieval.method = "schema-lookup";
       out_.retrieval.passages = {page, snap_.Scored(rec.passage, 1.0)};
+      FLOWRAG_RETURN_IF_ERROR(AddDenseContext(&out_.retrieval));
       const std::string line = asked->field + ": " + values[0];
       const std::string& doc = snap_.document_of(rec.passage).text;
       const size_t at = doc.find("\n" + line);

@@ -189,6 +189,21 @@ std::vector<std::string> FocusPhrase(const TokenizedText& t,
   return phrase;
 }
 
+bool Descriptive(std::string_view question) {
+  const std::string q = ToLowerAscii(question);
+  const std::vector<std::string> w = Tokenize(q, TokenizerOptions{false, false});
+  if (w.empty()) return false;
+  if (w[0] == "why" || w[0] == "explain" || w[0] == "describe") return true;
+  if (w[0] == "how" && w.size() > 1 && (IsAuxiliary(w[1]) || IsCopula(w[1]))) return true;
+  static const char* kPhrases[] = {"what caused", "cause of", "causes of", "reason", "consist", "comprise",
+                                   "what led to", "due to what", "factors", "what is meant", "purpose of",
+                                   "what does the table show", "what is the table about", "explanation"};
+  for (const char* p : kPhrases) {
+    if (q.find(p) != std::string::npos) return true;
+  }
+  return false;
+}
+
 std::string AnswerType(std::string_view question) {
   const std::string q = ToLowerAscii(question);
   auto starts = [&](std::string_view p) { return q.rfind(p, 0) == 0; };
@@ -248,8 +263,9 @@ std::unique_ptr<SchemaIndex> SchemaIndex::Build(const SchemaContract& contract,
     auto d = doc_of.find(in.external_id);
     if (!in.structured) {
       if (d == doc_of.end()) continue;
-      auto& passages = index->text_passages_[EntityKey(snapshot.documents()[d->second].title)];
-      passages.insert(passages.end(), passages_of[d->second].begin(), passages_of[d->second].end());
+      const std::string& title = snapshot.documents()[d->second].title;
+      index->text_by_title_[EntityKey(title)].push_back(static_cast<uint32_t>(index->text_documents_.size()));
+      index->text_documents_.push_back({title, passages_of[d->second], {}});
       continue;
     }
     if (d == doc_of.end() || first_passage[d->second] < 0) continue;
@@ -325,7 +341,20 @@ std::unique_ptr<SchemaIndex> SchemaIndex::Build(const SchemaContract& contract,
     index->max_year_ = *std::max_element(years.begin(), years.end());
   }
   index->LinkRecords(snapshot);
+  index->LinkTextDocuments(text_fields);
   return index;
+}
+
+void SchemaIndex::LinkTextDocuments(const std::set<std::pair<std::string, std::string>>& text_fields) {
+  std::vector<std::string> titles;
+  for (const TextDocument& d : text_documents_) titles.push_back(d.title);
+  document_links_ = DocumentLinks(titles);
+  for (uint32_t r = 0; r < records_.size(); ++r) {
+    for (const auto& [field, value] : records_[r].fields) {
+      if (value.empty() || value.size() > 200 || text_fields.count({records_[r].type, field})) continue;
+      for (uint32_t d : document_links_.Named(value)) text_documents_[d].linked_from.emplace_back(r, field);
+    }
+  }
 }
 
 void SchemaIndex::LinkRecords(const Snapshot& snapshot) {
@@ -462,14 +491,27 @@ std::vector<uint32_t> SchemaIndex::PassagesAbout(uint32_t r, const Snapshot& sna
 }
 
 std::vector<uint32_t> SchemaIndex::LinkedPassages(std::string_view name) const {
-  auto it = text_passages_.find(EntityKey(name));
-  return it == text_passages_.end() ? std::vector<uint32_t>{} : it->second;
+  std::vector<uint32_t> out;
+  for (uint32_t d : document_links_.Named(name)) {
+    out.insert(out.end(), text_documents_[d].passages.begin(), text_documents_[d].passages.end());
+  }
+  return out;
 }
 
 std::vector<std::pair<uint32_t, std::string>> SchemaIndex::RecordsLinkingTo(
     std::string_view name) const {
-  auto it = by_value_.find(EntityKey(name));
-  return it == by_value_.end() ? std::vector<std::pair<uint32_t, std::string>>{} : it->second;
+  const std::string key = EntityKey(name);
+  std::vector<std::pair<uint32_t, std::string>> out;
+  if (auto it = by_value_.find(key); it != by_value_.end()) out = it->second;
+  if (auto it = text_by_title_.find(key); it != text_by_title_.end()) {
+    for (uint32_t d : it->second) {
+      const auto& from = text_documents_[d].linked_from;
+      out.insert(out.end(), from.begin(), from.end());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 std::string SchemaIndex::FindType(std::string_view type) const {
@@ -528,6 +570,7 @@ QuestionAnalysis SchemaIndex::AnalyzeQuestion(std::string_view question,
                                               const Snapshot& snapshot) const {
   QuestionAnalysis a;
   a.answer_type = AnswerType(question);
+  a.descriptive = Descriptive(question);
   const TokenizedText text(question);
   std::vector<bool> covered(text.size(), false);
   for (const TrieMatch& m : trie_.Scan(text)) {
@@ -577,13 +620,18 @@ QuestionAnalysis SchemaIndex::AnalyzeQuestion(std::string_view question,
     auto it = type_words_.find(type);
     return it == type_words_.end() ? kNone : it->second;
   };
-  // Field names compare singular to singular ("names" uses "name").
+  // Field names compare singular to singular ("names" uses "name"), and
+  // an abbreviated name by the word it begins ("Pos" / "position").
   std::set<std::string> stems;
   for (const std::string& w : words) stems.insert(StemS(w));
+  auto named = [&](const std::string& t) {
+    return stems.count(StemS(t)) > 0 ||
+           std::any_of(words.begin(), words.end(), [&](const std::string& w) { return NamesFieldWord(w, t); });
+  };
   for (const FieldName& f : field_names_) {
     size_t hit = 0, own = 0;
     for (const std::string& t : f.tokens) {
-      if (!stems.count(StemS(t))) continue;
+      if (!named(t)) continue;
       ++hit;
       own += type_words(f.type).count(StemS(t));
     }
@@ -631,6 +679,13 @@ QuestionAnalysis SchemaIndex::AnalyzeQuestion(std::string_view question,
   }
   if (!known) a.missing_concept = a.focus[0];
   return a;
+}
+
+bool NamesFieldWord(std::string_view word, std::string_view token) {
+  if (word.empty() || token.empty()) return false;
+  if (StemS(word) == StemS(token)) return true;
+  const bool letters = std::all_of(token.begin(), token.end(), [](unsigned char c) { return std::isalpha(c); });
+  return letters && token.size() >= 3 && word.size() >= token.size() + 2 && word.compare(0, token.size(), token) == 0;
 }
 
 }  // namespace flowrag

@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "agent/document_links.h"
 #include "extract/aho_corasick.h"
 #include "flowrag/schema.h"
 #include "graph/snapshot.h"
@@ -113,6 +114,10 @@ struct QuestionAnalysis {
   // covers it or there is no focus.
   std::string missing_concept;
   std::string answer_type;              // "number", "date", "list", "string"
+  // The question asks for an explanation or a description ("Why ...",
+  // "How did ...", "What caused ...", "What does X consist of?"): D.4's
+  // "requires descriptive evidence", routed to VectorRAG first.
+  bool descriptive = false;
 };
 
 class SchemaIndex {
@@ -154,20 +159,25 @@ class SchemaIndex {
   std::vector<uint32_t> PassagesAbout(uint32_t r, const Snapshot& snapshot) const;
   // True when `type` has structured records in the store.
   bool HasRecords(std::string_view type) const;
-  // (record, field) pairs whose value is `name` (EntityKey): the records a
-  // link field leads from, read backwards from the page titled `name`.
+  // (record, field) pairs whose value is `name` (EntityKey), and, when a
+  // text document is titled `name`, those whose value names it
+  // (agent/document_links.h): the records a link field leads from, read
+  // backwards from the page. Unique, in record order.
   std::vector<std::pair<uint32_t, std::string>> RecordsLinkingTo(std::string_view name) const;
   bool IsRecordDocument(const std::string& document_id) const {
     return record_documents_.count(document_id) > 0;
   }
-  // Snapshot passages of the text documents titled `name` (EntityKey): where
-  // a link field's value leads.
+  // Snapshot passages of the text documents a record value `name` names
+  // (agent/document_links.h: title, alias, unique alias prefix, titles
+  // written in it): where a link field's value leads.
   std::vector<uint32_t> LinkedPassages(std::string_view name) const;
   int min_year() const { return min_year_; }
   int max_year() const { return max_year_; }
 
  private:
   void LinkRecords(const Snapshot& snapshot);  // entity and links_ of every record
+  // The records naming each text document (TextDocument::linked_from).
+  void LinkTextDocuments(const std::set<std::pair<std::string, std::string>>& text_fields);
 
   SchemaContract contract_;
   std::vector<IndexedRecord> records_;
@@ -192,11 +202,25 @@ class SchemaIndex {
   std::set<std::pair<std::string, std::string>> type_heads_;
   std::unordered_map<std::string, std::vector<std::pair<uint32_t, std::string>>> by_value_;
   std::unordered_map<std::string, uint32_t> record_documents_;
-  std::unordered_map<std::string, std::vector<uint32_t>> text_passages_;  // title key → passages
+  // Text documents: title, passages, the records whose values name it.
+  struct TextDocument {
+    std::string title;
+    std::vector<uint32_t> passages;
+    std::vector<std::pair<uint32_t, std::string>> linked_from;  // (record, field)
+  };
+  std::vector<TextDocument> text_documents_;
+  DocumentLinks document_links_;
+  std::unordered_map<std::string, std::vector<uint32_t>> text_by_title_;  // title key → text documents
   std::vector<std::vector<RecordLink>> links_;  // per record
   std::set<std::string> record_types_;
   int min_year_ = 0, max_year_ = 0;  // 0: no years seen
 };
+
+// True when the question word `word` (lower-case) names the field-name word
+// `token` (lower-case): equal singular forms ("names" / "name"), or `token`
+// is an abbreviation of `word`: at least 3 letters that begin it, the word
+// at least 2 letters longer ("pos" / "position", "pop" / "population").
+bool NamesFieldWord(std::string_view word, std::string_view token);
 
 // 4-digit years (1800–2100) standing alone in `text`, in order.
 std::vector<int> YearsIn(std::string_view text);
