@@ -638,6 +638,10 @@ def main():
         f"Command: `{cmd.strip()}` ({len(tasks)} contexts, --jobs {args.jobs}, "
         f"{wall:.0f} s wall).",
         "",
+        "Questions: TAT-QA dev, all 1,668 questions of its 278 contexts; HybridQA dev, the 431 "
+        "questions (of 3,466) whose table and linked passages are in `../shared/data` "
+        "(`hybridqa_ottqa_tables/HYBRIDQA_DEV_QUESTION_IDS_WITH_TABLE.txt`, 359 tables).",
+        "",
         "Sources per context from `bench/schema_qa_prepare.py`: the table as `table.csv`, "
         "TAT-QA paragraphs as `text/p<order>.txt`, HybridQA linked passages as "
         "`passages/<Title>.txt` plus `about.md`; the dense baseline indexes the same sources with "

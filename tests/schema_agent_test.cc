@@ -255,6 +255,38 @@ TEST_F(SchemaAgentTest, VectorRagKeepsOnlyPassagesAboutTheConstrainedEntity) {
   }
 }
 
+TEST_F(SchemaAgentTest, VectorRagFillsTopKOnlyWithPassagesAboutNoOtherEntity) {
+  // Initech has its record and one order; the rest of the ranking is about
+  // other customers (their records, orders, notes and the pages their
+  // cities name), so nothing fills the filtered list.
+  AnswerOptions o;
+  o.schema.max_retries = 1;
+  const Answer a = Ask("What was said about Initech?", o);
+  ASSERT_EQ(a.steps.size(), 2u);
+  EXPECT_NE(a.steps[1].summary.find("filter (entities Initech) kept 2 of"), std::string::npos) << a.steps[1].summary;
+  std::vector<std::string> docs;
+  for (const ScoredPassage& p : a.retrieval.passages) docs.push_back(p.document_id);
+  EXPECT_EQ(docs, (std::vector<std::string>{"customers.csv:4", "orders.csv:5"}));
+}
+
+TEST_F(SchemaAgentTest, YesNoAnswerIsGroundedByTheSentenceItCites) {
+  const Answer a = Ask("Did Acme Corp plan to expand into Munich?");
+  ASSERT_TRUE(a.answered) << a.reasoning;
+  EXPECT_EQ(a.text, "yes");
+  ASSERT_FALSE(a.citations.empty());
+  EXPECT_EQ(a.citations[0].document_id, "notes/acme.md");
+  EXPECT_NE(a.steps.back().summary.find("grounded (0.7"), std::string::npos) << a.steps.back().summary;
+}
+
+TEST_F(SchemaAgentTest, ADefinedTermAfterADeterminerIsNotAnUnknownName) {
+  // "the Company" names no record, but it is no out-of-scope entity either.
+  const Answer a = Ask("What did the Company renew in February 2022?");
+  EXPECT_EQ(a.reasoning.find("out of scope"), std::string::npos) << a.reasoning;
+  ASSERT_TRUE(a.answered);
+  ASSERT_FALSE(a.citations.empty());
+  EXPECT_EQ(a.citations[0].document_id, "notes/acme.md");
+}
+
 TEST_F(SchemaAgentTest, VectorRagFilterThatKeepsNothingFallsBackAndSaysSo) {
   // Nothing about Acme Corp states 2023 (its orders are 2021 and 2022).
   const Answer a = Ask("What did Acme Corp renew in 2023?");
@@ -324,6 +356,9 @@ TEST_F(SchemaAgentTest, NoGroundedAnswerAbstainsAfterEveryTool) {
   EXPECT_FALSE(a.answered);
   EXPECT_EQ(a.steps.size(), 1u);
   EXPECT_NE(a.reasoning.find("no grounded answer"), std::string::npos);
+  // The passages it looked at stay visible, uncited.
+  EXPECT_FALSE(a.retrieval.passages.empty());
+  EXPECT_TRUE(a.citations.empty());
 }
 
 TEST_F(SchemaAgentTest, SinglePipelineStillAvailable) {

@@ -62,6 +62,14 @@ TEST_F(ContractTest, DerivedContractRoundTripsThroughYaml) {
   }
   EXPECT_EQ(back->relationships[0].to_field, "ContId");
   EXPECT_EQ(back->structure.foreign_keys.size(), 1u);
+  // Structural intelligence keeps the hierarchy and the catalog's examples.
+  ASSERT_EQ(back->structure.hierarchy.size(), 1u);
+  EXPECT_EQ(back->structure.hierarchy[0].parent, "continents");
+  EXPECT_EQ(back->structure.hierarchy[0].child, "countries");
+  EXPECT_EQ(back->structure.hierarchy[0].via, "Continent");
+  EXPECT_DOUBLE_EQ(back->structure.hierarchy[0].ratio, 8.0 / 5.0);
+  EXPECT_EQ(back->structure.fields[0].examples, s->fields[0].examples);
+  EXPECT_FALSE(back->structure.fields[0].examples.empty());
   EXPECT_EQ(ToYaml(*back), yaml);  // stable
 }
 
@@ -94,6 +102,8 @@ TEST_F(ContractTest, HandEditsThatBreakTheContractNameFileLineAndField) {
        "field \"Nope\" is not in the catalog"},
       {Edit(yaml, "to_field: ContId,", "to_field: Missing,"),
        "\"continents.Missing\" is not in the field catalog"},
+      {Edit(yaml, "via: Continent", "via: Region"), "hierarchy[0].via: \"countries.Region\" is not in the field catalog"},
+      {Edit(yaml, "parent: continents", "parent: oceans"), "hierarchy[0].parent: \"oceans\" is not a source"},
       {Edit(yaml, "version: 1", "version: 0"), "version: expected a positive integer"},
       {Edit(yaml, "flowrag_schema: 1", "flowrag_schema: 7"), "flowrag_schema: expected 1"},
       {Edit(yaml, "sources:", "sources: [oops"), "schema.yaml:"},

@@ -237,6 +237,20 @@ TEST(InduceSchema, IdentityKeysAndForeignKeysOnAMultiSourceFolder) {
   EXPECT_EQ(country->to_source, "countries");
   EXPECT_EQ(country->to_field, "CountryId");
   EXPECT_FALSE(country->exact_name);
+  // Source hierarchy (A.7): the referenced side of an N:1 key with fewer
+  // records is the parent; parents first. plays (12 rows) is a child of
+  // countries (8) but not of car_makers (20).
+  ASSERT_EQ(s->hierarchy.size(), 3u);
+  EXPECT_EQ(s->hierarchy[0].parent, "continents");
+  EXPECT_EQ(s->hierarchy[0].child, "countries");
+  EXPECT_EQ(s->hierarchy[0].via, "Continent");
+  EXPECT_DOUBLE_EQ(s->hierarchy[0].ratio, 8.0 / 5.0);
+  EXPECT_EQ(s->hierarchy[1].parent, "countries");
+  EXPECT_EQ(s->hierarchy[1].child, "makers/car_makers");
+  EXPECT_DOUBLE_EQ(s->hierarchy[1].ratio, 20.0 / 8.0);
+  EXPECT_EQ(s->hierarchy[2].parent, "countries");
+  EXPECT_EQ(s->hierarchy[2].child, "plays");
+  EXPECT_EQ(s->hierarchy[2].via, "country_id");
   // A bare "Id" matches nothing by name; plays.season is no key of anything.
   EXPECT_EQ(find_fk("makers/car_makers", "Id"), nullptr);
   EXPECT_EQ(find_fk("plays", "season"), nullptr);

@@ -105,6 +105,15 @@ struct ForeignKey {
   bool companion = false;   // A.8.2: linked as companion sources (see InduceSchema)
 };
 
+// Source hierarchy (§3.2, A.7): `parent` has k× fewer records than
+// `child`, which references it through a 1:N foreign key (`via`, the
+// child's field): "customers" is the parent of "orders". Ingestion reads
+// parents first (B.2).
+struct SourceParent {
+  std::string parent, child, via;
+  double ratio = 0;  // child records / parent records, > 1
+};
+
 struct SourceInfo {
   std::string name;
   std::string path;
@@ -121,6 +130,7 @@ struct InducedSchema {
   std::vector<FieldInfo> fields;
   std::vector<IdentityKey> identity_keys;
   std::vector<ForeignKey> foreign_keys;
+  std::vector<SourceParent> hierarchy;  // parents first where they chain
   std::vector<std::string> warnings;
   std::vector<std::string> excluded;  // files and fields the manifest removed
   // The manifest's rules: written into the contract (its `exclude` block)

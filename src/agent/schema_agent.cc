@@ -380,6 +380,16 @@ std::string UncertaintyPhrase(std::string_view answer) {
 double PassageGrounding(const Answer& a) {
   if (!a.answered || a.text.empty()) return 0.0;
   const std::string answer = ToLowerAscii(a.text);
+  // A yes/no answer is concluded from the sentence it cites, never quoted:
+  // partial support (0.7) when it cites a retrieved passage.
+  if (answer == "yes" || answer == "no") {
+    for (const Citation& c : a.citations) {
+      for (const ScoredPassage& p : a.retrieval.passages) {
+        if (p.passage_id == c.passage_id) return 0.7;
+      }
+    }
+    return 0.0;
+  }
   const std::vector<std::string> words = Tokenize(a.text);
   double best = 0.0;
   for (const Citation& c : a.citations) {
@@ -555,6 +565,9 @@ class Agent {
     out_.text = "Insufficient Information";
     out_.reasoning = why;
     out_.confidence = 0.0;
+    // The evidence looked at stays visible (the first VectorRAG ranking,
+    // else the first tool's), uncited.
+    if (out_.retrieval.passages.empty()) out_.retrieval = std::move(seen_);
   }
 
   Status Rounds() {
@@ -827,6 +840,8 @@ class Agent {
   struct PassageFilter {
     std::set<uint32_t> entities;
     bool by_entity = false;
+    std::set<uint32_t> records;      // the constrained records
+    std::set<std::string> types;     // their entity types
     int year_min = 0, year_max = 0;  // 0: no time filter
     std::string described;
 
@@ -841,6 +856,17 @@ class Agent {
       return false;
     }
   };
+
+  // True when `p` is about a record of the filter's types that the filter
+  // does not keep (or is not a passage of this snapshot).
+  bool AboutAnotherEntity(const ScoredPassage& p, const PassageFilter& filter) const {
+    const std::optional<uint32_t> at = PassageIndex(p.passage_id);
+    if (!at) return true;
+    for (uint32_t r : deps_.index->RecordsAbout(*at, snap_)) {
+      if (filter.types.count(deps_.index->records()[r].type) && !filter.records.count(r)) return true;
+    }
+    return false;
+  }
 
   // The snapshot index of a store passage id (passages are in id order).
   std::optional<uint32_t> PassageIndex(int64_t id) const {
@@ -864,7 +890,9 @@ class Agent {
     for (const ValueMatch& m : analysis_.constraints) {
       names.push_back(m.value);
       for (uint32_t p : index.LinkedPassages(m.value)) f.entities.insert(p);
+      f.types.insert(m.type);
       for (uint32_t r : m.records) {
+        f.records.insert(r);
         for (uint32_t p : index.PassagesAbout(r, snap_)) f.entities.insert(p);
         for (const auto& [field, v] : index.records()[r].fields) {
           for (uint32_t p : index.LinkedPassages(v)) f.entities.insert(p);
@@ -945,6 +973,23 @@ class Agent {
       if (!r.passages.empty()) {
         filter_note_ = "filter (" + filter.described + ") kept " + std::to_string(r.passages.size()) +
                        " of " + std::to_string(before) + " passages";
+        // The passages the filter keeps come first; the unfiltered ranking
+        // fills the rest of top_k with passages about no other entity of the
+        // constrained types (a paragraph explaining a table row is linked to
+        // no record; the ticket of another customer is left out).
+        if (r.passages.size() < keep && filter.by_entity) {
+          FLOWRAG_ASSIGN_OR_RETURN(RetrievalResult all, deps_.query(asked, q, chat));
+          size_t filled = 0;
+          for (ScoredPassage& p : all.passages) {
+            if (r.passages.size() >= keep) break;
+            const bool have = std::any_of(r.passages.begin(), r.passages.end(),
+                                          [&](const ScoredPassage& e) { return e.passage_id == p.passage_id; });
+            if (have || AboutAnotherEntity(p, filter)) continue;
+            r.passages.push_back(std::move(p));
+            ++filled;
+          }
+          if (filled > 0) filter_note_ += ", then " + std::to_string(filled) + " of the unfiltered ranking";
+        }
         return r;
       }
       filter_note_ = "filter (" + filter.described + ") left no passage; the unfiltered ranking is used";
@@ -1082,6 +1127,10 @@ class Agent {
     for (const ScoredPassage& p : a.retrieval.passages) step.passage_ids.push_back(p.passage_id);
     AddUsage(a.usage, &out_.usage);
     for (std::string& w : a.warnings) out_.warnings.push_back(std::move(w));
+    if (!a.retrieval.passages.empty() && (seen_.passages.empty() || (check_similarity && !seen_vector_))) {
+      seen_ = a.retrieval;
+      seen_vector_ = check_similarity;
+    }
     const std::string flaw = a.answered ? Flaw(a.text) : "";
     if (!flaw.empty()) {
       step.summary = tool + ": " + flaw;
@@ -1117,6 +1166,8 @@ class Agent {
     return true;
   }
 
+  RetrievalResult seen_;       // evidence of a rejected tool run, shown when abstaining
+  bool seen_vector_ = false;   // seen_ is a VectorRAG ranking
   std::string_view question_;
   const AnswerOptions& options_;
   const SchemaAgentDeps& deps_;

@@ -114,6 +114,12 @@ bool LooksLikeVerb(const std::string& w) {
   return k.count(w) > 0 || (w.size() > 4 && w.compare(w.size() - 2, 2, "ed") == 0);
 }
 
+bool IsDeterminer(std::string_view w) {
+  static const std::set<std::string, std::less<>> k = {"the", "this", "that", "these", "those", "our",
+                                                       "its", "their", "his", "her", "a", "an", "your"};
+  return k.count(w) > 0;
+}
+
 bool IsCopula(const std::string& w) {
   return w == "is" || w == "are" || w == "was" || w == "were" || w == "s";
 }
@@ -289,6 +295,7 @@ std::unique_ptr<SchemaIndex> SchemaIndex::Build(const SchemaContract& contract,
     }
     const uint32_t id = static_cast<uint32_t>(index->records_.size());
     index->record_documents_.emplace(r.document_id, id);
+    index->record_of_passage_.emplace(r.passage, id);
     for (const auto& [field, value] : r.fields) {
       if (!value.empty() && value.size() <= 100) index->by_value_[EntityKey(value)].emplace_back(id, field);
     }
@@ -347,7 +354,10 @@ std::unique_ptr<SchemaIndex> SchemaIndex::Build(const SchemaContract& contract,
 
 void SchemaIndex::LinkTextDocuments(const std::set<std::pair<std::string, std::string>>& text_fields) {
   std::vector<std::string> titles;
-  for (const TextDocument& d : text_documents_) titles.push_back(d.title);
+  for (uint32_t d = 0; d < text_documents_.size(); ++d) {
+    titles.push_back(text_documents_[d].title);
+    for (uint32_t p : text_documents_[d].passages) text_document_of_passage_.emplace(p, d);
+  }
   document_links_ = DocumentLinks(titles);
   for (uint32_t r = 0; r < records_.size(); ++r) {
     for (const auto& [field, value] : records_[r].fields) {
@@ -376,6 +386,7 @@ void SchemaIndex::LinkRecords(const Snapshot& snapshot) {
     records_[r].entity = it->second;
     records_of[it->second].push_back(r);
   }
+  records_of_entity_ = records_of;
   // Declared relationships by name; link fields are attributes of the subject's type.
   std::multimap<std::string, const RelationshipType*> declared;
   for (const RelationshipType& rel : contract_.relationships) declared.emplace(rel.name, &rel);
@@ -473,6 +484,27 @@ std::vector<uint32_t> SchemaIndex::Related(const std::vector<uint32_t>& from, st
     if (confidence != nullptr) *confidence = c;
   }
   return found;
+}
+
+std::vector<uint32_t> SchemaIndex::RecordsAbout(uint32_t passage, const Snapshot& snapshot) const {
+  std::vector<uint32_t> out;
+  if (auto it = record_of_passage_.find(passage); it != record_of_passage_.end()) out.push_back(it->second);
+  if (auto it = text_document_of_passage_.find(passage); it != text_document_of_passage_.end()) {
+    for (const auto& [r, field] : text_documents_[it->second].linked_from) out.push_back(r);
+  }
+  const KnowledgeGraph* g = snapshot.graph();
+  if (g != nullptr && passage < g->num_passages()) {
+    const Csr& mentions = g->Edges(EdgeKind::kMentions);
+    for (uint64_t k = mentions.Begin(passage); k < mentions.End(passage); ++k) {
+      const uint32_t node = mentions.targets[k];
+      if (node < g->num_passages()) continue;
+      auto it = records_of_entity_.find(node - static_cast<uint32_t>(g->num_passages()));
+      if (it != records_of_entity_.end()) out.insert(out.end(), it->second.begin(), it->second.end());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 std::vector<uint32_t> SchemaIndex::PassagesAbout(uint32_t r, const Snapshot& snapshot) const {
@@ -598,8 +630,11 @@ QuestionAnalysis SchemaIndex::AnalyzeQuestion(std::string_view question,
       ++found;
     }
     if (found > 0) continue;
-    // Short single words ("FY", "Q3") are abbreviations more often than names.
+    // Short single words ("FY", "Q3") are abbreviations more often than names,
+    // and a single word after a determiner is a defined term ("the Company",
+    // "our Board").
     if (e - b < 2 && mention.size() < 5) continue;
+    if (e - b == 1 && b > 0 && IsDeterminer(text.norm(b - 1))) continue;
     bool in_corpus = true;
     for (const std::string& t : Tokenize(mention)) in_corpus = in_corpus && snapshot.bm25().DocumentFrequency(t) > 0;
     if (!in_corpus) a.unknown_mentions.push_back(std::string(text.text().substr(

@@ -157,6 +157,11 @@ class SchemaIndex {
   // passage the graph says mentions its entity (text mentions, the records
   // referencing it). Sorted, unique.
   std::vector<uint32_t> PassagesAbout(uint32_t r, const Snapshot& snapshot) const;
+  // Records snapshot passage `passage` is about: the record it belongs to,
+  // the records whose entities it mentions, and, for a page, the records
+  // whose values name it (RecordsLinkingTo). Ascending, unique.
+  // O(mentions of the passage).
+  std::vector<uint32_t> RecordsAbout(uint32_t passage, const Snapshot& snapshot) const;
   // True when `type` has structured records in the store.
   bool HasRecords(std::string_view type) const;
   // (record, field) pairs whose value is `name` (EntityKey), and, when a
@@ -212,6 +217,9 @@ class SchemaIndex {
   DocumentLinks document_links_;
   std::unordered_map<std::string, std::vector<uint32_t>> text_by_title_;  // title key → text documents
   std::vector<std::vector<RecordLink>> links_;  // per record
+  std::unordered_map<uint32_t, std::vector<uint32_t>> records_of_entity_;  // graph entity → records
+  std::unordered_map<uint32_t, uint32_t> record_of_passage_;               // first passage → record
+  std::unordered_map<uint32_t, uint32_t> text_document_of_passage_;        // passage → text_documents_
   std::set<std::string> record_types_;
   int min_year_ = 0, max_year_ = 0;  // 0: no years seen
 };

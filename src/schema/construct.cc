@@ -53,14 +53,21 @@ const FieldInfo* Field(const SchemaContract& c, const std::string& source, const
   return nullptr;
 }
 
-// B.2: parents (referenced through a foreign key) before children; sources
-// in a cycle, or unrelated, keep their contract order.
+// B.2: parents before children: the contract's source hierarchy (A.7),
+// and every source referenced through a foreign key; sources in a cycle of
+// keys, or unrelated, keep their contract order, except that a hierarchy
+// parent goes before its children.
 std::vector<std::string> HierarchyOrder(const SchemaContract& c) {
   std::vector<std::string> names;
   for (const SourceInfo& s : c.structure.sources) names.push_back(s.name);
-  std::map<std::string, std::set<std::string>> parents;
+  std::map<std::string, std::set<std::string>> parents, hierarchy_parents;
   for (const ForeignKey& fk : c.structure.foreign_keys) {
     if (fk.from_source != fk.to_source) parents[fk.from_source].insert(fk.to_source);
+  }
+  for (const SourceParent& p : c.structure.hierarchy) {
+    if (p.parent == p.child) continue;
+    parents[p.child].insert(p.parent);
+    hierarchy_parents[p.child].insert(p.parent);
   }
   std::vector<std::string> order;
   std::set<std::string> placed;
@@ -75,14 +82,22 @@ std::vector<std::string> HierarchyOrder(const SchemaContract& c) {
       placed.insert(n);
       progressed = true;
     }
-    if (!progressed) {  // a cycle: take the first remaining source
+    if (!progressed) {
+      // A cycle: the first remaining source whose hierarchy parents are
+      // placed, else the first remaining source.
+      std::string next;
       for (const std::string& n : names) {
-        if (!placed.count(n)) {
-          order.push_back(n);
-          placed.insert(n);
+        if (placed.count(n)) continue;
+        bool ready = true;
+        for (const std::string& p : hierarchy_parents[n]) ready = ready && placed.count(p);
+        if (ready) {
+          next = n;
           break;
         }
+        if (next.empty()) next = n;
       }
+      order.push_back(next);
+      placed.insert(next);
     }
   }
   return order;

@@ -254,7 +254,9 @@ std::string ToYaml(const SchemaContract& c) {
       y << YAML::Flow << YAML::BeginMap << YAML::Key << "path" << YAML::Value << f.path << YAML::Key
         << "id" << YAML::Value << f.id << YAML::Key << "type" << YAML::Value << f.type << YAML::Key
         << "nulls" << YAML::Value << f.nulls << YAML::Key << "distinct" << YAML::Value << f.distinct
-        << YAML::Key << "uniqueness" << YAML::Value << f.uniqueness << YAML::EndMap;
+        << YAML::Key << "uniqueness" << YAML::Value << f.uniqueness;
+      if (!f.examples.empty()) y << YAML::Key << "examples" << YAML::Value << YAML::Flow << f.examples;
+      y << YAML::EndMap;
     }
     y << YAML::EndSeq << YAML::EndMap;
   }
@@ -277,6 +279,15 @@ std::string ToYaml(const SchemaContract& c) {
       << YAML::EndMap;
   }
   y << YAML::EndSeq;
+  if (!c.structure.hierarchy.empty()) {
+    y << YAML::Key << "hierarchy" << YAML::Value << YAML::BeginSeq;
+    for (const SourceParent& p : c.structure.hierarchy) {
+      y << YAML::Flow << YAML::BeginMap << YAML::Key << "parent" << YAML::Value << p.parent << YAML::Key
+        << "child" << YAML::Value << p.child << YAML::Key << "via" << YAML::Value << p.via << YAML::Key
+        << "ratio" << YAML::Value << p.ratio << YAML::EndMap;
+    }
+    y << YAML::EndSeq;
+  }
   y << YAML::Key << "entity_types" << YAML::Value << YAML::BeginSeq;
   for (const EntityType& t : c.entity_types) {
     y << YAML::BeginMap << YAML::Key << "name" << YAML::Value << t.name << YAML::Key << "source"
@@ -376,6 +387,7 @@ Result<SchemaContract> ParseContract(const std::string& text, const std::string&
       FLOWRAG_ASSIGN_OR_RETURN(double nulls, r.Number(fl[j], "nulls", fat, 0));
       FLOWRAG_ASSIGN_OR_RETURN(double distinct, r.Number(fl[j], "distinct", fat, 0));
       FLOWRAG_ASSIGN_OR_RETURN(f.uniqueness, r.Number(fl[j], "uniqueness", fat, 0));
+      FLOWRAG_ASSIGN_OR_RETURN(f.examples, r.Strings(fl[j], "examples", fat));
       f.nulls = static_cast<int64_t>(nulls);
       f.distinct = static_cast<int64_t>(distinct);
       c.structure.fields.push_back(std::move(f));
@@ -421,6 +433,21 @@ Result<SchemaContract> ParseContract(const std::string& text, const std::string&
     FLOWRAG_ASSIGN_OR_RETURN(f.confidence, r.Number(fks[i], "confidence", at, 0));
     FLOWRAG_ASSIGN_OR_RETURN(f.cardinality, r.String(fks[i], "cardinality", at, false));
     c.structure.foreign_keys.push_back(std::move(f));
+  }
+  FLOWRAG_ASSIGN_OR_RETURN(YAML::Node hierarchy, r.List(root, "hierarchy"));
+  for (size_t i = 0; i < hierarchy.size(); ++i) {
+    const std::string at = "hierarchy[" + std::to_string(i) + "]";
+    SourceParent p;
+    FLOWRAG_ASSIGN_OR_RETURN(p.parent, r.String(hierarchy[i], "parent", at));
+    FLOWRAG_ASSIGN_OR_RETURN(p.child, r.String(hierarchy[i], "child", at));
+    FLOWRAG_ASSIGN_OR_RETURN(p.via, r.String(hierarchy[i], "via", at));
+    FLOWRAG_ASSIGN_OR_RETURN(p.ratio, r.Number(hierarchy[i], "ratio", at, 0));
+    if (!catalog.count(p.parent))
+      return r.Error(hierarchy[i], at + ".parent", "\"" + p.parent + "\" is not a source");
+    if (!field_exists(p.child, p.via))
+      return r.Error(hierarchy[i], at + ".via",
+                     "\"" + p.child + "." + p.via + "\" is not in the field catalog");
+    c.structure.hierarchy.push_back(std::move(p));
   }
 
   std::map<std::string, std::string> type_source;

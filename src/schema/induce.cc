@@ -100,6 +100,7 @@ Result<InducedSchema> InduceSchema(const std::string& dir, const SchemaOptions& 
   for (ForeignKey& fk : DetectCompanionLinks(sources, schema.foreign_keys)) {
     schema.foreign_keys.push_back(std::move(fk));
   }
+  schema.hierarchy = DetectHierarchy(schema.sources, schema.foreign_keys);
   schema.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return schema;
 }
@@ -149,6 +150,10 @@ std::string ToJson(const InducedSchema& s) {
                                  {"confidence", f.confidence},
                                  {"cardinality", f.cardinality},
                                  {"companion", f.companion}});
+  }
+  j["hierarchy"] = nlohmann::json::array();
+  for (const SourceParent& p : s.hierarchy) {
+    j["hierarchy"].push_back({{"parent", p.parent}, {"child", p.child}, {"via", p.via}, {"ratio", p.ratio}});
   }
   j["warnings"] = s.warnings;
   j["excluded"] = s.excluded;

@@ -238,4 +238,40 @@ std::vector<ForeignKey> DetectForeignKeys(const std::vector<SourceColumns>& sour
   return kept;
 }
 
+std::vector<SourceParent> DetectHierarchy(const std::vector<SourceInfo>& sources,
+                                          const std::vector<ForeignKey>& foreign_keys) {
+  std::map<std::string, int64_t> records;
+  for (const SourceInfo& s : sources) records[s.name] = s.records;
+  std::vector<SourceParent> out;
+  std::vector<double> confidence;
+  for (const ForeignKey& fk : foreign_keys) {
+    if (fk.from_source == fk.to_source || fk.cardinality != "N:1") continue;
+    const int64_t child = records[fk.from_source], parent = records[fk.to_source];
+    if (parent <= 0 || child <= parent) continue;
+    auto same = std::find_if(out.begin(), out.end(), [&](const SourceParent& p) {
+      return p.parent == fk.to_source && p.child == fk.from_source;
+    });
+    if (same != out.end()) {
+      const size_t i = static_cast<size_t>(same - out.begin());
+      if (fk.confidence > confidence[i]) {
+        same->via = fk.from_field;
+        confidence[i] = fk.confidence;
+      }
+      continue;
+    }
+    out.push_back({fk.to_source, fk.from_source, fk.from_field,
+                   static_cast<double>(child) / static_cast<double>(parent)});
+    confidence.push_back(fk.confidence);
+  }
+  // Depth of each parent (roots 0), for parents-first order.
+  std::map<std::string, int> depth;
+  for (size_t round = 0; round < out.size(); ++round) {
+    for (const SourceParent& p : out) depth[p.child] = std::max(depth[p.child], depth[p.parent] + 1);
+  }
+  std::stable_sort(out.begin(), out.end(), [&](const SourceParent& a, const SourceParent& b) {
+    return depth[a.parent] < depth[b.parent];
+  });
+  return out;
+}
+
 }  // namespace flowrag

@@ -58,6 +58,15 @@ std::vector<ForeignKey> DetectCompanionLinks(const std::vector<SourceColumns>& s
                                              const std::vector<ForeignKey>& found,
                                              double min_containment = 0.5);
 
+// Source hierarchy (A.7): for each foreign key whose referenced side is
+// "one" and referencing side "many" (cardinality "N:1") between two sources,
+// the referenced source is the parent when it has fewer records (ratio =
+// child / parent records > 1). One entry per (parent, child) pair, the
+// most confident key's field; ordered by the parent's depth, then as the
+// keys came.
+std::vector<SourceParent> DetectHierarchy(const std::vector<SourceInfo>& sources,
+                                          const std::vector<ForeignKey>& foreign_keys);
+
 }  // namespace flowrag
 
 #endif  // FLOWRAG_SCHEMA_STRUCTURAL_H_
