@@ -89,9 +89,12 @@ Status RunQuery(const QueryArgs& args);
 Status RunAsk(const AskArgs& args);
 Status RunIngest(const IngestArgs& args);
 // `min_confidence`: with `extend`, additions below it are left out (C.4).
+// `settings`: SchemaOptions overrides (--set key=value): unique_ratio,
+// id_like_unique_ratio, min_key_values, max_key_avg_length,
+// min_key_cardinality, composite_keys, min_overlap, min_containment.
 Status RunSchemaInduce(const std::string& dir, bool json, const std::string& out,
                        const std::string& exclude, const std::string& extend, bool llm,
-                       double min_confidence);
+                       double min_confidence, const std::map<std::string, std::string>& settings);
 Status RunSchemaShow(const std::string& path);
 Status RunEval(EvalArgs args);
 Status RunStats(const StatsArgs& args);

@@ -114,6 +114,9 @@ int main(int argc, char** argv) {
   induce->add_flag("--json", schema_json, "Print the schema as JSON");
   std::string schema_out, schema_exclude, schema_file, schema_extend;
   induce->add_option("--out", schema_out, "Write the YAML contract here");
+  std::vector<std::string> induce_sets;
+  induce->add_option("--set", induce_sets,
+                     "Override a structural threshold: key=value (repeatable; e.g. min_containment=0)");
   bool schema_llm = false;
   induce->add_flag("--llm", schema_llm,
                    "Two-pass semantic discovery with the configured chat model (E.1-E.2)");
@@ -205,8 +208,10 @@ int main(int argc, char** argv) {
   } else if (*ingest) {
     st = cli::RunIngest(ga);
   } else if (*induce) {
-    st = cli::RunSchemaInduce(schema_dir, schema_json, schema_out, schema_exclude, schema_extend,
-                              schema_llm, schema_min_confidence);
+    auto settings = cli::ParseSetPairs(induce_sets);
+    st = settings.ok() ? cli::RunSchemaInduce(schema_dir, schema_json, schema_out, schema_exclude,
+                                              schema_extend, schema_llm, schema_min_confidence, *settings)
+                       : settings.status();
   } else if (*show) {
     st = cli::RunSchemaShow(schema_file);
   } else if (*eval) {

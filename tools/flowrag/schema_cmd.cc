@@ -1,7 +1,10 @@
 // `flowrag schema induce DIR`: field catalog, identity keys and foreign keys.
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "commands.h"
 #include "flowrag/schema.h"
@@ -43,11 +46,47 @@ Status RunSchemaShow(const std::string& path) {
   return Status::Ok();
 }
 
+// --set overrides of SchemaOptions' thresholds.
+static Status ApplySchemaSettings(const std::map<std::string, std::string>& settings, SchemaOptions* o) {
+  const std::map<std::string, double*> reals = {{"unique_ratio", &o->unique_ratio},
+                                                {"id_like_unique_ratio", &o->id_like_unique_ratio},
+                                                {"max_key_avg_length", &o->max_key_avg_length},
+                                                {"min_overlap", &o->min_overlap},
+                                                {"min_containment", &o->min_containment}};
+  const std::map<std::string, int64_t*> counts = {{"min_key_values", &o->min_key_values},
+                                                  {"min_key_cardinality", &o->min_key_cardinality}};
+  for (const auto& [key, value] : settings) {
+    char* end = nullptr;
+    const double v = std::strtod(value.c_str(), &end);
+    const bool number = !value.empty() && end == value.c_str() + value.size() && std::isfinite(v) && v >= 0;
+    if (key == "composite_keys") {
+      if (value != "true" && value != "false") {
+        return Status::InvalidArgument("--set composite_keys=" + value + ": expected true or false");
+      }
+      o->composite_keys = value == "true";
+    } else if (auto r = reals.find(key); r != reals.end()) {
+      if (!number) return Status::InvalidArgument("--set " + key + "=" + value + ": expected a number >= 0");
+      *r->second = v;
+    } else if (auto c = counts.find(key); c != counts.end()) {
+      if (!number || v != static_cast<double>(static_cast<int64_t>(v))) {
+        return Status::InvalidArgument("--set " + key + "=" + value + ": expected a whole number >= 0");
+      }
+      *c->second = static_cast<int64_t>(v);
+    } else {
+      return Status::InvalidArgument("--set " + key + ": unknown (unique_ratio, id_like_unique_ratio, "
+                                     "min_key_values, max_key_avg_length, min_key_cardinality, "
+                                     "composite_keys, min_overlap, min_containment)");
+    }
+  }
+  return Status::Ok();
+}
+
 Status RunSchemaInduce(const std::string& dir, bool json, const std::string& out,
                        const std::string& exclude, const std::string& extend, bool llm,
-                       double min_confidence) {
+                       double min_confidence, const std::map<std::string, std::string>& settings) {
   SchemaOptions options;
   options.exclusions = exclude;
+  FLOWRAG_RETURN_IF_ERROR(ApplySchemaSettings(settings, &options));
   FLOWRAG_ASSIGN_OR_RETURN(InducedSchema s, InduceSchema(dir, options));
   SchemaContract contract = DeriveContract(s);
   if (llm) {
