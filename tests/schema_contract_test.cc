@@ -304,7 +304,12 @@ TEST_F(ContractTest, PersistentExtensionLeavesOutAdditionsBelowTheConfidenceThre
   const SchemaContract base = DeriveContract(*s);
   SchemaContract incoming = base;
   InducedSchema& in = incoming.structure;
-  in.sources.push_back({"cities", "cities.csv", "csv", 12});
+  SourceInfo cities;
+  cities.name = "cities";
+  cities.path = "cities.csv";
+  cities.format = "csv";
+  cities.records = 12;
+  in.sources.push_back(cities);
   for (const char* f : {"CityId", "Name", "CountryId"}) {
     FieldInfo fi;
     fi.source = "cities";

@@ -64,8 +64,7 @@ class LlmDiscoveryTest : public ::testing::Test {
     std::string orders = "order_id,customer_id,product,amount,order_date\n";
     const char* products[] = {"lamp", "desk", "chair", "shelf"};
     for (int i = 0; i < 12; ++i) {
-      char date[16];
-      std::snprintf(date, sizeof date, "2024-01-%02d", i + 1);
+      const std::string date = std::string("2024-01-") + (i + 1 < 10 ? "0" : "") + std::to_string(i + 1);
       orders += std::to_string(100 + i) + "," + std::to_string(i % 8 + 1) + "," + products[i % 4] +
                 "," + std::to_string(10 * i + 5) + "," + date + "\n";
     }

@@ -1323,6 +1323,18 @@ TEST(OpenSchemaTest, SpiderTablesJsonLinksWithoutData) {
   EXPECT_EQ((*db)->Execute("SELECT 1").status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ((*db)->Ask("How many customers?").status().code(), StatusCode::kFailedPrecondition);
 
+  // With a store, the schema graph is kept in it beside everything else.
+  SqlDatabaseOptions with_store;
+  with_store.store = dir.File("flow.db");
+  ASSERT_TRUE(Store::Open(with_store.store).ok());
+  ASSERT_TRUE(SqlDatabase::OpenSchema(path, "shop", with_store).ok());
+  auto store = Store::Open(with_store.store);
+  ASSERT_TRUE(store.ok());
+  auto row = (*store)->GetSqlSchema(fs::absolute(path).lexically_normal().string() + "#shop");
+  ASSERT_TRUE(row.ok()) << row.status().ToString();
+  ASSERT_TRUE(row->has_value());
+  EXPECT_NE((*row)->graph.find("CustName"), std::string::npos);
+
   auto unknown = SqlDatabase::OpenSchema(path, "nope");
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.status().code(), StatusCode::kNotFound);

@@ -153,7 +153,9 @@ struct SqlDatabaseOptions {
   // values. Such a partial schema is not cached in the store. <= 0: no limit.
   double open_time_limit_seconds = 30.0;
   // A flowrag store file: the schema graph and value index are kept there
-  // (table sql_schemas) and reused while the database file is unchanged.
+  // (table sql_schemas, keyed by the database's absolute path; a schema
+  // without data under "<path>#<db_id>") and reused while the database file
+  // is unchanged; the LLM response cache and remote node vectors too.
   std::string store;
   // "hash": the built-in embedder fitted on the node texts; "openai": the
   // OpenAI-compatible embeddings endpoint (FLOWRAG_EMBED_* environment),

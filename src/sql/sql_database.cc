@@ -179,6 +179,12 @@ Result<std::unique_ptr<SqlDatabase>> SqlDatabase::OpenSchema(const std::string& 
   }
   if (graph->tables.empty()) return Status::InvalidArgument(path + ": the schema has no tables");
   ValueIndex values = ValueIndex::FromSamples(*graph);
+  if (!o.store.empty()) {  // kept beside the store's other schemas (no fingerprint: always rewritten)
+    FLOWRAG_ASSIGN_OR_RETURN(impl->store_, Store::Open(o.store));
+    std::string source = std::filesystem::absolute(path).lexically_normal().string();
+    if (!db_id.empty()) source += "#" + db_id;
+    FLOWRAG_RETURN_IF_ERROR(impl->store_->PutSqlSchema({source, "", graph->ToJson(), values.ToJson()}));
+  }
   FLOWRAG_RETURN_IF_ERROR(Finish(o, std::move(graph), std::move(values), impl.get()));
   return std::unique_ptr<SqlDatabase>(std::move(impl));
 }
