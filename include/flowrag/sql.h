@@ -71,8 +71,9 @@ struct SchemaLinkOptions {
   // Offline decomposition into sub-queries (retrieval/keywords.h), one
   // diffusion each. Off by default: cutting schema questions at "and" and
   // relative pronouns splits filters of one entity and adds false seeds
-  // (Spider dev column F1 0.533 on, 0.562 off; Spider 2.0-lite 0.357 / 0.353;
-  // bench/out/sql_linking.md). With a chat model, Prompt 5 always decomposes.
+  // (Spider dev column F1 0.543 on, 0.575 off; Spider 2.0-lite 0.382 / 0.372,
+  // 24 questions; bench/out/sql_linking.md). With a chat model, Prompt 5
+  // always decomposes.
   bool subqueries = false;
   bool joins = true;                // add join paths between linked tables
   bool llm = true;                  // Prompt 5 seed selection with a chat model
