@@ -15,6 +15,23 @@ namespace flowrag {
 // quoted input escaped (EscapeForMessage in common/encoding.h).
 std::string CleanJsonError(std::string_view what, bool single_line);
 
+// "a string", "an integer", "a non-integer number", ... for messages about a
+// field of the wrong type; an array is `array_word` (a format may call its
+// arrays lists). `Json` is a nlohmann JSON value type.
+template <typename Json>
+std::string DescribeJsonType(const Json& v, std::string_view array_word = "an array") {
+  if (v.is_null()) return "null";
+  if (v.is_boolean()) return "a boolean";
+  if (v.is_number_integer()) return "an integer";
+  if (v.is_number_float()) return "a non-integer number";
+  if (v.is_string()) return "a string";
+  if (v.is_array()) return std::string(array_word);
+  if (v.is_object()) return "an object";
+  if (v.is_binary()) return "binary data";
+  if (v.is_discarded()) return "a discarded value";
+  return "an unknown value";
+}
+
 }  // namespace flowrag
 
 #endif  // FLOWRAG_COMMON_JSON_ERRORS_H_

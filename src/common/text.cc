@@ -72,6 +72,10 @@ std::string ToLowerAscii(std::string_view s) {
   return out;
 }
 
+void AppendUnique(std::vector<std::string>* list, std::string item) {
+  if (std::find(list->begin(), list->end(), item) == list->end()) list->push_back(std::move(item));
+}
+
 std::string StemS(std::string_view w) {
   if (w.size() > 3 && EndsWith(w, "ies") && !EndsWith(w, "eies") && !EndsWith(w, "aies")) {
     return std::string(w.substr(0, w.size() - 3)) + "y";

@@ -45,6 +45,17 @@ std::string EntityKey(std::string_view name);
 // ASCII lower-case copy.
 std::string ToLowerAscii(std::string_view s);
 
+// ' ', '\t', '\n', '\r', '\f' or '\v'.
+inline bool IsAsciiSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+// True when `s` holds a character other than ' ', '\t', '\r' and '\n'.
+inline bool HasNonSpace(std::string_view s) { return s.find_first_not_of(" \t\r\n") != std::string_view::npos; }
+
+// Appends `item` unless `list` holds it already (a short list: linear scan).
+void AppendUnique(std::vector<std::string>* list, std::string item);
+
 // Splits into sentences at '.', '!' or '?' followed by whitespace and an
 // upper-case letter, digit or quote, and at newlines that end a paragraph.
 // Returns [begin, end) byte ranges with surrounding whitespace trimmed.

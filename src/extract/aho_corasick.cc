@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "common/hash.h"
+#include "common/text.h"
 
 namespace flowrag {
 namespace {
@@ -60,17 +61,9 @@ void CutTokens(std::string_view text, std::vector<WordToken>* out) {
   }
 }
 
-std::string LowerAscii(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
 }  // namespace
 
-TokenizedText::TokenizedText(std::string_view text) : text_(text), lower_(LowerAscii(text)) {
+TokenizedText::TokenizedText(std::string_view text) : text_(text), lower_(ToLowerAscii(text)) {
   assert(text.size() < std::numeric_limits<uint32_t>::max());
   tokens_.reserve(text.size() / 5 + 1);
   CutTokens(text, &tokens_);

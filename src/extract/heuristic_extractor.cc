@@ -12,10 +12,6 @@
 namespace flowrag {
 namespace {
 
-bool IsAsciiSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
 // Runs of ASCII whitespace become one space; leading and trailing ones go.
 std::string CollapseSpaces(std::string_view s) {
   std::string out;

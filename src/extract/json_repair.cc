@@ -6,6 +6,8 @@
 #include <exception>
 #include <utility>
 
+#include "common/text.h"
+
 namespace flowrag {
 namespace {
 
@@ -552,16 +554,6 @@ class LenientParser {
   std::string error_;
 };
 
-bool HasNonSpace(std::string_view s) {
-  return s.find_first_not_of(" \t\r\n") != std::string_view::npos;
-}
-
-void AddRepair(std::vector<std::string>* repairs, std::string_view what) {
-  if (std::find(repairs->begin(), repairs->end(), what) == repairs->end()) {
-    repairs->emplace_back(what);
-  }
-}
-
 // The outcome of trying the candidates of one region.
 struct RegionAttempt {
   enum class Kind { kParsed, kCommittedError, kNothing } kind = Kind::kNothing;
@@ -622,10 +614,10 @@ RegionAttempt TryRegion(std::string_view text, size_t begin, size_t end,
     attempt.parsed.value = std::move(value);
     attempt.parsed.repairs = parser.repairs();
     attempt.parsed.truncated = truncated;
-    if (truncated) AddRepair(&attempt.parsed.repairs, "closed truncated JSON");
+    if (truncated) AppendUnique(&attempt.parsed.repairs, "closed truncated JSON");
     if (HasNonSpace(region.substr(0, start)) ||
         (!truncated && HasNonSpace(region.substr(parser.pos())))) {
-      AddRepair(&attempt.parsed.repairs, "ignored text around the JSON");
+      AppendUnique(&attempt.parsed.repairs, "ignored text around the JSON");
     }
     return attempt;
   }

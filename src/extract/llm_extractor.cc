@@ -87,10 +87,6 @@ std::string Shown(const Json& v, size_t max = 100) {
 
 std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
-void AddOnce(std::vector<std::string>* list, std::string what) {
-  if (std::find(list->begin(), list->end(), what) == list->end()) list->push_back(std::move(what));
-}
-
 // A scalar as text: strings as they are, numbers written out; nullopt otherwise.
 std::optional<std::string> ScalarText(const Json& v) {
   if (v.is_string()) return v.get<std::string>();
@@ -131,11 +127,11 @@ Result<const Json*> FindRecordList(const Json& answer, std::initializer_list<std
     }
   }
   if (arrays == 1) {
-    AddOnce(repairs, "read the list from key \"" + only_key + "\"");
+    AppendUnique(repairs, "read the list from key \"" + only_key + "\"");
     return only;
   }
   if (answer.contains(std::string(record_key))) {
-    AddOnce(repairs, "read a single record");
+    AppendUnique(repairs, "read a single record");
     *holder = Json::array({answer});
     return holder;
   }
@@ -177,7 +173,7 @@ Status ParseEntityList(const Json& answer, ParsedAnswer* out) {
           if (std::optional<std::string> t = ScalarText(a)) {
             entity.aliases.push_back(*t);
           } else {
-            AddOnce(&out->repairs, "ignored aliases that are not strings");
+            AppendUnique(&out->repairs, "ignored aliases that are not strings");
           }
         }
       }
@@ -191,7 +187,7 @@ Status ParseEntityList(const Json& answer, ParsedAnswer* out) {
           if (!entity.description.empty()) entity.description += " ";
           entity.description += part.get<std::string>();
         }
-        AddOnce(&out->repairs, "joined list-valued descriptions");
+        AppendUnique(&out->repairs, "joined list-valued descriptions");
       }
     }
     out->entities.push_back(std::move(entity));
@@ -234,7 +230,7 @@ Status ParseTripleList(const Json& answer, ParsedAnswer* out) {
                                   triple.shown);
         continue;
       }
-      AddOnce(&out->repairs, "read triples written as objects");
+      AppendUnique(&out->repairs, "read triples written as objects");
       triple.parts = {*st, *rt, *ot};
     } else {
       out->rejections.push_back(where + " is " + DescribeJson(t) +
@@ -552,7 +548,7 @@ void LlmExtractor::RunCall(std::vector<Work>& work, int call) {
       }
       if (!st.ok()) {
         if (turn < options_.format_repair_turns) {
-          AddOnce(&o.repairs, "asked again after an unusable " + call_name + " answer");
+          AppendUnique(&o.repairs, "asked again after an unusable " + call_name + " answer");
           next_requests.push_back(BuildFormatRepairRequest(style, requests[k], response.content,
                                                            st.message(), options_.prompt));
           next_index.push_back(index[k]);
@@ -568,8 +564,8 @@ void LlmExtractor::RunCall(std::vector<Work>& work, int call) {
       }
       o.truncated = o.truncated || truncated;
       if (truncated)
-        AddOnce(&o.repairs, "repaired a " + call_name + " answer cut off by the token limit");
-      for (std::string& r : parsed.repairs) AddOnce(&o.repairs, std::move(r));
+        AppendUnique(&o.repairs, "repaired a " + call_name + " answer cut off by the token limit");
+      for (std::string& r : parsed.repairs) AppendUnique(&o.repairs, std::move(r));
       for (std::string& r : parsed.rejections) {
         r = call_name + " answer: " + r;
         Log(o, "rejected: " + r);

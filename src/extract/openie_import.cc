@@ -22,6 +22,7 @@
 #include "common/file_reader.h"
 #include "common/json_builder.h"
 #include "common/json_errors.h"
+#include "common/text.h"
 
 namespace flowrag {
 namespace {
@@ -42,42 +43,12 @@ constexpr std::string_view kHippoRagExpected =
 // ---------------------------------------------------------------------------
 // Small helpers.
 
-bool IsAsciiSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
 bool IsAsciiBlank(std::string_view s) { return std::all_of(s.begin(), s.end(), IsAsciiSpace); }
 
 std::string_view TrimAscii(std::string_view s) {
   while (!s.empty() && IsAsciiSpace(s.front())) s.remove_prefix(1);
   while (!s.empty() && IsAsciiSpace(s.back())) s.remove_suffix(1);
   return s;
-}
-
-// "a number", "an array", ... for messages about wrong field types.
-std::string DescribeJsonType(const json& v) {
-  switch (v.type()) {
-    case json::value_t::null:
-      return "null";
-    case json::value_t::boolean:
-      return "a boolean";
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned:
-      return "an integer";
-    case json::value_t::number_float:
-      return "a non-integer number";
-    case json::value_t::string:
-      return "a string";
-    case json::value_t::array:
-      return "a list";
-    case json::value_t::object:
-      return "an object";
-    case json::value_t::binary:
-      return "binary data";
-    case json::value_t::discarded:
-      return "a discarded value";
-  }
-  return "an unknown value";
 }
 
 // 'x' for a printable ASCII byte, else byte 0xNN.
@@ -273,7 +244,7 @@ Status ParseKey(json& value, const RecordFields& f, const std::string& where, Op
   } else if (!f.key_is_text && it->is_number_integer()) {  // signed or unsigned
     rec->passage_key = it->dump();
   } else {
-    return Status::InvalidArgument(where + ": " + name + " is " + DescribeJsonType(*it) + ": " +
+    return Status::InvalidArgument(where + ": " + name + " is " + DescribeJsonType(*it, "a list") + ": " +
                                    expected);
   }
   rec->key_is_text = f.key_is_text;
@@ -297,7 +268,7 @@ Status ParseEntities(json& value, const RecordFields& f, const std::string& wher
     return Status::InvalidArgument(where + ": missing " + name + ": expected a list of strings");
   }
   if (!it->is_array()) {
-    return Status::InvalidArgument(where + ": " + name + " is " + DescribeJsonType(*it) +
+    return Status::InvalidArgument(where + ": " + name + " is " + DescribeJsonType(*it, "a list") +
                                    ": expected a list of strings");
   }
   std::unordered_set<std::string> seen;
@@ -306,7 +277,7 @@ Status ParseEntities(json& value, const RecordFields& f, const std::string& wher
     ++tally->entities_read;
     const std::string place = name + "[" + std::to_string(i) + "]";
     if (!e.is_string()) {
-      return Status::InvalidArgument(where + ": " + place + " is " + DescribeJsonType(e) +
+      return Status::InvalidArgument(where + ": " + place + " is " + DescribeJsonType(e, "a list") +
                                      ": expected a string");
     }
     const std::string_view trimmed = TrimAscii(e.get_ref<const std::string&>());
@@ -326,12 +297,12 @@ Status ParseEntities(json& value, const RecordFields& f, const std::string& wher
 
 // Why triple `t` is rejected, or "" when it is a list of three strings.
 std::string TripleShapeProblem(const json& t) {
-  if (!t.is_array()) return "is " + DescribeJsonType(t);
+  if (!t.is_array()) return "is " + DescribeJsonType(t, "a list");
   if (t.size() != 3) {
     return "has " + std::to_string(t.size()) + (t.size() == 1 ? " element" : " elements");
   }
   for (size_t j = 0; j < 3; ++j) {
-    if (!t[j].is_string()) return "[" + std::to_string(j) + "] is " + DescribeJsonType(t[j]);
+    if (!t[j].is_string()) return "[" + std::to_string(j) + "] is " + DescribeJsonType(t[j], "a list");
   }
   return "";
 }
@@ -345,7 +316,7 @@ Status ParseTriples(json& value, const RecordFields& f, const std::string& where
                                    ": expected a list of [subject, relation, object] lists");
   }
   if (!it->is_array()) {
-    return Status::InvalidArgument(where + ": " + name + " is " + DescribeJsonType(*it) +
+    return Status::InvalidArgument(where + ": " + name + " is " + DescribeJsonType(*it, "a list") +
                                    ": expected a list of [subject, relation, object] lists");
   }
   std::set<std::array<std::string, 3>> seen;
@@ -384,7 +355,7 @@ Status ParseRecord(json& value, const RecordFields& f, const std::string& where,
                    RecordTally* tally) {
   if (!value.is_object()) {
     return Status::InvalidArgument(where + ": expected a JSON object " + std::string(f.shape) +
-                                   ", got " + DescribeJsonType(value));
+                                   ", got " + DescribeJsonType(value, "a list"));
   }
   FLOWRAG_RETURN_IF_ERROR(ParseKey(value, f, where, rec));
   FLOWRAG_RETURN_IF_ERROR(ParseEntities(value, f, where, rec, tally));
@@ -564,8 +535,8 @@ class HippoRagHandler : public nlohmann::json_sax<json> {
 
   bool Scalar(json&& v) {
     if (builder_.active()) return builder_.Value(std::move(v)) ? Complete() : true;
-    if (depth_ == 0) return ShapeError("the top-level value is " + DescribeJsonType(v));
-    if (AtDocsField()) return ShapeError("\"docs\" is " + DescribeJsonType(v));
+    if (depth_ == 0) return ShapeError("the top-level value is " + DescribeJsonType(v, "a list"));
+    if (AtDocsField()) return ShapeError("\"docs\" is " + DescribeJsonType(v, "a list"));
     if (AtDocElement()) {
       builder_.Value(std::move(v));
       return Complete();

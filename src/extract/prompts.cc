@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "common/text.h"
+
 namespace flowrag {
 namespace {
 
@@ -253,14 +255,6 @@ std::string Trim(std::string_view s) {
   return std::string(s.substr(b, e - b + 1));
 }
 
-bool HasNonSpace(std::string_view s) {
-  return s.find_first_not_of(" \t\r\n") != std::string_view::npos;
-}
-
-void AddOnce(std::vector<std::string>* list, std::string what) {
-  if (std::find(list->begin(), list->end(), what) == list->end()) list->push_back(std::move(what));
-}
-
 std::string Excerpt(std::string_view s, size_t max = 80) {
   std::string t = Trim(s);
   for (char& c : t) {
@@ -298,12 +292,6 @@ std::string CleanField(std::string_view raw) {
   return Trim(s);
 }
 
-std::string LowerAscii(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // A record start found in LightRAG output.
 struct RecordStart {
   size_t begin;  // first byte of the record ('(' or the keyword / its quote)
@@ -330,7 +318,7 @@ std::vector<RecordStart> FindRecordStarts(std::string_view body, std::string_vie
     }
     size_t w = i;
     while (w > 0 && IsKeywordChar(body[w - 1])) --w;
-    const std::string word = LowerAscii(body.substr(w, i - w));
+    const std::string word = ToLowerAscii(body.substr(w, i - w));
     if (word != "entity" && word != "relationship" && word != "content_keywords") continue;
     size_t b = w;
     if (b >= 3 && body.substr(b - 3, 3) == "\xE2\x80\x9C") {
@@ -380,7 +368,7 @@ std::string_view ExtractionPromptStyleName(ExtractionPromptStyle style) {
 }
 
 Result<ExtractionPromptStyle> ParseExtractionPromptStyle(std::string_view name) {
-  const std::string n = LowerAscii(name);
+  const std::string n = ToLowerAscii(name);
   if (n == "sa-rag" || n == "sarag" || n == "sa_rag") return ExtractionPromptStyle::kSaRag;
   if (n == "openie" || n == "hipporag" || n == "semflow" || n == "semflowrag") {
     return ExtractionPromptStyle::kOpenIe;
@@ -565,7 +553,7 @@ Result<LightRagParse> ParseLightRagOutput(std::string_view content, const LightR
     if (done != std::string_view::npos) {
       out.complete = true;
       if (HasNonSpace(body.substr(done + format.completion_delimiter.size()))) {
-        AddOnce(&out.repairs, "ignored text after the completion delimiter");
+        AppendUnique(&out.repairs, "ignored text after the completion delimiter");
       }
       body = body.substr(0, done);
     }
@@ -579,7 +567,7 @@ Result<LightRagParse> ParseLightRagOutput(std::string_view content, const LightR
                                    "...)) in the answer: " + Excerpt(body));
   }
   if (HasNonSpace(body.substr(0, starts[0].begin))) {
-    AddOnce(&out.repairs, "ignored text before the first record");
+    AppendUnique(&out.repairs, "ignored text before the first record");
   }
   for (size_t k = 0; k < starts.size(); ++k) {
     const size_t end = k + 1 < starts.size() ? starts[k + 1].begin : body.size();
@@ -608,17 +596,17 @@ Result<LightRagParse> ParseLightRagOutput(std::string_view content, const LightR
       record.remove_suffix(1);
       closed = true;
     }
-    if (!closed) AddOnce(&out.repairs, "accepted records without a closing parenthesis");
+    if (!closed) AppendUnique(&out.repairs, "accepted records without a closing parenthesis");
     if (!record.empty() && record.front() == '(') record.remove_prefix(1);
     std::vector<std::string> fields = SplitFields(record, format.tuple_delimiter);
-    const std::string kind = LowerAscii(fields[0]);
+    const std::string kind = ToLowerAscii(fields[0]);
     if (kind == "entity") {
       if (fields.size() < 4) {
         out.rejections.push_back("entity record has " + std::to_string(fields.size()) +
                                  " fields, expected 4: " + Excerpt(record));
         continue;
       }
-      if (fields.size() > 4) AddOnce(&out.repairs, "ignored extra fields");
+      if (fields.size() > 4) AppendUnique(&out.repairs, "ignored extra fields");
       if (fields[1].empty()) {
         out.rejections.push_back("entity record with an empty name: " + Excerpt(record));
         continue;
@@ -630,7 +618,7 @@ Result<LightRagParse> ParseLightRagOutput(std::string_view content, const LightR
                                  " fields, expected 6: " + Excerpt(record));
         continue;
       }
-      if (fields.size() > 6) AddOnce(&out.repairs, "ignored extra fields");
+      if (fields.size() > 6) AppendUnique(&out.repairs, "ignored extra fields");
       if (fields[1].empty() || fields[2].empty()) {
         out.rejections.push_back("relationship record with an empty endpoint: " + Excerpt(record));
         continue;
@@ -643,7 +631,7 @@ Result<LightRagParse> ParseLightRagOutput(std::string_view content, const LightR
         if (ec == std::errc() && ptr == s.data() + s.size()) {
           rel.strength = v;
         } else {
-          AddOnce(&out.repairs, "non-numeric relationship strength read as 1");
+          AppendUnique(&out.repairs, "non-numeric relationship strength read as 1");
         }
       }
       out.relationships.push_back(std::move(rel));

@@ -66,32 +66,6 @@ std::string_view TrimAscii(std::string_view s) {
   return s;
 }
 
-// "a number", "an array", ... for messages about wrong field types.
-std::string DescribeJsonType(const json& v) {
-  switch (v.type()) {
-    case json::value_t::null:
-      return "null";
-    case json::value_t::boolean:
-      return "a boolean";
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned:
-      return "an integer";
-    case json::value_t::number_float:
-      return "a non-integer number";
-    case json::value_t::string:
-      return "a string";
-    case json::value_t::array:
-      return "an array";
-    case json::value_t::object:
-      return "an object";
-    case json::value_t::binary:
-      return "binary data";
-    case json::value_t::discarded:
-      return "a discarded value";
-  }
-  return "an unknown value";
-}
-
 Status ReadWholeFile(const std::string& path, std::string* out) {
   FLOWRAG_ASSIGN_OR_RETURN(FilePtr file, OpenFile(path));
   struct stat st;
