@@ -24,15 +24,8 @@ class SchemaAgentGroundingTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(stub_.ok());
-    const std::string d = dir_.path() + "/src";
-    testing::WriteShopSources(d);
-    auto induced = InduceSchema(d);
-    ASSERT_TRUE(induced.ok()) << induced.status().ToString();
-    auto engine = Engine::Open(dir_.File("store.db"));
-    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
-    engine_ = std::move(engine).value();
-    auto report = engine_->Ingest(d, DeriveContract(*induced));
-    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    engine_ = testing::OpenShopStore(dir_.path());
+    ASSERT_NE(engine_, nullptr);
     env_.Point(stub_.BaseUrl());  // after ingestion: only the answerer talks to the model
   }
 

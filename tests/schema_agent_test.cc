@@ -18,15 +18,8 @@ class SchemaAgentTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new testing::TempDir();
-    const std::string d = dir_->path() + "/src";
-    testing::WriteShopSources(d);
-    auto induced = InduceSchema(d);
-    ASSERT_TRUE(induced.ok()) << induced.status().ToString();
-    auto engine = Engine::Open(dir_->File("store.db"));
-    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
-    auto report = (*engine)->Ingest(d, DeriveContract(*induced));
-    ASSERT_TRUE(report.ok()) << report.status().ToString();
-    engine_ = engine->release();
+    engine_ = testing::OpenShopStore(dir_->path()).release();
+    ASSERT_NE(engine_, nullptr);
   }
   static void TearDownTestSuite() {
     delete engine_;

@@ -46,31 +46,10 @@ TEST(CsvReader, MixedEncodingsAreReadNotRejected) {
   EXPECT_EQ(t->transcoded_fields, 2u);
 }
 
-// UTF-8 text (ASCII and BMP characters only) as UTF-16 with a byte-order mark.
-std::string ToUtf16(const std::string& utf8, bool little) {
-  std::string out = little ? "\xFF\xFE" : "\xFE\xFF";
-  for (size_t i = 0; i < utf8.size();) {
-    const unsigned char c = static_cast<unsigned char>(utf8[i]);
-    char32_t cp = c;
-    size_t len = 1;
-    if (c >= 0xE0) {
-      cp = ((c & 0x0F) << 12) | ((utf8[i + 1] & 0x3F) << 6) | (utf8[i + 2] & 0x3F);
-      len = 3;
-    } else if (c >= 0xC0) {
-      cp = ((c & 0x1F) << 6) | (utf8[i + 1] & 0x3F);
-      len = 2;
-    }
-    const char hi = static_cast<char>(cp >> 8), lo = static_cast<char>(cp & 0xFF);
-    out += little ? std::string{lo, hi} : std::string{hi, lo};
-    i += len;
-  }
-  return out;
-}
-
 TEST(CsvReader, Utf16AndUtf32FilesAreDecoded) {
   const std::string csv = "id,name,city\r\n1,Zo\xC3\xAB Durand,K\xC3\xB8" "benhavn\r\n2,Ann,\xE2\x82\xAC" "uro\r\n";
   for (bool little : {true, false}) {
-    auto t = ParseCsv(ToUtf16(csv, little), "u16.csv");
+    auto t = ParseCsv(testing::ToUtf16(csv, little), "u16.csv");
     ASSERT_TRUE(t.ok()) << t.status().ToString();
     EXPECT_EQ(t->columns, (std::vector<std::string>{"id", "name", "city"}));
     ASSERT_EQ(t->rows.size(), 2u);
@@ -90,7 +69,7 @@ TEST(CsvReader, Utf16AndUtf32FilesAreDecoded) {
 
 TEST(CsvReader, ErrorsQuoteTheInputEscaped) {
   // A broken UTF-16 file reports the decoded line, not a garbled, cut-off text.
-  auto ragged = ParseCsv(ToUtf16("a,b\n1,2\n3\n", true), "r16.csv");
+  auto ragged = ParseCsv(testing::ToUtf16("a,b\n1,2\n3\n", true), "r16.csv");
   ASSERT_FALSE(ragged.ok());
   EXPECT_NE(ragged.status().message().find("r16.csv:3: 1 fields, the header has 2 (missing \"b\""),
             std::string::npos)
@@ -120,7 +99,7 @@ TEST(JsonRecords, Windows1252AndUtf16AreReadLikeCsv) {
   EXPECT_EQ(transcoded, 1u);
   // A .json list in UTF-16BE, lines of its records kept.
   testing::WriteFile(dir.File("list.json"),
-                     ToUtf16("[\n {\"k\": \"Zo\xC3\xAB\"},\n {\"k\": \"\xE2\x82\xAC\"}\n]\n", false));
+                     testing::ToUtf16("[\n {\"k\": \"Zo\xC3\xAB\"},\n {\"k\": \"\xE2\x82\xAC\"}\n]\n", false));
   auto list = ReadJsonRecords(dir.File("list.json"));
   ASSERT_TRUE(list.ok()) << list.status().ToString();
   ASSERT_EQ(list->size(), 2u);
@@ -129,7 +108,7 @@ TEST(JsonRecords, Windows1252AndUtf16AreReadLikeCsv) {
   EXPECT_EQ((*list)[1].line, 3);
   // A broken line of a UTF-16LE JSONL file names file:line, with no raw NUL.
   testing::WriteFile(dir.File("bad.jsonl"),
-                     ToUtf16("{\"a\": 1}\n{\"a\": 2}\n{\"a\": \n{\"a\": 4}\n", true));
+                     testing::ToUtf16("{\"a\": 1}\n{\"a\": 2}\n{\"a\": \n{\"a\": 4}\n", true));
   auto bad = ReadJsonRecords(dir.File("bad.jsonl"));
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("bad.jsonl:3: invalid JSON"), std::string::npos)

@@ -835,27 +835,6 @@ TEST(SchemaIngest, QuotedNewlinesAndWindows1252BytesAreIngestedAndKept) {
   EXPECT_EQ(TopBm25(**engine, "long walks"), "people.csv:2");
 }
 
-// UTF-8 text (ASCII and BMP characters only) as UTF-16 with a byte-order mark.
-std::string ToUtf16(const std::string& utf8, bool little) {
-  std::string out = little ? "\xFF\xFE" : "\xFE\xFF";
-  for (size_t i = 0; i < utf8.size();) {
-    const unsigned char c = static_cast<unsigned char>(utf8[i]);
-    char32_t cp = c;
-    size_t len = 1;
-    if (c >= 0xE0) {
-      cp = ((c & 0x0F) << 12) | ((utf8[i + 1] & 0x3F) << 6) | (utf8[i + 2] & 0x3F);
-      len = 3;
-    } else if (c >= 0xC0) {
-      cp = ((c & 0x1F) << 6) | (utf8[i + 1] & 0x3F);
-      len = 2;
-    }
-    const char hi = static_cast<char>(cp >> 8), lo = static_cast<char>(cp & 0xFF);
-    out += little ? std::string{lo, hi} : std::string{hi, lo};
-    i += len;
-  }
-  return out;
-}
-
 // Excel's "Unicode text" export (UTF-16LE with a mark), a JSONL file written
 // by a Windows tool (Windows-1252 on one line, UTF-8 on another) and a
 // UTF-16BE note: all ingested with the right characters, records cited at

@@ -5,8 +5,13 @@
 #ifndef FLOWRAG_TESTS_SHOP_SOURCES_H_
 #define FLOWRAG_TESTS_SHOP_SOURCES_H_
 
+#include <gtest/gtest.h>
+
+#include <memory>
 #include <string>
 
+#include "flowrag/engine.h"
+#include "flowrag/schema.h"
 #include "test_util.h"
 
 namespace flowrag::testing {
@@ -40,6 +45,29 @@ inline void WriteShopSources(const std::string& d) {
   WriteFile(d + "/notes/palo_alto.md",
             "# Palo Alto, California\n\nPalo Alto lies in Santa Clara County. Many technology "
             "companies were founded in its garages.\n");
+}
+
+// The shop sources written to `dir`/src, their schema induced offline and
+// ingested into the store `dir`/store.db. Null (and a test failure) on error.
+inline std::unique_ptr<Engine> OpenShopStore(const std::string& dir) {
+  const std::string src = dir + "/src";
+  WriteShopSources(src);
+  auto induced = InduceSchema(src);
+  if (!induced.ok()) {
+    ADD_FAILURE() << induced.status().ToString();
+    return nullptr;
+  }
+  auto engine = Engine::Open(dir + "/store.db");
+  if (!engine.ok()) {
+    ADD_FAILURE() << engine.status().ToString();
+    return nullptr;
+  }
+  auto report = (*engine)->Ingest(src, DeriveContract(*induced));
+  if (!report.ok()) {
+    ADD_FAILURE() << report.status().ToString();
+    return nullptr;
+  }
+  return std::move(engine).value();
 }
 
 }  // namespace flowrag::testing
