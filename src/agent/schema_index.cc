@@ -379,14 +379,13 @@ void SchemaIndex::LinkRecords(const Snapshot& snapshot) {
       entity_of.emplace(g->EntityType(e) + '\x1f' + EntityKey(g->EntityName(e)), e);
     }
   }
-  std::unordered_map<uint32_t, std::vector<uint32_t>> records_of;
+  auto& records_of = records_of_entity_;
   for (uint32_t r = 0; r < records_.size(); ++r) {
     auto it = entity_of.find(records_[r].type + '\x1f' + EntityKey(records_[r].name));
     if (it == entity_of.end()) continue;
     records_[r].entity = it->second;
     records_of[it->second].push_back(r);
   }
-  records_of_entity_ = records_of;
   // Declared relationships by name; link fields are attributes of the subject's type.
   std::multimap<std::string, const RelationshipType*> declared;
   for (const RelationshipType& rel : contract_.relationships) declared.emplace(rel.name, &rel);
