@@ -84,6 +84,11 @@ struct QueryOptions {
   std::string method = "hybrid";
   size_t top_k = 5;
   std::map<std::string, std::string> params;
+  // Graph methods: also compute explanation paths and the retrieved subgraph
+  // (RetrievalResult::nodes/edges/paths beyond seeds and scored nodes). Off
+  // by default: they cost more than the retrieval itself on large graphs.
+  // `query --explain`, the server's viewer and `"explain": true` turn it on.
+  bool explain = false;
 };
 
 // The schema-guided agent (schema-contracts paper Appendix D), used by Ask

@@ -317,6 +317,7 @@ Result<RetrievalResult> EngineImpl::QueryOn(const Snapshot& snapshot, std::strin
   request.top_k = options.top_k;
   request.params = &options.params;
   request.chat = chat;
+  request.explain = options.explain;
   FLOWRAG_ASSIGN_OR_RETURN(RetrievalOutput out, it->second->Retrieve(*snap, request));
   RetrievalResult result;
   result.method = options.method;

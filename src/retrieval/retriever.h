@@ -28,6 +28,9 @@ struct RetrievalRequest {
   // The configured chat model for the query-time LLM steps (keywords,
   // decomposition, fact filter; retrieval/query_llm.h); null = offline.
   ChatModel* chat = nullptr;
+  // Compute RetrievalOutput::paths and ::subgraph (QueryOptions::explain).
+  // Without it graph methods still report seeds and node_scores.
+  bool explain = false;
 };
 
 struct RankedPassage {

@@ -62,7 +62,7 @@ std::optional<ApiError> ParseQueryRequest(const nlohmann::json& request, double 
                                           std::string* question, AnswerOptions* options) {
   if (auto e = RejectUnknownFields(request, {"question", "method", "pipeline", "top_k", "max_steps",
                                              "answerer", "style", "deadline_ms", "analysis", "extension",
-                                             "options"})) {
+                                             "explain", "options"})) {
     return e;
   }
   if (auto e = ReadString(request, "question", "question", true, question)) return e;
@@ -80,6 +80,10 @@ std::optional<ApiError> ParseQueryRequest(const nlohmann::json& request, double 
   if (auto e = ReadString(request, "analysis", "analysis", false, &options->schema.analysis)) return e;
   // Snapshots (a server-side directory) are not exposed over HTTP.
   if (auto e = ReadString(request, "extension", "extension", false, &options->schema.extension)) return e;
+  if (request.contains("explain")) {
+    if (!request["explain"].is_boolean()) return BadRequest("explain: expected true or false", "explain");
+    options->query.explain = request["explain"].get<bool>();
+  }
   int64_t top_k = static_cast<int64_t>(options->query.top_k);
   if (auto e = ReadInteger(request, "top_k", 1, kMaxTopK, &top_k)) return e;
   options->query.top_k = static_cast<size_t>(top_k);

@@ -142,7 +142,9 @@ Result<std::unique_ptr<Engine>> OpenExistingStore(const std::string& db) {
 
 Status RunQuery(const QueryArgs& args) {
   FLOWRAG_ASSIGN_OR_RETURN(auto engine, OpenExistingStore(args.db));
-  FLOWRAG_ASSIGN_OR_RETURN(RetrievalResult r, engine->Query(args.question, args.query));
+  QueryOptions query = args.query;
+  query.explain = args.explain;
+  FLOWRAG_ASSIGN_OR_RETURN(RetrievalResult r, engine->Query(args.question, query));
   if (args.json) {
     nlohmann::json j = nlohmann::json::parse(ToJson(r));
     j["question"] = args.question;
