@@ -66,7 +66,7 @@ Result<std::shared_ptr<const KnowledgeGraph>> LoadKnowledgeGraph(
   FLOWRAG_RETURN_IF_ERROR(store.ForEachMention([&](const Store::MentionRow& m) -> Status {
     FLOWRAG_ASSIGN_OR_RETURN(uint32_t p, passage_of(m.passage_id, "mention"));
     FLOWRAG_ASSIGN_OR_RETURN(uint32_t e, entity_of(m.entity_id, "mention"));
-    in.mentions.push_back({p, e, static_cast<float>(m.count), m.defining});
+    in.mentions.push_back({p, e, static_cast<float>(m.count), m.defining, m.title});
     return Status::Ok();
   }));
   FLOWRAG_RETURN_IF_ERROR(store.ForEachDescription([&](Store::DescriptionRow&& d) -> Status {

@@ -160,8 +160,9 @@ Result<std::shared_ptr<const KnowledgeGraph>> KnowledgeGraph::Build(Input&& in) 
   entries.reserve(2 * in.mentions.size());
   std::vector<std::vector<uint32_t>> entity_passages(E);
   for (const auto& m : in.mentions) {
-    entries.push_back({m.passage, g->EntityNode(m.entity), m.count, 0});
-    entries.push_back({g->EntityNode(m.entity), m.passage, m.count, 0});
+    const uint32_t title = m.title ? 1 : 0;
+    entries.push_back({m.passage, g->EntityNode(m.entity), m.count, title});
+    entries.push_back({g->EntityNode(m.entity), m.passage, m.count, title});
     entity_passages[m.entity].push_back(m.passage);
   }
   g->edges_[static_cast<int>(EdgeKind::kMentions)] = BuildCsr(g->num_nodes_, entries);
@@ -214,6 +215,7 @@ Result<std::shared_ptr<const KnowledgeGraph>> KnowledgeGraph::Build(Input&& in) 
                            IndexOf(in.description_vectors, in.vector_options));
   FLOWRAG_ASSIGN_OR_RETURN(g->fact_index_, IndexOf(in.fact_vectors, in.vector_options));
   g->relation_vectors_ = SparseRows::FromMatrix(in.relation_vectors);
+  g->walk_ = WalkGraph::Build(*g, DefaultWalkWeights());
   return std::shared_ptr<const KnowledgeGraph>(std::move(g));
 }
 
@@ -261,6 +263,7 @@ size_t KnowledgeGraph::MemoryBytes() const {
   bytes += (entity_ids_.size() * 8) + (abstractness_.size() + raw_abstractness_.size()) * 4;
   bytes += fact_source_offsets_.size() * 8 + fact_source_passages_.size() * 4;
   bytes += relation_vectors_.dims.size() * 8 + relation_vectors_.offsets.size() * 8;
+  bytes += walk_.MemoryBytes();
   for (const VectorIndex* idx : {entity_index_.get(), description_index_.get(), fact_index_.get()}) {
     if (idx) bytes += idx->MemoryBytes();
   }

@@ -8,7 +8,8 @@
 //   [P+E+D, N)         Fact
 // Edges are stored per kind as CSR adjacency over that id space, both
 // directions of every undirected edge:
-//   kMentions    passage ↔ entity        weight = occurrences
+//   kMentions    passage ↔ entity        weight = occurrences; attr = 1 for the
+//                                        passage's own title entity, else 0
 //   kRelatedTo   entity ↔ entity         one entry per fact; attr = fact index
 //   kDescribes   description ↔ entity    weight 1
 //   kSynonym     entity ↔ entity         weight = embedding similarity
@@ -39,6 +40,7 @@
 #include <vector>
 
 #include "common/matrix.h"
+#include "graph/walk_graph.h"
 #include "flowrag/status.h"
 #include "vector/vector_index.h"
 
@@ -92,6 +94,7 @@ class KnowledgeGraph {
       uint32_t passage, entity;
       float count;
       bool defining;
+      bool title = false;  // the passage's own title entity
     };
     std::vector<Mention> mentions;
     std::vector<uint32_t> description_entity, description_passage;
@@ -136,6 +139,8 @@ class KnowledgeGraph {
   uint32_t LocalIndex(uint32_t node) const;
 
   const Csr& Edges(EdgeKind kind) const { return edges_[static_cast<int>(kind)]; }
+  // Passages and entities as one weighted undirected graph (graph/walk_graph.h).
+  const WalkGraph& walk() const { return walk_; }
   size_t NumEdges(EdgeKind kind) const;  // undirected edges (entries / 2)
 
   // ---- entities
@@ -194,6 +199,7 @@ class KnowledgeGraph {
   std::vector<uint64_t> fact_source_offsets_;
   std::vector<uint32_t> fact_source_passages_;
   Csr edges_[kNumEdgeKinds];
+  WalkGraph walk_;
   std::unique_ptr<VectorIndex> entity_index_, description_index_, fact_index_;
   SparseRows relation_vectors_;
 };

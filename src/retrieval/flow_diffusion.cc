@@ -66,6 +66,17 @@ FlowDiffusionResult SolveFlowDiffusion(const DiffusionGraph& graph,
     const uint32_t i = touch(s.node);
     r.source[i] += options.alpha * r.capacity[i] * s.scale;
   }
+  if (options.source_mass == SourceMass::kShared) {
+    double scale_sum = 0.0, capacity_sum = 0.0;
+    for (const FlowSource& s : sources) {
+      if (s.node < n && s.scale > 0) scale_sum += s.scale;
+    }
+    for (size_t i = 0; i < r.nodes.size(); ++i) capacity_sum += r.capacity[i];
+    for (size_t i = 0; i < r.nodes.size(); ++i) {
+      // r.source[i] = α·T_i·Σscale_i so far: swap T_i for the shared ΣT.
+      r.source[i] *= capacity_sum / (r.capacity[i] * scale_sum);
+    }
+  }
   double total = 0.0;
   for (double d : r.source) total += d;
 
@@ -175,10 +186,11 @@ FlowDiffusionResult SolveFlowDiffusion(const DiffusionGraph& graph,
     return e;
   };
 
+  const double epsilon = options.relative_epsilon ? options.epsilon * total : options.epsilon;
   while (!queue.empty() && r.pushes < options.max_pushes) {
-    if (excess < options.epsilon) {
+    if (excess < epsilon) {
       excess = exact_excess();  // confirm against drift
-      if (excess < options.epsilon) break;
+      if (excess < epsilon) break;
     }
     const uint32_t u = queue.front();
     queue.pop_front();
@@ -214,6 +226,7 @@ FlowDiffusionResult SolveFlowDiffusion(const DiffusionGraph& graph,
     r.mass[u] = r.capacity[u];
     excess -= ex;
     const double share = ex / row.wsum;  // one division per push, not per edge
+    r.edge_visits += row.end - row.begin;
     for (uint64_t k = row.begin; k < row.end; ++k) {
       const uint32_t v = adj_pos[k];
       const double delta = share * r.adj_weights[k];
@@ -244,7 +257,7 @@ FlowDiffusionResult SolveFlowDiffusion(const DiffusionGraph& graph,
     r.residual += std::max(r.mass[i] - r.capacity[i], 0.0);
   }
   const double pushable = exact_excess();
-  r.converged = pushable < options.epsilon || queue.empty();
+  r.converged = pushable < epsilon || queue.empty();
 
   // Adjacency rows per entry (CSR over entries of `nodes`).
   r.adj_offsets.assign(r.nodes.size() + 1, 0);

@@ -68,6 +68,12 @@ class DiffusionGraph {
 };
 
 enum class CapacityKind { kUniform, kDegree };
+// How source mass is set: per source Δ_v = α·T_v·scale_v (kPerCapacity, the
+// paper's local set being the source itself), or the sources' total
+// capacity shared by weight, Δ_v = α·(Σ_{s∈S} T_s)·scale_v / Σ_{s∈S} scale_s
+// (kShared: QAFD-RAG's QA code distributes α·ΣT by the normalised seed
+// weights; taking ΣT over the sources, not the graph, keeps it local).
+enum class SourceMass { kPerCapacity, kShared };
 
 struct FlowDiffusionOptions {
   // Source strength α (QAFD-RAG §2.2; A2.1: 50 for QA, A2.2.1: 10 for schema graphs).
@@ -75,8 +81,12 @@ struct FlowDiffusionOptions {
   // Sink capacities T (§2.2): uniform T_v = beta (A2.2.1: 1) or T_v = degree(v).
   CapacityKind capacity = CapacityKind::kUniform;
   double beta = 1.0;
-  // Stop when the total excess drops below ε (A2.2.1: 0.05).
+  SourceMass source_mass = SourceMass::kPerCapacity;
+  // Stop when the total excess drops below ε (A2.2.1: 0.05), or with
+  // relative_epsilon below ε·Σ Δ (a threshold that scales with the sources,
+  // so the work depends on α and the seeds, not on their absolute mass).
   double epsilon = 0.05;
+  bool relative_epsilon = false;
   // Push cap (A2.2.1: N_max = 10^6).
   size_t max_pushes = 1000000;
   // Feasibility guard: at most this fraction of a small component's capacity.
@@ -109,7 +119,8 @@ struct FlowDiffusionResult {
   double injected = 0.0;       // Σ Δ
   double residual = 0.0;       // total excess at exit (pushable and stuck nodes)
   size_t pushes = 0;
-  size_t edges_touched = 0;    // weights computed
+  size_t edges_touched = 0;    // weights computed (once per pushed node's row)
+  size_t edge_visits = 0;      // row entries the pushes visited (Σ degree over pushes)
   bool converged = false;      // residual < ε (or nothing left to push)
   size_t scaled_sources = 0;   // sources reduced by the feasibility guard
   double max_conservation_error = 0.0;  // with verify_conservation

@@ -1,5 +1,7 @@
 #include "retrieval/ppr.h"
 
+#include "graph/knowledge_graph.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -8,6 +10,8 @@
 
 namespace flowrag {
 namespace {
+
+constexpr uint8_t kSynonymTag = static_cast<uint8_t>(EdgeKind::kSynonym);
 
 double MillisSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
@@ -103,6 +107,23 @@ CsrTransitions CsrTransitions::Materialize(const TransitionSource& g) {
   return c;
 }
 
+void WalkTransitions::Row(uint32_t u, std::vector<Transition>* out) const {
+  out->clear();
+  if (u >= g_.num_nodes()) return;
+  double sum = 0.0;
+  for (uint64_t i = g_.Begin(u); i < g_.End(u); ++i) {
+    const uint8_t kind = static_cast<uint8_t>(g_.Kind(i));
+    if (skip_synonyms_ && kind == kSynonymTag) continue;
+    out->push_back({g_.Target(i), kind, g_.Weight(i)});
+    sum += g_.Weight(i);
+  }
+  if (!(sum > 0)) {
+    out->clear();
+    return;
+  }
+  for (Transition& t : *out) t.prob /= sum;
+}
+
 Result<std::vector<NodeWeight>> NormalizeReset(std::span<const NodeWeight> reset,
                                                size_t num_nodes) {
   std::vector<NodeWeight> out;
@@ -152,14 +173,18 @@ void PushSolver::Clear() {
   scale_ = 1.0;
 }
 
-Status PushSolver::Solve(const TransitionSource& g, std::span<const NodeWeight> reset,
-                         const PushOptions& o, PprStats* stats) {
+// The push loop over any row source: `for_each(u, fn)` calls fn(v, P(u, v))
+// for each out-transition of u and returns how many it visited; `degree(u)`
+// scales the threshold.
+template <typename ForEach, typename DegreeOf>
+Status PushSolver::Run(size_t n, const ForEach& for_each, const DegreeOf& degree,
+                       std::span<const NodeWeight> reset, const PushOptions& o,
+                       PprStats* stats) {
   const auto start = std::chrono::steady_clock::now();
   FLOWRAG_RETURN_IF_ERROR(CheckDamping(o.damping));
   if (!(o.epsilon > 0) || !std::isfinite(o.epsilon)) {
     return Status::InvalidArgument("PPR push epsilon: expected a number > 0");
   }
-  const size_t n = g.num_nodes();
   FLOWRAG_ASSIGN_OR_RETURN(std::vector<NodeWeight> r, NormalizeReset(reset, n));
   Clear();
   if (p_.size() != n) {
@@ -169,7 +194,7 @@ Status PushSolver::Solve(const TransitionSource& g, std::span<const NodeWeight> 
   }
   const double d = o.damping, eps = o.epsilon;
   auto threshold = [&](uint32_t u) {
-    return eps * static_cast<double>(std::max<size_t>(1, g.Degree(u)));
+    return eps * static_cast<double>(std::max<size_t>(1, degree(u)));
   };
   auto touch = [&](uint32_t u) {
     if (!(state_[u] & 1)) {
@@ -203,18 +228,15 @@ Status PushSolver::Solve(const TransitionSource& g, std::span<const NodeWeight> 
     rho_[u] = 0.0;
     p_[u] += (1.0 - d) * ru;
     ++st.iterations;
-    g.Row(u, &row_);
-    st.edges_touched += row_.size();
     const double out_mass = d * ru;
-    for (const Transition& t : row_) {
-      const uint32_t v = t.target;
+    st.edges_touched += for_each(u, [&](uint32_t v, double prob) {
       touch(v);
-      rho_[v] += out_mass * t.prob;
+      rho_[v] += out_mass * prob;
       if (!(state_[v] & 2) && rho_[v] >= eps && rho_[v] >= threshold(v)) {
         state_[v] |= 2;
         queue_.push_back(v);
       }
-    }
+    });
   }
   double residual = 0.0, total = 0.0;
   for (uint32_t u : touched_) {
@@ -229,6 +251,32 @@ Status PushSolver::Solve(const TransitionSource& g, std::span<const NodeWeight> 
   st.time_ms = MillisSince(start);
   if (stats) *stats = st;
   return Status::Ok();
+}
+
+Status PushSolver::Solve(const TransitionSource& g, std::span<const NodeWeight> reset,
+                         const PushOptions& o, PprStats* stats) {
+  auto for_each = [&](uint32_t u, const auto& fn) -> size_t {
+    g.Row(u, &row_);
+    for (const Transition& t : row_) fn(t.target, t.prob);
+    return row_.size();
+  };
+  return Run(g.num_nodes(), for_each, [&](uint32_t u) { return g.Degree(u); }, reset, o, stats);
+}
+
+Status PushSolver::Solve(const WalkGraph& g, std::span<const NodeWeight> reset,
+                         const PushOptions& o, PprStats* stats) {
+  const std::span<const uint64_t> offsets = g.offsets();
+  const std::span<const uint32_t> targets = g.targets();
+  const std::span<const float> weights = g.weight_values();
+  auto for_each = [&](uint32_t u, const auto& fn) -> size_t {
+    const double sum = g.RowSum(u);
+    if (!(sum > 0)) return 0;
+    const double inv = 1.0 / sum;
+    const uint64_t begin = offsets[u], end = offsets[u + 1];
+    for (uint64_t i = begin; i < end; ++i) fn(targets[i], weights[i] * inv);
+    return end - begin;
+  };
+  return Run(g.num_nodes(), for_each, [&](uint32_t u) { return g.Degree(u); }, reset, o, stats);
 }
 
 // ---------------------------------------------------------------- power iteration

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "flowrag/status.h"
+#include "graph/walk_graph.h"
 
 namespace flowrag {
 
@@ -103,6 +104,22 @@ class CsrTransitions final : public TransitionSource {
   std::vector<uint32_t> degrees_;  // empty: row lengths
 };
 
+// A WalkGraph as a TransitionSource: P(u, v) = w(u, v) / Σ_x w(u, x), tags
+// are EdgeKind values. With `skip_synonyms` the SYNONYM entries are left out
+// and each row renormalised over the rest. Holds a reference to `graph`.
+class WalkTransitions final : public TransitionSource {
+ public:
+  explicit WalkTransitions(const WalkGraph& graph, bool skip_synonyms = false)
+      : g_(graph), skip_synonyms_(skip_synonyms) {}
+  size_t num_nodes() const override { return g_.num_nodes(); }
+  void Row(uint32_t u, std::vector<Transition>* out) const override;
+  size_t Degree(uint32_t u) const override { return g_.Degree(u); }
+
+ private:
+  const WalkGraph& g_;
+  bool skip_synonyms_;
+};
+
 struct PprStats {
   size_t iterations = 0;     // pushes (push) or sweeps (power iteration)
   double residual = 0.0;     // push: Σ remaining residual; power: last ‖Δx‖₁
@@ -137,6 +154,10 @@ class PushSolver {
  public:
   Status Solve(const TransitionSource& g, std::span<const NodeWeight> reset,
                const PushOptions& options, PprStats* stats);
+  // The same push over a WalkGraph, P(u, v) = w(u, v) / RowSum(u), reading
+  // its arrays in place (no per-row copies): the graph retrievers' fast path.
+  Status Solve(const WalkGraph& g, std::span<const NodeWeight> reset, const PushOptions& options,
+               PprStats* stats);
   // The (normalised) estimate of node u after Solve.
   double Score(uint32_t u) const { return u < p_.size() ? p_[u] * scale_ : 0.0; }
   // Nodes that received mass in the last Solve, in first-touch order.
@@ -144,6 +165,9 @@ class PushSolver {
 
  private:
   void Clear();
+  template <typename ForEach, typename DegreeOf>
+  Status Run(size_t n, const ForEach& for_each, const DegreeOf& degree,
+             std::span<const NodeWeight> reset, const PushOptions& options, PprStats* stats);
   std::vector<double> p_, rho_;
   std::vector<uint8_t> state_;  // bit 0: touched, bit 1: queued
   std::vector<uint32_t> touched_, queue_;

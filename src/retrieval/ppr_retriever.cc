@@ -105,7 +105,7 @@ void FillGraphOutput(const Snapshot& s, const TransitionSource& graph,
                      const std::vector<uint32_t>& scored_nodes,
                      const std::function<double(uint32_t)>& score,
                      const std::function<double(uint32_t)>& reset, double damping, size_t top_k,
-                     size_t max_nodes, RetrievalOutput* out) {
+                     size_t max_nodes, RetrievalOutput* out, bool explain) {
   const uint32_t num_passages = static_cast<uint32_t>(s.num_passages());
   std::vector<NodeScore> passages, nodes;
   nodes.reserve(scored_nodes.size());
@@ -125,6 +125,7 @@ void FillGraphOutput(const Snapshot& s, const TransitionSource& graph,
   top(&nodes, max_nodes);
   for (const NodeScore& p : passages) out->ranked.push_back({p.node, p.score});
   out->node_scores = nodes;
+  if (!explain) return;
 
   constexpr size_t kMaxPathNodes = 6;
   RowCache rows(graph);
@@ -228,16 +229,8 @@ Result<RetrievalOutput> PprRetriever::Retrieve(const Snapshot& s, const Retrieva
     out.seeds.push_back({g.EntityNode(e.entity), e.weight / total});
   }
 
-  // The default graph's rows come materialised from the per-graph query
-  // index; without synonyms they are computed on the fly.
-  const HippoRagGraph computed(g, o.synonyms);
-  std::shared_ptr<const GraphQueryIndex> qi;
-  const TransitionSource* source = &computed;
-  if (o.synonyms) {
-    qi = GraphQueryIndex::For(s);
-    source = &qi->hipporag();
-  }
-  const TransitionSource& graph = *source;
+  const WalkGraph& walk = g.walk();
+  const WalkTransitions rows(walk, /*skip_synonyms=*/!o.synonyms);
   PprStats st;
   const auto t_solve = std::chrono::steady_clock::now();
   if (o.solver == "push") {
@@ -245,20 +238,24 @@ Result<RetrievalOutput> PprRetriever::Retrieve(const Snapshot& s, const Retrieva
     PushOptions po;
     po.damping = o.damping;
     po.epsilon = o.epsilon;
-    FLOWRAG_RETURN_IF_ERROR(solver.Solve(graph, reset, po, &st));
-    FillGraphOutput(s, graph, solver.touched(), [&](uint32_t u) { return solver.Score(u); },
-                    reset_of, o.damping, r.top_k, o.max_nodes, &out);
+    if (o.synonyms) {
+      FLOWRAG_RETURN_IF_ERROR(solver.Solve(walk, reset, po, &st));
+    } else {
+      FLOWRAG_RETURN_IF_ERROR(solver.Solve(rows, reset, po, &st));
+    }
+    FillGraphOutput(s, rows, solver.touched(), [&](uint32_t u) { return solver.Score(u); },
+                    reset_of, o.damping, r.top_k, o.max_nodes, &out, r.explain);
   } else {
     PowerOptions po;
     po.damping = o.damping;
     po.tolerance = o.tolerance;
-    FLOWRAG_ASSIGN_OR_RETURN(std::vector<double> x, PowerIteration(graph, reset, po, &st));
+    FLOWRAG_ASSIGN_OR_RETURN(std::vector<double> x, PowerIteration(rows, reset, po, &st));
     std::vector<uint32_t> nodes;
     for (uint32_t u = 0; u < x.size(); ++u) {
       if (x[u] > 0) nodes.push_back(u);
     }
-    FillGraphOutput(s, graph, nodes, [&](uint32_t u) { return x[u]; }, reset_of, o.damping,
-                    r.top_k, o.max_nodes, &out);
+    FillGraphOutput(s, rows, nodes, [&](uint32_t u) { return x[u]; }, reset_of, o.damping,
+                    r.top_k, o.max_nodes, &out, r.explain);
   }
   out.diagnostics.extra["output_ms"] = MillisSince(t_solve) - st.time_ms;
   out.diagnostics.iterations = st.iterations;

@@ -88,7 +88,7 @@ class HippoRagGraph final : public TransitionSource {
 
 // Shared by the graph retrievers: given the fixed point, fills ranked
 // passages (top_k by score, ties by passage index), node_scores (best
-// `max_nodes`), the subgraph (every transition between reported nodes, with
+// `max_nodes`) and, with `explain`, the subgraph (every transition between reported nodes, with
 // weight = P(u, v) and flow = d·x_u·P(u, v)) and a predecessor path
 // (retrieval/ppr.h PredecessorPath) for each returned passage.
 // `score(node)` and `reset(node)` read the solution and the normalised reset.
@@ -96,7 +96,7 @@ void FillGraphOutput(const Snapshot& snapshot, const TransitionSource& graph,
                      const std::vector<uint32_t>& scored_nodes,
                      const std::function<double(uint32_t)>& score,
                      const std::function<double(uint32_t)>& reset, double damping, size_t top_k,
-                     size_t max_nodes, RetrievalOutput* out);
+                     size_t max_nodes, RetrievalOutput* out, bool explain = true);
 
 // The ppr retriever's reset vector for one query (see the file comment):
 // entity seeds (fact seeds plus entities named in the query) and the

@@ -259,6 +259,7 @@ class Store {
     int64_t passage_id = 0, entity_id = 0;
     int64_t count = 0;
     bool defining = false;
+    bool title = false;  // the passage's own title entity (type TITLE, defining)
   };
   struct DescriptionRow {
     int64_t id = 0, entity_id = 0, passage_id = 0;

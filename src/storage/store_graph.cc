@@ -148,12 +148,13 @@ Status Store::ForEachMention(const std::function<Status(const MentionRow&)>& fn)
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s, Statement::Prepare(db_, path_,
-                                      "SELECT passage_id, entity_id, count, defining FROM mentions "
+                                      "SELECT passage_id, entity_id, count, defining, "
+                                      "defining AND type = 'TITLE' FROM mentions "
                                       "ORDER BY passage_id, entity_id"));
   while (true) {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
     if (!row) break;
-    FLOWRAG_RETURN_IF_ERROR(fn({s.Int(0), s.Int(1), s.Int(2), s.Int(3) != 0}));
+    FLOWRAG_RETURN_IF_ERROR(fn({s.Int(0), s.Int(1), s.Int(2), s.Int(3) != 0, s.Int(4) != 0}));
   }
   return Status::Ok();
 }

@@ -1,0 +1,84 @@
+// WalkGraph: the weighted undirected graph of passages and entities that
+// the graph retrievers walk (ppr, qafd, semflow's passage edges). One entry
+// per neighbour pair and direction, built once per snapshot from the typed
+// KnowledgeGraph (which keeps every fact and mention as stored; this graph
+// only decides how much each carries).
+//
+// Base weights are HippoRAG 2's (ppr_retriever.h): passage–entity 1 per
+// pair, entity–entity 2 per fact joining the pair (HippoRAG inserts each
+// fact edge once per direction into an undirected graph), SYNONYM 2 ×
+// similarity. On top, rules for the offline graph, where the extractor
+// links every entity of a sentence and literals and nationalities become
+// hubs ("American" is named in 1,113 of 2wiki's 6,119 passages):
+//   title     a passage's link to its own title entity (MENTIONS attr 1)
+//             weighs `title` instead of 1: the passage is *about* that
+//             entity, the strongest link the offline graph has;
+//   literal   every edge of a DATE or NUMBER entity is multiplied by
+//             `literal`: a year shared by two passages is weak evidence of
+//             a connection;
+//   hub       every edge of an entity named in df > `hub_passages`
+//             passages is multiplied by hub_passages / df (per endpoint).
+// The defaults are measured (bench/retrieval_report.py, see the header of
+// each retriever) on the train splits.
+//
+// Thread-safety: immutable after Build. Memory: 17 bytes per entry plus
+// 16 bytes per node.
+#ifndef FLOWRAG_GRAPH_WALK_GRAPH_H_
+#define FLOWRAG_GRAPH_WALK_GRAPH_H_
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace flowrag {
+
+class KnowledgeGraph;
+enum class EdgeKind : uint8_t;
+
+struct WalkWeights {
+  float mention = 1.0f;
+  float title = 1.0f;
+  float fact = 2.0f;
+  float synonym = 2.0f;
+  float literal = 1.0f;
+  uint32_t hub_passages = 0;  // 0 = no hub rule
+};
+
+class WalkGraph {
+ public:
+  WalkGraph() = default;
+  static WalkGraph Build(const KnowledgeGraph& graph, const WalkWeights& weights);
+
+  size_t num_nodes() const { return offsets_.empty() ? 0 : offsets_.size() - 1; }
+  size_t num_entries() const { return targets_.size(); }
+  uint64_t Begin(uint32_t u) const { return offsets_[u]; }
+  uint64_t End(uint32_t u) const { return offsets_[u + 1]; }
+  size_t Degree(uint32_t u) const { return offsets_[u + 1] - offsets_[u]; }
+  uint32_t Target(uint64_t i) const { return targets_[i]; }
+  float Weight(uint64_t i) const { return weights_[i]; }
+  EdgeKind Kind(uint64_t i) const { return static_cast<EdgeKind>(kinds_[i]); }
+  // Σ of u's weights (0 for an isolated node).
+  double RowSum(uint32_t u) const { return row_sums_[u]; }
+  const WalkWeights& weights() const { return config_; }
+
+  std::span<const uint64_t> offsets() const { return offsets_; }
+  std::span<const uint32_t> targets() const { return targets_; }
+  std::span<const float> weight_values() const { return weights_; }
+  size_t MemoryBytes() const;
+
+ private:
+  WalkWeights config_;
+  std::vector<uint64_t> offsets_;
+  std::vector<uint32_t> targets_;
+  std::vector<float> weights_;
+  std::vector<uint8_t> kinds_;
+  std::vector<double> row_sums_;
+};
+
+// The weights a snapshot's graph is built with: WalkWeights' defaults,
+// overridden by FLOWRAG_WALK ("title=3,literal=0.1,hub=50") for experiments.
+WalkWeights DefaultWalkWeights();
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_GRAPH_WALK_GRAPH_H_

@@ -1,0 +1,96 @@
+// QueryAwareWalk: a snapshot's WalkGraph (graph/walk_graph.h) seen by the
+// flow diffusion solver with the query-aware weights of QAFD-RAG Eq. 5 for
+// one (sub-)query (the formula and options are described in
+// retrieval/qafd_retriever.h).
+//
+// Node–query similarities are computed on first use and cached for the
+// life of the object (an O(nodes) array, 4 bytes per node): entities from their name vectors (sparse rows),
+// passages from the query's precomputed dense passage scores. Weights are
+// computed only when the solver asks for a node's row (once per pushed node).
+//
+// Thread-safety: one object per query and thread (it caches).
+#ifndef FLOWRAG_RETRIEVAL_QAFD_GRAPH_H_
+#define FLOWRAG_RETRIEVAL_QAFD_GRAPH_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "graph/knowledge_graph.h"
+#include "retrieval/flow_diffusion.h"
+#include "retrieval/qafd_retriever.h"
+
+namespace flowrag {
+
+class FlatIndex;
+
+class QueryAwareWalk final : public DiffusionGraph {
+ public:
+  // `entity_vectors` (rows = entities) and `passages` may be null: the
+  // similarities they would give are then those of cosine 0. `query` has the
+  // entity vectors' dimension (may be null: every cosine 0);
+  // `passage_cosines` has one value per passage (may be empty).
+  QueryAwareWalk(const KnowledgeGraph& graph, const SparseRows* entity_vectors,
+                 const FlatIndex* passages, const float* query,
+                 std::span<const float> passage_cosines, const QafdOptions& options);
+
+  size_t num_nodes() const override { return walk_.num_nodes(); }
+  size_t Degree(uint32_t u) const override;
+  void Neighbors(uint32_t u, std::vector<uint32_t>* out) const override;
+  void WeightedNeighbors(uint32_t u, std::vector<uint32_t>* nodes,
+                         std::vector<double>* weights) const override;
+
+  // Similarity in [0, 1] of node v with the query (cached).
+  double QuerySim(uint32_t v) const;
+  // The kind of the edge u–v (a fact outranks a synonym); kMentions when
+  // either end is a passage.
+  EdgeKind KindBetween(uint32_t u, uint32_t v) const;
+
+ private:
+  bool Skipped(uint64_t entry) const {
+    return !options_.synonyms && walk_.Kind(entry) == EdgeKind::kSynonym;
+  }
+  // Cosine of the embeddings of u and v (structure = similarity).
+  double NodeCosine(uint32_t u, uint32_t v) const;
+  void LoadDense(uint32_t entity) const;
+  void ClearDense(uint32_t entity) const;
+
+  const KnowledgeGraph& g_;
+  const WalkGraph& walk_;
+  const SparseRows* entity_vectors_;
+  const FlatIndex* passages_;
+  const float* query_;
+  std::span<const float> passage_cosines_;
+  const QafdOptions& options_;
+  mutable std::vector<float> sims_;     // QuerySim per node, NaN until computed
+  mutable std::vector<float> scratch_;  // a dense entity vector (similarity structure)
+};
+
+// One diffusion of a qafd query: the whole query, or one sub-query (Eq. 9).
+struct QafdRun {
+  std::string text;
+  std::vector<NodeScore> seeds;  // sources and their weights, for the output
+  std::unique_ptr<QueryAwareWalk> graph;
+  FlowDiffusionResult flow;
+};
+
+// The union of the runs (Eq. 10): per node the run with the largest x.
+struct QafdNode {
+  double x = 0, mass = 0;
+  uint32_t run = 0, entry = 0;  // entry index in runs[run].flow
+};
+using QafdNodes = std::unordered_map<uint32_t, QafdNode>;
+
+// With RetrievalRequest::explain: for each ranked passage the chain of
+// largest inflows back to a source, and the edges carrying flow
+// f_uv = w_uv·(x_u − x_v) out of nodes with x above options.support
+// (at most options.max_subgraph_edges, largest flow first).
+void ExplainQafd(const std::vector<QafdRun>& runs, const QafdNodes& nodes,
+                 const QafdOptions& options, RetrievalOutput* out);
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_RETRIEVAL_QAFD_GRAPH_H_
