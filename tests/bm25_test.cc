@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <tuple>
 
 #include "text/bm25_index.h"
 
@@ -81,6 +82,54 @@ TEST(Bm25Test, TopKTruncatesWithDeterministicTies) {
   EXPECT_EQ(hits[0].doc, 0u);
   EXPECT_EQ(hits[1].doc, 1u);
   EXPECT_EQ(hits[2].doc, 2u);
+}
+
+// The arrays a snapshot part persists give back an index that scores
+// exactly as the original; damaged arrays are refused.
+TEST(Bm25Test, ArraysRoundTripExactlyAndDamageIsRefused) {
+  const Bm25Index a = Corpus();
+  std::vector<std::string> terms;
+  for (std::string_view t : a.Terms()) terms.emplace_back(t);
+  auto arrays = [&] {
+    return std::make_tuple(terms, std::vector<uint64_t>(a.offsets().begin(), a.offsets().end()),
+                           std::vector<uint32_t>(a.posting_docs().begin(), a.posting_docs().end()),
+                           std::vector<uint32_t>(a.posting_tfs().begin(), a.posting_tfs().end()),
+                           std::vector<uint32_t>(a.doc_lengths().begin(), a.doc_lengths().end()));
+  };
+  auto [t, o, d, f, l] = arrays();
+  auto b = Bm25Index::FromArrays(t, o, d, f, l);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(b->num_docs(), a.num_docs());
+  EXPECT_EQ(b->vocabulary_size(), a.vocabulary_size());
+  EXPECT_EQ(b->average_length(), a.average_length());
+  for (const char* q : {"river sea", "town storm keeper", "ostrel", "nothing here"}) {
+    const auto x = a.Search(q, 10, {}), y = b->Search(q, 10, {});
+    ASSERT_EQ(x.size(), y.size()) << q;
+    for (size_t i = 0; i < x.size(); ++i) {
+      EXPECT_EQ(x[i].doc, y[i].doc) << q;
+      EXPECT_EQ(x[i].score, y[i].score) << q;
+    }
+  }
+  {
+    auto [t2, o2, d2, f2, l2] = arrays();
+    d2[0] = 99;  // a document that does not exist
+    EXPECT_EQ(Bm25Index::FromArrays(t2, o2, d2, f2, l2).status().code(), StatusCode::kCorruption);
+  }
+  {
+    auto [t2, o2, d2, f2, l2] = arrays();
+    o2.back() += 1;  // offsets past the postings
+    EXPECT_EQ(Bm25Index::FromArrays(t2, o2, d2, f2, l2).status().code(), StatusCode::kCorruption);
+  }
+  {
+    auto [t2, o2, d2, f2, l2] = arrays();
+    t2[1] = t2[0];  // a repeated term
+    EXPECT_EQ(Bm25Index::FromArrays(t2, o2, d2, f2, l2).status().code(), StatusCode::kCorruption);
+  }
+  {
+    auto [t2, o2, d2, f2, l2] = arrays();
+    f2[0] = 0;  // a posting without occurrences
+    EXPECT_EQ(Bm25Index::FromArrays(t2, o2, d2, f2, l2).status().code(), StatusCode::kCorruption);
+  }
 }
 
 }  // namespace

@@ -186,6 +186,105 @@ TEST(StoreTest, MigratesFormatOneAndKeepsItsData) {
   // The migrated store accepts new writes.
   std::vector<DocumentWrite> batch = {Doc("b", "written after migration", 8)};
   ASSERT_TRUE((*s)->WriteDocuments(batch).ok());
+  // Format 6: a generation counter and (empty) snapshot parts.
+  EXPECT_EQ((*s)->Generation().value(), 2);
+  EXPECT_FALSE((*s)->GetSnapshotPart("bm25").value().has_value());
+}
+
+// Writes a part of `bytes` split into chunks of `chunk` bytes.
+Result<bool> PutPart(Store& store, const std::string& name, int64_t generation,
+                     const std::string& bytes, size_t chunk = Store::kMaxSnapshotChunk) {
+  Store::SnapshotPartInfo info;
+  info.name = name;
+  info.generation = generation;
+  info.format = 3;
+  info.key = "k";
+  return store.PutSnapshotPart(info, [&](const Store::ChunkSink& emit) -> Result<uint64_t> {
+    for (size_t at = 0; at < bytes.size(); at += chunk) {
+      FLOWRAG_RETURN_IF_ERROR(emit(std::string_view(bytes).substr(at, chunk)));
+    }
+    return uint64_t{77};
+  });
+}
+
+TEST(StoreTest, WritesThatChangeSnapshotsBumpTheGeneration) {
+  TempDir dir;
+  auto s = Store::Open(dir.File("g.db"));
+  ASSERT_TRUE(s.ok());
+  Store& store = **s;
+  int64_t g = store.Generation().value();
+  EXPECT_EQ(g, 1);
+  auto bumped = [&](const char* what) {
+    const int64_t now = store.Generation().value();
+    EXPECT_EQ(now, g + 1) << what;
+    g = now;
+  };
+  auto unchanged = [&](const char* what) { EXPECT_EQ(store.Generation().value(), g) << what; };
+  std::vector<DocumentWrite> batch = {Doc("a", "alpha", 1)};
+  ASSERT_TRUE(store.WriteDocuments(batch).ok());
+  bumped("documents");
+  FloatMatrix v(1, 2);
+  v.data = {1.0f, 0.0f};
+  std::vector<uint64_t> h = {Hash64("alpha")};
+  ASSERT_TRUE(store.PutEmbeddings("m", h, v).ok());
+  bumped("embeddings");
+  ASSERT_TRUE(store.SetMeta("dense_model", "m").ok());
+  bumped("a new meta value");
+  ASSERT_TRUE(store.SetMeta("dense_model", "m").ok());
+  unchanged("the same meta value");
+  ASSERT_TRUE(store.ReplaceSynonyms({}, {}).ok());
+  unchanged("no synonyms to replace");
+  ASSERT_TRUE(store.BeginIndexRun("x").ok());
+  unchanged("the index run journal");
+  ASSERT_TRUE(store.MarkNamesLinked({"alpha"}).ok());
+  unchanged("linked names");
+  ASSERT_TRUE(PutPart(store, "p", g, "bytes").value());
+  unchanged("a snapshot part");
+  ASSERT_TRUE(store.PutEmbedderState("hash", "state", 1).ok());
+  bumped("embedder state");
+  ASSERT_TRUE(store.DeleteDocument("a").ok());
+  bumped("a deleted document");
+  EXPECT_FALSE(store.DeleteDocument("a").ok());
+  unchanged("a failed delete");
+}
+
+TEST(StoreTest, SnapshotPartsRoundTripInChunksAndOnlyForTheCurrentGeneration) {
+  TempDir dir;
+  auto s = Store::Open(dir.File("p.db"));
+  ASSERT_TRUE(s.ok());
+  Store& store = **s;
+  const int64_t g = store.Generation().value();
+  std::string bytes(10000, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 7);
+  ASSERT_TRUE(PutPart(store, "p", g, bytes, 4096).value());
+  auto info = store.GetSnapshotPart("p");
+  ASSERT_TRUE(info.ok() && info->has_value());
+  EXPECT_EQ((*info)->generation, g);
+  EXPECT_EQ((*info)->format, 3);
+  EXPECT_EQ((*info)->key, "k");
+  EXPECT_EQ((*info)->bytes, bytes.size());
+  EXPECT_EQ((*info)->chunks, 3);
+  EXPECT_EQ((*info)->checksum, 77u);
+  std::string back(bytes.size(), 'x');
+  for (int64_t c = 0; c < 3; ++c) {
+    const size_t n = std::min<size_t>(4096, bytes.size() - c * 4096);
+    ASSERT_TRUE(store.ReadSnapshotChunk("p", c, 0, back.data() + c * 4096, n).ok());
+  }
+  EXPECT_EQ(back, bytes);
+  char part[10];
+  ASSERT_TRUE(store.ReadSnapshotChunk("p", 1, 100, part, 10).ok());
+  EXPECT_EQ(std::string(part, 10), bytes.substr(4196, 10));
+  EXPECT_EQ(store.ReadSnapshotChunk("p", 3, 0, part, 1).code(), StatusCode::kNotFound);
+  EXPECT_EQ(store.ReadSnapshotChunk("p", 2, 1800, part, 10).code(), StatusCode::kCorruption);
+  // A part derived from an older generation is not written.
+  EXPECT_FALSE(PutPart(store, "q", g - 1, "old").value());
+  EXPECT_FALSE(store.GetSnapshotPart("q").value().has_value());
+  // Replacing keeps no chunk of the old part.
+  ASSERT_TRUE(PutPart(store, "p", g, "short").value());
+  EXPECT_EQ((*store.GetSnapshotPart("p"))->chunks, 1);
+  EXPECT_EQ(store.ReadSnapshotChunk("p", 1, 0, part, 1).code(), StatusCode::kNotFound);
+  ASSERT_TRUE(store.DropSnapshotParts().ok());
+  EXPECT_FALSE(store.GetSnapshotPart("p").value().has_value());
 }
 
 TEST(StoreTest, DetectsCorruptedPages) {

@@ -16,6 +16,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "vector/dot_product.h"
@@ -868,6 +869,161 @@ TEST(MakeVectorIndexTest, RejectsBadArguments) {
   options.kind = "hnsw";
   options.hnsw_m = 0;
   EXPECT_EQ(MakeVectorIndex(16, 10, options).status().code(), StatusCode::kInvalidArgument);
+}
+
+// SparseIndex built from sparse rows (how snapshots build it) equals one
+// built by Add() from dense rows, returns its rows again, and rebuilt from
+// its own arrays (how a persisted snapshot loads it) searches identically.
+TEST(SparseIndexTest, RowsArraysAndAddAgree) {
+  const size_t d = 64;
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-1, 1);
+  FloatMatrix data(500, d);
+  for (size_t r = 0; r < data.rows; ++r) {
+    for (int i = 0; i < 5; ++i) data.row(r)[rng() % d] = u(rng);
+  }
+  const SparseRows rows = SparseRows::FromMatrix(data);
+  auto a = SparseIndex::FromRows(rows);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  SparseIndex b(d);
+  ASSERT_TRUE(b.Add(FloatMatrix(0, d)).ok());
+  FloatMatrix first(200, d), second(300, d);
+  std::copy_n(data.data.begin(), 200 * d, first.data.begin());
+  std::copy(data.data.begin() + 200 * d, data.data.end(), second.data.begin());
+  ASSERT_TRUE(b.Add(first).ok());
+  ASSERT_TRUE(b.Add(second).ok());
+  EXPECT_EQ((*a)->NonZeros(), rows.nonzeros());
+  EXPECT_EQ(b.NonZeros(), rows.nonzeros());
+  const SparseRows back = (*a)->Rows();
+  EXPECT_EQ(back.offsets, rows.offsets);
+  EXPECT_EQ(back.dims, rows.dims);
+  EXPECT_EQ(back.values, rows.values);
+  auto c = SparseIndex::FromArrays(d, (*a)->Size(), {(*a)->offsets().begin(), (*a)->offsets().end()},
+                                   {(*a)->deltas().begin(), (*a)->deltas().end()},
+                                   {(*a)->values().begin(), (*a)->values().end()});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<float> q(d, 0.0f);
+    for (int i = 0; i < 1 + trial % 10; ++i) q[rng() % d] = u(rng);
+    VectorSearchParams params;
+    params.k = 15;
+    const auto x = (*a)->Search(q.data(), params, nullptr);
+    for (const VectorIndex* other : {static_cast<const VectorIndex*>(&b),
+                                     static_cast<const VectorIndex*>(c->get())}) {
+      const auto y = other->Search(q.data(), params, nullptr);
+      ASSERT_EQ(x.size(), y.size());
+      for (size_t i = 0; i < x.size(); ++i) {
+        EXPECT_EQ(x[i].id, y[i].id) << trial;
+        EXPECT_EQ(x[i].score, y[i].score) << trial;
+      }
+    }
+  }
+}
+
+// Gaps of 65,535 ids or more between the vectors of one dimension take skip
+// entries; ids, scores and rows stay exact.
+TEST(SparseIndexTest, LargeIdGapsAreBridged) {
+  const size_t d = 8, n = 200000;
+  SparseRows rows;
+  rows.cols = d;
+  std::vector<float> dense(d);
+  // Gaps: 65,535 exactly (a skip, then delta 0) and 65,536 (a skip, then 1).
+  const std::set<size_t> with_dim0 = {0, 1, 65536, 65537, 131073, 131074, 199999};
+  for (size_t r = 0; r < n; ++r) {
+    std::fill(dense.begin(), dense.end(), 0.0f);
+    if (with_dim0.count(r)) dense[0] = 1.0f + static_cast<float>(r) * 1e-6f;
+    dense[1 + r % 7] = 0.5f;
+    rows.Append(dense.data());
+  }
+  auto index = SparseIndex::FromRows(rows);
+  ASSERT_TRUE(index.ok());
+  EXPECT_EQ((*index)->NonZeros(), rows.nonzeros());
+  EXPECT_GT((*index)->offsets()[1], with_dim0.size());  // skip entries exist
+  std::vector<float> q(d, 0.0f);
+  q[0] = 1.0f;
+  VectorSearchParams params;
+  params.k = 8;
+  params.min_score = 0.5f;
+  const auto hits = (*index)->Search(q.data(), params, nullptr);
+  ASSERT_EQ(hits.size(), with_dim0.size());
+  std::set<size_t> got;
+  for (const VectorHit& h : hits) {
+    got.insert(h.id);
+    EXPECT_EQ(h.score, 1.0f + static_cast<float>(h.id) * 1e-6f);
+  }
+  EXPECT_EQ(got, with_dim0);
+  const SparseRows back = (*index)->Rows();
+  EXPECT_EQ(back.dims, rows.dims);
+  EXPECT_EQ(back.values, rows.values);
+}
+
+TEST(SparseIndexTest, DamagedArraysAreRefused) {
+  SparseRows rows;
+  rows.cols = 4;
+  const float r0[] = {0.5f, 0, 0, 0.5f}, r1[] = {0, 1, 0, 0}, r2[] = {0.5f, 0, 0.5f, 0};
+  for (const float* r : {r0, r1, r2}) rows.Append(r);
+  auto a = SparseIndex::FromRows(rows);
+  ASSERT_TRUE(a.ok());
+  auto arrays = [&] {
+    return std::make_tuple(std::vector<uint64_t>((*a)->offsets().begin(), (*a)->offsets().end()),
+                           std::vector<uint16_t>((*a)->deltas().begin(), (*a)->deltas().end()),
+                           std::vector<float>((*a)->values().begin(), (*a)->values().end()));
+  };
+  auto refused = [](size_t dim, size_t size, std::tuple<std::vector<uint64_t>, std::vector<uint16_t>,
+                                                        std::vector<float>> t) {
+    auto r = SparseIndex::FromArrays(dim, size, std::get<0>(t), std::get<1>(t), std::get<2>(t));
+    return !r.ok() && r.status().code() == StatusCode::kCorruption;
+  };
+  EXPECT_FALSE(refused(4, 3, arrays()));
+  EXPECT_TRUE(refused(4, 2, arrays()));  // id 2 out of range
+  EXPECT_TRUE(refused(5, 3, arrays()));  // wrong number of offsets
+  auto t = arrays();
+  std::get<1>(t)[1] = 0;  // dimension 0: ids 0, 0: not ascending
+  EXPECT_TRUE(refused(4, 3, t));
+  t = arrays();
+  std::get<2>(t)[0] = std::nanf("");
+  EXPECT_TRUE(refused(4, 3, t));
+  t = arrays();
+  std::get<0>(t)[2] = 100;  // offsets past the entries
+  EXPECT_TRUE(refused(4, 3, t));
+  // Rows with unsorted or out-of-range dimensions are refused as input.
+  SparseRows bad = rows;
+  std::swap(bad.dims[0], bad.dims[1]);
+  EXPECT_FALSE(SparseIndex::FromRows(bad).ok());
+  bad = rows;
+  bad.dims[0] = 9;
+  EXPECT_FALSE(SparseIndex::FromRows(bad).ok());
+}
+
+TEST(FlatIndexTest, FromMatrixAdoptsTheRowsAndSearchesAsAdd) {
+  FloatMatrix m = RandomNormalised(300, 32, 5);
+  const FloatMatrix copy = m;
+  FlatIndex added(32);
+  ASSERT_TRUE(added.Add(copy).ok());
+  auto adopted = FlatIndex::FromMatrix(std::move(m));
+  ASSERT_TRUE(adopted.ok());
+  EXPECT_EQ((*adopted)->matrix().data, copy.data);
+  EXPECT_EQ((*adopted)->Size(), 300u);
+  EXPECT_EQ(std::memcmp((*adopted)->Row(17), copy.row(17), 32 * sizeof(float)), 0);
+  const FloatMatrix queries = RandomNormalised(5, 32, 6);
+  for (size_t i = 0; i < queries.rows; ++i) {
+    VectorSearchParams params;
+    params.k = 7;
+    const auto x = added.Search(queries.row(i), params, nullptr);
+    const auto y = (*adopted)->Search(queries.row(i), params, nullptr);
+    ASSERT_EQ(x.size(), y.size());
+    for (size_t j = 0; j < x.size(); ++j) {
+      EXPECT_EQ(x[j].id, y[j].id);
+      EXPECT_EQ(x[j].score, y[j].score);
+    }
+  }
+  FloatMatrix bad(2, 4);
+  bad.data[3] = std::nanf("");
+  EXPECT_FALSE(FlatIndex::FromMatrix(std::move(bad)).ok());
+  // Adding after adoption keeps ids dense.
+  ASSERT_TRUE((*adopted)->Add(RandomNormalised(3, 32, 7)).ok());
+  EXPECT_EQ((*adopted)->Size(), 303u);
+  EXPECT_EQ((*adopted)->matrix().rows, 303u);
 }
 
 }  // namespace

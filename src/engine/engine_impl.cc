@@ -66,9 +66,29 @@ Status EngineImpl::RebuildSnapshot() {
   FLOWRAG_ASSIGN_OR_RETURN(auto dense_model, store_->GetMeta("dense_model"));
   // Only vectors of the embedder we can embed queries with are usable.
   if (dense_model && *dense_model == embedder_->ModelId()) so.dense_model = *dense_model;
+  so.persistable = !options_.read_only;
+  so.previous = snapshot();  // its graph vectors are reused by text
+  // Nothing written since (a run that found everything stored): keep it.
+  FLOWRAG_ASSIGN_OR_RETURN(int64_t generation, store_->Generation());
+  if (so.previous != nullptr && so.previous->generation() == generation &&
+      so.previous->embedder() == embedder_.get() && so.previous->dense_model() == so.dense_model) {
+    return Status::Ok();
+  }
   FLOWRAG_ASSIGN_OR_RETURN(auto snap, Snapshot::Build(*store_, embedder_, so));
-  std::lock_guard<std::mutex> lock(snapshot_mu_);
-  snapshot_ = std::move(snap);
+  so.previous.reset();
+  {
+    std::lock_guard<std::mutex> lock(snapshot_mu_);
+    snapshot_ = snap;
+  }
+  // Visible first, persisted after: the parts are a cache of the store, and
+  // a failure to write them only costs the next open its speed.
+  if (so.persistable) {
+    Result<size_t> written = snap->PersistParts(*store_);
+    if (!written.ok()) {
+      std::fprintf(stderr, "flowrag: %s: snapshot parts not persisted: %s\n",
+                   store_->path().c_str(), written.status().ToString().c_str());
+    }
+  }
   return Status::Ok();
 }
 

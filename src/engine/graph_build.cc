@@ -9,6 +9,7 @@
 #include "common/hash.h"
 #include "common/progress.h"
 #include "graph/graph_loader.h"
+#include "graph/graph_vectors.h"
 #include "graph/graph_texts.h"
 #include "common/text.h"
 #include "vector/sparse_index.h"
@@ -64,6 +65,112 @@ Status EmbedGraphTexts(Store& store, Embedder& embedder, size_t batch_size, bool
   return Status::Ok();
 }
 
+namespace {
+
+// Word-prefix keys of an entity name (see LexicalSynonyms).
+std::vector<std::string> BlockingKeys(const std::string& text) {
+  std::vector<std::string> out;
+  for (std::string w : Tokenize(text)) {
+    if (w.size() > 4) w.resize(4);
+    out.push_back(std::move(w));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+// Synonym candidates for lexical (built-in, hashed) vectors. A cosine of 0.8
+// needs most of the words' weight in common, whole words or their character
+// n-grams (spelling variants: "organisation"/"organization"). Candidates are
+// the entities sharing a word prefix of up to 4 characters (prefixes naming
+// more than max_word_entities entities are no key); then exact cosines.
+// O(changed · candidates · nnz) instead of all pairs. The blocking also
+// keeps out hash-bucket collisions: a one-word name's unigram carries 80% of
+// its squared norm, so two unrelated one-word names whose unigrams share a
+// bucket and sign score 0.8 ("Kentucky" ~ "2018" in musique-train; exact
+// search over all pairs finds 3,389 edges there, 1,365 of them such
+// collisions, against 2,024 with blocking).
+// Names are embedded into sparse rows only when a changed entity or a
+// candidate of one needs them: an insert embeds a handful, a first index
+// run every name once (never a dense matrix of all).
+class LexicalSynonyms {
+ public:
+  LexicalSynonyms(Embedder& embedder, const std::vector<std::string>& texts,
+                  const SynonymOptions& options)
+      : embedder_(embedder), texts_(texts), options_(options), slot_(texts.size(), -1) {
+    rows_.cols = embedder.Dimension();
+    for (uint32_t i = 0; i < texts.size(); ++i) {
+      for (const std::string& w : BlockingKeys(texts[i])) by_word_[w].push_back(i);
+    }
+  }
+
+  // Candidate rows of `row` (sorted, itself included).
+  std::vector<uint32_t> Candidates(uint32_t row) const {
+    std::vector<uint32_t> cands;
+    for (const std::string& w : BlockingKeys(texts_[row])) {
+      auto it = by_word_.find(w);
+      if (it == by_word_.end() || it->second.size() > options_.max_word_entities) continue;
+      cands.insert(cands.end(), it->second.begin(), it->second.end());
+    }
+    std::sort(cands.begin(), cands.end());
+    cands.erase(std::unique(cands.begin(), cands.end()), cands.end());
+    return cands;
+  }
+
+  // Embeds the rows of `changed` and of all their candidates not embedded yet.
+  Status Prepare(const std::vector<uint32_t>& changed) {
+    std::vector<uint32_t> need;
+    for (uint32_t r : changed) {
+      need.push_back(r);
+      for (uint32_t c : Candidates(r)) need.push_back(c);
+    }
+    std::sort(need.begin(), need.end());
+    need.erase(std::unique(need.begin(), need.end()), need.end());
+    std::vector<std::string> texts;
+    std::vector<uint32_t> which;
+    for (uint32_t r : need) {
+      if (slot_[r] >= 0) continue;
+      which.push_back(r);
+      texts.push_back(texts_[r]);
+    }
+    FLOWRAG_ASSIGN_OR_RETURN(SparseRows part, EmbedSparse(embedder_, texts, nullptr));
+    for (size_t i = 0; i < which.size(); ++i) {
+      slot_[which[i]] = static_cast<int64_t>(rows_.rows());
+      rows_.AppendRow(part, i);
+    }
+    return Status::Ok();
+  }
+
+  // Whether the name has a vector at all (a name without any token has none).
+  bool HasVector(uint32_t row) const { return slot_[row] >= 0 && rows_.RowNonZeros(slot_[row]) > 0; }
+
+  // REQUIRES: Prepare() covered `row`.
+  std::vector<VectorHit> Neighbours(uint32_t row) const {
+    std::vector<VectorHit> hits;
+    const auto a = static_cast<uint32_t>(slot_[row]);
+    for (uint32_t c : Candidates(row)) {
+      if (c == row) continue;
+      const float score = rows_.DotRow(a, rows_, static_cast<uint32_t>(slot_[c]));
+      if (score >= options_.threshold) hits.push_back({c, score});
+    }
+    std::sort(hits.begin(), hits.end(), [](const VectorHit& x, const VectorHit& y) {
+      return x.score != y.score ? x.score > y.score : x.id < y.id;
+    });
+    if (hits.size() > options_.top_k) hits.resize(options_.top_k);
+    return hits;
+  }
+
+ private:
+  Embedder& embedder_;
+  const std::vector<std::string>& texts_;
+  const SynonymOptions& options_;
+  std::unordered_map<std::string, std::vector<uint32_t>> by_word_;
+  std::vector<int64_t> slot_;  // row → its row in rows_, -1 while not embedded
+  SparseRows rows_;
+};
+
+}  // namespace
+
 Status UpdateSynonyms(Store& store, Embedder& embedder, const SynonymOptions& options,
                       size_t* entities_processed, size_t* edges) {
   *entities_processed = 0;
@@ -77,69 +184,36 @@ Status UpdateSynonyms(Store& store, Embedder& embedder, const SynonymOptions& op
     texts.push_back(EntityText(e.name));
     return Status::Ok();
   }));
-  FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix vectors, GraphTextVectors(store, embedder, texts));
-  if (vectors.cols == 0) return Status::Ok();  // no vectors yet: stay pending
-  std::vector<bool> found(vectors.rows, false);
-  for (size_t r = 0; r < vectors.rows; ++r) {
-    for (size_t d = 0; d < vectors.cols && !found[r]; ++d) found[r] = vectors.row(r)[d] != 0.0f;
-  }
   std::unordered_map<int64_t, uint32_t> row_of;
   for (uint32_t i = 0; i < ids.size(); ++i) row_of.emplace(ids[i], i);
 
-  // Candidates of one entity (row), best first, above the threshold.
+  // Per chunk: make the rows of `part` comparable, then its neighbours.
+  std::function<Status(const std::vector<uint32_t>&)> prepare;
+  std::function<bool(uint32_t)> has_vector;
   std::function<std::vector<VectorHit>(uint32_t)> neighbours;
+  std::unique_ptr<LexicalSynonyms> lexical;
+  FloatMatrix vectors;
+  std::vector<bool> found;
   std::unique_ptr<VectorIndex> index;
-  std::unordered_map<std::string, std::vector<uint32_t>> by_word;
-  if (Density(vectors) < 0.25) {
-    // Lexical (hashed) vectors: a cosine of 0.8 needs most of the words'
-    // weight in common, whole words or their character n-grams (spelling
-    // variants: "organisation"/"organization"). Candidates are the entities
-    // sharing a word prefix of up to 4 characters (prefixes naming more than
-    // max_word_entities entities are no key); then exact cosines.
-    // O(changed · candidates · d) instead of all pairs. The blocking also
-    // keeps out hash-bucket collisions: a one-word name's unigram carries 80%
-    // of its squared norm, so two unrelated one-word names whose unigrams
-    // share a bucket and sign score 0.8 ("Kentucky" ~ "2018" in musique-train;
-    // exact search over all pairs finds 3,389 edges there, 1,365 of them such
-    // collisions, against 2,024 with blocking).
-    auto keys = [](const std::string& text) {
-      std::vector<std::string> out;
-      for (std::string w : Tokenize(text)) {
-        if (w.size() > 4) w.resize(4);
-        out.push_back(std::move(w));
-      }
-      std::sort(out.begin(), out.end());
-      out.erase(std::unique(out.begin(), out.end()), out.end());
-      return out;
-    };
-    for (uint32_t i = 0; i < texts.size(); ++i) {
-      for (const std::string& w : keys(texts[i])) by_word[w].push_back(i);
-    }
-    neighbours = [&](uint32_t row) {
-      std::vector<uint32_t> cands;
-      for (const std::string& w : keys(texts[row])) {
-        auto it = by_word.find(w);
-        if (it == by_word.end() || it->second.size() > options.max_word_entities) continue;
-        cands.insert(cands.end(), it->second.begin(), it->second.end());
-      }
-      std::sort(cands.begin(), cands.end());
-      cands.erase(std::unique(cands.begin(), cands.end()), cands.end());
-      std::vector<VectorHit> hits;
-      for (uint32_t c : cands) {
-        const float score = DotProduct(vectors.row(row), vectors.row(c), vectors.cols);
-        if (c != row && score >= options.threshold) hits.push_back({c, score});
-      }
-      std::sort(hits.begin(), hits.end(), [](const VectorHit& a, const VectorHit& b) {
-        return a.score != b.score ? a.score > b.score : a.id < b.id;
-      });
-      if (hits.size() > options.top_k) hits.resize(options.top_k);
-      return hits;
-    };
+  if (embedder.IsLocal()) {
+    lexical = std::make_unique<LexicalSynonyms>(embedder, texts, options);
+    prepare = [&](const std::vector<uint32_t>& rows) { return lexical->Prepare(rows); };
+    has_vector = [&](uint32_t row) { return lexical->HasVector(row); };
+    neighbours = [&](uint32_t row) { return lexical->Neighbours(row); };
   } else {
+    // A model's dense vectors, from the cache: exact kNN over all names.
+    FLOWRAG_ASSIGN_OR_RETURN(vectors, GraphTextVectors(store, embedder, texts));
+    if (vectors.cols == 0) return Status::Ok();  // no vectors yet: stay pending
+    found.assign(vectors.rows, false);
+    for (size_t r = 0; r < vectors.rows; ++r) {
+      for (size_t d = 0; d < vectors.cols && !found[r]; ++d) found[r] = vectors.row(r)[d] != 0.0f;
+    }
     VectorIndexOptions vo;
     vo.kind = "flat";
     FLOWRAG_ASSIGN_OR_RETURN(index, MakeVectorIndex(vectors.cols, ids.size(), vo));
     FLOWRAG_RETURN_IF_ERROR(index->Add(vectors));
+    prepare = [](const std::vector<uint32_t>&) { return Status::Ok(); };
+    has_vector = [&](uint32_t row) { return static_cast<bool>(found[row]); };
     neighbours = [&](uint32_t row) {
       VectorSearchParams params;
       params.k = options.top_k + 1;
@@ -157,13 +231,19 @@ Status UpdateSynonyms(Store& store, Embedder& embedder, const SynonymOptions& op
   for (size_t start = 0; start < changed.size(); start += kChunk) {
     std::vector<int64_t> part(changed.begin() + start,
                               changed.begin() + std::min(changed.size(), start + kChunk));
-    std::vector<Store::SynonymRow> rows;
-    std::vector<int64_t> done;  // entities without a vector stay pending
+    std::vector<uint32_t> part_rows;
     for (int64_t id : part) {
       auto it = row_of.find(id);
-      if (it == row_of.end() || !found[it->second]) continue;
+      if (it != row_of.end()) part_rows.push_back(it->second);
+    }
+    FLOWRAG_RETURN_IF_ERROR(prepare(part_rows));
+    std::vector<Store::SynonymRow> rows;
+    std::vector<int64_t> done;  // entities without a vector stay pending
+    for (uint32_t row : part_rows) {
+      if (!has_vector(row)) continue;
+      const int64_t id = ids[row];
       done.push_back(id);
-      for (const VectorHit& hit : neighbours(it->second)) {
+      for (const VectorHit& hit : neighbours(row)) {
         const int64_t other = ids[hit.id];
         rows.push_back({std::min(id, other), std::max(id, other), hit.score});
       }

@@ -2,14 +2,24 @@
 
 #include "common/hash.h"
 #include "graph/graph_texts.h"
+#include "vector/sparse_index.h"
 
 namespace flowrag {
 namespace {
 
-Result<FloatMatrix> CachedVectors(Store& store, const GraphLoadOptions& o,
+Result<FloatMatrix> CachedVectors(Store& store, Embedder& embedder,
                                   const std::vector<std::string>& texts) {
-  if (o.embedder == nullptr || texts.empty()) return FloatMatrix();
-  return GraphTextVectors(store, *o.embedder, texts);
+  if (texts.empty()) return FloatMatrix();
+  return GraphTextVectors(store, embedder, texts);
+}
+
+// Rows of one kind of text for a local embedder, reusing `previous`'s rows.
+Result<SparseRows> LocalRows(Embedder& embedder, const std::vector<std::string>& texts,
+                             const TextRows* previous, size_t* embedded) {
+  size_t n = 0;
+  FLOWRAG_ASSIGN_OR_RETURN(SparseRows rows, EmbedSparse(embedder, texts, previous, &n));
+  *embedded += n;
+  return rows;
 }
 
 }  // namespace
@@ -31,12 +41,10 @@ Result<FloatMatrix> GraphTextVectors(Store& store, Embedder& embedder,
   return store.GetEmbeddings(embedder.ModelId(), hashes, dim, &found);
 }
 
-Result<std::shared_ptr<const KnowledgeGraph>> LoadKnowledgeGraph(
-    Store& store, const std::unordered_map<int64_t, uint32_t>& passage_index,
-    const FloatMatrix& passage_vectors, const GraphLoadOptions& options) {
+Result<KnowledgeGraph::Input> LoadGraphRows(
+    Store& store, const std::unordered_map<int64_t, uint32_t>& passage_index) {
   KnowledgeGraph::Input in;
   in.num_passages = passage_index.size();
-  in.vector_options = options.vector;
   std::unordered_map<int64_t, uint32_t> entity_index;
   FLOWRAG_RETURN_IF_ERROR(store.ForEachEntity([&](Store::EntityRow&& e) -> Status {
     entity_index.emplace(e.id, static_cast<uint32_t>(in.entity_names.size()));
@@ -45,7 +53,7 @@ Result<std::shared_ptr<const KnowledgeGraph>> LoadKnowledgeGraph(
     in.entity_types.push_back(std::move(e.type));
     return Status::Ok();
   }));
-  if (in.entity_names.empty()) return std::shared_ptr<const KnowledgeGraph>();
+  if (in.entity_names.empty()) return in;
 
   auto passage_of = [&](int64_t id, const char* what) -> Result<uint32_t> {
     auto it = passage_index.find(id);
@@ -120,13 +128,68 @@ Result<std::shared_ptr<const KnowledgeGraph>> LoadKnowledgeGraph(
     return Status::Ok();
   }));
 
-  std::vector<std::string> texts;
-  for (const auto& n : in.entity_names) texts.push_back(EntityText(n));
-  FLOWRAG_ASSIGN_OR_RETURN(in.entity_vectors, CachedVectors(store, options, texts));
-  FLOWRAG_ASSIGN_OR_RETURN(in.description_vectors,
-                           CachedVectors(store, options, in.description_texts));
-  FLOWRAG_ASSIGN_OR_RETURN(in.fact_vectors, CachedVectors(store, options, in.fact_texts));
-  FLOWRAG_ASSIGN_OR_RETURN(in.relation_vectors, CachedVectors(store, options, in.relation_texts));
+  return in;
+}
+
+Result<GraphVectors> LoadGraphVectors(Store& store, const KnowledgeGraph::Input& rows,
+                                      const GraphLoadOptions& options, size_t* embedded) {
+  *embedded = 0;
+  if (options.embedder == nullptr || rows.entity_names.empty()) return GraphVectors();
+  Embedder& embedder = *options.embedder;
+  std::vector<std::string> names;
+  names.reserve(rows.entity_names.size());
+  for (const auto& n : rows.entity_names) names.push_back(EntityText(n));
+  if (!embedder.IsLocal()) {
+    FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix e, CachedVectors(store, embedder, names));
+    FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix d, CachedVectors(store, embedder, rows.description_texts));
+    FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix f, CachedVectors(store, embedder, rows.fact_texts));
+    FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix r, CachedVectors(store, embedder, rows.relation_texts));
+    return GraphVectorsFromDense(e, d, f, r, options.vector);
+  }
+  // Rows an earlier graph of the same embedder holds are copied, not embedded.
+  const KnowledgeGraph* prev = options.previous;
+  const bool reuse = prev != nullptr && options.previous_model == embedder.ModelId();
+  auto previous = [&](const VectorIndex* index, const SparseRows* rows, size_t n,
+                      const std::function<const std::string&(uint32_t)>& text) {
+    return reuse ? TextRowsOf(index, rows, n, text) : TextRows();
+  };
+  GraphTextRows out;
+  {
+    const TextRows p = previous(prev ? prev->entity_index() : nullptr,
+                                prev ? prev->entity_vectors() : nullptr,
+                                prev ? prev->num_entities() : 0,
+                                [&](uint32_t i) -> const std::string& { return prev->EntityName(i); });
+    FLOWRAG_ASSIGN_OR_RETURN(out.entities, LocalRows(embedder, names, &p, embedded));
+  }
+  {
+    const TextRows p = previous(prev ? prev->description_index() : nullptr, nullptr,
+                                prev ? prev->num_descriptions() : 0,
+                                [&](uint32_t i) -> const std::string& { return prev->DescriptionText(i); });
+    FLOWRAG_ASSIGN_OR_RETURN(out.descriptions,
+                             LocalRows(embedder, rows.description_texts, &p, embedded));
+  }
+  {
+    const TextRows p = previous(prev ? prev->fact_index() : nullptr, nullptr,
+                                prev ? prev->num_fact_texts() : 0,
+                                [&](uint32_t i) -> const std::string& { return prev->FactTextOf(i); });
+    FLOWRAG_ASSIGN_OR_RETURN(out.facts, LocalRows(embedder, rows.fact_texts, &p, embedded));
+  }
+  {
+    const TextRows p = previous(nullptr, prev ? &prev->vectors().relation_rows : nullptr,
+                                prev ? prev->num_relations() : 0,
+                                [&](uint32_t i) -> const std::string& { return prev->RelationText(i); });
+    FLOWRAG_ASSIGN_OR_RETURN(out.relations, LocalRows(embedder, rows.relation_texts, &p, embedded));
+  }
+  return GraphVectorsFromRows(std::move(out));
+}
+
+Result<std::shared_ptr<const KnowledgeGraph>> LoadKnowledgeGraph(
+    Store& store, const std::unordered_map<int64_t, uint32_t>& passage_index,
+    const FloatMatrix& passage_vectors, const GraphLoadOptions& options) {
+  FLOWRAG_ASSIGN_OR_RETURN(KnowledgeGraph::Input in, LoadGraphRows(store, passage_index));
+  if (in.entity_names.empty()) return std::shared_ptr<const KnowledgeGraph>();
+  size_t embedded = 0;
+  FLOWRAG_ASSIGN_OR_RETURN(in.vectors, LoadGraphVectors(store, in, options, &embedded));
   in.passage_vectors = &passage_vectors;
   return KnowledgeGraph::Build(std::move(in));
 }

@@ -1,4 +1,6 @@
-// Loads the store's graph tables into a KnowledgeGraph for a snapshot.
+// Loads the store's graph tables into a KnowledgeGraph for a snapshot: the
+// path a snapshot takes when its persisted parts (graph/graph_io.h) are
+// missing or stale.
 #ifndef FLOWRAG_GRAPH_GRAPH_LOADER_H_
 #define FLOWRAG_GRAPH_GRAPH_LOADER_H_
 
@@ -14,9 +16,14 @@ namespace flowrag {
 
 struct GraphLoadOptions {
   // The embedder of the dense model (null = no vectors). A local embedder
-  // embeds graph texts here; others' vectors come from the store's cache.
+  // embeds graph texts here (into sparse rows, a batch at a time); others'
+  // vectors come from the store's cache (dense).
   Embedder* embedder = nullptr;
   VectorIndexOptions vector;
+  // An earlier graph whose vectors were made by model `previous_model`: a
+  // text it holds is not embedded again when that is the embedder's model.
+  const KnowledgeGraph* previous = nullptr;
+  std::string previous_model;
 };
 
 // Vectors of `texts` under `embedder`: computed when it is local, else read
@@ -24,6 +31,19 @@ struct GraphLoadOptions {
 Result<FloatMatrix> GraphTextVectors(Store& store, Embedder& embedder,
                                      const std::vector<std::string>& texts);
 
+// The graph tables as builder input, mapped to kind-local indexes
+// (`passage_index`: store passage id → snapshot passage index); no vectors.
+// Corruption when a row refers to a missing passage, entity or relation.
+// Entity names empty when the store has no entities. O(rows).
+Result<KnowledgeGraph::Input> LoadGraphRows(
+    Store& store, const std::unordered_map<int64_t, uint32_t>& passage_index);
+
+// The vectors of `rows`' texts (empty without an embedder). *embedded counts
+// the texts a local embedder embedded (the others were reused).
+Result<GraphVectors> LoadGraphVectors(Store& store, const KnowledgeGraph::Input& rows,
+                                      const GraphLoadOptions& options, size_t* embedded);
+
+// LoadGraphRows + LoadGraphVectors + KnowledgeGraph::Build.
 // `passage_index` maps store passage ids to snapshot passage indexes;
 // `passage_vectors` (rows = snapshot passages, may be empty) feed abstractness.
 // Returns null when the store has no entities.

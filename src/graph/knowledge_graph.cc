@@ -4,7 +4,6 @@
 #include <cmath>
 #include <tuple>
 
-#include "vector/sparse_index.h"
 
 namespace flowrag {
 namespace {
@@ -45,35 +44,7 @@ float PercentileOf(std::vector<float> v, double p) {
   return static_cast<float>(v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo)));
 }
 
-// Exact indexes for graph elements: seed selection scores every node (QAFD-RAG
-// Eq. 1–2), and an HNSW build per snapshot would cost more than it saves.
-// Mostly-zero vectors (hashed short texts) go to the inverted-list index.
-Result<std::unique_ptr<VectorIndex>> IndexOf(const FloatMatrix& m, VectorIndexOptions o) {
-  if (m.cols == 0 || m.rows == 0) return std::unique_ptr<VectorIndex>();
-  o.kind = Density(m) < 0.25 ? "sparse" : "flat";
-  FLOWRAG_ASSIGN_OR_RETURN(auto index, MakeVectorIndex(m.cols, m.rows, o));
-  FLOWRAG_RETURN_IF_ERROR(index->Add(m));
-  return index;
-}
-
 }  // namespace
-
-SparseRows SparseRows::FromMatrix(const FloatMatrix& m) {
-  SparseRows r;
-  r.cols = m.cols;
-  r.offsets.reserve(m.rows + 1);
-  for (size_t i = 0; i < m.rows; ++i) {
-    const float* row = m.row(i);
-    for (size_t d = 0; d < m.cols; ++d) {
-      if (row[d] != 0.0f) {
-        r.dims.push_back(static_cast<uint32_t>(d));
-        r.values.push_back(row[d]);
-      }
-    }
-    r.offsets.push_back(r.dims.size());
-  }
-  return r;
-}
 
 std::string_view NodeKindName(NodeKind kind) {
   switch (kind) {
@@ -210,11 +181,7 @@ Result<std::shared_ptr<const KnowledgeGraph>> KnowledgeGraph::Build(Input&& in) 
     g->abstractness_.assign(E, 0.0f);
   }
 
-  FLOWRAG_ASSIGN_OR_RETURN(g->entity_index_, IndexOf(in.entity_vectors, in.vector_options));
-  FLOWRAG_ASSIGN_OR_RETURN(g->description_index_,
-                           IndexOf(in.description_vectors, in.vector_options));
-  FLOWRAG_ASSIGN_OR_RETURN(g->fact_index_, IndexOf(in.fact_vectors, in.vector_options));
-  g->relation_vectors_ = SparseRows::FromMatrix(in.relation_vectors);
+  g->vectors_ = std::move(in.vectors);
   g->walk_ = WalkGraph::Build(*g, DefaultWalkWeights());
   return std::shared_ptr<const KnowledgeGraph>(std::move(g));
 }
@@ -262,11 +229,8 @@ size_t KnowledgeGraph::MemoryBytes() const {
   bytes += (fact_subject_.size() * 4 + facts_by_text_.size()) * 4 + facts_by_text_offsets_.size() * 8;
   bytes += (entity_ids_.size() * 8) + (abstractness_.size() + raw_abstractness_.size()) * 4;
   bytes += fact_source_offsets_.size() * 8 + fact_source_passages_.size() * 4;
-  bytes += relation_vectors_.dims.size() * 8 + relation_vectors_.offsets.size() * 8;
+  bytes += vectors_.MemoryBytes();
   bytes += walk_.MemoryBytes();
-  for (const VectorIndex* idx : {entity_index_.get(), description_index_.get(), fact_index_.get()}) {
-    if (idx) bytes += idx->MemoryBytes();
-  }
   return bytes;
 }
 

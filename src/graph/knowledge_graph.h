@@ -19,9 +19,11 @@
 // relation is a sentence with many entity pairs), and so are fact texts
 // (graph/graph_texts.h FactText): both are stored once.
 //
-// Vectors: entity names, descriptions and distinct fact texts each get a
-// VectorIndex (ids = index within the kind / fact text id); relation texts a
-// sparse row each (RelationDot). Elements whose text has no embedding get a
+// Vectors (graph/graph_vectors.h, built by the loader and moved in):
+// entity names, descriptions and distinct fact texts each get a VectorIndex
+// (ids = index within the kind / fact text id); relation texts a sparse row
+// each (RelationDot); with the built-in embedder the entity names' sparse
+// rows too (entity_vectors). Elements whose text has no embedding get a
 // zero vector.
 //
 // Abstractness (SemFlowRAG §3.2 Eq. 1): d_v = tr Cov{h_p : p mentions v}
@@ -40,8 +42,10 @@
 #include <vector>
 
 #include "common/matrix.h"
-#include "graph/walk_graph.h"
 #include "flowrag/status.h"
+#include "graph/graph_vectors.h"
+#include "graph/walk_graph.h"
+#include "vector/sparse_rows.h"
 #include "vector/vector_index.h"
 
 namespace flowrag {
@@ -51,23 +55,6 @@ enum class EdgeKind : uint8_t { kMentions = 0, kRelatedTo, kDescribes, kSynonym 
 inline constexpr int kNumEdgeKinds = 4;
 std::string_view NodeKindName(NodeKind kind);
 std::string_view EdgeKindName(EdgeKind kind);
-
-// Rows of mostly-zero vectors (CSR): dot products with a dense query in
-// O(non-zeros). Dense rows cost 8 bytes per value.
-struct SparseRows {
-  std::vector<uint64_t> offsets{0};
-  std::vector<uint32_t> dims;
-  std::vector<float> values;
-  size_t cols = 0;
-
-  static SparseRows FromMatrix(const FloatMatrix& m);
-  size_t rows() const { return offsets.size() - 1; }
-  float Dot(uint32_t row, const float* dense) const {
-    float s = 0.0f;
-    for (uint64_t i = offsets[row]; i < offsets[row + 1]; ++i) s += values[i] * dense[dims[i]];
-    return s;
-  }
-};
 
 // One edge kind's adjacency. Neighbours of a node are sorted by target id.
 struct Csr {
@@ -85,7 +72,11 @@ struct Csr {
 class KnowledgeGraph {
  public:
   // Builder input: rows as loaded from the store, already mapped to
-  // kind-local indexes (see graph/snapshot.cc).
+  // kind-local indexes (graph/graph_loader.cc). A snapshot part persists
+  // every field but `vectors` and `passage_vectors` (graph/graph_io.cc
+  // SerializeGraphRows): a field added here must be written there too, and
+  // kGraphRowsFormat bumped (snapshot_persist_test compares graphs built
+  // from rows and from the part accessor by accessor).
   struct Input {
     size_t num_passages = 0;
     std::vector<std::string> entity_names, entity_types;
@@ -110,12 +101,10 @@ class KnowledgeGraph {
       float similarity;
     };
     std::vector<Synonym> synonyms;
-    // Vectors (rows per entity / description / fact text / relation text;
-    // empty matrices when there is no embedder).
-    FloatMatrix entity_vectors, description_vectors, fact_vectors, relation_vectors;
+    // Vectors of the texts above (empty when there is no embedder).
+    GraphVectors vectors;
     // Passage embeddings for abstractness (rows = passages), may be empty.
     const FloatMatrix* passage_vectors = nullptr;
-    VectorIndexOptions vector_options;
   };
   static Result<std::shared_ptr<const KnowledgeGraph>> Build(Input&& input);
 
@@ -174,14 +163,24 @@ class KnowledgeGraph {
   }
 
   // ---- vectors (null / empty when the store has no embeddings)
-  const VectorIndex* entity_index() const { return entity_index_.get(); }
-  const VectorIndex* description_index() const { return description_index_.get(); }
-  const VectorIndex* fact_index() const { return fact_index_.get(); }  // ids: fact text ids
+  const VectorIndex* entity_index() const { return vectors_.entity_index.get(); }
+  const VectorIndex* description_index() const { return vectors_.description_index.get(); }
+  const VectorIndex* fact_index() const { return vectors_.fact_index.get(); }  // ids: fact text ids
+  // Entity-name vectors as rows (entity index → row); null unless the graph
+  // was embedded by the built-in embedder.
+  const SparseRows* entity_vectors() const {
+    return vectors_.entity_rows.rows() == num_entities() && num_entities() > 0
+               ? &vectors_.entity_rows
+               : nullptr;
+  }
   // Cosine of relation `r`'s text with an L2-normalised query vector (0 when
   // there are no relation vectors).
   float RelationDot(uint32_t r, const float* query) const {
-    return relation_vectors_.rows() > r ? relation_vectors_.Dot(r, query) : 0.0f;
+    return vectors_.relation_rows.rows() > r ? vectors_.relation_rows.Dot(r, query) : 0.0f;
   }
+  // Every vector, for persistence (graph/graph_io.h) and reuse by a later
+  // snapshot.
+  const GraphVectors& vectors() const { return vectors_; }
 
   size_t MemoryBytes() const;
 
@@ -200,8 +199,7 @@ class KnowledgeGraph {
   std::vector<uint32_t> fact_source_passages_;
   Csr edges_[kNumEdgeKinds];
   WalkGraph walk_;
-  std::unique_ptr<VectorIndex> entity_index_, description_index_, fact_index_;
-  SparseRows relation_vectors_;
+  GraphVectors vectors_;
 };
 
 // Semantic abstractness of each entity (raw tr Cov, then normalised), as

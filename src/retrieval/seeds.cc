@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <mutex>
 #include <unordered_map>
 
 #include "retrieval/ppr_retriever.h"
@@ -71,88 +70,30 @@ Result<FloatMatrix> EmbedTexts(const Snapshot& snapshot, const std::vector<std::
   return snapshot.embedder()->Embed(std::span<const std::string>(texts));
 }
 
-namespace {
-
-struct CacheEntry {
-  const KnowledgeGraph* graph = nullptr;
-  std::vector<size_t> fingerprint;
-  std::once_flag once;
-  std::shared_ptr<GraphQueryIndex> index;
-};
-
-std::vector<size_t> Fingerprint(const KnowledgeGraph& g) {
-  std::vector<size_t> f = {g.num_nodes(), g.num_passages(), g.num_entities(), g.num_facts(),
-                           g.num_descriptions()};
-  for (int k = 0; k < kNumEdgeKinds; ++k) f.push_back(g.Edges(static_cast<EdgeKind>(k)).num_entries());
-  return f;
+std::shared_ptr<const GraphQueryIndex> GraphQueryIndex::For(const Snapshot& snapshot) {
+  static const char kTag = 0;
+  if (snapshot.graph() == nullptr) return std::make_shared<GraphQueryIndex>();
+  return std::static_pointer_cast<const GraphQueryIndex>(
+      snapshot.Derived(&kTag, [&]() -> std::shared_ptr<const void> {
+        auto index = std::make_shared<GraphQueryIndex>();
+        index->Build(snapshot);
+        return index;
+      }));
 }
 
-}  // namespace
-
-std::shared_ptr<const GraphQueryIndex> GraphQueryIndex::For(const Snapshot& snapshot) {
-  static std::mutex* mu = new std::mutex;
-  static auto* cache = new std::vector<std::shared_ptr<CacheEntry>>;
-  const KnowledgeGraph* g = snapshot.graph();
-  if (g == nullptr) return std::make_shared<GraphQueryIndex>();
-  std::vector<size_t> fp = Fingerprint(*g);
-  std::shared_ptr<CacheEntry> entry;
-  {
-    std::lock_guard<std::mutex> lock(*mu);
-    for (size_t i = 0; i < cache->size(); ++i) {
-      if ((*cache)[i]->graph == g && (*cache)[i]->fingerprint == fp) {
-        entry = (*cache)[i];
-        // Most recently used last.
-        cache->erase(cache->begin() + static_cast<ptrdiff_t>(i));
-        cache->push_back(entry);
-        break;
-      }
-    }
-    if (!entry) {
-      entry = std::make_shared<CacheEntry>();
-      entry->graph = g;
-      entry->fingerprint = fp;
-      cache->push_back(entry);
-      if (cache->size() > 4) cache->erase(cache->begin());
-    }
-  }
-  std::call_once(entry->once, [&] {
-    auto index = std::make_shared<GraphQueryIndex>();
-    index->Build(snapshot);
-    entry->index = std::move(index);
+const CsrTransitions& GraphQueryIndex::hipporag() const {
+  std::call_once(hipporag_once_, [this] {
+    if (graph_ != nullptr) hipporag_ = CsrTransitions::Materialize(HippoRagGraph(*graph_, true));
   });
-  return entry->index;
+  return hipporag_;
 }
 
 void GraphQueryIndex::Build(const Snapshot& snapshot) {
   const auto start = std::chrono::steady_clock::now();
   const KnowledgeGraph& g = *snapshot.graph();
+  graph_ = &g;
   names_ = EntityNameMatcher(g);
-  hipporag_ = CsrTransitions::Materialize(HippoRagGraph(g, /*synonyms=*/true));
-  Embedder* embedder = snapshot.embedder();
-  if (embedder != nullptr && embedder->IsLocal() && g.entity_index() != nullptr &&
-      embedder->Dimension() == g.entity_index()->Dimension()) {
-    constexpr size_t kBatch = 2048;
-    SparseRows rows;
-    rows.cols = g.entity_index()->Dimension();
-    bool ok = true;
-    for (size_t b = 0; b < g.num_entities() && ok; b += kBatch) {
-      std::vector<std::string> names;
-      for (size_t e = b; e < std::min(g.num_entities(), b + kBatch); ++e) {
-        names.push_back(g.EntityName(static_cast<uint32_t>(e)));
-      }
-      auto m = embedder->Embed(std::span<const std::string>(names));
-      if (!m.ok() || m->cols != rows.cols) {
-        ok = false;
-        break;
-      }
-      SparseRows part = SparseRows::FromMatrix(*m);
-      const uint64_t base = rows.offsets.back();
-      for (size_t r = 1; r < part.offsets.size(); ++r) rows.offsets.push_back(base + part.offsets[r]);
-      rows.dims.insert(rows.dims.end(), part.dims.begin(), part.dims.end());
-      rows.values.insert(rows.values.end(), part.values.begin(), part.values.end());
-    }
-    if (ok) entity_vectors_ = std::move(rows);
-  }
+  entity_vectors_ = g.entity_vectors();
   build_seconds_ =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -66,42 +67,41 @@ inline Result<std::vector<Seed>> SelectSeeds(const KnowledgeGraph& graph,
   return SelectSeeds(graph, keyword_vectors, SeedSelection{n, 0.0, false, {}});
 }
 
-// Query-time data derived from a snapshot's graph, built once per graph on
-// first use and shared by every query and retriever in the process:
+// Query-time data derived from a snapshot's graph, built once per snapshot
+// on first use (Snapshot::Derived) and shared by every query and retriever
+// reading that snapshot; freed with it:
 //   - the entity-name token trie (known names in queries, keywords.h);
-//   - the HippoRAG 2 PPR transition rows (materialised once);
+//   - the HippoRAG 2 PPR transition rows (materialised on first use: the
+//     graph retrievers walk KnowledgeGraph::walk() now, so few callers need
+//     them);
 //   - the entity-name vectors as sparse rows, so query-aware edge weights
-//     can compare any two nodes (QAFD-RAG Eq. 4–5). The KnowledgeGraph keeps
-//     these only inside its VectorIndex, which has no row accessor; they are
-//     re-derived by embedding the names again with the snapshot's embedder
-//     when it is local (the graph itself is built the same way, see
-//     graph/graph_loader.cc GraphTextVectors). With a remote embedder they
-//     are absent and the weights fall back to the structural-only form.
-// Cache: the last 4 graphs, keyed by the graph's address and a fingerprint of
-// its sizes (an address reused by a later graph of identical sizes would
-// hit a stale entry; rebuilding a snapshot without changes is the only way
-// to get identical sizes, and then the entry is still right except for
-// renamed entities).
+//     can compare any two nodes (QAFD-RAG Eq. 4–5): the graph's own rows
+//     (KnowledgeGraph::entity_vectors, persisted with the snapshot), present
+//     when the built-in embedder made them; with a remote embedder they are
+//     absent and the weights fall back to the structural-only form.
+// The trie and the transitions follow retrieval code that changes with the
+// methods, so they are derived, not persisted (2wiki: 45k names, 0.1 s).
+// Lifetime: valid while the snapshot it came from lives.
 class GraphQueryIndex {
  public:
   static std::shared_ptr<const GraphQueryIndex> For(const Snapshot& snapshot);
 
   const EntityNameMatcher& names() const { return names_; }
   // Rows = entities; null when unavailable.
-  const SparseRows* entity_vectors() const {
-    return entity_vectors_.rows() > 0 ? &entity_vectors_ : nullptr;
-  }
+  const SparseRows* entity_vectors() const { return entity_vectors_; }
   double build_seconds() const { return build_seconds_; }
   // The HippoRAG 2 PPR graph with SYNONYM edges (ppr_retriever.h
-  // HippoRagGraph), materialised: the rows every PPR solve reads.
-  const CsrTransitions& hipporag() const { return hipporag_; }
+  // HippoRagGraph), materialised on the first call (thread-safe).
+  const CsrTransitions& hipporag() const;
 
  private:
   void Build(const Snapshot& snapshot);
 
+  const KnowledgeGraph* graph_ = nullptr;  // owned by the snapshot
   EntityNameMatcher names_;
-  CsrTransitions hipporag_{{0}, {}, {}};
-  SparseRows entity_vectors_;
+  mutable std::once_flag hipporag_once_;
+  mutable CsrTransitions hipporag_{{0}, {}, {}};
+  const SparseRows* entity_vectors_ = nullptr;  // owned by the snapshot's graph
   double build_seconds_ = 0.0;
 };
 

@@ -182,10 +182,36 @@ CREATE TABLE sql_schemas(
 );
 )sql";
 
+// Format 6: persisted snapshot parts (doc/storage.md "Snapshot parts"):
+// what a snapshot derives from the store, written once per store version so
+// that opening a store reads them instead of recomputing them. `generation`
+// counts the store's changes (meta.generation); a part is valid only for the
+// generation it was derived from. Bytes are split into chunks of at most
+// 4 MiB so that neither side holds a whole part twice.
+const char kV6[] = R"sql(
+CREATE TABLE snapshot_parts(
+  name       TEXT PRIMARY KEY,
+  generation INTEGER NOT NULL,
+  format     INTEGER NOT NULL,
+  key        TEXT NOT NULL,
+  bytes      INTEGER NOT NULL,
+  checksum   INTEGER NOT NULL,
+  chunks     INTEGER NOT NULL,
+  built_at   INTEGER NOT NULL
+);
+CREATE TABLE snapshot_chunks(
+  part TEXT NOT NULL,
+  seq  INTEGER NOT NULL,
+  data BLOB NOT NULL,
+  PRIMARY KEY(part, seq)
+);
+INSERT OR IGNORE INTO meta(key, value) VALUES ('generation', '1');
+)sql";
+
 }  // namespace
 
 const std::string& SchemaStep(int version) {
-  static const std::vector<std::string> steps = {"", kV1, kV2, kV3, kV4, kV5};
+  static const std::vector<std::string> steps = {"", kV1, kV2, kV3, kV4, kV5, kV6};
   static const std::string empty;
   return (version > 0 && version < static_cast<int>(steps.size())) ? steps[version] : empty;
 }

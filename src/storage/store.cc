@@ -83,7 +83,11 @@ Status Store::Initialize(const StoreOptions& options) {
     names.emplace_back(tables.Text(0));
   }
   if (!options.read_only) {
-    FLOWRAG_RETURN_IF_ERROR(Exec(db_, path_, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"));
+    // journal_size_limit: the WAL is truncated after a checkpoint instead of
+    // keeping the size of the largest transaction (a snapshot part rewrite).
+    FLOWRAG_RETURN_IF_ERROR(Exec(db_, path_,
+                                 "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+                                 "PRAGMA journal_size_limit=67108864;"));
   }
   FLOWRAG_RETURN_IF_ERROR(Exec(db_, path_, "PRAGMA foreign_keys=ON;"));
 
@@ -149,6 +153,19 @@ Status Store::Migrate(int from_version) {
   return Status::Ok();
 }
 
+Status Store::BumpGeneration() {
+  return Exec(db_, path_,
+              "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) "
+              "WHERE key = 'generation'");
+}
+
+Status Store::InWriteTransaction(const std::function<Status()>& body) {
+  return InTransaction([&]() -> Status {
+    FLOWRAG_RETURN_IF_ERROR(body());
+    return BumpGeneration();
+  });
+}
+
 Status Store::InTransaction(const std::function<Status()>& body) {
   FLOWRAG_RETURN_IF_ERROR(Exec(db_, path_, "BEGIN IMMEDIATE"));
   Status st = body();
@@ -173,11 +190,16 @@ Result<std::optional<std::string>> Store::GetMeta(std::string_view key) {
 
 Status Store::SetMeta(std::string_view key, std::string_view value) {
   std::lock_guard<std::mutex> lock(mu_);
-  FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, Statement::Prepare(db_, path_,
-                                      "INSERT INTO meta(key, value) VALUES (?, ?) "
-                                      "ON CONFLICT(key) DO UPDATE SET value=excluded.value"));
-  return s.Bind(1, key).Bind(2, value).Run(path_);
+  return InTransaction([&]() -> Status {
+    FLOWRAG_ASSIGN_OR_RETURN(
+        Statement s, Statement::Prepare(db_, path_,
+                                        "INSERT INTO meta(key, value) VALUES (?, ?) "
+                                        "ON CONFLICT(key) DO UPDATE SET value=excluded.value "
+                                        "WHERE value IS NOT excluded.value"));
+    FLOWRAG_RETURN_IF_ERROR(s.Bind(1, key).Bind(2, value).Run(path_));
+    // Rewriting the same value changes no snapshot.
+    return sqlite3_changes(db_) > 0 ? BumpGeneration() : Status::Ok();
+  });
 }
 
 Result<std::optional<uint64_t>> Store::DocumentHash(std::string_view external_id) {
@@ -195,7 +217,7 @@ Result<BatchWriteReport> Store::WriteDocuments(std::span<const DocumentWrite> ba
   std::lock_guard<std::mutex> lock(mu_);
   BatchWriteReport report;
   GraphWriter graph(db_, path_);
-  Status st = InTransaction([&]() -> Status {
+  Status st = InWriteTransaction([&]() -> Status {
     FLOWRAG_RETURN_IF_ERROR(graph.Prepare());
     FLOWRAG_ASSIGN_OR_RETURN(
         Statement find, Statement::Prepare(db_, path_,
@@ -276,7 +298,7 @@ Result<BatchWriteReport> Store::WriteDocuments(std::span<const DocumentWrite> ba
 Status Store::DeleteDocument(std::string_view external_id) {
   std::lock_guard<std::mutex> lock(mu_);
   GraphWriter graph(db_, path_);
-  return InTransaction([&]() -> Status {
+  return InWriteTransaction([&]() -> Status {
     FLOWRAG_RETURN_IF_ERROR(graph.Prepare());
     FLOWRAG_ASSIGN_OR_RETURN(
         Statement find, Statement::Prepare(db_, path_, "SELECT id FROM documents WHERE external_id=?"));
@@ -362,7 +384,7 @@ Status Store::PutEmbeddings(std::string_view model, std::span<const uint64_t> ha
                                    " hashes for " + std::to_string(vectors.rows) + " vectors");
   }
   std::lock_guard<std::mutex> lock(mu_);
-  return InTransaction([&]() -> Status {
+  return InWriteTransaction([&]() -> Status {
     FLOWRAG_ASSIGN_OR_RETURN(
         Statement ins,
         Statement::Prepare(db_, path_,
@@ -418,7 +440,7 @@ Result<int64_t> Store::DropEmbeddingsOfFamilyExcept(std::string_view family,
                            "model <> ?2"));
     FLOWRAG_RETURN_IF_ERROR(del.Bind(1, family).Bind(2, keep_model).Run(path_));
     dropped = sqlite3_changes(db_);
-    return Status::Ok();
+    return dropped > 0 ? BumpGeneration() : Status::Ok();
   });
   if (!st.ok()) return st;
   return dropped;
@@ -447,16 +469,18 @@ Result<int64_t> Store::EmbedderStateFittedPassages(std::string_view name) {
 Status Store::PutEmbedderState(std::string_view name, std::string_view blob,
                                int64_t fitted_passages) {
   std::lock_guard<std::mutex> lock(mu_);
-  FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s,
-      Statement::Prepare(db_, path_,
-                         "INSERT OR REPLACE INTO embedder_state(name, state, fitted_passages, "
-                         "updated_at) VALUES (?, ?, ?, ?)"));
-  return s.Bind(1, name)
-      .BindBlob(2, blob.data(), blob.size())
-      .Bind(3, fitted_passages)
-      .Bind(4, NowSeconds())
-      .Run(path_);
+  return InWriteTransaction([&]() -> Status {
+    FLOWRAG_ASSIGN_OR_RETURN(
+        Statement s,
+        Statement::Prepare(db_, path_,
+                           "INSERT OR REPLACE INTO embedder_state(name, state, fitted_passages, "
+                           "updated_at) VALUES (?, ?, ?, ?)"));
+    return s.Bind(1, name)
+        .BindBlob(2, blob.data(), blob.size())
+        .Bind(3, fitted_passages)
+        .Bind(4, NowSeconds())
+        .Run(path_);
+  });
 }
 
 Status Store::ForEachDocument(const std::function<Status(DocumentRow&&)>& fn) {

@@ -5,6 +5,14 @@
 // COMMIT) in WAL mode, so a crash loses at most the call in flight and the
 // file always holds whole batches.
 //
+// Generation: every write transaction that can change what a snapshot reads
+// (documents, passages, embeddings, the graph, synonyms, meta values,
+// embedder state) also increments meta.generation, in the same transaction.
+// Snapshot parts (format 6, storage/store_parts.cc) record the generation
+// they were derived from; a part of another generation is stale. Writes that
+// cannot change a snapshot (index run journal, LLM cache, SQL schemas,
+// linked names, the parts themselves) leave it alone.
+//
 // Thread-safety: all methods are serialised by an internal mutex; a Store may
 // be shared between threads. Several processes may open the same file (SQLite
 // locking), but only one should index at a time.
@@ -37,7 +45,7 @@ struct ChatResponse;
 
 // The format this build writes. Older files are migrated on open; newer ones
 // are refused.
-inline constexpr int kStoreFormatVersion = 5;
+inline constexpr int kStoreFormatVersion = 6;
 
 struct StoreOptions {
   bool create_if_missing = true;
@@ -208,6 +216,39 @@ class Store {
   };
   Result<std::optional<SqlSchemaRow>> GetSqlSchema(std::string_view source);
   Status PutSqlSchema(const SqlSchemaRow& row);  // replaces the row of `source`
+    // ---- Snapshot parts (format 6, storage/store_parts.cc; doc/storage.md).
+  // Opaque byte strings a snapshot derives from the store, stored in chunks.
+  struct SnapshotPartInfo {
+    std::string name;
+    int64_t generation = 0;  // meta.generation it was derived from
+    int format = 0;          // the part's own format version
+    std::string key;         // what else it depends on (e.g. an embedder model id)
+    uint64_t bytes = 0;
+    uint64_t checksum = 0;   // computed by the writer; storage only keeps it
+    int64_t chunks = 0;
+  };
+  // The store's change counter (0 for a store older than format 6).
+  Result<int64_t> Generation();
+  Result<std::optional<SnapshotPartInfo>> GetSnapshotPart(std::string_view name);
+  // Copies `n` bytes at `offset` of chunk `seq` (0-based) of part `name`
+  // into `out`, straight from the database pages (incremental blob I/O: the
+  // chunk is never copied whole). NotFound when the chunk is missing,
+  // Corruption when it is shorter.
+  Status ReadSnapshotChunk(std::string_view name, int64_t seq, uint64_t offset, void* out,
+                           size_t n);
+  // `produce` emits a part's bytes chunk by chunk (each at most
+  // kMaxSnapshotChunk bytes) and returns their checksum.
+  using ChunkSink = std::function<Status(std::string_view chunk)>;
+  using PartProducer = std::function<Result<uint64_t>(const ChunkSink& emit)>;
+  static constexpr size_t kMaxSnapshotChunk = size_t{4} << 20;
+  // Replaces part info.name with what `produce` emits, in one transaction,
+  // if the store's generation is still info.generation (the part was derived
+  // from the current data). Returns false, writing nothing, when it is not.
+  // info.bytes, checksum and chunks are set from what was emitted.
+  Result<bool> PutSnapshotPart(const SnapshotPartInfo& info, const PartProducer& produce);
+  // Deletes every part (they are rebuilt from rows on the next open).
+  Status DropSnapshotParts();
+
   // Passage ids of every document (ordinal order), by external id.
   Result<std::unordered_map<std::string, std::vector<int64_t>>> PassagesByDocument();
 
@@ -311,6 +352,11 @@ class Store {
   Status Initialize(const StoreOptions& options);
   Status Migrate(int from_version);
   Status InTransaction(const std::function<Status()>& body);
+  // InTransaction whose commit also increments meta.generation: for every
+  // write that can change what a snapshot reads (see the file comment).
+  Status InWriteTransaction(const std::function<Status()>& body);
+  // Increments meta.generation (inside the caller's transaction).
+  Status BumpGeneration();
   // Forgets the graph contributions of `passage_ids` in `writer` (used before
   // passages are deleted) and collects what only they supported.
   Status DeletePassagesFromGraph(GraphWriter& writer, const std::vector<int64_t>& passage_ids);

@@ -12,7 +12,7 @@ Status Store::WriteGraph(const std::function<Status(GraphWriter&)>& body,
                          GraphWriteReport* report) {
   std::lock_guard<std::mutex> lock(mu_);
   GraphWriter writer(db_, path_);
-  Status st = InTransaction([&]() -> Status {
+  Status st = InWriteTransaction([&]() -> Status {
     FLOWRAG_RETURN_IF_ERROR(writer.Prepare());
     FLOWRAG_RETURN_IF_ERROR(body(writer));
     return writer.Finish();
@@ -265,8 +265,9 @@ Result<std::vector<uint64_t>> Store::EmbeddingHashes(std::string_view model) {
 
 Status Store::ReplaceSynonyms(const std::vector<int64_t>& entities,
                               const std::vector<SynonymRow>& edges) {
+  if (entities.empty() && edges.empty()) return Status::Ok();  // nothing changes
   std::lock_guard<std::mutex> lock(mu_);
-  return InTransaction([&]() -> Status {
+  return InWriteTransaction([&]() -> Status {
     FLOWRAG_ASSIGN_OR_RETURN(
         Statement done, Statement::Prepare(db_, path_, "UPDATE entities SET synonyms_done = 1 WHERE id = ?"));
     for (int64_t e : entities) FLOWRAG_RETURN_IF_ERROR(done.Bind(1, e).Run(path_));

@@ -48,9 +48,53 @@ Bm25Index Bm25Index::Builder::Build() && {
     }
     std::vector<std::pair<uint32_t, uint32_t>>().swap(list);
   }
+  idx.ComputeAverageLength();
+  return idx;
+}
+
+void Bm25Index::ComputeAverageLength() {
   uint64_t sum = 0;
-  for (uint32_t l : idx.doc_len_) sum += l;
-  idx.avgdl_ = idx.doc_len_.empty() ? 0.0 : static_cast<double>(sum) / idx.doc_len_.size();
+  for (uint32_t l : doc_len_) sum += l;
+  avgdl_ = doc_len_.empty() ? 0.0 : static_cast<double>(sum) / doc_len_.size();
+}
+
+std::vector<std::string_view> Bm25Index::Terms() const {
+  std::vector<std::string_view> terms(vocab_.size());
+  for (const auto& [term, id] : vocab_) terms[id] = term;
+  return terms;
+}
+
+Result<Bm25Index> Bm25Index::FromArrays(std::vector<std::string> terms,
+                                        std::vector<uint64_t> offsets, std::vector<uint32_t> docs,
+                                        std::vector<uint32_t> tfs,
+                                        std::vector<uint32_t> doc_lengths) {
+  auto bad = [](const std::string& what) { return Status::Corruption("bm25 arrays: " + what); };
+  if (offsets.size() != terms.size() + 1 || offsets.front() != 0 || offsets.back() != docs.size() ||
+      docs.size() != tfs.size()) {
+    return bad("offsets do not span the " + std::to_string(docs.size()) + " postings of " +
+               std::to_string(terms.size()) + " terms");
+  }
+  for (size_t t = 0; t < terms.size(); ++t) {
+    if (offsets[t] > offsets[t + 1]) return bad("offsets decrease at term " + std::to_string(t));
+  }
+  for (size_t i = 0; i < docs.size(); ++i) {
+    if (docs[i] >= doc_lengths.size() || tfs[i] == 0) {
+      return bad("posting " + std::to_string(i) + " (doc " + std::to_string(docs[i]) + ", tf " +
+                 std::to_string(tfs[i]) + ")");
+    }
+  }
+  Bm25Index idx;
+  idx.vocab_.reserve(terms.size());
+  for (size_t t = 0; t < terms.size(); ++t) {
+    if (!idx.vocab_.emplace(std::move(terms[t]), static_cast<uint32_t>(t)).second) {
+      return bad("term " + std::to_string(t) + " repeats an earlier one");
+    }
+  }
+  idx.offsets_ = std::move(offsets);
+  idx.post_doc_ = std::move(docs);
+  idx.post_tf_ = std::move(tfs);
+  idx.doc_len_ = std::move(doc_lengths);
+  idx.ComputeAverageLength();
   return idx;
 }
 

@@ -14,10 +14,13 @@
 #define FLOWRAG_TEXT_BM25_INDEX_H_
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
+
+#include "flowrag/status.h"
 
 namespace flowrag {
 
@@ -62,6 +65,21 @@ class Bm25Index {
                                     const Bm25Params& params,
                                     size_t* candidates_scored = nullptr) const;
 
+  // The arrays, for persistence (graph/graph_io.h): Terms()[t] is term t,
+  // whose postings are (posting_docs, posting_tfs)[offsets[t], offsets[t+1]).
+  std::vector<std::string_view> Terms() const;  // O(vocabulary)
+  std::span<const uint64_t> offsets() const { return offsets_; }
+  std::span<const uint32_t> posting_docs() const { return post_doc_; }
+  std::span<const uint32_t> posting_tfs() const { return post_tf_; }
+  std::span<const uint32_t> doc_lengths() const { return doc_len_; }
+  // The index of those arrays; it searches exactly as the one they came
+  // from. Corruption naming the first violation (offsets not spanning the
+  // postings, a doc id out of range, a zero tf, a repeated term).
+  // O(vocabulary + postings).
+  static Result<Bm25Index> FromArrays(std::vector<std::string> terms, std::vector<uint64_t> offsets,
+                                      std::vector<uint32_t> docs, std::vector<uint32_t> tfs,
+                                      std::vector<uint32_t> doc_lengths);
+
  private:
   std::unordered_map<std::string, uint32_t> vocab_;
   std::vector<uint64_t> offsets_;  // term t's postings: [offsets_[t], offsets_[t+1])
@@ -69,6 +87,8 @@ class Bm25Index {
   std::vector<uint32_t> post_tf_;
   std::vector<uint32_t> doc_len_;
   double avgdl_ = 0.0;
+
+  void ComputeAverageLength();
 };
 
 }  // namespace flowrag

@@ -14,12 +14,30 @@ constexpr size_t kBlockRows = 256;
 }  // namespace
 
 FlatIndex::FlatIndex(size_t dim, size_t expected_size) : dim_(dim) {
-  data_.reserve(expected_size * dim);
+  rows_.cols = dim;
+  rows_.data.reserve(expected_size * dim);
+}
+
+Result<std::unique_ptr<FlatIndex>> FlatIndex::FromMatrix(FloatMatrix&& rows) {
+  if (rows.cols == 0) return Status::InvalidArgument("vector index: dim must be > 0");
+  FLOWRAG_RETURN_IF_ERROR(vector_internal::ValidateRows(rows, rows.cols, 0));
+  auto index = std::make_unique<FlatIndex>(rows.cols);
+  index->AppendColumns(rows);
+  index->size_ = rows.rows;
+  index->rows_ = std::move(rows);
+  return index;
 }
 
 Status FlatIndex::Add(const FloatMatrix& rows) {
   FLOWRAG_RETURN_IF_ERROR(vector_internal::ValidateRows(rows, dim_, size_));
-  data_.insert(data_.end(), rows.data.begin(), rows.data.end());
+  rows_.data.insert(rows_.data.end(), rows.data.begin(), rows.data.end());
+  AppendColumns(rows);
+  size_ += rows.rows;
+  rows_.rows = size_;
+  return Status::Ok();
+}
+
+void FlatIndex::AppendColumns(const FloatMatrix& rows) {
   const size_t new_size = size_ + rows.rows;
   if (new_size > capacity_) {  // grow geometrically: amortised O(d) per vector
     const size_t cap = std::max(new_size, 2 * capacity_);
@@ -34,8 +52,6 @@ Status FlatIndex::Add(const FloatMatrix& rows) {
     const float* row = rows.row(r);
     for (size_t d = 0; d < dim_; ++d) columns_[d * capacity_ + size_ + r] = row[d];
   }
-  size_ = new_size;
-  return Status::Ok();
 }
 
 std::vector<VectorHit> FlatIndex::SearchSparse(const float* query,
@@ -74,7 +90,7 @@ std::vector<VectorHit> FlatIndex::Search(const float* query, const VectorSearchP
   if (!params.filter) {
     for (size_t start = 0; start < size_; start += kBlockRows) {
       const size_t n = std::min(kBlockRows, size_ - start);
-      vector_internal::DotProductBlock(query, data_.data() + start * dim_, n, dim_, scores);
+      vector_internal::DotProductBlock(query, rows_.row(start), n, dim_, scores);
       // Ids arrive in ascending order, so a score equal to the current worst
       // loses the tie: only a strictly greater score can enter a full heap.
       for (size_t i = 0; i < n; ++i) {

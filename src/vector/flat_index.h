@@ -1,7 +1,8 @@
 // FlatIndex: exact maximum-inner-product search by scanning every vector.
 //
-// Storage: one contiguous row-major float matrix (64-byte aligned, row i at
-// i·dim), grown by Add(). Memory: 4·n·d bytes.
+// Storage: one contiguous row-major float matrix (a FloatMatrix, row i at
+// i·dim), grown by Add() or adopted whole by FromMatrix() (no copy, so a
+// snapshot's passage vectors exist once). Memory: 4·n·d bytes.
 //
 // Search: the query is scored against blocks of 256 rows with the batched
 // SIMD kernel (vector/dot_product.h: four rows per pass, AVX-512 or AVX2 when
@@ -59,10 +60,15 @@ class FlatIndex final : public VectorIndex {
   // `expected_size` of them. REQUIRES: dim > 0 (MakeVectorIndex checks it).
   explicit FlatIndex(size_t dim, size_t expected_size = 0);
 
+  // An index over `rows`, which it takes over (ids = row numbers).
+  // InvalidArgument as Add() for a bad matrix (then `rows` is left as it
+  // was). O(rows·d) for the dimension-major copy.
+  static Result<std::unique_ptr<FlatIndex>> FromMatrix(FloatMatrix&& rows);
+
   std::string Kind() const override { return "flat"; }
   size_t Dimension() const override { return dim_; }
   size_t Size() const override { return size_; }
-  size_t MemoryBytes() const override { return (data_.capacity() + columns_.capacity()) * 4; }
+  size_t MemoryBytes() const override { return (rows_.data.capacity() + columns_.capacity()) * 4; }
 
   // Appends rows (ids Size() .. Size()+rows.rows-1). All-or-nothing: a batch
   // with the wrong column count, a short data array or a non-finite value is
@@ -78,7 +84,9 @@ class FlatIndex final : public VectorIndex {
   static constexpr size_t kSparseFraction = 4;
 
   // The stored vector of `id`. REQUIRES: id < Size(). Valid until the next Add().
-  const float* Row(uint32_t id) const { return data_.data() + static_cast<size_t>(id) * dim_; }
+  const float* Row(uint32_t id) const { return rows_.row(id); }
+  // Every stored vector (rows = Size()). Valid until the next Add().
+  const FloatMatrix& matrix() const { return rows_; }
 
  private:
   size_t dim_;
@@ -86,7 +94,10 @@ class FlatIndex final : public VectorIndex {
   std::vector<VectorHit> SearchSparse(const float* query, const VectorSearchParams& params,
                                       size_t k, VectorSearchStats* stats) const;
 
-  std::vector<float, vector_internal::CacheAlignedAllocator<float>> data_;
+  // Grows with every vector; the dimension-major copy below is rebuilt on
+  // capacity growth.
+  FloatMatrix rows_;
+  void AppendColumns(const FloatMatrix& rows);
   // Dimension-major copy: column d at columns_[d·capacity_], first size_ valid.
   std::vector<float, vector_internal::CacheAlignedAllocator<float>> columns_;
   size_t capacity_ = 0;

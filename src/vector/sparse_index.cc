@@ -1,8 +1,44 @@
 #include "vector/sparse_index.h"
 
+#include <algorithm>
+#include <cmath>
+#include <string>
+
 #include "vector/index_util.h"
 
 namespace flowrag {
+namespace {
+
+// Counts per dimension → CSR offsets (counts[d] becomes offsets[d + 1]).
+void PrefixSums(std::vector<uint64_t>* offsets) {
+  for (size_t d = 1; d < offsets->size(); ++d) (*offsets)[d] += (*offsets)[d - 1];
+}
+
+}  // namespace
+
+Status ValidateSparseRows(const SparseRows& rows) {
+  if (rows.offsets.empty() || rows.offsets.front() != 0 ||
+      rows.offsets.back() != rows.dims.size() || rows.dims.size() != rows.values.size() ||
+      !std::is_sorted(rows.offsets.begin(), rows.offsets.end())) {
+    return Status::InvalidArgument("sparse rows: offsets do not span the arrays");
+  }
+  if (rows.rows() > vector_internal::kMaxVectors) {
+    return Status::InvalidArgument("sparse index: more than " +
+                                   std::to_string(vector_internal::kMaxVectors) + " vectors");
+  }
+  for (size_t r = 0; r < rows.rows(); ++r) {
+    for (uint64_t i = rows.offsets[r]; i < rows.offsets[r + 1]; ++i) {
+      if (rows.dims[i] >= rows.cols || !std::isfinite(rows.values[i]) ||
+          (i > rows.offsets[r] && rows.dims[i - 1] >= rows.dims[i])) {
+        return Status::InvalidArgument("sparse rows: row " + std::to_string(r) + ": dimension " +
+                                       std::to_string(rows.dims[i]) + " of " +
+                                       std::to_string(rows.cols) +
+                                       " out of range or order, or a non-finite value");
+      }
+    }
+  }
+  return Status::Ok();
+}
 
 double Density(const FloatMatrix& m) {
   if (m.data.empty()) return 0.0;
@@ -11,20 +47,114 @@ double Density(const FloatMatrix& m) {
   return static_cast<double>(nz) / static_cast<double>(m.data.size());
 }
 
-Status SparseIndex::Add(const FloatMatrix& rows) {
-  FLOWRAG_RETURN_IF_ERROR(vector_internal::ValidateRows(rows, dim_, size_));
-  for (size_t r = 0; r < rows.rows; ++r) {
-    const float* row = rows.row(r);
-    const auto id = static_cast<uint32_t>(size_ + r);
-    for (size_t d = 0; d < dim_; ++d) {
-      if (row[d] != 0.0f) {
-        lists_[d].push_back({id, row[d]});
-        ++nonzeros_;
-      }
+namespace {
+
+// Entries a posting takes when its id is `gap` past the previous posting of
+// its list (past 0 for the first): the skips, then itself.
+inline uint64_t EntriesFor(uint32_t gap) { return 1 + gap / SparseIndex::kSkip; }
+
+}  // namespace
+
+Result<std::unique_ptr<SparseIndex>> SparseIndex::FromRows(const SparseRows& rows) {
+  if (rows.cols == 0) return Status::InvalidArgument("sparse index: dim must be > 0");
+  FLOWRAG_RETURN_IF_ERROR(ValidateSparseRows(rows));
+  auto index = std::make_unique<SparseIndex>(rows.cols);
+  // Pass 1: entries per list; pass 2: fill. Rows ascend, so ids do too.
+  std::vector<uint32_t> last(rows.cols, 0);
+  for (size_t r = 0; r < rows.rows(); ++r) {
+    for (uint64_t i = rows.offsets[r]; i < rows.offsets[r + 1]; ++i) {
+      const uint32_t d = rows.dims[i];
+      index->offsets_[d + 1] += EntriesFor(static_cast<uint32_t>(r) - last[d]);
+      last[d] = static_cast<uint32_t>(r);
     }
   }
-  size_ += rows.rows;
+  PrefixSums(&index->offsets_);
+  index->deltas_.resize(index->offsets_.back());
+  index->values_.resize(index->offsets_.back());
+  std::vector<uint64_t> next(index->offsets_.begin(), index->offsets_.end() - 1);
+  std::fill(last.begin(), last.end(), 0);
+  for (size_t r = 0; r < rows.rows(); ++r) {
+    for (uint64_t i = rows.offsets[r]; i < rows.offsets[r + 1]; ++i) {
+      const uint32_t d = rows.dims[i];
+      uint32_t gap = static_cast<uint32_t>(r) - last[d];
+      for (; gap >= kSkip; gap -= kSkip) {
+        index->deltas_[next[d]] = kSkip;
+        index->values_[next[d]++] = 0.0f;
+      }
+      index->deltas_[next[d]] = static_cast<uint16_t>(gap);
+      index->values_[next[d]++] = rows.values[i];
+      last[d] = static_cast<uint32_t>(r);
+    }
+  }
+  index->size_ = rows.rows();
+  index->nonzeros_ = rows.nonzeros();
+  return index;
+}
+
+Result<std::unique_ptr<SparseIndex>> SparseIndex::FromArrays(size_t dim, size_t size,
+                                                             std::vector<uint64_t> offsets,
+                                                             std::vector<uint16_t> deltas,
+                                                             std::vector<float> values) {
+  auto bad = [](const std::string& what) {
+    return Status::Corruption("sparse index arrays: " + what);
+  };
+  if (dim == 0 || offsets.size() != dim + 1) return bad("expected " + std::to_string(dim + 1) + " offsets");
+  if (size > vector_internal::kMaxVectors) return bad("size " + std::to_string(size));
+  if (offsets.front() != 0 || offsets.back() != deltas.size() || deltas.size() != values.size() ||
+      !std::is_sorted(offsets.begin(), offsets.end())) {
+    return bad("offsets do not span the " + std::to_string(deltas.size()) + " entries");
+  }
+  size_t nonzeros = 0;
+  for (size_t d = 0; d < dim; ++d) {
+    uint64_t id = 0;
+    bool first = true;
+    for (uint64_t i = offsets[d]; i < offsets[d + 1]; ++i) {
+      id += deltas[i];
+      if (deltas[i] == kSkip) continue;
+      if (id >= size || (!first && deltas[i] == 0) || !std::isfinite(values[i])) {
+        return bad("entry " + std::to_string(i) + " of dimension " + std::to_string(d));
+      }
+      first = false;
+      ++nonzeros;
+    }
+  }
+  auto index = std::make_unique<SparseIndex>(dim);
+  index->size_ = size;
+  index->nonzeros_ = nonzeros;
+  index->offsets_ = std::move(offsets);
+  index->deltas_ = std::move(deltas);
+  index->values_ = std::move(values);
+  return index;
+}
+
+Status SparseIndex::Add(const FloatMatrix& rows) {
+  FLOWRAG_RETURN_IF_ERROR(vector_internal::ValidateRows(rows, dim_, size_));
+  SparseRows all = Rows();
+  for (size_t r = 0; r < rows.rows; ++r) all.Append(rows.row(r));
+  FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<SparseIndex> merged, FromRows(all));
+  *this = std::move(*merged);
   return Status::Ok();
+}
+
+SparseRows SparseIndex::Rows() const {
+  SparseRows rows;
+  rows.cols = dim_;
+  rows.offsets.assign(size_ + 1, 0);
+  for (size_t d = 0; d < dim_; ++d) {
+    ForEachPosting(d, [&](uint32_t id, float) { ++rows.offsets[id + 1]; });
+  }
+  PrefixSums(&rows.offsets);
+  rows.dims.resize(nonzeros_);
+  rows.values.resize(nonzeros_);
+  std::vector<uint64_t> next(rows.offsets.begin(), rows.offsets.end() - 1);
+  for (size_t d = 0; d < dim_; ++d) {  // dimensions ascending within each row
+    ForEachPosting(d, [&](uint32_t id, float value) {
+      const uint64_t at = next[id]++;
+      rows.dims[at] = static_cast<uint32_t>(d);
+      rows.values[at] = value;
+    });
+  }
+  return rows;
 }
 
 std::vector<VectorHit> SparseIndex::Search(const float* query, const VectorSearchParams& params,
@@ -33,7 +163,7 @@ std::vector<VectorHit> SparseIndex::Search(const float* query, const VectorSearc
   if (k == 0 || !vector_internal::AllFinite(query, dim_)) return {};
   size_t postings = 0;
   for (size_t d = 0; d < dim_; ++d) {
-    if (query[d] != 0.0f) postings += lists_[d].size();
+    if (query[d] != 0.0f) postings += offsets_[d + 1] - offsets_[d];
   }
   thread_local std::vector<float> scores;
   if (scores.size() < size_) scores.resize(size_, 0.0f);  // all zero between calls
@@ -50,10 +180,11 @@ std::vector<VectorHit> SparseIndex::Search(const float* query, const VectorSearc
   if (postings >= size_ / 4) {
     // Long lists (the hashed embedder's character n-grams): accumulate, then
     // scan every id; an id no list touched scores 0, as it should.
+    float* acc = scores.data();
     for (size_t d = 0; d < dim_; ++d) {
       const float q = query[d];
       if (q == 0.0f) continue;
-      for (const Posting& p : lists_[d]) scores[p.id] += q * p.value;
+      ForEachPosting(d, [&](uint32_t id, float value) { acc[id] += q * value; });
     }
     for (uint32_t id = 0; id < size_; ++id) offer(id);
   } else {
@@ -65,13 +196,13 @@ std::vector<VectorHit> SparseIndex::Search(const float* query, const VectorSearc
     for (size_t d = 0; d < dim_; ++d) {
       const float q = query[d];
       if (q == 0.0f) continue;
-      for (const Posting& p : lists_[d]) {
-        if (!seen[p.id]) {
-          seen[p.id] = 1;
-          touched.push_back(p.id);
+      ForEachPosting(d, [&](uint32_t id, float value) {
+        if (!seen[id]) {
+          seen[id] = 1;
+          touched.push_back(id);
         }
-        scores[p.id] += q * p.value;
-      }
+        scores[id] += q * value;
+      });
     }
     for (uint32_t id : touched) {
       seen[id] = 0;

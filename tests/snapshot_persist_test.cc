@@ -1,0 +1,547 @@
+// Persisted snapshot parts (graph/graph_io.h): a snapshot loaded from the
+// parts equals one built from the rows (every graph accessor, every array,
+// every method's answers on the demo questions); damaged, stale or missing
+// parts are detected and rebuilt; crafted parts never crash the reader; an
+// older-format store gains its parts; inserts and deletes keep them current
+// and reuse the earlier snapshot's vectors exactly.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <fstream>
+#include <functional>
+#include <random>
+
+#include "engine/embedder_setup.h"
+#include "engine/engine_impl.h"
+#include "flowrag/engine.h"
+#include "graph/graph_io.h"
+#include "graph/snapshot.h"
+#include "retrieval/retriever.h"
+#include "storage/store.h"
+#include "test_util.h"
+#include "vector/flat_index.h"
+#include "vector/sparse_index.h"
+
+namespace flowrag {
+namespace {
+
+using testing::TempDir;
+
+const std::string kDemo = std::string(FLOWRAG_SOURCE_DIR) + "/examples/demo";
+const char* kParts[] = {kBm25Part, kGraphRowsPart, kGraphVectorsPart, kPassageVectorsPart};
+
+std::vector<std::string> DemoQuestions() {
+  std::ifstream in(std::string(FLOWRAG_SOURCE_DIR) + "/examples/demo_questions.jsonl");
+  std::vector<std::string> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t q = line.find("\"question\": \"");
+    if (q == std::string::npos) continue;
+    const size_t b = q + 13;
+    out.push_back(line.substr(b, line.find('"', b) - b));
+  }
+  return out;
+}
+
+// A store opened the way the engine opens it, to build snapshots directly.
+struct OpenStore {
+  std::unique_ptr<Store> store;
+  std::shared_ptr<Embedder> embedder;
+  std::string dense_model;
+
+  explicit OpenStore(const std::string& path, bool read_only = true) {
+    StoreOptions so;
+    so.read_only = read_only;
+    so.create_if_missing = false;
+    auto s = Store::Open(path, so);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    store = std::move(s).value();
+    auto e = LoadEmbedder(*store, kHashEmbedderName, EngineOptions{});
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    embedder = std::move(e).value();
+    dense_model = store->GetMeta("dense_model").value().value_or("");
+  }
+
+  std::shared_ptr<const Snapshot> Build(bool use_parts, SnapshotBuildStats* stats = nullptr) {
+    SnapshotOptions so;
+    so.dense_model = dense_model;
+    so.use_parts = use_parts;
+    auto snap = Snapshot::Build(*store, embedder, so, stats);
+    EXPECT_TRUE(snap.ok()) << snap.status().ToString();
+    return snap.ok() ? std::move(snap).value() : nullptr;
+  }
+};
+
+template <typename A, typename B>
+void ExpectSameArray(const A& a, const B& b, const std::string& what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!(a[i] == b[i])) {
+      ADD_FAILURE() << what << " differs at " << i;
+      return;
+    }
+  }
+}
+
+void ExpectSameRows(const SparseRows& a, const SparseRows& b, const std::string& what) {
+  EXPECT_EQ(a.cols, b.cols) << what;
+  ExpectSameArray(a.offsets, b.offsets, what + " offsets");
+  ExpectSameArray(a.dims, b.dims, what + " dims");
+  ExpectSameArray(a.values, b.values, what + " values");
+}
+
+void ExpectSameIndex(const VectorIndex* a, const VectorIndex* b, const std::string& what) {
+  ASSERT_EQ(a == nullptr, b == nullptr) << what;
+  if (a == nullptr) return;
+  ASSERT_EQ(a->Kind(), b->Kind()) << what;
+  EXPECT_EQ(a->Size(), b->Size()) << what;
+  EXPECT_EQ(a->Dimension(), b->Dimension()) << what;
+  if (const auto* sa = dynamic_cast<const SparseIndex*>(a)) {
+    const auto* sb = dynamic_cast<const SparseIndex*>(b);
+    ExpectSameArray(sa->offsets(), sb->offsets(), what + " offsets");
+    ExpectSameArray(sa->deltas(), sb->deltas(), what + " deltas");
+    ExpectSameArray(sa->values(), sb->values(), what + " values");
+  } else if (const auto* fa = dynamic_cast<const FlatIndex*>(a)) {
+    ExpectSameArray(fa->matrix().data, dynamic_cast<const FlatIndex*>(b)->matrix().data, what);
+  }
+}
+
+void ExpectSameCsr(const Csr& a, const Csr& b, const std::string& what) {
+  ExpectSameArray(a.offsets, b.offsets, what + " offsets");
+  ExpectSameArray(a.targets, b.targets, what + " targets");
+  ExpectSameArray(a.weights, b.weights, what + " weights");
+  ExpectSameArray(a.attrs, b.attrs, what + " attrs");
+}
+
+// Every accessor of the two graphs, exactly (floats bit for bit).
+void ExpectSameGraph(const KnowledgeGraph& a, const KnowledgeGraph& b) {
+  ASSERT_EQ(a.num_nodes(), b.num_nodes());
+  ASSERT_EQ(a.num_passages(), b.num_passages());
+  ASSERT_EQ(a.num_entities(), b.num_entities());
+  ASSERT_EQ(a.num_descriptions(), b.num_descriptions());
+  ASSERT_EQ(a.num_facts(), b.num_facts());
+  ASSERT_EQ(a.num_relations(), b.num_relations());
+  ASSERT_EQ(a.num_fact_texts(), b.num_fact_texts());
+  for (uint32_t n = 0; n < a.num_nodes(); ++n) {
+    ASSERT_EQ(a.Kind(n), b.Kind(n));
+    ASSERT_EQ(a.LocalIndex(n), b.LocalIndex(n));
+  }
+  for (uint32_t e = 0; e < a.num_entities(); ++e) {
+    EXPECT_EQ(a.EntityName(e), b.EntityName(e));
+    EXPECT_EQ(a.EntityType(e), b.EntityType(e));
+    EXPECT_EQ(a.EntityStoreId(e), b.EntityStoreId(e));
+    EXPECT_EQ(a.EntityPassageCount(e), b.EntityPassageCount(e));
+    EXPECT_EQ(a.Abstractness(e), b.Abstractness(e));
+    EXPECT_EQ(a.RawAbstractness(e), b.RawAbstractness(e));
+  }
+  for (uint32_t d = 0; d < a.num_descriptions(); ++d) {
+    EXPECT_EQ(a.DescriptionText(d), b.DescriptionText(d));
+    EXPECT_EQ(a.DescriptionEntity(d), b.DescriptionEntity(d));
+    EXPECT_EQ(a.DescriptionPassage(d), b.DescriptionPassage(d));
+  }
+  for (uint32_t f = 0; f < a.num_facts(); ++f) {
+    EXPECT_EQ(a.FactSubject(f), b.FactSubject(f));
+    EXPECT_EQ(a.FactObject(f), b.FactObject(f));
+    EXPECT_EQ(a.FactRelationId(f), b.FactRelationId(f));
+    EXPECT_EQ(a.FactRelation(f), b.FactRelation(f));
+    EXPECT_EQ(a.FactTextId(f), b.FactTextId(f));
+    ExpectSameArray(a.FactSources(f), b.FactSources(f), "fact sources");
+  }
+  for (uint32_t t = 0; t < a.num_fact_texts(); ++t) {
+    EXPECT_EQ(a.FactTextOf(t), b.FactTextOf(t));
+    ExpectSameArray(a.FactsWithText(t), b.FactsWithText(t), "facts with text");
+  }
+  for (uint32_t r = 0; r < a.num_relations(); ++r) EXPECT_EQ(a.RelationText(r), b.RelationText(r));
+  for (int k = 0; k < kNumEdgeKinds; ++k) {
+    const auto kind = static_cast<EdgeKind>(k);
+    EXPECT_EQ(a.NumEdges(kind), b.NumEdges(kind));
+    ExpectSameCsr(a.Edges(kind), b.Edges(kind), std::string(EdgeKindName(kind)));
+  }
+  ExpectSameArray(a.walk().offsets(), b.walk().offsets(), "walk offsets");
+  ExpectSameArray(a.walk().targets(), b.walk().targets(), "walk targets");
+  ExpectSameArray(a.walk().weight_values(), b.walk().weight_values(), "walk weights");
+  for (uint32_t u = 0; u < a.walk().num_nodes(); ++u) EXPECT_EQ(a.walk().RowSum(u), b.walk().RowSum(u));
+  for (uint64_t i = 0; i < a.walk().num_entries(); ++i) EXPECT_EQ(a.walk().Kind(i), b.walk().Kind(i));
+  ASSERT_EQ(a.entity_vectors() == nullptr, b.entity_vectors() == nullptr);
+  if (a.entity_vectors() != nullptr) ExpectSameRows(*a.entity_vectors(), *b.entity_vectors(), "entity rows");
+  ExpectSameIndex(a.entity_index(), b.entity_index(), "entity index");
+  ExpectSameIndex(a.description_index(), b.description_index(), "description index");
+  ExpectSameIndex(a.fact_index(), b.fact_index(), "fact index");
+  ExpectSameRows(a.vectors().relation_rows, b.vectors().relation_rows, "relation rows");
+}
+
+void ExpectSameSnapshot(const Snapshot& a, const Snapshot& b) {
+  ASSERT_EQ(a.num_passages(), b.num_passages());
+  ASSERT_EQ(a.num_documents(), b.num_documents());
+  for (uint32_t p = 0; p < a.num_passages(); ++p) {
+    EXPECT_EQ(a.passage(p).id, b.passage(p).id);
+    EXPECT_EQ(a.PassageText(p), b.PassageText(p));
+  }
+  ExpectSameArray(a.bm25().Terms(), b.bm25().Terms(), "bm25 terms");
+  ExpectSameArray(a.bm25().offsets(), b.bm25().offsets(), "bm25 offsets");
+  ExpectSameArray(a.bm25().posting_docs(), b.bm25().posting_docs(), "bm25 docs");
+  ExpectSameArray(a.bm25().posting_tfs(), b.bm25().posting_tfs(), "bm25 tfs");
+  ExpectSameArray(a.bm25().doc_lengths(), b.bm25().doc_lengths(), "bm25 lengths");
+  EXPECT_EQ(a.bm25().average_length(), b.bm25().average_length());
+  ExpectSameIndex(a.dense(), b.dense(), "dense");
+  ASSERT_EQ(a.graph() == nullptr, b.graph() == nullptr);
+  if (a.graph() != nullptr) ExpectSameGraph(*a.graph(), *b.graph());
+}
+
+// Every method, every demo question: the same passages with the same
+// scores, and the same seeds and node scores for graph methods.
+void ExpectSameAnswers(const Snapshot& a, const Snapshot& b) {
+  const std::vector<std::string> questions = DemoQuestions();
+  ASSERT_GE(questions.size(), 10u);
+  for (const std::string& method : RetrieverNames()) {
+    auto r = MakeRetriever(method);
+    ASSERT_TRUE(r.ok()) << method;
+    for (const std::string& q : questions) {
+      RetrievalRequest req;
+      req.query = q;
+      req.top_k = 10;
+      auto x = (*r)->Retrieve(a, req);
+      auto y = (*r)->Retrieve(b, req);
+      ASSERT_EQ(x.ok(), y.ok()) << method << ": " << q;
+      if (!x.ok()) continue;
+      ASSERT_EQ(x->ranked.size(), y->ranked.size()) << method << ": " << q;
+      for (size_t i = 0; i < x->ranked.size(); ++i) {
+        EXPECT_EQ(x->ranked[i].passage, y->ranked[i].passage) << method << ": " << q << " rank " << i;
+        EXPECT_EQ(x->ranked[i].score, y->ranked[i].score) << method << ": " << q << " rank " << i;
+      }
+      ASSERT_EQ(x->seeds.size(), y->seeds.size()) << method << ": " << q;
+      for (size_t i = 0; i < x->seeds.size(); ++i) {
+        EXPECT_EQ(x->seeds[i].node, y->seeds[i].node) << method;
+        EXPECT_EQ(x->seeds[i].score, y->seeds[i].score) << method;
+      }
+      ASSERT_EQ(x->node_scores.size(), y->node_scores.size()) << method << ": " << q;
+      for (size_t i = 0; i < x->node_scores.size(); ++i) {
+        EXPECT_EQ(x->node_scores[i].node, y->node_scores[i].node) << method;
+        EXPECT_EQ(x->node_scores[i].score, y->node_scores[i].score) << method;
+      }
+    }
+  }
+}
+
+// The bytes of a part, read with SQLite directly.
+std::string PartBytes(const std::string& db_path, const std::string& part) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db, "SELECT data FROM snapshot_chunks WHERE part = ? ORDER BY seq", -1, &st,
+                     nullptr);
+  sqlite3_bind_text(st, 1, part.c_str(), -1, SQLITE_TRANSIENT);
+  std::string bytes;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    bytes.append(static_cast<const char*>(sqlite3_column_blob(st, 0)),
+                 static_cast<size_t>(sqlite3_column_bytes(st, 0)));
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return bytes;
+}
+
+void ExecSql(const std::string& db_path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(db);
+}
+
+// Replaces part `name` with `bytes` (a valid checksum over them), keeping
+// its generation, format and key.
+void RewritePart(Store& store, const std::string& name, const std::string& bytes) {
+  auto info = store.GetSnapshotPart(name);
+  ASSERT_TRUE(info.ok() && info->has_value()) << name;
+  auto put = store.PutSnapshotPart(**info, [&](const Store::ChunkSink& emit) -> Result<uint64_t> {
+    for (size_t at = 0; at < bytes.size(); at += Store::kMaxSnapshotChunk) {
+      FLOWRAG_RETURN_IF_ERROR(
+          emit(std::string_view(bytes).substr(at, Store::kMaxSnapshotChunk)));
+    }
+    return PartChecksum(bytes);
+  });
+  ASSERT_TRUE(put.ok() && *put) << name;
+}
+
+class SnapshotPersistTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    auto engine = Engine::Open(dir_->File("demo.db"));
+    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+    ASSERT_TRUE((*engine)->Index({kDemo}).ok());
+  }
+  static void TearDownTestSuite() { delete dir_; }
+
+  // A private copy of the indexed demo store.
+  std::string CopyOfDemo() {
+    const std::string path = local_.File("copy.db");
+    std::filesystem::copy_file(dir_->File("demo.db"), path);
+    return path;
+  }
+
+  static TempDir* dir_;
+  TempDir local_;
+};
+TempDir* SnapshotPersistTest::dir_ = nullptr;
+
+TEST_F(SnapshotPersistTest, IndexPersistsEveryPartAtTheStoreGeneration) {
+  OpenStore s(dir_->File("demo.db"));
+  const int64_t generation = s.store->Generation().value();
+  EXPECT_GT(generation, 1);
+  for (const char* part : kParts) {
+    auto info = s.store->GetSnapshotPart(part);
+    ASSERT_TRUE(info.ok() && info->has_value()) << part;
+    EXPECT_EQ((*info)->generation, generation) << part;
+    EXPECT_GT((*info)->bytes, 0u) << part;
+  }
+}
+
+TEST_F(SnapshotPersistTest, SnapshotFromPartsEqualsSnapshotFromRows) {
+  OpenStore s(dir_->File("demo.db"));
+  SnapshotBuildStats loaded, rebuilt;
+  auto a = s.Build(/*use_parts=*/true, &loaded);
+  auto b = s.Build(/*use_parts=*/false, &rebuilt);
+  ASSERT_TRUE(a && b);
+  ASSERT_NE(a->graph(), nullptr);
+  for (const char* part : kParts) {
+    EXPECT_EQ(loaded.parts[part], PartState::kLoaded) << part;
+    EXPECT_EQ(rebuilt.parts[part], PartState::kRebuilt) << part;
+  }
+  EXPECT_TRUE(loaded.part_errors.empty());
+  EXPECT_EQ(loaded.graph_texts_embedded, 0u);
+  EXPECT_GT(rebuilt.graph_texts_embedded, 0u);
+  ExpectSameSnapshot(*a, *b);
+  ExpectSameAnswers(*a, *b);
+}
+
+// Rewrites the last chunk of `part` with `change` applied, behind the
+// store's back (as a disk or another program might).
+void DamageLastChunk(const std::string& db_path, const std::string& part,
+                     const std::function<void(std::string*)>& change) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db,
+                     "SELECT seq, data FROM snapshot_chunks WHERE part = ?1 ORDER BY seq DESC LIMIT 1",
+                     -1, &st, nullptr);
+  sqlite3_bind_text(st, 1, part.c_str(), -1, SQLITE_TRANSIENT);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  const int64_t seq = sqlite3_column_int64(st, 0);
+  std::string data(static_cast<const char*>(sqlite3_column_blob(st, 1)),
+                   static_cast<size_t>(sqlite3_column_bytes(st, 1)));
+  sqlite3_finalize(st);
+  change(&data);
+  sqlite3_prepare_v2(db, "UPDATE snapshot_chunks SET data = ?3 WHERE part = ?1 AND seq = ?2", -1,
+                     &st, nullptr);
+  sqlite3_bind_text(st, 1, part.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(st, 2, seq);
+  sqlite3_bind_blob(st, 3, data.data(), static_cast<int>(data.size()), SQLITE_TRANSIENT);
+  EXPECT_EQ(sqlite3_step(st), SQLITE_DONE);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+}
+
+TEST_F(SnapshotPersistTest, DamagedPartsAreDetectedAndRebuilt) {
+  const std::string path = CopyOfDemo();
+  struct Damage {
+    const char* what;
+    std::function<void(const std::string& db, const std::string& part)> apply;
+    const char* error;  // a word the reason names
+  };
+  auto sql = [](const char* statement) {
+    return [statement](const std::string& db, const std::string& part) {
+      std::string s = statement;
+      for (size_t at; (at = s.find("?1")) != std::string::npos;) s.replace(at, 2, "'" + part + "'");
+      ExecSql(db, s);
+    };
+  };
+  const Damage damages[] = {
+      // The last byte is the high byte of a float, length or count: the
+      // part may still parse (then only the checksum tells; see below).
+      {"a flipped bit",
+       [](const std::string& db, const std::string& part) {
+         DamageLastChunk(db, part, [](std::string* d) { d->back() ^= 1; });
+       },
+       ""},
+      {"a truncated chunk",
+       [](const std::string& db, const std::string& part) {
+         DamageLastChunk(db, part, [](std::string* d) { d->resize(d->size() - 3); });
+       },
+       "bytes"},
+      {"a missing chunk", sql("DELETE FROM snapshot_chunks WHERE part = ?1 AND seq = 0"), "missing"},
+      {"a wrong length", sql("UPDATE snapshot_parts SET bytes = bytes + 8 WHERE name = ?1"), "bytes"},
+      {"an old generation",
+       sql("UPDATE snapshot_parts SET generation = generation - 1 WHERE name = ?1"), "generation"},
+      {"another format", sql("UPDATE snapshot_parts SET format = format + 1 WHERE name = ?1"),
+       "format"},
+      {"another key", sql("UPDATE snapshot_parts SET key = key || 'x' WHERE name = ?1"), "key"},
+  };
+  OpenStore reference(path);
+  auto rows = reference.Build(false);
+  for (const char* part : kParts) {
+    for (const Damage& d : damages) {
+      SCOPED_TRACE(std::string(part) + ": " + d.what);
+      const std::string copy = local_.File(std::string("damaged-") + part + ".db");
+      std::filesystem::copy_file(path, copy, std::filesystem::copy_options::overwrite_existing);
+      d.apply(copy, part);
+      OpenStore s(copy);
+      SnapshotBuildStats stats;
+      auto snap = s.Build(true, &stats);
+      ASSERT_TRUE(snap);
+      EXPECT_EQ(stats.parts[part], PartState::kRebuilt);
+      bool named = false;
+      for (const std::string& e : stats.part_errors) {
+        named |= e.rfind(part, 0) == 0 && e.find(d.error) != std::string::npos;
+      }
+      EXPECT_TRUE(named) << (stats.part_errors.empty() ? "no error" : stats.part_errors[0]);
+      ExpectSameSnapshot(*snap, *rows);
+    }
+  }
+  // A part that still parses is caught by its checksum (the vectors end with
+  // a float whose exponent the flip changes), and the snapshot rebuilt
+  // around it answers as one from rows.
+  DamageLastChunk(path, kGraphVectorsPart, [](std::string* d) { d->back() ^= 1; });
+  OpenStore s(path);
+  SnapshotBuildStats stats;
+  auto snap = s.Build(true, &stats);
+  ASSERT_EQ(stats.part_errors.size(), 1u);
+  EXPECT_NE(stats.part_errors[0].find("checksum mismatch"), std::string::npos) << stats.part_errors[0];
+  EXPECT_EQ(stats.parts[kBm25Part], PartState::kLoaded);
+  ExpectSameAnswers(*snap, *rows);
+}
+
+// Crafted parts with valid checksums (a writer's bug, a hostile file): the
+// reader must reject or accept them without crashing or reading out of
+// bounds (the sanitizer build runs this too).
+TEST_F(SnapshotPersistTest, CraftedPartsNeverCrashTheReader) {
+  const std::string path = CopyOfDemo();
+  std::mt19937 rng(20);
+  for (const char* part : kParts) {
+    const std::string original = PartBytes(path, part);
+    ASSERT_FALSE(original.empty()) << part;
+    for (int trial = 0; trial < 24; ++trial) {
+      std::string bytes = original;
+      switch (trial % 4) {
+        case 0:  // flipped bytes
+          for (int i = 0; i < 1 + trial % 7; ++i) bytes[rng() % bytes.size()] ^= static_cast<char>(1 + rng() % 255);
+          break;
+        case 1:  // truncated
+          bytes.resize(rng() % bytes.size());
+          break;
+        case 2: {  // an aligned 8-byte word (often a count) made huge
+          const size_t at = (rng() % (bytes.size() / 8)) * 8;
+          const uint64_t huge = (uint64_t{1} << (40 + rng() % 23)) + rng();
+          std::memcpy(bytes.data() + at, &huge, std::min<size_t>(8, bytes.size() - at));
+          break;
+        }
+        default:  // a word made small (counts, offsets, ids)
+          if (bytes.size() >= 16) {
+            const size_t at = (rng() % (bytes.size() / 8)) * 8;
+            const uint64_t small = rng() % 5;
+            std::memcpy(bytes.data() + at, &small, 8);
+          }
+          break;
+      }
+      {
+        StoreOptions so;
+        so.create_if_missing = false;
+        auto store = Store::Open(path, so);
+        ASSERT_TRUE(store.ok());
+        RewritePart(**store, part, bytes);
+      }
+      OpenStore s(path);
+      SnapshotBuildStats stats;
+      auto snap = s.Build(true, &stats);
+      ASSERT_TRUE(snap) << part << " trial " << trial;
+    }
+    StoreOptions so;
+    so.create_if_missing = false;
+    auto store = Store::Open(path, so);
+    ASSERT_TRUE(store.ok());
+    RewritePart(**store, part, original);
+  }
+}
+
+TEST_F(SnapshotPersistTest, AnOlderFormatStoreOpensAndGainsItsParts) {
+  const std::string path = CopyOfDemo();
+  // Format 5: no parts, no generation.
+  ExecSql(path,
+          "DROP TABLE snapshot_chunks; DROP TABLE snapshot_parts; DELETE FROM meta WHERE key = "
+          "'generation'; UPDATE meta SET value = '5' WHERE key = 'format_version';");
+  {
+    EngineOptions ro;
+    ro.read_only = true;
+    auto e = Engine::Open(path, ro);
+    ASSERT_FALSE(e.ok());  // a migration needs a writable open, as before
+  }
+  {
+    auto e = Engine::Open(path);
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    auto stats = (*e)->Stats();
+    ASSERT_TRUE(stats.ok());
+    EXPECT_EQ(stats->format_version, kStoreFormatVersion);
+    auto r = (*e)->Query("Who founded the Lantern Tide Festival?");
+    ASSERT_TRUE(r.ok());
+    EXPECT_FALSE(r->passages.empty());
+  }
+  OpenStore s(path);
+  EXPECT_EQ(s.store->Generation().value(), 1);
+  SnapshotBuildStats stats;
+  auto a = s.Build(true, &stats);
+  for (const char* part : kParts) EXPECT_EQ(stats.parts[part], PartState::kLoaded) << part;
+  auto b = s.Build(false);
+  ExpectSameSnapshot(*a, *b);
+}
+
+TEST_F(SnapshotPersistTest, InsertAndDeleteKeepThePartsCurrent) {
+  const std::string path = CopyOfDemo();
+  auto opened = Engine::Open(path);
+  ASSERT_TRUE(opened.ok());
+  std::unique_ptr<Engine> engine = std::move(opened).value();
+  auto* impl = dynamic_cast<EngineImpl*>(engine.get());
+  const size_t texts_before = impl->snapshot()->graph()->num_fact_texts();
+
+  auto check = [&](const std::string& when) {
+    SCOPED_TRACE(when);
+    OpenStore s(path);
+    const int64_t generation = s.store->Generation().value();
+    EXPECT_EQ(impl->snapshot()->generation(), generation);
+    for (const char* part : kParts) {
+      auto info = s.store->GetSnapshotPart(part);
+      ASSERT_TRUE(info.ok() && info->has_value()) << part;
+      EXPECT_EQ((*info)->generation, generation) << part;
+    }
+    SnapshotBuildStats stats;
+    auto loaded = s.Build(true, &stats);
+    for (const char* part : kParts) EXPECT_EQ(stats.parts[part], PartState::kLoaded) << part;
+    auto rebuilt = s.Build(false);
+    ExpectSameSnapshot(*loaded, *rebuilt);
+    // The engine's own snapshot reused the earlier one's vectors: still equal.
+    ExpectSameSnapshot(*impl->snapshot(), *rebuilt);
+    ExpectSameAnswers(*impl->snapshot(), *rebuilt);
+  };
+
+  DocumentInput doc;
+  doc.id = "extra/brannock_ferry.md";
+  doc.title = "Brannock Ferry";
+  doc.text = "The Brannock Ferry crosses the River Ostrel at Port Calder. It was founded by "
+             "Tobias Halloran in 1881 and later run by the Halloran-Vey Line.";
+  auto r = engine->IndexDocuments({doc});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const SnapshotBuildStats& after_insert = impl->snapshot()->build_stats();
+  EXPECT_LT(after_insert.graph_texts_embedded, texts_before);  // only the new texts
+  check("after the insert");
+  auto q = engine->Query("Who founded the Brannock Ferry?");
+  ASSERT_TRUE(q.ok());
+  ASSERT_FALSE(q->passages.empty());
+  EXPECT_EQ(q->passages[0].document_id, doc.id);
+
+  ASSERT_TRUE(engine->DeleteDocument(doc.id).ok());
+  check("after the delete");
+}
+
+}  // namespace
+}  // namespace flowrag
