@@ -101,15 +101,15 @@ struct QafdOptions {
   bool seed_weighting = true;
   size_t max_keywords = 24;
   // diffusion
-  double alpha = 50.0;
+  double alpha = 5.0;
   double a = 1.0;
   double b = 0.25;
   EdgeWeighting weights = EdgeWeighting::kHybrid;
   SimilarityKind similarity = SimilarityKind::kCosine;
   double rbf_gamma = 3.0;
   EdgeStructure structure = EdgeStructure::kGraph;
-  CapacityKind capacity = CapacityKind::kDegree;
-  double epsilon = 0.05;
+  CapacityKind capacity = CapacityKind::kUniform;
+  double epsilon = 0.01;
   size_t max_pushes = 1000000;
   double support = 0.01;
   PassageScoring passage_scoring = PassageScoring::kNode;
