@@ -58,14 +58,14 @@ Result<std::vector<FlowSource>> FactSources(const Snapshot& s, const QafdRun& ru
   po.seeds = o.fact_seeds;
   po.name_seeds = o.name_seeds;
   po.fact_filter = o.fact_filter;
-  po.passage_weight = o.passage_weight;
+  po.passage_share = o.passage_share;
   po.prior = o.prior;
   FLOWRAG_ASSIGN_OR_RETURN(PprReset reset, BuildPprReset(s, run.text, qs, po, chat, out));
   std::vector<FlowSource> sources;
   if (reset.seeds.seeds.empty()) return sources;
   for (const NodeWeight& w : reset.entries) {
-    sources.push_back({w.node, w.weight / reset.total});
-    seeds->push_back({w.node, w.weight / reset.total});
+    sources.push_back({w.node, w.weight});
+    seeds->push_back({w.node, w.weight});
   }
   return sources;
 }
@@ -237,7 +237,7 @@ Status QafdOptions::Override(ParamReader& r) {
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.fact_seeds", &fact_seeds));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.name_seeds", &name_seeds));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.fact_filter", &fact_filter));
-  FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.passage_weight", &passage_weight));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.passage_share", &passage_share));
   FLOWRAG_RETURN_IF_ERROR(prior.Override(r, "qafd"));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.keyword_seeds", &keyword_seeds));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.seed_ratio", &seed_ratio));
@@ -266,8 +266,8 @@ Status QafdOptions::Override(ParamReader& r) {
   if (a < 0 || b < 0) return Status::InvalidArgument("option qafd.a / qafd.b: expected >= 0");
   if (!(epsilon > 0)) return Status::InvalidArgument("option qafd.epsilon: expected > 0");
   if (support < 0) return Status::InvalidArgument("option qafd.support: expected >= 0");
-  if (passage_weight < 0) {
-    return Status::InvalidArgument("option qafd.passage_weight: expected >= 0");
+  if (!(passage_share >= 0 && passage_share < 1)) {
+    return Status::InvalidArgument("option qafd.passage_share: expected 0 <= share < 1");
   }
   if (!(seed_ratio >= 0 && seed_ratio <= 1)) {
     return Status::InvalidArgument("option qafd.seed_ratio: expected 0 <= r <= 1");

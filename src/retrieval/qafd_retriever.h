@@ -92,7 +92,7 @@ struct QafdOptions {
   size_t fact_seeds = 5;
   bool name_seeds = true;
   bool fact_filter = true;
-  double passage_weight = 0.01;
+  double passage_share = 0.03;
   PriorOptions prior{"hybrid", 20};
   // names (Algorithm 1)
   size_t keyword_seeds = 40;
