@@ -31,6 +31,7 @@ Status PprOptions::Override(ParamReader& r) {
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.name_seeds", &name_seeds));
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.fact_filter", &fact_filter));
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.passage_share", &passage_share));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.unnamed_passage_share", &unnamed_passage_share));
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.synonyms", &synonyms));
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.solver", &solver));
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.epsilon", &epsilon));
@@ -42,6 +43,9 @@ Status PprOptions::Override(ParamReader& r) {
   }
   if (!(passage_share >= 0 && passage_share < 1)) {
     return Status::InvalidArgument("option ppr.passage_share: expected 0 <= share < 1");
+  }
+  if (!(unnamed_passage_share >= 0 && unnamed_passage_share < 1)) {
+    return Status::InvalidArgument("option ppr.unnamed_passage_share: expected 0 <= share < 1");
   }
   if (solver != "push" && solver != "power") {
     return Status::InvalidArgument("option ppr.solver=\"" + solver + "\": expected push or power");
@@ -192,7 +196,8 @@ Result<PprReset> BuildPprReset(const Snapshot& s, const std::string& query, cons
   for (double p : prior) prior_total += p;
   // Entities share 1 − φ of the reset by weight, passages φ by prior (all
   // to the entities when no passage has a prior).
-  const double share = prior_total > 0 ? o.passage_share : 0.0;
+  const double share =
+      prior_total > 0 ? (reset.seeds.named > 0 ? o.passage_share : o.unnamed_passage_share) : 0.0;
   for (const EntitySeed& e : reset.seeds.seeds) {
     reset.entries.push_back({g.EntityNode(e.entity), (1.0 - share) * e.weight / entity_total});
   }

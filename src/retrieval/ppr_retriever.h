@@ -62,6 +62,7 @@ struct PprOptions {
   bool name_seeds = true;
   bool fact_filter = true;
   double passage_share = 0.03;
+  double unnamed_passage_share = 0.5;
   bool synonyms = true;
   std::string solver = "push";
   double epsilon = 1e-5;

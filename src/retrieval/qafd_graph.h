@@ -80,6 +80,7 @@ struct QafdRun {
 // The union of the runs (Eq. 10): per node the run with the largest x.
 struct QafdNode {
   double x = 0, mass = 0;
+  double through = 0;  // mass pushed out of the node: x·Σ_v w_uv
   uint32_t run = 0, entry = 0;  // entry index in runs[run].flow
 };
 using QafdNodes = std::unordered_map<uint32_t, QafdNode>;

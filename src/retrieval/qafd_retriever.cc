@@ -59,13 +59,26 @@ Result<std::vector<FlowSource>> FactSources(const Snapshot& s, const QafdRun& ru
   po.name_seeds = o.name_seeds;
   po.fact_filter = o.fact_filter;
   po.passage_share = o.passage_share;
+  po.unnamed_passage_share = o.unnamed_passage_share;
   po.prior = o.prior;
   FLOWRAG_ASSIGN_OR_RETURN(PprReset reset, BuildPprReset(s, run.text, qs, po, chat, out));
   std::vector<FlowSource> sources;
   if (reset.seeds.seeds.empty()) return sources;
+  const KnowledgeGraph& g = *s.graph();
+  // Entity sources get weight^seed_power, rescaled to the entities' share:
+  // 1 keeps the fact weights, 0 gives every entity the same mass (the
+  // paper's Δ_v = α·T_v); passages keep their share of the prior.
+  double entity_mass = 0.0, powered = 0.0;
   for (const NodeWeight& w : reset.entries) {
-    sources.push_back({w.node, w.weight});
-    seeds->push_back({w.node, w.weight});
+    if (g.Kind(w.node) != NodeKind::kEntity) continue;
+    entity_mass += w.weight;
+    powered += std::pow(w.weight, o.seed_power);
+  }
+  for (const NodeWeight& w : reset.entries) {
+    const bool entity = g.Kind(w.node) == NodeKind::kEntity;
+    const double weight = entity ? entity_mass * std::pow(w.weight, o.seed_power) / powered : w.weight;
+    sources.push_back({w.node, weight});
+    seeds->push_back({w.node, weight});
   }
   return sources;
 }
@@ -132,7 +145,11 @@ QafdNodes UnionOfRuns(const std::vector<QafdRun>& runs) {
     const FlowDiffusionResult& f = runs[k].flow;
     for (uint32_t i = 0; i < f.nodes.size(); ++i) {
       QafdNode& st = nodes[f.nodes[i]];
-      if (f.x[i] > st.x || (f.x[i] == st.x && f.mass[i] > st.mass)) st = {f.x[i], f.mass[i], k, i};
+      double wsum = 0.0;
+      for (uint64_t j = f.adj_offsets[i]; j < f.adj_offsets[i + 1]; ++j) wsum += f.adj_weights[j];
+      if (f.x[i] > st.x || (f.x[i] == st.x && f.mass[i] > st.mass)) {
+        st = {f.x[i], f.mass[i], f.x[i] * wsum, k, i};
+      }
     }
   }
   return nodes;
@@ -147,6 +164,8 @@ std::vector<RankedPassage> RankPassages(const KnowledgeGraph& g, const QafdNodes
     const NodeKind kind = g.Kind(v);
     if (scoring == PassageScoring::kNode && kind == NodeKind::kPassage) {
       score[v] = {st.x, st.mass};
+    } else if (scoring == PassageScoring::kThroughput && kind == NodeKind::kPassage) {
+      score[v] = {st.through, st.mass};
     } else if (scoring == PassageScoring::kEntities && kind == NodeKind::kEntity) {
       for (uint64_t i = m.Begin(v); i < m.End(v); ++i) {
         auto& acc = score[m.targets[i]];
@@ -238,11 +257,13 @@ Status QafdOptions::Override(ParamReader& r) {
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.name_seeds", &name_seeds));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.fact_filter", &fact_filter));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.passage_share", &passage_share));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.unnamed_passage_share", &unnamed_passage_share));
   FLOWRAG_RETURN_IF_ERROR(prior.Override(r, "qafd"));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.keyword_seeds", &keyword_seeds));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.seed_ratio", &seed_ratio));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.seed_specificity", &seed_specificity));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.seed_weighting", &seed_weighting));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.seed_power", &seed_power));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.max_keywords", &max_keywords));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.alpha", &alpha));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.a", &a));
@@ -259,7 +280,7 @@ Status QafdOptions::Override(ParamReader& r) {
   FLOWRAG_RETURN_IF_ERROR(ReadEnumAs(r, "qafd.structure", {"graph", "similarity"}, &structure));
   FLOWRAG_RETURN_IF_ERROR(ReadEnumAs(r, "qafd.capacity", {"uniform", "degree"}, &capacity));
   FLOWRAG_RETURN_IF_ERROR(
-      ReadEnumAs(r, "qafd.passage_scoring", {"node", "entities"}, &passage_scoring));
+      ReadEnumAs(r, "qafd.passage_scoring", {"node", "entities", "throughput"}, &passage_scoring));
   if (keyword_seeds == 0) return Status::InvalidArgument("option qafd.keyword_seeds: expected >= 1");
   if (fact_seeds == 0) return Status::InvalidArgument("option qafd.fact_seeds: expected >= 1");
   if (!(alpha > 0)) return Status::InvalidArgument("option qafd.alpha: expected > 0");

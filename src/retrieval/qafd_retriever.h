@@ -81,7 +81,7 @@ namespace flowrag {
 
 enum class EdgeWeighting { kMean, kProduct, kHybrid };
 enum class SimilarityKind { kCosine, kRbf, kRelu };
-enum class PassageScoring { kNode, kEntities };
+enum class PassageScoring { kNode, kEntities, kThroughput };
 enum class QafdSeeds { kFacts, kNames };
 enum class EdgeStructure { kGraph, kSimilarity };
 
@@ -93,6 +93,8 @@ struct QafdOptions {
   bool name_seeds = true;
   bool fact_filter = true;
   double passage_share = 0.03;
+  double unnamed_passage_share = 0.5;
+  double seed_power = 0.5;
   PriorOptions prior{"hybrid", 20};
   // names (Algorithm 1)
   size_t keyword_seeds = 40;
@@ -112,7 +114,7 @@ struct QafdOptions {
   double epsilon = 0.01;
   size_t max_pushes = 1000000;
   double support = 0.01;
-  PassageScoring passage_scoring = PassageScoring::kNode;
+  PassageScoring passage_scoring = PassageScoring::kThroughput;
   bool subqueries = false;
   bool synonyms = true;
   bool llm = true;
