@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "retrieval/keywords.h"
 #include "retrieval/ppr_retriever.h"
@@ -123,7 +124,8 @@ FlowDiffusionOptions DiffusionOptions(const QafdOptions& o) {
 // Sources and diffusion of one run; false when nothing seeded it.
 Result<bool> DiffuseRun(const Snapshot& s, const QafdOptions& o, ChatModel* chat, QafdRun* run,
                         RetrievalOutput* out) {
-  FLOWRAG_ASSIGN_OR_RETURN(QueryScores qs, ScoreQuery(s, run->text));
+  FLOWRAG_ASSIGN_OR_RETURN(run->scores, ScoreQuery(s, run->text));
+  const QueryScores& qs = run->scores;
   std::vector<FlowSource> sources;
   if (o.seeds == QafdSeeds::kFacts) {
     FLOWRAG_ASSIGN_OR_RETURN(sources, FactSources(s, *run, qs, o, chat, out, &run->seeds));
@@ -180,8 +182,10 @@ std::vector<RankedPassage> RankPassages(const KnowledgeGraph& g, const QafdNodes
   };
   std::vector<Item> items;
   items.reserve(score.size());
+  // Passages that pushed rank by their score; those that received mass
+  // without filling their sink follow, by that mass.
   for (const auto& [p, xm] : score) {
-    if (xm.first > 0) items.push_back({p, xm.first, xm.second});
+    if (xm.first > 0 || xm.second > 0) items.push_back({p, xm.first, xm.second});
   }
   const size_t k = std::min(top_k, items.size());
   std::partial_sort(items.begin(), items.begin() + static_cast<ptrdiff_t>(k), items.end(),
@@ -193,6 +197,22 @@ std::vector<RankedPassage> RankPassages(const KnowledgeGraph& g, const QafdNodes
   std::vector<RankedPassage> ranked;
   for (size_t i = 0; i < k; ++i) ranked.push_back({items[i].passage, items[i].x});
   return ranked;
+}
+
+// Fewer than top_k passages reached: the rest in dense order, at score 0.
+void FillFromDense(const QueryScores& qs, size_t top_k, RetrievalOutput* out) {
+  RetrievalOutput dense;
+  RankDenseFallback(qs, top_k, &dense);
+  std::unordered_set<uint32_t> have;
+  for (const RankedPassage& p : out->ranked) have.insert(p.passage);
+  size_t filled = 0;
+  for (const RankedPassage& p : dense.ranked) {
+    if (out->ranked.size() >= top_k) break;
+    if (!have.insert(p.passage).second) continue;
+    out->ranked.push_back({p.passage, 0.0});
+    ++filled;
+  }
+  out->diagnostics.extra["dense_fill"] = static_cast<double>(filled);
 }
 
 std::vector<NodeScore> NodesByX(const QafdNodes& nodes, size_t max_nodes) {
@@ -313,10 +333,10 @@ Result<RetrievalOutput> QafdRetriever::Retrieve(const Snapshot& s,
   std::vector<QafdRun> runs;
   if (o.subqueries) {
     for (std::string& q : SubQueriesFor(r.query, chat, &out.diagnostics)) {
-      runs.push_back({std::move(q), {}, nullptr, {}});
+      runs.push_back({std::move(q), {}, {}, nullptr, {}});
     }
   }
-  if (runs.empty()) runs.push_back({r.query, {}, nullptr, {}});
+  if (runs.empty()) runs.push_back({r.query, {}, {}, nullptr, {}});
 
   std::vector<QafdRun> seeded;
   for (QafdRun& run : runs) {
@@ -340,6 +360,7 @@ Result<RetrievalOutput> QafdRetriever::Retrieve(const Snapshot& s,
   out.diagnostics.extra["subqueries"] = static_cast<double>(seeded.size());
   out.diagnostics.extra["seeds"] = static_cast<double>(out.seeds.size());
   out.ranked = RankPassages(*g, nodes, o.passage_scoring, r.top_k);
+  if (out.ranked.size() < r.top_k) FillFromDense(seeded.front().scores, r.top_k, &out);
   out.node_scores = NodesByX(nodes, 150);
   out.diagnostics.candidates_scored = nodes.size();
   if (r.explain) ExplainQafd(seeded, nodes, o, &out);
