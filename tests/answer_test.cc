@@ -8,10 +8,10 @@
 
 #include "agent/extractive.h"
 #include "agent/question_profile.h"
+#include "answer_fixtures.h"
 #include "flowrag/engine.h"
 #include "flowrag/eval.h"
 #include "flowrag/json.h"
-#include "test_util.h"
 
 namespace flowrag {
 namespace {
@@ -59,14 +59,7 @@ TEST(QuestionProfile, TypesAndOptions) {
   EXPECT_TRUE(ProfileQuestion("What nationality is the director?").wants_demonym);
 }
 
-ScoredPassage P(int64_t id, std::string title, std::string text) {
-  ScoredPassage p;
-  p.passage_id = id;
-  p.document_id = "doc" + std::to_string(id);
-  p.title = std::move(title);
-  p.text = std::move(text);
-  return p;
-}
+using testing::P;
 
 TEST(ExtractiveAnswer, PicksTheSpanOfTheRightKindFromTheBestSentence) {
   const std::vector<ScoredPassage> ps = {
@@ -110,30 +103,126 @@ TEST(ExtractiveAnswer, ChoiceByDatesYesNoAndLongForm) {
   EXPECT_FALSE(ExtractAnswer("Who?", {}, nullptr).answered);
 }
 
-class AskTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    unsetenv("FLOWRAG_LLM_BASE_URL");
-    unsetenv("FLOWRAG_LLM_MODEL");
-    dir_ = new testing::TempDir();
-    auto e = Engine::Open(dir_->File("demo.db"));
-    ASSERT_TRUE(e.ok()) << e.status().ToString();
-    engine_ = std::move(e).value().release();
-    ASSERT_TRUE(engine_->Index({std::string(FLOWRAG_SOURCE_DIR) + "/examples/demo"}).ok());
+// The viewer's own screenshot answered "How long is the River Ostrel?" with
+// the swing bridge's "96 metres" (its sentence says "long", its title
+// "Ostrel") while the river's passage says 212 km: the question names the
+// river, so the bridge's title does not speak for it, and "212 km" is a
+// length ("runs for 212 km" implies "long").
+const ScoredPassage kRiver = P(
+    1, "River Ostrel",
+    "The River Ostrel is the principal river of the Merrow Coast. It rises at Cairn Moss, a peat "
+    "bog high in the Hallam Hills, and runs for 212 km before entering the Halvern Sea at Port "
+    "Calder. The estuary is crossed at Port Calder by the Ostrel Swing Bridge.");
+const ScoredPassage kSwingBridge = P(
+    2, "Ostrel Swing Bridge",
+    "The Ostrel Swing Bridge carries the coast road across the mouth of the River Ostrel in Port "
+    "Calder. Opened in 1961, it replaced a chain ferry. The bridge is 96 metres long; its central "
+    "steel span of 58 metres pivots on a single pier.");
+
+TEST(ExtractiveAnswer, AnswersAboutTheEntityTheQuestionNames) {
+  for (const auto& ps : {std::vector<ScoredPassage>{kRiver, kSwingBridge},
+                         std::vector<ScoredPassage>{kSwingBridge, kRiver}}) {
+    SCOPED_TRACE(ps[0].title + " ranked first");
+    for (const char* q : {"How long is the River Ostrel?",
+                          "How long is the River Ostrel from its source in the Hallam Hills to "
+                          "the sea?"}) {
+      ExtractiveAnswer a = ExtractAnswer(q, ps, nullptr);
+      EXPECT_EQ(a.answer, "212 km") << q << ": " << a.reasoning;
+    }
+    // And the bridge's length when the question names the bridge.
+    EXPECT_EQ(ExtractAnswer("How long is the Ostrel Swing Bridge?", ps, nullptr).answer,
+              "96 metres");
   }
-  static void TearDownTestSuite() {
-    delete engine_;
-    delete dir_;
-  }
-  static AnswerOptions Options(const std::string& method, const std::string& pipeline) {
-    AnswerOptions o;
-    o.query.method = method;
-    o.pipeline = pipeline;
-    return o;
-  }
-  static inline testing::TempDir* dir_ = nullptr;
-  static inline Engine* engine_ = nullptr;
-};
+}
+
+const ScoredPassage kFestival = P(
+    3, "Lantern Tide Festival",
+    "The Lantern Tide Festival is held in Port Calder every September. It was founded in 1947 by "
+    "the conductor Corin Aske as a celebration of the river and the sea.");
+const ScoredPassage kAske = P(
+    4, "Corin Aske",
+    "Corin Aske (1902\u20131979) was a composer and conductor. He was born in Wrenfield, the son "
+    "of a church organist. He founded the Merrow Coast Philharmonic.");
+
+TEST(ExtractiveAnswer, FollowsTheBridgeEntityToItsPassage) {
+  const std::string q = "In which town was the man who founded the Lantern Tide Festival born?";
+  // The festival's passage names Corin Aske as its founder; his passage
+  // says where he was born.
+  ExtractiveAnswer a = ExtractAnswer(q, {kFestival, kAske}, nullptr);
+  EXPECT_EQ(a.answer, "Wrenfield") << a.reasoning;
+  EXPECT_EQ(a.bridge_used, "Corin Aske");
+  // It rests on both sentences: the answer's and the link's.
+  ASSERT_EQ(a.evidence, 2u);
+  EXPECT_EQ(a.support[0].passage, 1u);
+  EXPECT_EQ(a.support[1].passage, 0u);
+  // Without the bridge's passage the festival's own town is not offered as
+  // the birthplace of its founder; the bridge is named for a follow-up.
+  ExtractiveAnswer partial = ExtractAnswer(q, {kFestival}, nullptr);
+  ASSERT_FALSE(partial.bridges.empty());
+  EXPECT_EQ(partial.bridges[0], "Corin Aske");
+  EXPECT_FALSE(partial.unmatched_terms.empty());
+  // A date asked of the bridge: his birth year, from "(1902–1979)".
+  EXPECT_EQ(ExtractAnswer("In what year was the founder of the Lantern Tide Festival born?",
+                          {kFestival, kAske}, nullptr)
+                .answer,
+            "1902");
+}
+
+TEST(ExtractiveAnswer, GraphEntitiesOrderTheBridgesOffered) {
+  const std::vector<ScoredPassage> ps = {
+      P(1, "Greymantle Suite",
+        "The Greymantle Suite was composed by Corin Aske and first conducted by Ivo Marsh.")};
+  const std::string q = "Where was the man who composed the Greymantle Suite born?";
+  ExtractiveAnswer text_only = ExtractAnswer(q, ps, nullptr);
+  ASSERT_GE(text_only.bridges.size(), 1u);
+  EXPECT_EQ(text_only.bridges[0], "Corin Aske");
+  // The graph scored Ivo Marsh above Corin Aske: it is offered first.
+  ExtractiveAnswer graph = ExtractAnswer(q, ps, nullptr, {}, {}, false, {"Ivo Marsh", "Corin Aske"});
+  ASSERT_EQ(graph.bridges.size(), 2u);
+  EXPECT_EQ(graph.bridges[0], "Ivo Marsh");
+}
+
+TEST(ExtractiveAnswer, ComparesOptionsThroughTheirBridges) {
+  const std::vector<ScoredPassage> ps = {
+      P(1, "Stage Kisses", "Stage Kisses is a 1927 American silent drama film directed by Albert Kelley."),
+      P(2, "The Lame Devil", "The Lame Devil is a 1948 French film directed by Sacha Guitry."),
+      P(3, "Albert Kelley", "Albert Kelley (5 June 1890 \u2013 7 March 1970) was an American film director."),
+      P(4, "Sacha Guitry", "Sacha Guitry (21 February 1885 \u2013 24 July 1957) was a French actor and director.")};
+  // The films' own dates say 1927 < 1948; the directors' births say otherwise.
+  ExtractiveAnswer later = ExtractAnswer(
+      "Which film has the director who was born later, Stage Kisses or The Lame Devil?", ps, nullptr);
+  EXPECT_EQ(later.answer, "Stage Kisses") << later.reasoning;
+  EXPECT_EQ(later.evidence, 2u);
+  EXPECT_EQ(ExtractAnswer("Which film came out first, Stage Kisses or The Lame Devil?", ps, nullptr)
+                .answer,
+            "Stage Kisses");
+  // Same nationality: compared, not assumed.
+  EXPECT_EQ(ExtractAnswer("Were Albert Kelley and Sacha Guitry of the same nationality?", ps,
+                          nullptr)
+                .answer,
+            "no");
+  EXPECT_EQ(ExtractAnswer("Are the directors of film Stage Kisses and film The Lame Devil from "
+                          "the same country?",
+                          ps, nullptr)
+                .answer,
+            "no");
+  const std::vector<ScoredPassage> both = {
+      P(1, "Albert Kelley", "Albert Kelley was an American film director."),
+      P(2, "Ruth Lane", "Ruth Lane (born 1901) is an American actress.")};
+  EXPECT_EQ(ExtractAnswer("Were Albert Kelley and Ruth Lane from the same country?", both, nullptr)
+                .answer,
+            "yes");
+}
+
+TEST(ExtractiveAnswer, CountsWithoutTheCountedWord) {
+  const std::vector<ScoredPassage> ps = {
+      P(1, "Tidehall", "The main auditorium seats 1,820 people, and a smaller recital room holds 240.")};
+  EXPECT_EQ(ExtractAnswer("How many seats does the main auditorium of Tidehall have?", ps, nullptr)
+                .answer,
+            "1,820");
+}
+
+using AskTest = testing::DemoEngineTest;
 
 // Every citation points at a passage of the answer's context, with its
 // marker, and quotes that passage at the stated document offsets.

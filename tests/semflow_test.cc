@@ -65,58 +65,108 @@ double Sum(const std::map<uint32_t, double>& m) {
   return s;
 }
 
-TEST(SemFlowTransitionsTest, RowsSumToOne) {
+// The authors' code written out independently: edge weights as
+// SemFlowRAG.py build_directed_edge_weights sets them on an igraph (passage
+// edges 1 each way; entity edges max(Rel − λ|Δ|, 1e-6) scaled by the
+// direction budget over their direction's sum; the A+ self-loop at a node
+// without down-edges; isolated nodes a self-loop of 1), then each row
+// normalised by its out-strength as igraph's personalized_pagerank does.
+std::map<uint32_t, double> ReferenceRow(uint32_t u, const std::vector<double>& rel,
+                                        const std::vector<float>& d) {
+  constexpr uint32_t P = 3;
+  const std::vector<std::pair<uint32_t, uint32_t>> mentions = {{0, 0}, {0, 1}, {0, 2}, {1, 0},
+                                                               {1, 3}, {2, 4}};
+  const std::vector<std::pair<uint32_t, uint32_t>> facts = {{0, 1}, {0, 2}, {0, 3},
+                                                            {0, 4}, {1, 2}, {3, 4}};
+  std::map<uint32_t, double> w;
+  if (u < P) {
+    for (auto [p, e] : mentions) {
+      if (p == u) w[P + e] += 1.0;
+    }
+  } else {
+    const uint32_t e = u - P;
+    for (auto [p, x] : mentions) {
+      if (x == e) w[p] += 1.0;
+    }
+    std::map<uint32_t, double> score;
+    std::map<uint32_t, bool> down;
+    for (auto [a, b] : facts) {
+      if (a != e && b != e) continue;
+      const uint32_t v = a == e ? b : a;
+      score[v] = std::max(rel[v] - std::abs(d[v] - d[e]), 1e-6);
+      down[v] = d[v] - d[e] <= 0;
+    }
+    double sd = 0, su = 0;
+    for (auto [v, x] : score) (down[v] ? sd : su) += x;
+    const double eff_down = (su == 0 && sd > 0) ? 1.0 : 0.9;
+    const double eff_up = 0.1;
+    for (auto [v, x] : score) w[P + v] += down[v] ? eff_down * x / sd : eff_up * x / su;
+    if (sd == 0 && su > 0) w[u] += 0.9;
+  }
+  double total = 0;
+  for (auto [v, x] : w) total += x;
+  for (auto& [v, x] : w) x /= total;
+  return w;
+}
+
+TEST(SemFlowTransitionsTest, RowsMatchTheAuthorsEdgeWeights) {
   auto g = SmallGraph();
-  SemFlowOptions o;
-  SemFlowTransitions t(*g, kAbstract, kRel, o);
-  for (uint32_t u = 0; u < t.num_nodes(); ++u) {
-    auto row = RowOf(t, u);
-    ASSERT_FALSE(row.empty()) << u;
-    EXPECT_NEAR(Sum(row), 1.0, 1e-12) << "node " << u;
+  SemFlowOptions o;  // linear weights, entity_share=one, self_loop: the authors' code
+  for (const auto& rel : {kRel, std::vector<double>{0.9, 0.1, 0.4, 0.0, 1.0},
+                          std::vector<double>(5, 0.0)}) {
+    SemFlowTransitions t(*g, kAbstract, rel, o);
+    for (uint32_t u = 0; u < t.num_nodes(); ++u) {
+      const auto got = RowOf(t, u), want = ReferenceRow(u, rel, kAbstract);
+      ASSERT_EQ(got.size(), want.size()) << "node " << u;
+      for (auto [v, x] : want) EXPECT_NEAR(got.at(v), x, 1e-7) << u << " → " << v;
+      EXPECT_NEAR(Sum(got), 1.0, 1e-12) << "node " << u;
+      EXPECT_LE(got.size(), t.Degree(u)) << "Degree is an upper bound";
+    }
   }
 }
 
 // A has passages p0, p1 and entity neighbours B, C (down: 0.3, 0.5 < 0.8),
-// E (down: 0.1) and D (up: 0.9). Every edge is one slot: passages get 1/6
-// each, entities 4/6, split 0.9 down / 0.1 up; within a group softmax of
-// s = Rel − λ|Δ|.
-TEST(SemFlowTransitionsTest, DownShareAndSoftmaxWithinGroups) {
+// E (down: 0.1) and D (up: 0.9). Passages get 1/3 each, the entity edges
+// 1/3 together, 0.9 of it down and 0.1 up; within a group in proportion to
+// max(s, 1e-6), s = Rel − λ|Δ|.
+TEST(SemFlowTransitionsTest, DownShareAndLinearWeightsWithinGroups) {
   auto g = SmallGraph();
   SemFlowOptions o;
   SemFlowTransitions t(*g, kAbstract, kRel, o);
   auto row = RowOf(t, kA);
-  EXPECT_NEAR(row[0], 1.0 / 6, 1e-12);
-  EXPECT_NEAR(row[1], 1.0 / 6, 1e-12);
-  const double entity_share = 4.0 / 6;
-  EXPECT_NEAR(row[kB] + row[kC] + row[kE], 0.9 * entity_share, 1e-12);
-  EXPECT_NEAR(row[kD], 0.1 * entity_share, 1e-12);
-  auto s = [&](uint32_t v) {
-    const uint32_t e = v - 3;
-    return kRel[e] - 1.0 * std::abs(kAbstract[e] - kAbstract[0]);
-  };
-  const double z = std::exp(s(kB)) + std::exp(s(kC)) + std::exp(s(kE));
-  EXPECT_NEAR(row[kB], 0.9 * entity_share * std::exp(s(kB)) / z, 1e-7);  // float abstractness
-  EXPECT_NEAR(row[kE], 0.9 * entity_share * std::exp(s(kE)) / z, 1e-7);
+  EXPECT_NEAR(row[0], 1.0 / 3, 1e-12);
+  EXPECT_NEAR(row[1], 1.0 / 3, 1e-12);
+  const double share = 1.0 / 3;
+  EXPECT_NEAR(row[kB] + row[kC] + row[kE], 0.9 * share, 1e-12);
+  EXPECT_NEAR(row[kD], 0.1 * share, 1e-12);
+  // s: B 1.0 − 0.5 = 0.5, C 0 − 0.3 → floor, E 0.7 − 0.7 → floor (float rounding aside).
+  EXPECT_NEAR(row[kB], 0.9 * share, 1e-5);
+  EXPECT_LT(row[kC], 1e-5);
   // Passages are unweighted: uniform over their entities.
   auto p0 = RowOf(t, 0);
   EXPECT_EQ(p0.size(), 3u);
   for (auto [v, p] : p0) EXPECT_NEAR(p, 1.0 / 3, 1e-12);
 }
 
-// E (0.1) has only up-edges (A 0.8, D 0.9) and D (0.9) only down-edges
-// (A 0.8, E 0.1): the group that exists takes the whole entity share.
-TEST(SemFlowTransitionsTest, OnlyUpOrOnlyDownTakesTheWholeShare) {
+// E (0.1) has only up-edges (A 0.8, D 0.9): they keep 0.1 of the entity
+// share and a self-loop holds 0.9 (A+), or with self_loop=false they take
+// it all. D (0.9) has only down-edges (A 0.8, E 0.1): they take all of it.
+TEST(SemFlowTransitionsTest, LocalMinimumKeepsMassOnASelfLoop) {
   auto g = SmallGraph();
   SemFlowOptions o;
   SemFlowTransitions t(*g, kAbstract, kRel, o);
-  auto e = RowOf(t, kE);  // passage p2, entities A, D (both up)
-  EXPECT_NEAR(e[2], 1.0 / 3, 1e-12);
-  EXPECT_NEAR(e[kA] + e[kD], 2.0 / 3, 1e-12);
+  auto e = RowOf(t, kE);  // passage p2, entities A, D (both up), itself
+  EXPECT_NEAR(e[2], 0.5, 1e-12);
+  EXPECT_NEAR(e[kA] + e[kD], 0.1 * 0.5, 1e-12);
+  EXPECT_NEAR(e[kE], 0.9 * 0.5, 1e-12);
   auto d = RowOf(t, kD);  // passage p1, entities A, E (both down)
-  EXPECT_NEAR(d[1], 1.0 / 3, 1e-12);
-  EXPECT_NEAR(d[kA] + d[kE], 2.0 / 3, 1e-12);
-  EXPECT_NEAR(Sum(e), 1.0, 1e-12);
-  EXPECT_NEAR(Sum(d), 1.0, 1e-12);
+  EXPECT_NEAR(d[1], 0.5, 1e-12);
+  EXPECT_NEAR(d[kA] + d[kE], 0.5, 1e-12);
+  EXPECT_EQ(d.count(kD), 0u);
+  o.self_loop = false;
+  auto e2 = RowOf(SemFlowTransitions(*g, kAbstract, kRel, o), kE);
+  EXPECT_NEAR(e2[kA] + e2[kD], 0.5, 1e-12);
+  EXPECT_EQ(e2.count(kE), 0u);
 }
 
 TEST(SemFlowTransitionsTest, EqualAbstractnessCountsAsDown) {
@@ -126,34 +176,48 @@ TEST(SemFlowTransitionsTest, EqualAbstractnessCountsAsDown) {
   SemFlowOptions o;
   SemFlowTransitions t(*g, flat, kRel, o);
   auto a = RowOf(t, kA);  // B, C, E equal (down), D up
-  EXPECT_NEAR(a[kB] + a[kC] + a[kE], 0.9 * 4.0 / 6, 1e-12);
-  EXPECT_NEAR(a[kD], 0.1 * 4.0 / 6, 1e-12);
+  EXPECT_NEAR(a[kB] + a[kC] + a[kE], 0.9 / 3, 1e-12);
+  EXPECT_NEAR(a[kD], 0.1 / 3, 1e-12);
 }
 
-TEST(SemFlowTransitionsTest, AblationSwitchesChangeTheWeightsAsDocumented) {
+TEST(SemFlowTransitionsTest, VariantsAndAblationsChangeTheWeightsAsDocumented) {
   auto g = SmallGraph();
-  const double share = 4.0 / 6;
-  {  // no direction control: one group, softmax over all four neighbours
+  {  // softmax within groups (the paper leaves the mapping open)
+    SemFlowOptions o;
+    o.weights = "softmax";
+    auto row = RowOf(SemFlowTransitions(*g, kAbstract, kRel, o), kA);
+    auto s = [&](uint32_t v) { return kRel[v - 3] - std::abs(kAbstract[v - 3] - kAbstract[0]); };
+    const double z = std::exp(s(kB)) + std::exp(s(kC)) + std::exp(s(kE));
+    EXPECT_NEAR(row[kB], 0.9 / 3 * std::exp(s(kB)) / z, 1e-7);
+    EXPECT_NEAR(row[kE], 0.9 / 3 * std::exp(s(kE)) / z, 1e-7);
+  }
+  {  // every entity edge a slot like a passage edge: 4 of 6
+    SemFlowOptions o;
+    o.entity_share = "edges";
+    auto row = RowOf(SemFlowTransitions(*g, kAbstract, kRel, o), kA);
+    EXPECT_NEAR(row[0], 1.0 / 6, 1e-12);
+    EXPECT_NEAR(row[kB] + row[kC] + row[kE], 0.9 * 4 / 6, 1e-12);
+  }
+  {  // no direction control: one group over all four neighbours, no self-loop
     SemFlowOptions o;
     o.direction = false;
-    auto row = RowOf(SemFlowTransitions(*g, kAbstract, kRel, o), kA);
+    SemFlowTransitions t(*g, kAbstract, kRel, o);
+    auto row = RowOf(t, kA);
+    std::map<uint32_t, double> w;
     double z = 0;
-    std::map<uint32_t, double> s;
     for (uint32_t v : {kB, kC, kD, kE}) {
-      s[v] = kRel[v - 3] - std::abs(kAbstract[v - 3] - kAbstract[0]);
-      z += std::exp(s[v]);
+      w[v] = std::max(kRel[v - 3] - std::abs(kAbstract[v - 3] - kAbstract[0]), 1e-6);
+      z += w[v];
     }
-    for (uint32_t v : {kB, kC, kD, kE}) EXPECT_NEAR(row[v], share * std::exp(s[v]) / z, 1e-7);
+    for (uint32_t v : {kB, kC, kD, kE}) EXPECT_NEAR(row[v], w[v] / z / 3, 1e-6);
+    EXPECT_EQ(RowOf(t, kE).count(kE), 0u);
   }
-  {  // no query similarity: s = −λ|Δ|
+  {  // no query similarity: s = −λ|Δ| ≤ 0, all at the floor: uniform within groups
     SemFlowOptions o;
     o.query_similarity = false;
     auto row = RowOf(SemFlowTransitions(*g, kAbstract, kRel, o), kA);
-    const double sb = -0.5, sc = -0.3, se = -0.7;
-    const double z = std::exp(sb) + std::exp(sc) + std::exp(se);
-    EXPECT_NEAR(row[kB], 0.9 * share * std::exp(sb) / z, 1e-6);
-    EXPECT_NEAR(row[kC], 0.9 * share * std::exp(sc) / z, 1e-6);
-    EXPECT_GT(row[kC], row[kB]);  // the smaller jump wins without Rel
+    EXPECT_NEAR(row[kB], 0.9 / 3 / 3, 1e-9);
+    EXPECT_NEAR(row[kC], 0.9 / 3 / 3, 1e-9);
   }
   {  // no abstractness penalty: s = Rel (λ = 0 gives the same)
     SemFlowOptions o;
@@ -162,24 +226,15 @@ TEST(SemFlowTransitionsTest, AblationSwitchesChangeTheWeightsAsDocumented) {
     SemFlowOptions l0;
     l0.lambda = 0;
     auto row0 = RowOf(SemFlowTransitions(*g, kAbstract, kRel, l0), kA);
-    const double z = std::exp(1.0) + std::exp(0.0) + std::exp(0.7);
-    EXPECT_NEAR(row[kB], 0.9 * share * std::exp(1.0) / z, 1e-12);
+    const double z = 1.0 + 1e-6 + 0.7;  // B, C (Rel 0 → floor), E
+    EXPECT_NEAR(row[kB], 0.9 / 3 * 1.0 / z, 1e-9);
     for (auto [v, p] : row) EXPECT_NEAR(p, row0[v], 1e-15);
-  }
-  {  // both off: uniform within groups
-    SemFlowOptions o;
-    o.query_similarity = false;
-    o.abstractness_penalty = false;
-    auto row = RowOf(SemFlowTransitions(*g, kAbstract, kRel, o), kA);
-    EXPECT_NEAR(row[kB], 0.9 * share / 3, 1e-12);
-    EXPECT_NEAR(row[kE], 0.9 * share / 3, 1e-12);
-    EXPECT_NEAR(row[kD], 0.1 * share, 1e-12);
   }
   {  // another down share
     SemFlowOptions o;
     o.down_share = 0.6;
     auto row = RowOf(SemFlowTransitions(*g, kAbstract, kRel, o), kA);
-    EXPECT_NEAR(row[kD], 0.4 * share, 1e-12);
+    EXPECT_NEAR(row[kD], 0.4 / 3, 1e-12);
   }
 }
 
@@ -200,14 +255,18 @@ TEST(SemFlowTransitionsTest, PushMatchesPowerIteration) {
   for (uint32_t u = 0; u < t.num_nodes(); ++u) EXPECT_NEAR(push.Score(u), (*power)[u], 1e-12);
 }
 
-TEST(EntityRelevanceTest, MaxOverPassagesMinMaxNormalised) {
+TEST(EntityRelevanceTest, MaxOverPassagesTruncatedMinMax) {
   auto g = SmallGraph();
-  // p0 0.5, p1 0.9, p2 0.1 → A max(0.5, 0.9) = 0.9, B 0.5, C 0.5, D 0.9, E 0.1
+  // p0 0.5, p1 0.9, p2 0.1 → raw A 0.9, B 0.5, C 0.5, D 0.9, E 0.1; the 1st
+  // and 99th percentiles (linear interpolation) are 0.116 and 0.9.
   auto rel = EntityRelevance(*g, {0.5f, 0.9f, 0.1f});
   ASSERT_EQ(rel.size(), 5u);
+  const double lo = 0.1 + 0.04 * 0.4, hi = 0.9;
   EXPECT_NEAR(rel[0], 1.0, 1e-6);
-  EXPECT_NEAR(rel[1], 0.5, 1e-6);
-  EXPECT_NEAR(rel[4], 0.0, 1e-6);
+  EXPECT_NEAR(rel[1], (0.5 - lo) / (hi - lo), 1e-6);
+  EXPECT_NEAR(rel[4], 0.0, 1e-6);  // below the 1st percentile: clipped
+  // A constant vector has no range: every entity 0.5.
+  for (double x : EntityRelevance(*g, {0.3f, 0.3f, 0.3f})) EXPECT_EQ(x, 0.5);
 }
 
 TEST(SemFlowOptionsTest, OverridesAndValidation) {
@@ -215,7 +274,11 @@ TEST(SemFlowOptionsTest, OverridesAndValidation) {
                                        {"semflow.direction", "false"}, {"semflow.facts", "8"},
                                        {"semflow.seeds", "10"},       {"semflow.passage_prior", "0.1"},
                                        {"semflow.query_similarity", "off"},
-                                       {"semflow.abstractness_penalty", "no"}};
+                                       {"semflow.abstractness_penalty", "no"},
+                                       {"semflow.weights", "softmax"},
+                                       {"semflow.entity_share", "edges"},
+                                       {"semflow.relevance", "global"},
+                                       {"semflow.prior_top", "7"}};
   ParamReader r(&p);
   SemFlowOptions o;
   ASSERT_TRUE(o.Override(r).ok());
@@ -228,9 +291,15 @@ TEST(SemFlowOptionsTest, OverridesAndValidation) {
   EXPECT_EQ(o.passage_prior, 0.1);
   EXPECT_FALSE(o.query_similarity);
   EXPECT_FALSE(o.abstractness_penalty);
+  EXPECT_EQ(o.weights, "softmax");
+  EXPECT_EQ(o.entity_share, "edges");
+  EXPECT_EQ(o.relevance, "global");
+  EXPECT_EQ(o.prior.top, 7u);
   for (auto bad : std::vector<std::pair<std::string, std::string>>{
            {"semflow.down_share", "1.5"}, {"semflow.reset", "0"}, {"semflow.lambda", "-1"},
-           {"semflow.solver", "x"}, {"semflow.direction", "maybe"}}) {
+           {"semflow.solver", "x"}, {"semflow.direction", "maybe"},
+           {"semflow.weights", "exp"}, {"semflow.entity_share", "all"},
+           {"semflow.relevance", "x"}, {"semflow.floor", "0"}}) {
     std::map<std::string, std::string> q{bad};
     ParamReader rr(&q);
     SemFlowOptions oo;
@@ -277,12 +346,14 @@ class SemFlowDemoTest : public ::testing::Test {
     return dynamic_cast<EngineImpl*>(engine_)->snapshot();
   }
   static Result<RetrievalOutput> Run(const std::string& q, size_t k,
-                                     const std::map<std::string, std::string>& params = {}) {
+                                     const std::map<std::string, std::string>& params = {},
+                                     bool explain = false) {
     SemFlowRetriever r;
     RetrievalRequest req;
     req.query = q;
     req.top_k = k;
     req.params = &params;
+    req.explain = explain;
     return r.Retrieve(*Snap(), req);
   }
   static TempDir* dir_;
@@ -338,10 +409,21 @@ TEST_F(SemFlowDemoTest, ResetMassAndGoldDocuments) {
     size_t hit = 0;
     for (const std::string& d : q.gold) hit += got.count(d);
     recall += static_cast<double>(hit) / q.gold.size();
+    // Paths and the subgraph only when asked for (RetrievalRequest::explain);
+    // the ranking is the same either way.
+    EXPECT_TRUE(out->paths.empty());
+    EXPECT_TRUE(out->subgraph.empty());
+    EXPECT_FALSE(out->node_scores.empty());
     if (q.id == "q02") {  // three-document bridge question
       for (const std::string& d : q.gold) EXPECT_TRUE(got.count(d)) << d;
-      ASSERT_EQ(out->paths.size(), out->ranked.size());
-      EXPECT_FALSE(out->subgraph.empty());
+      auto explained = Run(q.question, 5, {}, /*explain=*/true);
+      ASSERT_TRUE(explained.ok());
+      ASSERT_EQ(explained->ranked.size(), out->ranked.size());
+      for (size_t i = 0; i < out->ranked.size(); ++i) {
+        EXPECT_EQ(explained->ranked[i].passage, out->ranked[i].passage);
+      }
+      ASSERT_EQ(explained->paths.size(), explained->ranked.size());
+      EXPECT_FALSE(explained->subgraph.empty());
     }
   }
   EXPECT_GE(recall / qs.size(), 0.8);

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <set>
 
 #include "engine/engine_impl.h"
@@ -19,6 +20,7 @@ namespace flowrag {
 namespace {
 
 using testing::TempDir;
+using testing::WriteFile;
 
 // Undirected links become two arcs, (a→b) then (b→a), in link order.
 SaGraph Undirected(size_t n, std::vector<std::tuple<uint32_t, uint32_t, float>> links) {
@@ -119,6 +121,108 @@ TEST(SpreadActivationTest, Rescaling) {
   EXPECT_FLOAT_EQ(RescaleLinkWeight(std::nanf(""), 0.4f), 0.0f);
 }
 
+// ---- Algorithm 1 read on demand (SpreadActivationLocal)
+
+// Unbounded, the on-demand form is Algorithm 1: the same activations, parent
+// arcs, carried activation and counts, on random graphs with 0-weight and
+// parallel arcs and repeated seeds.
+TEST(SpreadActivationLocalTest, UnboundedEqualsAlgorithm1) {
+  std::mt19937 rng(20240611);
+  for (int trial = 0; trial < 200; ++trial) {
+    const size_t n = 1 + rng() % 25;
+    std::vector<SaGraph::Arc> arcs;
+    const size_t m = rng() % (3 * n + 1);
+    for (size_t i = 0; i < m; ++i) {
+      const uint32_t a = rng() % n, b = rng() % n;
+      const float w = (rng() % 4 == 0) ? 0.0f : static_cast<float>(rng() % 1000) / 1000.0f;
+      arcs.push_back({a, b, w});
+    }
+    const SaGraph g = SaGraph::FromArcs(n, arcs);
+    std::vector<uint32_t> seeds;
+    for (size_t i = 0, k = 1 + rng() % 4; i < k; ++i) seeds.push_back(rng() % n);
+    const SaRun want = SpreadActivation(g, seeds, /*track_carried=*/true);
+    SaGraphSource source(g);
+    const LocalSaRun got = SpreadActivationLocal(source, seeds, SaLimits{}, true);
+    ASSERT_EQ(got.activation, want.activation) << "trial " << trial;
+    EXPECT_EQ(got.steps, want.steps);
+    EXPECT_EQ(got.expansions, want.steps);
+    EXPECT_EQ(got.arc_updates, want.arc_updates);
+    std::vector<float> carried(g.num_arcs(), 0.0f);
+    for (size_t i = 0; i < got.arcs.size(); ++i) carried[got.arcs[i].tag] += got.carried[i];
+    EXPECT_EQ(carried, want.carried);
+    for (uint32_t v = 0; v < n; ++v) {
+      if (want.first_arc[v] == SaRun::kNoArc) {
+        EXPECT_EQ(got.first_arc[v], SaRun::kNoArc);
+      } else {
+        ASSERT_NE(got.first_arc[v], SaRun::kNoArc);
+        EXPECT_EQ(got.arcs[got.first_arc[v]].tag, want.first_arc[v]);
+        EXPECT_EQ(got.arc_from[got.first_arc[v]] , [&] {
+          uint32_t u = 0;
+          while (g.offsets[u + 1] <= want.first_arc[v]) ++u;
+          return u;
+        }());
+      }
+    }
+  }
+}
+
+// The bounds on the hand-worked graph above (A–B .5, B–C .6, A–D .9, D–C .5; seed A).
+TEST(SpreadActivationLocalTest, HopsAndFiringThresholdBoundExpansion) {
+  SaGraph g = Undirected(5, {{0, 1, 0.5f}, {1, 2, 0.6f}, {0, 3, 0.9f}, {3, 2, 0.5f}});
+  const uint32_t seeds[] = {0};
+  {  // one hop: only A expands
+    SaGraphSource source(g);
+    SaLimits limits;
+    limits.hops = 1;
+    const LocalSaRun run = SpreadActivationLocal(source, seeds, limits);
+    EXPECT_EQ(run.activation, (std::vector<float>{1.0f, 0.5f, 0.0f, 0.9f, 0.0f}));
+    EXPECT_EQ(run.expansions, 1u);
+    EXPECT_EQ(run.steps, 3u);
+    EXPECT_EQ(run.nodes_read, 1u);
+  }
+  {  // firing threshold .6: B (.5) does not fire; D (.9) does: C = .5 · .9
+    SaGraphSource source(g);
+    SaLimits limits;
+    limits.fire = 0.6f;
+    const LocalSaRun run = SpreadActivationLocal(source, seeds, limits);
+    EXPECT_FLOAT_EQ(run.activation[1], 0.5f);
+    EXPECT_FLOAT_EQ(run.activation[2], 0.45f);
+    EXPECT_FLOAT_EQ(run.activation[3], 0.9f);
+    EXPECT_EQ(run.expansions, 2u);  // A, D
+    EXPECT_EQ(run.nodes_read, 2u);
+    EXPECT_EQ(run.arcs.size(), 4u);  // only A's and D's arcs were read
+  }
+}
+
+// A source that discovers nodes as it goes: a path 0 – 1 – 2 – ... of
+// weight 1 links; the node cap stops discovery.
+class PathSource final : public SaArcSource {
+ public:
+  size_t num_nodes() const override { return known_; }
+  void Arcs(uint32_t u, bool may_discover, std::vector<SaArc>* out) override {
+    if (u > 0) out->push_back({u - 1, 1.0f, 0});
+    if (u + 1 < known_) {
+      out->push_back({u + 1, 1.0f, 0});
+    } else if (may_discover) {
+      out->push_back({static_cast<uint32_t>(known_++), 1.0f, 0});
+    }
+  }
+
+ private:
+  size_t known_ = 1;
+};
+
+TEST(SpreadActivationLocalTest, NodeCapStopsDiscovery) {
+  PathSource source;
+  SaLimits limits;
+  limits.max_nodes = 4;
+  const uint32_t seeds[] = {0};
+  const LocalSaRun run = SpreadActivationLocal(source, seeds, limits);
+  EXPECT_EQ(run.activation.size(), 4u);
+  EXPECT_TRUE(run.truncated);
+  for (float a : run.activation) EXPECT_EQ(a, 1.0f);
+}
+
 TEST(SaOptionsTest, OverridesAndValidation) {
   std::map<std::string, std::string> p{{"sa.k", "3"},       {"sa.hops", "4"},
                                        {"sa.c", "0.3"},     {"sa.tau_a", "0.6"},
@@ -186,11 +290,13 @@ class SaDemoTest : public ::testing::Test {
     return dynamic_cast<EngineImpl*>(engine_)->snapshot();
   }
   Result<RetrievalOutput> Run(const std::string& q, size_t k,
-                              const std::map<std::string, std::string>& params = {}) {
+                              const std::map<std::string, std::string>& params = {},
+                              bool explain = false) {
     RetrievalRequest req;
     req.query = q;
     req.top_k = k;
     req.params = &params;
+    req.explain = explain;
     return SaRetriever().Retrieve(*Snap(), req);
   }
   static TempDir* dir_;
@@ -248,8 +354,18 @@ TEST_F(SaDemoTest, OutputsAreConsistent) {
   // Looser thresholds so that the activation path is exercised end to end.
   std::map<std::string, std::string> p{{"sa.c", "0"}, {"sa.tau_d", "0"}, {"sa.tau_r", "0"},
                                        {"sa.tau_a", "0.1"}};
-  auto out = Run("In which town was the man who founded the Lantern Tide Festival born?", 5, p);
-  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const std::string q = "In which town was the man who founded the Lantern Tide Festival born?";
+  auto plain = Run(q, 5, p);
+  auto out = Run(q, 5, p, /*explain=*/true);
+  ASSERT_TRUE(out.ok() && plain.ok()) << out.status().ToString();
+  // Without explain: the same ranking, no paths or subgraph.
+  ASSERT_EQ(plain->ranked.size(), out->ranked.size());
+  for (size_t i = 0; i < out->ranked.size(); ++i) {
+    EXPECT_EQ(plain->ranked[i].passage, out->ranked[i].passage);
+  }
+  EXPECT_TRUE(plain->paths.empty());
+  EXPECT_TRUE(plain->subgraph.empty());
+  EXPECT_EQ(plain->node_scores.size(), out->node_scores.size());
   ASSERT_EQ(out->ranked.size(), 5u);
   ASSERT_FALSE(out->seeds.empty());
   EXPECT_LE(out->seeds.size(), 10u);
@@ -379,8 +495,8 @@ TEST_F(SaDemoTest, RelativeScaleReadsThresholdsAsFractionsOfTheBest) {
             absolute->diagnostics.extra["positive_arcs"]);
   ASSERT_FALSE(relative->ranked.empty());
   for (const RankedPassage& r : relative->ranked) {
-    EXPECT_GT(r.score, 1.0);   // every passage came from activation
-    EXPECT_LE(r.score, 2.0 + 1e-9);
+    EXPECT_GT(r.score, 1.5);        // every passage came from activation (> 1 + τa)
+    EXPECT_LE(r.score, 2.1 + 1e-9);  // 1 + a + β·sim, a ≤ 1, β = 0.1
   }
   // τd = 1 keeps only a candidate that is best by both cosine and BM25.
   auto top = Run(q, 10, {{"sa.dense_fill", "false"}, {"sa.tau_d", "1"}});
@@ -409,28 +525,111 @@ TEST_F(SaDemoTest, ThresholdsShrinkTheResult) {
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
 }
 
-// The default adjacency keeps only arcs that can carry activation; the
-// exact traversal (sa.all_arcs) also walks the 0-weight arcs, which changes
-// the expansion order and so some activations (the activated count differs
-// on 9 of 12 demo questions at c = 0.1), but on the demo not the returned
-// passages nor the relation context.
-TEST_F(SaDemoTest, CarryingArcsMatchExactTraversal) {
-  for (const DemoQuestion& q : LoadQuestions()) {
-    std::map<std::string, std::string> p{{"sa.c", "0.1"}, {"sa.tau_d", "0"}, {"sa.tau_a", "0.3"}};
-    auto fast = Run(q.question, 5, p);
-    p["sa.all_arcs"] = "true";
-    auto exact = Run(q.question, 5, p);
-    ASSERT_TRUE(fast.ok() && exact.ok());
-    ASSERT_EQ(fast->ranked.size(), exact->ranked.size()) << q.id;
-    for (size_t i = 0; i < fast->ranked.size(); ++i) {
-      EXPECT_EQ(fast->ranked[i].passage, exact->ranked[i].passage) << q.id;
-      EXPECT_NEAR(fast->ranked[i].score, exact->ranked[i].score, 1e-5) << q.id;
+// A hand-built graph (OpenIE import) where the activation order differs
+// from the similarity order. The query names Orla Venn; its link to Hask
+// Mirel ("was built by the company founded by") matches the question, its
+// link to Pell Durran ("shares a company office with") less so. Pell
+// Durran's passage repeats the question's words, Hask Mirel's shares none:
+// dense and BM25
+// rank Pell's first, SA ranks Hask's first because Hask is the more
+// activated entity.
+TEST(SaRankingTest, ActivationOrderBeforeSimilarityOrder) {
+  TempDir dir;
+  WriteFile(dir.File("corpus.jsonl"),
+            "{\"id\": \"p1\", \"title\": \"Orla Venn\", \"text\": \"Orla Venn is a canal.\"}\n"
+            "{\"id\": \"p2\", \"title\": \"Hask Mirel\", \"text\": \"Hask Mirel carved stone "
+            "arches near Tarn Ebb.\"}\n"
+            "{\"id\": \"p3\", \"title\": \"Pell Durran\", \"text\": \"Pell Durran: who founded "
+            "the company that built the canal is unknown.\"}\n"
+            "{\"id\": \"p4\", \"title\": \"Tarn Ebb\", \"text\": \"Tarn Ebb is a village.\"}\n");
+  WriteFile(dir.File("openie.jsonl"),
+            "{\"id\": \"p1\", \"entities\": [\"Orla Venn\", \"Hask Mirel\", \"Pell Durran\"], "
+            "\"triples\": [[\"Orla Venn\", \"was built by the company founded by\", \"Hask "
+            "Mirel\"], [\"Orla Venn\", \"shares a company office with\", \"Pell Durran\"]]}\n"
+            "{\"id\": \"p2\", \"entities\": [\"Hask Mirel\", \"Tarn Ebb\"], \"triples\": "
+            "[[\"Hask Mirel\", \"carved arches near\", \"Tarn Ebb\"]]}\n"
+            "{\"id\": \"p3\", \"entities\": [\"Pell Durran\"], \"triples\": []}\n"
+            "{\"id\": \"p4\", \"entities\": [\"Tarn Ebb\"], \"triples\": []}\n");
+  auto e = Engine::Open(dir.File("s.db"));
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  IndexOptions io;
+  io.chunking.strategy = ChunkOptions::Strategy::kNone;
+  io.extractor = "none";
+  ASSERT_TRUE((*e)->Index({dir.File("corpus.jsonl")}, io).ok());
+  ASSERT_TRUE((*e)->ImportOpenIe(dir.File("openie.jsonl")).ok());
+  auto snap = dynamic_cast<EngineImpl*>(e->get())->snapshot();
+  auto index_of = [&](const std::string& id) {
+    for (uint32_t p = 0; p < snap->num_passages(); ++p) {
+      if (snap->document_of(p).external_id == id) return p;
     }
-    std::printf("%s activated: carrying arcs %.0f, all arcs %.0f\n", q.id.c_str(),
-                fast->diagnostics.extra["activated"], exact->diagnostics.extra["activated"]);
-    EXPECT_EQ(fast->context, exact->context) << q.id;
-    EXPECT_LE(fast->diagnostics.extra["relations_scored"],
-              exact->diagnostics.extra["relations_scored"]);
+    return UINT32_MAX;
+  };
+  const uint32_t hask = index_of("p2"), pell = index_of("p3");
+  const std::string q = "Who founded the company that built Orla Venn?";
+  auto position = [](const RetrievalOutput& out, uint32_t p) {
+    for (size_t i = 0; i < out.ranked.size(); ++i) {
+      if (out.ranked[i].passage == p) return i;
+    }
+    return out.ranked.size();
+  };
+  RetrievalRequest req;
+  req.query = q;
+  req.top_k = 4;
+  // Similarity puts Pell Durran's passage above Hask Mirel's ...
+  auto dense = DenseRetriever().Retrieve(*snap, req);
+  auto bm25 = Bm25Retriever().Retrieve(*snap, req);
+  ASSERT_TRUE(dense.ok() && bm25.ok());
+  EXPECT_LT(position(*dense, pell), position(*dense, hask));
+  EXPECT_LT(position(*bm25, pell), position(*bm25, hask));
+  // ... activation the other way round. Links are scored on the question
+  // without the seed's name, c = 0 and τa = 0.1 let the weaker link
+  // activate Pell Durran too; no fill, so only activation passages return.
+  std::map<std::string, std::string> p{{"sa.c", "0"},          {"sa.tau_a", "0.1"},
+                                       {"sa.fire", "0.1"},      {"sa.mention_weight", "1"},
+                                       {"sa.dense_fill", "false"}};
+  req.params = &p;
+  req.explain = true;
+  auto sa = SaRetriever().Retrieve(*snap, req);
+  ASSERT_TRUE(sa.ok()) << sa.status().ToString();
+  const KnowledgeGraph& g = *snap->graph();
+  std::map<std::string, double> activation;
+  for (const NodeScore& n : sa->node_scores) {
+    if (g.Kind(n.node) == NodeKind::kEntity) activation[g.EntityName(g.LocalIndex(n.node))] = n.score;
+  }
+  ASSERT_TRUE(activation.count("Hask Mirel") && activation.count("Pell Durran"));
+  EXPECT_GT(activation["Hask Mirel"], activation["Pell Durran"]);
+  EXPECT_GT(activation["Pell Durran"], 0.1);
+  ASSERT_LT(position(*sa, pell), sa->ranked.size());
+  EXPECT_LT(position(*sa, hask), position(*sa, pell));
+  // Each activation passage scores 1 + its activation + 0.1 · similarity.
+  for (const RankedPassage& r : sa->ranked) EXPECT_GT(r.score, 1.1);
+  // Hask Mirel's path starts at the seed.
+  for (const ExplanationPath& path : sa->paths) {
+    if (path.passage != hask) continue;
+    ASSERT_GE(path.nodes.size(), 3u);
+    EXPECT_EQ(g.EntityName(g.LocalIndex(path.nodes.front())), "Orla Venn");
+  }
+}
+
+// Activation passages come before the fill, in non-increasing activation
+// (score − 1 − β·sim, with 0 ≤ β·sim ≤ 0.1) on every demo question.
+TEST_F(SaDemoTest, PassagesFollowActivation) {
+  for (const DemoQuestion& q : LoadQuestions()) {
+    auto out = Run(q.question, 5);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    bool in_fill = false;
+    double prev = 1e9;
+    for (const RankedPassage& r : out->ranked) {
+      if (r.score <= 1.0) {
+        in_fill = true;
+        continue;
+      }
+      EXPECT_FALSE(in_fill) << q.id << ": an activation passage after a filled one";
+      const double activation_upper = r.score - 1.0;  // a + β·sim
+      EXPECT_LE(activation_upper - 0.1, prev + 1e-9) << q.id;
+      prev = activation_upper;
+    }
+    EXPECT_LE(out->diagnostics.extra["sa_passages"] + out->diagnostics.extra["dense_fill"], 5.0);
   }
 }
 

@@ -148,11 +148,14 @@ class Pipeline {
     return true;
   }
 
+  // Reads every passage it is given (callers pass the context).
   ExtractiveAnswer Extract(std::string_view question, const std::vector<ScoredPassage>& passages,
-                           const std::vector<std::string>& exclude = {}) const {
+                           const std::vector<std::string>& exclude = {},
+                           const std::vector<std::string>& graph_entities = {}) const {
     ExtractiveOptions eo;
-    eo.max_passages = options_.context_passages;
-    return ExtractAnswer(question, passages, deps_.idf, exclude, eo, options_.style == "long");
+    eo.max_passages = passages.size();
+    return ExtractAnswer(question, passages, deps_.idf, exclude, eo, options_.style == "long",
+                         graph_entities);
   }
 
   // The final answer, by the model when there is one (from every round's
@@ -178,7 +181,8 @@ class Pipeline {
       }
       Degrade("the final answer", r.status());
     }
-    const ExtractiveAnswer ex = offline != nullptr ? *offline : Extract(question, ctx);
+    const ExtractiveAnswer ex =
+        offline != nullptr ? *offline : Extract(question, Head(ctx, options_.context_passages));
     answer_.text = ex.answer;
     answer_.reasoning = ex.reasoning;
     answer_.answered = ex.answered;
@@ -186,9 +190,11 @@ class Pipeline {
     // `offline` may have read a different passage list: cite by passage id.
     const std::vector<ScoredPassage>& read =
         offline_read_.empty() || offline == nullptr ? ctx : offline_read_;
-    // Long form quotes the sentences it wrote out; short form the one that holds the answer.
+    // Long form quotes the sentences it wrote out; short form the ones the
+    // answer rests on (its sentence, and the bridge links or compared options).
     const size_t quoted = std::min<size_t>(
-        options_.style == "long" ? ExtractiveOptions{}.long_sentences : 1, ex.support.size());
+        options_.style == "long" ? ExtractiveOptions{}.long_sentences : ex.evidence,
+        ex.support.size());
     for (size_t i = 0; i < quoted && ex.answered; ++i) {
       const SentenceRef& s = ex.support[i];
       const ScoredPassage& p = read[s.passage];
@@ -235,98 +241,164 @@ class Pipeline {
   Status Single() {
     FLOWRAG_ASSIGN_OR_RETURN(RetrievalResult r, Retrieve(question_));
     answer_.steps.push_back({question_, "", "", "", Ids(r.passages)});
-    Finish(question_, r.passages, "", nullptr);
+    if (llm_ != nullptr) {
+      Finish(question_, r.passages, "", nullptr);
+      return Status::Ok();
+    }
+    offline_read_ = Head(r.passages, options_.context_passages);
+    const ExtractiveAnswer ex = Extract(question_, offline_read_, {}, GraphEntities(r));
+    Finish(question_, r.passages, "", &ex);
     return Status::Ok();
   }
 
   Status Cot() {
     std::string query = question_;
     std::string summary;
-    std::vector<std::string> used_bridges;
-    ExtractiveAnswer last_offline;
-    std::vector<ScoredPassage> last_passages;
-    bool offline_final = false;
-    for (size_t round = 0; round < options_.max_steps; ++round) {
+    std::optional<RetrievalResult> first;  // the question's own retrieval, reused offline
+    for (size_t round = 0; round < options_.max_steps && llm_ != nullptr; ++round) {
       if (round > 0 && PastDeadline(round)) break;
       FLOWRAG_ASSIGN_OR_RETURN(RetrievalResult r, Retrieve(query));
+      if (round == 0) first = r;
       AnswerStep step{query, "", "", "", Ids(r.passages)};
-      last_passages = r.passages;
-      if (llm_ != nullptr) {
-        AnswerContext ac{Head(r.passages, options_.context_passages), r.context, summary};
-        auto res = LlmReason(*llm_, question_, ac);
-        if (res.ok()) {
-          summary = res->summary;
-          step.summary = res->summary;
-          if (res->answer_possible) {
-            step.answer = res->answer;
-            answer_.steps.push_back(std::move(step));
-            break;
-          }
-          step.follow_up = res->follow_up;
-          query = res->follow_up;
-          answer_.steps.push_back(std::move(step));
-          continue;
-        }
+      AnswerContext ac{Head(r.passages, options_.context_passages), r.context, summary};
+      auto res = LlmReason(*llm_, question_, ac);
+      if (!res.ok()) {
         Degrade("chain-of-thought step " + std::to_string(round + 1), res.status());
+        break;
       }
-      // Offline round: answer the current query; follow a bridge when the
-      // best sentence leaves question terms unmatched.
-      last_offline = Extract(query, r.passages, used_bridges);
-      offline_read_ = r.passages;
-      offline_final = true;
-      step.answer = last_offline.answer;
-      if (!last_offline.support.empty()) {
-        const SentenceRef& s = last_offline.support.front();
-        step.summary = r.passages[s.passage].text.substr(s.begin, s.end - s.begin);
+      summary = res->summary;
+      step.summary = res->summary;
+      if (res->answer_possible) {
+        step.answer = res->answer;
+        answer_.steps.push_back(std::move(step));
+        break;
       }
-      // Yes/no and choice questions are answered by their options, not by
-      // following a bridge.
+      step.follow_up = res->follow_up;
+      query = res->follow_up;
+      answer_.steps.push_back(std::move(step));
+    }
+    if (llm_ != nullptr) {
+      std::string notes;
+      for (const AnswerStep& st : answer_.steps) {
+        if (!st.summary.empty()) notes += st.summary + "\n";
+      }
+      Finish(question_, evidence_.passages(), notes, nullptr);
+      return Status::Ok();
+    }
+    return OfflineCot(std::move(first));
+  }
+
+  // Entity names a graph retrieval scored, best first, without its seeds
+  // (the question's own entities): where a bridge is likely.
+  static std::vector<std::string> GraphEntities(const RetrievalResult& r) {
+    std::vector<const GraphNode*> nodes;
+    for (const GraphNode& n : r.nodes) {
+      if (n.kind == "Entity" && !n.seed) nodes.push_back(&n);
+    }
+    std::stable_sort(nodes.begin(), nodes.end(),
+                     [](const GraphNode* a, const GraphNode* b) { return a->score > b->score; });
+    std::vector<std::string> out;
+    for (const GraphNode* n : nodes) out.push_back(n->label);
+    return out;
+  }
+
+  // Offline chain of thought. Round 1 answers the question from its own
+  // retrieval (the single pipeline's answer). While the answer leaves
+  // question terms unmatched and the passages link to a bridge entity no
+  // passage is about (ExtractiveAnswer::bridges, the graph's scored
+  // entities first), the next round retrieves with that bridge and the
+  // unmatched terms, and answers the question again from everything read so
+  // far (the first round's passages first). A round's answer replaces the
+  // previous one only when its confidence is higher, so a follow-up can add
+  // evidence but not talk the pipeline out of a better-supported answer.
+  Status OfflineCot(std::optional<RetrievalResult> first) {
+    std::vector<ScoredPassage> context;
+    std::unordered_set<int64_t> in_context;
+    auto add = [&](const RetrievalResult& r) {
+      for (size_t i = 0; i < r.passages.size() && i < options_.context_passages; ++i) {
+        if (in_context.insert(r.passages[i].passage_id).second) context.push_back(r.passages[i]);
+      }
+    };
+    std::string query = question_;
+    std::vector<std::string> used_bridges;
+    std::vector<std::string> graph;
+    ExtractiveAnswer best;
+    std::vector<ScoredPassage> best_context;
+    const size_t first_step = answer_.steps.size();
+    for (size_t round = 0; round < options_.max_steps; ++round) {
+      if (round > 0 && PastDeadline(round)) break;
+      RetrievalResult r;
+      if (round == 0 && first) {
+        r = std::move(*first);
+      } else {
+        FLOWRAG_ASSIGN_OR_RETURN(r, Retrieve(query));
+      }
+      add(r);
+      for (std::string& g : GraphEntities(r)) graph.push_back(std::move(g));
+      AnswerStep step{query, "", "", "", Ids(r.passages)};
+      ExtractiveAnswer ex = Extract(question_, context, {}, graph);
+      step.answer = ex.answer;
+      if (!ex.support.empty()) {
+        const SentenceRef& s = ex.support.front();
+        step.summary = context[s.passage].text.substr(s.begin, s.end - s.begin);
+      }
+      if (round == 0 || ex.confidence > best.confidence) {
+        best = ex;
+        best_context = context;
+      }
+      // Yes/no and choice questions are answered by their options.
       const bool closed =
           profile_.type == AnswerType::kYesNo || profile_.type == AnswerType::kChoice;
-      // A follow-up round that found an answer of the right kind ends the
-      // chain: its query was built to ask for exactly that.
-      const bool covered = closed ||
-                           (last_offline.confidence >= kOfflineAnswerConfidence &&
-                            last_offline.unmatched_terms.empty()) ||
-                           (round > 0 && last_offline.confidence >= kOfflineFollowUpConfidence);
       std::string bridge;
-      for (const std::string& b : last_offline.bridges) {
+      for (const std::string& b : best.bridges) {
         if (std::find(used_bridges.begin(), used_bridges.end(), b) == used_bridges.end()) {
           bridge = b;
           break;
         }
       }
-      if (covered || bridge.empty() || last_offline.unmatched_terms.empty() ||
-          round + 1 == options_.max_steps) {
+      const bool covered = best.unmatched_terms.empty() &&
+                           best.confidence >= kOfflineAnswerConfidence;
+      if (closed || covered || bridge.empty() || round + 1 == options_.max_steps) {
         answer_.steps.push_back(std::move(step));
         break;
       }
       used_bridges.push_back(bridge);
-      std::string follow = WhWord(question_);
-      for (const std::string& t : last_offline.unmatched_terms) follow += " " + t;
-      follow += " " + bridge + "?";
-      step.follow_up = follow;
-      query = follow;
+      step.follow_up = FollowUp(best, bridge);
+      query = step.follow_up;
       answer_.steps.push_back(std::move(step));
     }
     std::string notes;
-    for (const AnswerStep& s : answer_.steps) {
-      if (!s.summary.empty()) notes += s.summary + "\n";
+    for (size_t i = first_step; i < answer_.steps.size(); ++i) {
+      if (!answer_.steps[i].summary.empty()) notes += answer_.steps[i].summary + "\n";
     }
-    if (llm_ != nullptr) {
-      Finish(question_, evidence_.passages(), notes, nullptr);
-    } else {
-      // The last offline round answered the last query; when the model
-      // failed without an offline round, answer the question from all.
-      Finish(question_, evidence_.Ordered(last_passages), notes,
-             offline_final ? &last_offline : nullptr);
-    }
+    offline_read_ = best_context;
+    Finish(question_, std::move(best_context), notes, &best);
     return Status::Ok();
   }
 
+  // "<wh-word> <answer noun> <unmatched terms> <bridge>?": what the question still asks,
+  // about the bridge.
+  std::string FollowUp(const ExtractiveAnswer& ex, const std::string& bridge) const {
+    const std::vector<std::string> bridge_terms = Tokenize(bridge);
+    std::string follow = WhWord(question_);
+    if (!profile_.answer_noun.empty()) follow += " " + profile_.answer_noun;
+    for (const std::string& t : ex.unmatched_terms) {
+      if (std::find(bridge_terms.begin(), bridge_terms.end(), t) == bridge_terms.end()) {
+        follow += " " + t;
+      }
+    }
+    return follow + " " + bridge + "?";
+  }
+
+  // The question's wh-word ("In which town ..." → "which"), else "what".
   static std::string WhWord(std::string_view question) {
-    const std::vector<std::string> words = Tokenize(question, TokenizerOptions{false, false, 64});
-    return words.empty() ? std::string("what") : words.front();
+    for (const std::string& w : Tokenize(question, TokenizerOptions{false, false, 64})) {
+      if (w == "who" || w == "whom" || w == "whose" || w == "what" || w == "which" ||
+          w == "when" || w == "where" || w == "how") {
+        return w;
+      }
+    }
+    return "what";
   }
 
   Status Decompose() {
@@ -372,7 +444,7 @@ class Pipeline {
         }
       }
       if (!answered) {
-        last_offline = Extract(prior + sub, r.passages);
+        last_offline = Extract(prior + sub, Head(r.passages, options_.context_passages));
         offline_read_ = r.passages;
         last_passages = r.passages;
         step.answer = last_offline.answer;

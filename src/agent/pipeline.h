@@ -6,14 +6,19 @@
 //    summarises the new passages together with the previous summary and
 //    either answers or asks a follow-up question, which becomes the next
 //    query; the final answer is written from every passage gathered and the
-//    summaries. Offline, a round answers extractively; it stops when the
-//    supporting sentence covers the question (confidence ≥
-//    kOfflineAnswerConfidence and no question term left unmatched), and
-//    otherwise asks about the unmatched terms of the best bridge entity
-//    (a name in the best sentences that the question lacks): "Who mother
-//    Theresa Connelly?"; a follow-up round ends the chain once its answer
-//    reaches kOfflineFollowUpConfidence. The final offline answer is the
-//    last round's.
+//    summaries. Offline, round 1 is the single pipeline's answer. While the
+//    answer's evidence leaves question terms unmatched (or its confidence is
+//    below kOfflineAnswerConfidence) and the passages name a bridge entity
+//    no passage is about (ExtractiveAnswer::bridges: among the plausibly
+//    linked names, the one the graph retrieval scored highest, from
+//    RetrievalResult::nodes), the next round retrieves with "<wh-word>
+//    <answer noun> <unmatched terms> <bridge>?" and answers the question
+//    again from every round's passages (round 1's first), so the extractive
+//    answerer can chain through the bridge's passage. A round's answer
+//    replaces the earlier one only when its confidence is higher: a
+//    follow-up adds evidence but cannot talk the pipeline out of a
+//    better-supported answer. Yes/no and choice questions answer in one
+//    round.
 //  * decompose: sub-questions (LlmDecomposeQuery, offline DecomposeQuery)
 //    answered in order, each retrieved with the earlier questions and answers
 //    prepended; then a final retrieval with the question, and the final
@@ -43,7 +48,6 @@
 namespace flowrag {
 
 inline constexpr double kOfflineAnswerConfidence = 0.6;
-inline constexpr double kOfflineFollowUpConfidence = 0.3;
 
 // Retrieval with the request's options; `chat` (may be null) serves the
 // retriever's own LLM steps (keywords, decomposition, fact filter).

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <unordered_set>
 
+#include "agent/answer_lexicon.h"
 #include "common/text.h"
 #include "retrieval/keywords.h"
 
@@ -40,7 +41,11 @@ std::string Trim(std::string_view s) {
 std::vector<std::string> ChoiceOptions(std::string_view q) {
   const size_t or_pos = q.rfind(" or ");
   if (or_pos == std::string_view::npos) return {};
-  size_t sep = q.substr(0, or_pos).find_last_of(",:");
+  // "..., the orchestra that plays ..., or the institute?": the comma right
+  // before " or " ends the first option, it does not start it.
+  size_t head_end = or_pos;
+  while (head_end > 0 && (q[head_end - 1] == ',' || q[head_end - 1] == ' ')) --head_end;
+  size_t sep = q.substr(0, head_end).find_last_of(",:");
   if (sep == std::string_view::npos) {
     // "Which band was formed first The Exies or Circus Diablo?": the
     // capitalised run right before " or ".
@@ -55,7 +60,7 @@ std::vector<std::string> ChoiceOptions(std::string_view q) {
     }
     if (sep == std::string_view::npos) return {};
   }
-  std::string a = Trim(q.substr(sep + 1, or_pos - sep - 1));
+  std::string a = Trim(q.substr(sep + 1, head_end - sep - 1));
   std::string b = Trim(q.substr(or_pos + 4));
   if (a.empty() || b.empty()) return {};
   return {a, b};
@@ -108,26 +113,7 @@ int ChoiceOrder(const std::string& lower) {
 
 }  // namespace
 
-bool IsDemonym(std::string_view word) {
-  static const auto* kWords = new std::unordered_set<std::string_view>{
-      "american",    "british",     "english",    "french",     "german",    "italian",
-      "spanish",     "portuguese",  "dutch",      "belgian",    "swiss",     "austrian",
-      "swedish",     "norwegian",   "danish",     "finnish",    "icelandic", "irish",
-      "scottish",    "welsh",       "russian",    "polish",     "czech",     "slovak",
-      "hungarian",   "romanian",    "bulgarian",  "greek",      "turkish",   "serbian",
-      "croatian",    "slovene",     "slovenian",  "bosnian",    "ukrainian", "belarusian",
-      "lithuanian",  "latvian",     "estonian",   "georgian",   "armenian",  "chinese",
-      "japanese",    "korean",      "vietnamese", "thai",       "indian",    "pakistani",
-      "bangladeshi", "iranian",     "persian",    "iraqi",      "syrian",    "lebanese",
-      "israeli",     "jewish",      "egyptian",   "moroccan",   "algerian",  "tunisian",
-      "nigerian",    "kenyan",      "ethiopian",  "mexican",    "canadian",  "brazilian",
-      "argentine",   "argentinian", "chilean",    "colombian",  "peruvian",  "venezuelan",
-      "cuban",       "australian",  "filipino",   "indonesian", "malaysian", "soviet",
-      "roman",       "byzantine",   "ottoman",    "prussian",   "bavarian",  "catholic",
-      "protestant",  "muslim",      "christian",  "african",    "european",  "asian",
-      "latin",       "arab",        "arabic"};
-  return kWords->count(ToLowerAscii(word)) > 0;
-}
+bool IsDemonym(std::string_view word) { return IsDemonymWord(ToLowerAscii(word)); }
 
 const char* AnswerTypeName(AnswerType type) {
   switch (type) {
@@ -150,9 +136,41 @@ const char* AnswerTypeName(AnswerType type) {
 QuestionProfile ProfileQuestion(std::string_view question) {
   QuestionProfile p;
   const std::string lower = ToLowerAscii(Trim(question));
+  // Words as written, lower-case, stopwords kept: to read the wh-phrase and
+  // relative clauses.
+  const std::vector<std::string> words = Tokenize(lower, TokenizerOptions{false, false, 64});
+  std::unordered_set<std::string> generic;  // "the man who ...": a person, not a content word
+  bool what_is_the = false;                 // "What is/was the <noun> ..."
+  for (size_t i = 0; i + 1 < words.size(); ++i) {
+    const std::string& w = words[i];
+    const std::string& next = words[i + 1];
+    if ((w == "man" || w == "woman" || w == "person") &&
+        (next == "who" || next == "that" || next == "whose")) {
+      generic.insert(w);
+    }
+    if ((w == "which" || w == "what") && p.answer_noun.empty()) {
+      // "which town", "what nationality"; "what is the date of birth".
+      size_t k = i + 1;
+      if (k + 1 < words.size() && (words[k] == "is" || words[k] == "was") && words[k + 1] == "the") {
+        k += 2;
+        // "what was the largest fleet": the noun after a superlative.
+        if (k + 1 < words.size() && words[k].size() > 4 &&
+            words[k].compare(words[k].size() - 3, 3, "est") == 0) {
+          ++k;
+        }
+        what_is_the = true;
+      }
+      if (k < words.size() && !IsStopword(words[k]) && !IsQuestionWord(words[k])) {
+        p.answer_noun = StemS(words[k]);
+      }
+    }
+  }
   std::unordered_set<std::string> seen;
   for (std::string& t : Tokenize(question)) {
-    if (IsQuestionWord(t) || !seen.insert(t).second) continue;
+    // Retrieval drops "first", "known", "located" and "one" as question
+    // words; an answer sentence says them ("the first curator", "located in").
+    const bool content = t == "first" || t == "known" || t == "located" || t == "one";
+    if ((IsQuestionWord(t) && !content) || generic.count(t) || !seen.insert(t).second) continue;
     p.terms.push_back(std::move(t));
   }
 
@@ -172,22 +190,39 @@ QuestionProfile ProfileQuestion(std::string_view question) {
       p.options = AuxChoiceOptions(question);
       p.type = p.options.empty() ? AnswerType::kYesNo : AnswerType::kChoice;
       p.order = p.options.empty() ? 0 : ChoiceOrder(lower);
+      p.same_nationality = p.options.empty() && ContainsWord(lower, "same") &&
+                           (ContainsWord(lower, "nationality") || ContainsWord(lower, "country") ||
+                            ContainsWord(lower, "citizenship"));
       return p;
     }
   }
   if (StartsWithWord(lower, "when") || ContainsWord(lower, "what year") ||
+      ContainsWord(lower, "date of birth") || ContainsWord(lower, "date of death") ||
+      ContainsWord(lower, "birthday") ||
       ContainsWord(lower, "which year") || ContainsWord(lower, "what date") ||
       ContainsWord(lower, "in what year") || ContainsWord(lower, "what decade")) {
     p.type = AnswerType::kDate;
     p.year_only = ContainsWord(lower, "year");
     return p;
   }
-  if (ContainsWord(lower, "how many") || ContainsWord(lower, "how much") ||
+  // "What was the largest fleet ...", "What is the population of ...": the
+  // wh-phrase asks for a measure.
+  static const char* kMeasureNouns[] = {
+      "population", "number", "size",   "capacity", "attendance", "fleet",  "membership",
+      "workforce",  "area",   "height", "length",   "depth",      "budget", "revenue",
+      "elevation",  "amount", "total",  "count",    "width",      "weight"};
+  bool measure = false;
+  for (const char* noun : kMeasureNouns) measure |= what_is_the && p.answer_noun == noun;
+  // A measure's noun is the attribute asked ("the largest fleet" of the
+  // company), not the kind of a named answer.
+  if (measure) p.answer_noun.clear();
+  if (measure || ContainsWord(lower, "how many") || ContainsWord(lower, "how much") ||
       ContainsWord(lower, "how long") || ContainsWord(lower, "how old") ||
       ContainsWord(lower, "how far") || ContainsWord(lower, "how tall") ||
       ContainsWord(lower, "how big") || ContainsWord(lower, "what percentage") ||
       ContainsWord(lower, "how large")) {
     p.type = AnswerType::kNumber;
+    p.counts = ContainsWord(lower, "how many");
     return p;
   }
   static const char* kNameWords[] = {"who", "whom", "whose", "where", "which", "what"};

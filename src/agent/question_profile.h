@@ -30,9 +30,19 @@ struct QuestionProfile {
   // The question asks for a nationality, language or country of origin, so
   // a demonym ("American") may be the answer; otherwise one rarely is.
   bool wants_demonym = false;
-  // Content terms of the question (tokenised, stemmed, without stopwords or
-  // question words), unique, in question order.
+  // "How many ...": a count, written without the counted word ("1,820").
+  bool counts = false;
+  // A yes/no question whether two entities share a nationality or country
+  // ("Were A and B from the same country?"): answered by comparing them.
+  bool same_nationality = false;
+  // Content terms of the question (tokenised, stemmed, without stopwords,
+  // question words, or a generic "man"/"woman"/"person" heading a relative
+  // clause), unique, in question order.
   std::vector<std::string> terms;
+  // The noun of the wh-phrase ("In which town ...", "What nationality ...":
+  // "town", "nationality"), tokenised; "" when there is none. It names the
+  // answer's kind, not a relation to follow.
+  std::string answer_noun;
 };
 
 QuestionProfile ProfileQuestion(std::string_view question);

@@ -104,6 +104,7 @@ QueryKeywords ExtractKeywords(std::string_view query, const EntityNameMatcher* n
       AddUnique(std::string(query.substr(s.begin, s.end - s.begin)), &seen, &out.keywords);
     }
   }
+  out.low_level = out.keywords.size();
   // Content-word runs, cut at stopwords, question words and punctuation
   // other than spaces between tokens.
   std::vector<std::pair<size_t, size_t>> runs;  // [first, last] token indexes
@@ -135,6 +136,7 @@ QueryKeywords ExtractKeywords(std::string_view query, const EntityNameMatcher* n
     }
   }
   if (out.keywords.size() > options.max_keywords) out.keywords.resize(options.max_keywords);
+  out.low_level = std::min(out.low_level, out.keywords.size());
   std::sort(out.matched_entities.begin(), out.matched_entities.end());
   out.matched_entities.erase(std::unique(out.matched_entities.begin(), out.matched_entities.end()),
                              out.matched_entities.end());

@@ -68,6 +68,10 @@ struct KeywordOptions {
 
 struct QueryKeywords {
   std::vector<std::string> keywords;
+  // The first `low_level` keywords come from steps 1–2 (names, spans): the
+  // specific entities and details LightRAG calls low-level keywords; the
+  // rest (phrases, content words) stand for its high-level keywords.
+  size_t low_level = 0;
   // Entity indexes whose names occur in the query (from the matcher).
   std::vector<uint32_t> matched_entities;
 };

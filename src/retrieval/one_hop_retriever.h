@@ -1,39 +1,78 @@
-// One-hop baseline (LightRAG "local" mode; Guo et al. 2024, as compared in
-// QAFD-RAG §4): seed entities by keyword similarity (the same Algorithm 1 as
-// QAFD, seeds.h), their one-hop RELATED_TO neighbourhood, and the passages
-// that mention them.
+// One-hop baseline "onehop": LightRAG's local and global retrieval (Guo et
+// al. 2024, as compared in QAFD-RAG §4), following its reference code
+// (github.com/HKUDS/LightRAG, lightrag/operate.py: _get_node_data,
+// _find_most_related_edges_from_entities, _get_edge_data,
+// _find_most_related_entities_from_relationships,
+// _find_related_text_unit_from_entities / _relations, _merge_all_chunks;
+// constants.py for the defaults). A baseline: reported, not tuned.
 //
-// Passage score: max_{seeds s it mentions} c_s + λ·max_{neighbours n it
-// mentions} c_n + 10^-3·(seeds and neighbours it mentions), where
-// c = score·(1 + ln occurrences in the passage) and a neighbour's score is
-// its best adjacent seed's,
-// λ = onehop.neighbor_weight. (LightRAG orders text chunks by the rank of the
-// entity they come from, then by how many one-hop relations they carry; this
-// is that order as one score, and a passage reached only through a neighbour
-// can still rank. A plain sum over all seeds favours hub passages that
-// mention many weak seeds.)
+// Keywords: LightRAG asks the LLM for low-level keywords (entities,
+// details) and high-level keywords (themes). With a chat model the same
+// (query_llm.h LlmDualKeywords); offline keywords.h: the names and spans it
+// finds are the low-level keywords, its phrases and content words the
+// high-level ones. Each list is joined with ", " and embedded as one text.
+// Both empty: the query stands for the low-level keywords.
 //
-// Per-query options:
-//   onehop.seeds            seed entities (60; LightRAG's default top_k)
-//   onehop.neighbor_weight  λ (0.5)
-//   onehop.max_neighbors    neighbours taken per seed, most facts first (100; bounds hub cost)
-//   onehop.max_keywords     keyword cap (24)
-//   onehop.seed_ratio       drop seeds below ratio × the best seed's score (0.9; as
-//                           qafd.seed_ratio, see qafd_retriever.h; 0 keeps all)
-//   onehop.llm              keywords by the A4.3 prompt when a chat model is set (true)
-//   onehop.seed_specificity scale seed scores by entity specificity (true; seeds.h)
+// Local mode (low-level keywords):
+//   1. the `top_k` entities whose name vectors are closest to the keywords
+//      (cosine ≥ `min_cosine`), best first;
+//   2. their one-hop neighbourhood: every relation (entity pair joined by
+//      a fact) touching one of them, deduplicated, sorted by edge degree
+//      (sum of the endpoints' distinct-neighbour counts) then weight (facts
+//      joining the pair), descending.
+// Global mode (high-level keywords):
+//   1. the relations whose fact texts are closest to the keywords (cosine ≥
+//      `min_cosine`; a fact text stands for every pair it states), the first
+//      `top_k` pairs in that order;
+//   2. their entities, in relation order.
+// Hybrid (the default) merges both: entities and relations round-robin
+// (local first), deduplicated; then cut to LightRAG's token budgets
+// (`max_entity_tokens`, `max_relation_tokens`; a row is estimated at one
+// token per 4 bytes of its name(s), type and description/relation text
+// plus 10 for the JSON around it).
+// Chunks:
+//   entity chunks: the passages mentioning each kept entity, in entity order;
+//     a passage counted once (for the first entity naming it), each
+//     entity's passages ordered by how many kept entities name them; then
+//     picked by `pick`:
+//       vector  (LightRAG's default) the int(related_chunks · entities / 2)
+//               with the highest cosine to the query;
+//       weight  linear-gradient polling: the i-th entity gets
+//               round(related_chunks − i·(related_chunks − 1)/(n − 1)) of
+//               its passages, unused quota passed to the next entities;
+//   relation chunks: the same over the passages that state each kept
+//     relation's facts, leaving out the entity chunks;
+//   merged round-robin (entity chunk, relation chunk, ...), deduplicated,
+//   at most `chunk_top_k`; the request's top_k in that order (score 1/rank).
 //
-// Offline defaults, Recall@5 (bench/retrieval_report.py): LightRAG's 60
-// seeds by name similarity give 18.8 on 2wiki and 22.9 on 2wiki-train;
-// seed_ratio 0.9 38.4 / 46.1; with specificity (generic entities such as
-// "Film" match the content word "film" exactly) and the query's exact names
-// kept as seeds 62.9 / 64.9, and musique-dev 12.9 → 29.9, hotpotqa-train
-// 19.5 → 36.5.
+// Per-query options (LightRAG's defaults):
+//   onehop.mode               hybrid  local | global | hybrid
+//   onehop.top_k              40      entities / relations retrieved (DEFAULT_TOP_K)
+//   onehop.chunk_top_k        20      merged chunks kept (DEFAULT_CHUNK_TOP_K)
+//   onehop.related_chunks     5       related_chunk_number (DEFAULT_RELATED_CHUNK_NUMBER)
+//   onehop.pick               vector  vector | weight (DEFAULT_KG_CHUNK_PICK_METHOD)
+//   onehop.min_cosine         0.2     vector storage cosine threshold (DEFAULT_COSINE_THRESHOLD)
+//   onehop.max_entity_tokens  6000    DEFAULT_MAX_ENTITY_TOKENS
+//   onehop.max_relation_tokens 8000   DEFAULT_MAX_RELATION_TOKENS
+//   onehop.max_keywords       24      offline keyword cap
+//   onehop.llm                true    keywords by the LLM when a chat model is set
+//
+// Outputs: ranked, seeds (the local entities, with their cosine),
+// node_scores (kept entities, by cosine for local ones, then in relation
+// order), keywords; with RetrievalRequest::explain, paths (entity →
+// passage, or entity → entity → passage for a relation chunk) and the
+// subgraph (kept relations). Diagnostics: nodes_touched = entities and
+// passages considered, edges_touched = RELATED_TO and MENTIONS entries read.
 //
 // Thread-safety: Retrieve() is const and reentrant.
-// Complexity: O(seed selection + Σ_seeds deg + mentions of seeds and neighbours).
+// Complexity: two vector searches (entity names, fact texts) + O(Σ degree of
+// the top entities) + O(mentions of the kept entities and sources of the
+// kept relations) + one filtered passage search for the vector pick. The
+// distinct-neighbour counts are computed once per graph (O(RELATED_TO)).
 #ifndef FLOWRAG_RETRIEVAL_ONE_HOP_RETRIEVER_H_
 #define FLOWRAG_RETRIEVAL_ONE_HOP_RETRIEVER_H_
+
+#include <string>
 
 #include "retrieval/params.h"
 #include "retrieval/retriever.h"
@@ -41,15 +80,26 @@
 namespace flowrag {
 
 struct OneHopOptions {
-  size_t seeds = 60;
-  double neighbor_weight = 0.5;
-  size_t max_neighbors = 100;
+  std::string mode = "hybrid";
+  size_t top_k = 40;
+  size_t chunk_top_k = 20;
+  size_t related_chunks = 5;
+  std::string pick = "vector";
+  double min_cosine = 0.2;
+  size_t max_entity_tokens = 6000;
+  size_t max_relation_tokens = 8000;
   size_t max_keywords = 24;
-  double seed_ratio = 0.9;
-  bool seed_specificity = true;
   bool llm = true;
   Status Override(ParamReader& r);
 };
+
+// LightRAG's pick_by_weighted_polling over per-item chunk lists (each
+// already ordered): item i gets round(max − i·(max − min)/(n − 1)) chunks
+// (max for a single item), at most as many as it has; then the unused quota
+// goes one chunk at a time to the first items with chunks left. Exposed for
+// tests.
+std::vector<uint32_t> PickByWeightedPolling(const std::vector<std::vector<uint32_t>>& items,
+                                            size_t max_chunks, size_t min_chunks = 1);
 
 class OneHopRetriever final : public Retriever {
  public:

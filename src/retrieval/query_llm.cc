@@ -75,17 +75,29 @@ std::string TripleKey(const std::string& s, const std::string& p, const std::str
 
 }  // namespace
 
-Result<std::vector<std::string>> LlmQueryKeywords(ChatModel& chat, std::string_view query) {
+Result<DualKeywords> LlmDualKeywords(ChatModel& chat, std::string_view query) {
   FLOWRAG_ASSIGN_OR_RETURN(nlohmann::json j, AskJsonObject(chat, std::string(kKeywordSystem),
                                                            "Question: " + std::string(query), 256));
   if (!j.contains("high_level_keywords") && !j.contains("low_level_keywords")) {
     return Status::InvalidArgument(
         "keyword answer: expected \"high_level_keywords\" and \"low_level_keywords\"");
   }
+  DualKeywords out;
+  std::set<std::string> low_seen, high_seen;
+  AddStrings(j.value("low_level_keywords", nlohmann::json::array()), &low_seen, &out.low);
+  AddStrings(j.value("high_level_keywords", nlohmann::json::array()), &high_seen, &out.high);
+  return out;
+}
+
+Result<std::vector<std::string>> LlmQueryKeywords(ChatModel& chat, std::string_view query) {
+  FLOWRAG_ASSIGN_OR_RETURN(DualKeywords dual, LlmDualKeywords(chat, query));
   std::set<std::string> seen;
   std::vector<std::string> out;
-  AddStrings(j.value("low_level_keywords", nlohmann::json::array()), &seen, &out);
-  AddStrings(j.value("high_level_keywords", nlohmann::json::array()), &seen, &out);
+  for (const std::vector<std::string>* list : {&dual.low, &dual.high}) {
+    for (const std::string& k : *list) {
+      if (seen.insert(EntityKey(k)).second) out.push_back(k);
+    }
+  }
   return out;
 }
 
@@ -122,13 +134,21 @@ QueryKeywords KeywordsForQuery(std::string_view query, const EntityNameMatcher* 
                                RetrievalDiagnostics* diag) {
   QueryKeywords out = ExtractKeywords(query, names, options);
   if (chat == nullptr) return out;
-  auto llm = LlmQueryKeywords(*chat, query);
-  if (!llm.ok() || llm->empty()) {
+  auto llm = LlmDualKeywords(*chat, query);
+  if (!llm.ok() || (llm->low.empty() && llm->high.empty())) {
     diag->extra["llm_fallback"] = 1;
     return out;
   }
-  out.keywords = std::move(llm).value();
+  std::set<std::string> seen;
+  out.keywords.clear();
+  for (const std::vector<std::string>* list : {&llm->low, &llm->high}) {
+    for (const std::string& k : *list) {
+      if (seen.insert(EntityKey(k)).second) out.keywords.push_back(k);
+    }
+    if (list == &llm->low) out.low_level = out.keywords.size();
+  }
   if (out.keywords.size() > options.max_keywords) out.keywords.resize(options.max_keywords);
+  out.low_level = std::min(out.low_level, out.keywords.size());
   diag->extra["llm_keywords"] = static_cast<double>(out.keywords.size());
   return out;
 }

@@ -48,6 +48,14 @@ namespace flowrag {
 Result<nlohmann::json> AskJsonObject(ChatModel& chat, std::string system, std::string user,
                                      int max_tokens);
 
+// The two lists apart (LightRAG's local and global modes read them
+// separately), each deduplicated case-insensitively; InvalidArgument when
+// the answer has neither key.
+struct DualKeywords {
+  std::vector<std::string> low, high;
+};
+Result<DualKeywords> LlmDualKeywords(ChatModel& chat, std::string_view query);
+// Low-level then high-level, deduplicated across both.
 Result<std::vector<std::string>> LlmQueryKeywords(ChatModel& chat, std::string_view query);
 
 Result<std::vector<std::string>> LlmDecomposeQuery(ChatModel& chat, std::string_view query);
@@ -56,7 +64,8 @@ Result<std::vector<std::string>> LlmDecomposeQuery(ChatModel& chat, std::string_
 // when the call fails: extra["llm_fallback"] = 1 in `diag`) the offline one.
 // Keywords keep the offline matcher's matched_entities (the query's exact
 // names) either way; the LLM keywords replace the offline keyword list,
-// capped at options.max_keywords.
+// capped at options.max_keywords, low-level first (QueryKeywords::low_level
+// counts them).
 QueryKeywords KeywordsForQuery(std::string_view query, const EntityNameMatcher* names,
                                const KeywordOptions& options, ChatModel* chat,
                                RetrievalDiagnostics* diag);

@@ -1,107 +1,132 @@
 // SA-RAG retrieval ("sa"): spreading activation over the query's entity
-// subgraph (Pavlović et al., SA-RAG §5.4–5.5, Algorithm 1).
+// graph (Pavlović et al., SA-RAG §5.4–5.5, Algorithm 1), with passages
+// ranked by the activation of the entities they are about.
 //
 // Per query:
-//  1. Seeds (§5.4). The query is embedded with the snapshot's embedder; the
-//     top-k entity descriptions by cosine (description vector index) give
-//     their entities (DESCRIBES), deduplicated, best description first.
-//     Entities the query names exactly (keywords.h) are seeds before them
-//     (sa.name_seeds; not in the paper, whose LLM-embedded descriptions
-//     rank the named entities first anyway; Recall@5 2wiki 62.1 → 63.1,
-//     2wiki-train 65.2 → 66.8, musique-dev 46.9 → 48.8).
-//     A graph without descriptions (an imported OpenIE graph) seeds from
-//     the top-k entity names instead (diagnostics.extra["seeds_by_name"]).
-//  2. Subgraph (§5.4). All entities within `hops` RELATED_TO hops of a seed
-//     (BFS by hop level, neighbours in id order) and every RELATED_TO arc
-//     between two of them, one arc per fact and direction (both directions:
-//     links are undirected, as in the authors' code). Link weight = cosine of
-//     the query with the fact's relation text embedding (RelationDot),
-//     rescaled w' = max(0, (w − c)/(1 − c)) (§5.5; the clip at 0 is the
-//     authors' code). When the subgraph would exceed `max_entities`, the
-//     expansion stops at that many entities (hub guard; reported in
-//     diagnostics.extra["truncated"]).
-//  3. Activation (§5.5, Algorithm 1; retrieval/spreading_activation.h):
-//     seeds start at 1; entities with activation > τa are activated.
-//     The adjacency given to Algorithm 1 holds only the arcs with w' > 0
-//     reachable from the seeds through such arcs (inside the n-hop
-//     subgraph): arcs of weight 0 carry no activation, so only relation
-//     cosines around reachable entities are computed. In Algorithm 1 the
-//     0-weight arcs also take part in the BFS, which changes the order in
-//     which nodes are expanded (and so, rarely, how much activation a node
-//     has when it is expanded); sa.all_arcs=true keeps every arc and runs
-//     the exact published traversal, at the cost of scoring every relation
-//     of the subgraph (≈100× slower on 2Wiki).
-//  4. Passages (§5.5). Candidates are the passages that MENTION an activated
-//     entity; those whose cosine with the query is below τd are dropped.
-//     Ranking (the paper returns an unordered set): a candidate p scores
-//         score(p) = 1 + a_max(p) · sim(q, p)    ∈ (1, 2]
-//     (sim = cos, or the relative hybrid of sa.scale)
-//     where a_max(p) is the highest activation among the activated entities
-//     p mentions; ties by passage index. At most min(top_k, max_passages)
-//     come from activation.
-//  5. Dense fill. When activation yields fewer than top_k passages, the rest
-//     of top_k comes from the dense ranking (cosine, score = cos ≤ 1, so
-//     filled passages always rank below activated ones), skipping passages
-//     already returned. diagnostics.extra["dense_fill"] counts them.
-//  6. Relation context (§5.5). The relation texts of arcs between two
-//     activated entities whose rescaled weight w' exceeds τr (the authors'
-//     code compares the rescaled weight), distinct, by w' descending, go to
+//  1. Seeds (§5.4). Entities the query names exactly (keywords.h;
+//     sa.name_seeds) first, then the entities of the top-k entity
+//     descriptions by cosine with the query (description vector index),
+//     deduplicated. A graph without descriptions (an imported OpenIE graph)
+//     takes the top-k entity names instead (diagnostics.extra["seeds_by_name"]).
+//     With a neural embedder the best descriptions are those of the entities
+//     the question is about; with the lexical one they are mostly other
+//     entities sharing its words, and every seed's passage ranks first
+//     (step 4), hence k = 1 (Recall@5 below).
+//  2. Link weights (§5.5). A RELATED_TO link (one per fact) weighs the
+//     cosine of its relation text with the query, rescaled
+//     w' = max(0, (w − c)/(1 − c)) (the clip at 0 is the authors' code).
+//     Offline two adaptations, each measured:
+//       - relation query (sa.relation_query=unnamed): the query with the
+//         names of the entities it names blanked out. They are the seeds
+//         already; what is left ("the director of film …") says which
+//         links to follow, and a relation text that repeats the seed's name
+//         no longer outscores the one that answers the question;
+//       - relative scale (sa.scale, see below): cosines divided by the best
+//         relation cosine among the seeds' own links.
+//  3. Activation (Algorithm 1; spreading_activation.h SpreadActivationLocal).
+//     Seeds start at 1; a[t] ← min(1, a[t] + w'·a[u]) along every positive
+//     link of an expanding node, BFS per seed. The n-hop subgraph of §5.4 is
+//     not fetched up front (3 hops from 10 seeds reached 33.8k of 2wiki's
+//     45.4k entities): entities and their links are read when activation
+//     reaches them, with the bounds of classic spreading-activation models:
+//       - distance: a node expands only within `hops` BFS levels of the
+//         pass's seed (the paper's n);
+//       - firing threshold: a node other than the seed expands only when its
+//         activation is at least `fire` (= τa: activated entities spread);
+//       - fan-out: a node linked by more than `fan_out` facts spreads
+//         fan_out/degree of its activation, so a hub ("American", 1,113
+//         passages) does not activate its whole neighbourhood.
+//     Activated entities: activation > τa.
+//  4. Passages (§5.5), ranked by activation before similarity. A passage
+//     gets the highest activation among the activated entities it is about
+//     (their descriptions' passages and title mentions, the "describes"
+//     links of SA-RAG's graph), or `mention_weight` × that activation for
+//     one merely naming them. Those with similarity below τd are dropped;
+//     the rest score
+//         score(p) = 1 + a(p) + β·sim(q, p)       (β = 0.1)
+//     so activation orders them and similarity breaks its ties (activation
+//     saturates at 1 for every entity reached over a strong link). At most
+//     `per_entity` passages per activating entity (a seed whose document is
+//     split into many passages would fill top_k alone) and at most
+//     min(top_k, max_passages) in all. sim = cosine, or with the relative
+//     scale the mean of the cosine and the BM25 score, each divided by the
+//     corpus's best for the query (the walks' hybrid prior).
+//  5. Fill (sa.dense_fill). When activation yields fewer than top_k
+//     passages, the rest come from the `fill_depth` best passages by cosine
+//     and by BM25, ordered by sim (score ≤ 1, below every activation
+//     passage). diagnostics.extra["dense_fill"] counts them.
+//  6. Relation context (§5.5). The relation texts of links between two
+//     activated entities whose w' exceeds τr (the authors' code compares the
+//     rescaled weight), distinct, by w' descending, go to
 //     RetrievalOutput::context (at most max_relations; 0 = all).
 //
-// Defaults (SaOptions) are the paper's: c = 0.4, τa = 0.5, τd = 0.45,
-// τr = 0.5. The paper tunes k and n per dataset (MuSiQue k=3, n=4; 2Wiki
-// k=10, n=3); the single default here is the 2Wiki setting k = 10, n = 3:
-// for unknown data more seeds are the safer entry (comparison questions need
-// two or more unrelated seeds, and a lexical embedder ranks descriptions less
-// precisely than the paper's neural one), and 3 hops bounds the subgraph,
-// which grows roughly as degree^n on a graph with hub entities.
+// Defaults (SaOptions). c, τa and τr are the paper's (§5.5); hops its 2Wiki
+// setting. The others were measured offline (built-in embedder, heuristic
+// graph; Recall@5 on the train splits, 2wiki-train / musique-train /
+// musique-train OpenIE, then checked on the other benchmarks):
+//   k             1: 87.5 / 58.2 / 62.7; k = 3 80.0 / 55.0 / 63.2; k = 10
+//                 (paper, 2Wiki) ≈ 68 on 2wiki-train
+//   τd            0 (paper 0.45): a bridge passage shares few words with the
+//                 question; 0.1 costs 4 points on 2wiki, 0.45 ~16; the
+//                 per-entity cap and the fill do the pruning
+//   fan_out       20: without it 80.2 / 56.2 / 63.0 (hubs activate hundreds
+//                 of entities at 1.0); 50: 86.7 / 56.8 / 63.0
+//   relation query unnamed: the full query 83.2 / 57.6 / 62.2
+//   per_entity    2: medical (chunked documents) 89.2 → 96.8 at k = 1
+//   mention_weight 0.5: 1 (no difference between "about" and "names")
+//                 80.6 / 56.5 / 62.7; 0 87.4 / 58.6 / 62.2
+//   fire          0.5 (= τa): 0 (Algorithm 1, every reached node expands)
+//                 88.6 / 58.8 / 62.7 while touching 3× the entities
+//   β             0.1: 1 gives 86.8 / 58.8 / 62.5
 //
 // Outputs besides `ranked`: seeds (entity nodes, score 1), node_scores
-// (entities by activation, then the activation passages by score; at most
-// max_nodes entities), subgraph (RELATED_TO arcs that carried activation,
-// weight = w', flow = activation added; MENTIONS edges from the entity to
-// each activation passage), paths (for each activation passage: the seed,
-// the chain of arcs that first activated each entity, the passage), context
-// (relation texts), diagnostics (iterations = BFS expansions of Algorithm 1,
-// nodes/edges touched, time, extra counters).
+// (entities by activation, then the activation passages by score − 1; at
+// most max_nodes entities), context (relation texts), diagnostics
+// (iterations = BFS pops, nodes_touched = entities read or reached plus
+// candidate passages, edges_touched = link relaxations plus MENTIONS /
+// DESCRIBES entries read; extra counters and per-step times). With
+// RetrievalRequest::explain also the subgraph (RELATED_TO links that carried
+// activation, weight = the weight used, flow = activation added; a MENTIONS
+// edge from the entity to each activation passage) and paths (seed → the
+// links that first activated each entity → passage).
 //
 // Per-query overrides:
-//   sa.k               top-k entity descriptions → seeds            (10)
-//   sa.hops            subgraph radius n in RELATED_TO hops          (3)
-//   sa.c               weight rescaling constant c, in [0, 1)        (0.4)
-//   sa.tau_a           activation threshold τa                       (0.5)
-//   sa.tau_d           passage cosine threshold τd                   (0.45)
-//   sa.tau_r           relation weight threshold τr (on w')          (0.5)
-//   sa.max_passages    cap on activation passages; 0 = top_k         (0)
-//   sa.max_relations   cap on context relation texts; 0 = all        (0)
-//   sa.max_entities    subgraph size cap (entities)                  (50000)
-//   sa.max_nodes       entities reported in node_scores              (500)
-//   sa.dense_fill      fill top_k from the dense ranking             (true)
-//   sa.all_arcs        exact traversal over all arcs, see step 3     (false)
-//   sa.name_seeds      entities the query names are seeds too, first  (true)
+//   sa.k               description seeds after the named ones          (1)
+//   sa.hops            BFS levels a node may be from its pass's seed   (3)
+//   sa.c               weight rescaling constant c, in [0, 1)          (0.4)
+//   sa.tau_a           activation threshold τa                         (0.5)
+//   sa.tau_d           passage similarity threshold τd                 (0)
+//   sa.tau_r           relation weight threshold τr (on w')            (0.5)
+//   sa.fire            firing threshold                                (0.5)
+//   sa.fan_out         fan-out constraint in facts; 0 = off            (20)
+//   sa.mention_weight  activation share of a passage naming an entity (0.5)
+//   sa.beta            similarity's weight after activation            (0.1)
+//   sa.relation_query  unnamed | query (see step 2)                    (unnamed)
+//   sa.per_entity      passages per activating entity; 0 = no cap      (2)
+//   sa.max_passages    cap on activation passages; 0 = top_k           (0)
+//   sa.max_relations   cap on context relation texts; 0 = all          (0)
+//   sa.max_entities    entities discovered at most (hub guard)         (50000)
+//   sa.max_nodes       entities reported in node_scores                (500)
+//   sa.dense_fill      fill top_k by similarity                        (true)
+//   sa.fill_depth      passages by cosine and by BM25 the fill draws on (50)
+//   sa.name_seeds      entities the query names are seeds, first       (true)
 //   sa.scale           absolute | relative | auto: how c and τd read   (auto)
 //                      cosines. absolute: as published (neural
-//                      embeddings). relative: a link's cosine is divided by
-//                      the best relation cosine among the seeds' own links
-//                      (capped at 1), and a passage's similarity is the mean
-//                      of its cosine and BM25 score, each divided by the
-//                      best candidate's (the walks' hybrid prior), so c and
-//                      τd are fractions of the best evidence. Recall@5
-//                      2wiki 59.7 → 62.1, musique-dev 41.5 → 46.9,
-//                      hotpotqa-train 72.0 → 76.0. auto: relative with the built-in lexical
-//                      embedder, whose cosines of related texts sit far
-//                      below a neural model's (on 2wiki the median query
-//                      had one passage above τd = 0.45 and no link above
-//                      c = 0.4: SA returned the dense ranking), absolute
+//                      embeddings). relative: see steps 2 and 4. auto:
+//                      relative with the built-in lexical embedder, whose
+//                      cosines of related texts sit far below a neural
+//                      model's (on 2wiki the median query had one passage
+//                      above τd = 0.45 and no link above c = 0.4), absolute
 //                      with a model endpoint.
 //
 // Errors: FailedPrecondition when the snapshot has no knowledge graph, no
-// description or entity vectors or no dense passage index; InvalidArgument for bad
-// overrides.
-// Complexity: O(k·log D) description search + O(subgraph arcs · nnz of the
-// relation vectors) weights + O(k·subgraph) activation + O(P·nnz(q)) dense
-// scoring. Thread-safety: Retrieve() is const and reentrant (per-thread
-// scratch).
+// description or entity vectors or no dense passage index; InvalidArgument
+// for bad overrides.
+// Complexity: O(k·search) seeds + O(arcs of the activated entities ·
+// nnz of their relation vectors) + O(mentions of the activated entities) +
+// two passage searches (the candidates' cosines, the fill) and one BM25
+// search; nothing proportional to the graph. Thread-safety: Retrieve() is
+// const and reentrant (per-thread scratch).
 #ifndef FLOWRAG_RETRIEVAL_SA_RETRIEVER_H_
 #define FLOWRAG_RETRIEVAL_SA_RETRIEVER_H_
 
@@ -113,18 +138,24 @@
 namespace flowrag {
 
 struct SaOptions {
-  size_t k = 10;            // SA-RAG §5.4 (2Wiki setting; MuSiQue used 3)
+  size_t k = 1;
   size_t hops = 3;          // SA-RAG §5.4 (2Wiki setting; MuSiQue used 4)
   double c = 0.4;           // SA-RAG §5.5
   double tau_a = 0.5;       // SA-RAG §5.5
-  double tau_d = 0.45;      // SA-RAG §5.5
+  double tau_d = 0.0;       // SA-RAG §5.5 uses 0.45; see the file comment
   double tau_r = 0.5;       // SA-RAG §5.5
+  double fire = 0.5;
+  size_t fan_out = 20;
+  double mention_weight = 0.5;
+  double beta = 0.1;
+  std::string relation_query = "unnamed";
+  size_t per_entity = 2;
   size_t max_passages = 0;  // 0 = top_k
   size_t max_relations = 0; // 0 = all
   size_t max_entities = 50000;
   size_t max_nodes = 500;
   bool dense_fill = true;
-  bool all_arcs = false;
+  size_t fill_depth = 50;
   std::string scale = "auto";
   bool name_seeds = true;
 

@@ -19,6 +19,19 @@ double MillisSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
+// numpy.quantile's default (linear interpolation between order statistics).
+double Quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0.0;
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(lo), v.end());
+  const double a = v[lo];
+  double b = a;
+  if (hi != lo) b = *std::min_element(v.begin() + static_cast<std::ptrdiff_t>(lo) + 1, v.end());
+  return a + (pos - static_cast<double>(lo)) * (b - a);
+}
+
 }  // namespace
 
 Status SemFlowOptions::Override(ParamReader& r) {
@@ -28,8 +41,14 @@ Status SemFlowOptions::Override(ParamReader& r) {
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.direction", &direction));
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.query_similarity", &query_similarity));
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.abstractness_penalty", &abstractness_penalty));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.weights", &weights));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.entity_share", &entity_share));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.self_loop", &self_loop));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.floor", &floor));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.relevance", &relevance));
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.facts", &facts));
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.seeds", &seeds));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.normalize_facts", &normalize_facts));
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.name_seeds", &name_seeds));
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.fact_filter", &fact_filter));
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.passage_prior", &passage_prior));
@@ -42,11 +61,24 @@ Status SemFlowOptions::Override(ParamReader& r) {
   if (!(reset > 0 && reset <= 1)) {
     return Status::InvalidArgument("option semflow.reset: expected 0 < reset <= 1");
   }
-  if (lambda < 0) return Status::InvalidArgument("option semflow.lambda: expected >= 0");
+  if (!(lambda >= 0)) return Status::InvalidArgument("option semflow.lambda: expected >= 0");
   if (!(down_share >= 0 && down_share <= 1)) {
     return Status::InvalidArgument("option semflow.down_share: expected 0..1");
   }
-  if (passage_prior < 0) {
+  if (weights != "linear" && weights != "softmax") {
+    return Status::InvalidArgument("option semflow.weights=\"" + weights +
+                                   "\": expected linear or softmax");
+  }
+  if (entity_share != "one" && entity_share != "edges") {
+    return Status::InvalidArgument("option semflow.entity_share=\"" + entity_share +
+                                   "\": expected one or edges");
+  }
+  if (relevance != "local" && relevance != "global") {
+    return Status::InvalidArgument("option semflow.relevance=\"" + relevance +
+                                   "\": expected local or global");
+  }
+  if (!(floor > 0)) return Status::InvalidArgument("option semflow.floor: expected > 0");
+  if (!(passage_prior >= 0)) {
     return Status::InvalidArgument("option semflow.passage_prior: expected >= 0");
   }
   if (solver != "push" && solver != "power") {
@@ -58,28 +90,57 @@ Status SemFlowOptions::Override(ParamReader& r) {
   return Status::Ok();
 }
 
+// ---------------------------------------------------------------- relevance
+
 std::vector<double> EntityRelevance(const KnowledgeGraph& g,
                                     const std::vector<float>& passage_scores) {
   const Csr& m = g.Edges(EdgeKind::kMentions);
-  std::vector<float> best(g.num_entities(), 0.0f);
+  std::vector<double> raw(g.num_entities(), 0.0);
   for (uint32_t e = 0; e < g.num_entities(); ++e) {
     const uint32_t node = g.EntityNode(e);
-    float b = -std::numeric_limits<float>::infinity();
+    double b = -std::numeric_limits<double>::infinity();
     for (uint64_t i = m.Begin(node); i < m.End(node); ++i) {
       const uint32_t p = m.targets[i];
-      if (p < passage_scores.size()) b = std::max(b, passage_scores[p]);
+      if (p < passage_scores.size()) b = std::max(b, static_cast<double>(passage_scores[p]));
     }
-    best[e] = std::isfinite(b) ? b : 0.0f;
+    raw[e] = std::isfinite(b) ? b : 0.0;
   }
-  return MinMaxNormalize(best);
+  const double lo = Quantile(raw, 0.01), hi = Quantile(raw, 0.99);
+  if (!(hi > lo)) return std::vector<double>(raw.size(), 0.5);
+  for (double& x : raw) x = std::clamp((x - lo) / (hi - lo), 0.0, 1.0);
+  return raw;
 }
 
 // ---------------------------------------------------------------- transitions
 
+SemFlowTransitions::SemFlowTransitions(const KnowledgeGraph& graph,
+                                       std::span<const float> abstractness, RelevanceFn relevance,
+                                       const SemFlowOptions& options)
+    : g_(graph),
+      abstractness_(abstractness),
+      relevance_(std::move(relevance)),
+      o_(options),
+      linear_(options.weights == "linear"),
+      one_share_(options.entity_share == "one") {}
+
+SemFlowTransitions::SemFlowTransitions(const KnowledgeGraph& graph,
+                                       std::span<const float> abstractness,
+                                       std::span<const double> relevance,
+                                       const SemFlowOptions& options)
+    : g_(graph),
+      abstractness_(abstractness),
+      o_(options),
+      linear_(options.weights == "linear"),
+      one_share_(options.entity_share == "one") {
+  if (!relevance.empty()) {
+    relevance_ = [relevance](uint32_t e) { return e < relevance.size() ? relevance[e] : 0.0; };
+  }
+}
+
 size_t SemFlowTransitions::Degree(uint32_t u) const {
   size_t d = g_.Edges(EdgeKind::kMentions).Degree(u);
   if (u >= g_.num_passages()) {
-    d += g_.Edges(EdgeKind::kRelatedTo).Degree(u);
+    d += g_.Edges(EdgeKind::kRelatedTo).Degree(u) + 1;  // + the self-loop
     if (o_.synonyms) d += g_.Edges(EdgeKind::kSynonym).Degree(u);
   }
   return d;
@@ -98,83 +159,139 @@ void SemFlowTransitions::Row(uint32_t u, std::vector<Transition>* out) const {
     for (Transition& t : *out) t.prob = 1.0 / static_cast<double>(num_passage_edges);
     return;
   }
-  // Distinct entity neighbours (RELATED_TO first, so a pair that is both
-  // related and synonymous is tagged RELATED_TO).
+  // Distinct entity neighbours: RELATED_TO, then (with synonyms) SYNONYM
+  // neighbours that are not related too. Both lists are sorted by target.
   const Csr& rel = g_.Edges(EdgeKind::kRelatedTo);
   for (uint64_t i = rel.Begin(u); i < rel.End(u); ++i) {
-    if (out->size() > num_passage_edges && out->back().target == rel.targets[i]) continue;
-    out->push_back({rel.targets[i], Tag(EdgeKind::kRelatedTo), 0.0});
+    const uint32_t v = rel.targets[i];
+    if (v == u || (out->size() > num_passage_edges && out->back().target == v)) continue;
+    out->push_back({v, Tag(EdgeKind::kRelatedTo), 0.0});
   }
   if (o_.synonyms) {
     const Csr& syn = g_.Edges(EdgeKind::kSynonym);
     const size_t related_end = out->size();
+    size_t j = num_passage_edges;
     for (uint64_t i = syn.Begin(u); i < syn.End(u); ++i) {
       const uint32_t v = syn.targets[i];
-      bool seen = false;
-      for (size_t j = num_passage_edges; j < related_end && !seen; ++j) seen = (*out)[j].target == v;
-      if (!seen) out->push_back({v, Tag(EdgeKind::kSynonym), 0.0});
+      while (j < related_end && (*out)[j].target < v) ++j;
+      if (v == u || (j < related_end && (*out)[j].target == v)) continue;
+      if (out->size() > related_end && out->back().target == v) continue;
+      out->push_back({v, Tag(EdgeKind::kSynonym), 0.0});
     }
   }
-  const size_t total = out->size();
-  if (total == 0) return;
-  const size_t num_entity_edges = total - num_passage_edges;
-  for (size_t j = 0; j < num_passage_edges; ++j) (*out)[j].prob = 1.0 / static_cast<double>(total);
-  if (num_entity_edges == 0) return;
-  const double entity_share =
-      static_cast<double>(num_entity_edges) / static_cast<double>(total);
+  const size_t num_entity_edges = out->size() - num_passage_edges;
+  if (out->empty()) return;  // isolated: dangling
+  if (num_entity_edges == 0) {
+    for (Transition& t : *out) t.prob = 1.0 / static_cast<double>(num_passage_edges);
+    return;
+  }
 
   const uint32_t P = static_cast<uint32_t>(g_.num_passages());
-  auto abstractness = [&](uint32_t node) -> double {
-    const uint32_t e = node - P;
-    return abstractness_.empty() ? g_.Abstractness(e) : abstractness_[e];
-  };
-  const double du = abstractness(u);
+  const double du = AbstractnessOf(u - P);
   // Transition score s(u, v) (Eq. 3) and direction of each entity edge.
   double max_s[2] = {-1e300, -1e300};
   size_t count[2] = {0, 0};
-  std::vector<uint8_t>& group = group_scratch();
+  thread_local std::vector<uint8_t> group;
   group.assign(num_entity_edges, 0);
   for (size_t j = 0; j < num_entity_edges; ++j) {
     Transition& t = (*out)[num_passage_edges + j];
-    const double dv = abstractness(t.target);
+    const double dv = AbstractnessOf(t.target - P);
     double s = 0.0;
-    if (o_.query_similarity) s += relevance_.empty() ? 0.0 : relevance_[t.target - P];
+    if (o_.query_similarity && relevance_) s += relevance_(t.target - P);
     if (o_.abstractness_penalty) s -= o_.lambda * std::abs(dv - du);
     const uint8_t gi = (o_.direction && dv > du) ? 1 : 0;  // 0: down (or all), 1: up
     group[j] = gi;
-    t.prob = s;  // holds s until the softmax below
+    t.prob = s;  // holds s until the weights below
     max_s[gi] = std::max(max_s[gi], s);
     ++count[gi];
   }
-  double share[2];
-  if (!o_.direction || count[1] == 0) {
-    share[0] = entity_share;
-    share[1] = 0.0;
-  } else if (count[0] == 0) {
-    share[0] = 0.0;
-    share[1] = entity_share;
-  } else {
-    share[0] = o_.down_share * entity_share;
-    share[1] = (1.0 - o_.down_share) * entity_share;
+  // Group budgets within the entity share, and the self-loop's.
+  double budget[2] = {1.0, 0.0}, self = 0.0;
+  if (o_.direction && count[1] > 0) {
+    if (count[0] > 0) {
+      budget[0] = o_.down_share;
+      budget[1] = 1.0 - o_.down_share;
+    } else if (o_.self_loop) {
+      budget[0] = 0.0;
+      budget[1] = 1.0 - o_.down_share;
+      self = o_.down_share;
+    } else {
+      budget[0] = 0.0;
+      budget[1] = 1.0;
+    }
   }
   double z[2] = {0.0, 0.0};
   for (size_t j = 0; j < num_entity_edges; ++j) {
     Transition& t = (*out)[num_passage_edges + j];
-    t.prob = std::exp(t.prob - max_s[group[j]]);
+    t.prob = linear_ ? std::max(t.prob, o_.floor) : std::exp(t.prob - max_s[group[j]]);
     z[group[j]] += t.prob;
   }
+  const double entity_weight = one_share_ ? 1.0 : static_cast<double>(num_entity_edges);
+  const double total = static_cast<double>(num_passage_edges) + entity_weight;
+  for (size_t j = 0; j < num_passage_edges; ++j) (*out)[j].prob = 1.0 / total;
+  const double share = entity_weight / total;
   for (size_t j = 0; j < num_entity_edges; ++j) {
     Transition& t = (*out)[num_passage_edges + j];
-    t.prob = share[group[j]] * t.prob / z[group[j]];
+    t.prob = share * budget[group[j]] * t.prob / z[group[j]];
   }
-}
-
-std::vector<uint8_t>& SemFlowTransitions::group_scratch() {
-  thread_local std::vector<uint8_t> scratch;
-  return scratch;
+  if (self > 0) out->push_back({u, Tag(EdgeKind::kRelatedTo), share * self});
 }
 
 // ---------------------------------------------------------------- retriever
+
+namespace {
+
+// Per-thread workspace of one query: node- and entity-indexed arrays reset
+// in O(1) by generation stamps, so a query costs what it touches.
+struct Workspace {
+  uint32_t gen = 0;
+  std::vector<uint32_t> node_stamp;  // p, rho, queued valid for this query
+  std::vector<double> p, rho;
+  std::vector<uint8_t> queued;
+  std::vector<uint32_t> row_stamp, row_begin, row_end;  // memoised rows
+  std::vector<uint32_t> rel_stamp;                      // memoised Rel(v|q)
+  std::vector<float> rel;
+  std::vector<Transition> rows, scratch;
+  std::vector<uint32_t> touched, queue;
+
+  void Prepare(size_t nodes, size_t entities) {
+    if (++gen == 0) {
+      std::fill(node_stamp.begin(), node_stamp.end(), 0);
+      std::fill(row_stamp.begin(), row_stamp.end(), 0);
+      std::fill(rel_stamp.begin(), rel_stamp.end(), 0);
+      gen = 1;
+    }
+    if (node_stamp.size() < nodes) {
+      node_stamp.resize(nodes, 0);
+      p.resize(nodes);
+      rho.resize(nodes);
+      queued.resize(nodes);
+      row_stamp.resize(nodes, 0);
+      row_begin.resize(nodes);
+      row_end.resize(nodes);
+    }
+    if (rel_stamp.size() < entities) {
+      rel_stamp.resize(entities, 0);
+      rel.resize(entities);
+    }
+    rows.clear();
+    touched.clear();
+    queue.clear();
+  }
+};
+
+Workspace& ThreadWorkspace() {
+  thread_local Workspace ws;
+  return ws;
+}
+
+struct PushResult {
+  size_t pushes = 0, edge_visits = 0;
+  double residual = 0.0, scale = 1.0;
+  bool converged = true;
+};
+
+}  // namespace
 
 Result<RetrievalOutput> SemFlowRetriever::Retrieve(const Snapshot& s,
                                                    const RetrievalRequest& r) const {
@@ -185,84 +302,212 @@ Result<RetrievalOutput> SemFlowRetriever::Retrieve(const Snapshot& s,
   FLOWRAG_RETURN_IF_ERROR(reader.CheckAllUsed(Name()));
   FLOWRAG_ASSIGN_OR_RETURN(QueryScores qs, ScoreQuery(s, r.query));
   const KnowledgeGraph& g = *s.graph();
+  const double score_ms = MillisSince(start);
 
   RetrievalOutput out;
+  RetrievalDiagnostics& d = out.diagnostics;
   FactSeedOptions fo;
   fo.facts = o.facts;
   fo.seeds = o.seeds;
   fo.name_seeds = o.name_seeds;
   fo.fact_filter = o.fact_filter;
-  fo.normalize_scores = false;  // A.2: weights from the query–fact similarity itself
+  fo.normalize_scores = o.normalize_facts;
   FLOWRAG_ASSIGN_OR_RETURN(FactSeeds fs, SeedWalkFromFacts(s, r.query, qs, fo, r.chat, &out));
+  const double seed_ms = MillisSince(start) - score_ms;
   if (fs.seeds.empty()) {  // no usable fact → dense passage retrieval
     RankDenseFallback(qs, r.top_k, &out);
-    out.diagnostics.time_ms = MillisSince(start);
+    d.time_ms = MillisSince(start);
     return out;
   }
 
-  const std::vector<double> dense = PassagePrior(s, r.query, qs, o.prior);
+  // Reset: entity seeds, then the passage prior on its support; normalised.
+  const auto t_prior = std::chrono::steady_clock::now();
+  const std::vector<double> prior = PassagePrior(s, r.query, qs, o.prior);
   std::vector<NodeWeight> reset;
-  reset.reserve(fs.seeds.size() + dense.size());
-  std::unordered_map<uint32_t, double> seed_weight;
   double entity_mass = 0.0, passage_mass = 0.0;
   for (const EntitySeed& e : fs.seeds) {
     reset.push_back({g.EntityNode(e.entity), e.weight});
-    seed_weight[g.EntityNode(e.entity)] = e.weight;
     entity_mass += e.weight;
   }
-  for (uint32_t p = 0; p < dense.size(); ++p) {
-    const double w = dense[p] * o.passage_prior;
+  for (uint32_t p = 0; p < prior.size(); ++p) {
+    const double w = prior[p] * o.passage_prior;
     if (w > 0) {
       reset.push_back({p, w});
       passage_mass += w;
     }
   }
   const double total = entity_mass + passage_mass;
-  const double prior = o.passage_prior;
-  auto reset_of = [&](uint32_t u) -> double {
-    if (u < dense.size()) return dense[u] * prior / total;
-    auto it = seed_weight.find(u);
-    return it == seed_weight.end() ? 0.0 : it->second / total;
-  };
+  FLOWRAG_ASSIGN_OR_RETURN(reset, NormalizeReset(reset, g.num_passages() + g.num_entities()));
+  double max_reset = 0.0;
+  for (const NodeWeight& w : reset) max_reset = std::max(max_reset, w.weight);
   for (const EntitySeed& e : fs.seeds) {
     out.seeds.push_back({g.EntityNode(e.entity), e.weight / total});
   }
+  const double prior_ms = MillisSince(t_prior);
 
-  std::vector<double> relevance;
-  if (o.query_similarity) relevance = EntityRelevance(g, qs.passage_scores);
+  // Rel(v|q): on demand from the passage cosines (memoised), or for every entity.
+  Workspace& ws = ThreadWorkspace();
+  ws.Prepare(g.num_passages() + g.num_entities(), g.num_entities());
+  const uint32_t gen = ws.gen;
+  std::vector<double> global_relevance;
+  double inv_best = 0.0;
+  for (float x : qs.passage_scores) inv_best = std::max(inv_best, static_cast<double>(x));
+  inv_best = inv_best > 0 ? 1.0 / inv_best : 0.0;
+  size_t relevance_computed = 0, relevance_mentions = 0;
+  const Csr& men = g.Edges(EdgeKind::kMentions);
+  RelevanceFn relevance;
+  if (o.query_similarity) {
+    if (o.relevance == "global") {
+      global_relevance = EntityRelevance(g, qs.passage_scores);
+      relevance_computed = g.num_entities();
+      relevance_mentions = men.num_entries() / 2;
+      relevance = [&global_relevance](uint32_t e) { return global_relevance[e]; };
+    } else {
+      relevance = [&](uint32_t e) -> double {
+        if (ws.rel_stamp[e] == gen) return ws.rel[e];
+        const uint32_t node = g.EntityNode(e);
+        float best = 0.0f;
+        for (uint64_t i = men.Begin(node); i < men.End(node); ++i) {
+          const uint32_t p = men.targets[i];
+          if (p < qs.passage_scores.size()) best = std::max(best, qs.passage_scores[p]);
+        }
+        relevance_mentions += men.Degree(node);
+        ++relevance_computed;
+        ws.rel_stamp[e] = gen;
+        ws.rel[e] = static_cast<float>(std::clamp(best * inv_best, 0.0, 1.0));
+        return ws.rel[e];
+      };
+    }
+  }
   SemFlowTransitions walk(g, {}, relevance, o);
   const double damping = 1.0 - o.reset;
-  PprStats st;
-  if (o.solver == "push") {
-    thread_local PushSolver solver;
-    PushOptions po;
-    po.damping = damping;
-    po.epsilon = o.epsilon;
-    FLOWRAG_RETURN_IF_ERROR(solver.Solve(walk, reset, po, &st));
-    FillGraphOutput(s, walk, solver.touched(), [&](uint32_t u) { return solver.Score(u); },
-                    reset_of, damping, r.top_k, o.max_nodes, &out);
+
+  // ---- solve
+  const auto t_solve = std::chrono::steady_clock::now();
+  size_t rows_built = 0;
+  PushResult pr;
+  std::vector<double> x;  // power iteration's solution
+  std::vector<uint32_t> scored;
+  const bool push = o.solver == "push";
+  if (push) {
+    // Local push (retrieval/ppr.h PushSolver's algorithm) over rows built
+    // once per query: FIFO while ρ_u ≥ ε·max(1, row length).
+    auto build_row = [&](uint32_t u) {
+      if (ws.row_stamp[u] == gen) return;
+      walk.Row(u, &ws.scratch);
+      ws.row_begin[u] = static_cast<uint32_t>(ws.rows.size());
+      ws.rows.insert(ws.rows.end(), ws.scratch.begin(), ws.scratch.end());
+      ws.row_end[u] = static_cast<uint32_t>(ws.rows.size());
+      ws.row_stamp[u] = gen;
+      ++rows_built;
+    };
+    const double eps = o.epsilon * max_reset;
+    auto threshold = [&](uint32_t v) {
+      const size_t deg = ws.row_stamp[v] == gen ? ws.row_end[v] - ws.row_begin[v] : walk.Degree(v);
+      return eps * static_cast<double>(std::max<size_t>(1, deg));
+    };
+    auto touch = [&](uint32_t v) {
+      if (ws.node_stamp[v] != gen) {
+        ws.node_stamp[v] = gen;
+        ws.p[v] = ws.rho[v] = 0.0;
+        ws.queued[v] = 0;
+        ws.touched.push_back(v);
+      }
+    };
+    for (const NodeWeight& w : reset) {
+      touch(w.node);
+      ws.rho[w.node] = w.weight;
+      if (w.weight >= threshold(w.node)) {
+        ws.queued[w.node] = 1;
+        ws.queue.push_back(w.node);
+      }
+    }
+    constexpr size_t kMaxPushes = 5'000'000;
+    for (size_t head = 0; head < ws.queue.size(); ++head) {
+      if (pr.pushes >= kMaxPushes) {
+        pr.converged = false;
+        break;
+      }
+      const uint32_t u = ws.queue[head];
+      ws.queued[u] = 0;
+      const double ru = ws.rho[u];
+      ws.rho[u] = 0.0;
+      ws.p[u] += (1.0 - damping) * ru;
+      ++pr.pushes;
+      build_row(u);
+      const double out_mass = damping * ru;
+      for (uint32_t i = ws.row_begin[u]; i < ws.row_end[u]; ++i) {
+        const Transition& t = ws.rows[i];
+        const uint32_t v = t.target;
+        touch(v);
+        ws.rho[v] += out_mass * t.prob;
+        if (!ws.queued[v] && ws.rho[v] >= threshold(v)) {
+          ws.queued[v] = 1;
+          ws.queue.push_back(v);
+        }
+      }
+      pr.edge_visits += ws.row_end[u] - ws.row_begin[u];
+    }
+    double settled = 0.0;
+    for (uint32_t v : ws.touched) {
+      pr.residual += ws.rho[v];
+      settled += ws.p[v];
+    }
+    pr.scale = settled + pr.residual > 0 ? 1.0 / (settled + pr.residual) : 1.0;
+    scored = ws.touched;
   } else {
     PowerOptions po;
     po.damping = damping;
     po.tolerance = o.tolerance;
-    FLOWRAG_ASSIGN_OR_RETURN(std::vector<double> x, PowerIteration(walk, reset, po, &st));
-    std::vector<uint32_t> nodes;
+    PprStats st;
+    FLOWRAG_ASSIGN_OR_RETURN(x, PowerIteration(walk, reset, po, &st));
+    pr.pushes = st.iterations;
+    pr.edge_visits = st.edges_touched;
+    pr.residual = st.residual;
+    pr.converged = st.converged;
     for (uint32_t u = 0; u < x.size(); ++u) {
-      if (x[u] > 0) nodes.push_back(u);
+      if (x[u] > 0) scored.push_back(u);
     }
-    FillGraphOutput(s, walk, nodes, [&](uint32_t u) { return x[u]; }, reset_of, damping, r.top_k,
-                    o.max_nodes, &out);
   }
-  out.diagnostics.iterations = st.iterations;
-  out.diagnostics.residual = st.residual;
-  out.diagnostics.nodes_touched = st.nodes_touched;
-  out.diagnostics.edges_touched = st.edges_touched;
-  out.diagnostics.extra["solver_ms"] = st.time_ms;
-  out.diagnostics.extra["entity_seeds"] = static_cast<double>(fs.seeds.size());
-  out.diagnostics.extra["reset_entity_mass"] = entity_mass / total;
-  out.diagnostics.extra["reset_passage_mass"] = passage_mass / total;
-  out.diagnostics.extra["converged"] = st.converged ? 1 : 0;
-  out.diagnostics.time_ms = MillisSince(start);
+  const double solve_ms = MillisSince(t_solve);
+  auto score_of = [&](uint32_t u) -> double {
+    if (!push) return x[u];
+    return ws.node_stamp[u] == gen ? ws.p[u] * pr.scale : 0.0;
+  };
+
+  // ---- output
+  const auto t_output = std::chrono::steady_clock::now();
+  {
+    std::unordered_map<uint32_t, double> reset_weight;
+    if (r.explain) {
+      for (const NodeWeight& w : reset) reset_weight[w.node] = w.weight;
+    }
+    auto reset_of = [&](uint32_t u) {
+      auto it = reset_weight.find(u);
+      return it == reset_weight.end() ? 0.0 : it->second;
+    };
+    FillGraphOutput(s, walk, scored, score_of, reset_of, damping, r.top_k, o.max_nodes, &out,
+                    r.explain);
+  }
+
+  d.iterations = pr.pushes;
+  d.residual = pr.residual;
+  d.nodes_touched = scored.size();
+  d.edges_touched = pr.edge_visits;
+  d.extra["score_ms"] = score_ms;
+  d.extra["seed_ms"] = seed_ms;
+  d.extra["prior_ms"] = prior_ms;
+  d.extra["solver_ms"] = solve_ms;
+  d.extra["output_ms"] = MillisSince(t_output);
+  d.extra["rows_built"] = static_cast<double>(rows_built);
+  d.extra["relevance_computed"] = static_cast<double>(relevance_computed);
+  d.extra["relevance_mentions_read"] = static_cast<double>(relevance_mentions);
+  d.extra["entity_seeds"] = static_cast<double>(fs.seeds.size());
+  d.extra["prior_passages"] = static_cast<double>(reset.size() - fs.seeds.size());
+  d.extra["reset_entity_mass"] = entity_mass / total;
+  d.extra["reset_passage_mass"] = passage_mass / total;
+  d.extra["converged"] = pr.converged ? 1 : 0;
+  d.time_ms = MillisSince(start);
   return out;
 }
 

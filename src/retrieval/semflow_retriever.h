@@ -1,74 +1,122 @@
-// "semflow": SemFlowRAG's abstractness-guided directed PPR (§3.3, A.2).
+// "semflow": SemFlowRAG's abstractness-guided directed PPR (§3.3, A.2), as
+// the authors' code (github.com/KnowledgeXLab/SemFlowRAG, SemFlowRAG.py
+// `build_directed_edge_weights`, `graph_search_with_fact_entities`) runs it.
 //
 // Reset vector (§3.3 "Seed Retrieval and Initialization", A.2 "PPR reset
 // distribution"): entity seeds from the top `facts` fact texts by
-// query–fact cosine (fact_seeds.h; weight = cosine / entity passage
-// frequency, averaged over the facts naming the entity; best `seeds` kept),
-// plus every passage's prior (fact_seeds.h PassagePrior: min-max normalised
-// dense score in the paper, dense+BM25 by default here) × `passage_prior`;
-// normalised to sum 1. No matching fact → the dense ranking (the paper falls
-// back to DPR when no fact survives its filter). The optional LLM fact
-// filter of A.2 is not applied: retrievers have no chat model.
+// query–fact cosine (fact_seeds.h; weight = score / entity passage
+// frequency, averaged over the facts naming the entity; best `seeds` kept;
+// the scores divided by the best fact's, as the authors' code min-max
+// normalises fact scores), plus the passage prior (fact_seeds.h
+// PassagePrior) × `passage_prior` (A.2: 0.08) on the best `prior_top`
+// passages only; normalised to sum 1. No matching fact → the dense ranking
+// (the paper falls back to DPR when no fact survives its filter). With a
+// chat model the LLM fact filter of A.5.2 runs first (fact_seeds.h).
 //
-// Walk (SemFlowTransitions), over passages and entities:
+// Walk (SemFlowTransitions), over passages and entities, one transition per
+// distinct neighbour:
 //   - A passage moves to each entity it mentions with equal probability
 //     (passage–entity edges are bidirectional and unweighted, §3.3).
-//   - An entity u with n_p passages and n_e distinct entity neighbours
-//     (RELATED_TO, plus SYNONYM with `synonyms`) gives each passage 1/(n_p+n_e)
-//     and its entity neighbours together n_e/(n_p+n_e) — every edge one slot,
-//     as the passage edges are unweighted. That entity share is split by
-//     direction (A.2): `down_share` (0.9) to down-edges, abstractness
-//     d_v ≤ d_u (KnowledgeGraph::Abstractness, §3.2 Eq. 1; equal
-//     abstractness counts as not climbing), and 1 − down_share to up-edges,
-//     d_v > d_u. When u has only down-edges or only up-edges, that group takes
-//     the whole entity share, so every non-dangling row sums to 1 and no mass
-//     leaks back to the reset.
-//   - Within a group, edge u → v gets softmax weight exp(s(u, v)) with
-//     s(u, v) = Rel(v|q) − λ·|d_v − d_u| (Eq. 3), Rel(v|q) = max over passages
-//     p mentioning v of cos(q, p), min-max normalised over all entities (Eq. 2).
-//     The paper does not say how scores become probabilities; s ∈ [−λ, 1], so
-//     the softmax keeps every edge (weights within a factor e^{1+λ}) and needs
-//     no clipping.
-// Ablations (Table 4): `direction` off → one group, no split;
-// `query_similarity` off → s = −λ|Δ|; `abstractness_penalty` off → s = Rel
-// (λ = 0); both off → uniform over entity neighbours.
-// Passages are ranked by their stationary score (reset probability 0.5,
-// i.e. damping 0.5), solved by local push (retrieval/ppr.h): the directed
-// walk is a substochastic matrix like any other for the push invariant.
+//   - An entity u gives each of its n_p passages weight 1 and its entity
+//     neighbours (RELATED_TO, plus SYNONYM with `synonyms`) together weight
+//     1 (`entity_share=one`, the authors' code: their directed-PPR weights
+//     sum to one per source while passage edges weigh 1 each), so each
+//     passage gets 1/(n_p + 1) and the entity neighbours 1/(n_p + 1).
+//     `entity_share=edges` gives every entity edge a slot like a passage
+//     edge instead (n_e/(n_p + n_e) for the group).
+//   - Within the entity share, `down_share` (0.9) goes to down-edges,
+//     abstractness d_v ≤ d_u (KnowledgeGraph::Abstractness, §3.2 Eq. 1),
+//     and the rest to up-edges, d_v > d_u. Without up-edges the down-edges
+//     take all of it; without down-edges (a local minimum of abstractness)
+//     the up-edges keep their 0.1 and a self-loop holds 0.9 (`self_loop`,
+//     the authors' "A+" rule: mass that cannot go down stays), or with
+//     self_loop=false the up-edges take all of it.
+//   - Within a group, edge u → v gets weight
+//         linear  (authors' code)  max(s(u, v), floor)        floor 10^-6
+//         softmax                  exp(s(u, v))
+//     normalised within the group, with s(u, v) = Rel(v|q) − λ·|d_v − d_u|
+//     (Eq. 3) and Rel(v|q) = max over passages p mentioning v of cos(q, p)
+//     (Eq. 2), normalised to [0, 1]:
+//         local   (default) clip(raw / best passage cosine of the query, 0, 1):
+//                 computed only for entities the walk reaches
+//         global  1st–99th percentile min-max over all entities (the
+//                 authors' code): one pass over every MENTIONS edge
+// Ablations (Table 4): `direction` off → one group, no split, no self-loop;
+// `query_similarity` off → s = −λ|Δ|; `abstractness_penalty` off → s = Rel.
+// Passages are ranked by their stationary score (reset probability 0.5),
+// solved by local push (retrieval/ppr.h) with ε relative to the largest
+// reset entry (the work depends on the seeds' mass, not on how it is
+// split), or power iteration.
+//
+// Paper text vs authors' code, both measured (Recall@5 on 2wiki-train /
+// musique-train offline, see "Defaults" below): the paper leaves open how
+// s(u, v) becomes a probability and how passage and entity edges share a
+// row; the authors' code answers both (linear, one shared weight for the
+// entity edges, the A+ self-loop).
 //
 // Per-query overrides (RetrievalRequest::params):
-//   semflow.reset                 0.5    reset probability (A.2)
-//   semflow.lambda                1.0    λ of Eq. 3 (§3.3)
-//   semflow.down_share            0.9    share of entity–entity mass on down-edges (A.2)
-//   semflow.direction             true   direction control (Table 4)
-//   semflow.query_similarity      true   Rel(v|q) in s(u, v) (Table 4)
-//   semflow.abstractness_penalty  true   λ|Δ| in s(u, v) (Table 4)
-//   semflow.facts                 12     candidate facts (A.2)
-//   semflow.seeds                 20     entity seeds (A.2)
-//   semflow.name_seeds            true   entities named in the query are seeds too (fact_seeds.h)
-//   semflow.fact_filter           true   LLM fact filter (A.5.2) when a chat model is configured
-//   semflow.passage_prior         0.01   passage reset weight (A.2 uses 0.08; see below)
-//   semflow.prior                 hybrid passage prior source: dense|bm25|hybrid
-//   semflow.prior_top             0      keep only the best N passages in the prior (0 = all)
+//   semflow.reset                 0.5     reset probability (A.2)
+//   semflow.lambda                1.0     λ of Eq. 3 (§3.3)
+//   semflow.down_share            0.9     share of entity–entity mass on down-edges (A.2)
+//   semflow.direction             true    direction control (Table 4)
+//   semflow.query_similarity      true    Rel(v|q) in s(u, v) (Table 4)
+//   semflow.abstractness_penalty  true    λ|Δ| in s(u, v) (Table 4)
+//   semflow.weights               linear  linear | softmax (see above)
+//   semflow.entity_share          one     one | edges (see above)
+//   semflow.self_loop             true    A+ self-loop at abstractness minima
+//   semflow.floor                 1e-6    linear weight floor (authors' ε)
+//   semflow.relevance             local   local | global (see above)
+//   semflow.facts                 5       candidate facts (authors' code; A.2 says 12)
+//   semflow.seeds                 10      entity seeds (A.2 says 20, the code 5)
+//   semflow.normalize_facts       true    fact scores / best fact's (authors' min-max)
+//   semflow.name_seeds            true    entities named in the query are seeds too (fact_seeds.h)
+//   semflow.fact_filter           true    LLM fact filter (A.5.2) when a chat model is configured
+//   semflow.passage_prior         0.08    passage reset weight (A.2)
+//   semflow.prior                 hybrid  passage prior source: dense|bm25|hybrid
+//   semflow.prior_top             100     passages in the prior (0 = all, as the paper)
+//   semflow.synonyms              false   SYNONYM edges among the entity edges
+//   semflow.solver                push    "push" or "power"
+//   semflow.epsilon               1e-4    push threshold, relative to the largest reset entry
+//   semflow.tolerance             1e-10   power iteration stop
+//   semflow.max_nodes             150     nodes reported in node_scores / the subgraph
 //
-// Offline defaults (measured on 2wiki-train and musique-train, bench
-// graph_methods_report): the built-in hashed embedder ranks passages below
-// BM25, so the prior is the mean of the min-max normalised dense and BM25
-// scores (2wiki-train Recall@5 74.2 → 77.3 at 0.08); and since nearly every
-// passage gets a non-zero prior, at 0.08 the passages take ~95% of the
-// reset mass and drown the fact seeds: 0.01 gives 83.8 (0.005–0.02 within
-// 0.5 points). With a real embedding model set prior=dense and 0.08 for the
-// paper's configuration.
-//   semflow.synonyms              false  SYNONYM edges (§3.2 builds the graph from triples only)
-//   semflow.solver                push   "push" or "power"
-//   semflow.epsilon               1e-6   push threshold (as ppr.epsilon)
-//   semflow.tolerance             1e-10  power iteration stop
-//   semflow.max_nodes             150    nodes reported in node_scores / the subgraph
+// Defaults, measured offline (built-in embedder, heuristic graph; Recall@5
+// on 2wiki-train / musique-train / musique-train OpenIE unless noted):
+//   transition   the authors' code: entity_share=one 80.0 / 64.8 / 66.3,
+//                =edges (one slot per edge, the previous version) about 10
+//                points lower on 2wiki-train; linear vs softmax and the
+//                self-loop within 1 point either way; relevance=global (the
+//                authors' percentile normalisation, a pass over every
+//                MENTIONS edge) within 0.5 point of local.
+//   facts/seeds  5 / 10: the paper's 12 / 20 rely on the LLM fact filter;
+//                unfiltered they give 83.8 / 62.2 / 53.2; 5 / 5 (the
+//                authors' code) 80.0 / 63.1 / 62.8.
+//   prior        0.08 (A.2) on the best 100 passages by the hybrid prior:
+//                the dense prior of the paper is 1–2 points lower with the
+//                lexical embedder (78.8 / 63.0 / 66.0); 0.01 scores higher
+//                on 2wiki-train (87.3) but lower on medical (94.0 against
+//                96.6), where the passages carry the evidence; the prior on
+//                every passage (the paper) makes the walk global (25k of
+//                25.5k nodes touched on 2wiki-train, 77% of the reset mass
+//                in passages on 2wiki).
+//   epsilon      1e-4 relative: 1e-5 touches 4× the nodes for ±0.3 points;
+//                1e-3 loses 1.3 on 2wiki-train.
 //
-// Thread-safety: Retrieve() is const and reentrant.
+// Outputs: ranked, seeds, node_scores always; paths and subgraph only with
+// RetrievalRequest::explain. Diagnostics: iterations = pushes, nodes_touched
+// = nodes that received mass, edges_touched = transitions the solver
+// followed; extra: rows built, entity relevances computed, MENTIONS entries
+// read for them, reset masses.
+//
+// Complexity (push): O(pushes · row length) for the solver plus, per
+// distinct node whose row is built, O(degree) and O(Σ mentions of its entity
+// neighbours) for Rel (memoised per query); nothing proportional to the
+// graph except `relevance=global`.
+// Thread-safety: Retrieve() is const and reentrant (per-thread workspace).
 #ifndef FLOWRAG_RETRIEVAL_SEMFLOW_RETRIEVER_H_
 #define FLOWRAG_RETRIEVAL_SEMFLOW_RETRIEVER_H_
 
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -87,45 +135,65 @@ struct SemFlowOptions {
   bool direction = true;
   bool query_similarity = true;
   bool abstractness_penalty = true;
-  size_t facts = 12;
-  size_t seeds = 20;
+  std::string weights = "linear";
+  std::string entity_share = "one";
+  bool self_loop = true;
+  double floor = 1e-6;
+  std::string relevance = "local";
+  size_t facts = 5;
+  size_t seeds = 10;
+  bool normalize_facts = true;
   bool name_seeds = true;
   bool fact_filter = true;
-  double passage_prior = 0.01;
+  double passage_prior = 0.08;
   bool synonyms = false;
   std::string solver = "push";
-  double epsilon = 1e-6;
+  double epsilon = 1e-4;
   double tolerance = 1e-10;
   size_t max_nodes = 150;
-  PriorOptions prior;  // passage prior source and support (fact_seeds.h)
+  PriorOptions prior{"hybrid", 100};  // passage prior source and support (fact_seeds.h)
   Status Override(ParamReader& r);
 };
 
-// Rel(v|q) of Eq. 2 for every entity: max cosine of the entity's passages
-// with the query, min-max normalised over entities (0 for an entity without
-// passages before normalisation). O(MENTIONS).
+// Rel(v|q) of Eq. 2 for every entity, as the authors' code normalises it:
+// max cosine of the entity's passages with the query (0 for an entity
+// without passages), then clipped to the 1st–99th percentile over entities
+// and min-max scaled (all 0.5 when that range is empty). O(MENTIONS +
+// E log E).
 std::vector<double> EntityRelevance(const KnowledgeGraph& graph,
                                     const std::vector<float>& passage_scores);
 
-// The directed, query-weighted walk described above. `abstractness` and
-// `relevance` have one value per entity (an empty `abstractness` reads the
-// graph's, an empty `relevance` means Rel ≡ 0) and, like `graph`, must
-// outlive this object. Transition tags are EdgeKind values. Row() is O(degree).
+// Per-entity relevance in [0, 1] by entity index.
+using RelevanceFn = std::function<double(uint32_t entity)>;
+
+// The directed, query-weighted walk described above, over the first
+// num_passages + num_entities node ids. `abstractness` has one value per
+// entity (empty: the graph's); `relevance` gives Rel(v|q) (empty function:
+// Rel ≡ 0). Both, like `graph`, must outlive this object. Transition tags
+// are EdgeKind values; the self-loop u → u is tagged kRelatedTo. Row() is
+// O(degree) (plus the relevance of each entity neighbour); the retriever
+// memoises rows per query. Thread-safety: as `relevance`.
 class SemFlowTransitions final : public TransitionSource {
  public:
   SemFlowTransitions(const KnowledgeGraph& graph, std::span<const float> abstractness,
-                     std::span<const double> relevance, const SemFlowOptions& options)
-      : g_(graph), abstractness_(abstractness), relevance_(relevance), o_(options) {}
+                     RelevanceFn relevance, const SemFlowOptions& options);
+  // Convenience for tests: Rel from a vector indexed by entity.
+  SemFlowTransitions(const KnowledgeGraph& graph, std::span<const float> abstractness,
+                     std::span<const double> relevance, const SemFlowOptions& options);
   size_t num_nodes() const override { return g_.num_passages() + g_.num_entities(); }
   void Row(uint32_t u, std::vector<Transition>* out) const override;
+  // An upper bound of Row(u).size() from the CSR degrees. O(1).
   size_t Degree(uint32_t u) const override;
 
  private:
-  static std::vector<uint8_t>& group_scratch();  // per-thread
+  double AbstractnessOf(uint32_t entity) const {
+    return abstractness_.empty() ? g_.Abstractness(entity) : abstractness_[entity];
+  }
   const KnowledgeGraph& g_;
   std::span<const float> abstractness_;
-  std::span<const double> relevance_;
+  RelevanceFn relevance_;
   SemFlowOptions o_;
+  bool linear_, one_share_;
 };
 
 class SemFlowRetriever final : public Retriever {

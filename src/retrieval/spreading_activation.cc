@@ -77,3 +77,84 @@ std::vector<uint32_t> ActivatedNodes(const SaRun& run, float tau_a) {
 }
 
 }  // namespace flowrag
+
+namespace flowrag {
+
+void SaGraphSource::Arcs(uint32_t u, bool /*may_discover*/, std::vector<SaArc>* out) {
+  for (uint32_t i = g_.offsets[u]; i < g_.offsets[u + 1]; ++i) {
+    out->push_back({g_.targets[i], g_.weights[i], i});
+  }
+}
+
+LocalSaRun SpreadActivationLocal(SaArcSource& source, std::span<const uint32_t> seeds,
+                                 const SaLimits& limits, bool track_carried) {
+  constexpr uint32_t kUnread = 0xffffffffu;
+  LocalSaRun run;
+  std::vector<uint32_t> visited, arc_begin, arc_end;
+  std::vector<uint8_t> seen_seed;
+  auto grow = [&] {
+    const size_t n = source.num_nodes();
+    if (run.activation.size() >= n) return;
+    run.activation.resize(n, 0.0f);
+    run.first_arc.resize(n, SaRun::kNoArc);
+    visited.resize(n, 0);
+    arc_begin.resize(n, kUnread);
+    arc_end.resize(n, 0);
+    seen_seed.resize(n, 0);
+  };
+  grow();
+  const size_t num_seed_ids = run.activation.size();
+  std::vector<std::pair<uint32_t, uint32_t>> queue;  // (node, BFS level)
+  std::vector<SaArc> read;
+  uint32_t pass = 0;
+  for (uint32_t seed : seeds) {
+    if (seed >= num_seed_ids || seen_seed[seed]) continue;
+    seen_seed[seed] = 1;
+    ++pass;
+    run.activation[seed] = 1.0f;
+    queue.clear();
+    queue.push_back({seed, 0});
+    for (size_t head = 0; head < queue.size(); ++head) {
+      const auto [u, level] = queue[head];
+      if (visited[u] == pass) continue;
+      visited[u] = pass;
+      ++run.steps;
+      if (u != seed && run.activation[u] < limits.fire) continue;
+      if (level >= limits.hops) continue;
+      ++run.expansions;
+      if (arc_begin[u] == kUnread) {
+        read.clear();
+        const bool may_discover = source.num_nodes() < limits.max_nodes;
+        run.truncated |= !may_discover;
+        source.Arcs(u, may_discover, &read);
+        ++run.nodes_read;
+        arc_begin[u] = static_cast<uint32_t>(run.arcs.size());
+        for (const SaArc& a : read) {
+          run.arcs.push_back(a);
+          run.arc_from.push_back(u);
+        }
+        arc_end[u] = static_cast<uint32_t>(run.arcs.size());
+        if (track_carried) run.carried.resize(run.arcs.size(), 0.0f);
+        grow();
+      }
+      float* a = run.activation.data();
+      for (uint32_t i = arc_begin[u]; i < arc_end[u]; ++i) {
+        const uint32_t t = run.arcs[i].to;
+        const float before = a[t];
+        const float after = std::min(1.0f, before + run.arcs[i].weight * a[u]);
+        ++run.arc_updates;
+        if (after > before) {
+          a[t] = after;
+          if (before == 0.0f && run.first_arc[t] == SaRun::kNoArc && t != seed) {
+            run.first_arc[t] = i;
+          }
+          if (track_carried) run.carried[i] += after - before;
+        }
+        if (visited[t] != pass) queue.push_back({t, level + 1});
+      }
+    }
+  }
+  return run;
+}
+
+}  // namespace flowrag

@@ -1,0 +1,120 @@
+// The offline chain of thought over a scripted retriever: the follow-up
+// asks about the bridge entity the graph retrieval surfaced, the final
+// answer reads every round's passages, and a follow-up never replaces a
+// better-supported first answer.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "agent/pipeline.h"
+#include "answer_fixtures.h"
+
+namespace flowrag {
+namespace {
+
+using testing::P;
+
+GraphNode Entity(std::string name, double score, bool seed = false) {
+  GraphNode n;
+  n.kind = "Entity";
+  n.label = std::move(name);
+  n.score = score;
+  n.seed = seed;
+  return n;
+}
+
+const std::string kQuestion = "In which town was the man who founded the Lantern Tide Festival born?";
+
+// Round 1 (the question) finds the festival, which names two founders; the
+// graph scored `graph_first` above the other. A query naming a founder
+// finds that founder's passage.
+class ScriptedRetriever {
+ public:
+  explicit ScriptedRetriever(std::vector<GraphNode> nodes) : nodes_(std::move(nodes)) {}
+
+  Result<RetrievalResult> operator()(std::string_view query, ChatModel*) {
+    queries.emplace_back(query);
+    RetrievalResult r;
+    r.method = "scripted";
+    if (query.find("Ivo Marsh") != std::string_view::npos) {
+      r.passages = {P(2, "Ivo Marsh", "Ivo Marsh (1890\u20131950) was a sailor. He was born in Hollin Bay.")};
+    } else if (query.find("Corin Aske") != std::string_view::npos) {
+      r.passages = {P(3, "Corin Aske", "Corin Aske was a conductor. He was born in Wrenfield.")};
+    } else {
+      r.passages = {P(1, "Lantern Tide Festival",
+                      "The Lantern Tide Festival is held in Port Calder. It was founded in 1947 by "
+                      "the sailor Ivo Marsh and the conductor Corin Aske.")};
+      r.nodes = nodes_;
+    }
+    return r;
+  }
+
+  std::vector<std::string> queries;
+
+ private:
+  std::vector<GraphNode> nodes_;
+};
+
+Result<Answer> AskCot(ScriptedRetriever* retriever) {
+  PipelineDeps deps;
+  deps.retrieve = [retriever](std::string_view q, ChatModel* c) { return (*retriever)(q, c); };
+  AnswerOptions o;
+  o.pipeline = "cot";
+  return RunAnswerPipeline(kQuestion, o, deps);
+}
+
+TEST(OfflineCot, FollowsTheBridgeTheGraphScoredHighest) {
+  // The graph ranks Corin Aske above Ivo Marsh (seeds are the question's own
+  // entities and are never bridges).
+  ScriptedRetriever graph({Entity("Lantern Tide Festival", 0.9, true), Entity("Port Calder", 0.5),
+                           Entity("Corin Aske", 0.3), Entity("Ivo Marsh", 0.1)});
+  auto a = AskCot(&graph);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_GE(a->steps.size(), 2u);
+  EXPECT_NE(a->steps[0].follow_up.find("Corin Aske"), std::string::npos) << a->steps[0].follow_up;
+  EXPECT_NE(a->steps[0].follow_up.find("born"), std::string::npos) << a->steps[0].follow_up;
+  EXPECT_EQ(a->steps[1].query, a->steps[0].follow_up);
+  EXPECT_EQ(a->text, "Wrenfield") << a->reasoning;
+  // The answer cites the founder's birthplace and the festival's founding.
+  ASSERT_EQ(a->citations.size(), 2u);
+  EXPECT_EQ(a->citations[0].title, "Corin Aske");
+  EXPECT_EQ(a->citations[1].title, "Lantern Tide Festival");
+
+  // The same text with the graph preferring Ivo Marsh: his birthplace.
+  ScriptedRetriever other({Entity("Ivo Marsh", 0.4), Entity("Corin Aske", 0.2)});
+  auto b = AskCot(&other);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  ASSERT_GE(b->steps.size(), 2u);
+  EXPECT_NE(b->steps[0].follow_up.find("Ivo Marsh"), std::string::npos) << b->steps[0].follow_up;
+  EXPECT_EQ(b->text, "Hollin Bay");
+}
+
+TEST(OfflineCot, TextRetrieversFollowTheBestLinkedName) {
+  // No graph: the name nearest the matched relation ("founded ... by the
+  // sailor Ivo Marsh") is followed.
+  ScriptedRetriever text({});
+  auto a = AskCot(&text);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_GE(a->steps.size(), 2u);
+  EXPECT_NE(a->steps[0].follow_up.find("Ivo Marsh"), std::string::npos) << a->steps[0].follow_up;
+  EXPECT_EQ(text.queries.front(), kQuestion);
+}
+
+TEST(OfflineCot, AnsweredQuestionsStopAfterOneRoundLikeSingle) {
+  ScriptedRetriever text({});
+  PipelineDeps deps;
+  deps.retrieve = [&text](std::string_view q, ChatModel* c) { return text(q, c); };
+  AnswerOptions o;
+  o.pipeline = "cot";
+  auto cot = RunAnswerPipeline("In what year was the Lantern Tide Festival founded?", o, deps);
+  o.pipeline = "single";
+  auto single = RunAnswerPipeline("In what year was the Lantern Tide Festival founded?", o, deps);
+  ASSERT_TRUE(cot.ok() && single.ok());
+  EXPECT_EQ(cot->text, "1947");
+  EXPECT_EQ(cot->text, single->text);
+  EXPECT_EQ(cot->steps.size(), 1u);
+}
+
+}  // namespace
+}  // namespace flowrag
