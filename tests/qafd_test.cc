@@ -543,11 +543,8 @@ TEST_F(DemoQafdTest, OneHopPathsAndRegistry) {
   auto out = (*m)->Retrieve(*snap, req);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   ASSERT_FALSE(out->ranked.empty());
-  std::set<uint32_t> seeds;
-  for (const NodeScore& s : out->seeds) seeds.insert(s.node);
-  for (const ExplanationPath& p : out->paths) {
-    ASSERT_GE(p.nodes.size(), 2u);
-    EXPECT_TRUE(seeds.count(p.nodes.front()));
+  for (const ExplanationPath& p : out->paths) {  // one-hop's own tests: one_hop_test.cc
+    ASSERT_FALSE(p.nodes.empty());
     EXPECT_EQ(p.nodes.back(), p.passage);
   }
   std::set<std::string> docs;
