@@ -37,6 +37,15 @@ struct SpanCase {
   std::vector<std::string> expected;
 };
 
+// Text without sentence punctuation (PDF extractions): a lone capitalised
+// function word, or a word the text also writes in lower case, is no name.
+TEST(EntitySpansTest, LoneCapitalisedCommonWordsAreNoNames) {
+  const std::vector<std::string> got = Spans(
+      "your team may assess if the nodule is cancer If the nodule is unlikely Cancer your US "
+      "doctor at Mayo Clinic will wait");
+  EXPECT_EQ(got, (std::vector<std::string>{"PROPER_NOUN:US", "PROPER_NOUN:Mayo Clinic"}));
+}
+
 TEST(EntitySpansTest, RealSentences) {
   const std::vector<SpanCase> cases = {
       {"Teutberga( died 11 November 875) was a queen of Lotharingia by marriage to Lothair II.",
@@ -281,6 +290,7 @@ TEST(HeuristicExtractorTest, DictionaryLinksOtherDocumentsSubjects) {
 TEST(HeuristicExtractorTest, SentenceCooccurrenceTriples) {
   HeuristicExtractorOptions sentence_relations;
   sentence_relations.relation = HeuristicExtractorOptions::Relation::kSentence;
+  sentence_relations.pair_window = 0;  // every pair
   auto ex = HeuristicExtractor::Create(sentence_relations);
   ASSERT_TRUE(ex.ok());
   auto out = ex->ExtractCorpus(Inputs(MiniCorpus()));
@@ -310,6 +320,7 @@ TEST(HeuristicExtractorTest, SentenceCooccurrenceTriples) {
   EXPECT_TRUE(HasTriple((*out)[3], "Theodred II (Bishop of Elmham)", "995"));
 
   HeuristicExtractorOptions with_literals;
+  with_literals.pair_window = 0;
   with_literals.pair_literals = true;
   with_literals.title_pairs = false;
   auto ex2 = HeuristicExtractor::Create(with_literals);
@@ -320,10 +331,32 @@ TEST(HeuristicExtractorTest, SentenceCooccurrenceTriples) {
   EXPECT_FALSE(HasTriple((*out2)[0], "Teutberga", "Hucbert"));
 }
 
+// By default entities pair with their neighbour in the sentence; the title
+// entity pairs with all of them.
+TEST(HeuristicExtractorTest, ProximityPairsNeighboursAndTheTitleWithAll) {
+  HeuristicExtractor ex;
+  auto out = ex.ExtractCorpus(Inputs(MiniCorpus()));
+  ASSERT_TRUE(out.ok());
+  const PassageExtraction& p1 = (*out)[0];
+  // Sentence 1: Teutberga, 11 November 875, Lotharingia, Lothair II.
+  EXPECT_TRUE(HasTriple(p1, "11 November 875", "Lotharingia"));
+  EXPECT_TRUE(HasTriple(p1, "Lotharingia", "Lothair II"));
+  EXPECT_FALSE(HasTriple(p1, "11 November 875", "Lothair II"));
+  EXPECT_TRUE(HasTriple(p1, "Teutberga", "Lothair II"));  // the title with all
+  // Sentence 2: Bosonid Boso the Elder, Hucbert, St. Maurice's Abbey.
+  EXPECT_TRUE(HasTriple(p1, "Bosonid Boso the Elder", "Hucbert"));
+  EXPECT_FALSE(HasTriple(p1, "Bosonid Boso the Elder", "St. Maurice's Abbey"));
+  EXPECT_TRUE(HasTriple(p1, "Teutberga", "St. Maurice's Abbey"));
+  // 3 + 2 title pairs in sentence 1, 2 + 3 in sentence 2.
+  EXPECT_EQ(p1.triples.size(), 10u) << Dump(*out);
+}
+
 TEST(HeuristicExtractorTest, PhraseRelationsNameWhatLinksThePair) {
   // The default relation is the phrase introducing the later mention: the
   // same pairs as with sentence relations, told apart by their link words.
-  HeuristicExtractor ex;
+  HeuristicExtractorOptions all_pairs;
+  all_pairs.pair_window = 0;
+  auto ex = *HeuristicExtractor::Create(all_pairs);
   auto out = ex.ExtractCorpus(Inputs(MiniCorpus()));
   ASSERT_TRUE(out.ok());
   const PassageExtraction& p1 = (*out)[0];
@@ -372,6 +405,7 @@ TEST(HeuristicExtractorTest, CapsEntitiesPerSentenceAndRelationBytes) {
   std::vector<Doc> docs = {{1, "", sentence}};
   HeuristicExtractorOptions sentence_relations;
   sentence_relations.relation = HeuristicExtractorOptions::Relation::kSentence;
+  sentence_relations.pair_window = 0;  // every pair
   auto ex = HeuristicExtractor::Create(sentence_relations);
   ASSERT_TRUE(ex.ok());
   auto out = ex->Extract(Inputs(docs), EntityDictionary());

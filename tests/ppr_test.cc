@@ -268,6 +268,7 @@ class PprDemoTest : public ::testing::Test {
     req.query = q;
     req.top_k = k;
     req.params = &params;
+    req.explain = true;
     return r.Retrieve(*Snap(), req);
   }
   static TempDir* dir_;

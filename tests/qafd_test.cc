@@ -17,6 +17,8 @@
 #include "flowrag/engine.h"
 #include "retrieval/flow_diffusion.h"
 #include "retrieval/one_hop_retriever.h"
+#include "retrieval/ppr_retriever.h"
+#include "retrieval/qafd_graph.h"
 #include "retrieval/qafd_retriever.h"
 #include "retrieval/retriever.h"
 #include "test_util.h"
@@ -200,6 +202,101 @@ TEST(FlowDiffusionTest, DeterministicAndPushCapped) {
   EXPECT_GT(c.residual, o.epsilon);
 }
 
+TEST(FlowDiffusionTest, SharedSourceMassAndRelativeEpsilon) {
+  TestGraph g = RandomGraph(60, 90, 11);
+  FlowDiffusionOptions o;
+  o.alpha = 2.0;
+  o.source_mass = SourceMass::kShared;
+  o.relative_epsilon = true;
+  o.epsilon = 1e-3;
+  FlowDiffusionResult r = SolveFlowDiffusion(g, {{0, 0.75}, {5, 0.25}}, o);
+  // Σ Δ = α·(T_0 + T_5) = 4, split 3 : 1 by the scales.
+  ASSERT_GE(r.Find(0), 0);
+  ASSERT_GE(r.Find(5), 0);
+  EXPECT_DOUBLE_EQ(r.source[r.Find(0)], 3.0);
+  EXPECT_DOUBLE_EQ(r.source[r.Find(5)], 1.0);
+  EXPECT_DOUBLE_EQ(r.injected, 4.0);
+  EXPECT_TRUE(r.converged);
+  EXPECT_LT(r.residual, 1e-3 * r.injected);
+  EXPECT_GT(r.edge_visits, r.pushes);  // every push visits its row
+}
+
+// A hand-worked walk graph: two passages, three entities.
+//   p0 –title– Ada, p0 – Bell, p1 – Bell, p1 – 1901 (DATE)
+//   Ada – Bell: two facts; Bell – 1901: synonym 0.9.
+std::shared_ptr<const KnowledgeGraph> HandGraph() {
+  KnowledgeGraph::Input in;
+  in.num_passages = 2;
+  in.entity_names = {"Ada", "Bell", "1901"};
+  in.entity_types = {"TITLE", "PROPER_NOUN", "DATE"};
+  in.entity_ids = {1, 2, 3};
+  in.mentions = {{0, 0, 1, true, true}, {0, 1, 1, true}, {1, 1, 2, true}, {1, 2, 1, true}};
+  in.relation_texts = {"met", "worked with"};
+  in.fact_subject = {0, 0};
+  in.fact_object = {1, 1};
+  in.fact_relation = {0, 1};
+  in.fact_texts = {"Ada met Bell", "Ada worked with Bell"};
+  in.fact_text = {0, 1};
+  in.fact_sources = {{0}, {0}};
+  in.synonyms = {{1, 2, 0.9f}};
+  auto g = KnowledgeGraph::Build(std::move(in));
+  EXPECT_TRUE(g.ok());
+  return *g;
+}
+
+TEST(WalkGraphTest, HandWorkedWeights) {
+  auto g = HandGraph();
+  const WalkGraph w = WalkGraph::Build(*g, WalkWeights{});
+  // Node ids: p0 = 0, p1 = 1, Ada = 2, Bell = 3, 1901 = 4.
+  auto weight = [&](uint32_t u, uint32_t v) {
+    for (uint64_t i = w.Begin(u); i < w.End(u); ++i) {
+      if (w.Target(i) == v) return static_cast<double>(w.Weight(i));
+    }
+    return -1.0;
+  };
+  EXPECT_DOUBLE_EQ(weight(0, 2), 10.0);          // title link
+  EXPECT_DOUBLE_EQ(weight(0, 3), 1.0);           // mention, once per pair
+  EXPECT_DOUBLE_EQ(weight(1, 3), 1.0);
+  EXPECT_NEAR(weight(1, 4), 0.1, 1e-7);          // literal × 0.1
+  EXPECT_DOUBLE_EQ(weight(2, 3), 4.0);           // 2 facts × 2
+  EXPECT_NEAR(weight(3, 4), 2 * 0.9 * 0.1, 1e-7);  // synonym × literal
+  EXPECT_DOUBLE_EQ(weight(2, 4), -1.0);
+  for (uint32_t u = 0; u < w.num_nodes(); ++u) {
+    double sum = 0;
+    for (uint64_t i = w.Begin(u); i < w.End(u); ++i) {
+      sum += w.Weight(i);
+      EXPECT_DOUBLE_EQ(weight(w.Target(i), u), w.Weight(i)) << "symmetric";
+    }
+    EXPECT_NEAR(w.RowSum(u), sum, 1e-9);
+  }
+  EXPECT_EQ(w.Kind(w.Begin(2) + 1), EdgeKind::kRelatedTo);  // Ada's row: p0, Bell
+  WalkWeights hub;
+  hub.hub_passages = 1;  // Bell is named in two passages: its edges × 1/2
+  const WalkGraph h = WalkGraph::Build(*g, hub);
+  EXPECT_DOUBLE_EQ(h.Weight(h.Begin(1)), 0.5);  // p1 – Bell
+}
+
+TEST(QueryAwareWalkTest, HybridWeightsOnTheStructuralWeight) {
+  auto g = HandGraph();
+  QafdOptions o;  // hybrid, a = 1, b = 0.25, cosine similarity (1 + cos)/2
+  const std::vector<float> passage_cosines = {0.6f, -0.2f};
+  QueryAwareWalk walk(*g, nullptr, nullptr, nullptr, passage_cosines, o);
+  EXPECT_DOUBLE_EQ(walk.QuerySim(0), 0.5 * (1 + static_cast<double>(0.6f)));
+  EXPECT_DOUBLE_EQ(walk.QuerySim(2), 0.5);  // no entity vectors: cosine 0
+  std::vector<uint32_t> nodes;
+  std::vector<double> weights;
+  walk.WeightedNeighbors(0, &nodes, &weights);
+  ASSERT_EQ(nodes, (std::vector<uint32_t>{2, 3}));
+  const double s0 = walk.QuerySim(0);
+  EXPECT_NEAR(weights[0], 10.0 * (1 + 0.25 * (s0 + 0.5)), 1e-9);
+  EXPECT_NEAR(weights[1], 1.0 * (1 + 0.25 * (s0 + 0.5)), 1e-9);
+  EXPECT_EQ(walk.KindBetween(2, 3), EdgeKind::kRelatedTo);
+  EXPECT_EQ(walk.KindBetween(3, 4), EdgeKind::kSynonym);
+  o.synonyms = false;
+  QueryAwareWalk no_syn(*g, nullptr, nullptr, nullptr, passage_cosines, o);
+  EXPECT_EQ(no_syn.Degree(3), 3u);  // p0, p1, Ada
+}
+
 TEST(QueryAwareWeightTest, Equation5) {
   EXPECT_DOUBLE_EQ(QueryAwareWeight(EdgeWeighting::kMean, 0.3, 0.6, 0.9, 1, 0.25), 0.6);
   EXPECT_DOUBLE_EQ(QueryAwareWeight(EdgeWeighting::kProduct, 0.5, 0.5, 0.4, 1, 0.25), 0.1);
@@ -208,27 +305,39 @@ TEST(QueryAwareWeightTest, Equation5) {
   EXPECT_DOUBLE_EQ(SimilarityFromCosine(SimilarityKind::kCosine, 1.0, 1), 1.0);
   EXPECT_DOUBLE_EQ(SimilarityFromCosine(SimilarityKind::kRbf, 1.0, 1), 1.0);
   EXPECT_NEAR(SimilarityFromCosine(SimilarityKind::kRbf, 0.0, 1), std::exp(-2.0), 1e-15);
+  EXPECT_DOUBLE_EQ(SimilarityFromCosine(SimilarityKind::kRelu, -0.3, 1), 0.0);
+  EXPECT_DOUBLE_EQ(SimilarityFromCosine(SimilarityKind::kRelu, 0.3, 1), 0.3);
 }
 
 TEST(QafdOptionsTest, OverridesAndErrors) {
-  std::map<std::string, std::string> p = {{"qafd.seeds", "10"},        {"qafd.weights", "product"},
-                                          {"qafd.similarity", "rbf"},  {"qafd.capacity", "degree"},
-                                          {"qafd.passage_scoring", "entities"}, {"qafd.subqueries", "true"}};
+  std::map<std::string, std::string> p = {
+      {"qafd.seeds", "names"},          {"qafd.keyword_seeds", "10"},
+      {"qafd.weights", "product"},      {"qafd.similarity", "relu"},
+      {"qafd.capacity", "degree"},      {"qafd.passage_scoring", "entities"},
+      {"qafd.subqueries", "true"},      {"qafd.structure", "similarity"},
+      {"qafd.passage_share", "0.2"},    {"qafd.seed_power", "1"}};
   ParamReader r(&p);
   QafdOptions o;
   ASSERT_TRUE(o.Override(r).ok());
-  EXPECT_EQ(o.seeds, 10u);
+  EXPECT_EQ(o.seeds, QafdSeeds::kNames);
+  EXPECT_EQ(o.keyword_seeds, 10u);
   EXPECT_EQ(o.weights, EdgeWeighting::kProduct);
-  EXPECT_EQ(o.similarity, SimilarityKind::kRbf);
+  EXPECT_EQ(o.similarity, SimilarityKind::kRelu);
   EXPECT_EQ(o.capacity, CapacityKind::kDegree);
   EXPECT_EQ(o.passage_scoring, PassageScoring::kEntities);
+  EXPECT_EQ(o.structure, EdgeStructure::kSimilarity);
+  EXPECT_DOUBLE_EQ(o.passage_share, 0.2);
+  EXPECT_DOUBLE_EQ(o.seed_power, 1.0);
   EXPECT_TRUE(o.subqueries);
-  std::map<std::string, std::string> bad = {{"qafd.weights", "max"}};
-  ParamReader rb(&bad);
-  QafdOptions ob;
-  Status st = ob.Override(rb);
-  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(st.message().find("qafd.weights"), std::string::npos);
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"qafd.weights", "max"}, {"qafd.seeds", "all"}, {"qafd.passage_share", "1"}}) {
+    std::map<std::string, std::string> bad = {{key, value}};
+    ParamReader rb(&bad);
+    QafdOptions ob;
+    Status st = ob.Override(rb);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << key;
+    EXPECT_NE(st.message().find(key), std::string::npos) << st.message();
+  }
 }
 
 // ---- end to end on the demo corpus
@@ -312,15 +421,15 @@ TEST_F(DemoQafdTest, OutputCarriesSeedsSubgraphPathsAndDiagnostics) {
   QafdRetriever qafd;
   RetrievalRequest req{"In which town was the man who founded the Lantern Tide Festival born?", 5,
                        nullptr};
+  req.explain = true;
   auto out = qafd.Retrieve(*snap, req);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(out->ranked.size(), 5u);
   EXPECT_FALSE(out->seeds.empty());
-  EXPECT_LE(out->seeds.size(), 40u);
-  EXPECT_FALSE(out->keywords.empty());
-  EXPECT_EQ(out->keywords[0], "Lantern Tide Festival");
+  EXPECT_FALSE(out->keywords.empty());  // the facts the seeds came from
   EXPECT_GT(out->diagnostics.iterations, 0u);
-  EXPECT_LT(out->diagnostics.residual, 0.05);
+  EXPECT_GT(out->diagnostics.extra.at("converged"), 0);
+  EXPECT_LT(out->diagnostics.residual, QafdOptions{}.epsilon * out->diagnostics.extra.at("injected"));
   EXPECT_GT(out->diagnostics.nodes_touched, 0u);
   EXPECT_GT(out->diagnostics.edges_touched, 0u);
   EXPECT_FALSE(out->subgraph.empty());
@@ -336,8 +445,20 @@ TEST_F(DemoQafdTest, OutputCarriesSeedsSubgraphPathsAndDiagnostics) {
     EXPECT_EQ(p.passage, out->ranked[i].passage);
     ASSERT_FALSE(p.nodes.empty());
     EXPECT_EQ(p.nodes.back(), p.passage);
-    EXPECT_TRUE(seeds.count(p.nodes.front())) << "path starts at a seed";
-    EXPECT_EQ(g.Kind(p.nodes.front()), NodeKind::kEntity);
+    EXPECT_TRUE(seeds.count(p.nodes.front())) << "path starts at a source";
+  }
+  bool entity_source = false;
+  for (uint32_t s : seeds) entity_source |= g.Kind(s) == NodeKind::kEntity;
+  EXPECT_TRUE(entity_source);
+  // Without explain: the same ranking, no paths and no subgraph.
+  req.explain = false;
+  auto plain = qafd.Retrieve(*snap, req);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(plain->paths.empty());
+  EXPECT_TRUE(plain->subgraph.empty());
+  ASSERT_EQ(plain->ranked.size(), out->ranked.size());
+  for (size_t i = 0; i < out->ranked.size(); ++i) {
+    EXPECT_EQ(plain->ranked[i].passage, out->ranked[i].passage);
   }
   // Scores are best first and deterministic.
   for (size_t i = 1; i < out->ranked.size(); ++i) EXPECT_GE(out->ranked[i - 1].score, out->ranked[i].score);
@@ -346,20 +467,48 @@ TEST_F(DemoQafdTest, OutputCarriesSeedsSubgraphPathsAndDiagnostics) {
   for (size_t i = 0; i < out->ranked.size(); ++i) EXPECT_EQ(out->ranked[i].passage, again->ranked[i].passage);
 }
 
+// The facts mode takes the ppr retriever's reset as its sources: the same
+// entity seeds with the same weights (seed_power 1), passages by the prior.
+TEST_F(DemoQafdTest, FactSourcesAreThePprReset) {
+  auto snap = Snap();
+  const KnowledgeGraph& g = *snap->graph();
+  const std::string q = "Which company built the research vessel of the institute that Winnie "
+                        "Lusk directed?";
+  std::map<std::string, std::string> qp = {{"qafd.seed_power", "1"}};
+  QafdRetriever qafd;
+  PprRetriever ppr;
+  auto a = qafd.Retrieve(*snap, {q, 5, &qp});
+  auto b = ppr.Retrieve(*snap, {q, 5, nullptr});
+  ASSERT_TRUE(a.ok() && b.ok());
+  std::map<uint32_t, double> entities;
+  double passages = 0;
+  for (const NodeScore& s : a->seeds) {
+    if (g.Kind(s.node) == NodeKind::kEntity) {
+      entities[s.node] = s.score;
+    } else {
+      passages += s.score;
+    }
+  }
+  ASSERT_EQ(entities.size(), b->seeds.size());
+  for (const NodeScore& s : b->seeds) EXPECT_NEAR(entities.at(s.node), s.score, 1e-12);
+  EXPECT_NEAR(passages, QafdOptions{}.passage_share, 1e-9);  // the question names an entity
+}
+
 TEST_F(DemoQafdTest, EveryOptionRuns) {
   auto snap = Snap();
   QafdRetriever qafd;
   for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{
-           {"qafd.weights", "mean"}, {"qafd.weights", "product"}, {"qafd.similarity", "cosine"},
-           {"qafd.seed_ratio", "0"},
+           {"qafd.weights", "mean"}, {"qafd.weights", "product"}, {"qafd.similarity", "rbf"},
+           {"qafd.similarity", "relu"}, {"qafd.seeds", "names"}, {"qafd.structure", "similarity"},
            {"qafd.capacity", "degree"}, {"qafd.passage_scoring", "entities"},
+           {"qafd.passage_scoring", "node"}, {"qafd.seed_power", "0"},
            {"qafd.subqueries", "true"}, {"qafd.synonyms", "false"}, {"qafd.alpha", "10"}}) {
     std::map<std::string, std::string> p = {{k, v}};
     auto out = qafd.Retrieve(*snap, {"Which company built the research vessel of the institute "
                                      "that Winnie Lusk directed?", 5, &p});
     ASSERT_TRUE(out.ok()) << k << "=" << v << ": " << out.status().ToString();
     EXPECT_FALSE(out->ranked.empty()) << k << "=" << v;
-    EXPECT_LT(out->diagnostics.residual, 0.05 * 4) << k << "=" << v;
+    EXPECT_TRUE(out->diagnostics.extra.at("converged") > 0) << k << "=" << v;
   }
   std::map<std::string, std::string> unknown = {{"qafd.nope", "1"}};
   auto bad = qafd.Retrieve(*snap, {"x", 5, &unknown});
@@ -370,15 +519,16 @@ TEST_F(DemoQafdTest, SeedRatioDropsWeakSeeds) {
   auto snap = Snap();
   QafdRetriever qafd;
   const std::string q = "In which town was the man who founded the Lantern Tide Festival born?";
-  std::map<std::string, std::string> all = {{"qafd.seed_ratio", "0"}};
-  std::map<std::string, std::string> strict = {{"qafd.seed_ratio", "0.9"}};
+  std::map<std::string, std::string> all = {{"qafd.seeds", "names"}, {"qafd.seed_ratio", "0"}};
+  std::map<std::string, std::string> strict = {{"qafd.seeds", "names"},
+                                               {"qafd.seed_ratio", "0.9"}};
   auto a = qafd.Retrieve(*snap, {q, 5, &all});
   auto b = qafd.Retrieve(*snap, {q, 5, &strict});
   ASSERT_TRUE(a.ok() && b.ok());
   ASSERT_FALSE(b->seeds.empty());
   EXPECT_LT(b->seeds.size(), a->seeds.size());
   for (const NodeScore& s : b->seeds) EXPECT_GE(s.score, 0.9 * b->seeds.front().score - 1e-6);
-  std::map<std::string, std::string> bad = {{"qafd.seed_ratio", "1.5"}};
+  std::map<std::string, std::string> bad = {{"qafd.seeds", "names"}, {"qafd.seed_ratio", "1.5"}};
   EXPECT_EQ(qafd.Retrieve(*snap, {q, 5, &bad}).status().code(), StatusCode::kInvalidArgument);
 }
 
@@ -387,14 +537,14 @@ TEST_F(DemoQafdTest, OneHopPathsAndRegistry) {
   auto m = MakeRetriever("onehop");
   ASSERT_TRUE(m.ok());
   ASSERT_TRUE(MakeRetriever("qafd").ok());
-  auto out = (*m)->Retrieve(*snap, {"How long is the River Ostrel from its source in the Hallam Hills to the sea?", 5, nullptr});
+  RetrievalRequest req{"How long is the River Ostrel from its source in the Hallam Hills to the sea?", 5,
+                       nullptr};
+  req.explain = true;
+  auto out = (*m)->Retrieve(*snap, req);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   ASSERT_FALSE(out->ranked.empty());
-  std::set<uint32_t> seeds;
-  for (const NodeScore& s : out->seeds) seeds.insert(s.node);
-  for (const ExplanationPath& p : out->paths) {
-    ASSERT_GE(p.nodes.size(), 2u);
-    EXPECT_TRUE(seeds.count(p.nodes.front()));
+  for (const ExplanationPath& p : out->paths) {  // one-hop's own tests: one_hop_test.cc
+    ASSERT_FALSE(p.nodes.empty());
     EXPECT_EQ(p.nodes.back(), p.passage);
   }
   std::set<std::string> docs;

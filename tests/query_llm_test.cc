@@ -128,7 +128,8 @@ class EngineQueryLlmTest : public ::testing::Test {
 };
 
 TEST_F(EngineQueryLlmTest, RetrieversUseTheModelAndFallBackWhenItFails) {
-  auto qafd = Query(*engine_, "qafd", {{"qafd.subqueries", "true"}});
+  // Names mode: Algorithm 1 seeds from the model's keywords.
+  auto qafd = Query(*engine_, "qafd", {{"qafd.subqueries", "true"}, {"qafd.seeds", "names"}});
   ASSERT_TRUE(qafd.ok()) << qafd.status().ToString();
   EXPECT_GT(qafd->diagnostics.extra["llm_keywords"], 0);
   EXPECT_EQ(qafd->diagnostics.extra["subqueries"], 2.0);  // the model's two sub-questions

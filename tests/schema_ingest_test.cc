@@ -373,6 +373,7 @@ TEST_F(MultiSource, EveryRetrieverAnswersOnTheIngestedStore) {
   size_t graph_methods = 0;
   for (const std::string& method : methods) {
     QueryOptions q;
+    q.explain = true;
     q.method = method;
     q.top_k = 5;
     auto r = (*engine)->Query("Which orders did Acme Corp place?", q);

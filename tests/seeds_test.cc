@@ -40,6 +40,23 @@ TEST(KeywordsTest, KnownNamesSpansPhrasesAndContentWords) {
   for (const auto& w : k.keywords) EXPECT_TRUE(keys.insert(NameKey(w)).second) << w;
 }
 
+// A document title also names its entity without its disambiguation.
+TEST(KeywordsTest, TitleAliasesNameTheirEntity) {
+  KnowledgeGraph::Input in;
+  in.num_passages = 1;
+  in.entity_names = {"Brand (play)", "Henrik Ibsen"};
+  in.entity_types = {"TITLE", "PROPER_NOUN"};
+  in.entity_ids = {1, 2};
+  in.mentions = {{0, 0, 1, true, true}, {0, 1, 1, true}};
+  auto g = KnowledgeGraph::Build(std::move(in));
+  ASSERT_TRUE(g.ok());
+  const EntityNameMatcher names(**g);
+  QueryKeywords k = ExtractKeywords("What country was the author of Brand a citizen of?", &names);
+  EXPECT_EQ(k.matched_entities, std::vector<uint32_t>{0});
+  // Lower case, it is the common word.
+  EXPECT_TRUE(ExtractKeywords("Which brand of beer?", &names).matched_entities.empty());
+}
+
 TEST(KeywordsTest, PhrasesAndNumbers) {
   QueryKeywords k = ExtractKeywords(
       "Which company built the research vessel of the institute that Winnie Lusk directed in 1894?",

@@ -69,6 +69,12 @@ bool AllDigits(std::string_view s) {
   return true;
 }
 
+// Two or more letters, all upper case ASCII.
+bool IsAcronym(std::string_view s) {
+  return s.size() >= 2 &&
+         std::all_of(s.begin(), s.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+}
+
 bool AllAsciiLetters(std::string_view s) {
   if (s.empty()) return false;
   for (char c : s) {
@@ -454,7 +460,15 @@ class SentenceScanner {
       if (b >= e) continue;
       if (e - b == 1) {
         if (IsFullMonthOrWeekday(Norm(b))) continue;
-        if (b == tb_ && lower_ != nullptr && lower_->count(Norm(b)) > 0) continue;
+        // A capitalised function word alone is no name, wherever it stands
+        // (text without sentence punctuation: "... is cancer If the nodule
+        // ..."), nor a word the passage also writes in lower case; an
+        // acronym spelled like one ("US", "IT") stays.
+        if (!IsAcronym(Raw(b)) &&
+            (IsSentenceInitialFunctionWord(Norm(b)) ||
+             (lower_ != nullptr && lower_->count(Norm(b)) > 0))) {
+          continue;
+        }
       }
       const uint32_t byte_begin = t_.token(b).begin, byte_end = t_.token(e - 1).end;
       if (byte_end - byte_begin < options_.min_proper_noun_bytes) continue;

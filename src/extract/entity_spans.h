@@ -18,7 +18,11 @@
 // is stripped when the rest is a span, otherwise dropped ("The Brannock lens"
 // → "Brannock"). A sentence-initial single word is dropped too when the
 // passage writes it in lower case elsewhere ("Directed by ..." when
-// "directed" occurs), and so is a lone month or weekday name.
+// "directed" occurs), and so is a lone month or weekday name. Elsewhere in
+// a sentence a lone capitalised word is dropped too when it is a function
+// word or written in lower case elsewhere in the passage ("If", "Cancer" in
+// text without sentence punctuation: "... is cancer If the nodule ...");
+// an all-capitals acronym such as "US" stays.
 //
 // Dates: "11 November 875", "17 October", "November 11, 875", "March 1961",
 // "1961-03-15", "1960s", 4-digit years 1000–2099, shorter years after a

@@ -490,6 +490,11 @@ class HeuristicPassageRun {
         const Ent& b = entities_[(*ents)[j]];
         if (!options_.pair_literals && IsLiteralType(a.type) && IsLiteralType(b.type)) continue;
         if (delta_ && !a.is_new && !b.is_new) continue;
+        // Proximity: the title pairs with everything; others only within the window.
+        if (options_.pair_window > 0 && j - i > options_.pair_window && (*ents)[i] != 0 &&
+            (*ents)[j] != 0) {
+          continue;
+        }
         std::string relation;
         if (phrase) {
           // The phrase that introduces whichever of the two comes later.

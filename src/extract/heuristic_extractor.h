@@ -152,6 +152,13 @@ struct HeuristicExtractorOptions {
   // Per sentence, only the first this many distinct entities (by first
   // occurrence) form pairs: at most k(k-1)/2 facts, plus k title pairs.
   size_t max_entities_per_sentence = 8;
+  // Pairs by proximity: each entity pairs with the next `pair_window`
+  // entities of its sentence (by first occurrence), the title entity with
+  // all of them; 0 = every pair. Measured (Recall@5 of ppr, offline): 1
+  // keeps 2wiki-train 93.7 → 93.5, musique-train 68.4 → 69.8 with 39% fewer
+  // facts (92,249 → 56,027 on 2wiki-train), which makes fact seeding and
+  // every walk cheaper.
+  size_t pair_window = 1;
   // Relation text of a fact. kPhrase: the words that introduce the later of
   // the two mentions in the sentence, at most max_relation_words ("silent
   // drama film directed by" for (Devotion, Guido Brignone)), so facts of one

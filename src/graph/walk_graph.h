@@ -37,11 +37,11 @@ enum class EdgeKind : uint8_t;
 
 struct WalkWeights {
   float mention = 1.0f;
-  float title = 1.0f;
+  float title = 10.0f;
   float fact = 2.0f;
   float synonym = 2.0f;
-  float literal = 1.0f;
-  uint32_t hub_passages = 0;  // 0 = no hub rule
+  float literal = 0.1f;
+  uint32_t hub_passages = 50;  // 0 = no hub rule
 };
 
 class WalkGraph {

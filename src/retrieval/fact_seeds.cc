@@ -222,7 +222,8 @@ Result<FactSeeds> SeedWalkFromFacts(const Snapshot& s, const std::string& query,
   std::sort(fs.seeds.begin(), fs.seeds.end(), [](const EntitySeed& a, const EntitySeed& b) {
     return a.weight != b.weight ? a.weight > b.weight : a.entity < b.entity;
   });
-  out->diagnostics.extra["name_seeds"] = static_cast<double>(named.matched_entities.size());
+  fs.named = named.matched_entities.size();
+  out->diagnostics.extra["name_seeds"] = static_cast<double>(fs.named);
   return fs;
 }
 

@@ -68,6 +68,7 @@ struct FactSeeds {
   std::vector<FactHit> facts;       // best first
   std::vector<EntitySeed> seeds;    // best first
   size_t candidates_scored = 0;     // fact vectors scored
+  size_t named = 0;                 // seeds the query names (SeedWalkFromFacts)
 };
 
 // Keeps a subset of the retrieved facts (indexes into the hits, ascending).

@@ -6,6 +6,7 @@
 
 #include "common/text.h"
 #include "extract/entity_spans.h"
+#include "extract/heuristic_extractor.h"
 
 namespace flowrag {
 namespace {
@@ -50,9 +51,16 @@ bool IsQuestionWord(std::string_view lower_token) {
 EntityNameMatcher::EntityNameMatcher(const KnowledgeGraph& graph) {
   std::vector<TriePattern> patterns;
   patterns.reserve(graph.num_entities());
+  // A document title is also named without its disambiguation: "Brand"
+  // names "Brand (play)" in a question. (Patterns are views: the alias
+  // strings live until the trie is built.)
+  std::vector<std::pair<std::string, uint32_t>> aliases;
   for (uint32_t e = 0; e < graph.num_entities(); ++e) {
     patterns.push_back({graph.EntityName(e), e});
+    if (graph.EntityType(e) != "TITLE") continue;
+    for (std::string& alias : TitleAliases(graph.EntityName(e))) aliases.push_back({std::move(alias), e});
   }
+  for (const auto& [alias, e] : aliases) patterns.push_back({alias, e});
   trie_ = TokenTrie::Build(patterns);
 }
 

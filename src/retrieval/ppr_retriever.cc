@@ -30,7 +30,8 @@ Status PprOptions::Override(ParamReader& r) {
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.seeds", &seeds));
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.name_seeds", &name_seeds));
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.fact_filter", &fact_filter));
-  FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.passage_weight", &passage_weight));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.passage_share", &passage_share));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.unnamed_passage_share", &unnamed_passage_share));
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.synonyms", &synonyms));
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.solver", &solver));
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.epsilon", &epsilon));
@@ -40,7 +41,12 @@ Status PprOptions::Override(ParamReader& r) {
   if (!(damping >= 0 && damping < 1)) {
     return Status::InvalidArgument("option ppr.damping: expected 0 <= d < 1");
   }
-  if (passage_weight < 0) return Status::InvalidArgument("option ppr.passage_weight: expected >= 0");
+  if (!(passage_share >= 0 && passage_share < 1)) {
+    return Status::InvalidArgument("option ppr.passage_share: expected 0 <= share < 1");
+  }
+  if (!(unnamed_passage_share >= 0 && unnamed_passage_share < 1)) {
+    return Status::InvalidArgument("option ppr.unnamed_passage_share: expected 0 <= share < 1");
+  }
   if (solver != "push" && solver != "power") {
     return Status::InvalidArgument("option ppr.solver=\"" + solver + "\": expected push or power");
   }
@@ -185,17 +191,20 @@ Result<PprReset> BuildPprReset(const Snapshot& s, const std::string& query, cons
   const auto t_prior = std::chrono::steady_clock::now();
   const std::vector<double> prior = PassagePrior(s, query, qs, o.prior);
   out->diagnostics.extra["prior_ms"] = MillisSince(t_prior);
+  double entity_total = 0.0, prior_total = 0.0;
+  for (const EntitySeed& e : reset.seeds.seeds) entity_total += e.weight;
+  for (double p : prior) prior_total += p;
+  // Entities share 1 − φ of the reset by weight, passages φ by prior (all
+  // to the entities when no passage has a prior).
+  const double share =
+      prior_total > 0 ? (reset.seeds.named > 0 ? o.passage_share : o.unnamed_passage_share) : 0.0;
   for (const EntitySeed& e : reset.seeds.seeds) {
-    reset.entries.push_back({g.EntityNode(e.entity), e.weight});
-    reset.total += e.weight;
+    reset.entries.push_back({g.EntityNode(e.entity), (1.0 - share) * e.weight / entity_total});
   }
   for (uint32_t p = 0; p < prior.size(); ++p) {
-    const double w = prior[p] * o.passage_weight;
-    if (w > 0) {
-      reset.entries.push_back({p, w});
-      reset.total += w;
-    }
+    if (prior[p] > 0 && share > 0) reset.entries.push_back({p, share * prior[p] / prior_total});
   }
+  reset.total = 1.0;
   return reset;
 }
 
@@ -225,8 +234,8 @@ Result<RetrievalOutput> PprRetriever::Retrieve(const Snapshot& s, const Retrieva
     auto it = reset_weight.find(u);
     return it == reset_weight.end() ? 0.0 : it->second / total;
   };
-  for (const EntitySeed& e : pr.seeds.seeds) {
-    out.seeds.push_back({g.EntityNode(e.entity), e.weight / total});
+  for (const NodeWeight& w : reset) {
+    if (g.Kind(w.node) == NodeKind::kEntity) out.seeds.push_back({w.node, w.weight / total});
   }
 
   const WalkGraph& walk = g.walk();

@@ -61,13 +61,14 @@ struct PprOptions {
   size_t seeds = 5;
   bool name_seeds = true;
   bool fact_filter = true;
-  double passage_weight = 0.01;
+  double passage_share = 0.03;
+  double unnamed_passage_share = 0.5;
   bool synonyms = true;
   std::string solver = "push";
-  double epsilon = 1e-6;
+  double epsilon = 1e-5;
   double tolerance = 1e-10;
   size_t max_nodes = 150;
-  PriorOptions prior;  // passage prior source and support (fact_seeds.h)
+  PriorOptions prior{"hybrid", 50};  // passage prior source and support (fact_seeds.h)
   Status Override(ParamReader& r);
 };
 

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "graph/knowledge_graph.h"
+#include "retrieval/fact_seeds.h"
 #include "retrieval/flow_diffusion.h"
 #include "retrieval/qafd_retriever.h"
 
@@ -72,6 +73,7 @@ class QueryAwareWalk final : public DiffusionGraph {
 // One diffusion of a qafd query: the whole query, or one sub-query (Eq. 9).
 struct QafdRun {
   std::string text;
+  QueryScores scores;            // the text's embedding and dense passage scores
   std::vector<NodeScore> seeds;  // sources and their weights, for the output
   std::unique_ptr<QueryAwareWalk> graph;
   FlowDiffusionResult flow;
@@ -80,6 +82,7 @@ struct QafdRun {
 // The union of the runs (Eq. 10): per node the run with the largest x.
 struct QafdNode {
   double x = 0, mass = 0;
+  double through = 0;  // mass pushed out of the node: x·Σ_v w_uv
   uint32_t run = 0, entry = 0;  // entry index in runs[run].flow
 };
 using QafdNodes = std::unordered_map<uint32_t, QafdNode>;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "retrieval/keywords.h"
 #include "retrieval/ppr_retriever.h"
@@ -58,14 +59,27 @@ Result<std::vector<FlowSource>> FactSources(const Snapshot& s, const QafdRun& ru
   po.seeds = o.fact_seeds;
   po.name_seeds = o.name_seeds;
   po.fact_filter = o.fact_filter;
-  po.passage_weight = o.passage_weight;
+  po.passage_share = o.passage_share;
+  po.unnamed_passage_share = o.unnamed_passage_share;
   po.prior = o.prior;
   FLOWRAG_ASSIGN_OR_RETURN(PprReset reset, BuildPprReset(s, run.text, qs, po, chat, out));
   std::vector<FlowSource> sources;
   if (reset.seeds.seeds.empty()) return sources;
+  const KnowledgeGraph& g = *s.graph();
+  // Entity sources get weight^seed_power, rescaled to the entities' share:
+  // 1 keeps the fact weights, 0 gives every entity the same mass (the
+  // paper's Δ_v = α·T_v); passages keep their share of the prior.
+  double entity_mass = 0.0, powered = 0.0;
   for (const NodeWeight& w : reset.entries) {
-    sources.push_back({w.node, w.weight / reset.total});
-    seeds->push_back({w.node, w.weight / reset.total});
+    if (g.Kind(w.node) != NodeKind::kEntity) continue;
+    entity_mass += w.weight;
+    powered += std::pow(w.weight, o.seed_power);
+  }
+  for (const NodeWeight& w : reset.entries) {
+    const bool entity = g.Kind(w.node) == NodeKind::kEntity;
+    const double weight = entity ? entity_mass * std::pow(w.weight, o.seed_power) / powered : w.weight;
+    sources.push_back({w.node, weight});
+    seeds->push_back({w.node, weight});
   }
   return sources;
 }
@@ -110,7 +124,8 @@ FlowDiffusionOptions DiffusionOptions(const QafdOptions& o) {
 // Sources and diffusion of one run; false when nothing seeded it.
 Result<bool> DiffuseRun(const Snapshot& s, const QafdOptions& o, ChatModel* chat, QafdRun* run,
                         RetrievalOutput* out) {
-  FLOWRAG_ASSIGN_OR_RETURN(QueryScores qs, ScoreQuery(s, run->text));
+  FLOWRAG_ASSIGN_OR_RETURN(run->scores, ScoreQuery(s, run->text));
+  const QueryScores& qs = run->scores;
   std::vector<FlowSource> sources;
   if (o.seeds == QafdSeeds::kFacts) {
     FLOWRAG_ASSIGN_OR_RETURN(sources, FactSources(s, *run, qs, o, chat, out, &run->seeds));
@@ -132,7 +147,11 @@ QafdNodes UnionOfRuns(const std::vector<QafdRun>& runs) {
     const FlowDiffusionResult& f = runs[k].flow;
     for (uint32_t i = 0; i < f.nodes.size(); ++i) {
       QafdNode& st = nodes[f.nodes[i]];
-      if (f.x[i] > st.x || (f.x[i] == st.x && f.mass[i] > st.mass)) st = {f.x[i], f.mass[i], k, i};
+      double wsum = 0.0;
+      for (uint64_t j = f.adj_offsets[i]; j < f.adj_offsets[i + 1]; ++j) wsum += f.adj_weights[j];
+      if (f.x[i] > st.x || (f.x[i] == st.x && f.mass[i] > st.mass)) {
+        st = {f.x[i], f.mass[i], f.x[i] * wsum, k, i};
+      }
     }
   }
   return nodes;
@@ -147,6 +166,8 @@ std::vector<RankedPassage> RankPassages(const KnowledgeGraph& g, const QafdNodes
     const NodeKind kind = g.Kind(v);
     if (scoring == PassageScoring::kNode && kind == NodeKind::kPassage) {
       score[v] = {st.x, st.mass};
+    } else if (scoring == PassageScoring::kThroughput && kind == NodeKind::kPassage) {
+      score[v] = {st.through, st.mass};
     } else if (scoring == PassageScoring::kEntities && kind == NodeKind::kEntity) {
       for (uint64_t i = m.Begin(v); i < m.End(v); ++i) {
         auto& acc = score[m.targets[i]];
@@ -161,8 +182,10 @@ std::vector<RankedPassage> RankPassages(const KnowledgeGraph& g, const QafdNodes
   };
   std::vector<Item> items;
   items.reserve(score.size());
+  // Passages that pushed rank by their score; those that received mass
+  // without filling their sink follow, by that mass.
   for (const auto& [p, xm] : score) {
-    if (xm.first > 0) items.push_back({p, xm.first, xm.second});
+    if (xm.first > 0 || xm.second > 0) items.push_back({p, xm.first, xm.second});
   }
   const size_t k = std::min(top_k, items.size());
   std::partial_sort(items.begin(), items.begin() + static_cast<ptrdiff_t>(k), items.end(),
@@ -174,6 +197,22 @@ std::vector<RankedPassage> RankPassages(const KnowledgeGraph& g, const QafdNodes
   std::vector<RankedPassage> ranked;
   for (size_t i = 0; i < k; ++i) ranked.push_back({items[i].passage, items[i].x});
   return ranked;
+}
+
+// Fewer than top_k passages reached: the rest in dense order, at score 0.
+void FillFromDense(const QueryScores& qs, size_t top_k, RetrievalOutput* out) {
+  RetrievalOutput dense;
+  RankDenseFallback(qs, top_k, &dense);
+  std::unordered_set<uint32_t> have;
+  for (const RankedPassage& p : out->ranked) have.insert(p.passage);
+  size_t filled = 0;
+  for (const RankedPassage& p : dense.ranked) {
+    if (out->ranked.size() >= top_k) break;
+    if (!have.insert(p.passage).second) continue;
+    out->ranked.push_back({p.passage, 0.0});
+    ++filled;
+  }
+  out->diagnostics.extra["dense_fill"] = static_cast<double>(filled);
 }
 
 std::vector<NodeScore> NodesByX(const QafdNodes& nodes, size_t max_nodes) {
@@ -237,12 +276,14 @@ Status QafdOptions::Override(ParamReader& r) {
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.fact_seeds", &fact_seeds));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.name_seeds", &name_seeds));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.fact_filter", &fact_filter));
-  FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.passage_weight", &passage_weight));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.passage_share", &passage_share));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.unnamed_passage_share", &unnamed_passage_share));
   FLOWRAG_RETURN_IF_ERROR(prior.Override(r, "qafd"));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.keyword_seeds", &keyword_seeds));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.seed_ratio", &seed_ratio));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.seed_specificity", &seed_specificity));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.seed_weighting", &seed_weighting));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.seed_power", &seed_power));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.max_keywords", &max_keywords));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.alpha", &alpha));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.a", &a));
@@ -259,15 +300,15 @@ Status QafdOptions::Override(ParamReader& r) {
   FLOWRAG_RETURN_IF_ERROR(ReadEnumAs(r, "qafd.structure", {"graph", "similarity"}, &structure));
   FLOWRAG_RETURN_IF_ERROR(ReadEnumAs(r, "qafd.capacity", {"uniform", "degree"}, &capacity));
   FLOWRAG_RETURN_IF_ERROR(
-      ReadEnumAs(r, "qafd.passage_scoring", {"node", "entities"}, &passage_scoring));
+      ReadEnumAs(r, "qafd.passage_scoring", {"node", "entities", "throughput"}, &passage_scoring));
   if (keyword_seeds == 0) return Status::InvalidArgument("option qafd.keyword_seeds: expected >= 1");
   if (fact_seeds == 0) return Status::InvalidArgument("option qafd.fact_seeds: expected >= 1");
   if (!(alpha > 0)) return Status::InvalidArgument("option qafd.alpha: expected > 0");
   if (a < 0 || b < 0) return Status::InvalidArgument("option qafd.a / qafd.b: expected >= 0");
   if (!(epsilon > 0)) return Status::InvalidArgument("option qafd.epsilon: expected > 0");
   if (support < 0) return Status::InvalidArgument("option qafd.support: expected >= 0");
-  if (passage_weight < 0) {
-    return Status::InvalidArgument("option qafd.passage_weight: expected >= 0");
+  if (!(passage_share >= 0 && passage_share < 1)) {
+    return Status::InvalidArgument("option qafd.passage_share: expected 0 <= share < 1");
   }
   if (!(seed_ratio >= 0 && seed_ratio <= 1)) {
     return Status::InvalidArgument("option qafd.seed_ratio: expected 0 <= r <= 1");
@@ -292,10 +333,10 @@ Result<RetrievalOutput> QafdRetriever::Retrieve(const Snapshot& s,
   std::vector<QafdRun> runs;
   if (o.subqueries) {
     for (std::string& q : SubQueriesFor(r.query, chat, &out.diagnostics)) {
-      runs.push_back({std::move(q), {}, nullptr, {}});
+      runs.push_back({std::move(q), {}, {}, nullptr, {}});
     }
   }
-  if (runs.empty()) runs.push_back({r.query, {}, nullptr, {}});
+  if (runs.empty()) runs.push_back({r.query, {}, {}, nullptr, {}});
 
   std::vector<QafdRun> seeded;
   for (QafdRun& run : runs) {
@@ -319,6 +360,7 @@ Result<RetrievalOutput> QafdRetriever::Retrieve(const Snapshot& s,
   out.diagnostics.extra["subqueries"] = static_cast<double>(seeded.size());
   out.diagnostics.extra["seeds"] = static_cast<double>(out.seeds.size());
   out.ranked = RankPassages(*g, nodes, o.passage_scoring, r.top_k);
+  if (out.ranked.size() < r.top_k) FillFromDense(seeded.front().scores, r.top_k, &out);
   out.node_scores = NodesByX(nodes, 150);
   out.diagnostics.candidates_scored = nodes.size();
   if (r.explain) ExplainQafd(seeded, nodes, o, &out);

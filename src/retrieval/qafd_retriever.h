@@ -81,7 +81,7 @@ namespace flowrag {
 
 enum class EdgeWeighting { kMean, kProduct, kHybrid };
 enum class SimilarityKind { kCosine, kRbf, kRelu };
-enum class PassageScoring { kNode, kEntities };
+enum class PassageScoring { kNode, kEntities, kThroughput };
 enum class QafdSeeds { kFacts, kNames };
 enum class EdgeStructure { kGraph, kSimilarity };
 
@@ -92,7 +92,9 @@ struct QafdOptions {
   size_t fact_seeds = 5;
   bool name_seeds = true;
   bool fact_filter = true;
-  double passage_weight = 0.01;
+  double passage_share = 0.03;
+  double unnamed_passage_share = 0.5;
+  double seed_power = 0.5;
   PriorOptions prior{"hybrid", 20};
   // names (Algorithm 1)
   size_t keyword_seeds = 40;
@@ -101,18 +103,18 @@ struct QafdOptions {
   bool seed_weighting = true;
   size_t max_keywords = 24;
   // diffusion
-  double alpha = 50.0;
+  double alpha = 5.0;
   double a = 1.0;
   double b = 0.25;
   EdgeWeighting weights = EdgeWeighting::kHybrid;
   SimilarityKind similarity = SimilarityKind::kCosine;
   double rbf_gamma = 3.0;
   EdgeStructure structure = EdgeStructure::kGraph;
-  CapacityKind capacity = CapacityKind::kDegree;
-  double epsilon = 0.05;
+  CapacityKind capacity = CapacityKind::kUniform;
+  double epsilon = 0.01;
   size_t max_pushes = 1000000;
   double support = 0.01;
-  PassageScoring passage_scoring = PassageScoring::kNode;
+  PassageScoring passage_scoring = PassageScoring::kThroughput;
   bool subqueries = false;
   bool synonyms = true;
   bool llm = true;
