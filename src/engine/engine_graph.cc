@@ -2,6 +2,7 @@
 // graph statistics). The extraction phase of Index() is in extraction_phase.cc.
 #include <algorithm>
 #include <chrono>
+#include <unordered_map>
 
 #include "common/progress.h"
 #include "engine/engine_impl.h"
@@ -32,8 +33,10 @@ Result<ImportReport> EngineImpl::ImportOpenIe(const std::string& path,
   ImportReport report;
 
   OpenIePassageMatcher matcher;
+  std::unordered_map<int64_t, std::string> titles;
   FLOWRAG_RETURN_IF_ERROR(store_->ForEachPassageContent([&](Store::PendingPassage&& p) -> Status {
     matcher.AddPassage(p.passage_id, p.document_id, p.title, p.text);
+    titles.emplace(p.passage_id, std::move(p.title));
     return Status::Ok();
   }));
   if (matcher.passage_count() == 0) {
@@ -79,6 +82,7 @@ Result<ImportReport> EngineImpl::ImportOpenIe(const std::string& path,
         }
         for (int64_t pid : m.passage_ids) {
           batch.push_back(ToExtraction(record, pid, &oie));
+          AddTitleEntity(titles[pid], &batch.back());
           ++report.passages_matched;
         }
         if (batch.size() >= options.batch_size) return flush();

@@ -758,6 +758,24 @@ Result<std::vector<OpenIeRecord>> ReadAllOpenIe(const std::string& path,
   return records;
 }
 
+void AddTitleEntity(std::string_view title, PassageExtraction* ex) {
+  const std::string key = EntityKey(title);
+  if (key.empty()) return;
+  auto& entities = ex->entities;
+  auto it = std::find_if(entities.begin(), entities.end(),
+                         [&](const ExtractedEntity& e) { return EntityKey(e.name) == key; });
+  ExtractedEntity title_entity;
+  if (it != entities.end()) {
+    title_entity = std::move(*it);
+    entities.erase(it);
+  } else {
+    title_entity.name = std::string(title);
+  }
+  title_entity.type = "TITLE";
+  title_entity.defining = true;
+  entities.insert(entities.begin(), std::move(title_entity));
+}
+
 PassageExtraction ToExtraction(const OpenIeRecord& record, int64_t passage_id,
                                OpenIeReport* report) {
   OpenIeReport local;

@@ -172,6 +172,14 @@ Result<std::vector<OpenIeRecord>> ReadAllOpenIe(const std::string& path,
 PassageExtraction ToExtraction(const OpenIeRecord& record, int64_t passage_id,
                                OpenIeReport* report = nullptr);
 
+// Documents keep their structure whatever extracted their passages: the
+// passage's document title becomes its TITLE entity, defining and first (as
+// the offline extractor has it), so the walks read the same passage–title
+// links on an OpenIE graph as on the offline one. An entity the record
+// already names under the title's EntityKey is that entity, retyped TITLE.
+// Nothing happens for an empty title. O(entities).
+void AddTitleEntity(std::string_view title, PassageExtraction* extraction);
+
 // Collapses every run of ASCII whitespace to one space and trims the ends: the text key under
 // which OpenIePassageMatcher compares passages after an exact match failed.
 std::string NormalizeWhitespace(std::string_view text);

@@ -1,6 +1,9 @@
 #include "retrieval/fact_seeds.h"
 
+#include "extract/entity_spans.h"
 #include "retrieval/keywords.h"
+#include "retrieval/local_facts.h"
+#include "vector/flat_index.h"
 #include "retrieval/query_llm.h"
 #include "retrieval/seeds.h"
 
@@ -11,6 +14,17 @@
 #include <unordered_map>
 
 namespace flowrag {
+namespace {
+
+bool HasCapitalizedToken(std::string_view name) {
+  const TokenizedText tokens(name);
+  for (size_t t = 0; t < tokens.size(); ++t) {
+    if (IsCapitalizedToken(tokens.raw(t))) return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 Result<FactSeeds> SeedsFromFacts(const KnowledgeGraph& g, const float* query,
                                  const FactSeedOptions& o, const FactFilter& filter) {
@@ -19,16 +33,24 @@ Result<FactSeeds> SeedsFromFacts(const KnowledgeGraph& g, const float* query,
     return Status::FailedPrecondition(
         "fact seeds: the graph has no fact vectors (index with an extractor first)");
   }
-  FactSeeds out;
-  if (o.facts == 0 || o.seeds == 0) return out;
+  if (o.facts == 0 || o.seeds == 0) return FactSeeds{};
   VectorSearchParams params;
   params.k = o.facts;
   params.min_score = 1e-9f;  // facts sharing nothing with the query are no evidence
   VectorSearchStats stats;
+  std::vector<FactHit> hits;
   for (const VectorHit& h : index->Search(query, params, &stats)) {
-    out.facts.push_back({h.id, static_cast<double>(h.score)});
+    hits.push_back({h.id, static_cast<double>(h.score)});
   }
-  out.candidates_scored = stats.candidates_scored;
+  return SeedsFromHits(g, std::move(hits), stats.candidates_scored, o, filter);
+}
+
+Result<FactSeeds> SeedsFromHits(const KnowledgeGraph& g, std::vector<FactHit> hits,
+                                size_t candidates_scored, const FactSeedOptions& o,
+                                const FactFilter& filter) {
+  FactSeeds out;
+  out.facts = std::move(hits);
+  out.candidates_scored = candidates_scored;
   if (!out.facts.empty() && filter) {
     FLOWRAG_ASSIGN_OR_RETURN(std::vector<size_t> kept, filter(out.facts));
     std::vector<FactHit> facts;
@@ -78,7 +100,7 @@ Result<FactSeeds> SeedsFromFacts(const KnowledgeGraph& g, const float* query,
   return out;
 }
 
-Result<QueryScores> ScoreQuery(const Snapshot& s, const std::string& query) {
+Result<QueryScores> ScoreQuery(const Snapshot& s, const std::string& query, bool lexical) {
   if (s.graph() == nullptr) {
     return Status::FailedPrecondition(
         "graph retrieval: the store has no knowledge graph (run `flowrag index` with an "
@@ -105,13 +127,20 @@ Result<QueryScores> ScoreQuery(const Snapshot& s, const std::string& query) {
                                       std::to_string(facts->Dimension()));
   }
   out.passage_scores.assign(s.num_passages(), 0.0f);
-  VectorSearchParams params;
-  params.k = s.dense()->Size();
-  VectorSearchStats stats;
-  for (const VectorHit& h : s.dense()->Search(out.query.row(0), params, &stats)) {
-    if (h.id < out.passage_scores.size()) out.passage_scores[h.id] = h.score;
+  if (const auto* flat = dynamic_cast<const FlatIndex*>(s.dense());
+      flat != nullptr && flat->Size() == s.num_passages()) {
+    flat->ScoreAll(out.query.row(0), out.passage_scores);  // no ranking needed
+    out.candidates_scored = flat->Size();
+  } else {
+    VectorSearchParams params;
+    params.k = s.dense()->Size();
+    VectorSearchStats stats;
+    for (const VectorHit& h : s.dense()->Search(out.query.row(0), params, &stats)) {
+      if (h.id < out.passage_scores.size()) out.passage_scores[h.id] = h.score;
+    }
+    out.candidates_scored = stats.candidates_scored;
   }
-  out.candidates_scored = stats.candidates_scored;
+  if (lexical) out.bm25_scores = Bm25Scores(s, query);
   return out;
 }
 
@@ -135,16 +164,21 @@ Status PriorOptions::Override(ParamReader& r, const std::string& prefix) {
   return Status::Ok();
 }
 
+std::vector<float> Bm25Scores(const Snapshot& s, const std::string& query) {
+  std::vector<float> bm25(s.num_passages(), 0.0f);
+  for (const Bm25Hit& h : s.bm25().Search(query, bm25.size(), Bm25Params{})) {
+    if (h.doc < bm25.size()) bm25[h.doc] = h.score;
+  }
+  return bm25;
+}
+
 std::vector<double> PassagePrior(const Snapshot& s, const std::string& query,
                                  const QueryScores& qs, const PriorOptions& o) {
   std::vector<double> prior;
   if (o.source != "bm25") prior = MinMaxNormalize(qs.passage_scores);
   if (o.source != "dense") {
-    std::vector<float> bm25(qs.passage_scores.size(), 0.0f);
-    for (const Bm25Hit& h : s.bm25().Search(query, bm25.size(), Bm25Params{})) {
-      if (h.doc < bm25.size()) bm25[h.doc] = h.score;
-    }
-    std::vector<double> lexical = MinMaxNormalize(bm25);
+    std::vector<double> lexical = MinMaxNormalize(
+        qs.bm25_scores.empty() ? Bm25Scores(s, query) : qs.bm25_scores);
     if (prior.empty()) {
       prior = std::move(lexical);
     } else {
@@ -196,17 +230,33 @@ Result<FactSeeds> SeedWalkFromFacts(const Snapshot& s, const std::string& query,
       return std::move(kept).value();
     };
   }
+  KeywordOptions ko;
+  ko.spans = ko.phrases = ko.content_words = false;
+  const QueryKeywords named = ExtractKeywords(query, &GraphQueryIndex::For(s)->names(), ko);
   FactSeeds fs;
-  if (g.fact_index() != nullptr) {
+  std::shared_ptr<const LocalFacts> local;
+  if (options.local_passages > 0) local = LocalFacts::For(s);
+  if (local != nullptr) {
+    std::vector<uint32_t> passages;
+    const PriorOptions near{"hybrid", options.local_passages};
+    const std::vector<double> prior = PassagePrior(s, query, qs, near);
+    for (uint32_t p = 0; p < prior.size(); ++p) {
+      if (prior[p] > 0) passages.push_back(p);
+    }
+    const std::vector<uint32_t> candidates =
+        local->Candidates(g, passages, named.matched_entities);
+    if (options.facts > 0 && options.seeds > 0) {
+      FLOWRAG_ASSIGN_OR_RETURN(fs, SeedsFromHits(g, local->Best(candidates, qs.query.row(0),
+                                                                 options.facts),
+                                                 candidates.size(), options, filter));
+    }
+  } else if (g.fact_index() != nullptr) {
     FLOWRAG_ASSIGN_OR_RETURN(fs, SeedsFromFacts(g, qs.query.row(0), options, filter));
   }
   for (const FactHit& f : fs.facts) out->keywords.push_back(g.FactTextOf(f.fact_text));
   out->diagnostics.candidates_scored = qs.candidates_scored + fs.candidates_scored;
   if (!options.name_seeds) return fs;
 
-  KeywordOptions ko;
-  ko.spans = ko.phrases = ko.content_words = false;
-  const QueryKeywords named = ExtractKeywords(query, &GraphQueryIndex::For(s)->names(), ko);
   const double best =
       options.normalize_scores || fs.facts.empty() ? 1.0 : fs.facts.front().score;
   for (uint32_t e : named.matched_entities) {
@@ -222,7 +272,10 @@ Result<FactSeeds> SeedWalkFromFacts(const Snapshot& s, const std::string& query,
   std::sort(fs.seeds.begin(), fs.seeds.end(), [](const EntitySeed& a, const EntitySeed& b) {
     return a.weight != b.weight ? a.weight > b.weight : a.entity < b.entity;
   });
-  fs.named = named.matched_entities.size();
+  // Proper names only: a lower-case phrase that is also an entity name (an
+  // OpenIE graph's "basal cell carcinoma") says less about where to start.
+  fs.named = std::count_if(named.matched_entities.begin(), named.matched_entities.end(),
+                           [&](uint32_t e) { return HasCapitalizedToken(g.EntityName(e)); });
   out->diagnostics.extra["name_seeds"] = static_cast<double>(fs.named);
   return fs;
 }

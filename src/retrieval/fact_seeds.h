@@ -52,6 +52,10 @@ struct FactSeedOptions {
   // SemFlowRAG A.5.2 / HippoRAG 2 keeps at most `facts` of the retrieved
   // facts (query_llm.h LlmFilterFacts).
   bool fact_filter = true;
+  // SeedWalkFromFacts: with N > 0 only the fact texts stated in the N best
+  // passages of the hybrid prior and those of the entities the query names
+  // are scored (retrieval/local_facts.h); 0 scores every fact (HippoRAG 2).
+  size_t local_passages = 0;
 };
 
 struct FactHit {
@@ -68,11 +72,17 @@ struct FactSeeds {
   std::vector<FactHit> facts;       // best first
   std::vector<EntitySeed> seeds;    // best first
   size_t candidates_scored = 0;     // fact vectors scored
-  size_t named = 0;                 // seeds the query names (SeedWalkFromFacts)
+  size_t named = 0;                 // seeds the query names with a capitalised word (SeedWalkFromFacts)
 };
 
 // Keeps a subset of the retrieved facts (indexes into the hits, ascending).
 using FactFilter = std::function<Result<std::vector<size_t>>(std::span<const FactHit>)>;
+
+// Steps 2–4 on already retrieved fact hits (best first): the filter, score
+// normalisation and the entity weights.
+Result<FactSeeds> SeedsFromHits(const KnowledgeGraph& graph, std::vector<FactHit> hits,
+                                size_t candidates_scored, const FactSeedOptions& options,
+                                const FactFilter& filter = {});
 
 // FailedPrecondition when the graph has no fact vectors; `query` must have
 // fact_index()->Dimension() floats. An empty `seeds` means no fact matched
@@ -85,13 +95,20 @@ Result<FactSeeds> SeedsFromFacts(const KnowledgeGraph& graph, const float* query
 struct QueryScores {
   FloatMatrix query;                  // 1 row
   std::vector<float> passage_scores;  // num_passages()
+  std::vector<float> bm25_scores;     // num_passages(), or empty: not computed
   size_t candidates_scored = 0;
 };
 
 // FailedPrecondition when the snapshot has no embedder, dense index or
 // graph, or when the dimensions disagree. One dense search with k = all
 // passages: O(P·d + P log P).
-Result<QueryScores> ScoreQuery(const Snapshot& snapshot, const std::string& query);
+// With `lexical` the BM25 score of every passage too (bm25_scores), which
+// PassagePrior then reads instead of searching again.
+Result<QueryScores> ScoreQuery(const Snapshot& snapshot, const std::string& query,
+                               bool lexical = false);
+
+// The BM25 score of every passage for `query` (0 for passages sharing no term).
+std::vector<float> Bm25Scores(const Snapshot& snapshot, const std::string& query);
 
 // (x − min) / (max − min) over `values`; all zeros when max == min.
 std::vector<double> MinMaxNormalize(const std::vector<float>& values);

@@ -31,6 +31,7 @@ Status PprOptions::Override(ParamReader& r) {
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.name_seeds", &name_seeds));
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.fact_filter", &fact_filter));
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.passage_share", &passage_share));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.fact_passages", &fact_passages));
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.unnamed_passage_share", &unnamed_passage_share));
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.synonyms", &synonyms));
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.solver", &solver));
@@ -184,6 +185,7 @@ Result<PprReset> BuildPprReset(const Snapshot& s, const std::string& query, cons
   fo.name_seeds = o.name_seeds;
   fo.fact_filter = o.fact_filter;
   fo.normalize_scores = true;  // HippoRAG 2 normalises fact scores
+  fo.local_passages = o.fact_passages;
   PprReset reset;
   FLOWRAG_ASSIGN_OR_RETURN(reset.seeds, SeedWalkFromFacts(s, query, qs, fo, chat, out));
   out->diagnostics.extra["seeding_ms"] = MillisSince(start);
@@ -214,7 +216,7 @@ Result<RetrievalOutput> PprRetriever::Retrieve(const Snapshot& s, const Retrieva
   PprOptions o;
   FLOWRAG_RETURN_IF_ERROR(o.Override(reader));
   FLOWRAG_RETURN_IF_ERROR(reader.CheckAllUsed(Name()));
-  FLOWRAG_ASSIGN_OR_RETURN(QueryScores qs, ScoreQuery(s, r.query));
+  FLOWRAG_ASSIGN_OR_RETURN(QueryScores qs, ScoreQuery(s, r.query, /*lexical=*/true));
   const KnowledgeGraph& g = *s.graph();
 
   RetrievalOutput out;

@@ -63,6 +63,7 @@ struct PprOptions {
   bool fact_filter = true;
   double passage_share = 0.03;
   double unnamed_passage_share = 0.5;
+  size_t fact_passages = 20;  // local fact channel (fact_seeds.h local_passages); 0 = all facts
   bool synonyms = true;
   std::string solver = "push";
   double epsilon = 1e-5;

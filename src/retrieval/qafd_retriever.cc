@@ -61,6 +61,7 @@ Result<std::vector<FlowSource>> FactSources(const Snapshot& s, const QafdRun& ru
   po.fact_filter = o.fact_filter;
   po.passage_share = o.passage_share;
   po.unnamed_passage_share = o.unnamed_passage_share;
+  po.fact_passages = o.fact_passages;
   po.prior = o.prior;
   FLOWRAG_ASSIGN_OR_RETURN(PprReset reset, BuildPprReset(s, run.text, qs, po, chat, out));
   std::vector<FlowSource> sources;
@@ -124,7 +125,7 @@ FlowDiffusionOptions DiffusionOptions(const QafdOptions& o) {
 // Sources and diffusion of one run; false when nothing seeded it.
 Result<bool> DiffuseRun(const Snapshot& s, const QafdOptions& o, ChatModel* chat, QafdRun* run,
                         RetrievalOutput* out) {
-  FLOWRAG_ASSIGN_OR_RETURN(run->scores, ScoreQuery(s, run->text));
+  FLOWRAG_ASSIGN_OR_RETURN(run->scores, ScoreQuery(s, run->text, /*lexical=*/true));
   const QueryScores& qs = run->scores;
   std::vector<FlowSource> sources;
   if (o.seeds == QafdSeeds::kFacts) {
@@ -278,6 +279,7 @@ Status QafdOptions::Override(ParamReader& r) {
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.fact_filter", &fact_filter));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.passage_share", &passage_share));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.unnamed_passage_share", &unnamed_passage_share));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.fact_passages", &fact_passages));
   FLOWRAG_RETURN_IF_ERROR(prior.Override(r, "qafd"));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.keyword_seeds", &keyword_seeds));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.seed_ratio", &seed_ratio));

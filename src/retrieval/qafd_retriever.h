@@ -94,8 +94,9 @@ struct QafdOptions {
   bool fact_filter = true;
   double passage_share = 0.03;
   double unnamed_passage_share = 0.5;
+  size_t fact_passages = 20;
   double seed_power = 0.5;
-  PriorOptions prior{"hybrid", 20};
+  PriorOptions prior{"hybrid", 10};
   // names (Algorithm 1)
   size_t keyword_seeds = 40;
   double seed_ratio = 0.9;

@@ -76,6 +76,25 @@ std::vector<VectorHit> FlatIndex::SearchSparse(const float* query,
   return vector_internal::DropBelow(top.Take(), params.min_score);
 }
 
+void FlatIndex::ScoreAll(const float* query, std::span<float> out) const {
+  std::fill(out.begin(), out.end(), 0.0f);
+  if (out.size() != size_ || size_ == 0) return;
+  size_t nnz = 0;
+  for (size_t d = 0; d < dim_; ++d) nnz += query[d] != 0.0f;
+  if (nnz * kSparseFraction <= dim_) {
+    for (size_t d = 0; d < dim_; ++d) {
+      if (query[d] != 0.0f) {
+        vector_internal::Axpy(query[d], columns_.data() + d * capacity_, out.data(), size_);
+      }
+    }
+    return;
+  }
+  for (size_t start = 0; start < size_; start += kBlockRows) {
+    const size_t n = std::min(kBlockRows, size_ - start);
+    vector_internal::DotProductBlock(query, rows_.row(start), n, dim_, out.data() + start);
+  }
+}
+
 std::vector<VectorHit> FlatIndex::Search(const float* query, const VectorSearchParams& params,
                                          VectorSearchStats* stats) const {
   const size_t k = std::min(params.k, size_);

@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <new>
 #include <string>
+#include <span>
 #include <vector>
 
 #include "vector/vector_index.h"
@@ -84,6 +85,12 @@ class FlatIndex final : public VectorIndex {
   static constexpr size_t kSparseFraction = 4;
 
   // The stored vector of `id`. REQUIRES: id < Size(). Valid until the next Add().
+  // The score of every vector (out.size() == Size()), without ranking
+  // them: what a caller that needs all scores (a min-max normalised prior)
+  // would otherwise get from Search with k = Size() at the cost of a sort.
+  // Same arithmetic as Search. O(Size()·nnz(query)) for a sparse query, else
+  // O(Size()·d).
+  void ScoreAll(const float* query, std::span<float> out) const;
   const float* Row(uint32_t id) const { return rows_.row(id); }
   // Every stored vector (rows = Size()). Valid until the next Add().
   const FloatMatrix& matrix() const { return rows_; }
