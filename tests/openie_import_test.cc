@@ -586,6 +586,23 @@ const ExtractedEntity* FindEntity(const PassageExtraction& x, const std::string&
   return nullptr;
 }
 
+TEST(AddTitleEntityTest, TheTitleBecomesTheFirstEntity) {
+  PassageExtraction x;
+  x.entities.push_back({"Audrey Hepburn", "", {}, "", 1, true});
+  x.entities.push_back({"my fair lady", "", {}, "", 1, true});
+  AddTitleEntity("My Fair Lady", &x);  // named by the record: that entity, retyped
+  ASSERT_EQ(x.entities.size(), 2u);
+  EXPECT_EQ(x.entities[0].name, "my fair lady");
+  EXPECT_EQ(x.entities[0].type, "TITLE");
+  EXPECT_TRUE(x.entities[0].defining);
+  AddTitleEntity("Rex Harrison", &x);  // not named: added first
+  ASSERT_EQ(x.entities.size(), 3u);
+  EXPECT_EQ(x.entities[0].name, "Rex Harrison");
+  EXPECT_EQ(x.entities[0].type, "TITLE");
+  AddTitleEntity("", &x);
+  EXPECT_EQ(x.entities.size(), 3u);
+}
+
 TEST(ToExtractionTest, EntitiesAndTriples) {
   OpenIeRecord rec;
   rec.passage_key = "p";

@@ -13,6 +13,7 @@
 #include "engine/engine_impl.h"
 #include "flowrag/engine.h"
 #include "nlohmann/json.hpp"
+#include "retrieval/local_facts.h"
 #include "retrieval/ppr.h"
 #include "retrieval/ppr_retriever.h"
 #include "retrieval/seeds.h"
@@ -395,6 +396,41 @@ TEST_F(PprDemoTest, DeterministicAcrossRunsAndThreads) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(mismatches.load(), 0);
+}
+
+// The local fact channel scores its candidates exactly as the global fact
+// index does: its best facts are the index's best among the candidates.
+TEST_F(PprDemoTest, LocalFactsAgreeWithTheFactIndex) {
+  auto snap = Snap();
+  const KnowledgeGraph& g = *snap->graph();
+  auto local = LocalFacts::For(*snap);
+  ASSERT_NE(local, nullptr);
+  for (const DemoQuestion& q : LoadDemoQuestions()) {
+    auto qs = ScoreQuery(*snap, q.question);
+    ASSERT_TRUE(qs.ok());
+    std::vector<uint32_t> passages;
+    for (uint32_t p = 0; p < std::min<size_t>(8, snap->num_passages()); ++p) passages.push_back(p);
+    const std::vector<uint32_t> candidates = local->Candidates(g, passages, {});
+    const std::set<uint32_t> allowed(candidates.begin(), candidates.end());
+    const std::vector<FactHit> best = local->Best(candidates, qs->query.row(0), 5);
+    VectorSearchParams params;
+    params.k = 5;
+    params.min_score = 1e-9f;
+    params.filter = [&](uint32_t id) { return allowed.count(id) > 0; };
+    const std::vector<VectorHit> ref = g.fact_index()->Search(qs->query.row(0), params, nullptr);
+    ASSERT_EQ(best.size(), ref.size()) << q.question;
+    for (size_t i = 0; i < best.size(); ++i) {
+      EXPECT_EQ(best[i].fact_text, ref[i].id);
+      EXPECT_NEAR(best[i].score, ref[i].score, 1e-5);
+    }
+    for (uint32_t t : candidates) {  // every candidate is stated by a chosen passage
+      bool stated = false;
+      for (uint32_t f : g.FactsWithText(t)) {
+        for (uint32_t p : g.FactSources(f)) stated |= p < passages.size();
+      }
+      EXPECT_TRUE(stated) << t;
+    }
+  }
 }
 
 TEST_F(PprDemoTest, OptionsAreValidated) {
