@@ -64,7 +64,7 @@
 // setting. The others were measured offline (built-in embedder, heuristic
 // graph; Recall@5 on the train splits 2wiki-train / musique-train /
 // musique-train OpenIE, then checked on 2wiki, musique-dev, hotpotqa-train
-// and medical). With them: 87.2 / 59.4 / 62.7.
+// and medical). With them: 86.7 / 59.4 / 62.7.
 //   k             1: k = 3 78.0 / 55.7 / 62.8; k = 10 (the paper's 2Wiki
 //                 setting) 67.5 / 54.3 / 58.5
 //   c             0.2: the paper's 0.4 85.4 / 58.9 / 62.7 (the relative scale
@@ -126,10 +126,11 @@
 // description or entity vectors or no dense passage index; InvalidArgument
 // for bad overrides.
 // Complexity: O(k·search) seeds + O(arcs of the activated entities ·
-// nnz of their relation vectors) + O(mentions of the activated entities) +
-// two passage searches (the candidates' cosines, the fill) and one BM25
-// search; nothing proportional to the graph. Thread-safety: Retrieve() is
-// const and reentrant (per-thread scratch).
+// nnz of their relation vectors) + O(mentions of the activated entities);
+// nothing proportional to the graph. Per query also one scan of the passage
+// vectors (fact_seeds.h ScoreQuery: the candidates' cosines and the fill)
+// and one BM25 search (its best 300). Thread-safety: Retrieve() is const
+// and reentrant (per-thread scratch).
 #ifndef FLOWRAG_RETRIEVAL_SA_RETRIEVER_H_
 #define FLOWRAG_RETRIEVAL_SA_RETRIEVER_H_
 
