@@ -101,6 +101,36 @@ TEST(OfflineCot, TextRetrieversFollowTheBestLinkedName) {
   EXPECT_EQ(text.queries.front(), kQuestion);
 }
 
+TEST(OfflineCot, AComparisonFetchesTheBridgeAnOptionLacks) {
+  // Round 1 finds both films and one director; the other director's birth
+  // is one follow-up away.
+  auto retrieve = [](std::string_view q, ChatModel*) -> Result<RetrievalResult> {
+    RetrievalResult r;
+    if (q.find("Albert Kelley") != std::string_view::npos) {
+      r.passages = {P(4, "Albert Kelley",
+                      "Albert Kelley (5 June 1890 \u2013 7 March 1970) was an American director.")};
+    } else {
+      r.passages = {
+          P(1, "Stage Kisses", "Stage Kisses is a 1927 American drama film directed by Albert Kelley."),
+          P(2, "The Lame Devil", "The Lame Devil is a 1948 French film directed by Sacha Guitry."),
+          P(3, "Sacha Guitry",
+            "Sacha Guitry (21 February 1885 \u2013 24 July 1957) was a French actor and director.")};
+    }
+    return r;
+  };
+  PipelineDeps deps;
+  deps.retrieve = retrieve;
+  AnswerOptions o;
+  o.pipeline = "cot";
+  const std::string q =
+      "Which film has the director who was born later, Stage Kisses or The Lame Devil?";
+  auto a = RunAnswerPipeline(q, o, deps);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_EQ(a->steps.size(), 2u);
+  EXPECT_NE(a->steps[0].follow_up.find("Albert Kelley"), std::string::npos);
+  EXPECT_EQ(a->text, "Stage Kisses") << a->reasoning;  // 1890 > 1885
+}
+
 TEST(OfflineCot, AnsweredQuestionsStopAfterOneRoundLikeSingle) {
   ScriptedRetriever text({});
   PipelineDeps deps;

@@ -214,6 +214,44 @@ TEST(ExtractiveAnswer, ComparesOptionsThroughTheirBridges) {
             "yes");
 }
 
+TEST(ExtractiveAnswer, ComparesLivesNationalitiesAndPairs) {
+  const std::vector<ScoredPassage> ps = {
+      P(1, "Ludwig Elsbett",
+        "Ludwig Elsbett( born November 8, 1913 in Salz, Germany \u2013 d. March 28, 2003) was a "
+        "German engineer."),
+      P(2, "Pamela Rymer",
+        "Pamela Rymer( January 16, 1941 \u2013 September 21, 2011) was an American judge.")};
+  // 89 years against 70: the lifespans, not the birth or death dates alone.
+  EXPECT_EQ(ExtractAnswer("Who lived longer, Ludwig Elsbett or Pamela Rymer?", ps, nullptr).answer,
+            "Ludwig Elsbett");
+  EXPECT_EQ(ExtractAnswer("Who was born first out of Pamela Rymer and Ludwig Elsbett?", ps, nullptr)
+                .answer,
+            "Ludwig Elsbett");
+  EXPECT_EQ(ExtractAnswer("Are Ludwig Elsbett and Pamela Rymer both American?", ps, nullptr).answer,
+            "no");
+  EXPECT_EQ(
+      ExtractAnswer("Which lawyer is American, Ludwig Elsbett or Pamela Rymer?", ps, nullptr).answer,
+      "Pamela Rymer");
+  // "between" without a comparison is no choice.
+  EXPECT_NE(ProfileQuestion("What is the distance between Salz and Munich?").type,
+            AnswerType::kChoice);
+}
+
+TEST(ExtractiveAnswer, AComparisonMissingABridgeNamesIt) {
+  // One film's director has a passage, the other's does not: the film's own
+  // date is not compared with a director's birth; the missing director is
+  // offered as the bridge to retrieve.
+  const std::vector<ScoredPassage> ps = {
+      P(1, "Stage Kisses", "Stage Kisses is a 1927 American silent drama film directed by Albert Kelley."),
+      P(2, "The Lame Devil", "The Lame Devil is a 1948 French film directed by Sacha Guitry."),
+      P(3, "Sacha Guitry", "Sacha Guitry (21 February 1885 \u2013 24 July 1957) was a French actor and director.")};
+  ExtractiveAnswer a = ExtractAnswer(
+      "Which film has the director who was born later, Stage Kisses or The Lame Devil?", ps, nullptr);
+  EXPECT_LT(a.confidence, 0.6);
+  ASSERT_FALSE(a.bridges.empty());
+  EXPECT_EQ(a.bridges[0], "Albert Kelley");
+}
+
 TEST(ExtractiveAnswer, CountsWithoutTheCountedWord) {
   const std::vector<ScoredPassage> ps = {
       P(1, "Tidehall", "The main auditorium seats 1,820 people, and a smaller recital room holds 240.")};

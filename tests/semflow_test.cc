@@ -169,6 +169,46 @@ TEST(SemFlowTransitionsTest, LocalMinimumKeepsMassOnASelfLoop) {
   EXPECT_EQ(e2.count(kE), 0u);
 }
 
+// Passage edges carry the walk graph's weights (graph/walk_graph.h): here
+// p0 is A's own title passage, so A → p0 and p0 → A weigh the title weight
+// and the entity edges together an average passage edge; unit edges give
+// the authors' 1 each.
+TEST(SemFlowTransitionsTest, PassageEdgesReadTheWalkGraphWeights) {
+  KnowledgeGraph::Input in;
+  in.num_passages = 2;
+  in.entity_names = {"A", "B"};
+  in.entity_types = {"TITLE", "X"};
+  in.entity_ids = {1, 2};
+  in.mentions = {{0, 0, 1, true, true}, {0, 1, 1, false}, {1, 0, 1, false}, {1, 1, 1, false}};
+  in.fact_subject = {0};
+  in.fact_object = {1};
+  in.relation_texts = {"r"};
+  in.fact_relation = {0};
+  in.fact_texts = {"f"};
+  in.fact_text = {0};
+  in.fact_sources = {{0}};
+  auto built = KnowledgeGraph::Build(std::move(in));
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  const KnowledgeGraph& g = **built;
+  const double title = g.walk().weights().title, mention = g.walk().weights().mention;
+  ASSERT_NE(title, mention);
+  const std::vector<float> flat = {0.5f, 0.5f};
+  const std::vector<double> rel = {0.0, 1.0};
+  SemFlowOptions o;
+  auto a = RowOf(SemFlowTransitions(g, flat, rel, o), 2);  // A: p0 (title), p1, B
+  const double mean = (title + mention) / 2;
+  const double total = title + mention + mean;
+  EXPECT_NEAR(a[0], title / total, 1e-9);
+  EXPECT_NEAR(a[1], mention / total, 1e-9);
+  EXPECT_NEAR(a[3], mean / total, 1e-9);
+  auto p0 = RowOf(SemFlowTransitions(g, flat, rel, o), 0);  // p0: A (title), B
+  EXPECT_NEAR(p0[2], title / (title + mention), 1e-9);
+  o.passage_edges = "unit";
+  auto unit = RowOf(SemFlowTransitions(g, flat, rel, o), 2);
+  EXPECT_NEAR(unit[0], 1.0 / 3, 1e-12);
+  EXPECT_NEAR(unit[3], 1.0 / 3, 1e-12);
+}
+
 TEST(SemFlowTransitionsTest, EqualAbstractnessCountsAsDown) {
   auto g = SmallGraph();
   std::vector<float> flat(5, 0.4f);

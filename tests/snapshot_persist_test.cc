@@ -10,7 +10,9 @@
 #include <fstream>
 #include <functional>
 #include <random>
+#include <thread>
 
+#include "common/hash.h"
 #include "engine/embedder_setup.h"
 #include "engine/engine_impl.h"
 #include "flowrag/engine.h"
@@ -167,7 +169,7 @@ void ExpectSameGraph(const KnowledgeGraph& a, const KnowledgeGraph& b) {
   ExpectSameIndex(a.entity_index(), b.entity_index(), "entity index");
   ExpectSameIndex(a.description_index(), b.description_index(), "description index");
   ExpectSameIndex(a.fact_index(), b.fact_index(), "fact index");
-  ExpectSameRows(a.vectors().relation_rows, b.vectors().relation_rows, "relation rows");
+  ExpectSameRows(a.vectors()->relation_rows, b.vectors()->relation_rows, "relation rows");
 }
 
 void ExpectSameSnapshot(const Snapshot& a, const Snapshot& b) {
@@ -509,10 +511,15 @@ TEST_F(SnapshotPersistTest, InsertAndDeleteKeepThePartsCurrent) {
     OpenStore s(path);
     const int64_t generation = s.store->Generation().value();
     EXPECT_EQ(impl->snapshot()->generation(), generation);
+    // Written in the background, half a second after the last write.
     for (const char* part : kParts) {
-      auto info = s.store->GetSnapshotPart(part);
-      ASSERT_TRUE(info.ok() && info->has_value()) << part;
-      EXPECT_EQ((*info)->generation, generation) << part;
+      for (int wait = 0; wait < 200; ++wait) {
+        auto info = s.store->GetSnapshotPart(part);
+        ASSERT_TRUE(info.ok() && info->has_value()) << part;
+        if ((*info)->generation == generation) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      EXPECT_EQ((*s.store->GetSnapshotPart(part))->generation, generation) << part;
     }
     SnapshotBuildStats stats;
     auto loaded = s.Build(true, &stats);
@@ -541,6 +548,73 @@ TEST_F(SnapshotPersistTest, InsertAndDeleteKeepThePartsCurrent) {
 
   ASSERT_TRUE(engine->DeleteDocument(doc.id).ok());
   check("after the delete");
+}
+
+// Documents appended to the store (stored and embedded, not yet extracted):
+// Snapshot::Append extends the earlier snapshot to exactly what Build reads.
+TEST_F(SnapshotPersistTest, AppendEqualsBuildAfterDocumentsAreAdded) {
+  const std::string path = CopyOfDemo();
+  OpenStore s(path, /*read_only=*/false);
+  SnapshotOptions so;
+  so.dense_model = s.dense_model;
+  so.persistable = true;
+  auto before = Snapshot::Build(*s.store, s.embedder, so);
+  ASSERT_TRUE(before.ok());
+  for (bool from_parts : {true, false}) {
+    SCOPED_TRACE(from_parts ? "earlier snapshot from parts" : "earlier snapshot from rows");
+    so.use_parts = from_parts;
+    auto base = Snapshot::Build(*s.store, s.embedder, so);
+    ASSERT_TRUE(base.ok());
+    std::vector<DocumentWrite> batch;
+    for (int i = 0; i < 2; ++i) {
+      DocumentWrite w;
+      w.doc.external_id = "appended-" + std::to_string(i) + (from_parts ? "p" : "r");
+      w.doc.title = "Appended " + std::to_string(i);
+      w.doc.text = "The Ostrel lighthouse keeper Mara Quill rowed to Port Calder in 1890. Storm "
+                   "nights followed.";
+      w.content_hash = 100 + i;
+      w.chunking = "test";
+      PassageWrite p;
+      p.end = static_cast<uint32_t>(w.doc.text.size());
+      p.embed_hash = Hash64(PassageEmbedText(w.doc.title, w.doc.text));
+      w.passages.push_back(p);
+      batch.push_back(w);
+      auto v = s.embedder->Embed(std::vector<std::string>{PassageEmbedText(w.doc.title, w.doc.text)});
+      ASSERT_TRUE(v.ok());
+      ASSERT_TRUE(s.store->PutEmbeddings(s.dense_model, std::vector<uint64_t>{p.embed_hash}, *v).ok());
+    }
+    ASSERT_TRUE(s.store->WriteDocuments(batch).ok());
+    SnapshotBuildStats stats;
+    auto appended = Snapshot::Append(*s.store, **base, &stats);
+    ASSERT_TRUE(appended.ok()) << appended.status().ToString();
+    EXPECT_EQ((*appended)->num_passages(), (*base)->num_passages() + 2);
+    EXPECT_EQ((*appended)->generation(), s.store->Generation().value());
+    EXPECT_EQ((*appended)->graph()->vectors(), (*base)->graph()->vectors());  // shared
+    SnapshotOptions rows;
+    rows.dense_model = s.dense_model;
+    rows.use_parts = false;
+    auto rebuilt = Snapshot::Build(*s.store, s.embedder, rows);
+    ASSERT_TRUE(rebuilt.ok());
+    ExpectSameSnapshot(**appended, **rebuilt);
+    ExpectSameAnswers(**appended, **rebuilt);
+    // And once more on top of the appended one.
+    batch[0].doc.external_id += "-again";
+    batch.resize(1);
+    ASSERT_TRUE(s.store->WriteDocuments(batch).ok());
+    auto twice = Snapshot::Append(*s.store, **appended);
+    ASSERT_TRUE(twice.ok()) << twice.status().ToString();
+    auto rebuilt_twice = Snapshot::Build(*s.store, s.embedder, rows);
+    ExpectSameSnapshot(**twice, **rebuilt_twice);
+  }
+  // A removal is not an append.
+  ASSERT_TRUE(s.store->DeleteDocument("appended-0p").ok());
+  auto base = Snapshot::Build(*s.store, s.embedder, so);
+  ASSERT_TRUE(s.store->DeleteDocument("appended-1p").ok());
+  EXPECT_EQ(Snapshot::Append(*s.store, **base).status().code(), StatusCode::kFailedPrecondition);
+  // Nor is a snapshot that kept no rows.
+  so.persistable = false;
+  auto plain = Snapshot::Build(*s.store, s.embedder, so);
+  EXPECT_EQ(Snapshot::Append(*s.store, **plain).status().code(), StatusCode::kFailedPrecondition);
 }
 
 }  // namespace

@@ -155,8 +155,16 @@ std::vector<ImplicitWord> ImplicitWords(std::string_view text,
     if (a.kind == SpanKind::kProperNoun) {
       const std::string key = EntityKey(text.substr(a.begin, a.end - a.begin));
       if (!NationalityKey(key).empty()) {
+        // "X is a New Zealand illustrator ... by British author Y": the
+        // demonym right after "is a"/"was an" is the subject's.
+        const std::vector<std::string> before =
+            Tokenize(text.substr(a.begin >= 12 ? a.begin - 12 : 0, a.begin >= 12 ? 12 : a.begin),
+                     TokenizerOptions{false, false, 64});
+        const bool apposed = !before.empty() && (before.back() == "a" || before.back() == "an") &&
+                             before.size() >= 2 &&
+                             (before[before.size() - 2] == "is" || before[before.size() - 2] == "was");
         for (const char* w : {"nationality", "country", "citizenship"}) {
-          out.push_back({w, a.begin, a.end});
+          out.push_back({w, a.begin, a.end, apposed});
         }
       }
       continue;
@@ -186,9 +194,13 @@ std::vector<ImplicitWord> ImplicitWords(std::string_view text,
     const size_t close = text.find(')', a.end);
     if (close == std::string_view::npos) continue;
     // The second date of the same parenthesis, after a dash.
+    // The next date of the same parenthesis ("(born 8 November 1913 in
+    // Salz, Germany – d. 28 March 2003)": places may come between).
     const EntitySpan* second = nullptr;
-    if (i + 1 < spans.size() && spans[i + 1].kind == SpanKind::kDate && spans[i + 1].end <= close) {
-      second = &spans[i + 1];
+    size_t j = i + 1;
+    while (j < spans.size() && spans[j].end <= close && spans[j].kind != SpanKind::kDate) ++j;
+    if (j < spans.size() && spans[j].kind == SpanKind::kDate && spans[j].end <= close) {
+      second = &spans[j];
     }
     bool dash = false;
     if (second != nullptr) {
@@ -205,13 +217,11 @@ std::vector<ImplicitWord> ImplicitWords(std::string_view text,
       }
     }
     if (!dash) continue;
-    out.push_back({"born", a.begin, a.end});
-    out.push_back({"birth", a.begin, a.end});
+    out.push_back({"born", a.begin, a.end, true});
+    out.push_back({"birth", a.begin, a.end, true});
     if (second != nullptr) {
-      out.push_back({"died", second->begin, second->end});
-      out.push_back({"death", second->begin, second->end});
-      out.push_back({"die", second->begin, second->end});
-      ++i;
+      for (const char* w : {"died", "death", "die"}) out.push_back({w, second->begin, second->end, true});
+      i = static_cast<size_t>(second - spans.data());
     }
   }
   return out;

@@ -40,6 +40,10 @@ struct ImplicitWord {
   std::string word;  // tokenised form ("born", "died", "nationality", ...)
   uint32_t begin = 0;
   uint32_t end = 0;
+  // A convention that states the word as surely as writing it: a life's
+  // parenthesis, a demonym after "is a"/"was an". Otherwise the value only
+  // could be what the word asks about (any length is "long").
+  bool strong = false;
 };
 
 // The implicit words of `text` given its entity spans (DetectEntitySpans).

@@ -114,8 +114,13 @@ struct Hit {
   uint32_t begin = 0;  // bytes into the passage text
   uint32_t end = 0;
   double strength = 0.0;
-  bool implicit = false;  // an implied word (answer_lexicon.h ImplicitWords)
+  // An implied word (answer_lexicon.h ImplicitWords): a weak one counts as
+  // this many bytes away from its value, so a value next to the written
+  // word wins ("96 metres long; its span of 58 metres").
+  uint32_t implicit_distance = 0;
+  bool implied = false;
 };
+constexpr uint32_t kWeakImplicitDistance = 10;
 
 struct Sentence {
   size_t passage = 0;
@@ -163,6 +168,8 @@ struct OptionValue {
   SentenceRef where;
   double score = 0.0;
   bool found = false;
+  int hops = 0;                      // bridges the value was reached through
+  std::vector<std::string> bridges;  // the sub-question's bridges to retrieve
 };
 
 class Extractor {
@@ -245,15 +252,26 @@ class Extractor {
   }
 
   // The best candidate of `kind` (a sub-question's value); nullopt if none.
-  std::optional<OptionValue> BestOfKind(SpanKind kind, bool nationality) {
+  // The best candidate of `kind` (a sub-question's value); found = false
+  // when there is none (bridges still say where to look).
+  OptionValue BestOfKind(SpanKind kind, bool nationality) {
     Prepare();
+    OptionValue v;
+    if (sentences_.empty()) return v;
     RankCandidates();
+    v.bridges = Bridges();
     for (const Candidate& c : typed_) {
       if (c.kind != kind) continue;
       if (nationality && NationalityKey(c.text).empty()) continue;
-      return OptionValue{c.text, Ref(sentences_[c.sentence]), c.total, true};
+      const Sentence& s = sentences_[c.sentence];
+      v.value = c.text;
+      v.where = Ref(s);
+      v.score = c.total;
+      v.found = true;
+      v.hops = s.hops;
+      break;
     }
-    return std::nullopt;
+    return v;
   }
 
  private:
@@ -291,7 +309,10 @@ class Extractor {
       info.title_key = EntityKey(passages_[p].title);
       info.short_key = EntityKey(ShortTitle(passages_[p].title));
       if (info.short_key.size() < 4) info.short_key.clear();
-      info.named = HasKey(question_key_, info.title_key) || HasKey(question_key_, info.short_key);
+      // Named as a name: "place of birth" in a question is not the passage "Place of birth".
+      info.named = (HasKey(question_key_, info.title_key) && WrittenAsName(passages_[p].title)) ||
+                   (HasKey(question_key_, info.short_key) &&
+                    WrittenAsName(ShortTitle(passages_[p].title)));
       if (info.named) mark_subject(passages_[p].title);
       info.prior = 1.0 / (1.0 + options_.rank_decay * static_cast<double>(p));
     }
@@ -320,7 +341,8 @@ class Extractor {
     }
     relation_.assign(num_terms(), false);
     for (size_t i = 0; i < num_terms(); ++i) {
-      relation_[i] = !subject_[i] && profile_.terms[i] != profile_.answer_noun;
+      relation_[i] = !subject_[i] && profile_.terms[i] != profile_.answer_noun &&
+                     profile_.terms[i] != profile_.answer_modifier;
     }
     // Names say which passages to read; the rest says what is asked.
     total_weight_ = 0.0;
@@ -372,19 +394,20 @@ class Extractor {
     // Words with their offsets, and the implicit words of the text.
     const TokenizedText tokens(text);
     std::vector<Hit> all_hits;
-    auto add_hits = [&](std::string_view word, uint32_t b, uint32_t e, bool implicit) {
+    auto add_hits = [&](std::string_view word, uint32_t b, uint32_t e, uint32_t distance,
+                        bool implied) {
       for (size_t i = 0; i < num_terms(); ++i) {
         const double m = WordMatch(profile_.terms[i], word);
-        if (m > 0) all_hits.push_back({static_cast<uint32_t>(i), b, e, m, implicit});
+        if (m > 0) all_hits.push_back({static_cast<uint32_t>(i), b, e, m, distance, implied});
       }
     };
     for (size_t k = 0; k < tokens.size(); ++k) {
       const std::string_view norm = tokens.norm(k);
       if (IsStopword(norm)) continue;
-      add_hits(StemS(norm), tokens.token(k).begin, tokens.token(k).end, false);
+      add_hits(StemS(norm), tokens.token(k).begin, tokens.token(k).end, 0, false);
     }
     for (const ImplicitWord& w : ImplicitWords(text, info.spans)) {
-      add_hits(w.word, w.begin, w.end, true);
+      add_hits(w.word, w.begin, w.end, w.strong ? 0 : kWeakImplicitDistance, true);
     }
     info.first = sentences_.size();
     for (const TextSpan& s : SplitSentences(text)) {
@@ -403,6 +426,22 @@ class Extractor {
       sentences_.push_back(std::move(ss));
     }
     info.last = sentences_.size();
+  }
+
+  // True unless the question writes `name` in lower case (then it is a
+  // common phrase there, "place of birth", not the name of a passage).
+  bool WrittenAsName(const std::string& name) const {
+    const std::vector<std::string> tokens = NameTokens(name);
+    const TokenizedText q(question_);
+    for (size_t at = 0; !tokens.empty() && at + tokens.size() <= q.size(); ++at) {
+      bool match = true;
+      for (size_t k = 0; k < tokens.size() && match; ++k) match = q.norm(at + k) == tokens[k];
+      if (!match) continue;
+      const std::string_view raw = q.raw(at);
+      if (IsCapitalizedToken(raw) || std::isdigit(static_cast<unsigned char>(raw[0]))) return true;
+      return false;
+    }
+    return true;
   }
 
   // True when `head` (a name's last token, tokenised) is a relation term of
@@ -459,7 +498,7 @@ class Extractor {
           const int hops = from.hops + 1;
           double score = Weighted(cover);
           for (int h = 0; h < hops; ++h) score *= options_.chain_weight;
-          score *= from.prior;
+          score *= from.prior * LinkNearness(s1, ShortTitle(passages_[p].title));
           if (score > next[p].link_score) {
             next[p].inherited = std::move(cover);
             next[p].link_score = score;
@@ -497,7 +536,10 @@ class Extractor {
           for (size_t i = 0; i < num_terms(); ++i) chained[i] = std::max(own[i], info.inherited[i]);
           double c = Weighted(chained);
           for (int h = 0; h < info.hops; ++h) c *= options_.chain_weight;
-          const double link_prior = info_[sentences_[info.via].passage].prior;
+          // A chain is as well ranked as the best-ranked passage it went
+          // through (its anchor, usually the subject's passage).
+          double link_prior = 0.0;
+          for (size_t q : info.path) link_prior = std::max(link_prior, info_[q].prior);
           if (c * std::max(prior, link_prior) > s.coverage * prior) {
             s.cover = std::move(chained);
             s.coverage = c;
@@ -601,6 +643,41 @@ class Extractor {
     return typed;
   }
 
+  // True when [b, e) is the passive agent of the word ending at `word_end`:
+  // "built by the Halloran-Vey Line", "founded in 1947 by the conductor X".
+  static bool AgentOf(const std::string& text, uint32_t word_end, uint32_t b) {
+    if (word_end > b || b - word_end > 48) return false;
+    const std::vector<std::string> words =
+        Tokenize(std::string_view(text).substr(word_end, b - word_end), TokenizerOptions{false, false, 64});
+    const auto by = std::find(words.begin(), words.end(), "by");
+    return by != words.end() && words.end() - by <= 3 && words.size() <= 6;
+  }
+
+  static double Nearness(size_t distance) {
+    return 0.6 + 0.4 / (1.0 + static_cast<double>(distance) / 40.0);
+  }
+
+  // How closely a link sentence ties the bridge `name` to a relation term:
+  // "directed by Melville W. Brown and starring William Cagney" links the
+  // director, not the actor. Nearness of the name's first mention to the
+  // nearest relation hit (1.25 for a passive agent); 0.8 when the text does
+  // not write the name as the title does.
+  double LinkNearness(const Sentence& s1, const std::string& name) const {
+    const std::string& text = passages_[s1.passage].text;
+    const std::string lower = ToLowerAscii(std::string_view(text).substr(s1.begin, s1.end - s1.begin));
+    const size_t at = lower.find(ToLowerAscii(name));
+    if (name.empty() || at == std::string::npos) return 0.8;
+    const uint32_t b = s1.begin + static_cast<uint32_t>(at);
+    const uint32_t e = b + static_cast<uint32_t>(name.size());
+    size_t best = SIZE_MAX;
+    for (const Hit& h : s1.hits) {
+      if (!relation_[h.term] || h.strength < kMatched || (h.begin >= b && h.end <= e)) continue;
+      if (AgentOf(text, h.end, b)) return kAgentBonus;
+      best = std::min<size_t>(best, h.end <= b ? b - h.end : (h.begin >= e ? h.begin - e : 0));
+    }
+    return best == SIZE_MAX ? 0.8 : Nearness(best);
+  }
+
   // Nearness of [b, e) to the sentence's focus hits, in (0, kAgentBonus].
   double Near(const Sentence& s, uint32_t b, uint32_t e) const {
     const std::string& text = passages_[s.passage].text;
@@ -608,22 +685,13 @@ class Extractor {
     bool agent = false;
     for (const Hit& h : s.hits) {
       if (std::find(s.focus.begin(), s.focus.end(), h.term) == s.focus.end()) continue;
-      // A value implies its word ("96 metres" → long); when the sentence
-      // also writes the word, the value next to it is meant.
-      if (h.implicit && std::any_of(s.hits.begin(), s.hits.end(), [&](const Hit& o) {
-            return o.term == h.term && !o.implicit;
-          })) {
-        continue;
-      }
-      const size_t d = h.end <= b ? b - h.end : (h.begin >= e ? h.begin - e : 0);
+      // A word inside the candidate names it ("Cannes Film Festival" for
+      // "film"); it is not next to it. An implied word sits on its value.
+      if (!h.implied && h.begin >= b && h.end <= e) continue;
+      const size_t d = h.implicit_distance +
+                       (h.end <= b ? b - h.end : (h.begin >= e ? h.begin - e : 0));
       best = std::min(best, d);
-      if (h.end <= b && b - h.end <= 48) {
-        // "built by the Halloran-Vey Line", "founded in 1947 by the conductor X".
-        const std::vector<std::string> words =
-            Tokenize(std::string_view(text).substr(h.end, b - h.end), TokenizerOptions{false, false, 64});
-        const auto by = std::find(words.begin(), words.end(), "by");
-        if (by != words.end() && words.end() - by <= 3 && words.size() <= 6) agent = true;
-      }
+      agent |= AgentOf(text, h.end, b);
     }
     if (best == SIZE_MAX) {
       // Nothing to be near: a passage's lead states what it is about (the
@@ -631,8 +699,7 @@ class Extractor {
       const size_t index = static_cast<size_t>(&s - &sentences_[info_[s.passage].first]);
       return 0.8 / (1.0 + 0.1 * static_cast<double>(index));
     }
-    const double near = 0.6 + 0.4 / (1.0 + static_cast<double>(best) / 40.0);
-    return agent ? kAgentBonus : near;
+    return agent ? kAgentBonus : Nearness(best);
   }
 
   void AddCandidate(std::map<std::string, Candidate>* into, std::string text, SpanKind kind,
@@ -832,16 +899,21 @@ class Extractor {
 
   // A sub-question about one entity: this question with `option` in place
   // of the compared pair, its type `type`, its subject's terms required.
-  std::optional<OptionValue> Resolve(const std::string& option, const std::string& sub_question,
-                                     AnswerType type, const std::vector<std::string>& drop) {
+  // `terms`: the sub-question's terms when given, else the question's.
+  OptionValue Resolve(const std::string& option, const std::string& sub_question, AnswerType type,
+                      const std::vector<std::string>& drop,
+                      const std::vector<std::string>& terms = {}) {
     QuestionProfile sub = profile_;
     sub.type = type;
     sub.options.clear();
     sub.terms.clear();
     const std::vector<std::string> own = Tokenize(option);
-    for (const std::string& t : profile_.terms) {
+    for (const std::string& t : terms.empty() ? profile_.terms : terms) {
       const bool mine = std::find(own.begin(), own.end(), t) != own.end();
       if (mine || std::find(drop.begin(), drop.end(), t) == drop.end()) sub.terms.push_back(t);
+    }
+    for (const std::string& t : own) {
+      if (std::find(sub.terms.begin(), sub.terms.end(), t) == sub.terms.end()) sub.terms.push_back(t);
     }
     // Required: the names inside the option ("the orchestra that plays at
     // the Lantern Tide Festival" → Lantern Tide Festival), else all of it.
@@ -859,6 +931,17 @@ class Extractor {
     return x.BestOfKind(nationality ? SpanKind::kProperNoun : SpanKind::kDate, nationality);
   }
 
+  // The terms of "What nationality is X?" asked within this question: its
+  // terms but the demonyms it asks about, and "nationality".
+  std::vector<std::string> NationalityTerms() const {
+    std::vector<std::string> out;
+    for (const std::string& t : profile_.terms) {
+      if (!IsDemonymWord(t)) out.push_back(t);
+    }
+    out.push_back("nationality");
+    return out;
+  }
+
   // The question with `keep` in place of the span [b, e) holding both options.
   std::string SubQuestion(size_t b, size_t e, const std::string& keep) const {
     return question_.substr(0, b) + keep + question_.substr(e);
@@ -871,19 +954,27 @@ class Extractor {
     out->confidence = 0.5 * std::min(1.0, best.coverage);
     out->support.push_back(Ref(best));
     out->reasoning = "a yes/no question; the passages mention what it asks about";
-    if (!profile_.same_nationality) return;
+    // "Are A and B from the same country?", "Are A and B both American?"
+    const bool both = !profile_.asked_nationality.empty() &&
+                      (" " + EntityKey(question_) + " ").find(" both ") != std::string::npos;
+    if (!profile_.same_nationality && !both) return;
     const std::vector<std::string> entities = ComparedEntities();
     if (entities.size() != 2) return;
     OptionValue v[2];
     for (int k = 0; k < 2; ++k) {
       std::vector<std::string> drop = Tokenize(entities[1 - k]);
       // "Are A and B from the same country?" → "What nationality is A?"
-      auto r = Resolve(entities[k], "What nationality is " + entities[k] + "?", AnswerType::kName,
-                       drop);
-      if (!r) return;
-      v[k] = *r;
+      v[k] = Resolve(entities[k], "What nationality is " + entities[k] + "?", AnswerType::kName,
+                     drop, NationalityTerms());
+      if (!v[k].found) {
+        out->bridges = v[k].bridges;  // where an iterative pipeline may find it
+        return;
+      }
     }
-    const bool same = NationalityKey(v[0].value) == NationalityKey(v[1].value);
+    const std::string k0 = NationalityKey(v[0].value), k1 = NationalityKey(v[1].value);
+    const bool same = profile_.same_nationality
+                          ? k0 == k1
+                          : k0 == profile_.asked_nationality && k1 == profile_.asked_nationality;
     out->answer = same ? "yes" : "no";
     out->confidence = 0.7;
     out->support = {v[0].where, v[1].where};
@@ -927,6 +1018,7 @@ class Extractor {
       if (e.kind != SpanKind::kProperNoun) continue;
       const std::string name = question_.substr(e.begin, e.end - e.begin);
       const std::string key = EntityKey(name);
+      if (!NationalityKey(key).empty()) continue;  // "both American": the value, not an entity
       const size_t pos = lower.find(" " + key + " ");
       if (pos != std::string::npos && !overlaps(pos, key.size())) found.push_back({pos, name});
     }
@@ -950,40 +1042,92 @@ class Extractor {
     return SIZE_MAX;
   }
 
+  // Dates to compare, as days since year 0 (months and days when both sides
+  // have them).
+  static void Comparable(DateValue* a, DateValue* b) {
+    if (a->month == 0 || b->month == 0) a->month = b->month = 0;
+    if (a->day == 0 || b->day == 0) a->day = b->day = 0;
+  }
+  static double Days(const DateValue& d) { return d.year * 372.0 + d.month * 31.0 + d.day; }
+
   void Choice(ExtractiveAnswer* out) {
     const std::vector<std::string>& opts = profile_.options;
     // Where the pair sits in the question, to write each option's sub-question.
     const size_t b = question_.find(opts[0]);
     const size_t last = question_.rfind(opts[1]);
     const bool placed = b != std::string::npos && last != std::string::npos && last > b;
-    OptionValue v[2];
-    bool dated = false;
-    if (profile_.order != 0 && opts.size() == 2 && placed) {
+    if ((profile_.order != 0 || profile_.lifespan != 0) && placed) {
       const size_t e = last + opts[1].size();
+      OptionValue v[2];
+      double key[2] = {0, 0};  // what is compared: a date, or a length of life
+      std::string shown[2];
+      bool ok = true;
       for (int k = 0; k < 2; ++k) {
-        auto r = Resolve(opts[k], SubQuestion(b, e, opts[k]), AnswerType::kDate, Tokenize(opts[1 - k]));
-        if (r) v[k] = *r;
-      }
-      const DateValue d0 = ParseDate(v[0].value), d1 = ParseDate(v[1].value);
-      if (v[0].found && v[1].found && d0.ok() && d1.ok()) {
-        // Compare at the precision both have.
-        DateValue a = d0, c = d1;
-        if (a.month == 0 || c.month == 0) a.month = c.month = 0;
-        if (a.day == 0 || c.day == 0) a.day = c.day = 0;
-        dated = a != c;
-        if (dated) {
-          const bool first_earlier = a < c;
-          const size_t pick = (profile_.order < 0) == first_earlier ? 0 : 1;
-          out->answer = opts[pick];
-          out->answered = true;
-          out->confidence = 0.8;
-          out->support.push_back(v[pick].where);
-          out->support.push_back(v[1 - pick].where);
-          out->evidence = 2;
-          out->reasoning = "a choice question; " + opts[0] + " (" + v[0].value + ") vs " +
-                           opts[1] + " (" + v[1].value + ")";
-          return;
+        const std::string sub = SubQuestion(b, e, opts[k]);
+        const std::vector<std::string> drop = Tokenize(opts[1 - k]);
+        if (profile_.lifespan != 0) {
+          // "Who lived longer?": death minus birth.
+          OptionValue born = Resolve(opts[k], sub, AnswerType::kDate, drop, {"born"});
+          OptionValue died = Resolve(opts[k], sub, AnswerType::kDate, drop, {"died"});
+          DateValue d0 = ParseDate(born.value), d1 = ParseDate(died.value);
+          Comparable(&d0, &d1);
+          ok &= born.found && died.found && d0.ok() && d1.ok() && d0 < d1;
+          v[k] = died;
+          v[k].bridges = born.found ? died.bridges : born.bridges;
+          key[k] = profile_.lifespan * (Days(d1) - Days(d0));
+          shown[k] = born.value + " - " + died.value;
+        } else {
+          v[k] = Resolve(opts[k], sub, AnswerType::kDate, drop);
+          ok &= v[k].found && ParseDate(v[k].value).ok();
+          shown[k] = v[k].value;
         }
+      }
+      // Both values must be reached the same way: the film's own date
+      // against the other film's director's birth compares nothing.
+      if (ok && v[0].hops != v[1].hops) {
+        out->bridges = v[v[0].hops < v[1].hops ? 0 : 1].bridges;
+        ok = false;
+      } else if (!ok) {
+        out->bridges = v[0].found ? v[1].bridges : v[0].bridges;
+      }
+      if (ok && profile_.lifespan == 0) {
+        DateValue d0 = ParseDate(v[0].value), d1 = ParseDate(v[1].value);
+        Comparable(&d0, &d1);
+        key[0] = profile_.order * Days(d0);  // the larger key wins
+        key[1] = profile_.order * Days(d1);
+      }
+      if (ok && key[0] != key[1]) {
+        const size_t pick = key[0] > key[1] ? 0 : 1;
+        out->answer = opts[pick];
+        out->answered = true;
+        out->confidence = 0.8;
+        out->support = {v[pick].where, v[1 - pick].where};
+        out->evidence = 2;
+        out->reasoning = "a choice question; " + opts[0] + " (" + shown[0] + ") vs " + opts[1] +
+                         " (" + shown[1] + ")";
+        return;
+      }
+    }
+    // "Which singer is American, A or B?": the option of that nationality.
+    if (profile_.order == 0 && profile_.lifespan == 0 && !profile_.asked_nationality.empty() &&
+        placed) {
+      OptionValue v[2];
+      bool match[2];
+      for (int k = 0; k < 2; ++k) {
+        v[k] = Resolve(opts[k], "What nationality is " + opts[k] + "?", AnswerType::kName,
+                       Tokenize(opts[1 - k]), NationalityTerms());
+        match[k] = v[k].found && NationalityKey(v[k].value) == profile_.asked_nationality;
+      }
+      if (match[0] != match[1] && v[0].found && v[1].found) {
+        const size_t pick = match[0] ? 0 : 1;
+        out->answer = opts[pick];
+        out->answered = true;
+        out->confidence = 0.7;
+        out->support = {v[pick].where, v[1 - pick].where};
+        out->evidence = 2;
+        out->reasoning = "a choice by nationality; " + opts[0] + ": " + v[0].value + ", " +
+                         opts[1] + ": " + v[1].value;
+        return;
       }
     }
     // Without comparable dates: the better-supported option.

@@ -346,9 +346,11 @@ class Pipeline {
         best = ex;
         best_context = context;
       }
-      // Yes/no and choice questions are answered by their options.
-      const bool closed =
-          profile_.type == AnswerType::kYesNo || profile_.type == AnswerType::kChoice;
+      // Yes/no questions are answered "yes" unless they compare two
+      // entities' nationalities; comparisons end once their values compare
+      // (confident), and otherwise follow the bridge an option lacks.
+      const bool closed = profile_.type == AnswerType::kYesNo && !profile_.same_nationality;
+      const bool compares = profile_.type == AnswerType::kYesNo || profile_.type == AnswerType::kChoice;
       std::string bridge;
       for (const std::string& b : best.bridges) {
         if (std::find(used_bridges.begin(), used_bridges.end(), b) == used_bridges.end()) {
@@ -356,7 +358,7 @@ class Pipeline {
           break;
         }
       }
-      const bool covered = best.unmatched_terms.empty() &&
+      const bool covered = (compares || best.unmatched_terms.empty()) &&
                            best.confidence >= kOfflineAnswerConfidence;
       if (closed || covered || bridge.empty() || round + 1 == options_.max_steps) {
         answer_.steps.push_back(std::move(step));

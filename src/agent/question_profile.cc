@@ -96,6 +96,36 @@ std::vector<std::string> AuxChoiceOptions(std::string_view q) {
   return {a, b};
 }
 
+// "Who was born first out of A and B?", "... between A and B?": {A, B}.
+std::vector<std::string> PairOptions(std::string_view q) {
+  const std::string lower = ToLowerAscii(q);
+  for (std::string_view lead : {" out of ", " between "}) {
+    const size_t at = lower.find(lead);
+    if (at == std::string::npos) continue;
+    const size_t start = at + lead.size();
+    const size_t and_pos = lower.rfind(" and ");
+    if (and_pos == std::string::npos || and_pos < start) continue;
+    std::string a = Trim(q.substr(start, and_pos - start));
+    std::string b = Trim(q.substr(and_pos + 5));
+    if (a.empty() || b.empty() || !std::isupper(static_cast<unsigned char>(a[0]))) continue;
+    return {a, b};
+  }
+  return {};
+}
+
+// +1 "Who lived longer", -1 "Who lived shorter" / "died younger", 0 otherwise.
+int LifespanOrder(const std::string& lower) {
+  if (ContainsWord(lower, "lived longer") || ContainsWord(lower, "lived the longest") ||
+      ContainsWord(lower, "died older") || ContainsWord(lower, "longer life")) {
+    return 1;
+  }
+  if (ContainsWord(lower, "lived shorter") || ContainsWord(lower, "died younger") ||
+      ContainsWord(lower, "shorter life")) {
+    return -1;
+  }
+  return 0;
+}
+
 int ChoiceOrder(const std::string& lower) {
   static const char* kEarliest[] = {"first",  "earlier", "earliest", "older",
                                     "oldest", "before",  "sooner",   "longer ago"};
@@ -156,6 +186,7 @@ QuestionProfile ProfileQuestion(std::string_view question) {
         // "what was the largest fleet": the noun after a superlative.
         if (k + 1 < words.size() && words[k].size() > 4 &&
             words[k].compare(words[k].size() - 3, 3, "est") == 0) {
+          p.answer_modifier = StemS(words[k]);
           ++k;
         }
         what_is_the = true;
@@ -177,10 +208,17 @@ QuestionProfile ProfileQuestion(std::string_view question) {
   p.wants_demonym = ContainsWord(lower, "nationality") || ContainsWord(lower, "country") ||
                     ContainsWord(lower, "language") || ContainsWord(lower, "citizenship") ||
                     ContainsWord(lower, "ethnicity") || ContainsWord(lower, "religion");
+  for (const std::string& w : words) {
+    if (IsDemonymWord(w) && p.asked_nationality.empty()) p.asked_nationality = NationalityKey(w);
+  }
   p.options = ChoiceOptions(question);
+  if (p.options.empty() && (ChoiceOrder(lower) != 0 || LifespanOrder(lower) != 0)) {
+    p.options = PairOptions(question);  // "the distance between A and B" is no choice
+  }
   if (!p.options.empty()) {
     p.type = AnswerType::kChoice;
-    p.order = ChoiceOrder(lower);
+    p.lifespan = LifespanOrder(lower);
+    p.order = p.lifespan != 0 ? 0 : ChoiceOrder(lower);
     return p;
   }
   static const char* kAux[] = {"is",    "are", "was",  "were", "do",   "does",  "did",    "can",
@@ -189,7 +227,8 @@ QuestionProfile ProfileQuestion(std::string_view question) {
     if (StartsWithWord(lower, w)) {
       p.options = AuxChoiceOptions(question);
       p.type = p.options.empty() ? AnswerType::kYesNo : AnswerType::kChoice;
-      p.order = p.options.empty() ? 0 : ChoiceOrder(lower);
+      p.lifespan = p.options.empty() ? 0 : LifespanOrder(lower);
+      p.order = p.options.empty() || p.lifespan != 0 ? 0 : ChoiceOrder(lower);
       p.same_nationality = p.options.empty() && ContainsWord(lower, "same") &&
                            (ContainsWord(lower, "nationality") || ContainsWord(lower, "country") ||
                             ContainsWord(lower, "citizenship"));

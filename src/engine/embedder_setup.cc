@@ -54,12 +54,12 @@ Result<std::shared_ptr<Embedder>> MaybeRefitEmbedder(Store& store, const std::st
                                                      bool force, double growth, bool* refitted) {
   *refitted = false;
   if (kind != kHashEmbedderName) return current;
-  FLOWRAG_ASSIGN_OR_RETURN(StoreCounts counts, store.Counts());
+  FLOWRAG_ASSIGN_OR_RETURN(auto counts, store.CountDocumentsAndPassages());
+  const int64_t passages = counts.second;
   FLOWRAG_ASSIGN_OR_RETURN(int64_t fitted, store.EmbedderStateFittedPassages(kHashEmbedderName));
-  const bool stale = fitted <= 0 ||
-                     static_cast<double>(counts.passages) >= (1.0 + growth) * fitted;
+  const bool stale = fitted <= 0 || static_cast<double>(passages) >= (1.0 + growth) * fitted;
   if (!force && !stale) return current;
-  if (counts.passages == 0) return current;
+  if (passages == 0) return current;
 
   IdfTable::Builder builder;
   FLOWRAG_RETURN_IF_ERROR(store.ForEachPassageText([&](const PassageToEmbed& p) -> Status {
@@ -67,8 +67,7 @@ Result<std::shared_ptr<Embedder>> MaybeRefitEmbedder(Store& store, const std::st
     return Status::Ok();
   }));
   auto idf = std::make_shared<IdfTable>(std::move(builder).Build());
-  FLOWRAG_RETURN_IF_ERROR(store.PutEmbedderState(kHashEmbedderName, idf->Serialize(),
-                                                 counts.passages));
+  FLOWRAG_RETURN_IF_ERROR(store.PutEmbedderState(kHashEmbedderName, idf->Serialize(), passages));
   FLOWRAG_ASSIGN_OR_RETURN(HashedEmbedderOptions o, HashOptions(store, options));
   FLOWRAG_RETURN_IF_ERROR(store.SetMeta("hash_dimension", std::to_string(o.dimension)));
   *refitted = true;

@@ -51,6 +51,12 @@ Result<std::unique_ptr<EngineImpl>> EngineImpl::Create(const std::string& db_pat
     FLOWRAG_ASSIGN_OR_RETURN(auto r, MakeRetriever(name));
     engine->retrievers_.emplace(name, std::move(r));
   }
+  if (!options.read_only) {
+    // Inserts served over HTTP come in bursts: their parts are written
+    // once the burst is over.
+    engine->persister_ =
+        std::make_unique<PartsPersister>(engine->store_.get(), std::chrono::milliseconds(500));
+  }
   FLOWRAG_RETURN_IF_ERROR(engine->RebuildSnapshot());
   return engine;
 }
@@ -60,36 +66,52 @@ std::shared_ptr<const Snapshot> EngineImpl::snapshot() const {
   return snapshot_;
 }
 
-Status EngineImpl::RebuildSnapshot() {
+Status EngineImpl::RebuildSnapshot(Persist persist, std::shared_ptr<const Snapshot> same_text) {
   SnapshotOptions so;
   so.vector.hnsw_threshold = options_.hnsw_threshold;
   FLOWRAG_ASSIGN_OR_RETURN(auto dense_model, store_->GetMeta("dense_model"));
   // Only vectors of the embedder we can embed queries with are usable.
   if (dense_model && *dense_model == embedder_->ModelId()) so.dense_model = *dense_model;
-  so.persistable = !options_.read_only;
+  so.persistable = persister_ != nullptr;
   so.previous = snapshot();  // its graph vectors are reused by text
   // Nothing written since (a run that found everything stored): keep it.
   FLOWRAG_ASSIGN_OR_RETURN(int64_t generation, store_->Generation());
   if (so.previous != nullptr && so.previous->generation() == generation &&
       so.previous->embedder() == embedder_.get() && so.previous->dense_model() == so.dense_model) {
+    // It may still have parts to write (an appended snapshot).
+    if (persister_ != nullptr) {
+      persister_->Schedule(so.previous);
+      if (persist == Persist::kNow) persister_->Flush();
+    }
     return Status::Ok();
+  }
+  if (same_text != nullptr && same_text->embedder() == embedder_.get()) {
+    so.same_text = std::move(same_text);
   }
   FLOWRAG_ASSIGN_OR_RETURN(auto snap, Snapshot::Build(*store_, embedder_, so));
   so.previous.reset();
-  {
-    std::lock_guard<std::mutex> lock(snapshot_mu_);
-    snapshot_ = snap;
-  }
-  // Visible first, persisted after: the parts are a cache of the store, and
-  // a failure to write them only costs the next open its speed.
-  if (so.persistable) {
-    Result<size_t> written = snap->PersistParts(*store_);
-    if (!written.ok()) {
-      std::fprintf(stderr, "flowrag: %s: snapshot parts not persisted: %s\n",
-                   store_->path().c_str(), written.status().ToString().c_str());
-    }
+  so.same_text.reset();
+  SwapSnapshot(snap);
+  // Visible first, persisted after: the parts are a cache of the store.
+  if (persister_ != nullptr) {
+    persister_->Schedule(std::move(snap));
+    if (persist == Persist::kNow) persister_->Flush();
   }
   return Status::Ok();
+}
+
+void EngineImpl::SwapSnapshot(std::shared_ptr<const Snapshot> snap) {
+  std::lock_guard<std::mutex> lock(snapshot_mu_);
+  snapshot_ = std::move(snap);
+}
+
+std::shared_ptr<const Snapshot> EngineImpl::PublishAppended() {
+  std::shared_ptr<const Snapshot> current = snapshot();
+  if (current == nullptr || current->embedder() != embedder_.get()) return nullptr;
+  auto appended = Snapshot::Append(*store_, *current);
+  if (!appended.ok()) return nullptr;  // the rebuild after extraction covers them
+  SwapSnapshot(*appended);
+  return *appended;
 }
 
 Result<IndexReport> EngineImpl::Index(const std::vector<std::string>& sources,
@@ -134,23 +156,25 @@ Result<IndexReport> EngineImpl::IndexDocuments(const std::vector<DocumentInput>&
                                      std::to_string(it->second) + "]");
     }
   }
-  return RunIndex("api:" + std::to_string(documents.size()) + " documents", options,
-                  [&](const DocumentSink& sink) -> Status {
-                    for (size_t i = 0; i < documents.size(); ++i) {
-                      RawDocument doc;
-                      doc.external_id = documents[i].id;
-                      doc.title = documents[i].title;
-                      doc.text = documents[i].text;
-                      doc.source = "api";
-                      doc.line = static_cast<int64_t>(i) + 1;
-                      FLOWRAG_RETURN_IF_ERROR(sink(std::move(doc)));
-                    }
-                    return Status::Ok();
-                  });
+  return RunIndex(
+      "api:" + std::to_string(documents.size()) + " documents", options,
+      [&](const DocumentSink& sink) -> Status {
+        for (size_t i = 0; i < documents.size(); ++i) {
+          RawDocument doc;
+          doc.external_id = documents[i].id;
+          doc.title = documents[i].title;
+          doc.text = documents[i].text;
+          doc.source = "api";
+          doc.line = static_cast<int64_t>(i) + 1;
+          FLOWRAG_RETURN_IF_ERROR(sink(std::move(doc)));
+        }
+        return Status::Ok();
+      },
+      /*api=*/true);
 }
 
 Result<IndexReport> EngineImpl::RunIndex(const std::string& label, const IndexOptions& options,
-                                         const DocumentProducer& produce) {
+                                         const DocumentProducer& produce, bool api) {
   if (options_.read_only) return Status::FailedPrecondition(store_->path() + ": opened read-only");
   FLOWRAG_RETURN_IF_ERROR(options.chunking.Validate());
   FLOWRAG_RETURN_IF_ERROR(ResolveExtractor(options).status());
@@ -172,18 +196,26 @@ Result<IndexReport> EngineImpl::RunIndex(const std::string& label, const IndexOp
     st = EmbedMissing(options, &report, &run);
     report.embed_seconds = SecondsSince(embed_start);
   }
+  // New documents are searchable before the extraction links them.
+  std::shared_ptr<const Snapshot> appended;
+  if (st.ok() && api && report.documents_added > 0 && report.documents_replaced == 0 &&
+      !report.embedder_refitted) {
+    appended = PublishAppended();
+  }
   if (st.ok()) st = RunExtraction(options, &report);
-  FLOWRAG_RETURN_IF_ERROR(FinishIndexRun(&run, st));
+  FLOWRAG_RETURN_IF_ERROR(
+      FinishIndexRun(&run, st, api ? Persist::kLater : Persist::kNow, std::move(appended)));
   report.total_seconds = SecondsSince(start);
   return report;
 }
 
-Status EngineImpl::FinishIndexRun(IndexRunRecord* run, const Status& st) {
+Status EngineImpl::FinishIndexRun(IndexRunRecord* run, const Status& st, Persist persist,
+                                  std::shared_ptr<const Snapshot> same_text) {
   run->status = st.ok() ? "done" : "failed";
   run->error = st.ok() ? "" : st.ToString();
   Status journal = store_->UpdateIndexRun(*run);
   // Whatever was committed becomes visible, even when the run failed.
-  Status rebuilt = RebuildSnapshot();
+  Status rebuilt = RebuildSnapshot(persist, std::move(same_text));
   FLOWRAG_RETURN_IF_ERROR(st);
   FLOWRAG_RETURN_IF_ERROR(journal);
   return rebuilt;
@@ -284,7 +316,9 @@ Status EngineImpl::EmbedMissing(const IndexOptions& options, IndexReport* report
   }
   progress.Finish();
   FLOWRAG_RETURN_IF_ERROR(store_->SetMeta("dense_model", model));
-  if (embedder_kind_ == kHashEmbedderName) {
+  // A refit supersedes the earlier model's vectors (a scan of the cache, so
+  // not on every insert; rows a crash left behind go with the next refit).
+  if (embedder_kind_ == kHashEmbedderName && refitted) {
     FLOWRAG_RETURN_IF_ERROR(store_->DropEmbeddingsOfFamilyExcept(kHashModelFamily, model).status());
   }
   return Status::Ok();
@@ -294,7 +328,7 @@ Status EngineImpl::DeleteDocument(std::string_view document_id) {
   if (options_.read_only) return Status::FailedPrecondition(store_->path() + ": opened read-only");
   std::lock_guard<std::mutex> lock(write_mu_);
   FLOWRAG_RETURN_IF_ERROR(store_->DeleteDocument(document_id));
-  return RebuildSnapshot();
+  return RebuildSnapshot(Persist::kLater);
 }
 
 Result<ChatModel*> EngineImpl::QueryChat() const {

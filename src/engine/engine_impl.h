@@ -16,6 +16,7 @@
 #include <string>
 
 #include "embed/embedder.h"
+#include "engine/parts_persister.h"
 #include "flowrag/engine.h"
 #include "graph/snapshot.h"
 #include "ingest/document.h"
@@ -56,11 +57,19 @@ class EngineImpl final : public Engine {
   // Index() and IndexDocuments(): `produce` hands every document to the sink.
   using DocumentSink = std::function<Status(RawDocument&&)>;
   using DocumentProducer = std::function<Status(const DocumentSink&)>;
+  // How the parts of a new snapshot are written: before returning (batch
+  // runs, opening) or by the background persister (API inserts and deletes).
+  enum class Persist { kNow, kLater };
+  // `api`: documents given directly (IndexDocuments): new documents become
+  // visible as soon as they are stored and embedded (Snapshot::Append),
+  // and are linked into the graph when their extraction is done.
   Result<IndexReport> RunIndex(const std::string& label, const IndexOptions& options,
-                               const DocumentProducer& produce);
+                               const DocumentProducer& produce, bool api = false);
   // Journals the run's outcome `st` and swaps in a snapshot of whatever was
-  // committed (even after a failure); returns the first error.
-  Status FinishIndexRun(IndexRunRecord* run, const Status& st);
+  // committed (even after a failure); returns the first error. `same_text`:
+  // see RebuildSnapshot.
+  Status FinishIndexRun(IndexRunRecord* run, const Status& st, Persist persist = Persist::kNow,
+                        std::shared_ptr<const Snapshot> same_text = nullptr);
   // Writes `batch` in one transaction, updates the counters and the run
   // journal, clears it; then options.after_batch.
   Status CommitDocuments(std::vector<DocumentWrite>* batch, const IndexOptions& options,
@@ -76,7 +85,17 @@ class EngineImpl final : public Engine {
                           IngestReport* report);
   Status FillSchemaStats(StoreStats* stats) const;  // schema_stats.cc
   Status EmbedMissing(const IndexOptions& options, IndexReport* report, IndexRunRecord* run);
-  Status RebuildSnapshot();
+  // Builds and swaps in a snapshot of the store (unless nothing changed
+  // since the current one): graph texts the current snapshot embedded are
+  // reused; `same_text` (when only the graph changed since it was built)
+  // lends its documents, BM25 and passage vectors.
+  Status RebuildSnapshot(Persist persist = Persist::kNow,
+                         std::shared_ptr<const Snapshot> same_text = nullptr);
+  // Swaps in the current snapshot extended by the documents just appended
+  // (Snapshot::Append); returns it, or null when it could not (then the
+  // next RebuildSnapshot covers them).
+  std::shared_ptr<const Snapshot> PublishAppended();
+  void SwapSnapshot(std::shared_ptr<const Snapshot> snap);
   // Embeds graph texts and updates SYNONYM edges (engine_graph.cc).
   Status BuildGraphExtras(bool progress, size_t* texts_embedded, size_t* synonym_edges);
   // The extraction phase of Index() (extraction_phase.cc).
@@ -120,6 +139,8 @@ class EngineImpl final : public Engine {
   std::mutex write_mu_;  // serialises Index/Delete
   mutable std::mutex snapshot_mu_;
   std::shared_ptr<const Snapshot> snapshot_;
+  // Declared after store_: destroyed (and flushed) before it.
+  std::unique_ptr<PartsPersister> persister_;
 };
 
 }  // namespace flowrag

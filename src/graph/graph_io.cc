@@ -154,21 +154,32 @@ class PartWriter {
 // than the part holds.
 class PartReader {
  public:
-  PartReader(Store& store, Store::SnapshotPartInfo info) : store_(store), info_(std::move(info)) {}
+  PartReader(Store& store, Store::SnapshotPartInfo info)
+      : store_(&store), info_(std::move(info)) {}
+  // Over bytes in memory (no checksum to compare: Finish checks the length).
+  PartReader(std::string name, std::string_view bytes) : memory_(bytes) {
+    info_.name = std::move(name);
+    info_.bytes = bytes.size();
+  }
 
   uint64_t remaining() const { return info_.bytes - consumed_; }
 
   // Reads straight from the store's pages into `data` (chunks are all
-  // kMaxSnapshotChunk bytes but the last).
+  // kMaxSnapshotChunk bytes but the last), or from memory.
   Status Bytes(void* data, size_t n) {
     if (n > remaining()) return Corrupt("truncated: " + std::to_string(n) + " bytes wanted");
     char* p = static_cast<char*>(data);
+    if (store_ == nullptr) {
+      std::memcpy(p, memory_.data() + consumed_, n);
+      consumed_ += n;
+      return Status::Ok();
+    }
     while (n > 0) {
       const int64_t seq = static_cast<int64_t>(consumed_ / Store::kMaxSnapshotChunk);
       const uint64_t offset = consumed_ % Store::kMaxSnapshotChunk;
       const size_t take = std::min<uint64_t>(n, Store::kMaxSnapshotChunk - offset);
       if (seq >= info_.chunks) return Corrupt("missing chunk " + std::to_string(seq));
-      FLOWRAG_RETURN_IF_ERROR(store_.ReadSnapshotChunk(info_.name, seq, offset, p, take));
+      FLOWRAG_RETURN_IF_ERROR(store_->ReadSnapshotChunk(info_.name, seq, offset, p, take));
       checksum_.Update(p, take);
       p += take;
       n -= take;
@@ -222,17 +233,20 @@ class PartReader {
   // Every byte read: compare the checksum.
   Status Finish() {
     if (remaining() != 0) return Corrupt(std::to_string(remaining()) + " trailing bytes");
+    if (store_ == nullptr) return Status::Ok();
     const uint64_t chunks = (info_.bytes + Store::kMaxSnapshotChunk - 1) / Store::kMaxSnapshotChunk;
     if (static_cast<int64_t>(chunks) != info_.chunks) return Corrupt("chunk count");
     if (checksum_.Final() != info_.checksum) return Corrupt("checksum mismatch");
     return Status::Ok();
   }
   Status Corrupt(const std::string& what) const {
-    return Status::Corruption(store_.path() + ": snapshot part " + info_.name + ": " + what);
+    return Status::Corruption((store_ ? store_->path() + ": " : std::string()) + "snapshot part " +
+                              info_.name + ": " + what);
   }
 
  private:
-  Store& store_;
+  Store* store_ = nullptr;
+  std::string_view memory_;
   Store::SnapshotPartInfo info_;
   uint64_t consumed_ = 0;
   StreamChecksum checksum_;
@@ -399,6 +413,78 @@ Result<std::unique_ptr<VectorIndex>> ReadIndex(PartReader& r, size_t dim, size_t
                      " vectors, expected " + std::to_string(expected_size));
   }
   return index;
+}
+
+// The graph rows part's layout (SerializeGraphRows), checked index by index.
+Result<KnowledgeGraph::Input> ParseRows(PartReader& r, size_t num_passages) {
+  KnowledgeGraph::Input in;
+  FLOWRAG_RETURN_IF_ERROR(r.Magic(kRowsMagic));
+  FLOWRAG_ASSIGN_OR_RETURN(uint64_t passages, r.U64());
+  if (passages != num_passages) {
+    return r.Corrupt("rows of " + std::to_string(passages) + " passages, the store has " +
+                     std::to_string(num_passages));
+  }
+  in.num_passages = passages;
+  FLOWRAG_RETURN_IF_ERROR(r.Strings(&in.entity_names));
+  const size_t E = in.entity_names.size();
+  FLOWRAG_RETURN_IF_ERROR(r.Strings(&in.entity_types));
+  if (in.entity_types.size() != E) return r.Corrupt("entity types");
+  FLOWRAG_RETURN_IF_ERROR(r.ArrayOf(E, &in.entity_ids, "entity ids"));
+  std::vector<uint32_t> passage, entity;
+  std::vector<float> count;
+  std::vector<uint8_t> flags;
+  FLOWRAG_RETURN_IF_ERROR(r.Array(&passage));
+  FLOWRAG_RETURN_IF_ERROR(r.ArrayOf(passage.size(), &entity, "mention entities"));
+  FLOWRAG_RETURN_IF_ERROR(r.ArrayOf(passage.size(), &count, "mention counts"));
+  FLOWRAG_RETURN_IF_ERROR(r.ArrayOf(passage.size(), &flags, "mention flags"));
+  FLOWRAG_RETURN_IF_ERROR(CheckRange(r, passage, passages, "mention passage"));
+  FLOWRAG_RETURN_IF_ERROR(CheckRange(r, entity, E, "mention entity"));
+  in.mentions.resize(passage.size());
+  for (size_t i = 0; i < passage.size(); ++i) {
+    in.mentions[i] = {passage[i], entity[i], count[i], (flags[i] & 1) != 0, (flags[i] & 2) != 0};
+  }
+  FLOWRAG_RETURN_IF_ERROR(r.Array(&in.description_entity));
+  const size_t D = in.description_entity.size();
+  FLOWRAG_RETURN_IF_ERROR(r.ArrayOf(D, &in.description_passage, "description passages"));
+  FLOWRAG_RETURN_IF_ERROR(r.Strings(&in.description_texts));
+  if (in.description_texts.size() != D) return r.Corrupt("description texts");
+  FLOWRAG_RETURN_IF_ERROR(CheckRange(r, in.description_entity, E, "description entity"));
+  FLOWRAG_RETURN_IF_ERROR(CheckRange(r, in.description_passage, passages, "description passage"));
+  FLOWRAG_RETURN_IF_ERROR(r.Array(&in.fact_subject));
+  const size_t F = in.fact_subject.size();
+  FLOWRAG_RETURN_IF_ERROR(r.ArrayOf(F, &in.fact_object, "fact objects"));
+  FLOWRAG_RETURN_IF_ERROR(r.ArrayOf(F, &in.fact_relation, "fact relations"));
+  FLOWRAG_RETURN_IF_ERROR(r.Strings(&in.relation_texts));
+  FLOWRAG_RETURN_IF_ERROR(r.ArrayOf(F, &in.fact_text, "fact texts"));
+  FLOWRAG_RETURN_IF_ERROR(r.Strings(&in.fact_texts));
+  FLOWRAG_RETURN_IF_ERROR(CheckRange(r, in.fact_subject, E, "fact subject"));
+  FLOWRAG_RETURN_IF_ERROR(CheckRange(r, in.fact_object, E, "fact object"));
+  FLOWRAG_RETURN_IF_ERROR(CheckRange(r, in.fact_relation, in.relation_texts.size(), "fact relation"));
+  FLOWRAG_RETURN_IF_ERROR(CheckRange(r, in.fact_text, in.fact_texts.size(), "fact text"));
+  std::vector<uint64_t> source_offsets;
+  std::vector<uint32_t> sources;
+  FLOWRAG_RETURN_IF_ERROR(r.ArrayOf(F + 1, &source_offsets, "fact source offsets"));
+  FLOWRAG_RETURN_IF_ERROR(r.Array(&sources));
+  FLOWRAG_RETURN_IF_ERROR(CheckRange(r, sources, passages, "fact source"));
+  if (source_offsets.front() != 0 || source_offsets.back() != sources.size() ||
+      !std::is_sorted(source_offsets.begin(), source_offsets.end())) {
+    return r.Corrupt("fact source offsets");
+  }
+  in.fact_sources.resize(F);
+  for (size_t f = 0; f < F; ++f) {
+    in.fact_sources[f].assign(sources.begin() + static_cast<ptrdiff_t>(source_offsets[f]),
+                              sources.begin() + static_cast<ptrdiff_t>(source_offsets[f + 1]));
+  }
+  std::vector<uint32_t> a, b;
+  std::vector<float> similarity;
+  FLOWRAG_RETURN_IF_ERROR(r.Array(&a));
+  FLOWRAG_RETURN_IF_ERROR(r.ArrayOf(a.size(), &b, "synonym ends"));
+  FLOWRAG_RETURN_IF_ERROR(r.ArrayOf(a.size(), &similarity, "synonym similarities"));
+  FLOWRAG_RETURN_IF_ERROR(CheckRange(r, a, E, "synonym"));
+  FLOWRAG_RETURN_IF_ERROR(CheckRange(r, b, E, "synonym"));
+  in.synonyms.resize(a.size());
+  for (size_t i = 0; i < a.size(); ++i) in.synonyms[i] = {a[i], b[i], similarity[i]};
+  return in;
 }
 
 // ---- keys
@@ -598,77 +684,33 @@ std::optional<KnowledgeGraph::Input> ReadGraphRowsPart(Store& store, int64_t gen
                                                        size_t num_passages, PartRead* read) {
   return ReadPart<KnowledgeGraph::Input>(
       store, kGraphRowsPart, generation, kGraphRowsFormat, GraphRowsPartKey(), read,
-      [&](PartReader& r) -> Result<KnowledgeGraph::Input> {
-        KnowledgeGraph::Input in;
-        FLOWRAG_RETURN_IF_ERROR(r.Magic(kRowsMagic));
-        FLOWRAG_ASSIGN_OR_RETURN(uint64_t passages, r.U64());
-        if (passages != num_passages) {
-          return r.Corrupt("rows of " + std::to_string(passages) + " passages, the store has " +
-                           std::to_string(num_passages));
-        }
-        in.num_passages = passages;
-        FLOWRAG_RETURN_IF_ERROR(r.Strings(&in.entity_names));
-        const size_t E = in.entity_names.size();
-        FLOWRAG_RETURN_IF_ERROR(r.Strings(&in.entity_types));
-        if (in.entity_types.size() != E) return r.Corrupt("entity types");
-        FLOWRAG_RETURN_IF_ERROR(r.ArrayOf(E, &in.entity_ids, "entity ids"));
-        std::vector<uint32_t> passage, entity;
-        std::vector<float> count;
-        std::vector<uint8_t> flags;
-        FLOWRAG_RETURN_IF_ERROR(r.Array(&passage));
-        FLOWRAG_RETURN_IF_ERROR(r.ArrayOf(passage.size(), &entity, "mention entities"));
-        FLOWRAG_RETURN_IF_ERROR(r.ArrayOf(passage.size(), &count, "mention counts"));
-        FLOWRAG_RETURN_IF_ERROR(r.ArrayOf(passage.size(), &flags, "mention flags"));
-        FLOWRAG_RETURN_IF_ERROR(CheckRange(r, passage, passages, "mention passage"));
-        FLOWRAG_RETURN_IF_ERROR(CheckRange(r, entity, E, "mention entity"));
-        in.mentions.resize(passage.size());
-        for (size_t i = 0; i < passage.size(); ++i) {
-          in.mentions[i] = {passage[i], entity[i], count[i], (flags[i] & 1) != 0, (flags[i] & 2) != 0};
-        }
-        FLOWRAG_RETURN_IF_ERROR(r.Array(&in.description_entity));
-        const size_t D = in.description_entity.size();
-        FLOWRAG_RETURN_IF_ERROR(r.ArrayOf(D, &in.description_passage, "description passages"));
-        FLOWRAG_RETURN_IF_ERROR(r.Strings(&in.description_texts));
-        if (in.description_texts.size() != D) return r.Corrupt("description texts");
-        FLOWRAG_RETURN_IF_ERROR(CheckRange(r, in.description_entity, E, "description entity"));
-        FLOWRAG_RETURN_IF_ERROR(CheckRange(r, in.description_passage, passages, "description passage"));
-        FLOWRAG_RETURN_IF_ERROR(r.Array(&in.fact_subject));
-        const size_t F = in.fact_subject.size();
-        FLOWRAG_RETURN_IF_ERROR(r.ArrayOf(F, &in.fact_object, "fact objects"));
-        FLOWRAG_RETURN_IF_ERROR(r.ArrayOf(F, &in.fact_relation, "fact relations"));
-        FLOWRAG_RETURN_IF_ERROR(r.Strings(&in.relation_texts));
-        FLOWRAG_RETURN_IF_ERROR(r.ArrayOf(F, &in.fact_text, "fact texts"));
-        FLOWRAG_RETURN_IF_ERROR(r.Strings(&in.fact_texts));
-        FLOWRAG_RETURN_IF_ERROR(CheckRange(r, in.fact_subject, E, "fact subject"));
-        FLOWRAG_RETURN_IF_ERROR(CheckRange(r, in.fact_object, E, "fact object"));
-        FLOWRAG_RETURN_IF_ERROR(CheckRange(r, in.fact_relation, in.relation_texts.size(), "fact relation"));
-        FLOWRAG_RETURN_IF_ERROR(CheckRange(r, in.fact_text, in.fact_texts.size(), "fact text"));
-        std::vector<uint64_t> source_offsets;
-        std::vector<uint32_t> sources;
-        FLOWRAG_RETURN_IF_ERROR(r.ArrayOf(F + 1, &source_offsets, "fact source offsets"));
-        FLOWRAG_RETURN_IF_ERROR(r.Array(&sources));
-        FLOWRAG_RETURN_IF_ERROR(CheckRange(r, sources, passages, "fact source"));
-        if (source_offsets.front() != 0 || source_offsets.back() != sources.size() ||
-            !std::is_sorted(source_offsets.begin(), source_offsets.end())) {
-          return r.Corrupt("fact source offsets");
-        }
-        in.fact_sources.resize(F);
-        for (size_t f = 0; f < F; ++f) {
-          in.fact_sources[f].assign(sources.begin() + static_cast<ptrdiff_t>(source_offsets[f]),
-                                    sources.begin() + static_cast<ptrdiff_t>(source_offsets[f + 1]));
-        }
-        std::vector<uint32_t> a, b;
-        std::vector<float> similarity;
-        FLOWRAG_RETURN_IF_ERROR(r.Array(&a));
-        FLOWRAG_RETURN_IF_ERROR(r.ArrayOf(a.size(), &b, "synonym ends"));
-        FLOWRAG_RETURN_IF_ERROR(r.ArrayOf(a.size(), &similarity, "synonym similarities"));
-        FLOWRAG_RETURN_IF_ERROR(CheckRange(r, a, E, "synonym"));
-        FLOWRAG_RETURN_IF_ERROR(CheckRange(r, b, E, "synonym"));
-        in.synonyms.resize(a.size());
-        for (size_t i = 0; i < a.size(); ++i) in.synonyms[i] = {a[i], b[i], similarity[i]};
-        return in;
-      });
+      [&](PartReader& r) { return ParseRows(r, num_passages); });
 }
+
+std::optional<std::string> ReadGraphRowsPartBytes(Store& store, int64_t generation,
+                                                  PartRead* read) {
+  return ReadPart<std::string>(store, kGraphRowsPart, generation, kGraphRowsFormat,
+                               GraphRowsPartKey(), read, [&](PartReader& r) -> Result<std::string> {
+                                 std::string bytes(r.remaining(), '\0');
+                                 FLOWRAG_RETURN_IF_ERROR(r.Bytes(bytes.data(), bytes.size()));
+                                 return bytes;
+                               });
+}
+
+Result<KnowledgeGraph::Input> ParseGraphRows(std::string_view bytes, size_t num_passages) {
+  PartReader r(kGraphRowsPart, bytes);
+  FLOWRAG_ASSIGN_OR_RETURN(KnowledgeGraph::Input in, ParseRows(r, num_passages));
+  FLOWRAG_RETURN_IF_ERROR(r.Finish());
+  return in;
+}
+
+std::string WithPassageCount(std::string_view bytes, size_t num_passages) {
+  std::string out(bytes);
+  const uint64_t n = num_passages;
+  if (out.size() >= 16) std::memcpy(out.data() + 8, &n, sizeof(n));
+  return out;
+}
+
 
 // ---- graph vectors
 

@@ -89,6 +89,17 @@ std::optional<Bm25Index> ReadBm25Part(Store& store, int64_t generation, size_t n
 // graph without entities).
 std::optional<KnowledgeGraph::Input> ReadGraphRowsPart(Store& store, int64_t generation,
                                                        size_t num_passages, PartRead* read);
+// The same part's bytes (checksum verified), for a snapshot that keeps its
+// rows (SnapshotOptions::persistable); ParseGraphRows reads them.
+std::optional<std::string> ReadGraphRowsPartBytes(Store& store, int64_t generation,
+                                                  PartRead* read);
+// Rows from SerializeGraphRows bytes, with every check of ReadGraphRowsPart
+// but the checksum. Corruption naming the violation.
+Result<KnowledgeGraph::Input> ParseGraphRows(std::string_view bytes, size_t num_passages);
+// The bytes with their passage count replaced (passages appended without
+// graph rows of their own).
+std::string WithPassageCount(std::string_view bytes, size_t num_passages);
+
 // Vectors for `rows` (counts must match them) under `embedder`'s key.
 std::optional<GraphVectors> ReadGraphVectorsPart(Store& store, int64_t generation,
                                                  Embedder& embedder,

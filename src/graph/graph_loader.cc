@@ -175,7 +175,7 @@ Result<GraphVectors> LoadGraphVectors(Store& store, const KnowledgeGraph::Input&
     FLOWRAG_ASSIGN_OR_RETURN(out.facts, LocalRows(embedder, rows.fact_texts, &p, embedded));
   }
   {
-    const TextRows p = previous(nullptr, prev ? &prev->vectors().relation_rows : nullptr,
+    const TextRows p = previous(nullptr, prev ? &prev->vectors()->relation_rows : nullptr,
                                 prev ? prev->num_relations() : 0,
                                 [&](uint32_t i) -> const std::string& { return prev->RelationText(i); });
     FLOWRAG_ASSIGN_OR_RETURN(out.relations, LocalRows(embedder, rows.relation_texts, &p, embedded));
@@ -189,7 +189,8 @@ Result<std::shared_ptr<const KnowledgeGraph>> LoadKnowledgeGraph(
   FLOWRAG_ASSIGN_OR_RETURN(KnowledgeGraph::Input in, LoadGraphRows(store, passage_index));
   if (in.entity_names.empty()) return std::shared_ptr<const KnowledgeGraph>();
   size_t embedded = 0;
-  FLOWRAG_ASSIGN_OR_RETURN(in.vectors, LoadGraphVectors(store, in, options, &embedded));
+  FLOWRAG_ASSIGN_OR_RETURN(GraphVectors vectors, LoadGraphVectors(store, in, options, &embedded));
+  in.vectors = std::make_shared<const GraphVectors>(std::move(vectors));
   in.passage_vectors = &passage_vectors;
   return KnowledgeGraph::Build(std::move(in));
 }

@@ -181,7 +181,7 @@ Result<std::shared_ptr<const KnowledgeGraph>> KnowledgeGraph::Build(Input&& in) 
     g->abstractness_.assign(E, 0.0f);
   }
 
-  g->vectors_ = std::move(in.vectors);
+  g->vectors_ = in.vectors != nullptr ? std::move(in.vectors) : std::make_shared<GraphVectors>();
   g->walk_ = WalkGraph::Build(*g, DefaultWalkWeights());
   return std::shared_ptr<const KnowledgeGraph>(std::move(g));
 }
@@ -229,7 +229,7 @@ size_t KnowledgeGraph::MemoryBytes() const {
   bytes += (fact_subject_.size() * 4 + facts_by_text_.size()) * 4 + facts_by_text_offsets_.size() * 8;
   bytes += (entity_ids_.size() * 8) + (abstractness_.size() + raw_abstractness_.size()) * 4;
   bytes += fact_source_offsets_.size() * 8 + fact_source_passages_.size() * 4;
-  bytes += vectors_.MemoryBytes();
+  bytes += vectors_->MemoryBytes();
   bytes += walk_.MemoryBytes();
   return bytes;
 }

@@ -101,8 +101,9 @@ class KnowledgeGraph {
       float similarity;
     };
     std::vector<Synonym> synonyms;
-    // Vectors of the texts above (empty when there is no embedder).
-    GraphVectors vectors;
+    // Vectors of the texts above (null or empty when there is no embedder);
+    // shared with later graphs whose texts are the same.
+    std::shared_ptr<const GraphVectors> vectors;
     // Passage embeddings for abstractness (rows = passages), may be empty.
     const FloatMatrix* passage_vectors = nullptr;
   };
@@ -163,24 +164,24 @@ class KnowledgeGraph {
   }
 
   // ---- vectors (null / empty when the store has no embeddings)
-  const VectorIndex* entity_index() const { return vectors_.entity_index.get(); }
-  const VectorIndex* description_index() const { return vectors_.description_index.get(); }
-  const VectorIndex* fact_index() const { return vectors_.fact_index.get(); }  // ids: fact text ids
+  const VectorIndex* entity_index() const { return vectors_->entity_index.get(); }
+  const VectorIndex* description_index() const { return vectors_->description_index.get(); }
+  const VectorIndex* fact_index() const { return vectors_->fact_index.get(); }  // ids: fact text ids
   // Entity-name vectors as rows (entity index → row); null unless the graph
   // was embedded by the built-in embedder.
   const SparseRows* entity_vectors() const {
-    return vectors_.entity_rows.rows() == num_entities() && num_entities() > 0
-               ? &vectors_.entity_rows
+    return vectors_->entity_rows.rows() == num_entities() && num_entities() > 0
+               ? &vectors_->entity_rows
                : nullptr;
   }
   // Cosine of relation `r`'s text with an L2-normalised query vector (0 when
   // there are no relation vectors).
   float RelationDot(uint32_t r, const float* query) const {
-    return vectors_.relation_rows.rows() > r ? vectors_.relation_rows.Dot(r, query) : 0.0f;
+    return vectors_->relation_rows.rows() > r ? vectors_->relation_rows.Dot(r, query) : 0.0f;
   }
-  // Every vector, for persistence (graph/graph_io.h) and reuse by a later
-  // snapshot.
-  const GraphVectors& vectors() const { return vectors_; }
+  // Every vector (never null), for persistence (graph/graph_io.h) and for
+  // later snapshots to share or reuse.
+  const std::shared_ptr<const GraphVectors>& vectors() const { return vectors_; }
 
   size_t MemoryBytes() const;
 
@@ -199,7 +200,7 @@ class KnowledgeGraph {
   std::vector<uint32_t> fact_source_passages_;
   Csr edges_[kNumEdgeKinds];
   WalkGraph walk_;
-  GraphVectors vectors_;
+  std::shared_ptr<const GraphVectors> vectors_;
 };
 
 // Semantic abstractness of each entity (raw tr Cov, then normalised), as

@@ -17,16 +17,102 @@ double SecondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-// One stored embedding per passage (zero rows where none; *missing counts
-// them), rows in snapshot order.
+// Phase timings into SnapshotBuildStats::phase_seconds.
+class Phases {
+ public:
+  explicit Phases(SnapshotBuildStats* stats) : stats_(stats) {}
+  void Done(const char* name) {
+    stats_->phase_seconds[name] = SecondsSince(start_);
+    start_ = Clock::now();
+  }
+
+ private:
+  SnapshotBuildStats* stats_;
+  Clock::time_point start_ = Clock::now();
+};
+
+void Record(SnapshotBuildStats* stats, const char* part, const PartRead& read) {
+  stats->parts[part] = read.state == PartState::kLoaded ? PartState::kLoaded : PartState::kRebuilt;
+  if (read.state != PartState::kLoaded && read.state != PartState::kMissing) {
+    stats->part_errors.push_back(std::string(part) + ": " +
+                                 std::string(PartStateName(read.state)) + ": " + read.error);
+  }
+}
+
+// Adds the documents and passages with ids above those `text` holds (all of
+// them for an empty `text`); `passage_index` maps the new passages' store ids
+// to their snapshot indexes. Corruption for a passage of an unknown document
+// or with offsets outside it; FailedPrecondition for a new passage of an
+// old document (when `text` was not empty: not an append).
+Status ReadDocuments(Store& store, SnapshotText* text,
+                     std::unordered_map<int64_t, uint32_t>* passage_index) {
+  const int64_t last_document = text->documents.empty() ? 0 : text->documents.back().id;
+  const int64_t last_passage = text->passages.empty() ? 0 : text->passages.back().id;
+  const size_t first_new_document = text->documents.size();
+  std::unordered_map<int64_t, uint32_t> doc_index;
+  FLOWRAG_RETURN_IF_ERROR(store.ForEachDocument(
+      [&](DocumentRow&& d) -> Status {
+        doc_index.emplace(d.id, static_cast<uint32_t>(text->documents.size()));
+        text->documents.push_back(
+            {d.id, std::move(d.external_id), std::move(d.title), std::move(d.text)});
+        return Status::Ok();
+      },
+      last_document));
+  return store.ForEachPassage(
+      [&](const PassageRow& p) -> Status {
+        auto it = doc_index.find(p.document_id);
+        if (it == doc_index.end()) {
+          if (first_new_document > 0) {
+            return Status::FailedPrecondition(store.path() + ": passage " + std::to_string(p.id) +
+                                              " was added to an existing document");
+          }
+          return Status::Corruption(store.path() + ": passage " + std::to_string(p.id) +
+                                    " refers to missing document " +
+                                    std::to_string(p.document_id));
+        }
+        const std::string& body = text->documents[it->second].text;
+        if (p.begin > p.end || p.end > body.size()) {
+          return Status::Corruption(store.path() + ": passage " + std::to_string(p.id) +
+                                    " has offsets [" + std::to_string(p.begin) + ", " +
+                                    std::to_string(p.end) + ") outside its document");
+        }
+        passage_index->emplace(p.id, static_cast<uint32_t>(text->passages.size()));
+        text->passages.push_back({p.id, it->second, p.ordinal, p.begin, p.end});
+        return Status::Ok();
+      },
+      last_passage);
+}
+
+std::string_view TextOf(const SnapshotText& text, uint32_t i) {
+  const SnapshotPassage& p = text.passages[i];
+  return std::string_view(text.documents[p.document].text).substr(p.begin, p.end - p.begin);
+}
+
+// Adds passages [from, end) to a BM25 builder.
+void AddToBm25(const SnapshotText& text, uint32_t from, Bm25Index::Builder* builder) {
+  for (uint32_t i = from; i < text.passages.size(); ++i) {
+    builder->Add(PassageEmbedText(text.documents[text.passages[i].document].title, TextOf(text, i)));
+  }
+}
+
+// One stored embedding per passage with a store id in `passage_index`, into
+// rows [first_row, ...) of *vectors (zero rows where none; *missing counts
+// them), rows in snapshot order. `vectors` may be empty (its width comes
+// from the first vector) or already hold the earlier rows.
 Status ReadPassageVectors(Store& store, const std::string& model,
                           const std::unordered_map<int64_t, uint32_t>& passage_index,
-                          FloatMatrix* vectors, size_t* missing) {
-  // Vectors arrive in passage id order, which is also snapshot order.
-  std::vector<bool> have(passage_index.size(), false);
+                          int64_t after_id, size_t num_rows, FloatMatrix* vectors,
+                          size_t* missing) {
+  const size_t first_row = vectors->rows;
+  if (vectors->cols > 0) {
+    vectors->data.resize(num_rows * vectors->cols, 0.0f);
+    vectors->rows = num_rows;
+  }
+  std::vector<bool> have(num_rows, false);
   FLOWRAG_RETURN_IF_ERROR(store.ForEachPassageEmbedding(
-      model, [&](int64_t passage_id, std::string_view blob) -> Status {
-        if (vectors->cols == 0) *vectors = FloatMatrix(have.size(), blob.size() / sizeof(float));
+      model,
+      [&](int64_t passage_id, std::string_view blob) -> Status {
+        if (vectors->cols == 0) *vectors = FloatMatrix(num_rows, blob.size() / sizeof(float));
         if (blob.size() != vectors->cols * sizeof(float)) {
           return Status::Corruption(store.path() + ": embedding of passage " +
                                     std::to_string(passage_id) + " has " +
@@ -38,25 +124,32 @@ Status ReadPassageVectors(Store& store, const std::string& model,
         std::memcpy(vectors->row(it->second), blob.data(), blob.size());
         have[it->second] = true;
         return Status::Ok();
-      }));
-  *missing = 0;
-  for (bool h : have) *missing += !h;
+      },
+      after_id));
+  for (size_t i = first_row; i < num_rows; ++i) *missing += !have[i];
   return Status::Ok();
 }
 
-void Record(SnapshotBuildStats* stats, const char* part, const PartRead& read) {
-  stats->parts[part] = read.state == PartState::kLoaded ? PartState::kLoaded : PartState::kRebuilt;
-  if (read.state != PartState::kLoaded && read.state != PartState::kMissing) {
-    stats->part_errors.push_back(std::string(part) + ": " +
-                                 std::string(PartStateName(read.state)) + ": " + read.error);
+// The dense index over `vectors`: a flat index takes the matrix over (it is
+// held once); another kind copies it.
+Result<std::unique_ptr<VectorIndex>> DenseIndex(FloatMatrix&& vectors,
+                                                const VectorIndexOptions& options) {
+  FLOWRAG_ASSIGN_OR_RETURN(auto index, MakeVectorIndex(vectors.cols, vectors.rows, options));
+  if (index->Kind() == "flat") {
+    FLOWRAG_ASSIGN_OR_RETURN(auto flat, FlatIndex::FromMatrix(std::move(vectors)));
+    return std::unique_ptr<VectorIndex>(std::move(flat));
   }
+  FLOWRAG_RETURN_IF_ERROR(index->Add(vectors));
+  return index;
 }
 
 }  // namespace
 
-std::string_view Snapshot::PassageText(uint32_t i) const {
-  const SnapshotPassage& p = passages_[i];
-  return std::string_view(documents_[p.document].text).substr(p.begin, p.end - p.begin);
+std::string_view Snapshot::PassageText(uint32_t i) const { return TextOf(*text_, i); }
+
+const FloatMatrix* Snapshot::PassageVectors() const {
+  const auto* flat = dynamic_cast<const FlatIndex*>(text_->dense.get());
+  return flat != nullptr ? &flat->matrix() : nullptr;
 }
 
 Result<std::shared_ptr<const Snapshot>> Snapshot::Build(Store& store,
@@ -83,101 +176,105 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Build(Store& store,
 }
 
 Status Snapshot::BuildAt(Store& store, const SnapshotOptions& options, bool use_parts) {
-  const int64_t generation = stats_.generation;
-  auto phase_start = Clock::now();
-  auto phase = [&](const char* name) {
-    stats_.phase_seconds[name] = SecondsSince(phase_start);
-    phase_start = Clock::now();
-  };
-  std::unordered_map<int64_t, uint32_t> doc_index;
-  FLOWRAG_RETURN_IF_ERROR(store.ForEachDocument([&](DocumentRow&& d) -> Status {
-    doc_index.emplace(d.id, static_cast<uint32_t>(documents_.size()));
-    documents_.push_back({d.id, std::move(d.external_id), std::move(d.title), std::move(d.text)});
-    return Status::Ok();
-  }));
   std::unordered_map<int64_t, uint32_t> passage_index;
-  FLOWRAG_RETURN_IF_ERROR(store.ForEachPassage([&](const PassageRow& p) -> Status {
-    auto it = doc_index.find(p.document_id);
-    if (it == doc_index.end()) {
-      return Status::Corruption(store.path() + ": passage " + std::to_string(p.id) +
-                                " refers to missing document " + std::to_string(p.document_id));
-    }
-    const std::string& text = documents_[it->second].text;
-    if (p.begin > p.end || p.end > text.size()) {
-      return Status::Corruption(store.path() + ": passage " + std::to_string(p.id) +
-                                " has offsets [" + std::to_string(p.begin) + ", " +
-                                std::to_string(p.end) + ") outside its document");
-    }
-    passage_index.emplace(p.id, static_cast<uint32_t>(passages_.size()));
-    passages_.push_back({p.id, it->second, p.ordinal, p.begin, p.end});
-    return Status::Ok();
-  }));
-  phase("documents");
+  const Snapshot* same = options.same_text.get();
+  if (same != nullptr && same->dense_model_ == dense_model_) {
+    text_ = same->text_;
+    for (uint32_t i = 0; i < text_->passages.size(); ++i) passage_index.emplace(text_->passages[i].id, i);
+    stats_.passages_without_vectors = text_->passages_without_vectors;
+    // Parts are tied to a generation: the same content is written again.
+    persist_bm25_ = persist_passages_ = options.persistable;
+  } else {
+    FLOWRAG_RETURN_IF_ERROR(ReadText(store, options, use_parts, &passage_index));
+  }
+  return BuildGraph(store, options, use_parts, passage_index);
+}
+
+Status Snapshot::ReadText(Store& store, const SnapshotOptions& options, bool use_parts,
+                          std::unordered_map<int64_t, uint32_t>* passage_index) {
+  const int64_t generation = stats_.generation;
+  Phases phase(&stats_);
+  auto text = std::make_shared<SnapshotText>();
+  FLOWRAG_RETURN_IF_ERROR(ReadDocuments(store, text.get(), passage_index));
+  phase.Done("documents");
 
   // BM25: the persisted postings, else the passage texts tokenised.
   PartRead bm25_read;
   std::optional<Bm25Index> bm25;
-  if (use_parts) bm25 = ReadBm25Part(store, generation, passages_.size(), &bm25_read);
+  if (use_parts) bm25 = ReadBm25Part(store, generation, text->passages.size(), &bm25_read);
   if (bm25) {
-    bm25_ = std::move(*bm25);
+    text->bm25 = std::move(*bm25);
   } else {
     Bm25Index::Builder builder;
-    for (uint32_t i = 0; i < passages_.size(); ++i) {
-      builder.Add(PassageEmbedText(documents_[passages_[i].document].title, PassageText(i)));
-    }
-    bm25_ = std::move(builder).Build();
+    AddToBm25(*text, 0, &builder);
+    text->bm25 = std::move(builder).Build();
     persist_bm25_ = options.persistable;
   }
   Record(&stats_, kBm25Part, bm25_read);
-  phase("bm25");
+  phase.Done("bm25");
 
-  // Passage vectors: the persisted matrix, else one embedding row per
-  // passage. A flat index takes the matrix over (it is held once); another
-  // kind copies it, and the copy lives until the graph has its abstractness.
-  size_t missing = 0;
-  FloatMatrix vectors;  // rows in snapshot order
-  const FloatMatrix* passage_vectors = &vectors;
-  if (!options.dense_model.empty() && !passages_.empty()) {
+  // Passage vectors: the persisted matrix, else one embedding row per passage.
+  if (!options.dense_model.empty() && !text->passages.empty()) {
     PartRead vectors_read;
     std::optional<FloatMatrix> persisted;
     if (use_parts) {
-      persisted = ReadPassageVectorsPart(store, generation, options.dense_model, passages_.size(),
-                                         &missing, &vectors_read);
+      persisted = ReadPassageVectorsPart(store, generation, options.dense_model,
+                                         text->passages.size(), &text->passages_without_vectors,
+                                         &vectors_read);
     }
+    FloatMatrix vectors;
     if (persisted) {
       vectors = std::move(*persisted);
     } else {
-      FLOWRAG_RETURN_IF_ERROR(ReadPassageVectors(store, options.dense_model, passage_index, &vectors,
-                                                 &missing));
+      FLOWRAG_RETURN_IF_ERROR(ReadPassageVectors(store, options.dense_model, *passage_index, 0,
+                                                 text->passages.size(), &vectors,
+                                                 &text->passages_without_vectors));
     }
     if (vectors.cols > 0) {
       Record(&stats_, kPassageVectorsPart, vectors_read);
-      FLOWRAG_ASSIGN_OR_RETURN(dense_, MakeVectorIndex(vectors.cols, vectors.rows, options.vector));
-      if (dense_->Kind() == "flat") {
-        FLOWRAG_ASSIGN_OR_RETURN(auto flat, FlatIndex::FromMatrix(std::move(vectors)));
-        passage_vectors = &flat->matrix();
-        dense_ = std::move(flat);
-        persist_passages_ = !persisted && options.persistable;
-      } else {
-        FLOWRAG_RETURN_IF_ERROR(dense_->Add(vectors));
-      }
+      FLOWRAG_ASSIGN_OR_RETURN(text->dense, DenseIndex(std::move(vectors), options.vector));
+      persist_passages_ = !persisted && options.persistable;
     }
   }
-  stats_.passages_without_vectors = missing;
-  phase("passage_vectors");
+  stats_.passages_without_vectors = text->passages_without_vectors;
+  phase.Done("passage_vectors");
+  text_ = std::move(text);
+  return Status::Ok();
+}
 
+Status Snapshot::BuildGraph(Store& store, const SnapshotOptions& options, bool use_parts,
+                            const std::unordered_map<int64_t, uint32_t>& passage_index) {
   // The graph: persisted rows and vectors, else the tables (and the
   // embedder, reusing an earlier snapshot's vectors).
+  const int64_t generation = stats_.generation;
   const auto graph_start = Clock::now();
+  Phases phase(&stats_);
+  const size_t P = text_->passages.size();
   PartRead rows_read, vectors_read;
   std::optional<KnowledgeGraph::Input> rows;
-  if (use_parts) rows = ReadGraphRowsPart(store, generation, passages_.size(), &rows_read);
+  if (use_parts && options.persistable) {
+    // Kept as bytes too (Append extends them).
+    if (std::optional<std::string> bytes = ReadGraphRowsPartBytes(store, generation, &rows_read)) {
+      auto parsed = ParseGraphRows(*bytes, P);
+      if (parsed.ok()) {
+        rows = std::move(parsed).value();
+        graph_rows_ = std::make_shared<const std::string>(std::move(*bytes));
+      } else {
+        rows_read = {PartState::kCorrupt, parsed.status().ToString()};
+      }
+    }
+  } else if (use_parts) {
+    rows = ReadGraphRowsPart(store, generation, P, &rows_read);
+  }
   if (!rows) {
     FLOWRAG_ASSIGN_OR_RETURN(rows, LoadGraphRows(store, passage_index));
-    if (options.persistable) pending_graph_rows_ = SerializeGraphRows(*rows);
+    if (options.persistable) {
+      graph_rows_ = std::make_shared<const std::string>(SerializeGraphRows(*rows));
+      persist_rows_ = true;
+    }
   }
   Record(&stats_, kGraphRowsPart, rows_read);
-  phase("graph_rows");
+  phase.Done("graph_rows");
   Embedder* graph_embedder = dense_model_.empty() ? nullptr : embedder_.get();
   if (!rows->entity_names.empty()) {
     std::optional<GraphVectors> vectors_part;
@@ -186,7 +283,7 @@ Status Snapshot::BuildAt(Store& store, const SnapshotOptions& options, bool use_
       vectors_part = ReadGraphVectorsPart(store, generation, *graph_embedder, *rows, &vectors_read);
     }
     if (vectors_part) {
-      rows->vectors = std::move(*vectors_part);
+      rows->vectors = std::make_shared<const GraphVectors>(std::move(*vectors_part));
     } else {
       GraphLoadOptions go;
       go.embedder = graph_embedder;
@@ -195,22 +292,110 @@ Status Snapshot::BuildAt(Store& store, const SnapshotOptions& options, bool use_
         go.previous = options.previous->graph();
         go.previous_model = options.previous->embedder()->ModelId();
       }
-      FLOWRAG_ASSIGN_OR_RETURN(rows->vectors,
+      FLOWRAG_ASSIGN_OR_RETURN(GraphVectors vectors,
                                LoadGraphVectors(store, *rows, go, &stats_.graph_texts_embedded));
+      rows->vectors = std::make_shared<const GraphVectors>(std::move(vectors));
       persist_vectors_ = options.persistable && graph_embedder != nullptr &&
                          graph_embedder->IsLocal();
     }
     if (graph_embedder != nullptr && graph_embedder->IsLocal()) {
       Record(&stats_, kGraphVectorsPart, vectors_read);
     }
-    phase("graph_vectors");
-    rows->passage_vectors = passage_vectors;
+    phase.Done("graph_vectors");
+    FloatMatrix none;
+    const FloatMatrix* passage_vectors = PassageVectors();
+    rows->passage_vectors = passage_vectors != nullptr ? passage_vectors : &none;
+    if (passage_vectors == nullptr && text_->dense != nullptr) {
+      // A dense index that keeps no matrix (HNSW): abstractness from the rows.
+      size_t missing = 0;
+      FLOWRAG_RETURN_IF_ERROR(
+          ReadPassageVectors(store, dense_model_, passage_index, 0, P, &none, &missing));
+    }
     FLOWRAG_ASSIGN_OR_RETURN(graph_, KnowledgeGraph::Build(std::move(*rows)));
     rows.reset();  // what Build did not take
-    phase("graph_build");
+    phase.Done("graph_build");
   }
   stats_.graph_seconds = SecondsSince(graph_start);
   return Status::Ok();
+}
+
+Result<std::shared_ptr<const Snapshot>> Snapshot::Append(Store& store, const Snapshot& previous,
+                                                         SnapshotBuildStats* stats) {
+  const auto start = Clock::now();
+  const FloatMatrix* old_vectors = previous.PassageVectors();
+  if ((previous.graph_ != nullptr && previous.graph_rows_ == nullptr) ||
+      (previous.text_->dense != nullptr && old_vectors == nullptr)) {
+    return Status::FailedPrecondition("snapshot: cannot append to this snapshot");
+  }
+  auto snap = std::shared_ptr<Snapshot>(new Snapshot());
+  snap->embedder_ = previous.embedder_;
+  snap->dense_model_ = previous.dense_model_;
+  FLOWRAG_ASSIGN_OR_RETURN(snap->stats_.generation, store.Generation());
+  Phases phase(&snap->stats_);
+
+  // Documents and passages: the earlier ones, then the new rows.
+  auto text = std::make_shared<SnapshotText>();
+  text->documents = previous.text_->documents;
+  text->passages = previous.text_->passages;
+  text->passages_without_vectors = previous.text_->passages_without_vectors;
+  const auto first_new = static_cast<uint32_t>(text->passages.size());
+  const int64_t last_passage = text->passages.empty() ? 0 : text->passages.back().id;
+  std::unordered_map<int64_t, uint32_t> passage_index;
+  FLOWRAG_RETURN_IF_ERROR(ReadDocuments(store, text.get(), &passage_index));
+  const auto P = static_cast<uint32_t>(text->passages.size());
+  // Nothing removed meanwhile (ids only grow, so equal counts mean that).
+  FLOWRAG_ASSIGN_OR_RETURN(auto counts, store.CountDocumentsAndPassages());
+  if (counts.first != static_cast<int64_t>(text->documents.size()) || counts.second != P) {
+    return Status::FailedPrecondition("snapshot: documents were removed, not only appended");
+  }
+
+  // BM25: the earlier postings with the new passages' appended.
+  Bm25Index::Builder builder;
+  AddToBm25(*text, first_new, &builder);
+  text->bm25 = Bm25Index::Concat(previous.text_->bm25, std::move(builder).Build());
+
+  // Passage vectors: the earlier matrix with the new rows.
+  if (!snap->dense_model_.empty() && P > 0) {
+    FloatMatrix vectors = old_vectors != nullptr ? *old_vectors : FloatMatrix();
+    FLOWRAG_RETURN_IF_ERROR(ReadPassageVectors(store, snap->dense_model_, passage_index,
+                                               last_passage, P, &vectors,
+                                               &text->passages_without_vectors));
+    if (vectors.cols > 0) {
+      VectorIndexOptions flat;
+      flat.kind = "flat";
+      FLOWRAG_ASSIGN_OR_RETURN(text->dense, DenseIndex(std::move(vectors), flat));
+    }
+  }
+  snap->stats_.passages_without_vectors = text->passages_without_vectors;
+  snap->text_ = std::move(text);
+
+  // The graph: the earlier rows over more passages, the earlier vectors,
+  // and what was derived from its entities.
+  {
+    std::lock_guard<std::mutex> lock(previous.derived_mu_);
+    snap->entity_derived_ = previous.entity_derived_;
+  }
+  if (previous.graph_ != nullptr) {
+    FLOWRAG_ASSIGN_OR_RETURN(KnowledgeGraph::Input in,
+                             ParseGraphRows(*previous.graph_rows_, first_new));
+    in.num_passages = P;
+    in.vectors = previous.graph_->vectors();
+    FloatMatrix none;
+    const FloatMatrix* passage_vectors = snap->PassageVectors();
+    in.passage_vectors = passage_vectors != nullptr ? passage_vectors : &none;
+    FLOWRAG_ASSIGN_OR_RETURN(snap->graph_, KnowledgeGraph::Build(std::move(in)));
+    snap->graph_rows_ =
+        std::make_shared<const std::string>(WithPassageCount(*previous.graph_rows_, P));
+  } else if (previous.graph_rows_ != nullptr) {
+    snap->graph_rows_ =
+        std::make_shared<const std::string>(WithPassageCount(*previous.graph_rows_, P));
+  }
+  phase.Done("append");
+  // Everything it holds is of the new generation now.
+  snap->persist_bm25_ = snap->persist_passages_ = snap->persist_rows_ = snap->persist_vectors_ = true;
+  snap->stats_.seconds = SecondsSince(start);
+  if (stats != nullptr) *stats = snap->stats_;
+  return std::shared_ptr<const Snapshot>(std::move(snap));
 }
 
 Result<size_t> Snapshot::PersistParts(Store& store) const {
@@ -219,43 +404,47 @@ Result<size_t> Snapshot::PersistParts(Store& store) const {
   size_t written = 0;
   // Each write checks the store's generation itself; stop at the first
   // refusal (the store has moved on: a later snapshot writes its own).
-  if (persist_bm25_) {
-    FLOWRAG_ASSIGN_OR_RETURN(bool ok, WriteBm25Part(store, generation, bm25_));
-    if (!ok) return written;
-    persist_bm25_ = false;
-    ++written;
-  }
-  if (!pending_graph_rows_.empty()) {
-    FLOWRAG_ASSIGN_OR_RETURN(bool ok, WriteGraphRowsPart(store, generation, pending_graph_rows_));
-    if (!ok) return written;
-    std::string().swap(pending_graph_rows_);
-    ++written;
-  }
-  const auto* flat = dynamic_cast<const FlatIndex*>(dense_.get());
-  if (persist_passages_ && flat != nullptr) {
-    FLOWRAG_ASSIGN_OR_RETURN(bool ok, WritePassageVectorsPart(store, generation, dense_model_,
-                                                              flat->matrix(),
-                                                              stats_.passages_without_vectors));
-    if (!ok) return written;
-    persist_passages_ = false;
-    ++written;
-  }
-  if (persist_vectors_ && graph_ != nullptr && embedder_ != nullptr) {
-    FLOWRAG_ASSIGN_OR_RETURN(bool ok,
-                             WriteGraphVectorsPart(store, generation, *embedder_, graph_->vectors()));
-    if (!ok) return written;
-    persist_vectors_ = false;
-    ++written;
-  }
+  auto write = [&](bool* pending, const std::function<Result<bool>()>& put) -> Result<bool> {
+    if (!*pending) return true;
+    FLOWRAG_ASSIGN_OR_RETURN(bool ok, put());
+    if (ok) {
+      *pending = false;
+      ++written;
+    }
+    return ok;
+  };
+  FLOWRAG_ASSIGN_OR_RETURN(bool ok, write(&persist_bm25_, [&] {
+                             return WriteBm25Part(store, generation, text_->bm25);
+                           }));
+  if (!ok) return written;
+  const FloatMatrix* vectors = PassageVectors();
+  if (vectors == nullptr) persist_passages_ = false;
+  FLOWRAG_ASSIGN_OR_RETURN(ok, write(&persist_passages_, [&] {
+                             return WritePassageVectorsPart(store, generation, dense_model_,
+                                                            *vectors,
+                                                            text_->passages_without_vectors);
+                           }));
+  if (!ok) return written;
+  if (graph_rows_ == nullptr) persist_rows_ = false;
+  FLOWRAG_ASSIGN_OR_RETURN(ok, write(&persist_rows_, [&] {
+                             return WriteGraphRowsPart(store, generation, *graph_rows_);
+                           }));
+  if (!ok) return written;
+  if (graph_ == nullptr || embedder_ == nullptr) persist_vectors_ = false;
+  FLOWRAG_ASSIGN_OR_RETURN(ok, write(&persist_vectors_, [&] {
+                             return WriteGraphVectorsPart(store, generation, *embedder_,
+                                                          *graph_->vectors());
+                           }));
   return written;
 }
 
-std::shared_ptr<const void> Snapshot::Derived(
-    const void* tag, const std::function<std::shared_ptr<const void>()>& make) const {
+std::shared_ptr<const void> Snapshot::DerivedIn(
+    DerivedMap* map, std::mutex* mu, const void* tag,
+    const std::function<std::shared_ptr<const void>()>& make) {
   std::shared_ptr<DerivedEntry> entry;
   {
-    std::lock_guard<std::mutex> lock(derived_mu_);
-    auto& slot = derived_[tag];
+    std::lock_guard<std::mutex> lock(*mu);
+    auto& slot = (*map)[tag];
     if (!slot) slot = std::make_shared<DerivedEntry>();
     entry = slot;
   }
@@ -263,9 +452,19 @@ std::shared_ptr<const void> Snapshot::Derived(
   return entry->value;
 }
 
+std::shared_ptr<const void> Snapshot::Derived(
+    const void* tag, const std::function<std::shared_ptr<const void>()>& make) const {
+  return DerivedIn(&derived_, &derived_mu_, tag, make);
+}
+
+std::shared_ptr<const void> Snapshot::DerivedFromEntities(
+    const void* tag, const std::function<std::shared_ptr<const void>()>& make) const {
+  return DerivedIn(&entity_derived_, &derived_mu_, tag, make);
+}
+
 ScoredPassage Snapshot::Scored(uint32_t i, double score) const {
-  const SnapshotPassage& p = passages_[i];
-  const SnapshotDocument& d = documents_[p.document];
+  const SnapshotPassage& p = text_->passages[i];
+  const SnapshotDocument& d = text_->documents[p.document];
   ScoredPassage sp;
   sp.passage_id = p.id;
   sp.document_id = d.external_id;

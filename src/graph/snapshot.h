@@ -32,6 +32,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "embed/embedder.h"
@@ -68,12 +69,16 @@ struct SnapshotOptions {
   std::string dense_model;
   // Read persisted parts when valid (off: everything from rows).
   bool use_parts = true;
-  // Keep what was rebuilt so that PersistParts can write it (the graph rows,
-  // serialised before the graph is built from them: ~30 MB on 2wiki).
+  // Keep the graph rows (serialised: 22 MB on 2wiki) so that PersistParts
+  // can write what was rebuilt and Append can extend the graph.
   bool persistable = false;
   // An earlier snapshot of the same store: the graph texts it holds vectors
   // for are not embedded again (an insert embeds only its new texts).
   std::shared_ptr<const Snapshot> previous;
+  // A snapshot whose documents, passages, BM25 and passage vectors are still
+  // those of the store (only the graph changed since, e.g. by extraction):
+  // they are shared, not read again. REQUIRES the caller to know it.
+  std::shared_ptr<const Snapshot> same_text;
 };
 
 struct SnapshotBuildStats {
@@ -87,8 +92,18 @@ struct SnapshotBuildStats {
   std::map<std::string, PartState> parts;
   std::vector<std::string> part_errors;
   // Wall seconds per phase: "documents", "bm25", "passage_vectors",
-  // "graph_rows", "graph_vectors", "graph_build".
+  // "graph_rows", "graph_vectors", "graph_build" (Append: "append").
   std::map<std::string, double> phase_seconds;
+};
+
+// The passages and their text indexes: shared by consecutive snapshots
+// while the documents do not change.
+struct SnapshotText {
+  std::vector<SnapshotDocument> documents;
+  std::vector<SnapshotPassage> passages;
+  Bm25Index bm25;
+  std::unique_ptr<VectorIndex> dense;
+  size_t passages_without_vectors = 0;
 };
 
 class Snapshot {
@@ -100,20 +115,34 @@ class Snapshot {
                                                        const SnapshotOptions& options,
                                                        SnapshotBuildStats* stats = nullptr);
 
-  size_t num_passages() const { return passages_.size(); }
-  size_t num_documents() const { return documents_.size(); }
-  const SnapshotPassage& passage(uint32_t i) const { return passages_[i]; }
+  // `previous` extended by the documents the store gained since it was
+  // built, when that is all that changed: documents appended (ids above
+  // previous's), their passages and passage vectors, nothing else (an insert
+  // before its extraction ran; Engine::IndexDocuments). Reads only the new
+  // rows: documents, passages, BM25 postings and passage vectors are
+  // extended, the graph is built again from previous's rows with the new
+  // passages (no links yet) and shares previous's vectors. Equal to Build()
+  // on the same store (tests/snapshot_persist_test.cc).
+  // FailedPrecondition when it cannot (previous built without `persistable`,
+  // a dense index that is not flat, a new passage of an old document, another
+  // dense model): then Build. O(new rows + documents + postings + Build).
+  static Result<std::shared_ptr<const Snapshot>> Append(Store& store, const Snapshot& previous,
+                                                        SnapshotBuildStats* stats = nullptr);
+
+  size_t num_passages() const { return text_->passages.size(); }
+  size_t num_documents() const { return text_->documents.size(); }
+  const SnapshotPassage& passage(uint32_t i) const { return text_->passages[i]; }
   const SnapshotDocument& document_of(uint32_t passage) const {
-    return documents_[passages_[passage].document];
+    return text_->documents[text_->passages[passage].document];
   }
   std::string_view PassageText(uint32_t i) const;
   // Passage i as the public API reports it, with `score`.
   ScoredPassage Scored(uint32_t i, double score) const;
-  const std::vector<SnapshotDocument>& documents() const { return documents_; }
+  const std::vector<SnapshotDocument>& documents() const { return text_->documents; }
 
-  const Bm25Index& bm25() const { return bm25_; }
+  const Bm25Index& bm25() const { return text_->bm25; }
   // Null when the store has no embeddings for the dense model.
-  const VectorIndex* dense() const { return dense_.get(); }
+  const VectorIndex* dense() const { return text_->dense.get(); }
   Embedder* embedder() const { return embedder_.get(); }
   // The knowledge graph; null when nothing has been extracted yet.
   const KnowledgeGraph* graph() const { return graph_.get(); }
@@ -125,9 +154,9 @@ class Snapshot {
 
   // Writes the parts this snapshot had to rebuild (built with `persistable`)
   // to `store`, if the store is still at this snapshot's generation; else
-  // writes nothing (a later snapshot will). Afterwards the kept graph rows
-  // are released. Returns the number of parts written. Safe to call from
-  // any thread, at most one write at a time; repeat calls write nothing.
+  // writes nothing (a later snapshot will). Returns the number of parts
+  // written. Safe to call from any thread, at most one write at a time;
+  // repeat calls write nothing.
   Result<size_t> PersistParts(Store& store) const;
 
   // Data an upper layer derives from this snapshot once and shares between
@@ -136,29 +165,42 @@ class Snapshot {
   // first uses wait for it, and the result lives as long as the snapshot.
   std::shared_ptr<const void> Derived(const void* tag,
                                       const std::function<std::shared_ptr<const void>()>& make) const;
+  // Like Derived, for data that depends only on the graph's entities (their
+  // names, types and vectors): a snapshot made by Append, whose entities are
+  // those of the snapshot it extends, starts with that snapshot's values.
+  std::shared_ptr<const void> DerivedFromEntities(
+      const void* tag, const std::function<std::shared_ptr<const void>()>& make) const;
 
  private:
   Status BuildAt(Store& store, const SnapshotOptions& options, bool use_parts);
-  std::vector<SnapshotDocument> documents_;
-  std::vector<SnapshotPassage> passages_;
-  Bm25Index bm25_;
-  std::unique_ptr<VectorIndex> dense_;
+  Status ReadText(Store& store, const SnapshotOptions& options, bool use_parts,
+                  std::unordered_map<int64_t, uint32_t>* passage_index);
+  Status BuildGraph(Store& store, const SnapshotOptions& options, bool use_parts,
+                    const std::unordered_map<int64_t, uint32_t>& passage_index);
+  const FloatMatrix* PassageVectors() const;
+
+  std::shared_ptr<const SnapshotText> text_;
   std::shared_ptr<Embedder> embedder_;
   std::string dense_model_;
   std::shared_ptr<const KnowledgeGraph> graph_;
+  // The graph rows (serialised, graph_io.h) when built `persistable`.
+  std::shared_ptr<const std::string> graph_rows_;
   SnapshotBuildStats stats_;
 
   // Parts to write back (PersistParts).
   mutable std::mutex persist_mu_;
-  mutable bool persist_bm25_ = false, persist_passages_ = false, persist_vectors_ = false;
-  mutable std::string pending_graph_rows_;  // serialised; empty: nothing to write
+  mutable bool persist_bm25_ = false, persist_passages_ = false, persist_rows_ = false,
+               persist_vectors_ = false;
 
   struct DerivedEntry {
     std::once_flag once;
     std::shared_ptr<const void> value;
   };
+  using DerivedMap = std::map<const void*, std::shared_ptr<DerivedEntry>>;
+  static std::shared_ptr<const void> DerivedIn(DerivedMap* map, std::mutex* mu, const void* tag,
+                                               const std::function<std::shared_ptr<const void>()>& make);
   mutable std::mutex derived_mu_;
-  mutable std::map<const void*, std::shared_ptr<DerivedEntry>> derived_;
+  mutable DerivedMap derived_, entity_derived_;
 };
 
 }  // namespace flowrag

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "retrieval/fact_seeds.h"
 #include "retrieval/keywords.h"
 #include "retrieval/query_llm.h"
 #include "retrieval/seeds.h"
@@ -85,13 +86,21 @@ size_t RowTokens(size_t bytes) { return bytes / 4 + 10; }
 // occurrence ordering: a passage is kept for the first item naming it;
 // each item's passages ordered by how many items name them (stable).
 std::vector<std::vector<uint32_t>> SortedChunks(std::vector<std::vector<uint32_t>> per_item,
-                                                const std::unordered_set<uint32_t>& excluded) {
-  std::unordered_map<uint32_t, uint32_t> count;
+                                                const std::unordered_set<uint32_t>& excluded,
+                                                size_t num_passages) {
+  // Per-thread occurrence counts by passage, cleared after use.
+  thread_local std::vector<uint32_t> count;
+  thread_local std::vector<uint32_t> touched;
+  if (count.size() < num_passages) count.resize(num_passages, 0);
+  touched.clear();
   for (auto& chunks : per_item) {
     std::vector<uint32_t> kept;
     for (uint32_t p : chunks) {
       if (excluded.count(p)) continue;
-      if (++count[p] == 1) kept.push_back(p);
+      if (count[p]++ == 0) {
+        touched.push_back(p);
+        kept.push_back(p);
+      }
     }
     chunks = std::move(kept);
   }
@@ -99,6 +108,7 @@ std::vector<std::vector<uint32_t>> SortedChunks(std::vector<std::vector<uint32_t
     std::stable_sort(chunks.begin(), chunks.end(),
                      [&](uint32_t x, uint32_t y) { return count[x] > count[y]; });
   }
+  for (uint32_t p : touched) count[p] = 0;
   per_item.erase(std::remove_if(per_item.begin(), per_item.end(),
                                 [](const auto& c) { return c.empty(); }),
                  per_item.end());
@@ -211,12 +221,11 @@ Result<RetrievalOutput> OneHopRetriever::Retrieve(const Snapshot& s,
   out.keywords = qk.keywords;
   const bool local = o.mode != "global" && !low.empty();
   const bool global = o.mode != "local" && !high.empty() && g.fact_index() != nullptr;
-  FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix vecs, EmbedTexts(s, {r.query, low.empty() ? r.query : low,
+  FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix vecs, EmbedTexts(s, {low.empty() ? r.query : low,
                                                            high.empty() ? r.query : high}));
-  if (vecs.cols != s.dense()->Dimension() || vecs.cols != g.entity_index()->Dimension()) {
-    return Status::FailedPrecondition("onehop: query embedding has " + std::to_string(vecs.cols) +
-                                      " dimensions, the passage/entity indexes have " +
-                                      std::to_string(s.dense()->Dimension()) + "/" +
+  if (vecs.cols != g.entity_index()->Dimension()) {
+    return Status::FailedPrecondition("onehop: keyword embedding has " + std::to_string(vecs.cols) +
+                                      " dimensions, the entity index has " +
                                       std::to_string(g.entity_index()->Dimension()));
   }
   VectorSearchStats vstats;
@@ -238,7 +247,7 @@ Result<RetrievalOutput> OneHopRetriever::Retrieve(const Snapshot& s,
     VectorSearchParams ep;
     ep.k = o.top_k;
     ep.min_score = static_cast<float>(o.min_cosine);
-    for (const VectorHit& h : g.entity_index()->Search(vecs.row(1), ep, &vstats)) {
+    for (const VectorHit& h : g.entity_index()->Search(vecs.row(0), ep, &vstats)) {
       local_entities.push_back(h.id);
       cosine[h.id] = h.score;
       out.seeds.push_back({g.EntityNode(h.id), h.score});
@@ -275,7 +284,7 @@ Result<RetrievalOutput> OneHopRetriever::Retrieve(const Snapshot& s,
     fp.k = o.top_k;
     fp.min_score = static_cast<float>(o.min_cosine);
     std::unordered_set<uint64_t> seen;
-    for (const VectorHit& h : g.fact_index()->Search(vecs.row(2), fp, &vstats)) {
+    for (const VectorHit& h : g.fact_index()->Search(vecs.row(1), fp, &vstats)) {
       for (uint32_t f : g.FactsWithText(h.id)) {
         if (global_relations.size() >= o.top_k) break;
         if (g.FactSubject(f) == g.FactObject(f)) continue;
@@ -367,44 +376,39 @@ Result<RetrievalOutput> OneHopRetriever::Retrieve(const Snapshot& s,
     for (uint32_t p : chunks) chunk_relation.try_emplace(p, i);
     per_relation.push_back(std::move(chunks));
   }
-  // The vector pick's cosines: one search over every candidate passage.
-  std::unordered_map<uint32_t, float> cosine_of;
+  // The vector pick's cosines: the query's with every passage (fact_seeds.h
+  // ScoreQuery, one scan shared with the other graph methods).
+  QueryScores qs;
   if (o.pick == "vector") {
-    std::unordered_set<uint32_t> all;
-    for (const auto* lists : {&per_entity, &per_relation}) {
-      for (const auto& c : *lists) all.insert(c.begin(), c.end());
-    }
-    if (!all.empty()) {
-      VectorSearchParams pp;
-      pp.k = all.size();
-      pp.filter = [&all](uint32_t id) { return all.count(id) > 0; };
-      for (const VectorHit& h : s.dense()->Search(vecs.row(0), pp, &vstats)) {
-        cosine_of[h.id] = h.score;
-      }
-    }
+    FLOWRAG_ASSIGN_OR_RETURN(qs, ScoreQuery(s, r.query));
+    vstats.candidates_scored += qs.candidates_scored;
   }
   auto pick = [&](const std::vector<std::vector<uint32_t>>& items) {
     if (o.pick == "weight") return PickByWeightedPolling(items, o.related_chunks, 1);
-    std::vector<uint32_t> all;
-    std::unordered_set<uint32_t> seen;
+    // Vector: the best int(related_chunks · items / 2) by cosine, ties in
+    // item order (SortedChunks lists each passage once).
+    std::vector<std::pair<float, uint32_t>> all;  // (cosine, position)
+    std::vector<uint32_t> order;
     for (const auto& c : items) {
       for (uint32_t p : c) {
-        if (seen.insert(p).second) all.push_back(p);
+        all.push_back({p < qs.passage_scores.size() ? qs.passage_scores[p] : -1.0f,
+                       static_cast<uint32_t>(order.size())});
+        order.push_back(p);
       }
     }
-    auto cosine = [&](uint32_t p) {
-      auto it = cosine_of.find(p);
-      return it == cosine_of.end() ? -1.0f : it->second;
-    };
-    std::stable_sort(all.begin(), all.end(),
-                     [&](uint32_t x, uint32_t y) { return cosine(x) > cosine(y); });
-    all.resize(std::min(all.size(), o.related_chunks * items.size() / 2));
-    return all;
+    const size_t num = std::min(all.size(), o.related_chunks * items.size() / 2);
+    std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(num), all.end(),
+                      [](const auto& x, const auto& y) {
+                        return x.first != y.first ? x.first > y.first : x.second < y.second;
+                      });
+    std::vector<uint32_t> picked;
+    for (size_t i = 0; i < num; ++i) picked.push_back(order[all[i].second]);
+    return picked;
   };
-  const std::vector<uint32_t> entity_chunks = pick(SortedChunks(std::move(per_entity), {}));
+  const std::vector<uint32_t> entity_chunks = pick(SortedChunks(std::move(per_entity), {}, P));
   const std::unordered_set<uint32_t> entity_chunk_set(entity_chunks.begin(), entity_chunks.end());
   const std::vector<uint32_t> relation_chunks =
-      pick(SortedChunks(std::move(per_relation), entity_chunk_set));
+      pick(SortedChunks(std::move(per_relation), entity_chunk_set, P));
 
   std::vector<uint32_t> merged = RoundRobin(entity_chunks, relation_chunks, id);
   if (o.chunk_top_k > 0 && merged.size() > o.chunk_top_k) merged.resize(o.chunk_top_k);

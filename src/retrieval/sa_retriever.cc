@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "common/text.h"
+#include "retrieval/fact_seeds.h"
 #include "retrieval/keywords.h"
 #include "retrieval/seeds.h"
 #include "retrieval/spreading_activation.h"
@@ -16,6 +17,11 @@ namespace flowrag {
 namespace {
 
 constexpr uint32_t kNone = 0xffffffffu;
+// BM25 scores read for the similarity: the best this many passages; a
+// passage below them counts 0 on the lexical side (its score is a small
+// fraction of the best's). Sorting every matching passage cost a third of
+// the query on 2wiki.
+constexpr size_t kLexicalDepth = 300;
 
 double MillisSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
@@ -198,16 +204,16 @@ Result<RetrievalOutput> SaRetriever::Retrieve(const Snapshot& s,
     return Status::FailedPrecondition(
         "sa retrieval: the knowledge graph has no entity description or name vectors");
   }
-  std::string q(r.query);
-  FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix qm, s.embedder()->Embed(std::span<const std::string>(&q, 1)));
-  if (qm.cols != s.dense()->Dimension() || qm.cols != seed_index->Dimension()) {
+  // The query's cosine with every passage (fact_seeds.h ScoreQuery, shared
+  // with the walks): the candidates' similarity and the fill read it.
+  FLOWRAG_ASSIGN_OR_RETURN(QueryScores qs, ScoreQuery(s, r.query));
+  if (qs.query.cols != seed_index->Dimension()) {
     return Status::FailedPrecondition("sa retrieval: query embedding has " +
-                                      std::to_string(qm.cols) +
-                                      " dimensions, the passage/seed indexes have " +
-                                      std::to_string(s.dense()->Dimension()) + "/" +
+                                      std::to_string(qs.query.cols) +
+                                      " dimensions, the seed index has " +
                                       std::to_string(seed_index->Dimension()));
   }
-  const float* qv = qm.row(0);
+  const float* qv = qs.query.row(0);
 
   RetrievalOutput out;
   RetrievalDiagnostics& diag = out.diagnostics;
@@ -354,21 +360,16 @@ Result<RetrievalOutput> SaRetriever::Retrieve(const Snapshot& s,
   // Similarity to the query: the cosine, or with the relative scale the
   // mean of cosine and BM25 each divided by the corpus's best (the walks'
   // hybrid prior), so τd reads as a fraction of the best evidence.
-  VectorSearchStats pstats;
   std::unordered_map<uint32_t, double> lexical;
-  double dense_norm = 1.0, lexical_norm = 0.0;
-  std::vector<VectorHit> top_dense;
-  {
-    VectorSearchParams tp;
-    tp.k = std::max<size_t>(opt.fill_depth, r.top_k);
-    top_dense = s.dense()->Search(qv, tp, &pstats);
-    if (relative) {
-      if (!top_dense.empty() && top_dense.front().score > 0) dense_norm = top_dense.front().score;
-      for (const Bm25Hit& b : s.bm25().Search(r.query, num_passages, Bm25Params{})) {
-        if (b.doc >= num_passages) continue;
-        lexical[b.doc] = b.score;
-        lexical_norm = std::max(lexical_norm, static_cast<double>(b.score));
-      }
+  double best_cosine = 0.0, lexical_norm = 0.0;
+  const std::vector<float>& cosines = qs.passage_scores;
+  for (float x : cosines) best_cosine = std::max(best_cosine, static_cast<double>(x));
+  const double dense_norm = relative && best_cosine > 0 ? best_cosine : 1.0;
+  if (relative) {
+    for (const Bm25Hit& b : s.bm25().Search(r.query, kLexicalDepth, Bm25Params{})) {
+      if (b.doc >= num_passages) continue;
+      lexical[b.doc] = b.score;
+      lexical_norm = std::max(lexical_norm, static_cast<double>(b.score));
     }
   }
   auto similarity_of = [&](uint32_t p, float cosine) {
@@ -382,15 +383,11 @@ Result<RetrievalOutput> SaRetriever::Retrieve(const Snapshot& s,
   std::vector<RankedPassage> sa_ranked;
   std::unordered_map<uint32_t, double> similarity;
   if (!candidates.empty() && sa_cap > 0) {
-    VectorSearchParams pp;
-    pp.k = candidates.size();
-    pp.min_score = relative ? -1.0f : static_cast<float>(opt.tau_d);
-    pp.filter = [&sc, gen](uint32_t id) { return sc.passage_stamp[id] == gen; };
-    for (const VectorHit& h : s.dense()->Search(qv, pp, &pstats)) {
-      const double sim = similarity_of(h.id, h.score);
+    for (uint32_t p : candidates) {
+      const double sim = similarity_of(p, p < cosines.size() ? cosines[p] : 0.0f);
       if (sim < opt.tau_d) continue;
-      similarity[h.id] = sim;
-      sa_ranked.push_back({h.id, 1.0 + sc.passage_activation[h.id] + opt.beta * sim});
+      similarity[p] = sim;
+      sa_ranked.push_back({p, 1.0 + sc.passage_activation[p] + opt.beta * sim});
     }
     std::sort(sa_ranked.begin(), sa_ranked.end(), Better);
     if (opt.per_entity > 0) {  // at most per_entity passages per activating entity
@@ -413,34 +410,26 @@ Result<RetrievalOutput> SaRetriever::Retrieve(const Snapshot& s,
   if (opt.dense_fill && out.ranked.size() < r.top_k) {
     std::unordered_set<uint32_t> taken;
     for (const RankedPassage& rp : sa_ranked) taken.insert(rp.passage);
-    std::unordered_map<uint32_t, float> cosine;
-    for (const VectorHit& h : top_dense) cosine[h.id] = h.score;
-    std::vector<RankedPassage> pool;
-    for (const VectorHit& h : top_dense) {
-      if (!taken.count(h.id)) pool.push_back({h.id, similarity_of(h.id, h.score)});
-    }
-    if (relative) {
-      std::vector<std::pair<double, uint32_t>> by_bm25;
-      for (const auto& [p, b] : lexical) by_bm25.push_back({b, p});
-      const size_t depth = std::min(by_bm25.size(), std::max<size_t>(opt.fill_depth, r.top_k));
-      std::partial_sort(by_bm25.begin(), by_bm25.begin() + static_cast<std::ptrdiff_t>(depth),
-                        by_bm25.end(), [](const auto& x, const auto& y) {
+    const size_t depth = std::max<size_t>(opt.fill_depth, r.top_k);
+    // The best `depth` passages by a score (ties by passage index).
+    auto best = [depth](std::vector<std::pair<double, uint32_t>> v) {
+      const size_t k = std::min(depth, v.size());
+      std::partial_sort(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end(),
+                        [](const auto& x, const auto& y) {
                           return x.first != y.first ? x.first > y.first : x.second < y.second;
                         });
-      std::vector<uint32_t> need;
-      for (size_t i = 0; i < depth; ++i) {
-        const uint32_t p = by_bm25[i].second;
-        if (!taken.count(p) && !cosine.count(p)) need.push_back(p);
-      }
-      if (!need.empty()) {  // their cosines
-        std::unordered_set<uint32_t> want(need.begin(), need.end());
-        VectorSearchParams np;
-        np.k = need.size();
-        np.min_score = -1.0f;
-        np.filter = [&want](uint32_t id) { return want.count(id) > 0; };
-        for (const VectorHit& h : s.dense()->Search(qv, np, &pstats)) {
-          pool.push_back({h.id, similarity_of(h.id, h.score)});
-        }
+      v.resize(k);
+      return v;
+    };
+    std::vector<std::pair<double, uint32_t>> by_cosine;
+    by_cosine.reserve(cosines.size());
+    for (uint32_t p = 0; p < cosines.size(); ++p) by_cosine.push_back({cosines[p], p});
+    std::vector<std::pair<double, uint32_t>> by_bm25;
+    for (const auto& [p, b] : lexical) by_bm25.push_back({b, p});
+    std::vector<RankedPassage> pool;
+    for (const auto* list : {&by_cosine, &by_bm25}) {
+      for (const auto& [score, p] : best(*list)) {
+        if (taken.insert(p).second) pool.push_back({p, similarity_of(p, cosines[p])});
       }
     }
     std::sort(pool.begin(), pool.end(), Better);
@@ -534,7 +523,7 @@ Result<RetrievalOutput> SaRetriever::Retrieve(const Snapshot& s,
   }
 
   diag.iterations = run.steps;
-  diag.candidates_scored = dstats.candidates_scored + pstats.candidates_scored;
+  diag.candidates_scored = dstats.candidates_scored + qs.candidates_scored;
   diag.nodes_touched = nodes.size() + candidates.size();
   diag.edges_touched = run.arc_updates + mention_entries;
   diag.extra["seeds"] = static_cast<double>(num_seeds);

@@ -60,24 +60,27 @@
 //     rescaled weight), distinct, by w' descending, go to
 //     RetrievalOutput::context (at most max_relations; 0 = all).
 //
-// Defaults (SaOptions). c, τa and τr are the paper's (§5.5); hops its 2Wiki
+// Defaults (SaOptions). τa and τr are the paper's (§5.5), hops its 2Wiki
 // setting. The others were measured offline (built-in embedder, heuristic
-// graph; Recall@5 on the train splits, 2wiki-train / musique-train /
-// musique-train OpenIE, then checked on the other benchmarks):
-//   k             1: 87.5 / 58.2 / 62.7; k = 3 80.0 / 55.0 / 63.2; k = 10
-//                 (paper, 2Wiki) ≈ 68 on 2wiki-train
+// graph; Recall@5 on the train splits 2wiki-train / musique-train /
+// musique-train OpenIE, then checked on 2wiki, musique-dev, hotpotqa-train
+// and medical). With them: 86.7 / 59.4 / 62.7.
+//   k             1: k = 3 78.0 / 55.7 / 62.8; k = 10 (the paper's 2Wiki
+//                 setting) 67.5 / 54.3 / 58.5
+//   c             0.2: the paper's 0.4 85.4 / 58.9 / 62.7 (the relative scale
+//                 already puts the best link at 1)
 //   τd            0 (paper 0.45): a bridge passage shares few words with the
-//                 question; 0.1 costs 4 points on 2wiki, 0.45 ~16; the
-//                 per-entity cap and the fill do the pruning
-//   fan_out       20: without it 80.2 / 56.2 / 63.0 (hubs activate hundreds
-//                 of entities at 1.0); 50: 86.7 / 56.8 / 63.0
-//   relation query unnamed: the full query 83.2 / 57.6 / 62.2
-//   per_entity    2: medical (chunked documents) 89.2 → 96.8 at k = 1
-//   mention_weight 0.5: 1 (no difference between "about" and "names")
-//                 80.6 / 56.5 / 62.7; 0 87.4 / 58.6 / 62.2
-//   fire          0.5 (= τa): 0 (Algorithm 1, every reached node expands)
-//                 88.6 / 58.8 / 62.7 while touching 3× the entities
-//   β             0.1: 1 gives 86.8 / 58.8 / 62.5
+//                 question; τd = 0.1 gives 81.6 / 58.6 / 62.0 and 0.45
+//                 70.0 / 55.9 / 57.1. The per-entity cap and the fill prune.
+//   fan_out       20: without it 81.0 / 58.4 / 63.0 (a hub reached at 1.0
+//                 activates hundreds of entities at 1.0)
+//   relation query unnamed: the full query 82.2 / 58.2 / 62.2
+//   per_entity    2: no cap 85.0 / 55.8 / 61.7, and medical (documents split
+//                 into passages) 96.1 → 87.6
+//   mention_weight 0.5: 1 (about = names) 81.0 / 57.7 / 62.7
+//   fire          0.5 (= τa): 0 (every reached node expands, as Algorithm 1)
+//                 86.9 / 58.2 / 62.7 with 1.7× the entities read
+//   β             0.1: 1 gives 85.0 / 59.4 / 62.5 at c = 0.4
 //
 // Outputs besides `ranked`: seeds (entity nodes, score 1), node_scores
 // (entities by activation, then the activation passages by score − 1; at
@@ -93,7 +96,7 @@
 // Per-query overrides:
 //   sa.k               description seeds after the named ones          (1)
 //   sa.hops            BFS levels a node may be from its pass's seed   (3)
-//   sa.c               weight rescaling constant c, in [0, 1)          (0.4)
+//   sa.c               weight rescaling constant c, in [0, 1)          (0.2)
 //   sa.tau_a           activation threshold τa                         (0.5)
 //   sa.tau_d           passage similarity threshold τd                 (0)
 //   sa.tau_r           relation weight threshold τr (on w')            (0.5)
@@ -123,10 +126,11 @@
 // description or entity vectors or no dense passage index; InvalidArgument
 // for bad overrides.
 // Complexity: O(k·search) seeds + O(arcs of the activated entities ·
-// nnz of their relation vectors) + O(mentions of the activated entities) +
-// two passage searches (the candidates' cosines, the fill) and one BM25
-// search; nothing proportional to the graph. Thread-safety: Retrieve() is
-// const and reentrant (per-thread scratch).
+// nnz of their relation vectors) + O(mentions of the activated entities);
+// nothing proportional to the graph. Per query also one scan of the passage
+// vectors (fact_seeds.h ScoreQuery: the candidates' cosines and the fill)
+// and one BM25 search (its best 300). Thread-safety: Retrieve() is const
+// and reentrant (per-thread scratch).
 #ifndef FLOWRAG_RETRIEVAL_SA_RETRIEVER_H_
 #define FLOWRAG_RETRIEVAL_SA_RETRIEVER_H_
 
@@ -140,7 +144,7 @@ namespace flowrag {
 struct SaOptions {
   size_t k = 1;
   size_t hops = 3;          // SA-RAG §5.4 (2Wiki setting; MuSiQue used 4)
-  double c = 0.4;           // SA-RAG §5.5
+  double c = 0.2;           // SA-RAG §5.5 uses 0.4; see the file comment
   double tau_a = 0.5;       // SA-RAG §5.5
   double tau_d = 0.0;       // SA-RAG §5.5 uses 0.45; see the file comment
   double tau_r = 0.5;       // SA-RAG §5.5

@@ -92,7 +92,11 @@ void GraphQueryIndex::Build(const Snapshot& snapshot) {
   const auto start = std::chrono::steady_clock::now();
   const KnowledgeGraph& g = *snapshot.graph();
   graph_ = &g;
-  names_ = EntityNameMatcher(g);
+  static const char kNamesTag = 0;
+  names_ = std::static_pointer_cast<const EntityNameMatcher>(
+      snapshot.DerivedFromEntities(&kNamesTag, [&]() -> std::shared_ptr<const void> {
+        return std::make_shared<const EntityNameMatcher>(g);
+      }));
   entity_vectors_ = g.entity_vectors();
   build_seconds_ =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

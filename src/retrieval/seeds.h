@@ -80,13 +80,14 @@ inline Result<std::vector<Seed>> SelectSeeds(const KnowledgeGraph& graph,
 //     when the built-in embedder made them; with a remote embedder they are
 //     absent and the weights fall back to the structural-only form.
 // The trie and the transitions follow retrieval code that changes with the
-// methods, so they are derived, not persisted (2wiki: 45k names, 0.1 s).
+// methods, so they are derived, not persisted (2wiki: 45k names, 0.1 s); the
+// trie is carried over to a snapshot that only adds passages.
 // Lifetime: valid while the snapshot it came from lives.
 class GraphQueryIndex {
  public:
   static std::shared_ptr<const GraphQueryIndex> For(const Snapshot& snapshot);
 
-  const EntityNameMatcher& names() const { return names_; }
+  const EntityNameMatcher& names() const { return *names_; }
   // Rows = entities; null when unavailable.
   const SparseRows* entity_vectors() const { return entity_vectors_; }
   double build_seconds() const { return build_seconds_; }
@@ -98,7 +99,9 @@ class GraphQueryIndex {
   void Build(const Snapshot& snapshot);
 
   const KnowledgeGraph* graph_ = nullptr;  // owned by the snapshot
-  EntityNameMatcher names_;
+  // Depends on the entities only: shared with snapshots that extend this
+  // one by passages (Snapshot::DerivedFromEntities).
+  std::shared_ptr<const EntityNameMatcher> names_ = std::make_shared<EntityNameMatcher>();
   mutable std::once_flag hipporag_once_;
   mutable CsrTransitions hipporag_{{0}, {}, {}};
   const SparseRows* entity_vectors_ = nullptr;  // owned by the snapshot's graph

@@ -43,6 +43,7 @@ Status SemFlowOptions::Override(ParamReader& r) {
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.abstractness_penalty", &abstractness_penalty));
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.weights", &weights));
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.entity_share", &entity_share));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.passage_edges", &passage_edges));
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.self_loop", &self_loop));
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.floor", &floor));
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.relevance", &relevance));
@@ -52,6 +53,9 @@ Status SemFlowOptions::Override(ParamReader& r) {
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.name_seeds", &name_seeds));
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.fact_filter", &fact_filter));
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.passage_prior", &passage_prior));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.prior_mode", &prior_mode));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.passage_share", &passage_share));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.unnamed_passage_share", &unnamed_passage_share));
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.synonyms", &synonyms));
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.solver", &solver));
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.epsilon", &epsilon));
@@ -73,11 +77,23 @@ Status SemFlowOptions::Override(ParamReader& r) {
     return Status::InvalidArgument("option semflow.entity_share=\"" + entity_share +
                                    "\": expected one or edges");
   }
+  if (passage_edges != "walk" && passage_edges != "unit") {
+    return Status::InvalidArgument("option semflow.passage_edges=\"" + passage_edges +
+                                   "\": expected walk or unit");
+  }
   if (relevance != "local" && relevance != "global") {
     return Status::InvalidArgument("option semflow.relevance=\"" + relevance +
                                    "\": expected local or global");
   }
   if (!(floor > 0)) return Status::InvalidArgument("option semflow.floor: expected > 0");
+  if (prior_mode != "weight" && prior_mode != "share") {
+    return Status::InvalidArgument("option semflow.prior_mode=\"" + prior_mode +
+                                   "\": expected weight or share");
+  }
+  if (!(passage_share >= 0 && passage_share < 1) ||
+      !(unnamed_passage_share >= 0 && unnamed_passage_share < 1)) {
+    return Status::InvalidArgument("option semflow.passage_share / unnamed_passage_share: expected 0 <= share < 1");
+  }
   if (!(passage_prior >= 0)) {
     return Status::InvalidArgument("option semflow.passage_prior: expected >= 0");
   }
@@ -121,7 +137,8 @@ SemFlowTransitions::SemFlowTransitions(const KnowledgeGraph& graph,
       relevance_(std::move(relevance)),
       o_(options),
       linear_(options.weights == "linear"),
-      one_share_(options.entity_share == "one") {}
+      one_share_(options.entity_share == "one"),
+      walk_weights_(options.passage_edges == "walk" && graph.walk().num_nodes() > 0) {}
 
 SemFlowTransitions::SemFlowTransitions(const KnowledgeGraph& graph,
                                        std::span<const float> abstractness,
@@ -131,7 +148,8 @@ SemFlowTransitions::SemFlowTransitions(const KnowledgeGraph& graph,
       abstractness_(abstractness),
       o_(options),
       linear_(options.weights == "linear"),
-      one_share_(options.entity_share == "one") {
+      one_share_(options.entity_share == "one"),
+      walk_weights_(options.passage_edges == "walk" && graph.walk().num_nodes() > 0) {
   if (!relevance.empty()) {
     relevance_ = [relevance](uint32_t e) { return e < relevance.size() ? relevance[e] : 0.0; };
   }
@@ -149,14 +167,28 @@ size_t SemFlowTransitions::Degree(uint32_t u) const {
 void SemFlowTransitions::Row(uint32_t u, std::vector<Transition>* out) const {
   out->clear();
   if (u >= num_nodes()) return;
-  const Csr& m = g_.Edges(EdgeKind::kMentions);
-  for (uint64_t i = m.Begin(u); i < m.End(u); ++i) {
-    if (!out->empty() && out->back().target == m.targets[i]) continue;
-    out->push_back({m.targets[i], Tag(EdgeKind::kMentions), 1.0});
+  // Passage–entity edges: weight 1 each (the paper), or the snapshot's
+  // walk-graph weight (graph/walk_graph.h: the title link, literal and hub
+  // rules every walk reads). Held in `prob` until normalised below.
+  double passage_weight = 0.0;
+  if (walk_weights_) {
+    const WalkGraph& w = g_.walk();
+    for (uint64_t i = w.Begin(u); i < w.End(u); ++i) {
+      if (w.Kind(i) != EdgeKind::kMentions) continue;
+      out->push_back({w.Target(i), Tag(EdgeKind::kMentions), w.Weight(i)});
+      passage_weight += w.Weight(i);
+    }
+  } else {
+    const Csr& m = g_.Edges(EdgeKind::kMentions);
+    for (uint64_t i = m.Begin(u); i < m.End(u); ++i) {
+      if (!out->empty() && out->back().target == m.targets[i]) continue;
+      out->push_back({m.targets[i], Tag(EdgeKind::kMentions), 1.0});
+      passage_weight += 1.0;
+    }
   }
   const size_t num_passage_edges = out->size();
-  if (u < g_.num_passages()) {  // passage → its entities, uniform
-    for (Transition& t : *out) t.prob = 1.0 / static_cast<double>(num_passage_edges);
+  if (u < g_.num_passages()) {  // passage → its entities
+    for (Transition& t : *out) t.prob /= passage_weight;
     return;
   }
   // Distinct entity neighbours: RELATED_TO, then (with synonyms) SYNONYM
@@ -182,7 +214,7 @@ void SemFlowTransitions::Row(uint32_t u, std::vector<Transition>* out) const {
   const size_t num_entity_edges = out->size() - num_passage_edges;
   if (out->empty()) return;  // isolated: dangling
   if (num_entity_edges == 0) {
-    for (Transition& t : *out) t.prob = 1.0 / static_cast<double>(num_passage_edges);
+    for (Transition& t : *out) t.prob /= passage_weight;
     return;
   }
 
@@ -226,9 +258,14 @@ void SemFlowTransitions::Row(uint32_t u, std::vector<Transition>* out) const {
     t.prob = linear_ ? std::max(t.prob, o_.floor) : std::exp(t.prob - max_s[group[j]]);
     z[group[j]] += t.prob;
   }
-  const double entity_weight = one_share_ ? 1.0 : static_cast<double>(num_entity_edges);
-  const double total = static_cast<double>(num_passage_edges) + entity_weight;
-  for (size_t j = 0; j < num_passage_edges; ++j) (*out)[j].prob = 1.0 / total;
+  // The entity edges together weigh as much as an average passage edge
+  // (1 with unit passage edges, the authors' code), or one each (`edges`).
+  const double mean_passage =
+      num_passage_edges > 0 ? passage_weight / static_cast<double>(num_passage_edges) : 1.0;
+  const double entity_weight =
+      (one_share_ ? 1.0 : static_cast<double>(num_entity_edges)) * mean_passage;
+  const double total = passage_weight + entity_weight;
+  for (size_t j = 0; j < num_passage_edges; ++j) (*out)[j].prob /= total;
   const double share = entity_weight / total;
   for (size_t j = 0; j < num_entity_edges; ++j) {
     Transition& t = (*out)[num_passage_edges + j];
@@ -324,13 +361,25 @@ Result<RetrievalOutput> SemFlowRetriever::Retrieve(const Snapshot& s,
   const auto t_prior = std::chrono::steady_clock::now();
   const std::vector<double> prior = PassagePrior(s, r.query, qs, o.prior);
   std::vector<NodeWeight> reset;
-  double entity_mass = 0.0, passage_mass = 0.0;
+  double entity_mass = 0.0, passage_mass = 0.0, prior_total = 0.0;
+  for (double x : prior) prior_total += x;
+  // share mode: the passages hold a fixed share φ of the reset, split by
+  // prior (the baseline's mechanism, ppr_retriever.h); weight mode: each
+  // passage weighs prior × passage_prior beside the seeds' raw weights.
+  double entity_scale = 1.0, passage_scale = o.passage_prior;
+  if (o.prior_mode == "share" && prior_total > 0) {
+    double seed_total = 0.0;
+    for (const EntitySeed& e : fs.seeds) seed_total += e.weight;
+    const double phi = fs.named > 0 ? o.passage_share : o.unnamed_passage_share;
+    entity_scale = seed_total > 0 ? (1.0 - phi) / seed_total : 0.0;
+    passage_scale = phi / prior_total;
+  }
   for (const EntitySeed& e : fs.seeds) {
-    reset.push_back({g.EntityNode(e.entity), e.weight});
-    entity_mass += e.weight;
+    reset.push_back({g.EntityNode(e.entity), e.weight * entity_scale});
+    entity_mass += e.weight * entity_scale;
   }
   for (uint32_t p = 0; p < prior.size(); ++p) {
-    const double w = prior[p] * o.passage_prior;
+    const double w = prior[p] * passage_scale;
     if (w > 0) {
       reset.push_back({p, w});
       passage_mass += w;
@@ -341,7 +390,7 @@ Result<RetrievalOutput> SemFlowRetriever::Retrieve(const Snapshot& s,
   double max_reset = 0.0;
   for (const NodeWeight& w : reset) max_reset = std::max(max_reset, w.weight);
   for (const EntitySeed& e : fs.seeds) {
-    out.seeds.push_back({g.EntityNode(e.entity), e.weight / total});
+    out.seeds.push_back({g.EntityNode(e.entity), e.weight * entity_scale / total});
   }
   const double prior_ms = MillisSince(t_prior);
 

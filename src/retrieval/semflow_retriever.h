@@ -15,13 +15,18 @@
 //
 // Walk (SemFlowTransitions), over passages and entities, one transition per
 // distinct neighbour:
-//   - A passage moves to each entity it mentions with equal probability
-//     (passage–entity edges are bidirectional and unweighted, §3.3).
-//   - An entity u gives each of its n_p passages weight 1 and its entity
-//     neighbours (RELATED_TO, plus SYNONYM with `synonyms`) together weight
-//     1 (`entity_share=one`, the authors' code: their directed-PPR weights
-//     sum to one per source while passage edges weigh 1 each), so each
-//     passage gets 1/(n_p + 1) and the entity neighbours 1/(n_p + 1).
+//   - Passage–entity edges are bidirectional and unweighted (§3.3): weight 1
+//     each (`passage_edges=unit`), or by default the snapshot's walk-graph
+//     weight (graph/walk_graph.h), which is 1 for a plain mention and
+//     carries the offline graph's rules (a passage's link to its own title
+//     entity, literal and hub entities) that every walk reads. A passage
+//     moves to its entities in proportion.
+//   - An entity u gives each of its passages its edge weight and its entity
+//     neighbours (RELATED_TO, plus SYNONYM with `synonyms`) together the
+//     weight of an average passage edge (`entity_share=one`, the authors'
+//     code: their directed-PPR weights sum to one per source while passage
+//     edges weigh 1 each), so with unit edges each of n_p passages gets
+//     1/(n_p + 1) and the entity neighbours 1/(n_p + 1).
 //     `entity_share=edges` gives every entity edge a slot like a passage
 //     edge instead (n_e/(n_p + n_e) for the group).
 //   - Within the entity share, `down_share` (0.9) goes to down-edges,
@@ -63,6 +68,7 @@
 //   semflow.abstractness_penalty  true    λ|Δ| in s(u, v) (Table 4)
 //   semflow.weights               linear  linear | softmax (see above)
 //   semflow.entity_share          one     one | edges (see above)
+//   semflow.passage_edges         walk    walk | unit (see above)
 //   semflow.self_loop             true    A+ self-loop at abstractness minima
 //   semflow.floor                 1e-6    linear weight floor (authors' ε)
 //   semflow.relevance             local   local | global (see above)
@@ -72,35 +78,46 @@
 //   semflow.name_seeds            true    entities named in the query are seeds too (fact_seeds.h)
 //   semflow.fact_filter           true    LLM fact filter (A.5.2) when a chat model is configured
 //   semflow.passage_prior         0.08    passage reset weight (A.2)
+//   semflow.prior_mode            weight  weight | share (see Defaults)
+//   semflow.passage_share         0.03    share mode: passages' share when the query names an entity
+//   semflow.unnamed_passage_share 0.5     share mode: otherwise
 //   semflow.prior                 hybrid  passage prior source: dense|bm25|hybrid
 //   semflow.prior_top             100     passages in the prior (0 = all, as the paper)
 //   semflow.synonyms              false   SYNONYM edges among the entity edges
 //   semflow.solver                push    "push" or "power"
-//   semflow.epsilon               1e-4    push threshold, relative to the largest reset entry
+//   semflow.epsilon               1e-3    push threshold, relative to the largest reset entry
 //   semflow.tolerance             1e-10   power iteration stop
 //   semflow.max_nodes             150     nodes reported in node_scores / the subgraph
 //
-// Defaults, measured offline (built-in embedder, heuristic graph; Recall@5
-// on 2wiki-train / musique-train / musique-train OpenIE unless noted):
-//   transition   the authors' code: entity_share=one 80.0 / 64.8 / 66.3,
-//                =edges (one slot per edge, the previous version) about 10
-//                points lower on 2wiki-train; linear vs softmax and the
-//                self-loop within 1 point either way; relevance=global (the
-//                authors' percentile normalisation, a pass over every
-//                MENTIONS edge) within 0.5 point of local.
-//   facts/seeds  5 / 10: the paper's 12 / 20 rely on the LLM fact filter;
-//                unfiltered they give 83.8 / 62.2 / 53.2; 5 / 5 (the
-//                authors' code) 80.0 / 63.1 / 62.8.
-//   prior        0.08 (A.2) on the best 100 passages by the hybrid prior:
-//                the dense prior of the paper is 1–2 points lower with the
-//                lexical embedder (78.8 / 63.0 / 66.0); 0.01 scores higher
-//                on 2wiki-train (87.3) but lower on medical (94.0 against
-//                96.6), where the passages carry the evidence; the prior on
-//                every passage (the paper) makes the walk global (25k of
-//                25.5k nodes touched on 2wiki-train, 77% of the reset mass
-//                in passages on 2wiki).
-//   epsilon      1e-4 relative: 1e-5 touches 4× the nodes for ±0.3 points;
-//                1e-3 loses 1.3 on 2wiki-train.
+// Defaults, measured offline (built-in embedder, heuristic graph with its
+// walk weights; Recall@5 on 2wiki-train / musique-train / musique-train
+// OpenIE unless noted). With them: 80.9 / 65.7 / 66.4.
+//   transition   the authors' code. entity_share=edges (one slot per edge,
+//                the previous version) 75.7 / 63.8 / 62.1; softmax within
+//                groups and self_loop=false within 1 point; relevance=global
+//                (the authors' percentile normalisation, a pass over every
+//                MENTIONS edge) within 0.5 point of local; passage_edges=unit
+//                80.1 / 65.3 / 66.3 (at ε 1e-4; hotpotqa-train 81.5 → 90.5
+//                with the title link).
+//   facts/seeds  5 / 10: the paper's 12 / 20 rely on its LLM fact filter;
+//                unfiltered 87.8 / 62.8 / 52.7 (the OpenIE graph's fact
+//                texts are single triples: 12 of them name 20 entities that
+//                are mostly noise); 5 / 5 (the authors' code) 81.8 / 63.4 /
+//                62.8.
+//   prior        0.08 (A.2) × the hybrid prior of the best 100 passages.
+//                The paper's dense prior: 80.2 / 64.7 / 65.7. The prior on
+//                every passage (the paper) touches the whole graph (25.4k of
+//                25.5k nodes on 2wiki-train) for 84.0 / 66.1 / 67.3. A
+//                smaller weight helps multi-hop and hurts medical, where
+//                the passages carry the evidence: 0.02 gives 88.2 / 67.1 /
+//                65.7 but medical 94.3 / OpenIE 94.7 (hybrid 95.6); so does
+//                prior_mode=share (the baseline's fixed passage share, 0.03
+//                of the reset when the query names an entity, else 0.5):
+//                91.7 / 68.7 / 65.7, 2wiki 89.4, medical 94.9 / 94.0.
+//                normalize_facts=false (raw cosines, the paper's wording)
+//                81.0 / 64.6 / 60.2.
+//   epsilon      1e-3 relative: 1e-4 81.8 / 65.2 / 66.3 touching 1.9× the
+//                nodes; 1e-5 82.0 / 66.2 / 66.3 at 6.5×.
 //
 // Outputs: ranked, seeds, node_scores always; paths and subgraph only with
 // RetrievalRequest::explain. Diagnostics: iterations = pushes, nodes_touched
@@ -137,6 +154,7 @@ struct SemFlowOptions {
   bool abstractness_penalty = true;
   std::string weights = "linear";
   std::string entity_share = "one";
+  std::string passage_edges = "walk";
   bool self_loop = true;
   double floor = 1e-6;
   std::string relevance = "local";
@@ -146,9 +164,12 @@ struct SemFlowOptions {
   bool name_seeds = true;
   bool fact_filter = true;
   double passage_prior = 0.08;
+  std::string prior_mode = "weight";
+  double passage_share = 0.03;
+  double unnamed_passage_share = 0.5;
   bool synonyms = false;
   std::string solver = "push";
-  double epsilon = 1e-4;
+  double epsilon = 1e-3;
   double tolerance = 1e-10;
   size_t max_nodes = 150;
   PriorOptions prior{"hybrid", 100};  // passage prior source and support (fact_seeds.h)
@@ -193,7 +214,7 @@ class SemFlowTransitions final : public TransitionSource {
   std::span<const float> abstractness_;
   RelevanceFn relevance_;
   SemFlowOptions o_;
-  bool linear_, one_share_;
+  bool linear_, one_share_, walk_weights_;
 };
 
 class SemFlowRetriever final : public Retriever {

@@ -74,6 +74,7 @@ Status GraphWriter::ClearPassage(int64_t passage_id) {
   entities_of_passage_.Reset();
   for (Statement* s : {&clear_keys_, &clear_mentions_, &clear_descriptions_, &clear_fact_sources_}) {
     FLOWRAG_RETURN_IF_ERROR(s->Bind(1, passage_id).Run(path_));
+    removed_ |= sqlite3_changes(db_) > 0;
   }
   return Status::Ok();
 }
@@ -242,6 +243,17 @@ Status GraphWriter::Canonicalise(int64_t entity_id) {
 }
 
 Status GraphWriter::Finish() {
+  if (removed_ || !report_.created_entities.empty()) {
+    FLOWRAG_RETURN_IF_ERROR(Collect());
+  }
+  removed_ = false;
+  relation_ids_.clear();
+  for (int64_t id : touched_) FLOWRAG_RETURN_IF_ERROR(Canonicalise(id));
+  touched_.clear();
+  return Status::Ok();
+}
+
+Status GraphWriter::Collect() {
   // Entities no passage defines any more (their links, keys, facts and
   // synonym edges cascade), then facts left without a source.
   FLOWRAG_RETURN_IF_ERROR(Exec(db_, path_,
@@ -259,9 +271,6 @@ Status GraphWriter::Finish() {
   FLOWRAG_RETURN_IF_ERROR(Exec(db_, path_,
                                "DELETE FROM linked_names WHERE NOT EXISTS (SELECT 1 FROM "
                                "entity_keys k WHERE k.key = linked_names.key)"));
-  relation_ids_.clear();
-  for (int64_t id : touched_) FLOWRAG_RETURN_IF_ERROR(Canonicalise(id));
-  touched_.clear();
   return Status::Ok();
 }
 

@@ -78,7 +78,9 @@ class GraphWriter {
   Status MarkFailed(int64_t passage_id, std::string_view extractor, std::string_view detail);
 
   // Garbage collection and canonical names (see the file comment). Call once
-  // after the last Apply/Add of the transaction.
+  // after the last Apply/Add of the transaction. The collection scans the
+  // graph tables, so it runs only when the transaction removed rows or
+  // created entities (a transaction that only adds documents skips it).
   Status Finish();
 
   const GraphWriteReport& report() const { return report_; }
@@ -92,11 +94,13 @@ class GraphWriter {
   Result<int64_t> Resolve(const ExtractedEntity& e);
   Result<int64_t> RelationId(const std::string& text);
   Status Canonicalise(int64_t entity_id);
+  Status Collect();
 
   sqlite3* db_;
   std::string path_;
   GraphWriteReport report_;
   std::set<int64_t> touched_;  // entities whose mentions changed
+  bool removed_ = false;       // a passage's earlier rows were cleared
   std::unordered_map<std::string, int64_t> relation_ids_;  // cache within the transaction
   Statement find_key_, insert_entity_, insert_key_, upsert_mention_, insert_description_,
       find_relation_, insert_relation_, find_fact_, insert_fact_, insert_fact_source_, mark_, clear_keys_, clear_mentions_,

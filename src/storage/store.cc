@@ -483,12 +483,13 @@ Status Store::PutEmbedderState(std::string_view name, std::string_view blob,
   });
 }
 
-Status Store::ForEachDocument(const std::function<Status(DocumentRow&&)>& fn) {
+Status Store::ForEachDocument(const std::function<Status(DocumentRow&&)>& fn, int64_t after_id) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s, Statement::Prepare(db_, path_,
                                       "SELECT id, external_id, title, source, text FROM documents "
-                                      "ORDER BY id"));
+                                      "WHERE id > ? ORDER BY id"));
+  s.Bind(1, after_id);
   while (true) {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
     if (!row) break;
@@ -499,12 +500,13 @@ Status Store::ForEachDocument(const std::function<Status(DocumentRow&&)>& fn) {
   return Status::Ok();
 }
 
-Status Store::ForEachPassage(const std::function<Status(const PassageRow&)>& fn) {
+Status Store::ForEachPassage(const std::function<Status(const PassageRow&)>& fn, int64_t after_id) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s, Statement::Prepare(db_, path_,
                                       "SELECT id, document_id, ordinal, begin_offset, end_offset, "
-                                      "embed_hash FROM passages ORDER BY id"));
+                                      "embed_hash FROM passages WHERE id > ? ORDER BY id"));
+  s.Bind(1, after_id);
   while (true) {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
     if (!row) break;
@@ -520,13 +522,15 @@ Status Store::ForEachPassage(const std::function<Status(const PassageRow&)>& fn)
 }
 
 Status Store::ForEachPassageEmbedding(std::string_view model,
-                                      const std::function<Status(int64_t, std::string_view)>& fn) {
+                                      const std::function<Status(int64_t, std::string_view)>& fn,
+                                      int64_t after_id) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s, Statement::Prepare(db_, path_,
                                       "SELECT p.id, e.vector FROM passages p JOIN embeddings e ON "
-                                      "e.model = ? AND e.text_hash = p.embed_hash ORDER BY p.id"));
-  s.Bind(1, model);
+                                      "e.model = ? AND e.text_hash = p.embed_hash WHERE p.id > ? "
+                                      "ORDER BY p.id"));
+  s.Bind(1, model).Bind(2, after_id);
   while (true) {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
     if (!row) break;
@@ -595,6 +599,17 @@ Result<std::vector<IndexRunRecord>> Store::RecentIndexRuns(size_t limit) {
     out.push_back(std::move(r));
   }
   return out;
+}
+
+Result<std::pair<int64_t, int64_t>> Store::CountDocumentsAndPassages() {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s, Statement::Prepare(db_, path_,
+                                      "SELECT (SELECT count(*) FROM documents), "
+                                      "(SELECT count(*) FROM passages)"));
+  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+  if (!row) return std::make_pair(int64_t{0}, int64_t{0});
+  return std::make_pair(s.Int(0), s.Int(1));
 }
 
 Result<StoreCounts> Store::Counts() {

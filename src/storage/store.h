@@ -185,13 +185,16 @@ class Store {
   // Visits every passage's embed text (title + "\n" + passage text) in id order.
   Status ForEachPassageText(const std::function<Status(const PassageToEmbed&)>& fn);
 
-  // Streams every document / passage in id order.
-  Status ForEachDocument(const std::function<Status(DocumentRow&&)>& fn);
-  Status ForEachPassage(const std::function<Status(const PassageRow&)>& fn);
-  // Visits (passage id, vector) for `model` in passage id order; passages
-  // without a vector are skipped.
+  // Streams every document / passage with an id above `after_id`, in id
+  // order (after_id 0: all of them).
+  Status ForEachDocument(const std::function<Status(DocumentRow&&)>& fn, int64_t after_id = 0);
+  Status ForEachPassage(const std::function<Status(const PassageRow&)>& fn, int64_t after_id = 0);
+  // Visits (passage id, vector) for `model` in passage id order, for the
+  // passages with an id above `after_id`; passages without a vector are
+  // skipped.
   Status ForEachPassageEmbedding(std::string_view model,
-                                 const std::function<Status(int64_t, std::string_view)>& fn);
+                                 const std::function<Status(int64_t, std::string_view)>& fn,
+                                 int64_t after_id = 0);
 
   // SourceRecords (format 4, storage/store_records.cc), in document id order.
   struct SourceRecordRow {
@@ -258,6 +261,8 @@ class Store {
   Result<std::vector<IndexRunRecord>> RecentIndexRuns(size_t limit);
 
   Result<StoreCounts> Counts();
+  // Just the numbers of documents and of passages.
+  Result<std::pair<int64_t, int64_t>> CountDocumentsAndPassages();
 
   // ---- Knowledge graph (storage/store_graph.cc; tables in doc/storage.md).
 

@@ -58,6 +58,49 @@ void Bm25Index::ComputeAverageLength() {
   avgdl_ = doc_len_.empty() ? 0.0 : static_cast<double>(sum) / doc_len_.size();
 }
 
+Bm25Index Bm25Index::Concat(const Bm25Index& a, const Bm25Index& b) {
+  Bm25Index out;
+  out.vocab_ = a.vocab_;
+  // b's term t → term id in `out` (a's id, or the next new one in b's order,
+  // as a Builder given a's documents first would number them).
+  const std::vector<std::string_view> b_terms = b.Terms();
+  std::vector<uint32_t> b_to_out(b_terms.size());
+  for (uint32_t t = 0; t < b_terms.size(); ++t) {
+    auto [it, inserted] = out.vocab_.try_emplace(std::string(b_terms[t]),
+                                                 static_cast<uint32_t>(out.vocab_.size()));
+    b_to_out[t] = it->second;
+  }
+  const size_t num_terms = out.vocab_.size();
+  const size_t a_terms = a.offsets_.empty() ? 0 : a.offsets_.size() - 1;
+  std::vector<uint32_t> out_to_b(num_terms, UINT32_MAX);
+  for (uint32_t t = 0; t < b_to_out.size(); ++t) out_to_b[b_to_out[t]] = t;
+  const auto a_docs = static_cast<uint32_t>(a.doc_len_.size());
+  out.offsets_.assign(num_terms + 1, 0);
+  out.post_doc_.reserve(a.post_doc_.size() + b.post_doc_.size());
+  out.post_tf_.reserve(a.post_tf_.size() + b.post_tf_.size());
+  for (size_t t = 0; t < num_terms; ++t) {
+    out.offsets_[t] = out.post_doc_.size();
+    if (t < a_terms) {
+      for (uint64_t i = a.offsets_[t]; i < a.offsets_[t + 1]; ++i) {
+        out.post_doc_.push_back(a.post_doc_[i]);
+        out.post_tf_.push_back(a.post_tf_[i]);
+      }
+    }
+    if (out_to_b[t] != UINT32_MAX) {
+      const uint32_t bt = out_to_b[t];
+      for (uint64_t i = b.offsets_[bt]; i < b.offsets_[bt + 1]; ++i) {
+        out.post_doc_.push_back(a_docs + b.post_doc_[i]);
+        out.post_tf_.push_back(b.post_tf_[i]);
+      }
+    }
+  }
+  out.offsets_[num_terms] = out.post_doc_.size();
+  out.doc_len_ = a.doc_len_;
+  out.doc_len_.insert(out.doc_len_.end(), b.doc_len_.begin(), b.doc_len_.end());
+  out.ComputeAverageLength();
+  return out;
+}
+
 std::vector<std::string_view> Bm25Index::Terms() const {
   std::vector<std::string_view> terms(vocab_.size());
   for (const auto& [term, id] : vocab_) terms[id] = term;

@@ -65,6 +65,11 @@ class Bm25Index {
                                     const Bm25Params& params,
                                     size_t* candidates_scored = nullptr) const;
 
+  // `a` followed by `b` (b's documents numbered after a's): the index a
+  // Builder given a's documents then b's would build, array for array.
+  // O(vocabulary + postings) of both.
+  static Bm25Index Concat(const Bm25Index& a, const Bm25Index& b);
+
   // The arrays, for persistence (graph/graph_io.h): Terms()[t] is term t,
   // whose postings are (posting_docs, posting_tfs)[offsets[t], offsets[t+1]).
   std::vector<std::string_view> Terms() const;  // O(vocabulary)

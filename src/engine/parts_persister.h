@@ -1,0 +1,57 @@
+// PartsPersister: writes the snapshot parts a new snapshot had to rebuild
+// (Snapshot::PersistParts) off the write path.
+//
+// Rewriting the parts costs a fraction of a second (2wiki: ~190 MB), so
+// inserts and deletes served over HTTP must not wait for it, nor write them
+// after every one of a burst. Schedule() remembers the latest snapshot; a
+// background thread writes its parts once `delay` has passed without a newer
+// one. Only the latest matters: an older snapshot's parts describe a
+// generation the store has left, and Store::PutSnapshotPart would refuse
+// them anyway. A process that stops before the delay loses nothing but
+// speed: the next open derives what is missing from the rows.
+//
+// Thread-safety: all methods may be called from any thread. The destructor
+// writes what is pending, then joins the thread.
+#ifndef FLOWRAG_ENGINE_PARTS_PERSISTER_H_
+#define FLOWRAG_ENGINE_PARTS_PERSISTER_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "graph/snapshot.h"
+#include "storage/store.h"
+
+namespace flowrag {
+
+class PartsPersister {
+ public:
+  PartsPersister(Store* store, std::chrono::milliseconds delay) : store_(store), delay_(delay) {}
+  ~PartsPersister();
+  PartsPersister(const PartsPersister&) = delete;
+  PartsPersister& operator=(const PartsPersister&) = delete;
+
+  // Writes `snapshot`'s parts after the delay, unless a newer one comes.
+  void Schedule(std::shared_ptr<const Snapshot> snapshot);
+  // Writes the pending snapshot's parts now, on the calling thread.
+  void Flush();
+
+ private:
+  void Run();
+  static void Write(Store& store, const Snapshot& snapshot);
+
+  Store* store_;
+  const std::chrono::milliseconds delay_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::shared_ptr<const Snapshot> pending_;
+  std::chrono::steady_clock::time_point due_;
+  bool stop_ = false;
+  std::thread thread_;  // started by the first Schedule()
+};
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_ENGINE_PARTS_PERSISTER_H_
