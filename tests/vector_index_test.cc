@@ -1026,5 +1026,61 @@ TEST(FlatIndexTest, FromMatrixAdoptsTheRowsAndSearchesAsAdd) {
   EXPECT_EQ((*adopted)->matrix().rows, 303u);
 }
 
+// Remap (how a snapshot keeps an earlier one's vectors after a write):
+// dropping, repeating and reordering old vectors and adding fresh rows gives
+// the arrays FromRows builds from those rows.
+TEST(SparseIndexTest, RemapEqualsFromRowsOfTheGatheredRows) {
+  const size_t d = 48;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-1, 1);
+  auto random_rows = [&](size_t n) {
+    FloatMatrix m(n, d);
+    for (size_t r = 0; r < n; ++r) {
+      for (int i = 0; i < 4; ++i) m.row(r)[rng() % d] = u(rng);
+    }
+    return SparseRows::FromMatrix(m);
+  };
+  const SparseRows old_rows = random_rows(300), fresh = random_rows(40);
+  auto old = SparseIndex::FromRows(old_rows);
+  ASSERT_TRUE(old.ok());
+  // Drop every third, repeat a few, shuffle, and interleave 40 fresh ones.
+  std::vector<int64_t> old_of_new;
+  for (int64_t o = 0; o < 300; ++o) {
+    if (o % 3 != 0) old_of_new.push_back(o);
+  }
+  old_of_new.push_back(7);
+  old_of_new.push_back(7);
+  std::shuffle(old_of_new.begin(), old_of_new.end(), rng);
+  for (int i = 0; i < 40; ++i) old_of_new.insert(old_of_new.begin() + (rng() % old_of_new.size()), -1);
+  SparseRows gathered;
+  gathered.cols = d;
+  size_t next_fresh = 0;
+  for (int64_t o : old_of_new) {
+    if (o >= 0) {
+      gathered.AppendRow(old_rows, static_cast<size_t>(o));
+    } else {
+      gathered.AppendRow(fresh, next_fresh++);
+    }
+  }
+  auto want = SparseIndex::FromRows(gathered);
+  auto got = SparseIndex::Remap(**old, old_of_new, fresh);
+  ASSERT_TRUE(want.ok() && got.ok()) << got.status().ToString();
+  EXPECT_EQ((*got)->Size(), old_of_new.size());
+  EXPECT_EQ((*got)->NonZeros(), (*want)->NonZeros());
+  EXPECT_TRUE(std::equal((*got)->offsets().begin(), (*got)->offsets().end(), (*want)->offsets().begin(),
+                         (*want)->offsets().end()));
+  EXPECT_TRUE(std::equal((*got)->deltas().begin(), (*got)->deltas().end(), (*want)->deltas().begin(),
+                         (*want)->deltas().end()));
+  EXPECT_TRUE(std::equal((*got)->values().begin(), (*got)->values().end(), (*want)->values().begin(),
+                         (*want)->values().end()));
+  // Bad references are refused.
+  std::vector<int64_t> bad = {0, 300};
+  EXPECT_FALSE(SparseIndex::Remap(**old, bad, SparseRows{}).ok());
+  std::vector<int64_t> missing_fresh = {0, -1};
+  SparseRows none;
+  none.cols = d;
+  EXPECT_FALSE(SparseIndex::Remap(**old, missing_fresh, none).ok());
+}
+
 }  // namespace
 }  // namespace flowrag

@@ -328,6 +328,16 @@ Status EngineImpl::DeleteDocument(std::string_view document_id) {
   if (options_.read_only) return Status::FailedPrecondition(store_->path() + ": opened read-only");
   std::lock_guard<std::mutex> lock(write_mu_);
   FLOWRAG_RETURN_IF_ERROR(store_->DeleteDocument(document_id));
+  // The current snapshot without the document, else a rebuild.
+  std::shared_ptr<const Snapshot> current = snapshot();
+  if (current != nullptr && current->embedder() == embedder_.get()) {
+    auto removed = Snapshot::Remove(*store_, *current, document_id);
+    if (removed.ok()) {
+      SwapSnapshot(*removed);
+      if (persister_ != nullptr) persister_->Schedule(*removed);
+      return Status::Ok();
+    }
+  }
   return RebuildSnapshot(Persist::kLater);
 }
 

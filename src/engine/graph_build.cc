@@ -133,7 +133,7 @@ class LexicalSynonyms {
       which.push_back(r);
       texts.push_back(texts_[r]);
     }
-    FLOWRAG_ASSIGN_OR_RETURN(SparseRows part, EmbedSparse(embedder_, texts, nullptr));
+    FLOWRAG_ASSIGN_OR_RETURN(SparseRows part, EmbedSparse(embedder_, texts));
     for (size_t i = 0; i < which.size(); ++i) {
       slot_[which[i]] = static_cast<int64_t>(rows_.rows());
       rows_.AppendRow(part, i);

@@ -2,6 +2,9 @@
 
 #include "common/hash.h"
 #include "graph/graph_texts.h"
+#include <functional>
+#include <unordered_map>
+
 #include "vector/sparse_index.h"
 
 namespace flowrag {
@@ -13,13 +16,23 @@ Result<FloatMatrix> CachedVectors(Store& store, Embedder& embedder,
   return GraphTextVectors(store, embedder, texts);
 }
 
-// Rows of one kind of text for a local embedder, reusing `previous`'s rows.
-Result<SparseRows> LocalRows(Embedder& embedder, const std::vector<std::string>& texts,
-                             const TextRows* previous, size_t* embedded) {
-  size_t n = 0;
-  FLOWRAG_ASSIGN_OR_RETURN(SparseRows rows, EmbedSparse(embedder, texts, previous, &n));
-  *embedded += n;
-  return rows;
+// For one kind of text: which earlier text each text is (old_of_new, -1 for
+// a new one), and the new ones in order.
+void MatchTexts(size_t old_count, const std::function<const std::string&(uint32_t)>& old_text,
+                const std::vector<std::string>& texts, std::vector<int64_t>* old_of_new,
+                std::vector<std::string>* fresh) {
+  std::unordered_map<std::string_view, uint32_t> old_index;
+  old_index.reserve(old_count);
+  for (uint32_t i = 0; i < old_count; ++i) old_index.emplace(old_text(i), i);
+  old_of_new->assign(texts.size(), -1);
+  for (size_t i = 0; i < texts.size(); ++i) {
+    auto it = old_index.find(texts[i]);
+    if (it != old_index.end()) {
+      (*old_of_new)[i] = it->second;
+    } else {
+      fresh->push_back(texts[i]);
+    }
+  }
 }
 
 }  // namespace
@@ -92,7 +105,6 @@ Result<KnowledgeGraph::Input> LoadGraphRows(
     return Status::Ok();
   }));
   std::unordered_map<int64_t, uint32_t> fact_index;
-  std::unordered_map<std::string, uint32_t> fact_text_index;
   FLOWRAG_RETURN_IF_ERROR(store.ForEachFact([&](const Store::FactRow& f) -> Status {
     FLOWRAG_ASSIGN_OR_RETURN(uint32_t s, entity_of(f.subject_id, "fact"));
     FLOWRAG_ASSIGN_OR_RETURN(uint32_t o, entity_of(f.object_id, "fact"));
@@ -105,14 +117,9 @@ Result<KnowledgeGraph::Input> LoadGraphRows(
     in.fact_subject.push_back(s);
     in.fact_object.push_back(o);
     in.fact_relation.push_back(rel->second);
-    std::string text =
-        FactText(in.entity_names[s], in.relation_texts[rel->second], in.entity_names[o]);
-    auto [it, inserted] =
-        fact_text_index.try_emplace(std::move(text), static_cast<uint32_t>(in.fact_texts.size()));
-    if (inserted) in.fact_texts.push_back(it->first);
-    in.fact_text.push_back(it->second);
     return Status::Ok();
   }));
+  AssignFactTexts(&in);
   in.fact_sources.resize(in.fact_subject.size());
   FLOWRAG_RETURN_IF_ERROR(store.ForEachFactSource([&](int64_t fact, int64_t passage) -> Status {
     auto it = fact_index.find(fact);
@@ -131,6 +138,22 @@ Result<KnowledgeGraph::Input> LoadGraphRows(
   return in;
 }
 
+void AssignFactTexts(KnowledgeGraph::Input* rows) {
+  rows->fact_text.clear();
+  rows->fact_texts.clear();
+  rows->fact_text.reserve(rows->fact_subject.size());
+  std::unordered_map<std::string, uint32_t> index;
+  for (size_t f = 0; f < rows->fact_subject.size(); ++f) {
+    std::string text = FactText(rows->entity_names[rows->fact_subject[f]],
+                                rows->relation_texts[rows->fact_relation[f]],
+                                rows->entity_names[rows->fact_object[f]]);
+    auto [it, inserted] =
+        index.try_emplace(std::move(text), static_cast<uint32_t>(rows->fact_texts.size()));
+    if (inserted) rows->fact_texts.push_back(it->first);
+    rows->fact_text.push_back(it->second);
+  }
+}
+
 Result<GraphVectors> LoadGraphVectors(Store& store, const KnowledgeGraph::Input& rows,
                                       const GraphLoadOptions& options, size_t* embedded) {
   *embedded = 0;
@@ -146,41 +169,44 @@ Result<GraphVectors> LoadGraphVectors(Store& store, const KnowledgeGraph::Input&
     FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix r, CachedVectors(store, embedder, rows.relation_texts));
     return GraphVectorsFromDense(e, d, f, r, options.vector);
   }
-  // Rows an earlier graph of the same embedder holds are copied, not embedded.
   const KnowledgeGraph* prev = options.previous;
-  const bool reuse = prev != nullptr && options.previous_model == embedder.ModelId();
-  auto previous = [&](const VectorIndex* index, const SparseRows* rows, size_t n,
-                      const std::function<const std::string&(uint32_t)>& text) {
-    return reuse ? TextRowsOf(index, rows, n, text) : TextRows();
+  if (prev == nullptr || options.previous_model != embedder.ModelId()) {
+    GraphTextRows rows_of;
+    FLOWRAG_ASSIGN_OR_RETURN(rows_of.entities, EmbedSparse(embedder, names));
+    FLOWRAG_ASSIGN_OR_RETURN(rows_of.descriptions, EmbedSparse(embedder, rows.description_texts));
+    FLOWRAG_ASSIGN_OR_RETURN(rows_of.facts, EmbedSparse(embedder, rows.fact_texts));
+    FLOWRAG_ASSIGN_OR_RETURN(rows_of.relations, EmbedSparse(embedder, rows.relation_texts));
+    *embedded = names.size() + rows.description_texts.size() + rows.fact_texts.size() +
+                rows.relation_texts.size();
+    return GraphVectorsFromRows(std::move(rows_of));
+  }
+  // An earlier graph of the same embedder: its vectors are renumbered, only
+  // texts it does not hold are embedded.
+  VectorRemap remap;
+  std::vector<std::string> fresh;
+  auto kind = [&](size_t old_count, const std::function<const std::string&(uint32_t)>& old_text,
+                  const std::vector<std::string>& texts, std::vector<int64_t>* old_of_new,
+                  SparseRows* fresh_rows) -> Status {
+    fresh.clear();
+    MatchTexts(old_count, old_text, texts, old_of_new, &fresh);
+    FLOWRAG_ASSIGN_OR_RETURN(*fresh_rows, EmbedSparse(embedder, fresh));
+    *embedded += fresh.size();
+    return Status::Ok();
   };
-  GraphTextRows out;
-  {
-    const TextRows p = previous(prev ? prev->entity_index() : nullptr,
-                                prev ? prev->entity_vectors() : nullptr,
-                                prev ? prev->num_entities() : 0,
-                                [&](uint32_t i) -> const std::string& { return prev->EntityName(i); });
-    FLOWRAG_ASSIGN_OR_RETURN(out.entities, LocalRows(embedder, names, &p, embedded));
-  }
-  {
-    const TextRows p = previous(prev ? prev->description_index() : nullptr, nullptr,
-                                prev ? prev->num_descriptions() : 0,
-                                [&](uint32_t i) -> const std::string& { return prev->DescriptionText(i); });
-    FLOWRAG_ASSIGN_OR_RETURN(out.descriptions,
-                             LocalRows(embedder, rows.description_texts, &p, embedded));
-  }
-  {
-    const TextRows p = previous(prev ? prev->fact_index() : nullptr, nullptr,
-                                prev ? prev->num_fact_texts() : 0,
-                                [&](uint32_t i) -> const std::string& { return prev->FactTextOf(i); });
-    FLOWRAG_ASSIGN_OR_RETURN(out.facts, LocalRows(embedder, rows.fact_texts, &p, embedded));
-  }
-  {
-    const TextRows p = previous(nullptr, prev ? &prev->vectors()->relation_rows : nullptr,
-                                prev ? prev->num_relations() : 0,
-                                [&](uint32_t i) -> const std::string& { return prev->RelationText(i); });
-    FLOWRAG_ASSIGN_OR_RETURN(out.relations, LocalRows(embedder, rows.relation_texts, &p, embedded));
-  }
-  return GraphVectorsFromRows(std::move(out));
+  FLOWRAG_RETURN_IF_ERROR(kind(
+      prev->num_entities(), [&](uint32_t i) -> const std::string& { return prev->EntityName(i); },
+      names, &remap.entities, &remap.fresh.entities));
+  FLOWRAG_RETURN_IF_ERROR(kind(
+      prev->num_descriptions(),
+      [&](uint32_t i) -> const std::string& { return prev->DescriptionText(i); },
+      rows.description_texts, &remap.descriptions, &remap.fresh.descriptions));
+  FLOWRAG_RETURN_IF_ERROR(kind(
+      prev->num_fact_texts(), [&](uint32_t i) -> const std::string& { return prev->FactTextOf(i); },
+      rows.fact_texts, &remap.facts, &remap.fresh.facts));
+  FLOWRAG_RETURN_IF_ERROR(kind(
+      prev->num_relations(), [&](uint32_t i) -> const std::string& { return prev->RelationText(i); },
+      rows.relation_texts, &remap.relations, &remap.fresh.relations));
+  return RemapGraphVectors(*prev->vectors(), remap);
 }
 
 Result<std::shared_ptr<const KnowledgeGraph>> LoadKnowledgeGraph(

@@ -38,6 +38,11 @@ Result<FloatMatrix> GraphTextVectors(Store& store, Embedder& embedder,
 Result<KnowledgeGraph::Input> LoadGraphRows(
     Store& store, const std::unordered_map<int64_t, uint32_t>& passage_index);
 
+// Fact texts (graph/graph_texts.h FactText) of every fact from its
+// entities' names and relation, deduplicated in fact order: sets
+// rows->fact_text and rows->fact_texts. O(facts · text length).
+void AssignFactTexts(KnowledgeGraph::Input* rows);
+
 // The vectors of `rows`' texts (empty without an embedder). *embedded counts
 // the texts a local embedder embedded (the others were reused).
 Result<GraphVectors> LoadGraphVectors(Store& store, const KnowledgeGraph::Input& rows,

@@ -34,42 +34,21 @@ size_t GraphVectors::MemoryBytes() const {
 }
 
 Result<SparseRows> EmbedSparse(Embedder& embedder, std::span<const std::string> texts,
-                               const TextRows* reuse, size_t* embedded, size_t batch) {
+                               size_t batch) {
   SparseRows out;
   out.cols = embedder.Dimension();
   out.offsets.reserve(texts.size() + 1);
-  if (embedded != nullptr) *embedded = 0;
-  if (reuse != nullptr && reuse->rows.rows() > 0 && reuse->rows.cols != out.cols) reuse = nullptr;
-  // Rows are appended in text order; a batch of texts to embed is flushed
-  // before the next reused row so the order holds.
-  std::vector<std::string> pending;
-  auto flush = [&]() -> Status {
-    if (pending.empty()) return Status::Ok();
-    FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix m, embedder.Embed(pending));
+  for (size_t start = 0; start < texts.size(); start += batch) {
+    const size_t n = std::min(batch, texts.size() - start);
+    FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix m, embedder.Embed(texts.subspan(start, n)));
     if (out.cols == 0) out.cols = m.cols;  // a remote model's dimension, known now
-    if (m.cols != out.cols || m.rows != pending.size()) {
+    if (m.cols != out.cols || m.rows != n) {
       return Status::Internal("embedder returned " + std::to_string(m.rows) + "x" +
-                              std::to_string(m.cols) + " for " + std::to_string(pending.size()) +
+                              std::to_string(m.cols) + " for " + std::to_string(n) +
                               " texts of dimension " + std::to_string(out.cols));
     }
     for (size_t r = 0; r < m.rows; ++r) out.Append(m.row(r));
-    if (embedded != nullptr) *embedded += pending.size();
-    pending.clear();
-    return Status::Ok();
-  };
-  for (const std::string& text : texts) {
-    if (reuse != nullptr) {
-      auto it = reuse->row_of.find(text);
-      if (it != reuse->row_of.end()) {
-        FLOWRAG_RETURN_IF_ERROR(flush());
-        out.AppendRow(reuse->rows, it->second);
-        continue;
-      }
-    }
-    pending.push_back(text);
-    if (pending.size() >= batch) FLOWRAG_RETURN_IF_ERROR(flush());
   }
-  FLOWRAG_RETURN_IF_ERROR(flush());
   return out;
 }
 
@@ -121,18 +100,83 @@ SparseRows RowsOfIndex(const VectorIndex* index) {
   return rows;
 }
 
-TextRows TextRowsOf(const VectorIndex* index, const SparseRows* rows, size_t n,
-                    const std::function<const std::string&(uint32_t)>& text) {
-  TextRows out;
-  if (rows != nullptr && rows->rows() == n && n > 0) {
-    out.rows = *rows;
-  } else if (index != nullptr) {
-    out.rows = RowsOfIndex(index);
+namespace {
+
+// Row i of the result: old row old_of_new[i], or the next fresh row.
+SparseRows GatherRows(const SparseRows& old, std::span<const int64_t> old_of_new,
+                      const SparseRows& fresh) {
+  SparseRows out;
+  out.cols = old.cols > 0 ? old.cols : fresh.cols;
+  out.offsets.reserve(old_of_new.size() + 1);
+  size_t next_fresh = 0;
+  for (int64_t o : old_of_new) {
+    if (o >= 0) {
+      out.AppendRow(old, static_cast<size_t>(o));
+    } else {
+      out.AppendRow(fresh, next_fresh++);
+    }
   }
-  if (out.rows.rows() != n) return TextRows();
-  out.row_of.reserve(n);
-  for (uint32_t i = 0; i < n; ++i) out.row_of.emplace(text(i), i);
   return out;
+}
+
+Status CheckRemap(std::span<const int64_t> old_of_new, size_t old_rows, size_t fresh_rows,
+                  const char* kind) {
+  size_t fresh = 0;
+  for (int64_t o : old_of_new) {
+    if (o < 0) {
+      ++fresh;
+    } else if (static_cast<uint64_t>(o) >= old_rows) {
+      return Status::InvalidArgument(std::string("vector remap: ") + kind + " row " +
+                                     std::to_string(o) + " of " + std::to_string(old_rows));
+    }
+  }
+  if (fresh != fresh_rows) {
+    return Status::InvalidArgument(std::string("vector remap: ") + kind + ": " +
+                                   std::to_string(fresh_rows) + " fresh rows for " +
+                                   std::to_string(fresh) + " new texts");
+  }
+  return Status::Ok();
+}
+
+// One searched kind: its postings renumbered when it is sparse and stays so,
+// else its rows gathered and indexed again (IndexForRows chooses the kind).
+Result<std::unique_ptr<VectorIndex>> RemapIndex(const VectorIndex* old,
+                                                std::span<const int64_t> old_of_new,
+                                                const SparseRows& fresh, const char* kind) {
+  FLOWRAG_RETURN_IF_ERROR(CheckRemap(old_of_new, old ? old->Size() : 0, fresh.rows(), kind));
+  if (const auto* sparse = dynamic_cast<const SparseIndex*>(old)) {
+    FLOWRAG_ASSIGN_OR_RETURN(auto index, SparseIndex::Remap(*sparse, old_of_new, fresh));
+    const double cells = static_cast<double>(index->Size()) * static_cast<double>(index->Dimension());
+    if (index->Size() == 0) return std::unique_ptr<VectorIndex>();
+    if (static_cast<double>(index->NonZeros()) < kSparseDensity * cells) {
+      return std::unique_ptr<VectorIndex>(std::move(index));
+    }
+  }
+  return IndexForRows(GatherRows(RowsOfIndex(old), old_of_new, fresh));
+}
+
+}  // namespace
+
+Result<GraphVectors> RemapGraphVectors(const GraphVectors& old, const VectorRemap& remap) {
+  GraphVectors v;
+  FLOWRAG_ASSIGN_OR_RETURN(v.entity_index, RemapIndex(old.entity_index.get(), remap.entities,
+                                                      remap.fresh.entities, "entity"));
+  FLOWRAG_ASSIGN_OR_RETURN(v.description_index,
+                           RemapIndex(old.description_index.get(), remap.descriptions,
+                                      remap.fresh.descriptions, "description"));
+  FLOWRAG_ASSIGN_OR_RETURN(v.fact_index, RemapIndex(old.fact_index.get(), remap.facts,
+                                                    remap.fresh.facts, "fact"));
+  if (old.entity_rows.cols > 0 || remap.fresh.entities.cols > 0) {
+    FLOWRAG_RETURN_IF_ERROR(CheckRemap(remap.entities, old.entity_rows.rows(),
+                                       remap.fresh.entities.rows(), "entity rows"));
+    v.entity_rows = GatherRows(old.entity_rows, remap.entities, remap.fresh.entities);
+  }
+  if (old.relation_rows.cols > 0 || remap.fresh.relations.cols > 0) {
+    FLOWRAG_RETURN_IF_ERROR(CheckRemap(remap.relations, old.relation_rows.rows(),
+                                       remap.fresh.relations.rows(), "relation rows"));
+    v.relation_rows = GatherRows(old.relation_rows, remap.relations, remap.fresh.relations);
+  }
+  return v;
 }
 
 }  // namespace flowrag

@@ -17,9 +17,9 @@
 //
 // Built-in embedder: texts are embedded one batch at a time straight into
 // sparse rows, so no dense matrix of a whole kind ever exists (2wiki: 282k
-// texts, 20.5 M non-zeros = 164 MB as rows, against 1.1 GB dense). Texts
-// whose rows an earlier snapshot already holds (TextRows) are copied, not
-// embedded again: after an insert only the new texts are embedded.
+// texts, 20.5 M non-zeros = 164 MB as rows, against 1.1 GB dense). After a
+// write, the vectors of texts an earlier snapshot holds are renumbered, not
+// embedded again (RemapGraphVectors): only new texts are embedded.
 //
 // Thread-safety: immutable once built; share through the KnowledgeGraph.
 #ifndef FLOWRAG_GRAPH_GRAPH_VECTORS_H_
@@ -49,24 +49,14 @@ struct GraphVectors {
   size_t MemoryBytes() const;
 };
 
-// Rows of one kind of text of an earlier graph, found by their text.
-// `row_of` views strings the earlier graph owns: keep it alive meanwhile.
-struct TextRows {
-  std::unordered_map<std::string_view, uint32_t> row_of;
-  SparseRows rows;
-};
-
 // The four kinds of text, rows in the KnowledgeGraph's order.
 struct GraphTextRows {
   SparseRows entities, descriptions, facts, relations;
 };
 
 // Embeds `texts` into sparse rows, `batch` texts at a time (the dense
-// scratch is batch × dimension floats). A text found in `reuse` (may be
-// null) gets that row instead; *embedded (may be null) counts the others.
-// O(bytes of the embedded texts + nnz).
+// scratch is batch × dimension floats). O(bytes of the texts + nnz).
 Result<SparseRows> EmbedSparse(Embedder& embedder, std::span<const std::string> texts,
-                               const TextRows* reuse, size_t* embedded = nullptr,
                                size_t batch = 256);
 
 // The index for one kind's rows: SparseIndex below density 0.25, else
@@ -88,13 +78,19 @@ Result<GraphVectors> GraphVectorsFromDense(const FloatMatrix& entities,
 // non-zeros of a FlatIndex; no rows for another kind). O(nnz + size).
 SparseRows RowsOfIndex(const VectorIndex* index);
 
-// The rows of one kind of an earlier graph again, keyed by their texts
-// (`text(i)` of row i, references that must outlive the result): `rows`
-// when it has rows, else those of `index` (a transpose for a SparseIndex,
-// the non-zeros of a FlatIndex; nothing for another kind).
-// O(nnz + rows) time and memory.
-TextRows TextRowsOf(const VectorIndex* index, const SparseRows* rows, size_t n,
-                    const std::function<const std::string&(uint32_t)>& text);
+// How a later graph's texts relate to an earlier graph's, per kind: text i
+// of the later graph is the earlier graph's text old_of_new[i], or a new text
+// (-1) whose row comes from `fresh` (in order).
+struct VectorRemap {
+  std::vector<int64_t> entities, descriptions, facts, relations;
+  GraphTextRows fresh;
+};
+
+// The later graph's vectors from the earlier graph's: kept rows and postings
+// renumbered (SparseIndex::Remap), new texts' rows added. Equal to
+// GraphVectorsFromRows over the later graph's rows, without embedding or
+// transposing what was kept. O(nnz + rows).
+Result<GraphVectors> RemapGraphVectors(const GraphVectors& old, const VectorRemap& remap);
 
 }  // namespace flowrag
 

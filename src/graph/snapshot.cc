@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "graph/graph_loader.h"
+#include "graph/graph_rows_update.h"
 #include "storage/store.h"
 #include "vector/flat_index.h"
 
@@ -302,21 +303,47 @@ Status Snapshot::BuildGraph(Store& store, const SnapshotOptions& options, bool u
       Record(&stats_, kGraphVectorsPart, vectors_read);
     }
     phase.Done("graph_vectors");
-    FloatMatrix none;
-    const FloatMatrix* passage_vectors = PassageVectors();
-    rows->passage_vectors = passage_vectors != nullptr ? passage_vectors : &none;
-    if (passage_vectors == nullptr && text_->dense != nullptr) {
+    FloatMatrix unindexed;
+    if (PassageVectors() == nullptr && text_->dense != nullptr) {
       // A dense index that keeps no matrix (HNSW): abstractness from the rows.
       size_t missing = 0;
       FLOWRAG_RETURN_IF_ERROR(
-          ReadPassageVectors(store, dense_model_, passage_index, 0, P, &none, &missing));
+          ReadPassageVectors(store, dense_model_, passage_index, 0, P, &unindexed, &missing));
     }
-    FLOWRAG_ASSIGN_OR_RETURN(graph_, KnowledgeGraph::Build(std::move(*rows)));
+    FLOWRAG_RETURN_IF_ERROR(BuildGraphFrom(std::move(*rows), &unindexed));
     rows.reset();  // what Build did not take
     phase.Done("graph_build");
   }
   stats_.graph_seconds = SecondsSince(graph_start);
   return Status::Ok();
+}
+
+Status Snapshot::BuildGraphFrom(KnowledgeGraph::Input&& rows, const FloatMatrix* unindexed) {
+  const FloatMatrix* passage_vectors = PassageVectors();
+  static const FloatMatrix kNone;
+  rows.passage_vectors = passage_vectors != nullptr ? passage_vectors
+                         : unindexed != nullptr  ? unindexed
+                                                 : &kNone;
+  FLOWRAG_ASSIGN_OR_RETURN(graph_, KnowledgeGraph::Build(std::move(rows)));
+  return Status::Ok();
+}
+
+Result<std::shared_ptr<Snapshot>> Snapshot::Successor(Store& store, const Snapshot& previous) {
+  auto snap = std::shared_ptr<Snapshot>(new Snapshot());
+  snap->embedder_ = previous.embedder_;
+  snap->dense_model_ = previous.dense_model_;
+  FLOWRAG_ASSIGN_OR_RETURN(snap->stats_.generation, store.Generation());
+  return snap;
+}
+
+std::shared_ptr<const Snapshot> Snapshot::Finished(std::shared_ptr<Snapshot> snap,
+                                                   std::chrono::steady_clock::time_point start,
+                                                   SnapshotBuildStats* stats) {
+  // Everything it holds is of the new generation: every part is written.
+  snap->persist_bm25_ = snap->persist_passages_ = snap->persist_rows_ = snap->persist_vectors_ = true;
+  snap->stats_.seconds = SecondsSince(start);
+  if (stats != nullptr) *stats = snap->stats_;
+  return snap;
 }
 
 Result<std::shared_ptr<const Snapshot>> Snapshot::Append(Store& store, const Snapshot& previous,
@@ -327,10 +354,7 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Append(Store& store, const Sna
       (previous.text_->dense != nullptr && old_vectors == nullptr)) {
     return Status::FailedPrecondition("snapshot: cannot append to this snapshot");
   }
-  auto snap = std::shared_ptr<Snapshot>(new Snapshot());
-  snap->embedder_ = previous.embedder_;
-  snap->dense_model_ = previous.dense_model_;
-  FLOWRAG_ASSIGN_OR_RETURN(snap->stats_.generation, store.Generation());
+  FLOWRAG_ASSIGN_OR_RETURN(std::shared_ptr<Snapshot> snap, Successor(store, previous));
   Phases phase(&snap->stats_);
 
   // Documents and passages: the earlier ones, then the new rows.
@@ -380,10 +404,7 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Append(Store& store, const Sna
                              ParseGraphRows(*previous.graph_rows_, first_new));
     in.num_passages = P;
     in.vectors = previous.graph_->vectors();
-    FloatMatrix none;
-    const FloatMatrix* passage_vectors = snap->PassageVectors();
-    in.passage_vectors = passage_vectors != nullptr ? passage_vectors : &none;
-    FLOWRAG_ASSIGN_OR_RETURN(snap->graph_, KnowledgeGraph::Build(std::move(in)));
+    FLOWRAG_RETURN_IF_ERROR(snap->BuildGraphFrom(std::move(in)));
     snap->graph_rows_ =
         std::make_shared<const std::string>(WithPassageCount(*previous.graph_rows_, P));
   } else if (previous.graph_rows_ != nullptr) {
@@ -391,11 +412,112 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Append(Store& store, const Sna
         std::make_shared<const std::string>(WithPassageCount(*previous.graph_rows_, P));
   }
   phase.Done("append");
-  // Everything it holds is of the new generation now.
-  snap->persist_bm25_ = snap->persist_passages_ = snap->persist_rows_ = snap->persist_vectors_ = true;
-  snap->stats_.seconds = SecondsSince(start);
-  if (stats != nullptr) *stats = snap->stats_;
-  return std::shared_ptr<const Snapshot>(std::move(snap));
+  return Finished(std::move(snap), start, stats);
+}
+
+namespace {
+
+// The text side without the passages of document `doc`.
+Result<std::shared_ptr<SnapshotText>> TextWithout(const SnapshotText& old, uint32_t doc,
+                                                  const std::vector<bool>& removed) {
+  auto text = std::make_shared<SnapshotText>();
+  text->documents.reserve(old.documents.size() - 1);
+  for (uint32_t d = 0; d < old.documents.size(); ++d) {
+    if (d != doc) text->documents.push_back(old.documents[d]);
+  }
+  for (uint32_t p = 0; p < old.passages.size(); ++p) {
+    if (removed[p]) continue;
+    SnapshotPassage passage = old.passages[p];
+    if (passage.document > doc) --passage.document;
+    text->passages.push_back(passage);
+  }
+  text->bm25 = Bm25Index::Without(old.bm25, removed);
+  if (const auto* flat = dynamic_cast<const FlatIndex*>(old.dense.get())) {
+    const FloatMatrix& m = flat->matrix();
+    FloatMatrix kept(text->passages.size(), m.cols);
+    size_t row = 0;
+    for (uint32_t p = 0; p < old.passages.size(); ++p) {
+      if (!removed[p]) std::copy_n(m.row(p), m.cols, kept.row(row++));
+    }
+    FLOWRAG_ASSIGN_OR_RETURN(auto index, FlatIndex::FromMatrix(std::move(kept)));
+    text->dense = std::move(index);
+  }
+  return text;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const Snapshot>> Snapshot::Remove(Store& store, const Snapshot& previous,
+                                                         std::string_view document_id,
+                                                         SnapshotBuildStats* stats) {
+  const auto start = Clock::now();
+  const SnapshotText& old = *previous.text_;
+  Embedder* embedder = previous.dense_model_.empty() ? nullptr : previous.embedder_.get();
+  if ((previous.graph_ != nullptr &&
+       (previous.graph_rows_ == nullptr || embedder == nullptr || !embedder->IsLocal())) ||
+      (old.dense != nullptr && previous.PassageVectors() == nullptr) ||
+      old.passages_without_vectors > 0) {
+    return Status::FailedPrecondition("snapshot: cannot remove from this snapshot");
+  }
+  uint32_t doc = 0;
+  while (doc < old.documents.size() && old.documents[doc].external_id != document_id) ++doc;
+  if (doc == old.documents.size()) {
+    return Status::FailedPrecondition("snapshot: no document " + std::string(document_id));
+  }
+  std::vector<bool> removed(old.passages.size(), false);
+  size_t removed_passages = 0;
+  for (uint32_t p = 0; p < old.passages.size(); ++p) {
+    removed[p] = old.passages[p].document == doc;
+    removed_passages += removed[p];
+  }
+  // Nothing else changed (the engine holds the write lock; another process
+  // could have written meanwhile).
+  FLOWRAG_ASSIGN_OR_RETURN(auto counts, store.CountDocumentsAndPassages());
+  if (counts.first + 1 != static_cast<int64_t>(old.documents.size()) ||
+      counts.second + static_cast<int64_t>(removed_passages) !=
+          static_cast<int64_t>(old.passages.size())) {
+    return Status::FailedPrecondition("snapshot: the store changed beyond the removal");
+  }
+
+  FLOWRAG_ASSIGN_OR_RETURN(std::shared_ptr<Snapshot> snap, Successor(store, previous));
+  Phases phase(&snap->stats_);
+  FLOWRAG_ASSIGN_OR_RETURN(auto text, TextWithout(old, doc, removed));
+  snap->text_ = std::move(text);
+  phase.Done("text");
+
+  if (previous.graph_ != nullptr) {
+    FLOWRAG_ASSIGN_OR_RETURN(KnowledgeGraph::Input before,
+                             ParseGraphRows(*previous.graph_rows_, old.passages.size()));
+    GraphRowsRemoval removal = RemovePassages(std::move(before), removed);
+    KnowledgeGraph::Input& rows = removal.rows;
+    // Canonical names are the store's to recompute: read them back.
+    std::vector<int64_t> ids;
+    for (uint32_t e : removal.touched) ids.push_back(rows.entity_ids[e]);
+    FLOWRAG_ASSIGN_OR_RETURN(std::vector<Store::EntityRow> current, store.EntitiesByIds(ids));
+    if (current.size() != ids.size()) {
+      return Status::FailedPrecondition("snapshot: entities changed beyond the removal");
+    }
+    for (size_t i = 0; i < ids.size(); ++i) {
+      rows.entity_names[removal.touched[i]] = std::move(current[i].name);
+      rows.entity_types[removal.touched[i]] = std::move(current[i].type);
+    }
+    AssignFactTexts(&rows);
+    phase.Done("graph_rows");
+    snap->graph_rows_ = std::make_shared<const std::string>(SerializeGraphRows(rows));
+    if (!rows.entity_names.empty()) {
+      GraphLoadOptions go;
+      go.embedder = embedder;
+      go.previous = previous.graph_.get();
+      go.previous_model = embedder->ModelId();
+      FLOWRAG_ASSIGN_OR_RETURN(GraphVectors vectors,
+                               LoadGraphVectors(store, rows, go, &snap->stats_.graph_texts_embedded));
+      rows.vectors = std::make_shared<const GraphVectors>(std::move(vectors));
+      phase.Done("graph_vectors");
+      FLOWRAG_RETURN_IF_ERROR(snap->BuildGraphFrom(std::move(rows)));
+      phase.Done("graph_build");
+    }
+  }
+  return Finished(std::move(snap), start, stats);
 }
 
 Result<size_t> Snapshot::PersistParts(Store& store) const {

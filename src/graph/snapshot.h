@@ -25,6 +25,7 @@
 #ifndef FLOWRAG_GRAPH_SNAPSHOT_H_
 #define FLOWRAG_GRAPH_SNAPSHOT_H_
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -129,6 +130,21 @@ class Snapshot {
   static Result<std::shared_ptr<const Snapshot>> Append(Store& store, const Snapshot& previous,
                                                         SnapshotBuildStats* stats = nullptr);
 
+  // `previous` without document `document_id`, which the store has just
+  // deleted, when that is all that changed (Engine::DeleteDocument): the
+  // remaining documents, BM25 postings (Bm25Index::Without) and passage
+  // vectors are kept, the graph rows updated in memory as the store's
+  // garbage collection updated the tables (graph/graph_rows_update.h; the
+  // canonical names of the entities the document mentioned are read back),
+  // vectors of texts that remain renumbered and new fact texts embedded.
+  // Equal to Build() on the same store but for BM25's term numbering.
+  // FailedPrecondition when it cannot (not built `persistable`, no flat
+  // dense index, passages without vectors, a remote embedder, other
+  // changes): then Build. O(rows + postings + Build).
+  static Result<std::shared_ptr<const Snapshot>> Remove(Store& store, const Snapshot& previous,
+                                                        std::string_view document_id,
+                                                        SnapshotBuildStats* stats = nullptr);
+
   size_t num_passages() const { return text_->passages.size(); }
   size_t num_documents() const { return text_->documents.size(); }
   const SnapshotPassage& passage(uint32_t i) const { return text_->passages[i]; }
@@ -178,6 +194,15 @@ class Snapshot {
   Status BuildGraph(Store& store, const SnapshotOptions& options, bool use_parts,
                     const std::unordered_map<int64_t, uint32_t>& passage_index);
   const FloatMatrix* PassageVectors() const;
+  // graph_ from `rows`, abstractness from the flat index's matrix, else from
+  // `unindexed` (may be null: no passage vectors).
+  Status BuildGraphFrom(KnowledgeGraph::Input&& rows, const FloatMatrix* unindexed = nullptr);
+  // Append and Remove: a snapshot with previous's embedder and dense model
+  // at the store's generation; Finished marks every part to be written.
+  static Result<std::shared_ptr<Snapshot>> Successor(Store& store, const Snapshot& previous);
+  static std::shared_ptr<const Snapshot> Finished(std::shared_ptr<Snapshot> snap,
+                                                  std::chrono::steady_clock::time_point start,
+                                                  SnapshotBuildStats* stats);
 
   std::shared_ptr<const SnapshotText> text_;
   std::shared_ptr<Embedder> embedder_;

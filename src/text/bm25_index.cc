@@ -101,6 +101,31 @@ Bm25Index Bm25Index::Concat(const Bm25Index& a, const Bm25Index& b) {
   return out;
 }
 
+Bm25Index Bm25Index::Without(const Bm25Index& a, const std::vector<bool>& removed) {
+  std::vector<int64_t> new_doc(a.doc_len_.size(), -1);
+  Bm25Index out;
+  for (size_t d = 0; d < a.doc_len_.size(); ++d) {
+    if (removed[d]) continue;
+    new_doc[d] = static_cast<int64_t>(out.doc_len_.size());
+    out.doc_len_.push_back(a.doc_len_[d]);
+  }
+  const std::vector<std::string_view> terms = a.Terms();
+  out.offsets_.push_back(0);
+  for (size_t t = 0; t < terms.size(); ++t) {
+    const size_t before = out.post_doc_.size();
+    for (uint64_t i = a.offsets_[t]; i < a.offsets_[t + 1]; ++i) {
+      if (new_doc[a.post_doc_[i]] < 0) continue;
+      out.post_doc_.push_back(static_cast<uint32_t>(new_doc[a.post_doc_[i]]));
+      out.post_tf_.push_back(a.post_tf_[i]);
+    }
+    if (out.post_doc_.size() == before) continue;  // the term is gone
+    out.vocab_.emplace(std::string(terms[t]), static_cast<uint32_t>(out.offsets_.size() - 1));
+    out.offsets_.push_back(out.post_doc_.size());
+  }
+  out.ComputeAverageLength();
+  return out;
+}
+
 std::vector<std::string_view> Bm25Index::Terms() const {
   std::vector<std::string_view> terms(vocab_.size());
   for (const auto& [term, id] : vocab_) terms[id] = term;

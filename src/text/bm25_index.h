@@ -70,6 +70,12 @@ class Bm25Index {
   // O(vocabulary + postings) of both.
   static Bm25Index Concat(const Bm25Index& a, const Bm25Index& b);
 
+  // `a` without the documents marked in `removed` (one flag per document;
+  // the others renumbered densely, terms left without postings dropped).
+  // Searches exactly as an index built from the remaining documents; only
+  // the numbering of terms may differ. O(vocabulary + postings).
+  static Bm25Index Without(const Bm25Index& a, const std::vector<bool>& removed);
+
   // The arrays, for persistence (graph/graph_io.h): Terms()[t] is term t,
   // whose postings are (posting_docs, posting_tfs)[offsets[t], offsets[t+1]).
   std::vector<std::string_view> Terms() const;  // O(vocabulary)

@@ -127,6 +127,79 @@ Result<std::unique_ptr<SparseIndex>> SparseIndex::FromArrays(size_t dim, size_t 
   return index;
 }
 
+Result<std::unique_ptr<SparseIndex>> SparseIndex::Remap(const SparseIndex& old,
+                                                         std::span<const int64_t> old_of_new,
+                                                         const SparseRows& fresh) {
+  // The new ids of each old vector (CSR: an old vector may be kept more than
+  // once, e.g. two entities of the same name), and of each fresh row.
+  std::vector<uint32_t> new_begin(old.size_ + 1, 0), new_ids;
+  std::vector<uint32_t> fresh_ids;
+  for (size_t i = 0; i < old_of_new.size(); ++i) {
+    const int64_t o = old_of_new[i];
+    if (o < 0) {
+      fresh_ids.push_back(static_cast<uint32_t>(i));
+    } else if (static_cast<uint64_t>(o) >= old.size_) {
+      return Status::InvalidArgument("sparse index remap: vector " + std::to_string(i) +
+                                     " refers to old vector " + std::to_string(o));
+    } else {
+      ++new_begin[o + 1];
+    }
+  }
+  for (size_t o = 0; o < old.size_; ++o) new_begin[o + 1] += new_begin[o];
+  new_ids.resize(new_begin.back());
+  {
+    std::vector<uint32_t> next(new_begin.begin(), new_begin.end() - 1);
+    for (size_t i = 0; i < old_of_new.size(); ++i) {
+      if (old_of_new[i] >= 0) new_ids[next[old_of_new[i]]++] = static_cast<uint32_t>(i);
+    }
+  }
+  if (fresh_ids.size() != fresh.rows() || (fresh.rows() > 0 && fresh.cols != old.dim_)) {
+    return Status::InvalidArgument("sparse index remap: " + std::to_string(fresh.rows()) +
+                                   " fresh rows of " + std::to_string(fresh.cols) +
+                                   " dimensions for " + std::to_string(fresh_ids.size()) +
+                                   " new vectors of " + std::to_string(old.dim_));
+  }
+  FLOWRAG_RETURN_IF_ERROR(ValidateSparseRows(fresh));
+  SparseIndex fresh_lists(old.dim_);
+  if (fresh.rows() > 0) {
+    FLOWRAG_ASSIGN_OR_RETURN(auto built, FromRows(fresh));
+    fresh_lists = std::move(*built);
+  }
+  auto index = std::make_unique<SparseIndex>(old.dim_);
+  index->size_ = old_of_new.size();
+  index->deltas_.reserve(old.deltas_.size() + fresh_lists.deltas_.size());
+  index->values_.reserve(old.values_.size() + fresh_lists.values_.size());
+  std::vector<std::pair<uint32_t, float>> list;
+  for (size_t d = 0; d < old.dim_; ++d) {
+    list.clear();
+    old.ForEachPosting(d, [&](uint32_t id, float v) {
+      for (uint32_t k = new_begin[id]; k < new_begin[id + 1]; ++k) list.emplace_back(new_ids[k], v);
+    });
+    if (fresh.rows() > 0) {
+      fresh_lists.ForEachPosting(d, [&](uint32_t id, float v) { list.emplace_back(fresh_ids[id], v); });
+    }
+    if (!std::is_sorted(list.begin(), list.end(),
+                        [](const auto& a, const auto& b) { return a.first < b.first; })) {
+      std::sort(list.begin(), list.end(),
+                [](const auto& a, const auto& b) { return a.first < b.first; });
+    }
+    uint32_t last = 0;
+    for (const auto& [id, v] : list) {
+      uint32_t gap = id - last;
+      for (; gap >= kSkip; gap -= kSkip) {
+        index->deltas_.push_back(kSkip);
+        index->values_.push_back(0.0f);
+      }
+      index->deltas_.push_back(static_cast<uint16_t>(gap));
+      index->values_.push_back(v);
+      last = id;
+    }
+    index->nonzeros_ += list.size();
+    index->offsets_[d + 1] = index->deltas_.size();
+  }
+  return index;
+}
+
 Status SparseIndex::Add(const FloatMatrix& rows) {
   FLOWRAG_RETURN_IF_ERROR(vector_internal::ValidateRows(rows, dim_, size_));
   SparseRows all = Rows();

@@ -59,6 +59,17 @@ class SparseIndex final : public VectorIndex {
            offsets_.capacity() * sizeof(uint64_t);
   }
 
+  // The index of other vectors that are mostly `old`'s: vector i of the
+  // result is old's vector old_of_new[i] (an old vector may be used more than
+  // once), or, where that is -1, the next row of `fresh` (in order). Equal to FromRows over those rows, without
+  // materialising them: one pass over old's postings plus a sort of the
+  // lists that renumbering put out of order. O(nnz + dim).
+  // InvalidArgument when a reference is out of range or `fresh` does not
+  // have one row per -1.
+  static Result<std::unique_ptr<SparseIndex>> Remap(const SparseIndex& old,
+                                                    std::span<const int64_t> old_of_new,
+                                                    const SparseRows& fresh);
+
   // All-or-nothing like FlatIndex::Add. Merges the new postings into every
   // list: O(nnz already held + rows·d) per call, so add in large batches.
   Status Add(const FloatMatrix& rows) override;
