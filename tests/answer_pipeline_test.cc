@@ -25,7 +25,8 @@ GraphNode Entity(std::string name, double score, bool seed = false) {
   return n;
 }
 
-const std::string kQuestion = "In which town was the man who founded the Lantern Tide Festival born?";
+const std::string kQuestion =
+    "In which town was the man who founded the Lantern Tide Festival born?";
 
 // Round 1 (the question) finds the festival, which names two founders in
 // two sentences; the graph's entity scores are `nodes`. A query naming a
@@ -39,7 +40,8 @@ class ScriptedRetriever {
     RetrievalResult r;
     r.method = "scripted";
     if (query.find("Ivo Marsh") != std::string_view::npos) {
-      r.passages = {P(2, "Ivo Marsh", "Ivo Marsh (1890\u20131950) was a sailor. He was born in Hollin Bay.")};
+      r.passages = {
+          P(2, "Ivo Marsh", "Ivo Marsh (1890\u20131950) was a sailor. He was born in Hollin Bay.")};
     } else if (query.find("Corin Aske") != std::string_view::npos) {
       r.passages = {P(3, "Corin Aske", "Corin Aske was a conductor. He was born in Wrenfield.")};
     } else {
@@ -112,10 +114,12 @@ TEST(OfflineCot, AComparisonFetchesTheBridgeAnOptionLacks) {
                       "Albert Kelley (5 June 1890 \u2013 7 March 1970) was an American director.")};
     } else {
       r.passages = {
-          P(1, "Stage Kisses", "Stage Kisses is a 1927 American drama film directed by Albert Kelley."),
+          P(1, "Stage Kisses",
+            "Stage Kisses is a 1927 American drama film directed by Albert Kelley."),
           P(2, "The Lame Devil", "The Lame Devil is a 1948 French film directed by Sacha Guitry."),
           P(3, "Sacha Guitry",
-            "Sacha Guitry (21 February 1885 \u2013 24 July 1957) was a French actor and director.")};
+            "Sacha Guitry (21 February 1885 \u2013 24 July 1957) was a French actor and "
+            "director.")};
     }
     return r;
   };
@@ -161,8 +165,8 @@ TEST(OfflineCot, AFollowUpDoesNotRerouteAnAnsweredSentence) {
   // than the album's.
   deps.idf = [](std::string_view t) {
     static const std::map<std::string_view, double> idf = {
-        {"compilation", 4.2}, {"album", 2.2}, {"partially", 6.5}, {"produced", 2.5},
-        {"english", 1.3},     {"cricketer", 5.4}, {"born", 1.7},   {"christchurch", 2.4},
+        {"compilation", 4.2}, {"album", 2.2},     {"partially", 6.5}, {"produced", 2.5},
+        {"english", 1.3},     {"cricketer", 5.4}, {"born", 1.7},      {"christchurch", 2.4},
         {"new", 1.0},         {"zealand", 2.2},   {"dj", 2.4}};
     auto it = idf.find(t);
     return it == idf.end() ? 1.0 : it->second;

@@ -56,7 +56,6 @@ class DemoAnswers : public testing::DemoEngineTest,
     }
     return right;
   }
-
 };
 
 // 11 of 12 single, and cot at least as many; every miss is printed so a

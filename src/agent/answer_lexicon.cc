@@ -20,8 +20,9 @@ const std::vector<WordClass>& WordClasses() {
   static const auto* classes = new std::vector<WordClass>{
       {0.8, {"born", "birth", "birthplace", "birthday", "native"}},
       {0.8, {"died", "death", "die", "dead", "deathplace", "killed"}},
-      {0.8, {"founded", "founder", "established", "formed", "created", "founding", "started",
-             "establishment", "inception"}},
+      {0.8,
+       {"founded", "founder", "established", "formed", "created", "founding", "started",
+        "establishment", "inception"}},
       {0.8, {"married", "marry", "husband", "wife", "spouse", "widow", "widower"}},
       {0.8, {"nationality", "citizenship", "country", "citizen"}},
       // "Who is the child of X?" reads "X was the father of Y": weaker, as
@@ -41,54 +42,130 @@ struct Nation {
 
 // Demonyms and the countries they name (IsDemonym reads the same table).
 constexpr Nation kNations[] = {
-    {"american", "united states"}, {"british", "united kingdom"}, {"english", "united kingdom"},
-    {"scottish", "united kingdom"}, {"welsh", "united kingdom"}, {"irish", "ireland"},
-    {"french", "france"}, {"german", "germany"}, {"italian", "italy"}, {"spanish", "spain"},
-    {"portuguese", "portugal"}, {"dutch", "netherlands"}, {"belgian", "belgium"},
-    {"swiss", "switzerland"}, {"austrian", "austria"}, {"swedish", "sweden"},
-    {"norwegian", "norway"}, {"danish", "denmark"}, {"finnish", "finland"},
-    {"icelandic", "iceland"}, {"russian", "russia"}, {"polish", "poland"},
-    {"czech", "czech republic"}, {"slovak", "slovakia"}, {"hungarian", "hungary"},
-    {"romanian", "romania"}, {"bulgarian", "bulgaria"}, {"greek", "greece"},
-    {"turkish", "turkey"}, {"serbian", "serbia"}, {"croatian", "croatia"},
-    {"slovene", "slovenia"}, {"slovenian", "slovenia"}, {"bosnian", "bosnia and herzegovina"},
-    {"ukrainian", "ukraine"}, {"belarusian", "belarus"}, {"lithuanian", "lithuania"},
-    {"latvian", "latvia"}, {"estonian", "estonia"}, {"georgian", "georgia"},
-    {"armenian", "armenia"}, {"chinese", "china"}, {"japanese", "japan"}, {"korean", "korea"},
-    {"vietnamese", "vietnam"}, {"thai", "thailand"}, {"indian", "india"},
-    {"pakistani", "pakistan"}, {"bangladeshi", "bangladesh"}, {"iranian", "iran"},
-    {"persian", "iran"}, {"iraqi", "iraq"}, {"syrian", "syria"}, {"lebanese", "lebanon"},
-    {"israeli", "israel"}, {"egyptian", "egypt"}, {"moroccan", "morocco"},
-    {"algerian", "algeria"}, {"tunisian", "tunisia"}, {"nigerian", "nigeria"},
-    {"kenyan", "kenya"}, {"ethiopian", "ethiopia"}, {"mexican", "mexico"},
-    {"canadian", "canada"}, {"brazilian", "brazil"}, {"argentine", "argentina"},
-    {"argentinian", "argentina"}, {"chilean", "chile"}, {"colombian", "colombia"},
-    {"peruvian", "peru"}, {"venezuelan", "venezuela"}, {"cuban", "cuba"},
-    {"australian", "australia"}, {"filipino", "philippines"}, {"indonesian", "indonesia"},
-    {"malaysian", "malaysia"}, {"soviet", "soviet union"}, {"new zealand", "new zealand"},
-    {"south african", "south africa"}, {"roman", ""}, {"byzantine", ""}, {"ottoman", ""},
-    {"prussian", ""}, {"bavarian", ""}, {"catholic", ""}, {"protestant", ""}, {"muslim", ""},
-    {"christian", ""}, {"jewish", ""}, {"african", ""}, {"european", ""}, {"asian", ""},
-    {"latin", ""}, {"arab", ""}, {"arabic", ""},
+    {"american", "united states"},
+    {"british", "united kingdom"},
+    {"english", "united kingdom"},
+    {"scottish", "united kingdom"},
+    {"welsh", "united kingdom"},
+    {"irish", "ireland"},
+    {"french", "france"},
+    {"german", "germany"},
+    {"italian", "italy"},
+    {"spanish", "spain"},
+    {"portuguese", "portugal"},
+    {"dutch", "netherlands"},
+    {"belgian", "belgium"},
+    {"swiss", "switzerland"},
+    {"austrian", "austria"},
+    {"swedish", "sweden"},
+    {"norwegian", "norway"},
+    {"danish", "denmark"},
+    {"finnish", "finland"},
+    {"icelandic", "iceland"},
+    {"russian", "russia"},
+    {"polish", "poland"},
+    {"czech", "czech republic"},
+    {"slovak", "slovakia"},
+    {"hungarian", "hungary"},
+    {"romanian", "romania"},
+    {"bulgarian", "bulgaria"},
+    {"greek", "greece"},
+    {"turkish", "turkey"},
+    {"serbian", "serbia"},
+    {"croatian", "croatia"},
+    {"slovene", "slovenia"},
+    {"slovenian", "slovenia"},
+    {"bosnian", "bosnia and herzegovina"},
+    {"ukrainian", "ukraine"},
+    {"belarusian", "belarus"},
+    {"lithuanian", "lithuania"},
+    {"latvian", "latvia"},
+    {"estonian", "estonia"},
+    {"georgian", "georgia"},
+    {"armenian", "armenia"},
+    {"chinese", "china"},
+    {"japanese", "japan"},
+    {"korean", "korea"},
+    {"vietnamese", "vietnam"},
+    {"thai", "thailand"},
+    {"indian", "india"},
+    {"pakistani", "pakistan"},
+    {"bangladeshi", "bangladesh"},
+    {"iranian", "iran"},
+    {"persian", "iran"},
+    {"iraqi", "iraq"},
+    {"syrian", "syria"},
+    {"lebanese", "lebanon"},
+    {"israeli", "israel"},
+    {"egyptian", "egypt"},
+    {"moroccan", "morocco"},
+    {"algerian", "algeria"},
+    {"tunisian", "tunisia"},
+    {"nigerian", "nigeria"},
+    {"kenyan", "kenya"},
+    {"ethiopian", "ethiopia"},
+    {"mexican", "mexico"},
+    {"canadian", "canada"},
+    {"brazilian", "brazil"},
+    {"argentine", "argentina"},
+    {"argentinian", "argentina"},
+    {"chilean", "chile"},
+    {"colombian", "colombia"},
+    {"peruvian", "peru"},
+    {"venezuelan", "venezuela"},
+    {"cuban", "cuba"},
+    {"australian", "australia"},
+    {"filipino", "philippines"},
+    {"indonesian", "indonesia"},
+    {"malaysian", "malaysia"},
+    {"soviet", "soviet union"},
+    {"new zealand", "new zealand"},
+    {"south african", "south africa"},
+    {"roman", ""},
+    {"byzantine", ""},
+    {"ottoman", ""},
+    {"prussian", ""},
+    {"bavarian", ""},
+    {"catholic", ""},
+    {"protestant", ""},
+    {"muslim", ""},
+    {"christian", ""},
+    {"jewish", ""},
+    {"african", ""},
+    {"european", ""},
+    {"asian", ""},
+    {"latin", ""},
+    {"arab", ""},
+    {"arabic", ""},
 };
 
 // Country names written other ways.
 constexpr std::pair<std::string_view, std::string_view> kCountryAliases[] = {
-    {"usa", "united states"}, {"us", "united states"}, {"u s", "united states"},
-    {"united states of america", "united states"}, {"america", "united states"},
-    {"uk", "united kingdom"}, {"great britain", "united kingdom"}, {"britain", "united kingdom"},
-    {"england", "united kingdom"}, {"scotland", "united kingdom"}, {"wales", "united kingdom"},
-    {"ussr", "soviet union"}, {"south korea", "korea"}, {"republic of ireland", "ireland"},
-    {"people s republic of china", "china"}, {"holland", "netherlands"},
+    {"usa", "united states"},
+    {"us", "united states"},
+    {"u s", "united states"},
+    {"united states of america", "united states"},
+    {"america", "united states"},
+    {"uk", "united kingdom"},
+    {"great britain", "united kingdom"},
+    {"britain", "united kingdom"},
+    {"england", "united kingdom"},
+    {"scotland", "united kingdom"},
+    {"wales", "united kingdom"},
+    {"ussr", "soviet union"},
+    {"south korea", "korea"},
+    {"republic of ireland", "ireland"},
+    {"people s republic of china", "china"},
+    {"holland", "netherlands"},
 };
 
 int MonthOf(std::string_view lower) {
-  static constexpr std::string_view kMonths[] = {"january", "february", "march",     "april",
-                                                 "may",     "june",     "july",      "august",
-                                                 "september", "october", "november", "december"};
+  static constexpr std::string_view kMonths[] = {"january",   "february", "march",    "april",
+                                                 "may",       "june",     "july",     "august",
+                                                 "september", "october",  "november", "december"};
   for (int m = 0; m < 12; ++m) {
-    if (lower == kMonths[m] || (lower.size() >= 3 && lower.size() <= 4 &&
-                                kMonths[m].substr(0, 3) == lower.substr(0, 3))) {
+    if (lower == kMonths[m] ||
+        (lower.size() >= 3 && lower.size() <= 4 && kMonths[m].substr(0, 3) == lower.substr(0, 3))) {
       return m + 1;
     }
   }
@@ -103,9 +180,10 @@ struct Unit {
 
 const std::vector<Unit>& Units() {
   static const auto* units = new std::vector<Unit>{
-      {{"km", "kilometre", "kilometer", "kilometres", "kilometers", "metre", "meter", "metres",
-        "meters", "m", "mile", "miles", "mi", "feet", "foot", "ft", "yard", "yards", "inch",
-        "inches", "cm", "centimetre", "centimetres", "mm"},
+      {{"km",    "kilometre", "kilometer", "kilometres", "kilometers",  "metre",
+        "meter", "metres",    "meters",    "m",          "mile",        "miles",
+        "mi",    "feet",      "foot",      "ft",         "yard",        "yards",
+        "inch",  "inches",    "cm",        "centimetre", "centimetres", "mm"},
        {"long", "length", "far", "distance", "tall", "high", "height", "wide", "width", "deep",
         "depth"}},
       {{"year", "years", "month", "months", "week", "weeks", "day", "days", "hour", "hours",
@@ -160,9 +238,10 @@ std::vector<ImplicitWord> ImplicitWords(std::string_view text,
         const std::vector<std::string> before =
             Tokenize(text.substr(a.begin >= 12 ? a.begin - 12 : 0, a.begin >= 12 ? 12 : a.begin),
                      TokenizerOptions{false, false, 64});
-        const bool apposed = !before.empty() && (before.back() == "a" || before.back() == "an") &&
-                             before.size() >= 2 &&
-                             (before[before.size() - 2] == "is" || before[before.size() - 2] == "was");
+        const bool apposed =
+            !before.empty() && (before.back() == "a" || before.back() == "an") &&
+            before.size() >= 2 &&
+            (before[before.size() - 2] == "is" || before[before.size() - 2] == "was");
         for (const char* w : {"nationality", "country", "citizenship"}) {
           out.push_back({w, a.begin, a.end, apposed});
         }
@@ -173,8 +252,8 @@ std::vector<ImplicitWord> ImplicitWords(std::string_view text,
       out.push_back({"number", a.begin, a.end});
       const std::string_view span = text.substr(a.begin, a.end - a.begin);
       const size_t space = span.rfind(' ');
-      const std::string unit = ToLowerAscii(space == std::string_view::npos ? std::string_view()
-                                                                            : span.substr(space + 1));
+      const std::string unit = ToLowerAscii(
+          space == std::string_view::npos ? std::string_view() : span.substr(space + 1));
       if (span.back() == '%') out.push_back({"percentage", a.begin, a.end});
       if (span.front() == '$') out.push_back({"cost", a.begin, a.end});
       for (const Unit& u : Units()) {
@@ -220,7 +299,8 @@ std::vector<ImplicitWord> ImplicitWords(std::string_view text,
     out.push_back({"born", a.begin, a.end, true});
     out.push_back({"birth", a.begin, a.end, true});
     if (second != nullptr) {
-      for (const char* w : {"died", "death", "die"}) out.push_back({w, second->begin, second->end, true});
+      for (const char* w : {"died", "death", "die"})
+        out.push_back({w, second->begin, second->end, true});
       i = static_cast<size_t>(second - spans.data());
     }
   }
@@ -236,12 +316,14 @@ DateValue ParseDate(std::string_view text) {
   bool bc = false;
   for (const std::string& w : words) {
     if (w == "bc" || w == "bce") bc = true;
-    if (int m = MonthOf(w); m != 0 && d.month == 0 && !std::isdigit(static_cast<unsigned char>(w[0]))) {
+    if (int m = MonthOf(w);
+        m != 0 && d.month == 0 && !std::isdigit(static_cast<unsigned char>(w[0]))) {
       d.month = m;
       continue;
     }
-    if (!w.empty() && std::all_of(w.begin(), w.end(),
-                                  [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+    if (!w.empty() && std::all_of(w.begin(), w.end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c));
+        })) {
       if (n_numbers < 3 && w.size() <= 4) numbers[n_numbers++] = std::stoi(w);
     }
   }

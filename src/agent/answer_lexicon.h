@@ -48,7 +48,8 @@ struct ImplicitWord {
 
 // The implicit words of `text` given its entity spans (DetectEntitySpans).
 // O(spans).
-std::vector<ImplicitWord> ImplicitWords(std::string_view text, const std::vector<EntitySpan>& spans);
+std::vector<ImplicitWord> ImplicitWords(std::string_view text,
+                                        const std::vector<EntitySpan>& spans);
 
 // A date as (year, month, day); month/day 0 when absent. Comparable with <.
 struct DateValue {

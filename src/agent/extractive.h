@@ -1,52 +1,87 @@
 // The offline answerer: picks the span of the top passages that answers
-// about the question's subject, following a bridge entity when the
-// question asks about something related to what it names. No model.
+// about the question's subject, following a bridge entity when the question
+// asks about something related to what it names. No model.
+//
+// Measurements below: offline stores, ppr retrieval, single pipeline, EM on
+// 2wiki-train / hotpotqa-train / 2wiki (the first two are the tuning
+// splits), each rule turned off alone; the full answerer scored 64.0 / 26.0
+// / 47.5 and 11 of the 12 demo questions (bench/out/answers.md has every
+// method and the cot pipeline).
 //
 // Sentences. Each sentence of the first `max_passages` passages matches the
 // question's content terms (question_profile.h): the same word counts 1, a
-// different form of it 0.8 ("directed"/"director"), a word of the same
-// class (answer_lexicon.h: "established"/"founded", "birth"/"born") its
-// class strength, and the words a biography lead implies ("Name (1886 –
-// 1960)" → born, died; "an English director" → nationality) at the value
-// they stand for. A passage's title terms count for each of its sentences
-// (it speaks of its title as "It", "He"): fully when the question names the
-// title, at `title_weight` otherwise, and not at all for the terms of an
-// entity the question names that this passage is not about (the subject
-// rule: "How long is the River Ostrel?" is not answered by the Ostrel Swing
-// Bridge's length, though its title shares "Ostrel").
+// different form of it 0.8 ("directed"/"director"), a word of the same class
+// (answer_lexicon.h: "established"/"founded", "birth"/"born") its class
+// strength, and the words a text implies (answer_lexicon.h ImplicitWords: a
+// life's "(1886 – 1960)" is born/died, "an English director" a nationality,
+// "212 km" a length, a date a date) at the value they stand for (off: 51.0 /
+// 26.0 / 47.5). Terms of the names the question mentions (subject terms)
+// weigh `subject_weight` of their IDF: names say which passages to read, the
+// rest says what is asked (1.0: 63.2 / 24.0 / 49.5; 0.7: 63.8 / 24.0 / 48.5;
+// tuned on the first two). A passage's title terms count for each of its
+// sentences (it speaks of its title as "It", "He"): fully when it is the
+// entity the question names first (its primary subject: "How long is the
+// River Ostrel from its source in the Hallam Hills?" asks about the river),
+// at `title_weight` for other titles, and not at all for the terms of a name
+// the passage is not about (the Ostrel Swing Bridge's title does not answer
+// for the River Ostrel; off: 64.2 / 25.0 / 47.5). A question's alias counts
+// as naming a title when the passage writes it and the title ends with the
+// same word ("Gus Pell" for August Pell); a phrase the question writes in
+// lower case names no passage ("place of birth").
 //
 // Bridges. A passage about an entity B the question does not name inherits
-// the coverage of the best sentence elsewhere that mentions B while
-// matching a relation term of the question (a term outside the names):
-// "It was founded in 1947 by Corin Aske" carries {founded, Lantern Tide
-// Festival} to Corin Aske's passage, where "He was born in Wrenfield" adds
-// {born}. A sentence scores the larger of its own coverage and the chained
-// coverage (own ∪ inherited, × chain_weight per hop, up to max_hops), the
-// chain only when the sentence adds a term the link lacks; candidates of a
-// chained sentence are measured against those new terms (the attribute
-// asked about B), and B itself is never the answer. Coverage is the
-// IDF-weighted share of the question's terms, times the rank prior
-// 1 / (1 + rank_decay·rank) (a chain takes the better of its two passages').
+// the coverage of the best sentence elsewhere that mentions B while matching
+// a relation term of the question (not a name's term, not the wh-phrase's
+// noun "which town" or superlative "the largest"), weighted by how close B
+// is to that term ("directed by X and starring Y" links X): "It was founded
+// in 1947 by Corin Aske" carries {founded, Lantern Tide Festival} to Corin
+// Aske's passage, where "He was born in Wrenfield" adds {born}. Up to
+// `max_hops` links chain (a 3-hop question needs 2). A sentence scores the
+// larger of its own coverage and own ∪ inherited (× chain_weight per hop),
+// the chain only when the sentence adds a relation term the link lacks, or
+// when B is what the question describes by a noun ("a garden located in
+// which town" and the Vessey Botanical Garden); a chain is ranked by the
+// best-ranked passage it went through (off: 46.0 / 18.0 / 38.6, demo 7 of
+// 12; chain_weight 0.9 instead of 1: 63.0 / 26.0 / 47.5). Candidates of a
+// chained sentence are measured against the terms it adds (the attribute
+// asked about B); B, or part of its name, is never the answer there, and B
+// is no answer where its own passage goes further. Coverage is the
+// IDF-weighted share of the question's terms, times the rank prior 1 / (1 +
+// rank_decay·rank).
 //
 // Answers. Candidate spans are the proper-noun, date and number spans
-// (extract/entity_spans.h) of the best sentences, plus passage titles, that
-// the question does not name; each scores its sentence's score × how well
-// its kind fits the question × closeness to the matched terms (a passive
-// agent, "built by X", counts as adjacent), summed over repeats (the best
-// counts fully, the others `repeat_weight`). "How many" answers drop the
-// counted word ("1,820 seats" → "1,820"). Choice questions ("A or B")
-// answer a sub-question per option (the question with that option alone)
-// for a date, through bridges when the question asks about a related
-// entity ("the film whose director was born later"), and pick the
-// earliest/latest as asked. Yes/no questions about the same nationality or
-// country compare the two entities' values (NationalityKey); other yes/no
-// questions answer "yes".
+// (extract/entity_spans.h) of the best sentences (and each part of an "A of
+// B" name), plus passage titles, that the question does not name; each
+// scores its sentence's score × how well its kind fits the question ×
+// closeness to the terms it is measured against (a passive agent, "built by
+// X", counts as adjacent (a bonus of 1.25 over adjacency: 63.2 / 25.0 /
+// 47.5); a word inside the candidate does not; a weak implied word sits 10
+// bytes from its value, so "96 metres long" beats the "58 metres" that only
+// could be a length) × 0.5 when the sentence matches only names (off: 63.8 /
+// 25.0 / 47.5) × 0.5 for a name the question describes by a relation noun
+// ("Vessey Botanical Garden" for "the garden": a step, not the answer; off:
+// demo q02 lost) × 1.3 for a name ending with the answer noun ("Santa Clara
+// County" for "which county"; no effect on the three, it decides a
+// schema-agent hop), summed over repeats (the best counts fully, the others
+// `repeat_weight`). "How many" answers drop the counted word ("1,820 seats"
+// → "1,820").
 //
-// Graph hints: entity names the graph retrieval scored (best first) rank
-// the bridges offered to an iterative pipeline for its follow-up.
+// Comparisons answer a sub-question per option (the question with that
+// option alone, its names required): "which came first / later" by dates,
+// through bridges when the question asks about a related entity ("the film
+// whose director was born later"), compared at the precision both have; "who
+// lived longer" by death minus birth; "which singer is American" and "are A
+// and B both American / of the same nationality" by NationalityKey. Two
+// values reached through different numbers of bridges are not compared; the
+// bridge the weaker option lacks is offered instead. Other yes/no questions
+// answer "yes".
+//
+// Graph hints: entity names the graph retrieval scored (best first) order
+// the bridges offered to an iterative pipeline (among those whose link
+// scores at least half the best link's).
 //
 // Pure and thread-safe; O(sentences² + total length of the passages read)
-// per question (sub-questions at most twice that).
+// per question (a comparison runs two to four sub-questions).
 #ifndef FLOWRAG_AGENT_EXTRACTIVE_H_
 #define FLOWRAG_AGENT_EXTRACTIVE_H_
 
@@ -66,9 +101,9 @@ struct ExtractiveOptions {
   double title_weight = 0.7;  // a question term found only in the title
   double rank_decay = 0.25;
   double repeat_weight = 0.2;
-  size_t long_sentences = 3;  // style "long": sentences quoted
-  double chain_weight = 1.0;  // coverage factor per bridge hop
-  size_t max_hops = 2;        // bridges chained (a 3-hop question needs 2)
+  size_t long_sentences = 3;    // style "long": sentences quoted
+  double chain_weight = 1.0;    // coverage factor per bridge hop
+  size_t max_hops = 2;          // bridges chained (a 3-hop question needs 2)
   double subject_weight = 0.5;  // IDF factor of the terms of names the question mentions
 };
 

@@ -346,10 +346,9 @@ class Pipeline {
       // A follow-up's answer counts only when it is more confident and rests
       // on new evidence (the bridge it followed, or a passage this round
       // brought), not on a reshuffle of what was read.
-      if (round == 0 ||
-          (ex.confidence > best.confidence &&
-           RestsOn(ex, context, used_bridges.back(), context_before) &&
-           !Reroutes(ex, context, best, best_context))) {
+      if (round == 0 || (ex.confidence > best.confidence &&
+                         RestsOn(ex, context, used_bridges.back(), context_before) &&
+                         !Reroutes(ex, context, best, best_context))) {
         best = ex;
         best_context = context;
       }
@@ -357,7 +356,8 @@ class Pipeline {
       // entities' nationalities; comparisons end once their values compare
       // (confident), and otherwise follow the bridge an option lacks.
       const bool closed = profile_.type == AnswerType::kYesNo && !profile_.same_nationality;
-      const bool compares = profile_.type == AnswerType::kYesNo || profile_.type == AnswerType::kChoice;
+      const bool compares =
+          profile_.type == AnswerType::kYesNo || profile_.type == AnswerType::kChoice;
       // The next bridge: what this round's passages link to, else what the
       // best answer's did.
       std::string bridge;
@@ -369,8 +369,8 @@ class Pipeline {
           }
         }
       }
-      const bool covered = (compares || best.unmatched_terms.empty()) &&
-                           best.confidence >= kOfflineAnswerConfidence;
+      const bool covered =
+          (compares || best.unmatched_terms.empty()) && best.confidence >= kOfflineAnswerConfidence;
       if (closed || covered || bridge.empty() || round + 1 == options_.max_steps) {
         answer_.steps.push_back(std::move(step));
         break;
@@ -413,7 +413,8 @@ class Pipeline {
   // Dangers with music produced by Ben Stokes" for "Who was the DJ of the
   // album produced by a cricketer born in Christchurch?").
   static bool Reroutes(const ExtractiveAnswer& ex, const std::vector<ScoredPassage>& context,
-                       const ExtractiveAnswer& prev, const std::vector<ScoredPassage>& prev_context) {
+                       const ExtractiveAnswer& prev,
+                       const std::vector<ScoredPassage>& prev_context) {
     if (ex.bridge_used.empty() || prev.support.empty() || !prev.answered) return false;
     const SentenceRef& answered = prev.support.front();
     const int64_t id = prev_context[answered.passage].passage_id;
@@ -444,8 +445,8 @@ class Pipeline {
   // The question's wh-word ("In which town ..." → "which"), else "what".
   static std::string WhWord(std::string_view question) {
     for (const std::string& w : Tokenize(question, TokenizerOptions{false, false, 64})) {
-      if (w == "who" || w == "whom" || w == "whose" || w == "what" || w == "which" ||
-          w == "when" || w == "where" || w == "how") {
+      if (w == "who" || w == "whom" || w == "whose" || w == "what" || w == "which" || w == "when" ||
+          w == "where" || w == "how") {
         return w;
       }
     }

@@ -181,7 +181,8 @@ QuestionProfile ProfileQuestion(std::string_view question) {
     if ((w == "which" || w == "what") && p.answer_noun.empty()) {
       // "which town", "what nationality"; "what is the date of birth".
       size_t k = i + 1;
-      if (k + 1 < words.size() && (words[k] == "is" || words[k] == "was") && words[k + 1] == "the") {
+      if (k + 1 < words.size() && (words[k] == "is" || words[k] == "was") &&
+          words[k + 1] == "the") {
         k += 2;
         // "what was the largest fleet": the noun after a superlative.
         if (k + 1 < words.size() && words[k].size() > 4 &&
@@ -190,6 +191,10 @@ QuestionProfile ProfileQuestion(std::string_view question) {
           ++k;
         }
         what_is_the = true;
+      }
+      // "What is the name of the building ...": the building.
+      if (k + 2 < words.size() && words[k] == "name" && words[k + 1] == "of") {
+        k += words[k + 2] == "the" || words[k + 2] == "a" ? 3 : 2;
       }
       if (k < words.size() && !IsStopword(words[k]) && !IsQuestionWord(words[k])) {
         p.answer_noun = StemS(words[k]);
@@ -237,9 +242,9 @@ QuestionProfile ProfileQuestion(std::string_view question) {
   }
   if (StartsWithWord(lower, "when") || ContainsWord(lower, "what year") ||
       ContainsWord(lower, "date of birth") || ContainsWord(lower, "date of death") ||
-      ContainsWord(lower, "birthday") ||
-      ContainsWord(lower, "which year") || ContainsWord(lower, "what date") ||
-      ContainsWord(lower, "in what year") || ContainsWord(lower, "what decade")) {
+      ContainsWord(lower, "birthday") || ContainsWord(lower, "which year") ||
+      ContainsWord(lower, "what date") || ContainsWord(lower, "in what year") ||
+      ContainsWord(lower, "what decade")) {
     p.type = AnswerType::kDate;
     p.year_only = ContainsWord(lower, "year");
     return p;
