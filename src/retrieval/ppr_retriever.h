@@ -66,7 +66,7 @@ struct PprOptions {
   size_t fact_passages = 20;  // local fact channel (fact_seeds.h local_passages); 0 = all facts
   bool synonyms = true;
   std::string solver = "push";
-  double epsilon = 1e-5;
+  double epsilon = 3e-6;
   double tolerance = 1e-10;
   size_t max_nodes = 150;
   PriorOptions prior{"hybrid", 50};  // passage prior source and support (fact_seeds.h)
