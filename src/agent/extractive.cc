@@ -593,13 +593,18 @@ class Extractor {
     });
   }
 
-  // Title keys of the bridges a chained sentence went through.
+  // Title keys of the bridges a chained sentence went through, and each
+  // word of their short titles ("Ben" and "Stokes" of "Ben Stokes": a text
+  // calls its subject by part of the name).
   std::unordered_set<std::string> ChainTitles(const Sentence& s) const {
     std::unordered_set<std::string> out;
     size_t p = s.passage;
     for (int guard = 0; guard < 4 && !info_[p].inherited.empty(); ++guard) {
       out.insert(info_[p].title_key);
       if (!info_[p].short_key.empty()) out.insert(info_[p].short_key);
+      for (std::string& w : NameTokens(ShortTitle(passages_[p].title))) {
+        if (w.size() > 2) out.insert(std::move(w));
+      }
       p = sentences_[info_[p].via].passage;
     }
     return out;

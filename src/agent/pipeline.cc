@@ -333,6 +333,7 @@ class Pipeline {
       } else {
         FLOWRAG_ASSIGN_OR_RETURN(r, Retrieve(query));
       }
+      const size_t context_before = context.size();
       add(r);
       for (std::string& g : GraphEntities(r)) graph.push_back(std::move(g));
       AnswerStep step{query, "", "", "", Ids(r.passages)};
@@ -342,7 +343,13 @@ class Pipeline {
         const SentenceRef& s = ex.support.front();
         step.summary = context[s.passage].text.substr(s.begin, s.end - s.begin);
       }
-      if (round == 0 || ex.confidence > best.confidence) {
+      // A follow-up's answer counts only when it is more confident and rests
+      // on new evidence (the bridge it followed, or a passage this round
+      // brought), not on a reshuffle of what was read.
+      if (round == 0 ||
+          (ex.confidence > best.confidence &&
+           RestsOn(ex, context, used_bridges.back(), context_before) &&
+           !Reroutes(ex, context, best, best_context))) {
         best = ex;
         best_context = context;
       }
@@ -351,11 +358,15 @@ class Pipeline {
       // (confident), and otherwise follow the bridge an option lacks.
       const bool closed = profile_.type == AnswerType::kYesNo && !profile_.same_nationality;
       const bool compares = profile_.type == AnswerType::kYesNo || profile_.type == AnswerType::kChoice;
+      // The next bridge: what this round's passages link to, else what the
+      // best answer's did.
       std::string bridge;
-      for (const std::string& b : best.bridges) {
-        if (std::find(used_bridges.begin(), used_bridges.end(), b) == used_bridges.end()) {
-          bridge = b;
-          break;
+      for (const std::vector<std::string>* list : {&ex.bridges, &best.bridges}) {
+        for (const std::string& b : *list) {
+          if (bridge.empty() &&
+              std::find(used_bridges.begin(), used_bridges.end(), b) == used_bridges.end()) {
+            bridge = b;
+          }
         }
       }
       const bool covered = (compares || best.unmatched_terms.empty()) &&
@@ -376,6 +387,44 @@ class Pipeline {
     offline_read_ = best_context;
     Finish(question_, std::move(best_context), notes, &best);
     return Status::Ok();
+  }
+
+  // True when the answer's evidence (its sentence, bridge links or compared
+  // options' sentences) lies in a passage about `bridge` or in one of
+  // context[first_new, end).
+  static bool RestsOn(const ExtractiveAnswer& ex, const std::vector<ScoredPassage>& context,
+                      const std::string& bridge, size_t first_new) {
+    const std::string key = EntityKey(bridge);
+    if (EntityKey(ex.bridge_used) == key) return true;
+    for (size_t i = 0; i < ex.evidence && i < ex.support.size(); ++i) {
+      const size_t p = ex.support[i].passage;
+      const std::string& title = context[p].title;
+      if (p >= first_new || EntityKey(title) == key ||
+          EntityKey(title.substr(0, title.find(" ("))) == key) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // True when `ex` goes through a bridge from the very sentence `prev`
+  // answered with, and that answer was not the bridge: the sentence named
+  // the answer and the bridge only qualifies it ("an album DJ'ed by Jack
+  // Dangers with music produced by Ben Stokes" for "Who was the DJ of the
+  // album produced by a cricketer born in Christchurch?").
+  static bool Reroutes(const ExtractiveAnswer& ex, const std::vector<ScoredPassage>& context,
+                       const ExtractiveAnswer& prev, const std::vector<ScoredPassage>& prev_context) {
+    if (ex.bridge_used.empty() || prev.support.empty() || !prev.answered) return false;
+    const SentenceRef& answered = prev.support.front();
+    const int64_t id = prev_context[answered.passage].passage_id;
+    const std::string bridge = EntityKey(ex.bridge_used);
+    const std::string prev_answer = EntityKey(prev.answer);
+    if (bridge == prev_answer || bridge.find(prev_answer) != std::string::npos) return false;
+    for (size_t i = 1; i < ex.evidence && i < ex.support.size(); ++i) {
+      const SentenceRef& link = ex.support[i];
+      if (context[link.passage].passage_id == id && link.begin == answered.begin) return true;
+    }
+    return false;
   }
 
   // "<wh-word> <answer noun> <unmatched terms> <bridge>?": what the question still asks,

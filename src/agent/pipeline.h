@@ -15,10 +15,16 @@
 //    <answer noun> <unmatched terms> <bridge>?" and answers the question
 //    again from every round's passages (round 1's first), so the extractive
 //    answerer can chain through the bridge's passage. A round's answer
-//    replaces the earlier one only when its confidence is higher: a
-//    follow-up adds evidence but cannot talk the pipeline out of a
-//    better-supported answer. Yes/no and choice questions answer in one
-//    round.
+//    replaces the earlier one only when its confidence is higher, it rests
+//    on new evidence (a passage about the bridge followed, or one the round
+//    brought) and it does not reroute through the sentence the earlier
+//    answer came from to a different name (that sentence named the answer;
+//    the other name only qualified it): a follow-up adds evidence but cannot
+//    talk the pipeline out of a better-supported answer. Measured on every
+//    benchmark and method of bench/out/answers.md: cot EM ≥ single EM.
+//    Plain yes/no questions answer in one round; comparisons (choice,
+//    same-nationality) follow the bridge an option lacks while their
+//    confidence is below kOfflineAnswerConfidence.
 //  * decompose: sub-questions (LlmDecomposeQuery, offline DecomposeQuery)
 //    answered in order, each retrieved with the earlier questions and answers
 //    prepended; then a final retrieval with the question, and the final

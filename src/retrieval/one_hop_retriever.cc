@@ -9,6 +9,7 @@
 
 #include "retrieval/fact_seeds.h"
 #include "retrieval/keywords.h"
+#include "retrieval/local_facts.h"
 #include "retrieval/query_llm.h"
 #include "retrieval/seeds.h"
 
@@ -159,6 +160,7 @@ Status OneHopOptions::Override(ParamReader& r) {
   FLOWRAG_RETURN_IF_ERROR(r.Read("onehop.related_chunks", &related_chunks));
   FLOWRAG_RETURN_IF_ERROR(r.Read("onehop.pick", &pick));
   FLOWRAG_RETURN_IF_ERROR(r.Read("onehop.min_cosine", &min_cosine));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("onehop.fact_passages", &fact_passages));
   FLOWRAG_RETURN_IF_ERROR(r.Read("onehop.max_entity_tokens", &max_entity_tokens));
   FLOWRAG_RETURN_IF_ERROR(r.Read("onehop.max_relation_tokens", &max_relation_tokens));
   FLOWRAG_RETURN_IF_ERROR(r.Read("onehop.max_keywords", &max_keywords));
@@ -279,13 +281,41 @@ Result<RetrievalOutput> OneHopRetriever::Retrieve(const Snapshot& s,
   // ---- global: relations by fact-text similarity, then their entities
   std::vector<Relation> global_relations;
   std::vector<uint32_t> global_entities;
+  QueryScores qs;  // the query's passage cosines (and BM25 with the local channel)
+  const bool local_channel = global && o.fact_passages > 0 && LocalFacts::For(s) != nullptr;
+  if (o.pick == "vector" || local_channel) {
+    FLOWRAG_ASSIGN_OR_RETURN(qs, ScoreQuery(s, r.query, /*lexical=*/local_channel));
+    vstats.candidates_scored += qs.candidates_scored;
+  }
   if (global) {
-    VectorSearchParams fp;
-    fp.k = o.top_k;
-    fp.min_score = static_cast<float>(o.min_cosine);
+    // The fact texts closest to the keywords: among those of the best prior
+    // passages and the named entities (retrieval/local_facts.h, as the walks
+    // seed), or over the whole fact index.
+    std::vector<FactHit> hits;
+    if (local_channel) {
+      std::shared_ptr<const LocalFacts> local = LocalFacts::For(s);
+      std::vector<uint32_t> passages;
+      const std::vector<double> prior =
+          PassagePrior(s, r.query, qs, PriorOptions{"hybrid", o.fact_passages});
+      for (uint32_t p = 0; p < prior.size(); ++p) {
+        if (prior[p] > 0) passages.push_back(p);
+      }
+      const std::vector<uint32_t> candidates = local->Candidates(g, passages, qk.matched_entities);
+      vstats.candidates_scored += candidates.size();
+      for (const FactHit& h : local->Best(candidates, vecs.row(1), o.top_k)) {
+        if (h.score >= o.min_cosine) hits.push_back(h);
+      }
+    } else {
+      VectorSearchParams fp;
+      fp.k = o.top_k;
+      fp.min_score = static_cast<float>(o.min_cosine);
+      for (const VectorHit& h : g.fact_index()->Search(vecs.row(1), fp, &vstats)) {
+        hits.push_back({h.id, h.score});
+      }
+    }
     std::unordered_set<uint64_t> seen;
-    for (const VectorHit& h : g.fact_index()->Search(vecs.row(1), fp, &vstats)) {
-      for (uint32_t f : g.FactsWithText(h.id)) {
+    for (const FactHit& h : hits) {
+      for (uint32_t f : g.FactsWithText(h.fact_text)) {
         if (global_relations.size() >= o.top_k) break;
         if (g.FactSubject(f) == g.FactObject(f)) continue;
         Relation rl = MakeRelation(g.FactSubject(f), g.FactObject(f));
@@ -378,11 +408,6 @@ Result<RetrievalOutput> OneHopRetriever::Retrieve(const Snapshot& s,
   }
   // The vector pick's cosines: the query's with every passage (fact_seeds.h
   // ScoreQuery, one scan shared with the other graph methods).
-  QueryScores qs;
-  if (o.pick == "vector") {
-    FLOWRAG_ASSIGN_OR_RETURN(qs, ScoreQuery(s, r.query));
-    vstats.candidates_scored += qs.candidates_scored;
-  }
   auto pick = [&](const std::vector<std::vector<uint32_t>>& items) {
     if (o.pick == "weight") return PickByWeightedPolling(items, o.related_chunks, 1);
     // Vector: the best int(related_chunks · items / 2) by cosine, ties in

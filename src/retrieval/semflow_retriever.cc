@@ -49,6 +49,7 @@ Status SemFlowOptions::Override(ParamReader& r) {
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.relevance", &relevance));
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.facts", &facts));
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.seeds", &seeds));
+  FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.fact_passages", &fact_passages));
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.normalize_facts", &normalize_facts));
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.name_seeds", &name_seeds));
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.fact_filter", &fact_filter));
@@ -337,7 +338,8 @@ Result<RetrievalOutput> SemFlowRetriever::Retrieve(const Snapshot& s,
   SemFlowOptions o;
   FLOWRAG_RETURN_IF_ERROR(o.Override(reader));
   FLOWRAG_RETURN_IF_ERROR(reader.CheckAllUsed(Name()));
-  FLOWRAG_ASSIGN_OR_RETURN(QueryScores qs, ScoreQuery(s, r.query));
+  // With the BM25 scores: the prior and the local fact channel read them.
+  FLOWRAG_ASSIGN_OR_RETURN(QueryScores qs, ScoreQuery(s, r.query, /*lexical=*/true));
   const KnowledgeGraph& g = *s.graph();
   const double score_ms = MillisSince(start);
 
@@ -349,6 +351,7 @@ Result<RetrievalOutput> SemFlowRetriever::Retrieve(const Snapshot& s,
   fo.name_seeds = o.name_seeds;
   fo.fact_filter = o.fact_filter;
   fo.normalize_scores = o.normalize_facts;
+  fo.local_passages = o.fact_passages;
   FLOWRAG_ASSIGN_OR_RETURN(FactSeeds fs, SeedWalkFromFacts(s, r.query, qs, fo, r.chat, &out));
   const double seed_ms = MillisSince(start) - score_ms;
   if (fs.seeds.empty()) {  // no usable fact → dense passage retrieval

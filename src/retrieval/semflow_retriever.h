@@ -74,6 +74,8 @@
 //   semflow.relevance             local   local | global (see above)
 //   semflow.facts                 5       candidate facts (authors' code; A.2 says 12)
 //   semflow.seeds                 10      entity seeds (A.2 says 20, the code 5)
+//   semflow.fact_passages         20      facts scored: those of the best N prior passages and
+//                                         of the named entities (retrieval/local_facts.h); 0 = all
 //   semflow.normalize_facts       true    fact scores / best fact's (authors' min-max)
 //   semflow.name_seeds            true    entities named in the query are seeds too (fact_seeds.h)
 //   semflow.fact_filter           true    LLM fact filter (A.5.2) when a chat model is configured
@@ -91,33 +93,37 @@
 //
 // Defaults, measured offline (built-in embedder, heuristic graph with its
 // walk weights; Recall@5 on 2wiki-train / musique-train / musique-train
-// OpenIE unless noted). With them: 80.9 / 65.7 / 66.4.
+// OpenIE unless noted, then checked on 2wiki, musique-dev, hotpotqa-train
+// and medical). With them: 81.2 / 66.1 / 68.0; 2wiki 76.0, musique-dev
+// 59.1, hotpotqa-train 89.0, medical 96.5 (OpenIE 96.8). The rows below were
+// measured before the local fact channel (fact_passages = 0), which moved
+// the defaults' numbers by under 2 points and 2wiki p50 from 7.5 to 0.9 ms.
 //   transition   the authors' code. entity_share=edges (one slot per edge,
-//                the previous version) 75.7 / 63.8 / 62.1; softmax within
-//                groups and self_loop=false within 1 point; relevance=global
-//                (the authors' percentile normalisation, a pass over every
-//                MENTIONS edge) within 0.5 point of local; passage_edges=unit
-//                80.1 / 65.3 / 66.3 (at ε 1e-4; hotpotqa-train 81.5 → 90.5
-//                with the title link).
+//                the previous version) 74.2 / 62.6 / 60.8; softmax 80.3 /
+//                65.7 / 66.7 and self_loop=false 81.2 / 65.9 / 66.4 (the
+//                paper leaves both open; the code's choice kept);
+//                relevance=global (the authors' percentile normalisation, a
+//                pass over every MENTIONS edge) 80.9 / 65.7 / 66.7.
+//   passage edges the walk graph's: unit edges 78.6 / 65.7 / 66.4,
+//                hotpotqa-train 85.0, 2wiki 72.5.
 //   facts/seeds  5 / 10: the paper's 12 / 20 rely on its LLM fact filter;
-//                unfiltered 87.8 / 62.8 / 52.7 (the OpenIE graph's fact
-//                texts are single triples: 12 of them name 20 entities that
-//                are mostly noise); 5 / 5 (the authors' code) 81.8 / 63.4 /
-//                62.8.
-//   prior        0.08 (A.2) × the hybrid prior of the best 100 passages.
-//                The paper's dense prior: 80.2 / 64.7 / 65.7. The prior on
-//                every passage (the paper) touches the whole graph (25.4k of
-//                25.5k nodes on 2wiki-train) for 84.0 / 66.1 / 67.3. A
-//                smaller weight helps multi-hop and hurts medical, where
-//                the passages carry the evidence: 0.02 gives 88.2 / 67.1 /
-//                65.7 but medical 94.3 / OpenIE 94.7 (hybrid 95.6); so does
-//                prior_mode=share (the baseline's fixed passage share, 0.03
-//                of the reset when the query names an entity, else 0.5):
-//                91.7 / 68.7 / 65.7, 2wiki 89.4, medical 94.9 / 94.0.
-//                normalize_facts=false (raw cosines, the paper's wording)
-//                81.0 / 64.6 / 60.2.
-//   epsilon      1e-3 relative: 1e-4 81.8 / 65.2 / 66.3 touching 1.9× the
-//                nodes; 1e-5 82.0 / 66.2 / 66.3 at 6.5×.
+//                unfiltered 87.4 / 62.6 / 53.5 (an OpenIE fact text is one
+//                triple: 12 of them name 20 entities, mostly noise); 5 / 5
+//                (the authors' code) 80.8 / 63.3 / 62.5.
+//   prior        0.08 (A.2) × the hybrid prior (fact_seeds.h) of the best
+//                100 passages. The paper's dense prior: 79.2 / 63.9 / 65.4
+//                and medical 94.3, below the hybrid baseline's 95.6. The
+//                prior on every passage (the paper) 82.4 / 66.2 / 66.3 but
+//                the push touches 14.9k nodes instead of 0.9k. A smaller
+//                weight helps multi-hop and hurts medical, where the
+//                passages carry the evidence: 0.02 gives 83.5 / 67.1 / 64.2
+//                and medical 92.6 / 92.9; prior_mode=share (the baseline's
+//                fixed passage share: 0.03 of the reset when the query
+//                names an entity, else 0.5; at ε 1e-4) 91.7 / 68.7 / 65.7,
+//                2wiki 89.4, medical 94.9 / 94.0. normalize_facts=false
+//                (raw cosines) 79.8 / 63.9 / 60.8.
+//   epsilon      1e-3 of the largest reset entry: 1e-4 81.8 / 65.2 / 66.3
+//                touching 1.9× the nodes, 1e-5 82.0 / 66.2 / 66.3 at 6.5×.
 //
 // Outputs: ranked, seeds, node_scores always; paths and subgraph only with
 // RetrievalRequest::explain. Diagnostics: iterations = pushes, nodes_touched
@@ -160,6 +166,7 @@ struct SemFlowOptions {
   std::string relevance = "local";
   size_t facts = 5;
   size_t seeds = 10;
+  size_t fact_passages = 20;  // local fact channel (fact_seeds.h local_passages); 0 = all facts
   bool normalize_facts = true;
   bool name_seeds = true;
   bool fact_filter = true;
