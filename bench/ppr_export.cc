@@ -1,19 +1,19 @@
-// ppr_export: writes the HippoRAG 2 PPR graph of a store and the reset
+// ppr_export: writes the PPR graph of a store (the snapshot's WalkGraph,
+// graph/walk_graph.h: what the ppr retriever walks) and the reset
 // vectors of benchmark questions as plain text, so an independent PPR
 // implementation (python-igraph, bench/ppr_vs_igraph.py) can solve the same
 // problems; with --solve it also solves them with flowrag's push and power
 // iteration solvers and writes their scores and timings.
 //
 // Usage: ppr_export --db STORE --questions questions.jsonl --out DIR
-//                   [--limit 20] [--runs 5] [--epsilon 1e-7] [--solve]
+//                   [--limit 20] [--runs 5] [--epsilon (ppr.epsilon)] [--solve]
 //                   [--index CORPUS_DIR]
 // --index first indexes CORPUS_DIR into the store (offline embedder and
 // extractor) with one extraction batch, which also sidesteps the relinking
 // pass writing the graph while it iterates passages.
 // Writes:
 //   DIR/graph.tsv        "num_nodes num_passages" then one "u v weight" per
-//                        undirected edge (u < v), weights as in
-//                        retrieval/ppr_retriever.h (parallel entries summed)
+//                        undirected edge (u < v): the walk graph's weights
 //   DIR/reset_<i>.tsv    "node weight" per reset entry (the ppr retriever's
 //                        reset vector for question i, normalised)
 //   DIR/flowrag_<i>.tsv  (--solve) "passage push_score power_score"
@@ -23,7 +23,6 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -53,7 +52,7 @@ int Fail(const std::string& m) {
 int main(int argc, char** argv) {
   std::string db, questions, out, index_dir;
   size_t limit = 20, runs = 5;
-  double epsilon = 1e-7;
+  double epsilon = PprOptions().epsilon;  // the retriever's
   bool solve = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -84,28 +83,18 @@ int main(int argc, char** argv) {
   if (snap->graph() == nullptr) return Fail(db + ": the store has no knowledge graph");
   const KnowledgeGraph& g = *snap->graph();
   const PprOptions defaults;
-  HippoRagGraph graph(g, defaults.synonyms);
+  const WalkGraph& walk = g.walk();
+  const WalkTransitions graph(walk);
 
-  // Graph: raw weights, one line per undirected edge.
+  // Graph: the walk weights, one line per undirected edge.
   {
     std::ofstream f(out + "/graph.tsv");
     if (!f) return Fail(out + "/graph.tsv: cannot open for writing");
-    f << graph.num_nodes() << " " << g.num_passages() << "\n";
-    std::map<uint32_t, double> w;
-    for (uint32_t u = 0; u < graph.num_nodes(); ++u) {
-      w.clear();
-      const Csr& m = g.Edges(EdgeKind::kMentions);
-      for (uint64_t i = m.Begin(u); i < m.End(u); ++i) w[m.targets[i]] = 1.0;
-      if (u >= g.num_passages()) {
-        const Csr& rel = g.Edges(EdgeKind::kRelatedTo);
-        for (uint64_t i = rel.Begin(u); i < rel.End(u); ++i) w[rel.targets[i]] += 2.0;
-        const Csr& syn = g.Edges(EdgeKind::kSynonym);
-        for (uint64_t i = syn.Begin(u); i < syn.End(u); ++i) {
-          w[syn.targets[i]] += 2.0 * std::max(0.0f, syn.weights[i]);
-        }
-      }
-      for (auto [v, x] : w) {
-        if (u < v && x > 0) f << u << " " << v << " " << x << "\n";
+    f.precision(9);
+    f << walk.num_nodes() << " " << g.num_passages() << "\n";
+    for (uint32_t u = 0; u < walk.num_nodes(); ++u) {
+      for (uint64_t i = walk.Begin(u); i < walk.End(u); ++i) {
+        if (u < walk.Target(i)) f << u << " " << walk.Target(i) << " " << walk.Weight(i) << "\n";
       }
     }
   }
@@ -119,7 +108,7 @@ int main(int argc, char** argv) {
   while (n < limit && std::getline(qin, line)) {
     if (line.empty()) continue;
     const std::string q = nlohmann::json::parse(line)["question"];
-    auto qs = ScoreQuery(*snap, q);
+    auto qs = ScoreQuery(*snap, q, /*lexical=*/true);
     if (!qs.ok()) return Fail(qs.status().ToString());
     RetrievalOutput scratch;
     auto pr = BuildPprReset(*snap, q, *qs, defaults, nullptr, &scratch);  // the retriever's reset
@@ -145,7 +134,7 @@ int main(int argc, char** argv) {
       std::vector<double> power;
       for (size_t r = 0; r < runs; ++r) {
         auto t0 = std::chrono::steady_clock::now();
-        Status st = push.Solve(graph, *norm, po, &ps);
+        Status st = push.Solve(walk, *norm, po, &ps);
         auto t1 = std::chrono::steady_clock::now();
         if (!st.ok()) return Fail(st.ToString());
         auto x = PowerIteration(graph, *norm, wo, &ws);

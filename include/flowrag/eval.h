@@ -94,7 +94,8 @@ struct EvalReport {
   double latency_p99_ms = 0.0;
   double latency_mean_ms = 0.0;
   double nodes_touched_p50 = 0.0;     // RetrievalDiagnostics, median over questions
-  double edges_touched_p50 = 0.0;
+  double edges_touched_p50 = 0.0;     // edge visits of the solver (push/spread)
+  double iterations_p50 = 0.0;        // pushes (ppr, semflow, qafd) or expansions (sa)
   bool answers = false;               // EvalOptions::answers
   std::string pipeline;               // the answer pipeline
   double em = 0.0, f1 = 0.0;          // means ×100
@@ -102,7 +103,7 @@ struct EvalReport {
   std::vector<QuestionRecord> records;
 
   // {"bench", "method", "questions", "recall": {"1": x, ...}, "latency_ms": {"p50", "p99"},
-  //  "touched_p50": {"nodes", "edges"}}; with answers also "pipeline", "em", "f1", "usage"
+  //  "touched_p50": {"nodes", "edges", "iterations"}}; with answers also "pipeline", "em", "f1", "usage"
   std::string ToJson() const;
 };
 

@@ -45,7 +45,8 @@ std::string EvalReport::ToJson() const {
   j["recall"] = r;
   j["latency_ms"] = {{"p50", std::round(latency_p50_ms * 1000.0) / 1000.0},
                      {"p99", std::round(latency_p99_ms * 1000.0) / 1000.0}};
-  j["touched_p50"] = {{"nodes", nodes_touched_p50}, {"edges", edges_touched_p50}};
+  j["touched_p50"] = {
+      {"nodes", nodes_touched_p50}, {"edges", edges_touched_p50}, {"iterations", iterations_p50}};
   if (answers) {
     j["pipeline"] = pipeline;
     j["em"] = std::round(em * 100.0) / 100.0;
@@ -78,7 +79,7 @@ Result<EvalReport> Evaluate(const Engine& engine, const Benchmark& bench,
   }
   const size_t n = options.limit > 0 ? std::min(options.limit, bench.questions.size())
                                      : bench.questions.size();
-  std::vector<double> latencies, nodes_touched, edges_touched;
+  std::vector<double> latencies, nodes_touched, edges_touched, iterations;
   Progress progress("eval " + bench.name + " " + query.method, "questions", n, options.progress);
   for (size_t i = 0; i < n; ++i) {
     const BenchQuestion& q = bench.questions[i];
@@ -113,6 +114,7 @@ Result<EvalReport> Evaluate(const Engine& engine, const Benchmark& bench,
     latencies.push_back(ms);
     nodes_touched.push_back(static_cast<double>(result->diagnostics.nodes_touched));
     edges_touched.push_back(static_cast<double>(result->diagnostics.edges_touched));
+    iterations.push_back(static_cast<double>(result->diagnostics.iterations));
     rec.id = q.id;
     rec.latency_ms = ms;
     rec.diagnostics = result->diagnostics;
@@ -141,6 +143,7 @@ Result<EvalReport> Evaluate(const Engine& engine, const Benchmark& bench,
   report.latency_p99_ms = Percentile(latencies, 99);
   report.nodes_touched_p50 = Percentile(nodes_touched, 50);
   report.edges_touched_p50 = Percentile(edges_touched, 50);
+  report.iterations_p50 = Percentile(iterations, 50);
   double sum = 0;
   for (double l : latencies) sum += l;
   report.latency_mean_ms = latencies.empty() ? 0.0 : sum / latencies.size();

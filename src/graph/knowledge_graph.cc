@@ -182,7 +182,7 @@ Result<std::shared_ptr<const KnowledgeGraph>> KnowledgeGraph::Build(Input&& in) 
   }
 
   g->vectors_ = in.vectors != nullptr ? std::move(in.vectors) : std::make_shared<GraphVectors>();
-  g->walk_ = WalkGraph::Build(*g, DefaultWalkWeights());
+  g->walk_ = WalkGraph::Build(*g, WalkWeights{});
   return std::shared_ptr<const KnowledgeGraph>(std::move(g));
 }
 

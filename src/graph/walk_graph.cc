@@ -1,7 +1,6 @@
 #include "graph/walk_graph.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 
 #include "graph/knowledge_graph.h"
@@ -97,32 +96,6 @@ WalkGraph WalkGraph::Build(const KnowledgeGraph& g, const WalkWeights& w) {
 
 size_t WalkGraph::MemoryBytes() const {
   return offsets_.size() * 8 + targets_.size() * 9 + kinds_.size() + row_sums_.size() * 8;
-}
-
-WalkWeights DefaultWalkWeights() {
-  WalkWeights w;
-  const char* env = std::getenv("FLOWRAG_WALK");
-  if (env == nullptr) return w;
-  std::string s(env);
-  size_t pos = 0;
-  while (pos < s.size()) {
-    size_t end = s.find(',', pos);
-    if (end == std::string::npos) end = s.size();
-    const std::string item = s.substr(pos, end - pos);
-    const size_t eq = item.find('=');
-    if (eq != std::string::npos) {
-      const std::string key = item.substr(0, eq);
-      const double v = std::atof(item.c_str() + eq + 1);
-      if (key == "title") w.title = static_cast<float>(v);
-      if (key == "mention") w.mention = static_cast<float>(v);
-      if (key == "fact") w.fact = static_cast<float>(v);
-      if (key == "synonym") w.synonym = static_cast<float>(v);
-      if (key == "literal") w.literal = static_cast<float>(v);
-      if (key == "hub") w.hub_passages = static_cast<uint32_t>(v);
-    }
-    pos = end + 1;
-  }
-  return w;
 }
 
 }  // namespace flowrag

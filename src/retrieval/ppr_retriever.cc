@@ -58,53 +58,6 @@ Status PprOptions::Override(ParamReader& r) {
 
 // ---------------------------------------------------------------- graph
 
-void HippoRagGraph::Row(uint32_t u, std::vector<Transition>* out) const {
-  out->clear();
-  if (u >= num_nodes()) return;
-  double sum = 0.0;
-  const Csr& m = g_.Edges(EdgeKind::kMentions);
-  for (uint64_t i = m.Begin(u); i < m.End(u); ++i) {
-    if (!out->empty() && out->back().target == m.targets[i]) continue;  // one edge per pair
-    out->push_back({m.targets[i], Tag(EdgeKind::kMentions), 1.0});
-    sum += 1.0;
-  }
-  if (u >= g_.num_passages()) {
-    const Csr& rel = g_.Edges(EdgeKind::kRelatedTo);
-    const size_t first = out->size();
-    for (uint64_t i = rel.Begin(u); i < rel.End(u); ++i) {
-      // Entries are sorted by target: parallel facts add up.
-      if (out->size() > first && out->back().target == rel.targets[i]) {
-        out->back().prob += 2.0;
-      } else {
-        out->push_back({rel.targets[i], Tag(EdgeKind::kRelatedTo), 2.0});
-      }
-      sum += 2.0;
-    }
-    if (synonyms_) {
-      const Csr& syn = g_.Edges(EdgeKind::kSynonym);
-      for (uint64_t i = syn.Begin(u); i < syn.End(u); ++i) {
-        const double w = 2.0 * std::max(0.0f, syn.weights[i]);
-        if (w == 0) continue;
-        out->push_back({syn.targets[i], Tag(EdgeKind::kSynonym), w});
-        sum += w;
-      }
-    }
-  }
-  if (!(sum > 0)) {
-    out->clear();
-    return;
-  }
-  for (Transition& t : *out) t.prob /= sum;
-}
-
-size_t HippoRagGraph::Degree(uint32_t u) const {
-  size_t d = g_.Edges(EdgeKind::kMentions).Degree(u);
-  if (u >= g_.num_passages()) {
-    d += g_.Edges(EdgeKind::kRelatedTo).Degree(u);
-    if (synonyms_) d += g_.Edges(EdgeKind::kSynonym).Degree(u);
-  }
-  return d;
-}
 
 // ---------------------------------------------------------------- output
 

@@ -2,44 +2,59 @@
 // Memory", §3 and its reference implementation): Personalized PageRank over
 // the undirected graph of entities and passages.
 //
-// Graph (HippoRagGraph): nodes = passages and entities of the snapshot's
-// KnowledgeGraph (node ids unchanged; descriptions and facts are not part of
-// it). Edge weights as HippoRAG 2 builds them:
-//   passage – entity   1 per (passage, entity) pair (MENTIONS)
-//   entity – entity    2 × number of facts joining the pair (RELATED_TO;
-//                      HippoRAG 2 inserts each fact edge once per direction
-//                      into an undirected igraph, so both count)
-//   entity – entity    2 × embedding similarity (SYNONYM, same reason)
-// P(u, v) = w(u, v) / Σ_x w(u, x).
+// Graph: the snapshot's WalkGraph (graph/walk_graph.h), which every walk
+// reads. Its base weights are HippoRAG 2's (passage–entity 1 per pair,
+// entity–entity 2 per fact, SYNONYM 2 × similarity), plus the offline
+// graph's title-link, literal and hub rules. P(u, v) = w(u, v) / Σ_x w(u, x).
+// The push runs on the walk graph's arrays in place (PushSolver::Solve(WalkGraph)).
 //
 // Reset vector: entity seeds from the top `facts` fact texts (fact_seeds.h,
 // scores normalised by the best fact, weight = score / passage count,
-// averaged, top `seeds` entities) plus every passage's prior (fact_seeds.h
-// PassagePrior; HippoRAG 2: min-max normalised dense score) × `passage_weight`;
-// normalised to sum 1. Without any matching
-// fact it falls back to the dense ranking (HippoRAG 2 does the same when its
-// fact filter keeps nothing). Passages are ranked by their PPR score.
+// averaged, top `seeds` entities) and the entities the query names, sharing
+// 1 − φ of the reset by weight; the best `prior_top` passages of the hybrid
+// prior share φ by prior (fact_seeds.h PassagePrior). φ = passage_share when
+// the query names an entity with a capitalised word, unnamed_passage_share
+// otherwise. Without any matching fact or name it falls back to the dense
+// ranking (HippoRAG 2 does the same when its fact filter keeps nothing).
+// Passages are ranked by their PPR score.
+//
+// Where this differs from HippoRAG 2 (all measured offline, Recall@5,
+// bench/retrieval_report.py; tuned on 2wiki-train and musique-train):
+//   - HippoRAG 2 scores every fact; here only those stated by the
+//     `fact_passages` best prior passages or naming a query entity
+//     (retrieval/local_facts.h): equal or better recall (2wiki-train 93.5 →
+//     93.8, medical 96.3 → 97.0), 2wiki p50 7.3 → 1.1 ms.
+//   - HippoRAG 2 gives every passage prior × 0.05; the sum of that grows with
+//     the corpus (on 2wiki 67% of the reset mass sat on passages) and makes
+//     the push touch the whole graph. A share φ over the top 50 passages keeps
+//     the balance independent of corpus size: φ = 0.03 with a named entity
+//     (2wiki-train 93.7, musique-train 68.9; 0.1 gives 91.0 / 68.1), 0.5
+//     without one, where the seeds are only fact-similarity guesses (medical:
+//     289 of 564 questions name no entity; 91.7 → 96.3).
+//   - The prior is the mean of min-max normalised dense and BM25 scores: the
+//     built-in hashed embedder ranks passages below BM25.
 //
 // Per-query overrides (RetrievalRequest::params):
-//   ppr.damping         0.5    probability of following an edge (HippoRAG 2 `damping`)
-//   ppr.facts           5      fact texts used for seeds (HippoRAG 2 `linking_top_k`)
-//   ppr.seeds           5      entity seeds kept (HippoRAG 2 `linking_top_k`)
-//   ppr.name_seeds      true   entities named in the query are seeds too (fact_seeds.h)
-//   ppr.fact_filter     true   LLM fact filter when a chat model is configured (HippoRAG 2
-//                              recognition memory; fact_seeds.h)
-//   ppr.passage_weight  0.01   passage reset weight (HippoRAG 2 `passage_node_weight` 0.05)
-//   ppr.prior           hybrid passage prior source: dense|bm25|hybrid (HippoRAG 2: dense)
-//   ppr.prior_top       0      keep only the best N passages in the prior (0 = all)
-//   ppr.synonyms        true   include SYNONYM edges (HippoRAG 2 synonymy edges)
-//   ppr.solver          push   "push" or "power"
-//   ppr.epsilon         1e-6   push threshold ρ_u ≥ ε·deg(u) (retrieval/ppr.h); 1e-6
-//                              keeps 2wiki Recall@5 of 1e-7 at a quarter of the work
-//   ppr.tolerance       1e-10  power iteration ‖Δx‖₁ stop
-//   ppr.max_nodes       150    nodes reported in node_scores / the subgraph
-//
-// Offline defaults differ from HippoRAG 2 for the reasons given in
-// semflow_retriever.h (same prior, same measurements): 2wiki-train Recall@5
-// 70.7 (dense, 0.05) → 74.9 (hybrid) → 79.3 (hybrid, 0.01).
+//   ppr.damping               0.5    probability of following an edge (HippoRAG 2 `damping`)
+//   ppr.facts                 5      fact texts used for seeds (HippoRAG 2 `linking_top_k`)
+//   ppr.seeds                 5      entity seeds kept (HippoRAG 2 `linking_top_k`)
+//   ppr.fact_passages         20     local fact channel: facts of the N best prior passages
+//                                    and of named entities; 0 = every fact (HippoRAG 2)
+//   ppr.name_seeds            true   entities named in the query are seeds too (fact_seeds.h)
+//   ppr.fact_filter           true   LLM fact filter when a chat model is configured (HippoRAG 2
+//                                    recognition memory; fact_seeds.h)
+//   ppr.passage_share         0.03   φ, the passages' share of the reset (see above)
+//   ppr.unnamed_passage_share 0.5    φ when the query names no entity
+//   ppr.prior                 hybrid passage prior source: dense|bm25|hybrid (HippoRAG 2: dense)
+//   ppr.prior_top             50     passages in the prior (0 = all)
+//   ppr.synonyms              true   include SYNONYM edges (HippoRAG 2 synonymy edges)
+//   ppr.solver                push   "push" or "power"
+//   ppr.epsilon               3e-6   push threshold ρ_u ≥ ε·deg(u) (retrieval/ppr.h): top-10
+//                                    overlap 0.977 with python-igraph's exact PPR at a median
+//                                    917× speed-up on 2wiki (bench/ppr_vs_igraph.py); 1e-5
+//                                    gives the same Recall@5 at 0.937 overlap
+//   ppr.tolerance             1e-10  power iteration ‖Δx‖₁ stop
+//   ppr.max_nodes             150    nodes reported in node_scores / the subgraph
 //
 // Thread-safety: Retrieve() is const and reentrant (per-thread workspace).
 #ifndef FLOWRAG_RETRIEVAL_PPR_RETRIEVER_H_
@@ -66,26 +81,11 @@ struct PprOptions {
   size_t fact_passages = 20;  // local fact channel (fact_seeds.h local_passages); 0 = all facts
   bool synonyms = true;
   std::string solver = "push";
-  double epsilon = 1e-5;
+  double epsilon = 3e-6;
   double tolerance = 1e-10;
   size_t max_nodes = 150;
   PriorOptions prior{"hybrid", 50};  // passage prior source and support (fact_seeds.h)
   Status Override(ParamReader& r);
-};
-
-// The HippoRAG 2 graph as a TransitionSource over the first
-// num_passages + num_entities node ids. Transition tags are EdgeKind values.
-// Rows computed on demand in O(degree); holds a reference to `graph`.
-class HippoRagGraph final : public TransitionSource {
- public:
-  HippoRagGraph(const KnowledgeGraph& graph, bool synonyms) : g_(graph), synonyms_(synonyms) {}
-  size_t num_nodes() const override { return g_.num_passages() + g_.num_entities(); }
-  void Row(uint32_t u, std::vector<Transition>* out) const override;
-  size_t Degree(uint32_t u) const override;
-
- private:
-  const KnowledgeGraph& g_;
-  bool synonyms_;
 };
 
 // Shared by the graph retrievers: given the fixed point, fills ranked

@@ -81,13 +81,6 @@ std::shared_ptr<const GraphQueryIndex> GraphQueryIndex::For(const Snapshot& snap
       }));
 }
 
-const CsrTransitions& GraphQueryIndex::hipporag() const {
-  std::call_once(hipporag_once_, [this] {
-    if (graph_ != nullptr) hipporag_ = CsrTransitions::Materialize(HippoRagGraph(*graph_, true));
-  });
-  return hipporag_;
-}
-
 void GraphQueryIndex::Build(const Snapshot& snapshot) {
   const auto start = std::chrono::steady_clock::now();
   const KnowledgeGraph& g = *snapshot.graph();

@@ -46,7 +46,6 @@ struct Seed {
 //   specificity  score × ln(1 + P/df_v) / ln(1 + P), df_v = passages
 //                mentioning v, P = passages: an entity every passage names
 //                ("Film") is weak evidence even when a keyword equals it
-//                (the inverse document frequency HippoRAG applies to node
 //                seeds). Selection and ranking use the product.
 //   min_ratio    seeds scoring below min_ratio × the best score are dropped
 //                (the best stays).
@@ -71,16 +70,13 @@ inline Result<std::vector<Seed>> SelectSeeds(const KnowledgeGraph& graph,
 // on first use (Snapshot::Derived) and shared by every query and retriever
 // reading that snapshot; freed with it:
 //   - the entity-name token trie (known names in queries, keywords.h);
-//   - the HippoRAG 2 PPR transition rows (materialised on first use: the
-//     graph retrievers walk KnowledgeGraph::walk() now, so few callers need
-//     them);
 //   - the entity-name vectors as sparse rows, so query-aware edge weights
 //     can compare any two nodes (QAFD-RAG Eq. 4–5): the graph's own rows
 //     (KnowledgeGraph::entity_vectors, persisted with the snapshot), present
 //     when the built-in embedder made them; with a remote embedder they are
 //     absent and the weights fall back to the structural-only form.
-// The trie and the transitions follow retrieval code that changes with the
-// methods, so they are derived, not persisted (2wiki: 45k names, 0.1 s); the
+// The trie follows retrieval code that changes with the methods (title
+// aliases, keywords.h), so it is derived, not persisted (2wiki: 45k names, 0.1 s); the
 // trie is carried over to a snapshot that only adds passages.
 // Lifetime: valid while the snapshot it came from lives.
 class GraphQueryIndex {
@@ -91,9 +87,6 @@ class GraphQueryIndex {
   // Rows = entities; null when unavailable.
   const SparseRows* entity_vectors() const { return entity_vectors_; }
   double build_seconds() const { return build_seconds_; }
-  // The HippoRAG 2 PPR graph with SYNONYM edges (ppr_retriever.h
-  // HippoRagGraph), materialised on the first call (thread-safe).
-  const CsrTransitions& hipporag() const;
 
  private:
   void Build(const Snapshot& snapshot);
@@ -102,8 +95,6 @@ class GraphQueryIndex {
   // Depends on the entities only: shared with snapshots that extend this
   // one by passages (Snapshot::DerivedFromEntities).
   std::shared_ptr<const EntityNameMatcher> names_ = std::make_shared<EntityNameMatcher>();
-  mutable std::once_flag hipporag_once_;
-  mutable CsrTransitions hipporag_{{0}, {}, {}};
   const SparseRows* entity_vectors_ = nullptr;  // owned by the snapshot's graph
   double build_seconds_ = 0.0;
 };

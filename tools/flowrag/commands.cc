@@ -73,8 +73,8 @@ void PrintExplanation(const RetrievalResult& r) {
   }
   const RetrievalDiagnostics& d = r.diagnostics;
   std::printf(
-      "diagnostics: %.3f ms, %zu iterations, residual %.3g, %zu nodes and %zu edges "
-      "touched, %zu candidates scored",
+      "diagnostics: %.3f ms, %zu iterations (pushes), residual %.3g, %zu nodes touched, %zu "
+      "edge visits, %zu candidates scored",
       d.time_ms, d.iterations, d.residual, d.nodes_touched, d.edges_touched, d.candidates_scored);
   for (const auto& [k, v] : d.extra) std::printf(", %s %.4g", k.c_str(), v);
   std::printf("\n");
