@@ -84,6 +84,27 @@ TEST(EngineTest, IndexQueryAndReindexIsANoOp) {
   EXPECT_EQ(again->batches_committed, 0u);
 }
 
+// The default method "auto" runs qafd over a graph and hybrid without one,
+// and the result names the method that ran.
+TEST(EngineTest, AutoMethodIsQafdWithAGraphAndHybridWithout) {
+  EXPECT_EQ(Engine::Methods().front(), "auto");
+  EXPECT_EQ(QueryOptions().method, "auto");
+  for (const std::string extractor : {"none", "heuristic"}) {
+    TempDir dir;
+    WriteFile(dir.File("c.jsonl"), Corpus(12));
+    auto engine = Engine::Open(dir.File("s.db"));
+    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+    IndexOptions o = SmallBatches();
+    o.extractor = extractor;
+    ASSERT_TRUE((*engine)->Index({dir.File("c.jsonl")}, o).ok());
+    auto res = (*engine)->Query("document number 7", QueryOptions());
+    ASSERT_TRUE(res.ok()) << extractor << ": " << res.status().ToString();
+    EXPECT_EQ(res->method, extractor == "none" ? "hybrid" : "qafd");
+    ASSERT_FALSE(res->passages.empty());
+    EXPECT_EQ(res->passages[0].document_id, "d7") << extractor;
+  }
+}
+
 TEST(EngineTest, ChangedDocumentsAreReplacedAndStayQueryable) {
   TempDir dir;
   WriteFile(dir.File("c.jsonl"), Corpus(12));

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <string_view>
 
 #include "flowrag/engine.h"
 #include "test_util.h"
@@ -18,7 +19,9 @@ namespace flowrag {
 namespace {
 
 constexpr size_t kTopDocs = 5;
-const char* kMethods[] = {"bm25", "dense", "hybrid"};
+// Every method, text baselines and graph methods; "auto" resolves to one of
+// them and is checked by the engine tests.
+const char* kMethods[] = {"bm25", "dense", "hybrid", "ppr", "qafd", "semflow", "sa", "onehop"};
 
 struct DemoQuestion {
   std::string id, question;
@@ -106,9 +109,11 @@ TEST_F(GoldenTest, TopDocumentsMatchExpectations) {
 
 // Independent of the golden file: every method finds the document of each
 // single-hop question in its top 3, and most gold documents of the multi-hop
-// questions in its top 5.
+// questions in its top 5. One-hop, the LightRAG baseline, is pinned by the
+// golden file only (it misses q12's document in its top 3).
 TEST_F(GoldenTest, GoldDocumentsAreRetrieved) {
   for (const char* method : kMethods) {
+    if (std::string_view(method) == "onehop") continue;
     size_t gold = 0, found = 0;
     for (const DemoQuestion& q : LoadQuestions()) {
       QueryOptions o;

@@ -81,7 +81,10 @@ struct IndexOptions {
 // Per-query options. `params` overrides method options by name
 // (e.g. {"bm25.k1", "0.9"}); unknown names are rejected.
 struct QueryOptions {
-  std::string method = "hybrid";
+  // "auto" (the default) is the best method measured for the store
+  // (bench/out/retrieval.md): "qafd" when it holds a graph with entities,
+  // else "hybrid". RetrievalResult::method names the one that ran.
+  std::string method = "auto";
   size_t top_k = 5;
   std::map<std::string, std::string> params;
   // Graph methods: also compute explanation paths and the retrieved subgraph

@@ -35,7 +35,18 @@ Result<std::unique_ptr<Engine>> Engine::Open(const std::string& db_path,
   return std::unique_ptr<Engine>(std::move(impl));
 }
 
-std::vector<std::string> Engine::Methods() { return RetrieverNames(); }
+std::vector<std::string> Engine::Methods() {
+  std::vector<std::string> names{std::string(kAutoMethod)};
+  for (std::string& n : RetrieverNames()) names.push_back(std::move(n));
+  return names;
+}
+
+std::string_view ResolveMethod(const Snapshot& snapshot, std::string_view method) {
+  if (method != kAutoMethod) return method;
+  const KnowledgeGraph* g = snapshot.graph();
+  const bool graph = g != nullptr && g->num_entities() > 0;
+  return graph ? "qafd" : "hybrid";
+}
 
 Result<std::unique_ptr<EngineImpl>> EngineImpl::Create(const std::string& db_path,
                                                        const EngineOptions& options) {
@@ -369,9 +380,10 @@ Result<RetrievalResult> EngineImpl::Query(std::string_view question,
 
 Result<RetrievalResult> EngineImpl::QueryOn(const Snapshot& snapshot, std::string_view question,
                                             const QueryOptions& options, ChatModel* chat) const {
-  auto it = retrievers_.find(options.method);
+  const std::string method(ResolveMethod(snapshot, options.method));
+  auto it = retrievers_.find(method);
   if (it == retrievers_.end()) {
-    auto r = MakeRetriever(options.method);  // for its error message
+    auto r = MakeRetriever(method);  // for its error message
     return r.status();
   }
   if (options.top_k == 0) return Status::InvalidArgument("top_k: expected a positive number");
@@ -384,7 +396,7 @@ Result<RetrievalResult> EngineImpl::QueryOn(const Snapshot& snapshot, std::strin
   request.explain = options.explain;
   FLOWRAG_ASSIGN_OR_RETURN(RetrievalOutput out, it->second->Retrieve(*snap, request));
   RetrievalResult result;
-  result.method = options.method;
+  result.method = method;
   result.diagnostics = std::move(out.diagnostics);
   if (snap->graph() != nullptr) DescribeSubgraph(*snap, out, &result);
   result.passages.reserve(out.ranked.size());

@@ -28,6 +28,12 @@ namespace flowrag {
 struct ConstructionPlan;
 class SchemaIndex;
 
+// QueryOptions::method "auto": the best method measured for what the
+// snapshot holds (qafd over a graph with entities, else hybrid); any other
+// name is returned as given.
+inline constexpr std::string_view kAutoMethod = "auto";
+std::string_view ResolveMethod(const Snapshot& snapshot, std::string_view method);
+
 class EngineImpl final : public Engine {
  public:
   static Result<std::unique_ptr<EngineImpl>> Create(const std::string& db_path,

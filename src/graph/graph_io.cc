@@ -33,6 +33,7 @@ constexpr uint64_t kPassagesMagic = 0x3143455650524646ull; // "FFRPVEC1"
 class StreamChecksum {
  public:
   void Update(const void* data, size_t n) {
+    if (n == 0) return;  // empty arrays may pass a null pointer
     const char* p = static_cast<const char*>(data);
     total_ += n;
     if (fill_ > 0) {
@@ -170,7 +171,7 @@ class PartReader {
     if (n > remaining()) return Corrupt("truncated: " + std::to_string(n) + " bytes wanted");
     char* p = static_cast<char*>(data);
     if (store_ == nullptr) {
-      std::memcpy(p, memory_.data() + consumed_, n);
+      if (n > 0) std::memcpy(p, memory_.data() + consumed_, n);
       consumed_ += n;
       return Status::Ok();
     }

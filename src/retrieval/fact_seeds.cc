@@ -14,18 +14,6 @@
 #include <unordered_map>
 
 namespace flowrag {
-namespace {
-
-bool HasCapitalizedToken(std::string_view name) {
-  const TokenizedText tokens(name);
-  for (size_t t = 0; t < tokens.size(); ++t) {
-    if (IsCapitalizedToken(tokens.raw(t))) return true;
-  }
-  return false;
-}
-
-}  // namespace
-
 Result<FactSeeds> SeedsFromFacts(const KnowledgeGraph& g, const float* query,
                                  const FactSeedOptions& o, const FactFilter& filter) {
   const VectorIndex* index = g.fact_index();
@@ -257,9 +245,13 @@ Result<FactSeeds> SeedWalkFromFacts(const Snapshot& s, const std::string& query,
   out->diagnostics.candidates_scored = qs.candidates_scored + fs.candidates_scored;
   if (!options.name_seeds) return fs;
 
+  // Proper names only: a phrase the query writes in lower case ("liver
+  // cancer", even where the graph's entity is "Liver Cancer") says less
+  // about where to start than the facts do; it still selects local facts.
+
   const double best =
       options.normalize_scores || fs.facts.empty() ? 1.0 : fs.facts.front().score;
-  for (uint32_t e : named.matched_entities) {
+  for (uint32_t e : named.proper_entities) {
     const double w = best / std::max<uint32_t>(1, g.EntityPassageCount(e));
     auto it = std::find_if(fs.seeds.begin(), fs.seeds.end(),
                            [&](const EntitySeed& sd) { return sd.entity == e; });
@@ -272,10 +264,7 @@ Result<FactSeeds> SeedWalkFromFacts(const Snapshot& s, const std::string& query,
   std::sort(fs.seeds.begin(), fs.seeds.end(), [](const EntitySeed& a, const EntitySeed& b) {
     return a.weight != b.weight ? a.weight > b.weight : a.entity < b.entity;
   });
-  // Proper names only: a lower-case phrase that is also an entity name (an
-  // OpenIE graph's "basal cell carcinoma") says less about where to start.
-  fs.named = std::count_if(named.matched_entities.begin(), named.matched_entities.end(),
-                           [&](uint32_t e) { return HasCapitalizedToken(g.EntityName(e)); });
+  fs.named = named.proper_entities.size();
   out->diagnostics.extra["name_seeds"] = static_cast<double>(fs.named);
   return fs;
 }

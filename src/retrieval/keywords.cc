@@ -81,13 +81,18 @@ QueryKeywords ExtractKeywords(std::string_view query, const EntityNameMatcher* n
 
   if (options.entity_names && names != nullptr && !names->trie().empty()) {
     for (const TrieMatch& m : names->trie().Scan(text, MatchMode::kLeftmostLongest)) {
-      bool content = false, strong = m.token_end - m.token_begin >= 2;
+      bool content = false, capitalised = false, numeric = false;
       for (uint32_t t = m.token_begin; t < m.token_end; ++t) {
         content |= IsContentToken(text.norm(t));
-        strong |= IsCapitalizedToken(text.raw(t)) || IsNumericToken(text.raw(t));
+        capitalised |= IsCapitalizedToken(text.raw(t));
+        numeric |= IsNumericToken(text.raw(t));
       }
+      const bool strong = m.token_end - m.token_begin >= 2 || capitalised || numeric;
       if (!content || !strong) continue;
-      for (uint32_t e : names->trie().payloads(m.entry)) out.matched_entities.push_back(e);
+      for (uint32_t e : names->trie().payloads(m.entry)) {
+        out.matched_entities.push_back(e);
+        if (capitalised) out.proper_entities.push_back(e);
+      }
       for (uint32_t t = m.token_begin; t < m.token_end; ++t) covered[t] = 1;
       AddUnique(std::string(query.substr(m.byte_begin, m.byte_end - m.byte_begin)), &seen,
                 &out.keywords);
@@ -137,9 +142,10 @@ QueryKeywords ExtractKeywords(std::string_view query, const EntityNameMatcher* n
   }
   if (out.keywords.size() > options.max_keywords) out.keywords.resize(options.max_keywords);
   out.low_level = std::min(out.low_level, out.keywords.size());
-  std::sort(out.matched_entities.begin(), out.matched_entities.end());
-  out.matched_entities.erase(std::unique(out.matched_entities.begin(), out.matched_entities.end()),
-                             out.matched_entities.end());
+  for (std::vector<uint32_t>* v : {&out.matched_entities, &out.proper_entities}) {
+    std::sort(v->begin(), v->end());
+    v->erase(std::unique(v->begin(), v->end()), v->end());
+  }
   return out;
 }
 

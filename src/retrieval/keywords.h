@@ -74,6 +74,9 @@ struct QueryKeywords {
   size_t low_level = 0;
   // Entity indexes whose names occur in the query (from the matcher).
   std::vector<uint32_t> matched_entities;
+  // The subset the query writes as a proper name: its match holds a
+  // capitalised token ("Liver Cancer" matched by "liver cancer" is not).
+  std::vector<uint32_t> proper_entities;
 };
 
 // `names` may be null (no known-name matching).
