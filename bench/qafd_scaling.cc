@@ -1,10 +1,37 @@
-// qafd_scaling: how QAFD flow diffusion, SA-RAG spreading activation and the
-// one-hop baseline scale with the graph at a fixed seed count (QAFD-RAG §3:
-// the push method's cost is O(d̄·‖Δ‖₁·log 1/ε), set by the retrieved
-// subgraph, not by |V| or |E|; SA-RAG §5.4–5.5: an n-hop subgraph around k
-// seeds, then Algorithm 1 on it).
+// qafd_scaling: how QAFD query time scales with the graph at a fixed number
+// of seeds / questions (QAFD-RAG §3: the push method's cost is
+// O(d̄·‖Δ‖₁·log 1/ε), set by the retrieved subgraph, not by |V| or |E|). Two
+// modes:
 //
-// Synthetic graph per size: E entities on a ring with community structure
+// --full: the engine's whole QAFD query path. Per size a synthetic corpus is
+// indexed through the public Engine API into a fresh SQLite store in a temp
+// dir (Engine::IndexDocuments: chunking, BM25, the built-in hashed embedder,
+// the heuristic extractor, entity vectors and synonyms, the snapshot and its
+// persisted parts; engine defaults, so HNSW above 20,000 passages), the
+// engine is closed, reopened from the store, and each question runs
+// Engine::Query(method "qafd", top_k 5): the "qafd" retriever's Retrieve()
+// with its default options (fact-channel seeding with the local facts of
+// the hybrid prior's best passages and the named entities, query-aware
+// weights, flow diffusion on the WalkGraph, passage ranking, output). The
+// corpus has community structure: E = 2P entities with unique two-word
+// capitalised names on a ring; document p (one passage, titled with the
+// entity at its ring position 2p) has 6 sentences "A met B near C.", each
+// naming 3 entities drawn from a window of 24 entities after that position
+// (with probability 0.1 one uniformly random entity: long-range links). The
+// heuristic extractor makes the title and the named entities mentions and
+// every pair in a sentence (and the title with each) a RELATED_TO fact.
+// Each question names two entities of one window ("How is A connected to
+// B?"); the same number of questions at every size, after one warm-up query
+// (its time, which includes building the snapshot's lazily derived query
+// indexes, is printed as first_ms). Passages per size are chosen for a
+// target edge count; "edges" is what the store holds (GraphStats::edges,
+// all kinds, undirected). A size whose build would exceed --budget seconds
+// (extrapolated from the previous size, linearly) is skipped with a note.
+// Single-threaded queries (the engine's background parts writer has
+// finished: the engine is reopened after its destructor flushed it).
+//
+// Default (solver only): the solver on a synthetic KnowledgeGraph (no store).
+// E entities on a ring with community structure
 // (each entity links to ~k/2 random entities within a window of 64 and, with
 // probability 0.1, one uniformly random entity), P = E/8 passages, each
 // mentioning 5 entities of one window. Built with KnowledgeGraph::Build from
@@ -19,16 +46,31 @@
 // without the embedding lookups).
 //
 // Usage: qafd_scaling [max_edges=10000000] [queries=20]
-// Prints one row per size: edges, nodes, build s, QAFD p50/p99 ms, pushes,
-// nodes touched, edges touched, one-hop p50 ms, max residual, SA p50/p99 ms,
-// SA subgraph entities and arcs (medians).
+//        qafd_scaling --full [max_edges=10000000] [queries=50] [--budget=900]
+//                     [--hnsw-threshold=20000]  (EngineOptions::hnsw_threshold)
+// Solver only prints one row per size: edges, nodes, build s, QAFD p50/p99
+// ms, pushes, nodes touched, edges touched, one-hop p50 ms, max residual, SA
+// p50/p99 ms, SA subgraph entities and arcs (medians).
+// --full prints one row per size: edges (store), nodes (store), passages,
+// build s (index + close), open s, first query ms, QAFD p50/p99 ms, and the
+// retriever's diagnostics as medians: pushes (iterations), nodes touched,
+// edge visits, seeds. QAFD_SCALING_KINDS=1 also prints the stored node and
+// edge counts per kind on stderr.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <memory>
 #include <random>
+#include <string>
+#include <string_view>
 #include <unordered_map>
+#include <vector>
 
+#include "flowrag/engine.h"
 #include "graph/knowledge_graph.h"
 #include "retrieval/flow_diffusion.h"
 #include "retrieval/qafd_retriever.h"
@@ -38,7 +80,8 @@ namespace flowrag {
 namespace {
 
 double Sim(uint32_t a, uint32_t b) {  // pseudo cosine in [0,1]
-  uint64_t h = (static_cast<uint64_t>(std::min(a, b)) << 32 | std::max(a, b)) * 0x9E3779B97F4A7C15ull;
+  uint64_t h =
+      (static_cast<uint64_t>(std::min(a, b)) << 32 | std::max(a, b)) * 0x9E3779B97F4A7C15ull;
   h ^= h >> 29;
   return static_cast<double>(h % 1000) / 1000.0;
 }
@@ -99,7 +142,8 @@ std::shared_ptr<const KnowledgeGraph> MakeGraph(size_t edges, uint64_t seed) {
     if (coin(rng) < 0.1) {
       b = static_cast<uint32_t>(rng() % E);
     } else {
-      b = static_cast<uint32_t>((a + E + static_cast<size_t>(window(rng) + static_cast<int>(E))) % E);
+      b = static_cast<uint32_t>((a + E + static_cast<size_t>(window(rng) + static_cast<int>(E))) %
+                                E);
     }
     if (a == b) b = static_cast<uint32_t>((a + 1) % E);
     in.fact_subject.push_back(a);
@@ -178,11 +222,221 @@ double Percentile(std::vector<double> v, double p) {
   return v[static_cast<size_t>(p * static_cast<double>(v.size() - 1))];
 }
 
+// --- Full engine path (--full) ---------------------------------------------
+
+// A unique two-word capitalised name for entity i (i < 32^5): syllables from
+// the base-32 digits of i, so names share n-grams as real names do.
+std::string EntityName(size_t i) {
+  static constexpr const char* kSyl[32] = {"ka",  "lo",  "mi",  "ren", "tar", "vel",  "dor", "sa",
+                                           "bri", "nu",  "fen", "gal", "hol", "ist",  "jor", "kel",
+                                           "lum", "mar", "nov", "or",  "pel", "quin", "ros", "sil",
+                                           "tum", "ul",  "vor", "wen", "yar", "zed",  "bal", "cor"};
+  size_t d[5];
+  for (size_t& x : d) {
+    x = i % 32;
+    i /= 32;
+  }
+  std::string first = std::string(kSyl[d[0]]) + kSyl[(d[1] + 7 * d[0]) % 32];
+  std::string last = std::string(kSyl[d[2]]) + kSyl[d[3]] + kSyl[d[4]] + "an";
+  first[0] = static_cast<char>(first[0] - 'a' + 'A');
+  last[0] = static_cast<char>(last[0] - 'a' + 'A');
+  return first + " " + last;
+}
+
+constexpr size_t kWindow = 24;      // entities a passage draws from
+constexpr size_t kSentences = 6;    // sentences per passage, 3 names each
+constexpr double kLongRange = 0.1;  // chance a name is drawn uniformly
+
+struct Corpus {
+  size_t entities = 0;
+  std::vector<DocumentInput> documents;
+};
+
+Corpus MakeCorpus(size_t passages, uint64_t seed) {
+  static constexpr const char* kVerb[8] = {"met",       "visited", "advised", "followed",
+                                           "succeeded", "hosted",  "trained", "wrote to"};
+  static constexpr const char* kPrep[6] = {"near", "beside", "before", "after", "at", "with"};
+  Corpus c;
+  c.entities = 2 * passages;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> coin(0, 1);
+  auto draw = [&](size_t base) {
+    if (coin(rng) < kLongRange) return rng() % c.entities;
+    return (base + rng() % kWindow) % c.entities;
+  };
+  c.documents.reserve(passages);
+  for (size_t p = 0; p < passages; ++p) {
+    const size_t base = 2 * p;
+    DocumentInput d;
+    d.id = "d" + std::to_string(p);
+    d.title = EntityName(base);
+    for (size_t s = 0; s < kSentences; ++s) {
+      const size_t a = draw(base);
+      size_t b = draw(base), e = draw(base);
+      if (b == a) b = (a + 1) % c.entities;
+      if (e == a || e == b) e = (std::max(a, b) + 1) % c.entities;
+      d.text += EntityName(a) + " " + kVerb[rng() % 8] + " " + EntityName(b) + " " +
+                kPrep[rng() % 6] + " " + EntityName(e) + ". ";
+    }
+    c.documents.push_back(std::move(d));
+  }
+  return c;
+}
+
+double Median(std::vector<double> v) { return v.empty() ? 0.0 : Percentile(std::move(v), 0.5); }
+
+double Seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+void Die(const char* what, const Status& s) {
+  std::fprintf(stderr, "%s: %s\n", what, s.ToString().c_str());
+  std::exit(1);
+}
+
+// Graph edges per passage of MakeCorpus as the heuristic extractor stores
+// them; calibrated on the first size and used to size the next ones.
+constexpr double kInitialEdgesPerPassage = 60.0;
+
+int RunFull(size_t max_edges, int queries, double budget_s, size_t hnsw_threshold) {
+  std::printf("%10s %10s %9s %9s %8s %9s %10s %10s %8s %9s %9s %6s\n", "edges", "nodes", "passages",
+              "build_s", "open_s", "first_ms", "qafd_p50", "qafd_p99", "pushes", "nodes_t",
+              "edges_t", "seeds");
+  std::fflush(stdout);
+  double edges_per_passage = kInitialEdgesPerPassage;
+  double seconds_per_edge = 0.0;
+  std::string tmpl = (std::filesystem::temp_directory_path() / "qafd-scaling-XXXXXX").string();
+  if (mkdtemp(tmpl.data()) == nullptr) {
+    std::perror("mkdtemp");
+    return 1;
+  }
+  const std::string dir = tmpl;
+  for (size_t target = 10000; target <= max_edges; target *= 10) {
+    if (seconds_per_edge > 0 && seconds_per_edge * static_cast<double>(target) > budget_s) {
+      std::printf("# %zu edges skipped: build projected at %.0f s > budget %.0f s\n", target,
+                  seconds_per_edge * static_cast<double>(target), budget_s);
+      std::fflush(stdout);
+      break;
+    }
+    const size_t passages =
+        std::max<size_t>(16, static_cast<size_t>(static_cast<double>(target) / edges_per_passage));
+    Corpus corpus = MakeCorpus(passages, 42);
+    const std::string db = dir + "/s" + std::to_string(target) + ".db";
+    auto t0 = std::chrono::steady_clock::now();
+    {
+      EngineOptions eo;
+      eo.hnsw_threshold = hnsw_threshold;
+      auto engine = Engine::Open(db, eo);
+      if (!engine.ok()) Die("open", engine.status());
+      IndexOptions io;
+      io.extractor = "heuristic";
+      io.batch_size = 2048;
+      io.extract_batch_size = 2048;
+      io.embed_batch_size = 2048;
+      auto report = (*engine)->IndexDocuments(corpus.documents, io);
+      if (!report.ok()) Die("index", report.status());
+    }  // the destructor writes the snapshot parts
+    const double build_s = Seconds(t0);
+    t0 = std::chrono::steady_clock::now();
+    EngineOptions eo;
+    eo.read_only = true;
+    eo.hnsw_threshold = hnsw_threshold;
+    auto opened = Engine::Open(db, eo);
+    if (!opened.ok()) Die("reopen", opened.status());
+    const std::unique_ptr<Engine>& engine = *opened;
+    const double open_s = Seconds(t0);
+    auto stats = engine->Stats();
+    if (!stats.ok()) Die("stats", stats.status());
+    int64_t edges = 0, nodes = 0;
+    for (const auto& [kind, n] : stats->graph.edges) edges += n;
+    for (const auto& [kind, n] : stats->graph.nodes) {
+      if (kind == "Entity" || kind == "Passage") nodes += n;  // the walk's nodes
+    }
+    if (std::getenv("QAFD_SCALING_KINDS") != nullptr) {
+      for (const auto& [kind, n] : stats->graph.nodes) {
+        std::fprintf(stderr, "node %s %lld\n", kind.c_str(), static_cast<long long>(n));
+      }
+      for (const auto& [kind, n] : stats->graph.edges) {
+        std::fprintf(stderr, "edge %s %lld\n", kind.c_str(), static_cast<long long>(n));
+      }
+    }
+    edges_per_passage = static_cast<double>(edges) / static_cast<double>(passages);
+    seconds_per_edge = build_s / static_cast<double>(std::max<int64_t>(1, edges));
+
+    // Questions: two entities of one window each (the same count per size).
+    std::mt19937 rng(7);
+    std::vector<std::string> questions;
+    for (int q = 0; q <= queries; ++q) {
+      const size_t base = 2 * (rng() % passages);
+      const size_t a = (base + rng() % kWindow) % corpus.entities;
+      size_t b = (base + rng() % kWindow) % corpus.entities;
+      if (b == a) b = (a + 1) % corpus.entities;
+      questions.push_back("How is " + EntityName(a) + " connected to " + EntityName(b) + "?");
+    }
+    QueryOptions qo;
+    qo.method = "qafd";
+    qo.top_k = 5;
+    std::vector<double> ms, pushes, touched, visits, seeds;
+    double first_ms = 0.0;
+    for (int q = 0; q <= queries; ++q) {
+      const auto s = std::chrono::steady_clock::now();
+      auto r = engine->Query(questions[static_cast<size_t>(q)], qo);
+      const double t =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count();
+      if (!r.ok()) Die("query", r.status());
+      if (r->method != "qafd") {
+        std::fprintf(stderr, "query ran %s, not qafd\n", r->method.c_str());
+        return 1;
+      }
+      if (q == 0) {  // warm-up: builds the snapshot's derived query indexes
+        first_ms = t;
+        continue;
+      }
+      ms.push_back(t);
+      const RetrievalDiagnostics& d = r->diagnostics;
+      pushes.push_back(static_cast<double>(d.iterations));
+      touched.push_back(static_cast<double>(d.nodes_touched));
+      visits.push_back(static_cast<double>(d.edges_touched));
+      auto it = d.extra.find("seeds");
+      seeds.push_back(it == d.extra.end() ? 0.0 : it->second);
+    }
+    std::printf("%10lld %10lld %9zu %9.1f %8.2f %9.1f %10.2f %10.2f %8.0f %9.0f %9.0f %6.0f\n",
+                static_cast<long long>(edges), static_cast<long long>(nodes), passages, build_s,
+                open_s, first_ms, Percentile(ms, 0.5), Percentile(ms, 0.99), Median(pushes),
+                Median(touched), Median(visits), Median(seeds));
+    std::fflush(stdout);
+    std::error_code ec;
+    for (const auto& f : std::filesystem::directory_iterator(dir, ec)) {
+      std::filesystem::remove(f.path(), ec);
+    }
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  return 0;
+}
 }  // namespace
 }  // namespace flowrag
 
 int main(int argc, char** argv) {
   using namespace flowrag;
+  if (argc > 1 && std::string_view(argv[1]) == "--full") {
+    std::vector<std::string_view> pos;
+    double budget_s = 900.0;
+    size_t hnsw_threshold = EngineOptions{}.hnsw_threshold;
+    for (int i = 2; i < argc; ++i) {
+      std::string_view a = argv[i];
+      if (a.starts_with("--budget=")) {
+        budget_s = std::strtod(argv[i] + 9, nullptr);
+      } else if (a.starts_with("--hnsw-threshold=")) {
+        hnsw_threshold = std::strtoull(argv[i] + 17, nullptr, 10);
+      } else {
+        pos.push_back(a);
+      }
+    }
+    const size_t max_edges = pos.size() > 0 ? std::strtoull(pos[0].data(), nullptr, 10) : 10000000;
+    const int queries = pos.size() > 1 ? std::atoi(pos[1].data()) : 50;
+    return RunFull(max_edges, queries, budget_s, hnsw_threshold);
+  }
   const size_t max_edges = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 10000000;
   const int queries = argc > 2 ? std::atoi(argv[2]) : 20;
   std::printf("%10s %10s %8s %10s %10s %8s %9s %9s %11s %10s %9s %9s %9s %9s\n", "edges", "nodes",
@@ -203,11 +457,13 @@ int main(int argc, char** argv) {
       const uint32_t center = static_cast<uint32_t>(rng() % g->num_entities());
       std::vector<FlowSource> src;
       for (uint32_t i = 0; i < 40; ++i) {
-        src.push_back({g->EntityNode((center + i * 3) % static_cast<uint32_t>(g->num_entities())), 1.0});
+        src.push_back(
+            {g->EntityNode((center + i * 3) % static_cast<uint32_t>(g->num_entities())), 1.0});
       }
       auto s = std::chrono::steady_clock::now();
       FlowDiffusionResult r = SolveFlowDiffusion(bg, src, FlowDiffusionOptions{});
-      qt.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
+      qt.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
       pushes += r.pushes;
       nodes += r.nodes.size();
       etouched += r.edges_touched;
@@ -228,22 +484,24 @@ int main(int argc, char** argv) {
       for (auto [p, sc] : ps) top.push_back({sc, p});
       std::partial_sort(top.begin(), top.begin() + std::min<size_t>(5, top.size()), top.end(),
                         std::greater<>());
-      ot.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
+      ot.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
       // SA: the first 10 seeds (SA-RAG k = 10, n = 3).
       std::vector<uint32_t> sa_seeds;
       for (size_t i = 0; i < 10; ++i) sa_seeds.push_back(g->LocalIndex(src[i].node));
       s = std::chrono::steady_clock::now();
       const SaCost cost = RunSa(*g, sa_seeds);
-      st.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
+      st.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
       sa_ents.push_back(static_cast<double>(cost.entities));
       sa_arcs.push_back(static_cast<double>(cost.arcs));
     }
-    std::printf("%10zu %10zu %8.2f %10.3f %10.3f %8zu %9zu %9zu %11.3f %10.4f %9.3f %9.3f %9.0f %9.0f\n",
-                edges, g->num_nodes(), build, Percentile(qt, 0.5), Percentile(qt, 0.99),
-                pushes / static_cast<size_t>(queries), nodes / static_cast<size_t>(queries),
-                etouched / static_cast<size_t>(queries), Percentile(ot, 0.5), residual,
-                Percentile(st, 0.5), Percentile(st, 0.99), Percentile(sa_ents, 0.5),
-                Percentile(sa_arcs, 0.5));
+    std::printf(
+        "%10zu %10zu %8.2f %10.3f %10.3f %8zu %9zu %9zu %11.3f %10.4f %9.3f %9.3f %9.0f %9.0f\n",
+        edges, g->num_nodes(), build, Percentile(qt, 0.5), Percentile(qt, 0.99),
+        pushes / static_cast<size_t>(queries), nodes / static_cast<size_t>(queries),
+        etouched / static_cast<size_t>(queries), Percentile(ot, 0.5), residual, Percentile(st, 0.5),
+        Percentile(st, 0.99), Percentile(sa_ents, 0.5), Percentile(sa_arcs, 0.5));
     std::fflush(stdout);
   }
   return 0;
