@@ -37,7 +37,7 @@ def main():
     ap.add_argument("--export", default=os.path.join(ROOT, "build", "release", "bench", "ppr_export"))
     ap.add_argument("--limit", type=int, default=20)
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--epsilon", default="1e-5", help="push threshold (the ppr retriever's default)")
+    ap.add_argument("--epsilon", default="3e-6", help="push threshold (the ppr retriever's default)")
     args = ap.parse_args()
 
     try:

@@ -50,9 +50,9 @@
 //   ppr.synonyms              true   include SYNONYM edges (HippoRAG 2 synonymy edges)
 //   ppr.solver                push   "push" or "power"
 //   ppr.epsilon               3e-6   push threshold ρ_u ≥ ε·deg(u) (retrieval/ppr.h): top-10
-//                                    overlap 0.977 with python-igraph's exact PPR at a median
-//                                    917× speed-up on 2wiki (bench/ppr_vs_igraph.py); 1e-5
-//                                    gives the same Recall@5 at 0.937 overlap
+//                                    overlap 0.970 with python-igraph's exact PPR at a median
+//                                    111× speed-up on 2wiki (bench/out/ppr_vs_igraph.md); 1e-5
+//                                    gives the same Recall@5 at 0.940 overlap (212×)
 //   ppr.tolerance             1e-10  power iteration ‖Δx‖₁ stop
 //   ppr.max_nodes             150    nodes reported in node_scores / the subgraph
 //
