@@ -143,7 +143,7 @@ def main():
             f"Command: `bench/store_open.py --runs {args.runs} --cold {args.cold} "
             f"--serve {args.serve}`. Median of {args.runs} runs.",
             "",
-            "| store | documents | cold `flowrag query` wall s | peak RSS MiB |",
+            "| store | documents | cold `flowrag query` (default method, qafd) wall s | peak RSS MiB |",
             "|---|---|---|---|",
         ]
         for bench in args.cold.split(","):

@@ -121,7 +121,7 @@ Result<QueryScores> ScoreQuery(const Snapshot& s, const std::string& query, bool
     out.candidates_scored = flat->Size();
   } else {
     VectorSearchParams params;
-    params.k = s.dense()->Size();
+    params.k = std::min(s.dense()->Size(), kApproximateDenseScores);
     VectorSearchStats stats;
     for (const VectorHit& h : s.dense()->Search(out.query.row(0), params, &stats)) {
       if (h.id < out.passage_scores.size()) out.passage_scores[h.id] = h.score;

@@ -12,10 +12,9 @@ std::shared_ptr<const LocalFacts> LocalFacts::For(const Snapshot& s) {
   const KnowledgeGraph* g = s.graph();
   if (g == nullptr || g->fact_index() == nullptr) return nullptr;
   const VectorIndex* index = g->fact_index();
-  if (dynamic_cast<const SparseIndex*>(index) == nullptr &&
-      dynamic_cast<const FlatIndex*>(index) == nullptr) {
-    return nullptr;
-  }
+  const auto* sparse = dynamic_cast<const SparseIndex*>(index);
+  const bool compact = sparse != nullptr && sparse->Dimension() <= (size_t{1} << 16);
+  if (!compact && dynamic_cast<const FlatIndex*>(index) == nullptr) return nullptr;
   return std::static_pointer_cast<const LocalFacts>(
       s.Derived(&kTag, [&]() -> std::shared_ptr<const void> {
         auto local = std::make_shared<LocalFacts>();
@@ -26,7 +25,7 @@ std::shared_ptr<const LocalFacts> LocalFacts::For(const Snapshot& s) {
 
 void LocalFacts::Build(const KnowledgeGraph& g) {
   if (const auto* sparse = dynamic_cast<const SparseIndex*>(g.fact_index())) {
-    rows_ = sparse->Rows();
+    Transpose(*sparse);
   } else {
     flat_ = dynamic_cast<const FlatIndex*>(g.fact_index());
   }
@@ -42,6 +41,24 @@ void LocalFacts::Build(const KnowledgeGraph& g) {
   for (size_t p = 0; p < g.num_passages(); ++p) passage_offsets_[p + 1] += passage_offsets_[p];
   passage_texts_.reserve(pairs.size());
   for (const auto& [p, t] : pairs) passage_texts_.push_back(t);
+}
+
+void LocalFacts::Transpose(const SparseIndex& index) {
+  row_offsets_.assign(index.Size() + 1, 0);
+  for (size_t d = 0; d < index.Dimension(); ++d) {
+    index.ForEachPosting(d, [&](uint32_t id, float) { ++row_offsets_[id + 1]; });
+  }
+  for (size_t t = 0; t < index.Size(); ++t) row_offsets_[t + 1] += row_offsets_[t];
+  dims_.resize(row_offsets_.back());
+  values_.resize(row_offsets_.back());
+  std::vector<uint64_t> next(row_offsets_.begin(), row_offsets_.end() - 1);
+  for (size_t d = 0; d < index.Dimension(); ++d) {  // dimensions ascending within each row
+    index.ForEachPosting(d, [&](uint32_t id, float value) {
+      const uint64_t at = next[id]++;
+      dims_[at] = static_cast<uint16_t>(d);
+      values_[at] = value;
+    });
+  }
 }
 
 std::vector<uint32_t> LocalFacts::Candidates(const KnowledgeGraph& g,
@@ -66,7 +83,10 @@ std::vector<uint32_t> LocalFacts::Candidates(const KnowledgeGraph& g,
 
 double LocalFacts::Dot(uint32_t t, const float* query) const {
   if (flat_ != nullptr) return DotProduct(flat_->Row(t), query, flat_->Dimension());
-  return t < rows_.rows() ? rows_.Dot(t, query) : 0.0;
+  if (t + 1 >= row_offsets_.size()) return 0.0;
+  float sum = 0.0f;  // the same order and precision as SparseRows::Dot
+  for (uint64_t i = row_offsets_[t]; i < row_offsets_[t + 1]; ++i) sum += values_[i] * query[dims_[i]];
+  return sum;
 }
 
 std::vector<FactHit> LocalFacts::Best(std::span<const uint32_t> candidates, const float* query,

@@ -12,9 +12,11 @@
 // 97.0, at a few hundred fact texts per query instead of 122k.
 //
 // Per snapshot, derived on first use (Snapshot::Derived): the fact-text
-// vectors as rows (the transpose of a sparse fact index, 8 bytes per
-// non-zero; a flat index is read in place) and, per passage, the fact texts
-// it states. O(non-zeros + fact sources) to build.
+// vectors as rows (the transpose of a sparse fact index, 6 bytes per
+// non-zero: 16-bit dimensions; 2wiki's 10 M non-zeros take 60 MB, and a cold
+// `flowrag query` peaks under 300 MiB with them; a flat index is read in
+// place) and, per passage, the fact texts it states. O(non-zeros + fact
+// sources) to build.
 //
 // Thread-safety: immutable once built; share through the snapshot.
 #ifndef FLOWRAG_RETRIEVAL_LOCAL_FACTS_H_
@@ -28,14 +30,16 @@
 #include "graph/snapshot.h"
 #include "retrieval/fact_seeds.h"
 #include "vector/flat_index.h"
-#include "vector/sparse_rows.h"
 
 namespace flowrag {
 
+class SparseIndex;
+
 class LocalFacts {
  public:
-  // Null when the graph has no fact index, or one that is neither sparse nor
-  // flat (an HNSW index: the caller then searches it globally).
+  // Null when the graph has no fact index, or one that is neither sparse
+  // (of at most 65,536 dimensions) nor flat (an HNSW index: the caller then
+  // searches it globally).
   static std::shared_ptr<const LocalFacts> For(const Snapshot& snapshot);
 
   // Fact texts stated in `passages` or by a fact of one of `entities`
@@ -54,7 +58,13 @@ class LocalFacts {
   void Build(const KnowledgeGraph& graph);
   double Dot(uint32_t text, const float* query) const;
 
-  SparseRows rows_;                  // sparse fact index, transposed
+  void Transpose(const SparseIndex& index);
+
+  // The sparse fact index transposed: row t's non-zeros are
+  // (dims_, values_)[row_offsets_[t], row_offsets_[t + 1]).
+  std::vector<uint64_t> row_offsets_;
+  std::vector<uint16_t> dims_;
+  std::vector<float> values_;
   const FlatIndex* flat_ = nullptr;  // or a flat one, read in place
   std::vector<uint64_t> passage_offsets_;
   std::vector<uint32_t> passage_texts_;  // fact texts stated by each passage

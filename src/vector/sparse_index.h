@@ -87,8 +87,8 @@ class SparseIndex final : public VectorIndex {
   std::span<const uint16_t> deltas() const { return deltas_; }
   std::span<const float> values() const { return values_; }
 
- private:
-  // Calls fn(id, value) for every posting of list d, ids ascending.
+  // Calls fn(id, value) for every posting of list d (d < Dimension()), ids
+  // ascending.
   template <typename Fn>
   void ForEachPosting(size_t d, const Fn& fn) const {
     uint32_t id = 0;
@@ -97,6 +97,8 @@ class SparseIndex final : public VectorIndex {
       if (deltas_[i] != kSkip) fn(id, values_[i]);
     }
   }
+
+ private:
 
   size_t dim_;
   size_t size_ = 0;
