@@ -84,6 +84,19 @@ TEST(Bm25Test, TopKTruncatesWithDeterministicTies) {
   EXPECT_EQ(hits[2].doc, 2u);
 }
 
+// ScoreAll gives every document the score Search ranks it by, bit for bit,
+// and 0 where no term matches; leftover values in the buffer are cleared.
+TEST(Bm25Test, ScoreAllEqualsSearchOverEveryDocument) {
+  const Bm25Index idx = Corpus();
+  for (const char* q : {"river sea", "town", "storms storms keeper", "absent"}) {
+    std::vector<float> all(idx.num_docs(), 7.0f);
+    idx.ScoreAll(q, {}, all);
+    std::vector<float> expected(idx.num_docs(), 0.0f);
+    for (const Bm25Hit& h : idx.Search(q, idx.num_docs(), {})) expected[h.doc] = h.score;
+    EXPECT_EQ(all, expected) << q;
+  }
+}
+
 // The arrays a snapshot part persists give back an index that scores
 // exactly as the original; damaged arrays are refused.
 TEST(Bm25Test, ArraysRoundTripExactlyAndDamageIsRefused) {

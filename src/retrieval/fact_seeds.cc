@@ -153,10 +153,9 @@ Status PriorOptions::Override(ParamReader& r, const std::string& prefix) {
 }
 
 std::vector<float> Bm25Scores(const Snapshot& s, const std::string& query) {
-  std::vector<float> bm25(s.num_passages(), 0.0f);
-  for (const Bm25Hit& h : s.bm25().Search(query, bm25.size(), Bm25Params{})) {
-    if (h.doc < bm25.size()) bm25[h.doc] = h.score;
-  }
+  std::vector<float> bm25(std::max(s.num_passages(), s.bm25().num_docs()), 0.0f);
+  s.bm25().ScoreAll(query, Bm25Params{}, bm25);
+  bm25.resize(s.num_passages());
   return bm25;
 }
 

@@ -90,8 +90,10 @@ Result<FactSeeds> SeedsFromHits(const KnowledgeGraph& graph, std::vector<FactHit
 Result<FactSeeds> SeedsFromFacts(const KnowledgeGraph& graph, const float* query,
                                  const FactSeedOptions& options, const FactFilter& filter = {});
 
-// Passages an approximate passage index scores per query (ScoreQuery).
-inline constexpr size_t kApproximateDenseScores = 1000;
+// Passages an approximate passage index scores per query (ScoreQuery): the
+// HNSW search breadth's default, so it costs what a top-10 search costs, and
+// more than any prior reads (semflow's 100 passages is the largest).
+inline constexpr size_t kApproximateDenseScores = 128;
 
 // The query embedded with the snapshot's embedder, and its cosine with every
 // passage (passage index → score; 0 where the dense index has no vector, and,

@@ -183,15 +183,8 @@ std::vector<Bm25Hit> Bm25Index::Search(std::string_view query, size_t k, const B
   return SearchTokens(Tokenize(query), k, params, candidates_scored);
 }
 
-std::vector<Bm25Hit> Bm25Index::SearchTokens(const std::vector<std::string>& terms, size_t k,
-                                             const Bm25Params& params,
-                                             size_t* candidates_scored) const {
-  // Per-thread accumulator reused across queries; only touched slots are reset.
-  thread_local std::vector<float> acc;
-  thread_local std::vector<uint32_t> touched;
-  if (acc.size() < num_docs()) acc.assign(num_docs(), 0.0f);
-  touched.clear();
-
+void Bm25Index::Accumulate(const std::vector<std::string>& terms, const Bm25Params& params,
+                           float* acc, std::vector<uint32_t>* touched) const {
   std::vector<std::string> unique_terms(terms);
   std::sort(unique_terms.begin(), unique_terms.end());
   unique_terms.erase(std::unique(unique_terms.begin(), unique_terms.end()), unique_terms.end());
@@ -210,10 +203,28 @@ std::vector<Bm25Hit> Bm25Index::SearchTokens(const std::vector<std::string>& ter
       const uint32_t d = post_doc_[p];
       const double tf = post_tf_[p];
       const double norm = k1 * (1.0 - b + b * doc_len_[d] / avgdl);
-      if (acc[d] == 0.0f) touched.push_back(d);
+      if (touched != nullptr && acc[d] == 0.0f) touched->push_back(d);
       acc[d] += static_cast<float>(idf * tf * (k1 + 1.0) / (tf + norm));
     }
   }
+}
+
+void Bm25Index::ScoreAll(std::string_view query, const Bm25Params& params,
+                         std::span<float> scores) const {
+  std::fill(scores.begin(), scores.end(), 0.0f);
+  if (scores.size() < num_docs()) return;
+  Accumulate(Tokenize(query), params, scores.data(), nullptr);
+}
+
+std::vector<Bm25Hit> Bm25Index::SearchTokens(const std::vector<std::string>& terms, size_t k,
+                                             const Bm25Params& params,
+                                             size_t* candidates_scored) const {
+  // Per-thread accumulator reused across queries; only touched slots are reset.
+  thread_local std::vector<float> acc;
+  thread_local std::vector<uint32_t> touched;
+  if (acc.size() < num_docs()) acc.assign(num_docs(), 0.0f);
+  touched.clear();
+  Accumulate(terms, params, acc.data(), &touched);
   if (candidates_scored) *candidates_scored = touched.size();
 
   std::vector<Bm25Hit> hits;
