@@ -220,7 +220,8 @@ TEST(EngineTest, QueryErrorsAreClear) {
   q.method = "nonsense";
   auto r = (*engine)->Query("x", q);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("known: bm25"), std::string::npos);
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("known: auto, bm25"), std::string::npos);
   q.method = "bm25";
   q.params = {{"bm25.k1", "abc"}};
   r = (*engine)->Query("x", q);

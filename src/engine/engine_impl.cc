@@ -383,8 +383,9 @@ Result<RetrievalResult> EngineImpl::QueryOn(const Snapshot& snapshot, std::strin
   const std::string method(ResolveMethod(snapshot, options.method));
   auto it = retrievers_.find(method);
   if (it == retrievers_.end()) {
-    auto r = MakeRetriever(method);  // for its error message
-    return r.status();
+    std::string known;
+    for (const std::string& m : Methods()) known += (known.empty() ? "" : ", ") + m;
+    return Status::InvalidArgument("unknown method \"" + method + "\" (known: " + known + ")");
   }
   if (options.top_k == 0) return Status::InvalidArgument("top_k: expected a positive number");
   const Snapshot* snap = &snapshot;
