@@ -2,10 +2,8 @@
 // examples/demo_questions.jsonl offline (built-in embedder, extractive
 // answerer, no chat model), with the single pipeline and with cot.
 //
-// Method: the DEFAULT query method (QueryOptions{}.method), whatever it is
-// when this runs; the test prints it. The graph methods that may become the
-// default (ppr, qafd, semflow) and hybrid are pinned the same way, so the
-// bar holds whichever is chosen.
+// Method: the default query method (QueryOptions{}.method, "auto": qafd on
+// this graph store), and ppr, qafd, semflow and hybrid pinned the same way.
 #include <gtest/gtest.h>
 
 #include <fstream>
