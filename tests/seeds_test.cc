@@ -40,6 +40,18 @@ TEST(KeywordsTest, KnownNamesSpansPhrasesAndContentWords) {
   for (const auto& w : k.keywords) EXPECT_TRUE(keys.insert(NameKey(w)).second) << w;
 }
 
+// A name matches however the query writes it, but is a proper name (a seed
+// of its own in the walks) only where the query capitalises it.
+TEST(KeywordsTest, ProperEntitiesAreTheNamesTheQueryCapitalises) {
+  EntityNameMatcher names(std::vector<std::string>{"Liver Cancer", "Cirrhosis"});
+  QueryKeywords lower = ExtractKeywords("What is a major risk factor for liver cancer?", &names);
+  EXPECT_EQ(lower.matched_entities, std::vector<uint32_t>{0});
+  EXPECT_TRUE(lower.proper_entities.empty());
+  QueryKeywords upper = ExtractKeywords("Does Cirrhosis lead to Liver Cancer?", &names);
+  EXPECT_EQ(upper.matched_entities, (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ(upper.proper_entities, (std::vector<uint32_t>{0, 1}));
+}
+
 // A document title also names its entity without its disambiguation.
 TEST(KeywordsTest, TitleAliasesNameTheirEntity) {
   KnowledgeGraph::Input in;

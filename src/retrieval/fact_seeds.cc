@@ -247,7 +247,6 @@ Result<FactSeeds> SeedWalkFromFacts(const Snapshot& s, const std::string& query,
   // Proper names only: a phrase the query writes in lower case ("liver
   // cancer", even where the graph's entity is "Liver Cancer") says less
   // about where to start than the facts do; it still selects local facts.
-
   const double best =
       options.normalize_scores || fs.facts.empty() ? 1.0 : fs.facts.front().score;
   for (uint32_t e : named.proper_entities) {
