@@ -79,7 +79,8 @@ class Engine {
 
   virtual Result<StoreStats> Stats() const = 0;
 
-  // The retrieval methods this build knows ("bm25", "dense", "hybrid", ...).
+  // The retrieval methods this build knows: "auto" (QueryOptions::method),
+  // then "bm25", "dense", "hybrid" and the graph methods.
   static std::vector<std::string> Methods();
 };
 
