@@ -290,7 +290,9 @@ TEST_F(PprDemoTest, WalkRowsAreStochastic) {
       double sum = 0;
       for (const Transition& t : row) {
         EXPECT_GT(t.prob, 0);
-        if (skip_synonyms) EXPECT_NE(t.tag, static_cast<uint8_t>(EdgeKind::kSynonym));
+        if (skip_synonyms) {
+          EXPECT_NE(t.tag, static_cast<uint8_t>(EdgeKind::kSynonym));
+        }
         sum += t.prob;
       }
       EXPECT_NEAR(sum, 1.0, 1e-12) << "node " << u;
