@@ -25,7 +25,7 @@ std::shared_ptr<const LocalFacts> LocalFacts::For(const Snapshot& s) {
 
 void LocalFacts::Build(const KnowledgeGraph& g) {
   if (const auto* sparse = dynamic_cast<const SparseIndex*>(g.fact_index())) {
-    Transpose(*sparse);
+    sparse->Transpose(&row_offsets_, &dims_, &values_);
   } else {
     flat_ = dynamic_cast<const FlatIndex*>(g.fact_index());
   }
@@ -41,24 +41,6 @@ void LocalFacts::Build(const KnowledgeGraph& g) {
   for (size_t p = 0; p < g.num_passages(); ++p) passage_offsets_[p + 1] += passage_offsets_[p];
   passage_texts_.reserve(pairs.size());
   for (const auto& [p, t] : pairs) passage_texts_.push_back(t);
-}
-
-void LocalFacts::Transpose(const SparseIndex& index) {
-  row_offsets_.assign(index.Size() + 1, 0);
-  for (size_t d = 0; d < index.Dimension(); ++d) {
-    index.ForEachPosting(d, [&](uint32_t id, float) { ++row_offsets_[id + 1]; });
-  }
-  for (size_t t = 0; t < index.Size(); ++t) row_offsets_[t + 1] += row_offsets_[t];
-  dims_.resize(row_offsets_.back());
-  values_.resize(row_offsets_.back());
-  std::vector<uint64_t> next(row_offsets_.begin(), row_offsets_.end() - 1);
-  for (size_t d = 0; d < index.Dimension(); ++d) {  // dimensions ascending within each row
-    index.ForEachPosting(d, [&](uint32_t id, float value) {
-      const uint64_t at = next[id]++;
-      dims_[at] = static_cast<uint16_t>(d);
-      values_[at] = value;
-    });
-  }
 }
 
 std::vector<uint32_t> LocalFacts::Candidates(const KnowledgeGraph& g,

@@ -33,8 +33,6 @@
 
 namespace flowrag {
 
-class SparseIndex;
-
 class LocalFacts {
  public:
   // Null when the graph has no fact index, or one that is neither sparse
@@ -57,8 +55,6 @@ class LocalFacts {
  private:
   void Build(const KnowledgeGraph& graph);
   double Dot(uint32_t text, const float* query) const;
-
-  void Transpose(const SparseIndex& index);
 
   // The sparse fact index transposed: row t's non-zeros are
   // (dims_, values_)[row_offsets_[t], row_offsets_[t + 1]).

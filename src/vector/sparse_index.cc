@@ -212,21 +212,7 @@ Status SparseIndex::Add(const FloatMatrix& rows) {
 SparseRows SparseIndex::Rows() const {
   SparseRows rows;
   rows.cols = dim_;
-  rows.offsets.assign(size_ + 1, 0);
-  for (size_t d = 0; d < dim_; ++d) {
-    ForEachPosting(d, [&](uint32_t id, float) { ++rows.offsets[id + 1]; });
-  }
-  PrefixSums(&rows.offsets);
-  rows.dims.resize(nonzeros_);
-  rows.values.resize(nonzeros_);
-  std::vector<uint64_t> next(rows.offsets.begin(), rows.offsets.end() - 1);
-  for (size_t d = 0; d < dim_; ++d) {  // dimensions ascending within each row
-    ForEachPosting(d, [&](uint32_t id, float value) {
-      const uint64_t at = next[id]++;
-      rows.dims[at] = static_cast<uint32_t>(d);
-      rows.values[at] = value;
-    });
-  }
+  Transpose(&rows.offsets, &rows.dims, &rows.values);
   return rows;
 }
 

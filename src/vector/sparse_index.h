@@ -80,6 +80,29 @@ class SparseIndex final : public VectorIndex {
   size_t NonZeros() const { return nonzeros_; }
   // The vectors again as rows (a transpose). O(nnz + n) time and memory.
   SparseRows Rows() const;
+  // The same transpose into caller-chosen arrays: row i's non-zeros are
+  // (dims, values)[offsets[i], offsets[i + 1]), dimensions ascending. `Dim`
+  // must hold Dimension() - 1 (uint16_t halves the dimension array of an
+  // index of at most 65,536 dimensions).
+  template <typename Dim>
+  void Transpose(std::vector<uint64_t>* offsets, std::vector<Dim>* dims,
+                 std::vector<float>* values) const {
+    offsets->assign(size_ + 1, 0);
+    for (size_t d = 0; d < dim_; ++d) {
+      ForEachPosting(d, [&](uint32_t id, float) { ++(*offsets)[id + 1]; });
+    }
+    for (size_t i = 0; i < size_; ++i) (*offsets)[i + 1] += (*offsets)[i];
+    dims->resize(offsets->back());
+    values->resize(offsets->back());
+    std::vector<uint64_t> next(offsets->begin(), offsets->end() - 1);
+    for (size_t d = 0; d < dim_; ++d) {
+      ForEachPosting(d, [&](uint32_t id, float value) {
+        const uint64_t at = next[id]++;
+        (*dims)[at] = static_cast<Dim>(d);
+        (*values)[at] = value;
+      });
+    }
+  }
 
   // The arrays, for persistence: the entries of list d are
   // (deltas, values)[offsets()[d], offsets()[d+1]).
