@@ -54,8 +54,7 @@
 // --full prints one row per size: edges (store), nodes (store), passages,
 // build s (index + close), open s, first query ms, QAFD p50/p99 ms, and the
 // retriever's diagnostics as medians: pushes (iterations), nodes touched,
-// edge visits, seeds. QAFD_SCALING_KINDS=1 also prints the stored node and
-// edge counts per kind on stderr.
+// edge visits, seeds.
 #include <unistd.h>
 
 #include <algorithm>
@@ -296,6 +295,57 @@ void Die(const char* what, const Status& s) {
 
 // Graph edges per passage of MakeCorpus as the heuristic extractor stores
 // them; calibrated on the first size and used to size the next ones.
+// `queries` + 1 questions (the first is the warm-up), each naming two
+// entities of one window: the same count per size.
+std::vector<std::string> FullQuestions(const Corpus& corpus, size_t passages, int queries) {
+  std::mt19937 rng(7);
+  std::vector<std::string> questions;
+  for (int q = 0; q <= queries; ++q) {
+    const size_t base = 2 * (rng() % passages);
+    const size_t a = (base + rng() % kWindow) % corpus.entities;
+    size_t b = (base + rng() % kWindow) % corpus.entities;
+    if (b == a) b = (a + 1) % corpus.entities;
+    questions.push_back("How is " + EntityName(a) + " connected to " + EntityName(b) + "?");
+  }
+  return questions;
+}
+
+struct QueryTimes {
+  double first_ms = 0.0;  // the warm-up: builds the snapshot's derived query indexes
+  std::vector<double> ms, pushes, touched, visits, seeds;  // the other queries
+};
+
+// Runs every question through Engine::Query("qafd"); false (with a message)
+// when a query fails or another method ran.
+bool TimeQueries(Engine& engine, const std::vector<std::string>& questions, QueryTimes* out) {
+  QueryOptions qo;
+  qo.method = "qafd";
+  qo.top_k = 5;
+  for (size_t q = 0; q < questions.size(); ++q) {
+    const auto s = std::chrono::steady_clock::now();
+    auto r = engine.Query(questions[q], qo);
+    const double t =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count();
+    if (!r.ok()) Die("query", r.status());
+    if (r->method != "qafd") {
+      std::fprintf(stderr, "query ran %s, not qafd\n", r->method.c_str());
+      return false;
+    }
+    if (q == 0) {
+      out->first_ms = t;
+      continue;
+    }
+    out->ms.push_back(t);
+    const RetrievalDiagnostics& d = r->diagnostics;
+    out->pushes.push_back(static_cast<double>(d.iterations));
+    out->touched.push_back(static_cast<double>(d.nodes_touched));
+    out->visits.push_back(static_cast<double>(d.edges_touched));
+    auto it = d.extra.find("seeds");
+    out->seeds.push_back(it == d.extra.end() ? 0.0 : it->second);
+  }
+  return true;
+}
+
 constexpr double kInitialEdgesPerPassage = 60.0;
 
 int RunFull(size_t max_edges, int queries, double budget_s, size_t hnsw_threshold) {
@@ -352,58 +402,18 @@ int RunFull(size_t max_edges, int queries, double budget_s, size_t hnsw_threshol
     for (const auto& [kind, n] : stats->graph.nodes) {
       if (kind == "Entity" || kind == "Passage") nodes += n;  // the walk's nodes
     }
-    if (std::getenv("QAFD_SCALING_KINDS") != nullptr) {
-      for (const auto& [kind, n] : stats->graph.nodes) {
-        std::fprintf(stderr, "node %s %lld\n", kind.c_str(), static_cast<long long>(n));
-      }
-      for (const auto& [kind, n] : stats->graph.edges) {
-        std::fprintf(stderr, "edge %s %lld\n", kind.c_str(), static_cast<long long>(n));
-      }
-    }
     edges_per_passage = static_cast<double>(edges) / static_cast<double>(passages);
     seconds_per_edge = build_s / static_cast<double>(std::max<int64_t>(1, edges));
 
-    // Questions: two entities of one window each (the same count per size).
-    std::mt19937 rng(7);
-    std::vector<std::string> questions;
-    for (int q = 0; q <= queries; ++q) {
-      const size_t base = 2 * (rng() % passages);
-      const size_t a = (base + rng() % kWindow) % corpus.entities;
-      size_t b = (base + rng() % kWindow) % corpus.entities;
-      if (b == a) b = (a + 1) % corpus.entities;
-      questions.push_back("How is " + EntityName(a) + " connected to " + EntityName(b) + "?");
-    }
-    QueryOptions qo;
-    qo.method = "qafd";
-    qo.top_k = 5;
-    std::vector<double> ms, pushes, touched, visits, seeds;
-    double first_ms = 0.0;
-    for (int q = 0; q <= queries; ++q) {
-      const auto s = std::chrono::steady_clock::now();
-      auto r = engine->Query(questions[static_cast<size_t>(q)], qo);
-      const double t =
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count();
-      if (!r.ok()) Die("query", r.status());
-      if (r->method != "qafd") {
-        std::fprintf(stderr, "query ran %s, not qafd\n", r->method.c_str());
-        return 1;
-      }
-      if (q == 0) {  // warm-up: builds the snapshot's derived query indexes
-        first_ms = t;
-        continue;
-      }
-      ms.push_back(t);
-      const RetrievalDiagnostics& d = r->diagnostics;
-      pushes.push_back(static_cast<double>(d.iterations));
-      touched.push_back(static_cast<double>(d.nodes_touched));
-      visits.push_back(static_cast<double>(d.edges_touched));
-      auto it = d.extra.find("seeds");
-      seeds.push_back(it == d.extra.end() ? 0.0 : it->second);
-    }
+    const std::vector<std::string> questions = FullQuestions(corpus, passages, queries);
+    QueryTimes times;
+    if (!TimeQueries(*engine, questions, &times)) return 1;
+    const std::vector<double>& ms = times.ms;
     std::printf("%10lld %10lld %9zu %9.1f %8.2f %9.1f %10.2f %10.2f %8.0f %9.0f %9.0f %6.0f\n",
                 static_cast<long long>(edges), static_cast<long long>(nodes), passages, build_s,
-                open_s, first_ms, Percentile(ms, 0.5), Percentile(ms, 0.99), Median(pushes),
-                Median(touched), Median(visits), Median(seeds));
+                open_s, times.first_ms, Percentile(ms, 0.5), Percentile(ms, 0.99),
+                Median(times.pushes), Median(times.touched), Median(times.visits),
+                Median(times.seeds));
     std::fflush(stdout);
     std::error_code ec;
     for (const auto& f : std::filesystem::directory_iterator(dir, ec)) {
