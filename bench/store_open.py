@@ -27,6 +27,7 @@ import tempfile
 import threading
 import time
 
+from graph_report import timed
 from retrieval_report import ROOT, cpu_model, git_commit, run, write_report
 
 QUESTION = "Who is the director of the film?"
@@ -38,19 +39,6 @@ def store_for(flowrag, bench_root, bench, cache):
         run([flowrag, "index", os.path.join(bench_root, bench), "--db", db, "--chunking", "none",
              "-q"])
     return db
-
-
-def cold_sample(flowrag, db):
-    """Wall seconds and peak RSS (MiB) of one fresh query process, measured by a fresh
-    Python child so ru_maxrss covers that process alone."""
-    code = ("import resource,subprocess,sys,time;t=time.perf_counter();"
-            "p=subprocess.run(sys.argv[1:],capture_output=True);w=time.perf_counter()-t;"
-            "print(p.returncode,w,resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
-    out = subprocess.run([sys.executable, "-c", code, flowrag, "query", "--db", db, QUESTION],
-                         capture_output=True, text=True, check=True).stdout.split()
-    if out[0] != "0":
-        sys.exit(f"query failed on {db}")
-    return float(out[1]), int(out[2]) / 1024.0
 
 
 def free_port():
@@ -148,7 +136,7 @@ def main():
         ]
         for bench in args.cold.split(","):
             db = store_for(flowrag, args.bench_root, bench, cache)
-            samples = [cold_sample(flowrag, db) for _ in range(args.runs)]
+            samples = [timed([flowrag, "query", "--db", db, QUESTION]) for _ in range(args.runs)]
             docs = sum(1 for _ in open(os.path.join(args.bench_root, bench, "corpus.jsonl")))
             lines.append(f"| {bench} | {docs} | {statistics.median(s[0] for s in samples):.3f} | "
                          f"{statistics.median(s[1] for s in samples):.0f} |")
