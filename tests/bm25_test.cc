@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <tuple>
 
@@ -84,17 +85,23 @@ TEST(Bm25Test, TopKTruncatesWithDeterministicTies) {
   EXPECT_EQ(hits[2].doc, 2u);
 }
 
-// ScoreAll gives every document the score Search ranks it by, bit for bit,
-// and 0 where no term matches; leftover values in the buffer are cleared.
-TEST(Bm25Test, ScoreAllEqualsSearchOverEveryDocument) {
+// ScoreMatching lists exactly the documents Search ranks (the ones sharing
+// a term), ascending by doc id, with the scores Search gives, bit for bit.
+TEST(Bm25Test, ScoreMatchingEqualsSearchOverEveryDocument) {
   const Bm25Index idx = Corpus();
   for (const char* q : {"river sea", "town", "storms storms keeper", "absent"}) {
-    std::vector<float> all(idx.num_docs(), 7.0f);
-    idx.ScoreAll(q, {}, all);
-    std::vector<float> expected(idx.num_docs(), 0.0f);
-    for (const Bm25Hit& h : idx.Search(q, idx.num_docs(), {})) expected[h.doc] = h.score;
-    EXPECT_EQ(all, expected) << q;
+    std::vector<Bm25Hit> expected = idx.Search(q, idx.num_docs(), {});
+    std::sort(expected.begin(), expected.end(),
+              [](const Bm25Hit& a, const Bm25Hit& b) { return a.doc < b.doc; });
+    const std::vector<Bm25Hit> got = idx.ScoreMatching(q, {});
+    ASSERT_EQ(got.size(), expected.size()) << q;
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].doc, expected[i].doc) << q;
+      EXPECT_EQ(got[i].score, expected[i].score) << q;
+      EXPECT_GT(got[i].score, 0.0f) << q;
+    }
   }
+  EXPECT_TRUE(idx.ScoreMatching("absent", {}).empty());
 }
 
 // The arrays a snapshot part persists give back an index that scores

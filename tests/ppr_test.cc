@@ -445,47 +445,114 @@ TEST_F(PprDemoTest, OptionsAreValidated) {
   EXPECT_NE(a->ranked.front().score, b->ranked.front().score);
 }
 
+// A sparse prior as one weight per passage.
+std::vector<double> Spread(const std::vector<PassageWeight>& prior, size_t n) {
+  std::vector<double> all(n, 0.0);
+  for (size_t i = 0; i < prior.size(); ++i) {
+    EXPECT_GT(prior[i].weight, 0.0);
+    if (i > 0) {
+      EXPECT_LT(prior[i - 1].passage, prior[i].passage);  // ascending, distinct
+    }
+    all.at(prior[i].passage) = prior[i].weight;
+  }
+  return all;
+}
+
+// The reference: every passage's score min-max normalised, the `top` best
+// kept (ties by passage index).
+std::vector<double> DensePriorReference(const std::vector<float>& scores, size_t top) {
+  std::vector<double> prior = MinMaxNormalize(scores);
+  if (top == 0 || top >= prior.size()) return prior;
+  std::vector<std::pair<double, uint32_t>> order;
+  for (uint32_t p = 0; p < prior.size(); ++p) order.push_back({-prior[p], p});
+  std::sort(order.begin(), order.end());
+  std::vector<double> kept(prior.size(), 0.0);
+  for (size_t i = 0; i < top; ++i) kept[order[i].second] = prior[order[i].second];
+  return kept;
+}
+
 TEST_F(PprDemoTest, PassagePriorSourcesAndSupport) {
   auto snap = Snap();
   const std::string q = "who founded the Lantern Tide Festival";
   auto qs = ScoreQuery(*snap, q);
   ASSERT_TRUE(qs.ok()) << qs.status().ToString();
+  const size_t n = snap->num_passages();
   PriorOptions o;
   o.source = "dense";
-  const std::vector<double> dense = PassagePrior(*snap, q, *qs, o);
-  EXPECT_EQ(dense, MinMaxNormalize(qs->passage_scores));
+  const std::vector<double> dense = Spread(PassagePrior(*snap, q, *qs, o), n);
+  EXPECT_EQ(dense, MinMaxNormalize(qs->Cosines()));
   o.source = "bm25";
-  const std::vector<double> bm25 = PassagePrior(*snap, q, *qs, o);
-  ASSERT_EQ(bm25.size(), dense.size());
+  const std::vector<double> bm25 = Spread(PassagePrior(*snap, q, *qs, o), n);
   // BM25's best passage is 1, and BM25 scores are independent of the embedder.
   EXPECT_EQ(*std::max_element(bm25.begin(), bm25.end()), 1.0);
   auto top = snap->bm25().Search(q, 1, Bm25Params{});
   ASSERT_FALSE(top.empty());
   EXPECT_EQ(bm25[top[0].doc], 1.0);
+  // The same with the BM25 scores computed by ScoreQuery.
+  auto lexical = ScoreQuery(*snap, q, /*lexical=*/true);
+  ASSERT_TRUE(lexical.ok());
+  EXPECT_EQ(Spread(PassagePrior(*snap, q, *lexical, o), n), bm25);
   o.source = "hybrid";
-  const std::vector<double> hybrid = PassagePrior(*snap, q, *qs, o);
+  const std::vector<double> hybrid = Spread(PassagePrior(*snap, q, *qs, o), n);
   for (size_t p = 0; p < hybrid.size(); ++p) {
     EXPECT_NEAR(hybrid[p], 0.5 * (dense[p] + bm25[p]), 1e-12);
   }
-  // top = 3 keeps the three best, unchanged, and zeroes the rest.
+  // top = 3 keeps the three best, unchanged, and drops the rest.
   o.top = 3;
-  const std::vector<double> kept = PassagePrior(*snap, q, *qs, o);
+  const std::vector<PassageWeight> kept = PassagePrior(*snap, q, *qs, o);
+  ASSERT_EQ(kept.size(), 3u);
   std::vector<double> sorted = hybrid;
   std::sort(sorted.rbegin(), sorted.rend());
-  size_t nonzero = 0;
-  for (size_t p = 0; p < kept.size(); ++p) {
-    if (kept[p] == 0) continue;
-    ++nonzero;
-    EXPECT_EQ(kept[p], hybrid[p]);
-    EXPECT_GE(kept[p], sorted[2]);
+  for (const PassageWeight& w : kept) {
+    EXPECT_EQ(w.weight, hybrid[w.passage]);
+    EXPECT_GE(w.weight, sorted[2]);
   }
-  EXPECT_EQ(nonzero, 3u);
   // Unknown sources are rejected by the retrievers' option parsing.
   auto bad = Run(q, 5, {{"ppr.prior", "tfidf"}});
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(bad.status().message().find("ppr.prior"), std::string::npos);
   auto narrow = Run(q, 5, {{"ppr.prior_top", "3"}});
   ASSERT_TRUE(narrow.ok()) << narrow.status().ToString();
+}
+
+// An approximate index lists only its best passages (the others count as
+// cosine 0): the sparse prior equals the dense computation over every
+// passage, also when a listed cosine is negative (the unlisted passages'
+// 0 then normalises above 0 and every passage carries weight).
+TEST_F(PprDemoTest, SparsePriorEqualsTheDenseComputation) {
+  auto snap = Snap();
+  const std::string q = "who founded the Lantern Tide Festival";
+  auto full = ScoreQuery(*snap, q);
+  ASSERT_TRUE(full.ok()) << full.status().ToString();
+  const size_t n = snap->num_passages();
+  ASSERT_GT(n, 6u);
+  auto by_passage = [](const PassageScore& a, const PassageScore& b) {
+    return a.passage < b.passage;
+  };
+  PriorOptions o;
+  o.source = "dense";
+  for (bool negative : {false, true}) {
+    QueryScores qs = *full;
+    std::vector<PassageScore> best = qs.dense;
+    std::sort(best.begin(), best.end(), [](const PassageScore& a, const PassageScore& b) {
+      return a.score != b.score ? a.score > b.score : a.passage < b.passage;
+    });
+    best.resize(5);
+    if (negative) best.back().score = -0.25f;
+    std::sort(best.begin(), best.end(), by_passage);
+    qs.dense = best;
+    for (size_t top : {0, 2, 5, 9}) {
+      o.top = top;
+      const std::vector<PassageWeight> prior = PassagePrior(*snap, q, qs, o);
+      EXPECT_EQ(Spread(prior, n), DensePriorReference(qs.Cosines(), top))
+          << "negative " << negative << " top " << top;
+      // Without a negative cosine the five listed passages (all above 0); with
+      // one, every passage but that minimum.
+      if (top == 0) {
+        EXPECT_EQ(prior.size(), negative ? n - 1 : 5u);
+      }
+    }
+  }
 }
 
 // On a real benchmark graph (offline extraction of hotpotqa-train), push and

@@ -279,8 +279,10 @@ TEST(WalkGraphTest, HandWorkedWeights) {
 TEST(QueryAwareWalkTest, HybridWeightsOnTheStructuralWeight) {
   auto g = HandGraph();
   QafdOptions o;  // hybrid, a = 1, b = 0.25, cosine similarity (1 + cos)/2
-  const std::vector<float> passage_cosines = {0.6f, -0.2f};
-  QueryAwareWalk walk(*g, nullptr, nullptr, nullptr, passage_cosines, o);
+  QueryScores scores;
+  scores.num_passages = 2;
+  scores.dense = {{0, 0.6f}, {1, -0.2f}};
+  QueryAwareWalk walk(*g, nullptr, nullptr, nullptr, &scores, o);
   EXPECT_DOUBLE_EQ(walk.QuerySim(0), 0.5 * (1 + static_cast<double>(0.6f)));
   EXPECT_DOUBLE_EQ(walk.QuerySim(2), 0.5);  // no entity vectors: cosine 0
   std::vector<uint32_t> nodes;
@@ -293,7 +295,7 @@ TEST(QueryAwareWalkTest, HybridWeightsOnTheStructuralWeight) {
   EXPECT_EQ(walk.KindBetween(2, 3), EdgeKind::kRelatedTo);
   EXPECT_EQ(walk.KindBetween(3, 4), EdgeKind::kSynonym);
   o.synonyms = false;
-  QueryAwareWalk no_syn(*g, nullptr, nullptr, nullptr, passage_cosines, o);
+  QueryAwareWalk no_syn(*g, nullptr, nullptr, nullptr, &scores, o);
   EXPECT_EQ(no_syn.Degree(3), 3u);  // p0, p1, Ada
 }
 

@@ -14,6 +14,21 @@
 #include <unordered_map>
 
 namespace flowrag {
+namespace {
+
+bool ByPassage(const PassageScore& a, const PassageScore& b) { return a.passage < b.passage; }
+
+// The BM25 scores of the passages sharing a term with `query`, ascending.
+std::vector<PassageScore> Bm25Matches(const Snapshot& s, const std::string& query) {
+  std::vector<PassageScore> out;
+  for (const Bm25Hit& h : s.bm25().ScoreMatching(query, Bm25Params{})) {
+    if (h.doc < s.num_passages()) out.push_back({h.doc, h.score});
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<FactSeeds> SeedsFromFacts(const KnowledgeGraph& g, const float* query,
                                  const FactSeedOptions& o, const FactFilter& filter) {
   const VectorIndex* index = g.fact_index();
@@ -114,21 +129,26 @@ Result<QueryScores> ScoreQuery(const Snapshot& s, const std::string& query, bool
                                       " dimensions, fact index has " +
                                       std::to_string(facts->Dimension()));
   }
-  out.passage_scores.assign(s.num_passages(), 0.0f);
+  out.num_passages = s.num_passages();
   if (const auto* flat = dynamic_cast<const FlatIndex*>(s.dense());
-      flat != nullptr && flat->Size() == s.num_passages()) {
-    flat->ScoreAll(out.query.row(0), out.passage_scores);  // no ranking needed
+      flat != nullptr && flat->Size() == out.num_passages) {
+    std::vector<float> all(out.num_passages);
+    flat->ScoreAll(out.query.row(0), all);  // no ranking needed
+    out.dense.reserve(all.size());
+    for (uint32_t p = 0; p < all.size(); ++p) out.dense.push_back({p, all[p]});
     out.candidates_scored = flat->Size();
   } else {
     VectorSearchParams params;
     params.k = std::min(s.dense()->Size(), kApproximateDenseScores);
     VectorSearchStats stats;
     for (const VectorHit& h : s.dense()->Search(out.query.row(0), params, &stats)) {
-      if (h.id < out.passage_scores.size()) out.passage_scores[h.id] = h.score;
+      if (h.id < out.num_passages) out.dense.push_back({h.id, h.score});
     }
+    std::sort(out.dense.begin(), out.dense.end(), ByPassage);
     out.candidates_scored = stats.candidates_scored;
   }
-  if (lexical) out.bm25_scores = Bm25Scores(s, query);
+  out.lexical = lexical;
+  if (lexical) out.bm25 = Bm25Matches(s, query);
   return out;
 }
 
@@ -152,44 +172,117 @@ Status PriorOptions::Override(ParamReader& r, const std::string& prefix) {
   return Status::Ok();
 }
 
-std::vector<float> Bm25Scores(const Snapshot& s, const std::string& query) {
-  std::vector<float> bm25(std::max(s.num_passages(), s.bm25().num_docs()), 0.0f);
-  s.bm25().ScoreAll(query, Bm25Params{}, bm25);
-  bm25.resize(s.num_passages());
-  return bm25;
+namespace {
+
+// MinMaxNormalize over n passages, `scores` listing some (ascending) and the
+// others 0, as the passages that normalise above 0. Reads only the list
+// when every unlisted passage normalises to 0 (the list is complete, or its
+// minimum is ≥ 0); otherwise spreads the scores over all n. The arithmetic
+// is MinMaxNormalize's, so the weights are the same bit for bit.
+std::vector<PassageWeight> NormalizedScores(const std::vector<PassageScore>& scores, size_t n) {
+  std::vector<PassageWeight> out;
+  if (scores.empty()) return out;
+  const bool complete = scores.size() >= n;
+  float lo = complete ? scores[0].score : 0.0f, hi = lo;
+  for (const PassageScore& x : scores) {
+    lo = std::min(lo, x.score);
+    hi = std::max(hi, x.score);
+  }
+  const double range = static_cast<double>(hi) - lo;
+  if (!(range > 0)) return out;
+  if (!complete && lo < 0) {  // the unlisted passages' 0 lies above the minimum
+    std::vector<float> all(n, 0.0f);
+    for (const PassageScore& x : scores) all[x.passage] = x.score;
+    const std::vector<double> normalized = MinMaxNormalize(all);
+    for (uint32_t p = 0; p < n; ++p) {
+      if (normalized[p] > 0) out.push_back({p, normalized[p]});
+    }
+    return out;
+  }
+  for (const PassageScore& x : scores) {
+    const float above = x.score - lo;
+    const double w = above / range;
+    if (w > 0) out.push_back({x.passage, w});
+  }
+  return out;
 }
 
-std::vector<double> PassagePrior(const Snapshot& s, const std::string& query,
-                                 const QueryScores& qs, const PriorOptions& o) {
-  std::vector<double> prior;
-  if (o.source != "bm25") prior = MinMaxNormalize(qs.passage_scores);
-  if (o.source != "dense") {
-    std::vector<double> lexical = MinMaxNormalize(
-        qs.bm25_scores.empty() ? Bm25Scores(s, query) : qs.bm25_scores);
-    if (prior.empty()) {
-      prior = std::move(lexical);
+// 0.5 · (a + b) per passage, a missing entry counting 0 (both ascending).
+std::vector<PassageWeight> MeanOf(const std::vector<PassageWeight>& a,
+                                  const std::vector<PassageWeight>& b) {
+  std::vector<PassageWeight> out;
+  out.reserve(a.size() + b.size());
+  size_t i = 0, j = 0;
+  while (i < a.size() || j < b.size()) {
+    if (j == b.size() || (i < a.size() && a[i].passage < b[j].passage)) {
+      out.push_back({a[i].passage, 0.5 * a[i].weight});
+      ++i;
+    } else if (i == a.size() || b[j].passage < a[i].passage) {
+      out.push_back({b[j].passage, 0.5 * b[j].weight});
+      ++j;
     } else {
-      for (size_t p = 0; p < prior.size(); ++p) prior[p] = 0.5 * (prior[p] + lexical[p]);
+      out.push_back({a[i].passage, 0.5 * (a[i].weight + b[j].weight)});
+      ++i;
+      ++j;
     }
   }
-  if (o.top > 0 && o.top < prior.size()) {
-    std::vector<double> sorted = prior;
-    std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(o.top - 1),
-                     sorted.end(), std::greater<double>());
-    const double cut = sorted[o.top - 1];
-    // Ties at the cut are broken by passage index, so exactly `top` stay.
-    size_t above = 0;
-    for (double v : prior) above += v > cut;
-    size_t ties_left = o.top - above;
-    for (double& v : prior) {
-      if (v > cut) continue;
-      if (v == cut && ties_left > 0) {
-        --ties_left;
-        continue;
-      }
-      v = 0.0;
+  return out;
+}
+
+// Keeps the `top` heaviest (ties at the cut by passage index), in order.
+void KeepHeaviest(size_t top, std::vector<PassageWeight>* weights) {
+  if (top == 0 || weights->size() <= top) return;
+  std::vector<double> sorted;
+  sorted.reserve(weights->size());
+  for (const PassageWeight& w : *weights) sorted.push_back(w.weight);
+  std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(top - 1),
+                   sorted.end(), std::greater<double>());
+  const double cut = sorted[top - 1];
+  size_t above = 0;
+  for (const PassageWeight& w : *weights) above += w.weight > cut;
+  size_t ties_left = top - above;
+  std::erase_if(*weights, [&](const PassageWeight& w) {
+    if (w.weight > cut) return false;
+    if (w.weight == cut && ties_left > 0) {
+      --ties_left;
+      return false;
     }
+    return true;
+  });
+}
+
+}  // namespace
+
+float CosineOf(std::span<const PassageScore> dense, size_t num_passages, uint32_t p) {
+  if (dense.size() == num_passages) return p < dense.size() ? dense[p].score : 0.0f;
+  const auto it = std::lower_bound(dense.begin(), dense.end(), PassageScore{p, 0.0f}, ByPassage);
+  return it != dense.end() && it->passage == p ? it->score : 0.0f;
+}
+
+float QueryScores::Cosine(uint32_t p) const { return CosineOf(dense, num_passages, p); }
+
+float QueryScores::BestCosine() const {
+  float best = 0.0f;
+  for (const PassageScore& x : dense) best = std::max(best, x.score);
+  return best;
+}
+
+std::vector<float> QueryScores::Cosines() const {
+  std::vector<float> all(num_passages, 0.0f);
+  for (const PassageScore& x : dense) all[x.passage] = x.score;
+  return all;
+}
+
+std::vector<PassageWeight> PassagePrior(const Snapshot& s, const std::string& query,
+                                        const QueryScores& qs, const PriorOptions& o) {
+  std::vector<PassageWeight> prior;
+  if (o.source != "bm25") prior = NormalizedScores(qs.dense, qs.num_passages);
+  if (o.source != "dense") {
+    std::vector<PassageWeight> lexical =
+        NormalizedScores(qs.lexical ? qs.bm25 : Bm25Matches(s, query), qs.num_passages);
+    prior = o.source == "bm25" ? std::move(lexical) : MeanOf(prior, lexical);
   }
+  KeepHeaviest(o.top, &prior);
   return prior;
 }
 
@@ -226,10 +319,7 @@ Result<FactSeeds> SeedWalkFromFacts(const Snapshot& s, const std::string& query,
   if (local != nullptr) {
     std::vector<uint32_t> passages;
     const PriorOptions near{"hybrid", options.local_passages};
-    const std::vector<double> prior = PassagePrior(s, query, qs, near);
-    for (uint32_t p = 0; p < prior.size(); ++p) {
-      if (prior[p] > 0) passages.push_back(p);
-    }
+    for (const PassageWeight& w : PassagePrior(s, query, qs, near)) passages.push_back(w.passage);
     const std::vector<uint32_t> candidates =
         local->Candidates(g, passages, named.matched_entities);
     if (options.facts > 0 && options.seeds > 0) {
@@ -268,9 +358,10 @@ Result<FactSeeds> SeedWalkFromFacts(const Snapshot& s, const std::string& query,
 }
 
 void RankDenseFallback(const QueryScores& qs, size_t top_k, RetrievalOutput* out) {
+  const std::vector<float> cosines = qs.Cosines();
   std::vector<RankedPassage> all;
-  all.reserve(qs.passage_scores.size());
-  for (uint32_t p = 0; p < qs.passage_scores.size(); ++p) all.push_back({p, qs.passage_scores[p]});
+  all.reserve(cosines.size());
+  for (uint32_t p = 0; p < cosines.size(); ++p) all.push_back({p, cosines[p]});
   const size_t k = std::min(top_k, all.size());
   std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(k), all.end(),
                     [](const RankedPassage& a, const RankedPassage& b) {

@@ -95,15 +95,40 @@ Result<FactSeeds> SeedsFromFacts(const KnowledgeGraph& graph, const float* query
 // more than any prior reads (semflow's 100 passages is the largest).
 inline constexpr size_t kApproximateDenseScores = 128;
 
-// The query embedded with the snapshot's embedder, and its cosine with every
-// passage (passage index → score; 0 where the dense index has no vector, and,
-// with an approximate passage index, beyond its best kApproximateDenseScores).
-struct QueryScores {
-  FloatMatrix query;                  // 1 row
-  std::vector<float> passage_scores;  // num_passages()
-  std::vector<float> bm25_scores;     // num_passages(), or empty: not computed
-  size_t candidates_scored = 0;
+struct PassageScore {
+  uint32_t passage = 0;
+  float score = 0.0f;
 };
+
+// The query embedded with the snapshot's embedder and its passage scores,
+// sparse so that the graph methods' per-query work does not grow with the
+// corpus: an approximate index lists kApproximateDenseScores passages, BM25
+// the passages sharing a term.
+struct QueryScores {
+  FloatMatrix query;  // 1 row
+  // Cosines the dense index gave, ascending by passage: every passage with a
+  // flat index; the best kApproximateDenseScores with an approximate one,
+  // the others counting as cosine 0.
+  std::vector<PassageScore> dense;
+  // With `lexical`: the BM25 score of each passage sharing a term with the
+  // query, ascending by passage (the others score 0).
+  bool lexical = false;
+  std::vector<PassageScore> bm25;
+  size_t num_passages = 0;
+  size_t candidates_scored = 0;
+
+  // Cosine of passage p (0 where not listed). O(1) when every passage is
+  // listed, else O(log |dense|).
+  float Cosine(uint32_t p) const;
+  // The best listed cosine (0 when none is listed or all are negative).
+  float BestCosine() const;
+  // Every passage's cosine (num_passages floats), for the methods that read
+  // them all. O(num_passages).
+  std::vector<float> Cosines() const;
+};
+
+// QueryScores::Cosine on a `dense` list over `num_passages` passages.
+float CosineOf(std::span<const PassageScore> dense, size_t num_passages, uint32_t p);
 
 // FailedPrecondition when the snapshot has no embedder, dense index or
 // graph, or when the dimensions disagree. A flat passage index scores every
@@ -112,27 +137,31 @@ struct QueryScores {
 // kApproximateDenseScores only: asking it for all P cost 20 ms at 21k
 // passages against 1.8 ms flat (bench/out/qafd_scaling.md), and the graph
 // methods read no more than their prior's few dozen best passages.
-// With `lexical` the BM25 score of every passage too (bm25_scores), which
-// PassagePrior then reads instead of searching again.
+// With `lexical` the BM25 scores too, which PassagePrior then reads instead
+// of searching again.
 Result<QueryScores> ScoreQuery(const Snapshot& snapshot, const std::string& query,
                                bool lexical = false);
-
-// The BM25 score of every passage for `query` (0 for passages sharing no term).
-std::vector<float> Bm25Scores(const Snapshot& snapshot, const std::string& query);
 
 // (x − min) / (max − min) over `values`; all zeros when max == min.
 std::vector<double> MinMaxNormalize(const std::vector<float>& values);
 
-// The passage part of the walks' reset vector, per passage index in [0, 1].
-//   source "dense"   min-max normalised dense cosine (HippoRAG 2, SemFlowRAG A.2)
+// The passage part of the walks' reset vector: a weight in (0, 1] per
+// passage, ascending by passage, passages of weight 0 left out.
+//   source "dense"   min-max normalised dense cosine over every passage
+//                    (HippoRAG 2, SemFlowRAG A.2)
 //   source "bm25"    min-max normalised BM25 score (0 for passages sharing no term)
 //   source "hybrid"  the mean of the two
-//   top              keep only the `top` best passages (0 = all, as in HippoRAG 2):
-//                    the rest get 0, so the walk starts near the query
-//                    instead of from every passage (the push solver's work
-//                    grows with the reset's support).
+//   top              keep only the `top` best passages (0 = all, as in HippoRAG 2;
+//                    ties at the cut by passage index): the walk starts near
+//                    the query instead of from every passage (the push
+//                    solver's work grows with the reset's support).
 // The embedder behind "dense" is the configured one; offline it is the
 // hashed lexical embedder, which ranks passages below BM25, hence the choice.
+// Cost O(listed scores): the minimum over every passage is 0 whenever some
+// passage is not listed and every listed score is ≥ 0, which is what BM25
+// and an approximate index's best cosines give; otherwise (a negative
+// cosine among an approximate index's best) the scores are spread over
+// every passage, O(P), and the result is the same.
 struct PriorOptions {
   std::string source = "hybrid";
   size_t top = 0;
@@ -140,8 +169,12 @@ struct PriorOptions {
   // unknown source.
   Status Override(ParamReader& r, const std::string& prefix);
 };
-std::vector<double> PassagePrior(const Snapshot& snapshot, const std::string& query,
-                                 const QueryScores& qs, const PriorOptions& options);
+struct PassageWeight {
+  uint32_t passage = 0;
+  double weight = 0.0;
+};
+std::vector<PassageWeight> PassagePrior(const Snapshot& snapshot, const std::string& query,
+                                        const QueryScores& qs, const PriorOptions& options);
 
 // The seeding step both fact-seeded walks share (HippoRAG 2, SemFlowRAG §3.3):
 // SeedsFromFacts on the query vector (no seeds when the graph has no fact

@@ -295,10 +295,9 @@ Result<RetrievalOutput> OneHopRetriever::Retrieve(const Snapshot& s,
     if (local_channel) {
       std::shared_ptr<const LocalFacts> local = LocalFacts::For(s);
       std::vector<uint32_t> passages;
-      const std::vector<double> prior =
-          PassagePrior(s, r.query, qs, PriorOptions{"hybrid", o.fact_passages});
-      for (uint32_t p = 0; p < prior.size(); ++p) {
-        if (prior[p] > 0) passages.push_back(p);
+      for (const PassageWeight& w :
+           PassagePrior(s, r.query, qs, PriorOptions{"hybrid", o.fact_passages})) {
+        passages.push_back(w.passage);
       }
       const std::vector<uint32_t> candidates = local->Candidates(g, passages, qk.matched_entities);
       vstats.candidates_scored += candidates.size();
@@ -416,7 +415,7 @@ Result<RetrievalOutput> OneHopRetriever::Retrieve(const Snapshot& s,
     std::vector<uint32_t> order;
     for (const auto& c : items) {
       for (uint32_t p : c) {
-        all.push_back({p < qs.passage_scores.size() ? qs.passage_scores[p] : -1.0f,
+        all.push_back({p < qs.num_passages ? qs.Cosine(p) : -1.0f,
                        static_cast<uint32_t>(order.size())});
         order.push_back(p);
       }

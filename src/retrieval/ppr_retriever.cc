@@ -144,11 +144,11 @@ Result<PprReset> BuildPprReset(const Snapshot& s, const std::string& query, cons
   out->diagnostics.extra["seeding_ms"] = MillisSince(start);
   if (reset.seeds.seeds.empty()) return reset;
   const auto t_prior = std::chrono::steady_clock::now();
-  const std::vector<double> prior = PassagePrior(s, query, qs, o.prior);
+  const std::vector<PassageWeight> prior = PassagePrior(s, query, qs, o.prior);
   out->diagnostics.extra["prior_ms"] = MillisSince(t_prior);
   double entity_total = 0.0, prior_total = 0.0;
   for (const EntitySeed& e : reset.seeds.seeds) entity_total += e.weight;
-  for (double p : prior) prior_total += p;
+  for (const PassageWeight& w : prior) prior_total += w.weight;
   // Entities share 1 − φ of the reset by weight, passages φ by prior (all
   // to the entities when no passage has a prior).
   const double share =
@@ -156,8 +156,8 @@ Result<PprReset> BuildPprReset(const Snapshot& s, const std::string& query, cons
   for (const EntitySeed& e : reset.seeds.seeds) {
     reset.entries.push_back({g.EntityNode(e.entity), (1.0 - share) * e.weight / entity_total});
   }
-  for (uint32_t p = 0; p < prior.size(); ++p) {
-    if (prior[p] > 0 && share > 0) reset.entries.push_back({p, share * prior[p] / prior_total});
+  for (const PassageWeight& w : prior) {
+    if (share > 0) reset.entries.push_back({w.passage, share * w.weight / prior_total});
   }
   reset.total = 1.0;
   return reset;

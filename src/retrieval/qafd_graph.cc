@@ -15,15 +15,17 @@ constexpr double kStabiliser = 1e-10;  // QAFD-RAG A2.2.1
 
 QueryAwareWalk::QueryAwareWalk(const KnowledgeGraph& graph, const SparseRows* entity_vectors,
                                const FlatIndex* passages, const float* query,
-                               std::span<const float> passage_cosines, const QafdOptions& options)
+                               const QueryScores* scores, const QafdOptions& options)
     : g_(graph),
       walk_(graph.walk()),
       entity_vectors_(entity_vectors),
       passages_(passages),
       query_(query),
-      passage_cosines_(passage_cosines),
-      options_(options),
-      sims_(graph.walk().num_nodes(), std::nanf("")) {
+      options_(options) {
+  if (scores != nullptr) {
+    passage_cosines_ = scores->dense;
+    num_passages_ = scores->num_passages;
+  }
   if (entity_vectors_ != nullptr && passages_ != nullptr &&
       passages_->Dimension() != entity_vectors_->cols) {
     passages_ = nullptr;
@@ -64,17 +66,15 @@ void QueryAwareWalk::WeightedNeighbors(uint32_t u, std::vector<uint32_t>* nodes,
 }
 
 double QueryAwareWalk::QuerySim(uint32_t v) const {
-  float& c = sims_[v];
-  if (std::isnan(c)) {
+  return sims_.GetOrCompute(v, [&] {
     double cos = 0.0;
     if (query_ != nullptr && g_.Kind(v) == NodeKind::kEntity) {
       if (entity_vectors_ != nullptr) cos = entity_vectors_->Dot(g_.LocalIndex(v), query_);
-    } else if (v < passage_cosines_.size()) {
-      cos = passage_cosines_[v];
+    } else if (g_.Kind(v) == NodeKind::kPassage) {
+      cos = CosineOf(passage_cosines_, num_passages_, v);
     }
-    c = static_cast<float>(SimilarityFromCosine(options_.similarity, cos, options_.rbf_gamma));
-  }
-  return c;
+    return static_cast<float>(SimilarityFromCosine(options_.similarity, cos, options_.rbf_gamma));
+  });
 }
 
 EdgeKind QueryAwareWalk::KindBetween(uint32_t u, uint32_t v) const {
@@ -96,6 +96,20 @@ double QueryAwareWalk::NodeCosine(uint32_t u, uint32_t v) const {
   if (u_entity) return ev->Dot(g_.LocalIndex(u), passages_->Row(v));
   if (v_entity) return ev->Dot(g_.LocalIndex(v), passages_->Row(u));
   return DotProduct(passages_->Row(u), passages_->Row(v), passages_->Dimension());
+}
+
+void NodeValueCache::Grow() {
+  std::vector<uint32_t> keys = std::move(keys_);
+  std::vector<float> values = std::move(values_);
+  keys_.assign(std::max<size_t>(64, 2 * keys.size()), kEmpty);
+  values_.assign(keys_.size(), 0.0f);
+  for (size_t j = 0; j < keys.size(); ++j) {
+    if (keys[j] == kEmpty) continue;
+    size_t i = Slot(keys[j]);
+    while (keys_[i] != kEmpty) i = (i + 1) & (keys_.size() - 1);
+    keys_[i] = keys[j];
+    values_[i] = values[j];
+  }
 }
 
 void QueryAwareWalk::LoadDense(uint32_t e) const {

@@ -4,9 +4,11 @@
 // retrieval/qafd_retriever.h).
 //
 // Node–query similarities are computed on first use and cached for the
-// life of the object (an O(nodes) array, 4 bytes per node): entities from their name vectors (sparse rows),
-// passages from the query's precomputed dense passage scores. Weights are
-// computed only when the solver asks for a node's row (once per pushed node).
+// life of the object (a hash table of the nodes read, so a query's cost
+// does not grow with the graph): entities from their name vectors (sparse
+// rows), passages from the query's precomputed dense passage scores.
+// Weights are computed only when the solver asks for a node's row (once per
+// pushed node).
 //
 // Thread-safety: one object per query and thread (it caches).
 #ifndef FLOWRAG_RETRIEVAL_QAFD_GRAPH_H_
@@ -28,15 +30,46 @@ namespace flowrag {
 
 class FlatIndex;
 
+// A node → float memo with open addressing (linear probing, load ≤ 1/2):
+// memory and time in the number of nodes stored, not in the graph's size.
+class NodeValueCache {
+ public:
+  // The stored value of `node`, or compute() stored first.
+  template <typename Compute>
+  float GetOrCompute(uint32_t node, Compute&& compute) {
+    if (2 * (size_ + 1) > keys_.size()) Grow();
+    size_t i = Slot(node);
+    for (; keys_[i] != kEmpty; i = (i + 1) & (keys_.size() - 1)) {
+      if (keys_[i] == node) return values_[i];
+    }
+    keys_[i] = node;
+    values_[i] = compute();
+    ++size_;
+    return values_[i];
+  }
+  size_t size() const { return size_; }
+
+ private:
+  static constexpr uint32_t kEmpty = UINT32_MAX;
+  size_t Slot(uint32_t node) const {
+    return static_cast<size_t>((node * 0x9E3779B97F4A7C15ull) >> 32) & (keys_.size() - 1);
+  }
+  void Grow();
+  std::vector<uint32_t> keys_;
+  std::vector<float> values_;
+  size_t size_ = 0;
+};
+
 class QueryAwareWalk final : public DiffusionGraph {
  public:
   // `entity_vectors` (rows = entities) and `passages` may be null: the
   // similarities they would give are then those of cosine 0. `query` has the
-  // entity vectors' dimension (may be null: every cosine 0);
-  // `passage_cosines` has one value per passage (may be empty).
+  // entity vectors' dimension (may be null: every cosine 0); `scores` gives
+  // the passages' cosines (may be null: every cosine 0); its list of cosines
+  // must outlive the object (moving the QueryScores keeps it).
   QueryAwareWalk(const KnowledgeGraph& graph, const SparseRows* entity_vectors,
-                 const FlatIndex* passages, const float* query,
-                 std::span<const float> passage_cosines, const QafdOptions& options);
+                 const FlatIndex* passages, const float* query, const QueryScores* scores,
+                 const QafdOptions& options);
 
   size_t num_nodes() const override { return walk_.num_nodes(); }
   size_t Degree(uint32_t u) const override;
@@ -64,9 +97,10 @@ class QueryAwareWalk final : public DiffusionGraph {
   const SparseRows* entity_vectors_;
   const FlatIndex* passages_;
   const float* query_;
-  std::span<const float> passage_cosines_;
+  std::span<const PassageScore> passage_cosines_;  // QueryScores::dense
+  size_t num_passages_ = 0;
   const QafdOptions& options_;
-  mutable std::vector<float> sims_;     // QuerySim per node, NaN until computed
+  mutable NodeValueCache sims_;         // QuerySim of the nodes read so far
   mutable std::vector<float> scratch_;  // a dense entity vector (similarity structure)
 };
 

@@ -136,7 +136,7 @@ Result<bool> DiffuseRun(const Snapshot& s, const QafdOptions& o, ChatModel* chat
   if (sources.empty()) return false;
   run->graph = std::make_unique<QueryAwareWalk>(
       *s.graph(), GraphQueryIndex::For(s)->entity_vectors(),
-      dynamic_cast<const FlatIndex*>(s.dense()), qs.query.row(0), qs.passage_scores, o);
+      dynamic_cast<const FlatIndex*>(s.dense()), qs.query.row(0), &qs, o);
   FlowDiffusionOptions fo = DiffusionOptions(o);
   run->flow = SolveFlowDiffusion(*run->graph, sources, fo);
   return true;

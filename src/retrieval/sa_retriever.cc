@@ -362,7 +362,7 @@ Result<RetrievalOutput> SaRetriever::Retrieve(const Snapshot& s,
   // hybrid prior), so τd reads as a fraction of the best evidence.
   std::unordered_map<uint32_t, double> lexical;
   double best_cosine = 0.0, lexical_norm = 0.0;
-  const std::vector<float>& cosines = qs.passage_scores;
+  const std::vector<float> cosines = qs.Cosines();
   for (float x : cosines) best_cosine = std::max(best_cosine, static_cast<double>(x));
   const double dense_norm = relative && best_cosine > 0 ? best_cosine : 1.0;
   if (relative) {

@@ -362,10 +362,10 @@ Result<RetrievalOutput> SemFlowRetriever::Retrieve(const Snapshot& s,
 
   // Reset: entity seeds, then the passage prior on its support; normalised.
   const auto t_prior = std::chrono::steady_clock::now();
-  const std::vector<double> prior = PassagePrior(s, r.query, qs, o.prior);
+  const std::vector<PassageWeight> prior = PassagePrior(s, r.query, qs, o.prior);
   std::vector<NodeWeight> reset;
   double entity_mass = 0.0, passage_mass = 0.0, prior_total = 0.0;
-  for (double x : prior) prior_total += x;
+  for (const PassageWeight& w : prior) prior_total += w.weight;
   // share mode: the passages hold a fixed share φ of the reset, split by
   // prior (the baseline's mechanism, ppr_retriever.h); weight mode: each
   // passage weighs prior × passage_prior beside the seeds' raw weights.
@@ -381,10 +381,10 @@ Result<RetrievalOutput> SemFlowRetriever::Retrieve(const Snapshot& s,
     reset.push_back({g.EntityNode(e.entity), e.weight * entity_scale});
     entity_mass += e.weight * entity_scale;
   }
-  for (uint32_t p = 0; p < prior.size(); ++p) {
-    const double w = prior[p] * passage_scale;
+  for (const PassageWeight& pw : prior) {
+    const double w = pw.weight * passage_scale;
     if (w > 0) {
-      reset.push_back({p, w});
+      reset.push_back({pw.passage, w});
       passage_mass += w;
     }
   }
@@ -402,15 +402,14 @@ Result<RetrievalOutput> SemFlowRetriever::Retrieve(const Snapshot& s,
   ws.Prepare(g.num_passages() + g.num_entities(), g.num_entities());
   const uint32_t gen = ws.gen;
   std::vector<double> global_relevance;
-  double inv_best = 0.0;
-  for (float x : qs.passage_scores) inv_best = std::max(inv_best, static_cast<double>(x));
-  inv_best = inv_best > 0 ? 1.0 / inv_best : 0.0;
+  const double best_cosine = qs.BestCosine();
+  const double inv_best = best_cosine > 0 ? 1.0 / best_cosine : 0.0;
   size_t relevance_computed = 0, relevance_mentions = 0;
   const Csr& men = g.Edges(EdgeKind::kMentions);
   RelevanceFn relevance;
   if (o.query_similarity) {
     if (o.relevance == "global") {
-      global_relevance = EntityRelevance(g, qs.passage_scores);
+      global_relevance = EntityRelevance(g, qs.Cosines());
       relevance_computed = g.num_entities();
       relevance_mentions = men.num_entries() / 2;
       relevance = [&global_relevance](uint32_t e) { return global_relevance[e]; };
@@ -421,7 +420,7 @@ Result<RetrievalOutput> SemFlowRetriever::Retrieve(const Snapshot& s,
         float best = 0.0f;
         for (uint64_t i = men.Begin(node); i < men.End(node); ++i) {
           const uint32_t p = men.targets[i];
-          if (p < qs.passage_scores.size()) best = std::max(best, qs.passage_scores[p]);
+          if (p < qs.num_passages) best = std::max(best, qs.Cosine(p));
         }
         relevance_mentions += men.Degree(node);
         ++relevance_computed;

@@ -209,30 +209,36 @@ void Bm25Index::Accumulate(const std::vector<std::string>& terms, const Bm25Para
   }
 }
 
-void Bm25Index::ScoreAll(std::string_view query, const Bm25Params& params,
-                         std::span<float> scores) const {
-  std::fill(scores.begin(), scores.end(), 0.0f);
-  if (scores.size() < num_docs()) return;
-  Accumulate(Tokenize(query), params, scores.data(), nullptr);
-}
-
-std::vector<Bm25Hit> Bm25Index::SearchTokens(const std::vector<std::string>& terms, size_t k,
-                                             const Bm25Params& params,
-                                             size_t* candidates_scored) const {
+std::vector<Bm25Hit> Bm25Index::Matching(const std::vector<std::string>& terms,
+                                         const Bm25Params& params) const {
   // Per-thread accumulator reused across queries; only touched slots are reset.
   thread_local std::vector<float> acc;
   thread_local std::vector<uint32_t> touched;
   if (acc.size() < num_docs()) acc.assign(num_docs(), 0.0f);
   touched.clear();
   Accumulate(terms, params, acc.data(), &touched);
-  if (candidates_scored) *candidates_scored = touched.size();
-
   std::vector<Bm25Hit> hits;
   hits.reserve(touched.size());
   for (uint32_t d : touched) {
     hits.push_back({d, acc[d]});
     acc[d] = 0.0f;
   }
+  return hits;
+}
+
+std::vector<Bm25Hit> Bm25Index::ScoreMatching(std::string_view query,
+                                              const Bm25Params& params) const {
+  std::vector<Bm25Hit> hits = Matching(Tokenize(query), params);
+  std::sort(hits.begin(), hits.end(),
+            [](const Bm25Hit& a, const Bm25Hit& b) { return a.doc < b.doc; });
+  return hits;
+}
+
+std::vector<Bm25Hit> Bm25Index::SearchTokens(const std::vector<std::string>& terms, size_t k,
+                                             const Bm25Params& params,
+                                             size_t* candidates_scored) const {
+  std::vector<Bm25Hit> hits = Matching(terms, params);
+  if (candidates_scored) *candidates_scored = hits.size();
   auto better = [](const Bm25Hit& a, const Bm25Hit& b) {
     return a.score != b.score ? a.score > b.score : a.doc < b.doc;
   };

@@ -64,10 +64,10 @@ class Bm25Index {
   std::vector<Bm25Hit> SearchTokens(const std::vector<std::string>& terms, size_t k,
                                     const Bm25Params& params,
                                     size_t* candidates_scored = nullptr) const;
-  // The score of every document for `query` into `scores` (num_docs()
-  // floats, zeroed first; 0 where no term matches): the scores Search
-  // returns, without ranking them. O(num_docs + postings of the terms).
-  void ScoreAll(std::string_view query, const Bm25Params& params, std::span<float> scores) const;
+  // Every document sharing a term with `query` and its score (the scores
+  // Search returns, bit for bit), ascending by doc id; the others score 0.
+  // O(postings of the terms + m log m) for m matching documents.
+  std::vector<Bm25Hit> ScoreMatching(std::string_view query, const Bm25Params& params) const;
 
   // `a` followed by `b` (b's documents numbered after a's): the index a
   // Builder given a's documents then b's would build, array for array.
@@ -101,6 +101,9 @@ class Bm25Index {
   // `touched` when that is not null.
   void Accumulate(const std::vector<std::string>& terms, const Bm25Params& params, float* acc,
                   std::vector<uint32_t>* touched) const;
+  // The documents sharing a term with `terms` and their scores, unordered.
+  std::vector<Bm25Hit> Matching(const std::vector<std::string>& terms,
+                                const Bm25Params& params) const;
   std::unordered_map<std::string, uint32_t> vocab_;
   std::vector<uint64_t> offsets_;  // term t's postings: [offsets_[t], offsets_[t+1])
   std::vector<uint32_t> post_doc_;
