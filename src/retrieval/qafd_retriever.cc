@@ -125,8 +125,10 @@ FlowDiffusionOptions DiffusionOptions(const QafdOptions& o) {
 // Sources and diffusion of one run; false when nothing seeded it.
 Result<bool> DiffuseRun(const Snapshot& s, const QafdOptions& o, ChatModel* chat, QafdRun* run,
                         RetrievalOutput* out) {
+  const auto start = std::chrono::steady_clock::now();
   FLOWRAG_ASSIGN_OR_RETURN(run->scores, ScoreQuery(s, run->text, /*lexical=*/true));
   const QueryScores& qs = run->scores;
+  out->diagnostics.extra["score_ms"] += MillisSince(start);
   std::vector<FlowSource> sources;
   if (o.seeds == QafdSeeds::kFacts) {
     FLOWRAG_ASSIGN_OR_RETURN(sources, FactSources(s, *run, qs, o, chat, out, &run->seeds));
@@ -138,7 +140,9 @@ Result<bool> DiffuseRun(const Snapshot& s, const QafdOptions& o, ChatModel* chat
       *s.graph(), GraphQueryIndex::For(s)->entity_vectors(),
       dynamic_cast<const FlatIndex*>(s.dense()), qs.query.row(0), &qs, o);
   FlowDiffusionOptions fo = DiffusionOptions(o);
+  const auto t_flow = std::chrono::steady_clock::now();
   run->flow = SolveFlowDiffusion(*run->graph, sources, fo);
+  out->diagnostics.extra["diffusion_ms"] += MillisSince(t_flow);
   return true;
 }
 

@@ -88,6 +88,12 @@
 //   qafd.synonyms         traverse SYNONYM edges (true)
 //   qafd.llm              with a chat model: fact filter, A4.3 keywords, decomposition (true)
 //
+// Diagnostics: iterations = pushes, edges_touched = the solver's edge
+// visits, and in extra the time of each step summed over the runs
+// (score_ms: embedding, dense and BM25 scores; seeding_ms and prior_ms: the
+// sources, last run; diffusion_ms: the solver) with weights_computed,
+// injected, scaled_sources and converged.
+//
 // Thread-safety: Retrieve() is const and reentrant.
 #ifndef FLOWRAG_RETRIEVAL_QAFD_RETRIEVER_H_
 #define FLOWRAG_RETRIEVAL_QAFD_RETRIEVER_H_
