@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "flowrag/schema.h"
+#include "schema/exclusions.h"
 #include "test_util.h"
 
 namespace flowrag {
@@ -118,6 +119,85 @@ TEST_F(ContractTest, HandEditsThatBreakTheContractNameFileLineAndField) {
   EXPECT_EQ(LoadContract(dir_.File("none.yaml")).status().code(), StatusCode::kNotFound);
 }
 
+// Issue 21: a scalar where a mapping is expected aborted the process
+// (uncaught YAML::BadSubscript). Each list of mappings, and numbers out of
+// range, now fail naming the file, line and field.
+TEST_F(ContractTest, ScalarsWhereMappingsBelongAreErrorsNotCrashes) {
+  const std::string head = "flowrag_schema: 1\nversion: 1\n";
+  struct Case {
+    std::string text, expect;
+  };
+  const std::vector<Case> cases = {
+      {head + "sources:\n  - x\n", "schema.yaml:4: sources[0]: expected a mapping"},
+      {head + "sources:\n  - name: a\n    fields:\n      - x\n",
+       "sources[0].fields[0]: expected a mapping"},
+      {head + "identity_keys:\n  - x\n", "identity_keys[0]: expected a mapping"},
+      {head + "foreign_keys: [1, 2]\n", "foreign_keys[0]: expected a mapping"},
+      {head + "hierarchy:\n  - [a]\n", "hierarchy[0]: expected a mapping"},
+      {head + "entity_types:\n  - Person\n", "entity_types[0]: expected a mapping"},
+      {head + "relationships:\n  - KNOWS\n", "relationships[0]: expected a mapping"},
+      {head + "extensions:\n  - 2\n", "extensions[0]: expected a mapping"},
+      {head + "sources: x\n", "sources: expected a list"},
+      {"flowrag_schema: 1\nversion: 1e300\n", "version: expected a whole number"},
+      {"flowrag_schema: 1\nversion: 2000000\n", "version: expected a positive integer"},
+      {"flowrag_schema: 1\nversion: .nan\n", "version: expected a whole number"},
+      {head + "sources:\n  - name: a\n    records: -3\n", "sources[0].records: expected a whole number"},
+      {head + "sources:\n  - name: a\n    corpus_files: 1e40\n",
+       "sources[0].corpus_files: expected a whole number"},
+      {"x\n", "expected a mapping"},
+  };
+  for (const Case& c : cases) {
+    auto r = ParseContract(c.text, "schema.yaml");
+    ASSERT_FALSE(r.ok()) << c.text;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find(c.expect), std::string::npos) << r.status().ToString();
+  }
+  // The exclusion manifest's reader, too.
+  testing::WriteFile(dir_.File("scalar.yaml"), "x\n");
+  EXPECT_EQ(LoadExclusions(dir_.File("scalar.yaml")).status().code(), StatusCode::kInvalidArgument);
+}
+
+// Every value of a real contract replaced by a scalar, a list, a mapping or
+// a huge number: the parser answers (a contract or InvalidArgument) and never
+// throws.
+TEST_F(ContractTest, EveryValueReplacedByAnotherShapeIsAnErrorOrAContract) {
+  auto s = InduceSchema(dir_.path());
+  ASSERT_TRUE(s.ok());
+  const std::string yaml = ToYaml(DeriveContract(*s));
+  std::vector<std::string> lines;
+  for (size_t at = 0, next; at < yaml.size(); at = next + 1) {
+    next = yaml.find('\n', at);
+    if (next == std::string::npos) next = yaml.size();
+    lines.push_back(yaml.substr(at, next - at));
+  }
+  size_t variants = 0, rejected = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const size_t colon = lines[i].find(": ");
+    const size_t dash = lines[i].find("- ");
+    for (const char* shape : {"x", "[a, [b]]", "{k: v}", "1e400", "-7", "~", "!!binary AAAA"}) {
+      std::string line = lines[i];
+      if (colon != std::string::npos) {
+        line = line.substr(0, colon + 2) + shape;
+      } else if (dash != std::string::npos) {
+        line = line.substr(0, dash + 2) + shape;
+      } else {
+        continue;
+      }
+      std::string text;
+      for (size_t j = 0; j < lines.size(); ++j) text += (j == i ? line : lines[j]) + "\n";
+      auto r = ParseContract(text, "schema.yaml");  // must not throw
+      ++variants;
+      if (!r.ok()) {
+        ++rejected;
+        EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << r.status().ToString();
+        EXPECT_EQ(r.status().message().rfind("schema.yaml", 0), 0u) << r.status().ToString();
+      }
+    }
+  }
+  EXPECT_GT(variants, 100u);
+  EXPECT_GT(rejected, variants / 4);
+}
+
 TEST_F(ContractTest, ExclusionManifestRemovesFilesAndFieldsFirst) {
   testing::WriteFile(
       dir_.File("flowrag_exclude.yaml"),
@@ -198,7 +278,7 @@ TEST_F(ContractTest, ExclusionRulesAreRecordedInTheContractAndRoundTrip) {
       {Edit(yaml, "  files: [", "  file: ["), "exclude.file: unknown key (expected files or fields)"},
       {Edit(yaml, "  fields: [countries.password, \"*.ssn\"]", "  fields: \"*.ssn\""),
        "exclude.fields: expected a list of glob patterns"},
-      {Edit(yaml, "records: 8\n", "records: 8\n    corpus_files: -1\n"), ".corpus_files: expected a count"},
+      {Edit(yaml, "records: 8\n", "records: 8\n    corpus_files: -1\n"), ".corpus_files: expected a whole number"},
   };
   for (const Case& k : cases) {
     auto r = ParseContract(k.text, "schema.yaml");

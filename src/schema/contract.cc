@@ -2,6 +2,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <set>
@@ -64,6 +65,10 @@ class Reader {
  public:
   explicit Reader(std::string path) : path_(std::move(path)) {}
 
+  // `field`.`key`, or `key` at the top level.
+  static std::string Path(const std::string& field, const char* key) {
+    return field.empty() ? key : field + "." + key;
+  }
   Status Error(const YAML::Node& at, const std::string& field, const std::string& what) const {
     const int line = at.IsDefined() ? at.Mark().line + 1 : 0;
     return Status::InvalidArgument(path_ + (line > 0 ? ":" + std::to_string(line) : "") + ": " +
@@ -74,9 +79,9 @@ class Reader {
     const YAML::Node n = parent[key];
     if (!n.IsDefined() || n.IsNull()) {
       if (!required) return std::string();
-      return Error(parent, field + "." + key, "missing");
+      return Error(parent, Path(field, key), "missing");
     }
-    if (!n.IsScalar()) return Error(n, field + "." + key, "expected a string");
+    if (!n.IsScalar()) return Error(n, Path(field, key), "expected a string");
     return n.Scalar();
   }
   Result<double> Number(const YAML::Node& parent, const char* key, const std::string& field,
@@ -86,7 +91,7 @@ class Reader {
     try {
       return n.as<double>();
     } catch (const YAML::Exception&) {
-      return Error(n, field + "." + key, "expected a number, got \"" + n.Scalar() + "\"");
+      return Error(n, Path(field, key), "expected a number, got \"" + n.Scalar() + "\"");
     }
   }
   Result<std::vector<std::string>> Strings(const YAML::Node& parent, const char* key,
@@ -94,17 +99,33 @@ class Reader {
     std::vector<std::string> out;
     const YAML::Node n = parent[key];
     if (!n.IsDefined() || n.IsNull()) return out;
-    if (!n.IsSequence()) return Error(n, field + "." + key, "expected a list of strings");
+    if (!n.IsSequence()) return Error(n, Path(field, key), "expected a list of strings");
     for (const YAML::Node& e : n) {
-      if (!e.IsScalar()) return Error(e, field + "." + key, "expected a list of strings");
+      if (!e.IsScalar()) return Error(e, Path(field, key), "expected a list of strings");
       out.push_back(e.Scalar());
     }
     return out;
   }
-  Result<YAML::Node> List(const YAML::Node& parent, const char* key) const {
+  // A whole number in [0, 2^53] (a count or a version), `fallback` when absent.
+  Result<int64_t> Count(const YAML::Node& parent, const char* key, const std::string& field,
+                        int64_t fallback) const {
+    FLOWRAG_ASSIGN_OR_RETURN(double v, Number(parent, key, field, static_cast<double>(fallback)));
+    if (!(v >= 0 && v <= 9007199254740992.0) || v != std::floor(v)) {
+      return Error(parent[key], Path(field, key), "expected a whole number (0 or more)");
+    }
+    return static_cast<int64_t>(v);
+  }
+  // A list of mappings (each item checked, so that reading an item's keys
+  // cannot throw); an empty list when absent.
+  Result<YAML::Node> List(const YAML::Node& parent, const char* key,
+                          const std::string& field = "") const {
+    const std::string at = Path(field, key);
     const YAML::Node n = parent[key];
     if (!n.IsDefined() || n.IsNull()) return YAML::Node(YAML::NodeType::Sequence);
-    if (!n.IsSequence()) return Error(n, key, "expected a list");
+    if (!n.IsSequence()) return Error(n, at, "expected a list");
+    for (size_t i = 0; i < n.size(); ++i) {
+      if (!n[i].IsMap()) return Error(n[i], at + "[" + std::to_string(i) + "]", "expected a mapping");
+    }
     return n;
   }
 
@@ -331,7 +352,9 @@ std::string ToYaml(const SchemaContract& c) {
   return std::string(y.c_str()) + "\n";
 }
 
-Result<SchemaContract> ParseContract(const std::string& text, const std::string& path) {
+namespace {
+
+Result<SchemaContract> ParseContractUnguarded(const std::string& text, const std::string& path) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -347,8 +370,8 @@ Result<SchemaContract> ParseContract(const std::string& text, const std::string&
   if (format != 1)
     return r.Error(root["flowrag_schema"], "flowrag_schema",
                    "expected 1 (the format this build reads)");
-  FLOWRAG_ASSIGN_OR_RETURN(double version, r.Number(root, "version", "", 0));
-  if (version < 1 || version != static_cast<int>(version)) {
+  FLOWRAG_ASSIGN_OR_RETURN(int64_t version, r.Count(root, "version", "", 0));
+  if (version < 1 || version > 1000000) {
     return r.Error(root["version"], "version", "expected a positive integer");
   }
   c.version = static_cast<int>(version);
@@ -365,16 +388,11 @@ Result<SchemaContract> ParseContract(const std::string& text, const std::string&
       return r.Error(sources[i], at + ".name", "\"" + s.name + "\" appears twice");
     FLOWRAG_ASSIGN_OR_RETURN(s.path, r.String(sources[i], "path", at, false));
     FLOWRAG_ASSIGN_OR_RETURN(s.format, r.String(sources[i], "format", at, false));
-    FLOWRAG_ASSIGN_OR_RETURN(double records, r.Number(sources[i], "records", at, 0));
-    s.records = static_cast<int64_t>(records);
-    FLOWRAG_ASSIGN_OR_RETURN(double corpus_files, r.Number(sources[i], "corpus_files", at, 0));
-    if (corpus_files < 0 || corpus_files != static_cast<double>(static_cast<size_t>(corpus_files))) {
-      return r.Error(sources[i]["corpus_files"], at + ".corpus_files",
-                     "expected a count of files (0 or more)");
-    }
+    FLOWRAG_ASSIGN_OR_RETURN(s.records, r.Count(sources[i], "records", at, 0));
+    FLOWRAG_ASSIGN_OR_RETURN(int64_t corpus_files, r.Count(sources[i], "corpus_files", at, 0));
     s.corpus_files = static_cast<size_t>(corpus_files);
     std::set<std::string>& fields = catalog[s.name];
-    FLOWRAG_ASSIGN_OR_RETURN(YAML::Node fl, r.List(sources[i], "fields"));
+    FLOWRAG_ASSIGN_OR_RETURN(YAML::Node fl, r.List(sources[i], "fields", at));
     for (size_t j = 0; j < fl.size(); ++j) {
       const std::string fat = at + ".fields[" + std::to_string(j) + "]";
       FieldInfo f;
@@ -384,12 +402,10 @@ Result<SchemaContract> ParseContract(const std::string& text, const std::string&
         return r.Error(fl[j], fat + ".path", "\"" + f.path + "\" appears twice");
       FLOWRAG_ASSIGN_OR_RETURN(f.id, r.String(fl[j], "id", fat, false));
       FLOWRAG_ASSIGN_OR_RETURN(f.type, r.String(fl[j], "type", fat, false));
-      FLOWRAG_ASSIGN_OR_RETURN(double nulls, r.Number(fl[j], "nulls", fat, 0));
-      FLOWRAG_ASSIGN_OR_RETURN(double distinct, r.Number(fl[j], "distinct", fat, 0));
+      FLOWRAG_ASSIGN_OR_RETURN(f.nulls, r.Count(fl[j], "nulls", fat, 0));
+      FLOWRAG_ASSIGN_OR_RETURN(f.distinct, r.Count(fl[j], "distinct", fat, 0));
       FLOWRAG_ASSIGN_OR_RETURN(f.uniqueness, r.Number(fl[j], "uniqueness", fat, 0));
       FLOWRAG_ASSIGN_OR_RETURN(f.examples, r.Strings(fl[j], "examples", fat));
-      f.nulls = static_cast<int64_t>(nulls);
-      f.distinct = static_cast<int64_t>(distinct);
       c.structure.fields.push_back(std::move(f));
     }
     c.structure.sources.push_back(std::move(s));
@@ -549,7 +565,7 @@ Result<SchemaContract> ParseContract(const std::string& text, const std::string&
   for (size_t i = 0; i < log.size(); ++i) {
     const std::string at = "extensions[" + std::to_string(i) + "]";
     ExtensionLogEntry e;
-    FLOWRAG_ASSIGN_OR_RETURN(double v, r.Number(log[i], "version", at, 0));
+    FLOWRAG_ASSIGN_OR_RETURN(int64_t v, r.Count(log[i], "version", at, 0));
     if (v < 2 || v > c.version) {
       return r.Error(log[i], at + ".version", "expected a version between 2 and the contract's");
     }
@@ -559,6 +575,20 @@ Result<SchemaContract> ParseContract(const std::string& text, const std::string&
     c.extensions.push_back(std::move(e));
   }
   return c;
+}
+
+}  // namespace
+
+// Every node is checked before it is read, so no YAML exception should
+// escape ParseContractUnguarded; one that does (a shape the checks missed)
+// is a clear error naming the file, never an abort.
+Result<SchemaContract> ParseContract(const std::string& text, const std::string& path) {
+  try {
+    return ParseContractUnguarded(text, path);
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument(path + (e.mark.is_null() ? "" : ":" + std::to_string(e.mark.line + 1)) +
+                                   ": unexpected YAML structure: " + e.msg);
+  }
 }
 
 Result<SchemaContract> LoadContract(const std::string& path) {

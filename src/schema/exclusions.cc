@@ -49,8 +49,8 @@ Result<Exclusions> LoadExclusions(const std::string& path) {
                                    ": invalid YAML: " + e.msg);
   }
   Exclusions out;
-  const YAML::Node ex = root["exclude"];
-  if (!root.IsMap() || !ex.IsDefined() || !ex.IsMap()) {
+  const YAML::Node ex = root.IsMap() ? root["exclude"] : YAML::Node();  // [] throws on a scalar
+  if (!ex.IsDefined() || !ex.IsMap()) {
     return Status::InvalidArgument(
         path + ": expected a mapping with \"exclude\": {files: [...], fields: [...]}");
   }
