@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <filesystem>
+#include <thread>
+#include <vector>
+
 #include "common/hash.h"
 #include "test_util.h"
 
@@ -130,11 +134,38 @@ TEST(StoreTest, RejectsSqliteFilesOfOtherApplications) {
   ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE customers(id INTEGER)", nullptr, nullptr, nullptr),
             SQLITE_OK);
   sqlite3_close(db);
+  const std::string before = testing::ReadFile(path);
   auto s = Store::Open(path);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), StatusCode::kCorruption);
   EXPECT_NE(s.status().message().find("not a flowrag store"), std::string::npos);
   EXPECT_NE(s.status().message().find("customers"), std::string::npos);
+  // Issue 21: the file was switched to WAL before the check. Its bytes (the
+  // journal mode is in its header) stay as they were, and no WAL appears.
+  EXPECT_EQ(testing::ReadFile(path), before);
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+}
+
+// Issue 21: two processes creating the same new store raced ("table
+// documents already exists"). Threads with their own connections stand in
+// for the processes: every open succeeds and the store is created once.
+TEST(StoreTest, ConcurrentCreatorsOpenOneStore) {
+  for (int round = 0; round < 5; ++round) {
+    TempDir dir;
+    const std::string path = dir.File("new.db");
+    std::vector<Status> results(4);
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < results.size(); ++i) {
+      threads.emplace_back([&, i] { results[i] = Store::Open(path).status(); });
+    }
+    for (std::thread& t : threads) t.join();
+    for (const Status& st : results) EXPECT_TRUE(st.ok()) << st.ToString();
+    auto s = Store::Open(path);
+    ASSERT_TRUE(s.ok());
+    auto magic = (*s)->GetMeta("magic");
+    ASSERT_TRUE(magic.ok() && magic->has_value());
+    EXPECT_EQ(**magic, "flowrag");
+  }
 }
 
 TEST(StoreTest, RefusesNewerFormats) {

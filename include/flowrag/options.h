@@ -170,6 +170,10 @@ struct EngineOptions {
   size_t hnsw_threshold = 20000;
   // Open the store read-only (queries only).
   bool read_only = false;
+  // Writers of one store (index, ingest, delete, import, in any process) take
+  // turns (storage/writer_lock.h); a writer waits this long for the one
+  // before it, then fails with DeadlineExceeded.
+  uint64_t writer_wait_ms = 3600000;
 };
 
 }  // namespace flowrag

@@ -28,7 +28,7 @@ Status EngineImpl::BuildGraphExtras(bool progress, size_t* texts_embedded, size_
 Result<ImportReport> EngineImpl::ImportOpenIe(const std::string& path,
                                               const ImportOpenIeOptions& options) {
   if (options_.read_only) return Status::FailedPrecondition(store_->path() + ": opened read-only");
-  std::lock_guard<std::mutex> lock(write_mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(WriteGuard lock, LockWriter());
   const auto start = std::chrono::steady_clock::now();
   ImportReport report;
 

@@ -192,7 +192,7 @@ Result<IndexReport> EngineImpl::RunIndex(const std::string& label, const IndexOp
   if (options.batch_size == 0 || options.embed_batch_size == 0) {
     return Status::InvalidArgument("index: batch sizes must be positive");
   }
-  std::lock_guard<std::mutex> lock(write_mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(WriteGuard lock, LockWriter());
   const auto start = Clock::now();
   IndexRunRecord run;
   FLOWRAG_ASSIGN_OR_RETURN(run.id, store_->BeginIndexRun(label));
@@ -335,9 +335,17 @@ Status EngineImpl::EmbedMissing(const IndexOptions& options, IndexReport* report
   return Status::Ok();
 }
 
+Result<EngineImpl::WriteGuard> EngineImpl::LockWriter() {
+  WriteGuard guard{std::unique_lock<std::mutex>(write_mu_), {}};
+  FLOWRAG_ASSIGN_OR_RETURN(guard.across_processes,
+                           WriterLock::Acquire(store_->path(),
+                                               std::chrono::milliseconds(options_.writer_wait_ms)));
+  return guard;
+}
+
 Status EngineImpl::DeleteDocument(std::string_view document_id) {
   if (options_.read_only) return Status::FailedPrecondition(store_->path() + ": opened read-only");
-  std::lock_guard<std::mutex> lock(write_mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(WriteGuard lock, LockWriter());
   FLOWRAG_RETURN_IF_ERROR(store_->DeleteDocument(document_id));
   // The current snapshot without the document, else a rebuild.
   std::shared_ptr<const Snapshot> current = snapshot();

@@ -22,6 +22,7 @@
 #include "ingest/document.h"
 #include "retrieval/retriever.h"
 #include "storage/store.h"
+#include "storage/writer_lock.h"
 
 namespace flowrag {
 
@@ -142,7 +143,14 @@ class EngineImpl final : public Engine {
   mutable std::shared_ptr<const Snapshot> schema_snapshot_;
   mutable std::shared_ptr<const SchemaIndex> schema_index_;
 
-  std::mutex write_mu_;  // serialises Index/Delete
+  // Index, ingest, delete and import hold both, in this order: write_mu_
+  // within the process, the store's writer lock across processes.
+  struct WriteGuard {
+    std::unique_lock<std::mutex> in_process;
+    WriterLock across_processes;
+  };
+  Result<WriteGuard> LockWriter();
+  std::mutex write_mu_;
   mutable std::mutex snapshot_mu_;
   std::shared_ptr<const Snapshot> snapshot_;
   // Declared after store_: destroyed (and flushed) before it.

@@ -60,7 +60,7 @@ Result<IngestReport> EngineImpl::Ingest(const std::string& dir, const SchemaCont
   if (options.index.batch_size == 0 || options.index.extract_batch_size == 0) {
     return Status::InvalidArgument("ingest: batch sizes must be positive");
   }
-  std::lock_guard<std::mutex> lock(write_mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(WriteGuard lock, LockWriter());
   const auto start = Clock::now();
   IngestReport report;
 

@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -69,19 +70,35 @@ Store::~Store() {
   if (db_ != nullptr) sqlite3_close(db_);
 }
 
-Status Store::Initialize(const StoreOptions& options) {
-  sqlite3_busy_timeout(db_, 10000);
-  // Reading the schema is the first access to the file: a non-SQLite file
-  // fails here with SQLITE_NOTADB.
+namespace {
+
+// The names of the file's tables (the first read: a file that is not
+// SQLite fails here with SQLITE_NOTADB).
+Result<std::vector<std::string>> TableNames(sqlite3* db, const std::string& path) {
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement tables,
-      Statement::Prepare(db_, path_, "SELECT name FROM sqlite_master WHERE type='table'"));
+      Statement::Prepare(db, path, "SELECT name FROM sqlite_master WHERE type='table'"));
   std::vector<std::string> names;
   while (true) {
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, tables.Step(path_));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, tables.Step(path));
     if (!row) break;
     names.emplace_back(tables.Text(0));
   }
+  return names;
+}
+
+}  // namespace
+
+// Nothing is written before the file is known to be a flowrag store (or
+// an empty file to become one): another application's database keeps its
+// bytes, journal mode included.
+Status Store::Initialize(const StoreOptions& options) {
+  sqlite3_busy_timeout(db_, 10000);
+  FLOWRAG_ASSIGN_OR_RETURN(std::vector<std::string> names, TableNames(db_, path_));
+  if (names.empty() && options.read_only) {
+    return Status::FailedPrecondition(path_ + ": empty store (run index first)");
+  }
+  if (!names.empty()) FLOWRAG_RETURN_IF_ERROR(CheckIsStore(names));
   if (!options.read_only) {
     // journal_size_limit: the WAL is truncated after a checkpoint instead of
     // keeping the size of the largest transaction (a snapshot part rewrite).
@@ -90,28 +107,39 @@ Status Store::Initialize(const StoreOptions& options) {
                                  "PRAGMA journal_size_limit=67108864;"));
   }
   FLOWRAG_RETURN_IF_ERROR(Exec(db_, path_, "PRAGMA foreign_keys=ON;"));
-
-  bool has_meta = false;
-  for (const auto& n : names) has_meta |= (n == "meta");
   if (names.empty()) {
-    if (options.read_only) return Status::FailedPrecondition(path_ + ": empty store (run index first)");
-    FLOWRAG_RETURN_IF_ERROR(InTransaction([&]() -> Status {
-      for (int v = 1; v <= options.create_format_version; ++v) {
-        FLOWRAG_RETURN_IF_ERROR(Exec(db_, path_, SchemaStep(v)));
-      }
-      FLOWRAG_ASSIGN_OR_RETURN(
-          Statement ins,
-          Statement::Prepare(db_, path_, "INSERT INTO meta(key, value) VALUES (?, ?)"));
-      FLOWRAG_RETURN_IF_ERROR(ins.Bind(1, kMagicKey).Bind(2, kMagicValue).Run(path_));
-      FLOWRAG_RETURN_IF_ERROR(ins.Bind(1, kVersionKey)
-                                  .Bind(2, std::to_string(options.create_format_version))
-                                  .Run(path_));
-      return Status::Ok();
-    }));
-    format_version_ = options.create_format_version;
-    return Status::Ok();
+    FLOWRAG_ASSIGN_OR_RETURN(bool created, CreateSchema(options.create_format_version));
+    if (created) return Status::Ok();
+    // Another process created the store meanwhile: open what it made.
+    FLOWRAG_ASSIGN_OR_RETURN(names, TableNames(db_, path_));
+    FLOWRAG_RETURN_IF_ERROR(CheckIsStore(names));
   }
-  if (!has_meta) {
+  return CheckFormat(options);
+}
+
+Result<bool> Store::CreateSchema(int format_version) {
+  bool created = false;
+  FLOWRAG_RETURN_IF_ERROR(InTransaction([&]() -> Status {
+    // Under the write lock: a concurrent creator may have won the race.
+    FLOWRAG_ASSIGN_OR_RETURN(std::vector<std::string> names, TableNames(db_, path_));
+    if (!names.empty()) return Status::Ok();
+    for (int v = 1; v <= format_version; ++v) {
+      FLOWRAG_RETURN_IF_ERROR(Exec(db_, path_, SchemaStep(v)));
+    }
+    FLOWRAG_ASSIGN_OR_RETURN(
+        Statement ins, Statement::Prepare(db_, path_, "INSERT INTO meta(key, value) VALUES (?, ?)"));
+    FLOWRAG_RETURN_IF_ERROR(ins.Bind(1, kMagicKey).Bind(2, kMagicValue).Run(path_));
+    FLOWRAG_RETURN_IF_ERROR(
+        ins.Bind(1, kVersionKey).Bind(2, std::to_string(format_version)).Run(path_));
+    created = true;
+    return Status::Ok();
+  }));
+  if (created) format_version_ = format_version;
+  return created;
+}
+
+Status Store::CheckIsStore(const std::vector<std::string>& names) {
+  if (std::find(names.begin(), names.end(), "meta") == names.end()) {
     std::string list;
     for (size_t i = 0; i < names.size() && i < 5; ++i) list += (i ? ", " : "") + names[i];
     return Status::Corruption(path_ + ": not a flowrag store (a SQLite file without a meta table; tables: " + list + ")");
@@ -120,6 +148,10 @@ Status Store::Initialize(const StoreOptions& options) {
   if (!magic || *magic != kMagicValue) {
     return Status::Corruption(path_ + ": not a flowrag store (meta.magic is missing or wrong)");
   }
+  return Status::Ok();
+}
+
+Status Store::CheckFormat(const StoreOptions& options) {
   FLOWRAG_ASSIGN_OR_RETURN(auto version, GetMeta(kVersionKey));
   int v = 0;
   if (version) v = std::atoi(version->c_str());

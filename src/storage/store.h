@@ -355,6 +355,14 @@ class Store {
  private:
   Store(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
   Status Initialize(const StoreOptions& options);
+  // Creates the tables and meta rows in one transaction; false when another
+  // process created them first.
+  Result<bool> CreateSchema(int format_version);
+  // Corruption unless `names` (the file's tables) hold a meta table with the
+  // flowrag magic.
+  Status CheckIsStore(const std::vector<std::string>& names);
+  // Reads the format version; migrates an older one when writable.
+  Status CheckFormat(const StoreOptions& options);
   Status Migrate(int from_version);
   Status InTransaction(const std::function<Status()>& body);
   // InTransaction whose commit also increments meta.generation: for every

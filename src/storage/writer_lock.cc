@@ -1,0 +1,58 @@
+#include "storage/writer_lock.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+namespace flowrag {
+namespace {
+
+bool NamesNoFile(const std::string& path) {
+  return path.empty() || path == ":memory:" || path.rfind("file:", 0) == 0;
+}
+
+}  // namespace
+
+Result<WriterLock> WriterLock::Acquire(const std::string& store_path,
+                                       std::chrono::milliseconds wait) {
+  if (NamesNoFile(store_path)) return WriterLock();
+  const std::string lock_path = store_path + "-lock";
+  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return Status::IoError(lock_path + ": cannot create the store's writer lock: " +
+                           std::strerror(errno));
+  }
+  WriterLock lock(fd);
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR) {
+      return Status::IoError(lock_path + ": cannot lock: " + std::strerror(errno));
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return Status::DeadlineExceeded(store_path + ": another writer has held the store for " +
+                                      std::to_string(wait.count() / 1000) +
+                                      " s (a running index or server); try again later");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return lock;
+}
+
+WriterLock& WriterLock::operator=(WriterLock&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the flock
+    fd_ = other.fd_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+WriterLock::~WriterLock() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+}  // namespace flowrag
