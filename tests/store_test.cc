@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/hash.h"
+#include "storage/document_texts.h"
 #include "test_util.h"
 
 namespace flowrag {
@@ -75,6 +76,65 @@ TEST(StoreTest, RoundTripDocumentsPassagesEmbeddings) {
   ASSERT_TRUE(missing.ok());
   ASSERT_EQ(missing->size(), 1u);
   EXPECT_EQ((*missing)[0].text, "T b\nbeta text");
+}
+
+// Issue 21: each passage's text was sliced in SQL from its whole document,
+// so a document of P passages was read P times (a 4 MiB document took 61 s
+// to index). Passage texts are now cut from one read of the document.
+TEST(StoreTest, PassageTextsReadEachDocumentOnce) {
+  TempDir dir;
+  auto store = Store::Open(dir.File("s.db"));
+  ASSERT_TRUE(store.ok());
+  std::vector<DocumentWrite> batch;
+  for (const char* id : {"big", "small"}) {
+    DocumentWrite w = Doc(id, "", 7);
+    w.passages.clear();
+    for (int i = 0; i < 500; ++i) {
+      const std::string piece = std::string(id) + " piece " + std::to_string(i) + ". ";
+      PassageWrite p;
+      p.ordinal = i;
+      p.begin = static_cast<uint32_t>(w.doc.text.size());
+      w.doc.text += piece;
+      p.end = static_cast<uint32_t>(w.doc.text.size());
+      p.embed_hash = Hash64(w.doc.text.substr(p.begin));
+      w.passages.push_back(p);
+      if (std::string(id) == "small" && i == 2) break;
+    }
+    batch.push_back(std::move(w));
+  }
+  auto written = (*store)->WriteDocuments(batch);
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  std::vector<std::string> texts;
+  ASSERT_TRUE((*store)
+                  ->ForEachPassageText([&](const PassageToEmbed& p) {
+                    texts.push_back(p.text);
+                    return Status::Ok();
+                  })
+                  .ok());
+  ASSERT_EQ(texts.size(), 503u);
+  EXPECT_EQ(texts[0], "T big\nbig piece 0. ");
+  EXPECT_EQ(texts[499], "T big\nbig piece 499. ");
+  EXPECT_EQ(texts[502], "T small\nsmall piece 2. ");
+  auto pending = (*store)->PassagesPendingExtraction("heuristic", 0, 1000);
+  ASSERT_TRUE(pending.ok());
+  ASSERT_EQ(pending->size(), 503u);
+  EXPECT_EQ((*pending)[250].text, "big piece 250. ");
+  EXPECT_EQ((*pending)[250].document_id, "big");
+
+  // The slicer itself: one read per document, offsets clamped as substr().
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(dir.File("s.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  {
+    auto slicer = DocumentTexts::Prepare(db, "s.db");
+    ASSERT_TRUE(slicer.ok());
+    for (int i = 0; i < 100; ++i) ASSERT_TRUE(slicer->Slice(1, i, i + 3).ok());
+    EXPECT_EQ(*slicer->Slice(1, 0, 9), "big piece");
+    EXPECT_EQ(*slicer->Slice(2, -5, 5), "small");
+    EXPECT_EQ(*slicer->Slice(2, 1000000, 1000005), "");
+    EXPECT_EQ(slicer->documents_read(), 2u);
+    EXPECT_EQ(slicer->Slice(99, 0, 1).status().code(), StatusCode::kCorruption);
+  }
+  sqlite3_close(db);
 }
 
 TEST(StoreTest, UnchangedDocumentsAreSkippedAndChangedOnesReplaced) {

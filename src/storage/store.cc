@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "storage/document_texts.h"
 #include "storage/graph_writer.h"
 #include "storage/schema.h"
 #include "storage/sqlite_util.h"
@@ -354,17 +355,19 @@ namespace {
 
 // Passage embed texts, optionally only those without a vector for ?1.
 constexpr char kPassageTextSql[] =
-    "SELECT p.id, p.embed_hash, d.title, substr(CAST(d.text AS BLOB), p.begin_offset + 1, "
-    "p.end_offset - p.begin_offset) FROM passages p JOIN documents d ON d.id = p.document_id ";
+    "SELECT p.id, p.embed_hash, d.title, p.document_id, p.begin_offset, p.end_offset FROM "
+    "passages p JOIN documents d ON d.id = p.document_id ";
 constexpr char kMissingSql[] =
     "WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.model = ?1 AND e.text_hash = "
     "p.embed_hash) ORDER BY p.id LIMIT ?2";
 
-PassageToEmbed ReadPassageText(const Statement& s) {
+// A row of kPassageTextSql, its text sliced from the document (read once).
+Result<PassageToEmbed> ReadPassageText(const Statement& s, DocumentTexts& texts) {
   PassageToEmbed p;
   p.passage_id = s.Int(0);
   p.embed_hash = HashFromSql(s.Int(1));
-  p.text = PassageEmbedText(s.Text(2), s.Blob(3));
+  FLOWRAG_ASSIGN_OR_RETURN(std::string_view text, texts.Slice(s.Int(3), s.Int(4), s.Int(5)));
+  p.text = PassageEmbedText(s.Text(2), text);
   return p;
 }
 
@@ -376,11 +379,13 @@ Result<std::vector<PassageToEmbed>> Store::PassagesMissingEmbeddings(std::string
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s, Statement::Prepare(db_, path_, std::string(kPassageTextSql) + kMissingSql));
   s.Bind(1, model).Bind(2, static_cast<int64_t>(limit));
+  FLOWRAG_ASSIGN_OR_RETURN(DocumentTexts texts, DocumentTexts::Prepare(db_, path_));
   std::vector<PassageToEmbed> out;
   while (true) {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
     if (!row) break;
-    out.push_back(ReadPassageText(s));
+    FLOWRAG_ASSIGN_OR_RETURN(PassageToEmbed p, ReadPassageText(s, texts));
+    out.push_back(std::move(p));
   }
   return out;
 }
@@ -389,10 +394,12 @@ Status Store::ForEachPassageText(const std::function<Status(const PassageToEmbed
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s, Statement::Prepare(db_, path_, std::string(kPassageTextSql) + "ORDER BY p.id"));
+  FLOWRAG_ASSIGN_OR_RETURN(DocumentTexts texts, DocumentTexts::Prepare(db_, path_));
   while (true) {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
     if (!row) break;
-    FLOWRAG_RETURN_IF_ERROR(fn(ReadPassageText(s)));
+    FLOWRAG_ASSIGN_OR_RETURN(PassageToEmbed p, ReadPassageText(s, texts));
+    FLOWRAG_RETURN_IF_ERROR(fn(p));
   }
   return Status::Ok();
 }

@@ -2,6 +2,7 @@
 // doc/storage.md.
 #include <sqlite3.h>
 
+#include "storage/document_texts.h"
 #include "storage/graph_writer.h"
 #include "storage/sqlite_util.h"
 #include "storage/store.h"
@@ -32,6 +33,18 @@ Status Store::DeletePassagesFromGraph(GraphWriter& writer, const std::vector<int
   "NOT EXISTS (SELECT 1 FROM source_records r WHERE r.document_id = p.document_id " \
   "AND r.structured = 1)"
 
+namespace {
+
+// A row (id, ordinal, title, document rowid, begin, end, external id), its
+// text sliced from the document (read once per document).
+Result<Store::PendingPassage> ReadPendingPassage(const Statement& s, DocumentTexts& texts) {
+  FLOWRAG_ASSIGN_OR_RETURN(std::string_view text, texts.Slice(s.Int(3), s.Int(4), s.Int(5)));
+  return Store::PendingPassage{s.Int(0), static_cast<int32_t>(s.Int(1)), std::string(s.Text(2)),
+                               std::string(text), std::string(s.Text(6))};
+}
+
+}  // namespace
+
 Result<std::vector<Store::PendingPassage>> Store::PassagesPendingExtraction(
     std::string_view extractor, int64_t after, size_t limit) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -39,18 +52,18 @@ Result<std::vector<Store::PendingPassage>> Store::PassagesPendingExtraction(
       Statement s,
       Statement::Prepare(
           db_, path_,
-          "SELECT p.id, p.ordinal, d.title, substr(CAST(d.text AS BLOB), p.begin_offset + 1, "
-          "p.end_offset - p.begin_offset), d.external_id FROM passages p JOIN documents d ON d.id = "
-          "p.document_id WHERE p.id > ?1 AND NOT EXISTS (SELECT 1 FROM extraction_state x WHERE "
+          "SELECT p.id, p.ordinal, d.title, p.document_id, p.begin_offset, p.end_offset, "
+          "d.external_id FROM passages p JOIN documents d ON d.id = p.document_id WHERE p.id > ?1 AND NOT EXISTS (SELECT 1 FROM extraction_state x WHERE "
           "x.passage_id = p.id AND x.status = 'done' AND x.extractor = ?2) AND " FLOWRAG_NOT_STRUCTURED_SQL
           " ORDER BY p.id LIMIT ?3"));
   s.Bind(1, after).Bind(2, extractor).Bind(3, static_cast<int64_t>(limit));
+  FLOWRAG_ASSIGN_OR_RETURN(DocumentTexts texts, DocumentTexts::Prepare(db_, path_));
   std::vector<PendingPassage> out;
   while (true) {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
     if (!row) break;
-    out.push_back({s.Int(0), static_cast<int32_t>(s.Int(1)), std::string(s.Text(2)),
-                   std::string(s.Blob(3)), std::string(s.Text(4))});
+    FLOWRAG_ASSIGN_OR_RETURN(PendingPassage p, ReadPendingPassage(s, texts));
+    out.push_back(std::move(p));
   }
   return out;
 }
@@ -73,15 +86,15 @@ Status Store::ForEachPassageContent(const std::function<Status(PendingPassage&&)
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s,
       Statement::Prepare(db_, path_,
-                         "SELECT p.id, p.ordinal, d.title, substr(CAST(d.text AS BLOB), "
-                         "p.begin_offset + 1, p.end_offset - p.begin_offset), d.external_id FROM "
-                         "passages p JOIN "
-                         "documents d ON d.id = p.document_id WHERE " FLOWRAG_NOT_STRUCTURED_SQL " ORDER BY p.id"));
+                         "SELECT p.id, p.ordinal, d.title, p.document_id, p.begin_offset, "
+                         "p.end_offset, d.external_id FROM passages p JOIN documents d ON d.id = "
+                         "p.document_id WHERE " FLOWRAG_NOT_STRUCTURED_SQL " ORDER BY p.id"));
+  FLOWRAG_ASSIGN_OR_RETURN(DocumentTexts texts, DocumentTexts::Prepare(db_, path_));
   while (true) {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
     if (!row) break;
-    FLOWRAG_RETURN_IF_ERROR(fn({s.Int(0), static_cast<int32_t>(s.Int(1)), std::string(s.Text(2)),
-                                std::string(s.Blob(3)), std::string(s.Text(4))}));
+    FLOWRAG_ASSIGN_OR_RETURN(PendingPassage p, ReadPendingPassage(s, texts));
+    FLOWRAG_RETURN_IF_ERROR(fn(std::move(p)));
   }
   return Status::Ok();
 }
