@@ -410,5 +410,68 @@ TEST(StoreTest, DetectsCorruptedPages) {
   EXPECT_NE(st.message().find("c.db"), std::string::npos);
 }
 
+// Issue 21: with one index page zeroed, `index` went on writing into the
+// damaged file. A writer's open checks the pages and refuses, naming the
+// store; the bytes stay as they were.
+TEST(StoreTest, WriterRefusesAStoreWithADamagedIndexPage) {
+  TempDir dir;
+  const std::string path = dir.File("c.db");
+  {
+    auto s = Store::Open(path);
+    ASSERT_TRUE(s.ok());
+    std::vector<DocumentWrite> batch;
+    for (int i = 0; i < 300; ++i) batch.push_back(Doc("d" + std::to_string(i), "text " + std::to_string(i), i));
+    ASSERT_TRUE((*s)->WriteDocuments(batch).ok());
+  }
+  int64_t page = 0, page_size = 0;
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;", nullptr,
+                 nullptr, nullptr);
+    sqlite3_stmt* st = nullptr;
+    // The largest index over documents: any of its pages is an index page.
+    sqlite3_prepare_v2(db,
+                       "SELECT rootpage, (SELECT page_size FROM pragma_page_size) FROM "
+                       "sqlite_master WHERE type = 'index' AND tbl_name = 'documents' "
+                       "ORDER BY rootpage DESC LIMIT 1",
+                       -1, &st, nullptr);
+    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+    page = sqlite3_column_int64(st, 0);
+    page_size = sqlite3_column_int64(st, 1);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+  }
+  ASSERT_GT(page, 1);
+  std::string bytes = testing::ReadFile(path);
+  std::fill(bytes.begin() + (page - 1) * page_size, bytes.begin() + page * page_size, '\0');
+  WriteFile(path, bytes);
+  auto s = Store::Open(path);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kCorruption) << s.status().ToString();
+  EXPECT_NE(s.status().message().find("c.db"), std::string::npos);
+  EXPECT_TRUE(testing::ReadFile(path) == bytes);  // nothing written (not printed: 100 KB)
+}
+
+// A dropped table is Corruption naming it (was Internal at the first query).
+TEST(StoreTest, AMissingTableIsCorruptionOnOpen) {
+  TempDir dir;
+  const std::string path = dir.File("t.db");
+  ASSERT_TRUE(Store::Open(path).ok());
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "DROP TABLE mentions", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  for (bool read_only : {false, true}) {
+    StoreOptions o;
+    o.read_only = read_only;
+    auto s = Store::Open(path, o);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.status().code(), StatusCode::kCorruption);
+    EXPECT_NE(s.status().message().find("table mentions"), std::string::npos)
+        << s.status().ToString();
+  }
+}
+
 }  // namespace
 }  // namespace flowrag

@@ -340,7 +340,17 @@ Result<EngineImpl::WriteGuard> EngineImpl::LockWriter() {
   FLOWRAG_ASSIGN_OR_RETURN(guard.across_processes,
                            WriterLock::Acquire(store_->path(),
                                                std::chrono::milliseconds(options_.writer_wait_ms)));
+  FLOWRAG_RETURN_IF_ERROR(CatchUpWithStore());
   return guard;
+}
+
+Status EngineImpl::CatchUpWithStore() {
+  FLOWRAG_ASSIGN_OR_RETURN(int64_t generation, store_->Generation());
+  const std::shared_ptr<const Snapshot> current = snapshot();
+  if (current != nullptr && current->generation() == generation) return Status::Ok();
+  FLOWRAG_ASSIGN_OR_RETURN(embedder_kind_, ResolveEmbedderKind(*store_, options_));
+  FLOWRAG_ASSIGN_OR_RETURN(embedder_, LoadEmbedder(*store_, embedder_kind_, options_));
+  return RebuildSnapshot();
 }
 
 Status EngineImpl::DeleteDocument(std::string_view document_id) {

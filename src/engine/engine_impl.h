@@ -16,11 +16,13 @@
 #include <string>
 
 #include "embed/embedder.h"
+#include "extract/extraction.h"
 #include "engine/parts_persister.h"
 #include "flowrag/engine.h"
 #include "graph/snapshot.h"
 #include "ingest/document.h"
 #include "retrieval/retriever.h"
+#include "storage/graph_writer.h"
 #include "storage/store.h"
 #include "storage/writer_lock.h"
 
@@ -109,6 +111,11 @@ class EngineImpl final : public Engine {
   Result<std::string> ResolveExtractor(const IndexOptions& options) const;
   Status RunExtraction(const IndexOptions& options, IndexReport* report);
   Status ExtractHeuristic(const IndexOptions& options, IndexReport* report);
+  // One batch of the offline extractor's output, in one transaction, the
+  // collection of unlinked entities left to CollectOrphans at the phase's end.
+  Status WriteExtractions(const std::vector<PassageExtraction>& out, const std::string& extractor,
+                          GraphWriteReport* report);
+  Status CollectOrphans(IndexReport* report);
   Status ExtractWithLlm(const IndexOptions& options, IndexReport* report);
   Status FillGraphStats(GraphStats* stats) const;
   // Query() against a given snapshot with a given chat model (Ask holds one
@@ -150,6 +157,11 @@ class EngineImpl final : public Engine {
     WriterLock across_processes;
   };
   Result<WriteGuard> LockWriter();
+  // When another process wrote since this engine's snapshot (the store's
+  // generation moved), takes the store as a fresh open would: its embedder
+  // state and a new snapshot, so a writer that waited for another writes
+  // what it would have written after it. Under the writer lock.
+  Status CatchUpWithStore();
   std::mutex write_mu_;
   mutable std::mutex snapshot_mu_;
   std::shared_ptr<const Snapshot> snapshot_;

@@ -29,13 +29,6 @@ void AddWriteReport(const GraphWriteReport& g, IndexReport* r) {
   r->triples_rejected += g.triples_rejected;
 }
 
-std::vector<KnownName> ToKnownNames(const std::vector<Store::TitleName>& names) {
-  std::vector<KnownName> out;
-  out.reserve(names.size());
-  for (const auto& n : names) out.push_back({n.surface, n.canonical, "TITLE"});
-  return out;
-}
-
 std::vector<PassageInput> Inputs(const std::vector<Store::PendingPassage>& batch) {
   std::vector<PassageInput> in;
   in.reserve(batch.size());
@@ -80,21 +73,18 @@ Status EngineImpl::ExtractHeuristic(const IndexOptions& options, IndexReport* re
   const std::string name = "heuristic";
   HeuristicExtractor extractor;
   FLOWRAG_ASSIGN_OR_RETURN(int64_t pending, store_->CountPassagesPendingExtraction(name));
-  // Pass 1: the dictionary = titles known from earlier runs + titles of the
-  // pending passages, so pending passages link each other and the old ones.
-  std::vector<KnownName> names;
-  {
-    FLOWRAG_ASSIGN_OR_RETURN(auto known, store_->TitleNames(/*only_unlinked=*/false));
-    names = ToKnownNames(known);
-    int64_t after = 0;
-    while (true) {
-      FLOWRAG_ASSIGN_OR_RETURN(auto batch, store_->PassagesPendingExtraction(name, after, 4096));
-      if (batch.empty()) break;
-      after = batch.back().passage_id;
-      for (KnownName& n : extractor.CollectDefiningNames(Inputs(batch))) names.push_back(std::move(n));
-    }
-  }
-  const EntityDictionary dictionary = EntityDictionary::Build(names);
+  // Pass 1: the dictionary = the defining names (titles and their aliases)
+  // of every passage in the store, in passage order: what a clean run over
+  // the corpus builds, whatever earlier runs or a crashed one extracted
+  // (issue 21: a rerun after a crash took the extracted passages' names
+  // from their TITLE mentions, which lack the aliases, and its graph
+  // differed from a clean index). Titles only: O(passages) short strings.
+  FLOWRAG_ASSIGN_OR_RETURN(std::vector<std::string> titles, store_->ExtractableTitles());
+  std::vector<PassageInput> title_only;
+  title_only.reserve(titles.size());
+  for (std::string& t : titles) title_only.push_back({0, std::move(t), "", 0});
+  const EntityDictionary dictionary =
+      EntityDictionary::Build(extractor.CollectDefiningNames(title_only));
 
   // Pass 2: extract pending passages in transactional batches.
   std::set<int64_t> extracted_now;
@@ -108,12 +98,7 @@ Status EngineImpl::ExtractHeuristic(const IndexOptions& options, IndexReport* re
     FLOWRAG_ASSIGN_OR_RETURN(std::vector<PassageExtraction> out,
                              extractor.Extract(Inputs(batch), dictionary));
     GraphWriteReport g;
-    FLOWRAG_RETURN_IF_ERROR(store_->WriteGraph(
-        [&](GraphWriter& w) -> Status {
-          for (const PassageExtraction& ex : out) FLOWRAG_RETURN_IF_ERROR(w.ApplyPassage(ex, name));
-          return Status::Ok();
-        },
-        &g));
+    FLOWRAG_RETURN_IF_ERROR(WriteExtractions(out, name, &g));
     AddWriteReport(g, report);
     report->passages_extracted += batch.size();
     for (const auto& p : batch) extracted_now.insert(p.passage_id);
@@ -127,7 +112,7 @@ Status EngineImpl::ExtractHeuristic(const IndexOptions& options, IndexReport* re
   // exactly what a full run over the corpus would (delete + re-add of a
   // document restores its links).
   FLOWRAG_ASSIGN_OR_RETURN(auto unlinked, store_->TitleNames(/*only_unlinked=*/true));
-  if (unlinked.empty()) return Status::Ok();
+  if (unlinked.empty()) return CollectOrphans(report);
   std::vector<TriePattern> patterns;
   for (const auto& n : unlinked) patterns.push_back({n.surface, 0});
   const TokenTrie new_names = TokenTrie::Build(patterns);
@@ -152,17 +137,34 @@ Status EngineImpl::ExtractHeuristic(const IndexOptions& options, IndexReport* re
     FLOWRAG_ASSIGN_OR_RETURN(std::vector<PassageExtraction> out,
                              extractor.Extract(Inputs(batch), dictionary));
     GraphWriteReport g;
-    FLOWRAG_RETURN_IF_ERROR(store_->WriteGraph(
-        [&](GraphWriter& w) -> Status {
-          for (const PassageExtraction& ex : out) FLOWRAG_RETURN_IF_ERROR(w.ApplyPassage(ex, name));
-          return Status::Ok();
-        },
-        &g));
+    FLOWRAG_RETURN_IF_ERROR(WriteExtractions(out, name, &g));
     AddWriteReport(g, report);
   }
+  FLOWRAG_RETURN_IF_ERROR(CollectOrphans(report));
   std::vector<std::string> keys;
   for (const auto& n : unlinked) keys.push_back(n.key);
   return store_->MarkNamesLinked(keys);
+}
+
+// Batches leave unlinked entities for the end of the phase (GraphWriter::
+// set_collect): one batch may link a name a later batch defines.
+Status EngineImpl::WriteExtractions(const std::vector<PassageExtraction>& out,
+                                    const std::string& extractor, GraphWriteReport* report) {
+  return store_->WriteGraph(
+      [&](GraphWriter& w) -> Status {
+        w.set_collect(false);
+        for (const PassageExtraction& ex : out) FLOWRAG_RETURN_IF_ERROR(w.ApplyPassage(ex, extractor));
+        return Status::Ok();
+      },
+      report);
+}
+
+Status EngineImpl::CollectOrphans(IndexReport* report) {
+  GraphWriteReport g;
+  FLOWRAG_RETURN_IF_ERROR(
+      store_->WriteGraph([](GraphWriter& w) { return w.CollectOrphans(); }, &g));
+  AddWriteReport(g, report);
+  return Status::Ok();
 }
 
 Status EngineImpl::ExtractWithLlm(const IndexOptions& options, IndexReport* report) {

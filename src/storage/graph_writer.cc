@@ -243,7 +243,7 @@ Status GraphWriter::Canonicalise(int64_t entity_id) {
 }
 
 Status GraphWriter::Finish() {
-  if (removed_ || !report_.created_entities.empty()) {
+  if (collect_ && (removed_ || !report_.created_entities.empty())) {
     FLOWRAG_RETURN_IF_ERROR(Collect());
   }
   removed_ = false;

@@ -83,6 +83,14 @@ class GraphWriter {
   // created entities (a transaction that only adds documents skips it).
   Status Finish();
 
+  // With `collect` false, Finish() leaves the entities no passage defines
+  // (yet) for a later CollectOrphans(): a run that writes in batches keeps
+  // an entity one batch links and a later batch defines, so its graph does
+  // not depend on the batch size, nor on where a crashed run stopped.
+  void set_collect(bool collect) { collect_ = collect; }
+  // The collection of Finish(), now, whatever this transaction wrote.
+  Status CollectOrphans() { return Collect(); }
+
   const GraphWriteReport& report() const { return report_; }
 
  private:
@@ -101,6 +109,7 @@ class GraphWriter {
   GraphWriteReport report_;
   std::set<int64_t> touched_;  // entities whose mentions changed
   bool removed_ = false;       // a passage's earlier rows were cleared
+  bool collect_ = true;        // Finish() collects (set_collect)
   std::unordered_map<std::string, int64_t> relation_ids_;  // cache within the transaction
   Statement find_key_, insert_entity_, insert_key_, upsert_mention_, insert_description_,
       find_relation_, insert_relation_, find_fact_, insert_fact_, insert_fact_source_, mark_, clear_keys_, clear_mentions_,

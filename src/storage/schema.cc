@@ -1,5 +1,6 @@
 #include "storage/schema.h"
 
+#include <regex>
 #include <vector>
 
 namespace flowrag {
@@ -214,6 +215,19 @@ const std::string& SchemaStep(int version) {
   static const std::vector<std::string> steps = {"", kV1, kV2, kV3, kV4, kV5, kV6};
   static const std::string empty;
   return (version > 0 && version < static_cast<int>(steps.size())) ? steps[version] : empty;
+}
+
+std::vector<std::string> TablesOfFormat(int version) {
+  static const std::regex kCreate(R"(CREATE TABLE (?:IF NOT EXISTS )?(\w+))");
+  std::vector<std::string> tables;
+  for (int v = 1; v <= version; ++v) {
+    const std::string& sql = SchemaStep(v);
+    for (auto it = std::sregex_iterator(sql.begin(), sql.end(), kCreate);
+         it != std::sregex_iterator(); ++it) {
+      tables.push_back((*it)[1]);
+    }
+  }
+  return tables;
 }
 
 }  // namespace flowrag

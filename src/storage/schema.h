@@ -4,12 +4,17 @@
 #define FLOWRAG_STORAGE_SCHEMA_H_
 
 #include <string>
+#include <vector>
 
 namespace flowrag {
 
 // SQL that brings a store from format `version - 1` to `version` (version 1
 // creates the base tables). Empty for versions this build does not know.
 const std::string& SchemaStep(int version);
+
+// The tables a store of format `version` has (those SchemaStep 1..version
+// create; no step drops one), in creation order.
+std::vector<std::string> TablesOfFormat(int version);
 
 }  // namespace flowrag
 

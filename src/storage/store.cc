@@ -91,15 +91,19 @@ Result<std::vector<std::string>> TableNames(sqlite3* db, const std::string& path
 }  // namespace
 
 // Nothing is written before the file is known to be a flowrag store (or
-// an empty file to become one): another application's database keeps its
-// bytes, journal mode included.
+// an empty file to become one) and, for a writer, its pages pass
+// quick_check: another application's database, or a damaged store, keeps
+// its bytes, journal mode included.
 Status Store::Initialize(const StoreOptions& options) {
   sqlite3_busy_timeout(db_, 10000);
   FLOWRAG_ASSIGN_OR_RETURN(std::vector<std::string> names, TableNames(db_, path_));
   if (names.empty() && options.read_only) {
     return Status::FailedPrecondition(path_ + ": empty store (run index first)");
   }
-  if (!names.empty()) FLOWRAG_RETURN_IF_ERROR(CheckIsStore(names));
+  if (!names.empty()) {
+    FLOWRAG_RETURN_IF_ERROR(CheckIsStore(names));
+    if (!options.read_only) FLOWRAG_RETURN_IF_ERROR(CheckPages());
+  }
   if (!options.read_only) {
     // journal_size_limit: the WAL is truncated after a checkpoint instead of
     // keeping the size of the largest transaction (a snapshot part rewrite).
@@ -115,7 +119,29 @@ Status Store::Initialize(const StoreOptions& options) {
     FLOWRAG_ASSIGN_OR_RETURN(names, TableNames(db_, path_));
     FLOWRAG_RETURN_IF_ERROR(CheckIsStore(names));
   }
-  return CheckFormat(options);
+  FLOWRAG_RETURN_IF_ERROR(CheckFormat(options));
+  FLOWRAG_ASSIGN_OR_RETURN(names, TableNames(db_, path_));  // a migration may have added some
+  return CheckTables(names);
+}
+
+Status Store::CheckTables(const std::vector<std::string>& names) {
+  for (const std::string& t : TablesOfFormat(format_version_)) {
+    if (std::find(names.begin(), names.end(), t) == names.end()) {
+      return Status::Corruption(path_ + ": table " + t + " of store format " +
+                                std::to_string(format_version_) +
+                                " is missing (restore the store from a backup or index again)");
+    }
+  }
+  return Status::Ok();
+}
+
+Status Store::CheckPages() {
+  FLOWRAG_ASSIGN_OR_RETURN(Statement check, Statement::Prepare(db_, path_, "PRAGMA quick_check(1)"));
+  FLOWRAG_ASSIGN_OR_RETURN(bool row, check.Step(path_));
+  const std::string verdict = row ? std::string(check.Text(0)) : "no answer";
+  if (verdict == "ok") return Status::Ok();
+  return Status::Corruption(path_ + ": the store's pages are damaged (" + verdict.substr(0, 120) +
+                            "); nothing was written. Restore it from a backup or index again.");
 }
 
 Result<bool> Store::CreateSchema(int format_version) {

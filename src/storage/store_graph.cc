@@ -81,6 +81,22 @@ Result<int64_t> Store::CountPassagesPendingExtraction(std::string_view extractor
   return row ? s.Int(0) : int64_t{0};
 }
 
+Result<std::vector<std::string>> Store::ExtractableTitles() {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s, Statement::Prepare(db_, path_,
+                                      "SELECT d.title FROM passages p JOIN documents d ON d.id = "
+                                      "p.document_id WHERE " FLOWRAG_NOT_STRUCTURED_SQL
+                                      " ORDER BY p.id"));
+  std::vector<std::string> titles;
+  while (true) {
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    if (!row) break;
+    if (titles.empty() || titles.back() != s.Text(0)) titles.emplace_back(s.Text(0));
+  }
+  return titles;
+}
+
 Status Store::ForEachPassageContent(const std::function<Status(PendingPassage&&)>& fn) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
