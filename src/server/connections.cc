@@ -1,7 +1,6 @@
 #include "server/connections.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -80,8 +79,6 @@ int PollMillis(Clock::duration d) {
   const auto ms = std::chrono::ceil<std::chrono::milliseconds>(d).count();
   return static_cast<int>(std::clamp<int64_t>(ms, 0, 1000));
 }
-
-void SetNonBlocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL, 0) | O_NONBLOCK); }
 
 void AddressOf(int fd, bool peer, std::string* ip, int* port) {
   sockaddr_storage addr{};
