@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "flowrag/engine.h"
+#include "server/connections.h"
 #include "server/routes.h"
 #include "test_util.h"
 
@@ -152,6 +153,22 @@ TEST(ServerRoutesTest, ParsesPathsIntoEndpointsAndWorkspaces) {
   EXPECT_TRUE(server::MethodAllowed(RouteKind::kStats, "HEAD"));
   EXPECT_FALSE(server::MethodAllowed(RouteKind::kQuery, "GET"));
   EXPECT_TRUE(server::MethodAllowed(RouteKind::kDocument, "DELETE"));
+}
+
+TEST(ServerConnectionsTest, FindsTheEndOfAHeadAndItsContentLength) {
+  using server::AnnouncedContentLength;
+  using server::HeadEnd;
+  EXPECT_EQ(HeadEnd("GET / HTTP/1.1\r\nHost: x\r\n"), std::string_view::npos);
+  EXPECT_EQ(HeadEnd("GET / HTTP/1.1\r\nHost: x\r\n\r\nbody"), 27u);
+  EXPECT_EQ(HeadEnd("GET / HTTP/1.1\nHost: x\n\n"), 24u);
+  EXPECT_EQ(AnnouncedContentLength("POST / HTTP/1.1\r\ncontent-LENGTH:  42 \r\n\r\n"), 42u);
+  EXPECT_EQ(AnnouncedContentLength("POST / HTTP/1.1\r\nContent-Length: 1000000000000\r\n\r\n"),
+            1000000000000u);
+  EXPECT_EQ(AnnouncedContentLength("POST / HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n"),
+            UINT64_MAX);  // saturated, still over any limit
+  EXPECT_FALSE(AnnouncedContentLength("POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n"));
+  EXPECT_FALSE(AnnouncedContentLength("POST / HTTP/1.1\r\nX-Content-Length: 5\r\n\r\n"));
+  EXPECT_FALSE(AnnouncedContentLength("GET /Content-Length:5 HTTP/1.1\r\n\r\n"));
 }
 
 TEST_F(ServerTest, CreateRejectsBadWorkspacesAndStartReportsATakenPort) {
