@@ -826,6 +826,13 @@ TEST_F(ServerTest, ErrorsQuoteAShortExcerptOfTheInput) {
   const std::string message = Body(r)["error"].value("message", "");
   EXPECT_NE(message.find("(byte "), std::string::npos) << message;
   EXPECT_NE(message.find("...aaaa"), std::string::npos) << message;
+  // Paths are quoted short too.
+  auto route = c.Get(("/v1/" + std::string(6000, 'x')).c_str());
+  ExpectError(route, 404, "not_found");
+  EXPECT_LT(route->body.size(), 300u) << route->body;
+  auto ws = c.Get(("/v1/w/" + std::string(6000, 'y') + "/stats").c_str());
+  ExpectError(ws, 404, "workspace_not_found");
+  EXPECT_LT(ws->body.size(), 300u) << ws->body;
 }
 
 TEST_F(ServerTest, MetricsCountTheRequestsMade) {

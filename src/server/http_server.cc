@@ -15,6 +15,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/encoding.h"
 #include "flowrag/engine.h"
 #include "flowrag/server.h"
 #include "server/connections.h"
@@ -51,6 +52,9 @@ thread_local bool tl_close_after = false;
 // before its body is read, so that the connection stays usable; a larger
 // body closes the connection instead.
 constexpr uint64_t kMaxDrainedBody = 64u << 10;
+
+// Error messages quote at most this much of a path.
+constexpr size_t kMaxQuotedBytes = 80;
 
 // File descriptors kept out of max_connections (stores, logs, the listener).
 constexpr size_t kReservedFiles = 64;
@@ -312,14 +316,16 @@ bool ServerImpl::Refused(const httplib::Request& req, const Route& route,
   }
   if (route.kind == RouteKind::kUnknown) {
     SetJson(res, ErrorReply({404, "not_found",
-                             "no route " + req.method + " " + std::string(RawPath(req)).substr(0, 200) +
+                             "no route " + req.method + " " +
+                                 EscapeForMessage(RawPath(req), kMaxQuotedBytes) +
                                  " (see doc/http_api.md)",
                              ""}));
     return true;
   }
   *ws = FindWorkspace(route);
   if (*ws == nullptr) {
-    SetJson(res, ErrorReply({404, "workspace_not_found", "no workspace \"" + route.workspace + "\"",
+    SetJson(res, ErrorReply({404, "workspace_not_found", "no workspace \"" +
+                                 EscapeForMessage(route.workspace, kMaxQuotedBytes) + "\"",
                              "workspace"}));
     return true;
   }
