@@ -746,6 +746,21 @@ TEST_F(ServerTest, AnnouncedHugeBodyIs413AtOnce) {
   EXPECT_NE(reply.find("payload_too_large"), std::string::npos) << reply;
 }
 
+// A head over 64 KiB is refused with 431, complete or not.
+TEST_F(ServerTest, HeadOverTheLimitIs431) {
+  auto server = ServeDemo();
+  ASSERT_NE(server, nullptr);
+  for (const char* end : {"\r\n\r\n", "\r\n"}) {
+    RawConnection conn(server->port());
+    conn.Send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + std::string(70000, 'a') +
+              end);
+    const std::string reply = conn.Receive(5000);
+    EXPECT_EQ(reply.rfind("HTTP/1.1 431", 0), 0u) << reply.substr(0, 200);
+    EXPECT_NE(reply.find("header_too_large"), std::string::npos) << reply.substr(0, 200);
+  }
+  EXPECT_EQ(RawGet(server->port(), "/healthz").rfind("HTTP/1.1 200", 0), 0u);
+}
+
 // With a token configured, every /v1 path answers 401 without it, before
 // routing (404), method (405) or body (411) checks; without a token those
 // come in that order.

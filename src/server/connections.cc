@@ -416,16 +416,20 @@ bool ConnectionServer::ReadHead(Connection& c) {
     c.deadline = Clock::now() + limits_.head_timeout;
   }
   c.buffer.append(chunk, static_cast<size_t>(n));
+  return ScanHead(c);
+}
+
+bool ConnectionServer::ScanHead(Connection& c) {
   const size_t end = HeadEnd(c.buffer);
-  if (end != std::string::npos) {
-    HeadComplete(c, end);
-    return c.state == Connection::State::kDraining;
-  }
-  if (c.buffer.size() > limits_.max_head_bytes) {
+  const size_t head_bytes = end != std::string::npos ? end : c.buffer.size();
+  if (head_bytes > limits_.max_head_bytes) {
     Refuse(c, {431, "header_too_large"},
            "request head larger than " + std::to_string(limits_.max_head_bytes) + " bytes");
+    return true;
   }
-  return true;
+  if (end == std::string::npos) return true;
+  HeadComplete(c, end);
+  return c.state == Connection::State::kDraining;
 }
 
 void ConnectionServer::HeadComplete(Connection& c, size_t head_end) {
@@ -489,15 +493,10 @@ void ConnectionServer::TakeHandedBack(std::vector<Connection>* waiting) {
     back.swap(handed_back_);
   }
   for (Connection& c : back) {
-    const size_t end = HeadEnd(c.buffer);
-    if (end != std::string::npos) {
-      HeadComplete(c, end);
-      if (c.state != Connection::State::kDraining) continue;
-    } else {
-      c.state = c.buffer.empty() ? Connection::State::kIdle : Connection::State::kHead;
-      c.deadline =
-          Clock::now() + (c.buffer.empty() ? limits_.idle_timeout : limits_.head_timeout);
-    }
+    const bool idle = c.buffer.empty();
+    c.state = idle ? Connection::State::kIdle : Connection::State::kHead;
+    c.deadline = Clock::now() + (idle ? limits_.idle_timeout : limits_.head_timeout);
+    if (!idle && !ScanHead(c)) continue;
     waiting->push_back(std::move(c));
   }
 }

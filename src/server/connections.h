@@ -99,6 +99,9 @@ class ConnectionServer {
   void AcceptAll(std::vector<Connection>* waiting);
   // Reads what `c` has sent; false when it is done with (closed or handed on).
   bool ReadHead(Connection& c);
+  // Refuses a head over max_head_bytes, or passes a complete one to
+  // HeadComplete; false when `c` left the poller (handed to a worker).
+  bool ScanHead(Connection& c);
   // The head of `c` is complete: refuse it or hand it to a worker.
   void HeadComplete(Connection& c, size_t head_end);
   // Answers `reply` and half-closes `c`, which then drains for a while.
