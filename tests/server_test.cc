@@ -637,13 +637,15 @@ TEST_F(ServerTest, SlowClientsTimeOutWhileOthersAreServed) {
   EXPECT_EQ(c.Get("/healthz")->status, 200);
 }
 
-// More slow-header and idle connections than worker threads: /healthz and
-// queries are still answered at once, and the slow and idle connections are
-// closed after their deadlines (408 for an unfinished head).
-TEST_F(ServerTest, SlowHeadersAndIdleConnectionsDoNotHoldWorkers) {
+// More slow-header, slow-body and idle connections than worker threads:
+// /healthz and queries are still answered at once, and the slow and idle
+// connections are closed after their deadlines (408 for an unfinished head
+// or body).
+TEST_F(ServerTest, SlowHeadersBodiesAndIdleConnectionsDoNotHoldWorkers) {
   ServerOptions options;
   options.threads = 2;
   options.head_timeout_s = 1;
+  options.body_timeout_s = 3;  // longer than the probes may wait
   options.keep_alive_timeout_s = 1;
   auto server = ServeDemo(options);
   ASSERT_NE(server, nullptr);
@@ -651,17 +653,22 @@ TEST_F(ServerTest, SlowHeadersAndIdleConnectionsDoNotHoldWorkers) {
   const auto start = std::chrono::steady_clock::now();
   constexpr int kSlow = 6;
   constexpr int kIdle = 60;
-  // Slow clients: a head byte every 100 ms, for at most 6 s.
+  // Slow clients: a head byte (even ones) or, after a whole head, a body
+  // byte (odd ones) every 100 ms, for at most 6 s.
   std::vector<std::string> slow_replies(kSlow);
   std::vector<double> slow_closed_at(kSlow, -1.0);
   std::vector<std::thread> slow;
   for (int i = 0; i < kSlow; ++i) {
     slow.emplace_back([&, i] {
       RawConnection conn(port);
-      const std::string head = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " +
-                               std::string(100, 'a') + "\r\n\r\n";
-      for (size_t b = 0; b < head.size() && SecondsSince(start) < 6.0; ++b) {
-        conn.Send(head.substr(b, 1));
+      std::string trickled = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " +
+                             std::string(100, 'a') + "\r\n\r\n";
+      if (i % 2 == 1) {
+        conn.Send("POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n");
+        trickled = std::string(100, ' ');
+      }
+      for (size_t b = 0; b < trickled.size() && SecondsSince(start) < 6.0; ++b) {
+        conn.Send(trickled.substr(b, 1));
         slow_replies[i] += conn.Receive(100);
         if (conn.closed()) {
           slow_closed_at[i] = SecondsSince(start);
@@ -690,8 +697,9 @@ TEST_F(ServerTest, SlowHeadersAndIdleConnectionsDoNotHoldWorkers) {
   for (int i = 0; i < kSlow; ++i) {
     EXPECT_EQ(slow_replies[i].rfind("HTTP/1.1 408", 0), 0u) << slow_replies[i];
     EXPECT_NE(slow_replies[i].find("request_timeout"), std::string::npos) << slow_replies[i];
-    EXPECT_GT(slow_closed_at[i], 0.9) << "slow client " << i << " was not closed";
-    EXPECT_LT(slow_closed_at[i], 4.0) << "slow client " << i;
+    const double timeout = i % 2 == 0 ? 1.0 : 3.0;  // head or body
+    EXPECT_GT(slow_closed_at[i], timeout - 0.1) << "slow client " << i << " was not closed";
+    EXPECT_LT(slow_closed_at[i], timeout + 2.5) << "slow client " << i;
   }
   // Idle connections are closed without a word after keep_alive_timeout_s.
   for (auto& conn : idle) {

@@ -24,12 +24,18 @@ struct ConnectionServer::Connection {
   enum class State {
     kIdle,      // waiting for the first byte of a request
     kHead,      // reading a request head
+    kBody,      // head complete, reading its Content-Length body
     kDraining,  // answered and half-closed: discarding input until EOF
   };
   int fd = -1;
   std::string buffer;  // bytes read and not yet parsed
   State state = State::kIdle;
-  Clock::time_point deadline;
+  Clock::time_point deadline;  // of the current state (kBody: of the next read)
+  // kBody: the request is whole once buffer holds `complete_at` bytes, which
+  // must happen by `body_deadline`; `reserved` bytes of the body budget.
+  size_t complete_at = 0;
+  Clock::time_point body_deadline;
+  size_t reserved = 0;
 };
 
 namespace {
@@ -241,27 +247,31 @@ size_t HeadEnd(std::string_view buffer) {
   return std::string_view::npos;
 }
 
-std::optional<uint64_t> AnnouncedContentLength(std::string_view head) {
-  constexpr std::string_view kName = "content-length";
+std::optional<std::string_view> HeaderValue(std::string_view head, std::string_view name) {
   for (size_t start = head.find('\n'); start != std::string_view::npos;
        start = head.find('\n', start + 1)) {
     std::string_view line = head.substr(start + 1);
     line = line.substr(0, line.find('\n'));
     const size_t colon = line.find(':');
-    if (colon == std::string_view::npos || !EqualsIgnoreCase(line.substr(0, colon), kName)) {
-      continue;
+    if (colon != std::string_view::npos && EqualsIgnoreCase(line.substr(0, colon), name)) {
+      return Trim(line.substr(colon + 1));
     }
-    const std::string_view value = Trim(line.substr(colon + 1));
-    if (value.empty()) return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::optional<uint64_t> AnnouncedContentLength(std::string_view head) {
+  const std::optional<std::string_view> value = HeaderValue(head, "content-length");
+  if (!value.has_value() || value->empty()) return std::nullopt;
+  {
     uint64_t n = 0;
-    for (char c : value) {
+    for (char c : *value) {
       if (c < '0' || c > '9') return std::nullopt;
       const uint64_t digit = static_cast<uint64_t>(c - '0');
       n = n > (UINT64_MAX - digit) / 10 ? UINT64_MAX : n * 10 + digit;
     }
     return n;
   }
-  return std::nullopt;
 }
 
 Result<std::unique_ptr<ConnectionServer>> ConnectionServer::Listen(const std::string& host,
@@ -361,6 +371,11 @@ void ConnectionServer::PollLoop() {
         Refuse(c, {408, "request_timeout"},
                "request head not received within " + Seconds(limits_.head_timeout));
         still.push_back(std::move(c));
+      } else if (c.state == Connection::State::kBody) {
+        Refuse(c, {408, "request_timeout"},
+               "request body not received within " + Seconds(limits_.body_timeout) +
+                   " (or stalled for " + Seconds(limits_.read_timeout) + ")");
+        still.push_back(std::move(c));
       } else {
         CloseConnection(c.fd);
       }
@@ -398,7 +413,10 @@ void ConnectionServer::AcceptAll(std::vector<Connection>* waiting) {
       CloseConnection(fd);
       continue;
     }
-    waiting->push_back({fd, "", Connection::State::kIdle, Clock::now() + limits_.idle_timeout});
+    Connection c;
+    c.fd = fd;
+    c.deadline = Clock::now() + limits_.idle_timeout;
+    waiting->push_back(std::move(c));
   }
 }
 
@@ -407,10 +425,21 @@ bool ConnectionServer::ReadHead(Connection& c) {
   const ssize_t n = recv(c.fd, chunk, sizeof(chunk), 0);
   if (n < 0 && (errno == EAGAIN || errno == EINTR)) return true;
   if (n <= 0) {
+    ReleaseBody(c);
     CloseConnection(c.fd);
     return false;
   }
   if (c.state == Connection::State::kDraining) return true;
+  if (c.state == Connection::State::kBody) {
+    c.buffer.append(chunk, static_cast<size_t>(n));
+    if (c.buffer.size() < c.complete_at) {
+      c.deadline = std::min(c.body_deadline, Clock::now() + limits_.read_timeout);
+      return true;
+    }
+    ReleaseBody(c);
+    Dispatch(c);
+    return false;
+  }
   if (c.state == Connection::State::kIdle) {
     c.state = Connection::State::kHead;
     c.deadline = Clock::now() + limits_.head_timeout;
@@ -428,25 +457,47 @@ bool ConnectionServer::ScanHead(Connection& c) {
     return true;
   }
   if (end == std::string::npos) return true;
-  HeadComplete(c, end);
-  return c.state == Connection::State::kDraining;
+  return HeadComplete(c, end);
 }
 
-void ConnectionServer::HeadComplete(Connection& c, size_t head_end) {
-  const std::optional<uint64_t> length =
-      AnnouncedContentLength(std::string_view(c.buffer).substr(0, head_end));
+bool ConnectionServer::HeadComplete(Connection& c, size_t head_end) {
+  const std::string_view head = std::string_view(c.buffer).substr(0, head_end);
+  const std::optional<uint64_t> length = AnnouncedContentLength(head);
   if (length.has_value() && *length > limits_.max_body_bytes) {
     Refuse(c, {413, "payload_too_large"},
            "request body of " + std::to_string(*length) + " bytes larger than " +
                std::to_string(limits_.max_body_bytes) + " bytes");
-    return;
+    return true;
   }
+  const size_t body = static_cast<size_t>(length.value_or(0));
+  // A client that waits for "100 Continue" sends its body to the worker.
+  const bool waits = HeaderValue(head, "expect").has_value();
+  if (c.buffer.size() < head_end + body && !waits &&
+      buffered_body_bytes_ + body <= limits_.max_buffered_body_bytes) {
+    buffered_body_bytes_ += body;
+    c.reserved = body;
+    c.state = Connection::State::kBody;
+    c.complete_at = head_end + body;
+    c.body_deadline = Clock::now() + limits_.body_timeout;
+    c.deadline = std::min(c.body_deadline, Clock::now() + limits_.read_timeout);
+    return true;
+  }
+  Dispatch(c);
+  return false;
+}
+
+void ConnectionServer::Dispatch(Connection& c) {
   Connection job = std::move(c);
-  c.state = Connection::State::kIdle;  // moved out: not draining
   workers_->enqueue([this, job]() { Serve(job); });
 }
 
+void ConnectionServer::ReleaseBody(Connection& c) {
+  buffered_body_bytes_ -= c.reserved;
+  c.reserved = 0;
+}
+
 void ConnectionServer::Refuse(Connection& c, const EarlyReply& reply, std::string_view message) {
+  ReleaseBody(c);
   const std::string response = ErrorResponse(reply, message);
   (void)!send(c.fd, response.data(), response.size(), MSG_NOSIGNAL);
   shutdown(c.fd, SHUT_WR);

@@ -1,17 +1,23 @@
 // The connection front end of the HTTP server: owns the listening socket,
 // the open connections and the worker threads, and hands each complete
-// request head to a worker that serves it through httplib's request parser.
+// request to a worker that serves it through httplib's request parser.
 //
 // Design (why slow clients cannot stall the server):
 //   - One poller thread accepts connections and reads request heads. Idle
 //     keep-alive connections and clients that send their head slowly wait
 //     here, costing a file descriptor and a buffer but no worker thread.
-//   - A worker thread gets a connection only once its head is complete (an
-//     empty line ends it). It reads the body and writes the response through
-//     a Stream whose reads share one deadline (body_timeout + read_timeout
-//     from the end of the head; the handler enforces body_timeout itself at
-//     each chunk) and each wait at most read_timeout; then the connection goes
-//     back to the poller for its next request, or is closed.
+//   - A Content-Length body is read by the poller as well (within
+//     body_timeout of the end of the head, no read stalling for more than
+//     read_timeout: 408 otherwise), up to max_buffered_body_bytes for all
+//     connections together.
+//   - A worker thread gets a connection only once its request is complete
+//     (or its body is chunked, waits for "100 Continue" or is beyond the
+//     poller's budget). It reads what is left of the body and writes the
+//     response through a Stream whose reads share one deadline (body_timeout
+//     + read_timeout from the end of the head; the handler enforces
+//     body_timeout itself at each chunk) and each wait at most read_timeout;
+//     then the connection goes back to the poller for its next request, or
+//     is closed.
 //   - A head must be complete within head_timeout of its first byte (408,
 //     then close), a connection that sends nothing is closed after
 //     idle_timeout, and a head larger than max_head_bytes answers 431.
@@ -20,8 +26,9 @@
 //   - At most max_connections are open; one more is answered 503 and closed
 //     at once. The listen backlog is listen_backlog.
 // So /healthz waits only for the requests that are being served: a worker is
-// held by a client only once it has sent a whole head, and then for at most
-// body_timeout + read_timeout + the handler + write_timeout.
+// held by a client only once it has sent a whole request (bar the exceptions
+// above, where it is held for at most body_timeout + read_timeout), then for
+// the handler and at most write_timeout per write.
 //
 // Thread-safety: Start() once, Stop() from any thread (idempotent); port()
 // from any thread. The ServeFn runs on the worker threads concurrently.
@@ -55,6 +62,10 @@ struct ConnectionLimits {
   std::chrono::milliseconds write_timeout{10000};  // one write without progress
   size_t max_head_bytes = 64u << 10;
   size_t max_body_bytes = 8u << 20;
+  // Content-Length bodies are read by the poller too, up to this many bytes
+  // for all connections together; a body that does not fit (and a chunked
+  // one, or one after "Expect: 100-continue") is read by its worker.
+  size_t max_buffered_body_bytes = 64u << 20;
   size_t max_connections = 4096;
   int listen_backlog = 1024;
   size_t workers = 8;
@@ -102,8 +113,11 @@ class ConnectionServer {
   // Refuses a head over max_head_bytes, or passes a complete one to
   // HeadComplete; false when `c` left the poller (handed to a worker).
   bool ScanHead(Connection& c);
-  // The head of `c` is complete: refuse it or hand it to a worker.
-  void HeadComplete(Connection& c, size_t head_end);
+  // The head of `c` is complete: refuse it (413), wait here for its body, or
+  // hand it to a worker; false when `c` left the poller.
+  bool HeadComplete(Connection& c, size_t head_end);
+  void Dispatch(Connection& c);  // to a worker; `c` is moved from
+  void ReleaseBody(Connection& c);  // gives back the body budget `c` holds
   // Answers `reply` and half-closes `c`, which then drains for a while.
   void Refuse(Connection& c, const EarlyReply& reply, std::string_view message);
   void Serve(Connection c);
@@ -126,6 +140,7 @@ class ConnectionServer {
   bool poller_done_ = false;             // guarded by mu_
   // Poller only: accepting pauses until then after running out of descriptors.
   std::chrono::steady_clock::time_point accept_paused_until_;
+  size_t buffered_body_bytes_ = 0;  // poller only: bodies being read (reserved)
   std::unique_ptr<httplib::ThreadPool> workers_;
   std::thread poller_;
   std::mutex stop_mu_;  // serialises Stop()
