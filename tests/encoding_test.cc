@@ -124,5 +124,29 @@ TEST(Encoding, MessagesNeverCarryRawNulOrInvalidBytes) {
   EXPECT_EQ(json, "column 4: syntax error; last read: '\"Zo\\xEB'");
 }
 
+// A multi-megabyte token is quoted by its last kMaxJsonExcerptBytes, where the
+// error is; what the parser expected is kept after the quote.
+TEST(Encoding, JsonErrorsQuoteAShortExcerpt) {
+  const std::string token = "\"" + std::string(5000, 'a') + "\xE2\x82\xAC" + std::string(70, 'b');
+  const std::string cut = CleanJsonError(
+      "[json.exception.parse_error.101] parse error at line 1, column 5074: syntax error while "
+      "parsing object key - invalid string: missing closing quote; last read: '" +
+          token + "'; expected string literal",
+      true);
+  EXPECT_LT(cut.size(), 250u) << cut;
+  // 80 bytes: 7 of the a's, the euro sign (3 bytes) and the b's.
+  EXPECT_NE(cut.find("last read: '..." + std::string(7, 'a') + "\xE2\x82\xAC" +
+                     std::string(70, 'b') + "'"),
+            std::string::npos)
+      << cut;
+  EXPECT_NE(cut.find("'; expected string literal"), std::string::npos) << cut;
+  EXPECT_EQ(cut.rfind("column 5074: syntax error", 0), 0u) << cut;
+  // Short quotes are kept whole.
+  EXPECT_EQ(CleanJsonError("[json.exception.parse_error.101] parse error at line 2, column 1: "
+                           "syntax error - invalid literal; last read: 'tru'",
+                           true),
+            "line 2, column 1: syntax error - invalid literal; last read: 'tru'");
+}
+
 }  // namespace
 }  // namespace flowrag

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "flowrag/engine.h"
+#include "server/connections.h"
 #include "server/routes.h"
 #include "test_util.h"
 
@@ -152,6 +153,22 @@ TEST(ServerRoutesTest, ParsesPathsIntoEndpointsAndWorkspaces) {
   EXPECT_TRUE(server::MethodAllowed(RouteKind::kStats, "HEAD"));
   EXPECT_FALSE(server::MethodAllowed(RouteKind::kQuery, "GET"));
   EXPECT_TRUE(server::MethodAllowed(RouteKind::kDocument, "DELETE"));
+}
+
+TEST(ServerConnectionsTest, FindsTheEndOfAHeadAndItsContentLength) {
+  using server::AnnouncedContentLength;
+  using server::HeadEnd;
+  EXPECT_EQ(HeadEnd("GET / HTTP/1.1\r\nHost: x\r\n"), std::string_view::npos);
+  EXPECT_EQ(HeadEnd("GET / HTTP/1.1\r\nHost: x\r\n\r\nbody"), 27u);
+  EXPECT_EQ(HeadEnd("GET / HTTP/1.1\nHost: x\n\n"), 24u);
+  EXPECT_EQ(AnnouncedContentLength("POST / HTTP/1.1\r\ncontent-LENGTH:  42 \r\n\r\n"), 42u);
+  EXPECT_EQ(AnnouncedContentLength("POST / HTTP/1.1\r\nContent-Length: 1000000000000\r\n\r\n"),
+            1000000000000u);
+  EXPECT_EQ(AnnouncedContentLength("POST / HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n"),
+            UINT64_MAX);  // saturated, still over any limit
+  EXPECT_FALSE(AnnouncedContentLength("POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n"));
+  EXPECT_FALSE(AnnouncedContentLength("POST / HTTP/1.1\r\nX-Content-Length: 5\r\n\r\n"));
+  EXPECT_FALSE(AnnouncedContentLength("GET /Content-Length:5 HTTP/1.1\r\n\r\n"));
 }
 
 TEST_F(ServerTest, CreateRejectsBadWorkspacesAndStartReportsATakenPort) {
@@ -521,6 +538,7 @@ class RawConnection {
   }
   ~RawConnection() { close(fd_); }
   bool connected() const { return connected_; }
+  bool closed() const { return closed_; }
   void Send(const std::string& s) { (void)!send(fd_, s.data(), s.size(), MSG_NOSIGNAL); }
   // What the server sent within `ms` (until it closes or pauses 100 ms after data).
   std::string Receive(int ms) {
@@ -534,7 +552,10 @@ class RawConnection {
       }
       char buf[4096];
       const ssize_t n = recv(fd_, buf, sizeof(buf), 0);
-      if (n <= 0) break;
+      if (n <= 0) {
+        closed_ = true;  // the server closed (or reset) the connection
+        break;
+      }
       out.append(buf, static_cast<size_t>(n));
     }
     return out;
@@ -543,7 +564,20 @@ class RawConnection {
  private:
   int fd_ = -1;
   bool connected_ = false;
+  bool closed_ = false;
 };
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// GET path on a fresh connection; the raw response ("" when none came within 5 s).
+std::string RawGet(int port, const std::string& path, const std::string& headers = "") {
+  RawConnection conn(port);
+  conn.Send("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" + headers +
+            "Connection: close\r\n\r\n");
+  return conn.Receive(5000);
+}
 
 TEST_F(ServerTest, SlowClientsTimeOutWhileOthersAreServed) {
   ServerOptions options;
@@ -601,6 +635,227 @@ TEST_F(ServerTest, SlowClientsTimeOutWhileOthersAreServed) {
   EXPECT_GE(trickled_at, 1.9);
   EXPECT_LT(trickled_at, 5.0);
   EXPECT_EQ(c.Get("/healthz")->status, 200);
+}
+
+// More slow-header, slow-body and idle connections than worker threads:
+// /healthz and queries are still answered at once, and the slow and idle
+// connections are closed after their deadlines (408 for an unfinished head
+// or body).
+TEST_F(ServerTest, SlowHeadersBodiesAndIdleConnectionsDoNotHoldWorkers) {
+  ServerOptions options;
+  options.threads = 2;
+  options.head_timeout_s = 1;
+  options.body_timeout_s = 3;  // longer than the probes may wait
+  options.keep_alive_timeout_s = 1;
+  auto server = ServeDemo(options);
+  ASSERT_NE(server, nullptr);
+  const int port = server->port();
+  const auto start = std::chrono::steady_clock::now();
+  constexpr int kSlow = 6;
+  constexpr int kIdle = 60;
+  // Slow clients: a head byte (even ones) or, after a whole head, a body
+  // byte (odd ones) every 100 ms, for at most 6 s.
+  std::vector<std::string> slow_replies(kSlow);
+  std::vector<double> slow_closed_at(kSlow, -1.0);
+  std::vector<std::thread> slow;
+  for (int i = 0; i < kSlow; ++i) {
+    slow.emplace_back([&, i] {
+      RawConnection conn(port);
+      std::string trickled = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " +
+                             std::string(100, 'a') + "\r\n\r\n";
+      if (i % 2 == 1) {
+        conn.Send("POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n");
+        trickled = std::string(100, ' ');
+      }
+      for (size_t b = 0; b < trickled.size() && SecondsSince(start) < 6.0; ++b) {
+        conn.Send(trickled.substr(b, 1));
+        slow_replies[i] += conn.Receive(100);
+        if (conn.closed()) {
+          slow_closed_at[i] = SecondsSince(start);
+          return;
+        }
+      }
+    });
+  }
+  std::vector<std::unique_ptr<RawConnection>> idle;
+  for (int i = 0; i < kIdle; ++i) idle.push_back(std::make_unique<RawConnection>(port));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+
+  httplib::Client c("127.0.0.1", port);
+  c.set_connection_timeout(2, 0);
+  c.set_read_timeout(2, 0);  // the slow clients would hold a worker for 6 s
+  const auto probe = std::chrono::steady_clock::now();
+  auto health = c.Get("/healthz");
+  ASSERT_TRUE(health) << "no answer while slow clients were connected";
+  EXPECT_EQ(health->status, 200);
+  auto query = PostJson(c, "/v1/query", {{"question", kQuestion}, {"method", "bm25"}});
+  ASSERT_TRUE(query);
+  EXPECT_EQ(query->status, 200);
+  EXPECT_LT(SecondsSince(probe), 2.0);
+
+  for (std::thread& t : slow) t.join();
+  for (int i = 0; i < kSlow; ++i) {
+    EXPECT_EQ(slow_replies[i].rfind("HTTP/1.1 408", 0), 0u) << slow_replies[i];
+    EXPECT_NE(slow_replies[i].find("request_timeout"), std::string::npos) << slow_replies[i];
+    const double timeout = i % 2 == 0 ? 1.0 : 3.0;  // head or body
+    EXPECT_GT(slow_closed_at[i], timeout - 0.1) << "slow client " << i << " was not closed";
+    EXPECT_LT(slow_closed_at[i], timeout + 2.5) << "slow client " << i;
+  }
+  // Idle connections are closed without a word after keep_alive_timeout_s.
+  for (auto& conn : idle) {
+    EXPECT_EQ(conn->Receive(3000), "");
+    EXPECT_TRUE(conn->closed());
+  }
+  EXPECT_EQ(Client(*server).Get("/healthz")->status, 200);
+}
+
+// One connection over max_connections is answered 503 at once; the server
+// accepts again once connections close.
+TEST_F(ServerTest, ConnectionsOverTheLimitAreRefusedAtOnce) {
+  ServerOptions options;
+  options.max_connections = 4;
+  auto server = ServeDemo(options);
+  ASSERT_NE(server, nullptr);
+  std::vector<std::unique_ptr<RawConnection>> idle;
+  for (int i = 0; i < 4; ++i) idle.push_back(std::make_unique<RawConnection>(server->port()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // accepted by now
+  const auto start = std::chrono::steady_clock::now();
+  const std::string refused = RawGet(server->port(), "/healthz");
+  EXPECT_LT(SecondsSince(start), 2.0);
+  EXPECT_EQ(refused.rfind("HTTP/1.1 503", 0), 0u) << refused;
+  EXPECT_NE(refused.find("\"unavailable\""), std::string::npos) << refused;
+  idle.clear();
+  std::string answer;
+  for (int i = 0; i < 50 && answer.rfind("HTTP/1.1 200", 0) != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    answer = RawGet(server->port(), "/healthz");
+  }
+  EXPECT_EQ(answer.rfind("HTTP/1.1 200", 0), 0u) << answer;
+  auto m = Client(*server).Get("/metrics");
+  ASSERT_TRUE(m);
+  EXPECT_NE(m->body.find("flowrag_http_errors_total{route=\"other\",code=\"unavailable\"} 1\n"),
+            std::string::npos)
+      << m->body;
+}
+
+// A Content-Length over the limit is refused from the header, without
+// waiting for (or reading) the body.
+TEST_F(ServerTest, AnnouncedHugeBodyIs413AtOnce) {
+  auto server = ServeDemo();
+  ASSERT_NE(server, nullptr);
+  RawConnection conn(server->port());
+  const auto start = std::chrono::steady_clock::now();
+  conn.Send(
+      "POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+      "Content-Length: 1000000000000\r\n\r\n{\"question\": ");
+  const std::string reply = conn.Receive(5000);
+  EXPECT_LT(SecondsSince(start), 3.0);  // read_timeout_s is 10
+  EXPECT_EQ(reply.rfind("HTTP/1.1 413", 0), 0u) << reply;
+  EXPECT_NE(reply.find("payload_too_large"), std::string::npos) << reply;
+}
+
+// A head over 64 KiB is refused with 431, complete or not.
+TEST_F(ServerTest, HeadOverTheLimitIs431) {
+  auto server = ServeDemo();
+  ASSERT_NE(server, nullptr);
+  for (const char* end : {"\r\n\r\n", "\r\n"}) {
+    RawConnection conn(server->port());
+    conn.Send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + std::string(70000, 'a') +
+              end);
+    const std::string reply = conn.Receive(5000);
+    EXPECT_EQ(reply.rfind("HTTP/1.1 431", 0), 0u) << reply.substr(0, 200);
+    EXPECT_NE(reply.find("header_too_large"), std::string::npos) << reply.substr(0, 200);
+  }
+  EXPECT_EQ(RawGet(server->port(), "/healthz").rfind("HTTP/1.1 200", 0), 0u);
+}
+
+// With a token configured, every /v1 path answers 401 without it, before
+// routing (404), method (405) or body (411) checks; without a token those
+// come in that order.
+TEST_F(ServerTest, AuthComesBeforeRoutingAndBodyChecks) {
+  ServerOptions options;
+  options.bearer_token = "s3cret";
+  auto server = ServeDemo(options);
+  ASSERT_NE(server, nullptr);
+  const int port = server->port();
+  for (const char* path : {"/v1/nothing", "/v1/w/nope/stats", "/v1/query", "/v1/w/x%2Fstats"}) {
+    const std::string get = RawGet(port, path);
+    EXPECT_EQ(get.rfind("HTTP/1.1 401", 0), 0u) << path << "\n" << get;
+    RawConnection put(port);
+    put.Send("PUT " + std::string(path) + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+    const std::string reply = put.Receive(5000);
+    EXPECT_EQ(reply.rfind("HTTP/1.1 401", 0), 0u) << path << "\n" << reply;
+  }
+  EXPECT_EQ(RawGet(port, "/v1/nothing", "Authorization: Bearer s3cret\r\n").rfind("HTTP/1.1 404", 0),
+            0u);
+  RawConnection put(port);
+  put.Send("PUT /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer s3cret\r\n\r\n");
+  const std::string reply = put.Receive(5000);
+  EXPECT_EQ(reply.rfind("HTTP/1.1 405", 0), 0u) << reply;
+}
+
+// An encoded slash stays inside its path segment: /v1/w/b%2Fstats names the
+// workspace "b/stats", which cannot exist, not /v1/w/b/stats.
+TEST_F(ServerTest, EncodedSlashIsNotAPathSeparator) {
+  auto server = Serve({}, {{"default", DemoCopy("default")}, {"b", DemoCopy("b")}});
+  ASSERT_NE(server, nullptr);
+  const int port = server->port();
+  EXPECT_EQ(RawGet(port, "/v1/w/b/stats").rfind("HTTP/1.1 200", 0), 0u);
+  EXPECT_EQ(RawGet(port, "/v1/w/%62/stats").rfind("HTTP/1.1 200", 0), 0u);  // %62 is "b"
+  for (const char* path : {"/v1/w/b%2Fstats", "/v1/w/b%2fstats", "/v1%2Fstats", "/v1/w%2Fb/stats"}) {
+    const std::string reply = RawGet(port, path);
+    EXPECT_EQ(reply.rfind("HTTP/1.1 404", 0), 0u) << path << "\n" << reply;
+  }
+  auto route = server::ParseRoute("/v1/documents/people%2Fada.md");
+  EXPECT_EQ(route.kind, server::RouteKind::kDocument);
+  EXPECT_EQ(route.document_id, "people/ada.md");  // an id may hold a slash
+  EXPECT_EQ(server::ParseRoute("/v1/w/b%2Fstats").kind, server::RouteKind::kUnknown);
+  EXPECT_EQ(server::ParseRoute("/v1/w/%62/stats").workspace, "b");
+}
+
+// A number beyond the range of a double is a 400 naming its field, wherever it is.
+TEST_F(ServerTest, NumbersOutOfRangeAre400NamingTheField) {
+  auto server = ServeDemo();
+  ASSERT_NE(server, nullptr);
+  auto c = Client(*server);
+  const std::string q = "{\"question\": \"x\", \"method\": \"bm25\", ";
+  ExpectError(c.Post("/v1/query", q + "\"top_k\": 1e400}", "application/json"), 400,
+              "invalid_argument", "top_k");
+  ExpectError(c.Post("/v1/query", q + "\"deadline_ms\": -1e400}", "application/json"), 400,
+              "invalid_argument", "deadline_ms");
+  ExpectError(c.Post("/v1/query", q + "\"max_steps\": 1e400}", "application/json"), 400,
+              "invalid_argument", "max_steps");
+  ExpectError(c.Post("/v1/query", q + "\"options\": {\"ppr.alpha\": 1E+999}}", "application/json"),
+              400, "invalid_argument", "options.ppr.alpha");
+  ExpectError(c.Post("/v1/documents",
+                     "{\"documents\": [{\"id\": \"a\", \"text\": \"t\"}, {\"id\": 1e400}]}",
+                     "application/json"),
+              400, "invalid_argument", "documents[1].id");
+  auto top = c.Post("/v1/query", "1e400", "application/json");
+  ExpectError(top, 400, "invalid_argument");
+  EXPECT_EQ(Body(top)["error"].count("field"), 0u) << top->body;
+  EXPECT_EQ(Documents(c), demo_documents_);
+}
+
+// A malformed body of megabytes is quoted by a short excerpt, not echoed.
+TEST_F(ServerTest, ErrorsQuoteAShortExcerptOfTheInput) {
+  auto server = ServeDemo();
+  ASSERT_NE(server, nullptr);
+  auto c = Client(*server);
+  const std::string body = "{\"question\": \"" + std::string(6 << 20, 'a');  // no closing quote
+  auto r = c.Post("/v1/query", body, "application/json");
+  ExpectError(r, 400, "invalid_json");
+  EXPECT_LT(r->body.size(), 600u) << r->body.substr(0, 2000);
+  const std::string message = Body(r)["error"].value("message", "");
+  EXPECT_NE(message.find("(byte "), std::string::npos) << message;
+  EXPECT_NE(message.find("...aaaa"), std::string::npos) << message;
+  // Paths are quoted short too.
+  auto route = c.Get(("/v1/" + std::string(6000, 'x')).c_str());
+  ExpectError(route, 404, "not_found");
+  EXPECT_LT(route->body.size(), 300u) << route->body;
+  auto ws = c.Get(("/v1/w/" + std::string(6000, 'y') + "/stats").c_str());
+  ExpectError(ws, 404, "workspace_not_found");
+  EXPECT_LT(ws->body.size(), 300u) << ws->body;
 }
 
 TEST_F(ServerTest, MetricsCountTheRequestsMade) {

@@ -12,7 +12,8 @@
 // /v1/... (the default workspace). The endpoints, request and response
 // shapes, error codes and metric names are documented in doc/http_api.md.
 //
-// Concurrency: requests are served by a pool of `threads` worker threads.
+// Concurrency: one thread accepts connections and reads request heads; each
+// complete request is served by one of `threads` worker threads.
 // Queries of a workspace run concurrently with each other and with one write
 // (document insert or delete) of that workspace, which the engine serialises;
 // readers see the old snapshot until the engine swaps in the new one.
@@ -44,20 +45,35 @@ struct ServerOptions {
   std::string bearer_token;
   // Largest request body accepted (413 above it).
   size_t max_body_bytes = 8u << 20;
-  // Slow clients: a read (request line, headers or a body chunk) that makes no
-  // progress for read_timeout_s fails; a whole request body must arrive within
-  // body_timeout_s (408 otherwise), however it is trickled.
+  // Slow and idle clients (the design is in src/server/connections.h):
+  // - a request head (request line and headers) must be complete within
+  //   head_timeout_s of its first byte: 408, then the connection closes;
+  // - a read of the body that makes no progress for read_timeout_s fails, and
+  //   a whole body must arrive within body_timeout_s of the end of its head
+  //   (408), however it is trickled;
+  // - a write of the response that makes no progress for write_timeout_s
+  //   closes the connection;
+  // - a connection that sends nothing (before its first request, or between
+  //   requests) is closed after keep_alive_timeout_s.
+  int head_timeout_s = 10;
   int read_timeout_s = 10;
   int write_timeout_s = 10;
   int body_timeout_s = 30;
-  // Idle keep-alive connections are closed after this many seconds.
   int keep_alive_timeout_s = 5;
+  // Open connections at most (idle ones included); one more is answered 503
+  // and closed at once. Lowered to the open-files limit (RLIMIT_NOFILE) less
+  // 64 descriptors for the stores.
+  size_t max_connections = 4096;
+  // Connections the kernel queues before the server accepts them (listen(2);
+  // the kernel caps it at net.core.somaxconn).
+  int listen_backlog = 1024;
   // Upper bound on a query's AnswerOptions::deadline_ms (0 = no bound). A
   // request may ask for less; a query that runs out starts no further
   // retrieval round and answers from what it gathered, with a warning.
   double query_deadline_ms = 0.0;
-  // Worker threads (0: max(8, 2 × hardware threads)). Each open keep-alive
-  // connection holds a worker while it waits for its next request.
+  // Worker threads (0: max(8, 2 × hardware threads)). A worker serves one
+  // request at a time, from the end of its head to the end of its response;
+  // idle connections and unfinished heads hold no worker.
   size_t threads = 0;
   // How every workspace's store is opened.
   EngineOptions engine;

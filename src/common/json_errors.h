@@ -9,10 +9,17 @@
 
 namespace flowrag {
 
+// At most this many bytes of the input are quoted in a JSON error message
+// (nlohmann's "last read: '...'" can be a whole multi-megabyte token).
+inline constexpr size_t kMaxJsonExcerptBytes = 80;
+// The rest of a JSON error message is cut after this many bytes.
+inline constexpr size_t kMaxJsonErrorBytes = 200;
+
 // nlohmann messages look like "[json.exception.parse_error.101] parse error at
 // line 1, column 5: syntax error while parsing ...". Keeps "line 1, column 5:
 // syntax error ..." (or "column 5: ..." for single-line input), with the
-// quoted input escaped (EscapeForMessage in common/encoding.h).
+// quoted input escaped (EscapeForMessage in common/encoding.h) and cut to its
+// last kMaxJsonExcerptBytes ("..." in front when cut), where the error is.
 std::string CleanJsonError(std::string_view what, bool single_line);
 
 // "a string", "an integer", "a non-integer number", ... for messages about a

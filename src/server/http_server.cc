@@ -1,9 +1,11 @@
-// Server (include/flowrag/server.h) on cpp-httplib: one catch-all handler per
-// HTTP method feeds Dispatch(), which owns routing (404 / 405), auth (401),
-// body limits (413 / 408) and the JSON error shape; the pre- and post-routing
-// hooks bracket every request for the metrics.
+// Server (include/flowrag/server.h): ConnectionServer (server/connections.h)
+// accepts connections and reads request heads; each complete head goes to
+// cpp-httplib's request parser on a worker thread. One catch-all handler per
+// HTTP method feeds Dispatch(), which owns auth (401, first), routing (404 /
+// 405), body limits (411 / 413 / 408) and the JSON error shape; the pre- and
+// post-routing hooks bracket every request for the metrics.
 #include <httplib.h>
-#include <sys/socket.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cctype>
@@ -13,8 +15,10 @@
 #include <mutex>
 #include <thread>
 
+#include "common/encoding.h"
 #include "flowrag/engine.h"
 #include "flowrag/server.h"
+#include "server/connections.h"
 #include "server/errors.h"
 #include "server/handlers.h"
 #include "server/metrics.h"
@@ -40,6 +44,38 @@ struct RequestContext {
   std::string error_code;  // metrics label of an error reply
 };
 thread_local RequestContext tl_request;
+// Whether the response just written closes the connection (set by the
+// post-routing hook, read by the worker that serves the connection).
+thread_local bool tl_close_after = false;
+
+// Bodies up to this size are read and dropped when a request is refused
+// before its body is read, so that the connection stays usable; a larger
+// body closes the connection instead.
+constexpr uint64_t kMaxDrainedBody = 64u << 10;
+
+// Error messages quote at most this much of a path.
+constexpr size_t kMaxQuotedBytes = 80;
+
+// File descriptors kept out of max_connections (stores, logs, the listener).
+constexpr size_t kReservedFiles = 64;
+
+// httplib's request parser, serving one request from a Stream.
+class RequestParser final : public httplib::Server {
+ public:
+  // Whether the connection may carry another request.
+  bool ServeOne(httplib::Stream& stream) {
+    bool client_closes = false;
+    tl_close_after = false;
+    const bool ok = process_request(stream, /*close_connection=*/false, client_closes, nullptr);
+    return ok && !client_closes && !tl_close_after;
+  }
+};
+
+// The raw path of the request target (percent-encoding kept, no query string).
+std::string_view RawPath(const httplib::Request& req) {
+  std::string_view target = req.target;
+  return target.substr(0, target.find('?'));
+}
 
 // [A-Za-z0-9_.-]{1,64}
 bool ValidWorkspaceName(const std::string& name) {
@@ -106,8 +142,16 @@ class ServerImpl final : public Server {
 
  private:
   void Configure();
+  ConnectionLimits Limits() const;
   void Dispatch(const httplib::Request& req, httplib::Response& res,
                 const httplib::ContentReader* reader);
+  // Auth, route, workspace and method, checked before any body is read.
+  // Sets *ws, or answers `res` (204 for OPTIONS, or an error) and returns true.
+  bool Refused(const httplib::Request& req, const Route& route, httplib::Response& res,
+               Workspace** ws);
+  // The request's body into *body; answers `res` and returns false on an error.
+  bool ReceiveBody(const httplib::Request& req, const httplib::ContentReader& reader,
+                   httplib::Response& res, std::string* body) const;
   // Reads the body through `reader` within the size and time limits.
   std::optional<ApiError> ReadBody(const httplib::Request& req,
                                    const httplib::ContentReader& reader, std::string* body) const;
@@ -119,33 +163,23 @@ class ServerImpl final : public Server {
   const ServerOptions options_;
   std::vector<Workspace> workspaces_;  // [0]: the default workspace
   Metrics metrics_;
-  httplib::Server http_;
+  RequestParser http_;
+  std::unique_ptr<ConnectionServer> connections_;  // guarded by stop_mu_ after Start()
 
   std::mutex mu_;
   std::condition_variable cv_;
   bool started_ = false;  // guarded by mu_
   bool stopped_ = false;  // guarded by mu_
-  std::mutex stop_mu_;    // serialises Stop()
-  std::thread listener_;  // guarded by stop_mu_ after Start()
+  std::mutex stop_mu_;  // serialises Start() and Stop()
   std::atomic<int> port_{0};
 };
 
 void ServerImpl::Configure() {
-  size_t threads = options_.threads;
-  if (threads == 0) threads = std::max<size_t>(8, 2 * std::thread::hardware_concurrency());
-  http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  // Sockets, timeouts and worker threads belong to connections_; httplib
+  // parses requests, routes them to the handlers below and writes responses.
   http_.set_payload_max_length(options_.max_body_bytes);
-  http_.set_read_timeout(options_.read_timeout_s, 0);
-  http_.set_write_timeout(options_.write_timeout_s, 0);
   http_.set_keep_alive_timeout(options_.keep_alive_timeout_s);
   http_.set_keep_alive_max_count(1000);
-  http_.set_tcp_nodelay(true);
-  // httplib's default also sets SO_REUSEPORT, with which a second server on
-  // the same port would start and silently share the traffic.
-  http_.set_socket_options([](socket_t sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  });
   http_.set_default_headers({{"X-Content-Type-Options", "nosniff"}});
 
   http_.set_pre_routing_handler([this](const httplib::Request&, httplib::Response&) {
@@ -195,7 +229,9 @@ void ServerImpl::LogRequest(const httplib::Request& req, const httplib::Response
       ctx.active ? std::chrono::duration<double>(Clock::now() - ctx.start).count() : -1.0;
   std::string error_code = ctx.error_code;
   if (error_code.empty() && res.status >= 400) error_code = ProtocolError(res.status).code;
-  const RouteKind kind = ParseRoute(req.path).kind;
+  // A request httplib could not parse (never routed) closes its connection.
+  tl_close_after = !ctx.active || res.get_header_value("Connection") == "close";
+  const RouteKind kind = ParseRoute(RawPath(req)).kind;
   metrics_.RequestFinished(RouteLabel(kind), req.method, res.status, ctx.workspace, seconds,
                            error_code, ctx.active);
   if (options_.access_log) {
@@ -243,6 +279,8 @@ std::optional<ApiError> ServerImpl::ReadBody(const httplib::Request& req,
     return true;
   });
   if (ok) return std::nullopt;
+  // The connection's reads end at body_timeout_s + read_timeout_s.
+  too_slow = too_slow || Clock::now() > deadline;
   // httplib skips a body whose Content-Length is over the limit without
   // handing us a byte.
   if (req.has_header("Content-Length") &&
@@ -265,36 +303,8 @@ std::optional<ApiError> ServerImpl::ReadBody(const httplib::Request& req,
                   ""};
 }
 
-void ServerImpl::Dispatch(const httplib::Request& req, httplib::Response& res,
-                          const httplib::ContentReader* reader) {
-  const Route route = ParseRoute(req.path);
-  // A body is read (or drained) before anything is answered, so that the
-  // connection stays in step for the next request.
-  std::string body;
-  if (reader != nullptr) {
-    const bool has_body =
-        req.has_header("Content-Length") ||
-        req.get_header_value("Transfer-Encoding").find("chunked") != std::string::npos;
-    if (!has_body && req.method != "DELETE") {
-      res.set_header("Connection", "close");
-      SetJson(res, ErrorReply({411, "length_required",
-                               "a request body needs Content-Length or chunked encoding", ""}));
-      return;
-    }
-    if (has_body) {
-      if (auto e = ReadBody(req, *reader, &body)) {
-        res.set_header("Connection", "close");
-        SetJson(res, ErrorReply(*e));
-        return;
-      }
-    }
-  }
-  if (route.kind == RouteKind::kUnknown) {
-    SetJson(res,
-            ErrorReply({404, "not_found",
-                        "no route " + req.method + " " + req.path + " (see doc/http_api.md)", ""}));
-    return;
-  }
+bool ServerImpl::Refused(const httplib::Request& req, const Route& route,
+                         httplib::Response& res, Workspace** ws) {
   if (NeedsAuth(route.kind) && !Authorized(req)) {
     res.set_header("WWW-Authenticate", "Bearer realm=\"flowrag\"");
     SetJson(res, ErrorReply({401, "unauthorized",
@@ -302,19 +312,28 @@ void ServerImpl::Dispatch(const httplib::Request& req, httplib::Response& res,
                                  ? "invalid bearer token"
                                  : "missing header \"Authorization: Bearer <token>\"",
                              ""}));
-    return;
+    return true;
   }
-  Workspace* ws = FindWorkspace(route);
-  if (ws == nullptr) {
-    SetJson(res, ErrorReply({404, "workspace_not_found", "no workspace \"" + route.workspace + "\"",
+  if (route.kind == RouteKind::kUnknown) {
+    SetJson(res, ErrorReply({404, "not_found",
+                             "no route " + req.method + " " +
+                                 EscapeForMessage(RawPath(req), kMaxQuotedBytes) +
+                                 " (see doc/http_api.md)",
+                             ""}));
+    return true;
+  }
+  *ws = FindWorkspace(route);
+  if (*ws == nullptr) {
+    SetJson(res, ErrorReply({404, "workspace_not_found", "no workspace \"" +
+                                 EscapeForMessage(route.workspace, kMaxQuotedBytes) + "\"",
                              "workspace"}));
-    return;
+    return true;
   }
-  tl_request.workspace = ws->name;
+  tl_request.workspace = (*ws)->name;
   if (req.method == "OPTIONS") {
     res.status = 204;
     res.set_header("Allow", std::string(AllowedMethods(route.kind)));
-    return;
+    return true;
   }
   if (!MethodAllowed(route.kind, req.method)) {
     res.set_header("Allow", std::string(AllowedMethods(route.kind)));
@@ -322,8 +341,57 @@ void ServerImpl::Dispatch(const httplib::Request& req, httplib::Response& res,
                              req.method + " " + std::string(RouteLabel(route.kind)) + ": allowed " +
                                  std::string(AllowedMethods(route.kind)),
                              ""}));
+    return true;
+  }
+  return false;
+}
+
+bool ServerImpl::ReceiveBody(const httplib::Request& req, const httplib::ContentReader& reader,
+                             httplib::Response& res, std::string* body) const {
+  const bool has_body =
+      req.has_header("Content-Length") ||
+      req.get_header_value("Transfer-Encoding").find("chunked") != std::string::npos;
+  std::optional<ApiError> error;
+  if (!has_body && req.method != "DELETE") {
+    error = ApiError{411, "length_required",
+                     "a request body needs Content-Length or chunked encoding", ""};
+  } else if (has_body) {
+    error = ReadBody(req, reader, body);
+  }
+  if (!error) return true;
+  res.set_header("Connection", "close");
+  SetJson(res, ErrorReply(*error));
+  return false;
+}
+
+// A request refused before its body was read: a small announced body is read
+// and dropped so that the connection stays usable, any other closes it.
+void DropBody(const httplib::Request& req, const httplib::ContentReader* reader,
+              httplib::Response& res) {
+  if (reader == nullptr) return;  // httplib read the body already
+  const bool chunked = req.get_header_value("Transfer-Encoding").find("chunked") != std::string::npos;
+  if (!chunked && !req.has_header("Content-Length")) return;  // no body
+  const uint64_t length = req.get_header_value<uint64_t>("Content-Length");
+  if (!chunked && length <= kMaxDrainedBody && (*reader)([](const char*, size_t) { return true; })) {
     return;
   }
+  res.set_header("Connection", "close");
+}
+
+void ServerImpl::Dispatch(const httplib::Request& req, httplib::Response& res,
+                          const httplib::ContentReader* reader) {
+  const Route route = ParseRoute(RawPath(req));
+  // Auth comes first, then routing: nothing of the request is read, nor its
+  // route revealed, before the token is checked.
+  Workspace* ws = nullptr;
+  if (Refused(req, route, res, &ws)) {
+    DropBody(req, reader, res);
+    return;
+  }
+  // A body is read (or drained) before anything else is answered, so that
+  // the connection stays in step for the next request.
+  std::string body;
+  if (reader != nullptr && !ReceiveBody(req, *reader, res, &body)) return;
   switch (route.kind) {
     case RouteKind::kViewer:
       res.set_header("Cache-Control", "no-store");
@@ -368,61 +436,59 @@ Reply ServerImpl::Handle(const Route& route, Workspace& ws, const std::string& b
   }
 }
 
+ConnectionLimits ServerImpl::Limits() const {
+  using std::chrono::seconds;
+  ConnectionLimits limits;
+  limits.idle_timeout = seconds(options_.keep_alive_timeout_s);
+  limits.head_timeout = seconds(options_.head_timeout_s);
+  limits.read_timeout = seconds(options_.read_timeout_s);
+  limits.body_timeout = seconds(options_.body_timeout_s);
+  limits.write_timeout = seconds(options_.write_timeout_s);
+  limits.max_body_bytes = options_.max_body_bytes;
+  limits.listen_backlog = options_.listen_backlog;
+  limits.workers = options_.threads != 0
+                       ? options_.threads
+                       : std::max<size_t>(8, 2 * std::thread::hardware_concurrency());
+  // Each connection is a descriptor: keep some for the stores and the rest.
+  limits.max_connections = options_.max_connections;
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY) {
+    const size_t usable = files.rlim_cur > 2 * kReservedFiles ? files.rlim_cur - kReservedFiles
+                                                               : files.rlim_cur / 2;
+    limits.max_connections = std::min(limits.max_connections, usable);
+  }
+  return limits;
+}
+
 Status ServerImpl::Start() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (started_ || stopped_) return Status::FailedPrecondition("server: Start() called twice");
     started_ = true;
   }
-  int port = options_.port;
-  if (port == 0) {
-    port = http_.bind_to_any_port(options_.host);
-  } else if (!http_.bind_to_port(options_.host, port)) {
-    port = -1;
-  }
-  if (port <= 0) {
+  auto connections = ConnectionServer::Listen(
+      options_.host, options_.port, Limits(),
+      [this](httplib::Stream& stream) { return http_.ServeOne(stream); },
+      [this](const EarlyReply& reply) {
+        metrics_.RequestFinished(RouteLabel(RouteKind::kUnknown), "", reply.http_status, "", -1.0,
+                                 reply.code, false);
+      });
+  std::lock_guard<std::mutex> stop_lock(stop_mu_);
+  if (!connections.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
     stopped_ = true;
     cv_.notify_all();
-    return Status::IoError("server: cannot listen on " + options_.host + ":" +
-                           std::to_string(options_.port) +
-                           " (address in use, not local, or not permitted)");
+    return connections.status();
   }
-  port_ = port;
-  {
-    std::lock_guard<std::mutex> stop_lock(stop_mu_);
-    listener_ = std::thread([this] {
-      http_.listen_after_bind();
-      std::lock_guard<std::mutex> lock(mu_);
-      stopped_ = true;
-      cv_.notify_all();
-    });
-  }
-  const Clock::time_point give_up = Clock::now() + std::chrono::seconds(5);
-  while (!http_.is_running() && Clock::now() < give_up) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (stopped_) break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  if (!http_.is_running()) {
-    Stop();
-    return Status::Internal("server: the accept loop did not start");
-  }
+  connections_ = std::move(connections).value();
+  port_ = connections_->port();
+  connections_->Start();
   return Status::Ok();
 }
 
 void ServerImpl::Stop() {
   std::lock_guard<std::mutex> stop_lock(stop_mu_);
-  http_.stop();
-  if (listener_.joinable()) {
-    if (listener_.get_id() == std::this_thread::get_id()) {
-      listener_.detach();
-    } else {
-      listener_.join();
-    }
-  }
+  if (connections_ != nullptr) connections_->Stop();
   std::lock_guard<std::mutex> lock(mu_);
   stopped_ = true;
   cv_.notify_all();
@@ -444,10 +510,13 @@ Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options,
                                    ": expected 0 to 65535");
   }
   if (options.max_body_bytes == 0 || options.read_timeout_s <= 0 || options.write_timeout_s <= 0 ||
-      options.body_timeout_s <= 0) {
+      options.body_timeout_s <= 0 || options.head_timeout_s <= 0 ||
+      options.keep_alive_timeout_s <= 0 || options.max_connections == 0 ||
+      options.listen_backlog <= 0) {
     return Status::InvalidArgument(
-        "server options: max_body_bytes, read_timeout_s, write_timeout_s and body_timeout_s must "
-        "be positive");
+        "server options: max_body_bytes, read_timeout_s, write_timeout_s, body_timeout_s, "
+        "head_timeout_s, keep_alive_timeout_s, max_connections and listen_backlog must be "
+        "positive");
   }
   std::vector<server::ServerImpl::Workspace> opened;
   for (const WorkspaceSpec& spec : workspaces) {

@@ -1,9 +1,63 @@
 #include "server/request_json.h"
 
 #include <cmath>
+#include <vector>
+
+#include "common/json_errors.h"
 
 namespace flowrag::server {
 namespace {
+
+// Follows the parser's events to know the path of the value being parsed
+// ("options.top_k", "documents[2].text"), to name the field of an error the
+// parser raises (a number out of range).
+class JsonPathTracker {
+ public:
+  void Step(nlohmann::json::parse_event_t event, const nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    switch (event) {
+      case Event::object_start:
+      case Event::array_start:
+        frames_.push_back({event == Event::array_start, "", 0});
+        break;
+      case Event::key:
+        if (!frames_.empty()) frames_.back().key = parsed.get<std::string>();
+        break;
+      case Event::object_end:
+      case Event::array_end:
+        if (!frames_.empty()) frames_.pop_back();
+        NextElement();
+        break;
+      case Event::value:
+        NextElement();
+        break;
+    }
+  }
+
+  // The path of the value being parsed; "" at the top level.
+  std::string Path() const {
+    std::string path;
+    for (const Frame& f : frames_) {
+      if (f.array) {
+        path += "[" + std::to_string(f.index) + "]";
+      } else {
+        path += (path.empty() ? "" : ".") + f.key;
+      }
+    }
+    return path;
+  }
+
+ private:
+  struct Frame {
+    bool array;
+    std::string key;   // object: the current member
+    size_t index = 0;  // array: the current element
+  };
+  void NextElement() {
+    if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
+  }
+  std::vector<Frame> frames_;
+};
 
 const nlohmann::json* Member(const nlohmann::json& object, const char* name) {
   auto it = object.find(name);
@@ -17,16 +71,27 @@ std::optional<ApiError> ParseJsonObject(std::string_view body, nlohmann::json* o
   if (body.empty()) {
     return ApiError{400, "invalid_json", "request body is empty: expected a JSON object", ""};
   }
+  JsonPathTracker path;
   try {
-    *out = nlohmann::json::parse(body.begin(), body.end());
+    *out = nlohmann::json::parse(
+        body.begin(), body.end(),
+        [&path](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+          path.Step(event, parsed);
+          return true;
+        });
   } catch (const nlohmann::json::parse_error& e) {
-    // what(): "[json.exception.parse_error.101] parse error at line 1, column 9: ..."
-    std::string what = e.what();
-    const size_t pos = what.find("] ");
-    if (pos != std::string::npos) what = what.substr(pos + 2);
+    const bool single_line = body.find('\n') == std::string_view::npos;
     return ApiError{400, "invalid_json",
-                    "request body is not valid JSON (byte " + std::to_string(e.byte) + "): " + what,
+                    "request body is not valid JSON (byte " + std::to_string(e.byte) +
+                        "): " + CleanJsonError(e.what(), single_line),
                     ""};
+  } catch (const nlohmann::json::exception& e) {
+    // out_of_range 406: a number beyond the range of a double (1e400).
+    const std::string field = path.Path();
+    return BadRequest((field.empty() ? std::string("request body") : field) +
+                          ": number out of range: " + CleanJsonError(e.what(), true) +
+                          "; expected a finite number",
+                      field);
   }
   if (!out->is_object()) {
     return BadRequest(std::string("request body: expected a JSON object, got ") + out->type_name());

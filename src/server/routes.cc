@@ -1,63 +1,118 @@
 #include "server/routes.h"
 
+#include <vector>
+
 namespace flowrag::server {
 namespace {
 
-bool ConsumePrefix(std::string_view* s, std::string_view prefix) {
-  if (s->substr(0, prefix.size()) != prefix) return false;
-  s->remove_prefix(prefix.size());
-  return true;
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
 }
 
-// Reads "{ws}/" off the front of `rest`; false when there is no '/'.
-bool ConsumeWorkspace(std::string_view* rest, std::string* workspace) {
-  const size_t slash = rest->find('/');
-  if (slash == std::string_view::npos || slash == 0) return false;
-  *workspace = std::string(rest->substr(0, slash));
-  rest->remove_prefix(slash + 1);
-  return true;
-}
-
-RouteKind EndpointKind(std::string_view rest, std::string* document_id) {
-  if (rest == "query") return RouteKind::kQuery;
-  if (rest == "documents") return RouteKind::kDocuments;
-  if (rest == "stats") return RouteKind::kStats;
-  if (rest == "methods") return RouteKind::kMethods;
-  if (ConsumePrefix(&rest, "documents/") && !rest.empty()) {
-    *document_id = std::string(rest);
-    return RouteKind::kDocument;
+// The path segments of a raw path ("/v1/w/a/query" → "v1", "w", "a",
+// "query"), each kept raw: decoding comes after splitting, so that an
+// encoded slash stays inside its segment.
+std::vector<std::string_view> SplitSegments(std::string_view path) {
+  std::vector<std::string_view> segments;
+  if (path.empty() || path.front() != '/') return segments;
+  path.remove_prefix(1);
+  while (true) {
+    const size_t slash = path.find('/');
+    segments.push_back(path.substr(0, slash));
+    if (slash == std::string_view::npos) break;
+    path.remove_prefix(slash + 1);
   }
-  return RouteKind::kUnknown;
+  return segments;
+}
+
+// The joined raw segments [from, end) ("people/ada.md").
+std::string_view Rest(std::string_view path, const std::vector<std::string_view>& segments,
+                      size_t from) {
+  const size_t offset = static_cast<size_t>(segments[from].data() - path.data());
+  return path.substr(offset);
+}
+
+RouteKind EndpointKind(std::string_view path, const std::vector<std::string_view>& segments,
+                       size_t at, std::string* document_id) {
+  const size_t n = segments.size() - at;
+  if (n == 0) return RouteKind::kUnknown;
+  const std::string first = DecodePercent(segments[at]);
+  if (n == 1) {
+    if (first == "query") return RouteKind::kQuery;
+    if (first == "documents") return RouteKind::kDocuments;
+    if (first == "stats") return RouteKind::kStats;
+    if (first == "methods") return RouteKind::kMethods;
+    return RouteKind::kUnknown;
+  }
+  // documents/{id}: the id is the rest of the path, slashes (raw or encoded) included.
+  if (first != "documents") return RouteKind::kUnknown;
+  *document_id = DecodePercent(Rest(path, segments, at + 1));
+  return document_id->empty() ? RouteKind::kUnknown : RouteKind::kDocument;
+}
+
+// A decoded workspace segment; false when empty or when it holds a slash.
+bool WorkspaceSegment(std::string_view raw, std::string* workspace) {
+  *workspace = DecodePercent(raw);
+  return !workspace->empty() && workspace->find('/') == std::string::npos;
+}
+
+Route ParseApiRoute(std::string_view path, const std::vector<std::string_view>& segments) {
+  Route r;
+  size_t at = 1;  // after "v1"
+  if (segments.size() > 2 && DecodePercent(segments[1]) == "w") {
+    if (!WorkspaceSegment(segments[2], &r.workspace)) return Route{};
+    r.default_workspace = false;
+    at = 3;
+  }
+  r.kind = EndpointKind(path, segments, at, &r.document_id);
+  if (r.kind == RouteKind::kUnknown) return Route{};
+  return r;
 }
 
 }  // namespace
 
-Route ParseRoute(std::string_view path) {
-  Route r;
-  if (path == "/") {
-    r.kind = RouteKind::kViewer;
-  } else if (path == "/healthz") {
-    r.kind = RouteKind::kHealthz;
-  } else if (path == "/metrics") {
-    r.kind = RouteKind::kMetrics;
-  } else if (ConsumePrefix(&path, "/w/")) {
-    // "/w/{ws}/" or "/w/{ws}"
-    std::string_view ws = path;
-    if (!ws.empty() && ws.back() == '/') ws.remove_suffix(1);
-    if (!ws.empty() && ws.find('/') == std::string_view::npos) {
-      r.kind = RouteKind::kViewer;
-      r.default_workspace = false;
-      r.workspace = std::string(ws);
+std::string DecodePercent(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size()) {
+      const int hi = HexValue(s[i + 1]);
+      const int lo = HexValue(s[i + 2]);
+      if (hi >= 0 && lo >= 0) {
+        out += static_cast<char>(hi * 16 + lo);
+        i += 2;
+        continue;
+      }
     }
-  } else if (ConsumePrefix(&path, "/v1/")) {
-    if (ConsumePrefix(&path, "w/")) {
-      if (!ConsumeWorkspace(&path, &r.workspace)) return Route{};
-      r.default_workspace = false;
-    }
-    r.kind = EndpointKind(path, &r.document_id);
-    if (r.kind == RouteKind::kUnknown) return Route{};
+    out += s[i];
   }
-  return r;
+  return out;
+}
+
+Route ParseRoute(std::string_view path) {
+  const std::vector<std::string_view> segments = SplitSegments(path);
+  if (segments.empty()) return Route{};
+  const std::string first = DecodePercent(segments[0]);
+  Route r;
+  if (segments.size() == 1) {
+    if (first.empty()) r.kind = RouteKind::kViewer;
+    if (first == "healthz") r.kind = RouteKind::kHealthz;
+    if (first == "metrics") r.kind = RouteKind::kMetrics;
+    return r;
+  }
+  if (first == "w") {
+    // "/w/{ws}/" or "/w/{ws}"
+    const bool page = segments.size() == 2 || (segments.size() == 3 && segments[2].empty());
+    if (!page || !WorkspaceSegment(segments[1], &r.workspace)) return Route{};
+    r.kind = RouteKind::kViewer;
+    r.default_workspace = false;
+    return r;
+  }
+  if (first == "v1") return ParseApiRoute(path, segments);
+  return Route{};
 }
 
 std::string_view RouteLabel(RouteKind kind) {

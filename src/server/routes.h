@@ -30,12 +30,19 @@ enum class RouteKind {
 struct Route {
   RouteKind kind = RouteKind::kUnknown;
   bool default_workspace = true;  // false: /w/{ws}/... or /v1/w/{ws}/...
-  std::string workspace;          // the {ws} of the path
-  std::string document_id;        // kDocument: the (URL-decoded) rest of the path
+  std::string workspace;          // the (decoded) {ws} of the path
+  std::string document_id;        // kDocument: the decoded rest of the path
 };
 
-// `path` is URL-decoded and without the query string.
+// `path` is the raw (still percent-encoded) path of the request target,
+// without the query string. It is split at '/' before its segments are
+// decoded, so an encoded slash ("%2F") never separates segments: a workspace
+// name holding one is no route, a document id may hold one.
 Route ParseRoute(std::string_view path);
+
+// `s` with each %XY (two hex digits) replaced by its byte; a '%' not followed
+// by two hex digits stays as it is. '+' stays '+'.
+std::string DecodePercent(std::string_view s);
 
 // The metric label of a route: "/v1/query", "/v1/documents/{id}", "/", "other"
 // (workspace paths use the same labels; the workspace is a separate label).

@@ -2,12 +2,28 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
 namespace flowrag::cli {
+namespace {
+
+// Each connection is a descriptor: the soft open-files limit (often 1024)
+// goes up to the hard one, so that --max-connections is not cut down to it.
+void RaiseOpenFilesLimit() {
+  rlimit files{};
+  constexpr rlim_t kEnough = 65536;
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < std::min(files.rlim_max, kEnough)) {
+    files.rlim_cur = std::min(files.rlim_max, kEnough);
+    setrlimit(RLIMIT_NOFILE, &files);
+  }
+}
+
+}  // namespace
 
 CLI::App* AddServeCommand(CLI::App& app, ServeArgs* args) {
   auto* serve = app.add_subcommand(
@@ -28,12 +44,24 @@ CLI::App* AddServeCommand(CLI::App& app, ServeArgs* args) {
   serve->add_option("--max-body-mib", args->max_body_mib, "Largest request body, MiB")
       ->capture_default_str();
   serve
+      ->add_option("--head-timeout", args->server.head_timeout_s,
+                   "Seconds a request head may take from its first byte")
+      ->capture_default_str();
+  serve
       ->add_option("--read-timeout", args->server.read_timeout_s,
-                   "Seconds a client may stall while sending")
+                   "Seconds a client may stall while sending a body")
       ->capture_default_str();
   serve
       ->add_option("--body-timeout", args->server.body_timeout_s,
                    "Seconds a whole request body may take")
+      ->capture_default_str();
+  serve
+      ->add_option("--keep-alive-timeout", args->server.keep_alive_timeout_s,
+                   "Seconds an idle connection stays open")
+      ->capture_default_str();
+  serve
+      ->add_option("--max-connections", args->server.max_connections,
+                   "Open connections at most (one more is answered 503)")
       ->capture_default_str();
   serve
       ->add_option("--query-deadline-ms", args->server.query_deadline_ms,
@@ -79,6 +107,7 @@ Status RunServe(ServeArgs args) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
+  RaiseOpenFilesLimit();
   FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Create(args.server, workspaces));
   FLOWRAG_RETURN_IF_ERROR(server->Start());
   std::fprintf(stderr,
