@@ -220,7 +220,11 @@ Status Store::BumpGeneration() {
 
 Status Store::InWriteTransaction(const std::function<Status()>& body) {
   return InTransaction([&]() -> Status {
+    const sqlite3_int64 before = sqlite3_total_changes64(db_);
     FLOWRAG_RETURN_IF_ERROR(body());
+    // A transaction that changed no row (a collection that found nothing)
+    // leaves the snapshot valid.
+    if (sqlite3_total_changes64(db_) == before) return Status::Ok();
     return BumpGeneration();
   });
 }

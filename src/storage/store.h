@@ -374,8 +374,9 @@ class Store {
   Status CheckPages();
   Status Migrate(int from_version);
   Status InTransaction(const std::function<Status()>& body);
-  // InTransaction whose commit also increments meta.generation: for every
-  // write that can change what a snapshot reads (see the file comment).
+  // InTransaction whose commit also increments meta.generation when the
+  // body changed a row: for every write that can change what a snapshot
+  // reads (see the file comment).
   Status InWriteTransaction(const std::function<Status()>& body);
   // Increments meta.generation (inside the caller's transaction).
   Status BumpGeneration();
