@@ -192,6 +192,8 @@ CLI::App* AddSqlCommand(CLI::App& app, SqlArgs* a) {
   a->exec->add_option("sql", a->question, "The statement")->required();
   a->exec->add_option("--timeout", a->ask.limits.time_limit_seconds, "Seconds")->capture_default_str();
   a->exec->add_option("--max-rows", a->ask.limits.max_rows, "Rows returned")->capture_default_str();
+  a->exec->add_option("--max-bytes", a->ask.limits.max_result_bytes, "Bytes of the result (more: an error)")
+      ->capture_default_str();
   a->eval_cmd = sql->add_subcommand("eval", "Schema-linking P/R/F1 (and execution accuracy) on Spider / Spider 2.0-lite");
   a->eval_cmd->add_option("--spider", a->eval.spider, "Spider folder (dev.json, tables.json, database/)");
   a->eval_cmd->add_option("--spider2", a->eval.spider2, "spider2_lite folder");
