@@ -33,7 +33,6 @@ INSERT INTO cities VALUES (1, 'Paris'), (2, 'Oslo');
 INSERT INTO people VALUES (1, 'Ada', 1), (2, 'Bo', 2), (3, 'Cy', 1);
 )sql";
 
-
 // The one value of a one-row, one-column result, as text.
 std::string Scalar(ReadOnlyDatabase& db, const std::string& sql) {
   auto r = db.Execute(sql, Limits());
@@ -104,6 +103,21 @@ TEST_F(SqlHardeningTest, BoundedPrintfFormatsExactlyAsSqlite) {
   EXPECT_EQ(SqlValueText(r->rows[1][0]), "Bo #2");
 }
 
+TEST_F(SqlHardeningTest, HeapGrowthOverTheBudgetStopsTheStatement) {
+  // group_concat() keeps 50 MB (under the 64 MiB value limit) in SQLite's heap.
+  const std::string sql =
+      "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 50) "
+      "SELECT length(group_concat(randomblob(1000000), '')) FROM c";
+  SqlLimits limits = Limits();
+  limits.max_memory_bytes = 10 << 20;
+  auto r = db_->Execute(sql, limits);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("limits.max_memory_bytes"), std::string::npos)
+      << r.status().ToString();
+  EXPECT_EQ(Scalar(*db_, sql), "50000000");  // the default budget (1 GiB) lets it run
+}
+
 TEST(PrintfWidthsTest, ReadsWidthsAndPrecisionsInSqlitesArgumentOrder) {
   EXPECT_EQ(PrintfWidths("%.*c", {2000000000}), (std::vector<int64_t>{2000000000}));
   // A '*' takes the next argument; each conversion but %% and %n takes one.
@@ -168,7 +182,8 @@ TEST(Spider2DdlTest, OrdinaryDdlStillLoads) {
   testing::TempDir dir;
   const std::string folder = WriteSchemaFolder(
       dir, "shop",
-      {{"customers", "CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT CHECK (length(name) > 0))"},
+      {{"customers",
+        "CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT CHECK (length(name) > 0))"},
        {"orders",
         "CREATE TABLE orders (id INTEGER PRIMARY KEY AUTOINCREMENT, customer_id INTEGER "
         "REFERENCES customers(id), total REAL DEFAULT (round(0.0, 2)))"},
@@ -191,10 +206,10 @@ TEST(SqlFromDdlTest, TablesAndIndexesOnlyRefusesEverythingElse) {
   options.skip_bad = true;
   options.tables_and_indexes_only = true;
   std::vector<Status> statuses;
-  auto db = ReadOnlyDatabase::FromDdl({"CREATE TABLE a (x)", "CREATE INDEX ax ON a(x)",
-                                       "INSERT INTO a VALUES (1)", "CREATE VIEW v AS SELECT x FROM a",
-                                       "CREATE TABLE b AS SELECT 1 AS y", "SELECT 1"},
-                                      options, &statuses);
+  auto db = ReadOnlyDatabase::FromDdl(
+      {"CREATE TABLE a (x)", "CREATE INDEX ax ON a(x)", "INSERT INTO a VALUES (1)",
+       "CREATE VIEW v AS SELECT x FROM a", "CREATE TABLE b AS SELECT 1 AS y", "SELECT 1"},
+      options, &statuses);
   ASSERT_TRUE(db.ok()) << db.status().ToString();
   ASSERT_EQ(statuses.size(), 6u);
   EXPECT_TRUE(statuses[0].ok());
@@ -257,9 +272,9 @@ TEST_F(SqlHardeningTest, ResultBytesAreBounded) {
 }
 
 TEST_F(SqlHardeningTest, FunctionsOutsideTheAllowListAreRefused) {
-  for (const char* name : {"fts3_tokenizer('simple')", "sqlite_version()", "changes()",
-                           "last_insert_rowid()", "sqlite_compileoption_get(0)",
-                           "load_extension('x')"}) {
+  for (const char* name :
+       {"fts3_tokenizer('simple')", "sqlite_version()", "changes()", "last_insert_rowid()",
+        "sqlite_compileoption_get(0)", "load_extension('x')"}) {
     auto r = db_->Execute(std::string("SELECT ") + name, Limits());
     ASSERT_FALSE(r.ok()) << name;
     EXPECT_TRUE(IsSqlRefusal(r.status())) << name << ": " << r.status().ToString();
@@ -268,10 +283,12 @@ TEST_F(SqlHardeningTest, FunctionsOutsideTheAllowListAreRefused) {
   EXPECT_EQ(db_->Execute("SELECT fts3_tokenizer('simple')", Limits()).status().message(),
             "refused: function fts3_tokenizer() is not allowed");
   // What queries use is allowed: aggregates, windows, dates, math, JSON.
-  EXPECT_EQ(Scalar(*db_, "SELECT group_concat(name, ',') FROM (SELECT name FROM people ORDER BY id)"),
-            "Ada,Bo,Cy");
-  EXPECT_EQ(Scalar(*db_, "SELECT max(r) FROM (SELECT row_number() OVER (ORDER BY id) AS r FROM people)"),
-            "3");
+  EXPECT_EQ(
+      Scalar(*db_, "SELECT group_concat(name, ',') FROM (SELECT name FROM people ORDER BY id)"),
+      "Ada,Bo,Cy");
+  EXPECT_EQ(
+      Scalar(*db_, "SELECT max(r) FROM (SELECT row_number() OVER (ORDER BY id) AS r FROM people)"),
+      "3");
   EXPECT_EQ(Scalar(*db_, "SELECT strftime('%Y', date('2024-02-29', '+1 day'))"), "2024");
   EXPECT_EQ(Scalar(*db_, "SELECT round(sqrt(16) + pow(2, 3), 1)"), "12");
   EXPECT_EQ(Scalar(*db_, "SELECT '{\"a\": [1, 2]}' ->> '$.a[1]'"), "2");

@@ -63,7 +63,13 @@ class FormatScan {
     while (true) {
       const char c = At();
       switch (c) {
-        case '-': case '+': case ' ': case '#': case '!': case '0': case ',':
+        case '-':  // flags
+        case '+':
+        case ' ':
+        case '#':
+        case '!':
+        case '0':
+        case ',':
           ++i_;
           continue;
         case 'l':
@@ -186,13 +192,14 @@ Status InstallBoundedFunctions(sqlite3* db, int64_t max_width) {
   constexpr int kFlags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS;
   for (const char* name : {"printf", "format"}) {
     auto state = std::make_unique<BoundedPrintf>(max_width);
-    const int rc = sqlite3_create_function_v2(db, name, -1, kFlags, state.get(), &BoundedPrintf::Call,
-                                              nullptr, nullptr, &BoundedPrintf::Destroy);
+    const int rc =
+        sqlite3_create_function_v2(db, name, -1, kFlags, state.get(), &BoundedPrintf::Call, nullptr,
+                                   nullptr, &BoundedPrintf::Destroy);
     // SQLite calls Destroy itself when registering fails.
     state.release();
     if (rc != SQLITE_OK) {
-      return Status::Internal(std::string("registering the bounded ") + name + "(): " +
-                              sqlite3_errstr(rc));
+      return Status::Internal(std::string("registering the bounded ") + name +
+                              "(): " + sqlite3_errstr(rc));
     }
   }
   return Status::Ok();

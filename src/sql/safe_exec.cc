@@ -28,13 +28,14 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using Mode = SqlAuthorizerState::Mode;
 
-constexpr int kProgressSteps = 100;         // VM steps between deadline and memory checks
-constexpr double kMaxTimeLimit = 1e6;       // seconds; keeps the deadline in range
-constexpr double kDdlTimeLimit = 5.0;       // seconds per FromDdl element
-constexpr int kMaxValueBytes = 64 << 20;    // SQLITE_LIMIT_LENGTH: caps zeroblob() etc.
-constexpr int kMaxSqlBytes = 1 << 20;       // SQLITE_LIMIT_SQL_LENGTH
-constexpr int kMaxLikePatternBytes = 1000;  // SQLITE_LIMIT_LIKE_PATTERN_LENGTH
-constexpr size_t kCellOverheadBytes = 8;    // result budget per cell besides its bytes
+constexpr int kProgressSteps = 100;                  // VM steps between deadline and memory checks
+constexpr double kMaxTimeLimit = 1e6;                // seconds; keeps the deadline in range
+constexpr double kDdlTimeLimit = 5.0;                // seconds per FromDdl element
+constexpr size_t kDdlMemoryBytes = size_t{1} << 30;  // heap growth per FromDdl element
+constexpr int kMaxValueBytes = 64 << 20;             // SQLITE_LIMIT_LENGTH: caps zeroblob() etc.
+constexpr int kMaxSqlBytes = 1 << 20;                // SQLITE_LIMIT_SQL_LENGTH
+constexpr int kMaxLikePatternBytes = 1000;           // SQLITE_LIMIT_LIKE_PATTERN_LENGTH
+constexpr size_t kCellOverheadBytes = 8;             // result budget per cell besides its bytes
 constexpr int kBusyTimeoutMs = 1000;
 
 struct StmtCloser {
@@ -174,11 +175,11 @@ Status Stopped(StopReason why, double seconds, size_t max_memory_bytes) {
 // of the file comment of safe_exec.h.
 Status Harden(sqlite3* db, std::string_view path) {
   static constexpr std::pair<int, int> kConfig[] = {
-      {SQLITE_DBCONFIG_DEFENSIVE, 1},
-      {SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0},
-      {SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0},
-      {SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0},
-      {SQLITE_DBCONFIG_ENABLE_TRIGGER, 0},
+      {SQLITE_DBCONFIG_DEFENSIVE, 1},              // no writes to the schema, no dbpage
+      {SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0},  // no load_extension()
+      {SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0},         // the file's views: innocuous functions only
+      {SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0},  // no two-argument fts3_tokenizer()
+      {SQLITE_DBCONFIG_ENABLE_TRIGGER, 0},         // the file's triggers never fire
   };
   for (auto [option, value] : kConfig) {
     const int rc = sqlite3_db_config(db, option, value, nullptr);
@@ -302,14 +303,14 @@ Status ExecInternal(sqlite3* db, SqlAuthorizerState* auth, const char* sql) {
 
 // Runs every statement of one FromDdl element under the DDL policy.
 Status RunDdlElement(sqlite3* db, SqlAuthorizerState* auth, std::string_view sql) {
-  StatementGuard guard(db, kDdlTimeLimit, SqlLimits{}.max_memory_bytes);
+  StatementGuard guard(db, kDdlTimeLimit, kDdlMemoryBytes);
   std::string_view rest = sql;
   while (SkipTrivia(rest, 0) < rest.size()) {
     StmtPtr stmt;
     std::string_view current = rest.substr(SkipTrivia(rest, 0));
     Status prepared = PrepareFirst(db, auth, current, &stmt, &rest);
     if (!prepared.ok() && guard.stopped() != StopReason::kNone) {
-      return Stopped(guard.stopped(), kDdlTimeLimit, SqlLimits{}.max_memory_bytes);
+      return Stopped(guard.stopped(), kDdlTimeLimit, kDdlMemoryBytes);
     }
     FLOWRAG_RETURN_IF_ERROR(prepared);
     if (stmt == nullptr) break;
@@ -322,7 +323,7 @@ Status RunDdlElement(sqlite3* db, SqlAuthorizerState* auth, std::string_view sql
     while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
     }
     if (rc == SQLITE_INTERRUPT && guard.stopped() != StopReason::kNone) {
-      return Stopped(guard.stopped(), kDdlTimeLimit, SqlLimits{}.max_memory_bytes);
+      return Stopped(guard.stopped(), kDdlTimeLimit, kDdlMemoryBytes);
     }
     if (rc == SQLITE_AUTH) return Refusal(*auth, current);
     if (rc != SQLITE_DONE) return SqliteStatus(db, rc, "sql");
@@ -492,17 +493,20 @@ Result<SqlResultSet> ReadOnlyDatabase::Execute(std::string_view sql, const SqlLi
       }
       bytes += RowBytes(s, ncols);
       if (bytes > limits.max_result_bytes) {
-        return Status::InvalidArgument("sql: the result is larger than " +
-                                       std::to_string(limits.max_result_bytes) +
-                                       " bytes (limits.max_result_bytes) after " +
-                                       std::to_string(out.rows.size()) +
-                                       " rows; select fewer rows or columns");
+        return Status::InvalidArgument(
+            "sql: the result is larger than " + std::to_string(limits.max_result_bytes) +
+            " bytes (limits.max_result_bytes) after " + std::to_string(out.rows.size()) +
+            " rows; select fewer rows or columns");
       }
       std::vector<SqlValue> row;
       row.reserve(static_cast<size_t>(ncols));
       for (int c = 0; c < ncols; ++c) row.push_back(ColumnValue(s, c));
       out.rows.push_back(std::move(row));
-      if (guard.stopped() != StopReason::kNone) return stopped();
+      // Materialising counts too; with max_rows reached the next step
+      // decides (truncated or done).
+      if (guard.stopped() != StopReason::kNone && out.rows.size() < limits.max_rows) {
+        return stopped();
+      }
       continue;
     }
     if (rc == SQLITE_DONE) break;

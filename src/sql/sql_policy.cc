@@ -40,6 +40,7 @@ bool IsSchemaTable(const char* name) {
 // The functions a statement may call (the allow list of sql_policy.h), lower
 // case and sorted for binary search. Anything else, including functions a
 // later SQLite or an extension adds, is refused.
+// clang-format off
 constexpr std::string_view kAllowedFunctions[] = {
     "->", "->>", "abs", "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "avg",
     "ceil", "ceiling", "char", "coalesce", "concat", "concat_ws", "cos", "cosh", "count",
@@ -56,6 +57,7 @@ constexpr std::string_view kAllowedFunctions[] = {
     "tan", "tanh", "time", "timediff", "total", "trim", "trunc", "typeof", "unhex", "unicode",
     "unixepoch", "unlikely", "upper", "zeroblob",
 };
+// clang-format on
 
 // The read-only introspection pragmas (also as pragma_<name> table-valued
 // functions), sorted.
