@@ -23,9 +23,80 @@
 #include "sql/sql_policy.h"
 
 namespace flowrag {
-namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Why a statement was stopped.
+enum class StopReason { kNone, kDeadline, kMemory };
+
+// Records the first reason a statement was stopped.
+static void SetReason(std::atomic<StopReason>* reason, StopReason r) {
+  StopReason none = StopReason::kNone;
+  reason->compare_exchange_strong(none, r);
+}
+
+// One thread per connection that interrupts the statement under way when it
+// passes its deadline, also inside one long VM step or while preparing, which
+// the progress handler does not reach. Arm()/Disarm() bracket a statement;
+// once Disarm() returns no interrupt for it can come (the thread interrupts
+// under the mutex). The destructor stops and joins the thread; the
+// connection must stay open until then. Thread-safe.
+class StatementWatchdog {
+ public:
+  explicit StatementWatchdog(sqlite3* db) : db_(db), thread_([this] { Run(); }) {}
+  ~StatementWatchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      quit_ = true;
+    }
+    cv_.notify_one();
+    thread_.join();
+  }
+  StatementWatchdog(const StatementWatchdog&) = delete;
+  StatementWatchdog& operator=(const StatementWatchdog&) = delete;
+
+  // At `deadline`: *reason becomes kDeadline (unless already set) and the
+  // connection is interrupted.
+  void Arm(Clock::time_point deadline, std::atomic<StopReason>* reason) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      deadline_ = deadline;
+      reason_ = reason;
+    }
+    cv_.notify_one();
+  }
+  void Disarm() {
+    std::lock_guard<std::mutex> lock(mu_);
+    reason_ = nullptr;
+  }
+
+ private:
+  void Run() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!quit_) {
+      if (reason_ == nullptr) {
+        cv_.wait(lock);
+      } else if (Clock::now() < deadline_) {
+        cv_.wait_until(lock, deadline_);
+      } else {
+        SetReason(reason_, StopReason::kDeadline);
+        sqlite3_interrupt(db_);
+        reason_ = nullptr;
+      }
+    }
+  }
+
+  sqlite3* const db_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool quit_ = false;                          // guarded by mu_
+  Clock::time_point deadline_;                 // guarded by mu_
+  std::atomic<StopReason>* reason_ = nullptr;  // guarded by mu_; null: disarmed
+  std::thread thread_;                         // last: starts after the rest
+};
+
+namespace {
+
 using Mode = SqlAuthorizerState::Mode;
 
 constexpr int kProgressSteps = 100;                  // VM steps between deadline and memory checks
@@ -78,32 +149,25 @@ Status SqliteStatus(sqlite3* db, int rc, std::string_view context) {
   }
 }
 
-// Why a statement was stopped.
-enum class StopReason { kNone, kDeadline, kMemory };
-
 // Bounds one statement for its lifetime: a progress handler (every
 // kProgressSteps VM steps) checks the deadline and the growth of SQLite's
-// heap, and a watchdog thread calls sqlite3_interrupt() at the deadline,
-// which also stops preparing. The destructor removes the handler and joins
-// the thread, so no interrupt outlives the guard.
+// heap, and the connection's watchdog calls sqlite3_interrupt() at the
+// deadline, which also stops preparing. The destructor disarms both, so no
+// interrupt outlives the guard.
 class StatementGuard {
  public:
-  StatementGuard(sqlite3* db, double seconds, size_t max_memory_bytes)
+  StatementGuard(sqlite3* db, StatementWatchdog& watchdog, double seconds, size_t max_memory_bytes)
       : db_(db),
+        watchdog_(watchdog),
         memory_start_(sqlite3_memory_used()),
         max_memory_(static_cast<int64_t>(std::min<size_t>(max_memory_bytes, INT64_MAX))) {
     auto budget = std::chrono::duration<double>(std::min(seconds, kMaxTimeLimit));
     deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(budget);
     sqlite3_progress_handler(db_, kProgressSteps, &StatementGuard::OnProgress, this);
-    watchdog_ = std::thread([this] { Watch(); });
+    watchdog_.Arm(deadline_, &reason_);
   }
   ~StatementGuard() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_ = true;
-    }
-    cv_.notify_one();
-    watchdog_.join();
+    watchdog_.Disarm();
     sqlite3_progress_handler(db_, 0, nullptr, nullptr);
   }
   StatementGuard(const StatementGuard&) = delete;
@@ -121,37 +185,22 @@ class StatementGuard {
   static int OnProgress(void* arg) {
     auto* self = static_cast<StatementGuard*>(arg);
     if (Clock::now() >= self->deadline_) {
-      self->Stop(StopReason::kDeadline);
+      SetReason(&self->reason_, StopReason::kDeadline);
       return 1;  // interrupts the statement with SQLITE_INTERRUPT
     }
     if (sqlite3_memory_used() - self->memory_start_ > self->max_memory_) {
-      self->Stop(StopReason::kMemory);
+      SetReason(&self->reason_, StopReason::kMemory);
       return 1;
     }
     return 0;
   }
 
-  void Stop(StopReason r) {
-    StopReason none = StopReason::kNone;
-    reason_.compare_exchange_strong(none, r);
-  }
-
-  void Watch() {
-    std::unique_lock<std::mutex> lock(mu_);
-    if (cv_.wait_until(lock, deadline_, [this] { return done_; })) return;
-    Stop(StopReason::kDeadline);
-    sqlite3_interrupt(db_);  // the connection is open: the destructor joins first
-  }
-
   sqlite3* db_;
+  StatementWatchdog& watchdog_;
   Clock::time_point deadline_;
   const int64_t memory_start_;
   const int64_t max_memory_;
   std::atomic<StopReason> reason_{StopReason::kNone};
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;  // guarded by mu_
-  std::thread watchdog_;
 };
 
 std::string SecondsText(double s) {
@@ -302,8 +351,9 @@ Status ExecInternal(sqlite3* db, SqlAuthorizerState* auth, const char* sql) {
 }
 
 // Runs every statement of one FromDdl element under the DDL policy.
-Status RunDdlElement(sqlite3* db, SqlAuthorizerState* auth, std::string_view sql) {
-  StatementGuard guard(db, kDdlTimeLimit, kDdlMemoryBytes);
+Status RunDdlElement(sqlite3* db, SqlAuthorizerState* auth, StatementWatchdog& watchdog,
+                     std::string_view sql) {
+  StatementGuard guard(db, watchdog, kDdlTimeLimit, kDdlMemoryBytes);
   std::string_view rest = sql;
   while (SkipTrivia(rest, 0) < rest.size()) {
     StmtPtr stmt;
@@ -364,9 +414,12 @@ std::string SqlValueText(const SqlValue& v) {
 }
 
 ReadOnlyDatabase::ReadOnlyDatabase(sqlite3* db, std::string path)
-    : db_(db), path_(std::move(path)), auth_(std::make_unique<SqlAuthorizerState>()) {}
+    : db_(db), path_(std::move(path)), auth_(std::make_unique<SqlAuthorizerState>()) {
+  if (db_ != nullptr) watchdog_ = std::make_unique<StatementWatchdog>(db_);
+}
 
 ReadOnlyDatabase::~ReadOnlyDatabase() {
+  watchdog_.reset();  // joins its thread while the connection is still open
   if (db_ != nullptr) sqlite3_close_v2(db_);
 }
 
@@ -443,7 +496,7 @@ Result<std::unique_ptr<ReadOnlyDatabase>> ReadOnlyDatabase::FromDdl(
   for (size_t i = 0; i < ddl.size(); ++i) {
     // A savepoint per element, so a failing one leaves nothing behind.
     FLOWRAG_RETURN_IF_ERROR(ExecInternal(raw, auth, "SAVEPOINT flowrag_ddl"));
-    Status st = RunDdlElement(raw, auth, ddl[i]);
+    Status st = RunDdlElement(raw, auth, *db->watchdog_, ddl[i]);
     if (!st.ok()) {
       FLOWRAG_RETURN_IF_ERROR(ExecInternal(raw, auth, "ROLLBACK TO flowrag_ddl"));
     }
@@ -466,7 +519,7 @@ Result<SqlResultSet> ReadOnlyDatabase::Execute(std::string_view sql, const SqlLi
                                    SecondsText(limits.time_limit_seconds));
   }
   const Clock::time_point start = Clock::now();
-  StatementGuard guard(db_, limits.time_limit_seconds, limits.max_memory_bytes);
+  StatementGuard guard(db_, *watchdog_, limits.time_limit_seconds, limits.max_memory_bytes);
   auto stopped = [&] {
     return Stopped(guard.stopped(), limits.time_limit_seconds, limits.max_memory_bytes);
   };

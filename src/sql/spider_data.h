@@ -140,11 +140,12 @@ Result<std::unique_ptr<ReadOnlyDatabase>> Spider2SchemaDatabase(const Spider2Dat
 // resource/documents/<external_knowledge> (empty when null), gold_sql = the
 // .sql file. Gold tables/columns are what the gold SQL reads when prepared
 // (not run) against an in-memory database built from the schema's DDL
-// (ReadOnlyDatabase::FromDdl with skip_bad, then Reads), in the declared
-// spelling. DDL that SQLite rejects because pandas left column names bare
-// (index, group, "qty_sold(kg)") is retried with QuoteBareColumnNames; DDL
-// that still fails (sqlite_sequence) is skipped. A task whose gold SQL does
-// not prepare keeps an empty gold and sets `error`. The db folder is matched
+// (Spider2SchemaDatabase without declare_failed, then Reads), in the
+// declared spelling. DDL that SQLite rejects because pandas left column names
+// bare (index, group, "qty_sold(kg)") is retried with QuoteBareColumnNames;
+// DDL that still fails (sqlite_sequence) is skipped. A task whose gold SQL
+// does not prepare, or whose schema has a refused DDL, keeps an empty gold
+// and sets `error`. The db folder is matched
 // case-insensitively with '-' read as '_' ("Db-IMDB" -> DB_IMDB).
 // Errors: unreadable files, malformed jsonl lines ("<path>:<line>: ..."), a
 // db without a folder, a missing knowledge document.
