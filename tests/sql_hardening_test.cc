@@ -103,6 +103,56 @@ TEST_F(SqlHardeningTest, BoundedPrintfFormatsExactlyAsSqlite) {
   EXPECT_EQ(SqlValueText(r->rows[1][0]), "Bo #2");
 }
 
+TEST_F(SqlHardeningTest, InstrAndReplaceAreLinear) {
+  // 4 million '0's and 2 million '0's then 'x': SQLite's own loops compare
+  // the 2 MB pattern at each of 2 million places (minutes, in one
+  // uninterruptible call).
+  const std::string hay = "hex(zeroblob(2000000))", needle = "hex(zeroblob(1000000)) || 'x'";
+  for (const std::string& sql : {"SELECT instr(" + hay + ", " + needle + ")",
+                                 "SELECT length(replace(" + hay + ", " + needle + ", 'y'))"}) {
+    const auto start = Clock::now();
+    auto r = db_->Execute(sql, Limits(1.0));
+    ASSERT_TRUE(r.ok()) << sql << ": " << r.status().ToString();
+    EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), 5.0) << sql;
+    EXPECT_EQ(SqlValueText(r->rows[0][0]),
+              sql.find("instr") != std::string::npos ? "0" : "4000000");
+  }
+}
+
+TEST_F(SqlHardeningTest, InstrAndReplaceGiveSqlitesResults) {
+  for (const std::string call : {"instr('hello world', 'o')",
+                                 "instr('hello', '')",
+                                 "instr('', 'a')",
+                                 "instr(NULL, 'a')",
+                                 "instr('a', NULL)",
+                                 "instr('héllo wörld', 'wö')",
+                                 "instr('ééé', x'a9')",
+                                 "instr(x'00010203', x'0203')",
+                                 "instr(x'c3a9c3a9', x'a9c3')",
+                                 "instr(12345, 34)",
+                                 "instr('abc', x'63')",
+                                 "instr(x'616263', 'c')",
+                                 "instr('aaaa', 'aa')",
+                                 "replace('hello world', 'o', '0')",
+                                 "replace('aaaa', 'aa', 'b')",
+                                 "replace('abc', '', 'x')",
+                                 "replace('abc', 'b', '')",
+                                 "replace(NULL, 'a', 'b')",
+                                 "replace('abc', NULL, 'b')",
+                                 "replace('abc', 'b', NULL)",
+                                 "replace(12345, 3, 'x')",
+                                 "replace('héllo', 'é', 'e')",
+                                 "replace('abcabc', 'abc', 'abcabc')",
+                                 "typeof(replace(x'6162', 'b', 'c'))",
+                                 "typeof(replace(5, '', 'c'))"}) {
+    const std::string sql = "SELECT " + call;
+    EXPECT_EQ(Scalar(*db_, sql), PlainScalar(sql)) << sql;
+  }
+  auto big = db_->Execute("SELECT replace(hex(zeroblob(20000000)), '0', 'ab')", Limits());
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.status().message().find("too big"), std::string::npos) << big.status().ToString();
+}
+
 TEST_F(SqlHardeningTest, HeapGrowthOverTheBudgetStopsTheStatement) {
   // group_concat() keeps 50 MB (under the 64 MiB value limit) in SQLite's heap.
   const std::string sql =

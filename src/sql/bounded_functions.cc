@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <tuple>
 
 namespace flowrag {
 namespace {
@@ -182,6 +183,152 @@ class BoundedPrintf {
   std::vector<sqlite3_stmt*> by_arity_;
 };
 
+// A value's bytes as text (a copy for a BLOB, so the argument keeps its
+// type, as SQLite's instr() does).
+class TextOf {
+ public:
+  explicit TextOf(sqlite3_value* v) {
+    if (sqlite3_value_type(v) == SQLITE_BLOB) v = copy_ = sqlite3_value_dup(v);
+    text_ = v == nullptr ? nullptr : reinterpret_cast<const char*>(sqlite3_value_text(v));
+    size_ = text_ == nullptr ? 0 : static_cast<size_t>(sqlite3_value_bytes(v));
+  }
+  ~TextOf() { sqlite3_value_free(copy_); }
+  TextOf(const TextOf&) = delete;
+  TextOf& operator=(const TextOf&) = delete;
+  std::string_view view() const { return {text_ == nullptr ? "" : text_, size_}; }
+  bool null() const { return text_ == nullptr; }
+
+ private:
+  sqlite3_value* copy_ = nullptr;
+  const char* text_ = nullptr;
+  size_t size_ = 0;
+};
+
+bool IsContinuationByte(char c) { return (static_cast<unsigned char>(c) & 0xc0) == 0x80; }
+
+// Knuth-Morris-Pratt search for a non-empty pattern: linear in the text
+// searched plus the pattern, whatever the input (memmem is linear in glibc
+// but not under the sanitizers' interceptor).
+class PatternSearch {
+ public:
+  explicit PatternSearch(std::string_view pattern) : pattern_(pattern), border_(pattern.size()) {
+    // border_[i]: length of the longest proper prefix of pattern[0..i] that
+    // is also its suffix.
+    for (size_t i = 1, k = 0; i < pattern.size(); ++i) {
+      while (k > 0 && pattern[i] != pattern[k]) k = border_[k - 1];
+      if (pattern[i] == pattern[k]) ++k;
+      border_[i] = k;
+    }
+  }
+
+  // The first match at or after `from` whose position `accept` takes, or
+  // npos. O(|text| - from + |pattern|).
+  template <typename Accept>
+  size_t Find(std::string_view text, size_t from, Accept accept) const {
+    size_t k = 0;  // pattern bytes matched so far
+    for (size_t i = from; i < text.size(); ++i) {
+      while (k > 0 && text[i] != pattern_[k]) k = border_[k - 1];
+      if (text[i] == pattern_[k]) ++k;
+      if (k < pattern_.size()) continue;
+      const size_t at = i + 1 - k;
+      if (accept(at)) return at;
+      k = border_[k - 1];
+    }
+    return std::string_view::npos;
+  }
+  size_t Find(std::string_view text, size_t from) const {
+    return Find(text, from, [](size_t) { return true; });
+  }
+
+ private:
+  std::string_view pattern_;
+  std::vector<size_t> border_;
+};
+
+// instr(X, Y) as SQLite defines it: the 1-based position of the first Y in X,
+// in bytes when both are BLOBs, else in characters, where only character
+// starts are match positions; 0 when absent, 1 for an empty Y, NULL for a
+// NULL argument. SQLite's own loop compares Y at every position (O(|X|·|Y|)
+// in one uninterruptible call); this one is linear (PatternSearch).
+void Instr(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL || sqlite3_value_type(argv[1]) == SQLITE_NULL) {
+    return;
+  }
+  const bool bytes =
+      sqlite3_value_type(argv[0]) == SQLITE_BLOB && sqlite3_value_type(argv[1]) == SQLITE_BLOB;
+  std::string_view hay, needle;
+  std::unique_ptr<TextOf> hay_text, needle_text;
+  if (bytes) {
+    hay = {static_cast<const char*>(sqlite3_value_blob(argv[0])),
+           static_cast<size_t>(sqlite3_value_bytes(argv[0]))};
+    needle = {static_cast<const char*>(sqlite3_value_blob(argv[1])),
+              static_cast<size_t>(sqlite3_value_bytes(argv[1]))};
+  } else {
+    hay_text = std::make_unique<TextOf>(argv[0]);
+    needle_text = std::make_unique<TextOf>(argv[1]);
+    if (hay_text->null() || needle_text->null()) {
+      sqlite3_result_error_nomem(ctx);
+      return;
+    }
+    hay = hay_text->view();
+    needle = needle_text->view();
+  }
+  if (needle.empty()) {
+    sqlite3_result_int(ctx, 1);
+    return;
+  }
+  // In text, SQLite compares only where a character starts.
+  const size_t at = PatternSearch(needle).Find(
+      hay, 0, [&](size_t p) { return bytes || p == 0 || !IsContinuationByte(hay[p]); });
+  if (at == std::string_view::npos) {
+    sqlite3_result_int(ctx, 0);
+    return;
+  }
+  int64_t position = 1;
+  for (size_t i = 0; i < at; ++i) {
+    if (bytes || i == 0 || !IsContinuationByte(hay[i])) ++position;
+  }
+  sqlite3_result_int64(ctx, position);
+}
+
+// replace(X, Y, Z) as SQLite defines it: X as text with every non-overlapping
+// Y, left to right, replaced by Z; X itself when Y is empty (or starts with a
+// NUL byte); NULL when an argument is NULL; "string or blob too big" past
+// SQLITE_LIMIT_LENGTH. Linear, where SQLite's loop is O(|X|·|Y|).
+void Replace(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  const auto* x = reinterpret_cast<const char*>(sqlite3_value_text(argv[0]));
+  if (x == nullptr) return;
+  const std::string_view str(x, static_cast<size_t>(sqlite3_value_bytes(argv[0])));
+  const auto* y = reinterpret_cast<const char*>(sqlite3_value_text(argv[1]));
+  if (y == nullptr) return;
+  if (y[0] == '\0') {
+    sqlite3_result_value(ctx, argv[0]);
+    return;
+  }
+  const std::string_view pattern(y, static_cast<size_t>(sqlite3_value_bytes(argv[1])));
+  const auto* z = reinterpret_cast<const char*>(sqlite3_value_text(argv[2]));
+  if (z == nullptr) return;
+  const std::string_view rep(z, static_cast<size_t>(sqlite3_value_bytes(argv[2])));
+  const auto limit =
+      static_cast<size_t>(sqlite3_limit(sqlite3_context_db_handle(ctx), SQLITE_LIMIT_LENGTH, -1));
+  const PatternSearch search(pattern);
+  std::string out;
+  size_t i = 0;
+  for (size_t at; (at = search.Find(str, i)) != std::string_view::npos; i = at + pattern.size()) {
+    out.append(str.substr(i, at - i)).append(rep);
+    if (out.size() > limit) {
+      sqlite3_result_error_toobig(ctx);
+      return;
+    }
+  }
+  out.append(str.substr(i));
+  if (out.size() > limit) {
+    sqlite3_result_error_toobig(ctx);
+    return;
+  }
+  sqlite3_result_text64(ctx, out.data(), out.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+}
+
 }  // namespace
 
 std::vector<int64_t> PrintfWidths(std::string_view format, const std::vector<int64_t>& int_args) {
@@ -199,6 +346,15 @@ Status InstallBoundedFunctions(sqlite3* db, int64_t max_width) {
     state.release();
     if (rc != SQLITE_OK) {
       return Status::Internal(std::string("registering the bounded ") + name +
+                              "(): " + sqlite3_errstr(rc));
+    }
+  }
+  for (auto [name, args, fn] :
+       {std::tuple{"instr", 2, &Instr}, std::tuple{"replace", 3, &Replace}}) {
+    const int rc =
+        sqlite3_create_function_v2(db, name, args, kFlags, nullptr, fn, nullptr, nullptr, nullptr);
+    if (rc != SQLITE_OK) {
+      return Status::Internal(std::string("registering the linear ") + name +
                               "(): " + sqlite3_errstr(rc));
     }
   }

@@ -29,9 +29,9 @@ struct sqlite3;
 
 namespace flowrag {
 
-// Registers the bounded printf() and format() on `db` (SQLITE_INNOCUOUS and
-// deterministic, like the built-ins). The helper connection is opened on the
-// first call and closed with `db`. Internal on a failure to register.
+// Registers the bounded printf() and format() and the linear instr() and
+// replace() on `db` (SQLITE_INNOCUOUS and deterministic, like the built-ins). The helper connection
+// is opened on the first call and closed with `db`. Internal on a failure to register.
 Status InstallBoundedFunctions(sqlite3* db, int64_t max_width);
 
 // The widths and precisions of a printf() format, in argument order: a
