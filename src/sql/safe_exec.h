@@ -16,10 +16,10 @@
 //  - limits: strings and blobs at most 64 MiB (SQLITE_LIMIT_LENGTH, so
 //    zeroblob()/randomblob() cannot exhaust memory), SQL text at most
 //    1 MiB, LIKE/GLOB patterns at most 1,000 bytes;
-//  - printf()/format() are replaced by a bounded version
-//    (bounded_functions.h) whose widths and precisions may not exceed the
-//    64 MiB value limit, since SQLite spends time on them that nothing can
-//    interrupt;
+//  - printf()/format() are replaced by a bounded version whose widths and
+//    precisions may not exceed the 64 MiB value limit, and instr()/replace()
+//    by linear-time ones (bounded_functions.h), since SQLite spends time on
+//    them that nothing can interrupt;
 //  - an authorizer (sql_policy.h) allows only SELECT, reads of tables and
 //    columns, recursive CTEs, the read-only introspection pragmas
 //    (table_info, table_xinfo, index_list, index_info, foreign_key_list;
