@@ -1,5 +1,6 @@
-// The bounded printf()/format() of bounded_functions.h: the width and
-// precision check, and the built-in printf run on a private connection.
+// The bounded functions of bounded_functions.h: printf()/format() (the width
+// and precision check, then the built-in printf on a private connection),
+// and the linear instr() and replace().
 #include "sql/bounded_functions.h"
 
 #include <sqlite3.h>
@@ -143,7 +144,11 @@ class BoundedPrintf {
     }
     sqlite3_stmt* stmt = Statement(argc);
     if (stmt == nullptr) {
-      sqlite3_result_error_nomem(ctx);
+      if (helper_ == nullptr) {
+        sqlite3_result_error_nomem(ctx);
+      } else {
+        sqlite3_result_error(ctx, sqlite3_errmsg(helper_), -1);  // e.g. too many arguments
+      }
       return;
     }
     for (int a = 0; a < argc; ++a) sqlite3_bind_value(stmt, a + 1, argv[a]);
@@ -163,6 +168,8 @@ class BoundedPrintf {
   sqlite3_stmt* Statement(int argc) {
     if (helper_ == nullptr) {
       if (sqlite3_open_v2(":memory:", &helper_, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
+        sqlite3_close_v2(helper_);
+        helper_ = nullptr;
         return nullptr;
       }
       const int64_t length = std::min<int64_t>(max_width_ + 1, 0x7fffffff);
