@@ -13,6 +13,7 @@
 
 #include "sql/safe_exec.h"
 #include "sql/spider_data.h"
+#include "sql_test_util.h"
 #include "test_util.h"
 
 namespace flowrag {
@@ -35,30 +36,6 @@ INSERT INTO cities VALUES (1, 'Paris', 'FR'), (2, 'Lyon', 'FR'), (3, 'Oslo', 'NO
 INSERT INTO lives SELECT id, 1 + id % 3 FROM people;
 )sql";
 
-void RunSql(const std::string& path, const char* sql) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK) << path;
-  char* err = nullptr;
-  int rc = sqlite3_exec(db, sql, nullptr, nullptr, &err);
-  std::string message = err != nullptr ? err : "";
-  sqlite3_free(err);
-  sqlite3_close(db);
-  ASSERT_EQ(rc, SQLITE_OK) << message;
-}
-
-SqlLimits Limits(double seconds = 10.0, size_t max_rows = 1000) {
-  SqlLimits l;
-  l.time_limit_seconds = seconds;
-  l.max_rows = max_rows;
-  return l;
-}
-
-std::vector<std::string> DirListing(const std::string& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 // Statements that write or change state, each with a word its refusal names.
 std::vector<std::pair<std::string, std::string>> WriteStatements(const testing::TempDir& dir) {
@@ -89,8 +66,9 @@ std::vector<std::pair<std::string, std::string>> WriteStatements(const testing::
       {"PRAGMA journal_mode = wal", "PRAGMA journal_mode"},
       {"PRAGMA query_only = 0", "PRAGMA query_only"},
       {"PRAGMA writable_schema = 1", "PRAGMA writable_schema"},
-      {"PRAGMA table_info(people)", "PRAGMA table_info"},
-      {"SELECT * FROM pragma_table_info('people')", "PRAGMA table_info"},
+      {"PRAGMA integrity_check", "PRAGMA integrity_check"},
+      {"PRAGMA cache_size = 0", "PRAGMA cache_size"},
+      {"SELECT * FROM pragma_index_xinfo('people_age')", "PRAGMA index_xinfo"},
       {"VACUUM", "VACUUM"},
       {"VACUUM INTO '" + dir.File("copy.db") + "'", "VACUUM"},
       {"BEGIN", "BEGIN"},
@@ -107,19 +85,9 @@ std::vector<std::pair<std::string, std::string>> WriteStatements(const testing::
   };
 }
 
-class SqlExecTest : public ::testing::Test {
+class SqlExecTest : public SqliteFileTest {
  protected:
-  void SetUp() override {
-    path_ = dir_.File("fixture.db");
-    RunSql(path_, kFixtureSql);
-    auto db = ReadOnlyDatabase::Open(path_);
-    ASSERT_TRUE(db.ok()) << db.status().ToString();
-    db_ = std::move(db).value();
-  }
-
-  testing::TempDir dir_;
-  std::string path_;
-  std::unique_ptr<ReadOnlyDatabase> db_;
+  void SetUp() override { MakeDatabase("fixture.db", kFixtureSql); }
 };
 
 TEST_F(SqlExecTest, SelectReturnsColumnsAndTypedRows) {

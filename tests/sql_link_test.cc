@@ -20,6 +20,7 @@
 #include "sql/schema_graph.h"
 #include "sql/schema_linker.h"
 #include "sql/value_index.h"
+#include "sql_test_util.h"
 #include "storage/store.h"
 #include "test_util.h"
 
@@ -39,17 +40,6 @@ class OfflineEnvironment : public ::testing::Environment {
 };
 [[maybe_unused]] ::testing::Environment* const kOffline =
     ::testing::AddGlobalTestEnvironment(new OfflineEnvironment);
-
-void RunSql(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK) << path;
-  char* err = nullptr;
-  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
-  const std::string message = err != nullptr ? err : "";
-  sqlite3_free(err);
-  sqlite3_close(db);
-  ASSERT_EQ(rc, SQLITE_OK) << message;
-}
 
 // Spider's concert_singer, reduced: four tables, declared foreign keys (one
 // written as REFERENCES singer, without a column: the primary key).

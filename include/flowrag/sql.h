@@ -35,9 +35,20 @@
 
 namespace flowrag {
 
+// Limits of one statement (ReadOnlyDatabase::Execute, SqlDatabase::Execute).
 struct SqlLimits {
-  double time_limit_seconds = 10.0;  // > 0
-  size_t max_rows = 1000;
+  // Wall-clock time from preparing to the last row materialised, > 0. A
+  // progress handler and a watchdog thread (sqlite3_interrupt) stop the
+  // statement; the result is then DeadlineExceeded.
+  double time_limit_seconds = 10.0;
+  size_t max_rows = 1000;  // more rows: the first max_rows and `truncated`
+  // Bytes of the materialised result: text and blob bytes plus 8 per other
+  // cell; a result that would be larger is an InvalidArgument (not a cut).
+  size_t max_result_bytes = size_t{64} << 20;
+  // Growth of SQLite's heap while the statement runs, checked every 100 VM
+  // steps (sqlite3_memory_used: process-wide, so other connections' growth
+  // in the same process counts too); over it: InvalidArgument.
+  size_t max_memory_bytes = size_t{1} << 30;
 };
 
 // A cell: NULL, integer, real or text (BLOBs as text of their bytes).

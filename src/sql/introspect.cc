@@ -1,8 +1,7 @@
 // SQLite introspection and the Spider / Spider 2.0-lite converters of
 // schema_graph.h.
-#include <sqlite3.h>
-
 #include <algorithm>
+#include <cstdint>
 #include <chrono>
 #include <filesystem>
 #include <memory>
@@ -16,15 +15,6 @@
 namespace flowrag {
 namespace {
 
-struct CloseDb {
-  void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
-};
-using DbPtr = std::unique_ptr<sqlite3, CloseDb>;
-struct FinalizeStmt {
-  void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
-};
-using StmtPtr = std::unique_ptr<sqlite3_stmt, FinalizeStmt>;
-
 std::string Quote(std::string_view id, char q) {
   std::string out(1, q);
   for (char c : id) {
@@ -34,75 +24,72 @@ std::string Quote(std::string_view id, char q) {
   return out + q;
 }
 
-std::string ColumnText(sqlite3_stmt* s, int i) {
-  const auto* p = sqlite3_column_text(s, i);
-  return p == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(p),
-                                                    sqlite3_column_bytes(s, i));
+std::string CellText(const SqlValue& v) {
+  return std::holds_alternative<std::monostate>(v) ? std::string() : SqlValueText(v);
 }
 
-// Runs a catalog query; fn(row) per row. Errors name the database and query.
-template <typename Fn>
-Status Query(sqlite3* db, const std::string& where, const std::string& sql, Fn fn) {
-  sqlite3_stmt* raw = nullptr;
-  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &raw, nullptr) != SQLITE_OK) {
-    return Status::InvalidArgument(where + ": " + sqlite3_errmsg(db) + " in: " + sql);
-  }
-  StmtPtr stmt(raw);
-  for (;;) {
-    const int rc = sqlite3_step(raw);
-    if (rc == SQLITE_DONE) return Status::Ok();
-    if (rc != SQLITE_ROW) return Status::InvalidArgument(where + ": " + sqlite3_errmsg(db) + " in: " + sql);
-    fn(raw);
-  }
+int64_t CellInt(const SqlValue& v) {
+  const auto* i = std::get_if<int64_t>(&v);
+  return i == nullptr ? 0 : *i;
 }
 
-// Tables, columns, types, primary and foreign keys of an open connection.
-Status ReadCatalog(sqlite3* db, const std::string& where, SchemaGraph* g) {
+// Limits of a catalog statement: every row, and 30 s (the catalog must be
+// read whole; sampling has its own deadline).
+SqlLimits CatalogLimits() {
+  SqlLimits l;
+  l.max_rows = SIZE_MAX;
+  l.time_limit_seconds = 30.0;
+  return l;
+}
+
+// Runs a catalog query on the hardened connection; errors name the database.
+Result<SqlResultSet> Query(ReadOnlyDatabase& db, const std::string& where, const std::string& sql,
+                           const SqlLimits& limits = CatalogLimits()) {
+  Result<SqlResultSet> r = db.Execute(sql, limits);
+  if (!r.ok()) return r.status().WithContext(where);
+  return r;
+}
+
+// Tables, columns, types, primary and foreign keys, through the read-only
+// introspection pragmas the query policy allows.
+Status ReadCatalog(ReadOnlyDatabase& db, const std::string& where, SchemaGraph* g) {
+  FLOWRAG_ASSIGN_OR_RETURN(
+      SqlResultSet tables,
+      Query(db, where,
+            "SELECT name, coalesce(sql, '') LIKE 'CREATE VIRTUAL%' FROM sqlite_master WHERE "
+            "type='table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY rowid"));
   std::vector<std::string> names;
-  FLOWRAG_RETURN_IF_ERROR(Query(db, where,
-                                "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE "
-                                "'sqlite\\_%' ESCAPE '\\' ORDER BY rowid",
-                                [&](sqlite3_stmt* s) { names.push_back(ColumnText(s, 0)); }));
-  for (const std::string& t : names) {
-    const uint32_t ti = g->AddTable(t);
-    FLOWRAG_RETURN_IF_ERROR(Query(db, where, "PRAGMA table_info(" + Quote(t, '"') + ")",
-                                  [&](sqlite3_stmt* s) {
-                                    const uint32_t ci = g->AddColumn(ti, ColumnText(s, 1), ColumnText(s, 2));
-                                    g->columns[ci].primary_key = sqlite3_column_int(s, 5) > 0;
-                                  }));
+  for (const auto& row : tables.rows) {
+    names.push_back(CellText(row[0]));
+    const uint32_t ti = g->AddTable(names.back());
+    g->tables[ti].virtual_table = CellInt(row[1]) != 0;
+    FLOWRAG_ASSIGN_OR_RETURN(SqlResultSet cols,
+                             Query(db, where, "PRAGMA table_info(" + Quote(names.back(), '"') + ")"));
+    for (const auto& c : cols.rows) {
+      const uint32_t ci = g->AddColumn(ti, CellText(c[1]), CellText(c[2]));
+      g->columns[ci].primary_key = CellInt(c[5]) > 0;
+    }
   }
   for (const std::string& t : names) {
-    FLOWRAG_RETURN_IF_ERROR(Query(db, where, "PRAGMA foreign_key_list(" + Quote(t, '"') + ")",
-                                  [&](sqlite3_stmt* s) {
-                                    const std::string to_table = ColumnText(s, 2);
-                                    std::string to_col = ColumnText(s, 4);
-                                    if (to_col.empty()) {  // REFERENCES t without a column: its primary key
-                                      const int64_t tt = g->FindTable(to_table);
-                                      for (uint32_t c : tt < 0 ? std::vector<uint32_t>{} : g->tables[tt].columns) {
-                                        if (g->columns[c].primary_key) to_col = g->columns[c].name;
-                                      }
-                                    }
-                                    const int64_t from = g->FindColumn(t, ColumnText(s, 3));
-                                    const int64_t to = g->FindColumn(to_table, to_col);
-                                    if (from >= 0 && to >= 0) {  // dangling references are skipped
-                                      g->foreign_keys.push_back({static_cast<uint32_t>(from),
-                                                                 static_cast<uint32_t>(to)});
-                                    }
-                                  }));
+    FLOWRAG_ASSIGN_OR_RETURN(SqlResultSet fks,
+                             Query(db, where, "PRAGMA foreign_key_list(" + Quote(t, '"') + ")"));
+    for (const auto& fk : fks.rows) {
+      const std::string to_table = CellText(fk[2]);
+      std::string to_col = CellText(fk[4]);
+      if (to_col.empty()) {  // REFERENCES t without a column: its primary key
+        const int64_t tt = g->FindTable(to_table);
+        for (uint32_t c : tt < 0 ? std::vector<uint32_t>{} : g->tables[tt].columns) {
+          if (g->columns[c].primary_key) to_col = g->columns[c].name;
+        }
+      }
+      const int64_t from = g->FindColumn(t, CellText(fk[3]));
+      const int64_t to = g->FindColumn(to_table, to_col);
+      if (from >= 0 && to >= 0) {  // dangling references are skipped
+        g->foreign_keys.push_back({static_cast<uint32_t>(from), static_cast<uint32_t>(to)});
+      }
+    }
   }
   return Status::Ok();
-}
-
-Result<DbPtr> OpenCatalogConnection(const std::string& path) {
-  // Validates the file (NotFound, not a database) with the safe opener first.
-  FLOWRAG_ASSIGN_OR_RETURN(auto checked, ReadOnlyDatabase::Open(path));
-  checked.reset();
-  sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
-  DbPtr db(raw);
-  if (rc != SQLITE_OK) return Status::IoError(path + ": cannot open: " + sqlite3_errstr(rc));
-  sqlite3_exec(raw, "PRAGMA query_only=1", nullptr, nullptr, nullptr);
-  return db;
 }
 
 // A column a join would use: a primary key or a name whose last word is
@@ -150,27 +137,37 @@ void AddImpliedJoins(SchemaGraph* g) {
 
 Status AddSamplesFromSqlite(const std::string& path, const IntrospectionOptions& options,
                             SchemaGraph* g, std::vector<std::string>* warnings) {
-  FLOWRAG_ASSIGN_OR_RETURN(DbPtr db, OpenCatalogConnection(path));
+  FLOWRAG_ASSIGN_OR_RETURN(auto db, ReadOnlyDatabase::Open(path));
   using Clock = std::chrono::steady_clock;
-  Clock::time_point deadline = options.deadline;
-  if (deadline != Clock::time_point::max()) {
-    sqlite3_progress_handler(
-        db.get(), 1000,
-        [](void* at) { return Clock::now() >= *static_cast<Clock::time_point*>(at) ? 1 : 0; }, &deadline);
-  }
+  const Clock::time_point deadline = options.deadline;
   auto late = [&] { return Clock::now() >= deadline; };
+  // The statement limits: what is left of the deadline (or the catalog's 30 s).
+  auto limits = [&](size_t max_rows) {
+    SqlLimits l = CatalogLimits();
+    l.max_rows = max_rows;
+    if (deadline != Clock::time_point::max()) {
+      l.time_limit_seconds = std::min(
+          l.time_limit_seconds,
+          std::max(1e-3, std::chrono::duration<double>(deadline - Clock::now()).count()));
+    }
+    return l;
+  };
   size_t done = 0;  // tables fully sampled
   for (SchemaTable& t : g->tables) {
     if (late()) break;
+    if (t.virtual_table) {  // its module's code, not stored rows: not counted or sampled
+      ++done;
+      continue;
+    }
     const std::string qt = Quote(t.name, '"');
     if (options.count_rows) {
-      Status st = Query(db.get(), path, "SELECT COUNT(*) FROM " + qt,
-                        [&](sqlite3_stmt* s) { t.rows = sqlite3_column_int64(s, 0); });
-      if (!st.ok()) {
+      auto count = db->Execute("SELECT COUNT(*) FROM " + qt, limits(1));
+      if (!count.ok()) {
         if (late()) break;
         ++done;
         continue;  // a table of the schema file missing from the database
       }
+      t.rows = CellInt(count->rows.at(0).at(0));
     }
     bool cut = false;
     for (uint32_t ci : t.columns) {
@@ -181,19 +178,18 @@ Status AddSamplesFromSqlite(const std::string& path, const IntrospectionOptions&
         break;
       }
       const std::string qc = Quote(c.name, '"');
-      std::vector<std::string> samples;
-      Status st = Query(db.get(), path,
-                        "SELECT DISTINCT " + qc + " FROM " + qt + " WHERE " + qc +
-                            " IS NOT NULL AND length(" + qc + ") BETWEEN 1 AND " +
-                            std::to_string(options.max_sample_bytes) + " LIMIT " +
-                            std::to_string(options.samples_per_column),
-                        [&](sqlite3_stmt* s) { samples.push_back(ColumnText(s, 0)); });
-      if (st.ok() && !samples.empty()) c.samples = std::move(samples);
+      auto rows = db->Execute("SELECT DISTINCT " + qc + " FROM " + qt + " WHERE " + qc +
+                                  " IS NOT NULL AND length(" + qc + ") BETWEEN 1 AND " +
+                                  std::to_string(options.max_sample_bytes) + " LIMIT " +
+                                  std::to_string(options.samples_per_column),
+                              limits(options.samples_per_column));
+      if (!rows.ok() || rows->rows.empty()) continue;
+      c.samples.clear();
+      for (const auto& row : rows->rows) c.samples.push_back(CellText(row[0]));
     }
     if (cut) break;
     ++done;
   }
-  sqlite3_progress_handler(db.get(), 0, nullptr, nullptr);
   if (done < g->tables.size() && warnings != nullptr) {
     warnings->push_back(path + ": the open time limit was reached while sampling; " +
                         std::to_string(g->tables.size() - done) + " of " + std::to_string(g->tables.size()) +
@@ -207,8 +203,8 @@ Result<SchemaGraph> SchemaFromSqlite(const std::string& path, const Introspectio
   SchemaGraph g;
   g.name = std::filesystem::path(path).stem().string();
   {
-    FLOWRAG_ASSIGN_OR_RETURN(DbPtr db, OpenCatalogConnection(path));
-    FLOWRAG_RETURN_IF_ERROR(ReadCatalog(db.get(), path, &g));
+    FLOWRAG_ASSIGN_OR_RETURN(auto db, ReadOnlyDatabase::Open(path));
+    FLOWRAG_RETURN_IF_ERROR(ReadCatalog(*db, path, &g));
   }
   FLOWRAG_RETURN_IF_ERROR(AddSamplesFromSqlite(path, options, &g, warnings));
   AddImpliedJoins(&g);
@@ -248,27 +244,10 @@ SchemaGraph SchemaFromSpider(const SpiderSchema& s) {
 Result<SchemaGraph> SchemaFromSpider2(const Spider2Database& d) {
   SchemaGraph g;
   g.name = d.name;
-  // The DDL gives types, keys and declared references; run it in memory.
-  sqlite3* raw = nullptr;
-  if (sqlite3_open_v2(":memory:", &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
-    sqlite3_close_v2(raw);
-    return Status::Internal("cannot open an in-memory database");
-  }
-  DbPtr db(raw);
-  for (const Spider2Table& t : d.tables) {
-    if (sqlite3_exec(raw, t.ddl.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK &&
-        sqlite3_exec(raw, QuoteBareColumnNames(t.ddl).c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
-      // A DDL SQLite cannot run even with its names quoted: declare the
-      // columns the JSON lists.
-      std::string ddl = "CREATE TABLE " + Quote(t.name, '"') + "(";
-      for (size_t i = 0; i < t.columns.size(); ++i) {
-        ddl += (i ? ", " : "") + Quote(t.columns[i], '"') + " " +
-               (i < t.types.size() ? Quote(t.types[i], '"') : std::string());
-      }
-      sqlite3_exec(raw, (ddl + ")").c_str(), nullptr, nullptr, nullptr);
-    }
-  }
-  FLOWRAG_RETURN_IF_ERROR(ReadCatalog(raw, d.folder + "/DDL.csv", &g));
+  // The DDL gives types, keys and declared references; run it in memory,
+  // hardened (it comes from outside).
+  FLOWRAG_ASSIGN_OR_RETURN(auto db, Spider2SchemaDatabase(d, /*declare_failed=*/true));
+  FLOWRAG_RETURN_IF_ERROR(ReadCatalog(*db, d.folder + "/DDL.csv", &g));
   for (const Spider2Table& t : d.tables) {
     for (size_t i = 0; i < t.columns.size(); ++i) {
       const int64_t c = g.FindColumn(t.name, t.columns[i]);

@@ -7,26 +7,106 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <climits>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
+#include <mutex>
 #include <system_error>
+#include <thread>
 #include <utility>
 
+#include "sql/bounded_functions.h"
 #include "sql/sql_policy.h"
 
 namespace flowrag {
-namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Why a statement was stopped.
+enum class StopReason { kNone, kDeadline, kMemory };
+
+// Records the first reason a statement was stopped.
+static void SetReason(std::atomic<StopReason>* reason, StopReason r) {
+  StopReason none = StopReason::kNone;
+  reason->compare_exchange_strong(none, r);
+}
+
+// One thread per connection that interrupts the statement under way when it
+// passes its deadline, also inside one long VM step or while preparing, which
+// the progress handler does not reach. Arm()/Disarm() bracket a statement;
+// once Disarm() returns no interrupt for it can come (the thread interrupts
+// under the mutex). The destructor stops and joins the thread; the
+// connection must stay open until then. Thread-safe.
+class StatementWatchdog {
+ public:
+  explicit StatementWatchdog(sqlite3* db) : db_(db), thread_([this] { Run(); }) {}
+  ~StatementWatchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      quit_ = true;
+    }
+    cv_.notify_one();
+    thread_.join();
+  }
+  StatementWatchdog(const StatementWatchdog&) = delete;
+  StatementWatchdog& operator=(const StatementWatchdog&) = delete;
+
+  // At `deadline`: *reason becomes kDeadline (unless already set) and the
+  // connection is interrupted.
+  void Arm(Clock::time_point deadline, std::atomic<StopReason>* reason) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      deadline_ = deadline;
+      reason_ = reason;
+    }
+    cv_.notify_one();
+  }
+  void Disarm() {
+    std::lock_guard<std::mutex> lock(mu_);
+    reason_ = nullptr;
+  }
+
+ private:
+  void Run() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!quit_) {
+      if (reason_ == nullptr) {
+        cv_.wait(lock);
+      } else if (Clock::now() < deadline_) {
+        cv_.wait_until(lock, deadline_);
+      } else {
+        SetReason(reason_, StopReason::kDeadline);
+        sqlite3_interrupt(db_);
+        reason_ = nullptr;
+      }
+    }
+  }
+
+  sqlite3* const db_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool quit_ = false;                          // guarded by mu_
+  Clock::time_point deadline_;                 // guarded by mu_
+  std::atomic<StopReason>* reason_ = nullptr;  // guarded by mu_; null: disarmed
+  std::thread thread_;                         // last: starts after the rest
+};
+
+namespace {
+
 using Mode = SqlAuthorizerState::Mode;
 
-constexpr int kProgressSteps = 1000;      // VM steps between deadline checks
-constexpr double kMaxTimeLimit = 1e6;     // seconds; keeps the deadline in range
-constexpr double kDdlTimeLimit = 5.0;     // seconds per FromDdl element
-constexpr int kMaxValueBytes = 64 << 20;  // SQLITE_LIMIT_LENGTH: caps zeroblob() etc.
+constexpr int kProgressSteps = 100;                  // VM steps between deadline and memory checks
+constexpr double kMaxTimeLimit = 1e6;                // seconds; keeps the deadline in range
+constexpr double kDdlTimeLimit = 5.0;                // seconds per FromDdl element
+constexpr size_t kDdlMemoryBytes = size_t{1} << 30;  // heap growth per FromDdl element
+constexpr int kMaxValueBytes = 64 << 20;             // SQLITE_LIMIT_LENGTH: caps zeroblob() etc.
+constexpr int kMaxSqlBytes = 1 << 20;                // SQLITE_LIMIT_SQL_LENGTH
+constexpr int kMaxLikePatternBytes = 1000;           // SQLITE_LIMIT_LIKE_PATTERN_LENGTH
+constexpr size_t kCellOverheadBytes = 8;             // result budget per cell besides its bytes
 constexpr int kBusyTimeoutMs = 1000;
 
 struct StmtCloser {
@@ -69,31 +149,58 @@ Status SqliteStatus(sqlite3* db, int rc, std::string_view context) {
   }
 }
 
-// Installs a deadline-checking progress handler for its lifetime.
-class DeadlineGuard {
+// Bounds one statement for its lifetime: a progress handler (every
+// kProgressSteps VM steps) checks the deadline and the growth of SQLite's
+// heap, and the connection's watchdog calls sqlite3_interrupt() at the
+// deadline, which also stops preparing. The destructor disarms both, so no
+// interrupt outlives the guard.
+class StatementGuard {
  public:
-  DeadlineGuard(sqlite3* db, double seconds) : db_(db) {
+  StatementGuard(sqlite3* db, StatementWatchdog& watchdog, double seconds, size_t max_memory_bytes)
+      : db_(db),
+        watchdog_(watchdog),
+        memory_start_(sqlite3_memory_used()),
+        max_memory_(static_cast<int64_t>(std::min<size_t>(max_memory_bytes, INT64_MAX))) {
     auto budget = std::chrono::duration<double>(std::min(seconds, kMaxTimeLimit));
     deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(budget);
-    sqlite3_progress_handler(db_, kProgressSteps, &DeadlineGuard::OnProgress, this);
+    sqlite3_progress_handler(db_, kProgressSteps, &StatementGuard::OnProgress, this);
+    watchdog_.Arm(deadline_, &reason_);
   }
-  ~DeadlineGuard() { sqlite3_progress_handler(db_, 0, nullptr, nullptr); }
-  DeadlineGuard(const DeadlineGuard&) = delete;
-  DeadlineGuard& operator=(const DeadlineGuard&) = delete;
+  ~StatementGuard() {
+    watchdog_.Disarm();
+    sqlite3_progress_handler(db_, 0, nullptr, nullptr);
+  }
+  StatementGuard(const StatementGuard&) = delete;
+  StatementGuard& operator=(const StatementGuard&) = delete;
 
-  bool fired() const { return fired_; }
+  // Why the statement was stopped; kDeadline also once the deadline passed
+  // between steps (materialising rows).
+  StopReason stopped() const {
+    StopReason r = reason_.load();
+    if (r == StopReason::kNone && Clock::now() >= deadline_) r = StopReason::kDeadline;
+    return r;
+  }
 
  private:
   static int OnProgress(void* arg) {
-    auto* self = static_cast<DeadlineGuard*>(arg);
-    if (Clock::now() < self->deadline_) return 0;
-    self->fired_ = true;
-    return 1;  // interrupts the statement with SQLITE_INTERRUPT
+    auto* self = static_cast<StatementGuard*>(arg);
+    if (Clock::now() >= self->deadline_) {
+      SetReason(&self->reason_, StopReason::kDeadline);
+      return 1;  // interrupts the statement with SQLITE_INTERRUPT
+    }
+    if (sqlite3_memory_used() - self->memory_start_ > self->max_memory_) {
+      SetReason(&self->reason_, StopReason::kMemory);
+      return 1;
+    }
+    return 0;
   }
 
   sqlite3* db_;
+  StatementWatchdog& watchdog_;
   Clock::time_point deadline_;
-  bool fired_ = false;
+  const int64_t memory_start_;
+  const int64_t max_memory_;
+  std::atomic<StopReason> reason_{StopReason::kNone};
 };
 
 std::string SecondsText(double s) {
@@ -102,17 +209,37 @@ std::string SecondsText(double s) {
   return buf;
 }
 
-// Sets the connection options shared by Open() and FromDdl().
+// The Status of a statement its guard stopped.
+Status Stopped(StopReason why, double seconds, size_t max_memory_bytes) {
+  if (why == StopReason::kMemory) {
+    return Status::InvalidArgument("sql: stopped after SQLite's memory grew by more than " +
+                                   std::to_string(max_memory_bytes) +
+                                   " bytes (limits.max_memory_bytes)");
+  }
+  return Status::DeadlineExceeded("sql: stopped after the time limit of " + SecondsText(seconds) +
+                                  " s");
+}
+
+// Sets the connection options shared by Open() and FromDdl(): the hardening
+// of the file comment of safe_exec.h.
 Status Harden(sqlite3* db, std::string_view path) {
-  int rc = sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
-  if (rc == SQLITE_OK)
-    rc = sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
-  if (rc == SQLITE_OK) rc = sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
-  if (rc != SQLITE_OK) return SqliteStatus(db, rc, std::string(path) + ": configure");
+  static constexpr std::pair<int, int> kConfig[] = {
+      {SQLITE_DBCONFIG_DEFENSIVE, 1},              // no writes to the schema, no dbpage
+      {SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0},  // no load_extension()
+      {SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0},         // the file's views: innocuous functions only
+      {SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0},  // no two-argument fts3_tokenizer()
+      {SQLITE_DBCONFIG_ENABLE_TRIGGER, 0},         // the file's triggers never fire
+  };
+  for (auto [option, value] : kConfig) {
+    const int rc = sqlite3_db_config(db, option, value, nullptr);
+    if (rc != SQLITE_OK) return SqliteStatus(db, rc, std::string(path) + ": configure");
+  }
   sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
   sqlite3_limit(db, SQLITE_LIMIT_LENGTH, kMaxValueBytes);
+  sqlite3_limit(db, SQLITE_LIMIT_SQL_LENGTH, kMaxSqlBytes);
+  sqlite3_limit(db, SQLITE_LIMIT_LIKE_PATTERN_LENGTH, kMaxLikePatternBytes);
   sqlite3_busy_timeout(db, kBusyTimeoutMs);
-  return Status::Ok();
+  return InstallBoundedFunctions(db, kMaxValueBytes);
 }
 
 // Prepares the one statement of `sql` under the authorizer's current mode.
@@ -127,6 +254,7 @@ Status PrepareFirst(sqlite3* db, SqlAuthorizerState* auth, std::string_view sql,
   *rest = {};
   if (sql.empty()) return Status::Ok();
   auth->denials.clear();
+  auth->allowed_pragma = false;
   sqlite3_stmt* raw = nullptr;
   const char* tail = nullptr;
   int rc = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &raw, &tail);
@@ -166,8 +294,11 @@ Result<StmtPtr> PrepareRead(sqlite3* db, SqlAuthorizerState* auth, std::string_v
   }
   // Statements the authorizer never sees (VACUUM, REINDEX, a DROP of a
   // missing table) are caught by their first keyword or by SQLite's own
-  // verdict on whether they write.
-  if (!IsReadVerb(LeadingKeywords(sql)) || !sqlite3_stmt_readonly(stmt.get())) {
+  // verdict on whether they write. A PRAGMA got here only when the
+  // authorizer allowed it (an introspection pragma).
+  const std::string verb = LeadingKeywords(sql);
+  const bool read_verb = IsReadVerb(verb) || (verb == "PRAGMA" && auth->allowed_pragma);
+  if (!read_verb || !sqlite3_stmt_readonly(stmt.get())) {
     auth->denials.clear();
     return Refusal(*auth, sql);
   }
@@ -195,6 +326,20 @@ SqlValue ColumnValue(sqlite3_stmt* stmt, int i) {
   }
 }
 
+// What a row adds to the result budget: its text and blob bytes, and
+// kCellOverheadBytes per cell.
+size_t RowBytes(sqlite3_stmt* stmt, int ncols) {
+  size_t bytes = 0;
+  for (int c = 0; c < ncols; ++c) {
+    const int type = sqlite3_column_type(stmt, c);
+    if (type == SQLITE_TEXT || type == SQLITE_BLOB) {
+      bytes += static_cast<size_t>(sqlite3_column_bytes(stmt, c));
+    }
+    bytes += kCellOverheadBytes;
+  }
+  return bytes;
+}
+
 // Runs our own statement (savepoints, pragmas) with the authorizer open.
 Status ExecInternal(sqlite3* db, SqlAuthorizerState* auth, const char* sql) {
   Mode saved = auth->mode;
@@ -206,13 +351,18 @@ Status ExecInternal(sqlite3* db, SqlAuthorizerState* auth, const char* sql) {
 }
 
 // Runs every statement of one FromDdl element under the DDL policy.
-Status RunDdlElement(sqlite3* db, SqlAuthorizerState* auth, std::string_view sql) {
-  DeadlineGuard deadline(db, kDdlTimeLimit);
+Status RunDdlElement(sqlite3* db, SqlAuthorizerState* auth, StatementWatchdog& watchdog,
+                     std::string_view sql) {
+  StatementGuard guard(db, watchdog, kDdlTimeLimit, kDdlMemoryBytes);
   std::string_view rest = sql;
   while (SkipTrivia(rest, 0) < rest.size()) {
     StmtPtr stmt;
     std::string_view current = rest.substr(SkipTrivia(rest, 0));
-    FLOWRAG_RETURN_IF_ERROR(PrepareFirst(db, auth, current, &stmt, &rest));
+    Status prepared = PrepareFirst(db, auth, current, &stmt, &rest);
+    if (!prepared.ok() && guard.stopped() != StopReason::kNone) {
+      return Stopped(guard.stopped(), kDdlTimeLimit, kDdlMemoryBytes);
+    }
+    FLOWRAG_RETURN_IF_ERROR(prepared);
     if (stmt == nullptr) break;
     // VACUUM never reaches the authorizer, and VACUUM INTO writes a file.
     if (LeadingKeywords(current) == "VACUUM") {
@@ -222,9 +372,8 @@ Status RunDdlElement(sqlite3* db, SqlAuthorizerState* auth, std::string_view sql
     int rc;
     while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
     }
-    if (rc == SQLITE_INTERRUPT && deadline.fired()) {
-      return Status::DeadlineExceeded("statement ran longer than " + SecondsText(kDdlTimeLimit) +
-                                      " s");
+    if (rc == SQLITE_INTERRUPT && guard.stopped() != StopReason::kNone) {
+      return Stopped(guard.stopped(), kDdlTimeLimit, kDdlMemoryBytes);
     }
     if (rc == SQLITE_AUTH) return Refusal(*auth, current);
     if (rc != SQLITE_DONE) return SqliteStatus(db, rc, "sql");
@@ -265,9 +414,12 @@ std::string SqlValueText(const SqlValue& v) {
 }
 
 ReadOnlyDatabase::ReadOnlyDatabase(sqlite3* db, std::string path)
-    : db_(db), path_(std::move(path)), auth_(std::make_unique<SqlAuthorizerState>()) {}
+    : db_(db), path_(std::move(path)), auth_(std::make_unique<SqlAuthorizerState>()) {
+  if (db_ != nullptr) watchdog_ = std::make_unique<StatementWatchdog>(db_);
+}
 
 ReadOnlyDatabase::~ReadOnlyDatabase() {
+  watchdog_.reset();  // joins its thread while the connection is still open
   if (db_ != nullptr) sqlite3_close_v2(db_);
 }
 
@@ -317,7 +469,20 @@ Result<std::unique_ptr<ReadOnlyDatabase>> ReadOnlyDatabase::Open(const std::stri
 
 Result<std::unique_ptr<ReadOnlyDatabase>> ReadOnlyDatabase::FromDdl(
     const std::vector<std::string>& ddl, bool skip_bad, size_t* skipped) {
-  if (skipped != nullptr) *skipped = 0;
+  DdlOptions options;
+  options.skip_bad = skip_bad;
+  std::vector<Status> statuses;
+  auto db = FromDdl(ddl, options, &statuses);
+  if (skipped != nullptr) {
+    *skipped = static_cast<size_t>(
+        std::count_if(statuses.begin(), statuses.end(), [](const Status& s) { return !s.ok(); }));
+  }
+  return db;
+}
+
+Result<std::unique_ptr<ReadOnlyDatabase>> ReadOnlyDatabase::FromDdl(
+    const std::vector<std::string>& ddl, const DdlOptions& options, std::vector<Status>* statuses) {
+  if (statuses != nullptr) statuses->clear();
   sqlite3* raw = nullptr;
   int rc = sqlite3_open_v2(":memory:", &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
   std::unique_ptr<ReadOnlyDatabase> db(new ReadOnlyDatabase(raw, ":memory:"));
@@ -325,23 +490,22 @@ Result<std::unique_ptr<ReadOnlyDatabase>> ReadOnlyDatabase::FromDdl(
   if (rc != SQLITE_OK) return SqliteStatus(raw, rc, ":memory:");
   FLOWRAG_RETURN_IF_ERROR(Harden(raw, ":memory:"));
   SqlAuthorizerState* auth = db->auth_.get();
-  auth->mode = Mode::kDdl;
+  auth->mode = options.tables_and_indexes_only ? Mode::kSchemaDdl : Mode::kDdl;
   sqlite3_set_authorizer(raw, &Authorize, auth);
 
   for (size_t i = 0; i < ddl.size(); ++i) {
     // A savepoint per element, so a failing one leaves nothing behind.
     FLOWRAG_RETURN_IF_ERROR(ExecInternal(raw, auth, "SAVEPOINT flowrag_ddl"));
-    Status st = RunDdlElement(raw, auth, ddl[i]);
+    Status st = RunDdlElement(raw, auth, *db->watchdog_, ddl[i]);
     if (!st.ok()) {
       FLOWRAG_RETURN_IF_ERROR(ExecInternal(raw, auth, "ROLLBACK TO flowrag_ddl"));
     }
     FLOWRAG_RETURN_IF_ERROR(ExecInternal(raw, auth, "RELEASE flowrag_ddl"));
-    if (st.ok()) continue;
-    if (!skip_bad) {
+    if (!st.ok() && !options.skip_bad) {
       return Status::InvalidArgument("ddl[" + std::to_string(i) + "] " + Quoted(ddl[i]) + ": " +
                                      st.message());
     }
-    if (skipped != nullptr) ++*skipped;
+    if (statuses != nullptr) statuses->push_back(std::move(st));
   }
 
   FLOWRAG_RETURN_IF_ERROR(ExecInternal(raw, auth, "PRAGMA query_only=1"));
@@ -355,7 +519,13 @@ Result<SqlResultSet> ReadOnlyDatabase::Execute(std::string_view sql, const SqlLi
                                    SecondsText(limits.time_limit_seconds));
   }
   const Clock::time_point start = Clock::now();
-  FLOWRAG_ASSIGN_OR_RETURN(StmtPtr stmt, PrepareRead(db_, auth_.get(), sql, nullptr));
+  StatementGuard guard(db_, *watchdog_, limits.time_limit_seconds, limits.max_memory_bytes);
+  auto stopped = [&] {
+    return Stopped(guard.stopped(), limits.time_limit_seconds, limits.max_memory_bytes);
+  };
+  Result<StmtPtr> prepared = PrepareRead(db_, auth_.get(), sql, nullptr);
+  if (!prepared.ok() && guard.stopped() != StopReason::kNone) return stopped();
+  FLOWRAG_ASSIGN_OR_RETURN(StmtPtr stmt, std::move(prepared));
   sqlite3_stmt* s = stmt.get();
 
   SqlResultSet out;
@@ -366,7 +536,7 @@ Result<SqlResultSet> ReadOnlyDatabase::Execute(std::string_view sql, const SqlLi
     out.columns.push_back(name == nullptr ? std::string() : std::string(name));
   }
 
-  DeadlineGuard deadline(db_, limits.time_limit_seconds);
+  size_t bytes = 0;  // of the rows materialised so far
   while (true) {
     int rc = sqlite3_step(s);
     if (rc == SQLITE_ROW) {
@@ -374,20 +544,32 @@ Result<SqlResultSet> ReadOnlyDatabase::Execute(std::string_view sql, const SqlLi
         out.truncated = true;
         break;
       }
+      bytes += RowBytes(s, ncols);
+      if (bytes > limits.max_result_bytes) {
+        return Status::InvalidArgument(
+            "sql: the result is larger than " + std::to_string(limits.max_result_bytes) +
+            " bytes (limits.max_result_bytes) after " + std::to_string(out.rows.size()) +
+            " rows; select fewer rows or columns");
+      }
       std::vector<SqlValue> row;
       row.reserve(static_cast<size_t>(ncols));
       for (int c = 0; c < ncols; ++c) row.push_back(ColumnValue(s, c));
       out.rows.push_back(std::move(row));
+      // Materialising counts too; with max_rows reached the next step
+      // decides (truncated or done).
+      if (guard.stopped() != StopReason::kNone && out.rows.size() < limits.max_rows) {
+        return stopped();
+      }
       continue;
     }
     if (rc == SQLITE_DONE) break;
-    if (rc == SQLITE_INTERRUPT && deadline.fired()) {
-      if (limits.max_rows > 0 && out.rows.size() >= limits.max_rows) {
+    if (rc == SQLITE_INTERRUPT && guard.stopped() != StopReason::kNone) {
+      if (guard.stopped() == StopReason::kDeadline && limits.max_rows > 0 &&
+          out.rows.size() >= limits.max_rows) {
         out.truncated = true;  // ran out of time looking for one more row
         break;
       }
-      return Status::DeadlineExceeded("sql: stopped after the time limit of " +
-                                      SecondsText(limits.time_limit_seconds) + " s");
+      return stopped();
     }
     if (rc == SQLITE_AUTH) return Refusal(*auth_, sql);  // re-prepared after a schema change
     return SqliteStatus(db_, rc, "sql");

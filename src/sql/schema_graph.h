@@ -43,6 +43,9 @@ struct SchemaTable {
   std::string name, description;
   int64_t rows = -1;              // -1: unknown
   std::vector<uint32_t> columns;  // indexes into SchemaGraph::columns
+  // A virtual table of an introspected SQLite file: its rows come from its
+  // module's code, so they are not counted or sampled. Not kept in ToJson.
+  bool virtual_table = false;
 };
 
 struct SchemaForeignKey {
@@ -110,16 +113,19 @@ struct IntrospectionOptions {
   size_t samples_per_column = 3;  // distinct non-null values kept as samples
   size_t max_sample_bytes = 40;   // longer values are skipped
   bool count_rows = true;
-  // Row counts and samples stop here (a progress handler interrupts the
-  // query under way): the tables and columns after it keep rows = -1 and
+  // Row counts and samples stop here (the query under way gets the time
+  // left as its limit): the tables and columns after it keep rows = -1 and
   // no samples, and a warning says so. The catalog (tables, columns, keys)
   // is always read whole.
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
-// Introspects a SQLite file through its own read-only connection that runs
-// only the fixed catalog queries written here (PRAGMA table_info and
+// Introspects a SQLite file through hardened read-only connections
+// (ReadOnlyDatabase::Open, the same policy and limits as model SQL: each
+// catalog statement under 30 s and the result-byte budget) that run only
+// the fixed catalog queries written here (PRAGMA table_info and
 // foreign_key_list, COUNT(*), SELECT DISTINCT samples), never model SQL.
+// Virtual tables are listed but not counted or sampled.
 // NotFound / InvalidArgument ("not a SQLite database") as
 // ReadOnlyDatabase::Open. A database without tables gives an empty graph.
 // Warnings (the deadline was reached) are appended to `warnings` if given.
@@ -127,9 +133,11 @@ Result<SchemaGraph> SchemaFromSqlite(const std::string& path,
                                      const IntrospectionOptions& options = {},
                                      std::vector<std::string>* warnings = nullptr);
 SchemaGraph SchemaFromSpider(const SpiderSchema& schema);
-// Runs the DDL in an in-memory database for types and keys (a statement
-// SQLite rejects is replaced by the JSON's column list), then adds the
-// JSON's column descriptions and sample rows.
+// Runs the DDL in a hardened in-memory database for types and keys
+// (Spider2SchemaDatabase with declare_failed: a statement SQLite rejects is
+// replaced by the JSON's column list; a refused one, such as ATTACH or
+// VACUUM INTO, is an InvalidArgument naming DDL.csv and its line), then adds
+// the JSON's column descriptions and sample rows.
 Result<SchemaGraph> SchemaFromSpider2(const Spider2Database& database);
 // Adds FOREIGN_KEY edges (inferred = true) between same-named key-like
 // columns (primary keys, names whose last word is id/key/code/no/num; never

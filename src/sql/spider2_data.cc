@@ -101,27 +101,74 @@ std::string_view StatementText(std::string_view sql) {
   return sql;
 }
 
-// The DDL of `db` as SQLite will take it: pandas-style statements that fail
-// alone are replaced by their quoted form.
-std::vector<std::string> SchemaDdl(const Spider2Database& db) {
-  std::vector<std::string> ddl;
-  for (const Spider2Table& t : db.tables) {
-    if (Trim(t.ddl).empty()) continue;
-    std::string quoted = QuoteBareColumnNames(t.ddl);
-    if (quoted != t.ddl && !ReadOnlyDatabase::FromDdl({t.ddl}).ok()) {
-      ddl.push_back(std::move(quoted));
-    } else {
-      ddl.push_back(t.ddl);
-    }
+std::string QuoteIdentifier(std::string_view id) {
+  std::string out = "\"";
+  for (char c : id) {
+    if (c == '"') out += '"';
+    out += c;
   }
-  return ddl;
+  return out + '"';
+}
+
+// CREATE TABLE of `t` from its JSON column names and types.
+std::string DeclaredFromJson(const Spider2Table& t) {
+  std::string ddl = "CREATE TABLE " + QuoteIdentifier(t.name) + "(";
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    ddl += (i ? ", " : "") + QuoteIdentifier(t.columns[i]) + " " +
+           (i < t.types.size() ? QuoteIdentifier(t.types[i]) : std::string());
+  }
+  return ddl + ")";
+}
+
+// The first refusal among `statuses` as the folder's error, naming the
+// DDL.csv line of its table.
+Status FirstRefusal(const Spider2Database& db, const std::vector<const Spider2Table*>& tables,
+                    const std::vector<Status>& statuses) {
+  for (size_t i = 0; i < statuses.size() && i < tables.size(); ++i) {
+    if (!IsSqlRefusal(statuses[i])) continue;
+    return Status::InvalidArgument((fs::path(db.folder) / "DDL.csv").string() + ":" +
+                                   std::to_string(tables[i]->ddl_line) + ": table \"" +
+                                   tables[i]->name + "\": " + statuses[i].message());
+  }
+  return Status::Ok();
 }
 
 }  // namespace
 
-Result<std::vector<std::vector<std::string>>> ParseCsvRecords(std::string_view text,
-                                                              const std::string& path) {
+Result<std::unique_ptr<ReadOnlyDatabase>> Spider2SchemaDatabase(const Spider2Database& db,
+                                                                bool declare_failed) {
+  std::vector<const Spider2Table*> tables;
+  std::vector<std::string> ddl;
+  for (const Spider2Table& t : db.tables) {
+    if (Trim(t.ddl).empty()) continue;
+    tables.push_back(&t);
+    ddl.push_back(t.ddl);
+  }
+  ReadOnlyDatabase::DdlOptions options;
+  options.skip_bad = true;
+  options.tables_and_indexes_only = true;
+  std::vector<Status> statuses;
+  // Up to three rounds: as written, with bare names quoted, from the JSON.
+  for (int round = 0;; ++round) {
+    FLOWRAG_ASSIGN_OR_RETURN(auto built, ReadOnlyDatabase::FromDdl(ddl, options, &statuses));
+    FLOWRAG_RETURN_IF_ERROR(FirstRefusal(db, tables, statuses));
+    bool retry = false;
+    for (size_t i = 0; i < ddl.size() && round < 2; ++i) {
+      if (statuses[i].ok()) continue;
+      std::string next = round == 0 ? QuoteBareColumnNames(ddl[i]) : ddl[i];
+      if (next == ddl[i] && declare_failed) next = DeclaredFromJson(*tables[i]);
+      retry = retry || next != ddl[i];
+      ddl[i] = std::move(next);
+    }
+    if (!retry) return built;
+  }
+}
+
+Result<std::vector<std::vector<std::string>>> ParseCsvRecords(
+    std::string_view text, const std::string& path, std::vector<size_t>* record_lines) {
   std::vector<std::vector<std::string>> records;
+  if (record_lines != nullptr) record_lines->clear();
+  size_t record_line = 1;
   std::vector<std::string> record;
   std::string field;
   size_t line = 1;
@@ -168,10 +215,12 @@ Result<std::vector<std::vector<std::string>>> ParseCsvRecords(std::string_view t
     }
     // End of record: '\n' or end of text.
     records.push_back(std::move(record));
+    if (record_lines != nullptr) record_lines->push_back(record_line);
     record.clear();
     if (i >= n) break;
     ++i;  // '\n'
     ++line;
+    record_line = line;
     if (i >= n) break;  // a trailing newline ends the last record
   }
   return records;
@@ -238,7 +287,8 @@ Result<Spider2Database> LoadSpider2Database(const std::string& folder) {
   if (db.name.empty()) db.name = fs::path(folder).parent_path().filename().string();
   const std::string ddl_path = (fs::path(folder) / "DDL.csv").string();
   FLOWRAG_ASSIGN_OR_RETURN(std::string ddl_text, ReadText(ddl_path));
-  FLOWRAG_ASSIGN_OR_RETURN(auto records, ParseCsvRecords(ddl_text, ddl_path));
+  std::vector<size_t> lines;
+  FLOWRAG_ASSIGN_OR_RETURN(auto records, ParseCsvRecords(ddl_text, ddl_path, &lines));
   if (records.empty() || records[0].size() < 2 ||
       ToLowerAscii(Trim(records[0][0])) != "table_name" ||
       ToLowerAscii(Trim(records[0][1])) != "ddl") {
@@ -254,6 +304,7 @@ Result<Spider2Database> LoadSpider2Database(const std::string& folder) {
     Spider2Table t;
     t.name = records[r][0];
     t.ddl = records[r][1];
+    t.ddl_line = lines[r];
     if (index.count(t.name) == 0) {
       index[t.name] = db.tables.size();
       db.tables.push_back(std::move(t));
@@ -278,8 +329,10 @@ Result<Spider2Database> LoadSpider2Database(const std::string& folder) {
     } else {
       Spider2Table& dst = db.tables[at->second];
       std::string ddl = std::move(dst.ddl);
+      const size_t ddl_line = dst.ddl_line;
       dst = std::move(t).value();
       dst.ddl = std::move(ddl);
+      dst.ddl_line = ddl_line;
     }
   }
   return db;
@@ -354,7 +407,7 @@ Result<std::vector<SqlTask>> LoadSpider2LiteTasks(const std::string& spider2_roo
       FLOWRAG_ASSIGN_OR_RETURN(Spider2Database db,
                                LoadSpider2Database((sqlite_dir / folder->second).string()));
       Result<std::unique_ptr<ReadOnlyDatabase>> built =
-          ReadOnlyDatabase::FromDdl(SchemaDdl(db), /*skip_bad=*/true);
+          Spider2SchemaDatabase(db, /*declare_failed=*/false);
       if (built.ok()) {
         schema.db = std::move(built).value();
       } else {

@@ -25,6 +25,7 @@
 #ifndef FLOWRAG_SQL_SPIDER_DATA_H_
 #define FLOWRAG_SQL_SPIDER_DATA_H_
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -35,6 +36,8 @@
 #include "flowrag/status.h"
 
 namespace flowrag {
+
+class ReadOnlyDatabase;
 
 // ---------------------------------------------------------------------------
 // Spider 1.0
@@ -99,6 +102,7 @@ Result<std::vector<SqlTask>> LoadSpiderTasks(const std::string& dev_json,
 
 struct Spider2Table {
   std::string name, ddl;  // ddl: the CREATE TABLE text from DDL.csv, unchanged
+  size_t ddl_line = 0;    // line of DDL.csv where its record starts; 0: no DDL row
   std::vector<std::string> columns, types, descriptions;  // aligned; descriptions may be ""
   std::vector<std::vector<std::string>> sample_rows;      // row-major, aligned with columns
 };
@@ -119,16 +123,29 @@ struct Spider2Database {
 // types/descriptions are padded with "".
 Result<Spider2Database> LoadSpider2Database(const std::string& folder);
 
+// The schema of a Spider 2.0-lite folder as a hardened in-memory database
+// (ReadOnlyDatabase::FromDdl with tables_and_indexes_only: the DDL comes from
+// outside and may be hostile). A DDL that SQLite rejects because pandas left
+// column names bare is retried with QuoteBareColumnNames; one that still
+// fails is skipped, or with `declare_failed` declared from the table's JSON
+// columns and types. A DDL the policy refuses (ATTACH, VACUUM INTO, PRAGMA,
+// a trigger, a function such as fts3_tokenizer, ...) fails the whole folder:
+// InvalidArgument "<folder>/DDL.csv:<line>: table \"t\": refused: ATTACH is
+// not allowed"; nothing of it runs, so it creates no file.
+Result<std::unique_ptr<ReadOnlyDatabase>> Spider2SchemaDatabase(const Spider2Database& db,
+                                                                bool declare_failed);
+
 // The local tasks with public gold SQL (24), in spider2-lite.jsonl order:
 // id = instance_id, db_id = the jsonl "db", evidence = the text of
 // resource/documents/<external_knowledge> (empty when null), gold_sql = the
 // .sql file. Gold tables/columns are what the gold SQL reads when prepared
 // (not run) against an in-memory database built from the schema's DDL
-// (ReadOnlyDatabase::FromDdl with skip_bad, then Reads), in the declared
-// spelling. DDL that SQLite rejects because pandas left column names bare
-// (index, group, "qty_sold(kg)") is retried with QuoteBareColumnNames; DDL
-// that still fails (sqlite_sequence) is skipped. A task whose gold SQL does
-// not prepare keeps an empty gold and sets `error`. The db folder is matched
+// (Spider2SchemaDatabase without declare_failed, then Reads), in the
+// declared spelling. DDL that SQLite rejects because pandas left column names
+// bare (index, group, "qty_sold(kg)") is retried with QuoteBareColumnNames;
+// DDL that still fails (sqlite_sequence) is skipped. A task whose gold SQL
+// does not prepare, or whose schema has a refused DDL, keeps an empty gold
+// and sets `error`. The db folder is matched
 // case-insensitively with '-' read as '_' ("Db-IMDB" -> DB_IMDB).
 // Errors: unreadable files, malformed jsonl lines ("<path>:<line>: ..."), a
 // db without a folder, a missing knowledge document.
@@ -141,9 +158,10 @@ Result<std::vector<SqlTask>> LoadSpider2LiteTasks(const std::string& spider2_roo
 // quoted fields may hold commas, newlines and doubled quotes (""). A
 // trailing newline does not make an empty record. InvalidArgument
 // "<path>:<line>: ..." for an unterminated quote or text after a closing
-// quote. O(size).
-Result<std::vector<std::vector<std::string>>> ParseCsvRecords(std::string_view text,
-                                                              const std::string& path);
+// quote. *record_lines (when given) gets the line each record starts on.
+// O(size).
+Result<std::vector<std::vector<std::string>>> ParseCsvRecords(
+    std::string_view text, const std::string& path, std::vector<size_t>* record_lines = nullptr);
 
 // Quotes the column names of a pandas-style CREATE TABLE, one "<name> <TYPE>"
 // per line with TYPE a single word ("    qty_sold(kg) REAL," ->

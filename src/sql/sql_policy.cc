@@ -1,5 +1,5 @@
 // The read-only policy of ReadOnlyDatabase: the authorizer (which actions
-// each mode allows, the refused functions, recording reads), the
+// each mode allows, the allowed functions and pragmas, recording reads), the
 // leading-keyword checks and the refusal Status. See sql_policy.h.
 #include "sql/sql_policy.h"
 
@@ -37,22 +37,45 @@ bool IsSchemaTable(const char* name) {
          EqualsIgnoreCase(n, "sqlite_temp_master") || EqualsIgnoreCase(n, "sqlite_temp_schema");
 }
 
-// Functions with side effects outside the query, or that run arbitrary SQL.
-bool IsRefusedFunction(const char* name) {
-  if (name == nullptr) return true;
-  static constexpr std::string_view kRefused[] = {
-      "load_extension", "readfile",   "writefile",          "edit",          "fts3_tokenizer",
-      "eval",           "sha3_query", "icu_load_collation", "sqlite_dbdata",
-  };
-  std::string_view n(name);
-  for (std::string_view r : kRefused) {
-    if (EqualsIgnoreCase(n, r)) return true;
-  }
-  // sqlite_rename_column, sqlite_rename_table, sqlite_drop_column, ...:
-  // SQLite's internal ALTER TABLE helpers.
-  const std::string lower = ToLowerAscii(n);
-  return lower.rfind("sqlite_rename", 0) == 0 || lower.rfind("sqlite_drop", 0) == 0;
+// The functions a statement may call (the allow list of sql_policy.h), lower
+// case and sorted for binary search. Anything else, including functions a
+// later SQLite or an extension adds, is refused.
+// clang-format off
+constexpr std::string_view kAllowedFunctions[] = {
+    "->", "->>", "abs", "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "avg",
+    "ceil", "ceiling", "char", "coalesce", "concat", "concat_ws", "cos", "cosh", "count",
+    "cume_dist", "current_date", "current_time", "current_timestamp", "date", "datetime",
+    "degrees", "dense_rank", "exp", "first_value", "floor", "format", "glob", "group_concat",
+    "hex", "ifnull", "iif", "instr", "json", "json_array", "json_array_length", "json_extract",
+    "json_group_array", "json_group_object", "json_insert", "json_object", "json_patch",
+    "json_quote", "json_remove", "json_replace", "json_set", "json_type", "json_valid",
+    "julianday", "lag", "last_value", "lead", "length", "like", "likelihood", "likely", "ln",
+    "log", "log10", "log2", "lower", "ltrim", "max", "min", "mod", "nth_value", "ntile",
+    "nullif", "octet_length", "percent_rank", "pi", "pow", "power", "printf", "quote",
+    "radians", "random", "randomblob", "rank", "replace", "round", "row_number", "rtrim",
+    "sign", "sin", "sinh", "sqrt", "strftime", "string_agg", "substr", "substring", "sum",
+    "tan", "tanh", "time", "timediff", "total", "trim", "trunc", "typeof", "unhex", "unicode",
+    "unixepoch", "unlikely", "upper", "zeroblob",
+};
+// clang-format on
+
+// The read-only introspection pragmas (also as pragma_<name> table-valued
+// functions), sorted.
+constexpr std::string_view kAllowedPragmas[] = {
+    "foreign_key_list", "index_info", "index_list", "table_info", "table_xinfo",
+};
+
+static_assert(std::is_sorted(std::begin(kAllowedFunctions), std::end(kAllowedFunctions)));
+static_assert(std::is_sorted(std::begin(kAllowedPragmas), std::end(kAllowedPragmas)));
+
+template <size_t N>
+bool InSortedList(const std::string_view (&list)[N], const char* name) {
+  if (name == nullptr) return false;
+  const std::string lower = ToLowerAscii(name);
+  return std::binary_search(std::begin(list), std::end(list), std::string_view(lower));
 }
+
+bool IsAllowedFunction(const char* name) { return InSortedList(kAllowedFunctions, name); }
 
 std::string Str(const char* s) { return s == nullptr ? std::string() : std::string(s); }
 
@@ -151,7 +174,9 @@ bool QueryAllows(int action, const char* a1, const char* a2) {
     case SQLITE_RECURSIVE:
       return true;
     case SQLITE_FUNCTION:
-      return !IsRefusedFunction(a2);
+      return IsAllowedFunction(a2);
+    case SQLITE_PRAGMA:
+      return IsAllowedPragma(a1);
     case SQLITE_UPDATE:
       // The first use of a table-valued function (json_each) on a connection
       // asks for UPDATE of sqlite_master while SQLite builds its table; no
@@ -163,18 +188,44 @@ bool QueryAllows(int action, const char* a1, const char* a2) {
   }
 }
 
+// The writes SQLite makes to the schema table while it creates a table or
+// index (and sqlite_sequence for AUTOINCREMENT).
+bool IsSchemaBookkeeping(int action, const char* a1) {
+  switch (action) {
+    case SQLITE_INSERT:
+    case SQLITE_UPDATE:
+    case SQLITE_DELETE:
+      return IsSchemaTable(a1) || (a1 != nullptr && EqualsIgnoreCase(a1, "sqlite_sequence"));
+    default:
+      return false;
+  }
+}
+
+// kSchemaDdl: CREATE TABLE and CREATE INDEX only.
+bool SchemaDdlAllows(int action, const char* a1, const char* a2) {
+  switch (action) {
+    case SQLITE_CREATE_TABLE:
+    case SQLITE_CREATE_INDEX:
+    case SQLITE_READ:     // CREATE INDEX reads its table's columns
+    case SQLITE_REINDEX:  // ... and fills the index as a REINDEX does
+      return true;
+    case SQLITE_FUNCTION:  // CHECK constraints, index expressions
+      return IsAllowedFunction(a2);
+    default:
+      return IsSchemaBookkeeping(action, a1);
+  }
+}
+
+// kDdl: also views and sample rows (INSERT ... VALUES / SELECT).
 bool DdlAllows(int action, const char* a1, const char* a2) {
   switch (action) {
-    case SQLITE_ATTACH:
-    case SQLITE_DETACH:
-    case SQLITE_PRAGMA:
-    case SQLITE_TRANSACTION:
-    case SQLITE_SAVEPOINT:
-      return false;
-    case SQLITE_FUNCTION:
-      return !IsRefusedFunction(a2);
-    default:
+    case SQLITE_CREATE_VIEW:
+    case SQLITE_INSERT:
+    case SQLITE_SELECT:
+    case SQLITE_RECURSIVE:
       return true;
+    default:
+      return SchemaDdlAllows(action, a1, a2);
   }
 }
 
@@ -187,6 +238,9 @@ int Authorize(void* arg, int action, const char* a1, const char* a2, const char*
   switch (state->mode) {
     case Mode::kInternal:
       allowed = true;
+      break;
+    case Mode::kSchemaDdl:
+      allowed = SchemaDdlAllows(action, a1, a2);
       break;
     case Mode::kDdl:
       allowed = DdlAllows(action, a1, a2);
@@ -202,6 +256,7 @@ int Authorize(void* arg, int action, const char* a1, const char* a2, const char*
     state->denials.push_back({DescribeAction(action, a1, a2), schema_write});
     return SQLITE_DENY;
   }
+  if (action == SQLITE_PRAGMA && state->mode == Mode::kQuery) state->allowed_pragma = true;
   if (action == SQLITE_READ && state->recording != nullptr && a1 != nullptr && !IsSchemaTable(a1)) {
     state->recording->tables.insert(a1);
     if (a2 != nullptr && *a2 != '\0') state->recording->columns.insert(std::string(a1) + "." + a2);
@@ -280,6 +335,8 @@ bool IsWriteVerb(std::string_view verb) {
   std::string_view first = verb.substr(0, verb.find(' '));
   return std::find(std::begin(kWriteVerbs), std::end(kWriteVerbs), first) != std::end(kWriteVerbs);
 }
+
+bool IsAllowedPragma(const char* name) { return InSortedList(kAllowedPragmas, name); }
 
 bool IsReadVerb(std::string_view verb) {
   static constexpr std::string_view kReadVerbs[] = {"SELECT", "WITH", "VALUES", "EXPLAIN"};

@@ -1,5 +1,6 @@
 // The read-only policy behind ReadOnlyDatabase (safe_exec.h): the SQLite
-// authorizer with its per-mode action policy and function deny list, the
+// authorizer with its per-mode action policy and its function and pragma
+// allow lists, the
 // recording of reads for Reads(), the leading-keyword checks for statements
 // the authorizer never sees, and the refusal Status. Internal to sql/.
 //
@@ -21,9 +22,10 @@ namespace flowrag {
 // What the authorizer allows, and what it saw while a statement prepared.
 struct SqlAuthorizerState {
   enum class Mode {
-    kInternal,  // our own statements (savepoints, pragmas): everything
-    kDdl,       // FromDdl's schema phase
-    kQuery,     // the read-only policy
+    kInternal,   // our own statements (savepoints, pragmas): everything
+    kSchemaDdl,  // FromDdl of an untrusted schema: CREATE TABLE / CREATE INDEX only
+    kDdl,        // FromDdl's schema phase: also CREATE VIEW and INSERT of rows
+    kQuery,      // the read-only policy
   };
   Mode mode = Mode::kQuery;
   // Denied actions of the statement being prepared, in order ("INSERT into t").
@@ -35,14 +37,44 @@ struct SqlAuthorizerState {
   };
   std::vector<Denial> denials;
   SqlReadSet* recording = nullptr;  // set while Reads() prepares
+  // Set when the statement being prepared is an allowed introspection
+  // PRAGMA (cleared with `denials`).
+  bool allowed_pragma = false;
 };
 
 // The sqlite3_set_authorizer callback; `arg` is the connection's
-// SqlAuthorizerState. kInternal allows everything; kDdl refuses ATTACH,
-// DETACH, PRAGMA, transactions, savepoints and the refused functions; kQuery
-// allows only SELECT, reads, recursive CTEs and functions not refused
-// (load_extension, readfile, writefile, edit, fts3_tokenizer, eval,
-// sha3_query, icu_load_collation, sqlite_dbdata, sqlite_rename*/sqlite_drop*).
+// SqlAuthorizerState. Every mode but kInternal is an allow list:
+//  - functions: only the allowed ones below, in every mode;
+//  - kSchemaDdl: CREATE TABLE, CREATE INDEX, the column reads and index
+//    fill (REINDEX) of CREATE INDEX and the schema-table writes they make (sqlite_master,
+//    sqlite_sequence);
+//  - kDdl: that, plus CREATE VIEW, INSERT, SELECT and recursive CTEs;
+//  - kQuery: SELECT, reads, recursive CTEs and the read-only introspection
+//    pragmas (IsAllowedPragma), as statements or pragma_* functions.
+// Everything else (ATTACH, DETACH, any other PRAGMA, triggers, virtual
+// tables, DROP, ALTER, transactions, savepoints, ...) is denied.
+//
+// The allowed functions are SQLite's core scalar functions without side
+// effects (abs, char, coalesce, concat, concat_ws, format/printf, glob, hex,
+// ifnull, iif, instr, length, like, likelihood, likely, lower, ltrim, max,
+// min, nullif, octet_length, quote, random, randomblob, replace, round,
+// rtrim, sign, substr/substring, trim, typeof, unhex, unicode, unlikely,
+// upper, zeroblob), the aggregates (avg, count, group_concat, string_agg,
+// max, min, sum, total, json_group_array, json_group_object), the window
+// functions (row_number, rank, dense_rank, percent_rank, cume_dist, ntile,
+// lag, lead, first_value, last_value, nth_value), date and time (date, time,
+// datetime, julianday, unixepoch, strftime, timediff, current_date,
+// current_time, current_timestamp), the math functions (acos ... trunc, pi,
+// pow/power, mod, ln, log, log2, log10, sqrt, exp, ceil/ceiling, floor,
+// degrees, radians) and the JSON functions (json, json_array,
+// json_array_length, json_extract, json_insert, json_object, json_patch,
+// json_quote, json_remove, json_replace, json_set, json_type, json_valid,
+// -> and ->>; json_each and json_tree are tables, not functions). Not
+// allowed, among others: load_extension, fts3_tokenizer (returns a heap
+// pointer), readfile, writefile, edit, eval, sqlite_dbdata, changes,
+// last_insert_rowid, sqlite_version, SQLite's internal sqlite_rename_* /
+// sqlite_drop_* helpers, and whatever a newer SQLite adds.
+//
 // A denial is appended to `denials`; while `recording` is set, each allowed
 // read outside sqlite_master/sqlite_schema is added to it.
 int Authorize(void* arg, int action, const char* a1, const char* a2, const char* db_name,
@@ -59,6 +91,11 @@ std::string LeadingKeywords(std::string_view sql);
 // True when `verb` (LeadingKeywords) starts a statement that writes or
 // changes the connection's state.
 bool IsWriteVerb(std::string_view verb);
+
+// True for the read-only introspection pragmas a query may run, by name
+// (case-insensitive): table_info, table_xinfo, index_list, index_info,
+// foreign_key_list.
+bool IsAllowedPragma(const char* name);
 
 // True when `verb` (LeadingKeywords) is one a read may start with: SELECT,
 // WITH, VALUES or EXPLAIN.

@@ -85,6 +85,7 @@ Result<ValueIndex> ValueIndex::FromSqlite(const std::string& path, const SchemaG
           std::min(kColumnSeconds, std::chrono::duration<double>(deadline - now).count());
     }
     const SchemaColumn& col = graph.columns[c];
+    if (graph.tables[col.table].virtual_table) continue;  // module code, not stored values
     const std::string qc = quote(col.name);
     const std::string sql = "SELECT DISTINCT " + qc + " FROM " + quote(graph.tables[col.table].name) +
                             " WHERE " + qc + " IS NOT NULL AND length(" + qc + ") <= " +

@@ -82,6 +82,10 @@ Json ResultJson(const SqlResultSet& r) {
   return {{"columns", r.columns}, {"rows", rows}, {"truncated", r.truncated}, {"seconds", r.seconds}};
 }
 
+// JSON text of `j`; bytes that are not UTF-8 (BLOB cells, text of a
+// user's file) become U+FFFD instead of throwing.
+std::string JsonText(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
 void PrintResult(const SqlResultSet& r) {
   std::string line;
   for (size_t i = 0; i < r.columns.size(); ++i) line += (i ? " | " : "") + r.columns[i];
@@ -192,6 +196,8 @@ CLI::App* AddSqlCommand(CLI::App& app, SqlArgs* a) {
   a->exec->add_option("sql", a->question, "The statement")->required();
   a->exec->add_option("--timeout", a->ask.limits.time_limit_seconds, "Seconds")->capture_default_str();
   a->exec->add_option("--max-rows", a->ask.limits.max_rows, "Rows returned")->capture_default_str();
+  a->exec->add_option("--max-bytes", a->ask.limits.max_result_bytes, "Bytes of the result (more: an error)")
+      ->capture_default_str();
   a->eval_cmd = sql->add_subcommand("eval", "Schema-linking P/R/F1 (and execution accuracy) on Spider / Spider 2.0-lite");
   a->eval_cmd->add_option("--spider", a->eval.spider, "Spider folder (dev.json, tables.json, database/)");
   a->eval_cmd->add_option("--spider2", a->eval.spider2, "spider2_lite folder");
@@ -221,7 +227,7 @@ Status RunSql(SqlArgs& a) {
   if (*a.exec) {
     FLOWRAG_ASSIGN_OR_RETURN(SqlResultSet r, db->Execute(a.question, a.ask.limits));
     if (a.json) {
-      std::printf("%s\n", ResultJson(r).dump().c_str());
+      std::printf("%s\n", JsonText(ResultJson(r)).c_str());
     } else {
       PrintResult(r);
     }
@@ -232,7 +238,7 @@ Status RunSql(SqlArgs& a) {
   if (*a.link) {
     FLOWRAG_ASSIGN_OR_RETURN(SchemaLink l, db->Link(a.question, a.method, link));
     if (a.json) {
-      std::printf("%s\n", LinkJson(l).dump().c_str());
+      std::printf("%s\n", JsonText(LinkJson(l)).c_str());
     } else {
       PrintLink(l);
     }
@@ -243,12 +249,11 @@ Status RunSql(SqlArgs& a) {
   if (a.json) {
     Json attempts = Json::array();
     for (const SqlAttempt& t : answer.attempts) attempts.push_back({{"sql", t.sql}, {"error", t.error}});
-    std::printf("%s\n", Json{{"question", answer.question}, {"sql", answer.sql}, {"executed", answer.executed},
-                             {"result", ResultJson(answer.result)}, {"attempts", attempts},
-                             {"link", LinkJson(answer.link)}, {"llm_calls", answer.llm_calls},
-                             {"time_ms", answer.time_ms}}
-                            .dump()
-                            .c_str());
+    const Json out = {{"question", answer.question}, {"sql", answer.sql}, {"executed", answer.executed},
+                      {"result", ResultJson(answer.result)}, {"attempts", attempts},
+                      {"link", LinkJson(answer.link)}, {"llm_calls", answer.llm_calls},
+                      {"time_ms", answer.time_ms}};
+    std::printf("%s\n", JsonText(out).c_str());
     return Status::Ok();
   }
   for (size_t i = 0; i < answer.attempts.size(); ++i) {
