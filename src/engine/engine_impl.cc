@@ -55,9 +55,6 @@ Result<std::unique_ptr<EngineImpl>> EngineImpl::Create(const std::string& db_pat
   so.create_if_missing = !options.read_only;
   FLOWRAG_ASSIGN_OR_RETURN(auto store, Store::Open(db_path, so));
   std::unique_ptr<EngineImpl> engine(new EngineImpl(options, std::move(store)));
-  FLOWRAG_ASSIGN_OR_RETURN(engine->embedder_kind_, ResolveEmbedderKind(*engine->store_, options));
-  FLOWRAG_ASSIGN_OR_RETURN(engine->embedder_,
-                           LoadEmbedder(*engine->store_, engine->embedder_kind_, options));
   for (const std::string& name : RetrieverNames()) {
     FLOWRAG_ASSIGN_OR_RETURN(auto r, MakeRetriever(name));
     engine->retrievers_.emplace(name, std::move(r));
@@ -68,8 +65,21 @@ Result<std::unique_ptr<EngineImpl>> EngineImpl::Create(const std::string& db_pat
     engine->persister_ =
         std::make_unique<PartsPersister>(engine->store_.get(), std::chrono::milliseconds(500));
   }
-  FLOWRAG_RETURN_IF_ERROR(engine->RebuildSnapshot());
+  FLOWRAG_RETURN_IF_ERROR(engine->LoadState());
   return engine;
+}
+
+Status EngineImpl::LoadState() {
+  constexpr int kAttempts = 5;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    FLOWRAG_ASSIGN_OR_RETURN(int64_t before, store_->Generation());
+    FLOWRAG_ASSIGN_OR_RETURN(embedder_kind_, ResolveEmbedderKind(*store_, options_));
+    FLOWRAG_ASSIGN_OR_RETURN(embedder_, LoadEmbedder(*store_, embedder_kind_, options_));
+    FLOWRAG_RETURN_IF_ERROR(RebuildSnapshot());
+    state_stale_ = snapshot()->generation() != before;
+    if (!state_stale_) return Status::Ok();
+  }
+  return Status::Ok();  // another process keeps writing: CatchUpWithStore reloads under the lock
 }
 
 std::shared_ptr<const Snapshot> EngineImpl::snapshot() const {
@@ -347,10 +357,10 @@ Result<EngineImpl::WriteGuard> EngineImpl::LockWriter() {
 Status EngineImpl::CatchUpWithStore() {
   FLOWRAG_ASSIGN_OR_RETURN(int64_t generation, store_->Generation());
   const std::shared_ptr<const Snapshot> current = snapshot();
-  if (current != nullptr && current->generation() == generation) return Status::Ok();
-  FLOWRAG_ASSIGN_OR_RETURN(embedder_kind_, ResolveEmbedderKind(*store_, options_));
-  FLOWRAG_ASSIGN_OR_RETURN(embedder_, LoadEmbedder(*store_, embedder_kind_, options_));
-  return RebuildSnapshot();
+  if (!state_stale_ && current != nullptr && current->generation() == generation) {
+    return Status::Ok();
+  }
+  return LoadState();  // under the writer lock the generation holds still
 }
 
 Status EngineImpl::DeleteDocument(std::string_view document_id) {

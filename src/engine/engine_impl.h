@@ -162,6 +162,11 @@ class EngineImpl final : public Engine {
   // state and a new snapshot, so a writer that waited for another writes
   // what it would have written after it. Under the writer lock.
   Status CatchUpWithStore();
+  // The embedder and a snapshot read at one generation of the store: retried
+  // while another process writes in between (state_stale_ when it kept
+  // writing: the next CatchUpWithStore loads again).
+  Status LoadState();
+  bool state_stale_ = false;
   std::mutex write_mu_;
   mutable std::mutex snapshot_mu_;
   std::shared_ptr<const Snapshot> snapshot_;
