@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 
 #include <filesystem>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -31,6 +32,24 @@ DocumentWrite Doc(const std::string& id, const std::string& text, uint64_t hash)
   p.embed_hash = Hash64(text);
   w.passages.push_back(p);
   return w;
+}
+
+// A store at `path` holding `n` documents (text of each from `text`), its
+// WAL folded back into the file and the journal mode set to DELETE, so the
+// file's bytes are the whole store (for tests that damage them).
+void WriteStoreFile(const std::string& path, int n, const std::function<std::string(int)>& text) {
+  {
+    auto s = Store::Open(path);
+    ASSERT_TRUE(s.ok());
+    std::vector<DocumentWrite> batch;
+    for (int i = 0; i < n; ++i) batch.push_back(Doc("d" + std::to_string(i), text(i), i));
+    ASSERT_TRUE((*s)->WriteDocuments(batch).ok());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;", nullptr,
+               nullptr, nullptr);
+  sqlite3_close(db);
 }
 
 TEST(StoreTest, RoundTripDocumentsPassagesEmbeddings) {
@@ -381,23 +400,9 @@ TEST(StoreTest, SnapshotPartsRoundTripInChunksAndOnlyForTheCurrentGeneration) {
 TEST(StoreTest, DetectsCorruptedPages) {
   TempDir dir;
   const std::string path = dir.File("c.db");
-  {
-    auto s = Store::Open(path);
-    ASSERT_TRUE(s.ok());
-    std::vector<DocumentWrite> batch;
-    for (int i = 0; i < 200; ++i) {
-      batch.push_back(Doc("d" + std::to_string(i), std::string(500, 'a' + i % 26), i));
-    }
-    ASSERT_TRUE((*s)->WriteDocuments(batch).ok());
-  }
-  // Fold the WAL back, then scribble over every page after the first.
-  {
-    sqlite3* db = nullptr;
-    sqlite3_open(path.c_str(), &db);
-    sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;", nullptr,
-                 nullptr, nullptr);
-    sqlite3_close(db);
-  }
+  ASSERT_NO_FATAL_FAILURE(
+      WriteStoreFile(path, 200, [](int i) { return std::string(500, 'a' + i % 26); }));
+  // Scribble over every page after the first.
   std::string bytes = testing::ReadFile(path);
   ASSERT_GT(bytes.size(), 8192u);
   for (size_t i = 4096; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 7);
@@ -416,19 +421,12 @@ TEST(StoreTest, DetectsCorruptedPages) {
 TEST(StoreTest, WriterRefusesAStoreWithADamagedIndexPage) {
   TempDir dir;
   const std::string path = dir.File("c.db");
-  {
-    auto s = Store::Open(path);
-    ASSERT_TRUE(s.ok());
-    std::vector<DocumentWrite> batch;
-    for (int i = 0; i < 300; ++i) batch.push_back(Doc("d" + std::to_string(i), "text " + std::to_string(i), i));
-    ASSERT_TRUE((*s)->WriteDocuments(batch).ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(
+      WriteStoreFile(path, 300, [](int i) { return "text " + std::to_string(i); }));
   int64_t page = 0, page_size = 0;
   {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;", nullptr,
-                 nullptr, nullptr);
     sqlite3_stmt* st = nullptr;
     // The largest index over documents: any of its pages is an index page.
     sqlite3_prepare_v2(db,

@@ -111,7 +111,7 @@ Status EngineImpl::ExtractHeuristic(const IndexOptions& options, IndexReport* re
   // passages are extracted again with the full dictionary, which gives
   // exactly what a full run over the corpus would (delete + re-add of a
   // document restores its links).
-  FLOWRAG_ASSIGN_OR_RETURN(auto unlinked, store_->TitleNames(/*only_unlinked=*/true));
+  FLOWRAG_ASSIGN_OR_RETURN(auto unlinked, store_->UnlinkedTitleNames());
   if (unlinked.empty()) return CollectOrphans(report);
   std::vector<TriePattern> patterns;
   for (const auto& n : unlinked) patterns.push_back({n.surface, 0});

@@ -291,14 +291,14 @@ class Store {
   // SourceRecords), for dictionary linking.
   Status ForEachPassageContent(const std::function<Status(PendingPassage&&)>& fn);
 
-  // Names of title entities (the offline extractor's linking dictionary):
-  // every key a passage gave its TITLE entity, with that surface form and the
-  // entity's canonical name. `only_unlinked`: just those not yet linked
-  // across the corpus (MarkNamesLinked).
+  // Names of title entities not yet linked across the corpus
+  // (MarkNamesLinked): every such key a passage gave its TITLE entity, with
+  // that surface form and the entity's canonical name. (The offline
+  // extractor's dictionary itself comes from ExtractableTitles.)
   struct TitleName {
     std::string key, surface, canonical;
   };
-  Result<std::vector<TitleName>> TitleNames(bool only_unlinked);
+  Result<std::vector<TitleName>> UnlinkedTitleNames();
   Status MarkNamesLinked(const std::vector<std::string>& keys);
 
   struct EntityRow {

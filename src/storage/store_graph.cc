@@ -115,7 +115,7 @@ Status Store::ForEachPassageContent(const std::function<Status(PendingPassage&&)
   return Status::Ok();
 }
 
-Result<std::vector<Store::TitleName>> Store::TitleNames(bool only_unlinked) {
+Result<std::vector<Store::TitleName>> Store::UnlinkedTitleNames() {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s,
@@ -123,9 +123,8 @@ Result<std::vector<Store::TitleName>> Store::TitleNames(bool only_unlinked) {
           db_, path_,
           "SELECT k.key, min(k.surface), min(e.name) FROM entity_keys k JOIN mentions m ON "
           "m.passage_id = k.passage_id AND m.entity_id = k.entity_id JOIN entities e ON e.id = "
-          "k.entity_id WHERE m.type = 'TITLE' AND (?1 = 0 OR k.key NOT IN (SELECT key FROM "
-          "linked_names)) GROUP BY k.key ORDER BY k.key"));
-  s.Bind(1, int64_t{only_unlinked ? 1 : 0});
+          "k.entity_id WHERE m.type = 'TITLE' AND k.key NOT IN (SELECT key FROM linked_names) "
+          "GROUP BY k.key ORDER BY k.key"));
   std::vector<TitleName> out;
   while (true) {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
