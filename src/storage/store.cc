@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "storage/document_texts.h"
 #include "storage/graph_writer.h"
@@ -30,6 +31,26 @@ Result<std::vector<int64_t>> PassagesOf(sqlite3* db, const std::string& path, in
     ids.push_back(s.Int(0));
   }
   return ids;
+}
+
+// Switches the file to WAL. SQLite does not call the busy handler when a
+// journal-mode change meets another connection's lock (two processes
+// creating one store at once), so the switch is retried here for as long as
+// the busy timeout would have waited.
+Status SetWalMode(sqlite3* db, const std::string& path) {
+  constexpr char kPragmas[] =
+      "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA journal_size_limit=67108864;";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  auto pause = std::chrono::milliseconds(1);
+  while (true) {
+    Status st = Exec(db, path, kPragmas);
+    if (st.ok() || st.code() != StatusCode::kUnavailable ||
+        std::chrono::steady_clock::now() >= deadline) {
+      return st;
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));
+  }
 }
 
 int64_t NowSeconds() {
@@ -107,9 +128,7 @@ Status Store::Initialize(const StoreOptions& options) {
   if (!options.read_only) {
     // journal_size_limit: the WAL is truncated after a checkpoint instead of
     // keeping the size of the largest transaction (a snapshot part rewrite).
-    FLOWRAG_RETURN_IF_ERROR(Exec(db_, path_,
-                                 "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
-                                 "PRAGMA journal_size_limit=67108864;"));
+    FLOWRAG_RETURN_IF_ERROR(SetWalMode(db_, path_));
   }
   FLOWRAG_RETURN_IF_ERROR(Exec(db_, path_, "PRAGMA foreign_keys=ON;"));
   if (names.empty()) {
