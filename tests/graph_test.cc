@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <random>
@@ -13,6 +14,10 @@
 #include "engine/engine_impl.h"
 #include "flowrag/engine.h"
 #include "graph/knowledge_graph.h"
+#include "vector/sparse_index.h"
+#include "vector/flat_index.h"
+#include "embed/hashed_embedder.h"
+#include "graph/graph_vectors.h"
 #include "test_util.h"
 
 namespace flowrag {
@@ -349,6 +354,54 @@ TEST(OpenIeImportTest, BenchmarkFilesReproduceEveryPassage) {
     auto stats = (*e)->Stats();
     EXPECT_EQ(stats->graph.extracted_passages, static_cast<int64_t>(c.passages));
   }
+}
+
+
+// EmbedGraphVectors indexes facts and descriptions in two passes without
+// holding their rows: the indexes equal IndexForRows over EmbedSparse's rows,
+// sparse (short texts) and flat (long texts in few dimensions) alike.
+TEST(GraphVectorsTest, TwoPassIndexesEqualTheIndexesOfTheRows) {
+  std::vector<std::string> facts, descriptions, names = {"Ada Lovelace", "Charles Babbage"};
+  for (int i = 0; i < 700; ++i) {
+    facts.push_back("entity " + std::to_string(i) + " founded city " + std::to_string(i * 7 % 97));
+    std::string long_text;
+    for (int w = 0; w < 400; ++w) long_text += "word" + std::to_string((i * 31 + w * 17) % 500) + " ";
+    descriptions.push_back(long_text);
+  }
+  IdfTable::Builder idf;
+  for (const auto& t : facts) idf.AddDocument(TokenHashes(t));
+  HashedEmbedderOptions options;
+  options.dimension = 512;
+  HashedEmbedder embedder(options, std::make_shared<IdfTable>(std::move(idf).Build()));
+  auto two_pass = EmbedGraphVectors(embedder, names, descriptions, facts, {});
+  ASSERT_TRUE(two_pass.ok()) << two_pass.status().ToString();
+
+  auto index_of_rows = [&](const std::vector<std::string>& texts) {
+    auto rows = EmbedSparse(embedder, texts);
+    EXPECT_TRUE(rows.ok());
+    auto index = IndexForRows(*rows);
+    EXPECT_TRUE(index.ok());
+    return std::move(*index);
+  };
+  const auto facts_index = index_of_rows(facts);
+  const auto* a = dynamic_cast<const SparseIndex*>(two_pass->fact_index.get());
+  const auto* b = dynamic_cast<const SparseIndex*>(facts_index.get());
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(a->Size(), facts.size());
+  EXPECT_TRUE(std::ranges::equal(a->offsets(), b->offsets()));
+  EXPECT_TRUE(std::ranges::equal(a->deltas(), b->deltas()));
+  EXPECT_TRUE(std::ranges::equal(a->values(), b->values()));
+
+  const auto descriptions_index = index_of_rows(descriptions);
+  const auto* c = dynamic_cast<const FlatIndex*>(two_pass->description_index.get());
+  const auto* d = dynamic_cast<const FlatIndex*>(descriptions_index.get());
+  ASSERT_NE(c, nullptr);
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(c->matrix().rows, descriptions.size());
+  EXPECT_EQ(c->matrix().data, d->matrix().data);
+  EXPECT_EQ(two_pass->entity_rows.rows(), names.size());
+  EXPECT_EQ(two_pass->relation_rows.rows(), 0u);
 }
 
 }  // namespace

@@ -957,6 +957,49 @@ TEST(SparseIndexTest, LargeIdGapsAreBridged) {
   EXPECT_EQ(back.values, rows.values);
 }
 
+// The two-pass builder refuses rows out of order or range, and a second pass
+// that differs from the first, instead of writing past a list.
+TEST(SparseIndexTest, TwoPassBuilderRefusesPassesThatDisagree) {
+  const std::vector<uint32_t> row0 = {1, 3}, row1 = {0, 3};
+  const std::vector<float> v = {0.5f, 0.25f};
+  {
+    SparseIndex::TwoPassBuilder b(4);
+    EXPECT_EQ(b.CountRow(std::vector<uint32_t>{3, 1}).code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(b.CountRow(std::vector<uint32_t>{4}).code(), StatusCode::kInvalidArgument);
+  }
+  {
+    SparseIndex::TwoPassBuilder b(4);
+    ASSERT_TRUE(b.CountRow(row0).ok());
+    ASSERT_TRUE(b.CountRow(row1).ok());
+    ASSERT_TRUE(b.FillRow(row0, v).ok());
+    EXPECT_EQ(b.FillRow(row0, v).code(), StatusCode::kInternal);  // dimension 1 twice
+  }
+  {
+    SparseIndex::TwoPassBuilder b(4);
+    ASSERT_TRUE(b.CountRow(row0).ok());
+    ASSERT_TRUE(b.CountRow(row1).ok());
+    ASSERT_TRUE(b.FillRow(row0, v).ok());
+    EXPECT_EQ(b.Finish().status().code(), StatusCode::kInternal);  // a row short
+  }
+  {
+    SparseIndex::TwoPassBuilder b(4);
+    ASSERT_TRUE(b.CountRow(row0).ok());
+    ASSERT_TRUE(b.FillRow(row0, std::vector<float>{0.5f, NAN}).code() ==
+                StatusCode::kInvalidArgument);
+  }
+  SparseIndex::TwoPassBuilder b(4);
+  ASSERT_TRUE(b.CountRow(row0).ok());
+  ASSERT_TRUE(b.CountRow(row1).ok());
+  ASSERT_TRUE(b.FillRow(row0, v).ok());
+  ASSERT_TRUE(b.FillRow(row1, v).ok());
+  auto index = b.Finish();
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  EXPECT_EQ((*index)->Size(), 2u);
+  EXPECT_EQ((*index)->NonZeros(), 4u);
+  const SparseRows rows = (*index)->Rows();
+  EXPECT_EQ(rows.dims, (std::vector<uint32_t>{1, 3, 0, 3}));
+}
+
 TEST(SparseIndexTest, DamagedArraysAreRefused) {
   SparseRows rows;
   rows.cols = 4;

@@ -171,14 +171,10 @@ Result<GraphVectors> LoadGraphVectors(Store& store, const KnowledgeGraph::Input&
   }
   const KnowledgeGraph* prev = options.previous;
   if (prev == nullptr || options.previous_model != embedder.ModelId()) {
-    GraphTextRows rows_of;
-    FLOWRAG_ASSIGN_OR_RETURN(rows_of.entities, EmbedSparse(embedder, names));
-    FLOWRAG_ASSIGN_OR_RETURN(rows_of.descriptions, EmbedSparse(embedder, rows.description_texts));
-    FLOWRAG_ASSIGN_OR_RETURN(rows_of.facts, EmbedSparse(embedder, rows.fact_texts));
-    FLOWRAG_ASSIGN_OR_RETURN(rows_of.relations, EmbedSparse(embedder, rows.relation_texts));
     *embedded = names.size() + rows.description_texts.size() + rows.fact_texts.size() +
                 rows.relation_texts.size();
-    return GraphVectorsFromRows(std::move(rows_of));
+    return EmbedGraphVectors(embedder, names, rows.description_texts, rows.fact_texts,
+                             rows.relation_texts);
   }
   // An earlier graph of the same embedder: its vectors are renumbered, only
   // texts it does not hold are embedded.

@@ -1,6 +1,7 @@
 #include "graph/graph_vectors.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "vector/flat_index.h"
 #include "vector/sparse_index.h"
@@ -33,22 +34,94 @@ size_t GraphVectors::MemoryBytes() const {
   return bytes;
 }
 
+namespace {
+
+// Calls fn(batch matrix) for `texts` embedded `batch` at a time, in order;
+// *cols is set from the first batch when the embedder did not know it.
+Status ForEachEmbeddedBatch(Embedder& embedder, std::span<const std::string> texts, size_t batch,
+                            size_t* cols, const std::function<Status(const FloatMatrix&)>& fn) {
+  for (size_t start = 0; start < texts.size(); start += batch) {
+    const size_t n = std::min(batch, texts.size() - start);
+    FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix m, embedder.Embed(texts.subspan(start, n)));
+    if (*cols == 0) *cols = m.cols;  // a remote model's dimension, known now
+    if (m.cols != *cols || m.rows != n) {
+      return Status::Internal("embedder returned " + std::to_string(m.rows) + "x" +
+                              std::to_string(m.cols) + " for " + std::to_string(n) +
+                              " texts of dimension " + std::to_string(*cols));
+    }
+    FLOWRAG_RETURN_IF_ERROR(fn(m));
+  }
+  return Status::Ok();
+}
+
+// The non-zero dimensions and values of a dense row.
+void NonZerosOf(const float* row, size_t cols, std::vector<uint32_t>* dims,
+                std::vector<float>* values) {
+  dims->clear();
+  values->clear();
+  for (size_t d = 0; d < cols; ++d) {
+    if (row[d] != 0.0f) {
+      dims->push_back(static_cast<uint32_t>(d));
+      values->push_back(row[d]);
+    }
+  }
+}
+
+// One kind's index straight from the embedder, IndexForRows(EmbedSparse())
+// without holding the rows: the first pass counts each dimension's
+// postings, the second embeds the texts again and fills them in (a
+// FlatIndex instead when the counted density asks for one). The peak of a
+// graph build is then the fact index alone, not the fact rows beside it
+// (2wiki: 85 MB of rows). The local embedder is deterministic; the builder
+// reports Internal if the passes disagree.
+Result<std::unique_ptr<VectorIndex>> EmbedIndex(Embedder& embedder,
+                                                std::span<const std::string> texts,
+                                                size_t batch = 256) {
+  size_t cols = embedder.Dimension();
+  if (texts.empty() || cols == 0) {
+    FLOWRAG_ASSIGN_OR_RETURN(SparseRows rows, EmbedSparse(embedder, texts, batch));
+    return IndexForRows(rows);
+  }
+  SparseIndex::TwoPassBuilder builder(cols);
+  std::vector<uint32_t> dims;
+  std::vector<float> values;
+  FLOWRAG_RETURN_IF_ERROR(ForEachEmbeddedBatch(embedder, texts, batch, &cols, [&](const FloatMatrix& m) {
+    for (size_t r = 0; r < m.rows; ++r) {
+      NonZerosOf(m.row(r), cols, &dims, &values);
+      FLOWRAG_RETURN_IF_ERROR(builder.CountRow(dims));
+    }
+    return Status::Ok();
+  }));
+  const double density = static_cast<double>(builder.nonzeros_counted()) /
+                         (static_cast<double>(texts.size()) * static_cast<double>(cols));
+  if (density >= kSparseDensity) {
+    auto flat = std::make_unique<FlatIndex>(cols, texts.size());
+    FLOWRAG_RETURN_IF_ERROR(ForEachEmbeddedBatch(embedder, texts, batch, &cols,
+                                                 [&](const FloatMatrix& m) { return flat->Add(m); }));
+    return std::unique_ptr<VectorIndex>(std::move(flat));
+  }
+  FLOWRAG_RETURN_IF_ERROR(ForEachEmbeddedBatch(embedder, texts, batch, &cols, [&](const FloatMatrix& m) {
+    for (size_t r = 0; r < m.rows; ++r) {
+      NonZerosOf(m.row(r), cols, &dims, &values);
+      FLOWRAG_RETURN_IF_ERROR(builder.FillRow(dims, values));
+    }
+    return Status::Ok();
+  }));
+  FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<SparseIndex> index, builder.Finish());
+  return std::unique_ptr<VectorIndex>(std::move(index));
+}
+
+}  // namespace
+
 Result<SparseRows> EmbedSparse(Embedder& embedder, std::span<const std::string> texts,
                                size_t batch) {
   SparseRows out;
   out.cols = embedder.Dimension();
   out.offsets.reserve(texts.size() + 1);
-  for (size_t start = 0; start < texts.size(); start += batch) {
-    const size_t n = std::min(batch, texts.size() - start);
-    FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix m, embedder.Embed(texts.subspan(start, n)));
-    if (out.cols == 0) out.cols = m.cols;  // a remote model's dimension, known now
-    if (m.cols != out.cols || m.rows != n) {
-      return Status::Internal("embedder returned " + std::to_string(m.rows) + "x" +
-                              std::to_string(m.cols) + " for " + std::to_string(n) +
-                              " texts of dimension " + std::to_string(out.cols));
-    }
+  FLOWRAG_RETURN_IF_ERROR(ForEachEmbeddedBatch(embedder, texts, batch, &out.cols, [&](const FloatMatrix& m) {
     for (size_t r = 0; r < m.rows; ++r) out.Append(m.row(r));
-  }
+    return Status::Ok();
+  }));
   return out;
 }
 
@@ -59,13 +132,18 @@ Result<std::unique_ptr<VectorIndex>> IndexForRows(const SparseRows& rows) {
   return std::unique_ptr<VectorIndex>(std::move(index));
 }
 
-Result<GraphVectors> GraphVectorsFromRows(GraphTextRows rows) {
+Result<GraphVectors> EmbedGraphVectors(Embedder& embedder, std::span<const std::string> entities,
+                                       std::span<const std::string> descriptions,
+                                       std::span<const std::string> facts,
+                                       std::span<const std::string> relations) {
   GraphVectors v;
-  FLOWRAG_ASSIGN_OR_RETURN(v.entity_index, IndexForRows(rows.entities));
-  FLOWRAG_ASSIGN_OR_RETURN(v.description_index, IndexForRows(rows.descriptions));
-  FLOWRAG_ASSIGN_OR_RETURN(v.fact_index, IndexForRows(rows.facts));
-  if (rows.entities.cols > 0) v.entity_rows = std::move(rows.entities);
-  if (rows.relations.cols > 0) v.relation_rows = std::move(rows.relations);
+  FLOWRAG_ASSIGN_OR_RETURN(v.fact_index, EmbedIndex(embedder, facts));
+  FLOWRAG_ASSIGN_OR_RETURN(v.description_index, EmbedIndex(embedder, descriptions));
+  FLOWRAG_ASSIGN_OR_RETURN(SparseRows entity_rows, EmbedSparse(embedder, entities));
+  FLOWRAG_ASSIGN_OR_RETURN(v.entity_index, IndexForRows(entity_rows));
+  if (entity_rows.cols > 0) v.entity_rows = std::move(entity_rows);
+  FLOWRAG_ASSIGN_OR_RETURN(SparseRows relation_rows, EmbedSparse(embedder, relations));
+  if (relation_rows.cols > 0) v.relation_rows = std::move(relation_rows);
   return v;
 }
 

@@ -63,8 +63,14 @@ Result<SparseRows> EmbedSparse(Embedder& embedder, std::span<const std::string> 
 // FlatIndex. Null for no rows. O(nnz) (+ O(rows·d) for a flat one).
 Result<std::unique_ptr<VectorIndex>> IndexForRows(const SparseRows& rows);
 
-// GraphVectors from rows (a local embedder: entity rows are kept).
-Result<GraphVectors> GraphVectorsFromRows(GraphTextRows rows);
+// GraphVectors of a local embedder: each kind of text embedded and indexed
+// in turn, entity and relation rows kept. Only one kind's rows are held
+// beside the finished indexes (facts, the largest, first): the peak memory
+// of a full graph build.
+Result<GraphVectors> EmbedGraphVectors(Embedder& embedder, std::span<const std::string> entities,
+                                       std::span<const std::string> descriptions,
+                                       std::span<const std::string> facts,
+                                       std::span<const std::string> relations);
 // GraphVectors from dense matrices (a remote model's cached vectors; empty
 // matrices when there are none): no entity rows, as the dense vectors of a
 // remote model are not worth holding twice.
@@ -88,7 +94,7 @@ struct VectorRemap {
 
 // The later graph's vectors from the earlier graph's: kept rows and postings
 // renumbered (SparseIndex::Remap), new texts' rows added. Equal to
-// GraphVectorsFromRows over the later graph's rows, without embedding or
+// EmbedGraphVectors over the later graph's texts, without embedding or
 // transposing what was kept. O(nnz + rows).
 Result<GraphVectors> RemapGraphVectors(const GraphVectors& old, const VectorRemap& remap);
 

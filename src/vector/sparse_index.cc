@@ -55,40 +55,105 @@ inline uint64_t EntriesFor(uint32_t gap) { return 1 + gap / SparseIndex::kSkip; 
 
 }  // namespace
 
+SparseIndex::TwoPassBuilder::TwoPassBuilder(size_t dim)
+    : index_(std::make_unique<SparseIndex>(dim)), last_(dim, 0) {}
+
+namespace {
+
+Status CheckRow(size_t row, size_t dim, std::span<const uint32_t> dims,
+                std::span<const float> values) {
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] >= dim || (i > 0 && dims[i - 1] >= dims[i]) ||
+        (!values.empty() && !std::isfinite(values[i]))) {
+      return Status::InvalidArgument("sparse rows: row " + std::to_string(row) + ": dimension " +
+                                     std::to_string(dims[i]) + " of " + std::to_string(dim) +
+                                     " out of range or order, or a non-finite value");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status SparseIndex::TwoPassBuilder::CountRow(std::span<const uint32_t> dims) {
+  if (filling_) return Status::Internal("sparse index builder: CountRow after FillRow");
+  if (counted_ >= vector_internal::kMaxVectors) {
+    return Status::InvalidArgument("sparse index: more than " +
+                                   std::to_string(vector_internal::kMaxVectors) + " vectors");
+  }
+  FLOWRAG_RETURN_IF_ERROR(CheckRow(counted_, index_->dim_, dims, {}));
+  const auto r = static_cast<uint32_t>(counted_++);
+  for (uint32_t d : dims) {
+    index_->offsets_[d + 1] += EntriesFor(r - last_[d]);
+    last_[d] = r;
+  }
+  nonzeros_ += dims.size();
+  return Status::Ok();
+}
+
+Status SparseIndex::TwoPassBuilder::StartFilling() {
+  filling_ = true;
+  PrefixSums(&index_->offsets_);
+  index_->deltas_.resize(index_->offsets_.back());
+  index_->values_.resize(index_->offsets_.back());
+  next_.assign(index_->offsets_.begin(), index_->offsets_.end() - 1);
+  std::fill(last_.begin(), last_.end(), 0);
+  return Status::Ok();
+}
+
+Status SparseIndex::TwoPassBuilder::FillRow(std::span<const uint32_t> dims,
+                                            std::span<const float> values) {
+  if (!filling_) FLOWRAG_RETURN_IF_ERROR(StartFilling());
+  if (dims.size() != values.size()) {
+    return Status::InvalidArgument("sparse rows: row " + std::to_string(filled_) +
+                                   ": dimensions and values differ in number");
+  }
+  FLOWRAG_RETURN_IF_ERROR(CheckRow(filled_, index_->dim_, dims, values));
+  if (filled_ >= counted_) return Status::Internal("sparse index builder: more rows filled than counted");
+  const auto r = static_cast<uint32_t>(filled_++);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const uint32_t d = dims[i];
+    uint32_t gap = r - last_[d];
+    if (next_[d] + EntriesFor(gap) > index_->offsets_[d + 1]) {
+      return Status::Internal("sparse index builder: row " + std::to_string(r) +
+                              " differs between the two passes");
+    }
+    for (; gap >= kSkip; gap -= kSkip) {
+      index_->deltas_[next_[d]] = kSkip;
+      index_->values_[next_[d]++] = 0.0f;
+    }
+    index_->deltas_[next_[d]] = static_cast<uint16_t>(gap);
+    index_->values_[next_[d]++] = values[i];
+    last_[d] = r;
+  }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<SparseIndex>> SparseIndex::TwoPassBuilder::Finish() {
+  if (!filling_) FLOWRAG_RETURN_IF_ERROR(StartFilling());
+  for (size_t d = 0; d < index_->dim_; ++d) {
+    if (filled_ != counted_ || next_[d] != index_->offsets_[d + 1]) {
+      return Status::Internal("sparse index builder: the second pass's rows differ from the first's");
+    }
+  }
+  index_->size_ = counted_;
+  index_->nonzeros_ = nonzeros_;
+  return std::move(index_);
+}
+
 Result<std::unique_ptr<SparseIndex>> SparseIndex::FromRows(const SparseRows& rows) {
   if (rows.cols == 0) return Status::InvalidArgument("sparse index: dim must be > 0");
   FLOWRAG_RETURN_IF_ERROR(ValidateSparseRows(rows));
-  auto index = std::make_unique<SparseIndex>(rows.cols);
-  // Pass 1: entries per list; pass 2: fill. Rows ascend, so ids do too.
-  std::vector<uint32_t> last(rows.cols, 0);
+  TwoPassBuilder builder(rows.cols);
+  auto dims_of = [&](size_t r) {
+    return std::span<const uint32_t>(rows.dims).subspan(rows.offsets[r], rows.RowNonZeros(r));
+  };
+  for (size_t r = 0; r < rows.rows(); ++r) FLOWRAG_RETURN_IF_ERROR(builder.CountRow(dims_of(r)));
   for (size_t r = 0; r < rows.rows(); ++r) {
-    for (uint64_t i = rows.offsets[r]; i < rows.offsets[r + 1]; ++i) {
-      const uint32_t d = rows.dims[i];
-      index->offsets_[d + 1] += EntriesFor(static_cast<uint32_t>(r) - last[d]);
-      last[d] = static_cast<uint32_t>(r);
-    }
+    FLOWRAG_RETURN_IF_ERROR(builder.FillRow(
+        dims_of(r), std::span<const float>(rows.values).subspan(rows.offsets[r], rows.RowNonZeros(r))));
   }
-  PrefixSums(&index->offsets_);
-  index->deltas_.resize(index->offsets_.back());
-  index->values_.resize(index->offsets_.back());
-  std::vector<uint64_t> next(index->offsets_.begin(), index->offsets_.end() - 1);
-  std::fill(last.begin(), last.end(), 0);
-  for (size_t r = 0; r < rows.rows(); ++r) {
-    for (uint64_t i = rows.offsets[r]; i < rows.offsets[r + 1]; ++i) {
-      const uint32_t d = rows.dims[i];
-      uint32_t gap = static_cast<uint32_t>(r) - last[d];
-      for (; gap >= kSkip; gap -= kSkip) {
-        index->deltas_[next[d]] = kSkip;
-        index->values_[next[d]++] = 0.0f;
-      }
-      index->deltas_[next[d]] = static_cast<uint16_t>(gap);
-      index->values_[next[d]++] = rows.values[i];
-      last[d] = static_cast<uint32_t>(r);
-    }
-  }
-  index->size_ = rows.rows();
-  index->nonzeros_ = rows.nonzeros();
-  return index;
+  return builder.Finish();
 }
 
 Result<std::unique_ptr<SparseIndex>> SparseIndex::FromArrays(size_t dim, size_t size,
