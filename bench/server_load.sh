@@ -6,13 +6,20 @@
 #   bench/server_load.sh                          # 2wiki, qafd, -t2 -c16 -d20s
 #   bench/server_load.sh --method bm25 --duration 5s
 #   bench/server_load.sh --db demo.db --questions questions.jsonl --duration 3s
+#   bench/server_load.sh --bench ../shared/data/bench/hotpotqa-train --writes 20 --duration 60s
+#
+# --writes N: while wrk runs, N times insert one new document (a passage of
+# the benchmark's corpus under a fresh id) with POST /v1/documents and delete
+# it again with DELETE /v1/documents/{id}, one at a time; prints the median,
+# p90 and max latency of each (curl's total time).
 #
 # Options: --bench DIR (default ../shared/data/bench/2wiki) --db STORE (default:
 # a cache store indexed from DIR on first use, like `flowrag eval`) --questions
 # FILE (default DIR/questions.jsonl) --limit N (questions, default 50)
 # --method M (default qafd) --pipeline P (default single) --top-k K (default 5)
 # --threads T --connections C --duration D (wrk; default 2, 16, 20s)
-# --flowrag BIN (default build/release/tools/flowrag).
+# --writes N (default 0) --max-running-retrievals N (the server's; default 0:
+# the hardware threads) --flowrag BIN (default build/release/tools/flowrag).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,6 +34,8 @@ threads=2
 connections=16
 duration=20s
 flowrag="$root/build/release/tools/flowrag"
+writes=0
+max_running=0
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -40,8 +49,10 @@ while [ $# -gt 0 ]; do
     --threads) threads=$2; shift 2 ;;
     --connections) connections=$2; shift 2 ;;
     --duration) duration=$2; shift 2 ;;
+    --writes) writes=$2; shift 2 ;;
+    --max-running-retrievals) max_running=$2; shift 2 ;;
     --flowrag) flowrag=$2; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "server_load: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -86,6 +97,7 @@ PY
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 # Every open keep-alive connection holds a worker: one per connection, and spare.
 "$flowrag" serve --db "$db" --host 127.0.0.1 --port "$port" --threads $((connections + 4)) \
+  --max-running-retrievals "$max_running" \
   2> "$work/server.log" &
 server_pid=$!
 for _ in $(seq 100); do
@@ -107,5 +119,43 @@ done < "$work/bodies.jsonl"
 echo "store         $db ($(wc -l < "$work/bodies.jsonl") questions from $questions)"
 echo "request       POST /v1/query method=$method pipeline=$pipeline top_k=$top_k"
 echo "load          wrk -t$threads -c$connections -d$duration on loopback ($(nproc) cores)"
+if [ "$writes" -eq 0 ]; then
+  wrk -t"$threads" -c"$connections" -d"$duration" --latency -s "$root/bench/server_query.lua" \
+    "$url" -- "$work/bodies.jsonl"
+  exit 0
+fi
+
+# Writes under load: wrk in the background, one insert then one delete at a time.
+python3 - "$bench/corpus.jsonl" "$writes" "$work" <<'PY'
+import json, sys
+corpus, n, work = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+with open(corpus) as f:
+    for i, line in enumerate(f):
+        if i >= n:
+            break
+        d = json.loads(line)
+        doc = {"id": f"bench-write-{i}", "title": d.get("title", ""), "text": d["text"]}
+        with open(f"{work}/write-{i}.json", "w") as out:
+            json.dump({"documents": [doc]}, out)
+PY
 wrk -t"$threads" -c"$connections" -d"$duration" --latency -s "$root/bench/server_query.lua" \
-  "$url" -- "$work/bodies.jsonl"
+  "$url" -- "$work/bodies.jsonl" > "$work/wrk.txt" &
+wrk_pid=$!
+sleep 2
+base="http://127.0.0.1:$port/v1/documents"
+for i in $(seq 0 $((writes - 1))); do
+  [ -f "$work/write-$i.json" ] || break
+  curl -sf -o /dev/null -w '%{time_total}\n' -H 'Content-Type: application/json' \
+    --data-binary "@$work/write-$i.json" "$base" >> "$work/insert.txt"
+  curl -sf -o /dev/null -w '%{time_total}\n' -X DELETE "$base/bench-write-$i" >> "$work/delete.txt"
+done
+kill -0 "$wrk_pid" 2>/dev/null || echo "server_load: note: wrk ended before the writes did (raise --duration)" >&2
+wait "$wrk_pid"
+cat "$work/wrk.txt"
+python3 - "$work/insert.txt" "$work/delete.txt" <<'PY'
+import statistics, sys
+for name, path in (("insert", sys.argv[1]), ("delete", sys.argv[2])):
+    xs = sorted(float(x) * 1000 for x in open(path))
+    p90 = xs[min(len(xs) - 1, int(0.9 * len(xs)))]
+    print(f"{name:6s} n={len(xs)} median {statistics.median(xs):.0f} ms, p90 {p90:.0f} ms, max {xs[-1]:.0f} ms")
+PY
