@@ -412,6 +412,58 @@ def count_records(src_dir):
     return n
 
 
+def store_of(method):
+    """(store kind, retrieval method or None for the agent) of a report method."""
+    if method == "schema":
+        return "schema", None
+    if method == "dense":
+        return "flat", "dense"
+    kind, retrieval = method.split("-", 1)
+    return {"store": "schema", "rows": "rows"}[kind], retrieval
+
+
+def write_rows_folder(flat, rows_dir):
+    """The flattened sources with the table cut to one document per row (rows.jsonl), the
+    other files as they are: retrieval over row-sized passages, like the agent's records."""
+    if os.path.isdir(rows_dir):
+        shutil.rmtree(rows_dir)
+    shutil.copytree(flat, rows_dir)
+    table = os.path.join(rows_dir, "table.txt")
+    if not os.path.exists(table):
+        return
+    with open(table, encoding="utf-8") as f:
+        lines = [l.strip() for l in f if l.strip()]
+    os.remove(table)
+    with open(os.path.join(rows_dir, "rows.jsonl"), "w", encoding="utf-8") as f:
+        for i, line in enumerate(lines):
+            f.write(json.dumps({"id": f"row-{i + 1}", "title": f"table row {i + 1}", "text": line},
+                               ensure_ascii=False) + "\n")
+
+
+def build_store(fr, kind, src, flat, rundir):
+    """Builds one store of a context: (db, build s or None, induce s or None, errors)."""
+    errors = []
+    if kind == "schema":
+        schema = os.path.join(rundir, "schema.yaml")
+        db = os.path.join(rundir, "schema.db")
+        rc, out, err, induce_s = run([fr.path, "schema", "induce", src, "--out", schema])
+        if rc != 0:
+            return db, None, None, [f"schema induce: rc={rc}: {err.strip()[-300:]}"]
+        rc, out, err, ingest_s = run([fr.path, "ingest", src, "--schema", schema, "--db", db, "-q"])
+        if rc != 0:
+            return db, None, induce_s, [f"ingest: rc={rc}: {err.strip()[-300:]}"]
+        return db, induce_s + ingest_s, induce_s, errors
+    folder = flat
+    if kind == "rows":
+        folder = os.path.join(rundir, "rows_sources")
+        write_rows_folder(flat, folder)
+    db = os.path.join(rundir, kind + ".db")
+    rc, out, err, secs = run([fr.path, "index", folder, "--db", db, "-q"])
+    if rc != 0:
+        return db, None, None, [f"index: rc={rc}: {err.strip()[-300:]}"]
+    return db, secs, None, errors
+
+
 def run_context(fr, workdir, dataset, cid, methods):
     """Runs the methods on one context folder; returns {method: result dict}."""
     base = os.path.join(workdir, dataset, cid)
@@ -436,34 +488,17 @@ def run_context(fr, workdir, dataset, cid, methods):
                 source_texts.append(fh.read())
     in_sources = {q["id"]: float(evidence_hit(source_texts, q["answers"])) for q in questions}
     results = {}
+    stores = {}  # kind -> (db, build seconds or None, induce seconds, errors)
     for method in methods:
         errors, r = [], {"records": records, "questions": questions}
-        if method == "schema":
-            schema = os.path.join(rundir, "schema.yaml")
-            db = os.path.join(rundir, "schema.db")
-            cmd = [fr.path, "schema", "induce", src, "--out", schema]
-            rc, out, err, secs = run(cmd)
-            r["induce_s"] = secs if rc == 0 else None
-            m = re.search(r"in ([0-9.]+) s", err)
-            r["induce_reported_s"] = float(m.group(1)) if m else None
-            if rc != 0:
-                errors.append(f"schema induce: rc={rc}: {err.strip()[-300:]}")
-            ingest_s = None
-            if rc == 0:
-                cmd = [fr.path, "ingest", src, "--schema", schema, "--db", db, "-q"]
-                rc, out, err, ingest_s = run(cmd)
-                r["ingest_report"] = (out + err).strip()[-2000:]
-                if rc != 0:
-                    errors.append(f"ingest: rc={rc}: {err.strip()[-300:]}")
-            r["build_s"] = (r["induce_s"] + ingest_s) if rc == 0 else None
-            ask_args = ["--pipeline", "schema"]
-        else:
-            db = os.path.join(rundir, "flat.db")
-            rc, out, err, secs = run([fr.path, "index", flat, "--db", db, "-q"])
-            r["build_s"] = secs if rc == 0 else None
-            if rc != 0:
-                errors.append(f"index: rc={rc}: {err.strip()[-300:]}")
-            ask_args = ["--method", "dense", "--pipeline", "single"]
+        kind, retrieval = store_of(method)
+        if kind not in stores:
+            stores[kind] = build_store(fr, kind, src, flat, rundir)
+        db, r["build_s"], r["induce_s"], build_errors = stores[kind]
+        errors += build_errors
+        rc = 0 if r["build_s"] is not None else 1
+        ask_args = (["--pipeline", "schema"] if retrieval is None
+                    else ["--method", retrieval, "--pipeline", "single"])
         answers = {}
         if rc == 0:
             st = fr.stats(db, errors)
@@ -513,6 +548,9 @@ def metric_cells(scores):
 
 METHOD_NAMES = {"schema": "schema agent (ingest + `--pipeline schema`)",
                 "dense": "dense, flattened text (`--method dense --pipeline single`)"}
+for _r in ("dense", "bm25", "hybrid"):
+    METHOD_NAMES[f"store-{_r}"] = f"{_r}, the agent's store (one passage per record)"
+    METHOD_NAMES[f"rows-{_r}"] = f"{_r}, flattened text, one passage per table row"
 
 
 def report_dataset(dataset, per_ctx, methods):

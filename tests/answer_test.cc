@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/answer_lexicon.h"
 #include "agent/extractive.h"
 #include "agent/question_profile.h"
 #include "answer_fixtures.h"
@@ -81,6 +82,26 @@ TEST(ExtractiveAnswer, PicksTheSpanOfTheRightKindFromTheBestSentence) {
   ExtractiveAnswer excl =
       ExtractAnswer("Who directed Polish Wedding?", ps, nullptr, {"Theresa Connelly"});
   EXPECT_NE(excl.answer, "Theresa Connelly");
+}
+
+// A title can be the answer ("Which film ..." of a passage about it), but
+// not a file name standing in for one.
+TEST(ExtractiveAnswer, AFileNameTitleIsNeverTheAnswer) {
+  EXPECT_TRUE(IsFileLabel("p2"));
+  EXPECT_TRUE(IsFileLabel("table"));
+  EXPECT_TRUE(IsFileLabel("doc_3"));
+  EXPECT_TRUE(IsFileLabel("IMG0012"));
+  EXPECT_FALSE(IsFileLabel("Devotion"));
+  EXPECT_FALSE(IsFileLabel("WWII"));
+  EXPECT_FALSE(IsFileLabel("1929"));
+  EXPECT_FALSE(IsFileLabel("Devotion (1929 film)"));
+  const std::string text = "It is a 1929 film directed by Robert Milton.";
+  const ExtractiveAnswer named =
+      ExtractAnswer("Which film did Robert Milton direct?", {P(1, "Devotion", text)}, nullptr);
+  EXPECT_EQ(named.answer, "Devotion");
+  const ExtractiveAnswer file =
+      ExtractAnswer("Which film did Robert Milton direct?", {P(1, "p2", text)}, nullptr);
+  EXPECT_NE(file.answer, "p2");
 }
 
 TEST(ExtractiveAnswer, ChoiceByDatesYesNoAndLongForm) {

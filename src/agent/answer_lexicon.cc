@@ -370,4 +370,17 @@ bool IsDemonymWord(std::string_view lower_word) {
   return set->count(lower_word) > 0;
 }
 
+bool IsFileLabel(std::string_view title) {
+  bool upper = false, lower = false, digit = false;
+  for (unsigned char c : title) {
+    if (std::isspace(c) || c >= 0x80) return false;  // several words, or another script
+    if (c == '_') return true;
+    upper = upper || std::isupper(c);
+    lower = lower || std::islower(c);
+    digit = digit || std::isdigit(c);
+  }
+  if (digit) return upper || lower;  // "p2", "IMG0012"; "1929" is a year
+  return lower && !upper;            // "table"; "Devotion" and "WWII" are names
+}
+
 }  // namespace flowrag

@@ -72,6 +72,14 @@ std::string NationalityKey(std::string_view name);
 // ("american", "soviet", "catholic"), lower-case.
 bool IsDemonymWord(std::string_view lower_word);
 
+// True for a title that labels a file rather than naming a thing: one word
+// (no space) in lower case ("table", "notes"), or mixing letters with
+// digits or underscores ("p2", "doc_3", "IMG0012") — what a document gets
+// when its file name stands in for a title. Such a title is never an
+// answer, nor the evidence that grounds one. "Devotion", "WWII" and "1929"
+// are names.
+bool IsFileLabel(std::string_view title);
+
 }  // namespace flowrag
 
 #endif  // FLOWRAG_AGENT_ANSWER_LEXICON_H_

@@ -760,7 +760,7 @@ class Extractor {
       // unless the sentence names it already (that span is the candidate).
       if (s.hops == 0 && titled.insert(s.passage).second) {
         const std::string& title = passages_[s.passage].title;
-        if (!title.empty() && !NamedByQuestion(title) &&
+        if (!title.empty() && !IsFileLabel(title) && !NamedByQuestion(title) &&
             !HasKey(s.key, info_[s.passage].title_key)) {
           const double score = 0.8 * s.score * KindFit(profile_.type, SpanKind::kProperNoun);
           AddCandidate(&typed, title, SpanKind::kProperNoun, i, score);

@@ -10,6 +10,7 @@
 #include <set>
 #include <span>
 
+#include "agent/answer_lexicon.h"
 #include "agent/schema_lookup.h"
 #include "agent/tool_plan.h"
 #include "common/text.h"
@@ -100,7 +101,8 @@ double PassageGrounding(const Answer& a) {
   for (const Citation& c : a.citations) {
     for (const ScoredPassage& p : a.retrieval.passages) {
       if (p.passage_id != c.passage_id) continue;
-      const std::string text = ToLowerAscii(p.title + "\n" + p.text);
+      // A file name standing in for a title grounds nothing.
+      const std::string text = ToLowerAscii((IsFileLabel(p.title) ? "" : p.title + "\n") + p.text);
       if (text.find(answer) != std::string::npos) return 0.9;
       if (words.empty()) continue;
       const std::vector<std::string> in = Tokenize(text);
@@ -253,11 +255,14 @@ class Agent {
     if (plan_.out_of_scope) return "the model: " + plan_.reason;
     if (analysis_.realtime) return "the question asks for real-time information";
     const SchemaIndex& index = *deps_.index;
-    for (int y : analysis_.years) {
-      if (index.min_year() > 0 && (y < index.min_year() || y > index.max_year())) {
-        return "year " + std::to_string(y) + " is outside the data (" +
-               std::to_string(index.min_year()) + "-" + std::to_string(index.max_year()) + ")";
-      }
+    // Only when no year of the question is in the data: "2019 and 2018"
+    // compares a year the data has with one it may spell otherwise.
+    const auto outside = [&](int y) { return y < index.min_year() || y > index.max_year(); };
+    if (index.min_year() > 0 && !analysis_.years.empty() &&
+        std::all_of(analysis_.years.begin(), analysis_.years.end(), outside)) {
+      const int y = analysis_.years.front();
+      return "year " + std::to_string(y) + " is outside the data (" + std::to_string(index.min_year()) +
+             "-" + std::to_string(index.max_year()) + ")";
     }
     if (!analysis_.unknown_mentions.empty()) {
       return "\"" + analysis_.unknown_mentions[0] + "\" is not known to the schema or the sources";
@@ -642,6 +647,33 @@ class Agent {
     return r;
   }
 
+  // Fills `kept` (the filter's passages, first) up to `keep` from the
+  // unfiltered ranking: passages about no other entity of the constrained
+  // types first (a paragraph explaining a table row is linked to no
+  // record), then the rest in ranking order, so the answer always reads
+  // top_k passages when the store has them. Returns the number added.
+  size_t PadFromRanking(std::vector<ScoredPassage> ranking, const PassageFilter& filter, size_t keep,
+                        std::vector<ScoredPassage>* kept) const {
+    const size_t before = kept->size();
+    std::vector<bool> taken(ranking.size(), false);
+    for (bool allow_other : {false, true}) {
+      for (size_t i = 0; i < ranking.size() && kept->size() < keep; ++i) {
+        if (taken[i]) continue;
+        const int64_t id = ranking[i].passage_id;
+        const bool have = std::any_of(kept->begin(), kept->end(),
+                                      [&](const ScoredPassage& e) { return e.passage_id == id; });
+        if (have) {
+          taken[i] = true;
+          continue;
+        }
+        if (!allow_other && AboutAnotherEntity(ranking[i], filter)) continue;
+        kept->push_back(std::move(ranking[i]));
+        taken[i] = true;
+      }
+    }
+    return kept->size() - before;
+  }
+
   Result<bool> RunPassages(const std::string& tool, double c_link) {
     const bool vector = tool == "VectorRAG";
     QueryOptions q = vector ? VectorQuery() : options_.query;
@@ -678,21 +710,9 @@ class Agent {
       if (!r.passages.empty()) {
         filter_note_ = "filter (" + filter.described + ") kept " + std::to_string(r.passages.size()) +
                        " of " + std::to_string(before) + " passages";
-        // The passages the filter keeps come first; the unfiltered ranking
-        // fills the rest of top_k with passages about no other entity of the
-        // constrained types (a paragraph explaining a table row is linked to
-        // no record; the ticket of another customer is left out).
         if (r.passages.size() < keep && filter.by_entity) {
           FLOWRAG_ASSIGN_OR_RETURN(RetrievalResult all, deps_.query(asked, q, chat));
-          size_t filled = 0;
-          for (ScoredPassage& p : all.passages) {
-            if (r.passages.size() >= keep) break;
-            const bool have = std::any_of(r.passages.begin(), r.passages.end(),
-                                          [&](const ScoredPassage& e) { return e.passage_id == p.passage_id; });
-            if (have || AboutAnotherEntity(p, filter)) continue;
-            r.passages.push_back(std::move(p));
-            ++filled;
-          }
+          const size_t filled = PadFromRanking(std::move(all.passages), filter, keep, &r.passages);
           if (filled > 0) filter_note_ += ", then " + std::to_string(filled) + " of the unfiltered ranking";
         }
         return r;

@@ -19,6 +19,35 @@ bool HasLetter(std::string_view s) {
 }
 
 // 4-digit years 1800–2100 standing alone in `text`.
+// The runs of letters of a token: "fy2019" → {"fy"}, "ifrs9" → {"ifrs"}.
+std::vector<std::string> LetterRuns(std::string_view token) {
+  std::vector<std::string> out;
+  std::string run;
+  for (char c : token) {
+    if (std::isalpha(static_cast<unsigned char>(c)) || static_cast<unsigned char>(c) >= 0x80) {
+      run.push_back(c);
+    } else if (!run.empty()) {
+      out.push_back(std::move(run));
+      run.clear();
+    }
+  }
+  if (!run.empty()) out.push_back(std::move(run));
+  return out;
+}
+
+// Words of dates and reporting periods ("December", "FY", "fiscal year
+// ended", "Q3"): a question's time qualifier, never a name the data lacks.
+bool IsCalendarWord(std::string_view w) {
+  static constexpr std::string_view kWords[] = {
+      "january", "february", "march",    "april",  "may",     "june",     "july",     "august",
+      "september", "october", "november", "december", "jan",   "feb",      "mar",      "apr",
+      "jun",     "jul",      "aug",      "sep",    "sept",    "oct",      "nov",      "dec",
+      "monday",  "tuesday",  "wednesday", "thursday", "friday", "saturday", "sunday",  "fy",
+      "fiscal",  "year",     "years",    "ended",  "ending",  "quarter",  "quarters", "q",
+      "h",       "ytd",      "month",    "months", "calendar", "period"};
+  return std::find(std::begin(kWords), std::end(kWords), w) != std::end(kWords);
+}
+
 void CollectYears(std::string_view text, std::vector<int>* out) {
   for (size_t i = 0; i + 4 <= text.size(); ++i) {
     if (!std::isdigit(static_cast<unsigned char>(text[i]))) continue;
@@ -597,6 +626,18 @@ std::vector<ValueMatch> SchemaIndex::MatchValue(std::string_view type, std::stri
   return exact.empty() ? contained : exact;
 }
 
+bool SchemaIndex::NamesNothingKnown(std::string_view mention, const Snapshot& snapshot) const {
+  bool any_word = false;
+  for (const std::string& token : Tokenize(mention)) {
+    for (const std::string& w : LetterRuns(token)) {
+      if (w.size() < 2 || IsCalendarWord(w)) continue;
+      any_word = true;
+      if (snapshot.bm25().DocumentFrequency(w) > 0 || vocabulary_.count(StemS(w)) > 0) return false;
+    }
+  }
+  return any_word;
+}
+
 QuestionAnalysis SchemaIndex::AnalyzeQuestion(std::string_view question,
                                               const Snapshot& snapshot) const {
   QuestionAnalysis a;
@@ -634,10 +675,10 @@ QuestionAnalysis SchemaIndex::AnalyzeQuestion(std::string_view question,
     // "our Board").
     if (e - b < 2 && mention.size() < 5) continue;
     if (e - b == 1 && b > 0 && IsDeterminer(text.norm(b - 1))) continue;
-    bool in_corpus = true;
-    for (const std::string& t : Tokenize(mention)) in_corpus = in_corpus && snapshot.bm25().DocumentFrequency(t) > 0;
-    if (!in_corpus) a.unknown_mentions.push_back(std::string(text.text().substr(
-                        text.token(b).begin, text.token(e - 1).end - text.token(b).begin)));
+    if (NamesNothingKnown(mention, snapshot)) {
+      a.unknown_mentions.push_back(std::string(text.text().substr(
+          text.token(b).begin, text.token(e - 1).end - text.token(b).begin)));
+    }
   }
   std::set<std::string> question_words;
   for (std::string& w : Words(question)) question_words.insert(std::move(w));

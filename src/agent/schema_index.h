@@ -176,6 +176,13 @@ class SchemaIndex {
   // (agent/document_links.h: title, alias, unique alias prefix, titles
   // written in it): where a link field's value leads.
   std::vector<uint32_t> LinkedPassages(std::string_view name) const;
+  // True when `mention` (a proper-noun span of a question) names nothing the
+  // store knows: none of its words (letter runs, calendar words such as
+  // month names and "FY" left out) occurs in a passage or in the schema's
+  // type, source and field names. A mention of calendar words and numbers
+  // only is a time qualifier, not a name: false.
+  bool NamesNothingKnown(std::string_view mention, const Snapshot& snapshot) const;
+
   int min_year() const { return min_year_; }
   int max_year() const { return max_year_; }
 
