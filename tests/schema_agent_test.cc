@@ -321,7 +321,7 @@ TEST_F(SchemaAgentTest, SufficiencyCheckSkipsVerbsQualifiersAndNames) {
 }
 
 TEST_F(SchemaAgentTest, RealTimeQuestionIsOutOfScope) {
-  const Answer a = Ask("What is the latest order of Initech?");
+  const Answer a = Ask("What did Initech order today?");
   EXPECT_FALSE(a.answered);
   EXPECT_EQ(a.text, "Insufficient Information");
   EXPECT_NE(a.reasoning.find("out of scope"), std::string::npos);
@@ -352,6 +352,14 @@ TEST_F(SchemaAgentTest, MonthsAndReportingPeriodsAreNotUnknownNames) {
   }
 }
 
+TEST_F(SchemaAgentTest, LatestOrdersTheDataAndAnUnknownNameBesideAKnownOneIsInScope) {
+  for (const char* q : {"What is the latest order of Initech?",
+                        "Did Acme Corp plan to expand into Munich like Cyberdyne Systems?"}) {
+    const Answer a = Ask(q);
+    EXPECT_EQ(a.reasoning.find("out of scope"), std::string::npos) << q << ": " << a.reasoning;
+  }
+}
+
 TEST_F(SchemaAgentTest, UnknownEntityIsOutOfScope) {
   const Answer a = Ask("Where does Cyberdyne Systems plan to expand?");
   EXPECT_FALSE(a.answered);
@@ -361,7 +369,7 @@ TEST_F(SchemaAgentTest, UnknownEntityIsOutOfScope) {
 TEST_F(SchemaAgentTest, GateCanBeTurnedOff) {
   AnswerOptions o;
   o.schema.ood_gate = false;
-  const Answer a = Ask("What is the latest order of Initech?", o);
+  const Answer a = Ask("What did Initech order today?", o);
   EXPECT_FALSE(a.steps.empty());  // the tools ran
 }
 

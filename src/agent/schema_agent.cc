@@ -264,7 +264,10 @@ class Agent {
       return "year " + std::to_string(y) + " is outside the data (" + std::to_string(index.min_year()) +
              "-" + std::to_string(index.max_year()) + ")";
     }
-    if (!analysis_.unknown_mentions.empty()) {
+    // A name the store lacks puts the question out of scope only when the
+    // question names nothing the data has: "the Superman roller coaster
+    // located at Samarai Summit" is about a record the data holds.
+    if (!analysis_.unknown_mentions.empty() && analysis_.constraints.empty()) {
       return "\"" + analysis_.unknown_mentions[0] + "\" is not known to the schema or the sources";
     }
     return "";

@@ -72,9 +72,11 @@ std::vector<std::string> Words(std::string_view text) {
   return out;
 }
 
+// Words of the present moment. "latest" is not one: it orders what the data
+// holds ("the latest regular season title").
 bool IsRealtimeWord(const std::string& w) {
-  static const std::set<std::string> kWords = {"today", "tonight", "currently", "latest",
-                                               "yesterday", "tomorrow"};
+  static const std::set<std::string> kWords = {"today", "tonight", "currently", "yesterday",
+                                               "tomorrow"};
   return kWords.count(w) > 0;
 }
 
@@ -687,7 +689,11 @@ QuestionAnalysis SchemaIndex::AnalyzeQuestion(std::string_view question,
     return (x.token_end - x.token_begin) > (y.token_end - y.token_begin);
   });
   const std::set<std::string>& words = question_words;
-  for (const std::string& w : words) a.realtime = a.realtime || IsRealtimeWord(w);
+  // A word of the present the sources write too ("currently plays for") is
+  // how they state a fact, not a request for live data.
+  for (const std::string& w : words) {
+    a.realtime = a.realtime || (IsRealtimeWord(w) && snapshot.bm25().DocumentFrequency(w) == 0);
+  }
   // Words of each type's own name (and its sources'): a field matched only
   // by them is a weak mention.
   auto type_words = [&](const std::string& type) -> const std::set<std::string>& {
