@@ -690,7 +690,11 @@ def main():
         "--questions Q.jsonl --json`; baseline `flowrag index FLAT --db flat.db -q`, "
         "`flowrag ask --db flat.db --method dense --pipeline single --questions Q.jsonl --json`"
         + ("" if fr.batch_questions else " (here one `ask` process per question: this flowrag "
-           "has no `--questions`)") + ".",
+           "has no `--questions`)") + ". Retrieval-only methods over the same sources at the "
+        "agent's granularity: `store-*` asks the agent's own store (`schema.db`, one passage per "
+        "record, text files as ingested) with `--method dense|bm25|hybrid --pipeline single`; "
+        "`rows-*` indexes the flattened sources with the table cut to one document per row "
+        "(`rows.jsonl`, titled `table row N`) and asks it the same way.",
         "",
         "Cited recall: the gold answer (every part of a list) occurs in the cited passages "
         "(normalised: lower case, whitespace collapsed, $ % and thousands commas removed, at "
