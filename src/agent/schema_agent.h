@@ -21,9 +21,15 @@
 //      contract that the E.4 prompt shows; the copy is dropped when the
 //      question is answered (optionally saved as a snapshot, C.6.3). The
 //      step "ExtendSchema(noun)" lists what was added and left out.
-//   2. Stage-1 gate (D.3): a real-time word ("today", "latest", ...), a year
-//      outside the data's temporal range, or a proper-noun mention nothing in
-//      the store knows → out of scope: abstain (no external search here).
+//   2. Stage-1 gate (D.3), only on evidence that the question asks for
+//      something the store lacks: a present-time word ("today",
+//      "currently") the sources never write; years none of which is in the
+//      data's temporal range ("2019 and 2018" is in scope when 2019 is); a
+//      proper-noun mention none of whose words (calendar words such as
+//      "December", "FY" left out) occurs in a passage or the schema, in a
+//      question that names no value of the data → out of scope: abstain (no
+//      external search here). "latest" orders the data; it is no real-time
+//      word.
 //   3. Plan–execute–retry (D.4–D.5): rounds r = 0..max_retries, each running
 //      the next tool of the plan (the model's order, then) the preference
 //      order SchemaLookup (when the question constrains typed fields) →
@@ -45,11 +51,14 @@
 //      entities, the pages their link fields name) — the dense index's id
 //      filter when the method is dense, else the method's deepened ranking
 //      filtered; with years, only passages stating a year in their range.
-//      When the filter keeps nothing the unfiltered ranking is used and the
+//      When the filter keeps fewer than top_k, the unfiltered ranking fills
+//      the rest (passages about no other entity of the constrained types
+//      first); when it keeps nothing the unfiltered ranking is used and the
 //      step and warnings say so.
 //      A round's answer must be grounded (stage 2): a lookup
 //      value is grounded in its record (c_ground 1.0); a passage answer needs
-//      its text in a cited passage (0.9) or half its words there (0.7), and
+//      its text in a cited passage (0.9) or half its words there (0.7) (a
+//      title counts unless it is a file name, answer_lexicon.h IsFileLabel), and
 //      is not grounded when it states uncertainty ("I cannot determine ...",
 //      D.3 stage 2 (ii)) or only repeats a constraint of the question.
 //      Otherwise the failure summary names what was tried and the next round
