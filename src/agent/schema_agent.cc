@@ -265,9 +265,13 @@ class Agent {
              "-" + std::to_string(index.max_year()) + ")";
     }
     // A name the store lacks puts the question out of scope only when the
-    // question names nothing the data has: "the Superman roller coaster
-    // located at Samarai Summit" is about a record the data holds.
-    if (!analysis_.unknown_mentions.empty() && analysis_.constraints.empty()) {
+    // question names nothing the data has (a value, another known name, a
+    // year of the data): "the Superman roller coaster located at Samarai
+    // Summit" is about a record the data holds.
+    const bool year_in_data = std::any_of(analysis_.years.begin(), analysis_.years.end(),
+                                          [&](int y) { return index.min_year() > 0 && !outside(y); });
+    if (!analysis_.unknown_mentions.empty() && analysis_.constraints.empty() &&
+        !analysis_.names_known && !year_in_data) {
       return "\"" + analysis_.unknown_mentions[0] + "\" is not known to the schema or the sources";
     }
     return "";

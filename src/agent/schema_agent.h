@@ -27,9 +27,9 @@
 //      data's temporal range ("2019 and 2018" is in scope when 2019 is); a
 //      proper-noun mention none of whose words (calendar words such as
 //      "December", "FY" left out) occurs in a passage or the schema, in a
-//      question that names no value of the data → out of scope: abstain (no
-//      external search here). "latest" orders the data; it is no real-time
-//      word.
+//      question that names no value, known name or year of the data → out
+//      of scope: abstain (no external search here). "latest" orders the
+//      data; it is no real-time word.
 //   3. Plan–execute–retry (D.4–D.5): rounds r = 0..max_retries, each running
 //      the next tool of the plan (the model's order, then) the preference
 //      order SchemaLookup (when the question constrains typed fields) →

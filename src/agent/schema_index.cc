@@ -628,6 +628,20 @@ std::vector<ValueMatch> SchemaIndex::MatchValue(std::string_view type, std::stri
   return exact.empty() ? contained : exact;
 }
 
+namespace {
+
+// True when every word of `mention` is a calendar word or a number.
+bool IsCalendarMention(std::string_view mention) {
+  for (const std::string& token : Tokenize(mention)) {
+    for (const std::string& w : LetterRuns(token)) {
+      if (!IsCalendarWord(w)) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 bool SchemaIndex::NamesNothingKnown(std::string_view mention, const Snapshot& snapshot) const {
   bool any_word = false;
   for (const std::string& token : Tokenize(mention)) {
@@ -660,6 +674,7 @@ QuestionAnalysis SchemaIndex::AnalyzeQuestion(std::string_view question,
   for (const auto& [b, e] : ProperNounSpans(text)) {
     bool known = false;
     for (size_t t = b; t < e; ++t) known = known || covered[t];
+    a.names_known = a.names_known || known;
     if (known) continue;
     const std::string mention = ToLowerAscii(text.text().substr(text.token(b).begin,
                                                                text.token(e - 1).end - text.token(b).begin));
@@ -671,7 +686,10 @@ QuestionAnalysis SchemaIndex::AnalyzeQuestion(std::string_view question,
       a.constraints.push_back({kv.value, kv.field, kv.type, kv.records, 0.8, b, e});
       ++found;
     }
-    if (found > 0) continue;
+    if (found > 0) {
+      a.names_known = true;
+      continue;
+    }
     // Short single words ("FY", "Q3") are abbreviations more often than names,
     // and a single word after a determiner is a defined term ("the Company",
     // "our Board").
@@ -680,6 +698,8 @@ QuestionAnalysis SchemaIndex::AnalyzeQuestion(std::string_view question,
     if (NamesNothingKnown(mention, snapshot)) {
       a.unknown_mentions.push_back(std::string(text.text().substr(
           text.token(b).begin, text.token(e - 1).end - text.token(b).begin)));
+    } else if (!IsCalendarMention(mention)) {
+      a.names_known = true;
     }
   }
   std::set<std::string> question_words;

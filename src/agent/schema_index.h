@@ -91,8 +91,12 @@ struct QuestionAnalysis {
   std::vector<ValueMatch> constraints;  // best first
   std::vector<FieldMention> fields;     // best first
   std::vector<int> years;
-  bool realtime = false;                // "current", "latest", "today", "now"
+  bool realtime = false;                // a present-time word the sources never write
   std::vector<std::string> unknown_mentions;  // proper nouns the store does not know
+  // A proper noun of the question the store knows (a value, or a word of a
+  // passage or of the schema): the question is about the data whatever else
+  // it names.
+  bool names_known = false;
   // The words naming what is asked about (D.2), lower-case, in question
   // order, at most three: the noun phrase after the question word ("which
   // customer placed ..." → {customer}; "what is the number of orders ..."
