@@ -74,6 +74,22 @@ TEST_F(SchemaAgentTest, ContainedMentionScoresPointEight) {
   EXPECT_NEAR(a.confidence, 0.8, 1e-9);
 }
 
+TEST_F(SchemaAgentTest, MisspelledMentionMatchesFuzzilyWithALowerScore) {
+  // Exact, then contained, then fuzzy (D.1): "Acme Crop" is one
+  // transposition from "Acme Corp" (9 characters: m = 0.8 · 8/9), "Vandelay
+  // Industreis" one from "Vandelay Industries" (0.8 · 18/19).
+  const Answer a = Ask("What is the city of Acme Crop?");
+  EXPECT_EQ(a.answerer, "schema-lookup");
+  EXPECT_EQ(a.text, "Berlin");
+  EXPECT_NEAR(a.confidence, 0.8 * 8.0 / 9.0, 1e-9);
+  const Answer v = Ask("What is the city of Vandelay Industreis?");
+  EXPECT_EQ(v.text, "New York");
+  EXPECT_NEAR(v.confidence, 0.8 * 18.0 / 19.0, 1e-9);
+  // Two edits in a short name are too many: no match, and no answer from it.
+  const Answer far = Ask("What is the city of Glbx?");
+  EXPECT_NE(far.text, "Paris");
+}
+
 TEST_F(SchemaAgentTest, LookupWithoutTheAskedFieldRetriesWithVectorRag) {
   const Answer a = Ask("Where does Acme Corp plan to expand?");
   ASSERT_TRUE(a.answered);

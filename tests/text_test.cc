@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+#include <vector>
+
 namespace flowrag {
 namespace {
 
@@ -70,6 +74,41 @@ TEST(Utf8Test, DetectsMalformedSequences) {
   EXPECT_FALSE(IsValidUtf8("\xED\xA0\x80", &off));      // surrogate
   EXPECT_FALSE(IsValidUtf8("\xF4\x90\x80\x80", &off));  // > U+10FFFF
   EXPECT_FALSE(IsValidUtf8("\xFF", &off));
+}
+
+// EditDistanceAtMost against a full optimal-string-alignment table.
+size_t FullOsaDistance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    for (size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+TEST(EditDistanceTest, BandedDistanceEqualsTheFullTableUpToItsBound) {
+  EXPECT_EQ(EditDistanceAtMost("spaish", "spanish", 1), 1u);
+  EXPECT_EQ(EditDistanceAtMost("acme crop", "acme corp", 1), 1u);  // a transposition
+  EXPECT_EQ(EditDistanceAtMost("glbx", "globex", 1), 2u);          // beyond: max_d + 1
+  EXPECT_EQ(EditDistanceAtMost("", "", 0), 0u);
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 3000; ++trial) {
+    auto random_word = [&] {
+      std::string w(rng() % 9, 'a');
+      for (char& c : w) c = static_cast<char>('a' + rng() % 3);
+      return w;
+    };
+    const std::string a = random_word(), b = random_word();
+    const size_t max_d = rng() % 4;
+    const size_t full = FullOsaDistance(a, b);
+    EXPECT_EQ(EditDistanceAtMost(a, b, max_d), std::min(full, max_d + 1)) << a << " / " << b << " / " << max_d;
+  }
 }
 
 }  // namespace

@@ -642,6 +642,28 @@ bool IsCalendarMention(std::string_view mention) {
 
 }  // namespace
 
+size_t SchemaIndex::AddFuzzyMatches(const std::string& mention, size_t begin, size_t end,
+                                    std::vector<ValueMatch>* out) const {
+  if (mention.size() < kMinFuzzyLength) return 0;
+  const size_t max_d = std::max<size_t>(1, mention.size() / 5);
+  size_t best = max_d + 1;
+  std::vector<std::pair<uint32_t, size_t>> hits;  // value, distance
+  for (uint32_t v = 0; v < values_.size(); ++v) {
+    const size_t d = EditDistanceAtMost(mention, value_keys_[v], max_d);
+    if (d > max_d || d > best) continue;
+    if (d < best) hits.clear();
+    best = d;
+    hits.emplace_back(v, d);
+  }
+  if (hits.size() > kMaxFuzzyMatches) hits.resize(kMaxFuzzyMatches);
+  const double score = kFuzzyScale * (1.0 - static_cast<double>(best) / static_cast<double>(mention.size()));
+  for (const auto& [v, d] : hits) {
+    const KnownValue& kv = values_[v];
+    out->push_back({kv.value, kv.field, kv.type, kv.records, score, begin, end});
+  }
+  return hits.size();
+}
+
 bool SchemaIndex::NamesNothingKnown(std::string_view mention, const Snapshot& snapshot) const {
   bool any_word = false;
   for (const std::string& token : Tokenize(mention)) {
@@ -686,6 +708,7 @@ QuestionAnalysis SchemaIndex::AnalyzeQuestion(std::string_view question,
       a.constraints.push_back({kv.value, kv.field, kv.type, kv.records, 0.8, b, e});
       ++found;
     }
+    if (found == 0) found = AddFuzzyMatches(mention, b, e, &a.constraints);
     if (found > 0) {
       a.names_known = true;
       continue;

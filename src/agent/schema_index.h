@@ -72,7 +72,7 @@ struct ValueMatch {
   std::string field;
   std::string type;
   std::vector<uint32_t> records;  // indexes into SchemaIndex::records()
-  double score = 1.0;             // 1.0 exact, 0.8 contained (D.5 m_i)
+  double score = 1.0;             // 1.0 exact, 0.8 contained, below for fuzzy (D.5 m_i)
   size_t token_begin = 0, token_end = 0;  // where in the question (exact matches)
 };
 
@@ -180,6 +180,21 @@ class SchemaIndex {
   // (agent/document_links.h: title, alias, unique alias prefix, titles
   // written in it): where a link field's value leads.
   std::vector<uint32_t> LinkedPassages(std::string_view name) const;
+  // SchemaLookup's fuzzy step (D.1: exact, then fuzzy), for a proper-noun
+  // `mention` (lower case) that no value equals or contains: the values
+  // within an optimal-string-alignment distance of one edit per five
+  // characters (at least one; mentions shorter than kMinFuzzyLength are not
+  // tried), the nearest only (at most kMaxFuzzyMatches), each appended as a
+  // constraint of score kFuzzyScale · (1 − distance / |mention|) — below the
+  // substring match's 0.8, so c_node says the match was approximate
+  // ("Spaish" → "Spanish": 0.8 · 5/6 ≈ 0.67). Returns how many.
+  // O(values · |mention| · max distance).
+  static constexpr size_t kMinFuzzyLength = 5;
+  static constexpr size_t kMaxFuzzyMatches = 20;
+  static constexpr double kFuzzyScale = 0.8;
+  size_t AddFuzzyMatches(const std::string& mention, size_t begin, size_t end,
+                         std::vector<ValueMatch>* out) const;
+
   // True when `mention` (a proper-noun span of a question) names nothing the
   // store knows: none of its words (letter runs, calendar words such as
   // month names and "FY" left out) occurs in a passage or in the schema's

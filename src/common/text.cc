@@ -275,4 +275,31 @@ bool IsValidUtf8(std::string_view s, size_t* bad_offset) {
   return true;
 }
 
+size_t EditDistanceAtMost(std::string_view a, std::string_view b, size_t max_d) {
+  const size_t n = a.size(), m = b.size();
+  if ((n > m ? n - m : m - n) > max_d) return max_d + 1;
+  const size_t kFar = max_d + 1;
+  // Rows i-2, i-1 and i of the DP over b's positions; only |i - j| <= max_d
+  // is computed, the rest counts as beyond max_d.
+  std::vector<size_t> two(m + 1, kFar), one(m + 1, kFar), row(m + 1, kFar);
+  for (size_t j = 0; j <= std::min(m, max_d); ++j) one[j] = j;
+  for (size_t i = 1; i <= n; ++i) {
+    std::fill(row.begin(), row.end(), kFar);
+    const size_t lo = i > max_d ? i - max_d : 0, hi = std::min(m, i + max_d);
+    if (lo == 0) row[0] = i;
+    size_t best = lo == 0 ? row[0] : kFar;
+    for (size_t j = std::max<size_t>(lo, 1); j <= hi; ++j) {
+      const size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      size_t d = std::min({one[j] + 1, row[j - 1] + 1, one[j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d = std::min(d, two[j - 2] + 1);
+      row[j] = std::min(d, kFar);
+      best = std::min(best, row[j]);
+    }
+    if (best > max_d) return kFar;
+    std::swap(two, one);
+    std::swap(one, row);
+  }
+  return std::min(one[m], kFar);
+}
+
 }  // namespace flowrag

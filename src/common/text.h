@@ -69,6 +69,11 @@ std::vector<TextSpan> SplitSentences(std::string_view text);
 // surrogates, nothing above U+10FFFF); otherwise *bad_offset is the first bad byte.
 bool IsValidUtf8(std::string_view s, size_t* bad_offset = nullptr);
 
+// Optimal-string-alignment distance between a and b (insertions, deletions,
+// substitutions and adjacent transpositions, each 1; bytes), or max_d + 1
+// as soon as it exceeds max_d. O(|a| · (2·max_d + 1)).
+size_t EditDistanceAtMost(std::string_view a, std::string_view b, size_t max_d);
+
 }  // namespace flowrag
 
 #endif  // FLOWRAG_COMMON_TEXT_H_
