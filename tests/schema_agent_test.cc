@@ -383,6 +383,24 @@ TEST_F(SchemaAgentTest, UnknownEntityIsOutOfScope) {
   EXPECT_NE(a.reasoning.find("Cyberdyne Systems"), std::string::npos);
 }
 
+// The contract's routing section orders the tools and can turn the gate off.
+TEST(SchemaAgentRoutingTest, TheContractsPreferenceAndGateAreFollowed) {
+  testing::TempDir dir;
+  RoutingPolicy routing;
+  routing.preference = {"VectorRAG", "SchemaLookup"};
+  routing.ood_gate = false;
+  auto engine = testing::OpenShopStore(dir.path(), routing);
+  ASSERT_NE(engine, nullptr);
+  auto a = engine->Ask("What is the city of Acme Corp?");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_FALSE(a->steps.empty());
+  EXPECT_EQ(a->steps[0].query.rfind("VectorRAG", 0), 0u) << a->steps[0].query;
+  auto outside = engine->Ask("Where does Cyberdyne Systems plan to expand?");
+  ASSERT_TRUE(outside.ok());
+  EXPECT_EQ(outside->reasoning.find("out of scope"), std::string::npos) << outside->reasoning;
+  EXPECT_FALSE(outside->steps.empty());
+}
+
 TEST_F(SchemaAgentTest, GateCanBeTurnedOff) {
   AnswerOptions o;
   o.schema.ood_gate = false;

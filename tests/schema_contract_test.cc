@@ -119,6 +119,40 @@ TEST_F(ContractTest, HandEditsThatBreakTheContractNameFileLineAndField) {
   EXPECT_EQ(LoadContract(dir_.File("none.yaml")).status().code(), StatusCode::kNotFound);
 }
 
+// The routing section: written with the defaults, read back, absent → the
+// defaults, and each wrong shape an error naming the field.
+TEST_F(ContractTest, RoutingSectionRoundTripsAndIsChecked) {
+  auto s = InduceSchema(dir_.path());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  SchemaContract c = DeriveContract(*s);
+  const std::string yaml = ToYaml(c);
+  EXPECT_NE(yaml.find("routing:"), std::string::npos);
+  EXPECT_NE(yaml.find("preference: [SchemaLookup, VectorRAG, GraphTraverse]"), std::string::npos) << yaml;
+  c.routing.preference = {"GraphTraverse", "VectorRAG"};
+  c.routing.ood_gate = false;
+  auto back = ParseContract(ToYaml(c), "schema.yaml");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->routing.preference, (std::vector<std::string>{"GraphTraverse", "VectorRAG"}));
+  EXPECT_FALSE(back->routing.ood_gate);
+  const std::string without = yaml.substr(0, yaml.find("routing:"));
+  auto old = ParseContract(without, "schema.yaml");
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_EQ(old->routing.preference, RoutingPolicy{}.preference);
+  EXPECT_TRUE(old->routing.ood_gate);
+  const std::string head = "flowrag_schema: 1\nversion: 1\n";
+  for (const auto& [text, expect] : std::vector<std::pair<std::string, std::string>>{
+           {head + "routing: [SchemaLookup]\n", "routing: expected a mapping"},
+           {head + "routing:\n  preference: [SchemaLookup, Google]\n", "routing.preference[1]: \"Google\" is not"},
+           {head + "routing:\n  preference: [VectorRAG, VectorRAG]\n", "routing.preference[1]: \"VectorRAG\" is listed twice"},
+           {head + "routing:\n  preference: []\n", "routing.preference: expected at least one tool"},
+           {head + "routing:\n  ood_gate: maybe\n", "routing.ood_gate: expected true or false"},
+           {head + "routing:\n  order: [VectorRAG]\n", "routing: unknown key \"order\""}}) {
+    auto r = ParseContract(text, "schema.yaml");
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_NE(r.status().message().find(expect), std::string::npos) << r.status().ToString();
+  }
+}
+
 // Issue 21: a scalar where a mapping is expected aborted the process
 // (uncaught YAML::BadSubscript). Each list of mappings, and numbers out of
 // range, now fail naming the file, line and field.

@@ -49,7 +49,7 @@ inline void WriteShopSources(const std::string& d) {
 
 // The shop sources written to `dir`/src, their schema induced offline and
 // ingested into the store `dir`/store.db. Null (and a test failure) on error.
-inline std::unique_ptr<Engine> OpenShopStore(const std::string& dir) {
+inline std::unique_ptr<Engine> OpenShopStore(const std::string& dir, const RoutingPolicy& routing = {}) {
   const std::string src = dir + "/src";
   WriteShopSources(src);
   auto induced = InduceSchema(src);
@@ -62,7 +62,9 @@ inline std::unique_ptr<Engine> OpenShopStore(const std::string& dir) {
     ADD_FAILURE() << engine.status().ToString();
     return nullptr;
   }
-  auto report = (*engine)->Ingest(src, DeriveContract(*induced));
+  SchemaContract contract = DeriveContract(*induced);
+  contract.routing = routing;
+  auto report = (*engine)->Ingest(src, contract);
   if (!report.ok()) {
     ADD_FAILURE() << report.status().ToString();
     return nullptr;

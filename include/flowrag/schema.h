@@ -208,6 +208,21 @@ struct ExtensionLogEntry {
   std::vector<std::string> left_out;
 };
 
+// How the schema agent routes a question (paper D.4), the contract's
+// `routing` section: the local tools in preference order (each of
+// SchemaLookup, VectorRAG, GraphTraverse at most once; SchemaLookup is
+// skipped when the question constrains no typed field) and whether the
+// stage-1 out-of-scope gate runs (AnswerOptions::schema.ood_gate can only
+// turn it off). `schema induce` writes the defaults; a contract without the
+// section reads as them.
+struct RoutingPolicy {
+  std::vector<std::string> preference = {"SchemaLookup", "VectorRAG", "GraphTraverse"};
+  bool ood_gate = true;
+};
+
+// The tools a RoutingPolicy may name.
+inline constexpr const char* kRoutingTools[] = {"SchemaLookup", "VectorRAG", "GraphTraverse"};
+
 struct SchemaContract {
   int version = 1;  // bumped by every persistent extension
   std::string generated_by = "offline";
@@ -215,6 +230,7 @@ struct SchemaContract {
   std::vector<EntityType> entity_types;
   std::vector<RelationshipType> relationships;
   std::vector<ExtensionLogEntry> extensions;  // oldest first
+  RoutingPolicy routing;
 };
 
 // The deterministic (offline) semantic layer over structural analysis.

@@ -21,13 +21,6 @@
 namespace flowrag {
 namespace {
 
-// D.4's preference order, tried after the model's plan (when it planned).
-// The contract (flowrag/schema.h SchemaContract) has no routing section a
-// preference order could be read from, so this is the order for every
-// contract; SchemaLookup is skipped when the question constrains no typed
-// field.
-constexpr const char* kPreferenceOrder[] = {"SchemaLookup", "VectorRAG", "GraphTraverse"};
-
 // True when `field`'s name is what the question asks for: a word of the
 // question's focus names a word of the field (NamesFieldWord); without a
 // focus, one of its words is within the first three content words after
@@ -251,7 +244,7 @@ class Agent {
 
   // D.3 stage 1.
   std::string OutOfScope() const {
-    if (!options_.schema.ood_gate) return "";
+    if (!options_.schema.ood_gate || !deps_.index->contract().routing.ood_gate) return "";
     if (plan_.out_of_scope) return "the model: " + plan_.reason;
     if (analysis_.realtime) return "the question asks for real-time information";
     const SchemaIndex& index = *deps_.index;
@@ -297,7 +290,8 @@ class Agent {
     for (const std::string& tool : plan_.tools) add(tool);
     // D.4: a question that needs descriptive evidence goes to VectorRAG first.
     if (analysis_.descriptive) add("VectorRAG");
-    for (const char* tool : kPreferenceOrder) add(tool);
+    // D.4's preference order, from the contract's routing section.
+    for (const std::string& tool : deps_.index->contract().routing.preference) add(tool);
     std::string failure;
     const size_t rounds = std::min(plan.size(), options_.schema.max_retries + 1);
     for (size_t r = 0; r < rounds; ++r) {

@@ -133,6 +133,44 @@ class Reader {
   std::string path_;
 };
 
+// The optional `routing: {preference: [tools], ood_gate: bool}`.
+Status ReadRouting(const Reader& r, const YAML::Node& root, RoutingPolicy* routing) {
+  const YAML::Node n = root["routing"];
+  if (!n.IsDefined() || n.IsNull()) return Status::Ok();
+  if (!n.IsMap()) return r.Error(n, "routing", "expected a mapping");
+  for (const auto& kv : n) {
+    const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "";
+    if (key != "preference" && key != "ood_gate") {
+      return r.Error(kv.first, "routing", "unknown key \"" + key.substr(0, 40) + "\" (preference, ood_gate)");
+    }
+  }
+  if (n["preference"].IsDefined() && !n["preference"].IsNull()) {
+    FLOWRAG_ASSIGN_OR_RETURN(std::vector<std::string> tools, r.Strings(n, "preference", "routing"));
+    if (tools.empty()) return r.Error(n["preference"], "routing.preference", "expected at least one tool");
+    for (size_t i = 0; i < tools.size(); ++i) {
+      const std::string at = "routing.preference[" + std::to_string(i) + "]";
+      if (std::find_if(std::begin(kRoutingTools), std::end(kRoutingTools),
+                       [&](const char* t) { return tools[i] == t; }) == std::end(kRoutingTools)) {
+        return r.Error(n["preference"][i], at,
+                       "\"" + tools[i].substr(0, 40) + "\" is not SchemaLookup, VectorRAG or GraphTraverse");
+      }
+      if (std::find(tools.begin(), tools.begin() + static_cast<ptrdiff_t>(i), tools[i]) !=
+          tools.begin() + static_cast<ptrdiff_t>(i)) {
+        return r.Error(n["preference"][i], at, "\"" + tools[i] + "\" is listed twice");
+      }
+    }
+    routing->preference = std::move(tools);
+  }
+  const YAML::Node gate = n["ood_gate"];
+  if (gate.IsDefined() && !gate.IsNull()) {
+    if (!gate.IsScalar() || (gate.Scalar() != "true" && gate.Scalar() != "false")) {
+      return r.Error(gate, "routing.ood_gate", "expected true or false");
+    }
+    routing->ood_gate = gate.Scalar() == "true";
+  }
+  return Status::Ok();
+}
+
 // An entity type's optional `extraction: {method, field}` (B.3.2).
 template <typename FieldExists>
 Status ReadExtraction(const Reader& r, const YAML::Node& type, const std::string& at,
@@ -348,7 +386,11 @@ std::string ToYaml(const SchemaContract& c) {
     if (!e.left_out.empty()) y << YAML::Key << "left_out" << YAML::Value << e.left_out;
     y << YAML::EndMap;
   }
-  y << YAML::EndSeq << YAML::EndMap;
+  y << YAML::EndSeq;
+  y << YAML::Key << "routing" << YAML::Value << YAML::BeginMap << YAML::Key << "preference"
+    << YAML::Value << YAML::Flow << c.routing.preference << YAML::Key << "ood_gate" << YAML::Value
+    << c.routing.ood_gate << YAML::EndMap;
+  y << YAML::EndMap;
   return std::string(y.c_str()) + "\n";
 }
 
@@ -574,6 +616,7 @@ Result<SchemaContract> ParseContractUnguarded(const std::string& text, const std
     FLOWRAG_ASSIGN_OR_RETURN(e.left_out, r.Strings(log[i], "left_out", at));
     c.extensions.push_back(std::move(e));
   }
+  FLOWRAG_RETURN_IF_ERROR(ReadRouting(r, root, &c.routing));
   return c;
 }
 
