@@ -79,6 +79,9 @@ struct SchemaLinkOptions {
   // with its own name) below this are chance overlaps, not matches.
   double min_seed_score = 0.35;
   double select = 0.5;              // relevance a node needs to be linked
+  std::string sinks = "uniform";    // uniform: T_v = capacity | degree: T_v = capacity·deg(v)
+  std::string sources = "best";     // best: the best candidate | all: every candidate
+  std::string relevance = "max";    // max: max(seed score, x/max x) | flow: x/max x
   // Offline decomposition into sub-queries (retrieval/keywords.h), one
   // diffusion each. Off by default: cutting schema questions at "and" and
   // relative pronouns splits filters of one entity and adds false seeds
@@ -89,6 +92,10 @@ struct SchemaLinkOptions {
   bool joins = true;                // add join paths between linked tables
   bool llm = true;                  // Prompt 5 seed selection with a chat model
   size_t top_k = 5;                 // baselines: nodes returned
+  // Baselines: when > 0, nodes are taken in rank order until this many
+  // columns are in (instead of top_k nodes); `flowrag sql eval` sets it per
+  // question for "bm25-matched" (BM25 at QAFD's output size).
+  size_t top_columns = 0;
 };
 
 struct LinkedItem {
@@ -221,7 +228,13 @@ class SqlDatabase {
 struct SqlEvalOptions {
   std::string spider;   // folder with dev.json, tables.json, database/
   std::string spider2;  // spider2_lite folder (24 local tasks with gold SQL)
-  std::vector<std::string> methods = {"qafd", "bm25", "dense", "all"};
+  // BIRD-format folder: dev.json ({question, db_id, SQL, evidence}),
+  // tables.json or dev_tables.json (Spider's format) and, optionally,
+  // dev_databases/<db>/<db>.sqlite (sql/bird_data.h).
+  std::string bird;
+  // qafd | bm25 | dense | all | bm25-matched (BM25 returning, per question,
+  // as many columns as QAFD with the same options does).
+  std::vector<std::string> methods = {"qafd", "bm25", "bm25-matched", "dense", "all"};
   SchemaLinkOptions link;
   size_t limit = 0;     // first N questions per dataset (0: all)
   // Generate SQL with the chat model and score execution: the predicted and
@@ -244,11 +257,15 @@ struct SqlEvalOptions {
 struct SqlEvalRow {
   std::string dataset, method;
   size_t questions = 0;
-  // Macro averages over questions (a question with an empty gold set and an
-  // empty prediction scores 1; an empty gold with a prediction scores P = 0).
+  // Macro averages: table scores over the questions with gold tables, column
+  // scores over the questions with gold columns. A question whose gold SQL
+  // reads no column (SELECT count(*) FROM t) has nothing to find: it is left
+  // out of the column averages and counted in gold_less instead.
   double table_p = 0, table_r = 0, table_f1 = 0;
   double column_p = 0, column_r = 0, column_f1 = 0;
-  double avg_tables = 0, avg_columns = 0;  // returned per question
+  double avg_tables = 0, avg_columns = 0;  // returned per question (all questions)
+  size_t gold_less = 0;             // questions without gold columns
+  double gold_less_columns = 0;     // columns returned per such question
   double p50_ms = 0, p99_ms = 0;
   // Execution (SqlEvalOptions::execute): exec_accuracy = exec_correct /
   // exec_attempted, -1 when nothing was attempted.

@@ -153,8 +153,10 @@ Result<SchemaLink> SchemaLinker::Link(std::string_view question, LinkMethod meth
       LinkRanked(ranked, o, &link);
       break;
     case LinkMethod::kBm25:
-      for (const Bm25Hit& h : bm25_.Search(question, o.top_k, Bm25Params{})) ranked.emplace_back(h.doc, h.score);
-      LinkRanked(ranked, o, &link);
+      for (const Bm25Hit& h : bm25_.Search(question, o.top_columns > 0 ? g.num_nodes() : o.top_k, Bm25Params{})) {
+        ranked.emplace_back(h.doc, h.score);
+      }
+      LinkRanked(TakeTop(std::move(ranked), o), o, &link);
       break;
     case LinkMethod::kDense: {
       FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix q, EmbedAll({std::string(question)}));
@@ -162,14 +164,27 @@ Result<SchemaLink> SchemaLinker::Link(std::string_view question, LinkMethod meth
         ranked.emplace_back(v, DotProduct(q.row(0), text_vectors_.row(v), q.cols));
       }
       std::stable_sort(ranked.begin(), ranked.end(), [](auto& x, auto& y) { return x.second > y.second; });
-      if (ranked.size() > o.top_k) ranked.resize(o.top_k);
-      LinkRanked(ranked, o, &link);
+      LinkRanked(TakeTop(std::move(ranked), o), o, &link);
       break;
     }
   }
   link.schema_text = SchemaText(link.tables, link.columns, link.joins, /*full_tables=*/false);
   link.time_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return link;
+}
+
+std::vector<std::pair<uint32_t, double>> SchemaLinker::TakeTop(std::vector<std::pair<uint32_t, double>> ranked,
+                                                               const SchemaLinkOptions& o) const {
+  if (o.top_columns == 0) {
+    if (ranked.size() > o.top_k) ranked.resize(o.top_k);
+    return ranked;
+  }
+  size_t columns = 0, keep = 0;
+  while (keep < ranked.size() && columns < o.top_columns) {
+    columns += graph_->Kind(ranked[keep++].first) == SchemaNodeKind::kColumn;
+  }
+  ranked.resize(keep);
+  return ranked;
 }
 
 void SchemaLinker::LinkRanked(const std::vector<std::pair<uint32_t, double>>& ranked,
@@ -341,27 +356,51 @@ Status SchemaLinker::LinkQafd(std::string_view question, const SchemaLinkOptions
   std::vector<std::string> why(g.num_nodes());
   FlowDiffusionOptions fo;
   fo.alpha = o.alpha;
-  fo.capacity = CapacityKind::kUniform;
+  const bool degree_sinks = o.sinks == "degree";
+  if (!degree_sinks && o.sinks != "uniform") {
+    return Status::InvalidArgument("link sinks \"" + o.sinks + "\": expected uniform | degree");
+  }
+  if (o.sources != "best" && o.sources != "all") {
+    return Status::InvalidArgument("link sources \"" + o.sources + "\": expected best | all");
+  }
+  if (o.relevance != "max" && o.relevance != "flow") {
+    return Status::InvalidArgument("link relevance \"" + o.relevance + "\": expected max | flow");
+  }
+  fo.capacity = degree_sinks ? CapacityKind::kDegree : CapacityKind::kUniform;
   fo.beta = o.capacity;
   fo.epsilon = o.epsilon;
   fo.max_pushes = o.max_pushes;
-  const double total_capacity = o.capacity * static_cast<double>(g.num_nodes());
+  auto sink = [&](uint32_t v) {
+    return degree_sinks ? std::max<double>(1.0, static_cast<double>(g.Degree(v))) : o.capacity;
+  };
+  double total_capacity = 0.0;
+  for (uint32_t v = 0; v < g.num_nodes(); ++v) total_capacity += sink(v);
+  std::vector<double> seed_score(g.num_nodes(), 0.0);
   for (const Subquery& sq : plan) {
     link->subqueries.push_back(sq.text);
     for (auto [v, s] : sq.candidates) {
-      if (s > relevance[v]) {
+      seed_score[v] = std::max(seed_score[v], s);
+      if (o.relevance == "max" && s > relevance[v]) {
         relevance[v] = s;
         why[v] = why[v].empty() ? "keyword" : why[v];
       }
     }
+    std::vector<Pair> pairs = sq.pairs;
+    if (o.sources == "all") {
+      for (const Pair& p : sq.pairs) {
+        if (p.target != p.source) pairs.push_back({p.target, p.source, p.confidence});
+      }
+    }
     std::map<uint32_t, double> mass;  // source → Σ confidence · m_s
-    for (const Pair& p : sq.pairs) {
+    for (const Pair& p : pairs) {
       const std::vector<uint32_t> path = g.ShortestPath(p.source, p.target);
-      const double m = path.empty() ? total_capacity : o.alpha * o.capacity * static_cast<double>(path.size());
+      double on_path = 0.0;
+      for (uint32_t v : path) on_path += sink(v);
+      const double m = path.empty() ? total_capacity : o.alpha * on_path;
       mass[p.source] += p.confidence * m;
     }
-    std::vector<FlowSource> sources;  // Δ_v = α·T·scale = mass
-    for (auto [v, m] : mass) sources.push_back({v, m / (o.alpha * o.capacity)});
+    std::vector<FlowSource> sources;  // Δ_v = α·T_v·scale = mass
+    for (auto [v, m] : mass) sources.push_back({v, m / (o.alpha * sink(v))});
     FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix qv, EmbedAll({sq.text}));
     SchemaDiffusionGraph dg(g, text_vectors_, qv.row(0), o, weighting, similarity);
     const FlowDiffusionResult r = SolveFlowDiffusion(dg, sources, fo);
@@ -382,6 +421,19 @@ Status SchemaLinker::LinkQafd(std::string_view question, const SchemaLinkOptions
         relevance[v] = rel;
         if (why[v].empty()) why[v] = "flow";
       }
+    }
+  }
+  // Without any flow (max_pushes = 0) the seeds are the answer.
+  if (o.relevance == "flow") {
+    bool any = false;
+    for (double r : relevance) any = any || r > 0.0;
+    if (!any) relevance = seed_score;
+    for (const ColumnValueMatch& m : values) {  // a quoted literal stays linked
+      const uint32_t v = g.ColumnNode(m.column);
+      relevance[v] = std::max(relevance[v], seed_score[v]);
+    }
+    for (uint32_t v = 0; v < g.num_nodes(); ++v) {
+      if (seed_score[v] > 0.0 && relevance[v] >= o.select) why[v] = "keyword";
     }
   }
   // Value-matched columns say so.

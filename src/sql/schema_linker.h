@@ -41,8 +41,10 @@
 //
 // Baselines behind the same call: "all" (every table and column), "bm25"
 // (Okapi BM25 over node texts) and "dense" (cosine of the question with the
-// node texts), each returning its `top_k` best nodes; a table node counts as
-// its table, a column node as its column and its table.
+// node texts), each returning its `top_k` best nodes (or, with top_columns,
+// the best nodes down to the top_columns-th column: the baseline at a given
+// output size); a table node counts as its table, a column node as its
+// column and its table.
 //
 // Thread-safety: Link() is const and reentrant. Cost of Link(): O(|V|·|K|·d)
 // for candidate scoring plus the diffusion, which touches only the nodes
@@ -116,6 +118,10 @@ class SchemaLinker {
   void MergeValueMatches(const std::vector<ColumnValueMatch>& values, const SchemaLinkOptions& o,
                          std::vector<Subquery>* plan) const;
   Status LinkQafd(std::string_view question, const SchemaLinkOptions& o, SchemaLink* link) const;
+  // The first top_k nodes, or with top_columns > 0 the shortest prefix
+  // holding top_columns columns (all of them when fewer exist).
+  std::vector<std::pair<uint32_t, double>> TakeTop(std::vector<std::pair<uint32_t, double>> ranked,
+                                                   const SchemaLinkOptions& o) const;
   void LinkRanked(const std::vector<std::pair<uint32_t, double>>& ranked, const SchemaLinkOptions& o,
                   SchemaLink* link) const;
   void AddJoins(std::vector<double>* relevance, std::vector<std::string>* why, SchemaLink* link) const;
