@@ -78,10 +78,20 @@ struct SchemaLinkOptions {
   // Keyword scores (best of: cosine with the node's name text, word Jaccard
   // with its own name) below this are chance overlaps, not matches.
   double min_seed_score = 0.35;
-  double select = 0.5;              // relevance a node needs to be linked
-  std::string sinks = "uniform";    // uniform: T_v = capacity | degree: T_v = capacity·deg(v)
-  std::string sources = "best";     // best: the best candidate | all: every candidate
-  std::string relevance = "max";    // max: max(seed score, x/max x) | flow: x/max x
+  // Support (relevance = "support"): a candidate is linked when its x_v is
+  // at least this fraction of the sub-query's largest x (relevance = "max":
+  // any node whose relevance reaches it).
+  double select = 0.2;
+  // Sink capacities: uniform T_v = capacity (A2.2.1) | degree T_v =
+  // capacity·deg(v) (the authors' code). See sql/schema_linker.h.
+  std::string sinks = "uniform";
+  // Source mass: score, Δ_v = α·T_v·score(v) at every candidate | path,
+  // A2.2.1's m_s = α·Σ_{j∈P} T_j at the pair's source.
+  std::string mass = "score";
+  // support: the flow decides which column candidates are linked (x_v ≥
+  // select·max x) and adds no other node | max: relevance = max(candidate
+  // score, x_v/max x), any node may be added (the linker before issue 22).
+  std::string relevance = "support";
   // Offline decomposition into sub-queries (retrieval/keywords.h), one
   // diffusion each. Off by default: cutting schema questions at "and" and
   // relative pronouns splits filters of one entity and adds false seeds

@@ -360,46 +360,48 @@ Status SchemaLinker::LinkQafd(std::string_view question, const SchemaLinkOptions
   if (!degree_sinks && o.sinks != "uniform") {
     return Status::InvalidArgument("link sinks \"" + o.sinks + "\": expected uniform | degree");
   }
-  if (o.sources != "best" && o.sources != "all") {
-    return Status::InvalidArgument("link sources \"" + o.sources + "\": expected best | all");
+  if (o.mass != "score" && o.mass != "path") {
+    return Status::InvalidArgument("link mass \"" + o.mass + "\": expected score | path");
   }
-  if (o.relevance != "max" && o.relevance != "flow") {
-    return Status::InvalidArgument("link relevance \"" + o.relevance + "\": expected max | flow");
+  const bool support_mode = o.relevance == "support";
+  if (!support_mode && o.relevance != "max") {
+    return Status::InvalidArgument("link relevance \"" + o.relevance + "\": expected support | max");
   }
   fo.capacity = degree_sinks ? CapacityKind::kDegree : CapacityKind::kUniform;
   fo.beta = o.capacity;
   fo.epsilon = o.epsilon;
   fo.max_pushes = o.max_pushes;
   auto sink = [&](uint32_t v) {
-    return degree_sinks ? std::max<double>(1.0, static_cast<double>(g.Degree(v))) : o.capacity;
+    return degree_sinks ? std::max<double>(1.0, static_cast<double>(g.Degree(v))) * o.capacity : o.capacity;
   };
   double total_capacity = 0.0;
   for (uint32_t v = 0; v < g.num_nodes(); ++v) total_capacity += sink(v);
   std::vector<double> seed_score(g.num_nodes(), 0.0);
+  std::vector<bool> candidate(g.num_nodes(), false);
+  bool flowed = false;  // some sub-query's diffusion pushed
   for (const Subquery& sq : plan) {
     link->subqueries.push_back(sq.text);
+    std::fill(candidate.begin(), candidate.end(), false);
     for (auto [v, s] : sq.candidates) {
+      candidate[v] = true;
       seed_score[v] = std::max(seed_score[v], s);
-      if (o.relevance == "max" && s > relevance[v]) {
+      if (!support_mode && s > relevance[v]) {
         relevance[v] = s;
         why[v] = why[v].empty() ? "keyword" : why[v];
       }
     }
-    std::vector<Pair> pairs = sq.pairs;
-    if (o.sources == "all") {
+    std::map<uint32_t, double> mass;  // source → Δ
+    if (o.mass == "score") {  // every candidate: α·T_v·score
+      for (auto [v, s] : sq.candidates) mass[v] += o.alpha * sink(v) * s;
+    } else {  // A2.2.1: Σ over pairs of confidence · α·Σ_{j∈P} T_j
       for (const Pair& p : sq.pairs) {
-        if (p.target != p.source) pairs.push_back({p.target, p.source, p.confidence});
+        const std::vector<uint32_t> path = g.ShortestPath(p.source, p.target);
+        double on_path = 0.0;
+        for (uint32_t v : path) on_path += sink(v);
+        mass[p.source] += p.confidence * (path.empty() ? total_capacity : o.alpha * on_path);
       }
     }
-    std::map<uint32_t, double> mass;  // source → Σ confidence · m_s
-    for (const Pair& p : pairs) {
-      const std::vector<uint32_t> path = g.ShortestPath(p.source, p.target);
-      double on_path = 0.0;
-      for (uint32_t v : path) on_path += sink(v);
-      const double m = path.empty() ? total_capacity : o.alpha * on_path;
-      mass[p.source] += p.confidence * m;
-    }
-    std::vector<FlowSource> sources;  // Δ_v = α·T_v·scale = mass
+    std::vector<FlowSource> sources;  // Δ_v = α·T_v·scale
     for (auto [v, m] : mass) sources.push_back({v, m / (o.alpha * sink(v))});
     FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix qv, EmbedAll({sq.text}));
     SchemaDiffusionGraph dg(g, text_vectors_, qv.row(0), o, weighting, similarity);
@@ -414,26 +416,31 @@ Status SchemaLinker::LinkQafd(std::string_view question, const SchemaLinkOptions
     double max_x = 0.0;
     for (double x : r.x) max_x = std::max(max_x, x);
     if (max_x <= 0.0) continue;
+    flowed = true;
     for (size_t i = 0; i < r.nodes.size(); ++i) {
       const uint32_t v = r.nodes[i];
+      if (support_mode && !candidate[v]) continue;  // the flow confirms candidates, it adds none
       const double rel = r.x[i] / max_x;
       if (rel > relevance[v]) {
         relevance[v] = rel;
-        if (why[v].empty()) why[v] = "flow";
+        if (why[v].empty()) why[v] = support_mode ? "keyword" : "flow";
       }
     }
   }
-  // Without any flow (max_pushes = 0) the seeds are the answer.
-  if (o.relevance == "flow") {
-    bool any = false;
-    for (double r : relevance) any = any || r > 0.0;
-    if (!any) relevance = seed_score;
-    for (const ColumnValueMatch& m : values) {  // a quoted literal stays linked
+  if (support_mode) {
+    // Without any push (max_pushes = 0, or no candidate above its sink) the
+    // seeds are the answer. Value matches stay linked, and table candidates
+    // keep their keyword score: x_v is the excess v pushed over its weighted
+    // degree, so a table node (one edge per column) has a small x however
+    // much flow passes through it.
+    for (uint32_t v = 0; v < g.num_nodes(); ++v) {
+      if (seed_score[v] <= 0.0) continue;
+      if (!flowed || g.Kind(v) == SchemaNodeKind::kTable) relevance[v] = std::max(relevance[v], seed_score[v]);
+      if (why[v].empty()) why[v] = "keyword";
+    }
+    for (const ColumnValueMatch& m : values) {
       const uint32_t v = g.ColumnNode(m.column);
       relevance[v] = std::max(relevance[v], seed_score[v]);
-    }
-    for (uint32_t v = 0; v < g.num_nodes(); ++v) {
-      if (seed_score[v] > 0.0 && relevance[v] >= o.select) why[v] = "keyword";
     }
   }
   // Value-matched columns say so.

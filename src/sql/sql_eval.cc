@@ -131,9 +131,9 @@ Status LoadSpider2(const std::string& root, ChatModel* chat, Dataset* d) {
   return Status::Ok();
 }
 
-Status LoadBird(const std::string& dir, ChatModel* chat, Dataset* d) {
+Status LoadBirdDataset(const std::string& dir, ChatModel* chat, Dataset* d) {
   d->name = "bird-dev";
-  FLOWRAG_ASSIGN_OR_RETURN(BirdData bird, LoadBird(dir));
+  FLOWRAG_ASSIGN_OR_RETURN(BirdData bird, flowrag::LoadBird(dir));
   d->tasks = std::move(bird.tasks);
   for (auto& [db, file] : bird.files) d->files[db] = file;
   std::set<std::string> needed;
@@ -258,7 +258,7 @@ Result<std::vector<SqlEvalRow>> EvaluateSql(const SqlEvalOptions& o, bool quiet)
     Dataset d;
     FLOWRAG_RETURN_IF_ERROR(which == 0   ? LoadSpider(dir, chat.get(), &d)
                             : which == 1 ? LoadSpider2(dir, chat.get(), &d)
-                                         : LoadBird(dir, chat.get(), &d));
+                                         : LoadBirdDataset(dir, chat.get(), &d));
     if (o.limit > 0 && d.tasks.size() > o.limit) d.tasks.resize(o.limit);
     std::map<std::string, Accumulator> acc;
     std::map<std::string, std::unique_ptr<ReadOnlyDatabase>> open;
@@ -335,6 +335,9 @@ Result<std::vector<SqlEvalRow>> EvaluateSql(const SqlEvalOptions& o, bool quiet)
                               {"gold_columns", gold_columns}, {"tables", tables}, {"columns", columns},
                               {"time_ms", link.time_ms}};
         if (m == LinkMethod::kQafd) {
+          nlohmann::json scored = nlohmann::json::array();
+          for (const LinkedItem& c : link.columns) scored.push_back({c.name, c.score, c.why});
+          rec["column_scores"] = scored;
           rec["sources"] = link.sources.size();
           rec["scaled_sources"] = link.scaled_sources;
         }

@@ -39,8 +39,8 @@ Status ApplySets(const std::vector<std::string>& sets, SchemaLinkOptions* o) {
         o->similarity = value;
       } else if (key == "sinks") {
         o->sinks = value;
-      } else if (key == "sources") {
-        o->sources = value;
+      } else if (key == "mass") {
+        o->mass = value;
       } else if (key == "relevance") {
         o->relevance = value;
       } else {
