@@ -43,7 +43,7 @@ void WriteAll(const std::string& path, const std::string& text) {
 }
 
 // A copy of the fixture in a temp dir whose `file` has `from` replaced by `to`.
-std::string BrokenCopy(const TempDir& dir, const std::string& file, const std::string& from, const std::string& to) {
+std::string BrokenCopy(const testing::TempDir& dir, const std::string& file, const std::string& from, const std::string& to) {
   for (const char* name : {"dev.json", "dev_tables.json"}) {
     fs::copy_file(kFixture + "/" + name, dir.File(name), fs::copy_options::overwrite_existing);
   }
@@ -55,7 +55,7 @@ std::string BrokenCopy(const TempDir& dir, const std::string& file, const std::s
   return dir.path();
 }
 
-TEST(BirdDataTest, LoadsQuestionsEvidenceAndGoldReads) {
+TEST(SqlBirdDataTest, LoadsQuestionsEvidenceAndGoldReads) {
   auto bird = LoadBird(kFixture);
   ASSERT_TRUE(bird.ok()) << bird.status().ToString();
   ASSERT_EQ(bird->schemas.size(), 1u);
@@ -77,7 +77,7 @@ TEST(BirdDataTest, LoadsQuestionsEvidenceAndGoldReads) {
   EXPECT_EQ(bird->tasks[2].gold.columns, std::set<std::string>({"club.ClubLocation"}));
 }
 
-TEST(BirdDataTest, BadFilesNameTheFileAndTheField) {
+TEST(SqlBirdDataTest, BadFilesNameTheFileAndTheField) {
   struct Case {
     std::string file, from, to, expect;
   } cases[] = {
@@ -90,21 +90,21 @@ TEST(BirdDataTest, BadFilesNameTheFileAndTheField) {
       {"dev_tables.json", "\"column_types\": [", "\"column_types\": 3, \"x\": [", "dev_tables.json"},
   };
   for (const Case& c : cases) {
-    TempDir dir;
+    testing::TempDir dir;
     auto bird = LoadBird(BrokenCopy(dir, c.file, c.from, c.to));
     ASSERT_FALSE(bird.ok()) << c.to;
     EXPECT_NE(bird.status().message().find(c.file), std::string::npos) << bird.status().ToString();
     EXPECT_NE(bird.status().message().find(c.expect), std::string::npos) << bird.status().ToString();
   }
-  TempDir empty;
+  testing::TempDir empty;
   auto none = LoadBird(empty.path());
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.status().code(), StatusCode::kNotFound);
   EXPECT_NE(none.status().message().find("dev_tables.json"), std::string::npos) << none.status().ToString();
 }
 
-TEST(BirdDataTest, TablesJsonIsPreferredOverDevTablesJson) {
-  TempDir dir;
+TEST(SqlBirdDataTest, TablesJsonIsPreferredOverDevTablesJson) {
+  testing::TempDir dir;
   fs::copy_file(kFixture + "/dev.json", dir.File("dev.json"));
   fs::copy_file(kFixture + "/dev_tables.json", dir.File("tables.json"));
   WriteAll(dir.File("dev_tables.json"), "not json");
@@ -114,7 +114,7 @@ TEST(BirdDataTest, TablesJsonIsPreferredOverDevTablesJson) {
   EXPECT_TRUE(LoadBird(dir.path()).ok());
 }
 
-TEST(BirdEvalTest, GoldLessQuestionsAreCountedApartAndBm25MatchesQafdSize) {
+TEST(SqlBirdEvalTest, GoldLessQuestionsAreCountedApartAndBm25MatchesQafdSize) {
   SqlEvalOptions o;
   o.bird = kFixture;
   o.methods = {"qafd", "bm25-matched", "all"};
