@@ -33,15 +33,19 @@ rows() { grep '^| [a-z]' | grep -v '^| dataset'; }
   echo "## Does the diffusion add value? QAFD against its own seeds and BM25 at QAFD's output size"
   echo
   echo "qafd max_pushes=0 stops the diffusion before its first push: the linked set is the seeds (keyword and"
-  echo "value candidates) plus the join closure. bm25-matched returns per question as many columns as the QAFD"
-  echo "variant on its row (the rows come in pairs)."
+  echo "value candidates) plus the join closure. sinks=degree (T_v = deg v) and mass=path (m_s = α·Σ_{j∈P} T_j per"
+  echo "source-target pair) are where the authors' code and the paper's text differ from the defaults;"
+  echo "relevance=max links every node with x_v/max x ≥ select besides the seeds, and with mass=path select=0.5 it"
+  echo "is the linker before issue 22. Each bm25 row returns per question as many columns as the QAFD row above it."
   echo
   echo "| dataset | variant | questions | table P | table R | table F1 | column P | column R | column F1 | tables/q | columns/q | p50 ms | p99 ms | exec acc |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-  for s in "" max_pushes=0 sinks=uniform sources=best relevance=max; do
+  # Each variant: the --set options changed from the defaults ("" = defaults).
+  for v in "" "max_pushes=0" "sinks=degree" "mass=path" "relevance=max" "relevance=max mass=path select=0.5"; do
     args=()
+    for s in $v; do args+=(--set "$s"); done
     label=qafd
-    if [[ -n "$s" ]]; then args=(--set "$s"); label="qafd $s"; fi
+    if [[ -n "$v" ]]; then label="qafd $v"; fi
     "$flowrag" sql eval "${sets[@]}" --method qafd --method bm25-matched "${args[@]}" 2>/dev/null | rows |
       sed "s/| qafd |/| $label |/; s/| bm25-matched |/| bm25 matched to $label |/"
   done
@@ -50,7 +54,7 @@ rows() { grep '^| [a-z]' | grep -v '^| dataset'; }
   echo
   echo "| dataset | variant | questions | table P | table R | table F1 | column P | column R | column F1 | tables/q | columns/q | p50 ms | p99 ms | exec acc |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-  for s in subqueries=true select=0.25 select=0.9 seeds=6 seeds=8 joins=false weights=product similarity=cosine alpha=50; do
+  for s in subqueries=true select=0.1 select=0.3 seeds=6 seeds=8 joins=false weights=product similarity=cosine alpha=2 alpha=50; do
     "$flowrag" sql eval "${sets[@]}" --method qafd --set "$s" 2>/dev/null | rows | sed "s/| qafd |/| qafd $s |/"
   done
   echo

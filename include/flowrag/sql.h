@@ -95,7 +95,7 @@ struct SchemaLinkOptions {
   // Offline decomposition into sub-queries (retrieval/keywords.h), one
   // diffusion each. Off by default: cutting schema questions at "and" and
   // relative pronouns splits filters of one entity and adds false seeds
-  // (Spider dev column F1 0.543 on, 0.575 off; Spider 2.0-lite 0.382 / 0.372,
+  // (Spider dev column F1 0.641 on, 0.660 off; Spider 2.0-lite 0.427 / 0.411,
   // 24 questions; bench/out/sql_linking.md). With a chat model, Prompt 5
   // always decomposes.
   bool subqueries = false;
@@ -119,14 +119,15 @@ struct JoinEdge {
   bool inferred = false; // same key name, not a declared foreign key
 };
 
-// A source of one sub-query's flow diffusion (qafd; QAFD-RAG A2.2.1).
+// A source of one sub-query's flow diffusion (qafd; QAFD-RAG §2.2, A2.2.1).
 struct LinkSource {
   std::string name;       // "table.column" (or "table"), as the schema spells it
   size_t subquery = 0;    // index into SchemaLink::subqueries
-  // Σ over the source's [source, target, confidence] pairs of confidence ·
-  // m_s, with m_s = α·Σ_{j∈P} T_j over the shortest path P from source to
-  // target (both ends counted), or Σ_{i∈V} T_i when no path joins them;
-  // before the feasibility guard.
+  // The source's Δ before the feasibility guard: with SchemaLinkOptions::
+  // mass = "score" (the default) α·T·score of the candidate; with "path" the
+  // Σ over its [source, target, confidence] pairs of confidence · m_s, m_s =
+  // α·Σ_{j∈P} T_j over the shortest path P from source to target (both ends
+  // counted), or Σ_{i∈V} T_i when no path joins them.
   double mass = 0.0;
   // The mass injected after the solver's feasibility guard
   // (retrieval/flow_diffusion.h: at most half the capacity of the source's
