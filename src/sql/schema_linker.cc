@@ -451,13 +451,16 @@ Status SchemaLinker::LinkQafd(std::string_view question, const SchemaLinkOptions
   // Selection: columns by relevance; a selected table node selects its table.
   std::vector<double> table_rel(g.tables.size(), 0.0);
   for (uint32_t v = 0; v < g.num_nodes(); ++v) {
-    if (relevance[v] < o.select) continue;
+    if (relevance[v] <= 0.0 || relevance[v] < o.select) continue;
     const uint32_t t = g.TableOf(v);
     table_rel[t] = std::max(table_rel[t], relevance[v]);
     if (g.Kind(v) == SchemaNodeKind::kColumn) link->columns.push_back({g.NodeName(v), relevance[v], why[v]});
   }
   for (uint32_t t = 0; t < g.tables.size(); ++t) {
-    if (table_rel[t] > 0.0) link->tables.push_back({g.tables[t].name, table_rel[t], why[t].empty() ? "flow" : why[t]});
+    if (table_rel[t] <= 0.0) continue;
+    // A table linked through its columns: by the flow only when the flow
+    // may add nodes (relevance = "max").
+    link->tables.push_back({g.tables[t].name, table_rel[t], !why[t].empty() ? why[t] : support_mode ? "keyword" : "flow"});
   }
   auto by_score = [](const LinkedItem& a, const LinkedItem& b) { return a.score > b.score; };
   std::stable_sort(link->tables.begin(), link->tables.end(), by_score);
