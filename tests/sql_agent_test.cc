@@ -758,6 +758,15 @@ TEST_F(SqlAgentTest, ValueMatchesJoinThePlannersPlan) {
   EXPECT_EQ(link->value_matches, std::vector<std::string>{"france → singer.Country"});
 }
 
+// A2.2.1's source mass (SchemaLinkOptions::mass = "path"): m_s = α·Σ_{j∈P}
+// T_j at each pair's source. The default ("score") puts α·T·score at every
+// candidate instead; these tests pin the path rule, which stays an option.
+SchemaLinkOptions PathMass() {
+  SchemaLinkOptions o;
+  o.mass = "path";
+  return o;
+}
+
 TEST_F(SqlAgentTest, ValueMatchJoinsOnlyTheSubqueryThatHoldsIt) {
   model_.Script(R"({"subqueries": [
       {"subquery": "singers from France", "source_nodes": ["singer.Name"], "target_nodes": ["singer.Singer_ID"],
@@ -766,7 +775,7 @@ TEST_F(SqlAgentTest, ValueMatchJoinsOnlyTheSubqueryThatHoldsIt) {
        "target_nodes": ["concert.Year"], "candidates": [["singer_in_concert.Singer_ID", "concert.Year", 1.0]]}]})",
                 {});
   Open();
-  auto link = db_->Link("In which years did singers from France sing in concerts?", "qafd");
+  auto link = db_->Link("In which years did singers from France sing in concerts?", "qafd", PathMass());
   ASSERT_TRUE(link.ok()) << link.status().ToString();
   SCOPED_TRACE(Describe(*link));
   ASSERT_EQ(link->subqueries.size(), 2u);
@@ -815,7 +824,7 @@ TEST_F(SqlAgentTest, SourceMassIsAlphaTimesThePathCapacity) {
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   SqlDatabase& db = **opened;
   ASSERT_EQ(db.num_tables() + db.num_columns(), kMassNodes);
-  auto link_with = [&](const std::string& plan, const SchemaLinkOptions& o = {}) {
+  auto link_with = [&](const std::string& plan, const SchemaLinkOptions& o = PathMass()) {
     model_.Script(plan, {});
     auto l = db.Link("x of alpha and y of beta", "qafd", o);
     EXPECT_TRUE(l.ok()) << l.status().ToString();
@@ -836,7 +845,7 @@ TEST_F(SqlAgentTest, SourceMassIsAlphaTimesThePathCapacity) {
   l = link_with(OnePair("alpha.x", "beta.y", 0.5));
   ASSERT_EQ(l.sources.size(), 1u);
   EXPECT_NEAR(l.sources[0].mass, 0.5 * 60.0, 1e-9);
-  SchemaLinkOptions o;
+  SchemaLinkOptions o = PathMass();
   o.alpha = 5.0;
   l = link_with(OnePair("alpha.x", "beta.y", 1.0), o);
   ASSERT_EQ(l.sources.size(), 1u);
@@ -867,7 +876,7 @@ TEST_F(SqlAgentTest, FeasibilityGuardScalesSourcesOnASmallSchema) {
   // m_s = 0.9 · 10 · 9 = 81, far over the 9.5 half the graph holds.
   model_.Script(kPlannerJson, {});
   Open();
-  auto link = db_->Link("In which years did a singer sing in a concert?", "qafd");
+  auto link = db_->Link("In which years did a singer sing in a concert?", "qafd", PathMass());
   ASSERT_TRUE(link.ok()) << link.status().ToString();
   SCOPED_TRACE(Describe(*link));
   ASSERT_EQ(link->sources.size(), 1u);
@@ -876,7 +885,7 @@ TEST_F(SqlAgentTest, FeasibilityGuardScalesSourcesOnASmallSchema) {
   EXPECT_NEAR(link->sources[0].injected, 0.5 * 19, 1e-9);
   EXPECT_EQ(link->scaled_sources, 1u);
   // α changes the mass but not what is injected: the guard caps both.
-  SchemaLinkOptions o;
+  SchemaLinkOptions o = PathMass();
   o.alpha = 50.0;
   auto other = db_->Link("In which years did a singer sing in a concert?", "qafd", o);
   ASSERT_TRUE(other.ok());

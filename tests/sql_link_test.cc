@@ -1191,6 +1191,68 @@ TEST(NoJoinPathTest, UnjoinableTablesLinkWithAWarning) {
   EXPECT_EQ(rows->rows.size(), 2u);
 }
 
+// The flow decides which column candidates are linked (SchemaLinkOptions::
+// relevance = "support"). "total amount of orders for customers in each
+// city": the word "orders" also matches orders.order_id (half of its name);
+// every candidate injects α·T·score, and the flow of amount, city and the two
+// tables leaves order_id with x under select·max x, so it is not linked.
+// Without a push (max_pushes = 0) the candidates are the answer and order_id
+// is in. Either way the join closure adds the key orders.customer_id that no
+// word of the question matched.
+TEST(SqlDiffusionSupportTest, FlowDropsTheCandidateOnlyATableWordMatched) {
+  testing::TempDir dir;
+  const std::string path = dir.File("shop.db");
+  RunSql(path,
+         "CREATE TABLE customer (customer_id INTEGER PRIMARY KEY, name TEXT, city TEXT);"
+         "CREATE TABLE orders (order_id INTEGER PRIMARY KEY, customer_id INTEGER REFERENCES customer(customer_id),"
+         "                     amount REAL, order_date TEXT);"
+         "CREATE TABLE warehouse (warehouse_id INTEGER PRIMARY KEY, city TEXT, capacity INTEGER);"
+         "CREATE TABLE shipment (order_id INTEGER REFERENCES orders(order_id),"
+         "                       warehouse_id INTEGER REFERENCES warehouse(warehouse_id), shipped TEXT);"
+         "INSERT INTO customer VALUES (1, 'Ann Lee', 'Paris'), (2, 'Bo Chen', 'Lyon');"
+         "INSERT INTO orders VALUES (1, 1, 10.5, '2024-01-02'), (2, 2, 20.0, '2024-02-03');"
+         "INSERT INTO warehouse VALUES (1, 'Lille', 500), (2, 'Nantes', 800);"
+         "INSERT INTO shipment VALUES (1, 1, '2024-01-03'), (2, 2, '2024-02-04');");
+  auto db = SqlDatabase::Open(path);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  const std::string question = "What is the total amount of orders for customers in each city?";
+  SchemaLinkOptions o;
+  o.seeds = 6;  // room for the weaker candidates customer_id and order_id
+  auto flow = (*db)->Link(question, "qafd", o);
+  ASSERT_TRUE(flow.ok()) << flow.status().ToString();
+  SCOPED_TRACE(Describe(*flow));
+  EXPECT_GT(flow->pushes, 0u);
+  // Every candidate is a source (mass = "score").
+  std::set<std::string> sources;
+  for (const LinkSource& x : flow->sources) sources.insert(x.name);
+  EXPECT_TRUE(sources.count("orders.order_id"));
+  EXPECT_TRUE(sources.count("orders.amount"));
+  EXPECT_EQ(Names(flow->tables), (std::set<std::string>{"customer", "orders"}));
+  EXPECT_EQ(Names(flow->columns), (std::set<std::string>{"orders.amount", "customer.city", "customer.customer_id",
+                                                          "orders.customer_id"}));
+  o.max_pushes = 0;
+  auto seeds = (*db)->Link(question, "qafd", o);
+  ASSERT_TRUE(seeds.ok()) << seeds.status().ToString();
+  EXPECT_EQ(seeds->pushes, 0u);
+  EXPECT_EQ(Names(seeds->columns), (std::set<std::string>{"orders.amount", "customer.city", "customer.customer_id",
+                                                           "orders.customer_id", "orders.order_id"}));
+  // The key comes from the join closure in both.
+  for (const SchemaLink* l : {&*flow, &*seeds}) {
+    for (const LinkedItem& c : l->columns) {
+      if (c.name == "orders.customer_id") {
+        EXPECT_EQ(c.why, "join");
+      }
+    }
+  }
+  // With a threshold under order_id's x/max it is linked again: the flow
+  // ranks it last, the threshold cuts it.
+  o.max_pushes = 1000000;
+  o.select = 1e-6;
+  auto all = (*db)->Link(question, "qafd", o);
+  ASSERT_TRUE(all.ok());
+  EXPECT_TRUE(Names(all->columns).count("orders.order_id"));
+}
+
 // What `flowrag sql link|exec` does (tools/flowrag/sql_cmd.cc), through the
 // public API it is a thin layer on (no test runs the flowrag binary): the
 // CLI prints "flowrag: error: <Status>" and exits 2 for InvalidArgument.

@@ -78,17 +78,34 @@ struct SchemaLinkOptions {
   // Keyword scores (best of: cosine with the node's name text, word Jaccard
   // with its own name) below this are chance overlaps, not matches.
   double min_seed_score = 0.35;
-  double select = 0.5;              // relevance a node needs to be linked
+  // Support (relevance = "support"): a candidate is linked when its x_v is
+  // at least this fraction of the sub-query's largest x (relevance = "max":
+  // any node whose relevance reaches it).
+  double select = 0.2;
+  // Sink capacities: uniform T_v = capacity (A2.2.1) | degree T_v =
+  // capacity·deg(v) (the authors' code). See sql/schema_linker.h.
+  std::string sinks = "uniform";
+  // Source mass: score, Δ_v = α·T_v·score(v) at every candidate | path,
+  // A2.2.1's m_s = α·Σ_{j∈P} T_j at the pair's source.
+  std::string mass = "score";
+  // support: the flow decides which column candidates are linked (x_v ≥
+  // select·max x) and adds no other node | max: relevance = max(candidate
+  // score, x_v/max x), any node may be added (the linker before issue 22).
+  std::string relevance = "support";
   // Offline decomposition into sub-queries (retrieval/keywords.h), one
   // diffusion each. Off by default: cutting schema questions at "and" and
   // relative pronouns splits filters of one entity and adds false seeds
-  // (Spider dev column F1 0.543 on, 0.575 off; Spider 2.0-lite 0.382 / 0.372,
+  // (Spider dev column F1 0.641 on, 0.660 off; Spider 2.0-lite 0.427 / 0.411,
   // 24 questions; bench/out/sql_linking.md). With a chat model, Prompt 5
   // always decomposes.
   bool subqueries = false;
   bool joins = true;                // add join paths between linked tables
   bool llm = true;                  // Prompt 5 seed selection with a chat model
   size_t top_k = 5;                 // baselines: nodes returned
+  // Baselines: when > 0, nodes are taken in rank order until this many
+  // columns are in (instead of top_k nodes); `flowrag sql eval` sets it per
+  // question for "bm25-matched" (BM25 at QAFD's output size).
+  size_t top_columns = 0;
 };
 
 struct LinkedItem {
@@ -102,14 +119,15 @@ struct JoinEdge {
   bool inferred = false; // same key name, not a declared foreign key
 };
 
-// A source of one sub-query's flow diffusion (qafd; QAFD-RAG A2.2.1).
+// A source of one sub-query's flow diffusion (qafd; QAFD-RAG §2.2, A2.2.1).
 struct LinkSource {
   std::string name;       // "table.column" (or "table"), as the schema spells it
   size_t subquery = 0;    // index into SchemaLink::subqueries
-  // Σ over the source's [source, target, confidence] pairs of confidence ·
-  // m_s, with m_s = α·Σ_{j∈P} T_j over the shortest path P from source to
-  // target (both ends counted), or Σ_{i∈V} T_i when no path joins them;
-  // before the feasibility guard.
+  // The source's Δ before the feasibility guard: with SchemaLinkOptions::
+  // mass = "score" (the default) α·T·score of the candidate; with "path" the
+  // Σ over its [source, target, confidence] pairs of confidence · m_s, m_s =
+  // α·Σ_{j∈P} T_j over the shortest path P from source to target (both ends
+  // counted), or Σ_{i∈V} T_i when no path joins them.
   double mass = 0.0;
   // The mass injected after the solver's feasibility guard
   // (retrieval/flow_diffusion.h: at most half the capacity of the source's
@@ -221,7 +239,13 @@ class SqlDatabase {
 struct SqlEvalOptions {
   std::string spider;   // folder with dev.json, tables.json, database/
   std::string spider2;  // spider2_lite folder (24 local tasks with gold SQL)
-  std::vector<std::string> methods = {"qafd", "bm25", "dense", "all"};
+  // BIRD-format folder: dev.json ({question, db_id, SQL, evidence}),
+  // tables.json or dev_tables.json (Spider's format) and, optionally,
+  // dev_databases/<db>/<db>.sqlite (sql/bird_data.h).
+  std::string bird;
+  // qafd | bm25 | dense | all | bm25-matched (BM25 returning, per question,
+  // as many columns as QAFD with the same options does).
+  std::vector<std::string> methods = {"qafd", "bm25", "bm25-matched", "dense", "all"};
   SchemaLinkOptions link;
   size_t limit = 0;     // first N questions per dataset (0: all)
   // Generate SQL with the chat model and score execution: the predicted and
@@ -244,11 +268,15 @@ struct SqlEvalOptions {
 struct SqlEvalRow {
   std::string dataset, method;
   size_t questions = 0;
-  // Macro averages over questions (a question with an empty gold set and an
-  // empty prediction scores 1; an empty gold with a prediction scores P = 0).
+  // Macro averages: table scores over the questions with gold tables, column
+  // scores over the questions with gold columns. A question whose gold SQL
+  // reads no column (SELECT count(*) FROM t) has nothing to find: it is left
+  // out of the column averages and counted in gold_less instead.
   double table_p = 0, table_r = 0, table_f1 = 0;
   double column_p = 0, column_r = 0, column_f1 = 0;
-  double avg_tables = 0, avg_columns = 0;  // returned per question
+  double avg_tables = 0, avg_columns = 0;  // returned per question (all questions)
+  size_t gold_less = 0;             // questions without gold columns
+  double gold_less_columns = 0;     // columns returned per such question
   double p50_ms = 0, p99_ms = 0;
   // Execution (SqlEvalOptions::execute): exec_accuracy = exec_correct /
   // exec_attempted, -1 when nothing was attempted.

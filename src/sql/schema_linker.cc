@@ -153,8 +153,10 @@ Result<SchemaLink> SchemaLinker::Link(std::string_view question, LinkMethod meth
       LinkRanked(ranked, o, &link);
       break;
     case LinkMethod::kBm25:
-      for (const Bm25Hit& h : bm25_.Search(question, o.top_k, Bm25Params{})) ranked.emplace_back(h.doc, h.score);
-      LinkRanked(ranked, o, &link);
+      for (const Bm25Hit& h : bm25_.Search(question, o.top_columns > 0 ? g.num_nodes() : o.top_k, Bm25Params{})) {
+        ranked.emplace_back(h.doc, h.score);
+      }
+      LinkRanked(TakeTop(std::move(ranked), o), o, &link);
       break;
     case LinkMethod::kDense: {
       FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix q, EmbedAll({std::string(question)}));
@@ -162,14 +164,27 @@ Result<SchemaLink> SchemaLinker::Link(std::string_view question, LinkMethod meth
         ranked.emplace_back(v, DotProduct(q.row(0), text_vectors_.row(v), q.cols));
       }
       std::stable_sort(ranked.begin(), ranked.end(), [](auto& x, auto& y) { return x.second > y.second; });
-      if (ranked.size() > o.top_k) ranked.resize(o.top_k);
-      LinkRanked(ranked, o, &link);
+      LinkRanked(TakeTop(std::move(ranked), o), o, &link);
       break;
     }
   }
   link.schema_text = SchemaText(link.tables, link.columns, link.joins, /*full_tables=*/false);
   link.time_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return link;
+}
+
+std::vector<std::pair<uint32_t, double>> SchemaLinker::TakeTop(std::vector<std::pair<uint32_t, double>> ranked,
+                                                               const SchemaLinkOptions& o) const {
+  if (o.top_columns == 0) {
+    if (ranked.size() > o.top_k) ranked.resize(o.top_k);
+    return ranked;
+  }
+  size_t columns = 0, keep = 0;
+  while (keep < ranked.size() && columns < o.top_columns) {
+    columns += graph_->Kind(ranked[keep++].first) == SchemaNodeKind::kColumn;
+  }
+  ranked.resize(keep);
+  return ranked;
 }
 
 void SchemaLinker::LinkRanked(const std::vector<std::pair<uint32_t, double>>& ranked,
@@ -341,27 +356,53 @@ Status SchemaLinker::LinkQafd(std::string_view question, const SchemaLinkOptions
   std::vector<std::string> why(g.num_nodes());
   FlowDiffusionOptions fo;
   fo.alpha = o.alpha;
-  fo.capacity = CapacityKind::kUniform;
+  const bool degree_sinks = o.sinks == "degree";
+  if (!degree_sinks && o.sinks != "uniform") {
+    return Status::InvalidArgument("link sinks \"" + o.sinks + "\": expected uniform | degree");
+  }
+  if (o.mass != "score" && o.mass != "path") {
+    return Status::InvalidArgument("link mass \"" + o.mass + "\": expected score | path");
+  }
+  const bool support_mode = o.relevance == "support";
+  if (!support_mode && o.relevance != "max") {
+    return Status::InvalidArgument("link relevance \"" + o.relevance + "\": expected support | max");
+  }
+  fo.capacity = degree_sinks ? CapacityKind::kDegree : CapacityKind::kUniform;
   fo.beta = o.capacity;
   fo.epsilon = o.epsilon;
   fo.max_pushes = o.max_pushes;
-  const double total_capacity = o.capacity * static_cast<double>(g.num_nodes());
+  auto sink = [&](uint32_t v) {
+    return degree_sinks ? std::max<double>(1.0, static_cast<double>(g.Degree(v))) * o.capacity : o.capacity;
+  };
+  double total_capacity = 0.0;
+  for (uint32_t v = 0; v < g.num_nodes(); ++v) total_capacity += sink(v);
+  std::vector<double> seed_score(g.num_nodes(), 0.0);
+  std::vector<bool> candidate(g.num_nodes(), false);
+  bool flowed = false;  // some sub-query's diffusion pushed
   for (const Subquery& sq : plan) {
     link->subqueries.push_back(sq.text);
+    std::fill(candidate.begin(), candidate.end(), false);
     for (auto [v, s] : sq.candidates) {
-      if (s > relevance[v]) {
+      candidate[v] = true;
+      seed_score[v] = std::max(seed_score[v], s);
+      if (!support_mode && s > relevance[v]) {
         relevance[v] = s;
         why[v] = why[v].empty() ? "keyword" : why[v];
       }
     }
-    std::map<uint32_t, double> mass;  // source → Σ confidence · m_s
-    for (const Pair& p : sq.pairs) {
-      const std::vector<uint32_t> path = g.ShortestPath(p.source, p.target);
-      const double m = path.empty() ? total_capacity : o.alpha * o.capacity * static_cast<double>(path.size());
-      mass[p.source] += p.confidence * m;
+    std::map<uint32_t, double> mass;  // source → Δ
+    if (o.mass == "score") {  // every candidate: α·T_v·score
+      for (auto [v, s] : sq.candidates) mass[v] += o.alpha * sink(v) * s;
+    } else {  // A2.2.1: Σ over pairs of confidence · α·Σ_{j∈P} T_j
+      for (const Pair& p : sq.pairs) {
+        const std::vector<uint32_t> path = g.ShortestPath(p.source, p.target);
+        double on_path = 0.0;
+        for (uint32_t v : path) on_path += sink(v);
+        mass[p.source] += p.confidence * (path.empty() ? total_capacity : o.alpha * on_path);
+      }
     }
-    std::vector<FlowSource> sources;  // Δ_v = α·T·scale = mass
-    for (auto [v, m] : mass) sources.push_back({v, m / (o.alpha * o.capacity)});
+    std::vector<FlowSource> sources;  // Δ_v = α·T_v·scale
+    for (auto [v, m] : mass) sources.push_back({v, m / (o.alpha * sink(v))});
     FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix qv, EmbedAll({sq.text}));
     SchemaDiffusionGraph dg(g, text_vectors_, qv.row(0), o, weighting, similarity);
     const FlowDiffusionResult r = SolveFlowDiffusion(dg, sources, fo);
@@ -375,13 +416,31 @@ Status SchemaLinker::LinkQafd(std::string_view question, const SchemaLinkOptions
     double max_x = 0.0;
     for (double x : r.x) max_x = std::max(max_x, x);
     if (max_x <= 0.0) continue;
+    flowed = true;
     for (size_t i = 0; i < r.nodes.size(); ++i) {
       const uint32_t v = r.nodes[i];
+      if (support_mode && !candidate[v]) continue;  // the flow confirms candidates, it adds none
       const double rel = r.x[i] / max_x;
       if (rel > relevance[v]) {
         relevance[v] = rel;
-        if (why[v].empty()) why[v] = "flow";
+        if (why[v].empty()) why[v] = support_mode ? "keyword" : "flow";
       }
+    }
+  }
+  if (support_mode) {
+    // Without any push (max_pushes = 0, or no candidate above its sink) the
+    // seeds are the answer. Value matches stay linked, and table candidates
+    // keep their keyword score: x_v is the excess v pushed over its weighted
+    // degree, so a table node (one edge per column) has a small x however
+    // much flow passes through it.
+    for (uint32_t v = 0; v < g.num_nodes(); ++v) {
+      if (seed_score[v] <= 0.0) continue;
+      if (!flowed || g.Kind(v) == SchemaNodeKind::kTable) relevance[v] = std::max(relevance[v], seed_score[v]);
+      if (why[v].empty()) why[v] = "keyword";
+    }
+    for (const ColumnValueMatch& m : values) {
+      const uint32_t v = g.ColumnNode(m.column);
+      relevance[v] = std::max(relevance[v], seed_score[v]);
     }
   }
   // Value-matched columns say so.
@@ -392,13 +451,16 @@ Status SchemaLinker::LinkQafd(std::string_view question, const SchemaLinkOptions
   // Selection: columns by relevance; a selected table node selects its table.
   std::vector<double> table_rel(g.tables.size(), 0.0);
   for (uint32_t v = 0; v < g.num_nodes(); ++v) {
-    if (relevance[v] < o.select) continue;
+    if (relevance[v] <= 0.0 || relevance[v] < o.select) continue;
     const uint32_t t = g.TableOf(v);
     table_rel[t] = std::max(table_rel[t], relevance[v]);
     if (g.Kind(v) == SchemaNodeKind::kColumn) link->columns.push_back({g.NodeName(v), relevance[v], why[v]});
   }
   for (uint32_t t = 0; t < g.tables.size(); ++t) {
-    if (table_rel[t] > 0.0) link->tables.push_back({g.tables[t].name, table_rel[t], why[t].empty() ? "flow" : why[t]});
+    if (table_rel[t] <= 0.0) continue;
+    // A table linked through its columns: by the flow only when the flow
+    // may add nodes (relevance = "max").
+    link->tables.push_back({g.tables[t].name, table_rel[t], !why[t].empty() ? why[t] : support_mode ? "keyword" : "flow"});
   }
   auto by_score = [](const LinkedItem& a, const LinkedItem& b) { return a.score > b.score; };
   std::stable_sort(link->tables.begin(), link->tables.end(), by_score);

@@ -20,29 +20,63 @@
 //      the sub-queries whose text holds the value, or in every sub-query
 //      when none does. Offline, the best candidate is the source and each
 //      other candidate a target, with its score as confidence (one
-//      candidate: source = target).
-//   3. Source mass (A2.2.1): m_s = α·Σ_{j∈P} T_j over the shortest path P
-//      between source and target, α = 10, uniform T = 1; with no path the
-//      fallback m_s = Σ_{i∈V} T_i (the solver's feasibility guard caps a
-//      source at half its component's capacity when the component holds
-//      less than twice the injected mass, which on schemas under ~2·α·|P|
-//      nodes caps every source, whatever α). Pairs sharing a source add
-//      up, scaled by their confidence. SchemaLink::sources reports each
+//      candidate: source = target). The pairs set the mass only with
+//      mass = "path".
+//   3. Source mass. Default (mass = "score"): every candidate of q_k is a
+//      source with Δ_v = α·T_v·score(v), α = 10 (A2.2.1), so the flow starts
+//      where the question's words and values point, in proportion to how
+//      well they match (QAFD-RAG's QA setting, α·T on each seed, and the
+//      authors' code, which shares α·ΣT by seed weight). mass = "path" is
+//      A2.2.1's text: m_s = α·Σ_{j∈P} T_j over the shortest path P between
+//      the pair's source and target (Σ_{i∈V} T_i without a path), pairs
+//      sharing a source adding up, scaled by their confidence. The solver's
+//      feasibility guard caps the sources of a component at half its
+//      capacity when it holds less than twice their mass (on most Spider
+//      schemas, ~30 nodes, it does). SchemaLink::sources reports each
 //      source's mass before and after the guard.
 //   4. Flow diffusion (retrieval/flow_diffusion.h) with the query-aware
 //      hybrid weights of Eq. 5c on the schema graph: h(u) the embedding of
-//      the node text (names, type, description, samples), h(q) of q_k.
-// Union over sub-queries: a node's relevance is the largest x_v / max x of
-// any sub-query, and 1 for candidates. Selected: nodes with relevance ≥
-// `select`. Tables: those of the selected nodes. Join paths: the tables are
-// connected by shortest paths through FOREIGN_KEY edges (growing from the
-// most relevant table); the key columns and intermediate tables on them are
-// added. Output ranks tables and columns by relevance.
+//      the node text (names, type, description, samples), h(q) of q_k. Sink
+//      capacities T_v = 1 (A2.2.1's text; sinks = "degree": T_v = deg(v), as
+//      the authors' code does).
+//   5. Support (relevance = "support", the default): the flow decides which
+//      column candidates are linked: a column candidate is linked when its
+//      x_v ≥ select·max x (select = 0.2) in some sub-query. The flow adds no
+//      node itself. Value-matched columns always stay, and table candidates
+//      keep their keyword score (x_v is the excess v pushed over its weighted
+//      degree, so a table node, one edge per column, has a small x however
+//      much flow passes through it). When nothing was pushed (max_pushes =
+//      0, or no candidate's mass above its sink) the candidates are the
+//      answer: that is the no-diffusion ablation. relevance = "max" is the
+//      linker before issue 22: relevance = max(candidate score, x_v/max x)
+//      over every node the flow reached, linked at ≥ select (0.5 then).
+// Tables: those of the linked nodes. Join paths: the tables are connected by
+// shortest paths through FOREIGN_KEY edges (growing from the most relevant
+// table); the key columns and intermediate tables on them are added. Output
+// ranks tables and columns by relevance.
+//
+// Why the flow confirms rather than adds (issue 22, measured on Spider dev
+// with the built-in hashed embedder, bench/out/sql_linking.md): of the
+// columns the old linker added because x_v/max x ≥ 0.5, 13% were gold, and
+// at no x/max bucket more than 29%; a column raises F1 only when it is gold
+// more often than about F1/2 ≈ 0.33. Among the keyword candidates x/max does
+// separate: candidates under 0.2 were gold about 30% of the time, those over
+// 0.8 about 73%. The text and the authors' code differ on sink capacities
+// (uniform vs degree) and source mass (path vs per-seed); both were measured
+// with the rest at the defaults (column F1, Spider dev / Spider 2.0-lite):
+// uniform 0.660 / 0.411, degree 0.647 / 0.359; score mass 0.660 / 0.411,
+// path mass 0.573 / 0.284; support 0.660 / 0.411, max 0.572 / 0.372; no
+// diffusion (max_pushes = 0) 0.648 / 0.390; BM25 with as many columns per
+// question 0.626 / 0.361. select = 0.15 / 0.25 gives 0.653 / 0.410 and
+// 0.666 / 0.377 (Spider 2.0-lite has 24 questions: one question moves its
+// mean by up to 0.04).
 //
 // Baselines behind the same call: "all" (every table and column), "bm25"
 // (Okapi BM25 over node texts) and "dense" (cosine of the question with the
-// node texts), each returning its `top_k` best nodes; a table node counts as
-// its table, a column node as its column and its table.
+// node texts), each returning its `top_k` best nodes (or, with top_columns,
+// the best nodes down to the top_columns-th column: the baseline at a given
+// output size); a table node counts as its table, a column node as its
+// column and its table.
 //
 // Thread-safety: Link() is const and reentrant. Cost of Link(): O(|V|·|K|·d)
 // for candidate scoring plus the diffusion, which touches only the nodes
@@ -116,6 +150,10 @@ class SchemaLinker {
   void MergeValueMatches(const std::vector<ColumnValueMatch>& values, const SchemaLinkOptions& o,
                          std::vector<Subquery>* plan) const;
   Status LinkQafd(std::string_view question, const SchemaLinkOptions& o, SchemaLink* link) const;
+  // The first top_k nodes, or with top_columns > 0 the shortest prefix
+  // holding top_columns columns (all of them when fewer exist).
+  std::vector<std::pair<uint32_t, double>> TakeTop(std::vector<std::pair<uint32_t, double>> ranked,
+                                                   const SchemaLinkOptions& o) const;
   void LinkRanked(const std::vector<std::pair<uint32_t, double>>& ranked, const SchemaLinkOptions& o,
                   SchemaLink* link) const;
   void AddJoins(std::vector<double>* relevance, std::vector<std::string>* why, SchemaLink* link) const;

@@ -14,6 +14,7 @@
 #include "common/text.h"
 #include "llm/chat_client.h"
 #include "sql/safe_exec.h"
+#include "sql/bird_data.h"
 #include "sql/schema_linker.h"
 #include "sql/spider_data.h"
 #include "sql/sql_eval.h"
@@ -28,8 +29,8 @@ struct Prf {
   double p = 0, r = 0, f1 = 0;
 };
 
+// REQUIRES: !gold.empty() (questions without gold are counted apart).
 Prf Score(const std::set<std::string>& gold, const std::set<std::string>& predicted) {
-  if (gold.empty()) return predicted.empty() ? Prf{1, 1, 1} : Prf{0, 1, 0};
   size_t hit = 0;
   for (const std::string& x : predicted) hit += gold.count(x);
   Prf s;
@@ -67,6 +68,8 @@ std::string Cell(const SqlValue& v) {
 struct Accumulator {
   std::vector<Prf> tables, columns;
   std::vector<double> ms, n_tables, n_columns;
+  size_t questions = 0, gold_less = 0;
+  double gold_less_columns = 0;
   size_t executed = 0, correct = 0, attempted = 0, gold_errors = 0, errors = 0, truncated = 0, no_data = 0;
 };
 
@@ -124,6 +127,30 @@ Status LoadSpider2(const std::string& root, ChatModel* chat, Dataset* d) {
                                SchemaLinker::Create(std::move(graph), std::move(values), nullptr, chat));
     }
     if (!d->linkers.count(t.db_id)) return Status::NotFound(dbs.string() + ": no schema folder for " + t.db_id);
+  }
+  return Status::Ok();
+}
+
+Status LoadBirdDataset(const std::string& dir, ChatModel* chat, Dataset* d) {
+  d->name = "bird-dev";
+  FLOWRAG_ASSIGN_OR_RETURN(BirdData bird, flowrag::LoadBird(dir));
+  d->tasks = std::move(bird.tasks);
+  for (auto& [db, file] : bird.files) d->files[db] = file;
+  std::set<std::string> needed;
+  for (const SqlTask& t : d->tasks) needed.insert(t.db_id);
+  for (const SpiderSchema& s : bird.schemas) {
+    if (!needed.count(s.db_id)) continue;
+    auto graph = std::make_shared<SchemaGraph>(SchemaFromSpider(s));
+    ValueIndex values;
+    auto file = d->files.find(s.db_id);
+    if (file != d->files.end()) {
+      FLOWRAG_RETURN_IF_ERROR(AddSamplesFromSqlite(file->second, IntrospectionOptions{}, graph.get()));
+      FLOWRAG_ASSIGN_OR_RETURN(values, ValueIndex::FromSqlite(file->second, *graph));
+    } else {
+      values = ValueIndex::FromSamples(*graph);
+    }
+    FLOWRAG_ASSIGN_OR_RETURN(d->linkers[s.db_id],
+                             SchemaLinker::Create(std::move(graph), std::move(values), nullptr, chat));
   }
   return Status::Ok();
 }
@@ -202,11 +229,22 @@ Result<std::vector<SqlEvalRow>> EvaluateSql(const SqlEvalOptions& o, bool quiet)
   if (o.execute && chat == nullptr) {
     return Status::FailedPrecondition("--execute needs a chat model: set FLOWRAG_LLM_BASE_URL and FLOWRAG_LLM_MODEL");
   }
-  if (o.spider.empty() && o.spider2.empty()) return Status::InvalidArgument("sql eval: give --spider DIR and/or --spider2 DIR");
-  std::vector<LinkMethod> methods;
+  if (o.spider.empty() && o.spider2.empty() && o.bird.empty()) {
+    return Status::InvalidArgument("sql eval: give --spider DIR, --spider2 DIR and/or --bird DIR");
+  }
+  struct MethodSpec {
+    std::string name;
+    LinkMethod method;
+    bool matched = false;  // bm25-matched: as many columns as qafd returns
+  };
+  std::vector<MethodSpec> methods;
   for (const std::string& m : o.methods) {
+    if (m == "bm25-matched") {
+      methods.push_back({m, LinkMethod::kBm25, true});
+      continue;
+    }
     FLOWRAG_ASSIGN_OR_RETURN(LinkMethod lm, ParseLinkMethod(m));
-    methods.push_back(lm);
+    methods.push_back({m, lm, false});
   }
   std::ofstream records;
   if (!o.records.empty()) {
@@ -214,13 +252,15 @@ Result<std::vector<SqlEvalRow>> EvaluateSql(const SqlEvalOptions& o, bool quiet)
     if (!records) return Status::IoError(o.records + ": cannot write");
   }
   std::vector<SqlEvalRow> rows;
-  for (int which = 0; which < 2; ++which) {
-    const std::string& dir = which == 0 ? o.spider : o.spider2;
+  for (int which = 0; which < 3; ++which) {
+    const std::string& dir = which == 0 ? o.spider : which == 1 ? o.spider2 : o.bird;
     if (dir.empty()) continue;
     Dataset d;
-    FLOWRAG_RETURN_IF_ERROR(which == 0 ? LoadSpider(dir, chat.get(), &d) : LoadSpider2(dir, chat.get(), &d));
+    FLOWRAG_RETURN_IF_ERROR(which == 0   ? LoadSpider(dir, chat.get(), &d)
+                            : which == 1 ? LoadSpider2(dir, chat.get(), &d)
+                                         : LoadBirdDataset(dir, chat.get(), &d));
     if (o.limit > 0 && d.tasks.size() > o.limit) d.tasks.resize(o.limit);
-    std::map<LinkMethod, Accumulator> acc;
+    std::map<std::string, Accumulator> acc;
     std::map<std::string, std::unique_ptr<ReadOnlyDatabase>> open;
     // Rows compared per result: a higher limit than for answers; a result
     // still over it counts as a mismatch (SameExecutionResult).
@@ -262,12 +302,31 @@ Result<std::vector<SqlEvalRow>> EvaluateSql(const SqlEvalOptions& o, bool quiet)
           gold = db->Execute(t.gold_sql, limits);
         }
       }
-      for (LinkMethod m : methods) {
-        Accumulator& a = acc[m];
-        FLOWRAG_ASSIGN_OR_RETURN(SchemaLink link, linker.Link(t.question, m, o.link));
+      size_t qafd_columns = SIZE_MAX;  // QAFD's output size, for bm25-matched
+      for (const MethodSpec& spec : methods) {
+        const LinkMethod m = spec.method;
+        Accumulator& a = acc[spec.name];
+        SchemaLinkOptions lo = o.link;
+        if (spec.matched) {
+          if (qafd_columns == SIZE_MAX) {
+            FLOWRAG_ASSIGN_OR_RETURN(SchemaLink q, linker.Link(t.question, LinkMethod::kQafd, o.link));
+            qafd_columns = Names(q.columns).size();
+          }
+          lo.top_columns = qafd_columns;
+          lo.top_k = qafd_columns == 0 ? 0 : lo.top_k;
+        }
+        FLOWRAG_ASSIGN_OR_RETURN(SchemaLink link, linker.Link(t.question, m, lo));
+        if (spec.matched) link.method = spec.name;
         const auto tables = Names(link.tables), columns = Names(link.columns);
-        a.tables.push_back(Score(gold_tables, tables));
-        a.columns.push_back(Score(gold_columns, columns));
+        if (m == LinkMethod::kQafd) qafd_columns = columns.size();
+        if (!gold_tables.empty()) a.tables.push_back(Score(gold_tables, tables));
+        if (gold_columns.empty()) {
+          ++a.gold_less;
+          a.gold_less_columns += static_cast<double>(columns.size());
+        } else {
+          a.columns.push_back(Score(gold_columns, columns));
+        }
+        ++a.questions;
         a.ms.push_back(link.time_ms);
         a.n_tables.push_back(static_cast<double>(tables.size()));
         a.n_columns.push_back(static_cast<double>(columns.size()));
@@ -276,6 +335,9 @@ Result<std::vector<SqlEvalRow>> EvaluateSql(const SqlEvalOptions& o, bool quiet)
                               {"gold_columns", gold_columns}, {"tables", tables}, {"columns", columns},
                               {"time_ms", link.time_ms}};
         if (m == LinkMethod::kQafd) {
+          nlohmann::json scored = nlohmann::json::array();
+          for (const LinkedItem& c : link.columns) scored.push_back({c.name, c.score, c.why});
+          rec["column_scores"] = scored;
           rec["sources"] = link.sources.size();
           rec["scaled_sources"] = link.scaled_sources;
         }
@@ -288,7 +350,7 @@ Result<std::vector<SqlEvalRow>> EvaluateSql(const SqlEvalOptions& o, bool quiet)
         } else if (execute) {
           SqlAskOptions ask = o.ask;
           ask.method = std::string(LinkMethodName(m));
-          ask.link = o.link;
+          ask.link = lo;
           ask.evidence = t.evidence;
           ask.limits = limits;
           ++a.attempted;
@@ -316,18 +378,20 @@ Result<std::vector<SqlEvalRow>> EvaluateSql(const SqlEvalOptions& o, bool quiet)
       }
       if (!quiet && (i + 1) % 100 == 0) std::fprintf(stderr, "%s: %zu/%zu questions\n", d.name.c_str(), i + 1, d.tasks.size());
     }
-    for (LinkMethod m : methods) {
-      Accumulator& a = acc[m];
+    for (const MethodSpec& spec : methods) {
+      Accumulator& a = acc[spec.name];
       SqlEvalRow r;
       r.dataset = d.name;
-      r.method = std::string(LinkMethodName(m));
-      r.questions = a.tables.size();
+      r.method = spec.name;
+      r.questions = a.questions;
       const double n = std::max<double>(1.0, static_cast<double>(r.questions));
-      for (size_t i = 0; i < a.tables.size(); ++i) {
-        r.table_p += a.tables[i].p / n, r.table_r += a.tables[i].r / n, r.table_f1 += a.tables[i].f1 / n;
-        r.column_p += a.columns[i].p / n, r.column_r += a.columns[i].r / n, r.column_f1 += a.columns[i].f1 / n;
-        r.avg_tables += a.n_tables[i] / n, r.avg_columns += a.n_columns[i] / n;
-      }
+      const double nt = std::max<double>(1.0, static_cast<double>(a.tables.size()));
+      const double nc = std::max<double>(1.0, static_cast<double>(a.columns.size()));
+      for (const Prf& x : a.tables) r.table_p += x.p / nt, r.table_r += x.r / nt, r.table_f1 += x.f1 / nt;
+      for (const Prf& x : a.columns) r.column_p += x.p / nc, r.column_r += x.r / nc, r.column_f1 += x.f1 / nc;
+      for (size_t i = 0; i < a.n_tables.size(); ++i) r.avg_tables += a.n_tables[i] / n, r.avg_columns += a.n_columns[i] / n;
+      r.gold_less = a.gold_less;
+      if (a.gold_less > 0) r.gold_less_columns = a.gold_less_columns / static_cast<double>(a.gold_less);
       r.p50_ms = Percentile(a.ms, 0.5);
       r.p99_ms = Percentile(a.ms, 0.99);
       if (a.attempted > 0) r.exec_accuracy = static_cast<double>(a.correct) / static_cast<double>(a.attempted);

@@ -37,6 +37,12 @@ Status ApplySets(const std::vector<std::string>& sets, SchemaLinkOptions* o) {
         o->weights = value;
       } else if (key == "similarity") {
         o->similarity = value;
+      } else if (key == "sinks") {
+        o->sinks = value;
+      } else if (key == "mass") {
+        o->mass = value;
+      } else if (key == "relevance") {
+        o->relevance = value;
       } else {
         return Status::InvalidArgument("--set " + kv + ": unknown link option \"" + key + "\"");
       }
@@ -133,7 +139,8 @@ Status RunEval(SqlArgs& a) {
                      {"avg_tables", r.avg_tables}, {"avg_columns", r.avg_columns}, {"p50_ms", r.p50_ms},
                      {"p99_ms", r.p99_ms}, {"exec_accuracy", r.exec_accuracy}, {"exec_attempted", r.exec_attempted},
                      {"exec_correct", r.exec_correct}, {"executed", r.executed}, {"exec_errors", r.exec_errors},
-                     {"truncated", r.truncated}, {"gold_errors", r.gold_errors}, {"no_data", r.no_data}});
+                     {"truncated", r.truncated}, {"gold_errors", r.gold_errors}, {"no_data", r.no_data},
+                     {"gold_less", r.gold_less}, {"gold_less_columns", r.gold_less_columns}});
     }
     std::printf("%s\n", out.dump(2).c_str());
     return Status::Ok();
@@ -154,6 +161,19 @@ Status RunEval(SqlArgs& a) {
                   r.exec_errors, r.truncated, r.gold_errors, r.no_data);
     }
     std::printf("\n");
+  }
+  // Questions whose gold SQL reads no column (SELECT count(*) FROM t) are
+  // not in the column scores: one line per dataset says how many there were.
+  std::string last;
+  for (const SqlEvalRow& r : rows) {
+    if (r.dataset == last) continue;
+    last = r.dataset;
+    std::printf("\n%s: %zu question(s) without gold columns, left out of the column scores (columns returned on them:",
+                r.dataset.c_str(), r.gold_less);
+    for (const SqlEvalRow& x : rows) {
+      if (x.dataset == r.dataset) std::printf(" %s %.2f", x.method.c_str(), x.gold_less_columns);
+    }
+    std::printf(").\n");
   }
   return Status::Ok();
 }
@@ -201,7 +221,11 @@ CLI::App* AddSqlCommand(CLI::App& app, SqlArgs* a) {
   a->eval_cmd = sql->add_subcommand("eval", "Schema-linking P/R/F1 (and execution accuracy) on Spider / Spider 2.0-lite");
   a->eval_cmd->add_option("--spider", a->eval.spider, "Spider folder (dev.json, tables.json, database/)");
   a->eval_cmd->add_option("--spider2", a->eval.spider2, "spider2_lite folder");
-  a->eval_cmd->add_option("--method", a->eval.methods, "qafd|bm25|dense|all (repeatable)");
+  a->eval_cmd->add_option("--bird", a->eval.bird,
+                          "BIRD-format folder (dev.json, tables.json or dev_tables.json, dev_databases/)");
+  a->eval_cmd->add_option("--method", a->eval.methods,
+                          "qafd|bm25|bm25-matched|dense|all (repeatable; bm25-matched: BM25 with as many columns as "
+                          "qafd per question)");
   a->eval_cmd->add_option("--limit", a->eval.limit, "First N questions per dataset");
   a->eval_cmd->add_flag("--execute", a->eval.execute, "Generate SQL with the chat model and score execution");
   a->eval_cmd->add_option("--records", a->eval.records, "Per-question JSONL");
