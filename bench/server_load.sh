@@ -18,8 +18,7 @@
 # FILE (default DIR/questions.jsonl) --limit N (questions, default 50)
 # --method M (default qafd) --pipeline P (default single) --top-k K (default 5)
 # --threads T --connections C --duration D (wrk; default 2, 16, 20s)
-# --writes N (default 0) --max-running-retrievals N (the server's; default 0:
-# the hardware threads) --flowrag BIN (default build/release/tools/flowrag).
+# --writes N (default 0) --flowrag BIN (default build/release/tools/flowrag).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,7 +34,6 @@ connections=16
 duration=20s
 flowrag="$root/build/release/tools/flowrag"
 writes=0
-max_running=0
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -50,9 +48,8 @@ while [ $# -gt 0 ]; do
     --connections) connections=$2; shift 2 ;;
     --duration) duration=$2; shift 2 ;;
     --writes) writes=$2; shift 2 ;;
-    --max-running-retrievals) max_running=$2; shift 2 ;;
     --flowrag) flowrag=$2; shift 2 ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "server_load: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -97,7 +94,6 @@ PY
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 # Every open keep-alive connection holds a worker: one per connection, and spare.
 "$flowrag" serve --db "$db" --host 127.0.0.1 --port "$port" --threads $((connections + 4)) \
-  --max-running-retrievals "$max_running" \
   2> "$work/server.log" &
 server_pid=$!
 for _ in $(seq 100); do

@@ -174,12 +174,6 @@ struct EngineOptions {
   // turns (storage/writer_lock.h); a writer waits this long for the one
   // before it, then fails with DeadlineExceeded.
   uint64_t writer_wait_ms = 3600000;
-  // Retrievals that run at once (0: the hardware threads); more wait for a
-  // turn. Retrieval without a chat model is CPU-bound: running more at once
-  // only time-slices the cores, and starves inserts and deletes, which do
-  // not wait here. A retrieval that may call the query chat model (one is
-  // configured) is not counted.
-  size_t max_running_retrievals = 0;
 };
 
 }  // namespace flowrag

@@ -1,8 +1,6 @@
 #include "engine/engine_impl.h"
 
-#include <algorithm>
 #include <chrono>
-#include <thread>
 #include <unordered_map>
 
 #include "common/hash.h"
@@ -408,25 +406,6 @@ Result<RetrievalResult> EngineImpl::Query(std::string_view question,
   return QueryOn(*snapshot(), question, options, chat);
 }
 
-std::ptrdiff_t EngineImpl::RetrievalSlots(const EngineOptions& options) {
-  const size_t n = options.max_running_retrievals != 0
-                       ? options.max_running_retrievals
-                       : std::max(1u, std::thread::hardware_concurrency());
-  return static_cast<std::ptrdiff_t>(std::min<size_t>(n, kMaxRetrievalSlots));
-}
-
-Result<RetrievalOutput> EngineImpl::RetrieveInTurn(const Retriever& retriever,
-                                                   const Snapshot& snap,
-                                                   const RetrievalRequest& request) const {
-  if (request.chat != nullptr) return retriever.Retrieve(snap, request);
-  retrieval_slots_.acquire();
-  struct Release {
-    std::counting_semaphore<kMaxRetrievalSlots>& slots;
-    ~Release() { slots.release(); }
-  } release{retrieval_slots_};
-  return retriever.Retrieve(snap, request);
-}
-
 Result<RetrievalResult> EngineImpl::QueryOn(const Snapshot& snapshot, std::string_view question,
                                             const QueryOptions& options, ChatModel* chat) const {
   const std::string method(ResolveMethod(snapshot, options.method));
@@ -444,7 +423,7 @@ Result<RetrievalResult> EngineImpl::QueryOn(const Snapshot& snapshot, std::strin
   request.params = &options.params;
   request.chat = chat;
   request.explain = options.explain;
-  FLOWRAG_ASSIGN_OR_RETURN(RetrievalOutput out, RetrieveInTurn(*it->second, *snap, request));
+  FLOWRAG_ASSIGN_OR_RETURN(RetrievalOutput out, it->second->Retrieve(*snap, request));
   RetrievalResult result;
   result.method = method;
   result.diagnostics = std::move(out.diagnostics);

@@ -13,7 +13,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <semaphore>
 #include <string>
 
 #include "embed/embedder.h"
@@ -62,13 +61,7 @@ class EngineImpl final : public Engine {
 
  private:
   EngineImpl(EngineOptions options, std::unique_ptr<Store> store)
-      : options_(std::move(options)),
-        retrieval_slots_(RetrievalSlots(options_)),
-        store_(std::move(store)) {}
-
-  // EngineOptions::max_running_retrievals resolved, at most kMaxRetrievalSlots.
-  static constexpr std::ptrdiff_t kMaxRetrievalSlots = 4096;
-  static std::ptrdiff_t RetrievalSlots(const EngineOptions& options);
+      : options_(std::move(options)), store_(std::move(store)) {}
 
   // Index() and IndexDocuments(): `produce` hands every document to the sink.
   using DocumentSink = std::function<Status(RawDocument&&)>;
@@ -129,18 +122,12 @@ class EngineImpl final : public Engine {
   // snapshot for all its rounds and counts its model calls).
   Result<RetrievalResult> QueryOn(const Snapshot& snapshot, std::string_view question,
                                   const QueryOptions& options, ChatModel* chat) const;
-  // retriever.Retrieve, in turn with the other retrievals without a chat
-  // model (EngineOptions::max_running_retrievals).
-  Result<RetrievalOutput> RetrieveInTurn(const Retriever& retriever, const Snapshot& snap,
-                                         const RetrievalRequest& request) const;
   // Copies a graph method's seeds, scored nodes, edges and paths into the
   // public result, labelled (at most 150 nodes: what a viewer can draw).
   void DescribeSubgraph(const Snapshot& snap, const RetrievalOutput& out,
                         RetrievalResult* result) const;
 
   EngineOptions options_;
-  // Held by a retrieval without a chat model while it runs (QueryOn).
-  mutable std::counting_semaphore<kMaxRetrievalSlots> retrieval_slots_;
   std::unique_ptr<Store> store_;
   std::string embedder_kind_;
   std::shared_ptr<Embedder> embedder_;

@@ -41,8 +41,6 @@ CLI::App* AddServeCommand(CLI::App& app, ServeArgs* args) {
                     "Another store served under /v1/w/NAME/...: NAME=FILE (repeatable)");
   serve->add_option("--threads", args->server.threads, "Worker threads (0: automatic)")
       ->capture_default_str();
-  serve->add_option("--max-running-retrievals", args->server.engine.max_running_retrievals,
-                    "Retrievals that run at once; more wait for a turn (0: the hardware threads)");
   serve->add_option("--max-body-mib", args->max_body_mib, "Largest request body, MiB")
       ->capture_default_str();
   serve
