@@ -39,7 +39,7 @@ MAX_LEN = {
     "sqlite_file": 16384,
     "server_request": 8192,
     "store_open": 65536,
-    "snapshot": 16384,
+    "snapshot": 40000,
     "hnsw_index": 8192,
 }
 STATUS = re.compile(r"^#(\d+)\s+\S+\s+cov: (\d+) ft: (\d+)")
@@ -68,7 +68,8 @@ def run_target(binary, seeds, scratch, target, runs, seconds, rss_limit_mb, time
     print(f"{target}: {' '.join(cmd[3:])}", flush=True)
     t0 = time.monotonic()
     with open(log_path, "w") as log:
-        rc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT).returncode
+        env = dict(os.environ, UBSAN_OPTIONS="print_stacktrace=1")  # where, not just what
+        rc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env).returncode
     wall = time.monotonic() - t0
     executions = cov = ft = 0
     exec_per_s = None
