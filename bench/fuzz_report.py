@@ -71,6 +71,13 @@ def run_target(binary, seeds, scratch, target, runs, seconds, rss_limit_mb, time
         env = dict(os.environ, UBSAN_OPTIONS="print_stacktrace=1")  # where, not just what
         rc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env).returncode
     wall = time.monotonic() - t0
+    r = parse_log(log_path, wall, artifacts)
+    r.update(target=target, rc=rc)
+    return r
+
+
+def parse_log(log_path, wall, artifacts):
+    """The statistics of one libFuzzer log, and the crashing inputs in `artifacts`."""
     executions = cov = ft = 0
     exec_per_s = None
     with open(log_path, errors="replace") as log:
@@ -85,14 +92,18 @@ def run_target(binary, seeds, scratch, target, runs, seconds, rss_limit_mb, time
     found = sorted(os.path.join(artifacts, f) for f in os.listdir(artifacts) if f.startswith(ARTIFACT))
     if exec_per_s is None:
         exec_per_s = int(executions / wall) if wall > 0 else 0
-    return {"target": target, "executions": executions, "exec_s": exec_per_s, "cov": cov,
-            "ft": ft, "wall": wall, "crashes": len(found), "artifacts": found, "rc": rc,
-            "log": log_path}
+    return {"executions": executions, "exec_s": exec_per_s, "cov": cov, "ft": ft, "wall": wall,
+            "crashes": len(found), "artifacts": found, "log": log_path}
 
 
 def row_of(r):
     return (f"| {r['target']} | {r['executions']:,} | {r['exec_s']:,} | {r['cov']:,} | "
-            f"{r['ft']:,} | {r['wall']:.0f} | {r['crashes']} |")
+            f"{r['ft']:,} | {r['wall']:.0f} | {r['crashes']} | {r['budget']} |")
+
+
+def budget_of(args):
+    return " ".join(x for x in (f"--runs {args.runs}" if args.runs else "",
+                                f"--seconds {args.seconds}" if args.seconds else "") if x)
 
 
 def old_rows(path):
@@ -102,7 +113,7 @@ def old_rows(path):
         with open(path) as f:
             for line in f:
                 cells = [c.strip() for c in line.strip().strip("|").split("|")]
-                if line.startswith("| ") and len(cells) == 7 and cells[0] not in ("target", "---"):
+                if line.startswith("| ") and len(cells) == 8 and cells[0] not in ("target", "---"):
                     rows[cells[0]] = line.rstrip("\n")
     return rows
 
@@ -143,39 +154,43 @@ def main():
                        args.seconds, args.rss_limit_mb, args.timeout)
         print(f"  {r['executions']:,} executions, {r['exec_s']:,}/s, cov {r['cov']}, "
               f"ft {r['ft']}, {r['wall']:.0f} s, {r['crashes']} crashes", flush=True)
+        r["budget"] = budget_of(args)
         results.append(r)
-
-    rows = old_rows(args.out)
-    for r in results:
-        rows[r["target"]] = row_of(r)
-    budget = " ".join(x for x in (f"--runs {args.runs}" if args.runs else "",
-                                  f"--seconds {args.seconds}" if args.seconds else "") if x)
-    lines = [
-        "# Fuzzing: libFuzzer targets of every parser",
-        "",
-        f"Machine: {cpu_model()}, {os.cpu_count()} cores (shared; one fuzzer at a time, `nice`). "
-        f"flowrag commit: `{git_commit()}`; {clang_version()}, "
-        "`-fsanitize=fuzzer,address,undefined`, RelWithDebInfo (build/fuzz, doc/fuzzing.md).",
-        f"Command: `bench/fuzz_report.py {budget}"
-        + (f" --targets {args.targets}" if args.targets else "")
-        + f"` (rows of targets not in this run are kept from the previous report). "
-        f"`-rss_limit_mb={args.rss_limit_mb} -timeout={args.timeout}`, `-max_len` per target "
-        "(bench/fuzz_report.py MAX_LEN), on a scratch copy of tests/fuzz/corpus/<target>.",
-        "Executions, exec/s, cov (edges) and ft (features) are libFuzzer's final statistics; "
-        "crashes counts the crash, leak, timeout and OOM inputs of the run (libFuzzer stops at the "
-        "first; each fixed one is kept in tests/fuzz/crashes/<target>/).",
-        "",
-        "| target | executions | exec/s | cov | ft | wall s | crashes |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    lines += [rows[t] for t in sorted(rows)]
-    write_report(args.out, lines)
+        write(args, results)  # after each target: an interrupted run keeps what it measured
     artifacts = [a for r in results for a in r["artifacts"]]
     if artifacts:
         print("inputs that crashed, leaked or hung (logs in " + scratch + "):")
         for a in artifacts:
             print("  " + a)
         sys.exit(1)
+
+
+def write(args, results):
+    """Writes the report: the rows of `results` over those of the existing report."""
+    rows = old_rows(args.out)
+    for r in results:
+        rows[r["target"]] = row_of(r)
+    lines = [
+        "# Fuzzing: libFuzzer targets of every parser",
+        "",
+        f"Machine: {cpu_model()}, {os.cpu_count()} cores (shared; one fuzzer at a time, `nice`). "
+        f"flowrag commit: `{git_commit()}`; {clang_version()}, "
+        "`-fsanitize=fuzzer,address,undefined`, RelWithDebInfo (build/fuzz, doc/fuzzing.md).",
+        f"Last command: `bench/fuzz_report.py {budget_of(args)}"
+        + (f" --targets {args.targets}" if args.targets else "")
+        + "`; rows of targets it did not run are kept from earlier runs, each with its budget "
+        "(libFuzzer stops at whichever of -runs and -max_total_time comes first). "
+        f"`-rss_limit_mb={args.rss_limit_mb} -timeout={args.timeout}`, `-max_len` per target "
+        "(bench/fuzz_report.py MAX_LEN), on a scratch copy of tests/fuzz/corpus/<target>.",
+        "Executions, exec/s, cov (edges) and ft (features) are libFuzzer's final statistics; "
+        "crashes counts the crash, leak, timeout and OOM inputs of the run (libFuzzer stops at the "
+        "first; each fixed one is kept in tests/fuzz/crashes/<target>/).",
+        "",
+        "| target | executions | exec/s | cov | ft | wall s | crashes | budget |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    lines += [rows[t] for t in sorted(rows)]
+    write_report(args.out, lines)
 
 
 if __name__ == "__main__":
