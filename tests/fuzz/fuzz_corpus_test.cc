@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,9 @@ const FuzzTarget kTargets[] = {
 #include "fuzz_targets.inc"
 #undef FLOWRAG_FUZZ_TARGET
 };
+
+// gtest prints the parameter as its name (not as raw bytes).
+void PrintTo(const FuzzTarget& target, std::ostream* os) { *os << target.name; }
 
 // The regular files of `dir` (none when it does not exist), sorted; dot
 // files (.gitkeep) are skipped.
