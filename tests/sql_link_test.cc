@@ -597,6 +597,9 @@ TEST(SchemaJsonTest, MalformedJsonIsInvalidArgument) {
       "{\"tables\":[{\"name\":\"t\",\"rows\":1.5,\"columns\":[]}],\"foreign_keys\":[]}",
       "{\"tables\":[{\"name\":\"t\",\"rows\":18446744073709551615,\"columns\":[]}],\"foreign_keys\":[]}",
       "{\"tables\":[{\"name\":\"t\",\"rows\":\"5\",\"columns\":[]}],\"foreign_keys\":[]}",
+      // Names differing only in case (spider_tables_fuzz: the round trip joined other tables).
+      "{\"tables\":[{\"name\":\"t\",\"columns\":[]},{\"name\":\"T\",\"columns\":[]}],\"foreign_keys\":[]}",
+      "{\"tables\":[{\"name\":\"t\",\"columns\":[{\"name\":\"a\"},{\"name\":\"A\"}]}],\"foreign_keys\":[]}",
   };
   for (const std::string& json : bad) {
     auto r = SchemaGraph::FromJson(json);

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cstdint>
 #include <deque>
+#include <unordered_set>
 
 #include <nlohmann/json.hpp>
 
@@ -182,8 +183,17 @@ Result<SchemaGraph> SchemaGraph::FromJson(std::string_view text) {
   try {
     const nlohmann::json j = nlohmann::json::parse(text);
     g.name = j.value("name", "");
+    std::unordered_set<std::string> names;  // "t:<table>", "c:<table index>:<column>", lower case
     for (const auto& t : j.at("tables")) {
-      const uint32_t ti = g.AddTable(t.at("name").get<std::string>(), t.value("description", ""));
+      // Names resolve case-insensitively (FindTable, FindColumn): two that
+      // differ only in case would make the foreign keys below ambiguous.
+      const std::string table_name = t.at("name").get<std::string>();
+      if (!names.insert("t:" + ToLowerAscii(table_name)).second) {
+        return Status::InvalidArgument("schema graph JSON: table \"" +
+                                       EscapeForMessage(table_name, 60) +
+                                       "\" appears twice (names are case-insensitive)");
+      }
+      const uint32_t ti = g.AddTable(table_name, t.value("description", ""));
       // get<int64_t>() of 7.5e27 is undefined behaviour: check the kind first.
       const auto rows = t.find("rows");
       if (rows != t.end() && !rows->is_null()) {
@@ -196,7 +206,13 @@ Result<SchemaGraph> SchemaGraph::FromJson(std::string_view text) {
         g.tables[ti].rows = rows->get<int64_t>();
       }
       for (const auto& c : t.at("columns")) {
-        const uint32_t ci = g.AddColumn(ti, c.at("name").get<std::string>(), c.value("type", ""),
+        const std::string column_name = c.at("name").get<std::string>();
+        if (!names.insert("c:" + std::to_string(ti) + ":" + ToLowerAscii(column_name)).second) {
+          return Status::InvalidArgument("schema graph JSON: column \"" +
+                                         EscapeForMessage(table_name + "." + column_name, 80) +
+                                         "\" appears twice (names are case-insensitive)");
+        }
+        const uint32_t ci = g.AddColumn(ti, column_name, c.value("type", ""),
                                         c.value("description", ""));
         g.columns[ci].primary_key = c.value("pk", false);
         g.columns[ci].samples = c.value("samples", std::vector<std::string>{});
