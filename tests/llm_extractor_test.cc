@@ -445,6 +445,9 @@ TEST(JsonRepairTest, ReportsWhatCouldNotBeParsed) {
       {R"({"a" 1})", false, "expected ':' after an object key"},
       {R"({"a": .5})", false, "expected a value"},
       {R"({"a": 1.2.3})", false, "malformed number '1.2.3'"},
+      // Grammatical but not a double (issue 21, found by llm_json_fuzz): was Internal.
+      {R"({"c": 1e400, "d": 1})", false, "number '1e400' is out of range"},
+      {R"([-1e999])", true, "number '-1e999' is out of range"},
       {R"({"a": [1, 2)", false, "the JSON ends before it is complete"},
       {"```json\n{\"a\": [\"x\", \"y\"", false, "ends before it is complete"},
       {"Sure, here it is: ```json\n", true, "no JSON object or array"},

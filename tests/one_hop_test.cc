@@ -50,6 +50,26 @@ TEST(WeightedPollingTest, LinearGradientAndSpill) {
             (std::vector<uint32_t>{0, 1, 10, 11, 12, 20, 13, 14, 15}));
 }
 
+// Issue 21 (server_request_fuzz): option errors quote at most 60 bytes of a
+// value or name, and list at most ten unknown names, whatever the request.
+TEST(ParamReaderTest, ErrorsQuoteShortExcerpts) {
+  std::string big(5001, '9');
+  big.back() = 'x';
+  std::map<std::string, std::string> p{{"onehop.top_k", big}};
+  const std::string long_name(200, 'k');
+  for (int i = 0; i < 30; ++i) p[long_name + std::to_string(i)] = "1";
+  ParamReader r(&p);
+  OneHopOptions o;
+  Status st = o.Override(r);
+  ASSERT_FALSE(st.ok());
+  EXPECT_LT(st.message().size(), 200u) << st.message();
+  EXPECT_NE(st.message().find("onehop.top_k=\"999"), std::string::npos) << st.message();
+  st = r.CheckAllUsed("onehop");
+  ASSERT_FALSE(st.ok());
+  EXPECT_LT(st.message().size(), 1000u);
+  EXPECT_NE(st.message().find("and 20 more"), std::string::npos) << st.message();
+}
+
 TEST(OneHopOptionsTest, OverridesAndValidation) {
   std::map<std::string, std::string> p{{"onehop.mode", "global"}, {"onehop.top_k", "7"},
                                        {"onehop.pick", "weight"}, {"onehop.min_cosine", "0"}};

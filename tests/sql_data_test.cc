@@ -176,6 +176,28 @@ TEST(LoadSpiderTablesTest, CompositeKeysFlattenAndErrorsNameTheFile) {
   bad = LoadSpiderTables(dir.path() + "/missing.json");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), StatusCode::kNotFound);
+
+  // Names differing only in case are one SQL name (issue 21, spider_tables_fuzz:
+  // the schema graph's JSON round trip joined the wrong tables).
+  const std::string same_table = dir.Write("case.json", R"([{
+    "db_id": "d", "table_names": ["c", "c2"], "table_names_original": ["concert", "conceRt"],
+    "column_names": [[-1, "*"]], "column_names_original": [[-1, "*"]],
+    "column_types": ["text"], "primary_keys": [], "foreign_keys": []}])");
+  bad = LoadSpiderTables(same_table);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("table_names_original[1]: \"conceRt\" names the same table as [0]"),
+            std::string::npos)
+      << bad.status().message();
+  const std::string same_column = dir.Write("case2.json", R"([{
+    "db_id": "d", "table_names": ["t"], "table_names_original": ["T"],
+    "column_names": [[-1, "*"], [0, "a"], [0, "a2"]],
+    "column_names_original": [[-1, "*"], [0, "Id"], [0, "ID"]],
+    "column_types": ["text", "number", "number"], "primary_keys": [], "foreign_keys": []}])");
+  bad = LoadSpiderTables(same_column);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("column_names_original[2]: \"ID\" names the same column"),
+            std::string::npos)
+      << bad.status().message();
 }
 
 TEST(ParseCsvRecordsTest, QuotesNewlinesAndDoubledQuotes) {

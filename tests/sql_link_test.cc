@@ -591,6 +591,15 @@ TEST(SchemaJsonTest, MalformedJsonIsInvalidArgument) {
       "{\"tables\":[{\"columns\":[]}],\"foreign_keys\":[]}",  // table without a name
       "{\"tables\":[{\"name\":\"t\",\"columns\":[{\"name\":3}]}],\"foreign_keys\":[]}",
       "{\"tables\":[{\"name\":\"t\",\"columns\":[{\"name\":\"a\"}]}],\"foreign_keys\":[[\"t.a\"]]}",
+      // Row counts that are not int64 (issue 21, spider_tables_fuzz: 7e26 was
+      // converted to int64_t, undefined behaviour).
+      "{\"tables\":[{\"name\":\"t\",\"rows\":7e26,\"columns\":[]}],\"foreign_keys\":[]}",
+      "{\"tables\":[{\"name\":\"t\",\"rows\":1.5,\"columns\":[]}],\"foreign_keys\":[]}",
+      "{\"tables\":[{\"name\":\"t\",\"rows\":18446744073709551615,\"columns\":[]}],\"foreign_keys\":[]}",
+      "{\"tables\":[{\"name\":\"t\",\"rows\":\"5\",\"columns\":[]}],\"foreign_keys\":[]}",
+      // Names differing only in case (spider_tables_fuzz: the round trip joined other tables).
+      "{\"tables\":[{\"name\":\"t\",\"columns\":[]},{\"name\":\"T\",\"columns\":[]}],\"foreign_keys\":[]}",
+      "{\"tables\":[{\"name\":\"t\",\"columns\":[{\"name\":\"a\"},{\"name\":\"A\"}]}],\"foreign_keys\":[]}",
   };
   for (const std::string& json : bad) {
     auto r = SchemaGraph::FromJson(json);
@@ -780,7 +789,12 @@ TEST_F(ConcertTest, ValueIndexJsonRoundTrip) {
   bad = ValueIndex::FromJson(R"({"options":[10,64,4],"values":{"france":[-1]}})", g->columns.size());
   EXPECT_FALSE(bad.ok());
   for (const char* j : {"", "nope", "{}", R"({"options":[1,2],"values":{}})",
-                        R"({"options":[10,64,4],"values":{"x":["a"]}})"}) {
+                        R"({"options":[10,64,4],"values":{"x":["a"]}})",
+                        // Floats and out-of-range numbers (issue 21): undefined or wrapping
+                        // conversions before.
+                        R"({"options":[1e30,64,4],"values":{}})", R"({"options":[10,-1,4],"values":{}})",
+                        R"({"options":[10,64,4],"values":{"x":[0.5]}})",
+                        R"({"options":[10,64,4],"values":{"x":[4294967297]}})"}) {
     auto r = ValueIndex::FromJson(j, g->columns.size());
     ASSERT_FALSE(r.ok()) << j;
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << j;

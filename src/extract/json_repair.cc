@@ -1,7 +1,9 @@
 #include "extract/json_repair.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <utility>
@@ -517,8 +519,13 @@ class LenientParser {
     while (!AtEnd() && (IsAsciiDigit(Peek()) || std::strchr("+-.eE", Peek()) != nullptr)) ++pos_;
     if (AtEnd()) return Outcome::kEof;  // maybe cut: "12" of "1234"
     const std::string_view token = text_.substr(start, pos_ - start);
-    if (!IsJsonNumber(token)) {
-      return Fail(start, "malformed number '" + std::string(token) + "'");
+    // At most 40 bytes of the token in a message.
+    const std::string quoted =
+        "'" + std::string(token.substr(0, 40)) + (token.size() > 40 ? "...'" : "'");
+    if (!IsJsonNumber(token)) return Fail(start, "malformed number " + quoted);
+    // 1e400 is grammatical but not a double: the JSON parser rejects it.
+    if (!std::isfinite(std::strtod(std::string(token).c_str(), nullptr))) {
+      return Fail(start, "number " + quoted + " is out of range: expected a finite number");
     }
     out_.append(token);
     return Outcome::kOk;

@@ -649,7 +649,10 @@ void LlmExtractor::Finish(Work& w) {
     }
     ExtractedEntity& e = w.entities[target];
     const std::string primary_key = EntityKey(e.name);
-    for (const auto& [n, k] : names) {
+    for (const auto& name_key : names) {
+      // Not a structured binding: clang before 16 cannot capture one in a lambda.
+      const auto& n = name_key.first;
+      const auto& k = name_key.second;
       w.key_index.emplace(k, target);
       if (k == primary_key) continue;
       const bool known = std::any_of(e.aliases.begin(), e.aliases.end(),

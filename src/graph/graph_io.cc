@@ -488,6 +488,59 @@ Result<KnowledgeGraph::Input> ParseRows(PartReader& r, size_t num_passages) {
   return in;
 }
 
+// The BM25 part's layout (WriteBm25Part).
+Result<Bm25Index> ParseBm25(PartReader& r, size_t num_passages) {
+  FLOWRAG_RETURN_IF_ERROR(r.Magic(kBm25Magic));
+  std::vector<std::string> terms;
+  std::vector<uint64_t> offsets;
+  std::vector<uint32_t> docs, tfs, lengths;
+  FLOWRAG_RETURN_IF_ERROR(r.Strings(&terms));
+  FLOWRAG_RETURN_IF_ERROR(r.Array(&offsets));
+  FLOWRAG_RETURN_IF_ERROR(r.Array(&docs));
+  FLOWRAG_RETURN_IF_ERROR(r.Array(&tfs));
+  FLOWRAG_RETURN_IF_ERROR(r.ArrayOf(num_passages, &lengths, "document lengths"));
+  auto index = Bm25Index::FromArrays(std::move(terms), std::move(offsets), std::move(docs),
+                                     std::move(tfs), std::move(lengths));
+  if (!index.ok()) return r.Corrupt(index.status().message());
+  return index;
+}
+
+// The passage vectors part's layout (WritePassageVectorsPart).
+Result<FloatMatrix> ParsePassageVectors(PartReader& r, size_t num_passages, size_t* missing) {
+  FLOWRAG_RETURN_IF_ERROR(r.Magic(kPassagesMagic));
+  FloatMatrix m;
+  FLOWRAG_ASSIGN_OR_RETURN(m.rows, r.U64());
+  FLOWRAG_ASSIGN_OR_RETURN(m.cols, r.U64());
+  FLOWRAG_ASSIGN_OR_RETURN(uint64_t absent, r.U64());
+  if (m.rows != num_passages || m.cols == 0 || m.cols > (uint64_t{1} << 20) || absent > m.rows) {
+    return r.Corrupt("passage vectors " + std::to_string(m.rows) + "x" + std::to_string(m.cols) +
+                     " for " + std::to_string(num_passages) + " passages");
+  }
+  FLOWRAG_RETURN_IF_ERROR(r.ArrayOf(m.rows * m.cols, &m.data, "passage vector values"));
+  for (float v : m.data) {
+    if (!std::isfinite(v)) return r.Corrupt("a passage vector value is not finite");
+  }
+  *missing = absent;
+  return m;
+}
+
+// The graph vectors part's layout (WriteGraphVectorsPart) for `rows` under
+// an embedder of dimension `dim`.
+Result<GraphVectors> ParseVectors(PartReader& r, size_t dim, const KnowledgeGraph::Input& rows) {
+  GraphVectors v;
+  FLOWRAG_RETURN_IF_ERROR(r.Magic(kVectorsMagic));
+  const size_t E = rows.entity_names.size();
+  FLOWRAG_ASSIGN_OR_RETURN(v.entity_rows, ReadRows(r, dim));
+  if (v.entity_rows.rows() != E) return r.Corrupt("entity rows");
+  FLOWRAG_ASSIGN_OR_RETURN(v.entity_index, ReadIndex(r, dim, E, "entity index"));
+  FLOWRAG_ASSIGN_OR_RETURN(v.description_index,
+                           ReadIndex(r, dim, rows.description_texts.size(), "description index"));
+  FLOWRAG_ASSIGN_OR_RETURN(v.fact_index, ReadIndex(r, dim, rows.fact_texts.size(), "fact index"));
+  FLOWRAG_ASSIGN_OR_RETURN(v.relation_rows, ReadRows(r, dim));
+  if (v.relation_rows.rows() != rows.relation_texts.size()) return r.Corrupt("relation rows");
+  return v;
+}
+
 // ---- keys
 
 // Texts that exercise the tokeniser (case, punctuation, Unicode, stopwords,
@@ -563,23 +616,15 @@ Result<bool> WriteBm25Part(Store& store, int64_t generation, const Bm25Index& bm
 
 std::optional<Bm25Index> ReadBm25Part(Store& store, int64_t generation, size_t num_passages,
                                       PartRead* read) {
-  return ReadPart<Bm25Index>(
-      store, kBm25Part, generation, kBm25PartFormat, Bm25PartKey(), read,
-      [&](PartReader& r) -> Result<Bm25Index> {
-        FLOWRAG_RETURN_IF_ERROR(r.Magic(kBm25Magic));
-        std::vector<std::string> terms;
-        std::vector<uint64_t> offsets;
-        std::vector<uint32_t> docs, tfs, lengths;
-        FLOWRAG_RETURN_IF_ERROR(r.Strings(&terms));
-        FLOWRAG_RETURN_IF_ERROR(r.Array(&offsets));
-        FLOWRAG_RETURN_IF_ERROR(r.Array(&docs));
-        FLOWRAG_RETURN_IF_ERROR(r.Array(&tfs));
-        FLOWRAG_RETURN_IF_ERROR(r.ArrayOf(num_passages, &lengths, "document lengths"));
-        auto index = Bm25Index::FromArrays(std::move(terms), std::move(offsets), std::move(docs),
-                                           std::move(tfs), std::move(lengths));
-        if (!index.ok()) return r.Corrupt(index.status().message());
-        return index;
-      });
+  return ReadPart<Bm25Index>(store, kBm25Part, generation, kBm25PartFormat, Bm25PartKey(), read,
+                             [&](PartReader& r) { return ParseBm25(r, num_passages); });
+}
+
+Result<Bm25Index> ParseBm25Part(std::string_view bytes, size_t num_passages) {
+  PartReader r(kBm25Part, bytes);
+  FLOWRAG_ASSIGN_OR_RETURN(Bm25Index index, ParseBm25(r, num_passages));
+  FLOWRAG_RETURN_IF_ERROR(r.Finish());
+  return index;
 }
 
 // ---- passage vectors
@@ -601,24 +646,15 @@ std::optional<FloatMatrix> ReadPassageVectorsPart(Store& store, int64_t generati
                                                   size_t* missing, PartRead* read) {
   return ReadPart<FloatMatrix>(
       store, kPassageVectorsPart, generation, kPassageVectorsFormat, model, read,
-      [&](PartReader& r) -> Result<FloatMatrix> {
-        FLOWRAG_RETURN_IF_ERROR(r.Magic(kPassagesMagic));
-        FloatMatrix m;
-        FLOWRAG_ASSIGN_OR_RETURN(m.rows, r.U64());
-        FLOWRAG_ASSIGN_OR_RETURN(m.cols, r.U64());
-        FLOWRAG_ASSIGN_OR_RETURN(uint64_t absent, r.U64());
-        if (m.rows != num_passages || m.cols == 0 || m.cols > (uint64_t{1} << 20) || absent > m.rows) {
-          return r.Corrupt("passage vectors " + std::to_string(m.rows) + "x" +
-                           std::to_string(m.cols) + " for " + std::to_string(num_passages) +
-                           " passages");
-        }
-        FLOWRAG_RETURN_IF_ERROR(r.ArrayOf(m.rows * m.cols, &m.data, "passage vector values"));
-        for (float v : m.data) {
-          if (!std::isfinite(v)) return r.Corrupt("a passage vector value is not finite");
-        }
-        *missing = absent;
-        return m;
-      });
+      [&](PartReader& r) { return ParsePassageVectors(r, num_passages, missing); });
+}
+
+Result<FloatMatrix> ParsePassageVectorsPart(std::string_view bytes, size_t num_passages,
+                                            size_t* missing) {
+  PartReader r(kPassageVectorsPart, bytes);
+  FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix m, ParsePassageVectors(r, num_passages, missing));
+  FLOWRAG_RETURN_IF_ERROR(r.Finish());
+  return m;
 }
 
 // ---- graph rows
@@ -739,22 +775,15 @@ std::optional<GraphVectors> ReadGraphVectorsPart(Store& store, int64_t generatio
   }
   return ReadPart<GraphVectors>(
       store, kGraphVectorsPart, generation, kGraphVectorsFormat, GraphVectorsPartKey(embedder),
-      read, [&](PartReader& r) -> Result<GraphVectors> {
-        GraphVectors v;
-        FLOWRAG_RETURN_IF_ERROR(r.Magic(kVectorsMagic));
-        const size_t dim = embedder.Dimension();
-        const size_t E = rows.entity_names.size();
-        FLOWRAG_ASSIGN_OR_RETURN(v.entity_rows, ReadRows(r, dim));
-        if (v.entity_rows.rows() != E) return r.Corrupt("entity rows");
-        FLOWRAG_ASSIGN_OR_RETURN(v.entity_index, ReadIndex(r, dim, E, "entity index"));
-        FLOWRAG_ASSIGN_OR_RETURN(v.description_index, ReadIndex(r, dim, rows.description_texts.size(),
-                                                                "description index"));
-        FLOWRAG_ASSIGN_OR_RETURN(v.fact_index,
-                                 ReadIndex(r, dim, rows.fact_texts.size(), "fact index"));
-        FLOWRAG_ASSIGN_OR_RETURN(v.relation_rows, ReadRows(r, dim));
-        if (v.relation_rows.rows() != rows.relation_texts.size()) return r.Corrupt("relation rows");
-        return v;
-      });
+      read, [&](PartReader& r) { return ParseVectors(r, embedder.Dimension(), rows); });
+}
+
+Result<GraphVectors> ParseGraphVectorsPart(std::string_view bytes, size_t dim,
+                                           const KnowledgeGraph::Input& rows) {
+  PartReader r(kGraphVectorsPart, bytes);
+  FLOWRAG_ASSIGN_OR_RETURN(GraphVectors v, ParseVectors(r, dim, rows));
+  FLOWRAG_RETURN_IF_ERROR(r.Finish());
+  return v;
 }
 
 }  // namespace flowrag

@@ -46,6 +46,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "embed/embedder.h"
 #include "flowrag/status.h"
@@ -111,6 +112,16 @@ std::optional<GraphVectors> ReadGraphVectorsPart(Store& store, int64_t generatio
 std::optional<FloatMatrix> ReadPassageVectorsPart(Store& store, int64_t generation,
                                                   const std::string& model, size_t num_passages,
                                                   size_t* missing, PartRead* read);
+
+// The parts' bytes in memory (as SerializeGraphRows gives them and the store
+// holds them), with every check of the Read*Part functions above but the
+// header's (generation, format, key) and the checksum: Corruption naming the
+// violation. For tests and the fuzz targets (tests/fuzz/snapshot_fuzz.cc).
+Result<Bm25Index> ParseBm25Part(std::string_view bytes, size_t num_passages);
+Result<GraphVectors> ParseGraphVectorsPart(std::string_view bytes, size_t dim,
+                                           const KnowledgeGraph::Input& rows);
+Result<FloatMatrix> ParsePassageVectorsPart(std::string_view bytes, size_t num_passages,
+                                            size_t* missing);
 
 // The checksum a part's header records for `bytes` (for tests that craft
 // parts: Store::PutSnapshotPart with any bytes and this checksum).

@@ -3,7 +3,16 @@
 #include <charconv>
 #include <cmath>
 
+#include "common/encoding.h"
+
 namespace flowrag {
+namespace {
+
+// A value or key as error messages quote it: escaped, at most 60 bytes (a
+// request may carry megabytes in one option).
+std::string Quoted(std::string_view text) { return EscapeForMessage(text, 60); }
+
+}  // namespace
 
 const std::string* ParamReader::Find(std::string_view key) {
   if (params_ == nullptr) return nullptr;
@@ -19,7 +28,7 @@ Status ParamReader::Read(std::string_view key, double* out) {
   char* end = nullptr;
   double d = std::strtod(v->c_str(), &end);
   if (v->empty() || end != v->c_str() + v->size() || !std::isfinite(d)) {
-    return Status::InvalidArgument("option " + std::string(key) + "=\"" + *v +
+    return Status::InvalidArgument("option " + std::string(key) + "=\"" + Quoted(*v) +
                                    "\": expected a number");
   }
   *out = d;
@@ -32,7 +41,7 @@ Status ParamReader::Read(std::string_view key, size_t* out) {
   size_t n = 0;
   auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
   if (v->empty() || ec != std::errc() || p != v->data() + v->size()) {
-    return Status::InvalidArgument("option " + std::string(key) + "=\"" + *v +
+    return Status::InvalidArgument("option " + std::string(key) + "=\"" + Quoted(*v) +
                                    "\": expected a non-negative integer");
   }
   *out = n;
@@ -47,7 +56,7 @@ Status ParamReader::Read(std::string_view key, bool* out) {
   } else if (*v == "0" || *v == "false" || *v == "off" || *v == "no") {
     *out = false;
   } else {
-    return Status::InvalidArgument("option " + std::string(key) + "=\"" + *v +
+    return Status::InvalidArgument("option " + std::string(key) + "=\"" + Quoted(*v) +
                                    "\": expected true or false");
   }
   return Status::Ok();
@@ -62,10 +71,18 @@ Status ParamReader::Read(std::string_view key, std::string* out) {
 Status ParamReader::CheckAllUsed(std::string_view method) const {
   if (params_ == nullptr) return Status::Ok();
   std::string unknown;
+  size_t listed = 0, more = 0;
   for (const auto& [k, v] : *params_) {
-    if (used_.count(k) == 0) unknown += (unknown.empty() ? "" : ", ") + k;
+    if (used_.count(k) != 0) continue;
+    if (listed == 10) {  // the first ten, then a count
+      ++more;
+      continue;
+    }
+    unknown += (unknown.empty() ? "" : ", ") + Quoted(k);
+    ++listed;
   }
   if (unknown.empty()) return Status::Ok();
+  if (more > 0) unknown += " and " + std::to_string(more) + " more";
   return Status::InvalidArgument("unknown option(s) for method " + std::string(method) + ": " +
                                  unknown);
 }

@@ -8,8 +8,10 @@
 #define FLOWRAG_SERVER_HANDLERS_H_
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "flowrag/engine.h"
 #include "server/errors.h"
@@ -23,6 +25,17 @@ Reply HandleQuery(const Engine& engine, const nlohmann::json& request, double ma
 
 // POST /v1/documents: {documents: [{id, title, text}], chunking} → IndexReport JSON.
 Reply HandleInsertDocuments(Engine& engine, const nlohmann::json& request);
+
+// The request parsing of HandleQuery and HandleInsertDocuments (before the
+// engine sees anything), for the fuzz targets: the first error, naming the
+// field, or nullopt with the outputs filled. ParseQueryRequest does not run
+// AnswerOptions::Validate nor the methods' option parsing (HandleQuery and
+// the retrievers do).
+std::optional<ApiError> ParseQueryRequest(const nlohmann::json& request, double max_deadline_ms,
+                                          std::string* question, AnswerOptions* options);
+std::optional<ApiError> ParseDocuments(const nlohmann::json& request,
+                                       std::vector<DocumentInput>* documents,
+                                       IndexOptions* options);
 
 // DELETE /v1/documents/{id} → {"deleted": id}; 404 not_found for an unknown id.
 Reply HandleDeleteDocument(Engine& engine, const std::string& document_id);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <vector>
 
+#include "common/encoding.h"
 #include "common/json_errors.h"
 
 namespace flowrag::server {
@@ -108,8 +109,9 @@ std::optional<ApiError> RejectUnknownFields(const nlohmann::json& object,
     if (found) continue;
     std::string list;
     for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
-    return BadRequest("unknown field \"" + prefix + it.key() + "\" (known: " + list + ")",
-                      prefix + it.key());
+    // The name is the client's: at most 60 bytes of it are echoed.
+    const std::string name = prefix + EscapeForMessage(it.key(), 60);
+    return BadRequest("unknown field \"" + name + "\" (known: " + list + ")", name);
   }
   return std::nullopt;
 }

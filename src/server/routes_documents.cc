@@ -12,6 +12,8 @@ namespace {
 
 constexpr size_t kMaxDocumentsPerRequest = 10000;
 
+}  // namespace
+
 std::optional<ApiError> ParseDocuments(const nlohmann::json& request,
                                        std::vector<DocumentInput>* documents,
                                        IndexOptions* options) {
@@ -48,6 +50,8 @@ std::optional<ApiError> ParseDocuments(const nlohmann::json& request,
   }
   return std::nullopt;
 }
+
+namespace {
 
 nlohmann::json IndexReportJson(const IndexReport& r) {
   return {{"documents_seen", r.documents_seen},

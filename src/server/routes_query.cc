@@ -58,6 +58,8 @@ std::optional<ApiError> ReadParams(const nlohmann::json& request,
   return std::nullopt;
 }
 
+}  // namespace
+
 std::optional<ApiError> ParseQueryRequest(const nlohmann::json& request, double max_deadline_ms,
                                           std::string* question, AnswerOptions* options) {
   if (auto e = RejectUnknownFields(request, {"question", "method", "pipeline", "top_k", "max_steps",
@@ -97,8 +99,6 @@ std::optional<ApiError> ParseQueryRequest(const nlohmann::json& request, double 
   }
   return ReadParams(request, &options->query.params);
 }
-
-}  // namespace
 
 Reply HandleQuery(const Engine& engine, const nlohmann::json& request, double max_deadline_ms) {
   std::string question;

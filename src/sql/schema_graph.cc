@@ -1,10 +1,14 @@
 #include "sql/schema_graph.h"
 
 #include <cctype>
+#include <cstdint>
 #include <deque>
+#include <unordered_set>
 
 #include <nlohmann/json.hpp>
 
+#include "common/encoding.h"
+#include "common/json_errors.h"
 #include "common/text.h"
 
 namespace flowrag {
@@ -179,11 +183,36 @@ Result<SchemaGraph> SchemaGraph::FromJson(std::string_view text) {
   try {
     const nlohmann::json j = nlohmann::json::parse(text);
     g.name = j.value("name", "");
+    std::unordered_set<std::string> names;  // "t:<table>", "c:<table index>:<column>", lower case
     for (const auto& t : j.at("tables")) {
-      const uint32_t ti = g.AddTable(t.at("name").get<std::string>(), t.value("description", ""));
-      g.tables[ti].rows = t.value("rows", int64_t{-1});
+      // Names resolve case-insensitively (FindTable, FindColumn): two that
+      // differ only in case would make the foreign keys below ambiguous.
+      const std::string table_name = t.at("name").get<std::string>();
+      if (!names.insert("t:" + ToLowerAscii(table_name)).second) {
+        return Status::InvalidArgument("schema graph JSON: table \"" +
+                                       EscapeForMessage(table_name, 60) +
+                                       "\" appears twice (names are case-insensitive)");
+      }
+      const uint32_t ti = g.AddTable(table_name, t.value("description", ""));
+      // get<int64_t>() of 7.5e27 is undefined behaviour: check the kind first.
+      const auto rows = t.find("rows");
+      if (rows != t.end() && !rows->is_null()) {
+        if (!rows->is_number_integer() ||
+            (rows->is_number_unsigned() && rows->get<uint64_t>() > uint64_t{INT64_MAX})) {
+          return Status::InvalidArgument("schema graph JSON: tables[" + std::to_string(ti) +
+                                         "].rows: expected an integer, got " +
+                                         DescribeJsonType(*rows));
+        }
+        g.tables[ti].rows = rows->get<int64_t>();
+      }
       for (const auto& c : t.at("columns")) {
-        const uint32_t ci = g.AddColumn(ti, c.at("name").get<std::string>(), c.value("type", ""),
+        const std::string column_name = c.at("name").get<std::string>();
+        if (!names.insert("c:" + std::to_string(ti) + ":" + ToLowerAscii(column_name)).second) {
+          return Status::InvalidArgument("schema graph JSON: column \"" +
+                                         EscapeForMessage(table_name + "." + column_name, 80) +
+                                         "\" appears twice (names are case-insensitive)");
+        }
+        const uint32_t ci = g.AddColumn(ti, column_name, c.value("type", ""),
                                         c.value("description", ""));
         g.columns[ci].primary_key = c.value("pk", false);
         g.columns[ci].samples = c.value("samples", std::vector<std::string>{});
@@ -197,13 +226,16 @@ Result<SchemaGraph> SchemaGraph::FromJson(std::string_view text) {
         for (size_t dot = ref.find('.'); dot != std::string::npos && ends[k] < 0; dot = ref.find('.', dot + 1)) {
           ends[k] = g.FindColumn(ref.substr(0, dot), ref.substr(dot + 1));
         }
-        if (ends[k] < 0) return Status::InvalidArgument("schema graph: foreign key end \"" + ref + "\" names no column");
+        if (ends[k] < 0) {
+          return Status::InvalidArgument("schema graph: foreign key end \"" +
+                                         EscapeForMessage(ref, 80) + "\" names no column");
+        }
       }
       g.foreign_keys.push_back({static_cast<uint32_t>(ends[0]), static_cast<uint32_t>(ends[1]),
                                 fk.size() > 2 && fk.at(2).get<bool>()});
     }
   } catch (const nlohmann::json::exception& e) {
-    return Status::InvalidArgument(std::string("schema graph JSON: ") + e.what());
+    return Status::InvalidArgument("schema graph JSON: " + CleanJsonError(e.what(), false));
   }
   g.Finalize();
   return g;

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/encoding.h"
+#include "common/text.h"
 #include "sql/data_files.h"
 
 namespace flowrag {
@@ -62,6 +64,19 @@ Result<SpiderSchema> ParseSpiderSchema(const Json& j) {
         "table_names: expected " + std::to_string(s.table_names_original.size()) +
         " names like table_names_original, got " + std::to_string(s.table_names.size()));
   }
+  // SQL names are case-insensitive: "concert" and "conceRt" would be one
+  // table to the schema graph (SchemaGraph::FindTable), whose JSON form would
+  // then join the wrong tables when read back.
+  std::map<std::string, size_t> table_keys;
+  for (size_t t = 0; t < s.table_names_original.size(); ++t) {
+    auto [at, fresh] = table_keys.emplace(ToLowerAscii(s.table_names_original[t]), t);
+    if (!fresh) {
+      return Status::InvalidArgument(
+          "table_names_original[" + std::to_string(t) + "]: \"" +
+          EscapeForMessage(s.table_names_original[t], 60) + "\" names the same table as [" +
+          std::to_string(at->second) + "] (SQL names are case-insensitive)");
+    }
+  }
   std::vector<std::pair<int, std::string>> original, natural;
   FLOWRAG_RETURN_IF_ERROR(ColumnPairs(j, "column_names_original", &original));
   FLOWRAG_RETURN_IF_ERROR(ColumnPairs(j, "column_names", &natural));
@@ -74,6 +89,7 @@ Result<SpiderSchema> ParseSpiderSchema(const Json& j) {
         std::to_string(types.size()));
   }
   const int num_tables = static_cast<int>(s.table_names_original.size());
+  std::map<std::string, size_t> column_keys;  // "<table index>.<lower-case name>"
   for (size_t c = 0; c < original.size(); ++c) {
     const int t = original[c].first;
     const bool star = c == 0;
@@ -84,6 +100,17 @@ Result<SpiderSchema> ParseSpiderSchema(const Json& j) {
           (star ? ": expected -1 for column 0 (\"*\")"
                 : ": expected a table index in [0, " + std::to_string(num_tables) +
                       ") matching column_names"));
+    }
+    if (!star) {
+      auto [at, fresh] = column_keys.emplace(
+          std::to_string(t) + "." + ToLowerAscii(original[c].second), c);
+      if (!fresh) {
+        return Status::InvalidArgument(
+            "column_names_original[" + std::to_string(c) + "]: \"" +
+            EscapeForMessage(original[c].second, 60) + "\" names the same column of table " +
+            std::to_string(t) + " as [" + std::to_string(at->second) +
+            "] (SQL names are case-insensitive)");
+      }
     }
     s.columns.push_back({t, original[c].second, natural[c].second, types[c]});
   }

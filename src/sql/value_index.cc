@@ -3,9 +3,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 
 #include <nlohmann/json.hpp>
 
+#include "common/encoding.h"
+#include "common/json_errors.h"
 #include "common/text.h"
 #include "retrieval/keywords.h"
 #include "sql/safe_exec.h"
@@ -157,18 +160,33 @@ Result<ValueIndex> ValueIndex::FromJson(std::string_view text, size_t num_column
   ValueIndex index;
   try {
     const nlohmann::json j = nlohmann::json::parse(text);
+    // A whole number in [0, limit]: get<size_t>() of a float or a negative
+    // number is undefined behaviour or wraps, so the kind is checked first.
+    auto whole = [](const nlohmann::json& v, uint64_t limit, const std::string& what) -> Result<uint64_t> {
+      if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<int64_t>() < 0) ||
+          v.get<uint64_t>() > limit) {
+        return Status::InvalidArgument("value index JSON: " + what + ": expected an integer from 0 to " +
+                                       std::to_string(limit) + ", got " +
+                                       (v.is_number() ? EscapeForMessage(v.dump(), 40) : DescribeJsonType(v)));
+      }
+      return v.get<uint64_t>();
+    };
     const auto& o = j.at("options");
-    index.options_ = {o.at(0).get<size_t>(), o.at(1).get<size_t>(), o.at(2).get<size_t>()};
+    uint64_t option[3];
+    for (size_t i = 0; i < 3; ++i) {
+      FLOWRAG_ASSIGN_OR_RETURN(option[i], whole(o.at(i), SIZE_MAX, "options[" + std::to_string(i) + "]"));
+    }
+    index.options_ = {option[0], option[1], option[2]};
     for (const auto& [key, cols] : j.at("values").items()) {
       auto& out = index.values_[key];
       for (const auto& c : cols) {
-        const auto column = c.get<uint32_t>();
+        FLOWRAG_ASSIGN_OR_RETURN(uint64_t column, whole(c, UINT32_MAX, "a column"));
         if (column >= num_columns) return Status::InvalidArgument("value index: column " + std::to_string(column) + " out of range");
-        out.push_back(column);
+        out.push_back(static_cast<uint32_t>(column));
       }
     }
   } catch (const nlohmann::json::exception& e) {
-    return Status::InvalidArgument(std::string("value index JSON: ") + e.what());
+    return Status::InvalidArgument("value index JSON: " + CleanJsonError(e.what(), false));
   }
   return index;
 }
