@@ -7,6 +7,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config git
   libsqlite3-dev sqlite3
+  libpq-dev postgresql-15       # the PostgreSQL store and its tests' server
   nlohmann-json3-dev
   libcurl4-openssl-dev
   libcpp-httplib-dev
