@@ -141,10 +141,12 @@ TEST(StoreTest, PassageTextsReadEachDocumentOnce) {
   EXPECT_EQ((*pending)[250].document_id, "big");
 
   // The slicer itself: one read per document, offsets clamped as substr().
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open_v2(dir.File("s.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  SqlConnectionOptions read_only;
+  read_only.read_only = true;
+  auto conn = OpenSqlConnection(dir.File("s.db"), read_only);
+  ASSERT_TRUE(conn.ok()) << conn.status().ToString();
   {
-    auto slicer = DocumentTexts::Prepare(db, "s.db");
+    auto slicer = DocumentTexts::Prepare(**conn);
     ASSERT_TRUE(slicer.ok());
     for (int i = 0; i < 100; ++i) ASSERT_TRUE(slicer->Slice(1, i, i + 3).ok());
     EXPECT_EQ(*slicer->Slice(1, 0, 9), "big piece");
@@ -153,7 +155,6 @@ TEST(StoreTest, PassageTextsReadEachDocumentOnce) {
     EXPECT_EQ(slicer->documents_read(), 2u);
     EXPECT_EQ(slicer->Slice(99, 0, 1).status().code(), StatusCode::kCorruption);
   }
-  sqlite3_close(db);
 }
 
 TEST(StoreTest, UnchangedDocumentsAreSkippedAndChangedOnesReplaced) {

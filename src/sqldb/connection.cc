@@ -18,6 +18,18 @@ Status Statement::Run() {
   return Status::Ok();
 }
 
+Result<int64_t> Statement::RunReturningId() {
+  Result<bool> row = Step();
+  if (!row.ok() || !*row) {
+    Reset();
+    if (!row.ok()) return row.status();
+    return Status::Internal("INSERT ... RETURNING gave no row");
+  }
+  const int64_t id = Int(0);
+  FLOWRAG_RETURN_IF_ERROR(Run());
+  return id;
+}
+
 bool IsPostgresLocation(std::string_view location) {
   return location.starts_with("postgresql://") || location.starts_with("postgres://");
 }

@@ -85,6 +85,9 @@ class Statement {
   Result<bool> Step() { return impl_->Step(); }
   // Runs to completion, ignoring rows, then resets.
   Status Run();
+  // Runs an INSERT ... RETURNING id: the first column of its one row, then
+  // resets. Internal when the statement returned no row.
+  Result<int64_t> RunReturningId();
   void Reset() { impl_->Reset(); }
 
   int64_t Int(int col) const { return impl_->Int(col); }

@@ -4,22 +4,21 @@
 
 namespace flowrag {
 
-Result<DocumentTexts> DocumentTexts::Prepare(sqlite3* db, const std::string& path) {
-  FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, Statement::Prepare(db, path, "SELECT CAST(text AS BLOB) FROM documents WHERE id = ?"));
-  return DocumentTexts(std::move(s), path);
+Result<DocumentTexts> DocumentTexts::Prepare(SqlConnection& conn) {
+  FLOWRAG_ASSIGN_OR_RETURN(Statement s, conn.Prepare("SELECT text FROM documents WHERE id = ?"));
+  return DocumentTexts(std::move(s), conn.name());
 }
 
 Result<std::string_view> DocumentTexts::Slice(int64_t document_rowid, int64_t begin, int64_t end) {
   if (document_rowid != cached_) {
     select_.Reset();
     select_.Bind(1, document_rowid);
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, select_.Step(path_));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, select_.Step());
     if (!row) {
       return Status::Corruption(path_ + ": passage of a missing document (rowid " +
                                 std::to_string(document_rowid) + ")");
     }
-    text_.assign(select_.Blob(0));
+    text_.assign(select_.Text(0));
     cached_ = document_rowid;
     ++documents_read_;
   }

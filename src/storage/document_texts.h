@@ -10,20 +10,18 @@
 #ifndef FLOWRAG_STORAGE_DOCUMENT_TEXTS_H_
 #define FLOWRAG_STORAGE_DOCUMENT_TEXTS_H_
 
-#include <sqlite3.h>
-
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "flowrag/status.h"
-#include "storage/sqlite_util.h"
+#include "sqldb/connection.h"
 
 namespace flowrag {
 
 class DocumentTexts {
  public:
-  static Result<DocumentTexts> Prepare(sqlite3* db, const std::string& path);
+  static Result<DocumentTexts> Prepare(SqlConnection& conn);
 
   // Bytes [begin, end) of the text of document `document_rowid`.
   Result<std::string_view> Slice(int64_t document_rowid, int64_t begin, int64_t end);

@@ -1,17 +1,8 @@
 #include "storage/graph_writer.h"
 
-#include <chrono>
+#include "storage/unix_time.h"
 
 namespace flowrag {
-namespace {
-
-int64_t Now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
 
 Status GraphWriter::Prepare() {
   struct {
@@ -19,25 +10,34 @@ Status GraphWriter::Prepare() {
     const char* sql;
   } const statements[] = {
       {&find_key_, "SELECT entity_id FROM entity_keys WHERE key = ? LIMIT 1"},
-      {&insert_entity_, "INSERT INTO entities(name, type) VALUES (?, ?)"},
+      {&insert_entity_, "INSERT INTO entities(name, type) VALUES (?, ?) RETURNING id"},
       {&insert_key_,
-       "INSERT OR IGNORE INTO entity_keys(key, passage_id, entity_id, surface) VALUES (?, ?, ?, ?)"},
+       "INSERT INTO entity_keys(key, passage_id, entity_id, surface) VALUES (?, ?, ?, ?) "
+       "ON CONFLICT DO NOTHING"},
       {&upsert_mention_,
        "INSERT INTO mentions(passage_id, entity_id, surface, type, count, defining) "
        "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(passage_id, entity_id) DO UPDATE SET "
-       "count = max(count, excluded.count), defining = max(defining, excluded.defining), "
-       "type = CASE WHEN type = '' THEN excluded.type ELSE type END"},
+       "count = CASE WHEN excluded.count > mentions.count THEN excluded.count ELSE "
+       "mentions.count END, "
+       "defining = CASE WHEN excluded.defining > mentions.defining THEN excluded.defining ELSE "
+       "mentions.defining END, "
+       "type = CASE WHEN mentions.type = '' THEN excluded.type ELSE mentions.type END"},
       {&insert_description_,
-       "INSERT OR IGNORE INTO descriptions(entity_id, passage_id, text) VALUES (?, ?, ?)"},
+       "INSERT INTO descriptions(entity_id, passage_id, text) VALUES (?, ?, ?) "
+       "ON CONFLICT DO NOTHING"},
       {&find_relation_, "SELECT id FROM relations WHERE text = ?"},
-      {&insert_relation_, "INSERT INTO relations(text) VALUES (?)"},
+      {&insert_relation_, "INSERT INTO relations(text) VALUES (?) RETURNING id"},
       {&find_fact_,
        "SELECT id FROM facts WHERE subject_id = ? AND relation_id = ? AND object_id = ?"},
-      {&insert_fact_, "INSERT INTO facts(subject_id, relation_id, object_id) VALUES (?, ?, ?)"},
-      {&insert_fact_source_, "INSERT OR IGNORE INTO fact_sources(fact_id, passage_id) VALUES (?, ?)"},
+      {&insert_fact_,
+       "INSERT INTO facts(subject_id, relation_id, object_id) VALUES (?, ?, ?) RETURNING id"},
+      {&insert_fact_source_,
+       "INSERT INTO fact_sources(fact_id, passage_id) VALUES (?, ?) ON CONFLICT DO NOTHING"},
       {&mark_,
-       "INSERT OR REPLACE INTO extraction_state(passage_id, extractor, status, detail, "
-       "extracted_at) VALUES (?, ?, ?, ?, ?)"},
+       "INSERT INTO extraction_state(passage_id, extractor, status, detail, extracted_at) "
+       "VALUES (?, ?, ?, ?, ?) ON CONFLICT(passage_id) DO UPDATE SET extractor = "
+       "excluded.extractor, status = excluded.status, detail = excluded.detail, "
+       "extracted_at = excluded.extracted_at"},
       {&clear_keys_, "DELETE FROM entity_keys WHERE passage_id = ?"},
       {&clear_mentions_, "DELETE FROM mentions WHERE passage_id = ?"},
       {&clear_descriptions_, "DELETE FROM descriptions WHERE passage_id = ?"},
@@ -50,7 +50,7 @@ Status GraphWriter::Prepare() {
        "ORDER BY sum(count) DESC, surface ASC LIMIT 1), "
        "(SELECT m.type FROM mentions m LEFT JOIN extraction_state x ON x.passage_id = "
        "m.passage_id AND x.extractor = 'schema' WHERE m.entity_id = ?1 AND m.type <> '' "
-       "GROUP BY m.type ORDER BY max(x.passage_id IS NOT NULL) DESC, sum(m.count) DESC, "
+       "GROUP BY m.type ORDER BY max(CASE WHEN x.passage_id IS NULL THEN 0 ELSE 1 END) DESC, sum(m.count) DESC, "
        "m.type ASC LIMIT 1), "
        "(SELECT name FROM entities WHERE id = ?1)"},
       // A new name means a new embedding: its synonym edges are recomputed.
@@ -59,7 +59,7 @@ Status GraphWriter::Prepare() {
        "synonyms_done ELSE 0 END WHERE id = ?3"},
   };
   for (const auto& s : statements) {
-    FLOWRAG_ASSIGN_OR_RETURN(*s.stmt, Statement::Prepare(db_, path_, s.sql));
+    FLOWRAG_ASSIGN_OR_RETURN(*s.stmt, conn_->Prepare(s.sql));
   }
   return Status::Ok();
 }
@@ -67,14 +67,14 @@ Status GraphWriter::Prepare() {
 Status GraphWriter::ClearPassage(int64_t passage_id) {
   entities_of_passage_.Bind(1, passage_id);
   while (true) {
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, entities_of_passage_.Step(path_));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, entities_of_passage_.Step());
     if (!row) break;
     touched_.insert(entities_of_passage_.Int(0));
   }
   entities_of_passage_.Reset();
   for (Statement* s : {&clear_keys_, &clear_mentions_, &clear_descriptions_, &clear_fact_sources_}) {
-    FLOWRAG_RETURN_IF_ERROR(s->Bind(1, passage_id).Run(path_));
-    removed_ |= sqlite3_changes(db_) > 0;
+    FLOWRAG_RETURN_IF_ERROR(s->Bind(1, passage_id).Run());
+    removed_ |= conn_->Changes() > 0;
   }
   return Status::Ok();
 }
@@ -83,7 +83,7 @@ Result<int64_t> GraphWriter::Resolve(const ExtractedEntity& e) {
   auto lookup = [&](const std::string& key) -> Result<int64_t> {
     if (key.empty()) return int64_t{0};
     find_key_.Bind(1, key);
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, find_key_.Step(path_));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, find_key_.Step());
     int64_t id = row ? find_key_.Int(0) : 0;
     find_key_.Reset();
     return id;
@@ -93,8 +93,7 @@ Result<int64_t> GraphWriter::Resolve(const ExtractedEntity& e) {
     FLOWRAG_ASSIGN_OR_RETURN(id, lookup(EntityKey(e.aliases[i])));
   }
   if (id != 0) return id;
-  FLOWRAG_RETURN_IF_ERROR(insert_entity_.Bind(1, e.name).Bind(2, e.type).Run(path_));
-  id = sqlite3_last_insert_rowid(db_);
+  FLOWRAG_ASSIGN_OR_RETURN(id, insert_entity_.Bind(1, e.name).Bind(2, e.type).RunReturningId());
   ++report_.entities_created;
   report_.created_entities.insert(id);
   return id;
@@ -114,7 +113,7 @@ Status GraphWriter::AddEntities(const PassageExtraction& ex,
     for (const auto& [k, surface] : keys) {
       if (k.empty()) continue;
       find_key_.Bind(1, k);
-      FLOWRAG_ASSIGN_OR_RETURN(bool row, find_key_.Step(path_));
+      FLOWRAG_ASSIGN_OR_RETURN(bool row, find_key_.Step());
       const int64_t owner = row ? find_key_.Int(0) : id;
       find_key_.Reset();
       if (owner != id) {
@@ -125,7 +124,7 @@ Status GraphWriter::AddEntities(const PassageExtraction& ex,
       // that defines the name later in the same batch resolves to this
       // entity instead of creating a second one.
       FLOWRAG_RETURN_IF_ERROR(
-          insert_key_.Bind(1, k).Bind(2, ex.passage_id).Bind(3, id).Bind(4, surface).Run(path_));
+          insert_key_.Bind(1, k).Bind(2, ex.passage_id).Bind(3, id).Bind(4, surface).Run());
       local->emplace(k, id);
     }
     FLOWRAG_RETURN_IF_ERROR(upsert_mention_.Bind(1, ex.passage_id)
@@ -134,12 +133,12 @@ Status GraphWriter::AddEntities(const PassageExtraction& ex,
                                 .Bind(4, e.type)
                                 .Bind(5, int64_t{std::max(1, e.count)})
                                 .Bind(6, int64_t{e.defining ? 1 : 0})
-                                .Run(path_));
+                                .Run());
     ++report_.mentions;
     if (!e.description.empty()) {
       FLOWRAG_RETURN_IF_ERROR(
-          insert_description_.Bind(1, id).Bind(2, ex.passage_id).Bind(3, e.description).Run(path_));
-      report_.descriptions += sqlite3_changes(db_) > 0;
+          insert_description_.Bind(1, id).Bind(2, ex.passage_id).Bind(3, e.description).Run());
+      report_.descriptions += conn_->Changes() > 0;
     }
   }
   return Status::Ok();
@@ -149,12 +148,11 @@ Result<int64_t> GraphWriter::RelationId(const std::string& text) {
   auto it = relation_ids_.find(text);
   if (it != relation_ids_.end()) return it->second;
   find_relation_.Bind(1, text);
-  FLOWRAG_ASSIGN_OR_RETURN(bool row, find_relation_.Step(path_));
+  FLOWRAG_ASSIGN_OR_RETURN(bool row, find_relation_.Step());
   int64_t id = row ? find_relation_.Int(0) : 0;
   find_relation_.Reset();
   if (id == 0) {
-    FLOWRAG_RETURN_IF_ERROR(insert_relation_.Bind(1, text).Run(path_));
-    id = sqlite3_last_insert_rowid(db_);
+    FLOWRAG_ASSIGN_OR_RETURN(id, insert_relation_.Bind(1, text).RunReturningId());
   }
   relation_ids_.emplace(text, id);
   return id;
@@ -171,17 +169,16 @@ Status GraphWriter::AddTriples(const PassageExtraction& ex,
     }
     FLOWRAG_ASSIGN_OR_RETURN(int64_t relation, RelationId(t.relation));
     find_fact_.Bind(1, s->second).Bind(2, relation).Bind(3, o->second);
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, find_fact_.Step(path_));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, find_fact_.Step());
     int64_t fact = row ? find_fact_.Int(0) : 0;
     find_fact_.Reset();
     if (fact == 0) {
-      FLOWRAG_RETURN_IF_ERROR(
-          insert_fact_.Bind(1, s->second).Bind(2, relation).Bind(3, o->second).Run(path_));
-      fact = sqlite3_last_insert_rowid(db_);
+      FLOWRAG_ASSIGN_OR_RETURN(
+          fact, insert_fact_.Bind(1, s->second).Bind(2, relation).Bind(3, o->second).RunReturningId());
       ++report_.facts_created;
     }
-    FLOWRAG_RETURN_IF_ERROR(insert_fact_source_.Bind(1, fact).Bind(2, ex.passage_id).Run(path_));
-    report_.fact_sources += sqlite3_changes(db_) > 0;
+    FLOWRAG_RETURN_IF_ERROR(insert_fact_source_.Bind(1, fact).Bind(2, ex.passage_id).Run());
+    report_.fact_sources += conn_->Changes() > 0;
   }
   return Status::Ok();
 }
@@ -196,8 +193,8 @@ Status GraphWriter::ApplyPassage(const PassageExtraction& ex, std::string_view e
       .Bind(2, extractor)
       .Bind(3, "done")
       .Bind(4, "")
-      .Bind(5, Now())
-      .Run(path_);
+      .Bind(5, UnixSeconds())
+      .Run();
 }
 
 Status GraphWriter::AddToPassage(const PassageExtraction& ex) {
@@ -209,7 +206,7 @@ Status GraphWriter::AddToPassage(const PassageExtraction& ex) {
       const std::string key = EntityKey(*name);
       if (local.count(key)) continue;
       find_key_.Bind(1, key);
-      FLOWRAG_ASSIGN_OR_RETURN(bool row, find_key_.Step(path_));
+      FLOWRAG_ASSIGN_OR_RETURN(bool row, find_key_.Step());
       if (row) local.emplace(key, find_key_.Int(0));
       find_key_.Reset();
     }
@@ -223,13 +220,13 @@ Status GraphWriter::MarkFailed(int64_t passage_id, std::string_view extractor,
       .Bind(2, extractor)
       .Bind(3, "failed")
       .Bind(4, detail)
-      .Bind(5, Now())
-      .Run(path_);
+      .Bind(5, UnixSeconds())
+      .Run();
 }
 
 Status GraphWriter::Canonicalise(int64_t entity_id) {
   canonical_.Bind(1, entity_id);
-  FLOWRAG_ASSIGN_OR_RETURN(bool row, canonical_.Step(path_));
+  FLOWRAG_ASSIGN_OR_RETURN(bool row, canonical_.Step());
   if (!row || canonical_.IsNull(0) || canonical_.IsNull(2)) {
     canonical_.Reset();
     return Status::Ok();  // no mentions left: collected below
@@ -239,7 +236,7 @@ Status GraphWriter::Canonicalise(int64_t entity_id) {
   const bool renamed = canonical_.Text(2) != name;
   canonical_.Reset();
   if (renamed && !report_.created_entities.count(entity_id)) report_.renamed_entities.insert(entity_id);
-  return rename_.Bind(1, name).Bind(2, type).Bind(3, entity_id).Run(path_);
+  return rename_.Bind(1, name).Bind(2, type).Bind(3, entity_id).Run();
 }
 
 Status GraphWriter::Finish() {
@@ -256,20 +253,15 @@ Status GraphWriter::Finish() {
 Status GraphWriter::Collect() {
   // Entities no passage defines any more (their links, keys, facts and
   // synonym edges cascade), then facts left without a source.
-  FLOWRAG_RETURN_IF_ERROR(Exec(db_, path_,
-                               "DELETE FROM entities WHERE NOT EXISTS (SELECT 1 FROM mentions m "
+  FLOWRAG_RETURN_IF_ERROR(conn_->Exec("DELETE FROM entities WHERE NOT EXISTS (SELECT 1 FROM mentions m "
                                "WHERE m.entity_id = entities.id AND m.defining = 1)"));
-  report_.entities_deleted += sqlite3_changes(db_);
-  FLOWRAG_RETURN_IF_ERROR(Exec(
-      db_, path_,
-      "DELETE FROM facts WHERE NOT EXISTS (SELECT 1 FROM fact_sources s WHERE s.fact_id = facts.id)"));
-  report_.facts_deleted += sqlite3_changes(db_);
-  FLOWRAG_RETURN_IF_ERROR(Exec(db_, path_,
-                               "DELETE FROM relations WHERE NOT EXISTS (SELECT 1 FROM facts f "
+  report_.entities_deleted += conn_->Changes();
+  FLOWRAG_RETURN_IF_ERROR(conn_->Exec("DELETE FROM facts WHERE NOT EXISTS (SELECT 1 FROM fact_sources s WHERE s.fact_id = facts.id)"));
+  report_.facts_deleted += conn_->Changes();
+  FLOWRAG_RETURN_IF_ERROR(conn_->Exec("DELETE FROM relations WHERE NOT EXISTS (SELECT 1 FROM facts f "
                                "WHERE f.relation_id = relations.id)"));
   // A name nobody defines any more must be linked again if it comes back.
-  FLOWRAG_RETURN_IF_ERROR(Exec(db_, path_,
-                               "DELETE FROM linked_names WHERE NOT EXISTS (SELECT 1 FROM "
+  FLOWRAG_RETURN_IF_ERROR(conn_->Exec("DELETE FROM linked_names WHERE NOT EXISTS (SELECT 1 FROM "
                                "entity_keys k WHERE k.key = linked_names.key)"));
   return Status::Ok();
 }

@@ -24,8 +24,6 @@
 #ifndef FLOWRAG_STORAGE_GRAPH_WRITER_H_
 #define FLOWRAG_STORAGE_GRAPH_WRITER_H_
 
-#include <sqlite3.h>
-
 #include <cstdint>
 #include <set>
 #include <string>
@@ -34,7 +32,7 @@
 
 #include "extract/extraction.h"
 #include "flowrag/status.h"
-#include "storage/sqlite_util.h"
+#include "sqldb/connection.h"
 
 namespace flowrag {
 
@@ -55,7 +53,7 @@ struct GraphWriteReport {
 
 class GraphWriter {
  public:
-  GraphWriter(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  explicit GraphWriter(SqlConnection* conn) : conn_(conn) {}
   GraphWriter(const GraphWriter&) = delete;
   GraphWriter& operator=(const GraphWriter&) = delete;
 
@@ -104,8 +102,7 @@ class GraphWriter {
   Status Canonicalise(int64_t entity_id);
   Status Collect();
 
-  sqlite3* db_;
-  std::string path_;
+  SqlConnection* conn_;
   GraphWriteReport report_;
   std::set<int64_t> touched_;  // entities whose mentions changed
   bool removed_ = false;       // a passage's earlier rows were cleared

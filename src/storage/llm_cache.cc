@@ -1,19 +1,17 @@
 #include "storage/llm_cache.h"
 
-#include <chrono>
-
-#include "storage/sqlite_util.h"
+#include "sqldb/connection.h"
+#include "storage/unix_time.h"
 
 namespace flowrag {
 
 Result<std::optional<ChatResponse>> Store::GetCachedResponse(uint64_t key) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, Statement::Prepare(db_, path_,
-                                      "SELECT response, finish_reason, prompt_tokens, "
+      Statement s, conn_->Prepare("SELECT response, finish_reason, prompt_tokens, "
                                       "completion_tokens FROM llm_cache WHERE key = ?"));
   s.Bind(1, HashToSql(key));
-  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return std::optional<ChatResponse>();
   ChatResponse r;
   r.content = s.Text(0);
@@ -29,13 +27,14 @@ Status Store::PutCachedResponse(uint64_t key, std::string_view model, std::strin
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s,
-      Statement::Prepare(db_, path_,
-                         "INSERT OR REPLACE INTO llm_cache(key, model, request, response, "
-                         "finish_reason, prompt_tokens, completion_tokens, created_at) VALUES "
-                         "(?, ?, ?, ?, ?, ?, ?, ?)"));
-  const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
-                          std::chrono::system_clock::now().time_since_epoch())
-                          .count();
+      conn_->Prepare("INSERT INTO llm_cache(key, model, request, response, finish_reason, "
+                     "prompt_tokens, completion_tokens, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                     "ON CONFLICT(key) DO UPDATE SET model = excluded.model, request = "
+                     "excluded.request, response = excluded.response, finish_reason = "
+                     "excluded.finish_reason, prompt_tokens = excluded.prompt_tokens, "
+                     "completion_tokens = excluded.completion_tokens, created_at = "
+                     "excluded.created_at"));
+  const int64_t now = UnixSeconds();
   return s.Bind(1, HashToSql(key))
       .Bind(2, model)
       .Bind(3, request)
@@ -44,7 +43,7 @@ Status Store::PutCachedResponse(uint64_t key, std::string_view model, std::strin
       .Bind(6, response.prompt_tokens)
       .Bind(7, response.completion_tokens)
       .Bind(8, now)
-      .Run(path_);
+      .Run();
 }
 
 Result<std::optional<ChatResponse>> StoreResponseCache::Get(uint64_t key) {

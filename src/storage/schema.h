@@ -16,6 +16,13 @@ const std::string& SchemaStep(int version);
 // create; no step drops one), in creation order.
 std::vector<std::string> TablesOfFormat(int version);
 
+// The DDL of a PostgreSQL store at kStoreFormatVersion, run in the
+// workspace's schema: the tables of TablesOfFormat(kStoreFormatVersion) with
+// PostgreSQL types (BIGINT, DOUBLE PRECISION, BYTEA, text compared bytewise
+// with COLLATE "C" as SQLite does). PostgreSQL stores start at the current
+// format; a later format adds its step in both dialects.
+const std::string& PostgresSchema();
+
 }  // namespace flowrag
 
 #endif  // FLOWRAG_STORAGE_SCHEMA_H_

@@ -1,16 +1,13 @@
 #include "storage/store.h"
 
-#include <sqlite3.h>
-
 #include <algorithm>
-#include <chrono>
 #include <cstring>
-#include <thread>
 
+#include "sqldb/connection.h"
 #include "storage/document_texts.h"
 #include "storage/graph_writer.h"
 #include "storage/schema.h"
-#include "storage/sqlite_util.h"
+#include "storage/unix_time.h"
 
 namespace flowrag {
 namespace {
@@ -20,43 +17,16 @@ constexpr char kMagicValue[] = "flowrag";
 constexpr char kVersionKey[] = "format_version";
 
 // Passage ids of a document.
-Result<std::vector<int64_t>> PassagesOf(sqlite3* db, const std::string& path, int64_t doc_id) {
-  FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, Statement::Prepare(db, path, "SELECT id FROM passages WHERE document_id = ?"));
+Result<std::vector<int64_t>> PassagesOf(SqlConnection& conn, int64_t doc_id) {
+  FLOWRAG_ASSIGN_OR_RETURN(Statement s, conn.Prepare("SELECT id FROM passages WHERE document_id = ?"));
   s.Bind(1, doc_id);
   std::vector<int64_t> ids;
   while (true) {
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
     ids.push_back(s.Int(0));
   }
   return ids;
-}
-
-// Switches the file to WAL. SQLite does not call the busy handler when a
-// journal-mode change meets another connection's lock (two processes
-// creating one store at once), so the switch is retried here for as long as
-// the busy timeout would have waited.
-Status SetWalMode(sqlite3* db, const std::string& path) {
-  constexpr char kPragmas[] =
-      "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA journal_size_limit=67108864;";
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  auto pause = std::chrono::milliseconds(1);
-  while (true) {
-    Status st = Exec(db, path, kPragmas);
-    if (st.ok() || st.code() != StatusCode::kUnavailable ||
-        std::chrono::steady_clock::now() >= deadline) {
-      return st;
-    }
-    std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::milliseconds(50));
-  }
-}
-
-int64_t NowSeconds() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 }  // namespace
@@ -71,75 +41,44 @@ std::string PassageEmbedText(std::string_view title, std::string_view passage_te
   return s;
 }
 
-Result<std::unique_ptr<Store>> Store::Open(const std::string& path, const StoreOptions& options) {
-  int flags = options.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
-  if (options.create_if_missing && !options.read_only) flags |= SQLITE_OPEN_CREATE;
-  flags |= SQLITE_OPEN_FULLMUTEX;
-  sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
-  if (rc != SQLITE_OK) {
-    Status st = SqliteError(db, rc, path, "open");
-    sqlite3_close(db);
-    if (rc == SQLITE_CANTOPEN) return Status::NotFound(st.message());
-    return st;
-  }
-  std::unique_ptr<Store> store(new Store(path, db));
+Result<std::unique_ptr<Store>> Store::Open(const std::string& location, const StoreOptions& options) {
+  SqlConnectionOptions conn_options;
+  conn_options.read_only = options.read_only;
+  conn_options.create_if_missing = options.create_if_missing;
+  FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<SqlConnection> conn,
+                           OpenSqlConnection(location, conn_options));
+  std::unique_ptr<Store> store(new Store(std::move(conn)));
   FLOWRAG_RETURN_IF_ERROR(store->Initialize(options));
   return store;
 }
 
-Store::~Store() {
-  if (db_ != nullptr) sqlite3_close(db_);
-}
+Store::~Store() = default;
 
-namespace {
+SqlDialect Store::dialect() const { return conn_->dialect(); }
 
-// The names of the file's tables (the first read: a file that is not
-// SQLite fails here with SQLITE_NOTADB).
-Result<std::vector<std::string>> TableNames(sqlite3* db, const std::string& path) {
-  FLOWRAG_ASSIGN_OR_RETURN(
-      Statement tables,
-      Statement::Prepare(db, path, "SELECT name FROM sqlite_master WHERE type='table'"));
-  std::vector<std::string> names;
-  while (true) {
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, tables.Step(path));
-    if (!row) break;
-    names.emplace_back(tables.Text(0));
-  }
-  return names;
-}
-
-}  // namespace
-
-// Nothing is written before the file is known to be a flowrag store (or
-// an empty file to become one) and, for a writer, its pages pass
-// quick_check: another application's database, or a damaged store, keeps
-// its bytes, journal mode included.
+// Nothing is written before the database is known to be a flowrag store (or
+// empty, to become one) and, for a writer, passes the driver's integrity
+// check: another application's database, or a damaged store, keeps its
+// bytes, SQLite's journal mode included.
 Status Store::Initialize(const StoreOptions& options) {
-  sqlite3_busy_timeout(db_, 10000);
-  FLOWRAG_ASSIGN_OR_RETURN(std::vector<std::string> names, TableNames(db_, path_));
+  FLOWRAG_ASSIGN_OR_RETURN(std::vector<std::string> names, conn_->TableNames());
   if (names.empty() && options.read_only) {
     return Status::FailedPrecondition(path_ + ": empty store (run index first)");
   }
   if (!names.empty()) {
     FLOWRAG_RETURN_IF_ERROR(CheckIsStore(names));
-    if (!options.read_only) FLOWRAG_RETURN_IF_ERROR(CheckPages());
+    if (!options.read_only) FLOWRAG_RETURN_IF_ERROR(conn_->CheckIntegrity());
   }
-  if (!options.read_only) {
-    // journal_size_limit: the WAL is truncated after a checkpoint instead of
-    // keeping the size of the largest transaction (a snapshot part rewrite).
-    FLOWRAG_RETURN_IF_ERROR(SetWalMode(db_, path_));
-  }
-  FLOWRAG_RETURN_IF_ERROR(Exec(db_, path_, "PRAGMA foreign_keys=ON;"));
+  if (!options.read_only) FLOWRAG_RETURN_IF_ERROR(conn_->PrepareForWrites());
   if (names.empty()) {
     FLOWRAG_ASSIGN_OR_RETURN(bool created, CreateSchema(options.create_format_version));
     if (created) return Status::Ok();
     // Another process created the store meanwhile: open what it made.
-    FLOWRAG_ASSIGN_OR_RETURN(names, TableNames(db_, path_));
+    FLOWRAG_ASSIGN_OR_RETURN(names, conn_->TableNames());
     FLOWRAG_RETURN_IF_ERROR(CheckIsStore(names));
   }
   FLOWRAG_RETURN_IF_ERROR(CheckFormat(options));
-  FLOWRAG_ASSIGN_OR_RETURN(names, TableNames(db_, path_));  // a migration may have added some
+  FLOWRAG_ASSIGN_OR_RETURN(names, conn_->TableNames());  // a migration may have added some
   return CheckTables(names);
 }
 
@@ -154,29 +93,26 @@ Status Store::CheckTables(const std::vector<std::string>& names) {
   return Status::Ok();
 }
 
-Status Store::CheckPages() {
-  FLOWRAG_ASSIGN_OR_RETURN(Statement check, Statement::Prepare(db_, path_, "PRAGMA quick_check(1)"));
-  FLOWRAG_ASSIGN_OR_RETURN(bool row, check.Step(path_));
-  const std::string verdict = row ? std::string(check.Text(0)) : "no answer";
-  if (verdict == "ok") return Status::Ok();
-  return Status::Corruption(path_ + ": the store's pages are damaged (" + verdict.substr(0, 120) +
-                            "); nothing was written. Restore it from a backup or index again.");
-}
-
 Result<bool> Store::CreateSchema(int format_version) {
+  if (conn_->dialect() == SqlDialect::kPostgres && format_version != kStoreFormatVersion) {
+    return Status::InvalidArgument(path_ + ": PostgreSQL stores start at format " +
+                                   std::to_string(kStoreFormatVersion));
+  }
   bool created = false;
   FLOWRAG_RETURN_IF_ERROR(InTransaction([&]() -> Status {
     // Under the write lock: a concurrent creator may have won the race.
-    FLOWRAG_ASSIGN_OR_RETURN(std::vector<std::string> names, TableNames(db_, path_));
+    FLOWRAG_ASSIGN_OR_RETURN(std::vector<std::string> names, conn_->TableNames());
     if (!names.empty()) return Status::Ok();
-    for (int v = 1; v <= format_version; ++v) {
-      FLOWRAG_RETURN_IF_ERROR(Exec(db_, path_, SchemaStep(v)));
+    if (conn_->dialect() == SqlDialect::kPostgres) {
+      FLOWRAG_RETURN_IF_ERROR(conn_->Exec(PostgresSchema()));
+    } else {
+      for (int v = 1; v <= format_version; ++v) FLOWRAG_RETURN_IF_ERROR(conn_->Exec(SchemaStep(v)));
     }
-    FLOWRAG_ASSIGN_OR_RETURN(
-        Statement ins, Statement::Prepare(db_, path_, "INSERT INTO meta(key, value) VALUES (?, ?)"));
-    FLOWRAG_RETURN_IF_ERROR(ins.Bind(1, kMagicKey).Bind(2, kMagicValue).Run(path_));
+    FLOWRAG_ASSIGN_OR_RETURN(Statement ins,
+                             conn_->Prepare("INSERT INTO meta(key, value) VALUES (?, ?)"));
+    FLOWRAG_RETURN_IF_ERROR(ins.Bind(1, kMagicKey).Bind(2, kMagicValue).Run());
     FLOWRAG_RETURN_IF_ERROR(
-        ins.Bind(1, kVersionKey).Bind(2, std::to_string(format_version)).Run(path_));
+        ins.Bind(1, kVersionKey).Bind(2, std::to_string(format_version)).Run());
     created = true;
     return Status::Ok();
   }));
@@ -188,7 +124,7 @@ Status Store::CheckIsStore(const std::vector<std::string>& names) {
   if (std::find(names.begin(), names.end(), "meta") == names.end()) {
     std::string list;
     for (size_t i = 0; i < names.size() && i < 5; ++i) list += (i ? ", " : "") + names[i];
-    return Status::Corruption(path_ + ": not a flowrag store (a SQLite file without a meta table; tables: " + list + ")");
+    return Status::Corruption(path_ + ": not a flowrag store (a database without a meta table; tables: " + list + ")");
   }
   FLOWRAG_ASSIGN_OR_RETURN(auto magic, GetMeta(kMagicKey));
   if (!magic || *magic != kMagicValue) {
@@ -221,10 +157,10 @@ Status Store::CheckFormat(const StoreOptions& options) {
 Status Store::Migrate(int from_version) {
   for (int v = from_version + 1; v <= kStoreFormatVersion; ++v) {
     FLOWRAG_RETURN_IF_ERROR(InTransaction([&]() -> Status {
-      FLOWRAG_RETURN_IF_ERROR(Exec(db_, path_, SchemaStep(v)));
+      FLOWRAG_RETURN_IF_ERROR(conn_->Exec(SchemaStep(v)));
       FLOWRAG_ASSIGN_OR_RETURN(
-          Statement up, Statement::Prepare(db_, path_, "UPDATE meta SET value=? WHERE key=?"));
-      return up.Bind(1, std::to_string(v)).Bind(2, kVersionKey).Run(path_);
+          Statement up, conn_->Prepare("UPDATE meta SET value=? WHERE key=?"));
+      return up.Bind(1, std::to_string(v)).Bind(2, kVersionKey).Run();
     }).WithContext("migrating to format " + std::to_string(v)));
     format_version_ = v;
   }
@@ -232,40 +168,39 @@ Status Store::Migrate(int from_version) {
 }
 
 Status Store::BumpGeneration() {
-  return Exec(db_, path_,
-              "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) "
+  return conn_->Exec("UPDATE meta SET value = CAST(CAST(value AS BIGINT) + 1 AS TEXT) "
               "WHERE key = 'generation'");
 }
 
 Status Store::InWriteTransaction(const std::function<Status()>& body) {
   return InTransaction([&]() -> Status {
-    const sqlite3_int64 before = sqlite3_total_changes64(db_);
+    const int64_t before = conn_->TotalChanges();
     FLOWRAG_RETURN_IF_ERROR(body());
     // A transaction that changed no row (a collection that found nothing)
     // leaves the snapshot valid.
-    if (sqlite3_total_changes64(db_) == before) return Status::Ok();
+    if (conn_->TotalChanges() == before) return Status::Ok();
     return BumpGeneration();
   });
 }
 
 Status Store::InTransaction(const std::function<Status()>& body) {
-  FLOWRAG_RETURN_IF_ERROR(Exec(db_, path_, "BEGIN IMMEDIATE"));
+  FLOWRAG_RETURN_IF_ERROR(conn_->BeginWrite());
   Status st = body();
   if (!st.ok()) {
-    (void)Exec(db_, path_, "ROLLBACK");
+    (void)conn_->Rollback();
     return st;
   }
-  st = Exec(db_, path_, "COMMIT");
-  if (!st.ok()) (void)Exec(db_, path_, "ROLLBACK");
+  st = conn_->Commit();
+  if (!st.ok()) (void)conn_->Rollback();
   return st;
 }
 
 Result<std::optional<std::string>> Store::GetMeta(std::string_view key) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(Statement s,
-                           Statement::Prepare(db_, path_, "SELECT value FROM meta WHERE key=?"));
+                           conn_->Prepare("SELECT value FROM meta WHERE key=?"));
   s.Bind(1, key);
-  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return std::optional<std::string>();
   return std::optional<std::string>(std::string(s.Text(0)));
 }
@@ -274,13 +209,12 @@ Status Store::SetMeta(std::string_view key, std::string_view value) {
   std::lock_guard<std::mutex> lock(mu_);
   return InTransaction([&]() -> Status {
     FLOWRAG_ASSIGN_OR_RETURN(
-        Statement s, Statement::Prepare(db_, path_,
-                                        "INSERT INTO meta(key, value) VALUES (?, ?) "
+        Statement s, conn_->Prepare("INSERT INTO meta(key, value) VALUES (?, ?) "
                                         "ON CONFLICT(key) DO UPDATE SET value=excluded.value "
-                                        "WHERE value IS NOT excluded.value"));
-    FLOWRAG_RETURN_IF_ERROR(s.Bind(1, key).Bind(2, value).Run(path_));
+                                        "WHERE meta.value <> excluded.value"));
+    FLOWRAG_RETURN_IF_ERROR(s.Bind(1, key).Bind(2, value).Run());
     // Rewriting the same value changes no snapshot.
-    return sqlite3_changes(db_) > 0 ? BumpGeneration() : Status::Ok();
+    return conn_->Changes() > 0 ? BumpGeneration() : Status::Ok();
   });
 }
 
@@ -288,9 +222,9 @@ Result<std::optional<uint64_t>> Store::DocumentHash(std::string_view external_id
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s,
-      Statement::Prepare(db_, path_, "SELECT content_hash FROM documents WHERE external_id=?"));
+      conn_->Prepare("SELECT content_hash FROM documents WHERE external_id=?"));
   s.Bind(1, external_id);
-  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return std::optional<uint64_t>();
   return std::optional<uint64_t>(HashFromSql(s.Int(0)));
 }
@@ -298,33 +232,29 @@ Result<std::optional<uint64_t>> Store::DocumentHash(std::string_view external_id
 Result<BatchWriteReport> Store::WriteDocuments(std::span<const DocumentWrite> batch) {
   std::lock_guard<std::mutex> lock(mu_);
   BatchWriteReport report;
-  GraphWriter graph(db_, path_);
+  GraphWriter graph(conn_.get());
   Status st = InWriteTransaction([&]() -> Status {
     FLOWRAG_RETURN_IF_ERROR(graph.Prepare());
     FLOWRAG_ASSIGN_OR_RETURN(
-        Statement find, Statement::Prepare(db_, path_,
-                                           "SELECT id, content_hash FROM documents WHERE external_id=?"));
+        Statement find, conn_->Prepare("SELECT id, content_hash FROM documents WHERE external_id=?"));
     FLOWRAG_ASSIGN_OR_RETURN(Statement del,
-                             Statement::Prepare(db_, path_, "DELETE FROM documents WHERE id=?"));
+                             conn_->Prepare("DELETE FROM documents WHERE id=?"));
     FLOWRAG_ASSIGN_OR_RETURN(
         Statement ins_doc,
-        Statement::Prepare(db_, path_,
-                           "INSERT INTO documents(external_id, title, source, content_hash, "
-                           "chunking, text, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?)"));
+        conn_->Prepare("INSERT INTO documents(external_id, title, source, content_hash, "
+                           "chunking, text, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id"));
     FLOWRAG_ASSIGN_OR_RETURN(
         Statement ins_passage,
-        Statement::Prepare(db_, path_,
-                           "INSERT INTO passages(document_id, ordinal, begin_offset, end_offset, "
+        conn_->Prepare("INSERT INTO passages(document_id, ordinal, begin_offset, end_offset, "
                            "embed_hash) VALUES (?, ?, ?, ?, ?)"));
     FLOWRAG_ASSIGN_OR_RETURN(
         Statement ins_record,
-        Statement::Prepare(db_, path_,
-                           "INSERT INTO source_records(document_id, source, file, line, entity_type, "
+        conn_->Prepare("INSERT INTO source_records(document_id, source, file, line, entity_type, "
                            "record_key, structured, fields) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
-    const int64_t now = NowSeconds();
+    const int64_t now = UnixSeconds();
     for (const DocumentWrite& w : batch) {
       find.Bind(1, w.doc.external_id);
-      FLOWRAG_ASSIGN_OR_RETURN(bool exists, find.Step(path_));
+      FLOWRAG_ASSIGN_OR_RETURN(bool exists, find.Step());
       int64_t old_id = exists ? find.Int(0) : 0;
       uint64_t old_hash = exists ? HashFromSql(find.Int(1)) : 0;
       find.Reset();
@@ -333,22 +263,21 @@ Result<BatchWriteReport> Store::WriteDocuments(std::span<const DocumentWrite> ba
         continue;
       }
       if (exists) {
-        FLOWRAG_ASSIGN_OR_RETURN(std::vector<int64_t> old_passages, PassagesOf(db_, path_, old_id));
+        FLOWRAG_ASSIGN_OR_RETURN(std::vector<int64_t> old_passages, PassagesOf(*conn_, old_id));
         FLOWRAG_RETURN_IF_ERROR(DeletePassagesFromGraph(graph, old_passages));
-        FLOWRAG_RETURN_IF_ERROR(del.Bind(1, old_id).Run(path_));
+        FLOWRAG_RETURN_IF_ERROR(del.Bind(1, old_id).Run());
         ++report.documents_replaced;
       } else {
         ++report.documents_added;
       }
-      FLOWRAG_RETURN_IF_ERROR(ins_doc.Bind(1, w.doc.external_id)
-                                  .Bind(2, w.doc.title)
-                                  .Bind(3, w.doc.source)
-                                  .Bind(4, HashToSql(w.content_hash))
-                                  .Bind(5, w.chunking)
-                                  .Bind(6, w.doc.text)
-                                  .Bind(7, now)
-                                  .Run(path_));
-      const int64_t doc_id = sqlite3_last_insert_rowid(db_);
+      FLOWRAG_ASSIGN_OR_RETURN(const int64_t doc_id, ins_doc.Bind(1, w.doc.external_id)
+                                                         .Bind(2, w.doc.title)
+                                                         .Bind(3, w.doc.source)
+                                                         .Bind(4, HashToSql(w.content_hash))
+                                                         .Bind(5, w.chunking)
+                                                         .Bind(6, w.doc.text)
+                                                         .Bind(7, now)
+                                                         .RunReturningId());
       if (w.record) {
         const SourceRecordWrite& r = *w.record;
         FLOWRAG_RETURN_IF_ERROR(ins_record.Bind(1, doc_id)
@@ -359,7 +288,7 @@ Result<BatchWriteReport> Store::WriteDocuments(std::span<const DocumentWrite> ba
                                     .Bind(6, r.record_key)
                                     .Bind(7, int64_t{r.structured ? 1 : 0})
                                     .Bind(8, r.fields)
-                                    .Run(path_));
+                                    .Run());
       }
       for (const PassageWrite& p : w.passages) {
         FLOWRAG_RETURN_IF_ERROR(ins_passage.Bind(1, doc_id)
@@ -367,7 +296,7 @@ Result<BatchWriteReport> Store::WriteDocuments(std::span<const DocumentWrite> ba
                                     .Bind(3, int64_t{p.begin})
                                     .Bind(4, int64_t{p.end})
                                     .Bind(5, HashToSql(p.embed_hash))
-                                    .Run(path_));
+                                    .Run());
         ++report.passages_added;
       }
     }
@@ -379,23 +308,23 @@ Result<BatchWriteReport> Store::WriteDocuments(std::span<const DocumentWrite> ba
 
 Status Store::DeleteDocument(std::string_view external_id) {
   std::lock_guard<std::mutex> lock(mu_);
-  GraphWriter graph(db_, path_);
+  GraphWriter graph(conn_.get());
   return InWriteTransaction([&]() -> Status {
     FLOWRAG_RETURN_IF_ERROR(graph.Prepare());
     FLOWRAG_ASSIGN_OR_RETURN(
-        Statement find, Statement::Prepare(db_, path_, "SELECT id FROM documents WHERE external_id=?"));
+        Statement find, conn_->Prepare("SELECT id FROM documents WHERE external_id=?"));
     find.Bind(1, external_id);
-    FLOWRAG_ASSIGN_OR_RETURN(bool exists, find.Step(path_));
+    FLOWRAG_ASSIGN_OR_RETURN(bool exists, find.Step());
     if (!exists) {
       return Status::NotFound(path_ + ": no document with id \"" + std::string(external_id) + "\"");
     }
     const int64_t doc_id = find.Int(0);
     find.Reset();
-    FLOWRAG_ASSIGN_OR_RETURN(std::vector<int64_t> passages, PassagesOf(db_, path_, doc_id));
+    FLOWRAG_ASSIGN_OR_RETURN(std::vector<int64_t> passages, PassagesOf(*conn_, doc_id));
     FLOWRAG_RETURN_IF_ERROR(DeletePassagesFromGraph(graph, passages));
     FLOWRAG_ASSIGN_OR_RETURN(Statement del,
-                             Statement::Prepare(db_, path_, "DELETE FROM documents WHERE id=?"));
-    FLOWRAG_RETURN_IF_ERROR(del.Bind(1, doc_id).Run(path_));
+                             conn_->Prepare("DELETE FROM documents WHERE id=?"));
+    FLOWRAG_RETURN_IF_ERROR(del.Bind(1, doc_id).Run());
     return graph.Finish();
   });
 }
@@ -426,12 +355,12 @@ Result<std::vector<PassageToEmbed>> Store::PassagesMissingEmbeddings(std::string
                                                                      size_t limit) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, Statement::Prepare(db_, path_, std::string(kPassageTextSql) + kMissingSql));
+      Statement s, conn_->Prepare(std::string(kPassageTextSql) + kMissingSql));
   s.Bind(1, model).Bind(2, static_cast<int64_t>(limit));
-  FLOWRAG_ASSIGN_OR_RETURN(DocumentTexts texts, DocumentTexts::Prepare(db_, path_));
+  FLOWRAG_ASSIGN_OR_RETURN(DocumentTexts texts, DocumentTexts::Prepare(*conn_));
   std::vector<PassageToEmbed> out;
   while (true) {
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
     FLOWRAG_ASSIGN_OR_RETURN(PassageToEmbed p, ReadPassageText(s, texts));
     out.push_back(std::move(p));
@@ -442,10 +371,10 @@ Result<std::vector<PassageToEmbed>> Store::PassagesMissingEmbeddings(std::string
 Status Store::ForEachPassageText(const std::function<Status(const PassageToEmbed&)>& fn) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, Statement::Prepare(db_, path_, std::string(kPassageTextSql) + "ORDER BY p.id"));
-  FLOWRAG_ASSIGN_OR_RETURN(DocumentTexts texts, DocumentTexts::Prepare(db_, path_));
+      Statement s, conn_->Prepare(std::string(kPassageTextSql) + "ORDER BY p.id"));
+  FLOWRAG_ASSIGN_OR_RETURN(DocumentTexts texts, DocumentTexts::Prepare(*conn_));
   while (true) {
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
     FLOWRAG_ASSIGN_OR_RETURN(PassageToEmbed p, ReadPassageText(s, texts));
     FLOWRAG_RETURN_IF_ERROR(fn(p));
@@ -457,11 +386,10 @@ Result<int64_t> Store::CountPassagesMissingEmbeddings(std::string_view model) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s,
-      Statement::Prepare(db_, path_,
-                         "SELECT count(*) FROM passages p WHERE NOT EXISTS (SELECT 1 FROM "
+      conn_->Prepare("SELECT count(*) FROM passages p WHERE NOT EXISTS (SELECT 1 FROM "
                          "embeddings e WHERE e.model = ? AND e.text_hash = p.embed_hash)"));
   s.Bind(1, model);
-  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
   return row ? s.Int(0) : int64_t{0};
 }
 
@@ -475,15 +403,15 @@ Status Store::PutEmbeddings(std::string_view model, std::span<const uint64_t> ha
   return InWriteTransaction([&]() -> Status {
     FLOWRAG_ASSIGN_OR_RETURN(
         Statement ins,
-        Statement::Prepare(db_, path_,
-                           "INSERT OR REPLACE INTO embeddings(model, text_hash, dim, vector) "
-                           "VALUES (?, ?, ?, ?)"));
+        conn_->Prepare("INSERT INTO embeddings(model, text_hash, dim, vector) VALUES (?, ?, ?, ?) "
+                       "ON CONFLICT(model, text_hash) DO UPDATE SET dim = excluded.dim, "
+                       "vector = excluded.vector"));
     for (size_t i = 0; i < hashes.size(); ++i) {
       FLOWRAG_RETURN_IF_ERROR(ins.Bind(1, model)
                                   .Bind(2, HashToSql(hashes[i]))
                                   .Bind(3, static_cast<int64_t>(vectors.cols))
                                   .BindBlob(4, vectors.row(i), vectors.cols * sizeof(float))
-                                  .Run(path_));
+                                  .Run());
     }
     return Status::Ok();
   });
@@ -493,13 +421,12 @@ Result<FloatMatrix> Store::GetEmbeddings(std::string_view model, std::span<const
                                          size_t dim, std::vector<bool>* found) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, Statement::Prepare(
-                       db_, path_, "SELECT dim, vector FROM embeddings WHERE model=? AND text_hash=?"));
+      Statement s, conn_->Prepare("SELECT dim, vector FROM embeddings WHERE model=? AND text_hash=?"));
   FloatMatrix m(hashes.size(), dim);
   found->assign(hashes.size(), false);
   for (size_t i = 0; i < hashes.size(); ++i) {
     s.Bind(1, model).Bind(2, HashToSql(hashes[i]));
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (row) {
       std::string_view blob = s.Blob(1);
       if (static_cast<size_t>(s.Int(0)) != dim || blob.size() != dim * sizeof(float)) {
@@ -523,11 +450,10 @@ Result<int64_t> Store::DropEmbeddingsOfFamilyExcept(std::string_view family,
   Status st = InTransaction([&]() -> Status {
     FLOWRAG_ASSIGN_OR_RETURN(
         Statement del,
-        Statement::Prepare(db_, path_,
-                           "DELETE FROM embeddings WHERE substr(model, 1, length(?1)) = ?1 AND "
+        conn_->Prepare("DELETE FROM embeddings WHERE substr(model, 1, length(CAST(?1 AS TEXT))) = ?1 AND "
                            "model <> ?2"));
-    FLOWRAG_RETURN_IF_ERROR(del.Bind(1, family).Bind(2, keep_model).Run(path_));
-    dropped = sqlite3_changes(db_);
+    FLOWRAG_RETURN_IF_ERROR(del.Bind(1, family).Bind(2, keep_model).Run());
+    dropped = conn_->Changes();
     return dropped > 0 ? BumpGeneration() : Status::Ok();
   });
   if (!st.ok()) return st;
@@ -537,9 +463,9 @@ Result<int64_t> Store::DropEmbeddingsOfFamilyExcept(std::string_view family,
 Result<std::optional<std::string>> Store::GetEmbedderState(std::string_view name) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, Statement::Prepare(db_, path_, "SELECT state FROM embedder_state WHERE name=?"));
+      Statement s, conn_->Prepare("SELECT state FROM embedder_state WHERE name=?"));
   s.Bind(1, name);
-  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return std::optional<std::string>();
   return std::optional<std::string>(std::string(s.Blob(0)));
 }
@@ -548,9 +474,9 @@ Result<int64_t> Store::EmbedderStateFittedPassages(std::string_view name) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s,
-      Statement::Prepare(db_, path_, "SELECT fitted_passages FROM embedder_state WHERE name=?"));
+      conn_->Prepare("SELECT fitted_passages FROM embedder_state WHERE name=?"));
   s.Bind(1, name);
-  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
   return row ? s.Int(0) : int64_t{-1};
 }
 
@@ -560,26 +486,26 @@ Status Store::PutEmbedderState(std::string_view name, std::string_view blob,
   return InWriteTransaction([&]() -> Status {
     FLOWRAG_ASSIGN_OR_RETURN(
         Statement s,
-        Statement::Prepare(db_, path_,
-                           "INSERT OR REPLACE INTO embedder_state(name, state, fitted_passages, "
-                           "updated_at) VALUES (?, ?, ?, ?)"));
+        conn_->Prepare("INSERT INTO embedder_state(name, state, fitted_passages, updated_at) "
+                       "VALUES (?, ?, ?, ?) ON CONFLICT(name) DO UPDATE SET state = "
+                       "excluded.state, fitted_passages = excluded.fitted_passages, "
+                       "updated_at = excluded.updated_at"));
     return s.Bind(1, name)
         .BindBlob(2, blob.data(), blob.size())
         .Bind(3, fitted_passages)
-        .Bind(4, NowSeconds())
-        .Run(path_);
+        .Bind(4, UnixSeconds())
+        .Run();
   });
 }
 
 Status Store::ForEachDocument(const std::function<Status(DocumentRow&&)>& fn, int64_t after_id) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, Statement::Prepare(db_, path_,
-                                      "SELECT id, external_id, title, source, text FROM documents "
+      Statement s, conn_->Prepare("SELECT id, external_id, title, source, text FROM documents "
                                       "WHERE id > ? ORDER BY id"));
   s.Bind(1, after_id);
   while (true) {
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
     DocumentRow d{s.Int(0), std::string(s.Text(1)), std::string(s.Text(2)),
                   std::string(s.Text(3)), std::string(s.Text(4))};
@@ -591,12 +517,11 @@ Status Store::ForEachDocument(const std::function<Status(DocumentRow&&)>& fn, in
 Status Store::ForEachPassage(const std::function<Status(const PassageRow&)>& fn, int64_t after_id) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, Statement::Prepare(db_, path_,
-                                      "SELECT id, document_id, ordinal, begin_offset, end_offset, "
+      Statement s, conn_->Prepare("SELECT id, document_id, ordinal, begin_offset, end_offset, "
                                       "embed_hash FROM passages WHERE id > ? ORDER BY id"));
   s.Bind(1, after_id);
   while (true) {
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
     PassageRow p{s.Int(0),
                  s.Int(1),
@@ -614,13 +539,12 @@ Status Store::ForEachPassageEmbedding(std::string_view model,
                                       int64_t after_id) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, Statement::Prepare(db_, path_,
-                                      "SELECT p.id, e.vector FROM passages p JOIN embeddings e ON "
+      Statement s, conn_->Prepare("SELECT p.id, e.vector FROM passages p JOIN embeddings e ON "
                                       "e.model = ? AND e.text_hash = p.embed_hash WHERE p.id > ? "
                                       "ORDER BY p.id"));
   s.Bind(1, model).Bind(2, after_id);
   while (true) {
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
     FLOWRAG_RETURN_IF_ERROR(fn(s.Int(0), s.Blob(1)));
   }
@@ -630,22 +554,19 @@ Status Store::ForEachPassageEmbedding(std::string_view model,
 Result<int64_t> Store::BeginIndexRun(std::string_view sources) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, Statement::Prepare(db_, path_,
-                                      "INSERT INTO index_runs(started_at, sources, status) VALUES "
-                                      "(?, ?, 'running')"));
-  FLOWRAG_RETURN_IF_ERROR(s.Bind(1, NowSeconds()).Bind(2, sources).Run(path_));
-  return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+      Statement s, conn_->Prepare("INSERT INTO index_runs(started_at, sources, status) VALUES "
+                                      "(?, ?, 'running') RETURNING id"));
+  return s.Bind(1, UnixSeconds()).Bind(2, sources).RunReturningId();
 }
 
 Status Store::UpdateIndexRun(const IndexRunRecord& run) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s,
-      Statement::Prepare(db_, path_,
-                         "UPDATE index_runs SET status=?, documents_added=?, documents_replaced=?, "
+      conn_->Prepare("UPDATE index_runs SET status=?, documents_added=?, documents_replaced=?, "
                          "documents_unchanged=?, passages_added=?, batches_committed=?, "
                          "passages_embedded=?, error=?, finished_at=CASE WHEN ?='running' THEN "
-                         "NULL ELSE ? END WHERE id=?"));
+                         "NULL ELSE CAST(? AS BIGINT) END WHERE id=?"));
   return s.Bind(1, run.status)
       .Bind(2, static_cast<int64_t>(run.documents_added))
       .Bind(3, static_cast<int64_t>(run.documents_replaced))
@@ -655,23 +576,22 @@ Status Store::UpdateIndexRun(const IndexRunRecord& run) {
       .Bind(7, static_cast<int64_t>(run.passages_embedded))
       .Bind(8, run.error)
       .Bind(9, run.status)
-      .Bind(10, NowSeconds())
+      .Bind(10, UnixSeconds())
       .Bind(11, run.id)
-      .Run(path_);
+      .Run();
 }
 
 Result<std::vector<IndexRunRecord>> Store::RecentIndexRuns(size_t limit) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s,
-      Statement::Prepare(db_, path_,
-                         "SELECT id, sources, status, documents_added, documents_replaced, "
+      conn_->Prepare("SELECT id, sources, status, documents_added, documents_replaced, "
                          "documents_unchanged, passages_added, batches_committed, "
                          "passages_embedded, error FROM index_runs ORDER BY id DESC LIMIT ?"));
   s.Bind(1, static_cast<int64_t>(limit));
   std::vector<IndexRunRecord> out;
   while (true) {
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
     IndexRunRecord r;
     r.id = s.Int(0);
@@ -692,10 +612,9 @@ Result<std::vector<IndexRunRecord>> Store::RecentIndexRuns(size_t limit) {
 Result<std::pair<int64_t, int64_t>> Store::CountDocumentsAndPassages() {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, Statement::Prepare(db_, path_,
-                                      "SELECT (SELECT count(*) FROM documents), "
+      Statement s, conn_->Prepare("SELECT (SELECT count(*) FROM documents), "
                                       "(SELECT count(*) FROM passages)"));
-  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return std::make_pair(int64_t{0}, int64_t{0});
   return std::make_pair(s.Int(0), s.Int(1));
 }
@@ -705,8 +624,8 @@ Result<StoreCounts> Store::Counts() {
   StoreCounts c;
   c.format_version = format_version_;
   auto scalar = [&](const char* sql) -> Result<int64_t> {
-    FLOWRAG_ASSIGN_OR_RETURN(Statement s, Statement::Prepare(db_, path_, sql));
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    FLOWRAG_ASSIGN_OR_RETURN(Statement s, conn_->Prepare(sql));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     return row ? s.Int(0) : int64_t{0};
   };
   FLOWRAG_ASSIGN_OR_RETURN(c.documents, scalar("SELECT count(*) FROM documents"));
@@ -714,9 +633,7 @@ Result<StoreCounts> Store::Counts() {
   FLOWRAG_ASSIGN_OR_RETURN(c.embeddings, scalar("SELECT count(*) FROM embeddings"));
   FLOWRAG_ASSIGN_OR_RETURN(c.embedding_models, scalar("SELECT count(DISTINCT model) FROM embeddings"));
   FLOWRAG_ASSIGN_OR_RETURN(c.index_runs, scalar("SELECT count(*) FROM index_runs"));
-  FLOWRAG_ASSIGN_OR_RETURN(int64_t pages, scalar("PRAGMA page_count"));
-  FLOWRAG_ASSIGN_OR_RETURN(int64_t page_size, scalar("PRAGMA page_size"));
-  c.file_bytes = pages * page_size;
+  FLOWRAG_ASSIGN_OR_RETURN(c.file_bytes, conn_->StorageBytes());
   return c;
 }
 

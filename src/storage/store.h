@@ -34,8 +34,8 @@
 #include "common/matrix.h"
 #include "flowrag/status.h"
 #include "ingest/document.h"
+#include "sqldb/connection.h"
 
-struct sqlite3;
 
 namespace flowrag {
 
@@ -144,7 +144,9 @@ class Store {
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
+  // The location it was opened with (a PostgreSQL URL without its password).
   const std::string& path() const { return path_; }
+  SqlDialect dialect() const;
   int format_version() const { return format_version_; }
 
   // Meta key/value pairs (strings).
@@ -357,7 +359,8 @@ class Store {
                            const ChatResponse& response);
 
  private:
-  Store(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
+  explicit Store(std::unique_ptr<SqlConnection> conn)
+      : path_(conn->name()), conn_(std::move(conn)) {}
   Status Initialize(const StoreOptions& options);
   // Creates the tables and meta rows in one transaction; false when another
   // process created them first.
@@ -369,9 +372,6 @@ class Store {
   Status CheckFormat(const StoreOptions& options);
   // Corruption naming the first table of the format missing from `names`.
   Status CheckTables(const std::vector<std::string>& names);
-  // PRAGMA quick_check (O(file size); 1.2 s on the 200 MB 2wiki store):
-  // run before a writer's first write so a damaged file is not written to.
-  Status CheckPages();
   Status Migrate(int from_version);
   Status InTransaction(const std::function<Status()>& body);
   // InTransaction whose commit also increments meta.generation when the
@@ -384,8 +384,8 @@ class Store {
   // passages are deleted) and collects what only they supported.
   Status DeletePassagesFromGraph(GraphWriter& writer, const std::vector<int64_t>& passage_ids);
 
-  std::string path_;
-  sqlite3* db_ = nullptr;
+  std::string path_;  // conn_->name(), for messages
+  std::unique_ptr<SqlConnection> conn_;
   int format_version_ = 0;
   std::mutex mu_;
 };

@@ -1,10 +1,8 @@
 // Store: the knowledge graph tables (format 3). See store.h and
 // doc/storage.md.
-#include <sqlite3.h>
-
 #include "storage/document_texts.h"
 #include "storage/graph_writer.h"
-#include "storage/sqlite_util.h"
+#include "sqldb/connection.h"
 #include "storage/store.h"
 
 namespace flowrag {
@@ -12,7 +10,7 @@ namespace flowrag {
 Status Store::WriteGraph(const std::function<Status(GraphWriter&)>& body,
                          GraphWriteReport* report) {
   std::lock_guard<std::mutex> lock(mu_);
-  GraphWriter writer(db_, path_);
+  GraphWriter writer(conn_.get());
   Status st = InWriteTransaction([&]() -> Status {
     FLOWRAG_RETURN_IF_ERROR(writer.Prepare());
     FLOWRAG_RETURN_IF_ERROR(body(writer));
@@ -50,17 +48,15 @@ Result<std::vector<Store::PendingPassage>> Store::PassagesPendingExtraction(
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s,
-      Statement::Prepare(
-          db_, path_,
-          "SELECT p.id, p.ordinal, d.title, p.document_id, p.begin_offset, p.end_offset, "
+      conn_->Prepare("SELECT p.id, p.ordinal, d.title, p.document_id, p.begin_offset, p.end_offset, "
           "d.external_id FROM passages p JOIN documents d ON d.id = p.document_id WHERE p.id > ?1 AND NOT EXISTS (SELECT 1 FROM extraction_state x WHERE "
           "x.passage_id = p.id AND x.status = 'done' AND x.extractor = ?2) AND " FLOWRAG_NOT_STRUCTURED_SQL
           " ORDER BY p.id LIMIT ?3"));
   s.Bind(1, after).Bind(2, extractor).Bind(3, static_cast<int64_t>(limit));
-  FLOWRAG_ASSIGN_OR_RETURN(DocumentTexts texts, DocumentTexts::Prepare(db_, path_));
+  FLOWRAG_ASSIGN_OR_RETURN(DocumentTexts texts, DocumentTexts::Prepare(*conn_));
   std::vector<PendingPassage> out;
   while (true) {
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
     FLOWRAG_ASSIGN_OR_RETURN(PendingPassage p, ReadPendingPassage(s, texts));
     out.push_back(std::move(p));
@@ -71,26 +67,24 @@ Result<std::vector<Store::PendingPassage>> Store::PassagesPendingExtraction(
 Result<int64_t> Store::CountPassagesPendingExtraction(std::string_view extractor) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, Statement::Prepare(db_, path_,
-                                      "SELECT count(*) FROM passages p WHERE NOT EXISTS (SELECT 1 "
+      Statement s, conn_->Prepare("SELECT count(*) FROM passages p WHERE NOT EXISTS (SELECT 1 "
                                       "FROM extraction_state x WHERE x.passage_id = p.id AND "
                                       "x.status = 'done' AND (?1 = '' OR x.extractor = ?1)) AND "
                                       FLOWRAG_NOT_STRUCTURED_SQL));
   s.Bind(1, extractor);
-  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
   return row ? s.Int(0) : int64_t{0};
 }
 
 Result<std::vector<std::string>> Store::ExtractableTitles() {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, Statement::Prepare(db_, path_,
-                                      "SELECT d.title FROM passages p JOIN documents d ON d.id = "
+      Statement s, conn_->Prepare("SELECT d.title FROM passages p JOIN documents d ON d.id = "
                                       "p.document_id WHERE " FLOWRAG_NOT_STRUCTURED_SQL
                                       " ORDER BY p.id"));
   std::vector<std::string> titles;
   while (true) {
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
     if (titles.empty() || titles.back() != s.Text(0)) titles.emplace_back(s.Text(0));
   }
@@ -101,13 +95,12 @@ Status Store::ForEachPassageContent(const std::function<Status(PendingPassage&&)
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s,
-      Statement::Prepare(db_, path_,
-                         "SELECT p.id, p.ordinal, d.title, p.document_id, p.begin_offset, "
+      conn_->Prepare("SELECT p.id, p.ordinal, d.title, p.document_id, p.begin_offset, "
                          "p.end_offset, d.external_id FROM passages p JOIN documents d ON d.id = "
                          "p.document_id WHERE " FLOWRAG_NOT_STRUCTURED_SQL " ORDER BY p.id"));
-  FLOWRAG_ASSIGN_OR_RETURN(DocumentTexts texts, DocumentTexts::Prepare(db_, path_));
+  FLOWRAG_ASSIGN_OR_RETURN(DocumentTexts texts, DocumentTexts::Prepare(*conn_));
   while (true) {
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
     FLOWRAG_ASSIGN_OR_RETURN(PendingPassage p, ReadPendingPassage(s, texts));
     FLOWRAG_RETURN_IF_ERROR(fn(std::move(p)));
@@ -119,15 +112,13 @@ Result<std::vector<Store::TitleName>> Store::UnlinkedTitleNames() {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s,
-      Statement::Prepare(
-          db_, path_,
-          "SELECT k.key, min(k.surface), min(e.name) FROM entity_keys k JOIN mentions m ON "
+      conn_->Prepare("SELECT k.key, min(k.surface), min(e.name) FROM entity_keys k JOIN mentions m ON "
           "m.passage_id = k.passage_id AND m.entity_id = k.entity_id JOIN entities e ON e.id = "
           "k.entity_id WHERE m.type = 'TITLE' AND k.key NOT IN (SELECT key FROM linked_names) "
           "GROUP BY k.key ORDER BY k.key"));
   std::vector<TitleName> out;
   while (true) {
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
     out.push_back({std::string(s.Text(0)), std::string(s.Text(1)), std::string(s.Text(2))});
   }
@@ -138,19 +129,18 @@ Status Store::MarkNamesLinked(const std::vector<std::string>& keys) {
   std::lock_guard<std::mutex> lock(mu_);
   return InTransaction([&]() -> Status {
     FLOWRAG_ASSIGN_OR_RETURN(
-        Statement s, Statement::Prepare(db_, path_, "INSERT OR IGNORE INTO linked_names(key) VALUES (?)"));
-    for (const std::string& k : keys) FLOWRAG_RETURN_IF_ERROR(s.Bind(1, k).Run(path_));
+        Statement s, conn_->Prepare("INSERT INTO linked_names(key) VALUES (?) ON CONFLICT DO NOTHING"));
+    for (const std::string& k : keys) FLOWRAG_RETURN_IF_ERROR(s.Bind(1, k).Run());
     return Status::Ok();
   });
 }
 
 Status Store::ForEachEntity(const std::function<Status(EntityRow&&)>& fn) {
   std::lock_guard<std::mutex> lock(mu_);
-  FLOWRAG_ASSIGN_OR_RETURN(Statement s, Statement::Prepare(db_, path_,
-                                                           "SELECT id, name, type FROM entities "
+  FLOWRAG_ASSIGN_OR_RETURN(Statement s, conn_->Prepare("SELECT id, name, type FROM entities "
                                                            "ORDER BY id"));
   while (true) {
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
     FLOWRAG_RETURN_IF_ERROR(fn({s.Int(0), std::string(s.Text(1)), std::string(s.Text(2))}));
   }
@@ -159,13 +149,12 @@ Status Store::ForEachEntity(const std::function<Status(EntityRow&&)>& fn) {
 
 Result<std::vector<Store::EntityRow>> Store::EntitiesByIds(const std::vector<int64_t>& ids) {
   std::lock_guard<std::mutex> lock(mu_);
-  FLOWRAG_ASSIGN_OR_RETURN(Statement s, Statement::Prepare(db_, path_,
-                                                           "SELECT id, name, type FROM entities "
+  FLOWRAG_ASSIGN_OR_RETURN(Statement s, conn_->Prepare("SELECT id, name, type FROM entities "
                                                            "WHERE id = ?"));
   std::vector<EntityRow> out;
   for (int64_t id : ids) {
     s.Bind(1, id);
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (row) out.push_back({s.Int(0), std::string(s.Text(1)), std::string(s.Text(2))});
     s.Reset();
   }
@@ -175,12 +164,11 @@ Result<std::vector<Store::EntityRow>> Store::EntitiesByIds(const std::vector<int
 Status Store::ForEachMention(const std::function<Status(const MentionRow&)>& fn) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, Statement::Prepare(db_, path_,
-                                      "SELECT passage_id, entity_id, count, defining, "
+      Statement s, conn_->Prepare("SELECT passage_id, entity_id, count, defining, "
                                       "defining AND type = 'TITLE' FROM mentions "
                                       "ORDER BY passage_id, entity_id"));
   while (true) {
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
     FLOWRAG_RETURN_IF_ERROR(fn({s.Int(0), s.Int(1), s.Int(2), s.Int(3) != 0, s.Int(4) != 0}));
   }
@@ -190,11 +178,10 @@ Status Store::ForEachMention(const std::function<Status(const MentionRow&)>& fn)
 Status Store::ForEachDescription(const std::function<Status(DescriptionRow&&)>& fn) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, Statement::Prepare(db_, path_,
-                                      "SELECT id, entity_id, passage_id, text FROM descriptions "
+      Statement s, conn_->Prepare("SELECT id, entity_id, passage_id, text FROM descriptions "
                                       "ORDER BY id"));
   while (true) {
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
     FLOWRAG_RETURN_IF_ERROR(fn({s.Int(0), s.Int(1), s.Int(2), std::string(s.Text(3))}));
   }
@@ -204,11 +191,10 @@ Status Store::ForEachDescription(const std::function<Status(DescriptionRow&&)>& 
 Status Store::ForEachFact(const std::function<Status(const FactRow&)>& fn) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, Statement::Prepare(db_, path_,
-                                      "SELECT id, subject_id, object_id, relation_id FROM facts "
+      Statement s, conn_->Prepare("SELECT id, subject_id, object_id, relation_id FROM facts "
                                       "ORDER BY id"));
   while (true) {
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
     FLOWRAG_RETURN_IF_ERROR(fn({s.Int(0), s.Int(1), s.Int(2), s.Int(3)}));
   }
@@ -218,9 +204,9 @@ Status Store::ForEachFact(const std::function<Status(const FactRow&)>& fn) {
 Status Store::ForEachRelation(const std::function<Status(int64_t, std::string&&)>& fn) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, Statement::Prepare(db_, path_, "SELECT id, text FROM relations ORDER BY id"));
+      Statement s, conn_->Prepare("SELECT id, text FROM relations ORDER BY id"));
   while (true) {
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
     FLOWRAG_RETURN_IF_ERROR(fn(s.Int(0), std::string(s.Text(1))));
   }
@@ -230,11 +216,10 @@ Status Store::ForEachRelation(const std::function<Status(int64_t, std::string&&)
 Status Store::ForEachFactSource(const std::function<Status(int64_t, int64_t)>& fn) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, Statement::Prepare(db_, path_,
-                                      "SELECT fact_id, passage_id FROM fact_sources ORDER BY "
+      Statement s, conn_->Prepare("SELECT fact_id, passage_id FROM fact_sources ORDER BY "
                                       "fact_id, passage_id"));
   while (true) {
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
     FLOWRAG_RETURN_IF_ERROR(fn(s.Int(0), s.Int(1)));
   }
@@ -245,9 +230,9 @@ Status Store::ForEachSynonym(const std::function<Status(const SynonymRow&)>& fn)
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s,
-      Statement::Prepare(db_, path_, "SELECT a, b, similarity FROM synonyms ORDER BY a, b"));
+      conn_->Prepare("SELECT a, b, similarity FROM synonyms ORDER BY a, b"));
   while (true) {
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
     FLOWRAG_RETURN_IF_ERROR(fn({s.Int(0), s.Int(1), s.Double(2)}));
   }
@@ -257,11 +242,10 @@ Status Store::ForEachSynonym(const std::function<Status(const SynonymRow&)>& fn)
 Result<std::vector<int64_t>> Store::EntitiesNeedingSynonyms() {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, Statement::Prepare(db_, path_,
-                                      "SELECT id FROM entities WHERE synonyms_done = 0 ORDER BY id"));
+      Statement s, conn_->Prepare("SELECT id FROM entities WHERE synonyms_done = 0 ORDER BY id"));
   std::vector<int64_t> ids;
   while (true) {
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
     ids.push_back(s.Int(0));
   }
@@ -271,20 +255,20 @@ Result<std::vector<int64_t>> Store::EntitiesNeedingSynonyms() {
 Result<size_t> Store::EmbeddingDimension(std::string_view model) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, Statement::Prepare(db_, path_, "SELECT dim FROM embeddings WHERE model = ? LIMIT 1"));
+      Statement s, conn_->Prepare("SELECT dim FROM embeddings WHERE model = ? LIMIT 1"));
   s.Bind(1, model);
-  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
   return row ? static_cast<size_t>(s.Int(0)) : size_t{0};
 }
 
 Result<std::vector<uint64_t>> Store::EmbeddingHashes(std::string_view model) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, Statement::Prepare(db_, path_, "SELECT text_hash FROM embeddings WHERE model = ?"));
+      Statement s, conn_->Prepare("SELECT text_hash FROM embeddings WHERE model = ?"));
   s.Bind(1, model);
   std::vector<uint64_t> out;
   while (true) {
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
     out.push_back(HashFromSql(s.Int(0)));
   }
@@ -297,20 +281,20 @@ Status Store::ReplaceSynonyms(const std::vector<int64_t>& entities,
   std::lock_guard<std::mutex> lock(mu_);
   return InWriteTransaction([&]() -> Status {
     FLOWRAG_ASSIGN_OR_RETURN(
-        Statement done, Statement::Prepare(db_, path_, "UPDATE entities SET synonyms_done = 1 WHERE id = ?"));
-    for (int64_t e : entities) FLOWRAG_RETURN_IF_ERROR(done.Bind(1, e).Run(path_));
+        Statement done, conn_->Prepare("UPDATE entities SET synonyms_done = 1 WHERE id = ?"));
+    for (int64_t e : entities) FLOWRAG_RETURN_IF_ERROR(done.Bind(1, e).Run());
     FLOWRAG_ASSIGN_OR_RETURN(
-        Statement del, Statement::Prepare(db_, path_, "DELETE FROM synonyms WHERE a = ?1 OR b = ?1"));
-    for (int64_t e : entities) FLOWRAG_RETURN_IF_ERROR(del.Bind(1, e).Run(path_));
+        Statement del, conn_->Prepare("DELETE FROM synonyms WHERE a = ?1 OR b = ?1"));
+    for (int64_t e : entities) FLOWRAG_RETURN_IF_ERROR(del.Bind(1, e).Run());
     FLOWRAG_ASSIGN_OR_RETURN(
         Statement ins,
-        Statement::Prepare(db_, path_,
-                           "INSERT OR REPLACE INTO synonyms(a, b, similarity) SELECT ?1, ?2, ?3 "
-                           "WHERE EXISTS (SELECT 1 FROM entities WHERE id = ?1) AND EXISTS "
-                           "(SELECT 1 FROM entities WHERE id = ?2)"));
+        conn_->Prepare("INSERT INTO synonyms(a, b, similarity) SELECT ?1, ?2, ?3 "
+                       "WHERE EXISTS (SELECT 1 FROM entities WHERE id = ?1) AND EXISTS "
+                       "(SELECT 1 FROM entities WHERE id = ?2) "
+                       "ON CONFLICT(a, b) DO UPDATE SET similarity = excluded.similarity"));
     for (const SynonymRow& e : edges) {
       if (e.a >= e.b) return Status::InvalidArgument("synonym edge needs a < b");
-      FLOWRAG_RETURN_IF_ERROR(ins.Bind(1, e.a).Bind(2, e.b).BindDouble(3, e.similarity).Run(path_));
+      FLOWRAG_RETURN_IF_ERROR(ins.Bind(1, e.a).Bind(2, e.b).BindDouble(3, e.similarity).Run());
     }
     return Status::Ok();
   });
@@ -320,8 +304,8 @@ Result<Store::GraphCounts> Store::CountGraph() {
   std::lock_guard<std::mutex> lock(mu_);
   GraphCounts c;
   auto scalar = [&](const char* sql) -> Result<int64_t> {
-    FLOWRAG_ASSIGN_OR_RETURN(Statement s, Statement::Prepare(db_, path_, sql));
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    FLOWRAG_ASSIGN_OR_RETURN(Statement s, conn_->Prepare(sql));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     return row && !s.IsNull(0) ? s.Int(0) : int64_t{0};
   };
   FLOWRAG_ASSIGN_OR_RETURN(c.entities, scalar("SELECT count(*) FROM entities"));

@@ -1,21 +1,18 @@
 // Store: persisted snapshot parts (format 6). See store.h and doc/storage.md
 // "Snapshot parts". Storage keeps the bytes and their header; what the bytes
 // mean, and the checksum, belong to the writer (graph/graph_io.h).
-#include <sqlite3.h>
-
-#include <chrono>
-
-#include "storage/sqlite_util.h"
+#include "sqldb/connection.h"
 #include "storage/store.h"
+#include "storage/unix_time.h"
 
 namespace flowrag {
 namespace {
 
-Result<int64_t> ReadGeneration(sqlite3* db, const std::string& path) {
+Result<int64_t> ReadGeneration(SqlConnection& conn) {
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s,
-      Statement::Prepare(db, path, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'generation'"));
-  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path));
+      conn.Prepare("SELECT CAST(value AS BIGINT) FROM meta WHERE key = 'generation'"));
+  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
   return row ? s.Int(0) : int64_t{0};
 }
 
@@ -23,18 +20,17 @@ Result<int64_t> ReadGeneration(sqlite3* db, const std::string& path) {
 
 Result<int64_t> Store::Generation() {
   std::lock_guard<std::mutex> lock(mu_);
-  return ReadGeneration(db_, path_);
+  return ReadGeneration(*conn_);
 }
 
 Result<std::optional<Store::SnapshotPartInfo>> Store::GetSnapshotPart(std::string_view name) {
   std::lock_guard<std::mutex> lock(mu_);
   if (format_version_ < 6) return std::optional<SnapshotPartInfo>();
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, Statement::Prepare(db_, path_,
-                                      "SELECT generation, format, key, bytes, checksum, chunks "
+      Statement s, conn_->Prepare("SELECT generation, format, key, bytes, checksum, chunks "
                                       "FROM snapshot_parts WHERE name = ?"));
   s.Bind(1, name);
-  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return std::optional<SnapshotPartInfo>();
   SnapshotPartInfo info;
   info.name = std::string(name);
@@ -51,30 +47,12 @@ Status Store::ReadSnapshotChunk(std::string_view name, int64_t seq, uint64_t off
                                 size_t n) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, Statement::Prepare(db_, path_,
-                                      "SELECT rowid FROM snapshot_chunks WHERE part = ? AND seq = ?"));
+      Statement s, conn_->Prepare("SELECT rowid FROM snapshot_chunks WHERE part = ? AND seq = ?"));
   s.Bind(1, name).Bind(2, seq);
-  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
   const std::string what = "snapshot part " + std::string(name) + " chunk " + std::to_string(seq);
   if (!row) return Status::NotFound(path_ + ": " + what + " is missing");
-  sqlite3_blob* blob = nullptr;
-  int rc = sqlite3_blob_open(db_, "main", "snapshot_chunks", "data", s.Int(0), /*flags=*/0, &blob);
-  if (rc != SQLITE_OK) {
-    Status st = SqliteError(db_, rc, path_, "opening " + what);
-    sqlite3_blob_close(blob);
-    return st;
-  }
-  const uint64_t size = static_cast<uint64_t>(sqlite3_blob_bytes(blob));
-  if (offset > size || n > size - offset) {
-    sqlite3_blob_close(blob);
-    return Status::Corruption(path_ + ": " + what + " holds " + std::to_string(size) +
-                              " bytes, " + std::to_string(offset + n) + " wanted");
-  }
-  rc = n == 0 ? SQLITE_OK
-              : sqlite3_blob_read(blob, out, static_cast<int>(n), static_cast<int>(offset));
-  sqlite3_blob_close(blob);
-  if (rc != SQLITE_OK) return SqliteError(db_, rc, path_, "reading " + what);
-  return Status::Ok();
+  return conn_->ReadBlobRange("snapshot_chunks", "data", s.Int(0), offset, out, n);
 }
 
 Result<bool> Store::PutSnapshotPart(const SnapshotPartInfo& info, const PartProducer& produce) {
@@ -85,15 +63,14 @@ Result<bool> Store::PutSnapshotPart(const SnapshotPartInfo& info, const PartProd
   }
   bool written = false;
   Status st = InTransaction([&]() -> Status {
-    FLOWRAG_ASSIGN_OR_RETURN(int64_t generation, ReadGeneration(db_, path_));
+    FLOWRAG_ASSIGN_OR_RETURN(int64_t generation, ReadGeneration(*conn_));
     if (generation != info.generation) return Status::Ok();  // derived from older data
     FLOWRAG_ASSIGN_OR_RETURN(
-        Statement clear, Statement::Prepare(db_, path_, "DELETE FROM snapshot_chunks WHERE part = ?"));
-    FLOWRAG_RETURN_IF_ERROR(clear.Bind(1, info.name).Run(path_));
+        Statement clear, conn_->Prepare("DELETE FROM snapshot_chunks WHERE part = ?"));
+    FLOWRAG_RETURN_IF_ERROR(clear.Bind(1, info.name).Run());
     FLOWRAG_ASSIGN_OR_RETURN(
         Statement chunk,
-        Statement::Prepare(db_, path_,
-                           "INSERT INTO snapshot_chunks(part, seq, data) VALUES (?, ?, ?)"));
+        conn_->Prepare("INSERT INTO snapshot_chunks(part, seq, data) VALUES (?, ?, ?)"));
     int64_t chunks = 0;
     uint64_t bytes = 0;
     auto emit = [&](std::string_view data) -> Status {
@@ -104,7 +81,7 @@ Result<bool> Store::PutSnapshotPart(const SnapshotPartInfo& info, const PartProd
       FLOWRAG_RETURN_IF_ERROR(chunk.Bind(1, info.name)
                                   .Bind(2, chunks)
                                   .BindBlob(3, data.data(), data.size())
-                                  .Run(path_));
+                                  .Run());
       ++chunks;
       bytes += data.size();
       return Status::Ok();
@@ -112,12 +89,13 @@ Result<bool> Store::PutSnapshotPart(const SnapshotPartInfo& info, const PartProd
     FLOWRAG_ASSIGN_OR_RETURN(uint64_t checksum, produce(emit));
     FLOWRAG_ASSIGN_OR_RETURN(
         Statement header,
-        Statement::Prepare(db_, path_,
-                           "INSERT OR REPLACE INTO snapshot_parts(name, generation, format, key, "
-                           "bytes, checksum, chunks, built_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
-    const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
-                            std::chrono::system_clock::now().time_since_epoch())
-                            .count();
+        conn_->Prepare("INSERT INTO snapshot_parts(name, generation, format, key, bytes, "
+                       "checksum, chunks, built_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                       "ON CONFLICT(name) DO UPDATE SET generation = excluded.generation, "
+                       "format = excluded.format, key = excluded.key, bytes = excluded.bytes, "
+                       "checksum = excluded.checksum, chunks = excluded.chunks, "
+                       "built_at = excluded.built_at"));
+    const int64_t now = UnixSeconds();
     FLOWRAG_RETURN_IF_ERROR(header.Bind(1, info.name)
                                 .Bind(2, info.generation)
                                 .Bind(3, int64_t{info.format})
@@ -126,7 +104,7 @@ Result<bool> Store::PutSnapshotPart(const SnapshotPartInfo& info, const PartProd
                                 .Bind(6, HashToSql(checksum))
                                 .Bind(7, chunks)
                                 .Bind(8, now)
-                                .Run(path_));
+                                .Run());
     written = true;
     return Status::Ok();
   });
@@ -138,7 +116,7 @@ Status Store::DropSnapshotParts() {
   std::lock_guard<std::mutex> lock(mu_);
   if (format_version_ < 6) return Status::Ok();
   return InTransaction([&]() -> Status {
-    return Exec(db_, path_, "DELETE FROM snapshot_chunks; DELETE FROM snapshot_parts;");
+    return conn_->Exec("DELETE FROM snapshot_chunks; DELETE FROM snapshot_parts;");
   });
 }
 

@@ -1,9 +1,8 @@
 // Store: SourceRecords (format 4), the schema-quality counts and the
 // text-to-SQL schema graphs (format 5). See store.h
 // and doc/storage.md.
-#include <sqlite3.h>
-
-#include "storage/sqlite_util.h"
+#include "sqldb/connection.h"
+#include "storage/unix_time.h"
 #include "storage/store.h"
 
 namespace flowrag {
@@ -11,13 +10,12 @@ namespace flowrag {
 Status Store::ForEachSourceRecord(const std::function<Status(SourceRecordRow&&)>& fn) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, Statement::Prepare(db_, path_,
-                                      "SELECT r.document_id, d.external_id, r.source, r.file, r.line, "
+      Statement s, conn_->Prepare("SELECT r.document_id, d.external_id, r.source, r.file, r.line, "
                                       "r.entity_type, r.record_key, r.structured, r.fields FROM "
                                       "source_records r JOIN documents d ON d.id = r.document_id "
                                       "ORDER BY r.document_id"));
   while (true) {
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
     SourceRecordRow r;
     r.document_id = s.Int(0);
@@ -37,12 +35,11 @@ Status Store::ForEachSourceRecord(const std::function<Status(SourceRecordRow&&)>
 Result<std::unordered_map<std::string, std::vector<int64_t>>> Store::PassagesByDocument() {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, Statement::Prepare(db_, path_,
-                                      "SELECT d.external_id, p.id FROM passages p JOIN documents d ON "
+      Statement s, conn_->Prepare("SELECT d.external_id, p.id FROM passages p JOIN documents d ON "
                                       "d.id = p.document_id ORDER BY p.document_id, p.ordinal"));
   std::unordered_map<std::string, std::vector<int64_t>> out;
   while (true) {
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
     out[std::string(s.Text(0))].push_back(s.Int(1));
   }
@@ -53,14 +50,14 @@ Result<Store::SchemaGraphCounts> Store::CountSchemaGraph() {
   std::lock_guard<std::mutex> lock(mu_);
   SchemaGraphCounts c;
   auto scalar = [&](const char* sql) -> Result<int64_t> {
-    FLOWRAG_ASSIGN_OR_RETURN(Statement s, Statement::Prepare(db_, path_, sql));
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+    FLOWRAG_ASSIGN_OR_RETURN(Statement s, conn_->Prepare(sql));
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     return row && !s.IsNull(0) ? s.Int(0) : int64_t{0};
   };
   auto grouped = [&](const char* sql, std::map<std::string, int64_t>* out) -> Status {
-    FLOWRAG_ASSIGN_OR_RETURN(Statement s, Statement::Prepare(db_, path_, sql));
+    FLOWRAG_ASSIGN_OR_RETURN(Statement s, conn_->Prepare(sql));
     while (true) {
-      FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+      FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
       if (!row) return Status::Ok();
       (*out)[std::string(s.Text(0))] = s.Int(1);
     }
@@ -106,10 +103,9 @@ Result<Store::SchemaGraphCounts> Store::CountSchemaGraph() {
 Result<std::optional<Store::SqlSchemaRow>> Store::GetSqlSchema(std::string_view source) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, Statement::Prepare(db_, path_,
-                                      "SELECT fingerprint, graph, value_index FROM sql_schemas WHERE source = ?"));
+      Statement s, conn_->Prepare("SELECT fingerprint, graph, value_index FROM sql_schemas WHERE source = ?"));
   s.Bind(1, source);
-  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step(path_));
+  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return std::optional<SqlSchemaRow>();
   return std::optional<SqlSchemaRow>(SqlSchemaRow{std::string(source), std::string(s.Text(0)),
                                                   std::string(s.Text(1)), std::string(s.Text(2))});
@@ -118,11 +114,12 @@ Result<std::optional<Store::SqlSchemaRow>> Store::GetSqlSchema(std::string_view 
 Status Store::PutSqlSchema(const SqlSchemaRow& r) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, Statement::Prepare(db_, path_,
-                                      "INSERT OR REPLACE INTO sql_schemas(source, fingerprint, graph, "
-                                      "value_index, built_at) VALUES (?, ?, ?, ?, strftime('%s','now'))"));
-  s.Bind(1, r.source).Bind(2, r.fingerprint).Bind(3, r.graph).Bind(4, r.value_index);
-  return s.Run(path_);
+      Statement s, conn_->Prepare("INSERT INTO sql_schemas(source, fingerprint, graph, value_index, "
+                                  "built_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(source) DO UPDATE "
+                                  "SET fingerprint = excluded.fingerprint, graph = excluded.graph, "
+                                  "value_index = excluded.value_index, built_at = excluded.built_at"));
+  s.Bind(1, r.source).Bind(2, r.fingerprint).Bind(3, r.graph).Bind(4, r.value_index).Bind(5, UnixSeconds());
+  return s.Run();
 }
 
 }  // namespace flowrag
