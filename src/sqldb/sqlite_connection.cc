@@ -136,8 +136,7 @@ class SqliteConnection final : public SqlConnection {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, check.Step());
     const std::string verdict = row ? std::string(check.Text(0)) : "no answer";
     if (verdict == "ok") return Status::Ok();
-    return Status::Corruption(path_ + ": the store's pages are damaged (" +
-                              verdict.substr(0, 120) +
+    return Status::Corruption(path_ + ": the store's pages are damaged (" + verdict.substr(0, 120) +
                               "); nothing was written. Restore it from a backup or index again.");
   }
 

@@ -50,7 +50,8 @@ Status GraphWriter::Prepare() {
        "ORDER BY sum(count) DESC, surface ASC LIMIT 1), "
        "(SELECT m.type FROM mentions m LEFT JOIN extraction_state x ON x.passage_id = "
        "m.passage_id AND x.extractor = 'schema' WHERE m.entity_id = ?1 AND m.type <> '' "
-       "GROUP BY m.type ORDER BY max(CASE WHEN x.passage_id IS NULL THEN 0 ELSE 1 END) DESC, sum(m.count) DESC, "
+       "GROUP BY m.type ORDER BY max(CASE WHEN x.passage_id IS NULL THEN 0 ELSE 1 END) DESC, "
+       "sum(m.count) DESC, "
        "m.type ASC LIMIT 1), "
        "(SELECT name FROM entities WHERE id = ?1)"},
       // A new name means a new embedding: its synonym edges are recomputed.
@@ -72,7 +73,8 @@ Status GraphWriter::ClearPassage(int64_t passage_id) {
     touched_.insert(entities_of_passage_.Int(0));
   }
   entities_of_passage_.Reset();
-  for (Statement* s : {&clear_keys_, &clear_mentions_, &clear_descriptions_, &clear_fact_sources_}) {
+  for (Statement* s :
+       {&clear_keys_, &clear_mentions_, &clear_descriptions_, &clear_fact_sources_}) {
     FLOWRAG_RETURN_IF_ERROR(s->Bind(1, passage_id).Run());
     removed_ |= conn_->Changes() > 0;
   }
@@ -174,7 +176,8 @@ Status GraphWriter::AddTriples(const PassageExtraction& ex,
     find_fact_.Reset();
     if (fact == 0) {
       FLOWRAG_ASSIGN_OR_RETURN(
-          fact, insert_fact_.Bind(1, s->second).Bind(2, relation).Bind(3, o->second).RunReturningId());
+          fact,
+          insert_fact_.Bind(1, s->second).Bind(2, relation).Bind(3, o->second).RunReturningId());
       ++report_.facts_created;
     }
     FLOWRAG_RETURN_IF_ERROR(insert_fact_source_.Bind(1, fact).Bind(2, ex.passage_id).Run());
@@ -235,7 +238,8 @@ Status GraphWriter::Canonicalise(int64_t entity_id) {
   std::string type(canonical_.IsNull(1) ? "" : canonical_.Text(1));
   const bool renamed = canonical_.Text(2) != name;
   canonical_.Reset();
-  if (renamed && !report_.created_entities.count(entity_id)) report_.renamed_entities.insert(entity_id);
+  if (renamed && !report_.created_entities.count(entity_id))
+    report_.renamed_entities.insert(entity_id);
   return rename_.Bind(1, name).Bind(2, type).Bind(3, entity_id).Run();
 }
 
@@ -253,16 +257,21 @@ Status GraphWriter::Finish() {
 Status GraphWriter::Collect() {
   // Entities no passage defines any more (their links, keys, facts and
   // synonym edges cascade), then facts left without a source.
-  FLOWRAG_RETURN_IF_ERROR(conn_->Exec("DELETE FROM entities WHERE NOT EXISTS (SELECT 1 FROM mentions m "
-                               "WHERE m.entity_id = entities.id AND m.defining = 1)"));
+  FLOWRAG_RETURN_IF_ERROR(
+      conn_->Exec("DELETE FROM entities WHERE NOT EXISTS (SELECT 1 FROM mentions m "
+                  "WHERE m.entity_id = entities.id AND m.defining = 1)"));
   report_.entities_deleted += conn_->Changes();
-  FLOWRAG_RETURN_IF_ERROR(conn_->Exec("DELETE FROM facts WHERE NOT EXISTS (SELECT 1 FROM fact_sources s WHERE s.fact_id = facts.id)"));
+  FLOWRAG_RETURN_IF_ERROR(
+      conn_->Exec("DELETE FROM facts WHERE NOT EXISTS (SELECT 1 FROM fact_sources s WHERE "
+                  "s.fact_id = facts.id)"));
   report_.facts_deleted += conn_->Changes();
-  FLOWRAG_RETURN_IF_ERROR(conn_->Exec("DELETE FROM relations WHERE NOT EXISTS (SELECT 1 FROM facts f "
-                               "WHERE f.relation_id = relations.id)"));
+  FLOWRAG_RETURN_IF_ERROR(
+      conn_->Exec("DELETE FROM relations WHERE NOT EXISTS (SELECT 1 FROM facts f "
+                  "WHERE f.relation_id = relations.id)"));
   // A name nobody defines any more must be linked again if it comes back.
-  FLOWRAG_RETURN_IF_ERROR(conn_->Exec("DELETE FROM linked_names WHERE NOT EXISTS (SELECT 1 FROM "
-                               "entity_keys k WHERE k.key = linked_names.key)"));
+  FLOWRAG_RETURN_IF_ERROR(
+      conn_->Exec("DELETE FROM linked_names WHERE NOT EXISTS (SELECT 1 FROM "
+                  "entity_keys k WHERE k.key = linked_names.key)"));
   return Status::Ok();
 }
 

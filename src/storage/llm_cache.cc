@@ -7,9 +7,9 @@ namespace flowrag {
 
 Result<std::optional<ChatResponse>> Store::GetCachedResponse(uint64_t key) {
   std::lock_guard<std::mutex> lock(mu_);
-  FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, conn_->Prepare("SELECT response, finish_reason, prompt_tokens, "
-                                      "completion_tokens FROM llm_cache WHERE key = ?"));
+  FLOWRAG_ASSIGN_OR_RETURN(Statement s,
+                           conn_->Prepare("SELECT response, finish_reason, prompt_tokens, "
+                                          "completion_tokens FROM llm_cache WHERE key = ?"));
   s.Bind(1, HashToSql(key));
   FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return std::optional<ChatResponse>();
@@ -27,13 +27,14 @@ Status Store::PutCachedResponse(uint64_t key, std::string_view model, std::strin
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s,
-      conn_->Prepare("INSERT INTO llm_cache(key, model, request, response, finish_reason, "
-                     "prompt_tokens, completion_tokens, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-                     "ON CONFLICT(key) DO UPDATE SET model = excluded.model, request = "
-                     "excluded.request, response = excluded.response, finish_reason = "
-                     "excluded.finish_reason, prompt_tokens = excluded.prompt_tokens, "
-                     "completion_tokens = excluded.completion_tokens, created_at = "
-                     "excluded.created_at"));
+      conn_->Prepare(
+          "INSERT INTO llm_cache(key, model, request, response, finish_reason, "
+          "prompt_tokens, completion_tokens, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+          "ON CONFLICT(key) DO UPDATE SET model = excluded.model, request = "
+          "excluded.request, response = excluded.response, finish_reason = "
+          "excluded.finish_reason, prompt_tokens = excluded.prompt_tokens, "
+          "completion_tokens = excluded.completion_tokens, created_at = "
+          "excluded.created_at"));
   const int64_t now = UnixSeconds();
   return s.Bind(1, HashToSql(key))
       .Bind(2, model)

@@ -18,7 +18,8 @@ constexpr char kVersionKey[] = "format_version";
 
 // Passage ids of a document.
 Result<std::vector<int64_t>> PassagesOf(SqlConnection& conn, int64_t doc_id) {
-  FLOWRAG_ASSIGN_OR_RETURN(Statement s, conn.Prepare("SELECT id FROM passages WHERE document_id = ?"));
+  FLOWRAG_ASSIGN_OR_RETURN(Statement s,
+                           conn.Prepare("SELECT id FROM passages WHERE document_id = ?"));
   s.Bind(1, doc_id);
   std::vector<int64_t> ids;
   while (true) {
@@ -41,7 +42,8 @@ std::string PassageEmbedText(std::string_view title, std::string_view passage_te
   return s;
 }
 
-Result<std::unique_ptr<Store>> Store::Open(const std::string& location, const StoreOptions& options) {
+Result<std::unique_ptr<Store>> Store::Open(const std::string& location,
+                                           const StoreOptions& options) {
   SqlConnectionOptions conn_options;
   conn_options.read_only = options.read_only;
   conn_options.create_if_missing = options.create_if_missing;
@@ -111,8 +113,7 @@ Result<bool> Store::CreateSchema(int format_version) {
     FLOWRAG_ASSIGN_OR_RETURN(Statement ins,
                              conn_->Prepare("INSERT INTO meta(key, value) VALUES (?, ?)"));
     FLOWRAG_RETURN_IF_ERROR(ins.Bind(1, kMagicKey).Bind(2, kMagicValue).Run());
-    FLOWRAG_RETURN_IF_ERROR(
-        ins.Bind(1, kVersionKey).Bind(2, std::to_string(format_version)).Run());
+    FLOWRAG_RETURN_IF_ERROR(ins.Bind(1, kVersionKey).Bind(2, std::to_string(format_version)).Run());
     created = true;
     return Status::Ok();
   }));
@@ -124,7 +125,8 @@ Status Store::CheckIsStore(const std::vector<std::string>& names) {
   if (std::find(names.begin(), names.end(), "meta") == names.end()) {
     std::string list;
     for (size_t i = 0; i < names.size() && i < 5; ++i) list += (i ? ", " : "") + names[i];
-    return Status::Corruption(path_ + ": not a flowrag store (a database without a meta table; tables: " + list + ")");
+    return Status::Corruption(
+        path_ + ": not a flowrag store (a database without a meta table; tables: " + list + ")");
   }
   FLOWRAG_ASSIGN_OR_RETURN(auto magic, GetMeta(kMagicKey));
   if (!magic || *magic != kMagicValue) {
@@ -157,19 +159,21 @@ Status Store::CheckFormat(const StoreOptions& options) {
 Status Store::Migrate(int from_version) {
   for (int v = from_version + 1; v <= kStoreFormatVersion; ++v) {
     FLOWRAG_RETURN_IF_ERROR(InTransaction([&]() -> Status {
-      FLOWRAG_RETURN_IF_ERROR(conn_->Exec(SchemaStep(v)));
-      FLOWRAG_ASSIGN_OR_RETURN(
-          Statement up, conn_->Prepare("UPDATE meta SET value=? WHERE key=?"));
-      return up.Bind(1, std::to_string(v)).Bind(2, kVersionKey).Run();
-    }).WithContext("migrating to format " + std::to_string(v)));
+                              FLOWRAG_RETURN_IF_ERROR(conn_->Exec(SchemaStep(v)));
+                              FLOWRAG_ASSIGN_OR_RETURN(
+                                  Statement up,
+                                  conn_->Prepare("UPDATE meta SET value=? WHERE key=?"));
+                              return up.Bind(1, std::to_string(v)).Bind(2, kVersionKey).Run();
+                            }).WithContext("migrating to format " + std::to_string(v)));
     format_version_ = v;
   }
   return Status::Ok();
 }
 
 Status Store::BumpGeneration() {
-  return conn_->Exec("UPDATE meta SET value = CAST(CAST(value AS BIGINT) + 1 AS TEXT) "
-              "WHERE key = 'generation'");
+  return conn_->Exec(
+      "UPDATE meta SET value = CAST(CAST(value AS BIGINT) + 1 AS TEXT) "
+      "WHERE key = 'generation'");
 }
 
 Status Store::InWriteTransaction(const std::function<Status()>& body) {
@@ -197,8 +201,7 @@ Status Store::InTransaction(const std::function<Status()>& body) {
 
 Result<std::optional<std::string>> Store::GetMeta(std::string_view key) {
   std::lock_guard<std::mutex> lock(mu_);
-  FLOWRAG_ASSIGN_OR_RETURN(Statement s,
-                           conn_->Prepare("SELECT value FROM meta WHERE key=?"));
+  FLOWRAG_ASSIGN_OR_RETURN(Statement s, conn_->Prepare("SELECT value FROM meta WHERE key=?"));
   s.Bind(1, key);
   FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return std::optional<std::string>();
@@ -208,10 +211,10 @@ Result<std::optional<std::string>> Store::GetMeta(std::string_view key) {
 Status Store::SetMeta(std::string_view key, std::string_view value) {
   std::lock_guard<std::mutex> lock(mu_);
   return InTransaction([&]() -> Status {
-    FLOWRAG_ASSIGN_OR_RETURN(
-        Statement s, conn_->Prepare("INSERT INTO meta(key, value) VALUES (?, ?) "
-                                        "ON CONFLICT(key) DO UPDATE SET value=excluded.value "
-                                        "WHERE meta.value <> excluded.value"));
+    FLOWRAG_ASSIGN_OR_RETURN(Statement s,
+                             conn_->Prepare("INSERT INTO meta(key, value) VALUES (?, ?) "
+                                            "ON CONFLICT(key) DO UPDATE SET value=excluded.value "
+                                            "WHERE meta.value <> excluded.value"));
     FLOWRAG_RETURN_IF_ERROR(s.Bind(1, key).Bind(2, value).Run());
     // Rewriting the same value changes no snapshot.
     return conn_->Changes() > 0 ? BumpGeneration() : Status::Ok();
@@ -221,8 +224,7 @@ Status Store::SetMeta(std::string_view key, std::string_view value) {
 Result<std::optional<uint64_t>> Store::DocumentHash(std::string_view external_id) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s,
-      conn_->Prepare("SELECT content_hash FROM documents WHERE external_id=?"));
+      Statement s, conn_->Prepare("SELECT content_hash FROM documents WHERE external_id=?"));
   s.Bind(1, external_id);
   FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return std::optional<uint64_t>();
@@ -236,21 +238,21 @@ Result<BatchWriteReport> Store::WriteDocuments(std::span<const DocumentWrite> ba
   Status st = InWriteTransaction([&]() -> Status {
     FLOWRAG_RETURN_IF_ERROR(graph.Prepare());
     FLOWRAG_ASSIGN_OR_RETURN(
-        Statement find, conn_->Prepare("SELECT id, content_hash FROM documents WHERE external_id=?"));
-    FLOWRAG_ASSIGN_OR_RETURN(Statement del,
-                             conn_->Prepare("DELETE FROM documents WHERE id=?"));
+        Statement find,
+        conn_->Prepare("SELECT id, content_hash FROM documents WHERE external_id=?"));
+    FLOWRAG_ASSIGN_OR_RETURN(Statement del, conn_->Prepare("DELETE FROM documents WHERE id=?"));
     FLOWRAG_ASSIGN_OR_RETURN(
         Statement ins_doc,
         conn_->Prepare("INSERT INTO documents(external_id, title, source, content_hash, "
-                           "chunking, text, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id"));
+                       "chunking, text, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id"));
     FLOWRAG_ASSIGN_OR_RETURN(
         Statement ins_passage,
         conn_->Prepare("INSERT INTO passages(document_id, ordinal, begin_offset, end_offset, "
-                           "embed_hash) VALUES (?, ?, ?, ?, ?)"));
+                       "embed_hash) VALUES (?, ?, ?, ?, ?)"));
     FLOWRAG_ASSIGN_OR_RETURN(
         Statement ins_record,
         conn_->Prepare("INSERT INTO source_records(document_id, source, file, line, entity_type, "
-                           "record_key, structured, fields) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
+                       "record_key, structured, fields) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
     const int64_t now = UnixSeconds();
     for (const DocumentWrite& w : batch) {
       find.Bind(1, w.doc.external_id);
@@ -311,8 +313,8 @@ Status Store::DeleteDocument(std::string_view external_id) {
   GraphWriter graph(conn_.get());
   return InWriteTransaction([&]() -> Status {
     FLOWRAG_RETURN_IF_ERROR(graph.Prepare());
-    FLOWRAG_ASSIGN_OR_RETURN(
-        Statement find, conn_->Prepare("SELECT id FROM documents WHERE external_id=?"));
+    FLOWRAG_ASSIGN_OR_RETURN(Statement find,
+                             conn_->Prepare("SELECT id FROM documents WHERE external_id=?"));
     find.Bind(1, external_id);
     FLOWRAG_ASSIGN_OR_RETURN(bool exists, find.Step());
     if (!exists) {
@@ -322,8 +324,7 @@ Status Store::DeleteDocument(std::string_view external_id) {
     find.Reset();
     FLOWRAG_ASSIGN_OR_RETURN(std::vector<int64_t> passages, PassagesOf(*conn_, doc_id));
     FLOWRAG_RETURN_IF_ERROR(DeletePassagesFromGraph(graph, passages));
-    FLOWRAG_ASSIGN_OR_RETURN(Statement del,
-                             conn_->Prepare("DELETE FROM documents WHERE id=?"));
+    FLOWRAG_ASSIGN_OR_RETURN(Statement del, conn_->Prepare("DELETE FROM documents WHERE id=?"));
     FLOWRAG_RETURN_IF_ERROR(del.Bind(1, doc_id).Run());
     return graph.Finish();
   });
@@ -354,8 +355,7 @@ Result<PassageToEmbed> ReadPassageText(const Statement& s, DocumentTexts& texts)
 Result<std::vector<PassageToEmbed>> Store::PassagesMissingEmbeddings(std::string_view model,
                                                                      size_t limit) {
   std::lock_guard<std::mutex> lock(mu_);
-  FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, conn_->Prepare(std::string(kPassageTextSql) + kMissingSql));
+  FLOWRAG_ASSIGN_OR_RETURN(Statement s, conn_->Prepare(std::string(kPassageTextSql) + kMissingSql));
   s.Bind(1, model).Bind(2, static_cast<int64_t>(limit));
   FLOWRAG_ASSIGN_OR_RETURN(DocumentTexts texts, DocumentTexts::Prepare(*conn_));
   std::vector<PassageToEmbed> out;
@@ -370,8 +370,8 @@ Result<std::vector<PassageToEmbed>> Store::PassagesMissingEmbeddings(std::string
 
 Status Store::ForEachPassageText(const std::function<Status(const PassageToEmbed&)>& fn) {
   std::lock_guard<std::mutex> lock(mu_);
-  FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, conn_->Prepare(std::string(kPassageTextSql) + "ORDER BY p.id"));
+  FLOWRAG_ASSIGN_OR_RETURN(Statement s,
+                           conn_->Prepare(std::string(kPassageTextSql) + "ORDER BY p.id"));
   FLOWRAG_ASSIGN_OR_RETURN(DocumentTexts texts, DocumentTexts::Prepare(*conn_));
   while (true) {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
@@ -387,7 +387,7 @@ Result<int64_t> Store::CountPassagesMissingEmbeddings(std::string_view model) {
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s,
       conn_->Prepare("SELECT count(*) FROM passages p WHERE NOT EXISTS (SELECT 1 FROM "
-                         "embeddings e WHERE e.model = ? AND e.text_hash = p.embed_hash)"));
+                     "embeddings e WHERE e.model = ? AND e.text_hash = p.embed_hash)"));
   s.Bind(1, model);
   FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
   return row ? s.Int(0) : int64_t{0};
@@ -421,7 +421,8 @@ Result<FloatMatrix> Store::GetEmbeddings(std::string_view model, std::span<const
                                          size_t dim, std::vector<bool>* found) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, conn_->Prepare("SELECT dim, vector FROM embeddings WHERE model=? AND text_hash=?"));
+      Statement s,
+      conn_->Prepare("SELECT dim, vector FROM embeddings WHERE model=? AND text_hash=?"));
   FloatMatrix m(hashes.size(), dim);
   found->assign(hashes.size(), false);
   for (size_t i = 0; i < hashes.size(); ++i) {
@@ -450,8 +451,9 @@ Result<int64_t> Store::DropEmbeddingsOfFamilyExcept(std::string_view family,
   Status st = InTransaction([&]() -> Status {
     FLOWRAG_ASSIGN_OR_RETURN(
         Statement del,
-        conn_->Prepare("DELETE FROM embeddings WHERE substr(model, 1, length(CAST(?1 AS TEXT))) = ?1 AND "
-                           "model <> ?2"));
+        conn_->Prepare(
+            "DELETE FROM embeddings WHERE substr(model, 1, length(CAST(?1 AS TEXT))) = ?1 AND "
+            "model <> ?2"));
     FLOWRAG_RETURN_IF_ERROR(del.Bind(1, family).Bind(2, keep_model).Run());
     dropped = conn_->Changes();
     return dropped > 0 ? BumpGeneration() : Status::Ok();
@@ -462,8 +464,8 @@ Result<int64_t> Store::DropEmbeddingsOfFamilyExcept(std::string_view family,
 
 Result<std::optional<std::string>> Store::GetEmbedderState(std::string_view name) {
   std::lock_guard<std::mutex> lock(mu_);
-  FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, conn_->Prepare("SELECT state FROM embedder_state WHERE name=?"));
+  FLOWRAG_ASSIGN_OR_RETURN(Statement s,
+                           conn_->Prepare("SELECT state FROM embedder_state WHERE name=?"));
   s.Bind(1, name);
   FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return std::optional<std::string>();
@@ -473,8 +475,7 @@ Result<std::optional<std::string>> Store::GetEmbedderState(std::string_view name
 Result<int64_t> Store::EmbedderStateFittedPassages(std::string_view name) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s,
-      conn_->Prepare("SELECT fitted_passages FROM embedder_state WHERE name=?"));
+      Statement s, conn_->Prepare("SELECT fitted_passages FROM embedder_state WHERE name=?"));
   s.Bind(1, name);
   FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
   return row ? s.Int(0) : int64_t{-1};
@@ -502,13 +503,13 @@ Status Store::ForEachDocument(const std::function<Status(DocumentRow&&)>& fn, in
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s, conn_->Prepare("SELECT id, external_id, title, source, text FROM documents "
-                                      "WHERE id > ? ORDER BY id"));
+                                  "WHERE id > ? ORDER BY id"));
   s.Bind(1, after_id);
   while (true) {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
-    DocumentRow d{s.Int(0), std::string(s.Text(1)), std::string(s.Text(2)),
-                  std::string(s.Text(3)), std::string(s.Text(4))};
+    DocumentRow d{s.Int(0), std::string(s.Text(1)), std::string(s.Text(2)), std::string(s.Text(3)),
+                  std::string(s.Text(4))};
     FLOWRAG_RETURN_IF_ERROR(fn(std::move(d)));
   }
   return Status::Ok();
@@ -518,7 +519,7 @@ Status Store::ForEachPassage(const std::function<Status(const PassageRow&)>& fn,
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s, conn_->Prepare("SELECT id, document_id, ordinal, begin_offset, end_offset, "
-                                      "embed_hash FROM passages WHERE id > ? ORDER BY id"));
+                                  "embed_hash FROM passages WHERE id > ? ORDER BY id"));
   s.Bind(1, after_id);
   while (true) {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
@@ -540,8 +541,8 @@ Status Store::ForEachPassageEmbedding(std::string_view model,
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s, conn_->Prepare("SELECT p.id, e.vector FROM passages p JOIN embeddings e ON "
-                                      "e.model = ? AND e.text_hash = p.embed_hash WHERE p.id > ? "
-                                      "ORDER BY p.id"));
+                                  "e.model = ? AND e.text_hash = p.embed_hash WHERE p.id > ? "
+                                  "ORDER BY p.id"));
   s.Bind(1, model).Bind(2, after_id);
   while (true) {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
@@ -555,7 +556,7 @@ Result<int64_t> Store::BeginIndexRun(std::string_view sources) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s, conn_->Prepare("INSERT INTO index_runs(started_at, sources, status) VALUES "
-                                      "(?, ?, 'running') RETURNING id"));
+                                  "(?, ?, 'running') RETURNING id"));
   return s.Bind(1, UnixSeconds()).Bind(2, sources).RunReturningId();
 }
 
@@ -564,9 +565,9 @@ Status Store::UpdateIndexRun(const IndexRunRecord& run) {
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s,
       conn_->Prepare("UPDATE index_runs SET status=?, documents_added=?, documents_replaced=?, "
-                         "documents_unchanged=?, passages_added=?, batches_committed=?, "
-                         "passages_embedded=?, error=?, finished_at=CASE WHEN ?='running' THEN "
-                         "NULL ELSE CAST(? AS BIGINT) END WHERE id=?"));
+                     "documents_unchanged=?, passages_added=?, batches_committed=?, "
+                     "passages_embedded=?, error=?, finished_at=CASE WHEN ?='running' THEN "
+                     "NULL ELSE CAST(? AS BIGINT) END WHERE id=?"));
   return s.Bind(1, run.status)
       .Bind(2, static_cast<int64_t>(run.documents_added))
       .Bind(3, static_cast<int64_t>(run.documents_replaced))
@@ -586,8 +587,8 @@ Result<std::vector<IndexRunRecord>> Store::RecentIndexRuns(size_t limit) {
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s,
       conn_->Prepare("SELECT id, sources, status, documents_added, documents_replaced, "
-                         "documents_unchanged, passages_added, batches_committed, "
-                         "passages_embedded, error FROM index_runs ORDER BY id DESC LIMIT ?"));
+                     "documents_unchanged, passages_added, batches_committed, "
+                     "passages_embedded, error FROM index_runs ORDER BY id DESC LIMIT ?"));
   s.Bind(1, static_cast<int64_t>(limit));
   std::vector<IndexRunRecord> out;
   while (true) {
@@ -611,9 +612,8 @@ Result<std::vector<IndexRunRecord>> Store::RecentIndexRuns(size_t limit) {
 
 Result<std::pair<int64_t, int64_t>> Store::CountDocumentsAndPassages() {
   std::lock_guard<std::mutex> lock(mu_);
-  FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, conn_->Prepare("SELECT (SELECT count(*) FROM documents), "
-                                      "(SELECT count(*) FROM passages)"));
+  FLOWRAG_ASSIGN_OR_RETURN(Statement s, conn_->Prepare("SELECT (SELECT count(*) FROM documents), "
+                                                       "(SELECT count(*) FROM passages)"));
   FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return std::make_pair(int64_t{0}, int64_t{0});
   return std::make_pair(s.Int(0), s.Int(1));
@@ -631,7 +631,8 @@ Result<StoreCounts> Store::Counts() {
   FLOWRAG_ASSIGN_OR_RETURN(c.documents, scalar("SELECT count(*) FROM documents"));
   FLOWRAG_ASSIGN_OR_RETURN(c.passages, scalar("SELECT count(*) FROM passages"));
   FLOWRAG_ASSIGN_OR_RETURN(c.embeddings, scalar("SELECT count(*) FROM embeddings"));
-  FLOWRAG_ASSIGN_OR_RETURN(c.embedding_models, scalar("SELECT count(DISTINCT model) FROM embeddings"));
+  FLOWRAG_ASSIGN_OR_RETURN(c.embedding_models,
+                           scalar("SELECT count(DISTINCT model) FROM embeddings"));
   FLOWRAG_ASSIGN_OR_RETURN(c.index_runs, scalar("SELECT count(*) FROM index_runs"));
   FLOWRAG_ASSIGN_OR_RETURN(c.file_bytes, conn_->StorageBytes());
   return c;

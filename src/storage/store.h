@@ -36,7 +36,6 @@
 #include "ingest/document.h"
 #include "sqldb/connection.h"
 
-
 namespace flowrag {
 
 class GraphWriter;
@@ -132,176 +131,82 @@ struct StoreCounts {
 // newline, then the passage text (the title alone is not repeated when empty).
 std::string PassageEmbedText(std::string_view title, std::string_view passage_text);
 
-class Store {
+// Documents and their passages: the source of truth every index run starts
+// from.
+class DocumentStore {
  public:
-  // Opens or creates `path` (":memory:" for a private in-memory store).
-  // Errors: Corruption when the file is not SQLite or not a flowrag store
-  // (the message names the file and what was found), FailedPrecondition for
-  // a newer format, IoError when unreadable.
-  static Result<std::unique_ptr<Store>> Open(const std::string& path,
-                                             const StoreOptions& options = {});
-  ~Store();
-  Store(const Store&) = delete;
-  Store& operator=(const Store&) = delete;
-
-  // The location it was opened with (a PostgreSQL URL without its password).
-  const std::string& path() const { return path_; }
-  SqlDialect dialect() const;
-  int format_version() const { return format_version_; }
-
-  // Meta key/value pairs (strings).
-  Result<std::optional<std::string>> GetMeta(std::string_view key);
-  Status SetMeta(std::string_view key, std::string_view value);
+  virtual ~DocumentStore() = default;
 
   // Content hash of a stored document, if any. O(log n).
-  Result<std::optional<uint64_t>> DocumentHash(std::string_view external_id);
+  virtual Result<std::optional<uint64_t>> DocumentHash(std::string_view external_id) = 0;
 
   // Writes a batch in one transaction: unknown ids are inserted, ids whose
   // content hash differs are replaced (old passages deleted), equal ones are
   // left untouched. Returns what happened.
-  Result<BatchWriteReport> WriteDocuments(std::span<const DocumentWrite> batch);
+  virtual Result<BatchWriteReport> WriteDocuments(std::span<const DocumentWrite> batch) = 0;
 
   // Removes a document and its passages. NotFound for an unknown id.
-  Status DeleteDocument(std::string_view external_id);
-
-  // Passages whose embed_hash has no embedding for `model`, in id order.
-  Result<std::vector<PassageToEmbed>> PassagesMissingEmbeddings(std::string_view model,
-                                                                size_t limit);
-  Result<int64_t> CountPassagesMissingEmbeddings(std::string_view model);
-
-  // Stores vectors (rows of `vectors`) under (model, hashes[i]) in one transaction.
-  Status PutEmbeddings(std::string_view model, std::span<const uint64_t> hashes,
-                       const FloatMatrix& vectors);
-  // Looks up cached vectors; missing ones are reported in *found as false.
-  Result<FloatMatrix> GetEmbeddings(std::string_view model, std::span<const uint64_t> hashes,
-                                    size_t dim, std::vector<bool>* found);
-  // Deletes cached vectors of every model except `keep_model` that no longer
-  // back a passage or that belong to a superseded model with prefix `family`.
-  Result<int64_t> DropEmbeddingsOfFamilyExcept(std::string_view family, std::string_view keep_model);
-
-  // Embedder state blobs (e.g. the hashed embedder's IDF table).
-  Result<std::optional<std::string>> GetEmbedderState(std::string_view name);
-  Status PutEmbedderState(std::string_view name, std::string_view blob, int64_t fitted_passages);
-  Result<int64_t> EmbedderStateFittedPassages(std::string_view name);
+  virtual Status DeleteDocument(std::string_view external_id) = 0;
 
   // Visits every passage's embed text (title + "\n" + passage text) in id order.
-  Status ForEachPassageText(const std::function<Status(const PassageToEmbed&)>& fn);
+  virtual Status ForEachPassageText(const std::function<Status(const PassageToEmbed&)>& fn) = 0;
 
   // Streams every document / passage with an id above `after_id`, in id
   // order (after_id 0: all of them).
-  Status ForEachDocument(const std::function<Status(DocumentRow&&)>& fn, int64_t after_id = 0);
-  Status ForEachPassage(const std::function<Status(const PassageRow&)>& fn, int64_t after_id = 0);
+  virtual Status ForEachDocument(const std::function<Status(DocumentRow&&)>& fn,
+                                 int64_t after_id = 0) = 0;
+  virtual Status ForEachPassage(const std::function<Status(const PassageRow&)>& fn,
+                                int64_t after_id = 0) = 0;
+  // Passage ids of every document (ordinal order), by external id.
+  virtual Result<std::unordered_map<std::string, std::vector<int64_t>>> PassagesByDocument() = 0;
+};
+
+// Vectors by (model, text hash), passage vectors and fitted embedder state.
+class EmbeddingCache {
+ public:
+  virtual ~EmbeddingCache() = default;
+
+  // Passages whose embed_hash has no embedding for `model`, in id order.
+  virtual Result<std::vector<PassageToEmbed>> PassagesMissingEmbeddings(std::string_view model,
+                                                                        size_t limit) = 0;
+  virtual Result<int64_t> CountPassagesMissingEmbeddings(std::string_view model) = 0;
+
+  // Stores vectors (rows of `vectors`) under (model, hashes[i]) in one transaction.
+  virtual Status PutEmbeddings(std::string_view model, std::span<const uint64_t> hashes,
+                               const FloatMatrix& vectors) = 0;
+  // Looks up cached vectors; missing ones are reported in *found as false.
+  virtual Result<FloatMatrix> GetEmbeddings(std::string_view model,
+                                            std::span<const uint64_t> hashes, size_t dim,
+                                            std::vector<bool>* found) = 0;
+  // Deletes cached vectors of every model except `keep_model` that no longer
+  // back a passage or that belong to a superseded model with prefix `family`.
+  virtual Result<int64_t> DropEmbeddingsOfFamilyExcept(std::string_view family,
+                                                       std::string_view keep_model) = 0;
+
+  // Embedder state blobs (e.g. the hashed embedder's IDF table).
+  virtual Result<std::optional<std::string>> GetEmbedderState(std::string_view name) = 0;
+  virtual Status PutEmbedderState(std::string_view name, std::string_view blob,
+                                  int64_t fitted_passages) = 0;
+  virtual Result<int64_t> EmbedderStateFittedPassages(std::string_view name) = 0;
+
   // Visits (passage id, vector) for `model` in passage id order, for the
   // passages with an id above `after_id`; passages without a vector are
   // skipped.
-  Status ForEachPassageEmbedding(std::string_view model,
-                                 const std::function<Status(int64_t, std::string_view)>& fn,
-                                 int64_t after_id = 0);
+  virtual Status ForEachPassageEmbedding(std::string_view model,
+                                         const std::function<Status(int64_t, std::string_view)>& fn,
+                                         int64_t after_id = 0) = 0;
 
-  // SourceRecords (format 4, storage/store_records.cc), in document id order.
-  struct SourceRecordRow {
-    int64_t document_id = 0;
-    std::string external_id;
-    SourceRecordWrite record;
-  };
-  Status ForEachSourceRecord(const std::function<Status(SourceRecordRow&&)>& fn);
-  // B.7.2 counts over the graph: entities, those with a DERIVED_FROM (a
-  // defining mention in a SourceRecord's passage), facts and those whose
-  // endpoints both exist, entities and facts per type / relation text.
-  struct SchemaGraphCounts {
-    int64_t source_records = 0, entities = 0, entities_with_provenance = 0, derived_from = 0;
-    int64_t edges = 0, valid_edges = 0;
-    std::map<std::string, int64_t> entities_per_type, facts_per_relation;
-    std::map<std::string, int64_t> text_documents_per_type;  // text SourceRecords
-  };
-  Result<SchemaGraphCounts> CountSchemaGraph();
-  // Text-to-SQL schema graphs (format 5), keyed by the database path.
-  struct SqlSchemaRow {
-    std::string source, fingerprint, graph, value_index;  // graph/value_index: JSON
-  };
-  Result<std::optional<SqlSchemaRow>> GetSqlSchema(std::string_view source);
-  Status PutSqlSchema(const SqlSchemaRow& row);  // replaces the row of `source`
-    // ---- Snapshot parts (format 6, storage/store_parts.cc; doc/storage.md).
-  // Opaque byte strings a snapshot derives from the store, stored in chunks.
-  struct SnapshotPartInfo {
-    std::string name;
-    int64_t generation = 0;  // meta.generation it was derived from
-    int format = 0;          // the part's own format version
-    std::string key;         // what else it depends on (e.g. an embedder model id)
-    uint64_t bytes = 0;
-    uint64_t checksum = 0;   // computed by the writer; storage only keeps it
-    int64_t chunks = 0;
-  };
-  // The store's change counter (0 for a store older than format 6).
-  Result<int64_t> Generation();
-  Result<std::optional<SnapshotPartInfo>> GetSnapshotPart(std::string_view name);
-  // Copies `n` bytes at `offset` of chunk `seq` (0-based) of part `name`
-  // into `out`, straight from the database pages (incremental blob I/O: the
-  // chunk is never copied whole). NotFound when the chunk is missing,
-  // Corruption when it is shorter.
-  Status ReadSnapshotChunk(std::string_view name, int64_t seq, uint64_t offset, void* out,
-                           size_t n);
-  // `produce` emits a part's bytes chunk by chunk (each at most
-  // kMaxSnapshotChunk bytes) and returns their checksum.
-  using ChunkSink = std::function<Status(std::string_view chunk)>;
-  using PartProducer = std::function<Result<uint64_t>(const ChunkSink& emit)>;
-  static constexpr size_t kMaxSnapshotChunk = size_t{4} << 20;
-  // Replaces part info.name with what `produce` emits, in one transaction,
-  // if the store's generation is still info.generation (the part was derived
-  // from the current data). Returns false, writing nothing, when it is not.
-  // info.bytes, checksum and chunks are set from what was emitted.
-  Result<bool> PutSnapshotPart(const SnapshotPartInfo& info, const PartProducer& produce);
-  // Deletes every part (they are rebuilt from rows on the next open).
-  Status DropSnapshotParts();
+  // Dimension of the cached vectors of `model` (0 when there are none).
+  virtual Result<size_t> EmbeddingDimension(std::string_view model) = 0;
 
-  // Passage ids of every document (ordinal order), by external id.
-  Result<std::unordered_map<std::string, std::vector<int64_t>>> PassagesByDocument();
+  // Hashes of every cached vector of `model`.
+  virtual Result<std::vector<uint64_t>> EmbeddingHashes(std::string_view model) = 0;
+};
 
-  // Index run journal.
-  Result<int64_t> BeginIndexRun(std::string_view sources);
-  Status UpdateIndexRun(const IndexRunRecord& run);
-  Result<std::vector<IndexRunRecord>> RecentIndexRuns(size_t limit);
-
-  Result<StoreCounts> Counts();
-  // Just the numbers of documents and of passages.
-  Result<std::pair<int64_t, int64_t>> CountDocumentsAndPassages();
-
-  // ---- Knowledge graph (storage/store_graph.cc; tables in doc/storage.md).
-
-  // Runs `body` with a GraphWriter in one transaction, then the writer's
-  // garbage collection. On error nothing of the call is kept.
-  Status WriteGraph(const std::function<Status(GraphWriter&)>& body, GraphWriteReport* report);
-
-  struct PendingPassage {
-    int64_t passage_id = 0;
-    int32_t ordinal = 0;
-    std::string title;
-    std::string text;
-    std::string document_id;  // external id of its document
-  };
-  // Passages without a successful extraction by `extractor` (structured
-  // SourceRecords excluded: the contract builds their graph), in id order,
-  // starting after passage id `after`.
-  Result<std::vector<PendingPassage>> PassagesPendingExtraction(std::string_view extractor,
-                                                                int64_t after, size_t limit);
-  Result<int64_t> CountPassagesPendingExtraction(std::string_view extractor = "");
-  // The titles of the passages the extractors read, in passage id order,
-  // a repeat of the previous title dropped: the input of the offline
-  // extractor's dictionary.
-  Result<std::vector<std::string>> ExtractableTitles();
-  // Every passage the extractors read (id order; not structured
-  // SourceRecords), for dictionary linking.
-  Status ForEachPassageContent(const std::function<Status(PendingPassage&&)>& fn);
-
-  // Names of title entities not yet linked across the corpus
-  // (MarkNamesLinked): every such key a passage gave its TITLE entity, with
-  // that surface form and the entity's canonical name. (The offline
-  // extractor's dictionary itself comes from ExtractableTitles.)
-  struct TitleName {
-    std::string key, surface, canonical;
-  };
-  Result<std::vector<TitleName>> UnlinkedTitleNames();
-  Status MarkNamesLinked(const std::vector<std::string>& keys);
+// The knowledge graph as snapshots load it, in id order.
+class GraphSource {
+ public:
+  virtual ~GraphSource() = default;
 
   struct EntityRow {
     int64_t id = 0;
@@ -324,39 +229,274 @@ class Store {
     int64_t a = 0, b = 0;
     double similarity = 0;
   };
-  Status ForEachEntity(const std::function<Status(EntityRow&&)>& fn);
-  Status ForEachMention(const std::function<Status(const MentionRow&)>& fn);
-  Status ForEachDescription(const std::function<Status(DescriptionRow&&)>& fn);
-  Status ForEachFact(const std::function<Status(const FactRow&)>& fn);
+  virtual Status ForEachEntity(const std::function<Status(EntityRow&&)>& fn) = 0;
+  virtual Status ForEachMention(const std::function<Status(const MentionRow&)>& fn) = 0;
+  virtual Status ForEachDescription(const std::function<Status(DescriptionRow&&)>& fn) = 0;
+  virtual Status ForEachFact(const std::function<Status(const FactRow&)>& fn) = 0;
   // Relation texts (shared by the facts stating them), in id order.
-  Status ForEachRelation(const std::function<Status(int64_t id, std::string&& text)>& fn);
-  Status ForEachFactSource(const std::function<Status(int64_t fact, int64_t passage)>& fn);
-  Status ForEachSynonym(const std::function<Status(const SynonymRow&)>& fn);
-  Result<std::vector<EntityRow>> EntitiesByIds(const std::vector<int64_t>& ids);
-
-  // Entities created or renamed since their synonym edges were computed.
-  Result<std::vector<int64_t>> EntitiesNeedingSynonyms();
-  // Replaces the synonym edges of `entities` with `edges` (a < b) and marks
-  // them done, in one transaction.
-  Status ReplaceSynonyms(const std::vector<int64_t>& entities, const std::vector<SynonymRow>& edges);
-
-  // Dimension of the cached vectors of `model` (0 when there are none).
-  Result<size_t> EmbeddingDimension(std::string_view model);
-
-  // Hashes of every cached vector of `model`.
-  Result<std::vector<uint64_t>> EmbeddingHashes(std::string_view model);
+  virtual Status ForEachRelation(
+      const std::function<Status(int64_t id, std::string&& text)>& fn) = 0;
+  virtual Status ForEachFactSource(
+      const std::function<Status(int64_t fact, int64_t passage)>& fn) = 0;
+  virtual Status ForEachSynonym(const std::function<Status(const SynonymRow&)>& fn) = 0;
+  virtual Result<std::vector<EntityRow>> EntitiesByIds(const std::vector<int64_t>& ids) = 0;
 
   struct GraphCounts {
     int64_t entities = 0, mentions = 0, defining_mentions = 0, descriptions = 0, facts = 0,
             fact_sources = 0, synonyms = 0, extracted_passages = 0, failed_passages = 0,
             llm_calls = 0, llm_prompt_tokens = 0, llm_completion_tokens = 0;
   };
-  Result<GraphCounts> CountGraph();
+  virtual Result<GraphCounts> CountGraph() = 0;
+};
+
+// What extraction and graph finalisation write (storage/store_graph.cc).
+class GraphSink {
+ public:
+  virtual ~GraphSink() = default;
+
+  // Runs `body` with a GraphWriter in one transaction, then the writer's
+  // garbage collection. On error nothing of the call is kept.
+  virtual Status WriteGraph(const std::function<Status(GraphWriter&)>& body,
+                            GraphWriteReport* report) = 0;
+
+  struct PendingPassage {
+    int64_t passage_id = 0;
+    int32_t ordinal = 0;
+    std::string title;
+    std::string text;
+    std::string document_id;  // external id of its document
+  };
+  // Passages without a successful extraction by `extractor` (structured
+  // SourceRecords excluded: the contract builds their graph), in id order,
+  // starting after passage id `after`.
+  virtual Result<std::vector<PendingPassage>> PassagesPendingExtraction(std::string_view extractor,
+                                                                        int64_t after,
+                                                                        size_t limit) = 0;
+  virtual Result<int64_t> CountPassagesPendingExtraction(std::string_view extractor = "") = 0;
+  // The titles of the passages the extractors read, in passage id order,
+  // a repeat of the previous title dropped: the input of the offline
+  // extractor's dictionary.
+  virtual Result<std::vector<std::string>> ExtractableTitles() = 0;
+  // Every passage the extractors read (id order; not structured
+  // SourceRecords), for dictionary linking.
+  virtual Status ForEachPassageContent(const std::function<Status(PendingPassage&&)>& fn) = 0;
+
+  // Names of title entities not yet linked across the corpus
+  // (MarkNamesLinked): every such key a passage gave its TITLE entity, with
+  // that surface form and the entity's canonical name. (The offline
+  // extractor's dictionary itself comes from ExtractableTitles.)
+  struct TitleName {
+    std::string key, surface, canonical;
+  };
+  virtual Result<std::vector<TitleName>> UnlinkedTitleNames() = 0;
+  virtual Status MarkNamesLinked(const std::vector<std::string>& keys) = 0;
+
+  // Entities created or renamed since their synonym edges were computed.
+  virtual Result<std::vector<int64_t>> EntitiesNeedingSynonyms() = 0;
+  // Replaces the synonym edges of `entities` with `edges` (a < b) and marks
+  // them done, in one transaction.
+  virtual Status ReplaceSynonyms(const std::vector<int64_t>& entities,
+                                 const std::vector<GraphSource::SynonymRow>& edges) = 0;
+};
+
+// The index run journal (`flowrag stats`).
+class RunJournal {
+ public:
+  virtual ~RunJournal() = default;
+
+  virtual Result<int64_t> BeginIndexRun(std::string_view sources) = 0;
+  virtual Status UpdateIndexRun(const IndexRunRecord& run) = 0;
+  virtual Result<std::vector<IndexRunRecord>> RecentIndexRuns(size_t limit) = 0;
+};
+
+// Persisted snapshot parts (format 6, storage/store_parts.cc; doc/storage.md).
+class SnapshotSource {
+ public:
+  virtual ~SnapshotSource() = default;
+
+  // Opaque byte strings a snapshot derives from the store, stored in chunks.
+  struct SnapshotPartInfo {
+    std::string name;
+    int64_t generation = 0;  // meta.generation it was derived from
+    int format = 0;          // the part's own format version
+    std::string key;         // what else it depends on (e.g. an embedder model id)
+    uint64_t bytes = 0;
+    uint64_t checksum = 0;  // computed by the writer; storage only keeps it
+    int64_t chunks = 0;
+  };
+  // The store's change counter (0 for a store older than format 6).
+  virtual Result<int64_t> Generation() = 0;
+  virtual Result<std::optional<SnapshotPartInfo>> GetSnapshotPart(std::string_view name) = 0;
+  // Copies `n` bytes at `offset` of chunk `seq` (0-based) of part `name`
+  // into `out`, straight from the database pages (incremental blob I/O: the
+  // chunk is never copied whole). NotFound when the chunk is missing,
+  // Corruption when it is shorter.
+  virtual Status ReadSnapshotChunk(std::string_view name, int64_t seq, uint64_t offset, void* out,
+                                   size_t n) = 0;
+  // `produce` emits a part's bytes chunk by chunk (each at most
+  // kMaxSnapshotChunk bytes) and returns their checksum.
+  using ChunkSink = std::function<Status(std::string_view chunk)>;
+  using PartProducer = std::function<Result<uint64_t>(const ChunkSink& emit)>;
+  static constexpr size_t kMaxSnapshotChunk = size_t{4} << 20;
+  // Replaces part info.name with what `produce` emits, in one transaction,
+  // if the store's generation is still info.generation (the part was derived
+  // from the current data). Returns false, writing nothing, when it is not.
+  // info.bytes, checksum and chunks are set from what was emitted.
+  virtual Result<bool> PutSnapshotPart(const SnapshotPartInfo& info,
+                                       const PartProducer& produce) = 0;
+  // Deletes every part (they are rebuilt from rows on the next open).
+  virtual Status DropSnapshotParts() = 0;
+};
+
+// SourceRecords of schema-driven construction (format 4, storage/store_records.cc).
+class SourceRecordStore {
+ public:
+  virtual ~SourceRecordStore() = default;
+
+  // SourceRecords (format 4, storage/store_records.cc), in document id order.
+  struct SourceRecordRow {
+    int64_t document_id = 0;
+    std::string external_id;
+    SourceRecordWrite record;
+  };
+  virtual Status ForEachSourceRecord(const std::function<Status(SourceRecordRow&&)>& fn) = 0;
+  // B.7.2 counts over the graph: entities, those with a DERIVED_FROM (a
+  // defining mention in a SourceRecord's passage), facts and those whose
+  // endpoints both exist, entities and facts per type / relation text.
+  struct SchemaGraphCounts {
+    int64_t source_records = 0, entities = 0, entities_with_provenance = 0, derived_from = 0;
+    int64_t edges = 0, valid_edges = 0;
+    std::map<std::string, int64_t> entities_per_type, facts_per_relation;
+    std::map<std::string, int64_t> text_documents_per_type;  // text SourceRecords
+  };
+  virtual Result<SchemaGraphCounts> CountSchemaGraph() = 0;
+};
+
+// Text-to-SQL schema graphs (format 5) for sql/.
+class SqlSchemaCache {
+ public:
+  virtual ~SqlSchemaCache() = default;
+
+  // Text-to-SQL schema graphs (format 5), keyed by the database path.
+  struct SqlSchemaRow {
+    std::string source, fingerprint, graph, value_index;  // graph/value_index: JSON
+  };
+  virtual Result<std::optional<SqlSchemaRow>> GetSqlSchema(std::string_view source) = 0;
+  virtual Status PutSqlSchema(const SqlSchemaRow& row) = 0;  // replaces the row of `source`
+};
+
+// The LLM response cache behind StoreResponseCache (storage/llm_cache.h).
+class LlmResponseStore {
+ public:
+  virtual ~LlmResponseStore() = default;
 
   // LLM response cache (storage/llm_cache.cc).
-  Result<std::optional<ChatResponse>> GetCachedResponse(uint64_t key);
+  virtual Result<std::optional<ChatResponse>> GetCachedResponse(uint64_t key) = 0;
+  virtual Status PutCachedResponse(uint64_t key, std::string_view model, std::string_view request,
+                                   const ChatResponse& response) = 0;
+};
+
+// The store: every interface above over one SqlConnection (a SQLite file or
+// a PostgreSQL workspace), plus opening, meta values and counts.
+class Store final : public DocumentStore,
+                    public EmbeddingCache,
+                    public GraphSource,
+                    public GraphSink,
+                    public RunJournal,
+                    public SnapshotSource,
+                    public SourceRecordStore,
+                    public SqlSchemaCache,
+                    public LlmResponseStore {
+ public:
+  // Opens or creates `path` (":memory:" for a private in-memory store).
+  // Errors: Corruption when the file is not SQLite or not a flowrag store
+  // (the message names the file and what was found), FailedPrecondition for
+  // a newer format, IoError when unreadable.
+  static Result<std::unique_ptr<Store>> Open(const std::string& path,
+                                             const StoreOptions& options = {});
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // The location it was opened with (a PostgreSQL URL without its password).
+  const std::string& path() const { return path_; }
+  SqlDialect dialect() const;
+  int format_version() const { return format_version_; }
+
+  // Meta key/value pairs (strings).
+  Result<std::optional<std::string>> GetMeta(std::string_view key);
+  Status SetMeta(std::string_view key, std::string_view value);
+
+  Result<StoreCounts> Counts();
+  // Just the numbers of documents and of passages.
+  Result<std::pair<int64_t, int64_t>> CountDocumentsAndPassages();
+
+  // ---- The interfaces (comments above).
+  Result<std::optional<uint64_t>> DocumentHash(std::string_view external_id) override;
+  Result<BatchWriteReport> WriteDocuments(std::span<const DocumentWrite> batch) override;
+  Status DeleteDocument(std::string_view external_id) override;
+  Status ForEachPassageText(const std::function<Status(const PassageToEmbed&)>& fn) override;
+  Status ForEachDocument(const std::function<Status(DocumentRow&&)>& fn,
+                         int64_t after_id = 0) override;
+  Status ForEachPassage(const std::function<Status(const PassageRow&)>& fn,
+                        int64_t after_id = 0) override;
+  Result<std::unordered_map<std::string, std::vector<int64_t>>> PassagesByDocument() override;
+  Result<std::vector<PassageToEmbed>> PassagesMissingEmbeddings(std::string_view model,
+                                                                size_t limit) override;
+  Result<int64_t> CountPassagesMissingEmbeddings(std::string_view model) override;
+  Status PutEmbeddings(std::string_view model, std::span<const uint64_t> hashes,
+                       const FloatMatrix& vectors) override;
+  Result<FloatMatrix> GetEmbeddings(std::string_view model, std::span<const uint64_t> hashes,
+                                    size_t dim, std::vector<bool>* found) override;
+  Result<int64_t> DropEmbeddingsOfFamilyExcept(std::string_view family,
+                                               std::string_view keep_model) override;
+  Result<std::optional<std::string>> GetEmbedderState(std::string_view name) override;
+  Status PutEmbedderState(std::string_view name, std::string_view blob,
+                          int64_t fitted_passages) override;
+  Result<int64_t> EmbedderStateFittedPassages(std::string_view name) override;
+  Status ForEachPassageEmbedding(std::string_view model,
+                                 const std::function<Status(int64_t, std::string_view)>& fn,
+                                 int64_t after_id = 0) override;
+  Result<size_t> EmbeddingDimension(std::string_view model) override;
+  Result<std::vector<uint64_t>> EmbeddingHashes(std::string_view model) override;
+  Status WriteGraph(const std::function<Status(GraphWriter&)>& body,
+                    GraphWriteReport* report) override;
+  Result<std::vector<PendingPassage>> PassagesPendingExtraction(std::string_view extractor,
+                                                                int64_t after,
+                                                                size_t limit) override;
+  Result<int64_t> CountPassagesPendingExtraction(std::string_view extractor = "") override;
+  Result<std::vector<std::string>> ExtractableTitles() override;
+  Status ForEachPassageContent(const std::function<Status(PendingPassage&&)>& fn) override;
+  Result<std::vector<TitleName>> UnlinkedTitleNames() override;
+  Status MarkNamesLinked(const std::vector<std::string>& keys) override;
+  Result<std::vector<int64_t>> EntitiesNeedingSynonyms() override;
+  Status ReplaceSynonyms(const std::vector<int64_t>& entities,
+                         const std::vector<SynonymRow>& edges) override;
+  Status ForEachEntity(const std::function<Status(EntityRow&&)>& fn) override;
+  Status ForEachMention(const std::function<Status(const MentionRow&)>& fn) override;
+  Status ForEachDescription(const std::function<Status(DescriptionRow&&)>& fn) override;
+  Status ForEachFact(const std::function<Status(const FactRow&)>& fn) override;
+  Status ForEachRelation(const std::function<Status(int64_t id, std::string&& text)>& fn) override;
+  Status ForEachFactSource(const std::function<Status(int64_t fact, int64_t passage)>& fn) override;
+  Status ForEachSynonym(const std::function<Status(const SynonymRow&)>& fn) override;
+  Result<std::vector<EntityRow>> EntitiesByIds(const std::vector<int64_t>& ids) override;
+  Result<GraphCounts> CountGraph() override;
+  Result<int64_t> BeginIndexRun(std::string_view sources) override;
+  Status UpdateIndexRun(const IndexRunRecord& run) override;
+  Result<std::vector<IndexRunRecord>> RecentIndexRuns(size_t limit) override;
+  Result<int64_t> Generation() override;
+  Result<std::optional<SnapshotPartInfo>> GetSnapshotPart(std::string_view name) override;
+  Status ReadSnapshotChunk(std::string_view name, int64_t seq, uint64_t offset, void* out,
+                           size_t n) override;
+  Result<bool> PutSnapshotPart(const SnapshotPartInfo& info, const PartProducer& produce) override;
+  Status DropSnapshotParts() override;
+  Status ForEachSourceRecord(const std::function<Status(SourceRecordRow&&)>& fn) override;
+  Result<SchemaGraphCounts> CountSchemaGraph() override;
+  Result<std::optional<SqlSchemaRow>> GetSqlSchema(std::string_view source) override;
+  Status PutSqlSchema(const SqlSchemaRow& row) override;
+  Result<std::optional<ChatResponse>> GetCachedResponse(uint64_t key) override;
   Status PutCachedResponse(uint64_t key, std::string_view model, std::string_view request,
-                           const ChatResponse& response);
+                           const ChatResponse& response) override;
 
  private:
   explicit Store(std::unique_ptr<SqlConnection> conn)

@@ -1,8 +1,8 @@
 // Store: the knowledge graph tables (format 3). See store.h and
 // doc/storage.md.
+#include "sqldb/connection.h"
 #include "storage/document_texts.h"
 #include "storage/graph_writer.h"
-#include "sqldb/connection.h"
 #include "storage/store.h"
 
 namespace flowrag {
@@ -20,14 +20,15 @@ Status Store::WriteGraph(const std::function<Status(GraphWriter&)>& body,
   return st;
 }
 
-Status Store::DeletePassagesFromGraph(GraphWriter& writer, const std::vector<int64_t>& passage_ids) {
+Status Store::DeletePassagesFromGraph(GraphWriter& writer,
+                                      const std::vector<int64_t>& passage_ids) {
   for (int64_t p : passage_ids) FLOWRAG_RETURN_IF_ERROR(writer.ForgetPassage(p));
   return Status::Ok();
 }
 
 // Passages of structured SourceRecords get their graph from the schema
 // contract: the extractors never read them.
-#define FLOWRAG_NOT_STRUCTURED_SQL                                                           \
+#define FLOWRAG_NOT_STRUCTURED_SQL                                                  \
   "NOT EXISTS (SELECT 1 FROM source_records r WHERE r.document_id = p.document_id " \
   "AND r.structured = 1)"
 
@@ -48,10 +49,12 @@ Result<std::vector<Store::PendingPassage>> Store::PassagesPendingExtraction(
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s,
-      conn_->Prepare("SELECT p.id, p.ordinal, d.title, p.document_id, p.begin_offset, p.end_offset, "
-          "d.external_id FROM passages p JOIN documents d ON d.id = p.document_id WHERE p.id > ?1 AND NOT EXISTS (SELECT 1 FROM extraction_state x WHERE "
-          "x.passage_id = p.id AND x.status = 'done' AND x.extractor = ?2) AND " FLOWRAG_NOT_STRUCTURED_SQL
-          " ORDER BY p.id LIMIT ?3"));
+      conn_->Prepare(
+          "SELECT p.id, p.ordinal, d.title, p.document_id, p.begin_offset, p.end_offset, "
+          "d.external_id FROM passages p JOIN documents d ON d.id = p.document_id WHERE p.id > ?1 "
+          "AND NOT EXISTS (SELECT 1 FROM extraction_state x WHERE "
+          "x.passage_id = p.id AND x.status = 'done' AND x.extractor = ?2) "
+          "AND " FLOWRAG_NOT_STRUCTURED_SQL " ORDER BY p.id LIMIT ?3"));
   s.Bind(1, after).Bind(2, extractor).Bind(3, static_cast<int64_t>(limit));
   FLOWRAG_ASSIGN_OR_RETURN(DocumentTexts texts, DocumentTexts::Prepare(*conn_));
   std::vector<PendingPassage> out;
@@ -67,10 +70,11 @@ Result<std::vector<Store::PendingPassage>> Store::PassagesPendingExtraction(
 Result<int64_t> Store::CountPassagesPendingExtraction(std::string_view extractor) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, conn_->Prepare("SELECT count(*) FROM passages p WHERE NOT EXISTS (SELECT 1 "
-                                      "FROM extraction_state x WHERE x.passage_id = p.id AND "
-                                      "x.status = 'done' AND (?1 = '' OR x.extractor = ?1)) AND "
-                                      FLOWRAG_NOT_STRUCTURED_SQL));
+      Statement s,
+      conn_->Prepare(
+          "SELECT count(*) FROM passages p WHERE NOT EXISTS (SELECT 1 "
+          "FROM extraction_state x WHERE x.passage_id = p.id AND "
+          "x.status = 'done' AND (?1 = '' OR x.extractor = ?1)) AND " FLOWRAG_NOT_STRUCTURED_SQL));
   s.Bind(1, extractor);
   FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
   return row ? s.Int(0) : int64_t{0};
@@ -79,9 +83,9 @@ Result<int64_t> Store::CountPassagesPendingExtraction(std::string_view extractor
 Result<std::vector<std::string>> Store::ExtractableTitles() {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, conn_->Prepare("SELECT d.title FROM passages p JOIN documents d ON d.id = "
-                                      "p.document_id WHERE " FLOWRAG_NOT_STRUCTURED_SQL
-                                      " ORDER BY p.id"));
+      Statement s,
+      conn_->Prepare("SELECT d.title FROM passages p JOIN documents d ON d.id = "
+                     "p.document_id WHERE " FLOWRAG_NOT_STRUCTURED_SQL " ORDER BY p.id"));
   std::vector<std::string> titles;
   while (true) {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
@@ -96,8 +100,8 @@ Status Store::ForEachPassageContent(const std::function<Status(PendingPassage&&)
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s,
       conn_->Prepare("SELECT p.id, p.ordinal, d.title, p.document_id, p.begin_offset, "
-                         "p.end_offset, d.external_id FROM passages p JOIN documents d ON d.id = "
-                         "p.document_id WHERE " FLOWRAG_NOT_STRUCTURED_SQL " ORDER BY p.id"));
+                     "p.end_offset, d.external_id FROM passages p JOIN documents d ON d.id = "
+                     "p.document_id WHERE " FLOWRAG_NOT_STRUCTURED_SQL " ORDER BY p.id"));
   FLOWRAG_ASSIGN_OR_RETURN(DocumentTexts texts, DocumentTexts::Prepare(*conn_));
   while (true) {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
@@ -112,7 +116,8 @@ Result<std::vector<Store::TitleName>> Store::UnlinkedTitleNames() {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s,
-      conn_->Prepare("SELECT k.key, min(k.surface), min(e.name) FROM entity_keys k JOIN mentions m ON "
+      conn_->Prepare(
+          "SELECT k.key, min(k.surface), min(e.name) FROM entity_keys k JOIN mentions m ON "
           "m.passage_id = k.passage_id AND m.entity_id = k.entity_id JOIN entities e ON e.id = "
           "k.entity_id WHERE m.type = 'TITLE' AND k.key NOT IN (SELECT key FROM linked_names) "
           "GROUP BY k.key ORDER BY k.key"));
@@ -129,7 +134,8 @@ Status Store::MarkNamesLinked(const std::vector<std::string>& keys) {
   std::lock_guard<std::mutex> lock(mu_);
   return InTransaction([&]() -> Status {
     FLOWRAG_ASSIGN_OR_RETURN(
-        Statement s, conn_->Prepare("INSERT INTO linked_names(key) VALUES (?) ON CONFLICT DO NOTHING"));
+        Statement s,
+        conn_->Prepare("INSERT INTO linked_names(key) VALUES (?) ON CONFLICT DO NOTHING"));
     for (const std::string& k : keys) FLOWRAG_RETURN_IF_ERROR(s.Bind(1, k).Run());
     return Status::Ok();
   });
@@ -138,7 +144,7 @@ Status Store::MarkNamesLinked(const std::vector<std::string>& keys) {
 Status Store::ForEachEntity(const std::function<Status(EntityRow&&)>& fn) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(Statement s, conn_->Prepare("SELECT id, name, type FROM entities "
-                                                           "ORDER BY id"));
+                                                       "ORDER BY id"));
   while (true) {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
@@ -150,7 +156,7 @@ Status Store::ForEachEntity(const std::function<Status(EntityRow&&)>& fn) {
 Result<std::vector<Store::EntityRow>> Store::EntitiesByIds(const std::vector<int64_t>& ids) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(Statement s, conn_->Prepare("SELECT id, name, type FROM entities "
-                                                           "WHERE id = ?"));
+                                                       "WHERE id = ?"));
   std::vector<EntityRow> out;
   for (int64_t id : ids) {
     s.Bind(1, id);
@@ -163,10 +169,10 @@ Result<std::vector<Store::EntityRow>> Store::EntitiesByIds(const std::vector<int
 
 Status Store::ForEachMention(const std::function<Status(const MentionRow&)>& fn) {
   std::lock_guard<std::mutex> lock(mu_);
-  FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, conn_->Prepare("SELECT passage_id, entity_id, count, defining, "
-                                      "defining AND type = 'TITLE' FROM mentions "
-                                      "ORDER BY passage_id, entity_id"));
+  FLOWRAG_ASSIGN_OR_RETURN(Statement s,
+                           conn_->Prepare("SELECT passage_id, entity_id, count, defining, "
+                                          "defining AND type = 'TITLE' FROM mentions "
+                                          "ORDER BY passage_id, entity_id"));
   while (true) {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
@@ -179,7 +185,7 @@ Status Store::ForEachDescription(const std::function<Status(DescriptionRow&&)>& 
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s, conn_->Prepare("SELECT id, entity_id, passage_id, text FROM descriptions "
-                                      "ORDER BY id"));
+                                  "ORDER BY id"));
   while (true) {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
@@ -192,7 +198,7 @@ Status Store::ForEachFact(const std::function<Status(const FactRow&)>& fn) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s, conn_->Prepare("SELECT id, subject_id, object_id, relation_id FROM facts "
-                                      "ORDER BY id"));
+                                  "ORDER BY id"));
   while (true) {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
@@ -203,8 +209,8 @@ Status Store::ForEachFact(const std::function<Status(const FactRow&)>& fn) {
 
 Status Store::ForEachRelation(const std::function<Status(int64_t, std::string&&)>& fn) {
   std::lock_guard<std::mutex> lock(mu_);
-  FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, conn_->Prepare("SELECT id, text FROM relations ORDER BY id"));
+  FLOWRAG_ASSIGN_OR_RETURN(Statement s,
+                           conn_->Prepare("SELECT id, text FROM relations ORDER BY id"));
   while (true) {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
@@ -215,9 +221,9 @@ Status Store::ForEachRelation(const std::function<Status(int64_t, std::string&&)
 
 Status Store::ForEachFactSource(const std::function<Status(int64_t, int64_t)>& fn) {
   std::lock_guard<std::mutex> lock(mu_);
-  FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, conn_->Prepare("SELECT fact_id, passage_id FROM fact_sources ORDER BY "
-                                      "fact_id, passage_id"));
+  FLOWRAG_ASSIGN_OR_RETURN(Statement s,
+                           conn_->Prepare("SELECT fact_id, passage_id FROM fact_sources ORDER BY "
+                                          "fact_id, passage_id"));
   while (true) {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
@@ -228,9 +234,8 @@ Status Store::ForEachFactSource(const std::function<Status(int64_t, int64_t)>& f
 
 Status Store::ForEachSynonym(const std::function<Status(const SynonymRow&)>& fn) {
   std::lock_guard<std::mutex> lock(mu_);
-  FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s,
-      conn_->Prepare("SELECT a, b, similarity FROM synonyms ORDER BY a, b"));
+  FLOWRAG_ASSIGN_OR_RETURN(Statement s,
+                           conn_->Prepare("SELECT a, b, similarity FROM synonyms ORDER BY a, b"));
   while (true) {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
@@ -254,8 +259,8 @@ Result<std::vector<int64_t>> Store::EntitiesNeedingSynonyms() {
 
 Result<size_t> Store::EmbeddingDimension(std::string_view model) {
   std::lock_guard<std::mutex> lock(mu_);
-  FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, conn_->Prepare("SELECT dim FROM embeddings WHERE model = ? LIMIT 1"));
+  FLOWRAG_ASSIGN_OR_RETURN(Statement s,
+                           conn_->Prepare("SELECT dim FROM embeddings WHERE model = ? LIMIT 1"));
   s.Bind(1, model);
   FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
   return row ? static_cast<size_t>(s.Int(0)) : size_t{0};
@@ -263,8 +268,8 @@ Result<size_t> Store::EmbeddingDimension(std::string_view model) {
 
 Result<std::vector<uint64_t>> Store::EmbeddingHashes(std::string_view model) {
   std::lock_guard<std::mutex> lock(mu_);
-  FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, conn_->Prepare("SELECT text_hash FROM embeddings WHERE model = ?"));
+  FLOWRAG_ASSIGN_OR_RETURN(Statement s,
+                           conn_->Prepare("SELECT text_hash FROM embeddings WHERE model = ?"));
   s.Bind(1, model);
   std::vector<uint64_t> out;
   while (true) {
@@ -280,11 +285,11 @@ Status Store::ReplaceSynonyms(const std::vector<int64_t>& entities,
   if (entities.empty() && edges.empty()) return Status::Ok();  // nothing changes
   std::lock_guard<std::mutex> lock(mu_);
   return InWriteTransaction([&]() -> Status {
-    FLOWRAG_ASSIGN_OR_RETURN(
-        Statement done, conn_->Prepare("UPDATE entities SET synonyms_done = 1 WHERE id = ?"));
+    FLOWRAG_ASSIGN_OR_RETURN(Statement done,
+                             conn_->Prepare("UPDATE entities SET synonyms_done = 1 WHERE id = ?"));
     for (int64_t e : entities) FLOWRAG_RETURN_IF_ERROR(done.Bind(1, e).Run());
-    FLOWRAG_ASSIGN_OR_RETURN(
-        Statement del, conn_->Prepare("DELETE FROM synonyms WHERE a = ?1 OR b = ?1"));
+    FLOWRAG_ASSIGN_OR_RETURN(Statement del,
+                             conn_->Prepare("DELETE FROM synonyms WHERE a = ?1 OR b = ?1"));
     for (int64_t e : entities) FLOWRAG_RETURN_IF_ERROR(del.Bind(1, e).Run());
     FLOWRAG_ASSIGN_OR_RETURN(
         Statement ins,

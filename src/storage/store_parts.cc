@@ -10,8 +10,7 @@ namespace {
 
 Result<int64_t> ReadGeneration(SqlConnection& conn) {
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s,
-      conn.Prepare("SELECT CAST(value AS BIGINT) FROM meta WHERE key = 'generation'"));
+      Statement s, conn.Prepare("SELECT CAST(value AS BIGINT) FROM meta WHERE key = 'generation'"));
   FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
   return row ? s.Int(0) : int64_t{0};
 }
@@ -26,9 +25,9 @@ Result<int64_t> Store::Generation() {
 Result<std::optional<Store::SnapshotPartInfo>> Store::GetSnapshotPart(std::string_view name) {
   std::lock_guard<std::mutex> lock(mu_);
   if (format_version_ < 6) return std::optional<SnapshotPartInfo>();
-  FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, conn_->Prepare("SELECT generation, format, key, bytes, checksum, chunks "
-                                      "FROM snapshot_parts WHERE name = ?"));
+  FLOWRAG_ASSIGN_OR_RETURN(Statement s,
+                           conn_->Prepare("SELECT generation, format, key, bytes, checksum, chunks "
+                                          "FROM snapshot_parts WHERE name = ?"));
   s.Bind(1, name);
   FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return std::optional<SnapshotPartInfo>();
@@ -65,8 +64,8 @@ Result<bool> Store::PutSnapshotPart(const SnapshotPartInfo& info, const PartProd
   Status st = InTransaction([&]() -> Status {
     FLOWRAG_ASSIGN_OR_RETURN(int64_t generation, ReadGeneration(*conn_));
     if (generation != info.generation) return Status::Ok();  // derived from older data
-    FLOWRAG_ASSIGN_OR_RETURN(
-        Statement clear, conn_->Prepare("DELETE FROM snapshot_chunks WHERE part = ?"));
+    FLOWRAG_ASSIGN_OR_RETURN(Statement clear,
+                             conn_->Prepare("DELETE FROM snapshot_chunks WHERE part = ?"));
     FLOWRAG_RETURN_IF_ERROR(clear.Bind(1, info.name).Run());
     FLOWRAG_ASSIGN_OR_RETURN(
         Statement chunk,
@@ -78,10 +77,8 @@ Result<bool> Store::PutSnapshotPart(const SnapshotPartInfo& info, const PartProd
         return Status::InvalidArgument("snapshot part " + info.name + ": chunk of " +
                                        std::to_string(data.size()) + " bytes");
       }
-      FLOWRAG_RETURN_IF_ERROR(chunk.Bind(1, info.name)
-                                  .Bind(2, chunks)
-                                  .BindBlob(3, data.data(), data.size())
-                                  .Run());
+      FLOWRAG_RETURN_IF_ERROR(
+          chunk.Bind(1, info.name).Bind(2, chunks).BindBlob(3, data.data(), data.size()).Run());
       ++chunks;
       bytes += data.size();
       return Status::Ok();

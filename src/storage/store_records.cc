@@ -2,8 +2,8 @@
 // text-to-SQL schema graphs (format 5). See store.h
 // and doc/storage.md.
 #include "sqldb/connection.h"
-#include "storage/unix_time.h"
 #include "storage/store.h"
+#include "storage/unix_time.h"
 
 namespace flowrag {
 
@@ -11,9 +11,9 @@ Status Store::ForEachSourceRecord(const std::function<Status(SourceRecordRow&&)>
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s, conn_->Prepare("SELECT r.document_id, d.external_id, r.source, r.file, r.line, "
-                                      "r.entity_type, r.record_key, r.structured, r.fields FROM "
-                                      "source_records r JOIN documents d ON d.id = r.document_id "
-                                      "ORDER BY r.document_id"));
+                                  "r.entity_type, r.record_key, r.structured, r.fields FROM "
+                                  "source_records r JOIN documents d ON d.id = r.document_id "
+                                  "ORDER BY r.document_id"));
   while (true) {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
@@ -36,7 +36,7 @@ Result<std::unordered_map<std::string, std::vector<int64_t>>> Store::PassagesByD
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s, conn_->Prepare("SELECT d.external_id, p.id FROM passages p JOIN documents d ON "
-                                      "d.id = p.document_id ORDER BY p.document_id, p.ordinal"));
+                                  "d.id = p.document_id ORDER BY p.document_id, p.ordinal"));
   std::unordered_map<std::string, std::vector<int64_t>> out;
   while (true) {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
@@ -71,8 +71,8 @@ Result<Store::SchemaGraphCounts> Store::CountSchemaGraph() {
   FLOWRAG_ASSIGN_OR_RETURN(
       c.entities_with_provenance,
       scalar((std::string("SELECT count(DISTINCT entity_id) FROM (") + kDerived + ")").c_str()));
-  FLOWRAG_ASSIGN_OR_RETURN(c.derived_from,
-                           scalar((std::string("SELECT count(*) FROM (") + kDerived + ")").c_str()));
+  FLOWRAG_ASSIGN_OR_RETURN(
+      c.derived_from, scalar((std::string("SELECT count(*) FROM (") + kDerived + ")").c_str()));
   // Edges: RELATED_TO (facts, which also need a source passage) and MENTIONS.
   FLOWRAG_ASSIGN_OR_RETURN(int64_t facts, scalar("SELECT count(*) FROM facts"));
   FLOWRAG_ASSIGN_OR_RETURN(int64_t mentions, scalar("SELECT count(*) FROM mentions"));
@@ -93,17 +93,18 @@ Result<Store::SchemaGraphCounts> Store::CountSchemaGraph() {
   FLOWRAG_RETURN_IF_ERROR(grouped(
       "SELECT entity_type, count(*) FROM source_records WHERE structured = 0 GROUP BY entity_type",
       &c.text_documents_per_type));
-  FLOWRAG_RETURN_IF_ERROR(grouped(
-      "SELECT r.text, count(*) FROM facts f JOIN relations r ON r.id = f.relation_id WHERE "
-      "length(r.text) <= 64 GROUP BY r.text",
-      &c.facts_per_relation));
+  FLOWRAG_RETURN_IF_ERROR(
+      grouped("SELECT r.text, count(*) FROM facts f JOIN relations r ON r.id = f.relation_id WHERE "
+              "length(r.text) <= 64 GROUP BY r.text",
+              &c.facts_per_relation));
   return c;
 }
 
 Result<std::optional<Store::SqlSchemaRow>> Store::GetSqlSchema(std::string_view source) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, conn_->Prepare("SELECT fingerprint, graph, value_index FROM sql_schemas WHERE source = ?"));
+      Statement s,
+      conn_->Prepare("SELECT fingerprint, graph, value_index FROM sql_schemas WHERE source = ?"));
   s.Bind(1, source);
   FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return std::optional<SqlSchemaRow>();
@@ -114,11 +115,16 @@ Result<std::optional<Store::SqlSchemaRow>> Store::GetSqlSchema(std::string_view 
 Status Store::PutSqlSchema(const SqlSchemaRow& r) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, conn_->Prepare("INSERT INTO sql_schemas(source, fingerprint, graph, value_index, "
-                                  "built_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(source) DO UPDATE "
-                                  "SET fingerprint = excluded.fingerprint, graph = excluded.graph, "
-                                  "value_index = excluded.value_index, built_at = excluded.built_at"));
-  s.Bind(1, r.source).Bind(2, r.fingerprint).Bind(3, r.graph).Bind(4, r.value_index).Bind(5, UnixSeconds());
+      Statement s,
+      conn_->Prepare("INSERT INTO sql_schemas(source, fingerprint, graph, value_index, "
+                     "built_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(source) DO UPDATE "
+                     "SET fingerprint = excluded.fingerprint, graph = excluded.graph, "
+                     "value_index = excluded.value_index, built_at = excluded.built_at"));
+  s.Bind(1, r.source)
+      .Bind(2, r.fingerprint)
+      .Bind(3, r.graph)
+      .Bind(4, r.value_index)
+      .Bind(5, UnixSeconds());
   return s.Run();
 }
 

@@ -23,8 +23,8 @@ Result<WriterLock> WriterLock::Acquire(const std::string& store_path,
   const std::string lock_path = store_path + "-lock";
   const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
-    return Status::IoError(lock_path + ": cannot create the store's writer lock: " +
-                           std::strerror(errno));
+    return Status::IoError(lock_path +
+                           ": cannot create the store's writer lock: " + std::strerror(errno));
   }
   WriterLock lock(fd);
   const auto deadline = std::chrono::steady_clock::now() + wait;
