@@ -6,8 +6,6 @@
 //   FLOWRAG_TEST_POSTGRES=$(scripts/pg_test_server.sh url /tmp/pgt) ...
 // The plain TESTs need no server: URL parsing, placeholder rewriting and
 // connection errors.
-#include "sqldb/connection.h"
-
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -21,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "sqldb/connection.h"
 #include "sqldb/postgres_connection.h"
 #include "sqldb/postgres_url.h"
 #include "test_util.h"
@@ -142,13 +141,9 @@ TEST_P(SqlConnectionTest, Int64RoundTrip) {
   auto c = Open();
   ASSERT_NE(c, nullptr);
   ASSERT_TRUE(c->Exec("CREATE TABLE nums (k BIGINT PRIMARY KEY, v BIGINT)").ok());
-  const std::vector<int64_t> values = {std::numeric_limits<int64_t>::min(),
-                                       std::numeric_limits<int64_t>::max(),
-                                       0,
-                                       -1,
-                                       42,
-                                       HashToSql(0xFEDCBA9876543210ull),
-                                       HashToSql(0x8000000000000001ull)};
+  const std::vector<int64_t> values = {
+      std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), 0, -1, 42,
+      HashToSql(0xFEDCBA9876543210ull),    HashToSql(0x8000000000000001ull)};
   auto insert = c->Prepare("INSERT INTO nums (k, v) VALUES (?, ?)");
   ASSERT_TRUE(insert.ok()) << insert.status().ToString();
   for (size_t k = 0; k < values.size(); ++k) {
@@ -215,7 +210,9 @@ TEST_P(SqlConnectionTest, TextRoundTripEmptyAndNull) {
   auto c = Open();
   ASSERT_NE(c, nullptr);
   ASSERT_TRUE(c->Exec("CREATE TABLE texts (k BIGINT, s TEXT)").ok());
-  const std::vector<std::string> values = {"plain", "Gr\xC3\xBC\xC3\x9F" "e, \xE6\x9D\xB1\xE4\xBA\xAC \xF0\x9F\x9A\x80",
+  const std::vector<std::string> values = {"plain",
+                                           "Gr\xC3\xBC\xC3\x9F"
+                                           "e, \xE6\x9D\xB1\xE4\xBA\xAC \xF0\x9F\x9A\x80",
                                            "quote ' and \" and ? and ?1", std::string(100000, 'x'),
                                            ""};
   auto insert = c->Prepare("INSERT INTO texts (k, s) VALUES (?, ?)");
@@ -315,7 +312,8 @@ TEST_P(SqlConnectionTest, NumberedPlaceholdersRepeat) {
   auto insert = c->Prepare("INSERT INTO models (dim, model) VALUES (?2, ?1)");
   ASSERT_TRUE(insert.ok()) << insert.status().ToString();
   for (const char* m : {"gpt-4", "gpt-4o", "gpt-4-turbo", "gpt-3.5", "claude"}) {
-    ASSERT_TRUE(insert->Bind(1, m).Bind(2, int64_t{static_cast<int64_t>(std::strlen(m))}).Run().ok());
+    ASSERT_TRUE(
+        insert->Bind(1, m).Bind(2, int64_t{static_cast<int64_t>(std::strlen(m))}).Run().ok());
   }
   auto select = c->Prepare(
       "SELECT model, dim FROM models WHERE substr(model,1,length(?1)) = ?1 AND model <> ?2 "
@@ -380,7 +378,8 @@ TEST_P(SqlConnectionTest, OnConflictDoNothingAndDoUpdate) {
   ASSERT_NE(c, nullptr);
   ASSERT_TRUE(c->Exec("CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT)").ok());
   ASSERT_TRUE(c->Exec("INSERT INTO kv (key, value) VALUES ('k', 'v1')").ok());
-  auto ignore = c->Prepare("INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING");
+  auto ignore =
+      c->Prepare("INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING");
   ASSERT_TRUE(ignore.ok());
   ASSERT_TRUE(ignore->Bind(1, "k").Bind(2, "v2").Run().ok());
   EXPECT_EQ(c->Changes(), 0);
@@ -492,8 +491,8 @@ TEST_P(SqlConnectionTest, TableNamesAndStorageBytes) {
   auto names = c->TableNames();
   ASSERT_TRUE(names.ok()) << names.status().ToString();
   EXPECT_TRUE(names->empty());
-  ASSERT_TRUE(c->Exec("CREATE TABLE beta (n BIGINT); CREATE TABLE alpha (b " + BlobType() + ")")
-                  .ok());
+  ASSERT_TRUE(
+      c->Exec("CREATE TABLE beta (n BIGINT); CREATE TABLE alpha (b " + BlobType() + ")").ok());
   names = c->TableNames();
   ASSERT_TRUE(names.ok());
   std::sort(names->begin(), names->end());
@@ -775,8 +774,9 @@ TEST_P(PostgresConnectionTest, MixedPlaceholderStylesAndBadBindsAreRefused) {
 TEST_P(PostgresConnectionTest, NumericTextMatchesTheServers) {
   auto c = Open();
   ASSERT_NE(c, nullptr);
-  auto s = c->Prepare("SELECT CAST(CAST(? AS TEXT) AS NUMERIC), CAST(CAST(CAST(? AS TEXT) AS "
-                      "NUMERIC) AS TEXT)");
+  auto s = c->Prepare(
+      "SELECT CAST(CAST(? AS TEXT) AS NUMERIC), CAST(CAST(CAST(? AS TEXT) AS "
+      "NUMERIC) AS TEXT)");
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   for (const char* v : {"0", "0.0001", "-0.5", "10000", "123456789.000123", "1e20", "-99999.99990",
                         "0.000000001234", "NaN", "12345678901234567890123"}) {
@@ -846,8 +846,8 @@ TEST_P(PostgresConnectionTest, WrongDatabaseIsNotFoundNamingTheUrl) {
 
 TEST_P(PostgresConnectionTest, PasswordIsNotInTheNameOrErrors) {
   // The test server trusts every local user, so the password is ignored.
-  const std::string url = base_url_.substr(0, base_url_.find('@')) + ":s3cret" +
-                          base_url_.substr(base_url_.find('@'));
+  const std::string url =
+      base_url_.substr(0, base_url_.find('@')) + ":s3cret" + base_url_.substr(base_url_.find('@'));
   ASSERT_NE(base_url_.find('@'), std::string::npos);
   auto c = OpenSqlConnection(WithParam(url, "workspace=" + workspaces_[0]), {});
   ASSERT_TRUE(c.ok()) << c.status().ToString();
@@ -865,13 +865,15 @@ INSTANTIATE_TEST_SUITE_P(Drivers, PostgresConnectionTest, ::testing::Values(Back
 // Without a server.
 
 TEST(PostgresUrlTest, WorkspaceIsRemovedAndDefaultsAdded) {
-  auto url = ParsePostgresUrl("postgresql://u:pw@db.example:5433/store?workspace=ws_1&sslmode=disable");
+  auto url =
+      ParsePostgresUrl("postgresql://u:pw@db.example:5433/store?workspace=ws_1&sslmode=disable");
   ASSERT_TRUE(url.ok()) << url.status().ToString();
   EXPECT_EQ(url->workspace, "ws_1");
   EXPECT_EQ(url->conninfo,
             "postgresql://u:pw@db.example:5433/store?sslmode=disable&connect_timeout=10&"
             "client_encoding=UTF8&fallback_application_name=flowrag");
-  EXPECT_EQ(url->redacted, "postgresql://u:***@db.example:5433/store?workspace=ws_1&sslmode=disable");
+  EXPECT_EQ(url->redacted,
+            "postgresql://u:***@db.example:5433/store?workspace=ws_1&sslmode=disable");
 
   url = ParsePostgresUrl("postgres://u@/db?host=/tmp/x&connect_timeout=3&password=p%40ss");
   ASSERT_TRUE(url.ok()) << url.status().ToString();
@@ -890,8 +892,8 @@ TEST(PostgresUrlTest, WorkspaceIsRemovedAndDefaultsAdded) {
 }
 
 TEST(PostgresUrlTest, BadWorkspaceNamesAreRefused) {
-  for (const std::string& ws : std::vector<std::string>{"1abc", "a-b", "", "pg_catalog",
-                                                       "x;drop", "Gr%C3%BC", std::string(64, 'w')}) {
+  for (const std::string& ws : std::vector<std::string>{"1abc", "a-b", "", "pg_catalog", "x;drop",
+                                                        "Gr%C3%BC", std::string(64, 'w')}) {
     auto url = ParsePostgresUrl("postgresql://u:s3cret@h/db?workspace=" + ws);
     ASSERT_FALSE(url.ok()) << ws;
     EXPECT_EQ(url.status().code(), StatusCode::kInvalidArgument);
@@ -967,8 +969,8 @@ TEST(PostgresConnectErrorTest, PasswordNeverInMessages) {
   // password as a parameter.
   for (const std::string& url : std::vector<std::string>{
            std::string("postgresql://alice:s3cret@192.0.2.1:5432/db?connect_timeout=2"),
-        "postgresql://alice:s3cret@/db?host=" + empty.path(),
-        "postgresql://alice@/db?password=s3cret&host=" + empty.path()}) {
+           "postgresql://alice:s3cret@/db?host=" + empty.path(),
+           "postgresql://alice@/db?password=s3cret&host=" + empty.path()}) {
     auto c = OpenSqlConnection(url, {});
     ASSERT_FALSE(c.ok()) << "connected to " << url;
     EXPECT_EQ(c.status().code(), StatusCode::kUnavailable) << c.status().ToString();

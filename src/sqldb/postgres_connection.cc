@@ -59,8 +59,8 @@ Status FromSqlState(std::string_view state, bool connection_lost, std::string ms
   if (connection_lost) return Status::Unavailable(std::move(msg));
   const std::string_view cls = state.substr(0, 2);
   if (cls == "22" || cls == "23" || cls == "54") return Status::InvalidArgument(std::move(msg));
-  if (state == "40001" || state == "40P01" || state == "55P03" || state == "57014" ||
-      cls == "08" || state.starts_with("57P")) {
+  if (state == "40001" || state == "40P01" || state == "55P03" || state == "57014" || cls == "08" ||
+      state.starts_with("57P")) {
     return Status::Unavailable(std::move(msg));
   }
   if (state == "53100" || cls == "58") return Status::IoError(std::move(msg));
@@ -180,8 +180,8 @@ bool IsNumberType(Oid t) {
 }
 
 bool IsIdentChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c == '_' || c == '$' || static_cast<unsigned char>(c) >= 0x80;
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '$' || static_cast<unsigned char>(c) >= 0x80;
 }
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
@@ -341,8 +341,7 @@ class PostgresStatement final : public StatementImpl {
            col < PQnfields(result_) && !PQgetisnull(result_, row_, col);
   }
   std::string_view Raw(int col) const {
-    return {PQgetvalue(result_, row_, col),
-            static_cast<size_t>(PQgetlength(result_, row_, col))};
+    return {PQgetvalue(result_, row_, col), static_cast<size_t>(PQgetlength(result_, row_, col))};
   }
 
   Status Execute();
@@ -411,9 +410,8 @@ class PostgresConnection final : public SqlConnection {
 
   Result<std::vector<std::string>> TableNames() override {
     FLOWRAG_ASSIGN_OR_RETURN(
-        Statement s,
-        Prepare("SELECT tablename FROM pg_catalog.pg_tables WHERE schemaname = ? "
-                "ORDER BY tablename"));
+        Statement s, Prepare("SELECT tablename FROM pg_catalog.pg_tables WHERE schemaname = ? "
+                             "ORDER BY tablename"));
     s.Bind(1, std::string_view(url_.workspace));
     std::vector<std::string> names;
     while (true) {
@@ -454,9 +452,9 @@ class PostgresConnection final : public SqlConnection {
         std::string(table) + "." + std::string(column) + " row " + std::to_string(rowid);
     FLOWRAG_ASSIGN_OR_RETURN(std::string t, QuoteIdentifier(table));
     FLOWRAG_ASSIGN_OR_RETURN(std::string c, QuoteIdentifier(column));
-    FLOWRAG_ASSIGN_OR_RETURN(Statement s, Prepare("SELECT substring(" + c + " FROM ? FOR ?), "
-                                                  "octet_length(" + c + ") FROM " + t +
-                                                  " WHERE rowid = ?"));
+    const std::string sql = "SELECT substring(" + c + " FROM ? FOR ?), octet_length(" + c +
+                            ") FROM " + t + " WHERE rowid = ?";
+    FLOWRAG_ASSIGN_OR_RETURN(Statement s, Prepare(sql));
     // A value holds at most 1 GiB: a larger range fails the size check below.
     constexpr uint64_t kIntMax = std::numeric_limits<int32_t>::max();
     s.Bind(1, static_cast<int64_t>(std::min<uint64_t>(offset + 1, kIntMax)));
@@ -626,9 +624,8 @@ Status PostgresConnection::Exec(std::string_view sql) {
 
 Result<bool> PostgresConnection::WorkspaceExists() {
   const char* values[1] = {url_.workspace.c_str()};
-  PGresult* result =
-      PQexecParams(conn_, "SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1", 1, nullptr,
-                   values, nullptr, nullptr, 0);
+  PGresult* result = PQexecParams(conn_, "SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1",
+                                  1, nullptr, values, nullptr, nullptr, 0);
   if (PQresultStatus(result) != PGRES_TUPLES_OK) {
     Status st = Error(result, "looking up the workspace");
     PQclear(result);
@@ -641,7 +638,8 @@ Result<bool> PostgresConnection::WorkspaceExists() {
 
 Status PostgresConnection::Setup(const SqlConnectionOptions& options) {
   // Notices ("schema already exists, skipping") would go to stderr.
-  PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);
+  PQsetNoticeProcessor(
+      conn_, [](void*, const char*) {}, nullptr);
   FLOWRAG_ASSIGN_OR_RETURN(const std::string schema, QuoteIdentifier(url_.workspace));
   FLOWRAG_ASSIGN_OR_RETURN(bool exists, WorkspaceExists());
   if (!exists) {
@@ -788,8 +786,8 @@ Result<PostgresSql> RewritePlaceholders(std::string_view sql) {
     size_t end = i + 1;
     if (c == '\'') {
       // 'it''s'; E'\'' also escapes with backslashes.
-      const bool backslash = i > 0 && (sql[i - 1] == 'E' || sql[i - 1] == 'e') &&
-                             (i < 2 || !IsIdentChar(sql[i - 2]));
+      const bool backslash =
+          i > 0 && (sql[i - 1] == 'E' || sql[i - 1] == 'e') && (i < 2 || !IsIdentChar(sql[i - 2]));
       while (end < n) {
         if (backslash && sql[end] == '\\') {
           end += 2;
@@ -890,8 +888,8 @@ Result<std::unique_ptr<SqlConnection>> OpenPostgresConnection(const std::string&
   if (conninfo == nullptr) {
     std::string detail = error != nullptr ? OneLine(error) : "out of memory";
     PQfreemem(error);
-    return Status::InvalidArgument(parsed.redacted + ": not a valid PostgreSQL URL: " +
-                                   RedactPassword(parsed, detail));
+    return Status::InvalidArgument(
+        parsed.redacted + ": not a valid PostgreSQL URL: " + RedactPassword(parsed, detail));
   }
   PQconninfoFree(conninfo);
   PGconn* conn = PQconnectdb(parsed.conninfo.c_str());
