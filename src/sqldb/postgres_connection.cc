@@ -422,9 +422,10 @@ class PostgresConnection final : public SqlConnection {
     return names;
   }
 
-  // PostgreSQL checksums and verifies its own pages as it reads them (and
-  // reports damage as XX001, mapped to Corruption); there is no cheap
-  // whole-store check to run here.
+  // PostgreSQL checks each page as it reads it (header sanity, plus the
+  // checksum when the cluster has data checksums) and reports damage as
+  // XX001/XX002, mapped to Corruption; there is no cheap whole-store check
+  // to run here (amcheck is an extension and reads everything).
   Status CheckIntegrity() override { return Status::Ok(); }
 
   // Nothing to switch: the server's settings serve readers and writers.
