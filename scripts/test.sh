@@ -2,7 +2,8 @@
 # Builds and runs the whole test suite twice: the -O2 release build, then an
 # AddressSanitizer + UndefinedBehaviorSanitizer build. Installs missing
 # packages first. Tests that need ../shared/data skip (with a message) when
-# it is absent.
+# it is absent. Both runs share one PostgreSQL test server
+# (scripts/pg_test_server.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,6 +15,15 @@ jobs="$(nproc)"
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DFLOWRAG_BUILD_TESTS=ON \
   -DFLOWRAG_BUILD_BENCH=ON >/dev/null
 cmake --build build/release -j"$jobs"
+
+# One throwaway PostgreSQL server for both runs: the tests that need it read
+# FLOWRAG_TEST_POSTGRES (each uses its own workspace). Stopped on exit,
+# failure included.
+pg_dir="$(mktemp -d /tmp/flowrag-pg.XXXXXX)"
+trap '"$PWD/scripts/pg_test_server.sh" stop "$pg_dir" >/dev/null 2>&1 || true' EXIT
+FLOWRAG_TEST_POSTGRES="$(./scripts/pg_test_server.sh start "$pg_dir")"
+export FLOWRAG_TEST_POSTGRES
+
 ctest --test-dir build/release --output-on-failure -j"$jobs"
 
 cmake -S . -B build/sanitize -DCMAKE_BUILD_TYPE=Debug -DFLOWRAG_SANITIZE=ON \
