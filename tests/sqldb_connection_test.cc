@@ -553,11 +553,7 @@ TEST_P(SqlConnectionTest, ReadBlobRange) {
   Status missing = c->ReadBlobRange("chunks", "data", big_rowid + 1000, 0, small, 1);
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.message().find(c->name()), std::string::npos);
-  // TODO(sqldb): the SQLite driver answers a missing row with Internal ("no
-  // such rowid"), not the NotFound connection.h promises.
-  if (pg()) {
-    EXPECT_EQ(missing.code(), StatusCode::kNotFound) << missing.ToString();
-  }
+  EXPECT_EQ(missing.code(), StatusCode::kNotFound) << missing.ToString();
 }
 
 TEST_P(SqlConnectionTest, AggregatesReadAsIntegersAndDoubles) {

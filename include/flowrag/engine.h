@@ -4,8 +4,9 @@
 //   engine.value()->Index({"docs/"});
 //   auto result = engine.value()->Query("Who founded the observatory?");
 //
-// An Engine owns one store (a SQLite file) and the in-memory snapshot that
-// queries read. Index() writes the store in transactional batches and then
+// An Engine owns one store (a SQLite file, or a workspace of a PostgreSQL
+// database named by a `postgresql://user@host/db?workspace=name` URL; see
+// doc/storage.md) and the in-memory snapshot that queries read. Index() writes the store in transactional batches and then
 // swaps in a new snapshot.
 //
 // Thread-safety: Query() and Stats() may run concurrently with each other
@@ -25,6 +26,10 @@
 #include "flowrag/types.h"
 
 namespace flowrag {
+
+// True when `location` is a PostgreSQL URL (postgresql:// or postgres://)
+// rather than the path of a SQLite file.
+bool IsDatabaseUrl(std::string_view location);
 
 class Engine {
  public:

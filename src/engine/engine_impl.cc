@@ -10,6 +10,7 @@
 #include "ingest/chunker.h"
 #include "ingest/loaders.h"
 #include "llm/chat_client.h"
+#include "sqldb/connection.h"
 #include "storage/llm_cache.h"
 
 namespace flowrag {
@@ -34,6 +35,8 @@ Result<std::unique_ptr<Engine>> Engine::Open(const std::string& db_path,
   FLOWRAG_ASSIGN_OR_RETURN(auto impl, EngineImpl::Create(db_path, options));
   return std::unique_ptr<Engine>(std::move(impl));
 }
+
+bool IsDatabaseUrl(std::string_view location) { return IsPostgresLocation(location); }
 
 std::vector<std::string> Engine::Methods() {
   std::vector<std::string> names{std::string(kAutoMethod)};
@@ -348,8 +351,8 @@ Status EngineImpl::EmbedMissing(const IndexOptions& options, IndexReport* report
 Result<EngineImpl::WriteGuard> EngineImpl::LockWriter() {
   WriteGuard guard{std::unique_lock<std::mutex>(write_mu_), {}};
   FLOWRAG_ASSIGN_OR_RETURN(guard.across_processes,
-                           WriterLock::Acquire(store_->path(),
-                                               std::chrono::milliseconds(options_.writer_wait_ms)));
+                           store_->AcquireWriterLock(
+                               std::chrono::milliseconds(options_.writer_wait_ms)));
   FLOWRAG_RETURN_IF_ERROR(CatchUpWithStore());
   return guard;
 }

@@ -180,9 +180,11 @@ class SqliteConnection final : public SqlConnection {
     sqlite3_blob* blob = nullptr;
     int rc = sqlite3_blob_open(db_, "main", t.c_str(), c.c_str(), rowid, /*flags=*/0, &blob);
     if (rc != SQLITE_OK) {
+      // A missing row is SQLITE_ERROR "no such rowid", not a code of its own.
+      const bool missing = std::string_view(sqlite3_errmsg(db_)).starts_with("no such rowid");
       Status st = SqliteError(db_, rc, path_, "opening " + what);
       sqlite3_blob_close(blob);
-      return st;
+      return missing ? Status::NotFound(st.message()) : st;
     }
     const uint64_t size = static_cast<uint64_t>(sqlite3_blob_bytes(blob));
     if (offset > size || n > size - offset) {

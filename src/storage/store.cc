@@ -49,7 +49,7 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& location,
   conn_options.create_if_missing = options.create_if_missing;
   FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<SqlConnection> conn,
                            OpenSqlConnection(location, conn_options));
-  std::unique_ptr<Store> store(new Store(std::move(conn)));
+  std::unique_ptr<Store> store(new Store(location, std::move(conn)));
   FLOWRAG_RETURN_IF_ERROR(store->Initialize(options));
   return store;
 }

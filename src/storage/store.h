@@ -35,6 +35,7 @@
 #include "flowrag/status.h"
 #include "ingest/document.h"
 #include "sqldb/connection.h"
+#include "storage/writer_lock.h"
 
 namespace flowrag {
 
@@ -420,6 +421,10 @@ class Store final : public DocumentStore,
 
   // The location it was opened with (a PostgreSQL URL without its password).
   const std::string& path() const { return path_; }
+  // The writer lock of this store (writer_lock.h), held until destroyed.
+  Result<WriterLock> AcquireWriterLock(std::chrono::milliseconds wait) {
+    return WriterLock::Acquire(location_, wait);
+  }
   SqlDialect dialect() const;
   int format_version() const { return format_version_; }
 
@@ -499,8 +504,8 @@ class Store final : public DocumentStore,
                            const ChatResponse& response) override;
 
  private:
-  explicit Store(std::unique_ptr<SqlConnection> conn)
-      : path_(conn->name()), conn_(std::move(conn)) {}
+  Store(std::string location, std::unique_ptr<SqlConnection> conn)
+      : location_(std::move(location)), path_(conn->name()), conn_(std::move(conn)) {}
   Status Initialize(const StoreOptions& options);
   // Creates the tables and meta rows in one transaction; false when another
   // process created them first.
@@ -524,7 +529,8 @@ class Store final : public DocumentStore,
   // passages are deleted) and collects what only they supported.
   Status DeletePassagesFromGraph(GraphWriter& writer, const std::vector<int64_t>& passage_ids);
 
-  std::string path_;  // conn_->name(), for messages
+  std::string location_;  // as opened (a URL keeps its password): never printed
+  std::string path_;      // conn_->name(), for messages
   std::unique_ptr<SqlConnection> conn_;
   int format_version_ = 0;
   std::mutex mu_;

@@ -171,7 +171,7 @@ Status Store::ForEachMention(const std::function<Status(const MentionRow&)>& fn)
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(Statement s,
                            conn_->Prepare("SELECT passage_id, entity_id, count, defining, "
-                                          "defining AND type = 'TITLE' FROM mentions "
+                                          "CASE WHEN defining <> 0 AND type = 'TITLE' THEN 1 ELSE 0 END FROM mentions "
                                           "ORDER BY passage_id, entity_id"));
   while (true) {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());

@@ -70,9 +70,9 @@ Result<Store::SchemaGraphCounts> Store::CountSchemaGraph() {
   FLOWRAG_ASSIGN_OR_RETURN(c.entities, scalar("SELECT count(*) FROM entities"));
   FLOWRAG_ASSIGN_OR_RETURN(
       c.entities_with_provenance,
-      scalar((std::string("SELECT count(DISTINCT entity_id) FROM (") + kDerived + ")").c_str()));
+      scalar((std::string("SELECT count(DISTINCT entity_id) FROM (") + kDerived + ") AS derived").c_str()));
   FLOWRAG_ASSIGN_OR_RETURN(
-      c.derived_from, scalar((std::string("SELECT count(*) FROM (") + kDerived + ")").c_str()));
+      c.derived_from, scalar((std::string("SELECT count(*) FROM (") + kDerived + ") AS derived").c_str()));
   // Edges: RELATED_TO (facts, which also need a source passage) and MENTIONS.
   FLOWRAG_ASSIGN_OR_RETURN(int64_t facts, scalar("SELECT count(*) FROM facts"));
   FLOWRAG_ASSIGN_OR_RETURN(int64_t mentions, scalar("SELECT count(*) FROM mentions"));

@@ -12,39 +12,56 @@
 // Not the store file itself: closing any descriptor of a SQLite file drops
 // the process's POSIX locks on it.
 //
+// A PostgreSQL store (a `postgresql://` location) is locked with a
+// session-level advisory lock, keyed by its workspace, held by a
+// connection of the lock's own: the server releases it when that
+// connection ends, the holder's death included. (Its key differs from the
+// transaction lock of SqlConnection::BeginWrite, which the holder's own
+// store connection takes for every write.)
+//
 // Thread-safety: one object per holder; moving transfers the lock.
 #ifndef FLOWRAG_STORAGE_WRITER_LOCK_H_
 #define FLOWRAG_STORAGE_WRITER_LOCK_H_
 
 #include <chrono>
+#include <memory>
 #include <string>
 
 #include "flowrag/status.h"
+#include "sqldb/connection.h"
 
 namespace flowrag {
 
 class WriterLock {
  public:
   // Blocks until this caller holds the writer lock of the store at
-  // `store_path`, polling every 20 ms. DeadlineExceeded after `wait` naming
-  // the store; IoError when the lock file cannot be created or locked. A
-  // path naming no file (empty, ":memory:", a "file:" URI) needs no lock:
-  // the object returned holds none.
+  // `store_path` (a file path or a PostgreSQL URL, password included),
+  // polling every 20 ms. DeadlineExceeded after `wait` naming the store;
+  // IoError when the lock file cannot be created or locked; the driver's
+  // errors for a server that cannot be reached. A path naming no file
+  // (empty, ":memory:", a "file:" URI) needs no lock: the object returned
+  // holds none.
   static Result<WriterLock> Acquire(const std::string& store_path,
                                     std::chrono::milliseconds wait);
 
   WriterLock() = default;
-  WriterLock(WriterLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+  WriterLock(WriterLock&& other) noexcept
+      : fd_(other.fd_), session_(std::move(other.session_)) {
+    other.fd_ = -1;
+  }
   WriterLock& operator=(WriterLock&& other) noexcept;
   WriterLock(const WriterLock&) = delete;
   WriterLock& operator=(const WriterLock&) = delete;
   ~WriterLock();
 
-  bool held() const { return fd_ >= 0; }
+  bool held() const { return fd_ >= 0 || session_ != nullptr; }
 
  private:
   explicit WriterLock(int fd) : fd_(fd) {}
+  static Result<WriterLock> AcquirePostgres(const std::string& url,
+                                            std::chrono::milliseconds wait);
   int fd_ = -1;
+  std::unique_ptr<SqlConnection> session_;  // PostgreSQL: holds the advisory lock
 };
 
 }  // namespace flowrag

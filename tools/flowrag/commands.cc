@@ -132,7 +132,7 @@ Status RunIndex(IndexArgs args) {
 }
 
 Result<std::unique_ptr<Engine>> OpenExistingStore(const std::string& db) {
-  if (!std::filesystem::exists(db)) {
+  if (!IsDatabaseUrl(db) && !std::filesystem::exists(db)) {
     return Status::NotFound(db + ": no such store (create it with `flowrag index`)");
   }
   EngineOptions eo;
@@ -264,7 +264,9 @@ Status RunImportOpenIe(ImportArgs args) {
 }
 
 Status RunDelete(const std::string& db, const std::vector<std::string>& ids) {
-  if (!std::filesystem::exists(db)) return Status::NotFound(db + ": no such store");
+  if (!IsDatabaseUrl(db) && !std::filesystem::exists(db)) {
+    return Status::NotFound(db + ": no such store");
+  }
   FLOWRAG_ASSIGN_OR_RETURN(auto engine, Engine::Open(db));
   for (const std::string& id : ids) {
     FLOWRAG_RETURN_IF_ERROR(engine->DeleteDocument(id));

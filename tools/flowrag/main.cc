@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
       ->add_option("sources", ia.sources,
                    "Directories of .txt/.md, .jsonl, .json lists or benchmark folders")
       ->required();
-  index->add_option("--db", ia.db, "Store file (created if missing)")->required();
+  index->add_option("--db", ia.db, "Store: a SQLite file or a postgresql:// URL (created if missing)")->required();
   index->add_option("--chunking", ia.chunking, "none|window|boundary")->capture_default_str();
   index->add_option("--window-words", ia.index.chunking.window_words, "Word window size")
       ->capture_default_str();
@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> query_sets;
   auto* query = app.add_subcommand("query", "Retrieve passages for a question");
   query->add_option("question", qa.question, "The question")->required();
-  query->add_option("--db", qa.db, "Store file")->required();
+  query->add_option("--db", qa.db, "Store: a SQLite file or a postgresql:// URL")->required();
   query->add_option("--method", qa.query.method, methods)->capture_default_str();
   query->add_option("--top-k", qa.query.top_k, "Passages to return")->capture_default_str();
   query->add_option("--set", query_sets, "Override a method option: key=value (repeatable)");
@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
       "ingest", "Build typed entities, relationships and passages from a folder under a schema contract");
   ingest->add_option("dir", ga.dir, "Folder of CSV, JSON, JSONL and text files")->required();
   ingest->add_option("--schema", ga.schema, "The contract (schema.yaml); default: induce it now");
-  ingest->add_option("--db", ga.db, "Store file (created if missing)")->required();
+  ingest->add_option("--db", ga.db, "Store: a SQLite file or a postgresql:// URL (created if missing)")->required();
   ingest->add_option("--exclude", ga.exclude,
                      "Exclusion manifest, on top of the contract's own and DIR/flowrag_exclude.yaml");
   ingest->add_option("--extractor", ga.extractor, "Text documents: auto|heuristic|llm|none")
@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
   ask->add_option("--questions", aa.questions,
                   "JSONL file of {\"id\", \"question\"}: print one JSON answer per line")
       ->excludes(ask_question);
-  ask->add_option("--db", aa.db, "Store file")->required();
+  ask->add_option("--db", aa.db, "Store: a SQLite file or a postgresql:// URL")->required();
   ask->add_option("--method", aa.answer.query.method, methods)->capture_default_str();
   ask->add_option("--top-k", aa.answer.query.top_k, "Passages to retrieve per round")
       ->capture_default_str();
@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
       ->required();
   eval->add_option("--method", ea.methods, methods + " (repeatable)")->required();
   eval->add_option("--k", ea.ks, "Comma-separated cut-offs")->capture_default_str();
-  eval->add_option("--db", ea.db, "Store file (default: a cache file per benchmark)");
+  eval->add_option("--db", ea.db, "Store: a SQLite file or a postgresql:// URL (default: a cache file per benchmark)");
   eval->add_option("--format", ea.format, "text|json")->capture_default_str();
   eval->add_option("--chunking", ea.chunking, "Chunking when indexing the corpus")
       ->capture_default_str();
@@ -159,7 +159,7 @@ int main(int argc, char** argv) {
 
   cli::StatsArgs sa;
   auto* stats = app.add_subcommand("stats", "Counts and sizes of a store");
-  stats->add_option("--db", sa.db, "Store file")->required();
+  stats->add_option("--db", sa.db, "Store: a SQLite file or a postgresql:// URL")->required();
   stats->add_flag("--json", sa.json, "Print as JSON");
 
   std::string delete_db;
@@ -167,7 +167,7 @@ int main(int argc, char** argv) {
   auto* del = app.add_subcommand("delete", "Remove documents (and what only they supported)");
   del->add_option("ids", delete_ids, "Document ids (as `flowrag query --json` shows them)")
       ->required();
-  del->add_option("--db", delete_db, "Store file")->required();
+  del->add_option("--db", delete_db, "Store: a SQLite file or a postgresql:// URL")->required();
 
   cli::ImportArgs ima;
   auto* import_openie = app.add_subcommand(

@@ -1,5 +1,7 @@
 #include "serve.h"
 
+#include "flowrag/engine.h"
+
 #include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -85,7 +87,7 @@ Status RunServe(ServeArgs args) {
     workspaces.push_back({w.substr(0, eq), w.substr(eq + 1)});
   }
   for (const WorkspaceSpec& w : workspaces) {
-    if (!args.create && !std::filesystem::exists(w.db_path)) {
+    if (!args.create && !IsDatabaseUrl(w.db_path) && !std::filesystem::exists(w.db_path)) {
       return Status::NotFound(w.db_path +
                               ": no such store (index one with `flowrag index`, or "
                               "pass --create to start empty)");
