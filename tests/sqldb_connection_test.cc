@@ -22,33 +22,13 @@
 #include "sqldb/connection.h"
 #include "sqldb/postgres_connection.h"
 #include "sqldb/postgres_url.h"
+#include "backend_util.h"
 #include "test_util.h"
 
 namespace flowrag {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string PostgresTestUrl() {
-  const char* url = std::getenv("FLOWRAG_TEST_POSTGRES");
-  return url != nullptr ? url : "";
-}
-
-// `url` with `param` added to its query.
-std::string WithParam(const std::string& url, const std::string& param) {
-  return url + (url.find('?') == std::string::npos ? "?" : "&") + param;
-}
-
-// A workspace name unique to this test and process: t<pid>_<test name>.
-std::string TestWorkspace(const std::string& suffix = "") {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  std::string name = "t" + std::to_string(getpid()) + suffix + "_" + info->name();
-  for (char& c : name) {
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return name.substr(0, 63);
-}
 
 Status RunSql(SqlConnection* c, std::string_view sql) {
   Result<Statement> s = c->Prepare(sql);
@@ -74,7 +54,6 @@ std::string RandomBytes(size_t n, uint32_t seed) {
   return bytes;
 }
 
-enum class Backend { kSqlite, kPostgres };
 
 class SqlConnectionTest : public ::testing::TestWithParam<Backend> {
  protected:
@@ -82,8 +61,7 @@ class SqlConnectionTest : public ::testing::TestWithParam<Backend> {
     if (pg()) {
       base_url_ = PostgresTestUrl();
       if (base_url_.empty()) {
-        GTEST_SKIP() << "FLOWRAG_TEST_POSTGRES is unset: run `scripts/pg_test_server.sh start "
-                        "DIR` and export the URL it prints to test the PostgreSQL driver";
+        GTEST_SKIP() << kNoPostgresHint;
       }
       location_ = LocationOf(NewWorkspace());
     } else {
@@ -658,10 +636,7 @@ TEST_P(SqlConnectionTest, PreparingOneTextManyTimes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Drivers, SqlConnectionTest,
-                         ::testing::Values(Backend::kSqlite, Backend::kPostgres),
-                         [](const ::testing::TestParamInfo<Backend>& info) {
-                           return info.param == Backend::kSqlite ? "Sqlite" : "Postgres";
-                         });
+                         ::testing::Values(Backend::kSqlite, Backend::kPostgres), BackendName);
 
 // PostgreSQL only: workspaces, text limits, connection loss.
 class PostgresConnectionTest : public SqlConnectionTest {};

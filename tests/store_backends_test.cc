@@ -1,0 +1,393 @@
+// The store's conformance suite: every TEST_P runs on SQLite (a temporary
+// file) and on PostgreSQL (a workspace of the test server named by
+// FLOWRAG_TEST_POSTGRES; skipped when unset, see backend_util.h). The store
+// contract of store.h must hold the same on both, and the engine must build
+// the same graph and answer the same on both.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "backend_util.h"
+#include "common/hash.h"
+#include "flowrag/engine.h"
+#include "llm/chat_model.h"
+#include "storage/store.h"
+#include "test_util.h"
+
+namespace flowrag {
+namespace {
+
+const std::string kDemo = std::string(FLOWRAG_SOURCE_DIR) + "/examples/demo";
+
+DocumentWrite Doc(const std::string& id, const std::string& text, uint64_t hash) {
+  DocumentWrite w;
+  w.doc.external_id = id;
+  w.doc.title = "T " + id;
+  w.doc.text = text;
+  w.doc.source = "test";
+  w.content_hash = hash;
+  w.chunking = "none";
+  PassageWrite p;
+  p.end = static_cast<uint32_t>(text.size());
+  p.embed_hash = Hash64(text);
+  w.passages.push_back(p);
+  return w;
+}
+
+class StoreBackendTest : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == Backend::kPostgres && PostgresTestUrl().empty()) {
+      GTEST_SKIP() << kNoPostgresHint;
+    }
+  }
+  // A new, empty store location of this test's backend.
+  std::string NewLocation() {
+    if (GetParam() == Backend::kSqlite) return dir_.File("s" + std::to_string(files_++) + ".db");
+    return workspaces_.New();
+  }
+  std::unique_ptr<Store> OpenStore(const std::string& location, const StoreOptions& options = {}) {
+    auto store = Store::Open(location, options);
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    return store.ok() ? std::move(*store) : nullptr;
+  }
+
+  testing::TempDir dir_;
+  int files_ = 0;
+  TestWorkspaces workspaces_{PostgresTestUrl()};
+};
+
+TEST_P(StoreBackendTest, CreatesReopensAndRefusesForeignDatabases) {
+  const std::string location = NewLocation();
+  {
+    auto store = OpenStore(location);
+    ASSERT_NE(store, nullptr);
+    EXPECT_EQ(store->format_version(), kStoreFormatVersion);
+    auto counts = store->Counts();
+    ASSERT_TRUE(counts.ok());
+    EXPECT_EQ(counts->documents, 0);
+    EXPECT_GT(counts->file_bytes, 0);
+  }
+  StoreOptions read_only;
+  read_only.read_only = true;
+  EXPECT_NE(OpenStore(location, read_only), nullptr);
+
+  // Another application's database: refused, and left as it was.
+  const std::string foreign = NewLocation();
+  {
+    auto conn = OpenSqlConnection(foreign, {});
+    ASSERT_TRUE(conn.ok()) << conn.status().ToString();
+    ASSERT_TRUE((*conn)->Exec("CREATE TABLE customers(id BIGINT)").ok());
+  }
+  auto refused = Store::Open(foreign);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kCorruption) << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find("not a flowrag store"), std::string::npos);
+  auto conn = OpenSqlConnection(foreign, {});
+  ASSERT_TRUE(conn.ok());
+  auto tables = (*conn)->TableNames();
+  ASSERT_TRUE(tables.ok());
+  EXPECT_EQ(*tables, std::vector<std::string>{"customers"});
+}
+
+TEST_P(StoreBackendTest, DocumentsAreAddedSkippedReplacedAndDeleted) {
+  auto store = OpenStore(NewLocation());
+  ASSERT_NE(store, nullptr);
+  const int64_t g0 = *store->Generation();
+  std::vector<DocumentWrite> first = {Doc("a", "alpha text", 1), Doc("b", "beta text", 2)};
+  auto r1 = store->WriteDocuments(first);
+  ASSERT_TRUE(r1.ok()) << r1.status().ToString();
+  EXPECT_EQ(r1->documents_added, 2u);
+  EXPECT_EQ(r1->passages_added, 2u);
+  const int64_t g1 = *store->Generation();
+  EXPECT_GT(g1, g0);
+
+  std::vector<DocumentWrite> again = {Doc("a", "alpha text", 1), Doc("b", "beta, new", 3)};
+  auto r2 = store->WriteDocuments(again);
+  ASSERT_TRUE(r2.ok());
+  EXPECT_EQ(r2->documents_unchanged, 1u);
+  EXPECT_EQ(r2->documents_replaced, 1u);
+  EXPECT_EQ(*store->DocumentHash("b"), std::optional<uint64_t>(3));
+  EXPECT_EQ(*store->DocumentHash("zz"), std::nullopt);
+
+  std::vector<std::string> texts;
+  ASSERT_TRUE(store
+                  ->ForEachPassageText([&](const PassageToEmbed& p) {
+                    texts.push_back(p.text);
+                    return Status::Ok();
+                  })
+                  .ok());
+  EXPECT_EQ(texts, (std::vector<std::string>{"T a\nalpha text", "T b\nbeta, new"}));
+
+  const int64_t g2 = *store->Generation();
+  std::vector<DocumentWrite> same = {Doc("a", "alpha text", 1)};
+  ASSERT_TRUE(store->WriteDocuments(same).ok());
+  EXPECT_EQ(*store->Generation(), g2);  // a no-op changes no snapshot
+
+  EXPECT_EQ(store->DeleteDocument("nope").code(), StatusCode::kNotFound);
+  ASSERT_TRUE(store->DeleteDocument("a").ok());
+  std::vector<std::string> ids;
+  ASSERT_TRUE(store
+                  ->ForEachDocument([&](DocumentRow&& d) {
+                    ids.push_back(d.external_id);
+                    return Status::Ok();
+                  })
+                  .ok());
+  EXPECT_EQ(ids, std::vector<std::string>{"b"});
+  auto counts = store->CountDocumentsAndPassages();
+  ASSERT_TRUE(counts.ok());
+  EXPECT_EQ(*counts, std::make_pair(int64_t{1}, int64_t{1}));
+}
+
+TEST_P(StoreBackendTest, EmbeddingsAndEmbedderStateRoundTrip) {
+  auto store = OpenStore(NewLocation());
+  ASSERT_NE(store, nullptr);
+  std::vector<DocumentWrite> docs = {Doc("a", "alpha", 1), Doc("b", "beta", 2)};
+  ASSERT_TRUE(store->WriteDocuments(docs).ok());
+  EXPECT_EQ(*store->CountPassagesMissingEmbeddings("m-v1"), 2);
+
+  FloatMatrix vectors(2, 3);
+  for (size_t i = 0; i < 6; ++i) vectors.data[i] = 0.5f * static_cast<float>(i) - 1.0f;
+  const std::vector<uint64_t> hashes = {Hash64("alpha"), 0xF000000000000001ull};
+  ASSERT_TRUE(store->PutEmbeddings("m-v1", hashes, vectors).ok());
+  EXPECT_EQ(*store->CountPassagesMissingEmbeddings("m-v1"), 1);
+  EXPECT_EQ(*store->EmbeddingDimension("m-v1"), 3u);
+  auto stored_hashes = store->EmbeddingHashes("m-v1");
+  ASSERT_TRUE(stored_hashes.ok());
+  EXPECT_EQ(std::set<uint64_t>(stored_hashes->begin(), stored_hashes->end()),
+            std::set<uint64_t>(hashes.begin(), hashes.end()));
+
+  std::vector<bool> found;
+  const std::vector<uint64_t> wanted = {0xF000000000000001ull, 7};
+  auto got = store->GetEmbeddings("m-v1", wanted, 3, &found);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(found, (std::vector<bool>{true, false}));
+  EXPECT_FLOAT_EQ(got->row(0)[2], vectors.row(1)[2]);
+
+  // A newer model of the family supersedes the older one's vectors.
+  ASSERT_TRUE(store->PutEmbeddings("m-v2", hashes, vectors).ok());
+  EXPECT_EQ(*store->DropEmbeddingsOfFamilyExcept("m-", "m-v2"), 2);
+  EXPECT_EQ(*store->EmbeddingDimension("m-v1"), 0u);
+
+  const std::string blob("\x00\x01\xff idf", 7);
+  ASSERT_TRUE(store->PutEmbedderState("hash", blob, 41).ok());
+  ASSERT_TRUE(store->PutEmbedderState("hash", blob + "!", 42).ok());
+  EXPECT_EQ(*store->GetEmbedderState("hash"), std::optional<std::string>(blob + "!"));
+  EXPECT_EQ(*store->EmbedderStateFittedPassages("hash"), 42);
+  EXPECT_EQ(*store->EmbedderStateFittedPassages("other"), -1);
+}
+
+TEST_P(StoreBackendTest, SnapshotPartsAreReadByRangeAndRefusedWhenStale) {
+  auto store = OpenStore(NewLocation());
+  ASSERT_NE(store, nullptr);
+  const int64_t generation = *store->Generation();
+  const std::string first(Store::kMaxSnapshotChunk, 'x');
+  const std::string second = "tail bytes";
+  Store::SnapshotPartInfo info;
+  info.name = "graph";
+  info.generation = generation;
+  info.format = 3;
+  info.key = "model-1";
+  auto put = store->PutSnapshotPart(info, [&](const Store::ChunkSink& emit) -> Result<uint64_t> {
+    FLOWRAG_RETURN_IF_ERROR(emit(first));
+    FLOWRAG_RETURN_IF_ERROR(emit(second));
+    return uint64_t{0xABCDEF0123456789ull};
+  });
+  ASSERT_TRUE(put.ok()) << put.status().ToString();
+  EXPECT_TRUE(*put);
+  auto part = store->GetSnapshotPart("graph");
+  ASSERT_TRUE(part.ok() && part->has_value());
+  EXPECT_EQ((*part)->chunks, 2);
+  EXPECT_EQ((*part)->bytes, first.size() + second.size());
+  EXPECT_EQ((*part)->checksum, 0xABCDEF0123456789ull);
+  EXPECT_EQ((*part)->key, "model-1");
+
+  char buf[5] = {};
+  ASSERT_TRUE(store->ReadSnapshotChunk("graph", 1, 5, buf, 5).ok());
+  EXPECT_EQ(std::string(buf, 5), "bytes");
+  EXPECT_EQ(store->ReadSnapshotChunk("graph", 1, 8, buf, 5).code(), StatusCode::kCorruption);
+  EXPECT_EQ(store->ReadSnapshotChunk("graph", 2, 0, buf, 1).code(), StatusCode::kNotFound);
+
+  // Derived from data that has changed since: nothing is written.
+  std::vector<DocumentWrite> docs = {Doc("a", "alpha", 1)};
+  ASSERT_TRUE(store->WriteDocuments(docs).ok());
+  info.key = "model-2";
+  auto stale = store->PutSnapshotPart(
+      info, [&](const Store::ChunkSink& emit) -> Result<uint64_t> {
+        FLOWRAG_RETURN_IF_ERROR(emit("new"));
+        return uint64_t{1};
+      });
+  ASSERT_TRUE(stale.ok());
+  EXPECT_FALSE(*stale);
+  EXPECT_EQ((*store->GetSnapshotPart("graph"))->key, "model-1");
+  ASSERT_TRUE(store->DropSnapshotParts().ok());
+  EXPECT_FALSE(store->GetSnapshotPart("graph")->has_value());
+}
+
+TEST_P(StoreBackendTest, JournalCachesAndMetaRoundTrip) {
+  auto store = OpenStore(NewLocation());
+  ASSERT_NE(store, nullptr);
+  auto run = store->BeginIndexRun("docs/");
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  IndexRunRecord record;
+  record.id = *run;
+  record.sources = "docs/";
+  record.status = "done";
+  record.documents_added = 3;
+  record.error = "";
+  ASSERT_TRUE(store->UpdateIndexRun(record).ok());
+  auto runs = store->RecentIndexRuns(5);
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_EQ((*runs)[0].status, "done");
+  EXPECT_EQ((*runs)[0].documents_added, 3u);
+
+  ChatResponse response;
+  response.content = "Paris";
+  response.finish_reason = "stop";
+  response.prompt_tokens = 11;
+  response.completion_tokens = 2;
+  ASSERT_TRUE(store->PutCachedResponse(0x8000000000000000ull, "m", "{}", response).ok());
+  response.content = "Lyon";
+  ASSERT_TRUE(store->PutCachedResponse(0x8000000000000000ull, "m", "{}", response).ok());
+  auto cached = store->GetCachedResponse(0x8000000000000000ull);
+  ASSERT_TRUE(cached.ok() && cached->has_value());
+  EXPECT_EQ((*cached)->content, "Lyon");
+  EXPECT_EQ((*cached)->prompt_tokens, 11);
+
+  ASSERT_TRUE(store->SetMeta("schema_contract", "v: 1").ok());
+  const int64_t generation = *store->Generation();
+  ASSERT_TRUE(store->SetMeta("schema_contract", "v: 1").ok());
+  EXPECT_EQ(*store->Generation(), generation);  // the same value changes nothing
+  EXPECT_EQ(*store->GetMeta("schema_contract"), std::optional<std::string>("v: 1"));
+
+  ASSERT_TRUE(store->PutSqlSchema({"db.sqlite", "f1", "{}", "[]"}).ok());
+  ASSERT_TRUE(store->PutSqlSchema({"db.sqlite", "f2", "{\"t\":1}", "[]"}).ok());
+  auto schema = store->GetSqlSchema("db.sqlite");
+  ASSERT_TRUE(schema.ok() && schema->has_value());
+  EXPECT_EQ((*schema)->fingerprint, "f2");
+  EXPECT_EQ((*schema)->graph, "{\"t\":1}");
+}
+
+// The graph by content, not by row ids: entities (name, type), facts
+// (subject, relation, object), mentions (document, ordinal, entity, count,
+// defining), and documents with their passages.
+struct GraphDump {
+  std::multiset<std::string> documents, passages, entities, facts, mentions;
+  bool operator==(const GraphDump&) const = default;
+};
+
+GraphDump DumpGraph(Store& store) {
+  GraphDump dump;
+  std::map<int64_t, std::string> doc_ids, passage_keys, entity_names, relations;
+  EXPECT_TRUE(store
+                  .ForEachDocument([&](DocumentRow&& d) {
+                    doc_ids[d.id] = d.external_id;
+                    dump.documents.insert(d.external_id + "|" + d.title + "|" + d.text);
+                    return Status::Ok();
+                  })
+                  .ok());
+  EXPECT_TRUE(store
+                  .ForEachPassage([&](const PassageRow& p) {
+                    const std::string key = doc_ids[p.document_id] + "#" + std::to_string(p.ordinal);
+                    passage_keys[p.id] = key;
+                    dump.passages.insert(key + "|" + std::to_string(p.begin) + "-" +
+                                         std::to_string(p.end));
+                    return Status::Ok();
+                  })
+                  .ok());
+  EXPECT_TRUE(store
+                  .ForEachEntity([&](Store::EntityRow&& e) {
+                    entity_names[e.id] = e.name;
+                    dump.entities.insert(e.name + "|" + e.type);
+                    return Status::Ok();
+                  })
+                  .ok());
+  EXPECT_TRUE(store
+                  .ForEachRelation([&](int64_t id, std::string&& text) {
+                    relations[id] = std::move(text);
+                    return Status::Ok();
+                  })
+                  .ok());
+  EXPECT_TRUE(store
+                  .ForEachFact([&](const Store::FactRow& f) {
+                    dump.facts.insert(entity_names[f.subject_id] + "|" + relations[f.relation_id] +
+                                      "|" + entity_names[f.object_id]);
+                    return Status::Ok();
+                  })
+                  .ok());
+  EXPECT_TRUE(store
+                  .ForEachMention([&](const Store::MentionRow& m) {
+                    dump.mentions.insert(passage_keys[m.passage_id] + "|" +
+                                         entity_names[m.entity_id] + "|" +
+                                         std::to_string(m.count) + "|" +
+                                         std::to_string(m.defining) + std::to_string(m.title));
+                    return Status::Ok();
+                  })
+                  .ok());
+  return dump;
+}
+
+GraphDump IndexAndDump(const std::string& location, bool delete_one) {
+  {
+    auto engine = Engine::Open(location);
+    EXPECT_TRUE(engine.ok()) << engine.status().ToString();
+    if (!engine.ok()) return {};
+    auto report = (*engine)->Index({kDemo});
+    EXPECT_TRUE(report.ok()) << report.status().ToString();
+    if (delete_one) EXPECT_TRUE((*engine)->DeleteDocument("places/river_ostrel.md").ok());
+  }
+  auto store = Store::Open(location);
+  EXPECT_TRUE(store.ok());
+  return store.ok() ? DumpGraph(**store) : GraphDump{};
+}
+
+std::vector<std::string> TopPassages(const std::string& location, const std::string& method) {
+  EngineOptions read_only;
+  read_only.read_only = true;
+  auto engine = Engine::Open(location, read_only);
+  EXPECT_TRUE(engine.ok()) << engine.status().ToString();
+  if (!engine.ok()) return {};
+  QueryOptions q;
+  q.method = method;
+  auto result = (*engine)->Query("Which river does the bridge in Port Calder cross?", q);
+  EXPECT_TRUE(result.ok()) << result.status().ToString();
+  std::vector<std::string> ids;
+  if (result.ok()) {
+    for (const ScoredPassage& p : result->passages) ids.push_back(p.document_id);
+  }
+  return ids;
+}
+
+TEST_P(StoreBackendTest, EngineBuildsTheSameGraphAndAnswersAsOnSqlite) {
+  const std::string reference = dir_.File("reference.db");
+  const std::string location = NewLocation();
+  const GraphDump expected = IndexAndDump(reference, /*delete_one=*/false);
+  const GraphDump got = IndexAndDump(location, /*delete_one=*/false);
+  ASSERT_GT(expected.entities.size(), 100u);
+  EXPECT_EQ(got.documents, expected.documents);
+  EXPECT_EQ(got.passages, expected.passages);
+  EXPECT_EQ(got.entities, expected.entities);
+  EXPECT_EQ(got.facts, expected.facts);
+  EXPECT_EQ(got.mentions, expected.mentions);
+  for (const std::string method : {"bm25", "hybrid", "ppr", "qafd", "semflow", "sa"}) {
+    EXPECT_EQ(TopPassages(location, method), TopPassages(reference, method)) << method;
+  }
+
+  // Delete by provenance: the same graph is left on both.
+  const std::string reference2 = dir_.File("reference2.db");
+  const GraphDump expected_after = IndexAndDump(reference2, /*delete_one=*/true);
+  EXPECT_TRUE(IndexAndDump(NewLocation(), /*delete_one=*/true) == expected_after);
+  EXPECT_LT(expected_after.entities.size(), expected.entities.size());
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, StoreBackendTest,
+                         ::testing::Values(Backend::kSqlite, Backend::kPostgres), BackendName);
+
+}  // namespace
+}  // namespace flowrag
