@@ -149,7 +149,9 @@ class SqlConnection {
   // Copies `n` bytes at `offset` of blob column `column` of row `rowid` of
   // `table` into `out` without materialising the whole value where the
   // database allows it. NotFound when the row is missing, Corruption when
-  // the value is shorter than offset + n.
+  // the value is shorter than offset + n. Rows read this way must never be
+  // updated in place (replace them by new rows): a driver may keep the last
+  // value read.
   virtual Status ReadBlobRange(std::string_view table, std::string_view column, int64_t rowid,
                                uint64_t offset, void* out, size_t n) = 0;
 };

@@ -447,10 +447,27 @@ class PostgresConnection final : public SqlConnection {
   // bytea fetches only the slices it needs when the column is stored
   // uncompressed (STORAGE EXTERNAL); otherwise the value is decompressed
   // on the server, but only `n` bytes cross the wire.
+  // A snapshot is read as many small ranges of each chunk, and every
+  // statement is a round trip: the last value read (up to kCachedBlobBytes)
+  // is kept, so the ranges of one chunk cost one query. Values read this
+  // way are never updated in place (connection.h); the cache is also
+  // dropped after any write of this connection.
   Status ReadBlobRange(std::string_view table, std::string_view column, int64_t rowid,
                        uint64_t offset, void* out, size_t n) override {
     const std::string what =
         std::string(table) + "." + std::string(column) + " row " + std::to_string(rowid);
+    if (blob_key_ != what || blob_changes_ != total_changes_) {
+      FLOWRAG_RETURN_IF_ERROR(CacheBlob(table, column, rowid, what));
+    }
+    if (blob_cached_) {
+      if (offset > blob_.size() || n > blob_.size() - offset) {
+        return Status::Corruption(url_.redacted + ": " + what + " holds " +
+                                  std::to_string(blob_.size()) + " bytes, " +
+                                  std::to_string(offset + n) + " wanted");
+      }
+      if (n > 0) std::memcpy(out, blob_.data() + offset, n);
+      return Status::Ok();
+    }
     FLOWRAG_ASSIGN_OR_RETURN(std::string t, QuoteIdentifier(table));
     FLOWRAG_ASSIGN_OR_RETURN(std::string c, QuoteIdentifier(column));
     const std::string sql = "SELECT substring(" + c + " FROM ? FOR ?), octet_length(" + c +
@@ -475,6 +492,31 @@ class PostgresConnection final : public SqlConnection {
                                 std::to_string(bytes.size()) + " read");
     }
     if (n > 0) std::memcpy(out, bytes.data(), n);
+    return Status::Ok();
+  }
+
+  // Reads the whole value into blob_ when it is at most kCachedBlobBytes
+  // (blob_cached_), else leaves ReadBlobRange to fetch ranges.
+  Status CacheBlob(std::string_view table, std::string_view column, int64_t rowid,
+                   const std::string& what) {
+    static constexpr int64_t kCachedBlobBytes = int64_t{16} << 20;
+    blob_key_.clear();
+    blob_.clear();
+    blob_cached_ = false;
+    FLOWRAG_ASSIGN_OR_RETURN(std::string t, QuoteIdentifier(table));
+    FLOWRAG_ASSIGN_OR_RETURN(std::string c, QuoteIdentifier(column));
+    FLOWRAG_ASSIGN_OR_RETURN(
+        Statement s, Prepare("SELECT CASE WHEN octet_length(" + c + ") <= ? THEN " + c +
+                             " END FROM " + t + " WHERE rowid = ?"));
+    s.Bind(1, kCachedBlobBytes).Bind(2, rowid);
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) return Status::NotFound(url_.redacted + ": " + what + " not found");
+    blob_key_ = what;
+    blob_changes_ = total_changes_;
+    if (!s.IsNull(0)) {
+      blob_.assign(s.Blob(0));
+      blob_cached_ = true;
+    }
     return Status::Ok();
   }
 
@@ -513,6 +555,11 @@ class PostgresConnection final : public SqlConnection {
   std::unordered_map<std::string, Prepared> prepared_;
   int64_t changes_ = 0;
   int64_t total_changes_ = 0;
+  // ReadBlobRange's last value (CacheBlob).
+  std::string blob_key_;  // "table.column row N"; empty when none
+  std::string blob_;
+  bool blob_cached_ = false;
+  int64_t blob_changes_ = 0;  // total_changes_ when read
 };
 
 Status PostgresConnection::Error(const PGresult* result, std::string_view what) const {
