@@ -1,9 +1,13 @@
-// Store: the one SQLite file that is flowrag's source of truth (documents,
-// passages, embeddings, embedder state, index runs). Format: doc/storage.md.
+// The store: flowrag's source of truth (documents, passages, embeddings,
+// embedder state, the graph, index runs), a SQLite file or a PostgreSQL
+// workspace. Format and layers: doc/storage.md. Callers that need one part
+// of it take one of the narrow interfaces below; Store implements them all,
+// once, in SQL over a SqlConnection (sqldb/connection.h).
 //
-// Durability: every Write* call is one transaction (BEGIN IMMEDIATE ...
-// COMMIT) in WAL mode, so a crash loses at most the call in flight and the
-// file always holds whole batches.
+// Durability: every Write* call is one write transaction (SQLite: BEGIN
+// IMMEDIATE ... COMMIT in WAL mode; PostgreSQL: BEGIN plus the workspace's
+// advisory lock), so a crash loses at most the call in flight and the store
+// always holds whole batches.
 //
 // Generation: every write transaction that can change what a snapshot reads
 // (documents, passages, embeddings, the graph, synonyms, meta values,
@@ -14,8 +18,8 @@
 // linked names, the parts themselves) leave it alone.
 //
 // Thread-safety: all methods are serialised by an internal mutex; a Store may
-// be shared between threads. Several processes may open the same file (SQLite
-// locking), but only one should index at a time.
+// be shared between threads. Several processes may open the same store;
+// writers of a whole index run take turns through AcquireWriterLock.
 #ifndef FLOWRAG_STORAGE_STORE_H_
 #define FLOWRAG_STORAGE_STORE_H_
 
@@ -409,10 +413,12 @@ class Store final : public DocumentStore,
                     public SqlSchemaCache,
                     public LlmResponseStore {
  public:
-  // Opens or creates `path` (":memory:" for a private in-memory store).
-  // Errors: Corruption when the file is not SQLite or not a flowrag store
-  // (the message names the file and what was found), FailedPrecondition for
-  // a newer format, IoError when unreadable.
+  // Opens or creates the store at `path`: a SQLite file (":memory:" for a
+  // private in-memory store) or a PostgreSQL URL (sqldb/connection.h).
+  // Errors: Corruption when the file is not SQLite or the database not a
+  // flowrag store (the message names the store and what was found),
+  // FailedPrecondition for a newer format, IoError when unreadable, the
+  // driver's errors for a server that cannot be reached.
   static Result<std::unique_ptr<Store>> Open(const std::string& path,
                                              const StoreOptions& options = {});
   ~Store();
