@@ -5,10 +5,12 @@
 // the same graph and answer the same on both.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -384,6 +386,59 @@ TEST_P(StoreBackendTest, EngineBuildsTheSameGraphAndAnswersAsOnSqlite) {
   const GraphDump expected_after = IndexAndDump(reference2, /*delete_one=*/true);
   EXPECT_TRUE(IndexAndDump(NewLocation(), /*delete_one=*/true) == expected_after);
   EXPECT_LT(expected_after.entities.size(), expected.entities.size());
+}
+
+// Whether a BM25 query for `token` returns document `doc_id` within 20 s
+// (`want` true) or stops returning it (`want` false).
+bool VisibleWithin20s(const Engine& engine, const std::string& token, const std::string& doc_id,
+                      bool want) {
+  QueryOptions q;
+  q.method = "bm25";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto result = engine.Query(token, q);
+    bool found = false;
+    if (result.ok()) {
+      for (const ScoredPassage& p : result->passages) found |= p.document_id == doc_id;
+    }
+    if (found == want) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+TEST_P(StoreBackendTest, AFollowingEngineSeesAnotherEnginesWrites) {
+  const std::string location = NewLocation();
+  auto writer = Engine::Open(location);
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  ASSERT_TRUE((*writer)->IndexDocuments({{"base", "Base", "The harbour of Port Calder."}}).ok());
+  EngineOptions follow;
+  follow.follow_store = true;
+  follow.follow_poll_ms = 50;
+  auto replica = Engine::Open(location, follow);
+  ASSERT_TRUE(replica.ok()) << replica.status().ToString();
+  EXPECT_FALSE(*(*replica)->Refresh());  // nothing new yet
+
+  ASSERT_TRUE(
+      (*writer)->IndexDocuments({{"zeta", "Zeta Falls", "Zeta Falls lies in Quorbitania."}}).ok());
+  EXPECT_TRUE(VisibleWithin20s(**replica, "Quorbitania", "zeta", true));
+  ASSERT_TRUE((*writer)->DeleteDocument("zeta").ok());
+  EXPECT_TRUE(VisibleWithin20s(**replica, "Quorbitania", "zeta", false));
+
+  if (GetParam() == Backend::kPostgres) {
+    // The follower's connection is cut: it reconnects and catches up.
+    auto admin = OpenSqlConnection(PostgresTestUrl(), {});
+    ASSERT_TRUE(admin.ok());
+    auto cut = (*admin)->Prepare(
+        "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+        "query = 'LISTEN flowrag' AND pid <> pg_backend_pid()) AS cut");
+    ASSERT_TRUE(cut.ok());
+    ASSERT_TRUE(*cut->Step());
+    EXPECT_GE(cut->Int(0), 1);
+    ASSERT_TRUE(
+        (*writer)->IndexDocuments({{"eta", "Eta Pool", "Eta Pool lies in Vendrossia."}}).ok());
+    EXPECT_TRUE(VisibleWithin20s(**replica, "Vendrossia", "eta", true));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StoreBackendTest,

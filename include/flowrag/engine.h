@@ -84,6 +84,12 @@ class Engine {
 
   virtual Result<StoreStats> Stats() const = 0;
 
+  // Loads what other processes wrote to the store since this engine's
+  // snapshot; true when a new snapshot was swapped in (nothing to do costs
+  // one small query). EngineOptions::follow_store calls it in the
+  // background.
+  virtual Result<bool> Refresh() = 0;
+
   // The retrieval methods this build knows: "auto" (QueryOptions::method),
   // then "bm25", "dense", "hybrid" and the graph methods.
   static std::vector<std::string> Methods();

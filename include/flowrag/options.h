@@ -174,6 +174,13 @@ struct EngineOptions {
   // turns (storage/writer_lock.h); a writer waits this long for the one
   // before it, then fails with DeadlineExceeded.
   uint64_t writer_wait_ms = 3600000;
+  // Follow the store: a background thread loads what other processes write
+  // to it (another server, an index run), so queries see those writes
+  // within the staleness bound of doc/storage.md ("Replicas"). PostgreSQL
+  // stores announce each write; SQLite ones are polled every
+  // follow_poll_ms (also PostgreSQL's fallback). `flowrag serve` sets it.
+  bool follow_store = false;
+  uint64_t follow_poll_ms = 250;
 };
 
 }  // namespace flowrag

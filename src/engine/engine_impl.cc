@@ -69,7 +69,22 @@ Result<std::unique_ptr<EngineImpl>> EngineImpl::Create(const std::string& db_pat
         std::make_unique<PartsPersister>(engine->store_.get(), std::chrono::milliseconds(500));
   }
   FLOWRAG_RETURN_IF_ERROR(engine->LoadState());
+  if (options.follow_store) {
+    EngineImpl* e = engine.get();
+    engine->follower_ = std::make_unique<StoreFollower>(
+        [e] { return e->store_->OpenListener(); }, [e] { return e->Refresh().status(); },
+        std::chrono::milliseconds(options.follow_poll_ms));
+  }
   return engine;
+}
+
+Result<bool> EngineImpl::Refresh() {
+  std::lock_guard<std::mutex> lock(write_mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(int64_t generation, store_->Generation());
+  const std::shared_ptr<const Snapshot> current = snapshot();
+  if (!state_stale_ && current != nullptr && current->generation() == generation) return false;
+  FLOWRAG_RETURN_IF_ERROR(LoadState());
+  return true;
 }
 
 Status EngineImpl::LoadState() {

@@ -18,6 +18,7 @@
 #include "embed/embedder.h"
 #include "extract/extraction.h"
 #include "engine/parts_persister.h"
+#include "engine/store_follower.h"
 #include "flowrag/engine.h"
 #include "graph/snapshot.h"
 #include "ingest/document.h"
@@ -55,6 +56,7 @@ class EngineImpl final : public Engine {
                                 const QueryOptions& options) const override;
   Result<Answer> Ask(std::string_view question, const AnswerOptions& options) const override;
   Result<StoreStats> Stats() const override;
+  Result<bool> Refresh() override;
 
   // The current snapshot (never null after Create).
   std::shared_ptr<const Snapshot> snapshot() const;
@@ -172,6 +174,8 @@ class EngineImpl final : public Engine {
   std::shared_ptr<const Snapshot> snapshot_;
   // Declared after store_: destroyed (and flushed) before it.
   std::unique_ptr<PartsPersister> persister_;
+  // Declared last: stopped before anything it refreshes is destroyed.
+  std::unique_ptr<StoreFollower> follower_;
 };
 
 }  // namespace flowrag

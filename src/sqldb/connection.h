@@ -22,6 +22,7 @@
 #ifndef FLOWRAG_SQLDB_CONNECTION_H_
 #define FLOWRAG_SQLDB_CONNECTION_H_
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -145,6 +146,17 @@ class SqlConnection {
   virtual Status PrepareForWrites() = 0;
   // Bytes the store occupies (file size; sum of the schema's relations).
   virtual Result<int64_t> StorageBytes() = 0;
+
+  // Change announcements, for processes that follow a store (replicas).
+  // AnnounceChange() tells the followers of this store that it changed; in a
+  // write transaction the announcement goes out at commit (PostgreSQL:
+  // NOTIFY on channel "flowrag" with the workspace as payload). SQLite has
+  // no announcements: a no-op. WaitForChange() blocks until an announcement
+  // for this store arrives (true) or `timeout` passes (false; SQLite always
+  // sleeps the timeout: its followers poll). Use a connection of its own for
+  // waiting; Unavailable when the connection is lost.
+  virtual Status AnnounceChange() = 0;
+  virtual Result<bool> WaitForChange(std::chrono::milliseconds timeout) = 0;
 
   // Copies `n` bytes at `offset` of blob column `column` of row `rowid` of
   // `table` into `out` without materialising the whole value where the

@@ -1,6 +1,9 @@
 #include "sqldb/postgres_connection.h"
 
 #include <libpq-fe.h>
+#include <poll.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <charconv>
@@ -408,6 +411,12 @@ class PostgresConnection final : public SqlConnection {
   int64_t Changes() override { return changes_; }
   int64_t TotalChanges() override { return total_changes_; }
 
+  Status AnnounceChange() override {
+    FLOWRAG_ASSIGN_OR_RETURN(Statement s, Prepare("SELECT pg_notify('flowrag', ?)"));
+    return s.Bind(1, std::string_view(url_.workspace)).Run();
+  }
+  Result<bool> WaitForChange(std::chrono::milliseconds timeout) override;
+
   Result<std::vector<std::string>> TableNames() override {
     FLOWRAG_ASSIGN_OR_RETURN(
         Statement s, Prepare("SELECT tablename FROM pg_catalog.pg_tables WHERE schemaname = ? "
@@ -555,6 +564,7 @@ class PostgresConnection final : public SqlConnection {
   std::unordered_map<std::string, Prepared> prepared_;
   int64_t changes_ = 0;
   int64_t total_changes_ = 0;
+  bool listening_ = false;  // LISTEN flowrag sent (WaitForChange)
   // ReadBlobRange's last value (CacheBlob).
   std::string blob_key_;  // "table.column row N"; empty when none
   std::string blob_;
@@ -926,6 +936,38 @@ int64_t WorkspaceLockKey(std::string_view workspace) {
     }
   }
   return static_cast<int64_t>(h);
+}
+
+// Notifications arrive on the connection's socket: wait for it to be
+// readable, let libpq read what came, then look for one of this workspace.
+// Notifications already read by an earlier statement are seen first.
+Result<bool> PostgresConnection::WaitForChange(std::chrono::milliseconds timeout) {
+  if (!listening_) {
+    FLOWRAG_RETURN_IF_ERROR(Exec("LISTEN flowrag"));
+    listening_ = true;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    bool changed = false;
+    while (PGnotify* n = PQnotifies(conn_)) {
+      changed |= std::string_view(n->relname) == "flowrag" && url_.workspace == n->extra;
+      PQfreemem(n);
+    }
+    if (changed) return true;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    pollfd fd{PQsocket(conn_), POLLIN, 0};
+    if (fd.fd < 0) return Status::Unavailable(url_.redacted + ": the connection is closed");
+    const int ready = ::poll(&fd, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno != EINTR) {
+      return Status::Unavailable(url_.redacted + ": waiting for changes: " + std::strerror(errno));
+    }
+    if (ready > 0 && PQconsumeInput(conn_) == 0) {
+      return Status::Unavailable(url_.redacted + ": waiting for changes: " +
+                                 RedactPassword(url_, OneLine(PQerrorMessage(conn_))));
+    }
+  }
 }
 
 Result<std::unique_ptr<SqlConnection>> OpenPostgresConnection(const std::string& url,

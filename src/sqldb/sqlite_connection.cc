@@ -173,6 +173,12 @@ class SqliteConnection final : public SqlConnection {
     return values[0] * values[1];
   }
 
+  Status AnnounceChange() override { return Status::Ok(); }
+  Result<bool> WaitForChange(std::chrono::milliseconds timeout) override {
+    std::this_thread::sleep_for(timeout);
+    return false;
+  }
+
   Status ReadBlobRange(std::string_view table, std::string_view column, int64_t rowid,
                        uint64_t offset, void* out, size_t n) override {
     const std::string t(table), c(column);

@@ -171,9 +171,17 @@ Status Store::Migrate(int from_version) {
 }
 
 Status Store::BumpGeneration() {
-  return conn_->Exec(
-      "UPDATE meta SET value = CAST(CAST(value AS BIGINT) + 1 AS TEXT) "
-      "WHERE key = 'generation'");
+  FLOWRAG_RETURN_IF_ERROR(
+      conn_->Exec("UPDATE meta SET value = CAST(CAST(value AS BIGINT) + 1 AS TEXT) "
+                  "WHERE key = 'generation'"));
+  return conn_->AnnounceChange();  // sent with the commit
+}
+
+Result<std::unique_ptr<SqlConnection>> Store::OpenListener() const {
+  SqlConnectionOptions options;
+  options.read_only = true;
+  options.create_if_missing = false;
+  return OpenSqlConnection(location_, options);
 }
 
 Status Store::InWriteTransaction(const std::function<Status()>& body) {

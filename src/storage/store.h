@@ -427,6 +427,9 @@ class Store final : public DocumentStore,
 
   // The location it was opened with (a PostgreSQL URL without its password).
   const std::string& path() const { return path_; }
+  // A connection of its own to this store, for SqlConnection::WaitForChange
+  // (every write that bumps the generation announces itself).
+  Result<std::unique_ptr<SqlConnection>> OpenListener() const;
   // The writer lock of this store (writer_lock.h), held until destroyed.
   Result<WriterLock> AcquireWriterLock(std::chrono::milliseconds wait) {
     return WriterLock::Acquire(location_, wait);
@@ -529,7 +532,8 @@ class Store final : public DocumentStore,
   // body changed a row: for every write that can change what a snapshot
   // reads (see the file comment).
   Status InWriteTransaction(const std::function<Status()>& body);
-  // Increments meta.generation (inside the caller's transaction).
+  // Increments meta.generation and announces the change (inside the
+  // caller's transaction: both take effect at commit).
   Status BumpGeneration();
   // Forgets the graph contributions of `passage_ids` in `writer` (used before
   // passages are deleted) and collects what only they supported.

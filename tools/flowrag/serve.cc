@@ -74,6 +74,14 @@ CLI::App* AddServeCommand(CLI::App& app, ServeArgs* args) {
   serve->add_flag("--create", args->create,
                   "Create missing stores, empty (documents then come by POST /v1/documents)");
   serve->add_flag("--access-log", args->server.access_log, "One line per request on stderr");
+  // Replicas: every server follows its stores, so writes through another
+  // server (or an index run) become visible here (doc/storage.md).
+  args->server.engine.follow_store = true;
+  serve
+      ->add_option("--follow-poll-ms", args->server.engine.follow_poll_ms,
+                   "How often a store that announces no changes (SQLite) is checked for "
+                   "other processes' writes")
+      ->capture_default_str();
   return serve;
 }
 
