@@ -773,7 +773,7 @@ TEST_P(PostgresConnectionTest, CommitAfterAFailedStatementReportsTheRollback) {
   ASSERT_TRUE(c->Rollback().ok());
 }
 
-TEST_P(PostgresConnectionTest, LostConnectionIsUnavailable) {
+TEST_P(PostgresConnectionTest, LostConnectionIsUnavailableThenReconnects) {
   auto c = Open();
   ASSERT_NE(c, nullptr);
   ASSERT_TRUE(c->Exec("CREATE TABLE t (n BIGINT)").ok());
@@ -796,10 +796,34 @@ TEST_P(PostgresConnectionTest, LostConnectionIsUnavailable) {
   }
   ASSERT_FALSE(step.ok());
   EXPECT_EQ(step.status().code(), StatusCode::kUnavailable) << step.status().ToString();
-  EXPECT_EQ(c->Exec("SELECT 1").code(), StatusCode::kUnavailable);
-  EXPECT_EQ(c->Prepare("SELECT 2").status().code(), StatusCode::kUnavailable);
-  EXPECT_EQ(c->BeginWrite().code(), StatusCode::kUnavailable);
-  EXPECT_FALSE(c->TableNames().ok());
+  // The next call reconnects: the cached statement is prepared again, the
+  // workspace is the search path again, new statements work.
+  EXPECT_TRUE(c->Exec("INSERT INTO t (n) VALUES (7)").ok());
+  cached->Reset();
+  auto again = cached->Step();
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  ASSERT_TRUE(*again);
+  EXPECT_EQ(cached->Int(0), 1);
+  EXPECT_NE(QueryInt(c.get(), "SELECT pg_backend_pid()"), pid);
+  auto tables = c->TableNames();
+  ASSERT_TRUE(tables.ok());
+  EXPECT_EQ(*tables, std::vector<std::string>{"t"});
+
+  // Lost inside a write transaction: the transaction fails as a whole.
+  ASSERT_TRUE(c->BeginWrite().ok());
+  ASSERT_TRUE(c->Exec("INSERT INTO t (n) VALUES (8)").ok());
+  kill->Reset();
+  kill->Bind(1, QueryInt(c.get(), "SELECT pg_backend_pid()"));
+  ASSERT_TRUE(*kill->Step());
+  Status in_txn = Status::Ok();
+  for (int i = 0; i < 100 && in_txn.ok(); ++i) {
+    in_txn = c->Exec("SELECT 1");
+    if (in_txn.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(in_txn.code(), StatusCode::kUnavailable) << in_txn.ToString();
+  EXPECT_EQ(c->Exec("SELECT 1").code(), StatusCode::kUnavailable);  // still inside it
+  EXPECT_EQ(c->Commit().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(QueryInt(c.get(), "SELECT COUNT(*) FROM t"), 1);  // 8 was never committed
 }
 
 TEST_P(PostgresConnectionTest, WrongDatabaseIsNotFoundNamingTheUrl) {

@@ -192,15 +192,17 @@ bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 // One server-side prepared statement of the connection.
 struct Prepared {
   std::string name;
-  std::string sql;  // as the caller wrote it, for messages
+  std::string sql;        // as the caller wrote it, for messages
+  std::string rewritten;  // with $N placeholders
   std::vector<Oid> param_types;
+  int64_t session = 0;  // the connection session it is prepared in
 };
 
 class PostgresConnection;
 
 class PostgresStatement final : public StatementImpl {
  public:
-  PostgresStatement(PostgresConnection* conn, const Prepared* prepared)
+  PostgresStatement(PostgresConnection* conn, Prepared* prepared)
       : conn_(conn), prepared_(prepared), params_(prepared->param_types.size()) {}
   ~PostgresStatement() override { PQclear(result_); }
 
@@ -350,7 +352,7 @@ class PostgresStatement final : public StatementImpl {
   Status Execute();
 
   PostgresConnection* conn_;
-  const Prepared* prepared_;  // owned by the connection
+  Prepared* prepared_;  // owned by the connection
   std::vector<Param> params_;
   std::string bind_error_;
   PGresult* result_ = nullptr;
@@ -370,14 +372,26 @@ class PostgresConnection final : public SqlConnection {
   // Creates or checks the workspace and applies the session settings.
   Status Setup(const SqlConnectionOptions& options);
 
+  // A connection the server dropped (a restart, an administrator, the
+  // network) is reset on the next call outside a write transaction: the
+  // call that noticed the loss failed with Unavailable, the next one
+  // reconnects (Unavailable while the server stays away), re-applies the
+  // session settings and prepares statements again when they run. Inside a
+  // write transaction the transaction is lost: every call fails until
+  // Rollback().
+  Status EnsureConnected();
+  // Prepares `p` on the server unless it is prepared in this session.
+  Status EnsurePrepared(Prepared* p);
+
   Result<Statement> Prepare(std::string_view sql) override {
-    FLOWRAG_ASSIGN_OR_RETURN(const Prepared* prepared, PrepareCached(sql));
+    FLOWRAG_ASSIGN_OR_RETURN(Prepared* prepared, PrepareCached(sql));
     return Statement(std::make_unique<PostgresStatement>(this, prepared));
   }
 
   Status Exec(std::string_view sql) override;
 
   Status BeginWrite() override {
+    FLOWRAG_RETURN_IF_ERROR(EnsureConnected());
     if (PQtransactionStatus(conn_) == PQTRANS_INTRANS ||
         PQtransactionStatus(conn_) == PQTRANS_INERROR) {
       return Status::Internal(url_.redacted + ": begin: a transaction is already open");
@@ -388,10 +402,16 @@ class PostgresConnection final : public SqlConnection {
         PQstatus(conn_) == CONNECTION_OK) {
       PQclear(PQexec(conn_, "ROLLBACK"));  // no transaction left open
     }
+    in_write_ = st.ok();
     return st;
   }
 
   Status Commit() override {
+    in_write_ = false;
+    if (PQstatus(conn_) != CONNECTION_OK) {
+      return Status::Unavailable(url_.redacted +
+                                 ": commit: the connection was lost; the server rolled back");
+    }
     FLOWRAG_RETURN_IF_ERROR(RequireTransaction("commit"));
     const bool failed = PQtransactionStatus(conn_) == PQTRANS_INERROR;
     FLOWRAG_RETURN_IF_ERROR(Exec("COMMIT"));
@@ -404,6 +424,11 @@ class PostgresConnection final : public SqlConnection {
   }
 
   Status Rollback() override {
+    in_write_ = false;
+    if (PQstatus(conn_) != CONNECTION_OK) {
+      return Status::Unavailable(url_.redacted +
+                                 ": rollback: the connection was lost; the server rolled back");
+    }
     FLOWRAG_RETURN_IF_ERROR(RequireTransaction("rollback"));
     return Exec("ROLLBACK");
   }
@@ -536,7 +561,7 @@ class PostgresConnection final : public SqlConnection {
   void CountChanges(const PGresult* result);
 
  private:
-  Result<const Prepared*> PrepareCached(std::string_view sql);
+  Result<Prepared*> PrepareCached(std::string_view sql);
 
   Result<std::string> QuoteIdentifier(std::string_view name) {
     char* quoted = PQescapeIdentifier(conn_, name.data(), name.size());
@@ -565,6 +590,9 @@ class PostgresConnection final : public SqlConnection {
   int64_t changes_ = 0;
   int64_t total_changes_ = 0;
   bool listening_ = false;  // LISTEN flowrag sent (WaitForChange)
+  bool in_write_ = false;   // between a BeginWrite that succeeded and Commit/Rollback
+  int64_t session_ = 1;     // incremented by every reconnection
+  SqlConnectionOptions options_;  // as opened (Setup), for reconnections
   // ReadBlobRange's last value (CacheBlob).
   std::string blob_key_;  // "table.column row N"; empty when none
   std::string blob_;
@@ -599,7 +627,7 @@ void PostgresConnection::CountChanges(const PGresult* result) {
   total_changes_ += rows;
 }
 
-Result<const Prepared*> PostgresConnection::PrepareCached(std::string_view sql) {
+Result<Prepared*> PostgresConnection::PrepareCached(std::string_view sql) {
   auto it = prepared_.find(std::string(sql));
   if (it != prepared_.end()) return &it->second;
   const std::string what = "prepare " + Excerpt(sql);
@@ -611,37 +639,71 @@ Result<const Prepared*> PostgresConnection::PrepareCached(std::string_view sql) 
     return Status::InvalidArgument(url_.redacted + ": " + what + ": " +
                                    rewritten.status().message());
   }
-  // A number that does not occur could not be typed by the server: text.
-  std::vector<Oid> types(rewritten->param_count, 0);
-  for (int k = 0; k < rewritten->param_count; ++k) {
-    if (!rewritten->used[k]) types[k] = kTextOid;
-  }
   Prepared prepared;
   prepared.name = "flowrag_" + std::to_string(prepared_.size() + 1);
   prepared.sql = std::string(sql);
-  PGresult* result = PQprepare(conn_, prepared.name.c_str(), rewritten->text.c_str(),
-                               rewritten->param_count, types.empty() ? nullptr : types.data());
-  if (PQresultStatus(result) != PGRES_COMMAND_OK) {
-    Status st = Error(result, what);
-    PQclear(result);
-    return st;
+  prepared.rewritten = rewritten->text;
+  // A number that does not occur could not be typed by the server: text.
+  prepared.param_types.assign(rewritten->param_count, 0);
+  for (int k = 0; k < rewritten->param_count; ++k) {
+    if (!rewritten->used[k]) prepared.param_types[k] = kTextOid;
   }
-  PQclear(result);
-  // The types the server inferred decide how each value is sent.
-  result = PQdescribePrepared(conn_, prepared.name.c_str());
-  if (PQresultStatus(result) != PGRES_COMMAND_OK) {
-    Status st = Error(result, what);
-    PQclear(result);
-    return st;
-  }
-  prepared.param_types.resize(PQnparams(result));
-  for (int k = 0; k < PQnparams(result); ++k) prepared.param_types[k] = PQparamtype(result, k);
-  PQclear(result);
+  prepared.session = 0;
+  FLOWRAG_RETURN_IF_ERROR(EnsurePrepared(&prepared));
   auto [pos, inserted] = prepared_.emplace(std::string(sql), std::move(prepared));
   return &pos->second;
 }
 
+Status PostgresConnection::EnsurePrepared(Prepared* p) {
+  FLOWRAG_RETURN_IF_ERROR(EnsureConnected());
+  if (p->session == session_) return Status::Ok();
+  const std::string what = "prepare " + Excerpt(p->sql);
+  // First time: unused numbers text, the rest for the server to infer
+  // (PrepareCached); after a reconnection: the types it inferred then.
+  const std::vector<Oid>& types = p->param_types;
+  PGresult* result =
+      PQprepare(conn_, p->name.c_str(), p->rewritten.c_str(), static_cast<int>(types.size()),
+                types.empty() ? nullptr : types.data());
+  if (PQresultStatus(result) != PGRES_COMMAND_OK) {
+    Status st = Error(result, what);
+    PQclear(result);
+    return st;
+  }
+  PQclear(result);
+  if (p->session == 0) {
+    // The types the server inferred decide how each value is sent.
+    result = PQdescribePrepared(conn_, p->name.c_str());
+    if (PQresultStatus(result) != PGRES_COMMAND_OK) {
+      Status st = Error(result, what);
+      PQclear(result);
+      return st;
+    }
+    p->param_types.resize(PQnparams(result));
+    for (int k = 0; k < PQnparams(result); ++k) p->param_types[k] = PQparamtype(result, k);
+    PQclear(result);
+  }
+  p->session = session_;
+  return Status::Ok();
+}
+
+Status PostgresConnection::EnsureConnected() {
+  if (PQstatus(conn_) == CONNECTION_OK) return Status::Ok();
+  if (in_write_) {
+    return Status::Unavailable(url_.redacted +
+                               ": the connection was lost inside a write transaction");
+  }
+  PQreset(conn_);
+  if (PQstatus(conn_) != CONNECTION_OK) {
+    return Status::Unavailable(url_.redacted + ": reconnecting: " +
+                               RedactPassword(url_, OneLine(PQerrorMessage(conn_))));
+  }
+  ++session_;
+  listening_ = false;
+  return Setup(options_);
+}
+
 Status PostgresConnection::Exec(std::string_view sql) {
+  FLOWRAG_RETURN_IF_ERROR(EnsureConnected());
   const std::string what = "exec " + Excerpt(sql);
   if (sql.find('\0') != std::string_view::npos) {
     return Status::InvalidArgument(url_.redacted + ": " + what + ": the SQL holds a NUL byte");
@@ -695,6 +757,7 @@ Result<bool> PostgresConnection::WorkspaceExists() {
 }
 
 Status PostgresConnection::Setup(const SqlConnectionOptions& options) {
+  options_ = options;
   // Notices ("schema already exists, skipping") would go to stderr.
   PQsetNoticeProcessor(
       conn_, [](void*, const char*) {}, nullptr);
@@ -722,6 +785,7 @@ Status PostgresConnection::Setup(const SqlConnectionOptions& options) {
 }
 
 Status PostgresStatement::Execute() {
+  FLOWRAG_RETURN_IF_ERROR(conn_->EnsurePrepared(prepared_));
   const std::string& sql = prepared_->sql;
   const PostgresUrl& url = conn_->url();
   const auto invalid = [&](const std::string& why) {

@@ -42,7 +42,15 @@
 // left open. Changes()/TotalChanges() count the rows of INSERT, UPDATE,
 // DELETE and MERGE statements (including those run by Exec).
 //
-// No reconnect: a lost connection makes every later call Unavailable.
+// Lost connections (a server restart, an administrator, the network): the
+// call that meets the loss fails with Unavailable; the next call outside a
+// write transaction reconnects (Unavailable while the server stays away),
+// re-applies the session settings and prepares each cached statement again
+// when it next runs. A loss inside a write transaction loses the
+// transaction: calls fail until Commit() or Rollback(), which report it.
+// Callers retry; the engine's store follower does (engine/store_follower.h).
+// Change announcements: AnnounceChange() is NOTIFY flowrag with the
+// workspace as payload; WaitForChange() LISTENs (again after a reconnect).
 // Thread-safety: none (as SqlConnection).
 #ifndef FLOWRAG_SQLDB_POSTGRES_CONNECTION_H_
 #define FLOWRAG_SQLDB_POSTGRES_CONNECTION_H_
