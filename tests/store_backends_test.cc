@@ -335,6 +335,19 @@ GraphDump DumpGraph(Store& store) {
   return dump;
 }
 
+GraphDump Dump(const std::string& location) {
+  auto store = Store::Open(location);
+  EXPECT_TRUE(store.ok());
+  return store.ok() ? DumpGraph(**store) : GraphDump{};
+}
+
+void IndexDemo(const std::string& location, const IndexOptions& options = {}) {
+  auto engine = Engine::Open(location);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  auto report = (*engine)->Index({kDemo}, options);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+}
+
 GraphDump IndexAndDump(const std::string& location, bool delete_one) {
   {
     auto engine = Engine::Open(location);
@@ -344,9 +357,7 @@ GraphDump IndexAndDump(const std::string& location, bool delete_one) {
     EXPECT_TRUE(report.ok()) << report.status().ToString();
     if (delete_one) EXPECT_TRUE((*engine)->DeleteDocument("places/river_ostrel.md").ok());
   }
-  auto store = Store::Open(location);
-  EXPECT_TRUE(store.ok());
-  return store.ok() ? DumpGraph(**store) : GraphDump{};
+  return Dump(location);
 }
 
 std::vector<std::string> TopPassages(const std::string& location, const std::string& method) {
@@ -386,6 +397,52 @@ TEST_P(StoreBackendTest, EngineBuildsTheSameGraphAndAnswersAsOnSqlite) {
   const GraphDump expected_after = IndexAndDump(reference2, /*delete_one=*/true);
   EXPECT_TRUE(IndexAndDump(NewLocation(), /*delete_one=*/true) == expected_after);
   EXPECT_LT(expected_after.entities.size(), expected.entities.size());
+}
+
+// Parallel indexing: workers of one run, and runs of two engines at once
+// (as two processes would), claim batches of the extraction; the graph is
+// the one a single worker builds.
+TEST_P(StoreBackendTest, ParallelWorkersBuildTheSameGraphAsOne) {
+  const GraphDump expected = IndexAndDump(dir_.File("reference.db"), /*delete_one=*/false);
+  IndexOptions parallel;
+  parallel.workers = 3;
+  parallel.extract_batch_size = 4;
+  const std::string one_run = NewLocation();
+  IndexDemo(one_run, parallel);
+  EXPECT_TRUE(Dump(one_run) == expected);
+
+  const std::string fresh = NewLocation();
+  std::thread other([&] { IndexDemo(fresh, parallel); });
+  IndexDemo(fresh, parallel);
+  other.join();
+  EXPECT_TRUE(Dump(fresh) == expected);
+}
+
+// A worker that died holding a claim (another host: only its lease can
+// tell) delays its batch until the lease ends; then the batch is claimed
+// again and the graph is whole.
+TEST_P(StoreBackendTest, ADeadWorkersBatchIsClaimedAgainAfterItsLease) {
+  const GraphDump expected = IndexAndDump(dir_.File("reference.db"), /*delete_one=*/false);
+  const std::string location = NewLocation();
+  IndexOptions none;
+  none.extractor = "none";
+  IndexDemo(location, none);
+  {
+    auto store = OpenStore(location);
+    ASSERT_NE(store, nullptr);
+    auto claimed = store->ClaimPassagesForExtraction("heuristic", "elsewhere:1/0", 2, 8);
+    ASSERT_TRUE(claimed.ok()) << claimed.status().ToString();
+    EXPECT_EQ(claimed->size(), 8u);
+    auto again = store->ClaimPassagesForExtraction("heuristic", "elsewhere:2/0", 60, 100);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(again->size(), 32u);  // the other 32 of the 40 passages
+    ASSERT_TRUE(store->ReleaseClaims("elsewhere:2/0").ok());
+    auto holders = store->ClaimHolders();
+    ASSERT_TRUE(holders.ok());
+    EXPECT_EQ(*holders, std::vector<std::string>{"elsewhere:1/0"});
+  }
+  IndexDemo(location);
+  EXPECT_TRUE(Dump(location) == expected);
 }
 
 // Whether a BM25 query for `token` returns document `doc_id` within 20 s

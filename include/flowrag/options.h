@@ -70,6 +70,16 @@ struct IndexOptions {
   std::string llm_prompt_style = "openie";
   // Passages per extraction transaction.
   size_t extract_batch_size = 256;
+  // Extraction workers (threads) of this run, offline extractor. Index runs
+  // on one store at the same time (other processes and machines included)
+  // share the extraction: each worker claims batches of pending passages
+  // for a lease and writes them; the ingest, embedding and finalisation
+  // phases take turns under the store's writer lock. The graph is the one a
+  // single worker builds (doc/storage.md "Parallel indexing").
+  size_t workers = 1;
+  // A claimed batch not written within this many seconds (its worker died)
+  // is claimed again by another worker.
+  uint64_t extract_lease_seconds = 300;
   // Estimate LLM calls and tokens for the pending passages without calling
   // anything (documents are still stored and embedded).
   bool dry_run = false;

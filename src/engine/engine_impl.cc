@@ -241,7 +241,7 @@ Result<IndexReport> EngineImpl::RunIndex(const std::string& label, const IndexOp
       !report.embedder_refitted) {
     appended = PublishAppended();
   }
-  if (st.ok()) st = RunExtraction(options, &report);
+  if (st.ok()) st = RunExtraction(options, &report, &lock);
   FLOWRAG_RETURN_IF_ERROR(
       FinishIndexRun(&run, st, api ? Persist::kLater : Persist::kNow, std::move(appended)));
   report.total_seconds = SecondsSince(start);
@@ -370,6 +370,14 @@ Result<EngineImpl::WriteGuard> EngineImpl::LockWriter() {
                                std::chrono::milliseconds(options_.writer_wait_ms)));
   FLOWRAG_RETURN_IF_ERROR(CatchUpWithStore());
   return guard;
+}
+
+Status EngineImpl::CatchUpWithEmbedder() {
+  FLOWRAG_ASSIGN_OR_RETURN(auto dense_model, store_->GetMeta("dense_model"));
+  if (!dense_model || *dense_model == embedder_->ModelId()) return Status::Ok();
+  FLOWRAG_ASSIGN_OR_RETURN(embedder_kind_, ResolveEmbedderKind(*store_, options_));
+  FLOWRAG_ASSIGN_OR_RETURN(embedder_, LoadEmbedder(*store_, embedder_kind_, options_));
+  return Status::Ok();
 }
 
 Status EngineImpl::CatchUpWithStore() {

@@ -30,6 +30,8 @@
 namespace flowrag {
 
 struct ConstructionPlan;
+class EntityDictionary;
+class HeuristicExtractor;
 class SchemaIndex;
 
 // QueryOptions::method "auto": the best method measured for what the
@@ -62,6 +64,7 @@ class EngineImpl final : public Engine {
   std::shared_ptr<const Snapshot> snapshot() const;
 
  private:
+  struct WriteGuard;  // below
   EngineImpl(EngineOptions options, std::unique_ptr<Store> store)
       : options_(std::move(options)), store_(std::move(store)) {}
 
@@ -111,12 +114,22 @@ class EngineImpl final : public Engine {
   Status BuildGraphExtras(bool progress, size_t* texts_embedded, size_t* synonym_edges);
   // The extraction phase of Index() (extraction_phase.cc).
   Result<std::string> ResolveExtractor(const IndexOptions& options) const;
-  Status RunExtraction(const IndexOptions& options, IndexReport* report);
-  Status ExtractHeuristic(const IndexOptions& options, IndexReport* report);
+  // With `guard` (the run's writer lock), the offline extractor's claimed
+  // batches run without the cross-process lock, so that concurrent index
+  // runs share them; it is taken again for what follows.
+  Status RunExtraction(const IndexOptions& options, IndexReport* report,
+                       WriteGuard* guard = nullptr);
+  Status ExtractHeuristic(const IndexOptions& options, IndexReport* report, WriteGuard* guard);
+  Status ExtractClaimedBatches(const HeuristicExtractor& extractor,
+                               const EntityDictionary& dictionary, const std::string& fingerprint,
+                               const IndexOptions& options, IndexReport* report);
+  // After the writer lock was let go: the embedder another run may have
+  // refitted meanwhile.
+  Status CatchUpWithEmbedder();
   // One batch of the offline extractor's output, in one transaction, the
   // collection of unlinked entities left to CollectOrphans at the phase's end.
   Status WriteExtractions(const std::vector<PassageExtraction>& out, const std::string& extractor,
-                          GraphWriteReport* report);
+                          GraphWriteReport* report, const std::string& detail = "");
   Status CollectOrphans(IndexReport* report);
   Status ExtractWithLlm(const IndexOptions& options, IndexReport* report);
   Status FillGraphStats(GraphStats* stats) const;

@@ -2,10 +2,21 @@
 // pending passages → extractor → GraphWriter, committed in batches; then
 // dictionary linking of new names (offline), graph-text embedding and
 // synonym edges. Every step resumes from what the store shows as done.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <set>
+#include <thread>
 
+#include "common/hash.h"
 #include "common/progress.h"
 #include "engine/engine_impl.h"
 #include "extract/heuristic_extractor.h"
@@ -36,6 +47,35 @@ std::vector<PassageInput> Inputs(const std::vector<Store::PendingPassage>& batch
   return in;
 }
 
+std::string HostName() {
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
+  return host;
+}
+
+// Names a worker in its claims: host, process, extraction run of the
+// process and thread number ("host:pid/run.thread").
+std::string WorkerName(uint64_t run, size_t w) {
+  return HostName() + ":" + std::to_string(getpid()) + "/" + std::to_string(run) + "." +
+         std::to_string(w);
+}
+
+// Releases the claims of workers of this host whose process is gone (a
+// killed run: a rerun need not wait for their leases). Workers of other
+// hosts are left to their leases; a run that fails releases its own.
+Status ReleaseDeadClaims(Store& store) {
+  FLOWRAG_ASSIGN_OR_RETURN(std::vector<std::string> holders, store.ClaimHolders());
+  const std::string prefix = HostName() + ":";
+  for (const std::string& worker : holders) {
+    if (!worker.starts_with(prefix)) continue;
+    const pid_t pid = static_cast<pid_t>(std::atol(worker.c_str() + prefix.size()));
+    if (pid <= 0 || (::kill(pid, 0) != 0 && errno == ESRCH)) {
+      FLOWRAG_RETURN_IF_ERROR(store.ReleaseClaims(worker));
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<std::string> EngineImpl::ResolveExtractor(const IndexOptions& options) const {
@@ -50,12 +90,13 @@ Result<std::string> EngineImpl::ResolveExtractor(const IndexOptions& options) co
   return Status::InvalidArgument("extractor \"" + e + "\": expected auto, heuristic, llm or none");
 }
 
-Status EngineImpl::RunExtraction(const IndexOptions& options, IndexReport* report) {
+Status EngineImpl::RunExtraction(const IndexOptions& options, IndexReport* report,
+                                 WriteGuard* guard) {
   const auto start = std::chrono::steady_clock::now();
   FLOWRAG_ASSIGN_OR_RETURN(report->extractor, ResolveExtractor(options));
   if (report->extractor == "none") return Status::Ok();
   if (report->extractor == "heuristic") {
-    if (!options.dry_run) FLOWRAG_RETURN_IF_ERROR(ExtractHeuristic(options, report));
+    if (!options.dry_run) FLOWRAG_RETURN_IF_ERROR(ExtractHeuristic(options, report, guard));
   } else {
     FLOWRAG_RETURN_IF_ERROR(ExtractWithLlm(options, report));
   }
@@ -69,10 +110,10 @@ Status EngineImpl::RunExtraction(const IndexOptions& options, IndexReport* repor
   return Status::Ok();
 }
 
-Status EngineImpl::ExtractHeuristic(const IndexOptions& options, IndexReport* report) {
+Status EngineImpl::ExtractHeuristic(const IndexOptions& options, IndexReport* report,
+                                    WriteGuard* guard) {
   const std::string name = "heuristic";
   HeuristicExtractor extractor;
-  FLOWRAG_ASSIGN_OR_RETURN(int64_t pending, store_->CountPassagesPendingExtraction(name));
   // Pass 1: the dictionary = the defining names (titles and their aliases)
   // of every passage in the store, in passage order: what a clean run over
   // the corpus builds, whatever earlier runs or a crashed one extracted
@@ -80,37 +121,34 @@ Status EngineImpl::ExtractHeuristic(const IndexOptions& options, IndexReport* re
   // from their TITLE mentions, which lack the aliases, and its graph
   // differed from a clean index). Titles only: O(passages) short strings.
   FLOWRAG_ASSIGN_OR_RETURN(std::vector<std::string> titles, store_->ExtractableTitles());
+  uint64_t fingerprint_hash = Hash64("heuristic dictionary");
+  for (const std::string& t : titles) fingerprint_hash = HashCombine(fingerprint_hash, Hash64(t));
+  // Recorded with each extraction: a passage extracted with this very
+  // dictionary needs no relinking below, whichever worker or run did it.
+  const std::string fingerprint = "dictionary " + std::to_string(fingerprint_hash);
   std::vector<PassageInput> title_only;
   title_only.reserve(titles.size());
   for (std::string& t : titles) title_only.push_back({0, std::move(t), "", 0});
   const EntityDictionary dictionary =
       EntityDictionary::Build(extractor.CollectDefiningNames(title_only));
 
-  // Pass 2: extract pending passages in transactional batches.
-  std::set<int64_t> extracted_now;
-  Progress meter("extract", "passages", static_cast<uint64_t>(pending), options.progress);
-  int64_t after = 0;
-  while (true) {
-    FLOWRAG_ASSIGN_OR_RETURN(auto batch, store_->PassagesPendingExtraction(
-                                             name, after, options.extract_batch_size));
-    if (batch.empty()) break;
-    after = batch.back().passage_id;
-    FLOWRAG_ASSIGN_OR_RETURN(std::vector<PassageExtraction> out,
-                             extractor.Extract(Inputs(batch), dictionary));
-    GraphWriteReport g;
-    FLOWRAG_RETURN_IF_ERROR(WriteExtractions(out, name, &g));
-    AddWriteReport(g, report);
-    report->passages_extracted += batch.size();
-    for (const auto& p : batch) extracted_now.insert(p.passage_id);
-    meter.Advance(batch.size());
+  // Pass 2: the pending passages, by claimed batches, without the store's
+  // writer lock: other index runs on this store extract beside this one.
+  if (guard != nullptr) guard->across_processes = WriterLock();
+  Status extracted = ExtractClaimedBatches(extractor, dictionary, fingerprint, options, report);
+  if (guard != nullptr) {
+    FLOWRAG_ASSIGN_OR_RETURN(guard->across_processes,
+                             store_->AcquireWriterLock(
+                                 std::chrono::milliseconds(options_.writer_wait_ms)));
+    FLOWRAG_RETURN_IF_ERROR(CatchUpWithEmbedder());
   }
-  meter.Finish();
+  FLOWRAG_RETURN_IF_ERROR(extracted);
 
   // Names not yet linked across the corpus (titles new in this run, or left
-  // over by a crash) may occur in passages extracted before this run. Those
-  // passages are extracted again with the full dictionary, which gives
-  // exactly what a full run over the corpus would (delete + re-add of a
-  // document restores its links).
+  // over by a crash) may occur in passages extracted with an older
+  // dictionary. Those passages are extracted again with the full
+  // dictionary, which gives exactly what a full run over the corpus would
+  // (delete + re-add of a document restores its links).
   FLOWRAG_ASSIGN_OR_RETURN(auto unlinked, store_->UnlinkedTitleNames());
   if (unlinked.empty()) return CollectOrphans(report);
   std::vector<TriePattern> patterns;
@@ -120,7 +158,7 @@ Status EngineImpl::ExtractHeuristic(const IndexOptions& options, IndexReport* re
   // writes happen after the scan.
   std::vector<Store::PendingPassage> stale;
   FLOWRAG_RETURN_IF_ERROR(store_->ForEachPassageContent([&](Store::PendingPassage&& p) -> Status {
-    if (extracted_now.count(p.passage_id)) return Status::Ok();
+    if (p.extracted_with == fingerprint) return Status::Ok();
     if (new_names.Scan(TokenizedText(p.text)).empty() &&
         new_names.Scan(TokenizedText(p.title)).empty()) {
       return Status::Ok();
@@ -137,7 +175,7 @@ Status EngineImpl::ExtractHeuristic(const IndexOptions& options, IndexReport* re
     FLOWRAG_ASSIGN_OR_RETURN(std::vector<PassageExtraction> out,
                              extractor.Extract(Inputs(batch), dictionary));
     GraphWriteReport g;
-    FLOWRAG_RETURN_IF_ERROR(WriteExtractions(out, name, &g));
+    FLOWRAG_RETURN_IF_ERROR(WriteExtractions(out, name, &g, fingerprint));
     AddWriteReport(g, report);
   }
   FLOWRAG_RETURN_IF_ERROR(CollectOrphans(report));
@@ -146,14 +184,81 @@ Status EngineImpl::ExtractHeuristic(const IndexOptions& options, IndexReport* re
   return store_->MarkNamesLinked(keys);
 }
 
+// Each worker claims a batch, extracts it and writes it, until no passage
+// is pending; a worker that finds the rest claimed by others waits for them
+// (or for their claims to expire). The first error stops the other workers
+// of this run.
+Status EngineImpl::ExtractClaimedBatches(const HeuristicExtractor& extractor,
+                                         const EntityDictionary& dictionary,
+                                         const std::string& fingerprint,
+                                         const IndexOptions& options, IndexReport* report) {
+  const std::string name = "heuristic";
+  static std::atomic<uint64_t> next_run{1};
+  const uint64_t run = next_run++;
+  const size_t workers = std::max<size_t>(1, options.workers);
+  FLOWRAG_RETURN_IF_ERROR(ReleaseDeadClaims(*store_));
+  FLOWRAG_ASSIGN_OR_RETURN(int64_t pending, store_->CountPassagesPendingExtraction(name));
+  Progress meter("extract", "passages", static_cast<uint64_t>(pending), options.progress);
+  std::mutex mu;  // guards first, report and meter
+  Status first;
+  const auto fail = [&](Status st) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (first.ok()) first = std::move(st);
+  };
+  const auto failed = [&] {
+    std::lock_guard<std::mutex> lock(mu);
+    return !first.ok();
+  };
+  const auto work = [&](size_t w) {
+    const std::string worker = WorkerName(run, w);
+    while (!failed()) {
+      Result<std::vector<Store::PendingPassage>> batch = store_->ClaimPassagesForExtraction(
+          name, worker, static_cast<int64_t>(options.extract_lease_seconds),
+          options.extract_batch_size);
+      if (!batch.ok()) return fail(batch.status());
+      if (batch->empty()) {
+        Result<int64_t> left = store_->CountPassagesPendingExtraction(name);
+        if (!left.ok()) return fail(left.status());
+        if (*left == 0) return;
+        Status released = ReleaseDeadClaims(*store_);
+        if (!released.ok()) return fail(released);
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        continue;
+      }
+      Result<std::vector<PassageExtraction>> out = extractor.Extract(Inputs(*batch), dictionary);
+      if (!out.ok()) return fail(out.status());
+      GraphWriteReport g;
+      Status written = WriteExtractions(*out, name, &g, fingerprint);
+      if (!written.ok()) return fail(written);
+      std::lock_guard<std::mutex> lock(mu);
+      AddWriteReport(g, report);
+      report->passages_extracted += batch->size();
+      meter.Advance(batch->size());
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t w = 1; w < workers; ++w) threads.emplace_back(work, w);
+  work(0);
+  for (std::thread& t : threads) t.join();
+  meter.Finish();
+  if (!first.ok()) {
+    // Best effort: a lost connection leaves them to their lease.
+    for (size_t w = 0; w < workers; ++w) (void)store_->ReleaseClaims(WorkerName(run, w));
+  }
+  return first;
+}
+
 // Batches leave unlinked entities for the end of the phase (GraphWriter::
 // set_collect): one batch may link a name a later batch defines.
 Status EngineImpl::WriteExtractions(const std::vector<PassageExtraction>& out,
-                                    const std::string& extractor, GraphWriteReport* report) {
+                                    const std::string& extractor, GraphWriteReport* report,
+                                    const std::string& detail) {
   return store_->WriteGraph(
       [&](GraphWriter& w) -> Status {
         w.set_collect(false);
-        for (const PassageExtraction& ex : out) FLOWRAG_RETURN_IF_ERROR(w.ApplyPassage(ex, extractor));
+        for (const PassageExtraction& ex : out) {
+          FLOWRAG_RETURN_IF_ERROR(w.ApplyPassage(ex, extractor, detail));
+        }
         return Status::Ok();
       },
       report);

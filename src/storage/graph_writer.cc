@@ -186,7 +186,8 @@ Status GraphWriter::AddTriples(const PassageExtraction& ex,
   return Status::Ok();
 }
 
-Status GraphWriter::ApplyPassage(const PassageExtraction& ex, std::string_view extractor) {
+Status GraphWriter::ApplyPassage(const PassageExtraction& ex, std::string_view extractor,
+                                 std::string_view detail) {
   FLOWRAG_RETURN_IF_ERROR(ClearPassage(ex.passage_id));
   std::unordered_map<std::string, int64_t> local;
   FLOWRAG_RETURN_IF_ERROR(AddEntities(ex, &local));
@@ -195,7 +196,7 @@ Status GraphWriter::ApplyPassage(const PassageExtraction& ex, std::string_view e
   return mark_.Bind(1, ex.passage_id)
       .Bind(2, extractor)
       .Bind(3, "done")
-      .Bind(4, "")
+      .Bind(4, detail)
       .Bind(5, UnixSeconds())
       .Run();
 }

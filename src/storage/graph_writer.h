@@ -61,7 +61,9 @@ class GraphWriter {
 
   // Replaces everything passage `ex.passage_id` contributed to the graph with
   // `ex` and records it as extracted by `extractor`.
-  Status ApplyPassage(const PassageExtraction& ex, std::string_view extractor);
+  // `detail` is recorded with it (Store::PendingPassage::extracted_with).
+  Status ApplyPassage(const PassageExtraction& ex, std::string_view extractor,
+                      std::string_view detail = "");
 
   // Adds `ex`'s entities (normally non-defining dictionary links) and triples
   // to a passage, keeping what it already has. Counts of an existing mention

@@ -270,6 +270,9 @@ class GraphSink {
     std::string title;
     std::string text;
     std::string document_id;  // external id of its document
+    // ForEachPassageContent: the detail its successful extraction recorded
+    // (GraphWriter::ApplyPassage), empty when it has none.
+    std::string extracted_with;
   };
   // Passages without a successful extraction by `extractor` (structured
   // SourceRecords excluded: the contract builds their graph), in id order,
@@ -278,6 +281,19 @@ class GraphSink {
                                                                         int64_t after,
                                                                         size_t limit) = 0;
   virtual Result<int64_t> CountPassagesPendingExtraction(std::string_view extractor = "") = 0;
+  // Claims up to `limit` passages pending extraction by `extractor` that no
+  // other worker holds a live claim on (lowest ids first), for `worker`
+  // until now + lease_seconds, in one transaction, and returns them. A
+  // passage stays pending until its extraction is written; a claim that
+  // expires (its worker died) can be claimed again. Claims are
+  // extraction_state rows of status "claimed" (doc/storage.md).
+  virtual Result<std::vector<PendingPassage>> ClaimPassagesForExtraction(
+      std::string_view extractor, std::string_view worker, int64_t lease_seconds,
+      size_t limit) = 0;
+  // The workers holding live claims, and a way to drop a dead one's claims
+  // at once (its passages become claimable without waiting for the lease).
+  virtual Result<std::vector<std::string>> ClaimHolders() = 0;
+  virtual Status ReleaseClaims(std::string_view worker) = 0;
   // The titles of the passages the extractors read, in passage id order,
   // a repeat of the previous title dropped: the input of the offline
   // extractor's dictionary.
@@ -479,6 +495,12 @@ class Store final : public DocumentStore,
                                                                 int64_t after,
                                                                 size_t limit) override;
   Result<int64_t> CountPassagesPendingExtraction(std::string_view extractor = "") override;
+  Result<std::vector<PendingPassage>> ClaimPassagesForExtraction(std::string_view extractor,
+                                                                 std::string_view worker,
+                                                                 int64_t lease_seconds,
+                                                                 size_t limit) override;
+  Result<std::vector<std::string>> ClaimHolders() override;
+  Status ReleaseClaims(std::string_view worker) override;
   Result<std::vector<std::string>> ExtractableTitles() override;
   Status ForEachPassageContent(const std::function<Status(PendingPassage&&)>& fn) override;
   Result<std::vector<TitleName>> UnlinkedTitleNames() override;

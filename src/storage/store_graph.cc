@@ -3,6 +3,7 @@
 #include "sqldb/connection.h"
 #include "storage/document_texts.h"
 #include "storage/graph_writer.h"
+#include "storage/unix_time.h"
 #include "storage/store.h"
 
 namespace flowrag {
@@ -42,29 +43,63 @@ Result<Store::PendingPassage> ReadPendingPassage(const Statement& s, DocumentTex
                                std::string(text), std::string(s.Text(6))};
 }
 
+// Passages without a successful extraction by ?2, above id ?1, with no claim
+// live at ?4 when ?4 is not 0, the first ?3 in id order.
+constexpr char kPendingSql[] =
+    "SELECT p.id, p.ordinal, d.title, p.document_id, p.begin_offset, p.end_offset, "
+    "d.external_id FROM passages p JOIN documents d ON d.id = p.document_id WHERE p.id > ?1 "
+    "AND NOT EXISTS (SELECT 1 FROM extraction_state x WHERE "
+    "x.passage_id = p.id AND x.status = 'done' AND x.extractor = ?2) "
+    "AND (CAST(?4 AS BIGINT) = 0 OR NOT EXISTS (SELECT 1 FROM extraction_state c WHERE "
+    "c.passage_id = p.id AND c.status = 'claimed' AND c.extracted_at > CAST(?4 AS BIGINT))) "
+    "AND " FLOWRAG_NOT_STRUCTURED_SQL " ORDER BY p.id LIMIT ?3";
+
+// Runs kPendingSql (statement `s`, bound) and reads its rows.
+Result<std::vector<Store::PendingPassage>> ReadPending(SqlConnection& conn, Statement& s) {
+  FLOWRAG_ASSIGN_OR_RETURN(DocumentTexts texts, DocumentTexts::Prepare(conn));
+  std::vector<Store::PendingPassage> out;
+  while (true) {
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    FLOWRAG_ASSIGN_OR_RETURN(Store::PendingPassage p, ReadPendingPassage(s, texts));
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<std::vector<Store::PendingPassage>> Store::PassagesPendingExtraction(
     std::string_view extractor, int64_t after, size_t limit) {
   std::lock_guard<std::mutex> lock(mu_);
-  FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s,
-      conn_->Prepare(
-          "SELECT p.id, p.ordinal, d.title, p.document_id, p.begin_offset, p.end_offset, "
-          "d.external_id FROM passages p JOIN documents d ON d.id = p.document_id WHERE p.id > ?1 "
-          "AND NOT EXISTS (SELECT 1 FROM extraction_state x WHERE "
-          "x.passage_id = p.id AND x.status = 'done' AND x.extractor = ?2) "
-          "AND " FLOWRAG_NOT_STRUCTURED_SQL " ORDER BY p.id LIMIT ?3"));
-  s.Bind(1, after).Bind(2, extractor).Bind(3, static_cast<int64_t>(limit));
-  FLOWRAG_ASSIGN_OR_RETURN(DocumentTexts texts, DocumentTexts::Prepare(*conn_));
-  std::vector<PendingPassage> out;
-  while (true) {
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
-    FLOWRAG_ASSIGN_OR_RETURN(PendingPassage p, ReadPendingPassage(s, texts));
-    out.push_back(std::move(p));
-  }
-  return out;
+  FLOWRAG_ASSIGN_OR_RETURN(Statement s, conn_->Prepare(kPendingSql));
+  s.Bind(1, after).Bind(2, extractor).Bind(3, static_cast<int64_t>(limit)).Bind(4, int64_t{0});
+  return ReadPending(*conn_, s);
+}
+
+Result<std::vector<Store::PendingPassage>> Store::ClaimPassagesForExtraction(
+    std::string_view extractor, std::string_view worker, int64_t lease_seconds, size_t limit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<PendingPassage> claimed;
+  // Claims change no snapshot: no generation bump.
+  FLOWRAG_RETURN_IF_ERROR(InTransaction([&]() -> Status {
+    const int64_t now = UnixSeconds();
+    FLOWRAG_ASSIGN_OR_RETURN(Statement s, conn_->Prepare(kPendingSql));
+    s.Bind(1, int64_t{0}).Bind(2, extractor).Bind(3, static_cast<int64_t>(limit)).Bind(4, now);
+    FLOWRAG_ASSIGN_OR_RETURN(claimed, ReadPending(*conn_, s));
+    FLOWRAG_ASSIGN_OR_RETURN(
+        Statement claim,
+        conn_->Prepare("INSERT INTO extraction_state(passage_id, extractor, status, detail, "
+                       "extracted_at) VALUES (?, ?, 'claimed', ?, ?) ON CONFLICT(passage_id) DO "
+                       "UPDATE SET extractor = excluded.extractor, status = excluded.status, "
+                       "detail = excluded.detail, extracted_at = excluded.extracted_at"));
+    for (const PendingPassage& p : claimed) {
+      FLOWRAG_RETURN_IF_ERROR(
+          claim.Bind(1, p.passage_id).Bind(2, extractor).Bind(3, worker).Bind(4, now + lease_seconds).Run());
+    }
+    return Status::Ok();
+  }));
+  return claimed;
 }
 
 Result<int64_t> Store::CountPassagesPendingExtraction(std::string_view extractor) {
@@ -95,18 +130,45 @@ Result<std::vector<std::string>> Store::ExtractableTitles() {
   return titles;
 }
 
+Result<std::vector<std::string>> Store::ClaimHolders() {
+  std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(Statement s,
+                           conn_->Prepare("SELECT DISTINCT detail FROM extraction_state WHERE "
+                                          "status = 'claimed' AND extracted_at > ?"));
+  s.Bind(1, UnixSeconds());
+  std::vector<std::string> workers;
+  while (true) {
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    workers.emplace_back(s.Text(0));
+  }
+  return workers;
+}
+
+Status Store::ReleaseClaims(std::string_view worker) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return InTransaction([&]() -> Status {
+    FLOWRAG_ASSIGN_OR_RETURN(Statement s,
+                             conn_->Prepare("UPDATE extraction_state SET extracted_at = 0 WHERE "
+                                            "status = 'claimed' AND detail = ?"));
+    return s.Bind(1, worker).Run();
+  });
+}
+
 Status Store::ForEachPassageContent(const std::function<Status(PendingPassage&&)>& fn) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s,
       conn_->Prepare("SELECT p.id, p.ordinal, d.title, p.document_id, p.begin_offset, "
-                     "p.end_offset, d.external_id FROM passages p JOIN documents d ON d.id = "
-                     "p.document_id WHERE " FLOWRAG_NOT_STRUCTURED_SQL " ORDER BY p.id"));
+                     "p.end_offset, d.external_id, x.detail FROM passages p JOIN documents d ON "
+                     "d.id = p.document_id LEFT JOIN extraction_state x ON x.passage_id = p.id "
+                     "AND x.status = 'done' WHERE " FLOWRAG_NOT_STRUCTURED_SQL " ORDER BY p.id"));
   FLOWRAG_ASSIGN_OR_RETURN(DocumentTexts texts, DocumentTexts::Prepare(*conn_));
   while (true) {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
     FLOWRAG_ASSIGN_OR_RETURN(PendingPassage p, ReadPendingPassage(s, texts));
+    p.extracted_with = s.Text(7);
     FLOWRAG_RETURN_IF_ERROR(fn(std::move(p)));
   }
   return Status::Ok();

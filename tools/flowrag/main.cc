@@ -35,6 +35,17 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   index->add_option("--batch-size", ia.index.batch_size, "Documents per transaction")
       ->capture_default_str();
+  index
+      ->add_option("--workers", ia.index.workers,
+                   "Extraction workers of this run; concurrent index runs on one store share "
+                   "the extraction (doc/storage.md)")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  index
+      ->add_option("--lease-seconds", ia.index.extract_lease_seconds,
+                   "A claimed extraction batch not written in this time is claimed again")
+      ->check(CLI::Range(1, 86400))
+      ->capture_default_str();
   index->add_option("--embedder", ia.engine.embedder, "hash (built-in) or openai");
   index->add_option("--dim", ia.engine.hash_dimension, "Built-in embedder dimension")
       ->capture_default_str();
