@@ -179,6 +179,8 @@ TEST_F(ContractTest, ScalarsWhereMappingsBelongAreErrorsNotCrashes) {
       {head + "sources:\n  - name: a\n    corpus_files: 1e40\n",
        "sources[0].corpus_files: expected a whole number"},
       {"x\n", "expected a mapping"},
+      // Invalid UTF-8 does not survive a ToYaml round trip (fuzz target).
+      {head + "sources:\n  - name: CONTINENT\xff\r\n", "schema.yaml:4: invalid UTF-8 at byte 57"},
   };
   for (const Case& c : cases) {
     auto r = ParseContract(c.text, "schema.yaml");

@@ -397,6 +397,14 @@ std::string ToYaml(const SchemaContract& c) {
 namespace {
 
 Result<SchemaContract> ParseContractUnguarded(const std::string& text, const std::string& path) {
+  // YAML is Unicode text; invalid UTF-8 would be kept byte for byte and not
+  // survive a ToYaml round trip (found by the fuzz target).
+  size_t bad = 0;
+  if (!IsValidUtf8(text, &bad)) {
+    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<long>(bad), '\n');
+    return Status::InvalidArgument(path + ":" + std::to_string(line) + ": invalid UTF-8 at byte " +
+                                   std::to_string(bad) + " (a schema contract is UTF-8 text)");
+  }
   YAML::Node root;
   try {
     root = YAML::Load(text);
