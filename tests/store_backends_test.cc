@@ -219,11 +219,10 @@ TEST_P(StoreBackendTest, SnapshotPartsAreReadByRangeAndRefusedWhenStale) {
   std::vector<DocumentWrite> docs = {Doc("a", "alpha", 1)};
   ASSERT_TRUE(store->WriteDocuments(docs).ok());
   info.key = "model-2";
-  auto stale = store->PutSnapshotPart(
-      info, [&](const Store::ChunkSink& emit) -> Result<uint64_t> {
-        FLOWRAG_RETURN_IF_ERROR(emit("new"));
-        return uint64_t{1};
-      });
+  auto stale = store->PutSnapshotPart(info, [&](const Store::ChunkSink& emit) -> Result<uint64_t> {
+    FLOWRAG_RETURN_IF_ERROR(emit("new"));
+    return uint64_t{1};
+  });
   ASSERT_TRUE(stale.ok());
   EXPECT_FALSE(*stale);
   EXPECT_EQ((*store->GetSnapshotPart("graph"))->key, "model-1");
@@ -294,15 +293,15 @@ GraphDump DumpGraph(Store& store) {
                     return Status::Ok();
                   })
                   .ok());
-  EXPECT_TRUE(store
-                  .ForEachPassage([&](const PassageRow& p) {
-                    const std::string key = doc_ids[p.document_id] + "#" + std::to_string(p.ordinal);
-                    passage_keys[p.id] = key;
-                    dump.passages.insert(key + "|" + std::to_string(p.begin) + "-" +
-                                         std::to_string(p.end));
-                    return Status::Ok();
-                  })
-                  .ok());
+  EXPECT_TRUE(
+      store
+          .ForEachPassage([&](const PassageRow& p) {
+            const std::string key = doc_ids[p.document_id] + "#" + std::to_string(p.ordinal);
+            passage_keys[p.id] = key;
+            dump.passages.insert(key + "|" + std::to_string(p.begin) + "-" + std::to_string(p.end));
+            return Status::Ok();
+          })
+          .ok());
   EXPECT_TRUE(store
                   .ForEachEntity([&](Store::EntityRow&& e) {
                     entity_names[e.id] = e.name;
@@ -326,9 +325,9 @@ GraphDump DumpGraph(Store& store) {
   EXPECT_TRUE(store
                   .ForEachMention([&](const Store::MentionRow& m) {
                     dump.mentions.insert(passage_keys[m.passage_id] + "|" +
-                                         entity_names[m.entity_id] + "|" +
-                                         std::to_string(m.count) + "|" +
-                                         std::to_string(m.defining) + std::to_string(m.title));
+                                         entity_names[m.entity_id] + "|" + std::to_string(m.count) +
+                                         "|" + std::to_string(m.defining) +
+                                         std::to_string(m.title));
                     return Status::Ok();
                   })
                   .ok());

@@ -31,6 +31,10 @@ namespace flowrag {
 // rather than the path of a SQLite file.
 bool IsDatabaseUrl(std::string_view location);
 
+// `location` fit to print: a PostgreSQL URL with its password replaced by
+// `***`; a file path as it is.
+std::string DisplayLocation(const std::string& location);
+
 class Engine {
  public:
   // Opens (or creates) the store at `db_path` and loads its snapshot.

@@ -11,6 +11,7 @@
 #include "ingest/loaders.h"
 #include "llm/chat_client.h"
 #include "sqldb/connection.h"
+#include "sqldb/postgres_url.h"
 #include "storage/llm_cache.h"
 
 namespace flowrag {
@@ -37,6 +38,12 @@ Result<std::unique_ptr<Engine>> Engine::Open(const std::string& db_path,
 }
 
 bool IsDatabaseUrl(std::string_view location) { return IsPostgresLocation(location); }
+
+std::string DisplayLocation(const std::string& location) {
+  if (!IsPostgresLocation(location)) return location;
+  Result<PostgresUrl> url = ParsePostgresUrl(location);
+  return url.ok() ? url->redacted : "postgresql://(an invalid URL)";
+}
 
 std::vector<std::string> Engine::Methods() {
   std::vector<std::string> names{std::string(kAutoMethod)};

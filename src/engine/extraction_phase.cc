@@ -5,12 +5,11 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstdlib>
-
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -137,9 +136,9 @@ Status EngineImpl::ExtractHeuristic(const IndexOptions& options, IndexReport* re
   if (guard != nullptr) guard->across_processes = WriterLock();
   Status extracted = ExtractClaimedBatches(extractor, dictionary, fingerprint, options, report);
   if (guard != nullptr) {
-    FLOWRAG_ASSIGN_OR_RETURN(guard->across_processes,
-                             store_->AcquireWriterLock(
-                                 std::chrono::milliseconds(options_.writer_wait_ms)));
+    FLOWRAG_ASSIGN_OR_RETURN(
+        guard->across_processes,
+        store_->AcquireWriterLock(std::chrono::milliseconds(options_.writer_wait_ms)));
     FLOWRAG_RETURN_IF_ERROR(CatchUpWithEmbedder());
   }
   FLOWRAG_RETURN_IF_ERROR(extracted);
@@ -312,8 +311,8 @@ Status EngineImpl::ExtractWithLlm(const IndexOptions& options, IndexReport* repo
                  options.progress);
   int64_t after = 0;
   while (true) {
-    FLOWRAG_ASSIGN_OR_RETURN(auto batch, store_->PassagesPendingExtraction(
-                                             name, after, options.extract_batch_size));
+    FLOWRAG_ASSIGN_OR_RETURN(
+        auto batch, store_->PassagesPendingExtraction(name, after, options.extract_batch_size));
     if (batch.empty()) break;
     after = batch.back().passage_id;
     std::vector<ExtractionInput> in;

@@ -3,9 +3,8 @@
 #include <libpq-fe.h>
 #include <poll.h>
 
-#include <cerrno>
-
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -384,7 +383,7 @@ class PostgresConnection final : public SqlConnection {
   Status EnsurePrepared(Prepared* p);
 
   Result<Statement> Prepare(std::string_view sql) override {
-    FLOWRAG_ASSIGN_OR_RETURN(Prepared* prepared, PrepareCached(sql));
+    FLOWRAG_ASSIGN_OR_RETURN(Prepared * prepared, PrepareCached(sql));
     return Statement(std::make_unique<PostgresStatement>(this, prepared));
   }
 
@@ -539,9 +538,9 @@ class PostgresConnection final : public SqlConnection {
     blob_cached_ = false;
     FLOWRAG_ASSIGN_OR_RETURN(std::string t, QuoteIdentifier(table));
     FLOWRAG_ASSIGN_OR_RETURN(std::string c, QuoteIdentifier(column));
-    FLOWRAG_ASSIGN_OR_RETURN(
-        Statement s, Prepare("SELECT CASE WHEN octet_length(" + c + ") <= ? THEN " + c +
-                             " END FROM " + t + " WHERE rowid = ?"));
+    FLOWRAG_ASSIGN_OR_RETURN(Statement s,
+                             Prepare("SELECT CASE WHEN octet_length(" + c + ") <= ? THEN " + c +
+                                     " END FROM " + t + " WHERE rowid = ?"));
     s.Bind(1, kCachedBlobBytes).Bind(2, rowid);
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) return Status::NotFound(url_.redacted + ": " + what + " not found");
@@ -589,9 +588,9 @@ class PostgresConnection final : public SqlConnection {
   std::unordered_map<std::string, Prepared> prepared_;
   int64_t changes_ = 0;
   int64_t total_changes_ = 0;
-  bool listening_ = false;  // LISTEN flowrag sent (WaitForChange)
-  bool in_write_ = false;   // between a BeginWrite that succeeded and Commit/Rollback
-  int64_t session_ = 1;     // incremented by every reconnection
+  bool listening_ = false;        // LISTEN flowrag sent (WaitForChange)
+  bool in_write_ = false;         // between a BeginWrite that succeeded and Commit/Rollback
+  int64_t session_ = 1;           // incremented by every reconnection
   SqlConnectionOptions options_;  // as opened (Setup), for reconnections
   // ReadBlobRange's last value (CacheBlob).
   std::string blob_key_;  // "table.column row N"; empty when none
@@ -694,8 +693,8 @@ Status PostgresConnection::EnsureConnected() {
   }
   PQreset(conn_);
   if (PQstatus(conn_) != CONNECTION_OK) {
-    return Status::Unavailable(url_.redacted + ": reconnecting: " +
-                               RedactPassword(url_, OneLine(PQerrorMessage(conn_))));
+    return Status::Unavailable(
+        url_.redacted + ": reconnecting: " + RedactPassword(url_, OneLine(PQerrorMessage(conn_))));
   }
   ++session_;
   listening_ = false;

@@ -3,8 +3,8 @@
 #include "sqldb/connection.h"
 #include "storage/document_texts.h"
 #include "storage/graph_writer.h"
-#include "storage/unix_time.h"
 #include "storage/store.h"
+#include "storage/unix_time.h"
 
 namespace flowrag {
 
@@ -94,8 +94,11 @@ Result<std::vector<Store::PendingPassage>> Store::ClaimPassagesForExtraction(
                        "UPDATE SET extractor = excluded.extractor, status = excluded.status, "
                        "detail = excluded.detail, extracted_at = excluded.extracted_at"));
     for (const PendingPassage& p : claimed) {
-      FLOWRAG_RETURN_IF_ERROR(
-          claim.Bind(1, p.passage_id).Bind(2, extractor).Bind(3, worker).Bind(4, now + lease_seconds).Run());
+      FLOWRAG_RETURN_IF_ERROR(claim.Bind(1, p.passage_id)
+                                  .Bind(2, extractor)
+                                  .Bind(3, worker)
+                                  .Bind(4, now + lease_seconds)
+                                  .Run());
     }
     return Status::Ok();
   }));
@@ -231,10 +234,11 @@ Result<std::vector<Store::EntityRow>> Store::EntitiesByIds(const std::vector<int
 
 Status Store::ForEachMention(const std::function<Status(const MentionRow&)>& fn) {
   std::lock_guard<std::mutex> lock(mu_);
-  FLOWRAG_ASSIGN_OR_RETURN(Statement s,
-                           conn_->Prepare("SELECT passage_id, entity_id, count, defining, "
-                                          "CASE WHEN defining <> 0 AND type = 'TITLE' THEN 1 ELSE 0 END FROM mentions "
-                                          "ORDER BY passage_id, entity_id"));
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s,
+      conn_->Prepare("SELECT passage_id, entity_id, count, defining, "
+                     "CASE WHEN defining <> 0 AND type = 'TITLE' THEN 1 ELSE 0 END FROM mentions "
+                     "ORDER BY passage_id, entity_id"));
   while (true) {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;

@@ -125,7 +125,8 @@ Status RunServe(ServeArgs args) {
                workspaces.size(), args.server.host.c_str(), server->port(),
                args.server.bearer_token.empty() ? "" : "; bearer token required");
   for (const WorkspaceSpec& w : workspaces) {
-    std::fprintf(stderr, "flowrag:   %-12s %s  /v1/w/%s/\n", w.name.c_str(), w.db_path.c_str(),
+    std::fprintf(stderr, "flowrag:   %-12s %s  /v1/w/%s/\n", w.name.c_str(),
+                 DisplayLocation(w.db_path).c_str(),
                  w.name.c_str());
   }
   int signal_number = 0;
