@@ -53,7 +53,7 @@ Status GraphWriter::Prepare() {
        "GROUP BY m.type ORDER BY max(CASE WHEN x.passage_id IS NULL THEN 0 ELSE 1 END) DESC, "
        "sum(m.count) DESC, "
        "m.type ASC LIMIT 1), "
-       "(SELECT name FROM entities WHERE id = ?1)"},
+       "(SELECT name FROM entities WHERE id = ?1), (SELECT type FROM entities WHERE id = ?1)"},
       // A new name means a new embedding: its synonym edges are recomputed.
       {&rename_,
        "UPDATE entities SET name = ?1, type = ?2, synonyms_done = CASE WHEN name = ?1 THEN "
@@ -238,7 +238,9 @@ Status GraphWriter::Canonicalise(int64_t entity_id) {
   std::string name(canonical_.Text(0));
   std::string type(canonical_.IsNull(1) ? "" : canonical_.Text(1));
   const bool renamed = canonical_.Text(2) != name;
+  const bool retyped = canonical_.Text(3) != type;
   canonical_.Reset();
+  if (!renamed && !retyped) return Status::Ok();  // one statement less per entity
   if (renamed && !report_.created_entities.count(entity_id))
     report_.renamed_entities.insert(entity_id);
   return rename_.Bind(1, name).Bind(2, type).Bind(3, entity_id).Run();
