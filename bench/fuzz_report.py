@@ -173,7 +173,7 @@ def write(args, results):
     lines = [
         "# Fuzzing: libFuzzer targets of every parser",
         "",
-        f"Machine: {cpu_model()}, {os.cpu_count()} cores (shared; one fuzzer at a time, `nice`). "
+        f"Machine: {cpu_model()}, {os.cpu_count()} cores (shared, `nice`; up to two fuzzers at once). "
         f"flowrag commit: `{git_commit()}`; {clang_version()}, "
         "`-fsanitize=fuzzer,address,undefined`, RelWithDebInfo (build/fuzz, doc/fuzzing.md).",
         f"Last command: `bench/fuzz_report.py {budget_of(args)}"
