@@ -210,11 +210,20 @@ Status EngineImpl::ExtractClaimedBatches(const HeuristicExtractor& extractor,
   };
   const auto work = [&](size_t w) {
     const std::string worker = WorkerName(run, w);
+    // Claims go up in id order: below its last claim a worker finds only
+    // passages done or claimed by others, except expired claims, which it
+    // looks for from the start once nothing is left above.
+    int64_t after = 0;
     while (!failed()) {
       Result<std::vector<Store::PendingPassage>> batch = store_->ClaimPassagesForExtraction(
           name, worker, static_cast<int64_t>(options.extract_lease_seconds),
-          options.extract_batch_size);
+          options.extract_batch_size, after);
       if (!batch.ok()) return fail(batch.status());
+      if (batch->empty() && after > 0) {
+        after = 0;
+        continue;
+      }
+      if (!batch->empty()) after = batch->back().passage_id;
       if (batch->empty()) {
         Result<int64_t> left = store_->CountPassagesPendingExtraction(name);
         if (!left.ok()) return fail(left.status());

@@ -282,14 +282,16 @@ class GraphSink {
                                                                         size_t limit) = 0;
   virtual Result<int64_t> CountPassagesPendingExtraction(std::string_view extractor = "") = 0;
   // Claims up to `limit` passages pending extraction by `extractor` that no
-  // other worker holds a live claim on (lowest ids first), for `worker`
+  // other worker holds a live claim on (lowest ids above `after` first;
+  // a worker passes the last id it claimed, so that it does not scan the
+  // passages done before it), for `worker`
   // until now + lease_seconds, in one transaction, and returns them. A
   // passage stays pending until its extraction is written; a claim that
   // expires (its worker died) can be claimed again. Claims are
   // extraction_state rows of status "claimed" (doc/storage.md).
   virtual Result<std::vector<PendingPassage>> ClaimPassagesForExtraction(
-      std::string_view extractor, std::string_view worker, int64_t lease_seconds,
-      size_t limit) = 0;
+      std::string_view extractor, std::string_view worker, int64_t lease_seconds, size_t limit,
+      int64_t after = 0) = 0;
   // The workers holding live claims, and a way to drop a dead one's claims
   // at once (its passages become claimable without waiting for the lease).
   virtual Result<std::vector<std::string>> ClaimHolders() = 0;
@@ -498,7 +500,8 @@ class Store final : public DocumentStore,
   Result<std::vector<PendingPassage>> ClaimPassagesForExtraction(std::string_view extractor,
                                                                  std::string_view worker,
                                                                  int64_t lease_seconds,
-                                                                 size_t limit) override;
+                                                                 size_t limit,
+                                                                 int64_t after = 0) override;
   Result<std::vector<std::string>> ClaimHolders() override;
   Status ReleaseClaims(std::string_view worker) override;
   Result<std::vector<std::string>> ExtractableTitles() override;

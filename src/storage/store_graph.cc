@@ -78,14 +78,15 @@ Result<std::vector<Store::PendingPassage>> Store::PassagesPendingExtraction(
 }
 
 Result<std::vector<Store::PendingPassage>> Store::ClaimPassagesForExtraction(
-    std::string_view extractor, std::string_view worker, int64_t lease_seconds, size_t limit) {
+    std::string_view extractor, std::string_view worker, int64_t lease_seconds, size_t limit,
+    int64_t after) {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<PendingPassage> claimed;
   // Claims change no snapshot: no generation bump.
   FLOWRAG_RETURN_IF_ERROR(InTransaction([&]() -> Status {
     const int64_t now = UnixSeconds();
     FLOWRAG_ASSIGN_OR_RETURN(Statement s, conn_->Prepare(kPendingSql));
-    s.Bind(1, int64_t{0}).Bind(2, extractor).Bind(3, static_cast<int64_t>(limit)).Bind(4, now);
+    s.Bind(1, after).Bind(2, extractor).Bind(3, static_cast<int64_t>(limit)).Bind(4, now);
     FLOWRAG_ASSIGN_OR_RETURN(claimed, ReadPending(*conn_, s));
     FLOWRAG_ASSIGN_OR_RETURN(
         Statement claim,
