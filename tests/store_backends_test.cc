@@ -19,6 +19,7 @@
 #include "flowrag/engine.h"
 #include "llm/chat_model.h"
 #include "storage/store.h"
+#include "store_docs.h"
 #include "test_util.h"
 
 namespace flowrag {
@@ -26,20 +27,7 @@ namespace {
 
 const std::string kDemo = std::string(FLOWRAG_SOURCE_DIR) + "/examples/demo";
 
-DocumentWrite Doc(const std::string& id, const std::string& text, uint64_t hash) {
-  DocumentWrite w;
-  w.doc.external_id = id;
-  w.doc.title = "T " + id;
-  w.doc.text = text;
-  w.doc.source = "test";
-  w.content_hash = hash;
-  w.chunking = "none";
-  PassageWrite p;
-  p.end = static_cast<uint32_t>(text.size());
-  p.embed_hash = Hash64(text);
-  w.passages.push_back(p);
-  return w;
-}
+using testing::Doc;
 
 class StoreBackendTest : public ::testing::TestWithParam<Backend> {
  protected:

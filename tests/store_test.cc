@@ -10,6 +10,7 @@
 
 #include "common/hash.h"
 #include "storage/document_texts.h"
+#include "store_docs.h"
 #include "test_util.h"
 
 namespace flowrag {
@@ -18,21 +19,7 @@ namespace {
 using testing::TempDir;
 using testing::WriteFile;
 
-DocumentWrite Doc(const std::string& id, const std::string& text, uint64_t hash) {
-  DocumentWrite w;
-  w.doc.external_id = id;
-  w.doc.title = "T " + id;
-  w.doc.text = text;
-  w.doc.source = "test";
-  w.content_hash = hash;
-  w.chunking = "none";
-  PassageWrite p;
-  p.begin = 0;
-  p.end = static_cast<uint32_t>(text.size());
-  p.embed_hash = Hash64(text);
-  w.passages.push_back(p);
-  return w;
-}
+using testing::Doc;
 
 // A store at `path` holding `n` documents (text of each from `text`), its
 // WAL folded back into the file and the journal mode set to DELETE, so the

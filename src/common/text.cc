@@ -10,23 +10,23 @@ namespace {
 
 // English function words; content words (numbers, names, verbs) are kept.
 constexpr std::array kStopwords = {
-    "a",       "about",  "above",   "after",  "again",   "against", "all",     "am",
-    "an",      "and",    "any",     "are",    "as",      "at",      "be",      "because",
-    "been",    "before", "being",   "below",  "between", "both",    "but",     "by",
-    "can",     "could",  "did",     "do",     "does",    "doing",   "down",    "during",
-    "each",    "few",    "for",     "from",   "further", "had",     "has",     "have",
-    "having",  "he",     "her",     "here",   "hers",    "herself", "him",     "himself",
-    "his",     "how",    "i",       "if",     "in",      "into",    "is",      "it",
-    "its",     "itself", "just",    "me",     "more",    "most",    "my",      "myself",
-    "no",      "nor",    "not",     "now",    "of",      "off",     "on",      "once",
-    "only",    "or",     "other",   "our",    "ours",    "ourselves", "out",   "over",
-    "own",     "same",   "she",     "should", "so",      "some",    "such",    "than",
-    "that",    "the",    "their",   "theirs", "them",    "themselves", "then", "there",
-    "these",   "they",   "this",    "those",  "through", "to",      "too",     "under",
-    "until",   "up",     "very",    "was",    "we",      "were",    "what",    "when",
-    "where",   "which",  "while",   "who",    "whom",    "whose",   "why",     "will",
-    "with",    "would",  "you",     "your",   "yours",   "yourself", "yourselves", "s",
-    "t",       "also",
+    "a",      "about",  "above", "after",  "again",   "against",    "all",        "am",
+    "an",     "and",    "any",   "are",    "as",      "at",         "be",         "because",
+    "been",   "before", "being", "below",  "between", "both",       "but",        "by",
+    "can",    "could",  "did",   "do",     "does",    "doing",      "down",       "during",
+    "each",   "few",    "for",   "from",   "further", "had",        "has",        "have",
+    "having", "he",     "her",   "here",   "hers",    "herself",    "him",        "himself",
+    "his",    "how",    "i",     "if",     "in",      "into",       "is",         "it",
+    "its",    "itself", "just",  "me",     "more",    "most",       "my",         "myself",
+    "no",     "nor",    "not",   "now",    "of",      "off",        "on",         "once",
+    "only",   "or",     "other", "our",    "ours",    "ourselves",  "out",        "over",
+    "own",    "same",   "she",   "should", "so",      "some",       "such",       "than",
+    "that",   "the",    "their", "theirs", "them",    "themselves", "then",       "there",
+    "these",  "they",   "this",  "those",  "through", "to",         "too",        "under",
+    "until",  "up",     "very",  "was",    "we",      "were",       "what",       "when",
+    "where",  "which",  "while", "who",    "whom",    "whose",      "why",        "will",
+    "with",   "would",  "you",   "your",   "yours",   "yourself",   "yourselves", "s",
+    "t",      "also",
 };
 
 const std::unordered_set<std::string_view>& StopwordSet() {
@@ -56,7 +56,8 @@ std::string EntityKey(std::string_view name) {
     if (alnum || c >= 0x80) {
       if (pending_space && !key.empty()) key.push_back(' ');
       pending_space = false;
-      key.push_back((c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : static_cast<char>(c));
+      key.push_back((c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a')
+                                           : static_cast<char>(c));
     } else {
       pending_space = true;
     }
@@ -112,8 +113,8 @@ inline bool IsWordCodePoint(std::string_view text, size_t i, size_t len) {
   if (len == 2) cp = ((p[0] & 0x1F) << 6) | (p[1] & 0x3F);
   if (len == 3) cp = ((p[0] & 0x0F) << 12) | ((p[1] & 0x3F) << 6) | (p[2] & 0x3F);
   if (len == 4) return true;
-  if (cp >= 0x80 && cp <= 0xBF) return false;  // Latin-1 punctuation and symbols
-  if (cp == 0xD7 || cp == 0xF7) return false;  // × ÷
+  if (cp >= 0x80 && cp <= 0xBF) return false;      // Latin-1 punctuation and symbols
+  if (cp == 0xD7 || cp == 0xF7) return false;      // × ÷
   if (cp >= 0x2000 && cp <= 0x206F) return false;  // general punctuation
   if (cp >= 0x3000 && cp <= 0x303F) return false;  // CJK punctuation
   if (cp >= 0xFF00 && cp <= 0xFF0F) return false;  // fullwidth punctuation
@@ -229,6 +230,35 @@ std::vector<TextSpan> SplitSentences(std::string_view text) {
   return spans;
 }
 
+namespace {
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+std::string DecodePercent(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size()) {
+      const int hi = HexValue(s[i + 1]);
+      const int lo = HexValue(s[i + 2]);
+      if (hi >= 0 && lo >= 0) {
+        out += static_cast<char>(hi * 16 + lo);
+        i += 2;
+        continue;
+      }
+    }
+    out += s[i];
+  }
+  return out;
+}
+
 bool IsValidUtf8(std::string_view s, size_t* bad_offset) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const size_t n = s.size();
@@ -265,7 +295,8 @@ bool IsValidUtf8(std::string_view s, size_t* bad_offset) {
       }
       cp = (cp << 6) | (p[i + k] & 0x3F);
     }
-    bool overlong = (len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
+    bool overlong =
+        (len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
     if (overlong || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
       if (bad_offset) *bad_offset = i;
       return false;
@@ -291,7 +322,8 @@ size_t EditDistanceAtMost(std::string_view a, std::string_view b, size_t max_d) 
     for (size_t j = std::max<size_t>(lo, 1); j <= hi; ++j) {
       const size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
       size_t d = std::min({one[j] + 1, row[j - 1] + 1, one[j - 1] + cost});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d = std::min(d, two[j - 2] + 1);
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d = std::min(d, two[j - 2] + 1);
       row[j] = std::min(d, kFar);
       best = std::min(best, row[j]);
     }

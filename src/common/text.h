@@ -69,6 +69,10 @@ std::vector<TextSpan> SplitSentences(std::string_view text);
 // surrogates, nothing above U+10FFFF); otherwise *bad_offset is the first bad byte.
 bool IsValidUtf8(std::string_view s, size_t* bad_offset = nullptr);
 
+// `s` with each %XY (two hex digits) replaced by its byte; a '%' not followed
+// by two hex digits stays as it is. '+' stays '+'. (URL paths and userinfo.)
+std::string DecodePercent(std::string_view s);
+
 // Optimal-string-alignment distance between a and b (insertions, deletions,
 // substitutions and adjacent transpositions, each 1; bytes), or max_d + 1
 // as soon as it exceeds max_d. O(|a| · (2·max_d + 1)).

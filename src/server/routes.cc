@@ -2,15 +2,10 @@
 
 #include <vector>
 
+#include "common/text.h"
+
 namespace flowrag::server {
 namespace {
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 // The path segments of a raw path ("/v1/w/a/query" → "v1", "w", "a",
 // "query"), each kept raw: decoding comes after splitting, so that an
@@ -73,24 +68,6 @@ Route ParseApiRoute(std::string_view path, const std::vector<std::string_view>& 
 }
 
 }  // namespace
-
-std::string DecodePercent(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size()) {
-      const int hi = HexValue(s[i + 1]);
-      const int lo = HexValue(s[i + 2]);
-      if (hi >= 0 && lo >= 0) {
-        out += static_cast<char>(hi * 16 + lo);
-        i += 2;
-        continue;
-      }
-    }
-    out += s[i];
-  }
-  return out;
-}
 
 Route ParseRoute(std::string_view path) {
   const std::vector<std::string_view> segments = SplitSegments(path);

@@ -40,9 +40,6 @@ struct Route {
 // name holding one is no route, a document id may hold one.
 Route ParseRoute(std::string_view path);
 
-// `s` with each %XY (two hex digits) replaced by its byte; a '%' not followed
-// by two hex digits stays as it is. '+' stays '+'.
-std::string DecodePercent(std::string_view s);
 
 // The metric label of a route: "/v1/query", "/v1/documents/{id}", "/", "other"
 // (workspace paths use the same labels; the workspace is a separate label).

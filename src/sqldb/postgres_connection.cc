@@ -188,6 +188,27 @@ bool IsIdentChar(char c) {
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
+// The end of a literal or quoted identifier whose body starts at `from`:
+// just past the closing `quote` (a doubled one stands for itself; with
+// `backslash`, \x escapes x), or the end of `sql`.
+size_t EndOfQuoted(std::string_view sql, size_t from, char quote, bool backslash) {
+  size_t end = from;
+  while (end < sql.size()) {
+    if (backslash && sql[end] == '\\') {
+      end += 2;
+    } else if (sql[end] == quote) {
+      if (end + 1 < sql.size() && sql[end + 1] == quote) {
+        end += 2;
+      } else {
+        return end + 1;
+      }
+    } else {
+      ++end;
+    }
+  }
+  return end;
+}
+
 // One server-side prepared statement of the connection.
 struct Prepared {
   std::string name;
@@ -909,33 +930,9 @@ Result<PostgresSql> RewritePlaceholders(std::string_view sql) {
       // 'it''s'; E'\'' also escapes with backslashes.
       const bool backslash =
           i > 0 && (sql[i - 1] == 'E' || sql[i - 1] == 'e') && (i < 2 || !IsIdentChar(sql[i - 2]));
-      while (end < n) {
-        if (backslash && sql[end] == '\\') {
-          end += 2;
-        } else if (sql[end] == '\'') {
-          if (end + 1 < n && sql[end + 1] == '\'') {
-            end += 2;
-          } else {
-            ++end;
-            break;
-          }
-        } else {
-          ++end;
-        }
-      }
+      end = EndOfQuoted(sql, end, '\'', backslash);
     } else if (c == '"') {
-      while (end < n) {
-        if (sql[end] == '"') {
-          if (end + 1 < n && sql[end + 1] == '"') {
-            end += 2;
-          } else {
-            ++end;
-            break;
-          }
-        } else {
-          ++end;
-        }
-      }
+      end = EndOfQuoted(sql, end, '"', /*backslash=*/false);
     } else if (c == '-' && next == '-') {
       const size_t newline = sql.find('\n', i);
       end = newline == std::string_view::npos ? n : newline + 1;

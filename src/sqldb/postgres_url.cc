@@ -2,35 +2,12 @@
 
 #include <vector>
 
+#include "common/text.h"
+
 namespace flowrag {
 namespace {
 
 constexpr std::string_view kRedacted = "***";
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// %XX sequences decoded; a malformed one is kept as written.
-std::string PercentDecode(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size()) {
-      const int hi = HexValue(s[i + 1]), lo = HexValue(s[i + 2]);
-      if (hi >= 0 && lo >= 0) {
-        out += static_cast<char>(hi * 16 + lo);
-        i += 2;
-        continue;
-      }
-    }
-    out += s[i];
-  }
-  return out;
-}
 
 std::vector<std::string_view> Split(std::string_view s, char sep) {
   std::vector<std::string_view> parts;
@@ -98,7 +75,7 @@ Result<PostgresUrl> ParsePostgresUrl(std::string_view url) {
   PostgresUrl out;
   if (!password.empty()) {
     out.password_raw = std::string(password);
-    out.password_decoded = PercentDecode(password);
+    out.password_decoded = DecodePercent(password);
   }
   std::string userinfo_clear, userinfo_redacted;
   if (has_userinfo) {
@@ -125,7 +102,7 @@ Result<PostgresUrl> ParsePostgresUrl(std::string_view url) {
       if (key == "password") {
         if (!value.empty()) {
           out.password_raw = std::string(value);
-          out.password_decoded = PercentDecode(value);
+          out.password_decoded = DecodePercent(value);
         }
         kept.emplace_back(param);
         redacted.push_back("password=" + std::string(kRedacted));
