@@ -413,6 +413,35 @@ TEST_P(SqlConnectionTest, RollbackLeavesNothing) {
   EXPECT_FALSE(c->Rollback().ok());
 }
 
+// A read transaction sees one committed state across statements while
+// another connection commits, and does not hold that writer up.
+TEST_P(SqlConnectionTest, ReadTransactionSeesOneCommittedState) {
+  auto reader = Open();
+  auto writer = Open();
+  ASSERT_NE(reader, nullptr);
+  ASSERT_NE(writer, nullptr);
+  ASSERT_TRUE(writer->PrepareForWrites().ok());  // SQLite: WAL, as a store is
+  ASSERT_TRUE(writer->Exec("CREATE TABLE a (n BIGINT); CREATE TABLE b (n BIGINT)").ok());
+  ASSERT_TRUE(RunSql(writer.get(), "INSERT INTO a (n) VALUES (1)").ok());
+
+  ASSERT_TRUE(reader->BeginRead().ok());
+  EXPECT_EQ(QueryInt(reader.get(), "SELECT COUNT(*) FROM a"), 1);
+  const Clock::time_point before = Clock::now();
+  ASSERT_TRUE(writer->BeginWrite().ok());
+  ASSERT_TRUE(RunSql(writer.get(), "INSERT INTO a (n) VALUES (2)").ok());
+  ASSERT_TRUE(RunSql(writer.get(), "INSERT INTO b (n) VALUES (2)").ok());
+  ASSERT_TRUE(writer->Commit().ok());
+  EXPECT_LT(Clock::now() - before, std::chrono::seconds(2));  // not blocked
+  EXPECT_EQ(QueryInt(reader.get(), "SELECT COUNT(*) FROM b"), 0);
+  EXPECT_EQ(QueryInt(reader.get(), "SELECT COUNT(*) FROM a"), 1);
+  ASSERT_TRUE(reader->Rollback().ok());
+  EXPECT_EQ(QueryInt(reader.get(), "SELECT COUNT(*) FROM b"), 1);
+  // One transaction at a time.
+  ASSERT_TRUE(reader->BeginRead().ok());
+  EXPECT_FALSE(reader->BeginRead().ok());
+  ASSERT_TRUE(reader->Commit().ok());
+}
+
 TEST_P(SqlConnectionTest, SecondWriterWaitsUntilTheFirstCommits) {
   auto first = Open();
   auto second = Open();

@@ -342,7 +342,9 @@ GraphDump IndexAndDump(const std::string& location, bool delete_one) {
     if (!engine.ok()) return {};
     auto report = (*engine)->Index({kDemo});
     EXPECT_TRUE(report.ok()) << report.status().ToString();
-    if (delete_one) EXPECT_TRUE((*engine)->DeleteDocument("places/river_ostrel.md").ok());
+    if (delete_one) {
+      EXPECT_TRUE((*engine)->DeleteDocument("places/river_ostrel.md").ok());
+    }
   }
   return Dump(location);
 }

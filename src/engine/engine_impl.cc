@@ -134,7 +134,11 @@ Status EngineImpl::RebuildSnapshot(Persist persist, std::shared_ptr<const Snapsh
   if (same_text != nullptr && same_text->embedder() == embedder_.get()) {
     so.same_text = std::move(same_text);
   }
-  FLOWRAG_ASSIGN_OR_RETURN(auto snap, Snapshot::Build(*store_, embedder_, so));
+  std::shared_ptr<const Snapshot> snap;
+  FLOWRAG_RETURN_IF_ERROR(ReadStoreConsistently([&](Store& store) -> Status {
+    FLOWRAG_ASSIGN_OR_RETURN(snap, Snapshot::Build(store, embedder_, so));
+    return Status::Ok();
+  }));
   so.previous.reset();
   so.same_text.reset();
   SwapSnapshot(snap);
@@ -146,6 +150,16 @@ Status EngineImpl::RebuildSnapshot(Persist persist, std::shared_ptr<const Snapsh
   return Status::Ok();
 }
 
+Status EngineImpl::ReadStoreConsistently(const std::function<Status(Store&)>& read) {
+  std::lock_guard<std::mutex> lock(reader_mu_);
+  if (!reader_opened_) {
+    FLOWRAG_ASSIGN_OR_RETURN(reader_, store_->OpenReader());
+    reader_opened_ = true;
+  }
+  if (reader_ == nullptr) return read(*store_);
+  return reader_->ReadConsistently([&] { return read(*reader_); });
+}
+
 void EngineImpl::SwapSnapshot(std::shared_ptr<const Snapshot> snap) {
   std::lock_guard<std::mutex> lock(snapshot_mu_);
   snapshot_ = std::move(snap);
@@ -154,10 +168,14 @@ void EngineImpl::SwapSnapshot(std::shared_ptr<const Snapshot> snap) {
 std::shared_ptr<const Snapshot> EngineImpl::PublishAppended() {
   std::shared_ptr<const Snapshot> current = snapshot();
   if (current == nullptr || current->embedder() != embedder_.get()) return nullptr;
-  auto appended = Snapshot::Append(*store_, *current);
-  if (!appended.ok()) return nullptr;  // the rebuild after extraction covers them
-  SwapSnapshot(*appended);
-  return *appended;
+  std::shared_ptr<const Snapshot> appended;
+  Status st = ReadStoreConsistently([&](Store& store) -> Status {
+    FLOWRAG_ASSIGN_OR_RETURN(appended, Snapshot::Append(store, *current));
+    return Status::Ok();
+  });
+  if (!st.ok()) return nullptr;  // the rebuild after extraction covers them
+  SwapSnapshot(appended);
+  return appended;
 }
 
 Result<IndexReport> EngineImpl::Index(const std::vector<std::string>& sources,
@@ -403,10 +421,14 @@ Status EngineImpl::DeleteDocument(std::string_view document_id) {
   // The current snapshot without the document, else a rebuild.
   std::shared_ptr<const Snapshot> current = snapshot();
   if (current != nullptr && current->embedder() == embedder_.get()) {
-    auto removed = Snapshot::Remove(*store_, *current, document_id);
-    if (removed.ok()) {
-      SwapSnapshot(*removed);
-      if (persister_ != nullptr) persister_->Schedule(*removed);
+    std::shared_ptr<const Snapshot> removed;
+    Status st = ReadStoreConsistently([&](Store& store) -> Status {
+      FLOWRAG_ASSIGN_OR_RETURN(removed, Snapshot::Remove(store, *current, document_id));
+      return Status::Ok();
+    });
+    if (st.ok()) {
+      SwapSnapshot(removed);
+      if (persister_ != nullptr) persister_->Schedule(removed);
       return Status::Ok();
     }
   }

@@ -110,6 +110,11 @@ class EngineImpl final : public Engine {
   // next RebuildSnapshot covers them).
   std::shared_ptr<const Snapshot> PublishAppended();
   void SwapSnapshot(std::shared_ptr<const Snapshot> snap);
+  // Runs `read` (a snapshot build) against one committed state of the
+  // store: the reader (Store::OpenReader, opened on first use) in a read
+  // transaction, else the store itself (":memory:"). Without it another
+  // process's extraction could commit between the tables a build reads.
+  Status ReadStoreConsistently(const std::function<Status(Store&)>& read);
   // Embeds graph texts and updates SYNONYM edges (engine_graph.cc).
   Status BuildGraphExtras(bool progress, size_t* texts_embedded, size_t* synonym_edges);
   // The extraction phase of Index() (extraction_phase.cc).
@@ -144,6 +149,9 @@ class EngineImpl final : public Engine {
 
   EngineOptions options_;
   std::unique_ptr<Store> store_;
+  std::mutex reader_mu_;  // guards reader_, reader_opened_ and reads through them
+  std::unique_ptr<Store> reader_;
+  bool reader_opened_ = false;
   std::string embedder_kind_;
   std::shared_ptr<Embedder> embedder_;
   std::map<std::string, std::unique_ptr<Retriever>, std::less<>> retrievers_;

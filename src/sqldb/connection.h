@@ -126,6 +126,11 @@ class SqlConnection {
   // BEGIN IMMEDIATE, PostgreSQL's transaction-level advisory lock on the
   // workspace. Reads outside a transaction see committed data only.
   virtual Status BeginWrite() = 0;
+  // A read transaction: every read until Commit()/Rollback() sees one
+  // committed state, whatever other connections commit meanwhile (SQLite's
+  // WAL snapshot, taken at the first read; PostgreSQL's REPEATABLE READ
+  // READ ONLY). Callers do not write inside it.
+  virtual Status BeginRead() = 0;
   virtual Status Commit() = 0;
   virtual Status Rollback() = 0;
 

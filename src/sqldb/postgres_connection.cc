@@ -397,9 +397,10 @@ class PostgresConnection final : public SqlConnection {
   // call that noticed the loss failed with Unavailable, the next one
   // reconnects (Unavailable while the server stays away), re-applies the
   // session settings and prepares statements again when they run. Inside a
-  // write transaction the transaction is lost: every call fails until
-  // Rollback().
+  // transaction the transaction is lost: every call fails until Rollback().
   Status EnsureConnected();
+  // BEGIN (`sql` starts with it) on a connection outside any transaction.
+  Status Begin(const std::string& sql);
   // Prepares `p` on the server unless it is prepared in this session.
   Status EnsurePrepared(Prepared* p);
 
@@ -411,23 +412,14 @@ class PostgresConnection final : public SqlConnection {
   Status Exec(std::string_view sql) override;
 
   Status BeginWrite() override {
-    FLOWRAG_RETURN_IF_ERROR(EnsureConnected());
-    if (PQtransactionStatus(conn_) == PQTRANS_INTRANS ||
-        PQtransactionStatus(conn_) == PQTRANS_INERROR) {
-      return Status::Internal(url_.redacted + ": begin: a transaction is already open");
-    }
-    Status st = Exec("BEGIN; SELECT pg_catalog.pg_advisory_xact_lock(" +
-                     std::to_string(WorkspaceLockKey(url_.workspace)) + ")");
-    if (!st.ok() && PQtransactionStatus(conn_) != PQTRANS_IDLE &&
-        PQstatus(conn_) == CONNECTION_OK) {
-      PQclear(PQexec(conn_, "ROLLBACK"));  // no transaction left open
-    }
-    in_write_ = st.ok();
-    return st;
+    return Begin("BEGIN; SELECT pg_catalog.pg_advisory_xact_lock(" +
+                 std::to_string(WorkspaceLockKey(url_.workspace)) + ")");
   }
 
+  Status BeginRead() override { return Begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"); }
+
   Status Commit() override {
-    in_write_ = false;
+    in_transaction_ = false;
     if (PQstatus(conn_) != CONNECTION_OK) {
       return Status::Unavailable(url_.redacted +
                                  ": commit: the connection was lost; the server rolled back");
@@ -444,7 +436,7 @@ class PostgresConnection final : public SqlConnection {
   }
 
   Status Rollback() override {
-    in_write_ = false;
+    in_transaction_ = false;
     if (PQstatus(conn_) != CONNECTION_OK) {
       return Status::Unavailable(url_.redacted +
                                  ": rollback: the connection was lost; the server rolled back");
@@ -610,7 +602,7 @@ class PostgresConnection final : public SqlConnection {
   int64_t changes_ = 0;
   int64_t total_changes_ = 0;
   bool listening_ = false;        // LISTEN flowrag sent (WaitForChange)
-  bool in_write_ = false;         // between a BeginWrite that succeeded and Commit/Rollback
+  bool in_transaction_ = false;   // between a Begin that succeeded and Commit/Rollback
   int64_t session_ = 1;           // incremented by every reconnection
   SqlConnectionOptions options_;  // as opened (Setup), for reconnections
   // ReadBlobRange's last value (CacheBlob).
@@ -706,11 +698,25 @@ Status PostgresConnection::EnsurePrepared(Prepared* p) {
   return Status::Ok();
 }
 
+Status PostgresConnection::Begin(const std::string& sql) {
+  FLOWRAG_RETURN_IF_ERROR(EnsureConnected());
+  if (PQtransactionStatus(conn_) == PQTRANS_INTRANS ||
+      PQtransactionStatus(conn_) == PQTRANS_INERROR) {
+    return Status::Internal(url_.redacted + ": begin: a transaction is already open");
+  }
+  Status st = Exec(sql);
+  if (!st.ok() && PQtransactionStatus(conn_) != PQTRANS_IDLE && PQstatus(conn_) == CONNECTION_OK) {
+    PQclear(PQexec(conn_, "ROLLBACK"));  // no transaction left open
+  }
+  in_transaction_ = st.ok();
+  return st;
+}
+
 Status PostgresConnection::EnsureConnected() {
   if (PQstatus(conn_) == CONNECTION_OK) return Status::Ok();
-  if (in_write_) {
+  if (in_transaction_) {
     return Status::Unavailable(url_.redacted +
-                               ": the connection was lost inside a write transaction");
+                               ": the connection was lost inside a transaction");
   }
   PQreset(conn_);
   if (PQstatus(conn_) != CONNECTION_OK) {

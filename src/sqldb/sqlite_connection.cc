@@ -112,6 +112,8 @@ class SqliteConnection final : public SqlConnection {
   }
 
   Status BeginWrite() override { return Exec("BEGIN IMMEDIATE"); }
+  // Deferred: the WAL snapshot starts with the first read.
+  Status BeginRead() override { return Exec("BEGIN DEFERRED"); }
   Status Commit() override { return Exec("COMMIT"); }
   Status Rollback() override { return Exec("ROLLBACK"); }
 

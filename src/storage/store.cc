@@ -184,6 +184,25 @@ Result<std::unique_ptr<SqlConnection>> Store::OpenListener() const {
   return OpenSqlConnection(location_, options);
 }
 
+Result<std::unique_ptr<Store>> Store::OpenReader() const {
+  if (location_.empty() || location_ == ":memory:") return std::unique_ptr<Store>();
+  StoreOptions options;
+  options.read_only = true;
+  options.create_if_missing = false;
+  return Open(location_, options);
+}
+
+Status Store::ReadConsistently(const std::function<Status()>& body) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    FLOWRAG_RETURN_IF_ERROR(conn_->BeginRead());
+  }
+  Status st = body();
+  std::lock_guard<std::mutex> lock(mu_);
+  Status ended = conn_->Rollback();  // nothing to commit
+  return st.ok() ? ended : st;
+}
+
 Status Store::InWriteTransaction(const std::function<Status()>& body) {
   return InTransaction([&]() -> Status {
     const int64_t before = conn_->TotalChanges();

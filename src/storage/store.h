@@ -448,6 +448,15 @@ class Store final : public DocumentStore,
   // A connection of its own to this store, for SqlConnection::WaitForChange
   // (every write that bumps the generation announces itself).
   Result<std::unique_ptr<SqlConnection>> OpenListener() const;
+  // A read-only store of its own on the same location, for reads that must
+  // see one committed state across tables (a snapshot build) while other
+  // connections write. Null for a store that is one connection only
+  // (":memory:").
+  Result<std::unique_ptr<Store>> OpenReader() const;
+  // Runs `body` in a read transaction (SqlConnection::BeginRead): every
+  // read it makes sees one committed state. For a store no other thread
+  // uses meanwhile (a reader from OpenReader()); `body` does not write.
+  Status ReadConsistently(const std::function<Status()>& body);
   // The writer lock of this store (writer_lock.h), held until destroyed.
   Result<WriterLock> AcquireWriterLock(std::chrono::milliseconds wait) {
     return WriterLock::Acquire(location_, wait);

@@ -40,7 +40,7 @@ namespace {
 Result<Store::PendingPassage> ReadPendingPassage(const Statement& s, DocumentTexts& texts) {
   FLOWRAG_ASSIGN_OR_RETURN(std::string_view text, texts.Slice(s.Int(3), s.Int(4), s.Int(5)));
   return Store::PendingPassage{s.Int(0), static_cast<int32_t>(s.Int(1)), std::string(s.Text(2)),
-                               std::string(text), std::string(s.Text(6))};
+                               std::string(text), std::string(s.Text(6)), {}};
 }
 
 // Passages without a successful extraction by ?2, above id ?1, with no claim
