@@ -895,7 +895,7 @@ TEST(PostgresUrlTest, WorkspaceIsRemovedAndDefaultsAdded) {
   EXPECT_EQ(url->workspace, "ws_1");
   EXPECT_EQ(url->conninfo,
             "postgresql://u:pw@db.example:5433/store?sslmode=disable&connect_timeout=10&"
-            "client_encoding=UTF8&fallback_application_name=flowrag");
+            "client_encoding=UTF8&fallback_application_name=flowrag%20ws_1");
   EXPECT_EQ(url->redacted,
             "postgresql://u:***@db.example:5433/store?workspace=ws_1&sslmode=disable");
 
@@ -904,9 +904,15 @@ TEST(PostgresUrlTest, WorkspaceIsRemovedAndDefaultsAdded) {
   EXPECT_EQ(url->workspace, "public");
   EXPECT_EQ(url->conninfo,
             "postgres://u@/db?host=/tmp/x&connect_timeout=3&password=p%40ss&"
-            "client_encoding=UTF8&fallback_application_name=flowrag");
+            "client_encoding=UTF8&fallback_application_name=flowrag%20public");
   EXPECT_EQ(url->redacted, "postgres://u@/db?host=/tmp/x&connect_timeout=3&password=***");
   EXPECT_EQ(RedactPassword(*url, "bad p@ss and p%40ss"), "bad *** and ***");
+  // The session name keeps to the server's 63 bytes.
+  const std::string longest(63, 'w');
+  EXPECT_EQ(PostgresApplicationName(longest), "flowrag " + longest.substr(0, 55));
+  url = ParsePostgresUrl("postgresql://h/db?application_name=mine&workspace=" + longest);
+  ASSERT_TRUE(url.ok());
+  EXPECT_EQ(url->conninfo.find("fallback_application_name"), std::string::npos);
 
   url = ParsePostgresUrl("postgresql://host");
   ASSERT_TRUE(url.ok());

@@ -4,8 +4,14 @@
 // contract of store.h must hold the same on both, and the engine must build
 // the same graph and answer the same on both.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <functional>
+#include <optional>
 #include <map>
 #include <memory>
 #include <set>
@@ -18,6 +24,7 @@
 #include "common/hash.h"
 #include "flowrag/engine.h"
 #include "llm/chat_model.h"
+#include "sqldb/postgres_url.h"
 #include "storage/store.h"
 #include "store_docs.h"
 #include "test_util.h"
@@ -477,14 +484,106 @@ TEST_P(StoreBackendTest, AFollowingEngineSeesAnotherEnginesWrites) {
     ASSERT_TRUE(admin.ok());
     auto cut = (*admin)->Prepare(
         "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
-        "query = 'LISTEN flowrag' AND pid <> pg_backend_pid()) AS cut");
+        "query = 'LISTEN flowrag' AND application_name = ?) AS cut");
     ASSERT_TRUE(cut.ok());
-    ASSERT_TRUE(*cut->Step());
+    auto url = ParsePostgresUrl(location);
+    ASSERT_TRUE(url.ok());
+    ASSERT_TRUE(*cut->Bind(1, PostgresApplicationName(url->workspace)).Step());
     EXPECT_GE(cut->Int(0), 1);
     ASSERT_TRUE(
         (*writer)->IndexDocuments({{"eta", "Eta Pool", "Eta Pool lies in Vendrossia."}}).ok());
     EXPECT_TRUE(VisibleWithin20s(**replica, "Vendrossia", "eta", true));
   }
+}
+
+// Runs `body` in a forked child and returns its exit code, 128 + the
+// signal when killed; with `kill_after`, SIGKILLs it after that long.
+int InChild(const std::function<int()>& body,
+            std::optional<std::chrono::microseconds> kill_after = std::nullopt) {
+  const pid_t pid = fork();
+  if (pid == 0) _exit(body());
+  if (kill_after) {
+    std::this_thread::sleep_for(*kill_after);
+    kill(pid, SIGKILL);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int IndexInChild(const std::string& location, const IndexOptions& options) {
+  auto engine = Engine::Open(location);
+  return engine.ok() && (*engine)->Index({kDemo}, options).ok() ? 0 : 1;
+}
+
+// A run of three workers killed with SIGKILL at points spread over it
+// (ingest, embedding, claimed extraction batches, finalisation): a rerun
+// completes the index to the graph of a clean run, nothing lost or
+// duplicated; the dead run's claims go at once (its process is gone).
+TEST_P(StoreBackendTest, AParallelRunKilledAnywhereThenARerunEqualsACleanIndex) {
+  const GraphDump expected = IndexAndDump(dir_.File("reference.db"), /*delete_one=*/false);
+  IndexOptions parallel;
+  parallel.workers = 3;
+  parallel.batch_size = 4;
+  parallel.extract_batch_size = 4;
+  const std::string timed = NewLocation();
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(InChild([&] { return IndexInChild(timed, parallel); }), 0);
+  const auto run = std::chrono::steady_clock::now() - start;
+  int killed = 0;
+  for (double at : {0.05, 0.2, 0.4, 0.6, 0.8, 0.95}) {
+    const std::string location = NewLocation();
+    const int code = InChild([&] { return IndexInChild(location, parallel); },
+                             std::chrono::duration_cast<std::chrono::microseconds>(run * at));
+    EXPECT_TRUE(code == 128 + SIGKILL || code == 0) << "exit " << code;  // 0: done before
+    killed += code == 128 + SIGKILL;
+    IndexDemo(location, parallel);
+    EXPECT_TRUE(Dump(location) == expected) << "killed at " << at << " of the run";
+  }
+  EXPECT_GE(killed, 3);
+}
+
+// The server drops the index run's connections again and again (as a
+// restart does): the run completes or fails naming the store, and a rerun
+// completes the index to the graph of a clean run.
+TEST_P(StoreBackendTest, ConnectionsCutMidIndexThenARerunEqualsACleanIndex) {
+  if (GetParam() != Backend::kPostgres) GTEST_SKIP() << "PostgreSQL connections";
+  const GraphDump expected = IndexAndDump(dir_.File("reference.db"), /*delete_one=*/false);
+  const std::string location = NewLocation();
+  auto url = ParsePostgresUrl(location);
+  ASSERT_TRUE(url.ok());
+  auto admin = OpenSqlConnection(PostgresTestUrl(), {});
+  ASSERT_TRUE(admin.ok());
+  auto cut = (*admin)->Prepare(
+      "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+      "application_name = ?) AS cut");
+  ASSERT_TRUE(cut.ok());
+  IndexOptions parallel;
+  parallel.workers = 3;
+  parallel.batch_size = 4;
+  parallel.extract_batch_size = 4;
+  std::atomic<bool> done{false};
+  Status outcome;
+  std::thread indexer([&] {
+    auto engine = Engine::Open(location);
+    outcome = engine.ok() ? (*engine)->Index({kDemo}, parallel).status() : engine.status();
+    done = true;
+  });
+  int64_t cuts = 0;
+  while (!done) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(15));
+    cut->Bind(1, PostgresApplicationName(url->workspace));
+    ASSERT_TRUE(*cut->Step());
+    cuts += cut->Int(0);
+    cut->Reset();
+  }
+  indexer.join();
+  EXPECT_GT(cuts, 0);
+  if (!outcome.ok()) {
+    EXPECT_NE(outcome.message().find(url->redacted), std::string::npos) << outcome.ToString();
+  }
+  IndexDemo(location, parallel);
+  EXPECT_TRUE(Dump(location) == expected);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StoreBackendTest,

@@ -250,8 +250,13 @@ Status EngineImpl::ExtractClaimedBatches(const HeuristicExtractor& extractor,
   for (std::thread& t : threads) t.join();
   meter.Finish();
   if (!first.ok()) {
-    // Best effort: a lost connection leaves them to their lease.
-    for (size_t w = 0; w < workers; ++w) (void)store_->ReleaseClaims(WorkerName(run, w));
+    // Twice: the call that meets a lost connection fails, the next one
+    // reconnects. Failing both, the claims are left to their lease.
+    for (size_t w = 0; w < workers; ++w) {
+      if (!store_->ReleaseClaims(WorkerName(run, w)).ok()) {
+        (void)store_->ReleaseClaims(WorkerName(run, w));
+      }
+    }
   }
   return first;
 }

@@ -23,6 +23,12 @@ std::vector<std::string_view> Split(std::string_view s, char sep) {
 
 }  // namespace
 
+std::string PostgresApplicationName(std::string_view workspace) {
+  // The server keeps 63 bytes (and says so on every connection otherwise);
+  // workspace names are ASCII.
+  return ("flowrag " + std::string(workspace)).substr(0, 63);
+}
+
 bool IsValidWorkspaceName(std::string_view name) {
   if (name.empty() || name.size() > 63 || name.starts_with("pg_")) return false;
   for (size_t i = 0; i < name.size(); ++i) {
@@ -134,7 +140,11 @@ Result<PostgresUrl> ParsePostgresUrl(std::string_view url) {
 
   if (!has_timeout) kept.emplace_back("connect_timeout=10");
   if (!has_encoding) kept.emplace_back("client_encoding=UTF8");
-  if (!has_app) kept.emplace_back("fallback_application_name=flowrag");
+  if (!has_app) {
+    std::string app = PostgresApplicationName(out.workspace);
+    app.replace(app.find(' '), 1, "%20");
+    kept.emplace_back("fallback_application_name=" + app);
+  }
   out.conninfo = std::string(scheme) + userinfo_clear + std::string(location);
   for (size_t i = 0; i < kept.size(); ++i) out.conninfo += (i == 0 ? "?" : "&") + kept[i];
   return out;

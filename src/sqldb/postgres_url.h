@@ -8,7 +8,8 @@
 // start with `pg_`, which PostgreSQL reserves), and hands the rest to libpq,
 // which parses the URL itself (`host=/dir` for a Unix socket, `sslmode`,
 // ...). Unless the URL sets them, the connection gets connect_timeout=10,
-// client_encoding=UTF8 and fallback_application_name=flowrag.
+// client_encoding=UTF8 and fallback_application_name=PostgresApplicationName
+// (the workspace shows in pg_stat_activity).
 //
 // Passwords never reach a message: `redacted` replaces the password of the
 // user part and the value of a `password` parameter with `***`, and
@@ -47,6 +48,9 @@ Result<PostgresUrl> ParsePostgresUrl(std::string_view url);
 
 // `text` with every occurrence of the URL's password replaced by `***`.
 std::string RedactPassword(const PostgresUrl& url, std::string_view text);
+
+// "flowrag WORKSPACE", cut to the 63 bytes the server keeps.
+std::string PostgresApplicationName(std::string_view workspace);
 
 // True when `name` is a usable workspace name (see above).
 bool IsValidWorkspaceName(std::string_view name);
