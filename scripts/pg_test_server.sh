@@ -19,7 +19,8 @@
 # system user FLOWRAG_PG_USER (default `flowrag-pg`, created with useradd
 # when absent, `nobody` if that fails) and the server runs under runuser.
 # Binaries: FLOWRAG_PG_BINDIR, else /usr/lib/postgresql/15/bin, else
-# `pg_config --bindir`.
+# `pg_config --bindir`. FLOWRAG_PG_OPTIONS adds server options (for a
+# profile: "-c shared_preload_libraries=pg_stat_statements").
 set -euo pipefail
 
 usage() {
@@ -144,7 +145,8 @@ case "$cmd" in
     as_owner "$bindir/initdb" -D "$dir/data" --auth=trust -U "$superuser" --encoding=UTF8 \
       --locale=C --no-sync >"$dir/initdb.log" 2>&1
     as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-      -o "-c listen_addresses='' -k $dir -c fsync=off -c max_connections=100" start >/dev/null
+      -o "-c listen_addresses='' -k $dir -c fsync=off -c max_connections=100 ${FLOWRAG_PG_OPTIONS:-}" \
+      start >/dev/null
     "$bindir/createdb" -h "$dir" -U "$superuser" "$db"
     trap - EXIT
     echo "$url"

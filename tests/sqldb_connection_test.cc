@@ -670,6 +670,28 @@ INSTANTIATE_TEST_SUITE_P(Drivers, SqlConnectionTest,
 // PostgreSQL only: workspaces, text limits, connection loss.
 class PostgresConnectionTest : public SqlConnectionTest {};
 
+// A statement is prepared again at its 100th execution, so that its plan
+// follows the table's growth (the server's count of plans for it restarts),
+// and still answers right across the change.
+TEST_P(PostgresConnectionTest, StatementsArePlannedAgainAsTheyRunOn) {
+  auto c = Open();
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(c->Exec("CREATE TABLE t (k BIGINT PRIMARY KEY, v BIGINT)").ok());
+  auto lookup = c->Prepare("SELECT v FROM t WHERE k = ?");
+  auto insert = c->Prepare("INSERT INTO t (k, v) VALUES (?, ?)");
+  ASSERT_TRUE(lookup.ok() && insert.ok());
+  for (int64_t i = 0; i < 150; ++i) {
+    ASSERT_TRUE(insert->Bind(1, i).Bind(2, 2 * i).Run().ok());
+    ASSERT_TRUE(*lookup->Bind(1, i).Step());
+    EXPECT_EQ(lookup->Int(0), 2 * i);
+    lookup->Reset();
+  }
+  EXPECT_EQ(QueryInt(c.get(),
+                     "SELECT generic_plans + custom_plans FROM pg_prepared_statements "
+                     "WHERE statement = 'SELECT v FROM t WHERE k = $1'"),
+            51);  // the 100th to the 150th
+}
+
 TEST_P(PostgresConnectionTest, WorkspacesAreSeparateSchemas) {
   auto a = Open();
   ASSERT_NE(a, nullptr);

@@ -216,6 +216,10 @@ struct Prepared {
   std::string rewritten;  // with $N placeholders
   std::vector<Oid> param_types;
   int64_t session = 0;  // the connection session it is prepared in
+  // Executions since prepared, and the count at which it is prepared again
+  // (EnsurePrepared).
+  uint64_t executions = 0;
+  uint64_t replan_at = 100;
 };
 
 class PostgresConnection;
@@ -668,7 +672,16 @@ Result<Prepared*> PostgresConnection::PrepareCached(std::string_view sql) {
 
 Status PostgresConnection::EnsurePrepared(Prepared* p) {
   FLOWRAG_RETURN_IF_ERROR(EnsureConnected());
-  if (p->session == session_) return Status::Ok();
+  if (p->session == session_) {
+    if (++p->executions < p->replan_at) return Status::Ok();
+    // The server keeps the plan it settled on after a few executions, made
+    // for the table sizes of that moment: a lookup planned on a nearly
+    // empty table scans it whole for the rest of a bulk load (2wiki's
+    // entity-key lookups: 0.18 ms instead of 0.008 ms). Prepared again at
+    // its 100th, 400th, 1600th, ... execution, it follows the tables' growth.
+    p->replan_at *= 4;
+    FLOWRAG_RETURN_IF_ERROR(Exec("DEALLOCATE " + p->name));
+  }
   const std::string what = "prepare " + Excerpt(p->sql);
   // First time: unused numbers text, the rest for the server to infer
   // (PrepareCached); after a reconnection: the types it inferred then.

@@ -49,6 +49,8 @@
 // when it next runs. A loss inside a write transaction loses the
 // transaction: calls fail until Commit() or Rollback(), which report it.
 // Callers retry; the engine's store follower does (engine/store_follower.h).
+// Statements are prepared once per session and again at their 100th, 400th,
+// 1600th, ... execution, so that their plans follow the tables' growth.
 // Change announcements: AnnounceChange() is NOTIFY flowrag with the
 // workspace as payload; WaitForChange() LISTENs (again after a reconnect).
 // Thread-safety: none (as SqlConnection).
