@@ -356,21 +356,24 @@ GraphDump IndexAndDump(const std::string& location, bool delete_one) {
   return Dump(location);
 }
 
-std::vector<std::string> TopPassages(const std::string& location, const std::string& method) {
-  EngineOptions read_only;
-  read_only.read_only = true;
-  auto engine = Engine::Open(location, read_only);
-  EXPECT_TRUE(engine.ok()) << engine.status().ToString();
-  if (!engine.ok()) return {};
+std::vector<std::string> TopPassages(const Engine& engine, const std::string& method) {
   QueryOptions q;
   q.method = method;
-  auto result = (*engine)->Query("Which river does the bridge in Port Calder cross?", q);
+  auto result = engine.Query("Which river does the bridge in Port Calder cross?", q);
   EXPECT_TRUE(result.ok()) << result.status().ToString();
   std::vector<std::string> ids;
   if (result.ok()) {
     for (const ScoredPassage& p : result->passages) ids.push_back(p.document_id);
   }
   return ids;
+}
+
+std::vector<std::string> TopPassages(const std::string& location, const std::string& method) {
+  EngineOptions read_only;
+  read_only.read_only = true;
+  auto engine = Engine::Open(location, read_only);
+  EXPECT_TRUE(engine.ok()) << engine.status().ToString();
+  return engine.ok() ? TopPassages(**engine, method) : std::vector<std::string>{};
 }
 
 TEST_P(StoreBackendTest, EngineBuildsTheSameGraphAndAnswersAsOnSqlite) {
@@ -493,6 +496,35 @@ TEST_P(StoreBackendTest, AFollowingEngineSeesAnotherEnginesWrites) {
     ASSERT_TRUE(
         (*writer)->IndexDocuments({{"eta", "Eta Pool", "Eta Pool lies in Vendrossia."}}).ok());
     EXPECT_TRUE(VisibleWithin20s(**replica, "Vendrossia", "eta", true));
+  }
+}
+
+// A replica that refreshes after another engine's insert (its text
+// appended, the graph read again) answers as a fresh open of the store.
+TEST_P(StoreBackendTest, ARefreshedReplicaAnswersAsAFreshOpen) {
+  const std::string location = NewLocation();
+  auto writer = Engine::Open(location);
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  ASSERT_TRUE((*writer)->Index({kDemo}).ok());
+  auto replica = Engine::Open(location);
+  ASSERT_TRUE(replica.ok()) << replica.status().ToString();
+  ASSERT_TRUE((*writer)
+                  ->IndexDocuments({{"ferry", "Calder Ferry",
+                                     "The Calder Ferry crosses the Ostrel river at Port Calder; "
+                                     "Ivo Brannock ran it."}})
+                  .ok());
+  auto refreshed = (*replica)->Refresh();
+  ASSERT_TRUE(refreshed.ok()) << refreshed.status().ToString();
+  EXPECT_TRUE(*refreshed);
+  EXPECT_FALSE(*(*replica)->Refresh());
+  QueryOptions bm25;
+  bm25.method = "bm25";
+  auto found = (*replica)->Query("Calder Ferry", bm25);
+  ASSERT_TRUE(found.ok());
+  ASSERT_FALSE(found->passages.empty());
+  EXPECT_EQ(found->passages[0].document_id, "ferry");
+  for (const std::string method : {"bm25", "dense", "ppr", "qafd", "semflow", "sa"}) {
+    EXPECT_EQ(TopPassages(**replica, method), TopPassages(location, method)) << method;
   }
 }
 

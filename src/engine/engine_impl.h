@@ -102,13 +102,20 @@ class EngineImpl final : public Engine {
   // Builds and swaps in a snapshot of the store (unless nothing changed
   // since the current one): graph texts the current snapshot embedded are
   // reused; `same_text` (when only the graph changed since it was built)
-  // lends its documents, BM25 and passage vectors.
+  // lends its documents, BM25 and passage vectors, and the graph is read
+  // again.
   Status RebuildSnapshot(Persist persist = Persist::kNow,
                          std::shared_ptr<const Snapshot> same_text = nullptr);
   // Swaps in the current snapshot extended by the documents just appended
   // (Snapshot::Append); returns it, or null when it could not (then the
   // next RebuildSnapshot covers them).
   std::shared_ptr<const Snapshot> PublishAppended();
+  // Refresh() when the store only gained documents since the current
+  // snapshot, with the same embedder: their text is swapped in at once
+  // (PublishAppended), then the graph is read again beside it, so a
+  // replica neither waits for nor rereads the whole text.
+  // FailedPrecondition when it cannot (then LoadState).
+  Status RefreshByAppending();
   void SwapSnapshot(std::shared_ptr<const Snapshot> snap);
   // Runs `read` (a snapshot build) against one committed state of the
   // store: the reader (Store::OpenReader, opened on first use) in a read
