@@ -172,13 +172,10 @@ class EngineImpl final : public Engine {
   mutable std::unique_ptr<ChatModel> chat_;
 
   // The schema agent's routing context for a snapshot (engine_ask.cc): built
-  // on the first schema question after each snapshot swap; null without a
-  // contract in the store.
-  Result<std::shared_ptr<const SchemaIndex>> SchemaIndexFor(
-      const std::shared_ptr<const Snapshot>& snap) const;
-  mutable std::mutex schema_mu_;
-  mutable std::shared_ptr<const Snapshot> schema_snapshot_;
-  mutable std::shared_ptr<const SchemaIndex> schema_index_;
+  // on its first schema question and kept with it (Snapshot::Derived); null
+  // without a contract in the store.
+  Result<std::shared_ptr<const SchemaIndex>> SchemaIndexFor(const Snapshot& snap) const;
+  Result<std::shared_ptr<const SchemaIndex>> BuildSchemaIndex(const Snapshot& snap) const;
 
   // Index, ingest, delete and import hold both, in this order: write_mu_
   // within the process, the store's writer lock across processes.

@@ -571,6 +571,12 @@ std::shared_ptr<const void> Snapshot::DerivedIn(
     entry = slot;
   }
   std::call_once(entry->once, [&] { entry->value = make(); });
+  if (entry->value == nullptr) {
+    // Not kept: the next use tries again.
+    std::lock_guard<std::mutex> lock(*mu);
+    auto it = map->find(tag);
+    if (it != map->end() && it->second == entry) map->erase(it);
+  }
   return entry->value;
 }
 

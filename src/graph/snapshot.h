@@ -179,6 +179,7 @@ class Snapshot {
   // queries (retrieval's GraphQueryIndex), keyed by `tag` (the address of
   // something unique to the caller): `make` runs on first use, concurrent
   // first uses wait for it, and the result lives as long as the snapshot.
+  // A null result (`make` failed) is not kept: the next use runs it again.
   std::shared_ptr<const void> Derived(const void* tag,
                                       const std::function<std::shared_ptr<const void>()>& make) const;
   // Like Derived, for data that depends only on the graph's entities (their
