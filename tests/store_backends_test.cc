@@ -528,6 +528,63 @@ TEST_P(StoreBackendTest, ARefreshedReplicaAnswersAsAFreshOpen) {
   }
 }
 
+// Two engines writing one document again and again at the same time: the
+// store ends with one version of it, whole (its passages, graph and
+// vectors), as a clean index of that version alone.
+TEST_P(StoreBackendTest, TwoWritersOfOneDocumentLeaveOneWholeVersion) {
+  const std::string location = NewLocation();
+  const auto version = [](int writer, int round) {
+    const std::string token = "zq" + std::to_string(writer) + "x" + std::to_string(round);
+    return DocumentInput{"same", "Harbour Log",
+                         "Marta Vell kept the Harbour Log of Port Calder; entry " + token +
+                             " names the Ostrel river."};
+  };
+  std::vector<std::string> written[2];
+  std::thread threads[2];
+  for (int w = 0; w < 2; ++w) {
+    threads[w] = std::thread([&, w] {
+      auto engine = Engine::Open(location);
+      ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+      for (int round = 0; round < 5; ++round) {
+        const DocumentInput doc = version(w, round);
+        auto report = (*engine)->IndexDocuments({doc});
+        ASSERT_TRUE(report.ok()) << report.status().ToString();
+        written[w].push_back(doc.text);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+
+  auto engine = Engine::Open(location);
+  ASSERT_TRUE(engine.ok());
+  auto stats = (*engine)->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->documents, 1);
+  // The version that won: the one whose token the store finds.
+  QueryOptions bm25;
+  bm25.method = "bm25";
+  std::string winner;
+  for (int w = 0; w < 2; ++w) {
+    for (int round = 0; round < 5; ++round) {
+      const DocumentInput doc = version(w, round);
+      auto found = (*engine)->Query(doc.text.substr(doc.text.find("zq"), 6), bm25);
+      ASSERT_TRUE(found.ok());
+      if (!found->passages.empty()) {
+        EXPECT_TRUE(winner.empty()) << "two versions stored";
+        winner = doc.text;
+      }
+    }
+  }
+  ASSERT_FALSE(winner.empty());
+  const std::string clean = dir_.File("clean.db");
+  {
+    auto reference = Engine::Open(clean);
+    ASSERT_TRUE(reference.ok());
+    ASSERT_TRUE((*reference)->IndexDocuments({{"same", "Harbour Log", winner}}).ok());
+  }
+  EXPECT_TRUE(Dump(location) == Dump(clean));
+}
+
 // Runs `body` in a forked child and returns its exit code, 128 + the
 // signal when killed; with `kill_after`, SIGKILLs it after that long.
 int InChild(const std::function<int()>& body,
