@@ -41,7 +41,8 @@ class LetterEmbedder final : public Embedder {
         if (std::isalpha(static_cast<unsigned char>(c))) m.row(i)[std::tolower(c) - 'a'] += 1;
       }
       for (size_t j = 0; j < 26; ++j) norm += m.row(i)[j] * m.row(i)[j];
-      for (size_t j = 0; j < 26 && norm > 0; ++j) m.row(i)[j] /= static_cast<float>(std::sqrt(norm));
+      for (size_t j = 0; j < 26 && norm > 0; ++j)
+        m.row(i)[j] /= static_cast<float>(std::sqrt(norm));
     }
     return m;
   }
@@ -205,9 +206,7 @@ TEST(EngineCustomModelsTest, InterruptStopsBetweenBatchesAndTheRerunCompletes) {
   IndexOptions io;
   io.batch_size = 10;
   int polls = 0;
-  io.interrupt = [&]() -> Status {
-    return ++polls > 2 ? Status::Cancelled("stop") : Status::Ok();
-  };
+  io.interrupt = [&]() -> Status { return ++polls > 2 ? Status::Cancelled("stop") : Status::Ok(); };
   auto stopped = (*engine)->IndexDocuments(Docs(200), io);
   ASSERT_FALSE(stopped.ok());
   EXPECT_EQ(stopped.status().code(), StatusCode::kCancelled);

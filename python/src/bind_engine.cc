@@ -111,7 +111,7 @@ using DocumentTuple = std::tuple<std::string, std::string, std::string>;
 IndexReport Index(EngineHandle& h, const std::vector<std::string>& sources, IndexOptions o) {
   auto e = h.Get("index");
   o.interrupt = &PollSignals;
-  return std::move(Unlocked([&] { return e->Index(sources, o); })).value();
+  return Unlocked([&] { return e->Index(sources, o); }).value();
 }
 
 IndexReport IndexDocuments(EngineHandle& h, const std::vector<DocumentTuple>& docs,
@@ -121,17 +121,17 @@ IndexReport IndexDocuments(EngineHandle& h, const std::vector<DocumentTuple>& do
   in.reserve(docs.size());
   for (const auto& [id, title, text] : docs) in.push_back({id, title, text});
   o.interrupt = &PollSignals;
-  return std::move(Unlocked([&] { return e->IndexDocuments(in, o); })).value();
+  return Unlocked([&] { return e->IndexDocuments(in, o); }).value();
 }
 
 RetrievalResult Query(EngineHandle& h, const std::string& question, const QueryOptions& o) {
   auto e = h.Get("query");
-  return std::move(Unlocked([&] { return e->Query(question, o); })).value();
+  return Unlocked([&] { return e->Query(question, o); }).value();
 }
 
 Answer Ask(EngineHandle& h, const std::string& question, const AnswerOptions& o) {
   auto e = h.Get("ask");
-  return std::move(Unlocked([&] { return e->Ask(question, o); })).value();
+  return Unlocked([&] { return e->Ask(question, o); }).value();
 }
 
 void Delete(EngineHandle& h, const std::string& id) {
@@ -141,7 +141,7 @@ void Delete(EngineHandle& h, const std::string& id) {
 
 StoreStats Stats(EngineHandle& h) {
   auto e = h.Get("stats");
-  return std::move(Unlocked([&] { return e->Stats(); })).value();
+  return Unlocked([&] { return e->Stats(); }).value();
 }
 
 bool Refresh(EngineHandle& h) {
@@ -157,10 +157,10 @@ py::object Embed(EngineHandle& h, const std::vector<std::string>& texts) {
 
 EvalReport Evaluate(EngineHandle& h, const std::string& bench_dir, const EvalOptions& o) {
   auto e = h.Get("evaluate");
-  return std::move(Unlocked([&]() -> Result<EvalReport> {
+  return Unlocked([&]() -> Result<EvalReport> {
            FLOWRAG_ASSIGN_OR_RETURN(Benchmark bench, LoadBenchmark(bench_dir));
            return flowrag::Evaluate(*e, bench, o);
-         }))
+         })
       .value();
 }
 

@@ -29,7 +29,8 @@ py::array_t<float> EmbedTexts(Embedder& e, const std::vector<std::string>& texts
   return ToArray(*r);
 }
 
-std::string Complete(ChatModel& c, const std::vector<std::pair<std::string, std::string>>& messages) {
+std::string Complete(ChatModel& c,
+                     const std::vector<std::pair<std::string, std::string>>& messages) {
   ChatRequest request;
   for (const auto& [role, content] : messages) request.messages.push_back({role, content});
   CallScope scope;
@@ -58,8 +59,7 @@ void BindModels(py::module_& m) {
       .def_property_readonly("name", &PyEmbedder::name);
   py::class_<ChatModel, std::shared_ptr<ChatModel>>(m, "ChatModel", "Messages to text.")
       .def_property_readonly("model", &ChatModel::Model)
-      .def("complete", &Complete, py::arg("messages"),
-           "The answer to [(role, content), ...].");
+      .def("complete", &Complete, py::arg("messages"), "The answer to [(role, content), ...].");
   py::class_<PyChatModel, ChatModel, std::shared_ptr<PyChatModel>>(
       m, "PythonChatModel", "A Python callable messages -> str as a ChatModel.")
       .def(py::init<py::object, std::string, bool>(), py::arg("fn"), py::arg("name"),

@@ -15,9 +15,12 @@ namespace {
 
 std::string ChunkName(ChunkOptions::Strategy s) {
   switch (s) {
-    case ChunkOptions::Strategy::kNone: return "none";
-    case ChunkOptions::Strategy::kWordWindow: return "window";
-    case ChunkOptions::Strategy::kBoundary: return "boundary";
+    case ChunkOptions::Strategy::kNone:
+      return "none";
+    case ChunkOptions::Strategy::kWordWindow:
+      return "window";
+    case ChunkOptions::Strategy::kBoundary:
+      return "boundary";
   }
   return "window";
 }

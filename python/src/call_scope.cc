@@ -29,8 +29,8 @@ void CallScope::Finish(const Status& status) {
 
 void RaiseStatus(const Status& status, py::handle cause) {
   py::object errors = py::module_::import("flowrag.errors");
-  py::object exc = errors.attr("from_status")(std::string(StatusCodeName(status.code())),
-                                              status.message());
+  py::object exc =
+      errors.attr("from_status")(std::string(StatusCodeName(status.code())), status.message());
   if (cause) {
     exc.attr("__cause__") = py::reinterpret_borrow<py::object>(cause);
   }

@@ -97,7 +97,8 @@ Result<FloatMatrix> PyEmbedder::ToMatrix(py::handle answer, std::span<const std:
   }
   if (a.ndim() != 2 || static_cast<size_t>(a.shape(0)) != n || a.shape(1) == 0) {
     std::string shape;
-    for (py::ssize_t d = 0; d < a.ndim(); ++d) shape += (d ? ", " : "") + std::to_string(a.shape(d));
+    for (py::ssize_t d = 0; d < a.ndim(); ++d)
+      shape += (d ? ", " : "") + std::to_string(a.shape(d));
     if (a.ndim() == 1) shape += ",";
     return Status::InvalidArgument(who + " returned an array of shape (" + shape + ") for " +
                                    std::to_string(n) + " texts: expected " + expected);

@@ -5,8 +5,7 @@
 namespace flowrag {
 
 bool HasChatModel(const EngineOptions& options) {
-  return options.chat_model != nullptr || options.openai_chat.has_value() ||
-         ChatModelConfigured();
+  return options.chat_model != nullptr || options.openai_chat.has_value() || ChatModelConfigured();
 }
 
 Result<std::shared_ptr<ChatModel>> MakeChatModel(const EngineOptions& options,
