@@ -1,6 +1,8 @@
 """index / query / ask / delete on the demo corpus, every method, results."""
 
 import json
+import os
+import time
 
 import numpy as np
 import pytest
@@ -116,3 +118,16 @@ def test_evaluate_a_benchmark_folder(tmp_path):
     assert isinstance(r, flowrag.EvalReport) and r.questions == 4
     assert r.recall[5] == pytest.approx(100.0) and len(r.records) == 4
     json.dumps(r.to_dict(), default=str)
+
+
+@pytest.mark.skipif(not os.environ.get("FLOWRAG_TEST_POSTGRES"),
+                    reason="FLOWRAG_TEST_POSTGRES is not set (scripts/test.sh sets it)")
+def test_postgresql_workspace_round_trip():
+    base = os.environ["FLOWRAG_TEST_POSTGRES"]
+    url = f"{base}{'&' if '?' in base else '?'}workspace=py{os.getpid()}_{int(time.time())}"
+    with flowrag.Engine(url) as eng:
+        assert eng.location.startswith("postgresql://")
+        assert eng.index([DEMO], extractor="heuristic").documents_added == 36
+        hits = eng.query("Who designed the Brannock lens?", method="qafd")
+        assert hits.passages[0].document_id == "brannock_lens.md"
+        assert eng.delete("brannock_lens.md") == 1 and eng.stats().documents == 35
