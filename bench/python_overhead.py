@@ -165,10 +165,16 @@ def write_markdown(path, args, query_rows, index_rows):
                      f"{m['extract_seconds']:.2f} | {m['graph_seconds']:.2f} | {inside} | "
                      f"{m['passages_embedded']} | {m['graph_texts_embedded']} | "
                      f"{', '.join(f'{x:.2f}' for x in r['runs_seconds'])} |")
-    lines += ["", "The built-in embedder is local: graph texts are embedded when the "
-              "snapshot is built (inside total, not in graph_texts_embedded); a Python "
-              "embedder is not, so graph texts are embedded once and cached in the store "
-              "like passages.", ""]
+    lines += ["", "Passages go through the callable in the embed phase (compare \"embed "
+              "passages\"). The built-in embedder is local: graph texts (entity names, "
+              "descriptions, facts, relations) are embedded when the snapshot is built, into "
+              "sparse rows, and not stored (they are in \"total\", not in \"graph texts "
+              "embedded\"). A Python embedder is not local, like the OpenAI-compatible "
+              "client: its graph texts are embedded once in the graph phase, stored in the "
+              "embedding cache as dense float32 rows, and the snapshot's dense graph-vector "
+              "indexes are built from them; that, not the calls into Python (\"in the "
+              "callable\" is the time spent inside the callable, NumPy hashing included), is "
+              "most of the difference.", ""]
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(lines))
 
