@@ -3,7 +3,9 @@
 // every method's answers on the demo questions); damaged, stale or missing
 // parts are detected and rebuilt; crafted parts never crash the reader; an
 // older-format store gains its parts; inserts and deletes keep them current
-// and reuse the earlier snapshot's vectors exactly.
+// and reuse the earlier snapshot's vectors exactly. The same for a store
+// whose passages are in an HNSW index (a small hnsw_threshold), whose index
+// is a part of its own.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -23,6 +25,7 @@
 #include "storage/store.h"
 #include "test_util.h"
 #include "vector/flat_index.h"
+#include "vector/hnsw_index.h"
 #include "vector/sparse_index.h"
 
 namespace flowrag {
@@ -32,6 +35,12 @@ using testing::TempDir;
 
 const std::string kDemo = std::string(FLOWRAG_SOURCE_DIR) + "/examples/demo";
 const char* kParts[] = {kBm25Part, kGraphRowsPart, kGraphVectorsPart, kPassageVectorsPart};
+// A store of hnsw_threshold passages or more: the HNSW index holds the
+// passage vectors, there is no passage vectors part.
+const char* kHnswParts[] = {kBm25Part, kGraphRowsPart, kGraphVectorsPart, kPassageHnswPart};
+// The demo corpus has more passages than this: its dense index is HNSW.
+constexpr size_t kSmallHnswThreshold = 4;
+constexpr size_t kDefaultHnswThreshold = VectorIndexOptions{}.hnsw_threshold;
 
 std::vector<std::string> DemoQuestions() {
   std::ifstream in(std::string(FLOWRAG_SOURCE_DIR) + "/examples/demo_questions.jsonl");
@@ -51,8 +60,11 @@ struct OpenStore {
   std::unique_ptr<Store> store;
   std::shared_ptr<Embedder> embedder;
   std::string dense_model;
+  size_t hnsw_threshold;
 
-  explicit OpenStore(const std::string& path, bool read_only = true) {
+  explicit OpenStore(const std::string& path, bool read_only = true,
+                     size_t threshold = kDefaultHnswThreshold)
+      : hnsw_threshold(threshold) {
     StoreOptions so;
     so.read_only = read_only;
     so.create_if_missing = false;
@@ -65,10 +77,16 @@ struct OpenStore {
     dense_model = store->GetMeta("dense_model").value().value_or("");
   }
 
-  std::shared_ptr<const Snapshot> Build(bool use_parts, SnapshotBuildStats* stats = nullptr) {
+  SnapshotOptions Options(bool use_parts) const {
     SnapshotOptions so;
     so.dense_model = dense_model;
     so.use_parts = use_parts;
+    so.vector.hnsw_threshold = hnsw_threshold;
+    return so;
+  }
+
+  std::shared_ptr<const Snapshot> Build(bool use_parts, SnapshotBuildStats* stats = nullptr) {
+    const SnapshotOptions so = Options(use_parts);
     auto snap = Snapshot::Build(*store, embedder, so, stats);
     EXPECT_TRUE(snap.ok()) << snap.status().ToString();
     return snap.ok() ? std::move(snap).value() : nullptr;
@@ -106,6 +124,12 @@ void ExpectSameIndex(const VectorIndex* a, const VectorIndex* b, const std::stri
     ExpectSameArray(sa->values(), sb->values(), what + " values");
   } else if (const auto* fa = dynamic_cast<const FlatIndex*>(a)) {
     ExpectSameArray(fa->matrix().data, dynamic_cast<const FlatIndex*>(b)->matrix().data, what);
+  } else if (const auto* ha = dynamic_cast<const HnswIndex*>(a)) {
+    // The whole graph: vectors, levels, links, entry point, level generator.
+    std::string x, y;
+    ASSERT_TRUE(ha->Save(&x).ok());
+    ASSERT_TRUE(dynamic_cast<const HnswIndex*>(b)->Save(&y).ok());
+    EXPECT_TRUE(x == y) << what << ": the HNSW indexes differ";
   }
 }
 
@@ -290,15 +314,32 @@ class SnapshotPersistTest : public ::testing::Test {
     auto engine = Engine::Open(dir_->File("demo.db"));
     ASSERT_TRUE(engine.ok()) << engine.status().ToString();
     ASSERT_TRUE((*engine)->Index({kDemo}).ok());
+    // The same corpus with its passages in an HNSW index.
+    EngineOptions small;
+    small.hnsw_threshold = kSmallHnswThreshold;
+    auto hnsw = Engine::Open(dir_->File("demo-hnsw.db"), small);
+    ASSERT_TRUE(hnsw.ok()) << hnsw.status().ToString();
+    ASSERT_TRUE((*hnsw)->Index({kDemo}).ok());
   }
   static void TearDownTestSuite() { delete dir_; }
 
-  // A private copy of the indexed demo store.
-  std::string CopyOfDemo() {
-    const std::string path = local_.File("copy.db");
-    std::filesystem::copy_file(dir_->File("demo.db"), path);
+  // A private copy of the indexed demo store (of the HNSW one).
+  std::string CopyOfDemo() { return CopyOf("demo.db"); }
+  std::string CopyOfHnswDemo() { return CopyOf("demo-hnsw.db"); }
+  std::string CopyOf(const std::string& name) {
+    const std::string path = local_.File("copy-" + name);
+    std::filesystem::copy_file(dir_->File(name), path);
     return path;
   }
+
+  void ExpectDamagedPartsRebuilt(const std::string& path, const std::vector<const char*>& parts,
+                                 size_t hnsw_threshold);
+  void ExpectCraftedPartsDoNotCrash(const std::string& path, const std::vector<const char*>& parts,
+                                    size_t hnsw_threshold);
+  // `kind`: the dense index's, before and after.
+  void ExpectInsertAndDeleteKeepPartsCurrent(const std::string& path,
+                                             const std::vector<const char*>& parts,
+                                             size_t hnsw_threshold, const char* kind);
 
   static TempDir* dir_;
   TempDir local_;
@@ -315,6 +356,27 @@ TEST_F(SnapshotPersistTest, IndexPersistsEveryPartAtTheStoreGeneration) {
     EXPECT_EQ((*info)->generation, generation) << part;
     EXPECT_GT((*info)->bytes, 0u) << part;
   }
+  // Below the threshold: no HNSW index to persist.
+  auto hnsw = s.store->GetSnapshotPart(kPassageHnswPart);
+  ASSERT_TRUE(hnsw.ok());
+  EXPECT_FALSE(hnsw->has_value());
+}
+
+TEST_F(SnapshotPersistTest, IndexPersistsTheHnswIndexAtTheStoreGeneration) {
+  OpenStore s(dir_->File("demo-hnsw.db"), true, kSmallHnswThreshold);
+  const int64_t generation = s.store->Generation().value();
+  for (const char* part : kHnswParts) {
+    auto info = s.store->GetSnapshotPart(part);
+    ASSERT_TRUE(info.ok() && info->has_value()) << part;
+    EXPECT_EQ((*info)->generation, generation) << part;
+    EXPECT_GT((*info)->bytes, 0u) << part;
+  }
+  auto hnsw = s.store->GetSnapshotPart(kPassageHnswPart);
+  EXPECT_EQ((*hnsw)->key, PassageHnswPartKey(s.dense_model, 16, 200, 42));
+  // The HNSW index holds the vectors: no passage vectors part besides it.
+  auto vectors = s.store->GetSnapshotPart(kPassageVectorsPart);
+  ASSERT_TRUE(vectors.ok());
+  EXPECT_FALSE(vectors->has_value());
 }
 
 TEST_F(SnapshotPersistTest, SnapshotFromPartsEqualsSnapshotFromRows) {
@@ -333,6 +395,58 @@ TEST_F(SnapshotPersistTest, SnapshotFromPartsEqualsSnapshotFromRows) {
   EXPECT_GT(rebuilt.graph_texts_embedded, 0u);
   ExpectSameSnapshot(*a, *b);
   ExpectSameAnswers(*a, *b);
+}
+
+// The HNSW index loaded from its part is the one built from the rows (same
+// graph bytes), so every query answers the same; the open reads no passage
+// vectors.
+TEST_F(SnapshotPersistTest, HnswIndexFromPartsEqualsIndexFromRows) {
+  OpenStore s(dir_->File("demo-hnsw.db"), true, kSmallHnswThreshold);
+  SnapshotBuildStats loaded, rebuilt;
+  auto a = s.Build(/*use_parts=*/true, &loaded);
+  auto b = s.Build(/*use_parts=*/false, &rebuilt);
+  ASSERT_TRUE(a && b);
+  ASSERT_NE(a->dense(), nullptr);
+  EXPECT_EQ(a->dense()->Kind(), "hnsw");
+  EXPECT_EQ(a->dense()->Size(), a->num_passages());
+  for (const char* part : kHnswParts) {
+    EXPECT_EQ(loaded.parts[part], PartState::kLoaded) << part;
+    EXPECT_EQ(rebuilt.parts[part], PartState::kRebuilt) << part;
+  }
+  EXPECT_EQ(loaded.parts.count(kPassageVectorsPart), 0u);
+  EXPECT_EQ(loaded.part_errors.size(), 0u);
+  ExpectSameSnapshot(*a, *b);
+  ExpectSameAnswers(*a, *b);
+  // Dense search straight on the two indexes, with and without a filter.
+  for (const std::string& q : DemoQuestions()) {
+    auto v = s.embedder->Embed(std::vector<std::string>{q});
+    ASSERT_TRUE(v.ok());
+    for (bool filtered : {false, true}) {
+      VectorSearchParams params;
+      params.k = 8;
+      if (filtered) params.filter = [](uint32_t id) { return id % 3 != 0; };
+      const auto x = a->dense()->Search(v->row(0), params, nullptr);
+      const auto y = b->dense()->Search(v->row(0), params, nullptr);
+      ASSERT_EQ(x.size(), y.size()) << q;
+      for (size_t i = 0; i < x.size(); ++i) {
+        EXPECT_EQ(x[i].id, y[i].id) << q;
+        EXPECT_EQ(x[i].score, y[i].score) << q;
+      }
+    }
+  }
+  // Another threshold: the part is not for a flat index.
+  OpenStore flat(dir_->File("demo-hnsw.db"));
+  SnapshotBuildStats stats;
+  auto c = flat.Build(true, &stats);
+  EXPECT_EQ(c->dense()->Kind(), "flat");
+  EXPECT_EQ(stats.parts.count(kPassageHnswPart), 0u);
+  // Other HNSW options: the key differs, the part is stale.
+  SnapshotOptions so = s.Options(true);
+  so.vector.hnsw_m = 8;
+  auto d = Snapshot::Build(*s.store, s.embedder, so, &stats);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(stats.parts[kPassageHnswPart], PartState::kRebuilt);
+  EXPECT_EQ(dynamic_cast<const HnswIndex*>((*d)->dense())->m(), 8u);
 }
 
 // Rewrites the last chunk of `part` with `change` applied, behind the
@@ -362,8 +476,9 @@ void DamageLastChunk(const std::string& db_path, const std::string& part,
   sqlite3_close(db);
 }
 
-TEST_F(SnapshotPersistTest, DamagedPartsAreDetectedAndRebuilt) {
-  const std::string path = CopyOfDemo();
+void SnapshotPersistTest::ExpectDamagedPartsRebuilt(const std::string& path,
+                                                    const std::vector<const char*>& parts,
+                                                    size_t hnsw_threshold) {
   struct Damage {
     const char* what;
     std::function<void(const std::string& db, const std::string& part)> apply;
@@ -397,15 +512,15 @@ TEST_F(SnapshotPersistTest, DamagedPartsAreDetectedAndRebuilt) {
        "format"},
       {"another key", sql("UPDATE snapshot_parts SET key = key || 'x' WHERE name = ?1"), "key"},
   };
-  OpenStore reference(path);
+  OpenStore reference(path, true, hnsw_threshold);
   auto rows = reference.Build(false);
-  for (const char* part : kParts) {
+  for (const char* part : parts) {
     for (const Damage& d : damages) {
       SCOPED_TRACE(std::string(part) + ": " + d.what);
       const std::string copy = local_.File(std::string("damaged-") + part + ".db");
       std::filesystem::copy_file(path, copy, std::filesystem::copy_options::overwrite_existing);
       d.apply(copy, part);
-      OpenStore s(copy);
+      OpenStore s(copy, true, hnsw_threshold);
       SnapshotBuildStats stats;
       auto snap = s.Build(true, &stats);
       ASSERT_TRUE(snap);
@@ -418,6 +533,14 @@ TEST_F(SnapshotPersistTest, DamagedPartsAreDetectedAndRebuilt) {
       ExpectSameSnapshot(*snap, *rows);
     }
   }
+}
+
+TEST_F(SnapshotPersistTest, DamagedPartsAreDetectedAndRebuilt) {
+  const std::string path = CopyOfDemo();
+  ExpectDamagedPartsRebuilt(path, std::vector<const char*>(std::begin(kParts), std::end(kParts)),
+                            kDefaultHnswThreshold);
+  OpenStore reference(path);
+  auto rows = reference.Build(false);
   // A part that still parses is caught by its checksum (the vectors end with
   // a float whose exponent the flip changes), and the snapshot rebuilt
   // around it answers as one from rows.
@@ -431,13 +554,90 @@ TEST_F(SnapshotPersistTest, DamagedPartsAreDetectedAndRebuilt) {
   ExpectSameAnswers(*snap, *rows);
 }
 
+// The HNSW part damaged on disk, or crafted with a valid part checksum
+// around a damaged or foreign index: detected (the part's framing, then
+// HnswIndex::Load's own checks), the index built again from the rows.
+TEST_F(SnapshotPersistTest, DamagedHnswPartIsDetectedAndRebuilt) {
+  const std::string path = CopyOfHnswDemo();
+  ExpectDamagedPartsRebuilt(path, {kPassageHnswPart}, kSmallHnswThreshold);
+
+  OpenStore reference(path, true, kSmallHnswThreshold);
+  auto rows = reference.Build(false);
+  const std::string original = PartBytes(path, kPassageHnswPart);
+  ASSERT_GT(original.size(), 64u);
+  // The framing: magic, passages, passages without vectors, index bytes.
+  uint64_t passages = 0;
+  std::memcpy(&passages, original.data() + 8, 8);
+  ASSERT_EQ(passages, rows->num_passages());
+  auto with_word = [&](size_t at, uint64_t value) {
+    std::string b = original;
+    std::memcpy(b.data() + at, &value, 8);
+    return b;
+  };
+  // An index built with other options, framed as the part expects.
+  std::string other;
+  {
+    VectorIndexOptions o;
+    o.hnsw_m = 8;
+    auto index = HnswIndex::Create(rows->dense()->Dimension(), passages, o);
+    ASSERT_TRUE(index.ok());
+    FloatMatrix m(passages, rows->dense()->Dimension());
+    for (uint32_t p = 0; p < passages; ++p) {
+      std::memcpy(m.row(p), dynamic_cast<const HnswIndex*>(rows->dense())->Vector(p),
+                  m.cols * sizeof(float));
+    }
+    ASSERT_TRUE((*index)->Add(m).ok());
+    std::string saved;
+    ASSERT_TRUE((*index)->Save(&saved).ok());
+    other = original.substr(0, 24);
+    const uint64_t size = saved.size();
+    other.append(reinterpret_cast<const char*>(&size), 8);
+    other += saved;
+  }
+  std::string flipped = original;
+  flipped[original.size() / 2] ^= 0x10;  // inside the vectors: Load's checksum
+  const struct {
+    const char* what;
+    std::string bytes;
+    const char* error;
+  } crafted[] = {
+      {"a flipped byte in the index", flipped, "checksum mismatch"},
+      {"another passage count", with_word(8, passages + 1), "passages"},
+      {"more passages without vectors than passages", with_word(16, passages + 1), "without vectors"},
+      {"an index longer than the part", with_word(24, original.size()), "left"},
+      {"bytes after the index", original + std::string(8, '\0'), "trailing"},
+      {"another magic", with_word(0, 0x31434556474646ull), "magic"},
+      {"an index built with another M", other, "built with M 8"},
+  };
+  for (const auto& c : crafted) {
+    SCOPED_TRACE(c.what);
+    {
+      StoreOptions so;
+      so.create_if_missing = false;
+      auto store = Store::Open(path, so);
+      ASSERT_TRUE(store.ok());
+      RewritePart(**store, kPassageHnswPart, c.bytes);
+    }
+    OpenStore s(path, true, kSmallHnswThreshold);
+    SnapshotBuildStats stats;
+    auto snap = s.Build(true, &stats);
+    ASSERT_TRUE(snap);
+    EXPECT_EQ(stats.parts[kPassageHnswPart], PartState::kRebuilt);
+    ASSERT_EQ(stats.part_errors.size(), 1u);
+    EXPECT_NE(stats.part_errors[0].find(c.error), std::string::npos) << stats.part_errors[0];
+    EXPECT_EQ(stats.parts[kBm25Part], PartState::kLoaded);
+    ExpectSameSnapshot(*snap, *rows);
+  }
+}
+
 // Crafted parts with valid checksums (a writer's bug, a hostile file): the
 // reader must reject or accept them without crashing or reading out of
 // bounds (the sanitizer build runs this too).
-TEST_F(SnapshotPersistTest, CraftedPartsNeverCrashTheReader) {
-  const std::string path = CopyOfDemo();
+void SnapshotPersistTest::ExpectCraftedPartsDoNotCrash(const std::string& path,
+                                                       const std::vector<const char*>& parts,
+                                                       size_t hnsw_threshold) {
   std::mt19937 rng(20);
-  for (const char* part : kParts) {
+  for (const char* part : parts) {
     const std::string original = PartBytes(path, part);
     ASSERT_FALSE(original.empty()) << part;
     for (int trial = 0; trial < 24; ++trial) {
@@ -470,7 +670,7 @@ TEST_F(SnapshotPersistTest, CraftedPartsNeverCrashTheReader) {
         ASSERT_TRUE(store.ok());
         RewritePart(**store, part, bytes);
       }
-      OpenStore s(path);
+      OpenStore s(path, true, hnsw_threshold);
       SnapshotBuildStats stats;
       auto snap = s.Build(true, &stats);
       ASSERT_TRUE(snap) << part << " trial " << trial;
@@ -481,6 +681,13 @@ TEST_F(SnapshotPersistTest, CraftedPartsNeverCrashTheReader) {
     ASSERT_TRUE(store.ok());
     RewritePart(**store, part, original);
   }
+}
+
+TEST_F(SnapshotPersistTest, CraftedPartsNeverCrashTheReader) {
+  ExpectCraftedPartsDoNotCrash(CopyOfDemo(),
+                               std::vector<const char*>(std::begin(kParts), std::end(kParts)),
+                               kDefaultHnswThreshold);
+  ExpectCraftedPartsDoNotCrash(CopyOfHnswDemo(), {kPassageHnswPart}, kSmallHnswThreshold);
 }
 
 TEST_F(SnapshotPersistTest, AnOlderFormatStoreOpensAndGainsItsParts) {
@@ -514,9 +721,51 @@ TEST_F(SnapshotPersistTest, AnOlderFormatStoreOpensAndGainsItsParts) {
   ExpectSameSnapshot(*a, *b);
 }
 
-TEST_F(SnapshotPersistTest, InsertAndDeleteKeepThePartsCurrent) {
-  const std::string path = CopyOfDemo();
-  auto opened = Engine::Open(path);
+// A store written before the HNSW part existed (its other parts current):
+// a read-only open builds the index as before, the first writable open
+// writes the part, and later opens load it.
+TEST_F(SnapshotPersistTest, AStoreWithoutTheHnswPartOpensAndGainsIt) {
+  const std::string path = CopyOfHnswDemo();
+  ExecSql(path, "DELETE FROM snapshot_chunks WHERE part = 'passage_hnsw'; "
+                "DELETE FROM snapshot_parts WHERE name = 'passage_hnsw';");
+  OpenStore before(path, true, kSmallHnswThreshold);
+  const int64_t generation = before.store->Generation().value();
+  SnapshotBuildStats stats;
+  auto rows = before.Build(true, &stats);
+  ASSERT_TRUE(rows);
+  EXPECT_EQ(stats.parts[kPassageHnswPart], PartState::kRebuilt);
+  EXPECT_TRUE(stats.part_errors.empty());  // missing is no error
+  EXPECT_EQ(stats.parts[kGraphRowsPart], PartState::kLoaded);
+  {
+    EngineOptions ro;
+    ro.read_only = true;
+    ro.hnsw_threshold = kSmallHnswThreshold;
+    auto e = Engine::Open(path, ro);
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+  }
+  EXPECT_FALSE(before.store->GetSnapshotPart(kPassageHnswPart).value().has_value());
+  {
+    EngineOptions o;
+    o.hnsw_threshold = kSmallHnswThreshold;
+    auto e = Engine::Open(path, o);
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+  }
+  OpenStore after(path, true, kSmallHnswThreshold);
+  EXPECT_EQ(after.store->Generation().value(), generation);
+  auto info = after.store->GetSnapshotPart(kPassageHnswPart);
+  ASSERT_TRUE(info.ok() && info->has_value());
+  EXPECT_EQ((*info)->generation, generation);
+  auto loaded = after.Build(true, &stats);
+  for (const char* part : kHnswParts) EXPECT_EQ(stats.parts[part], PartState::kLoaded) << part;
+  ExpectSameSnapshot(*loaded, *rows);
+}
+
+void SnapshotPersistTest::ExpectInsertAndDeleteKeepPartsCurrent(
+    const std::string& path, const std::vector<const char*>& parts, size_t hnsw_threshold,
+    const char* kind) {
+  EngineOptions options;
+  options.hnsw_threshold = hnsw_threshold;
+  auto opened = Engine::Open(path, options);
   ASSERT_TRUE(opened.ok());
   std::unique_ptr<Engine> engine = std::move(opened).value();
   auto* impl = dynamic_cast<EngineImpl*>(engine.get());
@@ -524,11 +773,12 @@ TEST_F(SnapshotPersistTest, InsertAndDeleteKeepThePartsCurrent) {
 
   auto check = [&](const std::string& when) {
     SCOPED_TRACE(when);
-    OpenStore s(path);
+    OpenStore s(path, true, hnsw_threshold);
     const int64_t generation = s.store->Generation().value();
     EXPECT_EQ(impl->snapshot()->generation(), generation);
+    EXPECT_EQ(impl->snapshot()->dense()->Kind(), kind);
     // Written in the background, half a second after the last write.
-    for (const char* part : kParts) {
+    for (const char* part : parts) {
       for (int wait = 0; wait < 200; ++wait) {
         auto info = s.store->GetSnapshotPart(part);
         ASSERT_TRUE(info.ok() && info->has_value()) << part;
@@ -539,10 +789,11 @@ TEST_F(SnapshotPersistTest, InsertAndDeleteKeepThePartsCurrent) {
     }
     SnapshotBuildStats stats;
     auto loaded = s.Build(true, &stats);
-    for (const char* part : kParts) EXPECT_EQ(stats.parts[part], PartState::kLoaded) << part;
+    for (const char* part : parts) EXPECT_EQ(stats.parts[part], PartState::kLoaded) << part;
     auto rebuilt = s.Build(false);
     ExpectSameSnapshot(*loaded, *rebuilt);
-    // The engine's own snapshot reused the earlier one's vectors: still equal.
+    // The engine's own snapshot reused the earlier one's vectors (and dense
+    // index): still equal.
     ExpectSameSnapshot(*impl->snapshot(), *rebuilt);
     ExpectSameAnswers(*impl->snapshot(), *rebuilt);
   };
@@ -564,6 +815,20 @@ TEST_F(SnapshotPersistTest, InsertAndDeleteKeepThePartsCurrent) {
 
   ASSERT_TRUE(engine->DeleteDocument(doc.id).ok());
   check("after the delete");
+}
+
+TEST_F(SnapshotPersistTest, InsertAndDeleteKeepThePartsCurrent) {
+  ExpectInsertAndDeleteKeepPartsCurrent(
+      CopyOfDemo(), std::vector<const char*>(std::begin(kParts), std::end(kParts)),
+      kDefaultHnswThreshold, "flat");
+}
+
+// The insert extends a copy of the HNSW index, the delete builds it again:
+// both equal to the index built from the rows, byte for byte.
+TEST_F(SnapshotPersistTest, InsertAndDeleteKeepTheHnswPartCurrent) {
+  ExpectInsertAndDeleteKeepPartsCurrent(
+      CopyOfHnswDemo(), std::vector<const char*>(std::begin(kHnswParts), std::end(kHnswParts)),
+      kSmallHnswThreshold, "hnsw");
 }
 
 // Documents appended to the store (stored and embedded, not yet extracted):
@@ -665,6 +930,78 @@ TEST_F(SnapshotPersistTest, RemoveEqualsBuildAfterADelete) {
   // Not the document the store removed: refused.
   EXPECT_EQ(Snapshot::Remove(*s.store, **base, "places/river_ostrel.md").status().code(),
             StatusCode::kFailedPrecondition);
+}
+
+// Stores one document of one passage with its embedding, as an insert does
+// before its extraction.
+void StoreDocument(OpenStore& s, const std::string& id, uint64_t content_hash) {
+  DocumentWrite w;
+  w.doc.external_id = id;
+  w.doc.title = "Appended " + id;
+  w.doc.text = "The Ostrel lighthouse keeper Mara Quill rowed to Port Calder in 1890 (" + id + ").";
+  w.content_hash = content_hash;
+  w.chunking = "test";
+  PassageWrite p;
+  p.end = static_cast<uint32_t>(w.doc.text.size());
+  p.embed_hash = Hash64(PassageEmbedText(w.doc.title, w.doc.text));
+  w.passages.push_back(p);
+  auto v = s.embedder->Embed(std::vector<std::string>{PassageEmbedText(w.doc.title, w.doc.text)});
+  ASSERT_TRUE(v.ok());
+  ASSERT_TRUE(s.store->PutEmbeddings(s.dense_model, std::vector<uint64_t>{p.embed_hash}, *v).ok());
+  ASSERT_TRUE(s.store->WriteDocuments(std::span<const DocumentWrite>(&w, 1)).ok());
+}
+
+// Append and Remove give the dense index Build would: HNSW from the
+// threshold on (built from all vectors when an append crosses it, copied and
+// extended after), flat again below it; each persists as the part of its
+// kind.
+TEST_F(SnapshotPersistTest, AppendAndRemoveFollowTheHnswThreshold) {
+  const std::string path = CopyOfDemo();
+  OpenStore s(path, /*read_only=*/false);
+  s.hnsw_threshold = s.Build(false)->num_passages() + 1;
+  SnapshotOptions so = s.Options(true);
+  so.persistable = true;
+  auto flat = Snapshot::Build(*s.store, s.embedder, so);
+  ASSERT_TRUE(flat.ok());
+  ASSERT_EQ((*flat)->dense()->Kind(), "flat");
+  std::shared_ptr<const Snapshot> current = *flat;
+  auto expect_as_built = [&](const char* kind) {
+    EXPECT_EQ(current->dense()->Kind(), kind);
+    EXPECT_EQ(current->generation(), s.store->Generation().value());
+    auto rebuilt = s.Build(false);
+    ASSERT_TRUE(rebuilt);
+    EXPECT_EQ(rebuilt->dense()->Kind(), kind);
+    ExpectSameSnapshot(*current, *rebuilt);
+    ExpectSameAnswers(*current, *rebuilt);
+    // Its parts: the index of its kind, loaded by the next open.
+    auto written = current->PersistParts(*s.store);
+    ASSERT_TRUE(written.ok()) << written.status().ToString();
+    SnapshotBuildStats stats;
+    auto loaded = s.Build(true, &stats);
+    ASSERT_TRUE(loaded);
+    const char* part = std::string(kind) == "hnsw" ? kPassageHnswPart : kPassageVectorsPart;
+    EXPECT_EQ(stats.parts[part], PartState::kLoaded) << part;
+    ExpectSameSnapshot(*loaded, *rebuilt);
+  };
+  const char* kinds[] = {"hnsw", "hnsw"};
+  for (int i = 0; i < 2; ++i) {
+    SCOPED_TRACE("append " + std::to_string(i));
+    StoreDocument(s, "crossing-" + std::to_string(i), 200 + i);
+    auto appended = Snapshot::Append(*s.store, *current);
+    ASSERT_TRUE(appended.ok()) << appended.status().ToString();
+    current = *appended;
+    expect_as_built(kinds[i]);
+  }
+  const char* after_removal[] = {"hnsw", "flat"};
+  for (int i = 0; i < 2; ++i) {
+    SCOPED_TRACE("remove " + std::to_string(i));
+    const std::string id = "crossing-" + std::to_string(1 - i);
+    ASSERT_TRUE(s.store->DeleteDocument(id).ok());
+    auto removed = Snapshot::Remove(*s.store, *current, id);
+    ASSERT_TRUE(removed.ok()) << removed.status().ToString();
+    current = *removed;
+    expect_as_built(after_removal[i]);
+  }
 }
 
 }  // namespace

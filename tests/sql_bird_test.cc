@@ -21,16 +21,8 @@ namespace fs = std::filesystem;
 
 const std::string kFixture = std::string(FLOWRAG_TESTDATA_DIR) + "/bird";
 
-class OfflineEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override {
-    unsetenv("FLOWRAG_LLM_BASE_URL");
-    unsetenv("FLOWRAG_LLM_MODEL");
-    unsetenv("FLOWRAG_LLM_API_KEY");
-  }
-};
 [[maybe_unused]] ::testing::Environment* const kOffline =
-    ::testing::AddGlobalTestEnvironment(new OfflineEnvironment);
+    ::testing::AddGlobalTestEnvironment(new testing::OfflineEnvironment);
 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -30,16 +30,8 @@ namespace {
 namespace fs = std::filesystem;
 
 // Linking must run offline (no chat model) whatever the environment says.
-class OfflineEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override {
-    unsetenv("FLOWRAG_LLM_BASE_URL");
-    unsetenv("FLOWRAG_LLM_MODEL");
-    unsetenv("FLOWRAG_LLM_API_KEY");
-  }
-};
 [[maybe_unused]] ::testing::Environment* const kOffline =
-    ::testing::AddGlobalTestEnvironment(new OfflineEnvironment);
+    ::testing::AddGlobalTestEnvironment(new testing::OfflineEnvironment);
 
 // Spider's concert_singer, reduced: four tables, declared foreign keys (one
 // written as REFERENCES singer, without a column: the primary key).

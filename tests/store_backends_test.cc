@@ -356,21 +356,24 @@ GraphDump IndexAndDump(const std::string& location, bool delete_one) {
   return Dump(location);
 }
 
-std::vector<std::string> TopPassages(const std::string& location, const std::string& method) {
-  EngineOptions read_only;
-  read_only.read_only = true;
-  auto engine = Engine::Open(location, read_only);
-  EXPECT_TRUE(engine.ok()) << engine.status().ToString();
-  if (!engine.ok()) return {};
+std::vector<std::string> TopPassages(const Engine& engine, const std::string& method) {
   QueryOptions q;
   q.method = method;
-  auto result = (*engine)->Query("Which river does the bridge in Port Calder cross?", q);
+  auto result = engine.Query("Which river does the bridge in Port Calder cross?", q);
   EXPECT_TRUE(result.ok()) << result.status().ToString();
   std::vector<std::string> ids;
   if (result.ok()) {
     for (const ScoredPassage& p : result->passages) ids.push_back(p.document_id);
   }
   return ids;
+}
+
+std::vector<std::string> TopPassages(const std::string& location, const std::string& method) {
+  EngineOptions read_only;
+  read_only.read_only = true;
+  auto engine = Engine::Open(location, read_only);
+  EXPECT_TRUE(engine.ok()) << engine.status().ToString();
+  return engine.ok() ? TopPassages(**engine, method) : std::vector<std::string>{};
 }
 
 TEST_P(StoreBackendTest, EngineBuildsTheSameGraphAndAnswersAsOnSqlite) {
@@ -494,6 +497,92 @@ TEST_P(StoreBackendTest, AFollowingEngineSeesAnotherEnginesWrites) {
         (*writer)->IndexDocuments({{"eta", "Eta Pool", "Eta Pool lies in Vendrossia."}}).ok());
     EXPECT_TRUE(VisibleWithin20s(**replica, "Vendrossia", "eta", true));
   }
+}
+
+// A replica that refreshes after another engine's insert (its text
+// appended, the graph read again) answers as a fresh open of the store.
+TEST_P(StoreBackendTest, ARefreshedReplicaAnswersAsAFreshOpen) {
+  const std::string location = NewLocation();
+  auto writer = Engine::Open(location);
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  ASSERT_TRUE((*writer)->Index({kDemo}).ok());
+  auto replica = Engine::Open(location);
+  ASSERT_TRUE(replica.ok()) << replica.status().ToString();
+  ASSERT_TRUE((*writer)
+                  ->IndexDocuments({{"ferry", "Calder Ferry",
+                                     "The Calder Ferry crosses the Ostrel river at Port Calder; "
+                                     "Ivo Brannock ran it."}})
+                  .ok());
+  auto refreshed = (*replica)->Refresh();
+  ASSERT_TRUE(refreshed.ok()) << refreshed.status().ToString();
+  EXPECT_TRUE(*refreshed);
+  EXPECT_FALSE(*(*replica)->Refresh());
+  QueryOptions bm25;
+  bm25.method = "bm25";
+  auto found = (*replica)->Query("Calder Ferry", bm25);
+  ASSERT_TRUE(found.ok());
+  ASSERT_FALSE(found->passages.empty());
+  EXPECT_EQ(found->passages[0].document_id, "ferry");
+  for (const std::string method : {"bm25", "dense", "ppr", "qafd", "semflow", "sa"}) {
+    EXPECT_EQ(TopPassages(**replica, method), TopPassages(location, method)) << method;
+  }
+}
+
+// Two engines writing one document again and again at the same time: the
+// store ends with one version of it, whole (its passages, graph and
+// vectors), as a clean index of that version alone.
+TEST_P(StoreBackendTest, TwoWritersOfOneDocumentLeaveOneWholeVersion) {
+  const std::string location = NewLocation();
+  const auto version = [](int writer, int round) {
+    const std::string token = "zq" + std::to_string(writer) + "x" + std::to_string(round);
+    return DocumentInput{"same", "Harbour Log",
+                         "Marta Vell kept the Harbour Log of Port Calder; entry " + token +
+                             " names the Ostrel river."};
+  };
+  std::vector<std::string> written[2];
+  std::thread threads[2];
+  for (int w = 0; w < 2; ++w) {
+    threads[w] = std::thread([&, w] {
+      auto engine = Engine::Open(location);
+      ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+      for (int round = 0; round < 5; ++round) {
+        const DocumentInput doc = version(w, round);
+        auto report = (*engine)->IndexDocuments({doc});
+        ASSERT_TRUE(report.ok()) << report.status().ToString();
+        written[w].push_back(doc.text);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+
+  auto engine = Engine::Open(location);
+  ASSERT_TRUE(engine.ok());
+  auto stats = (*engine)->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->documents, 1);
+  // The version that won: the one whose token the store finds.
+  QueryOptions bm25;
+  bm25.method = "bm25";
+  std::string winner;
+  for (int w = 0; w < 2; ++w) {
+    for (int round = 0; round < 5; ++round) {
+      const DocumentInput doc = version(w, round);
+      auto found = (*engine)->Query(doc.text.substr(doc.text.find("zq"), 6), bm25);
+      ASSERT_TRUE(found.ok());
+      if (!found->passages.empty()) {
+        EXPECT_TRUE(winner.empty()) << "two versions stored";
+        winner = doc.text;
+      }
+    }
+  }
+  ASSERT_FALSE(winner.empty());
+  const std::string clean = dir_.File("clean.db");
+  {
+    auto reference = Engine::Open(clean);
+    ASSERT_TRUE(reference.ok());
+    ASSERT_TRUE((*reference)->IndexDocuments({{"same", "Harbour Log", winner}}).ok());
+  }
+  EXPECT_TRUE(Dump(location) == Dump(clean));
 }
 
 // Runs `body` in a forked child and returns its exit code, 128 + the

@@ -2,6 +2,7 @@
 #ifndef FLOWRAG_TESTS_TEST_UTIL_H_
 #define FLOWRAG_TESTS_TEST_UTIL_H_
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -65,6 +66,19 @@ inline std::string ToUtf16(const std::string& utf8, bool little) {
   }
   return out;
 }
+
+// Unsets the chat-model variables before the suite runs, so it runs offline
+// whatever the shell exports. Register once per test binary:
+//   [[maybe_unused]] ::testing::Environment* const kOffline =
+//       ::testing::AddGlobalTestEnvironment(new testing::OfflineEnvironment);
+class OfflineEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    unsetenv("FLOWRAG_LLM_BASE_URL");
+    unsetenv("FLOWRAG_LLM_MODEL");
+    unsetenv("FLOWRAG_LLM_API_KEY");
+  }
+};
 
 }  // namespace flowrag::testing
 

@@ -7,27 +7,40 @@
 
 namespace flowrag {
 
-Result<std::shared_ptr<const SchemaIndex>> EngineImpl::SchemaIndexFor(
-    const std::shared_ptr<const Snapshot>& snap) const {
-  std::lock_guard<std::mutex> lock(schema_mu_);
-  if (schema_snapshot_ == snap) return schema_index_;
-  std::shared_ptr<const SchemaIndex> index;
+Result<std::shared_ptr<const SchemaIndex>> EngineImpl::BuildSchemaIndex(
+    const Snapshot& snap) const {
   FLOWRAG_ASSIGN_OR_RETURN(auto yaml, store_->GetMeta("schema_contract"));
-  if (yaml) {
-    FLOWRAG_ASSIGN_OR_RETURN(SchemaContract contract,
-                             ParseContract(*yaml, store_->path() + ":schema_contract"));
-    std::vector<RecordInput> records;
-    FLOWRAG_RETURN_IF_ERROR(store_->ForEachSourceRecord([&](Store::SourceRecordRow&& r) -> Status {
-      records.push_back({std::move(r.external_id), std::move(r.record.entity_type),
-                         std::move(r.record.fields), std::move(r.record.file), r.record.line,
-                         r.record.structured});
-      return Status::Ok();
-    }));
-    index = SchemaIndex::Build(contract, std::move(records), *snap);
-  }
-  schema_snapshot_ = snap;
-  schema_index_ = index;
-  return index;
+  if (!yaml) return std::shared_ptr<const SchemaIndex>();
+  FLOWRAG_ASSIGN_OR_RETURN(SchemaContract contract,
+                           ParseContract(*yaml, store_->path() + ":schema_contract"));
+  std::vector<RecordInput> records;
+  FLOWRAG_RETURN_IF_ERROR(store_->ForEachSourceRecord([&](Store::SourceRecordRow&& r) -> Status {
+    records.push_back({std::move(r.external_id), std::move(r.record.entity_type),
+                       std::move(r.record.fields), std::move(r.record.file), r.record.line,
+                       r.record.structured});
+    return Status::Ok();
+  }));
+  return std::shared_ptr<const SchemaIndex>(SchemaIndex::Build(contract, std::move(records), snap));
+}
+
+Result<std::shared_ptr<const SchemaIndex>> EngineImpl::SchemaIndexFor(const Snapshot& snap) const {
+  // Kept with the snapshot (null index: no contract in the store).
+  struct Slot {
+    std::shared_ptr<const SchemaIndex> index;
+  };
+  static const char kTag = 0;
+  Status failed = Status::Unavailable("schema index: a concurrent query failed to build it");
+  auto slot = std::static_pointer_cast<const Slot>(
+      snap.Derived(&kTag, [&]() -> std::shared_ptr<const void> {
+        Result<std::shared_ptr<const SchemaIndex>> built = BuildSchemaIndex(snap);
+        if (!built.ok()) {
+          failed = built.status();
+          return nullptr;
+        }
+        return std::make_shared<const Slot>(Slot{std::move(built).value()});
+      }));
+  if (slot == nullptr) return failed;
+  return slot->index;
 }
 
 Result<Answer> EngineImpl::Ask(std::string_view question, const AnswerOptions& options) const {
@@ -50,7 +63,7 @@ Result<Answer> EngineImpl::Ask(std::string_view question, const AnswerOptions& o
   }
   std::shared_ptr<const SchemaIndex> schema;
   if (options.pipeline == "schema" || options.pipeline == "auto") {
-    FLOWRAG_ASSIGN_OR_RETURN(schema, SchemaIndexFor(snap));
+    FLOWRAG_ASSIGN_OR_RETURN(schema, SchemaIndexFor(*snap));
   }
   if (schema != nullptr || options.pipeline == "schema") {
     SchemaAgentDeps agent;

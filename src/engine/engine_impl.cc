@@ -104,8 +104,21 @@ Result<bool> EngineImpl::Refresh() {
   FLOWRAG_ASSIGN_OR_RETURN(int64_t generation, store_->Generation());
   const std::shared_ptr<const Snapshot> current = snapshot();
   if (!state_stale_ && current != nullptr && current->generation() == generation) return false;
-  FLOWRAG_RETURN_IF_ERROR(LoadState());
+  if (state_stale_ || !RefreshByAppending().ok()) FLOWRAG_RETURN_IF_ERROR(LoadState());
   return true;
+}
+
+Status EngineImpl::RefreshByAppending() {
+  const std::shared_ptr<const Snapshot> current = snapshot();
+  FLOWRAG_ASSIGN_OR_RETURN(auto dense_model, store_->GetMeta("dense_model"));
+  if (current == nullptr || current->embedder() != embedder_.get() ||
+      dense_model.value_or("") != current->dense_model()) {
+    return Status::FailedPrecondition("refresh: the embedder changed");
+  }
+  std::shared_ptr<const Snapshot> appended = PublishAppended();
+  if (appended == nullptr) return Status::FailedPrecondition("refresh: not only appended");
+  // Append kept the current graph; the store's may have changed as well.
+  return RebuildSnapshot(Persist::kLater, std::move(appended));
 }
 
 Status EngineImpl::LoadState() {
@@ -135,8 +148,9 @@ Status EngineImpl::RebuildSnapshot(Persist persist, std::shared_ptr<const Snapsh
   so.persistable = persister_ != nullptr;
   so.previous = snapshot();  // its graph vectors are reused by text
   // Nothing written since (a run that found everything stored): keep it.
+  // With `same_text` the graph is read again whatever the generation.
   FLOWRAG_ASSIGN_OR_RETURN(int64_t generation, store_->Generation());
-  if (so.previous != nullptr && so.previous->generation() == generation &&
+  if (same_text == nullptr && so.previous != nullptr && so.previous->generation() == generation &&
       so.previous->embedder() == embedder_.get() && so.previous->dense_model() == so.dense_model) {
     // It may still have parts to write (an appended snapshot).
     if (persister_ != nullptr) {

@@ -108,13 +108,20 @@ class EngineImpl final : public Engine {
   // Builds and swaps in a snapshot of the store (unless nothing changed
   // since the current one): graph texts the current snapshot embedded are
   // reused; `same_text` (when only the graph changed since it was built)
-  // lends its documents, BM25 and passage vectors.
+  // lends its documents, BM25 and passage vectors, and the graph is read
+  // again.
   Status RebuildSnapshot(Persist persist = Persist::kNow,
                          std::shared_ptr<const Snapshot> same_text = nullptr);
   // Swaps in the current snapshot extended by the documents just appended
   // (Snapshot::Append); returns it, or null when it could not (then the
   // next RebuildSnapshot covers them).
   std::shared_ptr<const Snapshot> PublishAppended();
+  // Refresh() when the store only gained documents since the current
+  // snapshot, with the same embedder: their text is swapped in at once
+  // (PublishAppended), then the graph is read again beside it, so a
+  // replica neither waits for nor rereads the whole text.
+  // FailedPrecondition when it cannot (then LoadState).
+  Status RefreshByAppending();
   void SwapSnapshot(std::shared_ptr<const Snapshot> snap);
   // Runs `read` (a snapshot build) against one committed state of the
   // store: the reader (Store::OpenReader, opened on first use) in a read
@@ -171,13 +178,10 @@ class EngineImpl final : public Engine {
   mutable std::shared_ptr<ChatModel> chat_;
 
   // The schema agent's routing context for a snapshot (engine_ask.cc): built
-  // on the first schema question after each snapshot swap; null without a
-  // contract in the store.
-  Result<std::shared_ptr<const SchemaIndex>> SchemaIndexFor(
-      const std::shared_ptr<const Snapshot>& snap) const;
-  mutable std::mutex schema_mu_;
-  mutable std::shared_ptr<const Snapshot> schema_snapshot_;
-  mutable std::shared_ptr<const SchemaIndex> schema_index_;
+  // on its first schema question and kept with it (Snapshot::Derived); null
+  // without a contract in the store.
+  Result<std::shared_ptr<const SchemaIndex>> SchemaIndexFor(const Snapshot& snap) const;
+  Result<std::shared_ptr<const SchemaIndex>> BuildSchemaIndex(const Snapshot& snap) const;
 
   // Index, ingest, delete and import hold both, in this order: write_mu_
   // within the process, the store's writer lock across processes.

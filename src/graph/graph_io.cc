@@ -11,6 +11,7 @@
 #include "common/hash.h"
 #include "common/text.h"
 #include "graph/graph_texts.h"
+#include "vector/hnsw_index.h"
 #include "vector/index_util.h"
 #include "vector/sparse_index.h"
 
@@ -25,6 +26,7 @@ constexpr uint64_t kBm25Magic = 0x3135324d42524646ull;     // "FFRBM251"
 constexpr uint64_t kRowsMagic = 0x31574f5247524646ull;     // "FFRGROW1"
 constexpr uint64_t kVectorsMagic = 0x3143455647524646ull;  // "FFRGVEC1"
 constexpr uint64_t kPassagesMagic = 0x3143455650524646ull; // "FFRPVEC1"
+constexpr uint64_t kHnswMagic = 0x31534e4850524646ull;     // "FFRPHNS1"
 
 // Checksum of a byte stream fed in pieces of any size: four independent
 // multiply-rotate lanes over 32-byte blocks (~4 bytes per cycle, so a
@@ -524,6 +526,53 @@ Result<FloatMatrix> ParsePassageVectors(PartReader& r, size_t num_passages, size
   return m;
 }
 
+// The passage HNSW part's layout (WritePassageHnswPart): the passage count,
+// how many have no vector, then the HnswIndex::Save bytes.
+Result<std::unique_ptr<HnswIndex>> ParsePassageHnsw(PartReader& r,
+                                                    const VectorIndexOptions& options,
+                                                    size_t num_passages, size_t dim,
+                                                    size_t* missing) {
+  FLOWRAG_RETURN_IF_ERROR(r.Magic(kHnswMagic));
+  FLOWRAG_ASSIGN_OR_RETURN(uint64_t passages, r.U64());
+  FLOWRAG_ASSIGN_OR_RETURN(uint64_t absent, r.U64());
+  FLOWRAG_ASSIGN_OR_RETURN(uint64_t size, r.U64());
+  if (passages != num_passages || absent > passages) {
+    return r.Corrupt("an index of " + std::to_string(passages) + " passages (" +
+                     std::to_string(absent) + " without vectors) for " +
+                     std::to_string(num_passages) + " passages");
+  }
+  if (size > r.remaining()) {
+    return r.Corrupt("an index of " + std::to_string(size) + " bytes, " +
+                     std::to_string(r.remaining()) + " left");
+  }
+  std::string bytes(size, '\0');
+  FLOWRAG_RETURN_IF_ERROR(r.Bytes(bytes.data(), bytes.size()));
+  auto loaded = HnswIndex::Load(bytes);
+  if (!loaded.ok()) return r.Corrupt(loaded.status().message());
+  std::unique_ptr<HnswIndex> index = std::move(loaded).value();
+  if (index->Size() != passages || (dim != 0 && index->Dimension() != dim)) {
+    return r.Corrupt("an index of " + std::to_string(index->Size()) + " vectors of " +
+                     std::to_string(index->Dimension()) + " dimensions, expected " +
+                     std::to_string(passages) + (dim != 0 ? " of " + std::to_string(dim) : ""));
+  }
+  if (index->m() != options.hnsw_m || index->ef_construction() != options.hnsw_ef_construction ||
+      index->seed() != options.seed) {
+    return r.Corrupt("an index built with M " + std::to_string(index->m()) +
+                     ", efConstruction " + std::to_string(index->ef_construction()) + ", seed " +
+                     std::to_string(index->seed()) + ", expected " +
+                     std::to_string(options.hnsw_m) + ", " +
+                     std::to_string(options.hnsw_ef_construction) + ", " +
+                     std::to_string(options.seed));
+  }
+  for (uint32_t i = 0; i < passages; ++i) {
+    if (!vector_internal::AllFinite(index->Vector(i), index->Dimension())) {
+      return r.Corrupt("the vector of passage " + std::to_string(i) + " is not finite");
+    }
+  }
+  *missing = absent;
+  return index;
+}
+
 // The graph vectors part's layout (WriteGraphVectorsPart) for `rows` under
 // an embedder of dimension `dim`.
 Result<GraphVectors> ParseVectors(PartReader& r, size_t dim, const KnowledgeGraph::Input& rows) {
@@ -655,6 +704,58 @@ Result<FloatMatrix> ParsePassageVectorsPart(std::string_view bytes, size_t num_p
   FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix m, ParsePassageVectors(r, num_passages, missing));
   FLOWRAG_RETURN_IF_ERROR(r.Finish());
   return m;
+}
+
+// ---- passage HNSW index
+
+std::string PassageHnswPartKey(const std::string& model, size_t m, size_t ef_construction,
+                               uint64_t seed) {
+  return model + "/hnsw:M=" + std::to_string(m) + ",efc=" + std::to_string(ef_construction) +
+         ",seed=" + std::to_string(seed);
+}
+
+Result<bool> WritePassageHnswPart(Store& store, int64_t generation, const std::string& model,
+                                  const HnswIndex& index, size_t missing) {
+  std::string bytes;
+  FLOWRAG_RETURN_IF_ERROR(index.Save(&bytes));
+  return WritePart(store, kPassageHnswPart, generation, kPassageHnswFormat,
+                   PassageHnswPartKey(model, index.m(), index.ef_construction(), index.seed()),
+                   [&](PartWriter& w) -> Status {
+                     FLOWRAG_RETURN_IF_ERROR(w.U64(kHnswMagic));
+                     FLOWRAG_RETURN_IF_ERROR(w.U64(index.Size()));
+                     FLOWRAG_RETURN_IF_ERROR(w.U64(missing));
+                     FLOWRAG_RETURN_IF_ERROR(w.U64(bytes.size()));
+                     return w.Bytes(bytes.data(), bytes.size());
+                   });
+}
+
+std::unique_ptr<HnswIndex> ReadPassageHnswPart(Store& store, int64_t generation,
+                                               const std::string& model,
+                                               const VectorIndexOptions& options,
+                                               size_t num_passages, size_t dim, size_t* missing,
+                                               PartRead* read) {
+  // *missing only once the whole part is valid.
+  size_t absent = 0;
+  std::optional<std::unique_ptr<HnswIndex>> index = ReadPart<std::unique_ptr<HnswIndex>>(
+      store, kPassageHnswPart, generation, kPassageHnswFormat,
+      PassageHnswPartKey(model, options.hnsw_m, options.hnsw_ef_construction, options.seed), read,
+      [&](PartReader& r) { return ParsePassageHnsw(r, options, num_passages, dim, &absent); });
+  if (!index) return nullptr;
+  *missing = absent;
+  return std::move(*index);
+}
+
+Result<std::unique_ptr<HnswIndex>> ParsePassageHnswPart(std::string_view bytes,
+                                                        const VectorIndexOptions& options,
+                                                        size_t num_passages, size_t dim,
+                                                        size_t* missing) {
+  PartReader r(kPassageHnswPart, bytes);
+  size_t absent = 0;
+  FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<HnswIndex> index,
+                           ParsePassageHnsw(r, options, num_passages, dim, &absent));
+  FLOWRAG_RETURN_IF_ERROR(r.Finish());
+  *missing = absent;
+  return index;
 }
 
 // ---- graph rows

@@ -12,7 +12,13 @@
 //             postings for the searched kinds)
 //   "passage_vectors"  the dense passage vectors in snapshot  dense model id
 //             order (the embeddings table keeps them per text
-//             hash: 6,119 index lookups on 2wiki)
+//             hash: 6,119 index lookups on 2wiki); only while
+//             the dense index is flat
+//   "passage_hnsw"  the dense passage index when it is HNSW   dense model id +
+//             (VectorIndexOptions::hnsw_threshold passages or  M, efConstruction,
+//             more): HnswIndex::Save bytes (vectors, levels,   seed
+//             links, level generator), which hold the vectors
+//             too, so such a store has no "passage_vectors"
 //
 // What is persisted is what costs time to derive from rows (SQLite row
 // scans, id maps, fact texts, tokenising, hashing ~282k graph texts on
@@ -20,7 +26,10 @@
 // adjacency, walk weights, abstractness) runs on every open, from the
 // persisted rows exactly as from the tables, so a change of graph semantics
 // needs no format change and a loaded snapshot answers bit-identically to a
-// rebuilt one (snapshot_persist_test).
+// rebuilt one (snapshot_persist_test). The exception is "passage_hnsw": its
+// links are what hnswlib's insertion decides (deterministic for a seed and a
+// SIMD level; HnswIndex), so a change of how the index is built needs a bump
+// of kPassageHnswFormat.
 //
 // Validity: a part is used only when its generation equals the store's
 // (meta.generation, bumped by every write that changes what a snapshot
@@ -36,7 +45,10 @@
 //
 // Cost (2wiki, 6,119 passages, 45k entities, 204k facts): the parts hold
 // ~30 MB of rows and ~170 MB of vectors; reading them is a few memcpys per
-// array.
+// array. The HNSW part is 4·n·d bytes of vectors plus ~4·(2M + 1) bytes of
+// links per passage (30,000 passages of 1,024 dimensions: ~127 MB); loading
+// it copies the bytes once more into hnswlib's arrays instead of inserting
+// every vector again (doc/scale.md).
 //
 // Thread-safety: the functions share no state; the Store serialises access.
 #ifndef FLOWRAG_GRAPH_GRAPH_IO_H_
@@ -53,23 +65,32 @@
 #include "graph/knowledge_graph.h"
 #include "storage/store.h"
 #include "text/bm25_index.h"
+#include "vector/vector_index.h"
 
 namespace flowrag {
+
+class HnswIndex;
 
 inline constexpr char kBm25Part[] = "bm25";
 inline constexpr char kGraphRowsPart[] = "graph";
 inline constexpr char kGraphVectorsPart[] = "vectors";
 inline constexpr char kPassageVectorsPart[] = "passage_vectors";
+inline constexpr char kPassageHnswPart[] = "passage_hnsw";
 // Bump when the byte layout of a part changes.
 inline constexpr int kBm25PartFormat = 1;
 inline constexpr int kGraphRowsFormat = 1;
 inline constexpr int kGraphVectorsFormat = 1;
 inline constexpr int kPassageVectorsFormat = 1;
+// The part's own framing; the index bytes carry HnswIndex::kFormatVersion.
+inline constexpr int kPassageHnswFormat = 1;
 
 // Keys: fingerprints of the code each part depends on (see above).
 std::string Bm25PartKey();
 std::string GraphRowsPartKey();
 std::string GraphVectorsPartKey(Embedder& embedder);
+// The dense model id and what shapes an HNSW graph besides its vectors.
+std::string PassageHnswPartKey(const std::string& model, size_t m, size_t ef_construction,
+                               uint64_t seed);
 
 // What became of a part when a snapshot was opened (SnapshotBuildStats).
 enum class PartState { kLoaded, kMissing, kStale, kCorrupt, kRebuilt };
@@ -113,6 +134,17 @@ std::optional<FloatMatrix> ReadPassageVectorsPart(Store& store, int64_t generati
                                                   const std::string& model, size_t num_passages,
                                                   size_t* missing, PartRead* read);
 
+// The passage HNSW index of `num_passages` passages under dense model
+// `model`, built with `options`' hnsw_m, hnsw_ef_construction and seed (the
+// key says so; the loaded index is checked against them too), of `dim`
+// dimensions (0: any); *missing as above. Everything HnswIndex::Load checks,
+// and every vector finite. Null when absent or unusable (*read says why).
+std::unique_ptr<HnswIndex> ReadPassageHnswPart(Store& store, int64_t generation,
+                                               const std::string& model,
+                                               const VectorIndexOptions& options,
+                                               size_t num_passages, size_t dim, size_t* missing,
+                                               PartRead* read);
+
 // The parts' bytes in memory (as SerializeGraphRows gives them and the store
 // holds them), with every check of the Read*Part functions above but the
 // header's (generation, format, key) and the checksum: Corruption naming the
@@ -122,6 +154,10 @@ Result<GraphVectors> ParseGraphVectorsPart(std::string_view bytes, size_t dim,
                                            const KnowledgeGraph::Input& rows);
 Result<FloatMatrix> ParsePassageVectorsPart(std::string_view bytes, size_t num_passages,
                                             size_t* missing);
+Result<std::unique_ptr<HnswIndex>> ParsePassageHnswPart(std::string_view bytes,
+                                                        const VectorIndexOptions& options,
+                                                        size_t num_passages, size_t dim,
+                                                        size_t* missing);
 
 // The checksum a part's header records for `bytes` (for tests that craft
 // parts: Store::PutSnapshotPart with any bytes and this checksum).
@@ -136,6 +172,10 @@ std::string SerializeGraphRows(const KnowledgeGraph::Input& rows);
 Result<bool> WriteGraphRowsPart(Store& store, int64_t generation, const std::string& bytes);
 Result<bool> WritePassageVectorsPart(Store& store, int64_t generation, const std::string& model,
                                      const FloatMatrix& vectors, size_t missing);
+// The index is serialised into memory first (HnswIndex::Save: a transient
+// copy of the whole index), then written in chunks.
+Result<bool> WritePassageHnswPart(Store& store, int64_t generation, const std::string& model,
+                                  const HnswIndex& index, size_t missing);
 // False also when the vectors are not a local embedder's (nothing to persist).
 Result<bool> WriteGraphVectorsPart(Store& store, int64_t generation, Embedder& embedder,
                                    const GraphVectors& vectors);

@@ -8,6 +8,7 @@
 #include "graph/graph_rows_update.h"
 #include "storage/store.h"
 #include "vector/flat_index.h"
+#include "vector/hnsw_index.h"
 
 namespace flowrag {
 namespace {
@@ -144,6 +145,73 @@ Result<std::unique_ptr<VectorIndex>> DenseIndex(FloatMatrix&& vectors,
   return index;
 }
 
+// Vector `i` of a dense index that holds its vectors (flat or HNSW); null
+// for another kind.
+const float* DenseRow(const VectorIndex& index, uint32_t i) {
+  if (const auto* flat = dynamic_cast<const FlatIndex*>(&index)) return flat->matrix().row(i);
+  if (const auto* hnsw = dynamic_cast<const HnswIndex*>(&index)) return hnsw->Vector(i);
+  return nullptr;
+}
+
+bool HoldsVectors(const VectorIndex& index) {
+  return dynamic_cast<const FlatIndex*>(&index) != nullptr ||
+         dynamic_cast<const HnswIndex*>(&index) != nullptr;
+}
+
+// The vectors an HNSW index holds, as the matrix they were added from.
+FloatMatrix VectorsOf(const HnswIndex& index) {
+  FloatMatrix m(index.Size(), index.Dimension());
+  for (uint32_t i = 0; i < m.rows; ++i) std::memcpy(m.row(i), index.Vector(i), m.cols * sizeof(float));
+  return m;
+}
+
+// A copy that Add() can extend without touching `index` (which queries
+// still read): Save and Load, O(n·(d + M)) and a transient buffer of the
+// index's size.
+Result<std::unique_ptr<HnswIndex>> CopyOf(const HnswIndex& index) {
+  std::string bytes;
+  FLOWRAG_RETURN_IF_ERROR(index.Save(&bytes));
+  return HnswIndex::Load(bytes);
+}
+
+// The dense index over the vectors of `old` (flat or HNSW, may be null) and
+// of the passages in `passage_index` (store ids above `after_id`, snapshot
+// indexes first_new..num_rows-1), of the kind `options` chooses for num_rows
+// vectors, as Build would make it: an HNSW index that stays one is copied
+// and extended by the new rows only (Load + Add continues it exactly);
+// otherwise the index is built from all rows. Null when no passage has a
+// vector.
+Result<std::unique_ptr<VectorIndex>> ExtendedDenseIndex(
+    Store& store, const std::string& model, const VectorIndexOptions& options,
+    const VectorIndex* old, const std::unordered_map<int64_t, uint32_t>& passage_index,
+    int64_t after_id, size_t first_new, size_t num_rows, size_t* missing) {
+  const auto* old_hnsw = dynamic_cast<const HnswIndex*>(old);
+  if (old_hnsw != nullptr && ChoosesHnsw(options, num_rows) && old_hnsw->m() == options.hnsw_m &&
+      old_hnsw->ef_construction() == options.hnsw_ef_construction &&
+      old_hnsw->seed() == options.seed) {
+    std::unordered_map<int64_t, uint32_t> new_rows;
+    for (const auto& [id, row] : passage_index) {
+      new_rows.emplace(id, static_cast<uint32_t>(row - first_new));
+    }
+    FloatMatrix added(0, old_hnsw->Dimension());
+    FLOWRAG_RETURN_IF_ERROR(ReadPassageVectors(store, model, new_rows, after_id,
+                                               num_rows - first_new, &added, missing));
+    FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<HnswIndex> index, CopyOf(*old_hnsw));
+    FLOWRAG_RETURN_IF_ERROR(index->Add(added));
+    return std::unique_ptr<VectorIndex>(std::move(index));
+  }
+  FloatMatrix vectors;
+  if (const auto* flat = dynamic_cast<const FlatIndex*>(old)) {
+    vectors = flat->matrix();
+  } else if (old_hnsw != nullptr) {
+    vectors = VectorsOf(*old_hnsw);
+  }
+  FLOWRAG_RETURN_IF_ERROR(
+      ReadPassageVectors(store, model, passage_index, after_id, num_rows, &vectors, missing));
+  if (vectors.cols == 0) return std::unique_ptr<VectorIndex>();
+  return DenseIndex(std::move(vectors), options);
+}
+
 }  // namespace
 
 std::string_view Snapshot::PassageText(uint32_t i) const { return TextOf(*text_, i); }
@@ -166,6 +234,7 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Build(Store& store,
     auto snap = std::shared_ptr<Snapshot>(new Snapshot());
     snap->embedder_ = embedder;
     snap->dense_model_ = options.dense_model;
+    snap->vector_options_ = options.vector;
     FLOWRAG_ASSIGN_OR_RETURN(snap->stats_.generation, store.Generation());
     FLOWRAG_RETURN_IF_ERROR(snap->BuildAt(store, options, options.use_parts && attempt < kAttempts));
     FLOWRAG_ASSIGN_OR_RETURN(int64_t after, store.Generation());
@@ -184,7 +253,7 @@ Status Snapshot::BuildAt(Store& store, const SnapshotOptions& options, bool use_
     for (uint32_t i = 0; i < text_->passages.size(); ++i) passage_index.emplace(text_->passages[i].id, i);
     stats_.passages_without_vectors = text_->passages_without_vectors;
     // Parts are tied to a generation: the same content is written again.
-    persist_bm25_ = persist_passages_ = options.persistable;
+    persist_bm25_ = persist_passages_ = persist_hnsw_ = options.persistable;
   } else {
     FLOWRAG_RETURN_IF_ERROR(ReadText(store, options, use_parts, &passage_index));
   }
@@ -214,27 +283,43 @@ Status Snapshot::ReadText(Store& store, const SnapshotOptions& options, bool use
   Record(&stats_, kBm25Part, bm25_read);
   phase.Done("bm25");
 
-  // Passage vectors: the persisted matrix, else one embedding row per passage.
-  if (!options.dense_model.empty() && !text->passages.empty()) {
-    PartRead vectors_read;
-    std::optional<FloatMatrix> persisted;
-    if (use_parts) {
-      persisted = ReadPassageVectorsPart(store, generation, options.dense_model,
-                                         text->passages.size(), &text->passages_without_vectors,
-                                         &vectors_read);
+  // The dense index: of hnsw_threshold passages and more, the persisted
+  // HNSW index (it holds the vectors: nothing else is read); else the
+  // vectors, from the persisted matrix or one embedding row per passage,
+  // indexed.
+  const size_t P = text->passages.size();
+  if (!options.dense_model.empty() && P > 0) {
+    const bool hnsw = ChoosesHnsw(options.vector, P);
+    PartRead hnsw_read;
+    if (hnsw && use_parts) {
+      const size_t dim = embedder_ != nullptr ? embedder_->Dimension() : 0;
+      text->dense = ReadPassageHnswPart(store, generation, options.dense_model, options.vector, P,
+                                        dim, &text->passages_without_vectors, &hnsw_read);
+      if (text->dense != nullptr) Record(&stats_, kPassageHnswPart, hnsw_read);
     }
-    FloatMatrix vectors;
-    if (persisted) {
-      vectors = std::move(*persisted);
-    } else {
-      FLOWRAG_RETURN_IF_ERROR(ReadPassageVectors(store, options.dense_model, *passage_index, 0,
-                                                 text->passages.size(), &vectors,
-                                                 &text->passages_without_vectors));
-    }
-    if (vectors.cols > 0) {
-      Record(&stats_, kPassageVectorsPart, vectors_read);
-      FLOWRAG_ASSIGN_OR_RETURN(text->dense, DenseIndex(std::move(vectors), options.vector));
-      persist_passages_ = !persisted && options.persistable;
+    if (text->dense == nullptr) {
+      PartRead vectors_read;
+      std::optional<FloatMatrix> persisted;
+      size_t persisted_missing = 0;  // only once the part is valid
+      if (use_parts) {
+        persisted = ReadPassageVectorsPart(store, generation, options.dense_model, P,
+                                           &persisted_missing, &vectors_read);
+      }
+      FloatMatrix vectors;
+      if (persisted) {
+        vectors = std::move(*persisted);
+        text->passages_without_vectors = persisted_missing;
+      } else {
+        FLOWRAG_RETURN_IF_ERROR(ReadPassageVectors(store, options.dense_model, *passage_index, 0,
+                                                   P, &vectors, &text->passages_without_vectors));
+      }
+      if (vectors.cols > 0) {
+        Record(&stats_, kPassageVectorsPart, vectors_read);
+        if (hnsw) Record(&stats_, kPassageHnswPart, hnsw_read);
+        FLOWRAG_ASSIGN_OR_RETURN(text->dense, DenseIndex(std::move(vectors), options.vector));
+        persist_passages_ = !persisted && options.persistable;
+        persist_hnsw_ = hnsw && options.persistable;
+      }
     }
   }
   stats_.passages_without_vectors = text->passages_without_vectors;
@@ -304,8 +389,9 @@ Status Snapshot::BuildGraph(Store& store, const SnapshotOptions& options, bool u
     }
     phase.Done("graph_vectors");
     FloatMatrix unindexed;
-    if (PassageVectors() == nullptr && text_->dense != nullptr) {
-      // A dense index that keeps no matrix (HNSW): abstractness from the rows.
+    if (text_->dense != nullptr && !HoldsVectors(*text_->dense)) {
+      // A dense index that keeps no vectors to read back: abstractness from
+      // the rows.
       size_t missing = 0;
       FLOWRAG_RETURN_IF_ERROR(
           ReadPassageVectors(store, dense_model_, passage_index, 0, P, &unindexed, &missing));
@@ -320,6 +406,11 @@ Status Snapshot::BuildGraph(Store& store, const SnapshotOptions& options, bool u
 
 Status Snapshot::BuildGraphFrom(KnowledgeGraph::Input&& rows, const FloatMatrix* unindexed) {
   const FloatMatrix* passage_vectors = PassageVectors();
+  FloatMatrix held;  // an HNSW index's vectors: copied, not read from the store again
+  if (const auto* hnsw = dynamic_cast<const HnswIndex*>(text_->dense.get())) {
+    held = VectorsOf(*hnsw);
+    passage_vectors = &held;
+  }
   static const FloatMatrix kNone;
   rows.passage_vectors = passage_vectors != nullptr ? passage_vectors
                          : unindexed != nullptr  ? unindexed
@@ -332,6 +423,7 @@ Result<std::shared_ptr<Snapshot>> Snapshot::Successor(Store& store, const Snapsh
   auto snap = std::shared_ptr<Snapshot>(new Snapshot());
   snap->embedder_ = previous.embedder_;
   snap->dense_model_ = previous.dense_model_;
+  snap->vector_options_ = previous.vector_options_;
   FLOWRAG_ASSIGN_OR_RETURN(snap->stats_.generation, store.Generation());
   return snap;
 }
@@ -340,7 +432,8 @@ std::shared_ptr<const Snapshot> Snapshot::Finished(std::shared_ptr<Snapshot> sna
                                                    std::chrono::steady_clock::time_point start,
                                                    SnapshotBuildStats* stats) {
   // Everything it holds is of the new generation: every part is written.
-  snap->persist_bm25_ = snap->persist_passages_ = snap->persist_rows_ = snap->persist_vectors_ = true;
+  snap->persist_bm25_ = snap->persist_passages_ = snap->persist_hnsw_ = snap->persist_rows_ =
+      snap->persist_vectors_ = true;
   snap->stats_.seconds = SecondsSince(start);
   if (stats != nullptr) *stats = snap->stats_;
   return snap;
@@ -349,9 +442,9 @@ std::shared_ptr<const Snapshot> Snapshot::Finished(std::shared_ptr<Snapshot> sna
 Result<std::shared_ptr<const Snapshot>> Snapshot::Append(Store& store, const Snapshot& previous,
                                                          SnapshotBuildStats* stats) {
   const auto start = Clock::now();
-  const FloatMatrix* old_vectors = previous.PassageVectors();
+  const VectorIndex* old_dense = previous.text_->dense.get();
   if ((previous.graph_ != nullptr && previous.graph_rows_ == nullptr) ||
-      (previous.text_->dense != nullptr && old_vectors == nullptr)) {
+      (old_dense != nullptr && !HoldsVectors(*old_dense))) {
     return Status::FailedPrecondition("snapshot: cannot append to this snapshot");
   }
   FLOWRAG_ASSIGN_OR_RETURN(std::shared_ptr<Snapshot> snap, Successor(store, previous));
@@ -378,17 +471,12 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Append(Store& store, const Sna
   AddToBm25(*text, first_new, &builder);
   text->bm25 = Bm25Index::Concat(previous.text_->bm25, std::move(builder).Build());
 
-  // Passage vectors: the earlier matrix with the new rows.
+  // Passage vectors: the earlier index with the new rows.
   if (!snap->dense_model_.empty() && P > 0) {
-    FloatMatrix vectors = old_vectors != nullptr ? *old_vectors : FloatMatrix();
-    FLOWRAG_RETURN_IF_ERROR(ReadPassageVectors(store, snap->dense_model_, passage_index,
-                                               last_passage, P, &vectors,
-                                               &text->passages_without_vectors));
-    if (vectors.cols > 0) {
-      VectorIndexOptions flat;
-      flat.kind = "flat";
-      FLOWRAG_ASSIGN_OR_RETURN(text->dense, DenseIndex(std::move(vectors), flat));
-    }
+    FLOWRAG_ASSIGN_OR_RETURN(
+        text->dense, ExtendedDenseIndex(store, snap->dense_model_, snap->vector_options_, old_dense,
+                                        passage_index, last_passage, first_new, P,
+                                        &text->passages_without_vectors));
   }
   snap->stats_.passages_without_vectors = text->passages_without_vectors;
   snap->text_ = std::move(text);
@@ -417,9 +505,11 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Append(Store& store, const Sna
 
 namespace {
 
-// The text side without the passages of document `doc`.
+// The text side without the passages of document `doc`; the dense index
+// built again from the kept vectors, of the kind `options` chooses for them.
 Result<std::shared_ptr<SnapshotText>> TextWithout(const SnapshotText& old, uint32_t doc,
-                                                  const std::vector<bool>& removed) {
+                                                  const std::vector<bool>& removed,
+                                                  const VectorIndexOptions& options) {
   auto text = std::make_shared<SnapshotText>();
   text->documents.reserve(old.documents.size() - 1);
   for (uint32_t d = 0; d < old.documents.size(); ++d) {
@@ -432,15 +522,15 @@ Result<std::shared_ptr<SnapshotText>> TextWithout(const SnapshotText& old, uint3
     text->passages.push_back(passage);
   }
   text->bm25 = Bm25Index::Without(old.bm25, removed);
-  if (const auto* flat = dynamic_cast<const FlatIndex*>(old.dense.get())) {
-    const FloatMatrix& m = flat->matrix();
-    FloatMatrix kept(text->passages.size(), m.cols);
+  // As Build: no dense index without passages.
+  if (old.dense != nullptr && !text->passages.empty()) {
+    const size_t dim = old.dense->Dimension();
+    FloatMatrix kept(text->passages.size(), dim);
     size_t row = 0;
     for (uint32_t p = 0; p < old.passages.size(); ++p) {
-      if (!removed[p]) std::copy_n(m.row(p), m.cols, kept.row(row++));
+      if (!removed[p]) std::copy_n(DenseRow(*old.dense, p), dim, kept.row(row++));
     }
-    FLOWRAG_ASSIGN_OR_RETURN(auto index, FlatIndex::FromMatrix(std::move(kept)));
-    text->dense = std::move(index);
+    FLOWRAG_ASSIGN_OR_RETURN(text->dense, DenseIndex(std::move(kept), options));
   }
   return text;
 }
@@ -455,8 +545,7 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Remove(Store& store, const Sna
   Embedder* embedder = previous.dense_model_.empty() ? nullptr : previous.embedder_.get();
   if ((previous.graph_ != nullptr &&
        (previous.graph_rows_ == nullptr || embedder == nullptr || !embedder->IsLocal())) ||
-      (old.dense != nullptr && previous.PassageVectors() == nullptr) ||
-      old.passages_without_vectors > 0) {
+      (old.dense != nullptr && !HoldsVectors(*old.dense)) || old.passages_without_vectors > 0) {
     return Status::FailedPrecondition("snapshot: cannot remove from this snapshot");
   }
   uint32_t doc = 0;
@@ -481,7 +570,7 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Remove(Store& store, const Sna
 
   FLOWRAG_ASSIGN_OR_RETURN(std::shared_ptr<Snapshot> snap, Successor(store, previous));
   Phases phase(&snap->stats_);
-  FLOWRAG_ASSIGN_OR_RETURN(auto text, TextWithout(old, doc, removed));
+  FLOWRAG_ASSIGN_OR_RETURN(auto text, TextWithout(old, doc, removed, snap->vector_options_));
   snap->text_ = std::move(text);
   phase.Done("text");
 
@@ -547,6 +636,13 @@ Result<size_t> Snapshot::PersistParts(Store& store) const {
                                                             text_->passages_without_vectors);
                            }));
   if (!ok) return written;
+  const auto* hnsw = dynamic_cast<const HnswIndex*>(text_->dense.get());
+  if (hnsw == nullptr) persist_hnsw_ = false;
+  FLOWRAG_ASSIGN_OR_RETURN(ok, write(&persist_hnsw_, [&] {
+                             return WritePassageHnswPart(store, generation, dense_model_, *hnsw,
+                                                         text_->passages_without_vectors);
+                           }));
+  if (!ok) return written;
   if (graph_rows_ == nullptr) persist_rows_ = false;
   FLOWRAG_ASSIGN_OR_RETURN(ok, write(&persist_rows_, [&] {
                              return WriteGraphRowsPart(store, generation, *graph_rows_);
@@ -571,6 +667,12 @@ std::shared_ptr<const void> Snapshot::DerivedIn(
     entry = slot;
   }
   std::call_once(entry->once, [&] { entry->value = make(); });
+  if (entry->value == nullptr) {
+    // Not kept: the next use tries again.
+    std::lock_guard<std::mutex> lock(*mu);
+    auto it = map->find(tag);
+    if (it != map->end() && it->second == entry) map->erase(it);
+  }
   return entry->value;
 }
 

@@ -7,7 +7,8 @@
 // VectorIndex, the knowledge graph, and the embedder that embeds queries
 // into the same space.
 //
-// Opening fast: the BM25 postings, the passage vectors, the graph rows and
+// Opening fast: the BM25 postings, the passage vectors (or, above the HNSW
+// threshold, the passage HNSW index with its vectors), the graph rows and
 // the graph's vectors are read from persisted snapshot parts when the store
 // holds valid ones for its current generation (graph/graph_io.h); whatever
 // is missing, stale or damaged is derived from the rows instead, and a
@@ -122,11 +123,16 @@ class Snapshot {
   // before its extraction ran; Engine::IndexDocuments). Reads only the new
   // rows: documents, passages, BM25 postings and passage vectors are
   // extended, the graph is built again from previous's rows with the new
-  // passages (no links yet) and shares previous's vectors. Equal to Build()
-  // on the same store (tests/snapshot_persist_test.cc).
+  // passages (no links yet) and shares previous's vectors. The dense index
+  // is of the kind Build would choose for the new passage count: an HNSW
+  // index is copied and the new vectors added to it (which continues it
+  // exactly as a build of all of them in order; HnswIndex); crossing
+  // hnsw_threshold builds one from all vectors. Equal to Build() on the same
+  // store (tests/snapshot_persist_test.cc).
   // FailedPrecondition when it cannot (previous built without `persistable`,
-  // a dense index that is not flat, a new passage of an old document, another
-  // dense model): then Build. O(new rows + documents + postings + Build).
+  // a new passage of an old document, another dense model): then Build.
+  // O(new rows + documents + postings + Build), plus copying an HNSW index
+  // (O(n·(d + M))).
   static Result<std::shared_ptr<const Snapshot>> Append(Store& store, const Snapshot& previous,
                                                         SnapshotBuildStats* stats = nullptr);
 
@@ -137,10 +143,13 @@ class Snapshot {
   // garbage collection updated the tables (graph/graph_rows_update.h; the
   // canonical names of the entities the document mentioned are read back),
   // vectors of texts that remain renumbered and new fact texts embedded.
+  // The dense index is built again from the kept vectors (HNSW cannot drop
+  // a node and stay equal to a build without it: an HNSW index costs a full
+  // build, O(n · ef_construction · M · d · log n), but no store reads).
   // Equal to Build() on the same store but for BM25's term numbering.
-  // FailedPrecondition when it cannot (not built `persistable`, no flat
-  // dense index, passages without vectors, a remote embedder, other
-  // changes): then Build. O(rows + postings + Build).
+  // FailedPrecondition when it cannot (not built `persistable`, passages
+  // without vectors, a remote embedder, other changes): then Build.
+  // O(rows + postings + Build).
   static Result<std::shared_ptr<const Snapshot>> Remove(Store& store, const Snapshot& previous,
                                                         std::string_view document_id,
                                                         SnapshotBuildStats* stats = nullptr);
@@ -179,6 +188,7 @@ class Snapshot {
   // queries (retrieval's GraphQueryIndex), keyed by `tag` (the address of
   // something unique to the caller): `make` runs on first use, concurrent
   // first uses wait for it, and the result lives as long as the snapshot.
+  // A null result (`make` failed) is not kept: the next use runs it again.
   std::shared_ptr<const void> Derived(const void* tag,
                                       const std::function<std::shared_ptr<const void>()>& make) const;
   // Like Derived, for data that depends only on the graph's entities (their
@@ -193,9 +203,10 @@ class Snapshot {
                   std::unordered_map<int64_t, uint32_t>* passage_index);
   Status BuildGraph(Store& store, const SnapshotOptions& options, bool use_parts,
                     const std::unordered_map<int64_t, uint32_t>& passage_index);
+  // The flat dense index's matrix; null for another kind or none.
   const FloatMatrix* PassageVectors() const;
-  // graph_ from `rows`, abstractness from the flat index's matrix, else from
-  // `unindexed` (may be null: no passage vectors).
+  // graph_ from `rows`, abstractness from the flat index's matrix, else the
+  // HNSW index's vectors, else `unindexed` (may be null: no passage vectors).
   Status BuildGraphFrom(KnowledgeGraph::Input&& rows, const FloatMatrix* unindexed = nullptr);
   // Append and Remove: a snapshot with previous's embedder and dense model
   // at the store's generation; Finished marks every part to be written.
@@ -207,6 +218,9 @@ class Snapshot {
   std::shared_ptr<const SnapshotText> text_;
   std::shared_ptr<Embedder> embedder_;
   std::string dense_model_;
+  // The dense index options it was built with (Append and Remove choose the
+  // kind Build would).
+  VectorIndexOptions vector_options_;
   std::shared_ptr<const KnowledgeGraph> graph_;
   // The graph rows (serialised, graph_io.h) when built `persistable`.
   std::shared_ptr<const std::string> graph_rows_;
@@ -214,8 +228,8 @@ class Snapshot {
 
   // Parts to write back (PersistParts).
   mutable std::mutex persist_mu_;
-  mutable bool persist_bm25_ = false, persist_passages_ = false, persist_rows_ = false,
-               persist_vectors_ = false;
+  mutable bool persist_bm25_ = false, persist_passages_ = false, persist_hnsw_ = false,
+               persist_rows_ = false, persist_vectors_ = false;
 
   struct DerivedEntry {
     std::once_flag once;

@@ -30,7 +30,8 @@ Status GraphWriter::Prepare() {
       {&find_fact_,
        "SELECT id FROM facts WHERE subject_id = ? AND relation_id = ? AND object_id = ?"},
       {&insert_fact_,
-       "INSERT INTO facts(subject_id, relation_id, object_id) VALUES (?, ?, ?) RETURNING id"},
+       "INSERT INTO facts(subject_id, relation_id, object_id) VALUES (?, ?, ?) "
+       "ON CONFLICT DO NOTHING RETURNING id"},
       {&insert_fact_source_,
        "INSERT INTO fact_sources(fact_id, passage_id) VALUES (?, ?) ON CONFLICT DO NOTHING"},
       {&mark_,
@@ -76,23 +77,30 @@ Status GraphWriter::ClearPassage(int64_t passage_id) {
   for (Statement* s :
        {&clear_keys_, &clear_mentions_, &clear_descriptions_, &clear_fact_sources_}) {
     FLOWRAG_RETURN_IF_ERROR(s->Bind(1, passage_id).Run());
-    removed_ |= conn_->Changes() > 0;
+    if (conn_->Changes() > 0) {
+      removed_ = true;
+      if (s == &clear_keys_) key_owners_.clear();  // a key may have lost its last row
+    }
   }
   return Status::Ok();
 }
 
+Result<int64_t> GraphWriter::KeyOwner(const std::string& key) {
+  if (key.empty()) return int64_t{0};
+  auto it = key_owners_.find(key);
+  if (it != key_owners_.end()) return it->second;
+  find_key_.Bind(1, key);
+  FLOWRAG_ASSIGN_OR_RETURN(bool row, find_key_.Step());
+  const int64_t id = row ? find_key_.Int(0) : 0;
+  find_key_.Reset();
+  key_owners_.emplace(key, id);
+  return id;
+}
+
 Result<int64_t> GraphWriter::Resolve(const ExtractedEntity& e) {
-  auto lookup = [&](const std::string& key) -> Result<int64_t> {
-    if (key.empty()) return int64_t{0};
-    find_key_.Bind(1, key);
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, find_key_.Step());
-    int64_t id = row ? find_key_.Int(0) : 0;
-    find_key_.Reset();
-    return id;
-  };
-  FLOWRAG_ASSIGN_OR_RETURN(int64_t id, lookup(EntityKey(e.name)));
+  FLOWRAG_ASSIGN_OR_RETURN(int64_t id, KeyOwner(EntityKey(e.name)));
   for (size_t i = 0; id == 0 && i < e.aliases.size(); ++i) {
-    FLOWRAG_ASSIGN_OR_RETURN(id, lookup(EntityKey(e.aliases[i])));
+    FLOWRAG_ASSIGN_OR_RETURN(id, KeyOwner(EntityKey(e.aliases[i])));
   }
   if (id != 0) return id;
   FLOWRAG_ASSIGN_OR_RETURN(id, insert_entity_.Bind(1, e.name).Bind(2, e.type).RunReturningId());
@@ -114,11 +122,8 @@ Status GraphWriter::AddEntities(const PassageExtraction& ex,
     for (const std::string& a : e.aliases) keys.emplace_back(EntityKey(a), a);
     for (const auto& [k, surface] : keys) {
       if (k.empty()) continue;
-      find_key_.Bind(1, k);
-      FLOWRAG_ASSIGN_OR_RETURN(bool row, find_key_.Step());
-      const int64_t owner = row ? find_key_.Int(0) : id;
-      find_key_.Reset();
-      if (owner != id) {
+      FLOWRAG_ASSIGN_OR_RETURN(const int64_t owner, KeyOwner(k));
+      if (owner != 0 && owner != id) {
         ++report_.key_conflicts;
         continue;
       }
@@ -127,6 +132,7 @@ Status GraphWriter::AddEntities(const PassageExtraction& ex,
       // entity instead of creating a second one.
       FLOWRAG_RETURN_IF_ERROR(
           insert_key_.Bind(1, k).Bind(2, ex.passage_id).Bind(3, id).Bind(4, surface).Run());
+      key_owners_[k] = id;
       local->emplace(k, id);
     }
     FLOWRAG_RETURN_IF_ERROR(upsert_mention_.Bind(1, ex.passage_id)
@@ -170,20 +176,29 @@ Status GraphWriter::AddTriples(const PassageExtraction& ex,
       continue;
     }
     FLOWRAG_ASSIGN_OR_RETURN(int64_t relation, RelationId(t.relation));
-    find_fact_.Bind(1, s->second).Bind(2, relation).Bind(3, o->second);
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, find_fact_.Step());
-    int64_t fact = row ? find_fact_.Int(0) : 0;
-    find_fact_.Reset();
-    if (fact == 0) {
-      FLOWRAG_ASSIGN_OR_RETURN(
-          fact,
-          insert_fact_.Bind(1, s->second).Bind(2, relation).Bind(3, o->second).RunReturningId());
-      ++report_.facts_created;
-    }
+    FLOWRAG_ASSIGN_OR_RETURN(int64_t fact, FactId(s->second, relation, o->second));
     FLOWRAG_RETURN_IF_ERROR(insert_fact_source_.Bind(1, fact).Bind(2, ex.passage_id).Run());
     report_.fact_sources += conn_->Changes() > 0;
   }
   return Status::Ok();
+}
+
+// Inserted first: most facts are new, so one statement is the usual cost.
+Result<int64_t> GraphWriter::FactId(int64_t subject, int64_t relation, int64_t object) {
+  insert_fact_.Bind(1, subject).Bind(2, relation).Bind(3, object);
+  FLOWRAG_ASSIGN_OR_RETURN(bool inserted, insert_fact_.Step());
+  int64_t fact = inserted ? insert_fact_.Int(0) : 0;
+  insert_fact_.Reset();
+  if (inserted) {
+    ++report_.facts_created;
+    return fact;
+  }
+  find_fact_.Bind(1, subject).Bind(2, relation).Bind(3, object);
+  FLOWRAG_ASSIGN_OR_RETURN(bool row, find_fact_.Step());
+  fact = row ? find_fact_.Int(0) : 0;
+  find_fact_.Reset();
+  if (fact == 0) return Status::Internal("graph: a fact neither inserted nor found");
+  return fact;
 }
 
 Status GraphWriter::ApplyPassage(const PassageExtraction& ex, std::string_view extractor,
@@ -209,10 +224,8 @@ Status GraphWriter::AddToPassage(const PassageExtraction& ex) {
     for (const std::string* name : {&t.subject, &t.object}) {
       const std::string key = EntityKey(*name);
       if (local.count(key)) continue;
-      find_key_.Bind(1, key);
-      FLOWRAG_ASSIGN_OR_RETURN(bool row, find_key_.Step());
-      if (row) local.emplace(key, find_key_.Int(0));
-      find_key_.Reset();
+      FLOWRAG_ASSIGN_OR_RETURN(const int64_t owner, KeyOwner(key));
+      if (owner != 0) local.emplace(key, owner);
     }
   }
   return AddTriples(ex, local);

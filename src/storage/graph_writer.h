@@ -100,6 +100,12 @@ class GraphWriter {
   Status AddTriples(const PassageExtraction& ex,
                     const std::unordered_map<std::string, int64_t>& local);
   Result<int64_t> Resolve(const ExtractedEntity& e);
+  // The entity `key` maps to (0: none). Lookups are remembered for the
+  // transaction (its write lock keeps other writers out); ClearPassage
+  // forgets them when it deletes keys.
+  Result<int64_t> KeyOwner(const std::string& key);
+  // The fact (subject, relation, object), inserted when new.
+  Result<int64_t> FactId(int64_t subject, int64_t relation, int64_t object);
   Result<int64_t> RelationId(const std::string& text);
   Status Canonicalise(int64_t entity_id);
   Status Collect();
@@ -110,6 +116,7 @@ class GraphWriter {
   bool removed_ = false;       // a passage's earlier rows were cleared
   bool collect_ = true;        // Finish() collects (set_collect)
   std::unordered_map<std::string, int64_t> relation_ids_;  // cache within the transaction
+  std::unordered_map<std::string, int64_t> key_owners_;   // KeyOwner's memo
   Statement find_key_, insert_entity_, insert_key_, upsert_mention_, insert_description_,
       find_relation_, insert_relation_, find_fact_, insert_fact_, insert_fact_source_, mark_, clear_keys_, clear_mentions_,
       clear_descriptions_, clear_fact_sources_, entities_of_passage_, canonical_, rename_;

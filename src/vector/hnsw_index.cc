@@ -179,6 +179,8 @@ Result<std::unique_ptr<HnswIndex>> HnswIndex::Create(size_t dim, size_t expected
 
 size_t HnswIndex::Size() const { return graph_->hnsw->cur_element_count; }
 
+const float* HnswIndex::Vector(uint32_t id) const { return graph_->Vector(id); }
+
 Status HnswIndex::Add(const FloatMatrix& rows) {
   FLOWRAG_RETURN_IF_ERROR(vector_internal::ValidateRows(rows, dim_, Size()));
   Hnsw& h = *graph_->hnsw;

@@ -111,7 +111,15 @@ class HnswIndex final : public VectorIndex {
   std::vector<VectorHit> Search(const float* query, const VectorSearchParams& params,
                                 VectorSearchStats* stats) const override;
 
-  // Replaces *buffer with the serialised index. O(n·(d + M)).
+  // The stored vector of `id`: the index keeps its own copy of every vector
+  // it was given (FloatMatrix rows, bit for bit), so a caller needs no other
+  // copy to read them back (Snapshot: abstractness, Append, Remove).
+  // REQUIRES: id < Size(). The pointer is valid until the next Add() (which
+  // may reallocate) or the index's destruction. O(1).
+  const float* Vector(uint32_t id) const;
+
+  // Replaces *buffer with the serialised index. O(n·(d + M)); the buffer
+  // holds the whole index (4·n·d bytes and the links).
   Status Save(std::string* buffer) const;
 
   size_t m() const { return m_; }

@@ -8,6 +8,11 @@
 
 namespace flowrag {
 
+bool ChoosesHnsw(const VectorIndexOptions& options, size_t expected_size) {
+  return options.kind == "hnsw" ||
+         (options.kind == "auto" && expected_size >= options.hnsw_threshold);
+}
+
 Result<std::unique_ptr<VectorIndex>> MakeVectorIndex(size_t dim, size_t expected_size,
                                                      const VectorIndexOptions& options) {
   if (dim == 0) return Status::InvalidArgument("vector index: dim must be > 0");
@@ -16,10 +21,8 @@ Result<std::unique_ptr<VectorIndex>> MakeVectorIndex(size_t dim, size_t expected
     return std::unique_ptr<VectorIndex>(std::make_unique<SparseIndex>(dim));
   } else if (options.kind == "flat") {
     hnsw = false;
-  } else if (options.kind == "hnsw") {
-    hnsw = true;
-  } else if (options.kind == "auto") {
-    hnsw = expected_size >= options.hnsw_threshold;
+  } else if (options.kind == "hnsw" || options.kind == "auto") {
+    hnsw = ChoosesHnsw(options, expected_size);
   } else {
     return Status::InvalidArgument(
         "vector index kind: expected \"auto\", \"flat\", \"hnsw\" or \"sparse\", got \"" + options.kind + "\"");

@@ -84,6 +84,11 @@ struct VectorIndexOptions {
 Result<std::unique_ptr<VectorIndex>> MakeVectorIndex(size_t dim, size_t expected_size,
                                                      const VectorIndexOptions& options);
 
+// True when MakeVectorIndex(dim, expected_size, options) creates an HnswIndex
+// (kind "hnsw", or "auto" at expected_size >= hnsw_threshold): how a caller
+// knows which kind of persisted index to look for before building one.
+bool ChoosesHnsw(const VectorIndexOptions& options, size_t expected_size);
+
 // Dot product of two float arrays, vectorised (AVX2/AVX-512 when the CPU has them).
 float DotProduct(const float* a, const float* b, size_t n);
 

@@ -2,7 +2,10 @@
 // snapshot reads them from the store: the graph rows (ParseGraphRows, then
 // KnowledgeGraph::Build on what it accepts, as every open does), the BM25
 // postings (ParseBm25Part), the graph vectors with their sparse indexes
-// (ParseGraphVectorsPart) and the passage vectors (ParsePassageVectorsPart).
+// (ParseGraphVectorsPart) and the passage parts: the passage vectors
+// (ParsePassageVectorsPart) and the passage HNSW index (ParsePassageHnswPart
+// under the default HNSW options, then a search); each rejects the other's
+// magic, so both read every such input.
 //
 // Input: byte 0: bits 0-1 pick the part, bits 2-7 the store's passage count
 // (0..63; the graph rows take theirs from their own header). For the graph
@@ -19,6 +22,7 @@
 #include "fuzz_util.h"
 #include "graph/graph_io.h"
 #include "graph/knowledge_graph.h"
+#include "vector/hnsw_index.h"
 
 namespace {
 
@@ -85,6 +89,22 @@ void PassageVectors(std::string_view bytes, size_t passages) {
   FUZZ_CHECK(m->data.size() == m->rows * m->cols && missing <= m->rows, "passage vectors shape");
 }
 
+void PassageHnsw(std::string_view bytes, size_t passages) {
+  size_t missing = 0;
+  auto index = flowrag::ParsePassageHnswPart(bytes, flowrag::VectorIndexOptions{}, passages,
+                                             /*dim=*/0, &missing);
+  if (!index.ok()) {
+    FUZZ_CHECK_ERROR(index.status());
+    return;
+  }
+  FUZZ_CHECK((*index)->Size() == passages && missing <= passages, "passage hnsw shape");
+  std::vector<float> query((*index)->Dimension(), 0.0f);
+  query[0] = 1.0f;
+  flowrag::VectorSearchParams params;
+  params.k = 5;
+  (void)(*index)->Search(query.data(), params, nullptr);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -95,7 +115,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 0: GraphRows(bytes); break;
     case 1: Bm25(bytes, passages); break;
     case 2: GraphVectors(bytes); break;
-    case 3: PassageVectors(bytes, passages); break;
+    case 3:
+      PassageVectors(bytes, passages);
+      PassageHnsw(bytes, passages);
+      break;
   }
   return 0;
 }
