@@ -17,6 +17,8 @@ packages=(
   libgtest-dev libgmock-dev
   libbenchmark-dev
   python3
+  python3-dev python3-venv python3-pip pybind11-dev   # the Python package (python/)
+  python3-numpy python3-pytest python3-setuptools python3-wheel python3-build
   chromium fonts-dejavu-core   # the viewer test (headless browser)
   wrk curl                     # bench/server_load.sh
 )

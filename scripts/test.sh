@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Builds and runs the whole test suite twice: the -O2 release build, then an
-# AddressSanitizer + UndefinedBehaviorSanitizer build. Installs missing
-# packages first. Tests that need ../shared/data skip (with a message) when
-# it is absent. Both runs share one PostgreSQL test server
-# (scripts/pg_test_server.sh).
+# AddressSanitizer + UndefinedBehaviorSanitizer build. The release build
+# also makes the Python package's extension module (python/), which is
+# installed into a venv and tested with pytest after the release tests.
+# Installs missing packages first. Tests that need ../shared/data skip
+# (with a message) when it is absent. Both runs share one PostgreSQL test
+# server (scripts/pg_test_server.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,7 +15,7 @@ jobs="$(nproc)"
 # Options are set explicitly: scripts/demo.sh configures the same directory
 # without tests.
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DFLOWRAG_BUILD_TESTS=ON \
-  -DFLOWRAG_BUILD_BENCH=ON >/dev/null
+  -DFLOWRAG_BUILD_BENCH=ON -DFLOWRAG_PYTHON=ON -DPython_EXECUTABLE=/usr/bin/python3 >/dev/null
 cmake --build build/release -j"$jobs"
 
 # One throwaway PostgreSQL server for both runs: the tests that need it read
@@ -25,6 +27,15 @@ FLOWRAG_TEST_POSTGRES="$(./scripts/pg_test_server.sh start "$pg_dir")"
 export FLOWRAG_TEST_POSTGRES
 
 ctest --test-dir build/release --output-on-failure -j"$jobs"
+
+# The Python package, from the module the release build made (setup.py
+# reuses build/release through FLOWRAG_BUILD_DIR), in a venv that sees
+# Debian's numpy and pytest; no network.
+venv=build/release/python-venv
+[ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$venv"
+FLOWRAG_BUILD_DIR="$PWD/build/release" "$venv/bin/python" -m pip install -q --no-index \
+  --no-build-isolation --no-deps ./python
+"$venv/bin/python" -m pytest -q -p no:cacheprovider python/tests
 
 cmake -S . -B build/sanitize -DCMAKE_BUILD_TYPE=Debug -DFLOWRAG_SANITIZE=ON \
   -DFLOWRAG_BUILD_TESTS=ON -DFLOWRAG_BUILD_BENCH=OFF >/dev/null

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "flowrag/matrix.h"
 #include "flowrag/options.h"
 #include "flowrag/schema.h"
 #include "flowrag/status.h"
@@ -88,6 +89,11 @@ class Engine {
 
   virtual Result<StoreStats> Stats() const = 0;
 
+  // texts[i] embedded into row i with the engine's embedder, as passages
+  // are for dense search (L2-normalised rows; 0 columns while a remote
+  // model's dimension is unknown and `texts` is empty).
+  virtual Result<FloatMatrix> Embed(const std::vector<std::string>& texts) const = 0;
+
   // Loads what other processes wrote to the store since this engine's
   // snapshot; true when a new snapshot was swapped in (nothing to do costs
   // one small query). EngineOptions::follow_store calls it in the
@@ -97,6 +103,11 @@ class Engine {
   // The retrieval methods this build knows: "auto" (QueryOptions::method),
   // then "bm25", "dense", "hybrid" and the graph methods.
   static std::vector<std::string> Methods();
+
+  // The per-query options `method` reads (QueryOptions::params), in the
+  // order it reads them, with their defaults. InvalidArgument for an
+  // unknown method and for "auto" (it resolves per store).
+  static Result<std::vector<MethodOption>> MethodOptions(std::string_view method);
 };
 
 }  // namespace flowrag

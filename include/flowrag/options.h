@@ -8,8 +8,11 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 
+#include "flowrag/models.h"
 #include "flowrag/status.h"
 
 namespace flowrag {
@@ -57,8 +60,9 @@ struct IndexOptions {
   // Skip malformed JSONL records (reported) instead of failing the run.
   bool skip_bad_records = false;
   // Knowledge-graph extraction after embedding:
-  //   "auto"      the LLM extractor when a chat model is configured
-  //               (FLOWRAG_LLM_BASE_URL / FLOWRAG_LLM_MODEL), else "heuristic";
+  //   "auto"      the LLM extractor when the engine has a chat model
+  //               (EngineOptions::chat_model or ::openai_chat, or
+  //               FLOWRAG_LLM_BASE_URL / FLOWRAG_LLM_MODEL), else "heuristic";
   //   "heuristic" the offline extractor (titles, proper nouns, dates, numbers,
   //               dictionary linking, sentence facts);
   //   "llm"       the papers' prompts through the configured chat model;
@@ -86,6 +90,13 @@ struct IndexOptions {
   // Test hook: called after each committed document batch with its 1-based
   // number; a non-OK status stops the run there (as a crash would).
   std::function<Status(size_t)> after_batch;
+  // Cancellation: polled between the batches of each phase (documents,
+  // passage embeddings, extraction; from every extraction worker, so it
+  // must be thread-safe). A non-OK status stops the run there: what was
+  // committed stays, the run is journalled as failed, Index() returns that
+  // status, and the next run resumes. The Python package turns Ctrl-C into
+  // kCancelled this way.
+  std::function<Status()> interrupt;
 };
 
 // Per-query options. `params` overrides method options by name
@@ -171,10 +182,28 @@ struct ImportOpenIeOptions {
 
 struct EngineOptions {
   // "hash": the built-in offline embedder. "openai": an OpenAI-compatible
-  // /v1/embeddings endpoint configured by FLOWRAG_EMBED_BASE_URL,
-  // FLOWRAG_EMBED_MODEL and FLOWRAG_EMBED_API_KEY (or OPENAI_API_KEY).
-  // Empty: whatever the store was indexed with, else "hash".
+  // /v1/embeddings endpoint configured by `openai_embedder`, else by
+  // FLOWRAG_EMBED_BASE_URL, FLOWRAG_EMBED_MODEL and FLOWRAG_EMBED_API_KEY (or
+  // OPENAI_API_KEY). "custom": `custom_embedder`. Empty: "custom" when
+  // `custom_embedder` is set, else whatever the store was indexed with,
+  // else "hash".
   std::string embedder;
+  // The caller's own embedder (models.h), e.g. a Python callable; shared,
+  // so it lives as long as the engine or the caller holds it. The store
+  // records the kind "custom" and the vectors under its ModelId(). A store
+  // indexed with a custom embedder and opened without one still answers
+  // what needs no new vector (bm25); whatever must embed fails with
+  // FailedPrecondition naming the model.
+  std::shared_ptr<Embedder> custom_embedder;
+  // The "openai" embedder's endpoint; unset: from the environment.
+  std::optional<OpenAiEmbedderOptions> openai_embedder;
+  // The chat model of extraction ("llm"/"auto" extractors), of the
+  // query-time LLM steps and of Ask: `chat_model` when set (its answers are
+  // not cached in the store); else an OpenAI-compatible client on
+  // `openai_chat` when set; else one configured by FLOWRAG_LLM_* when
+  // FLOWRAG_LLM_BASE_URL or FLOWRAG_LLM_MODEL is set; else none (offline).
+  std::shared_ptr<ChatModel> chat_model;
+  std::optional<OpenAiChatOptions> openai_chat;
   size_t hash_dimension = 1024;
   // Collections with at least this many passages use HNSW instead of exact search.
   size_t hnsw_threshold = 20000;

@@ -64,6 +64,14 @@ struct RetrievalResult {
   std::vector<std::string> context;
 };
 
+// One per-query option of a retrieval method (QueryOptions::params), as
+// Engine::MethodOptions lists it.
+struct MethodOption {
+  std::string name;           // e.g. "qafd.alpha"
+  std::string type;           // "number", "integer", "bool" or "string"
+  std::string default_value;  // spelled as QueryOptions::params takes it
+};
+
 // One cited source of an answer: a passage and the sentence that supports it.
 struct Citation {
   int marker = 0;            // the [n] used in the answer and its numbered context (1-based)

@@ -535,7 +535,8 @@ Result<Answer> RunAnswerPipeline(std::string_view question, const AnswerOptions&
                                  const PipelineDeps& deps) {
   if (options.answerer == "llm" && deps.chat == nullptr) {
     return Status::FailedPrecondition(
-        "answerer \"llm\" needs a chat model (set FLOWRAG_LLM_BASE_URL and FLOWRAG_LLM_MODEL)");
+        "answerer \"llm\" needs a chat model (EngineOptions::chat_model or ::openai_chat, or "
+        "FLOWRAG_LLM_BASE_URL and FLOWRAG_LLM_MODEL)");
   }
   return Pipeline(question, options, deps).Run();
 }

@@ -15,25 +15,57 @@ Result<HashedEmbedderOptions> HashOptions(Store& store, const EngineOptions& opt
   return o;
 }
 
+// A store indexed with a custom embedder, opened without it.
+class MissingCustomEmbedder final : public Embedder {
+ public:
+  MissingCustomEmbedder(std::string store, std::string model)
+      : store_(std::move(store)), model_(std::move(model)) {}
+  std::string ModelId() const override { return model_; }
+  size_t Dimension() const override { return 0; }
+  Result<FloatMatrix> Embed(std::span<const std::string>) override {
+    return Status::FailedPrecondition(store_ + ": indexed with the custom embedder \"" + model_ +
+                                      "\"; open it with that embedder to embed new text");
+  }
+
+ private:
+  const std::string store_, model_;
+};
+
 }  // namespace
 
 Result<std::string> ResolveEmbedderKind(Store& store, const EngineOptions& options) {
   std::string kind = options.embedder;
+  if (kind.empty() && options.custom_embedder != nullptr) kind = kCustomEmbedderName;
   if (kind.empty()) {
     FLOWRAG_ASSIGN_OR_RETURN(auto stored, store.GetMeta("embedder"));
     kind = stored ? *stored : kHashEmbedderName;
   }
-  if (kind != kHashEmbedderName && kind != kOpenAiEmbedderName) {
-    return Status::InvalidArgument("embedder \"" + kind + "\": expected \"hash\" or \"openai\"");
+  if (kind != kHashEmbedderName && kind != kOpenAiEmbedderName && kind != kCustomEmbedderName) {
+    return Status::InvalidArgument("embedder \"" + kind +
+                                   "\": expected \"hash\", \"openai\" or \"custom\"");
+  }
+  if (kind == kCustomEmbedderName && options.custom_embedder == nullptr &&
+      options.embedder == kCustomEmbedderName) {
+    return Status::InvalidArgument("embedder \"custom\": no EngineOptions::custom_embedder given");
   }
   return kind;
 }
 
 Result<std::shared_ptr<Embedder>> LoadEmbedder(Store& store, const std::string& kind,
                                                const EngineOptions& options) {
+  if (kind == kCustomEmbedderName) {
+    if (options.custom_embedder != nullptr) return options.custom_embedder;
+    FLOWRAG_ASSIGN_OR_RETURN(auto model, store.GetMeta("dense_model"));
+    return std::shared_ptr<Embedder>(
+        std::make_shared<MissingCustomEmbedder>(store.path(), model.value_or("(unknown)")));
+  }
   if (kind == kOpenAiEmbedderName) {
-    FLOWRAG_ASSIGN_OR_RETURN(OpenAiEmbedderOptions o,
-                             OpenAiEmbedderOptionsFromEnv(OpenAiEmbedderOptions{}));
+    OpenAiEmbedderOptions o;
+    if (options.openai_embedder) {
+      o = *options.openai_embedder;
+    } else {
+      FLOWRAG_ASSIGN_OR_RETURN(o, OpenAiEmbedderOptionsFromEnv(OpenAiEmbedderOptions{}));
+    }
     FLOWRAG_ASSIGN_OR_RETURN(auto embedder, OpenAiEmbedder::Create(o));
     return std::shared_ptr<Embedder>(std::move(embedder));
   }

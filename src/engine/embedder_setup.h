@@ -1,10 +1,11 @@
 // How the engine picks, fits and persists its passage embedder.
 //
 // "hash" (built-in): the IDF table lives in the store's embedder_state
-// ("hash"), the dimension in meta "hash_dimension". "openai": configured from
-// the environment (llm/openai_embedder.h). Meta "embedder" records which one
-// the store was indexed with, and "dense_model" the model id whose vectors
-// back the dense index.
+// ("hash"), the dimension in meta "hash_dimension". "openai": configured by
+// EngineOptions::openai_embedder, else from the environment
+// (llm/openai_embedder.h). "custom": EngineOptions::custom_embedder, the
+// caller's own. Meta "embedder" records which one the store was indexed
+// with, and "dense_model" the model id whose vectors back the dense index.
 #ifndef FLOWRAG_ENGINE_EMBEDDER_SETUP_H_
 #define FLOWRAG_ENGINE_EMBEDDER_SETUP_H_
 
@@ -19,14 +20,20 @@ namespace flowrag {
 
 inline constexpr char kHashEmbedderName[] = "hash";
 inline constexpr char kOpenAiEmbedderName[] = "openai";
+inline constexpr char kCustomEmbedderName[] = "custom";
 inline constexpr char kHashModelFamily[] = "flowrag-hash-v1:";
 
-// The embedder kind to use: the option, else what the store was indexed
-// with, else "hash". InvalidArgument for an unknown name.
+// The embedder kind to use: the option, else "custom" when
+// EngineOptions::custom_embedder is set, else what the store was indexed
+// with, else "hash". InvalidArgument for an unknown name, or "custom"
+// asked for without an embedder.
 Result<std::string> ResolveEmbedderKind(Store& store, const EngineOptions& options);
 
 // Builds the embedder from the store's saved state (a hash embedder with no
-// fitted IDF yet gets an empty table).
+// fitted IDF yet gets an empty table). "custom" without
+// EngineOptions::custom_embedder (a store indexed with one, opened
+// without it) gives a stand-in with the stored model id whose Embed()
+// fails with FailedPrecondition: stored vectors stay usable.
 Result<std::shared_ptr<Embedder>> LoadEmbedder(Store& store, const std::string& kind,
                                                const EngineOptions& options);
 

@@ -6,10 +6,11 @@
 #include "common/hash.h"
 #include "common/progress.h"
 #include "common/text.h"
+#include "engine/chat_setup.h"
 #include "engine/embedder_setup.h"
 #include "ingest/chunker.h"
 #include "ingest/loaders.h"
-#include "llm/chat_client.h"
+#include "retrieval/params.h"
 #include "sqldb/connection.h"
 #include "sqldb/postgres_url.h"
 #include "storage/llm_cache.h"
@@ -49,6 +50,19 @@ std::vector<std::string> Engine::Methods() {
   std::vector<std::string> names{std::string(kAutoMethod)};
   for (std::string& n : RetrieverNames()) names.push_back(std::move(n));
   return names;
+}
+
+Result<std::vector<MethodOption>> Engine::MethodOptions(std::string_view method) {
+  if (method == kAutoMethod) {
+    return Status::InvalidArgument(
+        "method \"auto\" resolves per store (qafd with a graph, else hybrid): ask for one of "
+        "those");
+  }
+  FLOWRAG_ASSIGN_OR_RETURN(auto retriever, MakeRetriever(method));
+  std::vector<MethodOption> options;
+  ParamReader catalog(&options);
+  FLOWRAG_RETURN_IF_ERROR(retriever->ReadOptions(catalog));
+  return options;
 }
 
 std::string_view ResolveMethod(const Snapshot& snapshot, std::string_view method) {
@@ -330,6 +344,7 @@ Status EngineImpl::IngestDocuments(const DocumentProducer& produce, const IndexO
   };
 
   Status st = produce([&](RawDocument&& doc) -> Status {
+    if (report->documents_seen % 64 == 0) FLOWRAG_RETURN_IF_ERROR(PollInterrupt(options));
     ++report->documents_seen;
     const uint64_t hash = ContentHash(doc, chunking);
     FLOWRAG_ASSIGN_OR_RETURN(auto stored, store_->DocumentHash(doc.external_id));
@@ -373,6 +388,7 @@ Status EngineImpl::EmbedMissing(const IndexOptions& options, IndexReport* report
   FLOWRAG_ASSIGN_OR_RETURN(int64_t missing, store_->CountPassagesMissingEmbeddings(model));
   Progress progress("embed", "passages", static_cast<uint64_t>(missing), options.progress);
   while (true) {
+    FLOWRAG_RETURN_IF_ERROR(PollInterrupt(options));
     FLOWRAG_ASSIGN_OR_RETURN(auto todo,
                              store_->PassagesMissingEmbeddings(model, options.embed_batch_size));
     if (todo.empty()) break;
@@ -450,20 +466,15 @@ Status EngineImpl::DeleteDocument(std::string_view document_id) {
 }
 
 Result<ChatModel*> EngineImpl::QueryChat() const {
-  if (!ChatModelConfigured()) return static_cast<ChatModel*>(nullptr);
+  if (!HasChatModel(options_)) return static_cast<ChatModel*>(nullptr);
   std::call_once(chat_once_, [this] {
-    auto co = OpenAiChatOptionsFromEnv(OpenAiChatOptions{});
-    if (!co.ok()) {
-      chat_status_ = co.status();
-      return;
-    }
     chat_cache_ = std::make_unique<StoreResponseCache>(store_.get());
-    auto client = OpenAiChatClient::Create(*co, chat_cache_.get());
-    if (!client.ok()) {
-      chat_status_ = client.status();
+    auto model = MakeChatModel(options_, chat_cache_.get());
+    if (!model.ok()) {
+      chat_status_ = model.status();
       return;
     }
-    chat_ = std::move(client).value();
+    chat_ = std::move(model).value();
   });
   if (!chat_status_.ok()) return chat_status_.WithContext("query chat model");
   return chat_.get();
@@ -577,6 +588,10 @@ void EngineImpl::DescribeSubgraph(const Snapshot& snap, const RetrievalOutput& o
   }
   result->keywords = out.keywords;
   result->context = out.context;
+}
+
+Result<FloatMatrix> EngineImpl::Embed(const std::vector<std::string>& texts) const {
+  return snapshot()->embedder()->Embed(texts);
 }
 
 Result<StoreStats> EngineImpl::Stats() const {

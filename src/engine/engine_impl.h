@@ -40,6 +40,11 @@ class SchemaIndex;
 inline constexpr std::string_view kAutoMethod = "auto";
 std::string_view ResolveMethod(const Snapshot& snapshot, std::string_view method);
 
+// IndexOptions::interrupt, polled between batches: OK when unset.
+inline Status PollInterrupt(const IndexOptions& options) {
+  return options.interrupt ? options.interrupt() : Status::Ok();
+}
+
 class EngineImpl final : public Engine {
  public:
   static Result<std::unique_ptr<EngineImpl>> Create(const std::string& db_path,
@@ -58,6 +63,7 @@ class EngineImpl final : public Engine {
                                 const QueryOptions& options) const override;
   Result<Answer> Ask(std::string_view question, const AnswerOptions& options) const override;
   Result<StoreStats> Stats() const override;
+  Result<FloatMatrix> Embed(const std::vector<std::string>& texts) const override;
   Result<bool> Refresh() override;
 
   // The current snapshot (never null after Create).
@@ -162,14 +168,14 @@ class EngineImpl final : public Engine {
   std::string embedder_kind_;
   std::shared_ptr<Embedder> embedder_;
   std::map<std::string, std::unique_ptr<Retriever>, std::less<>> retrievers_;
-  // The query-time chat model, created on the first query when one is
-  // configured (FLOWRAG_LLM_BASE_URL / FLOWRAG_LLM_MODEL); answers are cached
+  // The query-time chat model, made on the first query when the engine has
+  // one (engine/chat_setup.h); a client the engine makes caches its answers
   // in the store like extraction answers.
   Result<ChatModel*> QueryChat() const;
   mutable std::once_flag chat_once_;
   mutable Status chat_status_;
   mutable std::unique_ptr<ResponseCache> chat_cache_;
-  mutable std::unique_ptr<ChatModel> chat_;
+  mutable std::shared_ptr<ChatModel> chat_;
 
   // The schema agent's routing context for a snapshot (engine_ask.cc): built
   // on its first schema question and kept with it (Snapshot::Derived); null

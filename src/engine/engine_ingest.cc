@@ -17,9 +17,9 @@
 
 #include "common/hash.h"
 #include "common/text.h"
+#include "engine/chat_setup.h"
 #include "engine/engine_impl.h"
 #include "extract/aho_corasick.h"
-#include "llm/chat_client.h"
 #include "schema/construct.h"
 #include "schema/llm_entities.h"
 #include "schema/llm_relations.h"
@@ -134,9 +134,8 @@ Status EngineImpl::PlanLlmExtraction(const SchemaContract& contract, const Inges
                              (options.index.dry_run ? "dry run" : "no chat model is used (extractor " + extractor + ")"));
     return Status::Ok();
   }
-  FLOWRAG_ASSIGN_OR_RETURN(OpenAiChatOptions co, OpenAiChatOptionsFromEnv(OpenAiChatOptions{}));
   StoreResponseCache cache(store_.get());
-  FLOWRAG_ASSIGN_OR_RETURN(auto client, OpenAiChatClient::Create(co, &cache));
+  FLOWRAG_ASSIGN_OR_RETURN(std::shared_ptr<ChatModel> client, MakeChatModel(options_, &cache));
   const LlmEntityReport e = ExtractLlmEntities(contract, plan, *client);
   const LlmRelationReport r = ExtractLlmRelationships(contract, plan, *client);
   report->llm_entities = e.entities;

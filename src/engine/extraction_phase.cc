@@ -17,11 +17,11 @@
 
 #include "common/hash.h"
 #include "common/progress.h"
+#include "engine/chat_setup.h"
 #include "engine/engine_impl.h"
 #include "extract/heuristic_extractor.h"
 #include "extract/llm_extractor.h"
 #include "extract/prompts.h"
-#include "llm/chat_client.h"
 #include "storage/graph_writer.h"
 #include "storage/llm_cache.h"
 
@@ -80,7 +80,7 @@ Status ReleaseDeadClaims(Store& store) {
 Result<std::string> EngineImpl::ResolveExtractor(const IndexOptions& options) const {
   const std::string& e = options.extractor;
   if (e == "none" || e == "heuristic") return e;
-  if (e == "llm" || (e == "auto" && ChatModelConfigured())) {
+  if (e == "llm" || (e == "auto" && HasChatModel(options_))) {
     FLOWRAG_ASSIGN_OR_RETURN(ExtractionPromptStyle style,
                              ParseExtractionPromptStyle(options.llm_prompt_style));
     return "llm:" + std::string(ExtractionPromptStyleName(style));
@@ -215,6 +215,7 @@ Status EngineImpl::ExtractClaimedBatches(const HeuristicExtractor& extractor,
     // looks for from the start once nothing is left above.
     int64_t after = 0;
     while (!failed()) {
+      if (Status st = PollInterrupt(options); !st.ok()) return fail(std::move(st));
       Result<std::vector<Store::PendingPassage>> batch = store_->ClaimPassagesForExtraction(
           name, worker, static_cast<int64_t>(options.extract_lease_seconds),
           options.extract_batch_size, after);
@@ -316,15 +317,15 @@ Status EngineImpl::ExtractWithLlm(const IndexOptions& options, IndexReport* repo
     return Status::Ok();
   }
 
-  FLOWRAG_ASSIGN_OR_RETURN(OpenAiChatOptions co, OpenAiChatOptionsFromEnv(OpenAiChatOptions{}));
   StoreResponseCache cache(store_.get());
-  FLOWRAG_ASSIGN_OR_RETURN(auto client, OpenAiChatClient::Create(co, &cache));
+  FLOWRAG_ASSIGN_OR_RETURN(std::shared_ptr<ChatModel> client, MakeChatModel(options_, &cache));
   FLOWRAG_ASSIGN_OR_RETURN(auto extractor, LlmExtractor::Create(client.get(), lo));
   FLOWRAG_ASSIGN_OR_RETURN(int64_t pending, store_->CountPassagesPendingExtraction(name));
   Progress meter("extract (" + name + ")", "passages", static_cast<uint64_t>(pending),
                  options.progress);
   int64_t after = 0;
   while (true) {
+    FLOWRAG_RETURN_IF_ERROR(PollInterrupt(options));
     FLOWRAG_ASSIGN_OR_RETURN(
         auto batch, store_->PassagesPendingExtraction(name, after, options.extract_batch_size));
     if (batch.empty()) break;

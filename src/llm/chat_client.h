@@ -66,27 +66,13 @@
 #include <string_view>
 #include <vector>
 
+#include "flowrag/models.h"
 #include "flowrag/status.h"
 #include "llm/chat_model.h"
 #include "llm/http_client.h"
 #include "llm/openai_common.h"
 
 namespace flowrag {
-
-struct OpenAiChatOptions {
-  // Without the trailing "/chat/completions"; a trailing '/' is ignored.
-  // Ollama: "http://localhost:11434/v1"; llama.cpp server: "http://localhost:8080/v1".
-  std::string base_url = "https://api.openai.com/v1";
-  std::string model = "gpt-4o-mini";
-  std::string api_key;              // empty: no Authorization header (local servers)
-  int timeout_ms = 120000;          // per request, whole transfer, > 0
-  int connect_timeout_ms = 5000;    // per request, > 0
-  int max_retries = 4;              // retries after the first attempt, >= 0
-  int initial_backoff_ms = 500;     // base delay before the first retry, >= 0
-  double backoff_multiplier = 2.0;  // >= 1
-  int max_backoff_ms = 20000;       // cap on any delay, Retry-After included, >= 0
-  size_t max_concurrency = 4;       // requests in flight per client, >= 1
-};
 
 // Overrides fields of `base` from the environment; unset variables leave the
 // field alone:

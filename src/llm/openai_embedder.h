@@ -40,28 +40,12 @@
 #include <string>
 
 #include "embed/embedder.h"
+#include "flowrag/models.h"
 #include "flowrag/status.h"
 #include "llm/http_client.h"
 #include "llm/openai_common.h"
 
 namespace flowrag {
-
-struct OpenAiEmbedderOptions {
-  // Without the trailing "/embeddings"; a trailing '/' is ignored.
-  // Ollama: "http://localhost:11434/v1"; llama.cpp server: "http://localhost:8080/v1".
-  std::string base_url = "https://api.openai.com/v1";
-  std::string model = "text-embedding-3-small";
-  std::string api_key;              // empty: no Authorization header (local servers)
-  size_t batch_size = 64;           // inputs per request, >= 1
-  int timeout_ms = 30000;           // per request, whole transfer, > 0
-  int connect_timeout_ms = 5000;    // per request, > 0
-  int max_retries = 4;              // retries after the first attempt, >= 0
-  int initial_backoff_ms = 200;     // delay before the first retry, >= 0
-  double backoff_multiplier = 2.0;  // >= 1
-  int max_backoff_ms = 10000;       // cap on any delay, Retry-After included, >= 0
-  size_t max_concurrency = 4;       // requests in flight per embedder, >= 1
-  size_t dimensions = 0;            // 0 = model default; else sent as "dimensions"
-};
 
 // Overrides fields of `base` from the environment; unset variables leave the
 // field alone:

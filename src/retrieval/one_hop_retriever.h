@@ -124,6 +124,9 @@ class OneHopRetriever final : public Retriever {
  public:
   std::string_view Name() const override { return "onehop"; }
   Result<RetrievalOutput> Retrieve(const Snapshot& s, const RetrievalRequest& r) const override;
+  Status ReadOptions(ParamReader& r) const override {
+    OneHopOptions o; return o.Override(r);
+  }
 };
 
 }  // namespace flowrag

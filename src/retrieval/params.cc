@@ -12,7 +12,20 @@ namespace {
 // request may carry megabytes in one option).
 std::string Quoted(std::string_view text) { return EscapeForMessage(text, 60); }
 
+// The shortest text that reads back as `d`.
+std::string NumberText(double d) {
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), d);
+  return ec == std::errc() ? std::string(buf, end) : std::to_string(d);
+}
+
 }  // namespace
+
+bool ParamReader::Catalogued(std::string_view key, const char* type, std::string value) {
+  if (catalog_ == nullptr) return false;
+  catalog_->push_back({std::string(key), type, std::move(value)});
+  return true;
+}
 
 const std::string* ParamReader::Find(std::string_view key) {
   if (params_ == nullptr) return nullptr;
@@ -23,6 +36,7 @@ const std::string* ParamReader::Find(std::string_view key) {
 }
 
 Status ParamReader::Read(std::string_view key, double* out) {
+  if (Catalogued(key, "number", NumberText(*out))) return Status::Ok();
   const std::string* v = Find(key);
   if (v == nullptr) return Status::Ok();
   char* end = nullptr;
@@ -36,6 +50,7 @@ Status ParamReader::Read(std::string_view key, double* out) {
 }
 
 Status ParamReader::Read(std::string_view key, size_t* out) {
+  if (Catalogued(key, "integer", std::to_string(*out))) return Status::Ok();
   const std::string* v = Find(key);
   if (v == nullptr) return Status::Ok();
   size_t n = 0;
@@ -49,6 +64,7 @@ Status ParamReader::Read(std::string_view key, size_t* out) {
 }
 
 Status ParamReader::Read(std::string_view key, bool* out) {
+  if (Catalogued(key, "bool", *out ? "true" : "false")) return Status::Ok();
   const std::string* v = Find(key);
   if (v == nullptr) return Status::Ok();
   if (*v == "1" || *v == "true" || *v == "on" || *v == "yes") {
@@ -63,6 +79,7 @@ Status ParamReader::Read(std::string_view key, bool* out) {
 }
 
 Status ParamReader::Read(std::string_view key, std::string* out) {
+  if (Catalogued(key, "string", *out)) return Status::Ok();
   const std::string* v = Find(key);
   if (v != nullptr) *out = *v;
   return Status::Ok();

@@ -118,6 +118,9 @@ class PprRetriever final : public Retriever {
  public:
   std::string_view Name() const override { return "ppr"; }
   Result<RetrievalOutput> Retrieve(const Snapshot& s, const RetrievalRequest& r) const override;
+  Status ReadOptions(ParamReader& r) const override {
+    PprOptions o; return o.Override(r);
+  }
 };
 
 }  // namespace flowrag

@@ -166,6 +166,9 @@ class QafdRetriever final : public Retriever {
  public:
   std::string_view Name() const override { return "qafd"; }
   Result<RetrievalOutput> Retrieve(const Snapshot& s, const RetrievalRequest& r) const override;
+  Status ReadOptions(ParamReader& r) const override {
+    QafdOptions o; return o.Override(r);
+  }
 };
 
 }  // namespace flowrag

@@ -20,6 +20,8 @@
 
 namespace flowrag {
 
+class ParamReader;
+
 struct RetrievalRequest {
   std::string query;
   size_t top_k = 5;
@@ -77,6 +79,10 @@ class Retriever {
   virtual std::string_view Name() const = 0;
   virtual Result<RetrievalOutput> Retrieve(const Snapshot& snapshot,
                                            const RetrievalRequest& request) const = 0;
+  // Reads every per-query option this method knows, at its defaults, from
+  // `reader`: with a catalog reader (retrieval/params.h) that lists them
+  // (Engine::MethodOptions).
+  virtual Status ReadOptions(ParamReader& reader) const = 0;
 };
 
 // The registry: "bm25", "dense", "hybrid". InvalidArgument (listing the known

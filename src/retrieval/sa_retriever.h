@@ -171,6 +171,9 @@ class SaRetriever final : public Retriever {
  public:
   std::string_view Name() const override { return "sa"; }
   Result<RetrievalOutput> Retrieve(const Snapshot& s, const RetrievalRequest& r) const override;
+  Status ReadOptions(ParamReader& r) const override {
+    SaOptions o; return o.Override(r);
+  }
 };
 
 }  // namespace flowrag

@@ -228,6 +228,9 @@ class SemFlowRetriever final : public Retriever {
  public:
   std::string_view Name() const override { return "semflow"; }
   Result<RetrievalOutput> Retrieve(const Snapshot& s, const RetrievalRequest& r) const override;
+  Status ReadOptions(ParamReader& r) const override {
+    SemFlowOptions o; return o.Override(r);
+  }
 };
 
 }  // namespace flowrag

@@ -33,6 +33,9 @@ class Bm25Retriever final : public Retriever {
  public:
   std::string_view Name() const override { return "bm25"; }
   Result<RetrievalOutput> Retrieve(const Snapshot& s, const RetrievalRequest& r) const override;
+  Status ReadOptions(ParamReader& r) const override {
+    Bm25Params p; return OverrideBm25(r, &p);
+  }
 };
 
 // Embeds the query with the snapshot's embedder and searches the passage
@@ -41,6 +44,9 @@ class DenseRetriever final : public Retriever {
  public:
   std::string_view Name() const override { return "dense"; }
   Result<RetrievalOutput> Retrieve(const Snapshot& s, const RetrievalRequest& r) const override;
+  Status ReadOptions(ParamReader& r) const override {
+    DenseOptions o; return o.Override(r);
+  }
 };
 
 // Reciprocal rank fusion of BM25 and dense lists; ties by passage index.
@@ -48,6 +54,14 @@ class HybridRetriever final : public Retriever {
  public:
   std::string_view Name() const override { return "hybrid"; }
   Result<RetrievalOutput> Retrieve(const Snapshot& s, const RetrievalRequest& r) const override;
+  Status ReadOptions(ParamReader& r) const override {
+    Bm25Params bm25;
+    DenseOptions dense;
+    HybridOptions hybrid;
+    FLOWRAG_RETURN_IF_ERROR(OverrideBm25(r, &bm25));
+    FLOWRAG_RETURN_IF_ERROR(dense.Override(r));
+    return hybrid.Override(r);
+  }
 };
 
 }  // namespace flowrag

@@ -330,4 +330,22 @@ Status RunStats(const StatsArgs& args) {
   return Status::Ok();
 }
 
+Status RunMethods(const std::vector<std::string>& methods) {
+  std::vector<std::string> names = methods;
+  if (names.empty()) {
+    for (const std::string& m : Engine::Methods()) {
+      if (m != "auto") names.push_back(m);
+    }
+  }
+  for (const std::string& method : names) {
+    FLOWRAG_ASSIGN_OR_RETURN(std::vector<MethodOption> options, Engine::MethodOptions(method));
+    std::printf("%s\n", method.c_str());
+    for (const MethodOption& o : options) {
+      std::printf("  --set %s=%s  (%s)\n", o.name.c_str(), o.default_value.c_str(),
+                  o.type.c_str());
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace flowrag::cli

@@ -100,6 +100,9 @@ Status RunEval(EvalArgs args);
 Status RunStats(const StatsArgs& args);
 Status RunImportOpenIe(ImportArgs args);
 Status RunDelete(const std::string& db, const std::vector<std::string>& ids);
+// Prints each method (all but "auto" when `methods` is empty) and its
+// per-query options (Engine::MethodOptions): name, type, default.
+Status RunMethods(const std::vector<std::string>& methods);
 
 }  // namespace flowrag::cli
 

@@ -180,6 +180,11 @@ int main(int argc, char** argv) {
       ->required();
   del->add_option("--db", delete_db, "Store: a SQLite file or a postgresql:// URL")->required();
 
+  std::vector<std::string> method_names;
+  auto* methods_cmd = app.add_subcommand(
+      "methods", "List the retrieval methods and the options --set overrides, with defaults");
+  methods_cmd->add_option("method", method_names, "Only these methods");
+
   cli::ImportArgs ima;
   auto* import_openie = app.add_subcommand(
       "import-openie", "Import precomputed OpenIE (benchmark openie.jsonl or HippoRAG JSON)");
@@ -237,6 +242,8 @@ int main(int argc, char** argv) {
     st = cli::RunStats(sa);
   } else if (*import_openie) {
     st = cli::RunImportOpenIe(ima);
+  } else if (*methods_cmd) {
+    st = cli::RunMethods(method_names);
   } else if (*del) {
     st = cli::RunDelete(delete_db, delete_ids);
   } else if (*serve) {
