@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "flowrag/models.h"
 #include "flowrag/status.h"
@@ -43,6 +44,8 @@ struct ChunkOptions {
 
 // Parses "none" | "window" | "boundary".
 Result<ChunkOptions::Strategy> ParseChunkStrategy(const std::string& name);
+// The name ParseChunkStrategy reads ("none", "window", "boundary").
+std::string_view ChunkStrategyName(ChunkOptions::Strategy strategy);
 
 struct IndexOptions {
   ChunkOptions chunking;

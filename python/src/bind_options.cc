@@ -13,18 +13,6 @@ namespace py = pybind11;
 
 namespace {
 
-std::string ChunkName(ChunkOptions::Strategy s) {
-  switch (s) {
-    case ChunkOptions::Strategy::kNone:
-      return "none";
-    case ChunkOptions::Strategy::kWordWindow:
-      return "window";
-    case ChunkOptions::Strategy::kBoundary:
-      return "boundary";
-  }
-  return "window";
-}
-
 void BindClientOptions(py::module_& m) {
   py::class_<OpenAiChatOptions>(m, "OpenAiChatOptions",
                                 "An OpenAI-compatible /v1/chat/completions endpoint.")
@@ -70,7 +58,8 @@ void BindIndexOptions(py::module_& m) {
   py::class_<IndexOptions>(m, "IndexOptions", "How Engine.index chunks, embeds and extracts.")
       .def(py::init<>())
       .def_property(
-          "chunking", [](const IndexOptions& o) { return ChunkName(o.chunking.strategy); },
+          "chunking",
+          [](const IndexOptions& o) { return std::string(ChunkStrategyName(o.chunking.strategy)); },
           [](IndexOptions& o, const std::string& name) {
             Result<ChunkOptions::Strategy> s = ParseChunkStrategy(name);
             if (!s.ok()) RaiseStatus(s.status());

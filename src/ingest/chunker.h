@@ -103,10 +103,8 @@ namespace flowrag {
 //     "boundary/v1:10000:8000:500": the strategy, the version of its
 //     algorithm and the fields it reads, so stored documents are re-chunked
 //     when either changes.
-// and ParseChunkStrategy(): "none" | "window" | "boundary".
-
-// The name ParseChunkStrategy accepts for `strategy`.
-std::string_view ChunkStrategyName(ChunkOptions::Strategy strategy);
+// and ParseChunkStrategy() / ChunkStrategyName() (flowrag/options.h):
+// "none" | "window" | "boundary".
 
 // Splits `text` as described above.
 // Options should pass Validate(); if they do not, sizes of 0 are treated as 1
