@@ -25,6 +25,7 @@
 #include "flowrag/engine.h"
 #include "llm/chat_model.h"
 #include "sqldb/postgres_url.h"
+#include "storage/graph_writer.h"
 #include "storage/store.h"
 #include "store_docs.h"
 #include "test_util.h"
@@ -420,6 +421,55 @@ TEST_P(StoreBackendTest, ParallelWorkersBuildTheSameGraphAsOne) {
 // A worker that died holding a claim (another host: only its lease can
 // tell) delays its batch until the lease ends; then the batch is claimed
 // again and the graph is whole.
+// An extraction runs outside the writer lock: by its write, another writer
+// may have replaced its passage (SQLite may even have given the id to the
+// new passage) or deleted it. Such a passage no longer holds.
+TEST_P(StoreBackendTest, APassageReplacedOrDeletedSinceItWasReadNoLongerHolds) {
+  auto store = OpenStore(NewLocation());
+  ASSERT_NE(store, nullptr);
+  std::vector<DocumentWrite> first = {Doc("a", "alpha text", 1), Doc("b", "beta text", 2)};
+  ASSERT_TRUE(store->WriteDocuments(first).ok());
+  auto read = store->PassagesPendingExtraction("heuristic", 0, 10);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  ASSERT_EQ(read->size(), 2u);
+  std::vector<DocumentWrite> replaced = {Doc("b", "beta, new", 3)};
+  ASSERT_TRUE(store->WriteDocuments(replaced).ok());
+  auto reread = store->PassagesPendingExtraction("heuristic", 0, 10);
+  ASSERT_TRUE(reread.ok());
+  ASSERT_EQ(reread->size(), 2u);
+  GraphWriteReport report;
+  std::vector<bool> holds;
+  ASSERT_TRUE(store
+                  ->WriteGraph(
+                      [&](GraphWriter& w) -> Status {
+                        for (const auto* batch : {&*read, &*reread}) {
+                          for (const Store::PendingPassage& p : *batch) {
+                            FLOWRAG_ASSIGN_OR_RETURN(bool h,
+                                                     w.PassageHolds(p.passage_id, p.embed_hash));
+                            holds.push_back(h);
+                          }
+                        }
+                        return Status::Ok();
+                      },
+                      &report)
+                  .ok());
+  EXPECT_EQ(holds, (std::vector<bool>{true, false, true, true}));
+  EXPECT_EQ(report.passages_gone, 1u);
+
+  ASSERT_TRUE(store->DeleteDocument("a").ok());
+  ASSERT_TRUE(store
+                  ->WriteGraph(
+                      [&](GraphWriter& w) -> Status {
+                        FLOWRAG_ASSIGN_OR_RETURN(
+                            bool h, w.PassageHolds((*read)[0].passage_id, (*read)[0].embed_hash));
+                        EXPECT_FALSE(h);
+                        return Status::Ok();
+                      },
+                      &report)
+                  .ok());
+  EXPECT_EQ(report.passages_gone, 1u);
+}
+
 TEST_P(StoreBackendTest, ADeadWorkersBatchIsClaimedAgainAfterItsLease) {
   const GraphDump expected = IndexAndDump(dir_.File("reference.db"), /*delete_one=*/false);
   const std::string location = NewLocation();

@@ -146,7 +146,10 @@ class EngineImpl final : public Engine {
   Status CatchUpWithEmbedder();
   // One batch of the offline extractor's output, in one transaction, the
   // collection of unlinked entities left to CollectOrphans at the phase's end.
-  Status WriteExtractions(const std::vector<PassageExtraction>& out, const std::string& extractor,
+  // Passages of `read` that another writer replaced or deleted meanwhile are
+  // skipped (GraphWriter::PassageHolds).
+  Status WriteExtractions(const std::vector<Store::PendingPassage>& read,
+                          const std::vector<PassageExtraction>& out, const std::string& extractor,
                           GraphWriteReport* report, const std::string& detail = "");
   Status CollectOrphans(IndexReport* report);
   Status ExtractWithLlm(const IndexOptions& options, IndexReport* report);

@@ -46,6 +46,21 @@ std::vector<PassageInput> Inputs(const std::vector<Store::PendingPassage>& batch
   return in;
 }
 
+using EmbedHashes = std::unordered_map<int64_t, uint64_t>;  // passage id -> embed hash
+
+EmbedHashes HashesOf(const std::vector<Store::PendingPassage>& batch) {
+  EmbedHashes hashes;
+  for (const auto& p : batch) hashes.emplace(p.passage_id, p.embed_hash);
+  return hashes;
+}
+
+// Whether the passage read as in `hashes` is still stored as read.
+Result<bool> StillAsRead(GraphWriter& w, const EmbedHashes& hashes, int64_t passage_id) {
+  auto it = hashes.find(passage_id);
+  if (it == hashes.end()) return false;
+  return w.PassageHolds(passage_id, it->second);
+}
+
 std::string HostName() {
   char host[256] = {};
   if (gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
@@ -174,7 +189,7 @@ Status EngineImpl::ExtractHeuristic(const IndexOptions& options, IndexReport* re
     FLOWRAG_ASSIGN_OR_RETURN(std::vector<PassageExtraction> out,
                              extractor.Extract(Inputs(batch), dictionary));
     GraphWriteReport g;
-    FLOWRAG_RETURN_IF_ERROR(WriteExtractions(out, name, &g, fingerprint));
+    FLOWRAG_RETURN_IF_ERROR(WriteExtractions(batch, out, name, &g, fingerprint));
     AddWriteReport(g, report);
   }
   FLOWRAG_RETURN_IF_ERROR(CollectOrphans(report));
@@ -237,7 +252,7 @@ Status EngineImpl::ExtractClaimedBatches(const HeuristicExtractor& extractor,
       Result<std::vector<PassageExtraction>> out = extractor.Extract(Inputs(*batch), dictionary);
       if (!out.ok()) return fail(out.status());
       GraphWriteReport g;
-      Status written = WriteExtractions(*out, name, &g, fingerprint);
+      Status written = WriteExtractions(*batch, *out, name, &g, fingerprint);
       if (!written.ok()) return fail(written);
       std::lock_guard<std::mutex> lock(mu);
       AddWriteReport(g, report);
@@ -264,14 +279,17 @@ Status EngineImpl::ExtractClaimedBatches(const HeuristicExtractor& extractor,
 
 // Batches leave unlinked entities for the end of the phase (GraphWriter::
 // set_collect): one batch may link a name a later batch defines.
-Status EngineImpl::WriteExtractions(const std::vector<PassageExtraction>& out,
+Status EngineImpl::WriteExtractions(const std::vector<Store::PendingPassage>& read,
+                                    const std::vector<PassageExtraction>& out,
                                     const std::string& extractor, GraphWriteReport* report,
                                     const std::string& detail) {
+  const EmbedHashes hashes = HashesOf(read);
   return store_->WriteGraph(
       [&](GraphWriter& w) -> Status {
         w.set_collect(false);
         for (const PassageExtraction& ex : out) {
-          FLOWRAG_RETURN_IF_ERROR(w.ApplyPassage(ex, extractor, detail));
+          FLOWRAG_ASSIGN_OR_RETURN(bool holds, StillAsRead(w, hashes, ex.passage_id));
+          if (holds) FLOWRAG_RETURN_IF_ERROR(w.ApplyPassage(ex, extractor, detail));
         }
         return Status::Ok();
       },
@@ -330,6 +348,7 @@ Status EngineImpl::ExtractWithLlm(const IndexOptions& options, IndexReport* repo
         auto batch, store_->PassagesPendingExtraction(name, after, options.extract_batch_size));
     if (batch.empty()) break;
     after = batch.back().passage_id;
+    const EmbedHashes hashes = HashesOf(batch);
     std::vector<ExtractionInput> in;
     for (auto& p : batch) in.push_back({p.passage_id, std::move(p.title), std::move(p.text)});
     FLOWRAG_ASSIGN_OR_RETURN(std::vector<PassageOutcome> outcomes, extractor->Extract(in));
@@ -337,6 +356,8 @@ Status EngineImpl::ExtractWithLlm(const IndexOptions& options, IndexReport* repo
     FLOWRAG_RETURN_IF_ERROR(store_->WriteGraph(
         [&](GraphWriter& w) -> Status {
           for (const PassageOutcome& o : outcomes) {
+            FLOWRAG_ASSIGN_OR_RETURN(bool holds, StillAsRead(w, hashes, o.passage_id));
+            if (!holds) continue;
             if (o.status.ok()) {
               FLOWRAG_RETURN_IF_ERROR(w.ApplyPassage(o.extraction, name));
               ++report->passages_extracted;

@@ -63,7 +63,22 @@ Status GraphWriter::Prepare() {
   for (const auto& s : statements) {
     FLOWRAG_ASSIGN_OR_RETURN(*s.stmt, conn_->Prepare(s.sql));
   }
+  // SQLite has one writer at a time: no row lock to take (or spell).
+  FLOWRAG_ASSIGN_OR_RETURN(
+      passage_hash_,
+      conn_->Prepare(conn_->dialect() == SqlDialect::kPostgres
+                         ? "SELECT embed_hash FROM passages WHERE id = ? FOR KEY SHARE"
+                         : "SELECT embed_hash FROM passages WHERE id = ?"));
   return Status::Ok();
+}
+
+Result<bool> GraphWriter::PassageHolds(int64_t passage_id, uint64_t embed_hash) {
+  passage_hash_.Bind(1, passage_id);
+  FLOWRAG_ASSIGN_OR_RETURN(bool row, passage_hash_.Step());
+  const bool holds = row && HashFromSql(passage_hash_.Int(0)) == embed_hash;
+  passage_hash_.Reset();
+  report_.passages_gone += !holds;
+  return holds;
 }
 
 Status GraphWriter::ClearPassage(int64_t passage_id) {

@@ -47,6 +47,7 @@ struct GraphWriteReport {
   size_t facts_deleted = 0;
   size_t triples_rejected = 0;  // subject or object not among the passage's entities
   size_t key_conflicts = 0;     // an alias already naming another entity
+  size_t passages_gone = 0;     // replaced or deleted since they were read (PassageHolds)
   std::set<int64_t> created_entities;
   std::set<int64_t> renamed_entities;  // canonical name changed (embedding changes)
 };
@@ -73,6 +74,14 @@ class GraphWriter {
   // Removes everything passage `passage_id` contributed (before the passage
   // itself is deleted); Finish() then collects what only it supported.
   Status ForgetPassage(int64_t passage_id) { return ClearPassage(passage_id); }
+
+  // True when passage `passage_id` is still stored with the text whose
+  // Hash64(PassageEmbedText(...)) is `embed_hash`; it then stays so until
+  // the transaction ends (PostgreSQL: FOR KEY SHARE). False (and counted in
+  // passages_gone) when another writer replaced or deleted it since it was
+  // read: an extraction of it must not be written (SQLite may even have
+  // given its id to a new passage).
+  Result<bool> PassageHolds(int64_t passage_id, uint64_t embed_hash);
 
   // Records a failed extraction so it is reported (and retried next run).
   Status MarkFailed(int64_t passage_id, std::string_view extractor, std::string_view detail);
@@ -119,7 +128,7 @@ class GraphWriter {
   std::unordered_map<std::string, int64_t> key_owners_;   // KeyOwner's memo
   Statement find_key_, insert_entity_, insert_key_, upsert_mention_, insert_description_,
       find_relation_, insert_relation_, find_fact_, insert_fact_, insert_fact_source_, mark_, clear_keys_, clear_mentions_,
-      clear_descriptions_, clear_fact_sources_, entities_of_passage_, canonical_, rename_;
+      clear_descriptions_, clear_fact_sources_, entities_of_passage_, canonical_, rename_, passage_hash_;
 };
 
 }  // namespace flowrag

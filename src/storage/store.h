@@ -270,6 +270,7 @@ class GraphSink {
     std::string title;
     std::string text;
     std::string document_id;  // external id of its document
+    uint64_t embed_hash = 0;  // of title and text (GraphWriter::PassageHolds)
     // ForEachPassageContent: the detail its successful extraction recorded
     // (GraphWriter::ApplyPassage), empty when it has none.
     std::string extracted_with;

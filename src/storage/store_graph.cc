@@ -35,19 +35,21 @@ Status Store::DeletePassagesFromGraph(GraphWriter& writer,
 
 namespace {
 
-// A row (id, ordinal, title, document rowid, begin, end, external id), its
-// text sliced from the document (read once per document).
+// A row (id, ordinal, title, document rowid, begin, end, external id,
+// embed hash), its text sliced from the document (read once per document).
 Result<Store::PendingPassage> ReadPendingPassage(const Statement& s, DocumentTexts& texts) {
   FLOWRAG_ASSIGN_OR_RETURN(std::string_view text, texts.Slice(s.Int(3), s.Int(4), s.Int(5)));
   return Store::PendingPassage{s.Int(0), static_cast<int32_t>(s.Int(1)), std::string(s.Text(2)),
-                               std::string(text), std::string(s.Text(6)), {}};
+                               std::string(text), std::string(s.Text(6)),
+                               HashFromSql(s.Int(7)), {}};
 }
 
 // Passages without a successful extraction by ?2, above id ?1, with no claim
 // live at ?4 when ?4 is not 0, the first ?3 in id order.
 constexpr char kPendingSql[] =
     "SELECT p.id, p.ordinal, d.title, p.document_id, p.begin_offset, p.end_offset, "
-    "d.external_id FROM passages p JOIN documents d ON d.id = p.document_id WHERE p.id > ?1 "
+    "d.external_id, p.embed_hash FROM passages p JOIN documents d ON d.id = p.document_id "
+    "WHERE p.id > ?1 "
     "AND NOT EXISTS (SELECT 1 FROM extraction_state x WHERE "
     "x.passage_id = p.id AND x.status = 'done' AND x.extractor = ?2) "
     "AND (CAST(?4 AS BIGINT) = 0 OR NOT EXISTS (SELECT 1 FROM extraction_state c WHERE "
@@ -164,7 +166,7 @@ Status Store::ForEachPassageContent(const std::function<Status(PendingPassage&&)
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s,
       conn_->Prepare("SELECT p.id, p.ordinal, d.title, p.document_id, p.begin_offset, "
-                     "p.end_offset, d.external_id, x.detail FROM passages p JOIN documents d ON "
+                     "p.end_offset, d.external_id, p.embed_hash, x.detail FROM passages p JOIN documents d ON "
                      "d.id = p.document_id LEFT JOIN extraction_state x ON x.passage_id = p.id "
                      "AND x.status = 'done' WHERE " FLOWRAG_NOT_STRUCTURED_SQL " ORDER BY p.id"));
   FLOWRAG_ASSIGN_OR_RETURN(DocumentTexts texts, DocumentTexts::Prepare(*conn_));
@@ -172,7 +174,7 @@ Status Store::ForEachPassageContent(const std::function<Status(PendingPassage&&)
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
     FLOWRAG_ASSIGN_OR_RETURN(PendingPassage p, ReadPendingPassage(s, texts));
-    p.extracted_with = s.Text(7);
+    p.extracted_with = s.Text(8);
     FLOWRAG_RETURN_IF_ERROR(fn(std::move(p)));
   }
   return Status::Ok();
