@@ -21,6 +21,7 @@ packages=(
   python3-numpy python3-pytest python3-setuptools python3-wheel python3-build
   chromium fonts-dejavu-core   # the viewer test (headless browser)
   wrk curl                     # bench/server_load.sh
+  nodejs npm                   # js/: the viewer's graph library, the tests' real clients
 )
 
 missing=()
@@ -30,14 +31,31 @@ for p in "${packages[@]}"; do
   fi
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "setup: all ${#packages[@]} packages present"
-  exit 0
+# A machine whose Node.js came from elsewhere (with its own npm) keeps it.
+if command -v npm >/dev/null && command -v node >/dev/null; then
+  kept=()
+  for p in "${missing[@]}"; do
+    [ "$p" = nodejs ] || [ "$p" = npm ] || kept+=("$p")
+  done
+  missing=("${kept[@]}")
 fi
 
-echo "setup: installing ${missing[*]}"
-sudo_cmd=()
-if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
-export DEBIAN_FRONTEND=noninteractive
-"${sudo_cmd[@]}" apt-get update -qq
-"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all Debian packages present"
+else
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The npm packages of js/ (package-lock.json pins them): installed again only
+# when the lock file changed since the last install.
+js_dir="$(cd "$(dirname "$0")/.." && pwd)/js"
+if ! cmp -s "$js_dir/package-lock.json" "$js_dir/node_modules/.flowrag-installed-lock"; then
+  echo "setup: npm ci in js/"
+  (cd "$js_dir" && npm ci --no-audit --no-fund --loglevel=error)
+  cp "$js_dir/package-lock.json" "$js_dir/node_modules/.flowrag-installed-lock"
+fi
