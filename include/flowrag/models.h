@@ -20,8 +20,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "flowrag/matrix.h"
@@ -85,6 +87,11 @@ struct ChatUsage {
   int64_t completion_tokens = 0;
 };
 
+// Receives the text of an answer as the model produces it (in pieces, in
+// order; together they are ChatResponse::content). Returning false cancels
+// the completion: CompleteStreaming then returns Cancelled.
+using TextSink = std::function<bool(std::string_view piece)>;
+
 // A chat completion model, as every LLM feature of flowrag sees it
 // (extraction, keywords, decomposition, answers). Features that need a
 // model take a ChatModel* that may be null: then they use their offline
@@ -105,6 +112,18 @@ class ChatModel {
     out.reserve(requests.size());
     for (const ChatRequest& r : requests) out.push_back(Complete(r));
     return out;
+  }
+  // Complete(), handing the answer's text to `sink` as it arrives (an
+  // OpenAI-compatible client asks its endpoint to stream). The default
+  // completes, then hands over the whole text at once. The result is what
+  // Complete() would return; Cancelled when `sink` returned false.
+  virtual Result<ChatResponse> CompleteStreaming(const ChatRequest& request,
+                                                 const TextSink& sink) {
+    Result<ChatResponse> r = Complete(request);
+    if (r.ok() && !r->content.empty() && !sink(r->content)) {
+      return Status::Cancelled("chat completion: the reader stopped");
+    }
+    return r;
   }
   // Totals since construction; the default reports nothing.
   virtual ChatUsage usage() const { return {}; }

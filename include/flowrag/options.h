@@ -12,11 +12,14 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "flowrag/models.h"
 #include "flowrag/status.h"
 
 namespace flowrag {
+
+class AnswerObserver;  // types.h
 
 // How documents are cut into passages.
 struct ChunkOptions {
@@ -171,6 +174,11 @@ struct AnswerOptions {
   std::string style = "short";
   // Give up between steps once this much wall time has passed (0 = no limit).
   double deadline_ms = 0.0;
+  // Earlier turns of a conversation (chat clients), oldest first: shown to
+  // the chat model as the conversation so far; retrieval uses the question.
+  std::vector<ChatMessage> conversation;
+  // Streams the answer as it is made (types.h); not owned, may be null.
+  AnswerObserver* observer = nullptr;
 
   // Names the offending field when the options are inconsistent.
   Status Validate() const;
@@ -223,6 +231,12 @@ struct EngineOptions {
   // follow_poll_ms (also PostgreSQL's fallback). `flowrag serve` sets it.
   bool follow_store = false;
   uint64_t follow_poll_ms = 250;
+  // What QueryOptions::method "auto" means; empty: qafd on a store with a
+  // graph, else hybrid (flowrag.yaml: query.method).
+  std::string default_method;
+  // Per-query method options a query gets when it does not set them itself
+  // (flowrag.yaml: methods), e.g. {"qafd.alpha": "20"}.
+  std::map<std::string, std::string> default_params;
 };
 
 }  // namespace flowrag

@@ -26,6 +26,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,12 @@ struct ServerOptions {
 struct WorkspaceSpec {
   std::string name;     // [A-Za-z0-9_.-], 1 to 64 characters, unique
   std::string db_path;  // opened (created if missing) with Engine::Open
+  // This workspace's own bearer token: it opens this workspace's /v1 routes
+  // and no other's (ServerOptions::bearer_token opens all). Empty: none.
+  // A workspace with a token needs one even when the server has none.
+  std::string token;
+  // The engine options of this workspace; unset: ServerOptions::engine.
+  std::optional<EngineOptions> engine;
 };
 
 class Server {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace flowrag {
@@ -120,6 +121,22 @@ struct Answer {
   TokenUsage usage;
   std::vector<std::string> warnings;  // degradations (e.g. the model failed: extractive answer)
   double time_ms = 0.0;
+};
+
+// Receives an answer while Engine::Ask makes it (AnswerOptions::observer),
+// on the thread that called Ask: first the retrieval the answer is written
+// from (passages numbered as its citations, subgraph), once; then the
+// answer's text in pieces as the chat model writes it (an offline answer,
+// or a model that does not stream, in one piece). Ask then returns the
+// whole Answer, which is authoritative: if the model fails midway, the
+// pipeline answers offline and warns, and the text may differ from the
+// pieces. Returning false from either call cancels the answer (the model's
+// request is aborted): Ask returns Cancelled.
+class AnswerObserver {
+ public:
+  virtual ~AnswerObserver() = default;
+  virtual bool OnRetrieval(const RetrievalResult& retrieval) = 0;
+  virtual bool OnText(std::string_view piece) = 0;
 };
 
 // A document given directly (not read from a file): the HTTP API's inserts.

@@ -1,5 +1,7 @@
 #include "agent/llm_answer.h"
 
+#include "agent/answer_stream.h"
+
 #include <algorithm>
 #include <set>
 
@@ -79,6 +81,14 @@ std::string System(std::string_view base, const AnswerContext& context) {
   return s;
 }
 
+// At most `max_bytes` of `s`, not cutting a UTF-8 character.
+std::string_view CutUtf8(std::string_view s, size_t max_bytes) {
+  if (s.size() <= max_bytes) return s;
+  size_t end = max_bytes;
+  while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
+  return s.substr(0, end);
+}
+
 }  // namespace
 
 std::string FormatContext(const AnswerContext& c) {
@@ -93,6 +103,15 @@ std::string FormatContext(const AnswerContext& c) {
     for (const std::string& r : c.relations) out += "- " + r + "\n";
   }
   if (!c.notes.empty()) out += "\nFrom earlier steps:\n" + c.notes + "\n";
+  if (!c.conversation.empty()) {
+    out += "\nConversation so far (the question continues it):\n";
+    const size_t first =
+        c.conversation.size() > kConversationTurns ? c.conversation.size() - kConversationTurns : 0;
+    for (size_t i = first; i < c.conversation.size(); ++i) {
+      const ChatMessage& m = c.conversation[i];
+      out += m.role + ": " + std::string(CutUtf8(m.content, kConversationTurnBytes)) + "\n";
+    }
+  }
   return out;
 }
 
@@ -121,7 +140,8 @@ bool IsInsufficient(std::string_view answer) {
 }
 
 Result<LlmAnswerResult> LlmAnswerQuestion(ChatModel& chat, std::string_view question,
-                                          const AnswerContext& context, std::string_view style) {
+                                          const AnswerContext& context, std::string_view style,
+                                          const TextSink* sink) {
   const size_t n = context.passages.size();
   LlmAnswerResult out;
   if (style == "long") {
@@ -130,14 +150,20 @@ Result<LlmAnswerResult> LlmAnswerQuestion(ChatModel& chat, std::string_view ques
                     {"user", UserMessage(question, context)}};
     req.temperature = 0.0;
     req.max_tokens = 2048;
-    FLOWRAG_ASSIGN_OR_RETURN(ChatResponse resp, chat.Complete(req));
+    FLOWRAG_ASSIGN_OR_RETURN(ChatResponse resp, sink != nullptr
+                                                    ? chat.CompleteStreaming(req, *sink)
+                                                    : chat.Complete(req));
     out.text = resp.content;
     out.answered = !IsInsufficient(resp.content);
     out.markers = MarkersInText(resp.content, n);
     return out;
   }
-  FLOWRAG_ASSIGN_OR_RETURN(nlohmann::json j, AskJsonObject(chat, System(kShortAnswer, context),
-                                                           UserMessage(question, context), 1024));
+  JsonStringFieldStream final_answer("final_answer", sink);
+  const TextSink filtered = [&final_answer](std::string_view piece) { return final_answer(piece); };
+  FLOWRAG_ASSIGN_OR_RETURN(
+      nlohmann::json j,
+      AskJsonObject(chat, System(kShortAnswer, context), UserMessage(question, context), 1024,
+                    sink != nullptr ? &filtered : nullptr));
   if (!j.contains("final_answer")) {
     return Status::InvalidArgument("model answer lacks \"final_answer\": " +
                                    j.dump().substr(0, 120));

@@ -33,7 +33,13 @@ struct AnswerContext {
   std::vector<ScoredPassage> passages;  // numbered from 1
   std::vector<std::string> relations;   // SA-RAG key relationships (τr)
   std::string notes;                    // earlier steps: summaries, sub-question answers
+  // Earlier turns of a chat (AnswerOptions::conversation); the prompt shows
+  // the last kConversationTurns, each cut to kConversationTurnBytes.
+  std::vector<ChatMessage> conversation;
 };
+
+inline constexpr size_t kConversationTurns = 8;
+inline constexpr size_t kConversationTurnBytes = 2000;
 
 // The context as the prompts show it.
 std::string FormatContext(const AnswerContext& context);
@@ -45,8 +51,11 @@ struct LlmAnswerResult {
   std::vector<int> markers;  // cited passage numbers, 1-based, unique, ascending
 };
 
+// With `sink`, the answer's text goes there as the model writes it: the
+// whole response (style "long"), or the final_answer field (style "short").
 Result<LlmAnswerResult> LlmAnswerQuestion(ChatModel& chat, std::string_view question,
-                                          const AnswerContext& context, std::string_view style);
+                                          const AnswerContext& context, std::string_view style,
+                                          const TextSink* sink = nullptr);
 
 struct LlmReasonResult {
   std::string summary;  // provided_context

@@ -169,8 +169,13 @@ class Pipeline {
     answer_.retrieval.diagnostics.time_ms = evidence_.retrieval_ms();
     const std::vector<ScoredPassage>& ctx = answer_.retrieval.passages;
     if (llm_ != nullptr) {
-      AnswerContext ac{evidence_.shown(), evidence_.relations(), std::move(notes)};
-      auto r = LlmAnswerQuestion(*llm_, question, ac, options_.style);
+      AnswerContext ac{evidence_.shown(), evidence_.relations(), std::move(notes),
+                       options_.conversation};
+      AnswerStream* stream = deps_.stream;
+      if (stream != nullptr && !stream->Retrieval(answer_.retrieval)) return;
+      auto r = LlmAnswerQuestion(*llm_, question, ac, options_.style,
+                                 stream != nullptr ? &stream->text_sink() : nullptr);
+      if (stream != nullptr && stream->cancelled()) return;  // Ask returns Cancelled
       if (r.ok()) {
         answer_.text = r->text;
         answer_.reasoning = r->reasoning;
@@ -260,7 +265,8 @@ class Pipeline {
       FLOWRAG_ASSIGN_OR_RETURN(RetrievalResult r, Retrieve(query));
       if (round == 0) first = r;
       AnswerStep step{query, "", "", "", Ids(r.passages)};
-      AnswerContext ac{Head(r.passages, options_.context_passages), r.context, summary};
+      AnswerContext ac{Head(r.passages, options_.context_passages), r.context, summary,
+                       options_.conversation};
       auto res = LlmReason(*llm_, question_, ac);
       if (!res.ok()) {
         Degrade("chain-of-thought step " + std::to_string(round + 1), res.status());

@@ -45,6 +45,7 @@
 #include <functional>
 #include <string_view>
 
+#include "agent/answer_stream.h"
 #include "agent/extractive.h"
 #include "agent/usage_chat.h"
 #include "flowrag/options.h"
@@ -65,6 +66,9 @@ struct PipelineDeps {
   ChatModel* chat = nullptr;  // the configured model, or null (offline)
   IdfFunction idf;            // the store's term statistics for the extractive answerer
   TokenPrices prices;         // for Answer::usage.cost_usd
+  // Streams the final answer (AnswerOptions::observer); may be null. The
+  // model's final answer streams through it; Ask closes it.
+  AnswerStream* stream = nullptr;
 };
 
 // options must be valid (AnswerOptions::Validate). FailedPrecondition when

@@ -55,6 +55,13 @@ Result<ChatResponse> UsageChat::Complete(const ChatRequest& request) {
   return r;
 }
 
+Result<ChatResponse> UsageChat::CompleteStreaming(const ChatRequest& request,
+                                                  const TextSink& sink) {
+  Result<ChatResponse> r = inner_->CompleteStreaming(request, sink);
+  Count(r);
+  return r;
+}
+
 std::vector<Result<ChatResponse>> UsageChat::CompleteBatch(std::span<const ChatRequest> requests) {
   std::vector<Result<ChatResponse>> out = inner_->CompleteBatch(requests);
   for (const auto& r : out) Count(r);

@@ -29,6 +29,8 @@ class UsageChat final : public ChatModel {
 
   std::string Model() const override { return inner_->Model(); }
   Result<ChatResponse> Complete(const ChatRequest& request) override;
+  Result<ChatResponse> CompleteStreaming(const ChatRequest& request,
+                                         const TextSink& sink) override;
   std::vector<Result<ChatResponse>> CompleteBatch(std::span<const ChatRequest> requests) override;
   ChatUsage usage() const override;
 

@@ -1,5 +1,8 @@
 // EngineImpl::Ask: the answer pipelines of agent/pipeline.h, or the
 // schema-guided agent of agent/schema_agent.h, over this engine.
+#include <optional>
+
+#include "agent/answer_stream.h"
 #include "agent/pipeline.h"
 #include "agent/schema_agent.h"
 #include "agent/schema_index.h"
@@ -61,6 +64,17 @@ Result<Answer> EngineImpl::Ask(std::string_view question, const AnswerOptions& o
   if (chat != nullptr) {
     FLOWRAG_ASSIGN_OR_RETURN(deps.prices, TokenPricesFromEnv());
   }
+  std::optional<AnswerStream> stream;
+  if (options.observer != nullptr) stream.emplace(options.observer);
+  deps.stream = stream ? &*stream : nullptr;
+  FLOWRAG_ASSIGN_OR_RETURN(Answer answer, RunPipelineOf(question, options, snap, deps));
+  if (stream) FLOWRAG_RETURN_IF_ERROR(stream->Close(answer));
+  return answer;
+}
+
+Result<Answer> EngineImpl::RunPipelineOf(std::string_view question, const AnswerOptions& options,
+                                         const std::shared_ptr<const Snapshot>& snap,
+                                         const PipelineDeps& deps) const {
   std::shared_ptr<const SchemaIndex> schema;
   if (options.pipeline == "schema" || options.pipeline == "auto") {
     FLOWRAG_ASSIGN_OR_RETURN(schema, SchemaIndexFor(*snap));

@@ -65,8 +65,10 @@ Result<std::vector<MethodOption>> Engine::MethodOptions(std::string_view method)
   return options;
 }
 
-std::string_view ResolveMethod(const Snapshot& snapshot, std::string_view method) {
+std::string_view ResolveMethod(const Snapshot& snapshot, std::string_view method,
+                               const std::string& default_method) {
   if (method != kAutoMethod) return method;
+  if (!default_method.empty()) return default_method;
   const KnowledgeGraph* g = snapshot.graph();
   const bool graph = g != nullptr && g->num_entities() > 0;
   return graph ? "qafd" : "hybrid";
@@ -82,6 +84,12 @@ Result<std::unique_ptr<EngineImpl>> EngineImpl::Create(const std::string& db_pat
   for (const std::string& name : RetrieverNames()) {
     FLOWRAG_ASSIGN_OR_RETURN(auto r, MakeRetriever(name));
     engine->retrievers_.emplace(name, std::move(r));
+    // The defaults this method reads (EngineOptions::default_params).
+    FLOWRAG_ASSIGN_OR_RETURN(std::vector<MethodOption> reads, Engine::MethodOptions(name));
+    for (const MethodOption& o : reads) {
+      auto d = options.default_params.find(o.name);
+      if (d != options.default_params.end()) engine->method_defaults_[name][o.name] = d->second;
+    }
   }
   if (!options.read_only) {
     // Inserts served over HTTP come in bursts: their parts are written
@@ -488,7 +496,7 @@ Result<RetrievalResult> EngineImpl::Query(std::string_view question,
 
 Result<RetrievalResult> EngineImpl::QueryOn(const Snapshot& snapshot, std::string_view question,
                                             const QueryOptions& options, ChatModel* chat) const {
-  const std::string method(ResolveMethod(snapshot, options.method));
+  const std::string method(ResolveMethod(snapshot, options.method, options_.default_method));
   auto it = retrievers_.find(method);
   if (it == retrievers_.end()) {
     std::string known;
@@ -500,7 +508,13 @@ Result<RetrievalResult> EngineImpl::QueryOn(const Snapshot& snapshot, std::strin
   RetrievalRequest request;
   request.query = std::string(question);
   request.top_k = options.top_k;
-  request.params = &options.params;
+  std::map<std::string, std::string> params;
+  const auto defaults = method_defaults_.find(method);
+  if (defaults != method_defaults_.end()) {
+    params = defaults->second;
+    for (const auto& [k, v] : options.params) params[k] = v;  // the query's own win
+  }
+  request.params = defaults == method_defaults_.end() ? &options.params : &params;
   request.chat = chat;
   request.explain = options.explain;
   FLOWRAG_ASSIGN_OR_RETURN(RetrievalOutput out, it->second->Retrieve(*snap, request));

@@ -29,16 +29,20 @@
 
 namespace flowrag {
 
+struct PipelineDeps;  // agent/pipeline.h
+
 struct ConstructionPlan;
 class EntityDictionary;
 class HeuristicExtractor;
 class SchemaIndex;
 
-// QueryOptions::method "auto": the best method measured for what the
-// snapshot holds (qafd over a graph with entities, else hybrid); any other
-// name is returned as given.
+// QueryOptions::method "auto": `default_method` when set
+// (EngineOptions::default_method), else the best method measured for what
+// the snapshot holds (qafd over a graph with entities, else hybrid); any
+// other name is returned as given.
 inline constexpr std::string_view kAutoMethod = "auto";
-std::string_view ResolveMethod(const Snapshot& snapshot, std::string_view method);
+std::string_view ResolveMethod(const Snapshot& snapshot, std::string_view method,
+                               const std::string& default_method);
 
 // IndexOptions::interrupt, polled between batches: OK when unset.
 inline Status PollInterrupt(const IndexOptions& options) {
@@ -171,6 +175,8 @@ class EngineImpl final : public Engine {
   std::string embedder_kind_;
   std::shared_ptr<Embedder> embedder_;
   std::map<std::string, std::unique_ptr<Retriever>, std::less<>> retrievers_;
+  // Per method, the EngineOptions::default_params it reads.
+  std::map<std::string, std::map<std::string, std::string>> method_defaults_;
   // The query-time chat model, made on the first query when the engine has
   // one (engine/chat_setup.h); a client the engine makes caches its answers
   // in the store like extraction answers.
@@ -184,6 +190,11 @@ class EngineImpl final : public Engine {
   // on its first schema question and kept with it (Snapshot::Derived); null
   // without a contract in the store.
   Result<std::shared_ptr<const SchemaIndex>> SchemaIndexFor(const Snapshot& snap) const;
+  // Ask's pipeline on `snap`: the schema agent when the store has a contract
+  // (or it is asked for), else the answer pipeline.
+  Result<Answer> RunPipelineOf(std::string_view question, const AnswerOptions& options,
+                               const std::shared_ptr<const Snapshot>& snap,
+                               const PipelineDeps& deps) const;
   Result<std::shared_ptr<const SchemaIndex>> BuildSchemaIndex(const Snapshot& snap) const;
 
   // Index, ingest, delete and import hold both, in this order: write_mu_

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/hash.h"
+#include "llm/chat_stream.h"
 #include "llm/openai_common.h"
 
 namespace flowrag {
@@ -162,6 +163,17 @@ Result<ChatResponse> ParseChatResponse(std::string_view body, const ChatRequest&
   return out;
 }
 
+// The answer a ChatStreamReader read, with estimated usage where the server
+// reported none.
+Result<ChatResponse> StreamedResponse(ChatStreamReader& stream, const ChatRequest& request) {
+  FLOWRAG_ASSIGN_OR_RETURN(ChatResponse out, stream.Finish());
+  if (!stream.usage_reported()) {
+    out.prompt_tokens = EstimatePromptTokens(request);
+    out.completion_tokens = EstimateTokens(CodePoints(out.content));
+  }
+  return out;
+}
+
 Status ValidateRequest(const ChatRequest& request) {
   if (request.messages.empty()) {
     return Status::InvalidArgument("ChatRequest.messages: expected at least one message");
@@ -225,6 +237,7 @@ uint64_t ChatCacheKey(std::string_view model, const ChatRequest& request) {
 // The outcome of one HTTP attempt.
 struct OpenAiChatClient::Attempt : llm_internal::AttemptStatus {
   ChatResponse response;  // the validated answer when `status` is OK
+  bool emitted = false;   // text went to the sink: not to be retried
 };
 
 Result<std::unique_ptr<OpenAiChatClient>> OpenAiChatClient::Create(
@@ -268,21 +281,42 @@ void OpenAiChatClient::RecordTokens(const ChatResponse& response) {
 }
 
 OpenAiChatClient::Attempt OpenAiChatClient::SendOnce(const std::string& body,
-                                                     const ChatRequest& request) {
-  const HttpRequest http_request = llm_internal::JsonPostRequest(
+                                                     const ChatRequest& request,
+                                                     const TextSink* sink) {
+  HttpRequest http_request = llm_internal::JsonPostRequest(
       url_, body, options_.connect_timeout_ms, options_.timeout_ms, options_.api_key);
+  std::optional<ChatStreamReader> stream;
+  if (sink != nullptr) {
+    stream.emplace(sink);
+    http_request.headers.front() = "Accept: text/event-stream";
+    http_request.on_body = [&stream](std::string_view piece) { return stream->Feed(piece); };
+  }
 
   Attempt attempt;
   Result<HttpResponse> result = [&] {
     llm_internal::RequestSlots::Lease slot(&slots_);
     return http_->Post(http_request);
   }();
+  attempt.emitted = stream && stream->emitted();
+  // The reader stopped the transfer: the sink cancelled, or the stream is
+  // malformed (not retried, as a malformed body is not).
+  if (stream && !result.ok() && result.status().code() == StatusCode::kCancelled) {
+    attempt.status = stream->Finish().status();
+    return attempt;
+  }
   if (!llm_internal::CheckHttpResult(result, redacted_url_, &attempt)) return attempt;
-  Result<ChatResponse> parsed = llm_internal::ParseResponseBody<ChatResponse>(
-      llm_internal::PostWhere(redacted_url_, result->status),
-      [&] { return ParseChatResponse(result->body, request); });
+  const std::string where = llm_internal::PostWhere(redacted_url_, result->status);
+  Result<ChatResponse> parsed = llm_internal::ParseResponseBody<ChatResponse>(where, [&] {
+    return stream && stream->saw_events() ? StreamedResponse(*stream, request)
+                                          : ParseChatResponse(result->body, request);
+  });
   if (!parsed.ok()) {
     attempt.status = parsed.status();
+    return attempt;
+  }
+  // A server that ignored "stream" answered with one JSON body.
+  if (stream && !stream->saw_events() && !parsed->content.empty() && !(*sink)(parsed->content)) {
+    attempt.status = Status::Cancelled("chat completion: the reader stopped");
     return attempt;
   }
   attempt.response = std::move(parsed).value();
@@ -301,14 +335,15 @@ double OpenAiChatClient::RetryDelayMs(double backoff_ms, const Attempt& attempt)
 }
 
 Result<ChatResponse> OpenAiChatClient::SendWithRetries(const std::string& body,
-                                                       const ChatRequest& request) {
+                                                       const ChatRequest& request,
+                                                       const TextSink* sink) {
   double backoff_ms = options_.initial_backoff_ms;  // RetryDelayMs() caps it
   for (int attempt_number = 0;; ++attempt_number) {
     if (attempt_number > 0) retries_.fetch_add(1, std::memory_order_relaxed);
     requests_.fetch_add(1, std::memory_order_relaxed);
-    Attempt attempt = SendOnce(body, request);
+    Attempt attempt = SendOnce(body, request, sink);
     if (attempt.status.ok()) return std::move(attempt.response);
-    if (!attempt.retryable || attempt_number >= options_.max_retries) {
+    if (!attempt.retryable || attempt.emitted || attempt_number >= options_.max_retries) {
       return Status(attempt.status.code(),
                     attempt.status.message() + llm_internal::GaveUpSuffix(attempt_number));
     }
@@ -319,7 +354,8 @@ Result<ChatResponse> OpenAiChatClient::SendWithRetries(const std::string& body,
   }
 }
 
-Result<ChatResponse> OpenAiChatClient::CompleteUncounted(const ChatRequest& request) {
+Result<ChatResponse> OpenAiChatClient::CompleteUncounted(const ChatRequest& request,
+                                                         const TextSink* sink) {
   FLOWRAG_RETURN_IF_ERROR(ValidateRequest(request));
   const std::string canonical = CanonicalChatRequestJson(options_.model, request);
   const uint64_t key = Hash64(canonical);
@@ -332,6 +368,9 @@ Result<ChatResponse> OpenAiChatClient::CompleteUncounted(const ChatRequest& requ
       response.from_cache = true;
       cache_hits_.fetch_add(1, std::memory_order_relaxed);
       RecordTokens(response);
+      if (sink != nullptr && !response.content.empty() && !(*sink)(response.content)) {
+        return Status::Cancelled("chat completion: the reader stopped");
+      }
       return response;
     }
   }
@@ -342,7 +381,11 @@ Result<ChatResponse> OpenAiChatClient::CompleteUncounted(const ChatRequest& requ
   body["temperature"] = request.temperature;
   body["max_tokens"] = request.max_tokens;
   if (request.json_mode) body["response_format"] = {{"type", "json_object"}};
-  FLOWRAG_ASSIGN_OR_RETURN(ChatResponse response, SendWithRetries(Dump(body), request));
+  if (sink != nullptr) {
+    body["stream"] = true;
+    body["stream_options"] = {{"include_usage", true}};
+  }
+  FLOWRAG_ASSIGN_OR_RETURN(ChatResponse response, SendWithRetries(Dump(body), request, sink));
   RecordTokens(response);
 
   if (cache_ != nullptr) {
@@ -360,9 +403,19 @@ Result<ChatResponse> OpenAiChatClient::CompleteUncounted(const ChatRequest& requ
 }
 
 Result<ChatResponse> OpenAiChatClient::Complete(const ChatRequest& request) {
+  return CompleteCounted(request, nullptr);
+}
+
+Result<ChatResponse> OpenAiChatClient::CompleteStreaming(const ChatRequest& request,
+                                                         const TextSink& sink) {
+  return CompleteCounted(request, &sink);
+}
+
+Result<ChatResponse> OpenAiChatClient::CompleteCounted(const ChatRequest& request,
+                                                       const TextSink* sink) {
   Result<ChatResponse> result = [&]() -> Result<ChatResponse> {
     try {
-      return CompleteUncounted(request);
+      return CompleteUncounted(request, sink);
     } catch (const std::exception& e) {  // bad_alloc and the like; nothing else throws
       return Status::Internal("POST " + redacted_url_ + ": " + e.what());
     }

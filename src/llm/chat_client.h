@@ -127,6 +127,14 @@ class OpenAiChatClient : public ChatModel {
   // Blocks for up to about (max_retries + 1) * timeout_ms plus backoff.
   Result<ChatResponse> Complete(const ChatRequest& request) override;
 
+  // Complete() with "stream": true (and stream_options.include_usage): each
+  // piece of text goes to `sink` as the server sends it. Retried like
+  // Complete() only until the first piece has arrived. A cache hit, or a
+  // server that answers with a plain JSON body, hands over the whole text
+  // at once. A sink returning false aborts the transfer (Cancelled).
+  Result<ChatResponse> CompleteStreaming(const ChatRequest& request,
+                                         const TextSink& sink) override;
+
   // Runs the requests on up to max_concurrency threads (the calling thread
   // included); results[i] answers requests[i], each with its own status.
   std::vector<Result<ChatResponse>> CompleteBatch(std::span<const ChatRequest> requests) override;
@@ -151,11 +159,15 @@ class OpenAiChatClient : public ChatModel {
   OpenAiChatClient(OpenAiChatOptions options, ResponseCache* cache,
                    std::shared_ptr<HttpClient> http);
 
-  Result<ChatResponse> CompleteUncounted(const ChatRequest& request);
+  // Complete() (`sink` null) or CompleteStreaming(), counting failures.
+  Result<ChatResponse> CompleteCounted(const ChatRequest& request, const TextSink* sink);
+  Result<ChatResponse> CompleteUncounted(const ChatRequest& request, const TextSink* sink);
   // Sends `body` with retries; returns the validated answer or the final error.
-  Result<ChatResponse> SendWithRetries(const std::string& body, const ChatRequest& request);
-  // One HTTP attempt and the validation of its answer.
-  Attempt SendOnce(const std::string& body, const ChatRequest& request);
+  Result<ChatResponse> SendWithRetries(const std::string& body, const ChatRequest& request,
+                                       const TextSink* sink);
+  // One HTTP attempt and the validation of its answer; with a sink, the
+  // answer is read as a stream and handed over as it arrives.
+  Attempt SendOnce(const std::string& body, const ChatRequest& request, const TextSink* sink);
   // The delay before the next retry, given the current exponential base.
   double RetryDelayMs(double backoff_ms, const Attempt& attempt);
   void RecordTokens(const ChatResponse& response);

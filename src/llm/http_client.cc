@@ -68,6 +68,8 @@ struct Transfer {
   HttpResponse response;
   size_t max_bytes = 0;
   bool too_large = false;
+  const std::function<bool(std::string_view)>* on_body = nullptr;  // HttpRequest::on_body
+  bool cancelled = false;
 };
 
 size_t WriteBody(char* data, size_t size, size_t count, void* user) {
@@ -78,6 +80,10 @@ size_t WriteBody(char* data, size_t size, size_t count, void* user) {
     return 0;  // makes curl abort with CURLE_WRITE_ERROR
   }
   t->response.body.append(data, n);
+  if (t->on_body != nullptr && *t->on_body && !(*t->on_body)(std::string_view(data, n))) {
+    t->cancelled = true;
+    return 0;
+  }
   return n;
 }
 
@@ -133,6 +139,7 @@ class CurlHttpClient : public HttpClient {
 
     Transfer transfer;
     transfer.max_bytes = request.max_response_bytes;
+    transfer.on_body = &request.on_body;
     char error_buffer[CURL_ERROR_SIZE] = {0};
 
     curl_easy_setopt(h, CURLOPT_URL, request.url.c_str());
@@ -176,6 +183,9 @@ class CurlHttpClient : public HttpClient {
         return Status::DeadlineExceeded(
             where + "timed out (connect timeout " + std::to_string(request.connect_timeout_ms) +
             " ms, total timeout " + std::to_string(request.timeout_ms) + " ms): " + detail);
+      }
+      if (rc == CURLE_WRITE_ERROR && transfer.cancelled) {
+        return Status::Cancelled(where + "the reader of the streamed body stopped");
       }
       if (rc == CURLE_WRITE_ERROR && transfer.too_large) {
         return Status::Unavailable(where + "response larger than " +

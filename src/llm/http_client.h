@@ -9,7 +9,8 @@
 //   DeadlineExceeded  the connect or total timeout expired;
 //   Unavailable       DNS, connect, TLS, send or receive failed, or the
 //                     response exceeded max_response_bytes;
-//   InvalidArgument   the request itself is unusable (bad URL, bad timeouts).
+//   InvalidArgument   the request itself is unusable (bad URL, bad timeouts);
+//   Cancelled         HttpRequest::on_body returned false.
 // Every message starts with "POST <url>: " (user:password in the URL is
 // redacted) and never contains request headers, so API keys do not leak into
 // logs.
@@ -21,6 +22,7 @@
 #define FLOWRAG_LLM_HTTP_CLIENT_H_
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -40,6 +42,10 @@ struct HttpRequest {
   int connect_timeout_ms = 5000;                  // TCP + TLS handshake; must be > 0
   int timeout_ms = 30000;                         // whole transfer including connect; must be > 0
   size_t max_response_bytes = size_t{256} << 20;  // larger bodies fail as Unavailable
+  // When set, called with each piece of the body as it arrives (the body is
+  // still collected into HttpResponse::body); returning false aborts the
+  // transfer and Post() returns Cancelled. For streamed answers (SSE).
+  std::function<bool(std::string_view piece)> on_body;
 };
 
 struct HttpResponse {

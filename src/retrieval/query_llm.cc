@@ -38,13 +38,14 @@ constexpr std::string_view kFilterSystem =
 }  // namespace
 
 Result<nlohmann::json> AskJsonObject(ChatModel& chat, std::string system, std::string user,
-                                     int max_tokens) {
+                                     int max_tokens, const TextSink* sink) {
   ChatRequest req;
   req.messages = {{"system", std::move(system)}, {"user", std::move(user)}};
   req.temperature = 0.0;
   req.max_tokens = max_tokens;
   req.json_mode = true;
-  FLOWRAG_ASSIGN_OR_RETURN(ChatResponse resp, chat.Complete(req));
+  FLOWRAG_ASSIGN_OR_RETURN(ChatResponse resp, sink != nullptr ? chat.CompleteStreaming(req, *sink)
+                                                              : chat.Complete(req));
   JsonRepairOptions ro;
   ro.allow_truncated = resp.finish_reason == "length";
   FLOWRAG_ASSIGN_OR_RETURN(RepairedJson parsed, ParseLlmJson(resp.content, ro));

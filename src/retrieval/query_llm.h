@@ -45,8 +45,9 @@ namespace flowrag {
 
 // One chat completion at temperature 0 in JSON mode; the answer parsed (and
 // repaired when cut off) as a JSON object, else InvalidArgument quoting it.
+// With `sink`, the raw answer text goes there as the model writes it.
 Result<nlohmann::json> AskJsonObject(ChatModel& chat, std::string system, std::string user,
-                                     int max_tokens);
+                                     int max_tokens, const TextSink* sink = nullptr);
 
 // The two lists apart (LightRAG's local and global modes read them
 // separately), each deduplicated case-insensitively; InvalidArgument when

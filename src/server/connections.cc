@@ -103,7 +103,7 @@ void AddressOf(int fd, bool peer, std::string* ip, int* port) {
 
 // The Stream a worker serves one request through: the bytes the poller read
 // first, then the socket, every read within the request's deadline.
-class ConnectionStream final : public httplib::Stream {
+class ConnectionStream final : public ServedStream {
  public:
   ConnectionStream(int fd, std::string buffered, const ConnectionLimits& limits,
                    const std::atomic<bool>& stopping)
@@ -130,6 +130,7 @@ class ConnectionStream final : public httplib::Stream {
     return static_cast<ssize_t>(n);
   }
   ssize_t write(const char* ptr, size_t size) override {
+    if (drop_writes_) return static_cast<ssize_t>(size);
     while (Wait(POLLOUT, limits_.write_timeout, Clock::time_point::max())) {
       const ssize_t n = send(fd_, ptr, size, MSG_NOSIGNAL);
       if (n >= 0 || (errno != EAGAIN && errno != EINTR)) return n;
@@ -143,6 +144,7 @@ class ConnectionStream final : public httplib::Stream {
     AddressOf(fd_, false, &ip, &port);
   }
   socket_t socket() const override { return fd_; }
+  void DropLaterWrites() override { drop_writes_ = true; }
 
   // The bytes read and not consumed (the start of a pipelined next request).
   std::string TakeUnread() { return buffer_.substr(pos_); }
@@ -184,6 +186,7 @@ class ConnectionStream final : public httplib::Stream {
   const ConnectionLimits& limits_;
   const std::atomic<bool>& stopping_;
   const Clock::time_point read_deadline_;
+  bool drop_writes_ = false;
 };
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {

@@ -71,9 +71,18 @@ struct ConnectionLimits {
   size_t workers = 8;
 };
 
+// The Stream one request is served through. A handler may write its
+// response itself (a streamed reply, written as it is made): it then calls
+// DropLaterWrites(), so that the response httplib writes after the handler
+// goes nowhere, and closes the connection after the request.
+class ServedStream : public httplib::Stream {
+ public:
+  virtual void DropLaterWrites() = 0;
+};
+
 // Serves one request from `stream` (whose head is buffered already). Returns
 // whether the connection may carry another request.
-using ServeFn = std::function<bool(httplib::Stream& stream)>;
+using ServeFn = std::function<bool(ServedStream& stream)>;
 
 // An error the front end answers by itself, before any worker sees the request.
 struct EarlyReply {

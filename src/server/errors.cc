@@ -58,7 +58,7 @@ nlohmann::json ErrorJson(const ApiError& error) {
 }
 
 Reply ErrorReply(const ApiError& error) {
-  return Reply{error.http_status, ErrorJson(error), error.code};
+  return Reply{error.http_status, ErrorJson(error), error.code, nullptr};
 }
 
 }  // namespace flowrag::server

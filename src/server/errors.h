@@ -8,8 +8,10 @@
 #ifndef FLOWRAG_SERVER_ERRORS_H_
 #define FLOWRAG_SERVER_ERRORS_H_
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 #include "flowrag/status.h"
 
@@ -37,15 +39,22 @@ ApiError BadRequest(std::string message, std::string field = "");
 // The JSON body of an error response.
 nlohmann::json ErrorJson(const ApiError& error);
 
-// What a handler answers: an HTTP status and a JSON body.
+// Writes bytes of a streamed reply to the client; false once the client is
+// gone (the writer should then stop).
+using StreamWriter = std::function<bool(std::string_view bytes)>;
+
+// What a handler answers: an HTTP status and a JSON body, or a stream.
 struct Reply {
   int http_status = 200;
   nlohmann::json body;
   std::string error_code;  // set for errors (metrics)
+  // A streamed reply (200, text/event-stream): when set, the server calls it
+  // on the worker thread once the head is out, and `body` is unused.
+  std::function<void(const StreamWriter& write)> stream;
 };
 
 Reply ErrorReply(const ApiError& error);
-inline Reply OkReply(nlohmann::json body) { return Reply{200, std::move(body), ""}; }
+inline Reply OkReply(nlohmann::json body) { return Reply{200, std::move(body), "", nullptr}; }
 
 }  // namespace flowrag::server
 

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,9 +20,20 @@
 namespace flowrag::server {
 
 // POST /v1/query: {question, method, pipeline, top_k, max_steps, answerer,
-// style, deadline_ms, options: {name: string|number|bool}} → Answer JSON.
+// style, deadline_ms, explain, options: {name: string|number|bool}, stream}
+// → Answer JSON, or with "stream": true the events of sse.h.
 // `max_deadline_ms` > 0 bounds the deadline a request may ask for.
 Reply HandleQuery(const Engine& engine, const nlohmann::json& request, double max_deadline_ms);
+
+// The fields a POST /v1/query body may have (the OpenAPI test checks them).
+std::span<const std::string_view> QueryRequestFields();
+
+// The events of sse.h for an answer to `question` (options already valid);
+// `engine` must outlive the reply.
+Reply StreamedAnswer(const Engine& engine, std::string question, AnswerOptions options);
+
+// The API error for a failed Ask (the field named when it is about one).
+ApiError AskError(const Status& status);
 
 // POST /v1/documents: {documents: [{id, title, text}], chunking} → IndexReport JSON.
 Reply HandleInsertDocuments(Engine& engine, const nlohmann::json& request);
@@ -32,7 +44,8 @@ Reply HandleInsertDocuments(Engine& engine, const nlohmann::json& request);
 // AnswerOptions::Validate nor the methods' option parsing (HandleQuery and
 // the retrievers do).
 std::optional<ApiError> ParseQueryRequest(const nlohmann::json& request, double max_deadline_ms,
-                                          std::string* question, AnswerOptions* options);
+                                          std::string* question, AnswerOptions* options,
+                                          bool* stream = nullptr);
 std::optional<ApiError> ParseDocuments(const nlohmann::json& request,
                                        std::vector<DocumentInput>* documents,
                                        IndexOptions* options);
@@ -45,6 +58,21 @@ Reply HandleStats(const Engine& engine, std::string_view workspace);
 
 // GET /v1/methods → the retrieval methods, pipelines, answerers and styles.
 Reply HandleMethods();
+
+// POST /v1/chat/completions (OpenAI-compatible, routes_chat.cc): {model,
+// messages, stream, stream_options: {include_usage}, n: 1, flowrag: {the
+// /v1/query fields but question, method and stream}}; other OpenAI fields
+// (temperature, max_tokens, ...) are accepted and ignored. Errors in the
+// OpenAI shape (ChatErrorReply); an unknown model is 404 model_not_found.
+Reply HandleChatCompletions(const Engine& engine, const nlohmann::json& request,
+                            double max_deadline_ms);
+
+// GET /v1/models (OpenAI-compatible): "flowrag" and "flowrag-<method>".
+Reply HandleModels();
+
+// An ApiError in the OpenAI error shape: errors.h's plus "type"
+// ("invalid_request_error" or "server_error") and "param" (the field).
+Reply ChatErrorReply(const ApiError& error);
 
 }  // namespace flowrag::server
 

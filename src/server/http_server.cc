@@ -22,6 +22,7 @@
 #include "server/errors.h"
 #include "server/handlers.h"
 #include "server/metrics.h"
+#include "server/openapi.h"
 #include "server/request_json.h"
 #include "server/routes.h"
 #include "server/viewer_page.h"
@@ -47,6 +48,8 @@ thread_local RequestContext tl_request;
 // Whether the response just written closes the connection (set by the
 // post-routing hook, read by the worker that serves the connection).
 thread_local bool tl_close_after = false;
+// The stream of the request this worker serves (for streamed replies).
+thread_local ServedStream* tl_stream = nullptr;
 
 // Bodies up to this size are read and dropped when a request is refused
 // before its body is read, so that the connection stays usable; a larger
@@ -63,9 +66,10 @@ constexpr size_t kReservedFiles = 64;
 class RequestParser final : public httplib::Server {
  public:
   // Whether the connection may carry another request.
-  bool ServeOne(httplib::Stream& stream) {
+  bool ServeOne(ServedStream& stream) {
     bool client_closes = false;
     tl_close_after = false;
+    tl_stream = &stream;
     const bool ok = process_request(stream, /*close_connection=*/false, client_closes, nullptr);
     return ok && !client_closes && !tl_close_after;
   }
@@ -122,11 +126,50 @@ void SetJson(httplib::Response& res, const Reply& reply) {
   tl_request.error_code = reply.error_code;
 }
 
+// Writes all of `bytes`; false when the client is gone or stalled for
+// write_timeout.
+bool WriteAll(httplib::Stream& out, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = out.write(bytes.data(), bytes.size());
+    if (n <= 0) return false;
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+// A streamed reply as Server-Sent Events, written by this worker as it is
+// made (httplib's content providers wait for a listening httplib::Server,
+// which ours is not): the head, then one chunk per write, then the last
+// chunk; the connection closes after it. A failed write (the client left,
+// or stalled for write_timeout) makes the writer stop, which cancels the
+// answer.
+void StreamReply(httplib::Response& res, const std::function<void(const StreamWriter&)>& stream) {
+  ServedStream& out = *tl_stream;
+  bool ok = WriteAll(out,
+                     "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\n"
+                     "Cache-Control: no-store\r\nX-Accel-Buffering: no\r\n"
+                     "X-Content-Type-Options: nosniff\r\nTransfer-Encoding: chunked\r\n"
+                     "Connection: close\r\n\r\n");
+  const StreamWriter write = [&](std::string_view bytes) {
+    if (!ok || bytes.empty()) return ok;
+    char size[24];
+    std::snprintf(size, sizeof(size), "%zx\r\n", bytes.size());
+    ok = WriteAll(out, size) && WriteAll(out, bytes) && WriteAll(out, "\r\n");
+    return ok;
+  };
+  if (ok) stream(write);
+  if (ok) WriteAll(out, "0\r\n\r\n");
+  out.DropLaterWrites();
+  res.status = 200;
+  res.set_header("Connection", "close");
+}
+
 class ServerImpl final : public Server {
  public:
   struct Workspace {
     std::string name;
     std::unique_ptr<Engine> engine;
+    std::string token;  // WorkspaceSpec::token
   };
 
   ServerImpl(ServerOptions options, std::vector<Workspace> workspaces)
@@ -157,7 +200,10 @@ class ServerImpl final : public Server {
                                    const httplib::ContentReader& reader, std::string* body) const;
   Reply Handle(const Route& route, Workspace& ws, const std::string& body);
   Workspace* FindWorkspace(const Route& route);
-  bool Authorized(const httplib::Request& req) const;
+  // Whether the request may use `ws` (null: a route of no workspace, e.g.
+  // /metrics): the server's token opens everything, a workspace's token only
+  // that workspace; with neither configured, everything is open.
+  bool Authorized(const httplib::Request& req, const Workspace* ws) const;
   void LogRequest(const httplib::Request& req, const httplib::Response& res);
 
   const ServerOptions options_;
@@ -241,14 +287,17 @@ void ServerImpl::LogRequest(const httplib::Request& req, const httplib::Response
   ctx = RequestContext{};
 }
 
-bool ServerImpl::Authorized(const httplib::Request& req) const {
-  if (options_.bearer_token.empty()) return true;
+bool ServerImpl::Authorized(const httplib::Request& req, const Workspace* ws) const {
+  const bool workspace_token = ws != nullptr && !ws->token.empty();
+  if (options_.bearer_token.empty() && !workspace_token) return true;
   const std::string header = req.get_header_value("Authorization");
   constexpr std::string_view kScheme = "Bearer ";
   if (header.size() <= kScheme.size() || header.compare(0, kScheme.size(), kScheme) != 0) {
     return false;
   }
-  return TokenMatches(std::string_view(header).substr(kScheme.size()), options_.bearer_token);
+  const std::string_view presented = std::string_view(header).substr(kScheme.size());
+  return (!options_.bearer_token.empty() && TokenMatches(presented, options_.bearer_token)) ||
+         (workspace_token && TokenMatches(presented, ws->token));
 }
 
 ServerImpl::Workspace* ServerImpl::FindWorkspace(const Route& route) {
@@ -305,7 +354,12 @@ std::optional<ApiError> ServerImpl::ReadBody(const httplib::Request& req,
 
 bool ServerImpl::Refused(const httplib::Request& req, const Route& route,
                          httplib::Response& res, Workspace** ws) {
-  if (NeedsAuth(route.kind) && !Authorized(req)) {
+  // The workspace is looked up first (its token may open it) but revealed
+  // only after the token is checked.
+  Workspace* found = route.kind == RouteKind::kUnknown || route.kind == RouteKind::kMetrics
+                         ? nullptr
+                         : FindWorkspace(route);
+  if (NeedsAuth(route.kind) && !Authorized(req, found)) {
     res.set_header("WWW-Authenticate", "Bearer realm=\"flowrag\"");
     SetJson(res, ErrorReply({401, "unauthorized",
                              req.has_header("Authorization")
@@ -322,7 +376,7 @@ bool ServerImpl::Refused(const httplib::Request& req, const Route& route,
                              ""}));
     return true;
   }
-  *ws = FindWorkspace(route);
+  *ws = route.kind == RouteKind::kMetrics ? &workspaces_.front() : found;
   if (*ws == nullptr) {
     SetJson(res, ErrorReply({404, "workspace_not_found", "no workspace \"" +
                                  EscapeForMessage(route.workspace, kMaxQuotedBytes) + "\"",
@@ -407,9 +461,15 @@ void ServerImpl::Dispatch(const httplib::Request& req, httplib::Response& res,
     case RouteKind::kMetrics:
       res.set_content(metrics_.Render(), "text/plain; version=0.0.4; charset=utf-8");
       return;
-    default:
-      SetJson(res, Handle(route, *ws, body));
+    case RouteKind::kOpenApi:
+      res.set_content(std::string(OpenApiJson()), kJsonType);
       return;
+    default: {
+      Reply reply = Handle(route, *ws, body);
+      if (reply.stream) return StreamReply(res, reply.stream);
+      SetJson(res, reply);
+      return;
+    }
   }
 }
 
@@ -431,6 +491,13 @@ Reply ServerImpl::Handle(const Route& route, Workspace& ws, const std::string& b
       return HandleStats(*ws.engine, ws.name);
     case RouteKind::kMethods:
       return HandleMethods();
+    case RouteKind::kModels:
+      return HandleModels();
+    case RouteKind::kChatCompletions: {
+      nlohmann::json request;
+      if (auto e = ParseJsonObject(body, &request)) return ChatErrorReply(*e);
+      return HandleChatCompletions(*ws.engine, request, options_.query_deadline_ms);
+    }
     default:
       return ErrorReply({500, "internal", "unhandled route", ""});
   }
@@ -468,7 +535,7 @@ Status ServerImpl::Start() {
   }
   auto connections = ConnectionServer::Listen(
       options_.host, options_.port, Limits(),
-      [this](httplib::Stream& stream) { return http_.ServeOne(stream); },
+      [this](ServedStream& stream) { return http_.ServeOne(stream); },
       [this](const EarlyReply& reply) {
         metrics_.RequestFinished(RouteLabel(RouteKind::kUnknown), "", reply.http_status, "", -1.0,
                                  reply.code, false);
@@ -529,9 +596,10 @@ Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options,
         return Status::InvalidArgument("workspace \"" + spec.name + "\" given twice");
       }
     }
-    Result<std::unique_ptr<Engine>> engine = Engine::Open(spec.db_path, options.engine);
+    Result<std::unique_ptr<Engine>> engine =
+        Engine::Open(spec.db_path, spec.engine ? *spec.engine : options.engine);
     if (!engine.ok()) return engine.status().WithContext("workspace \"" + spec.name + "\"");
-    opened.push_back({spec.name, std::move(engine).value()});
+    opened.push_back({spec.name, std::move(engine).value(), spec.token});
   }
   return std::unique_ptr<Server>(new server::ServerImpl(options, std::move(opened)));
 }

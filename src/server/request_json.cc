@@ -101,7 +101,7 @@ std::optional<ApiError> ParseJsonObject(std::string_view body, nlohmann::json* o
 }
 
 std::optional<ApiError> RejectUnknownFields(const nlohmann::json& object,
-                                            std::initializer_list<std::string_view> known,
+                                            std::span<const std::string_view> known,
                                             const std::string& prefix) {
   for (auto it = object.begin(); it != object.end(); ++it) {
     bool found = false;
@@ -113,6 +113,23 @@ std::optional<ApiError> RejectUnknownFields(const nlohmann::json& object,
     const std::string name = prefix + EscapeForMessage(it.key(), 60);
     return BadRequest("unknown field \"" + name + "\" (known: " + list + ")", name);
   }
+  return std::nullopt;
+}
+
+std::optional<ApiError> RejectUnknownFields(const nlohmann::json& object,
+                                            std::initializer_list<std::string_view> known,
+                                            const std::string& prefix) {
+  return RejectUnknownFields(object, std::span<const std::string_view>(known.begin(), known.size()),
+                             prefix);
+}
+
+std::optional<ApiError> ReadBoolean(const nlohmann::json& object, const char* name, bool* out) {
+  const nlohmann::json* v = Member(object, name);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_boolean()) {
+    return BadRequest(std::string(name) + ": expected true or false, got " + v->type_name(), name);
+  }
+  if (out != nullptr) *out = v->get<bool>();
   return std::nullopt;
 }
 

@@ -7,6 +7,7 @@
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -21,8 +22,15 @@ std::optional<ApiError> ParseJsonObject(std::string_view body, nlohmann::json* o
 
 // 400 naming the first member of `object` not in `known` (field = prefix + name).
 std::optional<ApiError> RejectUnknownFields(const nlohmann::json& object,
+                                            std::span<const std::string_view> known,
+                                            const std::string& prefix = "");
+std::optional<ApiError> RejectUnknownFields(const nlohmann::json& object,
                                             std::initializer_list<std::string_view> known,
                                             const std::string& prefix = "");
+
+// object[name] as a boolean into *out (when not null); absent (or null)
+// leaves *out unchanged.
+std::optional<ApiError> ReadBoolean(const nlohmann::json& object, const char* name, bool* out);
 
 // object[name] as a string into *out; absent (or null) leaves *out unchanged
 // unless `required`. `path` is the field's name in errors.

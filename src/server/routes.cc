@@ -40,7 +40,11 @@ RouteKind EndpointKind(std::string_view path, const std::vector<std::string_view
     if (first == "documents") return RouteKind::kDocuments;
     if (first == "stats") return RouteKind::kStats;
     if (first == "methods") return RouteKind::kMethods;
+    if (first == "models") return RouteKind::kModels;
     return RouteKind::kUnknown;
+  }
+  if (first == "chat" && n == 2 && DecodePercent(segments[at + 1]) == "completions") {
+    return RouteKind::kChatCompletions;
   }
   // documents/{id}: the id is the rest of the path, slashes (raw or encoded) included.
   if (first != "documents") return RouteKind::kUnknown;
@@ -78,6 +82,7 @@ Route ParseRoute(std::string_view path) {
     if (first.empty()) r.kind = RouteKind::kViewer;
     if (first == "healthz") r.kind = RouteKind::kHealthz;
     if (first == "metrics") r.kind = RouteKind::kMetrics;
+    if (first == "openapi.json") r.kind = RouteKind::kOpenApi;
     return r;
   }
   if (first == "w") {
@@ -110,6 +115,12 @@ std::string_view RouteLabel(RouteKind kind) {
       return "/v1/stats";
     case RouteKind::kMethods:
       return "/v1/methods";
+    case RouteKind::kChatCompletions:
+      return "/v1/chat/completions";
+    case RouteKind::kModels:
+      return "/v1/models";
+    case RouteKind::kOpenApi:
+      return "/openapi.json";
     case RouteKind::kUnknown:
       return "other";
   }
@@ -123,9 +134,12 @@ std::string_view AllowedMethods(RouteKind kind) {
     case RouteKind::kMetrics:
     case RouteKind::kStats:
     case RouteKind::kMethods:
+    case RouteKind::kModels:
+    case RouteKind::kOpenApi:
       return "GET, HEAD";
     case RouteKind::kQuery:
     case RouteKind::kDocuments:
+    case RouteKind::kChatCompletions:
       return "POST";
     case RouteKind::kDocument:
       return "DELETE";
@@ -146,6 +160,8 @@ bool MethodAllowed(RouteKind kind, std::string_view method) {
   return false;
 }
 
-bool NeedsAuth(RouteKind kind) { return kind != RouteKind::kViewer && kind != RouteKind::kHealthz; }
+bool NeedsAuth(RouteKind kind) {
+  return kind != RouteKind::kViewer && kind != RouteKind::kHealthz && kind != RouteKind::kOpenApi;
+}
 
 }  // namespace flowrag::server

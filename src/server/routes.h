@@ -3,10 +3,12 @@
 //
 //   /                      viewer page (default workspace)
 //   /w/{ws}/               viewer page of workspace ws
-//   /healthz  /metrics
+//   /healthz  /metrics  /openapi.json
 //   /v1/{endpoint}         default workspace
 //   /v1/w/{ws}/{endpoint}  workspace ws
-// where {endpoint} is query | documents | documents/{id} | stats | methods.
+// where {endpoint} is query | documents | documents/{id} | stats | methods |
+// chat/completions | models (the last two: the OpenAI-compatible API, so a
+// client's base URL is /v1 or /v1/w/{ws}).
 #ifndef FLOWRAG_SERVER_ROUTES_H_
 #define FLOWRAG_SERVER_ROUTES_H_
 
@@ -25,6 +27,9 @@ enum class RouteKind {
   kDocument,   // DELETE /documents/{id}
   kStats,
   kMethods,
+  kChatCompletions,  // POST: OpenAI-compatible chat completions
+  kModels,           // GET: OpenAI-compatible model list
+  kOpenApi,          // GET /openapi.json
 };
 
 struct Route {

@@ -5,6 +5,7 @@
 #include "engine/result_json.h"
 #include "server/handlers.h"
 #include "server/request_json.h"
+#include "server/sse.h"
 
 namespace flowrag::server {
 namespace {
@@ -60,13 +61,18 @@ std::optional<ApiError> ReadParams(const nlohmann::json& request,
 
 }  // namespace
 
+std::span<const std::string_view> QueryRequestFields() {
+  static constexpr std::string_view kFields[] = {
+      "question", "method",      "pipeline", "top_k",     "max_steps", "answerer", "style",
+      "deadline_ms", "analysis", "extension", "explain",  "options",   "stream"};
+  return kFields;
+}
+
 std::optional<ApiError> ParseQueryRequest(const nlohmann::json& request, double max_deadline_ms,
-                                          std::string* question, AnswerOptions* options) {
-  if (auto e = RejectUnknownFields(request, {"question", "method", "pipeline", "top_k", "max_steps",
-                                             "answerer", "style", "deadline_ms", "analysis", "extension",
-                                             "explain", "options"})) {
-    return e;
-  }
+                                          std::string* question, AnswerOptions* options,
+                                          bool* stream) {
+  if (auto e = RejectUnknownFields(request, QueryRequestFields())) return e;
+  if (auto e = ReadBoolean(request, "stream", stream)) return e;
   if (auto e = ReadString(request, "question", "question", true, question)) return e;
   if (question->find_first_not_of(" \t\r\n") == std::string::npos) {
     return BadRequest("question: expected a non-empty string", "question");
@@ -82,10 +88,7 @@ std::optional<ApiError> ParseQueryRequest(const nlohmann::json& request, double 
   if (auto e = ReadString(request, "analysis", "analysis", false, &options->schema.analysis)) return e;
   // Snapshots (a server-side directory) are not exposed over HTTP.
   if (auto e = ReadString(request, "extension", "extension", false, &options->schema.extension)) return e;
-  if (request.contains("explain")) {
-    if (!request["explain"].is_boolean()) return BadRequest("explain: expected true or false", "explain");
-    options->query.explain = request["explain"].get<bool>();
-  }
+  if (auto e = ReadBoolean(request, "explain", &options->query.explain)) return e;
   int64_t top_k = static_cast<int64_t>(options->query.top_k);
   if (auto e = ReadInteger(request, "top_k", 1, kMaxTopK, &top_k)) return e;
   options->query.top_k = static_cast<size_t>(top_k);
@@ -103,20 +106,40 @@ std::optional<ApiError> ParseQueryRequest(const nlohmann::json& request, double 
 Reply HandleQuery(const Engine& engine, const nlohmann::json& request, double max_deadline_ms) {
   std::string question;
   AnswerOptions options;
-  if (auto e = ParseQueryRequest(request, max_deadline_ms, &question, &options)) {
+  bool stream = false;
+  if (auto e = ParseQueryRequest(request, max_deadline_ms, &question, &options, &stream)) {
     return ErrorReply(*e);
   }
   if (Status st = options.Validate(); !st.ok()) {
     return ErrorReply(ErrorFromStatus(st, FieldOfMessage(st.message())));
   }
+  if (stream) return StreamedAnswer(engine, std::move(question), std::move(options));
   Result<Answer> answer = engine.Ask(question, options);
-  if (!answer.ok()) {
-    const Status& st = answer.status();
-    const std::string field =
-        st.code() == StatusCode::kInvalidArgument ? FieldOfMessage(st.message()) : "";
-    return ErrorReply(ErrorFromStatus(st, field));
-  }
+  if (!answer.ok()) return ErrorReply(AskError(answer.status()));
   return OkReply(AnswerJson(*answer));
+}
+
+ApiError AskError(const Status& st) {
+  const std::string field =
+      st.code() == StatusCode::kInvalidArgument ? FieldOfMessage(st.message()) : "";
+  return ErrorFromStatus(st, field);
+}
+
+Reply StreamedAnswer(const Engine& engine, std::string question, AnswerOptions options) {
+  Reply reply;
+  reply.stream = [&engine, question = std::move(question),
+                  options = std::move(options)](const StreamWriter& write) {
+    SseAnswerObserver events(&write);
+    AnswerOptions observed = options;
+    observed.observer = &events;
+    Result<Answer> answer = engine.Ask(question, observed);
+    if (answer.ok()) {
+      events.Send("answer", AnswerJson(*answer));
+    } else if (!events.gone()) {
+      events.Send("error", ErrorJson(AskError(answer.status())));
+    }
+  };
+  return reply;
 }
 
 }  // namespace flowrag::server

@@ -11,8 +11,33 @@
 namespace flowrag::cli {
 namespace {
 
-void PrintAnswer(const Answer& a) {
-  std::printf("%s\n", a.text.c_str());
+// --stream: the text goes to stdout as it comes; the rest of the answer
+// follows once it is whole.
+class PrintingObserver final : public AnswerObserver {
+ public:
+  bool OnRetrieval(const RetrievalResult&) override { return true; }
+  bool OnText(std::string_view piece) override {
+    std::fwrite(piece.data(), 1, piece.size(), stdout);
+    std::fflush(stdout);
+    printed_ += piece;
+    return true;
+  }
+  const std::string& printed() const { return printed_; }
+
+ private:
+  std::string printed_;
+};
+
+// `printed`: the text already on stdout (--stream); the final text is
+// printed again only when it differs (the model failed midway).
+void PrintAnswer(const Answer& a, const std::string* printed = nullptr) {
+  if (printed == nullptr) {
+    std::printf("%s\n", a.text.c_str());
+  } else if (*printed != a.text) {
+    std::printf("\n(final answer) %s\n", a.text.c_str());
+  } else {
+    std::printf("\n");
+  }
   if (!a.citations.empty()) std::printf("\n");
   for (const Citation& c : a.citations) {
     std::printf("[%d] %s (%s): \"%s\"\n", c.marker,
@@ -70,6 +95,14 @@ Status RunAsk(const AskArgs& args) {
   FLOWRAG_ASSIGN_OR_RETURN(auto engine, OpenExistingStore(args.db));
   if (!args.questions.empty()) return AskMany(*engine, args);
   if (args.question.empty()) return Status::InvalidArgument("ask: give a question or --questions FILE");
+  if (args.stream && !args.json) {
+    PrintingObserver printer;
+    AnswerOptions options = args.answer;
+    options.observer = &printer;
+    FLOWRAG_ASSIGN_OR_RETURN(Answer a, engine->Ask(args.question, options));
+    PrintAnswer(a, &printer.printed());
+    return Status::Ok();
+  }
   FLOWRAG_ASSIGN_OR_RETURN(Answer a, engine->Ask(args.question, args.answer));
   if (args.json) {
     std::printf("%s\n", ToJson(a).c_str());

@@ -1,5 +1,7 @@
 #include "commands.h"
 
+#include "config_cmd.h"
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -125,7 +127,8 @@ Result<std::map<std::string, std::string>> ParseSetPairs(const std::vector<std::
 Status RunIndex(IndexArgs args) {
   FLOWRAG_ASSIGN_OR_RETURN(args.index.chunking.strategy, ParseChunkStrategy(args.chunking));
   args.index.progress = !args.quiet;
-  FLOWRAG_ASSIGN_OR_RETURN(auto engine, Engine::Open(args.db, args.engine));
+  FLOWRAG_ASSIGN_OR_RETURN(EngineOptions eo, ConfiguredEngineOptions(args.db, args.engine));
+  FLOWRAG_ASSIGN_OR_RETURN(auto engine, Engine::Open(args.db, eo));
   FLOWRAG_ASSIGN_OR_RETURN(IndexReport report, engine->Index(args.sources, args.index));
   if (!args.quiet) PrintIndexReport(report);
   return Status::Ok();
@@ -135,8 +138,9 @@ Result<std::unique_ptr<Engine>> OpenExistingStore(const std::string& db) {
   if (!IsDatabaseUrl(db) && !std::filesystem::exists(db)) {
     return Status::NotFound(db + ": no such store (create it with `flowrag index`)");
   }
-  EngineOptions eo;
-  eo.read_only = true;
+  EngineOptions base;
+  base.read_only = true;
+  FLOWRAG_ASSIGN_OR_RETURN(EngineOptions eo, ConfiguredEngineOptions(db, base));
   return Engine::Open(db, eo);
 }
 

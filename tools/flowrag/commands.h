@@ -53,6 +53,7 @@ struct AskArgs {
   std::string questions;  // JSONL of {"id", "question"}: one JSON answer per line
   AnswerOptions answer;
   bool json = false;
+  bool stream = false;  // print the answer's text as it is written
 };
 
 struct IngestArgs {

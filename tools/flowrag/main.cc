@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "commands.h"
+#include "config_cmd.h"
 #include "flowrag/engine.h"
 #include "serve.h"
 #include "sql_cmd.h"
@@ -13,6 +14,21 @@ using namespace flowrag;
 int main(int argc, char** argv) {
   CLI::App app{"flowrag: graph retrieval for retrieval-augmented generation"};
   app.require_subcommand(1);
+  // flowrag.yaml is read before the command line, so its values are the
+  // defaults that flags override (`config check` reads its own file).
+  std::string config_flag = cli::ConfigFlagOf(argc, argv);
+  app.add_option("--config", config_flag,
+                 "Configuration file (default: $FLOWRAG_CONFIG, else ./flowrag.yaml if present)");
+  std::optional<Config> config;
+  if (const std::string path = ConfigPath(config_flag);
+      !path.empty() && !(argc > 1 && std::string(argv[1]) == "config")) {
+    Result<Config> loaded = LoadConfig(path);
+    if (!loaded.ok()) {
+      std::fprintf(stderr, "flowrag: error: %s\n", loaded.status().ToString().c_str());
+      return 2;
+    }
+    config = std::move(loaded).value();
+  }
   app.set_version_flag("--version", "flowrag 0.1.0");
   std::string methods;
   for (const auto& m : Engine::Methods()) methods += (methods.empty() ? "" : "|") + m;
@@ -114,6 +130,8 @@ int main(int argc, char** argv) {
                   "Save each query-scoped schema extension here as schema_<time>.yaml");
   ask->add_option("--set", ask_sets, "Override a method option: key=value (repeatable)");
   ask->add_flag("--json", aa.json, "Print the answer object as JSON");
+  ask->add_flag("--stream", aa.stream,
+                "Print the answer's text as the model writes it, then the citations");
 
   std::string schema_dir;
   bool schema_json = false;
@@ -196,7 +214,11 @@ int main(int argc, char** argv) {
   import_openie->add_flag("-q,--quiet", ima.quiet, "No progress output");
 
   cli::ServeArgs serve_args;
+  if (config) cli::ApplyServerDefaults(*config, &serve_args);
   auto* serve = cli::AddServeCommand(app, &serve_args);
+  std::string config_file;
+  auto* config_check = cli::AddConfigCommand(app, &config_file);
+  cli::SetActiveConfig(std::move(config));
   cli::SqlArgs sql_args;
   auto* sql = cli::AddSqlCommand(app, &sql_args);
 
@@ -250,6 +272,8 @@ int main(int argc, char** argv) {
     st = cli::RunServe(serve_args);
   } else if (*sql) {
     st = cli::RunSql(sql_args);
+  } else if (*config_check) {
+    st = cli::RunConfigCheck(config_file.empty() ? config_flag : config_file);
   }
   if (!st.ok()) {
     std::fprintf(stderr, "flowrag: error: %s\n", st.ToString().c_str());

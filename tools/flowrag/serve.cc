@@ -1,5 +1,7 @@
 #include "serve.h"
 
+#include "config_cmd.h"
+
 #include "flowrag/engine.h"
 
 #include <pthread.h>
@@ -30,7 +32,9 @@ void RaiseOpenFilesLimit() {
 CLI::App* AddServeCommand(CLI::App& app, ServeArgs* args) {
   auto* serve = app.add_subcommand(
       "serve", "HTTP JSON API (/v1/query, /v1/documents, ...) and the subgraph viewer (/)");
-  serve->add_option("--db", args->db, "Store of the default workspace (/v1/...)")->required();
+  serve->add_option("--db", args->db,
+                    "Store of the default workspace (/v1/...); default: the config file's "
+                    "workspaces");
   serve
       ->add_option("--host", args->server.host,
                    "Interface to bind (loopback unless told otherwise)")
@@ -85,15 +89,34 @@ CLI::App* AddServeCommand(CLI::App& app, ServeArgs* args) {
   return serve;
 }
 
-Status RunServe(ServeArgs args) {
-  std::vector<WorkspaceSpec> workspaces = {{"default", args.db}};
+// The workspaces to serve: --db (the default) or else the config file's,
+// then each --workspace.
+Result<std::vector<WorkspaceSpec>> WorkspacesOf(const ServeArgs& args) {
+  const Config* config = ActiveConfig();
+  std::vector<WorkspaceSpec> workspaces;
+  if (!args.db.empty()) {
+    WorkspaceSpec spec{"default", args.db, "", std::nullopt};
+    FLOWRAG_ASSIGN_OR_RETURN(spec.engine, ConfiguredEngineOptions(args.db, args.server.engine));
+    workspaces.push_back(std::move(spec));
+  } else if (config != nullptr && !config->workspaces.empty()) {
+    FLOWRAG_ASSIGN_OR_RETURN(workspaces, ConfiguredWorkspaces(*config, args.server.engine));
+  } else {
+    return Status::InvalidArgument("serve: give --db, or workspaces in the config file");
+  }
   for (const std::string& w : args.workspaces) {
     const size_t eq = w.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == w.size()) {
       return Status::InvalidArgument("--workspace \"" + w + "\": expected NAME=FILE");
     }
-    workspaces.push_back({w.substr(0, eq), w.substr(eq + 1)});
+    WorkspaceSpec spec{w.substr(0, eq), w.substr(eq + 1), "", std::nullopt};
+    FLOWRAG_ASSIGN_OR_RETURN(spec.engine, ConfiguredEngineOptions(spec.db_path, args.server.engine));
+    workspaces.push_back(std::move(spec));
   }
+  return workspaces;
+}
+
+Status RunServe(ServeArgs args) {
+  FLOWRAG_ASSIGN_OR_RETURN(std::vector<WorkspaceSpec> workspaces, WorkspacesOf(args));
   for (const WorkspaceSpec& w : workspaces) {
     if (!args.create && !IsDatabaseUrl(w.db_path) && !std::filesystem::exists(w.db_path)) {
       return Status::NotFound(w.db_path +
@@ -101,9 +124,19 @@ Status RunServe(ServeArgs args) {
                               "pass --create to start empty)");
     }
   }
+  // --token, else $FLOWRAG_SERVER_TOKEN, else the config's server.token_env.
   args.server.bearer_token = args.token;
   if (args.server.bearer_token.empty()) {
     if (const char* t = std::getenv("FLOWRAG_SERVER_TOKEN")) args.server.bearer_token = t;
+  }
+  if (const Config* c = ActiveConfig();
+      args.server.bearer_token.empty() && c != nullptr && c->token_env) {
+    const char* t = std::getenv(c->token_env->c_str());
+    if (t == nullptr || *t == '\0') {
+      return Status::FailedPrecondition(c->path + ": server.token_env: " + *c->token_env +
+                                        " is not set");
+    }
+    args.server.bearer_token = t;
   }
   if (!(args.max_body_mib > 0)) return Status::InvalidArgument("--max-body-mib: expected > 0");
   args.server.max_body_bytes = static_cast<size_t>(args.max_body_mib * 1048576.0);
