@@ -40,6 +40,7 @@ RouteKind EndpointKind(std::string_view path, const std::vector<std::string_view
     if (first == "documents") return RouteKind::kDocuments;
     if (first == "stats") return RouteKind::kStats;
     if (first == "methods") return RouteKind::kMethods;
+    if (first == "mcp") return RouteKind::kMcp;
     return RouteKind::kUnknown;
   }
   // documents/{id}: the id is the rest of the path, slashes (raw or encoded) included.
@@ -78,6 +79,7 @@ Route ParseRoute(std::string_view path) {
     if (first.empty()) r.kind = RouteKind::kViewer;
     if (first == "healthz") r.kind = RouteKind::kHealthz;
     if (first == "metrics") r.kind = RouteKind::kMetrics;
+    if (first == "mcp") r.kind = RouteKind::kMcp;
     return r;
   }
   if (first == "w") {
@@ -110,6 +112,8 @@ std::string_view RouteLabel(RouteKind kind) {
       return "/v1/stats";
     case RouteKind::kMethods:
       return "/v1/methods";
+    case RouteKind::kMcp:
+      return "/v1/mcp";
     case RouteKind::kUnknown:
       return "other";
   }
@@ -126,6 +130,7 @@ std::string_view AllowedMethods(RouteKind kind) {
       return "GET, HEAD";
     case RouteKind::kQuery:
     case RouteKind::kDocuments:
+    case RouteKind::kMcp:
       return "POST";
     case RouteKind::kDocument:
       return "DELETE";

@@ -4,9 +4,10 @@
 //   /                      viewer page (default workspace)
 //   /w/{ws}/               viewer page of workspace ws
 //   /healthz  /metrics
+//   /mcp                   MCP Streamable HTTP of the default workspace (= /v1/mcp)
 //   /v1/{endpoint}         default workspace
 //   /v1/w/{ws}/{endpoint}  workspace ws
-// where {endpoint} is query | documents | documents/{id} | stats | methods.
+// where {endpoint} is query | documents | documents/{id} | stats | methods | mcp.
 #ifndef FLOWRAG_SERVER_ROUTES_H_
 #define FLOWRAG_SERVER_ROUTES_H_
 
@@ -25,6 +26,7 @@ enum class RouteKind {
   kDocument,   // DELETE /documents/{id}
   kStats,
   kMethods,
+  kMcp,  // POST: Model Context Protocol messages (routes_mcp.cc)
 };
 
 struct Route {

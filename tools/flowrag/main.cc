@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "flowrag/engine.h"
+#include "mcp_cmd.h"
 #include "serve.h"
 #include "sql_cmd.h"
 
@@ -199,6 +200,8 @@ int main(int argc, char** argv) {
   auto* serve = cli::AddServeCommand(app, &serve_args);
   cli::SqlArgs sql_args;
   auto* sql = cli::AddSqlCommand(app, &sql_args);
+  cli::McpArgs mcp_args;
+  auto* mcp = cli::AddMcpCommand(app, &mcp_args);
 
   CLI11_PARSE(app, argc, argv);
 
@@ -250,6 +253,8 @@ int main(int argc, char** argv) {
     st = cli::RunServe(serve_args);
   } else if (*sql) {
     st = cli::RunSql(sql_args);
+  } else if (*mcp) {
+    st = cli::RunMcp(mcp_args);
   }
   if (!st.ok()) {
     std::fprintf(stderr, "flowrag: error: %s\n", st.ToString().c_str());
