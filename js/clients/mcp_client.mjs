@@ -4,11 +4,13 @@
 //
 //   node js/clients/mcp_client.mjs stdio FLOWRAG_BINARY DB [--page-size N] [--repeat N]
 //   node js/clients/mcp_client.mjs http URL [--token T] [--repeat N]
+//   (--latency-method M: the method of the timed query calls, default bm25)
 //
 // It lists the tools and every page of resources, reads a resource, calls
 // each tool (query, ask, index_text, query again, delete, stats), checks an
 // unknown tool (a JSON-RPC error) and wrong arguments (an isError result),
-// and times `repeat` query calls (milliseconds, as the client sees them).
+// and times `repeat` query calls (milliseconds as the client sees them, and
+// the engine's own time_ms of each).
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -138,13 +140,22 @@ async function main() {
   out.badMethod = await call(client, 'query', { question, method: 'nope' });
   out.badParam = await call(client, 'query', { question, method: 'bm25', params: { 'bm25.nope': 1 } });
 
+  const method = option(argv, '--latency-method', 'bm25');
   const times = [];
+  const engineTimes = [];
   for (let i = 0; i < repeat; i++) {
     const start = process.hrtime.bigint();
-    await client.callTool({ name: 'query', arguments: { question, method: 'bm25', top_k: 5 } });
+    const r = await client.callTool({ name: 'query', arguments: { question, method, top_k: 5 } });
     times.push(Number(process.hrtime.bigint() - start) / 1e6);
+    if (r.structuredContent) engineTimes.push(r.structuredContent.time_ms);
   }
-  out.latency = { calls: repeat, medianMs: times.length ? median(times) : null, ms: times };
+  out.latency = {
+    method,
+    calls: repeat,
+    medianMs: times.length ? median(times) : null,
+    engineMedianMs: engineTimes.length ? median(engineTimes) : null,
+    ms: times,
+  };
 
   await client.close();
   out.stderrHasLog = stderr.includes('flowrag mcp');
