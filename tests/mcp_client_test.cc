@@ -34,7 +34,7 @@ std::string Quote(const std::string& s) {
 }
 
 // Runs a shell command; its stdout and exit code.
-std::pair<std::string, int> Run(const std::string& cmd) {
+std::pair<std::string, int> RunShell(const std::string& cmd) {
   std::string out;
   FILE* p = popen(cmd.c_str(), "r");
   if (p == nullptr) return {"", -1};
@@ -46,7 +46,7 @@ std::pair<std::string, int> Run(const std::string& cmd) {
 }
 
 std::string SkipReason() {
-  if (Run("command -v node >/dev/null 2>&1").second != 0) return "node is not installed";
+  if (RunShell("command -v node >/dev/null 2>&1").second != 0) return "node is not installed";
   if (!std::filesystem::exists(kSource + "/js/node_modules/@modelcontextprotocol/sdk")) {
     return "js/node_modules has no @modelcontextprotocol/sdk (run scripts/setup.sh)";
   }
@@ -58,7 +58,7 @@ class McpClientTest : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new testing::TempDir();
     for (const char* name : {"demo.db", "other.db"}) {
-      const auto [out, rc] = Run(Quote(kFlowrag) + " index -q " + Quote(kSource + "/examples/demo") +
+      const auto [out, rc] = RunShell(Quote(kFlowrag) + " index -q " + Quote(kSource + "/examples/demo") +
                                  " --db " + Quote(dir_->File(name)) + " 2>&1");
       ASSERT_EQ(rc, 0) << out;
     }
@@ -72,7 +72,7 @@ class McpClientTest : public ::testing::Test {
   }
 
   static json RunClient(const std::string& args, bool expect_success = true) {
-    const auto [out, rc] = Run("node " + Quote(kClient) + " " + args + " 2>&1");
+    const auto [out, rc] = RunShell("node " + Quote(kClient) + " " + args + " 2>&1");
     if (expect_success) EXPECT_EQ(rc, 0) << out;
     try {
       return json::parse(out.substr(out.rfind("\n{") == std::string::npos ? 0 : out.rfind("\n{") + 1));
@@ -103,7 +103,10 @@ class McpClientTest : public ::testing::Test {
 
     const json& q = r["query"];
     ASSERT_FALSE(q.value("isError", true)) << q.dump();
-    EXPECT_EQ(q["structured"]["passages"][0]["document_id"], "places/river_ostrel.md") << q.dump();
+    bool found = false;
+    for (const json& p : q["structured"]["passages"]) found = found || p["document_id"] == "places/river_ostrel.md";
+    EXPECT_TRUE(found) << q.dump();
+    EXPECT_EQ(q["structured"]["passages"].size(), 3u);
     EXPECT_NE(q["text"].get<std::string>().find("places/river_ostrel.md"), std::string::npos);
     EXPECT_FALSE(q["links"].empty());
     EXPECT_FALSE(r["queryParams"].value("isError", true)) << r["queryParams"].dump();
@@ -198,7 +201,8 @@ TEST_F(McpClientTest, StreamableHttpAgainstFlowragServe) {
   w["transport"] = "http workspace";
   CheckSession(w, 1);
   ASSERT_TRUE(denied.contains("fatal")) << denied.dump();
-  EXPECT_NE(denied["fatal"].get<std::string>().find("401"), std::string::npos) << denied.dump();
+  EXPECT_NE(denied["fatal"].get<std::string>().find("invalid bearer token"), std::string::npos)
+      << denied.dump();
 }
 
 }  // namespace

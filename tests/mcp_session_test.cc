@@ -273,7 +273,7 @@ TEST_F(McpSessionTest, ResourcesPageWithACursorAndRead) {
   mcp::McpSessionOptions options;
   options.page_size = 2;
   json r = Call("resources/list", json::object(), options);
-  const json& first = r["result"];
+  const json first = r["result"];
   ASSERT_EQ(first["resources"].size(), 2u);
   ASSERT_TRUE(first.contains("nextCursor"));
   EXPECT_EQ(first["resources"][0]["name"], "River Ostrel");
@@ -303,7 +303,7 @@ TEST_F(McpSessionTest, ResourcesPageWithACursorAndRead) {
 }
 
 TEST(McpDocumentUri, RoundTripsAnyId) {
-  for (std::string id : {"a", "people/ada.md", "100% sure?#x", "naïve é", std::string("\x01\xff", 2)}) {
+  for (const std::string& id : std::vector<std::string>{"a", "people/ada.md", "100% sure?#x", "naïve é", std::string("\x01\xff", 2)}) {
     EXPECT_EQ(mcp::DocumentIdOfUri(mcp::DocumentUri(id)), id);
   }
   EXPECT_EQ(mcp::DocumentIdOfUri("flowrag://documents/a%2Fb"), "a/b");
