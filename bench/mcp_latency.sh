@@ -34,7 +34,11 @@ done
 
 client="$root/js/clients/mcp_client.mjs"
 row() {  # transport method json
-  python3 -c 'import json,sys; l=json.loads(sys.argv[3])["latency"]; print(f"| {sys.argv[1]} | {sys.argv[2]} | {l[\"calls\"]} | {l[\"medianMs\"]:.2f} | {l[\"engineMedianMs\"]:.2f} |")' "$@"
+  python3 -c '
+import json, sys
+l = json.loads(sys.argv[3])["latency"]
+print("| %s | %s | %d | %.2f | %.3f |" % (sys.argv[1], sys.argv[2], l["calls"], l["medianMs"], l["engineMedianMs"]))
+' "$@"
 }
 {
   echo "# MCP tool-call latency"
