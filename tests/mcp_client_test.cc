@@ -57,6 +57,7 @@ class McpClientTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new testing::TempDir();
+    if (!SkipReason().empty()) return;  // each test says why
     for (const char* name : {"demo.db", "other.db"}) {
       const auto [out, rc] = RunShell(Quote(kFlowrag) + " index -q " + Quote(kSource + "/examples/demo") +
                                  " --db " + Quote(dir_->File(name)) + " 2>&1");
@@ -73,7 +74,9 @@ class McpClientTest : public ::testing::Test {
 
   static json RunClient(const std::string& args, bool expect_success = true) {
     const auto [out, rc] = RunShell("node " + Quote(kClient) + " " + args + " 2>&1");
-    if (expect_success) EXPECT_EQ(rc, 0) << out;
+    if (expect_success) {
+      EXPECT_EQ(rc, 0) << out;
+    }
     try {
       return json::parse(out.substr(out.rfind("\n{") == std::string::npos ? 0 : out.rfind("\n{") + 1));
     } catch (const std::exception& e) {

@@ -15,6 +15,7 @@
 #include "mcp/session.h"
 #include "mcp/stdio.h"
 #include "server/handlers.h"
+#include "server/routes.h"
 #include "test_util.h"
 
 namespace flowrag {
@@ -300,6 +301,22 @@ TEST_F(McpSessionTest, ResourcesPageWithACursorAndRead) {
   EXPECT_EQ(r["error"]["data"]["field"], "uri");
   r = Call("resources/templates/list", json::object());
   EXPECT_EQ(r["result"]["resourceTemplates"][0]["uriTemplate"], "flowrag://documents/{id}");
+}
+
+TEST(McpRoutes, McpIsAPostRouteOfEveryWorkspace) {
+  using server::RouteKind;
+  EXPECT_EQ(server::ParseRoute("/mcp").kind, RouteKind::kMcp);
+  EXPECT_EQ(server::ParseRoute("/v1/mcp").kind, RouteKind::kMcp);
+  const server::Route ws = server::ParseRoute("/v1/w/wiki/mcp");
+  EXPECT_EQ(ws.kind, RouteKind::kMcp);
+  EXPECT_FALSE(ws.default_workspace);
+  EXPECT_EQ(ws.workspace, "wiki");
+  EXPECT_EQ(server::ParseRoute("/mcp/x").kind, RouteKind::kUnknown);
+  EXPECT_TRUE(server::MethodAllowed(RouteKind::kMcp, "POST"));
+  EXPECT_FALSE(server::MethodAllowed(RouteKind::kMcp, "GET"));     // no SSE stream: 405
+  EXPECT_FALSE(server::MethodAllowed(RouteKind::kMcp, "DELETE"));  // no sessions: 405
+  EXPECT_TRUE(server::NeedsAuth(RouteKind::kMcp));
+  EXPECT_EQ(server::RouteLabel(RouteKind::kMcp), "/v1/mcp");
 }
 
 TEST(McpDocumentUri, RoundTripsAnyId) {

@@ -126,8 +126,10 @@ std::optional<RpcError> ReadResource(const Engine& engine, const nlohmann::json&
 }
 
 nlohmann::json ResourceTemplates() {
+  std::string uri_template(kDocumentUriPrefix);
+  uri_template += "{id}";
   return {{"resourceTemplates",
-           nlohmann::json::array({{{"uriTemplate", std::string(kDocumentUriPrefix) + "{id}"},
+           nlohmann::json::array({{{"uriTemplate", uri_template},
                                    {"name", "document"},
                                    {"title", "flowrag document"},
                                    {"description",
