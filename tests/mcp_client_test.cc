@@ -59,8 +59,9 @@ class McpClientTest : public ::testing::Test {
     dir_ = new testing::TempDir();
     if (!SkipReason().empty()) return;  // each test says why
     for (const char* name : {"demo.db", "other.db"}) {
-      const auto [out, rc] = RunShell(Quote(kFlowrag) + " index -q " + Quote(kSource + "/examples/demo") +
-                                 " --db " + Quote(dir_->File(name)) + " 2>&1");
+      const auto [out, rc] =
+          RunShell(Quote(kFlowrag) + " index -q " + Quote(kSource + "/examples/demo") + " --db " +
+                   Quote(dir_->File(name)) + " 2>&1");
       ASSERT_EQ(rc, 0) << out;
     }
   }
@@ -78,7 +79,8 @@ class McpClientTest : public ::testing::Test {
       EXPECT_EQ(rc, 0) << out;
     }
     try {
-      return json::parse(out.substr(out.rfind("\n{") == std::string::npos ? 0 : out.rfind("\n{") + 1));
+      return json::parse(
+          out.substr(out.rfind("\n{") == std::string::npos ? 0 : out.rfind("\n{") + 1));
     } catch (const std::exception& e) {
       ADD_FAILURE() << "client output is not JSON: " << out;
       return json::object();
@@ -107,7 +109,8 @@ class McpClientTest : public ::testing::Test {
     const json& q = r["query"];
     ASSERT_FALSE(q.value("isError", true)) << q.dump();
     bool found = false;
-    for (const json& p : q["structured"]["passages"]) found = found || p["document_id"] == "places/river_ostrel.md";
+    for (const json& p : q["structured"]["passages"])
+      found = found || p["document_id"] == "places/river_ostrel.md";
     EXPECT_TRUE(found) << q.dump();
     EXPECT_EQ(q["structured"]["passages"].size(), 3u);
     EXPECT_NE(q["text"].get<std::string>().find("places/river_ostrel.md"), std::string::npos);
@@ -193,7 +196,7 @@ TEST_F(McpClientTest, StreamableHttpAgainstFlowragServe) {
   json r = RunClient("http " + Quote(base + "/mcp") + " --token s3cret --repeat 5");
   json w = RunClient("http " + Quote(base + "/v1/w/other/mcp") + " --token s3cret --repeat 1");
   json denied = RunClient("http " + Quote(base + "/mcp") + " --token wrong --repeat 1",
-                         /*expect_success=*/false);
+                          /*expect_success=*/false);
   kill(pid, SIGTERM);
   int status = 0;
   waitpid(pid, &status, 0);

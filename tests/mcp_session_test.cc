@@ -30,8 +30,10 @@ class McpSessionTest : public ::testing::Test {
     ASSERT_TRUE(engine.ok()) << engine.status().ToString();
     engine_ = std::move(engine).value();
     auto report = engine_->IndexDocuments({
-        {"places/ostrel.md", "River Ostrel", "The River Ostrel is 212 km long. It rises in the Greymantle hills."},
-        {"people/corin aske?.md", "Corin Aske", "Corin Aske founded the Lantern Tide Festival. He was born in Wrenfield."},
+        {"places/ostrel.md", "River Ostrel",
+         "The River Ostrel is 212 km long. It rises in the Greymantle hills."},
+        {"people/corin aske?.md", "Corin Aske",
+         "Corin Aske founded the Lantern Tide Festival. He was born in Wrenfield."},
         {"wrenfield.md", "Wrenfield", "Wrenfield is a market town on the River Ostrel."},
     });
     ASSERT_TRUE(report.ok()) << report.status().ToString();
@@ -56,12 +58,16 @@ class McpSessionTest : public ::testing::Test {
 TEST_F(McpSessionTest, InitializeNegotiatesTheProtocolVersion) {
   mcp::McpSession session(*engine_);
   for (const char* version : {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}) {
-    json r = json::parse(*session.Handle(json({{"jsonrpc", "2.0"}, {"id", 1}, {"method", "initialize"},
-                                               {"params", {{"protocolVersion", version},
-                                                           {"capabilities", json::object()},
-                                                           {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}})
-                                              .dump())
-                                  .body);
+    json r = json::parse(*session
+                              .Handle(json({{"jsonrpc", "2.0"},
+                                            {"id", 1},
+                                            {"method", "initialize"},
+                                            {"params",
+                                             {{"protocolVersion", version},
+                                              {"capabilities", json::object()},
+                                              {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}})
+                                          .dump())
+                              .body);
     EXPECT_EQ(r["result"]["protocolVersion"], version);
     EXPECT_EQ(session.protocol_version(), version);
     EXPECT_TRUE(r["result"]["capabilities"].contains("tools"));
@@ -89,9 +95,10 @@ TEST_F(McpSessionTest, MalformedMessagesGetJsonRpcErrors) {
   EXPECT_TRUE(r["id"].is_null());
   EXPECT_NE(r["error"]["message"].get<std::string>().find("byte"), std::string::npos);
 
-  for (const char* bad : {R"({"id":1,"method":"ping"})", R"({"jsonrpc":"1.0","id":1,"method":"ping"})",
-                          R"({"jsonrpc":"2.0","id":1,"method":5})", R"({"jsonrpc":"2.0","id":null,"method":"ping"})",
-                          R"({"jsonrpc":"2.0","id":{"a":1},"method":"ping"})", R"("ping")", "[]"}) {
+  for (const char* bad :
+       {R"({"id":1,"method":"ping"})", R"({"jsonrpc":"1.0","id":1,"method":"ping"})",
+        R"({"jsonrpc":"2.0","id":1,"method":5})", R"({"jsonrpc":"2.0","id":null,"method":"ping"})",
+        R"({"jsonrpc":"2.0","id":{"a":1},"method":"ping"})", R"("ping")", "[]"}) {
     reply = session.Handle(bad);
     ASSERT_TRUE(reply.body) << bad;
     EXPECT_TRUE(reply.malformed) << bad;
@@ -101,7 +108,8 @@ TEST_F(McpSessionTest, MalformedMessagesGetJsonRpcErrors) {
   r = json::parse(*session.Handle(R"({"jsonrpc":"1.0","id":"x","method":"ping"})").body);
   EXPECT_EQ(r["id"], "x");
   // params must be an object.
-  r = json::parse(*session.Handle(R"({"jsonrpc":"2.0","id":2,"method":"tools/list","params":[1]})").body);
+  r = json::parse(
+      *session.Handle(R"({"jsonrpc":"2.0","id":2,"method":"tools/list","params":[1]})").body);
   EXPECT_EQ(r["error"]["code"], mcp::kInvalidParams);
   EXPECT_EQ(r["error"]["data"]["field"], "params");
   // Deep nesting is refused before parsing, not a crash.
@@ -115,13 +123,18 @@ TEST_F(McpSessionTest, MalformedMessagesGetJsonRpcErrors) {
 
 TEST_F(McpSessionTest, UnknownMethodAndNotifications) {
   mcp::McpSession session(*engine_);
-  json r = json::parse(*session.Handle(R"({"jsonrpc":"2.0","id":"a","method":"prompts/list"})").body);
+  json r =
+      json::parse(*session.Handle(R"({"jsonrpc":"2.0","id":"a","method":"prompts/list"})").body);
   EXPECT_EQ(r["id"], "a");
   EXPECT_EQ(r["error"]["code"], mcp::kMethodNotFound);
   EXPECT_EQ(r["error"]["data"]["method"], "prompts/list");
   // Notifications, known or not, and responses get nothing back.
   EXPECT_FALSE(session.Handle(R"({"jsonrpc":"2.0","method":"notifications/whatever"})").body);
-  EXPECT_FALSE(session.Handle(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}})").body);
+  EXPECT_FALSE(
+      session
+          .Handle(
+              R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}})")
+          .body);
   EXPECT_FALSE(session.Handle(R"({"jsonrpc":"2.0","id":9,"result":{}})").body);
   r = json::parse(*session.Handle(R"({"jsonrpc":"2.0","id":3,"method":"ping"})").body);
   EXPECT_EQ(r, json::parse(R"({"jsonrpc":"2.0","id":3,"result":{}})"));
@@ -147,7 +160,8 @@ TEST_F(McpSessionTest, BatchesAnswerTheirRequestsInOrder) {
   mcp::McpSessionOptions small;
   small.max_batch = 2;
   mcp::McpSession limited(*engine_, small);
-  reply = limited.Handle(R"([{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":3,"method":"ping"}])");
+  reply = limited.Handle(
+      R"([{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":3,"method":"ping"}])");
   EXPECT_TRUE(reply.malformed);
   EXPECT_EQ(json::parse(*reply.body)["error"]["code"], mcp::kInvalidRequest);
 }
@@ -173,7 +187,8 @@ TEST_F(McpSessionTest, ToolsListDescribesEveryTool) {
 }
 
 TEST_F(McpSessionTest, QueryReturnsPassagesAsTextAndStructuredContent) {
-  json r = Tool("query", {{"question", "How long is the River Ostrel?"}, {"method", "bm25"}, {"top_k", 2}});
+  json r = Tool("query",
+                {{"question", "How long is the River Ostrel?"}, {"method", "bm25"}, {"top_k", 2}});
   const json& result = r["result"];
   ASSERT_FALSE(result["isError"].get<bool>()) << r.dump();
   const json& passages = result["structuredContent"]["passages"];
@@ -191,7 +206,8 @@ TEST_F(McpSessionTest, QueryReturnsPassagesAsTextAndStructuredContent) {
   EXPECT_FALSE(r["result"]["isError"].get<bool>()) << r.dump();
   r = Tool("query", {{"question", "Ostrel"}, {"method", "bm25"}, {"params", {{"bm25.nope", 1}}}});
   EXPECT_TRUE(r["result"]["isError"].get<bool>());
-  EXPECT_NE(r["result"]["content"][0]["text"].get<std::string>().find("bm25.nope"), std::string::npos);
+  EXPECT_NE(r["result"]["content"][0]["text"].get<std::string>().find("bm25.nope"),
+            std::string::npos);
 }
 
 TEST_F(McpSessionTest, WrongArgumentsAreToolErrorsNamingTheField) {
@@ -211,7 +227,9 @@ TEST_F(McpSessionTest, WrongArgumentsAreToolErrorsNamingTheField) {
       {"query", {{"question", "x"}, {"params", {{"a", {1}}}}}, "query: params.a:"},
       {"ask", {{"question", "x"}, {"pipeline", "loop"}}, "ask: pipeline:"},
       {"index_text", {{"id", "a"}}, "index_text: text:"},
-      {"index_text", {{"documents", {{{"id", "a"}, {"text", 5}}}}}, "index_text: documents[0].text:"},
+      {"index_text",
+       {{"documents", {{{"id", "a"}, {"text", 5}}}}},
+       "index_text: documents[0].text:"},
       {"index_text", {{"documents", json::array()}}, "index_text: documents:"},
       {"delete", {{"ids", "a"}}, "delete: ids:"},
       {"delete", {{"ids", {"a", 3}}}, "delete: ids[1]:"},
@@ -237,14 +255,18 @@ TEST_F(McpSessionTest, UnknownToolAndMalformedCallsAreProtocolErrors) {
   EXPECT_EQ(r["error"]["data"]["field"], "arguments");
   mcp::McpSessionOptions read_only;
   read_only.allow_writes = false;
-  r = Call("tools/call", {{"name", "delete"}, {"arguments", {{"ids", {"wrenfield.md"}}}}}, read_only);
+  r = Call("tools/call", {{"name", "delete"}, {"arguments", {{"ids", {"wrenfield.md"}}}}},
+           read_only);
   EXPECT_EQ(r["error"]["code"], mcp::kInvalidParams);
   EXPECT_TRUE(engine_->GetDocument("wrenfield.md").ok());
 }
 
 TEST_F(McpSessionTest, IndexTextAskAndDelete) {
-  json r = Tool("index_text", {{"documents", {{{"id", "quarry"}, {"title", "Zephyr Quarry"},
-                                               {"text", "The Zephyr Quarry produced blue slate until 1932."}}}}});
+  json r =
+      Tool("index_text", {{"documents",
+                           {{{"id", "quarry"},
+                             {"title", "Zephyr Quarry"},
+                             {"text", "The Zephyr Quarry produced blue slate until 1932."}}}}});
   ASSERT_FALSE(r["result"]["isError"].get<bool>()) << r.dump();
   EXPECT_EQ(r["result"]["structuredContent"]["documents_added"], 1);
   r = Tool("query", {{"question", "Zephyr Quarry slate"}, {"method", "bm25"}, {"top_k", 1}});
@@ -253,13 +275,15 @@ TEST_F(McpSessionTest, IndexTextAskAndDelete) {
   r = Tool("ask", {{"question", "Where was Corin Aske born?"}, {"pipeline", "single"}});
   ASSERT_FALSE(r["result"]["isError"].get<bool>()) << r.dump();
   EXPECT_NE(r["result"]["structuredContent"]["answer"].get<std::string>().find("Wrenfield"),
-            std::string::npos) << r.dump();
+            std::string::npos)
+      << r.dump();
   EXPECT_FALSE(r["result"]["structuredContent"]["citations"].empty());
 
   // An unknown id fails the call and deletes nothing.
   r = Tool("delete", {{"ids", {"quarry", "missing"}}});
   EXPECT_TRUE(r["result"]["isError"].get<bool>());
-  EXPECT_NE(r["result"]["content"][0]["text"].get<std::string>().find("\"missing\""), std::string::npos);
+  EXPECT_NE(r["result"]["content"][0]["text"].get<std::string>().find("\"missing\""),
+            std::string::npos);
   EXPECT_TRUE(engine_->GetDocument("quarry").ok());
   r = Tool("delete", {{"ids", {"quarry"}}});
   ASSERT_FALSE(r["result"]["isError"].get<bool>()) << r.dump();
@@ -320,7 +344,8 @@ TEST(McpRoutes, McpIsAPostRouteOfEveryWorkspace) {
 }
 
 TEST(McpDocumentUri, RoundTripsAnyId) {
-  for (const std::string& id : std::vector<std::string>{"a", "people/ada.md", "100% sure?#x", "naïve é", std::string("\x01\xff", 2)}) {
+  for (const std::string& id : std::vector<std::string>{"a", "people/ada.md", "100% sure?#x",
+                                                        "naïve é", std::string("\x01\xff", 2)}) {
     EXPECT_EQ(mcp::DocumentIdOfUri(mcp::DocumentUri(id)), id);
   }
   EXPECT_EQ(mcp::DocumentIdOfUri("flowrag://documents/a%2Fb"), "a/b");
@@ -331,8 +356,8 @@ TEST(McpDocumentUri, RoundTripsAnyId) {
 }
 
 // ServeLines over an in-memory input, `chunk` bytes per read.
-std::string Serve(Engine& engine, const std::string& input, size_t max_line, std::vector<std::string>* log,
-                  size_t chunk = 7) {
+std::string Serve(Engine& engine, const std::string& input, size_t max_line,
+                  std::vector<std::string>* log, size_t chunk = 7) {
   mcp::McpSession session(engine);
   size_t at = 0;
   auto read = [&](char* buf, size_t n) -> long {
@@ -345,10 +370,13 @@ std::string Serve(Engine& engine, const std::string& input, size_t max_line, std
   mcp::StdioOptions options;
   options.max_line_bytes = max_line;
   options.log = [log](const std::string& line) { log->push_back(line); };
-  Status st = mcp::ServeLines(session, read, [&out](std::string_view s) {
-    out.append(s);
-    return true;
-  }, options);
+  Status st = mcp::ServeLines(
+      session, read,
+      [&out](std::string_view s) {
+        out.append(s);
+        return true;
+      },
+      options);
   EXPECT_TRUE(st.ok()) << st.ToString();
   return out;
 }
@@ -390,14 +418,16 @@ TEST_F(McpSessionTest, StdioSkipsAnOversizeLineAndKeepsServing) {
 TEST_F(McpSessionTest, StdioEndsCleanlyOnEmptyInputAndOnAHugeLastLine) {
   std::vector<std::string> log;
   EXPECT_EQ(Serve(*engine_, "", 100, &log), "");
-  const std::vector<json> lines = Lines(Serve(*engine_, std::string(100000, '{'), 100, &log, 65536));
+  const std::vector<json> lines =
+      Lines(Serve(*engine_, std::string(100000, '{'), 100, &log, 65536));
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0]["error"]["code"], mcp::kInvalidRequest);
 }
 
 TEST_F(McpSessionTest, StdioStopsWhenTheOutputIsGone) {
   mcp::McpSession session(*engine_);
-  const std::string input = R"({"jsonrpc":"2.0","id":1,"method":"ping"})" "\n";
+  const std::string input = R"({"jsonrpc":"2.0","id":1,"method":"ping"})"
+                            "\n";
   size_t at = 0;
   auto read = [&](char* buf, size_t n) -> long {
     const size_t k = std::min(n, input.size() - at);
@@ -451,9 +481,11 @@ TEST_F(McpSessionTest, HttpBindingChecksHeadersAndAnswersNotificationsWith202) {
   r = request;
   r.body = list;
   r.protocol_version = "2024-11-05";
-  EXPECT_FALSE(json::parse(server::HandleMcp(*engine_, r).body)["result"]["tools"][0].contains("outputSchema"));
+  EXPECT_FALSE(json::parse(server::HandleMcp(*engine_, r).body)["result"]["tools"][0].contains(
+      "outputSchema"));
   r.protocol_version = "2025-06-18";
-  EXPECT_TRUE(json::parse(server::HandleMcp(*engine_, r).body)["result"]["tools"][0].contains("outputSchema"));
+  EXPECT_TRUE(json::parse(server::HandleMcp(*engine_, r).body)["result"]["tools"][0].contains(
+      "outputSchema"));
   r.read_only = true;
   EXPECT_EQ(json::parse(server::HandleMcp(*engine_, r).body)["result"]["tools"].size(), 3u);
 }

@@ -46,10 +46,10 @@ RpcError InvalidParams(std::string message, std::string field) {
 
 std::optional<RpcError> ParseJson(std::string_view text, nlohmann::json* out) {
   if (NestingDepth(text, kMaxNesting) > kMaxNesting) {
-    return RpcError{kInvalidRequest,
-                    "message nests objects and arrays deeper than " +
-                        std::to_string(kMaxNesting) + " levels",
-                    nullptr};
+    return RpcError{
+        kInvalidRequest,
+        "message nests objects and arrays deeper than " + std::to_string(kMaxNesting) + " levels",
+        nullptr};
   }
   try {
     *out = nlohmann::json::parse(text.begin(), text.end());
@@ -71,7 +71,8 @@ Message Classify(const nlohmann::json& value) {
     m.error = RpcError{kInvalidRequest, "invalid request: " + std::move(why), nullptr};
     return m;
   };
-  if (!value.is_object()) return invalid("expected a JSON-RPC object, got " + DescribeJsonType(value));
+  if (!value.is_object())
+    return invalid("expected a JSON-RPC object, got " + DescribeJsonType(value));
   auto id = value.find("id");
   const bool has_id = id != value.end();
   if (has_id && ValidId(*id)) m.id = *id;
@@ -100,9 +101,9 @@ Message Classify(const nlohmann::json& value) {
   if (auto params = value.find("params"); params != value.end() && !params->is_null()) {
     if (!params->is_object()) {
       m.kind = has_id ? Message::Kind::kInvalid : Message::Kind::kNotification;
-      m.error = InvalidParams("invalid params: \"params\" must be an object, got " +
-                                  DescribeJsonType(*params),
-                              "params");
+      m.error = InvalidParams(
+          "invalid params: \"params\" must be an object, got " + DescribeJsonType(*params),
+          "params");
       if (!has_id) m.params = nlohmann::json::object();
       return m;
     }

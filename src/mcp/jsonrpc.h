@@ -50,10 +50,10 @@ std::optional<RpcError> ParseJson(std::string_view text, nlohmann::json* out);
 struct Message {
   enum class Kind { kRequest, kNotification, kResponse, kInvalid };
   Kind kind = Kind::kInvalid;
-  nlohmann::json id;        // kRequest (and kInvalid when the id was readable): the id
-  std::string method;       // kRequest, kNotification
-  nlohmann::json params;    // an object (empty when absent)
-  RpcError error;           // kInvalid: why (kInvalidRequest or kInvalidParams)
+  nlohmann::json id;      // kRequest (and kInvalid when the id was readable): the id
+  std::string method;     // kRequest, kNotification
+  nlohmann::json params;  // an object (empty when absent)
+  RpcError error;         // kInvalid: why (kInvalidRequest or kInvalidParams)
 };
 
 // Classifies one JSON value as a message. Never throws.

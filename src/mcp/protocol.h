@@ -9,8 +9,8 @@ namespace flowrag::mcp {
 
 // Newest first. The TypeScript SDK 1.32 asks for 2025-11-25 and accepts the
 // others.
-inline constexpr std::array<std::string_view, 4> kProtocolVersions = {
-    "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
+inline constexpr std::array<std::string_view, 4> kProtocolVersions = {"2025-11-25", "2025-06-18",
+                                                                      "2025-03-26", "2024-11-05"};
 inline constexpr std::string_view kLatestProtocolVersion = kProtocolVersions[0];
 // What a Streamable HTTP request without an MCP-Protocol-Version header speaks
 // (the transport spec's fallback).

@@ -107,15 +107,14 @@ std::optional<RpcError> ReadResource(const Engine& engine, const nlohmann::json&
   const std::optional<std::string> id = DocumentIdOfUri(uri);
   if (!id) {
     return InvalidParams("invalid params: \"uri\": expected " + std::string(kDocumentUriPrefix) +
-                             "{id} (id percent-encoded), got \"" + EscapeForMessage(uri, 80) +
-                             "\"",
+                             "{id} (id percent-encoded), got \"" + EscapeForMessage(uri, 80) + "\"",
                          "uri");
   }
   Result<StoredDocument> doc = engine.GetDocument(*id);
   if (!doc.ok()) {
     if (doc.status().code() == StatusCode::kNotFound) {
-      return RpcError{kResourceNotFound, "resource not found: " + doc.status().message(),
-                      {{"uri", uri}}};
+      return RpcError{
+          kResourceNotFound, "resource not found: " + doc.status().message(), {{"uri", uri}}};
     }
     return RpcError{kInternalError, doc.status().ToString(), nullptr};
   }
@@ -129,12 +128,12 @@ nlohmann::json ResourceTemplates() {
   std::string uri_template(kDocumentUriPrefix);
   uri_template += "{id}";
   return {{"resourceTemplates",
-           nlohmann::json::array({{{"uriTemplate", uri_template},
-                                   {"name", "document"},
-                                   {"title", "flowrag document"},
-                                   {"description",
-                                    "A stored document's whole text, by its id (percent-encoded)"},
-                                   {"mimeType", kTextPlain}}})}};
+           nlohmann::json::array(
+               {{{"uriTemplate", uri_template},
+                 {"name", "document"},
+                 {"title", "flowrag document"},
+                 {"description", "A stored document's whole text, by its id (percent-encoded)"},
+                 {"mimeType", kTextPlain}}})}};
 }
 
 }  // namespace flowrag::mcp

@@ -43,8 +43,8 @@ McpReply McpSession::Handle(std::string_view message) {
                                             : "a batch of " + std::to_string(value.size()) +
                                                   " messages (at most " +
                                                   std::to_string(options_.max_batch) + ")";
-      reply.body = Serialize(ErrorResponse(
-          nullptr, RpcError{kInvalidRequest, "invalid request: " + why, nullptr}));
+      reply.body = Serialize(
+          ErrorResponse(nullptr, RpcError{kInvalidRequest, "invalid request: " + why, nullptr}));
       return reply;
     }
     json responses = json::array();
@@ -74,9 +74,9 @@ json McpSession::HandleOne(const json& value, bool in_batch) {
       break;
   }
   if (in_batch && m.method == "initialize") {
-    return ErrorResponse(m.id, RpcError{kInvalidRequest,
-                                        "invalid request: initialize must not be part of a batch",
-                                        nullptr});
+    return ErrorResponse(
+        m.id, RpcError{kInvalidRequest, "invalid request: initialize must not be part of a batch",
+                       nullptr});
   }
   json result;
   std::optional<RpcError> error;

@@ -80,8 +80,7 @@ LineReader::Next LineReader::Read(std::string* line) {
 }
 
 Status ServeLines(McpSession& session, LineReader::ReadFn read,
-                  const std::function<bool(std::string_view)>& write,
-                  const StdioOptions& options) {
+                  const std::function<bool(std::string_view)>& write, const StdioOptions& options) {
   LineReader reader(std::move(read), options.max_line_bytes);
   std::string line;
   while (true) {
@@ -96,8 +95,8 @@ Status ServeLines(McpSession& session, LineReader::ReadFn read,
                               ": message longer than " + std::to_string(options.max_line_bytes) +
                               " bytes, skipped (it began \"" + EscapeForMessage(line, 40) + "\")";
       LogTo(options, "flowrag mcp: " + why);
-      out = Serialize(ErrorResponse(nullptr, RpcError{kInvalidRequest, "invalid request: " + why,
-                                                      nullptr}));
+      out = Serialize(
+          ErrorResponse(nullptr, RpcError{kInvalidRequest, "invalid request: " + why, nullptr}));
     } else {
       if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
       McpReply reply = session.Handle(line);

@@ -145,16 +145,16 @@ json CallQuery(Engine& engine, const json& args, const ToolOptions& options) {
   Result<RetrievalResult> r = engine.Query(question, query);
   if (!r.ok()) return EngineError("query", r.status());
 
-  std::string text = std::to_string(r->passages.size()) + " passages (method " + r->method +
-                     "), best first:\n";
+  std::string text =
+      std::to_string(r->passages.size()) + " passages (method " + r->method + "), best first:\n";
   json passages = json::array();
   std::vector<json> links;
   std::set<std::string> linked;
   for (size_t i = 0; i < r->passages.size(); ++i) {
     const ScoredPassage& p = r->passages[i];
     text += "\n[" + std::to_string(i + 1) + "] " + p.title + " (document \"" + p.document_id +
-            "\", passage " + std::to_string(p.ordinal) + ", score " + FormatScore(p.score) +
-            ")\n" + p.text + "\n";
+            "\", passage " + std::to_string(p.ordinal) + ", score " + FormatScore(p.score) + ")\n" +
+            p.text + "\n";
     passages.push_back({{"rank", i + 1},
                         {"document_id", p.document_id},
                         {"title", p.title},
@@ -180,7 +180,8 @@ json CallAsk(Engine& engine, const json& args, const ToolOptions& options) {
   std::optional<ArgError> e =
       in.RejectUnknown({"question", "pipeline", "method", "top_k", "max_steps", "params"});
   if (!e) e = in.String("question", true, kMaxQuestionBytes, &question, /*non_blank=*/true);
-  if (!e) e = in.Enum("pipeline", {"auto", "single", "cot", "decompose", "schema"}, &answer.pipeline);
+  if (!e)
+    e = in.Enum("pipeline", {"auto", "single", "cot", "decompose", "schema"}, &answer.pipeline);
   if (!e) e = in.Enum("method", Engine::Methods(), &answer.query.method);
   if (!e) e = in.Integer("top_k", 1, kMaxTopK, &top_k);
   if (!e) e = in.Integer("max_steps", 1, 10, &max_steps);
@@ -209,10 +210,14 @@ json CallAsk(Engine& engine, const json& args, const ToolOptions& options) {
     if (linked.insert(c.document_id).second) links.push_back(ResourceLink(c.document_id, c.title));
   }
   for (const std::string& w : a->warnings) text += "\nwarning: " + w;
-  json structured = {{"answer", a->text},           {"answered", a->answered},
-                     {"confidence", a->confidence}, {"answerer", a->answerer},
-                     {"pipeline", a->pipeline},     {"method", a->retrieval.method},
-                     {"citations", std::move(citations)}, {"warnings", a->warnings}};
+  json structured = {{"answer", a->text},
+                     {"answered", a->answered},
+                     {"confidence", a->confidence},
+                     {"answerer", a->answerer},
+                     {"pipeline", a->pipeline},
+                     {"method", a->retrieval.method},
+                     {"citations", std::move(citations)},
+                     {"warnings", a->warnings}};
   return ToolSuccess(std::move(text), std::move(structured), links, options);
 }
 
@@ -228,8 +233,8 @@ json CallIndexText(Engine& engine, const json& args, const ToolOptions& options)
   if (!chunking.empty()) index.chunking.strategy = *ParseChunkStrategy(chunking);
   Result<IndexReport> r = engine.IndexDocuments(docs, index);
   if (!r.ok()) return EngineError("index_text", r.status());
-  std::string text = "indexed " + std::to_string(r->documents_seen) + " document(s): " +
-                     std::to_string(r->documents_added) + " added, " +
+  std::string text = "indexed " + std::to_string(r->documents_seen) +
+                     " document(s): " + std::to_string(r->documents_added) + " added, " +
                      std::to_string(r->documents_replaced) + " replaced, " +
                      std::to_string(r->documents_unchanged) + " unchanged; " +
                      std::to_string(r->passages_added) + " passages added";
@@ -273,7 +278,8 @@ json CallDelete(Engine& engine, const json& args, const ToolOptions& options) {
                            .message);
     }
     wanted.push_back(id.get<std::string>());
-    if (!engine.GetDocument(wanted.back()).ok()) unknown.push_back(EscapeForMessage(wanted.back(), 80));
+    if (!engine.GetDocument(wanted.back()).ok())
+      unknown.push_back(EscapeForMessage(wanted.back(), 80));
   }
   if (!unknown.empty()) {
     std::string list;
@@ -294,7 +300,8 @@ json CallDelete(Engine& engine, const json& args, const ToolOptions& options) {
     }
     if (st.ok()) deleted.push_back(id);
   }
-  std::string text = "deleted " + std::to_string(deleted.size()) + " document(s): " + deleted.dump();
+  std::string text =
+      "deleted " + std::to_string(deleted.size()) + " document(s): " + deleted.dump();
   return ToolSuccess(std::move(text), {{"deleted", std::move(deleted)}}, {}, options);
 }
 
@@ -305,10 +312,11 @@ json CallStats(Engine& engine, const json& args, const ToolOptions& options) {
   if (!s.ok()) return EngineError("stats", s.status());
   json structured = json::parse(ToJson(*s));
   std::string text = "store " + s->path + ": " + std::to_string(s->documents) + " documents, " +
-                     std::to_string(s->passages) + " passages, " +
-                     std::to_string(s->embeddings) + " embeddings (" + s->dense_model + ")";
+                     std::to_string(s->passages) + " passages, " + std::to_string(s->embeddings) +
+                     " embeddings (" + s->dense_model + ")";
   for (const auto& [kind, n] : s->graph.nodes) text += "; " + std::to_string(n) + " " + kind;
-  for (const auto& [kind, n] : s->graph.edges) text += "; " + std::to_string(n) + " " + kind + " edges";
+  for (const auto& [kind, n] : s->graph.edges)
+    text += "; " + std::to_string(n) + " " + kind + " edges";
   return ToolSuccess(std::move(text), std::move(structured), {}, options);
 }
 

@@ -15,7 +15,8 @@ namespace flowrag::mcp {
 // the field when they do not fit the tool's inputSchema).
 nlohmann::json CallQuery(Engine& engine, const nlohmann::json& args, const ToolOptions& options);
 nlohmann::json CallAsk(Engine& engine, const nlohmann::json& args, const ToolOptions& options);
-nlohmann::json CallIndexText(Engine& engine, const nlohmann::json& args, const ToolOptions& options);
+nlohmann::json CallIndexText(Engine& engine, const nlohmann::json& args,
+                             const ToolOptions& options);
 nlohmann::json CallDelete(Engine& engine, const nlohmann::json& args, const ToolOptions& options);
 nlohmann::json CallStats(Engine& engine, const nlohmann::json& args, const ToolOptions& options);
 

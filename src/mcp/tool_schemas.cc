@@ -37,11 +37,12 @@ json MethodSchema() {
 }
 
 json TopKSchema(const char* what) {
-  return {{"type", "integer"}, {"minimum", 1}, {"maximum", kMaxTopK}, {"default", 5},
+  return {{"type", "integer"},
+          {"minimum", 1},
+          {"maximum", kMaxTopK},
+          {"default", 5},
           {"description", what}};
 }
-
-
 
 json DocumentSchema() {
   json id = Str("Document id; a stored document with this id is replaced");
@@ -55,16 +56,15 @@ json DocumentSchema() {
 }  // namespace
 
 json PassagesOutputSchema() {
-  json passage = ObjectSchema(
-      {{"rank", {{"type", "integer"}}},
-       {"document_id", {{"type", "string"}}},
-       {"title", {{"type", "string"}}},
-       {"ordinal", {{"type", "integer"}}},
-       {"passage_id", {{"type", "integer"}}},
-       {"score", {{"type", "number"}}},
-       {"text", {{"type", "string"}}},
-       {"uri", {{"type", "string"}}}},
-      {"rank", "document_id", "title", "score", "text", "uri"});
+  json passage = ObjectSchema({{"rank", {{"type", "integer"}}},
+                               {"document_id", {{"type", "string"}}},
+                               {"title", {{"type", "string"}}},
+                               {"ordinal", {{"type", "integer"}}},
+                               {"passage_id", {{"type", "integer"}}},
+                               {"score", {{"type", "number"}}},
+                               {"text", {{"type", "string"}}},
+                               {"uri", {{"type", "string"}}}},
+                              {"rank", "document_id", "title", "score", "text", "uri"});
   return ObjectSchema({{"method", {{"type", "string"}}},
                        {"time_ms", {{"type", "number"}}},
                        {"passages", {{"type", "array"}, {"items", passage}}}},
@@ -115,19 +115,23 @@ json AskInput() {
        "bridge entity the evidence names; decompose: sub-questions first; schema: the "
        "schema-guided agent (stores built by `flowrag ingest`); auto: schema when the store "
        "has a contract, else single"}};
-  schema["properties"]["max_steps"] = {{"type", "integer"}, {"minimum", 1}, {"maximum", 10},
-                                       {"default", 3}, {"description", "cot: retrieval rounds"}};
+  schema["properties"]["max_steps"] = {{"type", "integer"},
+                                       {"minimum", 1},
+                                       {"maximum", 10},
+                                       {"default", 3},
+                                       {"description", "cot: retrieval rounds"}};
   return schema;
 }
 
 json IndexInput() {
   json schema = DocumentSchema();
   schema.erase("required");
-  schema["properties"]["documents"] = {{"type", "array"},
-                                       {"minItems", 1},
-                                       {"maxItems", kMaxDocuments},
-                                       {"items", DocumentSchema()},
-                                       {"description", "Several documents (instead of id/title/text)"}};
+  schema["properties"]["documents"] = {
+      {"type", "array"},
+      {"minItems", 1},
+      {"maxItems", kMaxDocuments},
+      {"items", DocumentSchema()},
+      {"description", "Several documents (instead of id/title/text)"}};
   schema["properties"]["chunking"] = {{"type", "string"},
                                       {"enum", {"window", "boundary", "none"}},
                                       {"default", "window"},

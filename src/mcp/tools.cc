@@ -75,7 +75,8 @@ json ListTools(const ToolOptions& options) {
   json tools = json::array();
   for (const Tool& t : Tools()) {
     if (t.writes && !options.allow_writes) continue;
-    json tool = {{"name", t.name}, {"description", t.description}, {"inputSchema", t.input_schema()}};
+    json tool = {
+        {"name", t.name}, {"description", t.description}, {"inputSchema", t.input_schema()}};
     json annotations = t.annotations;
     annotations["title"] = t.title;
     if (v2) {
@@ -98,9 +99,9 @@ std::optional<RpcError> CallTool(Engine& engine, const json& params, const ToolO
   const json* args = &empty;
   if (auto a = params.find("arguments"); a != params.end() && !a->is_null()) {
     if (!a->is_object()) {
-      return InvalidParams("invalid params: \"arguments\": expected an object, got " +
-                               DescribeJsonType(*a),
-                           "arguments");
+      return InvalidParams(
+          "invalid params: \"arguments\": expected an object, got " + DescribeJsonType(*a),
+          "arguments");
     }
     args = &*a;
   }

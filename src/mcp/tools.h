@@ -31,7 +31,7 @@ struct ToolOptions {
 // Limits of the tools' arguments.
 inline constexpr size_t kMaxQuestionBytes = 8192;
 inline constexpr int64_t kMaxTopK = 50;
-inline constexpr size_t kMaxDocuments = 1000;   // index_text documents, delete ids
+inline constexpr size_t kMaxDocuments = 1000;  // index_text documents, delete ids
 inline constexpr size_t kMaxIdBytes = 1024;
 
 // tools/list: {"tools": [{name, title?, description, inputSchema, outputSchema?, annotations}]}.

@@ -88,7 +88,8 @@ std::optional<McpHttpReply> CheckHeaders(const McpHttpRequest& request) {
   if (!request.protocol_version.empty() &&
       !mcp::SupportedProtocolVersion(request.protocol_version)) {
     std::string list;
-    for (std::string_view v : mcp::kProtocolVersions) list += (list.empty() ? "" : ", ") + std::string(v);
+    for (std::string_view v : mcp::kProtocolVersions)
+      list += (list.empty() ? "" : ", ") + std::string(v);
     return Refusal(400, "unsupported_protocol_version",
                    "MCP-Protocol-Version \"" + EscapeForMessage(request.protocol_version, 40) +
                        "\" is not supported (supported: " + list + ")");

@@ -71,7 +71,8 @@ class StubEngine final : public flowrag::Engine {
     s.documents = 2;
     return s;
   }
-  Result<flowrag::DocumentPage> ListDocuments(std::string_view cursor, size_t limit) const override {
+  Result<flowrag::DocumentPage> ListDocuments(std::string_view cursor,
+                                              size_t limit) const override {
     if (!cursor.empty() && cursor != "1") return Status::InvalidArgument("cursor: not one");
     flowrag::DocumentPage page;
     if (cursor.empty()) {
@@ -102,7 +103,8 @@ void CheckReplyLine(std::string_view line) {
   line.remove_suffix(1);
   FUZZ_CHECK(line.find('\n') == std::string_view::npos, "a reply holds no raw newline");
   nlohmann::json reply;
-  FUZZ_CHECK(!flowrag::mcp::ParseJson(line, &reply), "a reply is JSON: " + std::string(line.substr(0, 200)));
+  FUZZ_CHECK(!flowrag::mcp::ParseJson(line, &reply),
+             "a reply is JSON: " + std::string(line.substr(0, 200)));
   auto check = [](const nlohmann::json& r) {
     FUZZ_CHECK(r.is_object() && r.value("jsonrpc", "") == "2.0", "a JSON-RPC response");
     FUZZ_CHECK(r.contains("result") != r.contains("error"), "result or error");
@@ -136,15 +138,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   };
   size_t at = 0;
   auto read = [&](char* buffer, size_t n) -> long {
-    const size_t k = std::min({n, input.size() - at, size_t{977}});  // odd chunks: lines split across reads
+    const size_t k =
+        std::min({n, input.size() - at, size_t{977}});  // odd chunks: lines split across reads
     std::copy_n(input.data() + at, k, buffer);
     at += k;
     return static_cast<long>(k);
   };
-  const Status st = flowrag::mcp::ServeLines(session, read, [](std::string_view line) {
-    CheckReplyLine(line);
-    return true;
-  }, stdio);
+  const Status st = flowrag::mcp::ServeLines(
+      session, read,
+      [](std::string_view line) {
+        CheckReplyLine(line);
+        return true;
+      },
+      stdio);
   FUZZ_CHECK(st.ok(), st.ToString());
   // Each line read as a resource URI too.
   size_t start = 0;
@@ -152,7 +158,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const size_t nl = std::min(input.find('\n', start), input.size());
     const std::string_view line = input.substr(start, nl - start);
     if (auto id = flowrag::mcp::DocumentIdOfUri(line)) {
-      FUZZ_CHECK(flowrag::mcp::DocumentIdOfUri(flowrag::mcp::DocumentUri(*id)) == id, "URI round trip");
+      FUZZ_CHECK(flowrag::mcp::DocumentIdOfUri(flowrag::mcp::DocumentUri(*id)) == id,
+                 "URI round trip");
     }
     start = nl + 1;
   }

@@ -19,7 +19,8 @@ CLI::App* AddMcpCommand(CLI::App& app, McpArgs* args) {
   mcp->add_option("--db", args->db, "Store: a SQLite file or a postgresql:// URL")->required();
   mcp->add_flag("--read-only", args->read_only,
                 "Open the store read-only: no index_text or delete tools");
-  mcp->add_flag("--create", args->create, "Create a missing store (empty; fill it with index_text)");
+  mcp->add_flag("--create", args->create,
+                "Create a missing store (empty; fill it with index_text)");
   mcp->add_option("--max-line-mib", args->max_line_mib,
                   "Longest message line, MiB (a longer one is answered with an error and skipped)")
       ->capture_default_str();
