@@ -89,6 +89,17 @@ class Engine {
 
   virtual Result<StoreStats> Stats() const = 0;
 
+  // The documents queries currently see (the snapshot), in store order,
+  // at most `limit` per page and without their text. `cursor` is "" for the
+  // first page, then the previous page's next_cursor; a document inserted
+  // meanwhile comes after the cursors handed out, a deleted one is skipped.
+  // InvalidArgument for a cursor that is not one. O(log n + limit).
+  virtual Result<DocumentPage> ListDocuments(std::string_view cursor, size_t limit) const = 0;
+
+  // One document of the snapshot with its text; NotFound for an unknown id.
+  // O(n) comparisons of ids.
+  virtual Result<StoredDocument> GetDocument(std::string_view id) const = 0;
+
   // texts[i] embedded into row i with the engine's embedder, as passages
   // are for dense search (L2-normalised rows; 0 columns while a remote
   // model's dimension is unknown and `texts` is empty).

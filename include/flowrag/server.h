@@ -40,7 +40,7 @@ struct ServerOptions {
   // exposes the server to the network, best together with `bearer_token`.
   std::string host = "127.0.0.1";
   int port = 8080;  // 0: an ephemeral port (read it back with Server::port())
-  // When not empty, every /v1/... and /metrics request needs the header
+  // When not empty, every /v1/..., /mcp and /metrics request needs the header
   // "Authorization: Bearer <token>" (401 otherwise). /healthz and the viewer
   // page stay open; the page asks for the token when the API refuses it.
   std::string bearer_token;

@@ -146,6 +146,20 @@ struct DocumentInput {
   std::string text;
 };
 
+// A stored document as Engine::GetDocument and Engine::ListDocuments return it.
+struct StoredDocument {
+  std::string id;      // external id
+  std::string title;
+  std::string text;    // ListDocuments: empty (read one with GetDocument)
+  size_t bytes = 0;    // UTF-8 length of the text
+};
+
+// One page of Engine::ListDocuments.
+struct DocumentPage {
+  std::vector<StoredDocument> documents;
+  std::string next_cursor;  // pass it back for the next page; empty after the last
+};
+
 struct IndexReport {
   size_t documents_seen = 0;
   size_t documents_added = 0;

@@ -67,6 +67,8 @@ class EngineImpl final : public Engine {
                                 const QueryOptions& options) const override;
   Result<Answer> Ask(std::string_view question, const AnswerOptions& options) const override;
   Result<StoreStats> Stats() const override;
+  Result<DocumentPage> ListDocuments(std::string_view cursor, size_t limit) const override;
+  Result<StoredDocument> GetDocument(std::string_view id) const override;
   Result<FloatMatrix> Embed(const std::vector<std::string>& texts) const override;
   Result<bool> Refresh() override;
 

@@ -74,6 +74,21 @@ Reply HandleModels();
 // ("invalid_request_error" or "server_error") and "param" (the field).
 Reply ChatErrorReply(const ApiError& error);
 
+// POST /mcp, /v1/mcp, /v1/w/{ws}/mcp: MCP Streamable HTTP (routes_mcp.cc),
+// stateless: every POST is served by a fresh mcp::McpSession.
+struct McpHttpRequest {
+  std::string_view body;
+  std::string protocol_version;  // MCP-Protocol-Version header ("": absent)
+  std::string accept, content_type, origin, host;  // headers ("": absent)
+  bool read_only = false;        // the store is served read-only: no write tools
+};
+struct McpHttpReply {
+  int http_status = 200;  // 202: no body
+  std::string body;       // JSON-RPC response(s), or a JSON-RPC error
+  std::string error_code; // metrics label of a refusal
+};
+McpHttpReply HandleMcp(Engine& engine, const McpHttpRequest& request);
+
 }  // namespace flowrag::server
 
 #endif  // FLOWRAG_SERVER_HANDLERS_H_

@@ -164,6 +164,22 @@ void StreamReply(httplib::Response& res, const std::function<void(const StreamWr
   res.set_header("Connection", "close");
 }
 
+// MCP Streamable HTTP (routes_mcp.cc): the headers it reads, the reply it makes.
+void ServeMcp(const httplib::Request& req, const std::string& body, Engine& engine,
+              bool read_only, httplib::Response& res) {
+  McpHttpRequest request{body,
+                         req.get_header_value("MCP-Protocol-Version"),
+                         req.get_header_value("Accept"),
+                         req.get_header_value("Content-Type"),
+                         req.get_header_value("Origin"),
+                         req.get_header_value("Host"),
+                         read_only};
+  McpHttpReply reply = HandleMcp(engine, request);
+  res.status = reply.http_status;
+  if (!reply.body.empty()) res.set_content(reply.body, kJsonType);
+  tl_request.error_code = reply.error_code;
+}
+
 class ServerImpl final : public Server {
  public:
   struct Workspace {
@@ -463,6 +479,9 @@ void ServerImpl::Dispatch(const httplib::Request& req, httplib::Response& res,
       return;
     case RouteKind::kOpenApi:
       res.set_content(std::string(OpenApiJson()), kJsonType);
+      return;
+    case RouteKind::kMcp:
+      ServeMcp(req, body, *ws->engine, options_.engine.read_only, res);
       return;
     default: {
       Reply reply = Handle(route, *ws, body);

@@ -104,6 +104,7 @@ constexpr char kSchemas[] = R"json({
     "usage": {"type": "object", "required": ["prompt_tokens", "completion_tokens", "total_tokens"], "properties": {
       "prompt_tokens": {"type": "integer"}, "completion_tokens": {"type": "integer"}, "total_tokens": {"type": "integer"}}},
     "flowrag": {"$ref": "#/components/schemas/Answer"}}},
+  "JsonRpc": {"type": ["object", "array"], "description": "a JSON-RPC 2.0 message or batch of the Model Context Protocol (doc/mcp.md)"},
   "ModelList": {"type": "object", "required": ["object", "data"], "properties": {
     "object": {"const": "list"},
     "data": {"type": "array", "items": {"type": "object", "required": ["id", "object", "owned_by"], "properties": {
@@ -136,6 +137,8 @@ constexpr Operation kOperations[] = {
      "ChatCompletionRequest", "ChatCompletion"},
     {RouteKind::kModels, "OpenAI-compatible model list: flowrag, flowrag-<method>", "",
      "ModelList"},
+    {RouteKind::kMcp, "Model Context Protocol, Streamable HTTP (stateless; 202 for notifications)",
+     "JsonRpc", "JsonRpc"},
 };
 
 nlohmann::json Ref(const std::string& schema) {
@@ -216,6 +219,7 @@ nlohmann::json Build() {
     std::vector<std::pair<std::string, bool>> paths = {{label, false}};
     if (label.rfind("/v1/", 0) == 0) paths.push_back({"/v1/w/{workspace}/" + label.substr(4), true});
     if (op.kind == RouteKind::kViewer) paths.push_back({"/w/{workspace}/", true});
+    if (op.kind == RouteKind::kMcp) paths.push_back({"/mcp", false});
     for (const auto& [path, workspace] : paths) {
       for (const std::string& method : MethodsOf(op.kind)) {
         doc["paths"][path][method] = OperationJson(op, method, workspace);

@@ -41,6 +41,7 @@ RouteKind EndpointKind(std::string_view path, const std::vector<std::string_view
     if (first == "stats") return RouteKind::kStats;
     if (first == "methods") return RouteKind::kMethods;
     if (first == "models") return RouteKind::kModels;
+    if (first == "mcp") return RouteKind::kMcp;
     return RouteKind::kUnknown;
   }
   if (first == "chat" && n == 2 && DecodePercent(segments[at + 1]) == "completions") {
@@ -83,6 +84,7 @@ Route ParseRoute(std::string_view path) {
     if (first == "healthz") r.kind = RouteKind::kHealthz;
     if (first == "metrics") r.kind = RouteKind::kMetrics;
     if (first == "openapi.json") r.kind = RouteKind::kOpenApi;
+    if (first == "mcp") r.kind = RouteKind::kMcp;
     return r;
   }
   if (first == "w") {
@@ -121,6 +123,8 @@ std::string_view RouteLabel(RouteKind kind) {
       return "/v1/models";
     case RouteKind::kOpenApi:
       return "/openapi.json";
+    case RouteKind::kMcp:
+      return "/v1/mcp";
     case RouteKind::kUnknown:
       return "other";
   }
@@ -140,6 +144,7 @@ std::string_view AllowedMethods(RouteKind kind) {
     case RouteKind::kQuery:
     case RouteKind::kDocuments:
     case RouteKind::kChatCompletions:
+    case RouteKind::kMcp:
       return "POST";
     case RouteKind::kDocument:
       return "DELETE";

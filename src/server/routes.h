@@ -4,11 +4,12 @@
 //   /                      viewer page (default workspace)
 //   /w/{ws}/               viewer page of workspace ws
 //   /healthz  /metrics  /openapi.json
+//   /mcp                   MCP Streamable HTTP of the default workspace (= /v1/mcp)
 //   /v1/{endpoint}         default workspace
 //   /v1/w/{ws}/{endpoint}  workspace ws
 // where {endpoint} is query | documents | documents/{id} | stats | methods |
-// chat/completions | models (the last two: the OpenAI-compatible API, so a
-// client's base URL is /v1 or /v1/w/{ws}).
+// mcp | chat/completions | models (the last two: the OpenAI-compatible API,
+// so a client's base URL is /v1 or /v1/w/{ws}).
 #ifndef FLOWRAG_SERVER_ROUTES_H_
 #define FLOWRAG_SERVER_ROUTES_H_
 
@@ -30,6 +31,7 @@ enum class RouteKind {
   kChatCompletions,  // POST: OpenAI-compatible chat completions
   kModels,           // GET: OpenAI-compatible model list
   kOpenApi,          // GET /openapi.json
+  kMcp,  // POST: Model Context Protocol messages (routes_mcp.cc)
 };
 
 struct Route {

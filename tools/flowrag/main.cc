@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "config_cmd.h"
 #include "flowrag/engine.h"
+#include "mcp_cmd.h"
 #include "serve.h"
 #include "sql_cmd.h"
 
@@ -221,6 +222,8 @@ int main(int argc, char** argv) {
   cli::SetActiveConfig(std::move(config));
   cli::SqlArgs sql_args;
   auto* sql = cli::AddSqlCommand(app, &sql_args);
+  cli::McpArgs mcp_args;
+  auto* mcp = cli::AddMcpCommand(app, &mcp_args);
 
   CLI11_PARSE(app, argc, argv);
 
@@ -274,6 +277,8 @@ int main(int argc, char** argv) {
     st = cli::RunSql(sql_args);
   } else if (*config_check) {
     st = cli::RunConfigCheck(config_file.empty() ? config_flag : config_file);
+  } else if (*mcp) {
+    st = cli::RunMcp(mcp_args);
   }
   if (!st.ok()) {
     std::fprintf(stderr, "flowrag: error: %s\n", st.ToString().c_str());

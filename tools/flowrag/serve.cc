@@ -31,7 +31,8 @@ void RaiseOpenFilesLimit() {
 
 CLI::App* AddServeCommand(CLI::App& app, ServeArgs* args) {
   auto* serve = app.add_subcommand(
-      "serve", "HTTP JSON API (/v1/query, /v1/documents, ...) and the subgraph viewer (/)");
+      "serve",
+      "HTTP JSON API (/v1/query, /v1/documents, ...), MCP (/mcp) and the subgraph viewer (/)");
   serve->add_option("--db", args->db,
                     "Store of the default workspace (/v1/...); default: the config file's "
                     "workspaces");
@@ -41,7 +42,7 @@ CLI::App* AddServeCommand(CLI::App& app, ServeArgs* args) {
       ->capture_default_str();
   serve->add_option("--port", args->server.port, "Port (0: any free port)")->capture_default_str();
   serve->add_option("--token", args->token,
-                    "Require \"Authorization: Bearer TOKEN\" on /v1 and /metrics "
+                    "Require \"Authorization: Bearer TOKEN\" on /v1, /mcp and /metrics "
                     "(default: $FLOWRAG_SERVER_TOKEN)");
   serve->add_option("--workspace", args->workspaces,
                     "Another store served under /v1/w/NAME/...: NAME=FILE (repeatable)");
@@ -154,7 +155,8 @@ Status RunServe(ServeArgs args) {
   FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Create(args.server, workspaces));
   FLOWRAG_RETURN_IF_ERROR(server->Start());
   std::fprintf(stderr,
-               "flowrag: serving %zu workspace(s) on http://%s:%d/ (viewer at /, API at /v1)%s\n",
+               "flowrag: serving %zu workspace(s) on http://%s:%d/ (viewer at /, API at /v1, "
+               "MCP at /mcp)%s\n",
                workspaces.size(), args.server.host.c_str(), server->port(),
                args.server.bearer_token.empty() ? "" : "; bearer token required");
   for (const WorkspaceSpec& w : workspaces) {
