@@ -63,6 +63,7 @@ class EngineImpl final : public Engine {
                                 const QueryOptions& options) const override;
   Result<Answer> Ask(std::string_view question, const AnswerOptions& options) const override;
   Result<StoreStats> Stats() const override;
+  std::shared_ptr<const GraphView> Graph() const override;
   Result<FloatMatrix> Embed(const std::vector<std::string>& texts) const override;
   Result<bool> Refresh() override;
 

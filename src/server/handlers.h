@@ -7,6 +7,7 @@
 #ifndef FLOWRAG_SERVER_HANDLERS_H_
 #define FLOWRAG_SERVER_HANDLERS_H_
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -15,6 +16,7 @@
 
 #include "flowrag/engine.h"
 #include "server/errors.h"
+#include "server/routes.h"
 
 namespace flowrag::server {
 
@@ -45,6 +47,12 @@ Reply HandleStats(const Engine& engine, std::string_view workspace);
 
 // GET /v1/methods → the retrieval methods, pipelines, answerers and styles.
 Reply HandleMethods();
+
+// GET graph/entities, graph/entities/{id}, graph/facts/{id}/passages: the
+// graph browser (routes_graph.cc; doc/http_api.md "Graph"). `params` is the
+// decoded query string.
+Reply HandleGraph(const Engine& engine, const Route& route,
+                  const std::multimap<std::string, std::string>& params);
 
 }  // namespace flowrag::server
 

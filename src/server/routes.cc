@@ -63,6 +63,7 @@ Route ParseApiRoute(std::string_view path, const std::vector<std::string_view>& 
     at = 3;
   }
   r.kind = EndpointKind(path, segments, at, &r.document_id);
+  if (r.kind == RouteKind::kUnknown) r.kind = ParseGraphEndpoint(segments, at, &r.id);
   if (r.kind == RouteKind::kUnknown) return Route{};
   return r;
 }
@@ -89,6 +90,11 @@ Route ParseRoute(std::string_view path) {
     return r;
   }
   if (first == "v1") return ParseApiRoute(path, segments);
+  if (first == "assets" && segments.size() == 2) {
+    r.id = DecodePercent(segments[1]);
+    if (!r.id.empty()) r.kind = RouteKind::kAsset;
+    return r;
+  }
   return Route{};
 }
 
@@ -110,6 +116,14 @@ std::string_view RouteLabel(RouteKind kind) {
       return "/v1/stats";
     case RouteKind::kMethods:
       return "/v1/methods";
+    case RouteKind::kAsset:
+      return "/assets/{file}";
+    case RouteKind::kGraphEntities:
+      return "/v1/graph/entities";
+    case RouteKind::kGraphEntity:
+      return "/v1/graph/entities/{id}";
+    case RouteKind::kGraphFactPassages:
+      return "/v1/graph/facts/{id}/passages";
     case RouteKind::kUnknown:
       return "other";
   }
@@ -123,6 +137,10 @@ std::string_view AllowedMethods(RouteKind kind) {
     case RouteKind::kMetrics:
     case RouteKind::kStats:
     case RouteKind::kMethods:
+    case RouteKind::kAsset:
+    case RouteKind::kGraphEntities:
+    case RouteKind::kGraphEntity:
+    case RouteKind::kGraphFactPassages:
       return "GET, HEAD";
     case RouteKind::kQuery:
     case RouteKind::kDocuments:
@@ -146,6 +164,8 @@ bool MethodAllowed(RouteKind kind, std::string_view method) {
   return false;
 }
 
-bool NeedsAuth(RouteKind kind) { return kind != RouteKind::kViewer && kind != RouteKind::kHealthz; }
+bool NeedsAuth(RouteKind kind) {
+  return kind != RouteKind::kViewer && kind != RouteKind::kHealthz && kind != RouteKind::kAsset;
+}
 
 }  // namespace flowrag::server

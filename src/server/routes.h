@@ -4,14 +4,17 @@
 //   /                      viewer page (default workspace)
 //   /w/{ws}/               viewer page of workspace ws
 //   /healthz  /metrics
+//   /assets/{file}         a file the viewer loads (cytoscape.min.js)
 //   /v1/{endpoint}         default workspace
 //   /v1/w/{ws}/{endpoint}  workspace ws
-// where {endpoint} is query | documents | documents/{id} | stats | methods.
+// where {endpoint} is query | documents | documents/{id} | stats | methods |
+// graph/entities | graph/entities/{id} | graph/facts/{id}/passages.
 #ifndef FLOWRAG_SERVER_ROUTES_H_
 #define FLOWRAG_SERVER_ROUTES_H_
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace flowrag::server {
 
@@ -25,6 +28,10 @@ enum class RouteKind {
   kDocument,   // DELETE /documents/{id}
   kStats,
   kMethods,
+  kAsset,               // GET /assets/{file} (no auth, like the page)
+  kGraphEntities,       // GET graph/entities?q=
+  kGraphEntity,         // GET graph/entities/{id}
+  kGraphFactPassages,   // GET graph/facts/{id}/passages
 };
 
 struct Route {
@@ -32,6 +39,7 @@ struct Route {
   bool default_workspace = true;  // false: /w/{ws}/... or /v1/w/{ws}/...
   std::string workspace;          // the (decoded) {ws} of the path
   std::string document_id;        // kDocument: the decoded rest of the path
+  std::string id;                 // graph routes: the decoded {id}; kAsset: {file}
 };
 
 // `path` is the raw (still percent-encoded) path of the request target,
@@ -40,6 +48,11 @@ struct Route {
 // name holding one is no route, a document id may hold one.
 Route ParseRoute(std::string_view path);
 
+
+// The graph endpoints (routes_graph.cc): segments[at..] of an API path, raw;
+// sets *id. kUnknown when they are none of the graph routes.
+RouteKind ParseGraphEndpoint(const std::vector<std::string_view>& segments, size_t at,
+                             std::string* id);
 
 // The metric label of a route: "/v1/query", "/v1/documents/{id}", "/", "other"
 // (workspace paths use the same labels; the workspace is a separate label).

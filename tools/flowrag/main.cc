@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "flowrag/engine.h"
+#include "export_cmd.h"
 #include "serve.h"
 #include "sql_cmd.h"
 
@@ -197,6 +198,8 @@ int main(int argc, char** argv) {
 
   cli::ServeArgs serve_args;
   auto* serve = cli::AddServeCommand(app, &serve_args);
+  cli::ExportArgs export_args;
+  auto* export_cmd = cli::AddExportCommand(app, &export_args);
   cli::SqlArgs sql_args;
   auto* sql = cli::AddSqlCommand(app, &sql_args);
 
@@ -248,6 +251,8 @@ int main(int argc, char** argv) {
     st = cli::RunDelete(delete_db, delete_ids);
   } else if (*serve) {
     st = cli::RunServe(serve_args);
+  } else if (*export_cmd) {
+    st = cli::RunExport(export_args);
   } else if (*sql) {
     st = cli::RunSql(sql_args);
   }
