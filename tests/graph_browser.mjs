@@ -81,7 +81,7 @@ async function main() {
   ({ sessionId: session } = await send("Target.attachToTarget", { targetId, flatten: true }));
   await page("Page.enable");
   await page("Runtime.enable");
-  await page("Emulation.setDeviceMetricsOverride", { width: 1400, height: 1300, deviceScaleFactor: 1, mobile: false });
+  await page("Emulation.setDeviceMetricsOverride", { width: 1400, height: 1900, deviceScaleFactor: 1, mobile: false });
   await page("Page.navigate", { url });
   await waitFor("document.readyState === 'complete' && typeof cytoscape !== 'undefined'", "the page and cytoscape");
   const out = {};

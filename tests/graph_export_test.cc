@@ -31,7 +31,7 @@ using testing::WriteFile;
 const std::string kChecker = std::string(FLOWRAG_SOURCE_DIR) + "/tests/graph_export_check.py";
 
 // Runs `command` (stderr joined); its output and exit status.
-int Run(const std::string& command, std::string* out) {
+int RunCommand(const std::string& command, std::string* out) {
   out->clear();
   FILE* pipe = popen((command + " 2>&1").c_str(), "r");
   if (pipe == nullptr) return -1;
@@ -85,7 +85,7 @@ void Check(const std::string& mode, const std::string& file, const nlohmann::jso
   const std::string exp = dir.File("expected-" + mode + ".json");
   WriteFile(exp, expected.dump());
   std::string out;
-  const int rc = Run("python3 '" + kChecker + "' " + mode + " '" + file + "' '" + exp + "'", &out);
+  const int rc = RunCommand("python3 '" + kChecker + "' " + mode + " '" + file + "' '" + exp + "'", &out);
   if (rc == 77) GTEST_SKIP() << out;
   EXPECT_EQ(rc, 0) << mode << ": " << out << "\nexpected " << expected.dump();
 }
@@ -218,20 +218,20 @@ TEST_F(DemoExportTest, CliWritesTheFileAndRejectsABadFormat) {
   const std::string bin = std::string(FLOWRAG_BINARY_DIR) + "/tools/flowrag";
   const std::string file = dir_->File("cli.graphml");
   std::string out;
-  ASSERT_EQ(Run("'" + bin + "' export --db '" + dir_->File("demo.db") + "' --out '" + file + "'", &out), 0)
+  ASSERT_EQ(RunCommand("'" + bin + "' export --db '" + dir_->File("demo.db") + "' --out '" + file + "'", &out), 0)
       << out;
   EXPECT_NE(out.find("export: "), std::string::npos) << out;
   Check("etree", file, Expected(*engine_, true), *dir_);
   EXPECT_FALSE(std::filesystem::exists(file + ".tmp"));
-  ASSERT_EQ(Run("'" + bin + "' export -q --format jsonl --db '" + dir_->File("demo.db") + "' > '" +
+  ASSERT_EQ(RunCommand("'" + bin + "' export -q --format jsonl --db '" + dir_->File("demo.db") + "' > '" +
                     dir_->File("cli.jsonl") + "'",
                 &out),
             0)
       << out;
   Check("jsonl", dir_->File("cli.jsonl"), Expected(*engine_, true), *dir_);
-  EXPECT_EQ(Run("'" + bin + "' export --format gexf --db '" + dir_->File("demo.db") + "'", &out), 2);
+  EXPECT_EQ(RunCommand("'" + bin + "' export --format gexf --db '" + dir_->File("demo.db") + "'", &out), 2);
   EXPECT_NE(out.find("expected graphml or jsonl"), std::string::npos) << out;
-  EXPECT_NE(Run("'" + bin + "' export --db '" + dir_->File("missing.db") + "'", &out), 0);
+  EXPECT_NE(RunCommand("'" + bin + "' export --db '" + dir_->File("missing.db") + "'", &out), 0);
   EXPECT_NE(out.find("no such store"), std::string::npos) << out;
 }
 
