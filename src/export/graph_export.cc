@@ -176,19 +176,19 @@ class JsonlFormat final : public Format {
   JsonlFormat(Sink* sink, size_t* replaced) : sink_(sink), replaced_(replaced) {}
 
   void Begin(const Counts& counts) override {
-    nlohmann::json j = {{"type", "graph"},      {"format", "flowrag-graph-jsonl"},
+    nlohmann::ordered_json j = {{"type", "graph"},      {"format", "flowrag-graph-jsonl"},
                         {"version", 1},         {"generation", counts.generation},
                         {"nodes", counts.nodes}, {"edges", counts.edges}};
     Line(j);
   }
   void Node(std::string_view id, std::initializer_list<Field> fields) override {
-    nlohmann::json j = {{"type", "node"}, {"id", std::string(id)}};
+    nlohmann::ordered_json j = {{"type", "node"}, {"id", std::string(id)}};
     Fill(&j, fields);
     Line(j);
   }
   void Edge(std::string_view id, std::string_view source, std::string_view target,
             std::initializer_list<Field> fields) override {
-    nlohmann::json j = {{"type", "edge"},
+    nlohmann::ordered_json j = {{"type", "edge"},
                         {"id", std::string(id)},
                         {"source", std::string(source)},
                         {"target", std::string(target)}};
@@ -198,23 +198,23 @@ class JsonlFormat final : public Format {
   void End() override {}
 
  private:
-  void Fill(nlohmann::json* j, std::initializer_list<Field> fields) {
+  void Fill(nlohmann::ordered_json* j, std::initializer_list<Field> fields) {
     for (const Field& f : fields) {
-      nlohmann::json& v = (*j)[f.name];
+      nlohmann::ordered_json& v = (*j)[f.name];
       switch (f.type) {
         case Field::kString: v = CleanUtf8(f.text, replaced_); break;
         case Field::kInt: v = f.number; break;
         case Field::kDouble: v = f.real; break;
         case Field::kBool: v = f.number != 0; break;
         case Field::kList:
-          v = nlohmann::json::array();
+          v = nlohmann::ordered_json::array();
           for (const std::string& s : *f.list) v.push_back(CleanUtf8(s, replaced_));
           break;
       }
     }
   }
-  void Line(const nlohmann::json& j) {
-    sink_->buffer() += j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  void Line(const nlohmann::ordered_json& j) {
+    sink_->buffer() += j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
     sink_->buffer() += '\n';
     sink_->MaybeFlush();
   }
@@ -224,6 +224,13 @@ class JsonlFormat final : public Format {
 };
 
 std::string NodeId(char prefix, int64_t id) { return prefix + std::to_string(id); }
+
+// At most `bytes` of `text`, not cutting a UTF-8 sequence.
+std::string_view Prefix(std::string_view text, size_t bytes) {
+  if (text.size() <= bytes) return text;
+  while (bytes > 0 && (static_cast<unsigned char>(text[bytes]) & 0xC0) == 0x80) --bytes;
+  return text.substr(0, bytes);
+}
 
 // Walks the snapshot and hands every element to `fmt`; stops early when the
 // stream fails. Returns the element counts written.
@@ -317,8 +324,8 @@ class Walker {
       if (!sink_->ok()) return;
       const std::string id = "x" + std::to_string(d);
       const std::string& text = kg_->DescriptionText(d);
-      fmt_->Node(id, {Str("kind", "EntityDescription"),
-                      Str("label", std::string_view(text).substr(0, 60)), Str("text", text)});
+      fmt_->Node(id, {Str("kind", "EntityDescription"), Str("label", Prefix(text, 60)),
+                      Str("text", text)});
       ++nodes_;
     }
     for (uint32_t d = 0; d < kg_->num_descriptions(); ++d) {
