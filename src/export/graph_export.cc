@@ -1,7 +1,7 @@
 #include "export/graph_export.h"
 
+#include <cmath>
 #include <cstdio>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
@@ -171,56 +171,99 @@ class GraphMlFormat final : public Format {
   size_t* replaced_;
 };
 
+// JSON written directly (no document object per line: 3x faster than
+// building one on 2wiki).
 class JsonlFormat final : public Format {
  public:
   JsonlFormat(Sink* sink, size_t* replaced) : sink_(sink), replaced_(replaced) {}
 
   void Begin(const Counts& counts) override {
-    nlohmann::ordered_json j = {{"type", "graph"},      {"format", "flowrag-graph-jsonl"},
-                        {"version", 1},         {"generation", counts.generation},
-                        {"nodes", counts.nodes}, {"edges", counts.edges}};
-    Line(j);
+    sink_->buffer() += "{\"type\":\"graph\",\"format\":\"flowrag-graph-jsonl\",\"version\":1,"
+                       "\"generation\":" + std::to_string(counts.generation) +
+                       ",\"nodes\":" + std::to_string(counts.nodes) +
+                       ",\"edges\":" + std::to_string(counts.edges) + "}\n";
   }
   void Node(std::string_view id, std::initializer_list<Field> fields) override {
-    nlohmann::ordered_json j = {{"type", "node"}, {"id", std::string(id)}};
-    Fill(&j, fields);
-    Line(j);
+    std::string& b = sink_->buffer();
+    b += "{\"type\":\"node\",\"id\":";
+    String(id);
+    Fill(fields);
   }
   void Edge(std::string_view id, std::string_view source, std::string_view target,
             std::initializer_list<Field> fields) override {
-    nlohmann::ordered_json j = {{"type", "edge"},
-                        {"id", std::string(id)},
-                        {"source", std::string(source)},
-                        {"target", std::string(target)}};
-    Fill(&j, fields);
-    Line(j);
+    std::string& b = sink_->buffer();
+    b += "{\"type\":\"edge\",\"id\":";
+    String(id);
+    b += ",\"source\":";
+    String(source);
+    b += ",\"target\":";
+    String(target);
+    Fill(fields);
   }
   void End() override {}
 
  private:
-  void Fill(nlohmann::ordered_json* j, std::initializer_list<Field> fields) {
+  // A JSON string of `text` made valid UTF-8; control characters escaped.
+  void String(std::string_view text) {
+    std::string& b = sink_->buffer();
+    clean_.clear();
+    AppendCleanUtf8(&clean_, text, replaced_);
+    b += '"';
+    for (char c : clean_) {
+      const unsigned char u = static_cast<unsigned char>(c);
+      if (c == '"' || c == '\\') {
+        b += '\\';
+        b += c;
+      } else if (u < 0x20) {
+        static constexpr char kHex[] = "0123456789abcdef";
+        b += "\\u00";
+        b += kHex[u >> 4];
+        b += kHex[u & 15];
+      } else {
+        b += c;
+      }
+    }
+    b += '"';
+  }
+  void Fill(std::initializer_list<Field> fields) {
+    std::string& b = sink_->buffer();
     for (const Field& f : fields) {
-      nlohmann::ordered_json& v = (*j)[f.name];
+      b += ",\"";
+      b += f.name;
+      b += "\":";
       switch (f.type) {
-        case Field::kString: v = CleanUtf8(f.text, replaced_); break;
-        case Field::kInt: v = f.number; break;
-        case Field::kDouble: v = f.real; break;
-        case Field::kBool: v = f.number != 0; break;
+        case Field::kString: String(f.text); break;
+        case Field::kInt: b += std::to_string(f.number); break;
+        case Field::kDouble: {
+          if (!std::isfinite(f.real)) {
+            b += "null";
+            break;
+          }
+          char num[32];
+          std::snprintf(num, sizeof(num), "%.9g", f.real);
+          b += num;
+          // Keep it a JSON number that reads back as a float.
+          if (std::string_view(num).find_first_of(".eE") == std::string_view::npos) b += ".0";
+          break;
+        }
+        case Field::kBool: b += f.number ? "true" : "false"; break;
         case Field::kList:
-          v = nlohmann::ordered_json::array();
-          for (const std::string& s : *f.list) v.push_back(CleanUtf8(s, replaced_));
+          b += '[';
+          for (size_t i = 0; i < f.list->size(); ++i) {
+            if (i > 0) b += ',';
+            String((*f.list)[i]);
+          }
+          b += ']';
           break;
       }
     }
-  }
-  void Line(const nlohmann::ordered_json& j) {
-    sink_->buffer() += j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-    sink_->buffer() += '\n';
+    b += "}\n";
     sink_->MaybeFlush();
   }
 
   Sink* sink_;
   size_t* replaced_;
+  std::string clean_;
 };
 
 std::string NodeId(char prefix, int64_t id) { return prefix + std::to_string(id); }
