@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 
+#include "backend_util.h"
 #include "export/clean_text.h"
 #include "flowrag/engine.h"
 #include "flowrag/graph.h"
@@ -229,10 +230,46 @@ TEST_F(DemoExportTest, CliWritesTheFileAndRejectsABadFormat) {
             0)
       << out;
   Check("jsonl", dir_->File("cli.jsonl"), Expected(*engine_, true), *dir_);
+  // A pipe (or device) is written into, never replaced by a file.
+  const std::string fifo = dir_->File("fifo");
+  ASSERT_EQ(RunCommand("mkfifo '" + fifo + "'", &out), 0) << out;
+  ASSERT_EQ(RunCommand("cat '" + fifo + "' > '" + dir_->File("from-fifo.graphml") + "' & '" + bin +
+                           "' export -q --db '" + dir_->File("demo.db") + "' --out '" + fifo + "'; wait",
+                       &out),
+            0)
+      << out;
+  EXPECT_TRUE(std::filesystem::is_fifo(fifo));
+  Check("etree", dir_->File("from-fifo.graphml"), Expected(*engine_, true), *dir_);
   EXPECT_EQ(RunCommand("'" + bin + "' export --format gexf --db '" + dir_->File("demo.db") + "'", &out), 2);
   EXPECT_NE(out.find("expected graphml or jsonl"), std::string::npos) << out;
   EXPECT_NE(RunCommand("'" + bin + "' export --db '" + dir_->File("missing.db") + "'", &out), 0);
   EXPECT_NE(out.find("no such store"), std::string::npos) << out;
+}
+
+// `flowrag export --db postgresql://...`: the same counts from a PostgreSQL
+// workspace (skipped unless FLOWRAG_TEST_POSTGRES names a test server).
+TEST(PostgresExportTest, CliExportsAWorkspace) {
+  const std::string base = PostgresTestUrl();
+  if (base.empty()) GTEST_SKIP() << kNoPostgresHint;
+  TestWorkspaces workspaces(base);
+  const std::string url = workspaces.New();
+  {
+    auto engine = Engine::Open(url);
+    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+    ASSERT_TRUE((*engine)->Index({std::string(FLOWRAG_SOURCE_DIR) + "/examples/demo"}).ok());
+  }
+  TempDir dir;
+  const std::string bin = std::string(FLOWRAG_BINARY_DIR) + "/tools/flowrag";
+  std::string out;
+  ASSERT_EQ(RunCommand("'" + bin + "' export --db '" + url + "' --out '" + dir.File("pg.graphml") + "'",
+                       &out),
+            0)
+      << out;
+  EngineOptions eo;
+  eo.read_only = true;
+  auto engine = Engine::Open(url, eo);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  Check("etree", dir.File("pg.graphml"), Expected(**engine, true), dir);
 }
 
 // A store whose graph holds names no XML or JSON writer may pass through

@@ -41,9 +41,20 @@ Status RunExport(const ExportArgs& args) {
   std::shared_ptr<const GraphView> graph = engine->Graph();
   GraphExportReport report;
   const bool to_stdout = args.out.empty() || args.out == "-";
+  std::error_code ec;
+  const auto kind = std::filesystem::status(args.out, ec).type();
+  // A device or a pipe (/dev/null, a FIFO) is written as it is; only a
+  // regular file goes through FILE.tmp and a rename (which would replace
+  // the device with a file).
+  const bool direct = !to_stdout && kind != std::filesystem::file_type::not_found &&
+                      kind != std::filesystem::file_type::regular;
   if (to_stdout) {
     std::ios::sync_with_stdio(false);
     FLOWRAG_RETURN_IF_ERROR(graph->Export(options, std::cout, &report));
+  } else if (direct) {
+    std::ofstream file(args.out, std::ios::binary);
+    if (!file) return Status::IoError(args.out + ": cannot open for writing");
+    FLOWRAG_RETURN_IF_ERROR(graph->Export(options, file, &report).WithContext(args.out));
   } else {
     const std::string tmp = args.out + ".tmp";
     std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
@@ -51,7 +62,6 @@ Status RunExport(const ExportArgs& args) {
     Status st = graph->Export(options, file, &report);
     file.close();
     if (st.ok() && !file) st = Status::IoError(tmp + ": write failed");
-    std::error_code ec;
     if (!st.ok()) {
       std::filesystem::remove(tmp, ec);
       return st.WithContext(args.out);

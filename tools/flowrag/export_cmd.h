@@ -22,7 +22,8 @@ struct ExportArgs {
 // Registers the subcommand and its options (filled into *args) on `app`.
 CLI::App* AddExportCommand(CLI::App& app, ExportArgs* args);
 
-// Writes the export; a file is written to FILE.tmp and renamed when complete.
+// Writes the export; a regular file is written to FILE.tmp and renamed when
+// complete, a device or pipe (/dev/null, a FIFO) directly.
 Status RunExport(const ExportArgs& args);
 
 }  // namespace flowrag::cli
