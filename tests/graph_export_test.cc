@@ -86,7 +86,8 @@ void Check(const std::string& mode, const std::string& file, const nlohmann::jso
   const std::string exp = dir.File("expected-" + mode + ".json");
   WriteFile(exp, expected.dump());
   std::string out;
-  const int rc = RunCommand("python3 '" + kChecker + "' " + mode + " '" + file + "' '" + exp + "'", &out);
+  const int rc =
+      RunCommand("python3 '" + kChecker + "' " + mode + " '" + file + "' '" + exp + "'", &out);
   if (rc == 77) GTEST_SKIP() << out;
   EXPECT_EQ(rc, 0) << mode << ": " << out << "\nexpected " << expected.dump();
 }
@@ -147,9 +148,11 @@ TEST_F(DemoExportTest, JsonlChecksLineByLine) {
   size_t texts = 0;
   while (std::getline(in, line)) {
     auto j = nlohmann::json::parse(line);
-    if (j["type"] == "node" && j["kind"] == "Passage") texts += j.contains("text") && !j["text"].get<std::string>().empty();
+    if (j["type"] == "node" && j["kind"] == "Passage")
+      texts += j.contains("text") && !j["text"].get<std::string>().empty();
   }
-  EXPECT_EQ(static_cast<int64_t>(texts), Expected(*engine_, true)["nodes"]["Passage"].get<int64_t>());
+  EXPECT_EQ(static_cast<int64_t>(texts),
+            Expected(*engine_, true)["nodes"]["Passage"].get<int64_t>());
 }
 
 TEST_F(DemoExportTest, EntitiesOnlyLeavesOutDocumentsAndPassages) {
@@ -188,7 +191,8 @@ TEST_F(DemoExportTest, BrowsingFindsNeighboursAndProvenance) {
 
   // The most connected entity found: its neighbourhood, bounded.
   GraphEntityInfo hub = found[0];
-  for (const auto& e : g->FindEntities("a", 100)) if (e.facts > hub.facts) hub = e;
+  for (const auto& e : g->FindEntities("a", 100))
+    if (e.facts > hub.facts) hub = e;
   NeighbourhoodOptions small;
   small.max_neighbours = 2;
   small.max_facts_per_neighbour = 1;
@@ -219,28 +223,34 @@ TEST_F(DemoExportTest, CliWritesTheFileAndRejectsABadFormat) {
   const std::string bin = std::string(FLOWRAG_BINARY_DIR) + "/tools/flowrag";
   const std::string file = dir_->File("cli.graphml");
   std::string out;
-  ASSERT_EQ(RunCommand("'" + bin + "' export --db '" + dir_->File("demo.db") + "' --out '" + file + "'", &out), 0)
+  ASSERT_EQ(
+      RunCommand("'" + bin + "' export --db '" + dir_->File("demo.db") + "' --out '" + file + "'",
+                 &out),
+      0)
       << out;
   EXPECT_NE(out.find("export: "), std::string::npos) << out;
   Check("etree", file, Expected(*engine_, true), *dir_);
   EXPECT_FALSE(std::filesystem::exists(file + ".tmp"));
-  ASSERT_EQ(RunCommand("'" + bin + "' export -q --format jsonl --db '" + dir_->File("demo.db") + "' > '" +
-                    dir_->File("cli.jsonl") + "'",
-                &out),
+  ASSERT_EQ(RunCommand("'" + bin + "' export -q --format jsonl --db '" + dir_->File("demo.db") +
+                           "' > '" + dir_->File("cli.jsonl") + "'",
+                       &out),
             0)
       << out;
   Check("jsonl", dir_->File("cli.jsonl"), Expected(*engine_, true), *dir_);
   // A pipe (or device) is written into, never replaced by a file.
   const std::string fifo = dir_->File("fifo");
   ASSERT_EQ(RunCommand("mkfifo '" + fifo + "'", &out), 0) << out;
-  ASSERT_EQ(RunCommand("cat '" + fifo + "' > '" + dir_->File("from-fifo.graphml") + "' & '" + bin +
-                           "' export -q --db '" + dir_->File("demo.db") + "' --out '" + fifo + "'; wait",
-                       &out),
-            0)
+  ASSERT_EQ(
+      RunCommand("cat '" + fifo + "' > '" + dir_->File("from-fifo.graphml") + "' & '" + bin +
+                     "' export -q --db '" + dir_->File("demo.db") + "' --out '" + fifo + "'; wait",
+                 &out),
+      0)
       << out;
   EXPECT_TRUE(std::filesystem::is_fifo(fifo));
   Check("etree", dir_->File("from-fifo.graphml"), Expected(*engine_, true), *dir_);
-  EXPECT_EQ(RunCommand("'" + bin + "' export --format gexf --db '" + dir_->File("demo.db") + "'", &out), 2);
+  EXPECT_EQ(
+      RunCommand("'" + bin + "' export --format gexf --db '" + dir_->File("demo.db") + "'", &out),
+      2);
   EXPECT_NE(out.find("expected graphml or jsonl"), std::string::npos) << out;
   EXPECT_NE(RunCommand("'" + bin + "' export --db '" + dir_->File("missing.db") + "'", &out), 0);
   EXPECT_NE(out.find("no such store"), std::string::npos) << out;
@@ -261,9 +271,10 @@ TEST(PostgresExportTest, CliExportsAWorkspace) {
   TempDir dir;
   const std::string bin = std::string(FLOWRAG_BINARY_DIR) + "/tools/flowrag";
   std::string out;
-  ASSERT_EQ(RunCommand("'" + bin + "' export --db '" + url + "' --out '" + dir.File("pg.graphml") + "'",
-                       &out),
-            0)
+  ASSERT_EQ(
+      RunCommand("'" + bin + "' export --db '" + url + "' --out '" + dir.File("pg.graphml") + "'",
+                 &out),
+      0)
       << out;
   EngineOptions eo;
   eo.read_only = true;
@@ -294,10 +305,12 @@ TEST(HostileExportTest, NamesAreEscapedAndCleaned) {
     auto store = Store::Open(db);
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     int64_t passage = 0;
-    ASSERT_TRUE((*store)->ForEachPassageContent([&](Store::PendingPassage&& p) {
-      passage = p.passage_id;
-      return Status::Ok();
-    }).ok());
+    ASSERT_TRUE((*store)
+                    ->ForEachPassageContent([&](Store::PendingPassage&& p) {
+                      passage = p.passage_id;
+                      return Status::Ok();
+                    })
+                    .ok());
     PassageExtraction ex;
     ex.passage_id = passage;
     for (const std::string& name : {markup, control, bad}) {
@@ -309,7 +322,8 @@ TEST(HostileExportTest, NamesAreEscapedAndCleaned) {
     ex.triples.push_back({markup, "rel <&> \x0b\r\n\t", control});
     ex.triples.push_back({control, "r2", bad});
     GraphWriteReport gr;
-    Status st = (*store)->WriteGraph([&](GraphWriter& w) { return w.ApplyPassage(ex, "test"); }, &gr);
+    Status st =
+        (*store)->WriteGraph([&](GraphWriter& w) { return w.ApplyPassage(ex, "test"); }, &gr);
     ASSERT_TRUE(st.ok()) << st.ToString();
   }
   EngineOptions eo;
@@ -343,7 +357,11 @@ TEST(CleanTextTest, InvalidUtf8BecomesReplacementCharacters) {
   size_t replaced = 0;
   EXPECT_EQ(CleanUtf8("ok é 漢 😀", &replaced), "ok é 漢 😀");
   EXPECT_EQ(replaced, 0u);
-  EXPECT_EQ(CleanUtf8("a\xff" "b", &replaced), "a\xEF\xBF\xBD" "b");
+  EXPECT_EQ(CleanUtf8("a\xff"
+                      "b",
+                      &replaced),
+            "a\xEF\xBF\xBD"
+            "b");
   EXPECT_EQ(replaced, 1u);
   replaced = 0;
   // A truncated 3-byte sequence is one subpart; a surrogate (ED A0 80) three.
@@ -364,7 +382,8 @@ TEST(CleanTextTest, XmlTextEscapesMarkupAndReplacesIllegalCharacters) {
   for (int b = 0; b < 256; ++b) {
     std::string o;
     AppendXmlText(&o, std::string(1, static_cast<char>(b)), nullptr);
-    for (char c : o) EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') << b;
+    for (char c : o)
+      EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') << b;
   }
 }
 

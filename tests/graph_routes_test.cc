@@ -34,7 +34,8 @@ class GraphRoutesTest : public ::testing::Test {
     options.port = 0;
     options.threads = 4;
     options.bearer_token = "sesame";
-    auto server = Server::Create(options, {{"default", dir_->File("demo.db")}, {"demo", dir_->File("demo.db")}});
+    auto server = Server::Create(
+        options, {{"default", dir_->File("demo.db")}, {"demo", dir_->File("demo.db")}});
     ASSERT_TRUE(server.ok()) << server.status().ToString();
     ASSERT_TRUE((*server)->Start().ok());
     server_ = server->release();
@@ -77,12 +78,14 @@ TEST_F(GraphRoutesTest, SearchOpenAndProvenance) {
   EXPECT_LE(found["entities"].size(), 5u);
   EXPECT_TRUE(found["generation"].is_number_integer());
   const json first = found["entities"][0];
-  for (const char* k : {"id", "name", "type", "passages", "facts"}) EXPECT_TRUE(first.contains(k)) << k;
+  for (const char* k : {"id", "name", "type", "passages", "facts"})
+    EXPECT_TRUE(first.contains(k)) << k;
 
   // The entity with most facts among a broad search.
   json many = Get("/v1/graph/entities?q=e&limit=100");
   json hub = many["entities"][0];
-  for (const json& e : many["entities"]) if (e["facts"] > hub["facts"]) hub = e;
+  for (const json& e : many["entities"])
+    if (e["facts"] > hub["facts"]) hub = e;
   ASSERT_GT(hub["facts"].get<int>(), 0);
   const std::string id = std::to_string(hub["id"].get<int64_t>());
   json n = Get("/v1/graph/entities/" + id + "?neighbours=3&facts_per_neighbour=1");
@@ -175,7 +178,8 @@ TEST_F(GraphRoutesTest, AuthMethodsAndTheAsset) {
   // The page may load scripts from its own origin.
   r = anon.Get("/");
   ASSERT_TRUE(r);
-  EXPECT_NE(r->get_header_value("Content-Security-Policy").find("script-src 'self'"), std::string::npos);
+  EXPECT_NE(r->get_header_value("Content-Security-Policy").find("script-src 'self'"),
+            std::string::npos);
   EXPECT_NE(r->body.find("/assets/cytoscape.min.js"), std::string::npos);
 }
 

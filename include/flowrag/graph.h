@@ -49,16 +49,16 @@ struct GraphExportOptions {
 struct GraphExportReport {
   size_t nodes = 0;
   size_t edges = 0;
-  uint64_t bytes = 0;  // written to the stream
+  uint64_t bytes = 0;              // written to the stream
   size_t replaced_characters = 0;  // invalid UTF-8 or XML-illegal characters replaced
 };
 
 struct GraphEntityInfo {
   int64_t id = 0;  // store id
   std::string name;
-  std::string type;        // "" when unknown
-  uint32_t passages = 0;   // passages mentioning it
-  uint32_t facts = 0;      // RELATED_TO degree (facts it is subject or object of)
+  std::string type;       // "" when unknown
+  uint32_t passages = 0;  // passages mentioning it
+  uint32_t facts = 0;     // RELATED_TO degree (facts it is subject or object of)
 };
 
 // An edge between two entities of a neighbourhood.

@@ -46,7 +46,10 @@ size_t SequenceAt(std::string_view text, size_t i, uint32_t* cp) {
 // the continuation bytes that could still follow it.
 size_t IllFormedLength(std::string_view text, size_t i) {
   const unsigned char c = static_cast<unsigned char>(text[i]);
-  size_t want = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xC2 && c <= 0xDF ? 2 : 1;
+  size_t want = c >= 0xF0 && c <= 0xF4   ? 4
+                : c >= 0xE0 && c <= 0xEF ? 3
+                : c >= 0xC2 && c <= 0xDF ? 2
+                                         : 1;
   size_t n = 1;
   while (n < want && i + n < text.size()) {
     const unsigned char next = static_cast<unsigned char>(text[i + n]);
@@ -94,15 +97,30 @@ std::string CleanUtf8(std::string_view text, size_t* replaced) {
 void AppendXmlText(std::string* out, std::string_view text, size_t* replaced) {
   ForEachCharacter(text, replaced, [&](uint32_t cp, std::string_view bytes) {
     switch (cp) {
-      case '&': out->append("&amp;"); return;
-      case '<': out->append("&lt;"); return;
-      case '>': out->append("&gt;"); return;
-      case '"': out->append("&quot;"); return;
-      case '\'': out->append("&apos;"); return;
-      case '\r': out->append("&#13;"); return;
+      case '&':
+        out->append("&amp;");
+        return;
+      case '<':
+        out->append("&lt;");
+        return;
+      case '>':
+        out->append("&gt;");
+        return;
+      case '"':
+        out->append("&quot;");
+        return;
+      case '\'':
+        out->append("&apos;");
+        return;
+      case '\r':
+        out->append("&#13;");
+        return;
       case '\t':
-      case '\n': out->push_back(static_cast<char>(cp)); return;
-      default: break;
+      case '\n':
+        out->push_back(static_cast<char>(cp));
+        return;
+      default:
+        break;
     }
     if (cp < 0x20 || cp == 0xFFFE || cp == 0xFFFF) {
       out->append(kReplacement);

@@ -37,14 +37,14 @@ struct KeySpec {
   const char* type;
 };
 constexpr KeySpec kNodeKeys[] = {
-    {"kind", "string"},   {"label", "string"},  {"name", "string"},    {"entity_type", "string"},
-    {"store_id", "long"}, {"passages", "int"},  {"facts", "int"},      {"document", "string"},
-    {"title", "string"},  {"ordinal", "int"},   {"text", "string"},
+    {"kind", "string"},   {"label", "string"}, {"name", "string"}, {"entity_type", "string"},
+    {"store_id", "long"}, {"passages", "int"}, {"facts", "int"},   {"document", "string"},
+    {"title", "string"},  {"ordinal", "int"},  {"text", "string"},
 };
 constexpr KeySpec kEdgeKeys[] = {
-    {"kind", "string"},    {"label", "string"},     {"relation", "string"},  {"weight", "double"},
-    {"fact", "long"},      {"title", "boolean"},    {"source_count", "int"},
-    {"sources", "string"}, {"source_documents", "string"},
+    {"kind", "string"},      {"label", "string"},   {"relation", "string"},
+    {"weight", "double"},    {"fact", "long"},      {"title", "boolean"},
+    {"source_count", "int"}, {"sources", "string"}, {"source_documents", "string"},
 };
 
 // GraphML joins list values: passage ids with a space, document ids
@@ -147,15 +147,21 @@ class GraphMlFormat final : public Format {
       b += f.name;
       b += "\">";
       switch (f.type) {
-        case Field::kString: AppendXmlText(&b, f.text, replaced_); break;
-        case Field::kInt: b += std::to_string(f.number); break;
+        case Field::kString:
+          AppendXmlText(&b, f.text, replaced_);
+          break;
+        case Field::kInt:
+          b += std::to_string(f.number);
+          break;
         case Field::kDouble: {
           char num[32];
           std::snprintf(num, sizeof(num), "%.9g", f.real);
           b += num;
           break;
         }
-        case Field::kBool: b += f.number ? "true" : "false"; break;
+        case Field::kBool:
+          b += f.number ? "true" : "false";
+          break;
         case Field::kList:
           for (size_t i = 0; i < f.list->size(); ++i) {
             if (i > 0) b += ListSeparator(f.name);
@@ -178,10 +184,11 @@ class JsonlFormat final : public Format {
   JsonlFormat(Sink* sink, size_t* replaced) : sink_(sink), replaced_(replaced) {}
 
   void Begin(const Counts& counts) override {
-    sink_->buffer() += "{\"type\":\"graph\",\"format\":\"flowrag-graph-jsonl\",\"version\":1,"
-                       "\"generation\":" + std::to_string(counts.generation) +
-                       ",\"nodes\":" + std::to_string(counts.nodes) +
-                       ",\"edges\":" + std::to_string(counts.edges) + "}\n";
+    sink_->buffer() +=
+        "{\"type\":\"graph\",\"format\":\"flowrag-graph-jsonl\",\"version\":1,"
+        "\"generation\":" +
+        std::to_string(counts.generation) + ",\"nodes\":" + std::to_string(counts.nodes) +
+        ",\"edges\":" + std::to_string(counts.edges) + "}\n";
   }
   void Node(std::string_view id, std::initializer_list<Field> fields) override {
     std::string& b = sink_->buffer();
@@ -232,8 +239,12 @@ class JsonlFormat final : public Format {
       b += f.name;
       b += "\":";
       switch (f.type) {
-        case Field::kString: String(f.text); break;
-        case Field::kInt: b += std::to_string(f.number); break;
+        case Field::kString:
+          String(f.text);
+          break;
+        case Field::kInt:
+          b += std::to_string(f.number);
+          break;
         case Field::kDouble: {
           if (!std::isfinite(f.real)) {
             b += "null";
@@ -246,7 +257,9 @@ class JsonlFormat final : public Format {
           if (std::string_view(num).find_first_of(".eE") == std::string_view::npos) b += ".0";
           break;
         }
-        case Field::kBool: b += f.number ? "true" : "false"; break;
+        case Field::kBool:
+          b += f.number ? "true" : "false";
+          break;
         case Field::kList:
           b += '[';
           for (size_t i = 0; i < f.list->size(); ++i) {
@@ -318,17 +331,17 @@ class Walker {
   void Documents() {
     for (const SnapshotDocument& d : snap_.documents()) {
       if (!sink_->ok()) return;
-      fmt_->Node(NodeId('d', d.id), {Str("kind", "Document"), Str("label", d.title.empty() ? d.external_id : d.title),
-                                     Str("document", d.external_id), Str("title", d.title),
-                                     Int("store_id", d.id)});
+      fmt_->Node(NodeId('d', d.id),
+                 {Str("kind", "Document"), Str("label", d.title.empty() ? d.external_id : d.title),
+                  Str("document", d.external_id), Str("title", d.title), Int("store_id", d.id)});
       ++nodes_;
     }
     for (uint32_t p = 0; p < snap_.num_passages(); ++p) {
       if (!sink_->ok()) return;
       const SnapshotPassage& sp = snap_.passage(p);
       const SnapshotDocument& d = snap_.document_of(p);
-      const std::string label = (d.title.empty() ? d.external_id : d.title) + " #" +
-                                std::to_string(sp.ordinal);
+      const std::string label =
+          (d.title.empty() ? d.external_id : d.title) + " #" + std::to_string(sp.ordinal);
       const std::string id = PassageId(p);
       if (options_.passage_text) {
         fmt_->Node(id, {Str("kind", "Passage"), Str("label", label), Str("document", d.external_id),
@@ -344,7 +357,8 @@ class Walker {
       if (!sink_->ok()) return;
       const SnapshotPassage& sp = snap_.passage(p);
       const int64_t doc = snap_.documents()[sp.document].id;
-      fmt_->Edge("c" + std::to_string(p), NodeId('d', doc), PassageId(p), {Str("kind", "CONTAINS")});
+      fmt_->Edge("c" + std::to_string(p), NodeId('d', doc), PassageId(p),
+                 {Str("kind", "CONTAINS")});
       ++edges_;
     }
   }
@@ -353,11 +367,12 @@ class Walker {
     const Csr& rel = kg_->Edges(EdgeKind::kRelatedTo);
     for (uint32_t e = 0; e < kg_->num_entities(); ++e) {
       if (!sink_->ok()) return;
-      fmt_->Node(EntityId(e), {Str("kind", "Entity"), Str("label", kg_->EntityName(e)),
-                               Str("name", kg_->EntityName(e)), Str("entity_type", kg_->EntityType(e)),
-                               Int("store_id", kg_->EntityStoreId(e)),
-                               Int("passages", kg_->EntityPassageCount(e)),
-                               Int("facts", static_cast<int64_t>(rel.Degree(kg_->EntityNode(e))))});
+      fmt_->Node(
+          EntityId(e),
+          {Str("kind", "Entity"), Str("label", kg_->EntityName(e)), Str("name", kg_->EntityName(e)),
+           Str("entity_type", kg_->EntityType(e)), Int("store_id", kg_->EntityStoreId(e)),
+           Int("passages", kg_->EntityPassageCount(e)),
+           Int("facts", static_cast<int64_t>(rel.Degree(kg_->EntityNode(e))))});
       ++nodes_;
     }
   }
@@ -390,7 +405,8 @@ class Walker {
         if (!sink_->ok()) return;
         const uint32_t e = kg_->LocalIndex(m.targets[i]);
         fmt_->Edge("m" + std::to_string(n++), pid, EntityId(e),
-                   {Str("kind", "MENTIONS"), Real("weight", m.weights[i]), Bool("title", m.attrs[i] != 0)});
+                   {Str("kind", "MENTIONS"), Real("weight", m.weights[i]),
+                    Bool("title", m.attrs[i] != 0)});
         ++edges_;
       }
     }
@@ -407,7 +423,8 @@ class Walker {
         const std::string& doc = snap_.document_of(p).external_id;
         if (seen.insert(doc).second) documents_.push_back(doc);
       }
-      fmt_->Edge("f" + std::to_string(f), EntityId(kg_->FactSubject(f)), EntityId(kg_->FactObject(f)),
+      fmt_->Edge("f" + std::to_string(f), EntityId(kg_->FactSubject(f)),
+                 EntityId(kg_->FactObject(f)),
                  {Str("kind", "RELATED_TO"), Str("label", kg_->FactRelation(f)),
                   Str("relation", kg_->FactRelation(f)), Int("fact", f), Real("weight", 1.0),
                   Int("source_count", static_cast<int64_t>(sources_.size())),
@@ -464,7 +481,7 @@ Status WriteGraph(const Snapshot& snapshot, const GraphExportOptions& options, s
   report->bytes = sink.bytes();
   if (!sink.ok() || !out) {
     return Status::IoError("graph export: writing failed after " + std::to_string(sink.bytes()) +
-                            " bytes (disk full or closed pipe?)");
+                           " bytes (disk full or closed pipe?)");
   }
   return Status::Ok();
 }

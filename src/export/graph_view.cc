@@ -102,7 +102,8 @@ std::vector<GraphEntityInfo> SnapshotGraphView::FindEntities(std::string_view qu
     return a.id < b.id;
   };
   const size_t n = std::min(limit, hits.size());
-  std::partial_sort(hits.begin(), hits.begin() + static_cast<std::ptrdiff_t>(n), hits.end(), better);
+  std::partial_sort(hits.begin(), hits.begin() + static_cast<std::ptrdiff_t>(n), hits.end(),
+                    better);
   for (size_t i = 0; i < n; ++i) out.push_back(Info(hits[i].e));
   return out;
 }
@@ -148,7 +149,8 @@ Result<GraphNeighbourhood> SnapshotGraphView::Neighbourhood(
   auto key = [&](const Near& n) {
     const uint32_t ne = kg->LocalIndex(n.node);
     return std::make_tuple(-static_cast<int64_t>(n.facts.size()),
-                           -static_cast<int64_t>(kg->EntityPassageCount(ne)), kg->EntityStoreId(ne));
+                           -static_cast<int64_t>(kg->EntityPassageCount(ne)),
+                           kg->EntityStoreId(ne));
   };
   const size_t keep = std::min(options.max_neighbours, near.size());
   std::partial_sort(near.begin(), near.begin() + static_cast<std::ptrdiff_t>(keep), near.end(),

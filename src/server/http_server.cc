@@ -411,8 +411,9 @@ void ServerImpl::Dispatch(const httplib::Request& req, httplib::Response& res,
         res.set_header("Cache-Control", "public, max-age=3600");
         res.set_content(std::string(asset->bytes), std::string(asset->content_type));
       } else {
-        SetJson(res, ErrorReply({404, "not_found", "no asset \"" +
-                                 EscapeForMessage(route.id, kMaxQuotedBytes) + "\"", ""}));
+        SetJson(res, ErrorReply({404, "not_found",
+                                 "no asset \"" + EscapeForMessage(route.id, kMaxQuotedBytes) + "\"",
+                                 ""}));
       }
       return;
     case RouteKind::kGraphEntities:

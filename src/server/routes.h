@@ -28,10 +28,10 @@ enum class RouteKind {
   kDocument,   // DELETE /documents/{id}
   kStats,
   kMethods,
-  kAsset,               // GET /assets/{file} (no auth, like the page)
-  kGraphEntities,       // GET graph/entities?q=
-  kGraphEntity,         // GET graph/entities/{id}
-  kGraphFactPassages,   // GET graph/facts/{id}/passages
+  kAsset,              // GET /assets/{file} (no auth, like the page)
+  kGraphEntities,      // GET graph/entities?q=
+  kGraphEntity,        // GET graph/entities/{id}
+  kGraphFactPassages,  // GET graph/facts/{id}/passages
 };
 
 struct Route {

@@ -60,8 +60,11 @@ std::optional<ApiError> IntParam(const Params& params, const char* name, int64_t
 }
 
 nlohmann::json EntityJson(const GraphEntityInfo& e) {
-  return {{"id", e.id},       {"name", e.name},    {"type", e.type},
-          {"passages", e.passages}, {"facts", e.facts}};
+  return {{"id", e.id},
+          {"name", e.name},
+          {"type", e.type},
+          {"passages", e.passages},
+          {"facts", e.facts}};
 }
 
 Reply SearchEntities(const GraphView& graph, const Params& params) {
@@ -70,15 +73,17 @@ Reply SearchEntities(const GraphView& graph, const Params& params) {
     return ErrorReply(BadRequest("missing query parameter q (part of an entity name)", "q"));
   }
   if (q->second.size() > kMaxQueryBytes) {
-    return ErrorReply(BadRequest(
-        "q: " + std::to_string(q->second.size()) + " bytes, at most " + std::to_string(kMaxQueryBytes), "q"));
+    return ErrorReply(BadRequest("q: " + std::to_string(q->second.size()) + " bytes, at most " +
+                                     std::to_string(kMaxQueryBytes),
+                                 "q"));
   }
   int64_t limit = 0;
   if (auto e = IntParam(params, "limit", 1, kMaxEntities, kDefaultEntities, &limit)) {
     return ErrorReply(*e);
   }
   // One more than asked says whether there are more.
-  std::vector<GraphEntityInfo> found = graph.FindEntities(q->second, static_cast<size_t>(limit) + 1);
+  std::vector<GraphEntityInfo> found =
+      graph.FindEntities(q->second, static_cast<size_t>(limit) + 1);
   const bool more = found.size() > static_cast<size_t>(limit);
   if (more) found.pop_back();
   nlohmann::json list = nlohmann::json::array();
@@ -100,7 +105,8 @@ std::optional<ApiError> IdSegment(const std::string& text, const char* what, int
   return std::nullopt;
 }
 
-Reply EntityNeighbourhood(const GraphView& graph, const std::string& id_text, const Params& params) {
+Reply EntityNeighbourhood(const GraphView& graph, const std::string& id_text,
+                          const Params& params) {
   int64_t id = 0, neighbours = 0, per = 0;
   if (auto e = IdSegment(id_text, "entity", &id)) return ErrorReply(*e);
   if (auto e = IntParam(params, "neighbours", 1, kMaxNeighbours, kDefaultNeighbours, &neighbours)) {
@@ -119,14 +125,16 @@ Reply EntityNeighbourhood(const GraphView& graph, const std::string& id_text, co
   for (const GraphEntityInfo& e : n->neighbours) nodes.push_back(EntityJson(e));
   nlohmann::json edges = nlohmann::json::array();
   for (const GraphEdgeInfo& e : n->edges) {
-    nlohmann::json j = {{"kind", e.kind}, {"source", e.from}, {"target", e.to}, {"weight", e.weight}};
+    nlohmann::json j = {
+        {"kind", e.kind}, {"source", e.from}, {"target", e.to}, {"weight", e.weight}};
     if (e.kind == "RELATED_TO") {
       j["id"] = "f" + std::to_string(e.fact);
       j["fact"] = e.fact;
       j["relation"] = e.relation;
       j["sources"] = e.sources;
     } else {
-      j["id"] = "s" + std::to_string(std::min(e.from, e.to)) + "-" + std::to_string(std::max(e.from, e.to));
+      j["id"] = "s" + std::to_string(std::min(e.from, e.to)) + "-" +
+                std::to_string(std::max(e.from, e.to));
     }
     edges.push_back(std::move(j));
   }
@@ -166,10 +174,11 @@ Reply FactPassages(const GraphView& graph, const std::string& id_text, const Par
                         {"text", p.text}});
   }
   return OkReply({{"generation", f->generation},
-                  {"fact", {{"id", f->fact},
-                            {"subject", EntityJson(f->subject)},
-                            {"relation", f->relation},
-                            {"object", EntityJson(f->object)}}},
+                  {"fact",
+                   {{"id", f->fact},
+                    {"subject", EntityJson(f->subject)},
+                    {"relation", f->relation},
+                    {"object", EntityJson(f->object)}}},
                   {"passages", std::move(passages)},
                   {"total_passages", f->total_passages},
                   {"truncated", f->total_passages > f->passages.size()}});

@@ -14,8 +14,9 @@ namespace flowrag::cli {
 
 CLI::App* AddExportCommand(CLI::App& app, ExportArgs* args) {
   auto* cmd = app.add_subcommand(
-      "export", "Write the knowledge graph (entities, facts with provenance, synonyms, passages) "
-                "as GraphML or JSON Lines; see doc/graph_export.md");
+      "export",
+      "Write the knowledge graph (entities, facts with provenance, synonyms, passages) "
+      "as GraphML or JSON Lines; see doc/graph_export.md");
   cmd->add_option("--db", args->db, "Store: a SQLite file or a postgresql:// URL")->required();
   cmd->add_option("--format", args->format, "graphml (Gephi, NetworkX, yEd) or jsonl")
       ->capture_default_str();
@@ -72,13 +73,13 @@ Status RunExport(const ExportArgs& args) {
   if (!args.quiet) {
     const double s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::fprintf(stderr,
-                 "export: %zu nodes, %zu edges, %llu bytes (%s) in %.2f s%s\n", report.nodes,
-                 report.edges, static_cast<unsigned long long>(report.bytes), args.format.c_str(), s,
-                 report.replaced_characters
-                     ? (", " + std::to_string(report.replaced_characters) +
-                        " invalid characters replaced by U+FFFD").c_str()
-                     : "");
+    std::fprintf(stderr, "export: %zu nodes, %zu edges, %llu bytes (%s) in %.2f s%s\n",
+                 report.nodes, report.edges, static_cast<unsigned long long>(report.bytes),
+                 args.format.c_str(), s,
+                 report.replaced_characters ? (", " + std::to_string(report.replaced_characters) +
+                                               " invalid characters replaced by U+FFFD")
+                                                  .c_str()
+                                            : "");
   }
   return Status::Ok();
 }

@@ -4,8 +4,8 @@
 #include <cstdio>
 
 #include "commands.h"
-#include "flowrag/engine.h"
 #include "export_cmd.h"
+#include "flowrag/engine.h"
 #include "serve.h"
 #include "sql_cmd.h"
 
