@@ -16,7 +16,7 @@ packages=(
   libyaml-cpp-dev
   libgtest-dev libgmock-dev
   libbenchmark-dev
-  python3
+  python3 python3-networkx     # graph_export_test reads the GraphML export back with NetworkX
   python3-dev python3-venv python3-pip pybind11-dev   # the Python package (python/)
   python3-numpy python3-pytest python3-setuptools python3-wheel python3-build
   chromium fonts-dejavu-core   # the viewer test (headless browser)

@@ -37,10 +37,10 @@ std::set<std::string> MethodsOf(RouteKind kind) {
   return out;
 }
 
-// A concrete path for a templated one ("{workspace}" → "ws", "{id}" → "a/b.md").
+// A concrete path for a templated one ("{workspace}" → "ws", "{id}" → "7").
 std::string Concrete(std::string path) {
   for (const auto& [from, to] : {std::pair<std::string, std::string>{"{workspace}", "ws"},
-                                 {"{id}", "a/b.md"}}) {
+                                 {"{id}", "7"}, {"{file}", "cytoscape.min.js"}}) {
     const size_t at = path.find(from);
     if (at != std::string::npos) path.replace(at, from.size(), to);
   }

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "flowrag/graph.h"
 #include "flowrag/matrix.h"
 #include "flowrag/options.h"
 #include "flowrag/schema.h"
@@ -99,6 +100,10 @@ class Engine {
   // One document of the snapshot with its text; NotFound for an unknown id.
   // O(n) comparisons of ids.
   virtual Result<StoredDocument> GetDocument(std::string_view id) const = 0;
+
+  // The knowledge graph of the current snapshot, for export and browsing
+  // (flowrag/graph.h). The view pins that snapshot; it never changes. O(1).
+  virtual std::shared_ptr<const GraphView> Graph() const = 0;
 
   // texts[i] embedded into row i with the engine's embedder, as passages
   // are for dense search (L2-normalised rows; 0 columns while a remote

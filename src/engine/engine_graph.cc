@@ -1,5 +1,5 @@
 // EngineImpl: the knowledge-graph side (OpenIE import, graph build steps,
-// graph statistics). The extraction phase of Index() is in extraction_phase.cc.
+// graph statistics, the GraphView). The extraction phase of Index() is in extraction_phase.cc.
 #include <algorithm>
 #include <chrono>
 #include <unordered_map>
@@ -7,6 +7,7 @@
 #include "common/progress.h"
 #include "engine/engine_impl.h"
 #include "engine/graph_build.h"
+#include "export/graph_view.h"
 #include "extract/openie_import.h"
 #include "storage/graph_writer.h"
 
@@ -108,6 +109,8 @@ Result<ImportReport> EngineImpl::ImportOpenIe(const std::string& path,
   report.seconds = SecondsSince(start);
   return report;
 }
+
+std::shared_ptr<const GraphView> EngineImpl::Graph() const { return MakeGraphView(snapshot()); }
 
 Status EngineImpl::FillGraphStats(GraphStats* g) const {
   FLOWRAG_ASSIGN_OR_RETURN(Store::GraphCounts c, store_->CountGraph());

@@ -69,6 +69,7 @@ class EngineImpl final : public Engine {
   Result<StoreStats> Stats() const override;
   Result<DocumentPage> ListDocuments(std::string_view cursor, size_t limit) const override;
   Result<StoredDocument> GetDocument(std::string_view id) const override;
+  std::shared_ptr<const GraphView> Graph() const override;
   Result<FloatMatrix> Embed(const std::vector<std::string>& texts) const override;
   Result<bool> Refresh() override;
 

@@ -7,6 +7,7 @@
 #ifndef FLOWRAG_SERVER_HANDLERS_H_
 #define FLOWRAG_SERVER_HANDLERS_H_
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
@@ -16,6 +17,7 @@
 
 #include "flowrag/engine.h"
 #include "server/errors.h"
+#include "server/routes.h"
 
 namespace flowrag::server {
 
@@ -88,6 +90,12 @@ struct McpHttpReply {
   std::string error_code; // metrics label of a refusal
 };
 McpHttpReply HandleMcp(Engine& engine, const McpHttpRequest& request);
+
+// GET graph/entities, graph/entities/{id}, graph/facts/{id}/passages: the
+// graph browser (routes_graph.cc; doc/http_api.md "Graph"). `params` is the
+// decoded query string.
+Reply HandleGraph(const Engine& engine, const Route& route,
+                  const std::multimap<std::string, std::string>& params);
 
 }  // namespace flowrag::server
 

@@ -18,6 +18,7 @@
 #include "common/encoding.h"
 #include "flowrag/engine.h"
 #include "flowrag/server.h"
+#include "server/assets.h"
 #include "server/connections.h"
 #include "server/errors.h"
 #include "server/handlers.h"
@@ -467,12 +468,28 @@ void ServerImpl::Dispatch(const httplib::Request& req, httplib::Response& res,
       res.set_header("Cache-Control", "no-store");
       // Nothing but this page and the API of its own origin.
       res.set_header("Content-Security-Policy",
-                     "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+                     "default-src 'none'; script-src 'self' 'unsafe-inline'; "
+                     "style-src 'unsafe-inline'; "
                      "connect-src 'self'; img-src 'self' data:");
       res.set_content(std::string(ViewerHtml()), "text/html; charset=utf-8");
       return;
     case RouteKind::kHealthz:
       SetJson(res, OkReply({{"status", "ok"}}));
+      return;
+    case RouteKind::kAsset:
+      if (std::optional<Asset> asset = FindAsset(route.id)) {
+        res.set_header("Cache-Control", "public, max-age=3600");
+        res.set_content(std::string(asset->bytes), std::string(asset->content_type));
+      } else {
+        SetJson(res, ErrorReply({404, "not_found",
+                                 "no asset \"" + EscapeForMessage(route.id, kMaxQuotedBytes) + "\"",
+                                 ""}));
+      }
+      return;
+    case RouteKind::kGraphEntities:
+    case RouteKind::kGraphEntity:
+    case RouteKind::kGraphFactPassages:
+      SetJson(res, HandleGraph(*ws->engine, route, req.params));
       return;
     case RouteKind::kMetrics:
       res.set_content(metrics_.Render(), "text/plain; version=0.0.4; charset=utf-8");

@@ -118,6 +118,7 @@ struct Operation {
   const char* summary;
   const char* request;
   const char* response;
+  std::vector<const char*> query = {};  // query-string parameters ("q!" : required)
 };
 
 constexpr Operation kOperations[] = {
@@ -139,6 +140,13 @@ constexpr Operation kOperations[] = {
      "ModelList"},
     {RouteKind::kMcp, "Model Context Protocol, Streamable HTTP (stateless; 202 for notifications)",
      "JsonRpc", "JsonRpc"},
+    {RouteKind::kAsset, "A file the viewer loads (no auth)", "", "text/javascript"},
+    {RouteKind::kGraphEntities, "Graph browser: entities whose name contains q", "", "object",
+     {"q!", "limit"}},
+    {RouteKind::kGraphEntity, "Graph browser: an entity's neighbourhood", "", "object",
+     {"neighbours", "facts_per_neighbour"}},
+    {RouteKind::kGraphFactPassages, "Graph browser: the passages behind a fact", "", "object",
+     {"limit", "generation"}},
 };
 
 nlohmann::json Ref(const std::string& schema) {
@@ -148,7 +156,7 @@ nlohmann::json Ref(const std::string& schema) {
 nlohmann::json ResponseOf(const Operation& op) {
   const std::string r = op.response;
   nlohmann::json ok = {{"description", "OK"}};
-  if (r == "text/html" || r == "text/plain") {
+  if (r.rfind("text/", 0) == 0) {
     ok["content"][r] = {{"schema", {{"type", "string"}}}};
   } else if (r == "object") {
     ok["content"]["application/json"] = {{"schema", {{"type", "object"}}}};
@@ -176,6 +184,20 @@ nlohmann::json OperationJson(const Operation& op, const std::string& method, boo
     params.push_back({{"name", "id"}, {"in", "path"}, {"required", true},
                       {"description", "the document's id, URL-encoded; may contain /"},
                       {"schema", {{"type", "string"}}}});
+  }
+  if (op.kind == RouteKind::kGraphEntity || op.kind == RouteKind::kGraphFactPassages) {
+    params.push_back({{"name", "id"}, {"in", "path"}, {"required", true},
+                      {"schema", {{"type", "integer"}, {"minimum", 0}}}});
+  }
+  if (op.kind == RouteKind::kAsset) {
+    params.push_back(
+        {{"name", "file"}, {"in", "path"}, {"required", true}, {"schema", {{"type", "string"}}}});
+  }
+  for (std::string name : op.query) {
+    const bool required = name.back() == '!';
+    if (required) name.pop_back();
+    params.push_back({{"name", name}, {"in", "query"}, {"required", required},
+                      {"schema", {{"type", name == "q" ? "string" : "integer"}}}});
   }
   if (!params.empty()) o["parameters"] = std::move(params);
   if (*op.request != '\0') {

@@ -68,6 +68,7 @@ Route ParseApiRoute(std::string_view path, const std::vector<std::string_view>& 
     at = 3;
   }
   r.kind = EndpointKind(path, segments, at, &r.document_id);
+  if (r.kind == RouteKind::kUnknown) r.kind = ParseGraphEndpoint(segments, at, &r.id);
   if (r.kind == RouteKind::kUnknown) return Route{};
   return r;
 }
@@ -96,6 +97,11 @@ Route ParseRoute(std::string_view path) {
     return r;
   }
   if (first == "v1") return ParseApiRoute(path, segments);
+  if (first == "assets" && segments.size() == 2) {
+    r.id = DecodePercent(segments[1]);
+    if (!r.id.empty()) r.kind = RouteKind::kAsset;
+    return r;
+  }
   return Route{};
 }
 
@@ -125,6 +131,14 @@ std::string_view RouteLabel(RouteKind kind) {
       return "/openapi.json";
     case RouteKind::kMcp:
       return "/v1/mcp";
+    case RouteKind::kAsset:
+      return "/assets/{file}";
+    case RouteKind::kGraphEntities:
+      return "/v1/graph/entities";
+    case RouteKind::kGraphEntity:
+      return "/v1/graph/entities/{id}";
+    case RouteKind::kGraphFactPassages:
+      return "/v1/graph/facts/{id}/passages";
     case RouteKind::kUnknown:
       return "other";
   }
@@ -140,6 +154,10 @@ std::string_view AllowedMethods(RouteKind kind) {
     case RouteKind::kMethods:
     case RouteKind::kModels:
     case RouteKind::kOpenApi:
+    case RouteKind::kAsset:
+    case RouteKind::kGraphEntities:
+    case RouteKind::kGraphEntity:
+    case RouteKind::kGraphFactPassages:
       return "GET, HEAD";
     case RouteKind::kQuery:
     case RouteKind::kDocuments:
@@ -166,7 +184,8 @@ bool MethodAllowed(RouteKind kind, std::string_view method) {
 }
 
 bool NeedsAuth(RouteKind kind) {
-  return kind != RouteKind::kViewer && kind != RouteKind::kHealthz && kind != RouteKind::kOpenApi;
+  return kind != RouteKind::kViewer && kind != RouteKind::kHealthz && kind != RouteKind::kOpenApi &&
+         kind != RouteKind::kAsset;
 }
 
 }  // namespace flowrag::server

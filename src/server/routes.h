@@ -4,17 +4,20 @@
 //   /                      viewer page (default workspace)
 //   /w/{ws}/               viewer page of workspace ws
 //   /healthz  /metrics  /openapi.json
+//   /assets/{file}         a file the viewer loads (cytoscape.min.js)
 //   /mcp                   MCP Streamable HTTP of the default workspace (= /v1/mcp)
 //   /v1/{endpoint}         default workspace
 //   /v1/w/{ws}/{endpoint}  workspace ws
 // where {endpoint} is query | documents | documents/{id} | stats | methods |
-// mcp | chat/completions | models (the last two: the OpenAI-compatible API,
-// so a client's base URL is /v1 or /v1/w/{ws}).
+// mcp | graph/entities | graph/entities/{id} | graph/facts/{id}/passages |
+// chat/completions | models (the last two: the OpenAI-compatible API, so a
+// client's base URL is /v1 or /v1/w/{ws}).
 #ifndef FLOWRAG_SERVER_ROUTES_H_
 #define FLOWRAG_SERVER_ROUTES_H_
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace flowrag::server {
 
@@ -32,6 +35,10 @@ enum class RouteKind {
   kModels,           // GET: OpenAI-compatible model list
   kOpenApi,          // GET /openapi.json
   kMcp,  // POST: Model Context Protocol messages (routes_mcp.cc)
+  kAsset,              // GET /assets/{file} (no auth, like the page)
+  kGraphEntities,      // GET graph/entities?q=
+  kGraphEntity,        // GET graph/entities/{id}
+  kGraphFactPassages,  // GET graph/facts/{id}/passages
 };
 
 struct Route {
@@ -39,6 +46,7 @@ struct Route {
   bool default_workspace = true;  // false: /w/{ws}/... or /v1/w/{ws}/...
   std::string workspace;          // the (decoded) {ws} of the path
   std::string document_id;        // kDocument: the decoded rest of the path
+  std::string id;                 // graph routes: the decoded {id}; kAsset: {file}
 };
 
 // `path` is the raw (still percent-encoded) path of the request target,
@@ -47,6 +55,11 @@ struct Route {
 // name holding one is no route, a document id may hold one.
 Route ParseRoute(std::string_view path);
 
+
+// The graph endpoints (routes_graph.cc): segments[at..] of an API path, raw;
+// sets *id. kUnknown when they are none of the graph routes.
+RouteKind ParseGraphEndpoint(const std::vector<std::string_view>& segments, size_t at,
+                             std::string* id);
 
 // The metric label of a route: "/v1/query", "/v1/documents/{id}", "/", "other"
 // (workspace paths use the same labels; the workspace is a separate label).

@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "config_cmd.h"
+#include "export_cmd.h"
 #include "flowrag/engine.h"
 #include "mcp_cmd.h"
 #include "serve.h"
@@ -220,6 +221,8 @@ int main(int argc, char** argv) {
   std::string config_file;
   auto* config_check = cli::AddConfigCommand(app, &config_file);
   cli::SetActiveConfig(std::move(config));
+  cli::ExportArgs export_args;
+  auto* export_cmd = cli::AddExportCommand(app, &export_args);
   cli::SqlArgs sql_args;
   auto* sql = cli::AddSqlCommand(app, &sql_args);
   cli::McpArgs mcp_args;
@@ -273,6 +276,8 @@ int main(int argc, char** argv) {
     st = cli::RunDelete(delete_db, delete_ids);
   } else if (*serve) {
     st = cli::RunServe(serve_args);
+  } else if (*export_cmd) {
+    st = cli::RunExport(export_args);
   } else if (*sql) {
     st = cli::RunSql(sql_args);
   } else if (*config_check) {
