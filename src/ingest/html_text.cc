@@ -499,21 +499,4 @@ bool IsWindows1252Label(std::string_view charset) {
   return std::find(kLabels.begin(), kLabels.end(), charset) != kLabels.end();
 }
 
-std::string Windows1252ToUtf8(std::string_view bytes) {
-  std::string out;
-  out.reserve(bytes.size() + bytes.size() / 8);
-  for (char ch : bytes) {
-    const auto b = static_cast<unsigned char>(ch);
-    if (b < 0x80) {
-      out.push_back(ch);
-    } else if (b < 0xA0) {
-      const char16_t cp = kCp1252High[b - 0x80];
-      AppendUtf8(cp != 0 ? cp : 0xFFFD, &out);
-    } else {
-      AppendUtf8(b, &out);
-    }
-  }
-  return out;
-}
-
 }  // namespace flowrag

@@ -55,11 +55,9 @@ HtmlText ExtractHtmlText(std::string_view html);
 std::string DeclaredHtmlCharset(std::string_view html);
 
 // True for the labels of windows-1252 (which the WHATWG encoding standard
-// maps "iso-8859-1", "latin1", "us-ascii" and "windows-1252" to, among others).
+// maps "iso-8859-1", "latin1", "us-ascii" and "windows-1252" to, among
+// others); common/encoding.h's Windows1252ToUtf8 converts such bytes.
 bool IsWindows1252Label(std::string_view charset);
-
-// windows-1252 bytes → UTF-8 (the five undefined bytes become U+FFFD).
-std::string Windows1252ToUtf8(std::string_view bytes);
 
 }  // namespace flowrag
 

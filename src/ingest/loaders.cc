@@ -19,6 +19,7 @@
 #include <system_error>
 #include <utility>
 
+#include "common/encoding.h"
 #include "common/file_reader.h"
 #include "common/json_builder.h"
 #include "common/json_errors.h"
@@ -649,7 +650,11 @@ Status LoadHtmlFile(const std::string& display, const std::string& external_id, 
   if (read.code() != StatusCode::kInvalidArgument) FLOWRAG_RETURN_IF_ERROR(read);
   if (!read.ok()) return ctx.UnreadableFile(std::move(read), in_directory);
   ++ctx.report().files_read;
-  std::string_view body = StripUtf8Bom(data);
+  // A byte-order mark (or the zero bytes of UTF-16/32) decides the encoding.
+  DecodedText decoded = DecodeUnicodeText(data);
+  if (decoded.encoding != TextEncoding::kUtf8 || decoded.bom) data = std::move(decoded.text);
+  ctx.NoteReplacements(display, decoded.replaced);
+  std::string_view body = data;
   std::string converted;
   size_t bad = 0;
   if (!IsValidUtf8(body, &bad)) {
@@ -658,8 +663,8 @@ Status LoadHtmlFile(const std::string& display, const std::string& external_id, 
       converted = Windows1252ToUtf8(body);
     } else if (!ctx.replace_utf8()) {
       return ctx.BadRecord(Status::InvalidArgument(
-          display + ": invalid UTF-8 at byte offset " +
-          std::to_string(bad + (data.size() - body.size())) +
+          display + ": invalid UTF-8 at byte offset " + std::to_string(bad) +
+          (decoded.bom ? " (after the byte order mark)" : "") +
           (charset.empty() ? "" : " (declared charset \"" + charset + "\" is not supported)") +
           ": " + std::string(kUtf8Hint)));
     } else {

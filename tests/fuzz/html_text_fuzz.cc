@@ -1,5 +1,5 @@
 // Fuzz target: the HTML text extractor (src/ingest/html_text.h
-// ExtractHtmlText, DeclaredHtmlCharset, Windows1252ToUtf8), then the loader
+// ExtractHtmlText, DeclaredHtmlCharset), then the loader
 // on the same bytes as an .html file.
 //
 // Input: the HTML page's bytes. Checks: extraction ends for every input (the
@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/encoding.h"
 #include "fuzz_util.h"
 #include "ingest/html_text.h"
 #include "ingest/loaders.h"
