@@ -627,7 +627,7 @@ Status LoadPdfFile(const std::string& display, const std::string& external_id, b
     if (pdf->empty_pages.size() > 10) list += ", ...";
     const size_t n = pdf->empty_pages.size();
     ctx.Note(display + ": " + std::to_string(n) + " of " + std::to_string(pdf->pages) +
-             (n == 1 ? " page has" : " pages have") + " no text (page" + (n == 1 ? " " : "s ") +
+             (n == 1 ? " pages has" : " pages have") + " no text (page" + (n == 1 ? " " : "s ") +
              list + "; images are not read: OCR is not done)");
   }
   RawDocument doc;
