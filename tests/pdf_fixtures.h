@@ -17,6 +17,7 @@ namespace flowrag::testing {
 struct PdfPage {
   std::vector<std::string> lines;  // ASCII text lines; none: a page without text
   bool image = false;              // draw a 2x2 grey image (a scan without text)
+  std::string content;             // when set: the page's content stream as is
 };
 
 inline std::string PdfString(const std::string& s) {
@@ -37,7 +38,7 @@ inline std::string MakePdf(const std::vector<PdfPage>& pages, const std::string&
   objects[2] = "<< /Type /Pages /Kids [" + kids + "] /Count " + std::to_string(n) + " >>";
   objects[3] = "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>";
   for (int i = 0; i < n; ++i) {
-    std::string stream;
+    std::string stream = pages[i].content;
     if (pages[i].image) {
       stream += "q 200 0 0 200 100 500 cm BI /W 2 /H 2 /CS /G /BPC 8 ID \x40\x80\xc0\xff EI Q\n";
     }

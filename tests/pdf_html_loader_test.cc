@@ -108,6 +108,29 @@ TEST_F(PdfLoaderTest, PagesInOrderEachFollowedByAPageBreak) {
   EXPECT_LT(pages[1].find("Chapter two"), pages[1].find("ground in 1881"));
 }
 
+TEST_F(PdfLoaderTest, TwoColumnsComeInReadingOrder) {
+  // The content stream draws the right column first and interleaves the
+  // lines; reading order is the left column, then the right one.
+  std::string content = "BT /F1 11 Tf 14 TL\n";
+  for (int line = 0; line < 6; ++line) {
+    const int y = 780 - 14 * line;
+    content += "1 0 0 1 320 " + std::to_string(y) + " Tm (Right column line " +
+               std::to_string(line + 1) + " of the second story.) Tj\n";
+    content += "1 0 0 1 56 " + std::to_string(y) + " Tm (Left column line " +
+               std::to_string(line + 1) + " of the first story.) Tj\n";
+  }
+  content += "ET";
+  auto docs = LoadAll(Write("columns.pdf", MakePdf({PdfPage{{}, false, content}})));
+  ASSERT_TRUE(docs.ok()) << docs.status().ToString();
+  const std::string& text = docs->front().text;
+  const size_t left_last = text.find("Left column line 6");
+  const size_t right_first = text.find("Right column line 1");
+  ASSERT_NE(left_last, std::string::npos) << text;
+  ASSERT_NE(right_first, std::string::npos) << text;
+  EXPECT_LT(left_last, right_first) << text;
+  EXPECT_LT(text.find("Left column line 1"), text.find("Left column line 2")) << text;
+}
+
 TEST_F(PdfLoaderTest, ChunksKnowTheirPages) {
   const std::string path = Write("report.pdf", MakePdf(ThreePages()));
   auto docs = LoadAll(path);
