@@ -218,7 +218,16 @@ class TextBuilder {
       out_.push_back(c);
     }
   }
-  std::string Take() { return std::move(out_); }
+  // The text, without leading or trailing whitespace (which <pre> can leave).
+  std::string Take() {
+    size_t end = out_.size();
+    while (end > 0 && IsHtmlSpace(out_[end - 1])) --end;
+    size_t begin = 0;
+    while (begin < end && IsHtmlSpace(out_[begin])) ++begin;
+    out_.resize(end);
+    out_.erase(0, begin);
+    return std::move(out_);
+  }
 
  private:
   void Flush() {
