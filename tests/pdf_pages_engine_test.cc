@@ -94,7 +94,7 @@ TEST_F(PdfPagesEngineTest, JsonCarriesPageFields) {
   QueryOptions q;
   q.method = "bm25";
   q.top_k = 10;
-  auto r = engine_->Query("Brannock lens", q);
+  auto r = engine_->Query("Brannock lens Port Calder Rowing Club", q);
   ASSERT_TRUE(r.ok());
   const nlohmann::json j = RetrievalResultJson(*r);
   bool saw_pdf = false, saw_html = false;
@@ -127,6 +127,7 @@ TEST_F(PdfPagesEngineTest, CitationsNameThePage) {
     cited = true;
     EXPECT_EQ(c.document_id, "report.pdf");
     EXPECT_EQ(c.page_first, 2) << c.quote;
+    EXPECT_EQ(c.page_last, 2) << c.quote;  // the quote stops at the page break
     EXPECT_EQ(c.document_id + " " + PagesLabel(c.page_first, c.page_last), "report.pdf p. 2");
     const nlohmann::json j = CitationJson(c);
     EXPECT_EQ(j["page"], 2);
