@@ -10,6 +10,7 @@
 #include "engine/result_json.h"
 #include "flowrag/engine.h"
 #include "pdf_fixtures.h"
+#include "storage/store.h"
 #include "test_util.h"
 
 namespace flowrag {
@@ -145,6 +146,50 @@ TEST_F(PdfPagesEngineTest, ReindexingTheSamePdfChangesNothing) {
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_EQ(again->documents_unchanged, 2u);
   EXPECT_EQ(again->documents_added, 0u);
+}
+
+TEST_F(PdfPagesEngineTest, PagesSurviveReopeningTheStore) {
+  // A second engine reads the store (and the snapshot parts the first one
+  // persisted): the pages come from the stored text.
+  engine_.reset();
+  auto reopened = Engine::Open(dir_.File("store.db"));
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  engine_ = std::move(*reopened);
+  const ScoredPassage lens = Top("Brannock lens ground optician");
+  EXPECT_EQ(lens.page_first, 2) << lens.text;
+}
+
+TEST(PdfPagesOldStoreTest, AStoreOfAnOlderFormatOpensAndIndexesPdfs) {
+  // Pages need no format change: a format-1 store is migrated as before,
+  // its earlier documents have no pages, and a PDF indexed into it has.
+  TempDir dir;
+  const std::string db = dir.File("v1.db");
+  {
+    StoreOptions old;
+    old.create_format_version = 1;
+    auto s = Store::Open(db, old);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    ASSERT_EQ((*s)->format_version(), 1);
+  }
+  WriteFile(dir.File("old/notes.txt"), "The lighthouse keeper logged the storm of 1899.\n");
+  WriteFile(dir.File("new/report.pdf"), ReportPdf());
+  auto engine = Engine::Open(db);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  IndexOptions options;
+  options.extractor = "none";
+  options.chunking.window_words = 12;
+  options.chunking.overlap_words = 2;
+  ASSERT_TRUE((*engine)->Index({dir.File("old")}, options).ok());
+  ASSERT_TRUE((*engine)->Index({dir.File("new")}, options).ok());
+  QueryOptions q;
+  q.method = "bm25";
+  auto storm = (*engine)->Query("lighthouse keeper storm", q);
+  ASSERT_TRUE(storm.ok() && !storm->passages.empty());
+  EXPECT_EQ(storm->passages.front().document_id, "notes.txt");
+  EXPECT_EQ(storm->passages.front().page_first, 0);
+  auto lens = (*engine)->Query("Brannock lens ground optician", q);
+  ASSERT_TRUE(lens.ok() && !lens->passages.empty());
+  EXPECT_EQ(lens->passages.front().page_first, 2);
 }
 
 TEST(PagesLabelTest, Forms) {
