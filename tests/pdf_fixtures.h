@@ -53,8 +53,8 @@ inline std::string MakePdf(const std::vector<PdfPage>& pages, const std::string&
         "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 3 0 R "
         ">> >> /Contents " +
         std::to_string(5 + 2 * i) + " 0 R >>";
-    objects[5 + 2 * i] = "<< /Length " + std::to_string(stream.size()) + " >>\nstream\n" + stream +
-                         "\nendstream";
+    objects[5 + 2 * i] =
+        "<< /Length " + std::to_string(stream.size()) + " >>\nstream\n" + stream + "\nendstream";
   }
   int info = 0;
   if (!title.empty()) {

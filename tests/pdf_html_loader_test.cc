@@ -27,8 +27,8 @@ using testing::WriteFile;
 
 ::testing::AssertionResult Contains(const std::string& text, const std::string& part) {
   if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "\"" << text << "\"\n  does not contain \"" << part
-                                       << "\"";
+  return ::testing::AssertionFailure()
+         << "\"" << text << "\"\n  does not contain \"" << part << "\"";
 }
 #define EXPECT_CONTAINS(text, part) EXPECT_TRUE(Contains((text), (part)))
 
@@ -182,7 +182,7 @@ TEST_F(PdfLoaderTest, TitleFallsBackToFirstLineThenFileStem) {
 TEST_F(PdfLoaderTest, EmptyPagesKeepTheNumberingAndAreNoted) {
   std::vector<PdfPage> pages = ThreePages();
   pages.insert(pages.begin() + 1, PdfPage{{}, /*image=*/true});  // page 2: a scan
-  pages.push_back(PdfPage{});                                      // page 5: blank
+  pages.push_back(PdfPage{});                                    // page 5: blank
   const std::string path = Write("mixed.pdf", MakePdf(pages));
   LoadReport report;
   auto docs = LoadAll(path, {}, &report);
@@ -216,9 +216,8 @@ TEST_F(PdfLoaderTest, EncryptedPdfNeedsAPassword) {
 }
 
 TEST_F(PdfLoaderTest, DamagedOrForeignBytesAreAnErrorNamingTheFile) {
-  for (const std::string& bytes :
-       {std::string("this is not a PDF at all, just text\n"), std::string("%PDF-1.4\n%%EOF\n"),
-        std::string(4096, '\xff')}) {
+  for (const std::string& bytes : {std::string("this is not a PDF at all, just text\n"),
+                                   std::string("%PDF-1.4\n%%EOF\n"), std::string(4096, '\xff')}) {
     const std::string path = Write("bad.pdf", bytes);
     auto docs = LoadAll(path);
     ASSERT_FALSE(docs.ok()) << bytes.substr(0, 20);
@@ -320,7 +319,8 @@ TEST(HtmlTextTest, ScriptsStylesCommentsAndTemplatesAreDropped) {
 
 TEST(HtmlTextTest, CharacterReferencesAreDecoded) {
   const HtmlText h = ExtractHtmlText(
-      "<p>Fish &amp; chips &lt;3 &quot;q&quot; caf&eacute; &copy;2024 &mdash; &#233;&#xE9;&#X1F600; "
+      "<p>Fish &amp; chips &lt;3 &quot;q&quot; caf&eacute; &copy;2024 &mdash; "
+      "&#233;&#xE9;&#X1F600; "
       "&hellip;&nbsp;x &#128; &#0; &#xD800; &#1114112; &unknown; &amp no-semicolon &#65</p>");
   EXPECT_EQ(h.text,
             "Fish & chips <3 \"q\" caf\xC3\xA9 \xC2\xA9"
@@ -368,8 +368,8 @@ TEST(HtmlTextTest, PathologicalInputsStayLinear) {
   for (int i = 0; i < 50000; ++i) tags += "<a \"";
   std::string opens;
   for (int i = 0; i < 50000; ++i) opens += "<script>";
-  for (const std::string& in : {quotes, tags, opens, std::string(200000, '<'),
-                                std::string(200000, '&')}) {
+  for (const std::string& in :
+       {quotes, tags, opens, std::string(200000, '<'), std::string(200000, '&')}) {
     const HtmlText h = ExtractHtmlText(in);
     EXPECT_LE(h.text.size(), 2 * in.size());
   }
@@ -421,7 +421,8 @@ TEST_F(HtmlLoaderTest, DeclaredLatin1IsConvertedOtherInvalidUtf8IsAnError) {
   WriteFile(dir_.File("bad.html"), "<p>ok</p><p>bad \xFF byte</p>");
   auto bad = LoadAll(dir_.File("bad.html"));
   ASSERT_FALSE(bad.ok());
-  EXPECT_CONTAINS(bad.status().message(), dir_.File("bad.html") + ": invalid UTF-8 at byte offset 16");
+  EXPECT_CONTAINS(bad.status().message(),
+                  dir_.File("bad.html") + ": invalid UTF-8 at byte offset 16");
   LoadOptions replace;
   replace.invalid_utf8 = LoadOptions::InvalidUtf8::kReplace;
   auto replaced = LoadAll(dir_.File("bad.html"), replace);
@@ -436,8 +437,9 @@ TEST_F(HtmlLoaderTest, HugeAndEmptyFilesGiveClearErrors) {
   auto big = LoadAll(dir_.File("big.html"), small);
   ASSERT_FALSE(big.ok());
   EXPECT_CONTAINS(big.status().message(),
-                  dir_.File("big.html") + ": file is 5007 bytes: expected an HTML file of at most "
-                                          "1000 bytes");
+                  dir_.File("big.html") +
+                      ": file is 5007 bytes: expected an HTML file of at most "
+                      "1000 bytes");
   WriteFile(dir_.File("blank.html"), "<html><!-- nothing --></html>");
   auto blank = LoadAll(dir_.File("blank.html"));
   ASSERT_FALSE(blank.ok());

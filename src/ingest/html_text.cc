@@ -14,9 +14,7 @@ namespace {
 char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsHtmlSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
-}
+bool IsHtmlSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
 
 bool EqualsLower(std::string_view a, std::string_view lower) {
   if (a.size() != lower.size()) return false;
@@ -56,45 +54,44 @@ constexpr std::array<char16_t, 32> kCp1252High = {
 const std::unordered_map<std::string_view, char32_t>& NamedReferences() {
   static const auto* table = [] {
     auto* t = new std::unordered_map<std::string_view, char32_t>{
-        {"amp", '&'},       {"lt", '<'},         {"gt", '>'},        {"quot", '"'},
-        {"apos", '\''},     {"OElig", 0x152},    {"oelig", 0x153},   {"Scaron", 0x160},
-        {"scaron", 0x161},  {"Yuml", 0x178},     {"fnof", 0x192},    {"circ", 0x2C6},
-        {"tilde", 0x2DC},   {"ensp", 0x2002},    {"emsp", 0x2003},   {"thinsp", 0x2009},
-        {"zwnj", 0x200C},   {"zwj", 0x200D},     {"lrm", 0x200E},    {"rlm", 0x200F},
-        {"ndash", 0x2013},  {"mdash", 0x2014},   {"lsquo", 0x2018},  {"rsquo", 0x2019},
-        {"sbquo", 0x201A},  {"ldquo", 0x201C},   {"rdquo", 0x201D},  {"bdquo", 0x201E},
-        {"dagger", 0x2020}, {"Dagger", 0x2021},  {"bull", 0x2022},   {"hellip", 0x2026},
-        {"permil", 0x2030}, {"prime", 0x2032},   {"Prime", 0x2033},  {"lsaquo", 0x2039},
-        {"rsaquo", 0x203A}, {"oline", 0x203E},   {"frasl", 0x2044},  {"euro", 0x20AC},
-        {"trade", 0x2122},  {"larr", 0x2190},    {"uarr", 0x2191},   {"rarr", 0x2192},
-        {"darr", 0x2193},   {"harr", 0x2194},    {"rArr", 0x21D2},   {"hArr", 0x21D4},
-        {"forall", 0x2200}, {"part", 0x2202},    {"exist", 0x2203},  {"empty", 0x2205},
-        {"nabla", 0x2207},  {"isin", 0x2208},    {"notin", 0x2209},  {"sum", 0x2211},
-        {"minus", 0x2212},  {"lowast", 0x2217},  {"radic", 0x221A},  {"prop", 0x221D},
-        {"infin", 0x221E},  {"and", 0x2227},     {"or", 0x2228},     {"cap", 0x2229},
-        {"cup", 0x222A},    {"int", 0x222B},     {"there4", 0x2234}, {"sim", 0x223C},
-        {"cong", 0x2245},   {"asymp", 0x2248},   {"ne", 0x2260},     {"equiv", 0x2261},
-        {"le", 0x2264},     {"ge", 0x2265},      {"sub", 0x2282},    {"sup", 0x2283},
-        {"alpha", 0x3B1},   {"beta", 0x3B2},     {"gamma", 0x3B3},   {"delta", 0x3B4},
-        {"epsilon", 0x3B5}, {"lambda", 0x3BB},   {"mu", 0x3BC},      {"pi", 0x3C0},
-        {"sigma", 0x3C3},   {"tau", 0x3C4},      {"phi", 0x3C6},     {"omega", 0x3C9},
-        {"Delta", 0x394},   {"Sigma", 0x3A3},    {"Omega", 0x3A9},   {"Pi", 0x3A0},
-        {"loz", 0x25CA},    {"spades", 0x2660},  {"clubs", 0x2663},  {"hearts", 0x2665},
+        {"amp", '&'},       {"lt", '<'},        {"gt", '>'},        {"quot", '"'},
+        {"apos", '\''},     {"OElig", 0x152},   {"oelig", 0x153},   {"Scaron", 0x160},
+        {"scaron", 0x161},  {"Yuml", 0x178},    {"fnof", 0x192},    {"circ", 0x2C6},
+        {"tilde", 0x2DC},   {"ensp", 0x2002},   {"emsp", 0x2003},   {"thinsp", 0x2009},
+        {"zwnj", 0x200C},   {"zwj", 0x200D},    {"lrm", 0x200E},    {"rlm", 0x200F},
+        {"ndash", 0x2013},  {"mdash", 0x2014},  {"lsquo", 0x2018},  {"rsquo", 0x2019},
+        {"sbquo", 0x201A},  {"ldquo", 0x201C},  {"rdquo", 0x201D},  {"bdquo", 0x201E},
+        {"dagger", 0x2020}, {"Dagger", 0x2021}, {"bull", 0x2022},   {"hellip", 0x2026},
+        {"permil", 0x2030}, {"prime", 0x2032},  {"Prime", 0x2033},  {"lsaquo", 0x2039},
+        {"rsaquo", 0x203A}, {"oline", 0x203E},  {"frasl", 0x2044},  {"euro", 0x20AC},
+        {"trade", 0x2122},  {"larr", 0x2190},   {"uarr", 0x2191},   {"rarr", 0x2192},
+        {"darr", 0x2193},   {"harr", 0x2194},   {"rArr", 0x21D2},   {"hArr", 0x21D4},
+        {"forall", 0x2200}, {"part", 0x2202},   {"exist", 0x2203},  {"empty", 0x2205},
+        {"nabla", 0x2207},  {"isin", 0x2208},   {"notin", 0x2209},  {"sum", 0x2211},
+        {"minus", 0x2212},  {"lowast", 0x2217}, {"radic", 0x221A},  {"prop", 0x221D},
+        {"infin", 0x221E},  {"and", 0x2227},    {"or", 0x2228},     {"cap", 0x2229},
+        {"cup", 0x222A},    {"int", 0x222B},    {"there4", 0x2234}, {"sim", 0x223C},
+        {"cong", 0x2245},   {"asymp", 0x2248},  {"ne", 0x2260},     {"equiv", 0x2261},
+        {"le", 0x2264},     {"ge", 0x2265},     {"sub", 0x2282},    {"sup", 0x2283},
+        {"alpha", 0x3B1},   {"beta", 0x3B2},    {"gamma", 0x3B3},   {"delta", 0x3B4},
+        {"epsilon", 0x3B5}, {"lambda", 0x3BB},  {"mu", 0x3BC},      {"pi", 0x3C0},
+        {"sigma", 0x3C3},   {"tau", 0x3C4},     {"phi", 0x3C6},     {"omega", 0x3C9},
+        {"Delta", 0x394},   {"Sigma", 0x3A3},   {"Omega", 0x3A9},   {"Pi", 0x3A0},
+        {"loz", 0x25CA},    {"spades", 0x2660}, {"clubs", 0x2663},  {"hearts", 0x2665},
         {"diams", 0x2666}};
     // HTML 4's Latin-1 names, U+00A0..U+00FF in order.
     static constexpr std::array<std::string_view, 96> kLatin1 = {
-        "nbsp",   "iexcl",  "cent",   "pound",  "curren", "yen",    "brvbar", "sect",
-        "uml",    "copy",   "ordf",   "laquo",  "not",    "shy",    "reg",    "macr",
-        "deg",    "plusmn", "sup2",   "sup3",   "acute",  "micro",  "para",   "middot",
-        "cedil",  "sup1",   "ordm",   "raquo",  "frac14", "frac12", "frac34", "iquest",
-        "Agrave", "Aacute", "Acirc",  "Atilde", "Auml",   "Aring",  "AElig",  "Ccedil",
-        "Egrave", "Eacute", "Ecirc",  "Euml",   "Igrave", "Iacute", "Icirc",  "Iuml",
-        "ETH",    "Ntilde", "Ograve", "Oacute", "Ocirc",  "Otilde", "Ouml",   "times",
-        "Oslash", "Ugrave", "Uacute", "Ucirc",  "Uuml",   "Yacute", "THORN",  "szlig",
-        "agrave", "aacute", "acirc",  "atilde", "auml",   "aring",  "aelig",  "ccedil",
-        "egrave", "eacute", "ecirc",  "euml",   "igrave", "iacute", "icirc",  "iuml",
-        "eth",    "ntilde", "ograve", "oacute", "ocirc",  "otilde", "ouml",   "divide",
-        "oslash", "ugrave", "uacute", "ucirc",  "uuml",   "yacute", "thorn",  "yuml"};
+        "nbsp",   "iexcl",  "cent",   "pound",  "curren", "yen",    "brvbar", "sect",   "uml",
+        "copy",   "ordf",   "laquo",  "not",    "shy",    "reg",    "macr",   "deg",    "plusmn",
+        "sup2",   "sup3",   "acute",  "micro",  "para",   "middot", "cedil",  "sup1",   "ordm",
+        "raquo",  "frac14", "frac12", "frac34", "iquest", "Agrave", "Aacute", "Acirc",  "Atilde",
+        "Auml",   "Aring",  "AElig",  "Ccedil", "Egrave", "Eacute", "Ecirc",  "Euml",   "Igrave",
+        "Iacute", "Icirc",  "Iuml",   "ETH",    "Ntilde", "Ograve", "Oacute", "Ocirc",  "Otilde",
+        "Ouml",   "times",  "Oslash", "Ugrave", "Uacute", "Ucirc",  "Uuml",   "Yacute", "THORN",
+        "szlig",  "agrave", "aacute", "acirc",  "atilde", "auml",   "aring",  "aelig",  "ccedil",
+        "egrave", "eacute", "ecirc",  "euml",   "igrave", "iacute", "icirc",  "iuml",   "eth",
+        "ntilde", "ograve", "oacute", "ocirc",  "otilde", "ouml",   "divide", "oslash", "ugrave",
+        "uacute", "ucirc",  "uuml",   "yacute", "thorn",  "yuml"};
     for (size_t i = 0; i < kLatin1.size(); ++i) t->emplace(kLatin1[i], 0xA0 + i);
     return t;
   }();
@@ -158,28 +155,49 @@ size_t DecodeReference(std::string_view text, size_t pos, std::string* out) {
 enum class Break { kNone = 0, kSpace = 1, kLine = 2, kParagraph = 3 };
 
 Break BreakOf(std::string_view name) {
-  static const auto* table = new std::unordered_map<std::string_view, Break>{
-      {"p", Break::kParagraph},        {"h1", Break::kParagraph},
-      {"h2", Break::kParagraph},       {"h3", Break::kParagraph},
-      {"h4", Break::kParagraph},       {"h5", Break::kParagraph},
-      {"h6", Break::kParagraph},       {"pre", Break::kParagraph},
-      {"blockquote", Break::kParagraph}, {"ul", Break::kParagraph},
-      {"ol", Break::kParagraph},       {"dl", Break::kParagraph},
-      {"table", Break::kParagraph},    {"section", Break::kParagraph},
-      {"article", Break::kParagraph},  {"header", Break::kParagraph},
-      {"footer", Break::kParagraph},   {"nav", Break::kParagraph},
-      {"aside", Break::kParagraph},    {"main", Break::kParagraph},
-      {"figure", Break::kParagraph},   {"form", Break::kParagraph},
-      {"fieldset", Break::kParagraph}, {"details", Break::kParagraph},
-      {"address", Break::kParagraph},  {"hr", Break::kParagraph},
-      {"listing", Break::kParagraph},  {"body", Break::kParagraph},
-      {"div", Break::kLine},           {"li", Break::kLine},
-      {"dt", Break::kLine},            {"dd", Break::kLine},
-      {"tr", Break::kLine},            {"caption", Break::kLine},
-      {"figcaption", Break::kLine},    {"summary", Break::kLine},
-      {"legend", Break::kLine},        {"option", Break::kLine},
-      {"br", Break::kLine},            {"textarea", Break::kLine},
-      {"td", Break::kSpace},           {"th", Break::kSpace}};
+  static const auto* table =
+      new std::unordered_map<std::string_view, Break>{{"p", Break::kParagraph},
+                                                      {"h1", Break::kParagraph},
+                                                      {"h2", Break::kParagraph},
+                                                      {"h3", Break::kParagraph},
+                                                      {"h4", Break::kParagraph},
+                                                      {"h5", Break::kParagraph},
+                                                      {"h6", Break::kParagraph},
+                                                      {"pre", Break::kParagraph},
+                                                      {"blockquote", Break::kParagraph},
+                                                      {"ul", Break::kParagraph},
+                                                      {"ol", Break::kParagraph},
+                                                      {"dl", Break::kParagraph},
+                                                      {"table", Break::kParagraph},
+                                                      {"section", Break::kParagraph},
+                                                      {"article", Break::kParagraph},
+                                                      {"header", Break::kParagraph},
+                                                      {"footer", Break::kParagraph},
+                                                      {"nav", Break::kParagraph},
+                                                      {"aside", Break::kParagraph},
+                                                      {"main", Break::kParagraph},
+                                                      {"figure", Break::kParagraph},
+                                                      {"form", Break::kParagraph},
+                                                      {"fieldset", Break::kParagraph},
+                                                      {"details", Break::kParagraph},
+                                                      {"address", Break::kParagraph},
+                                                      {"hr", Break::kParagraph},
+                                                      {"listing", Break::kParagraph},
+                                                      {"body", Break::kParagraph},
+                                                      {"div", Break::kLine},
+                                                      {"li", Break::kLine},
+                                                      {"dt", Break::kLine},
+                                                      {"dd", Break::kLine},
+                                                      {"tr", Break::kLine},
+                                                      {"caption", Break::kLine},
+                                                      {"figcaption", Break::kLine},
+                                                      {"summary", Break::kLine},
+                                                      {"legend", Break::kLine},
+                                                      {"option", Break::kLine},
+                                                      {"br", Break::kLine},
+                                                      {"textarea", Break::kLine},
+                                                      {"td", Break::kSpace},
+                                                      {"th", Break::kSpace}};
   auto it = table->find(name);
   return it == table->end() ? Break::kNone : it->second;
 }
@@ -503,8 +521,8 @@ std::string DeclaredHtmlCharset(std::string_view html) {
 
 bool IsWindows1252Label(std::string_view charset) {
   static constexpr std::array<std::string_view, 12> kLabels = {
-      "windows-1252", "cp1252",     "x-cp1252", "iso-8859-1", "iso8859-1", "iso_8859-1",
-      "latin1",       "l1",         "us-ascii", "ascii",      "ansi_x3.4-1968", "iso-ir-100"};
+      "windows-1252", "cp1252", "x-cp1252", "iso-8859-1", "iso8859-1",      "iso_8859-1",
+      "latin1",       "l1",     "us-ascii", "ascii",      "ansi_x3.4-1968", "iso-ir-100"};
   return std::find(kLabels.begin(), kLabels.end(), charset) != kLabels.end();
 }
 

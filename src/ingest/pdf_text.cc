@@ -152,15 +152,14 @@ Result<PdfText> ExtractPdfText(std::string_view bytes, const std::string& displa
     }
     out.text.push_back(kPageBreak);
     if (out.text.size() > limits.max_text_bytes) {
-      return Status::InvalidArgument(display + ": page " + std::to_string(i + 1) +
-                                     ": the text so far exceeds " +
-                                     std::to_string(limits.max_text_bytes) +
-                                     " bytes (PdfLimits::max_text_bytes)");
+      return Status::InvalidArgument(
+          display + ": page " + std::to_string(i + 1) + ": the text so far exceeds " +
+          std::to_string(limits.max_text_bytes) + " bytes (PdfLimits::max_text_bytes)");
     }
   }
   if (static_cast<int>(out.empty_pages.size()) == out.pages) {
-    std::string what = out.pages == 1 ? "its page" : "any of its " + std::to_string(out.pages) +
-                                                         " pages";
+    std::string what =
+        out.pages == 1 ? "its page" : "any of its " + std::to_string(out.pages) + " pages";
     return Status::InvalidArgument(display + ": no text layer on " + what +
                                    " (a scanned document?): OCR is not done");
   }

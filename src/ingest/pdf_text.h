@@ -34,15 +34,15 @@
 namespace flowrag {
 
 struct PdfLimits {
-  int max_pages = 10000;                   // documents with more pages are refused
-  uint64_t max_text_bytes = 64ull << 20;   // extracted text of one document
+  int max_pages = 10000;                  // documents with more pages are refused
+  uint64_t max_text_bytes = 64ull << 20;  // extracted text of one document
 };
 
 struct PdfText {
-  std::string title;             // the metadata Title (collapsed), else ""
-  std::string text;              // valid UTF-8; every page followed by kPageBreak
+  std::string title;  // the metadata Title (collapsed), else ""
+  std::string text;   // valid UTF-8; every page followed by kPageBreak
   int pages = 0;
-  std::vector<int> empty_pages;  // 1-based numbers of the pages without text
+  std::vector<int> empty_pages;       // 1-based numbers of the pages without text
   std::vector<int> unreadable_pages;  // pages poppler could not open (kept empty)
 };
 
