@@ -79,7 +79,7 @@ void SetQuotePages(const ScoredPassage& p, size_t begin, size_t end, Citation* c
   end = std::clamp(end, begin, text.size());
   const auto breaks_in = [&](size_t from, size_t to) {
     return static_cast<int32_t>(std::count(text.begin() + static_cast<std::ptrdiff_t>(from),
-                                            text.begin() + static_cast<std::ptrdiff_t>(to), '\f'));
+                                           text.begin() + static_cast<std::ptrdiff_t>(to), '\f'));
   };
   c->page_first = std::min(p.page_first + breaks_in(0, begin), std::max(p.page_first, p.page_last));
   c->page_last = end > begin ? std::min(c->page_first + breaks_in(begin, end - 1),

@@ -643,10 +643,10 @@ Status LoadHtmlFile(const std::string& display, const std::string& external_id, 
                     LoadContext& ctx) {
   const LoadOptions& options = ctx.options();
   std::string data;
-  Status read = ReadWholeFile(display, &data, options.max_html_file_bytes,
-                              "an HTML file of at most " +
-                                  std::to_string(options.max_html_file_bytes) +
-                                  " bytes (LoadOptions::max_html_file_bytes)");
+  Status read =
+      ReadWholeFile(display, &data, options.max_html_file_bytes,
+                    "an HTML file of at most " + std::to_string(options.max_html_file_bytes) +
+                        " bytes (LoadOptions::max_html_file_bytes)");
   if (read.code() != StatusCode::kInvalidArgument) FLOWRAG_RETURN_IF_ERROR(read);
   if (!read.ok()) return ctx.UnreadableFile(std::move(read), in_directory);
   ++ctx.report().files_read;

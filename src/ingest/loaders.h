@@ -122,21 +122,21 @@ struct LoadOptions {
 
   // Bounds on PDF and HTML files: larger files are refused before they are
   // read (an error naming the file and the limit; skipped in a directory).
-  uint64_t max_pdf_file_bytes = 256ull << 20;   // 256 MiB
-  uint64_t max_html_file_bytes = 64ull << 20;   // 64 MiB
-  PdfLimits pdf;  // pages (10,000) and extracted text (64 MiB) per PDF
+  uint64_t max_pdf_file_bytes = 256ull << 20;  // 256 MiB
+  uint64_t max_html_file_bytes = 64ull << 20;  // 64 MiB
+  PdfLimits pdf;                               // pages (10,000) and extracted text (64 MiB) per PDF
 };
 
 // What a load did besides delivering documents. Filled by LoadSource when
 // the caller passes one; reset at the start of each call.
 struct LoadReport {
-  int64_t files_read = 0;           // files opened and read
-  int64_t documents = 0;            // documents the sink accepted
-  int64_t skipped_records = 0;      // bad records or files skipped (skip_bad_records)
-  int64_t skipped_empty_files = 0;  // empty files inside a directory scan
-  int64_t skipped_links = 0;        // broken symlinks and directories reached twice
+  int64_t files_read = 0;                // files opened and read
+  int64_t documents = 0;                 // documents the sink accepted
+  int64_t skipped_records = 0;           // bad records or files skipped (skip_bad_records)
+  int64_t skipped_empty_files = 0;       // empty files inside a directory scan
+  int64_t skipped_links = 0;             // broken symlinks and directories reached twice
   int64_t skipped_unreadable_files = 0;  // PDF/HTML files of a directory that could not be read
-  int64_t utf8_replacements = 0;    // ill-formed sequences replaced (InvalidUtf8::kReplace)
+  int64_t utf8_replacements = 0;         // ill-formed sequences replaced (InvalidUtf8::kReplace)
   // The first LoadOptions::max_report_messages messages about skipped or
   // repaired input, in the format of the error messages.
   std::vector<std::string> messages;
