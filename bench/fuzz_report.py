@@ -30,6 +30,8 @@ from retrieval_report import ROOT, cpu_model, git_commit, write_report
 # -max_len per target: enough for the seeds' shapes, small enough to keep inputs fast.
 MAX_LEN = {
     "documents": 4096,
+    "html_text": 8192,
+    "pdf_text": 8192,
     "records": 4096,
     "llm_json": 4096,
     "schema_contract": 8192,

@@ -14,6 +14,7 @@ packages=(
   libcli11-dev
   libhnswlib-dev
   libyaml-cpp-dev
+  libpoppler-cpp-dev            # PDF ingestion (src/ingest/pdf_text.h)
   libgtest-dev libgmock-dev
   libbenchmark-dev
   python3 python3-networkx     # graph_export_test reads the GraphML export back with NetworkX

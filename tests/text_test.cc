@@ -57,6 +57,15 @@ TEST(SplitSentencesTest, SplitsAtSentenceEndsNotAbbreviations) {
                                            "Did it?", "Yes.", "New para"}));
 }
 
+TEST(SplitSentencesTest, PageBreaksEndSentences) {
+  // A PDF's text: each page followed by U+000C (ingest/document.h).
+  std::string t = "Aske ground it in 1881.\n\f\fClubs.\nThe club\fcontinued here.\n\f";
+  std::vector<std::string> got;
+  for (auto s : SplitSentences(t)) got.push_back(t.substr(s.begin, s.end - s.begin));
+  EXPECT_EQ(got, (std::vector<std::string>{"Aske ground it in 1881.", "Clubs.", "The club",
+                                           "continued here."}));
+}
+
 TEST(EntityKeyTest, NormalisesCaseAndPunctuation) {
   EXPECT_EQ(EntityKey("The  Beatles!"), "the beatles");
   EXPECT_EQ(EntityKey("  St. Maurice's Abbey "), "st maurice s abbey");

@@ -44,8 +44,9 @@ class Engine {
                                               const EngineOptions& options = {});
   virtual ~Engine() = default;
 
-  // Loads each source (directory of .txt/.md, .jsonl, .json list, benchmark
-  // folder), chunks, stores and embeds it. Unchanged documents are skipped;
+  // Loads each source (directory of .txt/.md/.pdf/.html, .jsonl, .json list, benchmark
+  // folder, single files; src/ingest/loaders.h), chunks, stores and embeds
+  // it; passages of a PDF know their pages. Unchanged documents are skipped;
   // a run interrupted by a crash resumes where it stopped.
   virtual Result<IndexReport> Index(const std::vector<std::string>& sources,
                                     const IndexOptions& options = {}) = 0;

@@ -18,9 +18,21 @@ struct ScoredPassage {
   int32_t ordinal = 0;       // position of the passage in its document
   uint32_t begin = 0;        // UTF-8 byte offsets into the document text
   uint32_t end = 0;
+  // The 1-based pages the passage lies on (first == last for one page); 0
+  // when its document has no pages. A document has pages when its text
+  // holds page breaks (U+000C): every PDF, one break after each page.
+  int32_t page_first = 0;
+  int32_t page_last = 0;
   std::string text;
   double score = 0.0;        // method-specific; higher is better
 };
+
+// "p. 12", "pp. 12-13", or "" when first is 0 (a document without pages).
+inline std::string PagesLabel(int32_t first, int32_t last) {
+  if (first <= 0) return "";
+  if (last <= first) return "p. " + std::to_string(first);
+  return "pp. " + std::to_string(first) + "-" + std::to_string(last);
+}
 
 // What a retrieval cost. Fields a method does not use stay 0.
 struct RetrievalDiagnostics {
@@ -82,6 +94,8 @@ struct Citation {
   std::string quote;         // the supporting sentence (or the passage start)
   uint32_t begin = 0;        // UTF-8 byte offsets of `quote` in the document text
   uint32_t end = 0;
+  int32_t page_first = 0;    // the pages of `quote` (ScoredPassage::page_first); 0: no pages
+  int32_t page_last = 0;
 };
 
 // What the chat model calls of one answer cost. cost_usd uses the prices

@@ -134,6 +134,8 @@ class ScoredPassage(_Result):
     ordinal: int
     begin: int
     end: int
+    page_first: int  # 1-based first page (PDF documents); 0 without pages
+    page_last: int
     text: str
     score: float
 
@@ -186,6 +188,8 @@ class Citation(_Result):
     quote: str
     begin: int
     end: int
+    page_first: int  # pages of the quote; 0 without pages
+    page_last: int
 
 class TokenUsage(_Result):
     llm_calls: int

@@ -40,6 +40,9 @@ void BindRetrieval(py::module_& m) {
       .field("ordinal", &ScoredPassage::ordinal, "position of the passage in its document")
       .field("begin", &ScoredPassage::begin, "UTF-8 byte offset into the document text")
       .field("end", &ScoredPassage::end)
+      .field("page_first", &ScoredPassage::page_first,
+             "first 1-based page (PDF documents); 0 when the document has no pages")
+      .field("page_last", &ScoredPassage::page_last)
       .field("text", &ScoredPassage::text)
       .field("score", &ScoredPassage::score, "method-specific; higher is better");
   Record<RetrievalDiagnostics>(m, "RetrievalDiagnostics", "What a retrieval cost.")
@@ -86,7 +89,9 @@ void BindAnswer(py::module_& m) {
       .field("title", &Citation::title)
       .field("quote", &Citation::quote)
       .field("begin", &Citation::begin)
-      .field("end", &Citation::end);
+      .field("end", &Citation::end)
+      .field("page_first", &Citation::page_first, "pages of the quote; 0: no pages")
+      .field("page_last", &Citation::page_last);
   Record<TokenUsage>(m, "TokenUsage", "What the chat model calls of one answer cost.")
       .field("llm_calls", &TokenUsage::llm_calls)
       .field("cache_hits", &TokenUsage::cache_hits)

@@ -95,8 +95,10 @@ std::string FormatContext(const AnswerContext& c) {
   std::string out;
   for (size_t i = 0; i < c.passages.size(); ++i) {
     const ScoredPassage& p = c.passages[i];
-    out += "[" + std::to_string(i + 1) + "] " + (p.title.empty() ? p.document_id : p.title) + ": " +
-           p.text + "\n";
+    // A passage of a paged document (a PDF) says its pages: "[1] Report (p. 12): ...".
+    const std::string pages = PagesLabel(p.page_first, p.page_last);
+    out += "[" + std::to_string(i + 1) + "] " + (p.title.empty() ? p.document_id : p.title) +
+           (pages.empty() ? "" : " (" + pages + ")") + ": " + p.text + "\n";
   }
   if (!c.relations.empty()) {
     out += "\nKey relationships:\n";

@@ -70,6 +70,23 @@ std::vector<int64_t> Ids(const std::vector<ScoredPassage>& ps) {
   return out;
 }
 
+// The pages of the quote at bytes [begin, end) of `p.text`: the passage's
+// first page plus the page breaks (U+000C) before it in the passage.
+void SetQuotePages(const ScoredPassage& p, size_t begin, size_t end, Citation* c) {
+  if (p.page_first <= 0) return;
+  const std::string_view text(p.text);
+  begin = std::min(begin, text.size());
+  end = std::clamp(end, begin, text.size());
+  const auto breaks_in = [&](size_t from, size_t to) {
+    return static_cast<int32_t>(std::count(text.begin() + static_cast<std::ptrdiff_t>(from),
+                                           text.begin() + static_cast<std::ptrdiff_t>(to), '\f'));
+  };
+  c->page_first = std::min(p.page_first + breaks_in(0, begin), std::max(p.page_first, p.page_last));
+  c->page_last = end > begin ? std::min(c->page_first + breaks_in(begin, end - 1),
+                                        std::max(p.page_first, p.page_last))
+                             : c->page_first;
+}
+
 // The sentence of `p` that contains `answer` (case-insensitively), else its first.
 Citation CiteAnswer(const ScoredPassage& p, int marker, std::string_view answer) {
   Citation c;
@@ -92,6 +109,7 @@ Citation CiteAnswer(const ScoredPassage& p, int marker, std::string_view answer)
   c.quote = p.text.substr(pick.begin, pick.end - pick.begin);
   c.begin = p.begin + static_cast<uint32_t>(pick.begin);
   c.end = p.begin + static_cast<uint32_t>(pick.end);
+  SetQuotePages(p, pick.begin, pick.end, &c);
   return c;
 }
 
@@ -211,6 +229,7 @@ class Pipeline {
       c.quote = p.text.substr(s.begin, s.end - s.begin);
       c.begin = p.begin + s.begin;
       c.end = p.begin + s.end;
+      SetQuotePages(p, s.begin, s.end, &c);
       if (std::none_of(answer_.citations.begin(), answer_.citations.end(), [&](const Citation& o) {
             return o.passage_id == c.passage_id && o.begin == c.begin;
           })) {

@@ -185,7 +185,9 @@ bool EndsSentenceDespiteShortWord(std::string_view word, std::string_view next) 
 std::vector<TextSpan> SplitSentences(std::string_view text) {
   std::vector<TextSpan> spans;
   const size_t n = text.size();
-  auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  auto is_space = [](char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+  };
   auto push = [&](size_t b, size_t e) {
     while (b < e && is_space(text[b])) ++b;
     while (e > b && is_space(text[e - 1])) --e;
@@ -194,7 +196,8 @@ std::vector<TextSpan> SplitSentences(std::string_view text) {
   size_t start = 0;
   for (size_t i = 0; i < n; ++i) {
     char c = text[i];
-    if (c == '\n' && i + 1 < n && text[i + 1] == '\n') {  // paragraph break
+    // A paragraph break, or a page break (U+000C: a PDF's pages, ingest/document.h).
+    if ((c == '\n' && i + 1 < n && text[i + 1] == '\n') || c == '\f') {
       push(start, i);
       start = i + 1;
       continue;

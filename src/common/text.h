@@ -57,7 +57,8 @@ inline bool HasNonSpace(std::string_view s) { return s.find_first_not_of(" \t\r\
 void AppendUnique(std::vector<std::string>* list, std::string item);
 
 // Splits into sentences at '.', '!' or '?' followed by whitespace and an
-// upper-case letter, digit or quote, and at newlines that end a paragraph.
+// upper-case letter, digit or quote, at newlines that end a paragraph and at
+// page breaks (U+000C, one after each page of a PDF; ingest/document.h).
 // Returns [begin, end) byte ranges with surrounding whitespace trimmed.
 struct TextSpan {
   size_t begin = 0;

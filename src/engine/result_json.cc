@@ -3,20 +3,33 @@
 #include "flowrag/json.h"
 
 namespace flowrag {
+namespace {
+
+// "page" (the first) and "pages" ([first, last]) for a passage or citation
+// of a document with pages; nothing for one without.
+void AddPages(int32_t first, int32_t last, nlohmann::json* j) {
+  if (first <= 0) return;
+  (*j)["page"] = first;
+  (*j)["pages"] = {first, std::max(first, last)};
+}
+
+}  // namespace
 
 nlohmann::json RetrievalResultJson(const RetrievalResult& r) {
   nlohmann::json j;
   j["method"] = r.method;
   j["passages"] = nlohmann::json::array();
   for (const ScoredPassage& p : r.passages) {
-    j["passages"].push_back({{"passage_id", p.passage_id},
-                             {"document_id", p.document_id},
-                             {"title", p.title},
-                             {"ordinal", p.ordinal},
-                             {"begin", p.begin},
-                             {"end", p.end},
-                             {"score", p.score},
-                             {"text", p.text}});
+    nlohmann::json pj = {{"passage_id", p.passage_id},
+                         {"document_id", p.document_id},
+                         {"title", p.title},
+                         {"ordinal", p.ordinal},
+                         {"begin", p.begin},
+                         {"end", p.end},
+                         {"score", p.score},
+                         {"text", p.text}};
+    AddPages(p.page_first, p.page_last, &pj);
+    j["passages"].push_back(std::move(pj));
   }
   j["keywords"] = r.keywords;
   j["nodes"] = nlohmann::json::array();
@@ -47,9 +60,12 @@ nlohmann::json RetrievalResultJson(const RetrievalResult& r) {
 }
 
 nlohmann::json CitationJson(const Citation& c) {
-  return {{"marker", c.marker}, {"passage_id", c.passage_id}, {"document_id", c.document_id},
-          {"title", c.title},   {"quote", c.quote},           {"begin", c.begin},
-          {"end", c.end}};
+  nlohmann::json j = {{"marker", c.marker}, {"passage_id", c.passage_id},
+                      {"document_id", c.document_id}, {"title", c.title},
+                      {"quote", c.quote},   {"begin", c.begin},
+                      {"end", c.end}};
+  AddPages(c.page_first, c.page_last, &j);
+  return j;
 }
 
 nlohmann::json AnswerJson(const Answer& a) {

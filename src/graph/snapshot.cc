@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "graph/graph_loader.h"
+#include "ingest/document.h"
 #include "graph/graph_rows_update.h"
 #include "storage/store.h"
 #include "vector/flat_index.h"
@@ -55,8 +56,9 @@ Status ReadDocuments(Store& store, SnapshotText* text,
   FLOWRAG_RETURN_IF_ERROR(store.ForEachDocument(
       [&](DocumentRow&& d) -> Status {
         doc_index.emplace(d.id, static_cast<uint32_t>(text->documents.size()));
-        text->documents.push_back(
-            {d.id, std::move(d.external_id), std::move(d.title), std::move(d.text)});
+        std::vector<uint32_t> breaks = PageBreaks(d.text);
+        text->documents.push_back({d.id, std::move(d.external_id), std::move(d.title),
+                                   std::move(d.text), std::move(breaks)});
         return Status::Ok();
       },
       last_document));
@@ -696,6 +698,9 @@ ScoredPassage Snapshot::Scored(uint32_t i, double score) const {
   sp.ordinal = p.ordinal;
   sp.begin = p.begin;
   sp.end = p.end;
+  const PageSpan pages = PagesOfSpan(d.page_breaks, p.begin, p.end);
+  sp.page_first = pages.first;
+  sp.page_last = pages.last;
   sp.text = std::string(PassageText(i));
   sp.score = score;
   return sp;

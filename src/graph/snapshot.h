@@ -55,6 +55,7 @@ struct SnapshotDocument {
   std::string external_id;
   std::string title;
   std::string text;
+  std::vector<uint32_t> page_breaks;  // PageBreaks(text) (ingest/document.h); empty: no pages
 };
 
 struct SnapshotPassage {

@@ -19,9 +19,12 @@
 #include <system_error>
 #include <utility>
 
+#include "common/encoding.h"
 #include "common/file_reader.h"
 #include "common/json_builder.h"
 #include "common/json_errors.h"
+#include "ingest/html_text.h"
+#include "ingest/pdf_text.h"
 #include "ingest/utf8.h"
 
 namespace flowrag {
@@ -36,7 +39,8 @@ constexpr uint64_t kMaxDocumentBytes = UINT32_MAX;
 constexpr std::string_view kUtf8Hint =
     "expected UTF-8 text (set LoadOptions::invalid_utf8 = kReplace to substitute U+FFFD)";
 constexpr std::string_view kSupportedTypes =
-    "expected a directory or a .jsonl, .ndjson, .json, .txt, .md or .markdown file";
+    "expected a directory or a .jsonl, .ndjson, .json, .txt, .md, .markdown, .pdf, .html or .htm "
+    "file";
 
 // ---------------------------------------------------------------------------
 // Small helpers.
@@ -48,6 +52,13 @@ std::string FileName(const std::string& path) {
 
 bool IsTextExtension(const std::string& ext) {
   return ext == ".txt" || ext == ".md" || ext == ".markdown";
+}
+
+bool IsHtmlExtension(const std::string& ext) { return ext == ".html" || ext == ".htm"; }
+
+// The files a directory scan loads.
+bool IsDocumentExtension(const std::string& ext) {
+  return IsTextExtension(ext) || IsHtmlExtension(ext) || ext == ".pdf";
 }
 
 bool IsAsciiBlank(std::string_view s) {
@@ -66,14 +77,20 @@ std::string_view TrimAscii(std::string_view s) {
   return s;
 }
 
-Status ReadWholeFile(const std::string& path, std::string* out) {
+// Reads `path` whole. A file of more than `max_bytes` bytes is refused before
+// it is read (InvalidArgument naming `limit`), and reading stops there if
+// the file grows meanwhile.
+Status ReadWholeFile(const std::string& path, std::string* out,
+                     uint64_t max_bytes = kMaxDocumentBytes + kUtf8Bom.size(),
+                     std::string_view limit = "a document of at most 4 GiB - 1 bytes") {
   FLOWRAG_ASSIGN_OR_RETURN(FilePtr file, OpenFile(path));
+  auto too_big = [&](uint64_t size) {
+    return Status::InvalidArgument(path + ": file is " + std::to_string(size) +
+                                   " bytes: expected " + std::string(limit));
+  };
   struct stat st;
   if (::fstat(fileno(file.get()), &st) == 0 && S_ISREG(st.st_mode)) {
-    if (static_cast<uint64_t>(st.st_size) > kMaxDocumentBytes + kUtf8Bom.size()) {
-      return Status::InvalidArgument(path + ": file is " + std::to_string(st.st_size) +
-                                     " bytes: expected a document of at most 4 GiB - 1 bytes");
-    }
+    if (static_cast<uint64_t>(st.st_size) > max_bytes) return too_big(st.st_size);
     out->reserve(static_cast<size_t>(st.st_size));
   }
   out->clear();
@@ -81,6 +98,7 @@ Status ReadWholeFile(const std::string& path, std::string* out) {
   while (true) {
     const size_t n = std::fread(block, 1, sizeof(block), file.get());
     out->append(block, n);
+    if (out->size() > max_bytes) return too_big(out->size());
     if (n < sizeof(block)) {
       if (std::ferror(file.get())) return OsError(path, "read failed", errno != 0 ? errno : EIO);
       break;
@@ -106,6 +124,16 @@ class LoadContext {
     if (report_.messages.size() < options_.max_report_messages) {
       report_.messages.push_back(std::move(message));
     }
+  }
+
+  // For a PDF or HTML file of a directory scan that cannot be read
+  // (encrypted, damaged, without text, over a limit): skipped, counted and
+  // noted, so the other files still load. Given directly: `error`.
+  Status UnreadableFile(Status error, bool in_directory) {
+    if (!in_directory) return error;
+    ++report_.skipped_unreadable_files;
+    Note("skipped: " + error.message());
+    return Status::Ok();
   }
 
   // For a malformed record: OK (counted and noted) when skipping, else `error`.
@@ -565,6 +593,120 @@ Status LoadTextFile(const std::string& display, const std::string& external_id, 
   return ctx.Emit(std::move(doc));
 }
 
+// ---------------------------------------------------------------------------
+// PDF and HTML files.
+
+std::string FileStem(const std::string& path) { return fs::path(path).stem().string(); }
+
+Status LoadPdfFile(const std::string& display, const std::string& external_id, bool in_directory,
+                   LoadContext& ctx) {
+  const LoadOptions& options = ctx.options();
+  std::string data;
+  Status read = ReadWholeFile(display, &data, options.max_pdf_file_bytes,
+                              "a PDF of at most " + std::to_string(options.max_pdf_file_bytes) +
+                                  " bytes (LoadOptions::max_pdf_file_bytes)");
+  if (read.code() != StatusCode::kInvalidArgument) FLOWRAG_RETURN_IF_ERROR(read);
+  if (!read.ok()) return ctx.UnreadableFile(std::move(read), in_directory);
+  ++ctx.report().files_read;
+  if (data.empty()) {
+    if (in_directory) {
+      ++ctx.report().skipped_empty_files;
+      ctx.Note("skipped: " + display + ": file is empty");
+      return Status::Ok();
+    }
+    return Status::InvalidArgument(display + ": file is empty: expected a PDF");
+  }
+  Result<PdfText> pdf = ExtractPdfText(data, display, options.pdf);
+  data = std::string();  // the text is all that is kept
+  if (!pdf.ok()) return ctx.UnreadableFile(pdf.status(), in_directory);
+  if (!pdf->empty_pages.empty()) {
+    std::string list;
+    for (size_t i = 0; i < pdf->empty_pages.size() && i < 10; ++i) {
+      list += (i == 0 ? "" : ", ") + std::to_string(pdf->empty_pages[i]);
+    }
+    if (pdf->empty_pages.size() > 10) list += ", ...";
+    const size_t n = pdf->empty_pages.size();
+    ctx.Note(display + ": " + std::to_string(n) + " of " + std::to_string(pdf->pages) +
+             (n == 1 ? " pages has" : " pages have") + " no text (page" + (n == 1 ? " " : "s ") +
+             list + "; images are not read: OCR is not done)");
+  }
+  RawDocument doc;
+  doc.external_id = external_id;
+  doc.title = !pdf->title.empty() ? std::move(pdf->title) : FirstLine(pdf->text);
+  if (doc.title.empty()) doc.title = FileStem(display);
+  doc.text = std::move(pdf->text);
+  doc.source = display;
+  return ctx.Emit(std::move(doc));
+}
+
+Status LoadHtmlFile(const std::string& display, const std::string& external_id, bool in_directory,
+                    LoadContext& ctx) {
+  const LoadOptions& options = ctx.options();
+  std::string data;
+  Status read =
+      ReadWholeFile(display, &data, options.max_html_file_bytes,
+                    "an HTML file of at most " + std::to_string(options.max_html_file_bytes) +
+                        " bytes (LoadOptions::max_html_file_bytes)");
+  if (read.code() != StatusCode::kInvalidArgument) FLOWRAG_RETURN_IF_ERROR(read);
+  if (!read.ok()) return ctx.UnreadableFile(std::move(read), in_directory);
+  ++ctx.report().files_read;
+  // A byte-order mark (or the zero bytes of UTF-16/32) decides the encoding.
+  DecodedText decoded = DecodeUnicodeText(data);
+  if (decoded.encoding != TextEncoding::kUtf8 || decoded.bom) data = std::move(decoded.text);
+  ctx.NoteReplacements(display, decoded.replaced);
+  std::string_view body = data;
+  std::string converted;
+  size_t bad = 0;
+  if (!IsValidUtf8(body, &bad)) {
+    const std::string charset = DeclaredHtmlCharset(body);
+    if (IsWindows1252Label(charset)) {
+      converted = Windows1252ToUtf8(body);
+    } else if (!ctx.replace_utf8()) {
+      return ctx.BadRecord(Status::InvalidArgument(
+          display + ": invalid UTF-8 at byte offset " + std::to_string(bad) +
+          (decoded.bom ? " (after the byte order mark)" : "") +
+          (charset.empty() ? "" : " (declared charset \"" + charset + "\" is not supported)") +
+          ": " + std::string(kUtf8Hint)));
+    } else {
+      size_t count = 0;
+      converted = SanitizeUtf8(body, &count);
+      ctx.NoteReplacements(display, count);
+    }
+    body = converted;
+  }
+  HtmlText html = ExtractHtmlText(body);
+  data = std::string();
+  converted = std::string();
+  if (IsBlank(html.text)) {
+    if (in_directory) {
+      ++ctx.report().skipped_empty_files;
+      ctx.Note("skipped: " + display + ": no text outside markup");
+      return Status::Ok();
+    }
+    return Status::InvalidArgument(display + ": no text outside markup: expected an HTML page");
+  }
+  if (html.text.size() > kMaxDocumentBytes) {
+    return ctx.UnreadableFile(
+        Status::InvalidArgument(display + ": the text is longer than 4 GiB - 1 bytes"),
+        in_directory);
+  }
+  RawDocument doc;
+  doc.external_id = external_id;
+  doc.title = html.title.empty() ? FileStem(display) : std::move(html.title);
+  doc.text = std::move(html.text);
+  doc.source = display;
+  return ctx.Emit(std::move(doc));
+}
+
+// A file of a directory scan, or given directly, by its extension.
+Status LoadDocumentFile(const std::string& display, const std::string& external_id,
+                        bool in_directory, LoadContext& ctx) {
+  const std::string ext = LowerExtension(display);
+  if (ext == ".pdf") return LoadPdfFile(display, external_id, in_directory, ctx);
+  if (IsHtmlExtension(ext)) return LoadHtmlFile(display, external_id, in_directory, ctx);
+  return LoadTextFile(display, external_id, in_directory, ctx);
+}
+
 struct DirectoryFile {
   std::string relative;  // '/'-separated, relative to the scanned directory
   std::string path;      // as opened
@@ -632,7 +774,7 @@ Status ScanDirectory(const std::string& root, LoadContext& ctx, std::vector<Dire
         } else {
           subdirs.push_back(std::move(sub));
         }
-      } else if (S_ISREG(st.st_mode) && IsTextExtension(LowerExtension(name))) {
+      } else if (S_ISREG(st.st_mode) && IsDocumentExtension(LowerExtension(name))) {
         files->push_back({std::move(relative), path.string()});
       }
     }
@@ -647,7 +789,7 @@ Status LoadDirectory(const std::string& root, LoadContext& ctx) {
   std::vector<DirectoryFile> files;
   FLOWRAG_RETURN_IF_ERROR(ScanDirectory(root, ctx, &files));
   for (DirectoryFile& f : files) {
-    FLOWRAG_RETURN_IF_ERROR(LoadTextFile(f.path, f.relative, /*in_directory=*/true, ctx));
+    FLOWRAG_RETURN_IF_ERROR(LoadDocumentFile(f.path, f.relative, /*in_directory=*/true, ctx));
   }
   return Status::Ok();
 }
@@ -672,6 +814,10 @@ std::string_view SourceKindName(SourceKind kind) {
       return "text";
     case SourceKind::kMarkdown:
       return "markdown";
+    case SourceKind::kPdf:
+      return "pdf";
+    case SourceKind::kHtml:
+      return "html";
   }
   return "unknown";
 }
@@ -697,6 +843,8 @@ Result<SourceKind> DetectSourceKind(const std::string& path) {
   if (ext == ".json") return SourceKind::kJson;
   if (ext == ".txt") return SourceKind::kText;
   if (ext == ".md" || ext == ".markdown") return SourceKind::kMarkdown;
+  if (ext == ".pdf") return SourceKind::kPdf;
+  if (IsHtmlExtension(ext)) return SourceKind::kHtml;
   if (ext.empty()) {
     return Status::InvalidArgument(path + ": no file extension: " + std::string(kSupportedTypes));
   }
@@ -724,6 +872,10 @@ Status LoadSource(const std::string& path, const LoadOptions& options, const Doc
       case SourceKind::kText:
       case SourceKind::kMarkdown:
         return LoadTextFile(path, FileName(path), /*in_directory=*/false, ctx);
+      case SourceKind::kPdf:
+        return LoadPdfFile(path, FileName(path), /*in_directory=*/false, ctx);
+      case SourceKind::kHtml:
+        return LoadHtmlFile(path, FileName(path), /*in_directory=*/false, ctx);
     }
     return Status::Internal(path + ": unhandled source kind");
   } catch (const std::exception& e) {

@@ -1,5 +1,5 @@
-// Source loaders: turn a path (directory, JSONL, JSON, text or markdown file)
-// into a stream of RawDocuments.
+// Source loaders: turn a path (directory, JSONL, JSON, text, markdown, PDF or
+// HTML file) into a stream of RawDocuments.
 //
 // The API is streaming: LoadSource hands each document to a sink as soon as
 // it is read and keeps at most one document (one JSONL line, one JSON list
@@ -8,7 +8,8 @@
 // document anyway.
 //
 // Formats (chosen by DetectSourceKind):
-//   directory        every *.txt, *.md, *.markdown file below it (recursive),
+//   directory        every *.txt, *.md, *.markdown, *.pdf, *.html, *.htm file
+//                    below it (recursive),
 //                    one document per file, in byte-wise order of the path
 //                    relative to the directory. Hidden entries (name starting
 //                    with '.') are skipped; symbolic links are followed, each
@@ -17,7 +18,12 @@
 //                    skipped and counted in LoadReport.
 //                    external_id = relative path ("sub/a.md", '/' separated),
 //                    title = text of the first "# " heading (outside fenced
-//                    code blocks) or else the file stem ("a").
+//                    code blocks) or else the file stem ("a"); PDF and HTML
+//                    files as below. A PDF or HTML file that cannot be read
+//                    (encrypted, damaged, no text layer, over a limit) is
+//                    skipped, counted in skipped_unreadable_files and noted
+//                    with the error it would have raised, so one bad file
+//                    does not stop the others.
 //   benchmark dir    a directory holding a regular file "corpus.jsonl" (the
 //                    normalised benchmark folders, data/bench/README.md):
 //                    only that file is loaded, as JSONL.
@@ -32,6 +38,20 @@
 //                    single object with "text" (external_id = "id" or the file
 //                    name).
 //   .txt/.md/.markdown  one document, as in a directory (external_id = file name).
+//   .pdf             one document (ingest/pdf_text.h): the text of every
+//                    page in reading order, each page followed by a page
+//                    break (U+000C, ingest/document.h), so passages and
+//                    citations know their pages; title = the metadata Title,
+//                    else the first line of text, else the file stem. Pages
+//                    without text are kept (empty) and noted in LoadReport;
+//                    a PDF without any text (scanned) is an error: OCR is not
+//                    done.
+//   .html/.htm       one document (ingest/html_text.h): the visible text
+//                    without markup, scripts or styles, references decoded,
+//                    blocks as line breaks; title = <title>, else the first
+//                    <h1>, else the file stem. UTF-8, or windows-1252/Latin-1
+//                    when the page declares it (<meta charset>) and is not
+//                    valid UTF-8.
 // Extensions are matched case-insensitively. A "title" or "id" that is JSON
 // null counts as absent. Unknown fields are ignored.
 //
@@ -45,6 +65,8 @@
 //   list.json: record #3: missing "text": expected an object with a string "text" field
 //   notes.txt: invalid UTF-8 at byte offset 12: expected UTF-8 text (...)
 //   x.jsonl: file is empty: expected one JSON object per line
+//   scan.pdf: no text layer on any of its 12 pages (a scanned document?): OCR is not done
+//   big.pdf: file is 300000000 bytes: expected a PDF of at most 268435456 bytes (...)
 // Codes: NotFound when a path does not exist, IoError when the OS refuses a
 // read (the message carries the OS reason), InvalidArgument for malformed
 // content, unknown extensions and empty files given directly. When an error
@@ -64,16 +86,19 @@
 
 #include "flowrag/status.h"
 #include "ingest/document.h"
+#include "ingest/pdf_text.h"
 
 namespace flowrag {
 
 enum class SourceKind {
-  kDirectory,           // scanned recursively for .txt / .md / .markdown
+  kDirectory,           // scanned recursively for .txt/.md/.markdown/.pdf/.html/.htm
   kBenchmarkDirectory,  // a directory with corpus.jsonl: loads that file only
   kJsonl,               // .jsonl or .ndjson
   kJson,                // .json: list of objects, or one object
   kText,                // .txt
   kMarkdown,            // .md or .markdown
+  kPdf,                 // .pdf
+  kHtml,                // .html or .htm
 };
 
 std::string_view SourceKindName(SourceKind kind);
@@ -94,17 +119,24 @@ struct LoadOptions {
 
   // LoadReport::messages keeps at most this many messages.
   size_t max_report_messages = 20;
+
+  // Bounds on PDF and HTML files: larger files are refused before they are
+  // read (an error naming the file and the limit; skipped in a directory).
+  uint64_t max_pdf_file_bytes = 256ull << 20;  // 256 MiB
+  uint64_t max_html_file_bytes = 64ull << 20;  // 64 MiB
+  PdfLimits pdf;                               // pages (10,000) and extracted text (64 MiB) per PDF
 };
 
 // What a load did besides delivering documents. Filled by LoadSource when
 // the caller passes one; reset at the start of each call.
 struct LoadReport {
-  int64_t files_read = 0;           // files opened and read
-  int64_t documents = 0;            // documents the sink accepted
-  int64_t skipped_records = 0;      // bad records or files skipped (skip_bad_records)
-  int64_t skipped_empty_files = 0;  // empty files inside a directory scan
-  int64_t skipped_links = 0;        // broken symlinks and directories reached twice
-  int64_t utf8_replacements = 0;    // ill-formed sequences replaced (InvalidUtf8::kReplace)
+  int64_t files_read = 0;                // files opened and read
+  int64_t documents = 0;                 // documents the sink accepted
+  int64_t skipped_records = 0;           // bad records or files skipped (skip_bad_records)
+  int64_t skipped_empty_files = 0;       // empty files inside a directory scan
+  int64_t skipped_links = 0;             // broken symlinks and directories reached twice
+  int64_t skipped_unreadable_files = 0;  // PDF/HTML files of a directory that could not be read
+  int64_t utf8_replacements = 0;         // ill-formed sequences replaced (InvalidUtf8::kReplace)
   // The first LoadOptions::max_report_messages messages about skipped or
   // repaired input, in the format of the error messages.
   std::vector<std::string> messages;

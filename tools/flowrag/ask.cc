@@ -40,9 +40,15 @@ void PrintAnswer(const Answer& a, const std::string* printed = nullptr) {
   }
   if (!a.citations.empty()) std::printf("\n");
   for (const Citation& c : a.citations) {
-    std::printf("[%d] %s (%s): \"%s\"\n", c.marker,
+    // "[1] Annual report (report.pdf p. 12): "..."" for a paged document.
+    const std::string pages = PagesLabel(c.page_first, c.page_last);
+    std::string quote = c.quote;
+    for (char& ch : quote) {
+      if (ch == '\f') ch = ' ';
+    }
+    std::printf("[%d] %s (%s%s%s): \"%s\"\n", c.marker,
                 c.title.empty() ? c.document_id.c_str() : c.title.c_str(), c.document_id.c_str(),
-                c.quote.c_str());
+                pages.empty() ? "" : " ", pages.c_str(), quote.c_str());
   }
   if (a.steps.size() > 1) {
     std::printf("\nsteps:\n");

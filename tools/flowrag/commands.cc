@@ -46,10 +46,12 @@ void PrintPassagesText(const RetrievalResult& r) {
     std::string text = p.text;
     if (text.size() > 240) text = text.substr(0, 237) + "...";
     for (char& c : text) {
-      if (c == '\n') c = ' ';
+      if (c == '\n' || c == '\f') c = ' ';
     }
-    std::printf("%2zu. [%s#%d] %.4f  %s\n    %s\n", i + 1, p.document_id.c_str(), p.ordinal,
-                p.score, p.title.c_str(), text.c_str());
+    // "report.pdf#3 p. 12" for a passage of a paged document.
+    const std::string pages = PagesLabel(p.page_first, p.page_last);
+    std::printf("%2zu. [%s#%d%s%s] %.4f  %s\n    %s\n", i + 1, p.document_id.c_str(), p.ordinal,
+                pages.empty() ? "" : " ", pages.c_str(), p.score, p.title.c_str(), text.c_str());
   }
   std::printf("(%s: %.3f ms, %zu candidates scored)\n", r.method.c_str(), r.diagnostics.time_ms,
               r.diagnostics.candidates_scored);

@@ -39,7 +39,8 @@ int main(int argc, char** argv) {
   auto* index = app.add_subcommand("index", "Load, chunk, store and embed documents");
   index
       ->add_option("sources", ia.sources,
-                   "Directories of .txt/.md, .jsonl, .json lists or benchmark folders")
+                   "Directories of .txt/.md/.pdf/.html files, single such files, .jsonl, .json "
+                   "lists or benchmark folders (doc/ingestion.md)")
       ->required();
   index->add_option("--db", ia.db, "Store: a SQLite file or a postgresql:// URL (created if missing)")->required();
   index->add_option("--chunking", ia.chunking, "none|window|boundary")->capture_default_str();
