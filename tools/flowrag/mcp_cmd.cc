@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "config_cmd.h"
 #include "flowrag/engine.h"
 #include "flowrag/mcp.h"
 
@@ -49,7 +50,8 @@ Status RunMcp(McpArgs args) {
   signal(SIGPIPE, SIG_IGN);  // a client that goes away ends us through a failed write
 
   args.engine.read_only = args.read_only;
-  FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, Engine::Open(args.db, args.engine));
+  FLOWRAG_ASSIGN_OR_RETURN(EngineOptions eo, ConfiguredEngineOptions(args.db, args.engine));
+  FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, Engine::Open(args.db, eo));
   std::fprintf(stderr, "flowrag mcp: serving %s on stdio%s\n", DisplayLocation(args.db).c_str(),
                args.read_only ? " (read-only)" : "");
   McpStdioOptions options;
