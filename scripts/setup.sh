@@ -14,6 +14,7 @@ packages=(
   libcli11-dev
   libhnswlib-dev
   libyaml-cpp-dev
+  libicu-dev libstemmer-dev   # Unicode tokenisation: ICU word breaks and NFKC, Snowball stemmers
   libgtest-dev libgmock-dev
   libbenchmark-dev
   python3
