@@ -91,10 +91,12 @@ int32_t DecodeUtf8(std::string_view s, size_t i, size_t* len) {
 // and non-ASCII code points other than punctuation, symbols and spaces of the
 // Latin-1, General Punctuation and CJK punctuation blocks (dashes, curly
 // quotes, ellipses, no-break spaces, 、。「」) and U+FFFD.
+inline bool IsAsciiAlnum(unsigned char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
 inline bool IsWordCodePointValue(uint32_t cp) {
-  if (cp < 0x80) {
-    return (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') || (cp >= '0' && cp <= '9');
-  }
+  if (cp < 0x80) return IsAsciiAlnum(static_cast<unsigned char>(cp));
   if (cp <= 0xBF) return false;                    // Latin-1 punctuation and symbols
   if (cp == 0xD7 || cp == 0xF7) return false;      // × ÷
   if (cp >= 0x2000 && cp <= 0x206F) return false;  // general punctuation
@@ -218,16 +220,47 @@ void TruncateUtf8(std::string* tok, size_t max) {
   tok->resize(end);
 }
 
-void Emit(std::string tok, const TokenizerOptions& options, std::vector<std::string>* out) {
+// How a TokenizeInto call stems, resolved once per call.
+struct StemPlan {
+  enum Kind { kNone, kS, kSnowball } kind = kNone;
+  sb_stemmer* snowball = nullptr;
+};
+
+StemPlan PlanStemming(const TokenizerOptions& options) {
+  StemPlan plan;
+  if (!options.stem || options.language == "none") return plan;
+  if (options.language == kDefaultLanguage) {
+    plan.kind = StemPlan::kS;
+    return plan;
+  }
+  plan.snowball = SnowballStemmer(options.language);
+  plan.kind = plan.snowball != nullptr ? StemPlan::kSnowball : StemPlan::kNone;
+  return plan;
+}
+
+std::string SnowballStem(sb_stemmer* stemmer, std::string_view word) {
+  const sb_symbol* stem = sb_stemmer_stem(stemmer, reinterpret_cast<const sb_symbol*>(word.data()),
+                                          static_cast<int>(word.size()));
+  if (stem == nullptr) return std::string(word);  // out of memory
+  return std::string(reinterpret_cast<const char*>(stem),
+                     static_cast<size_t>(sb_stemmer_length(stemmer)));
+}
+
+// Appends `tok` unless it is a stopword, stemmed per `plan`.
+inline void Emit(const std::string& tok, const TokenizerOptions& options, const StemPlan& plan,
+                 std::vector<std::string>* out) {
   // A possessive "Theodred's" yields "theodred" and "s"; "s" is a stopword.
   if (options.remove_stopwords && IsStopword(tok)) return;
-  if (options.stem) tok = StemWord(tok, options.language);
-  out->push_back(std::move(tok));
+  switch (plan.kind) {
+    case StemPlan::kS: out->push_back(StemS(tok)); break;
+    case StemPlan::kSnowball: out->push_back(SnowballStem(plan.snowball, tok)); break;
+    case StemPlan::kNone: out->push_back(tok); break;
+  }
 }
 
 // A segment of the word break iterator, split at ASCII punctuation (NFKC
 // turns fullwidth "，" into ","; ICU keeps "1,000" and "u.s" whole).
-void EmitPiece(std::string_view piece, const TokenizerOptions& options,
+void EmitPiece(std::string_view piece, const TokenizerOptions& options, const StemPlan& plan,
                std::vector<std::string>* out) {
   size_t i = 0;
   while (i < piece.size()) {
@@ -241,7 +274,7 @@ void EmitPiece(std::string_view piece, const TokenizerOptions& options,
     if (j > i) {
       std::string tok(piece.substr(i, j - i));
       TruncateUtf8(&tok, options.max_token_bytes);
-      if (!tok.empty()) Emit(std::move(tok), options, out);
+      if (!tok.empty()) Emit(tok, options, plan, out);
     }
     i = j;
   }
@@ -250,7 +283,7 @@ void EmitPiece(std::string_view piece, const TokenizerOptions& options,
 // A run of word code points with at least one non-ASCII one: folded (NFKC +
 // case folding), then cut into words by ICU; segments with no letter, digit
 // or ideograph (rule status "none": symbols, emoji, spaces) are dropped.
-void SegmentRun(std::string_view run, const TokenizerOptions& options,
+void SegmentRun(std::string_view run, const TokenizerOptions& options, const StemPlan& plan,
                 std::vector<std::string>* out) {
   const icu::Normalizer2* nfkc = NfkcCasefold();
   icu::BreakIterator* breaker = WordBreaker();
@@ -261,7 +294,7 @@ void SegmentRun(std::string_view run, const TokenizerOptions& options,
   if (U_FAILURE(status) || breaker == nullptr) {  // ICU data missing: the run as one token
     std::string tok;
     (U_FAILURE(status) ? source : folded).toUTF8String(tok);
-    EmitPiece(tok, options, out);
+    EmitPiece(tok, options, plan, out);
     return;
   }
   breaker->setText(folded);
@@ -272,7 +305,7 @@ void SegmentRun(std::string_view run, const TokenizerOptions& options,
     if (breaker->getRuleStatus() < UBRK_WORD_NONE_LIMIT) continue;
     piece.clear();
     folded.tempSubStringBetween(begin, end).toUTF8String(piece);
-    EmitPiece(piece, options, out);
+    EmitPiece(piece, options, plan, out);
   }
 }
 
@@ -301,10 +334,7 @@ std::string StemWord(std::string_view lower_token, std::string_view language) {
   if (language == "none" || lower_token.empty()) return std::string(lower_token);
   sb_stemmer* stemmer = SnowballStemmer(language);
   if (stemmer == nullptr) return std::string(lower_token);
-  const sb_symbol* stem = sb_stemmer_stem(stemmer, reinterpret_cast<const sb_symbol*>(lower_token.data()),
-                                          static_cast<int>(lower_token.size()));
-  if (stem == nullptr) return std::string(lower_token);  // out of memory
-  return std::string(reinterpret_cast<const char*>(stem), static_cast<size_t>(sb_stemmer_length(stemmer)));
+  return SnowballStem(stemmer, lower_token);
 }
 
 std::vector<std::string> TokenizerLanguages() {
@@ -331,34 +361,48 @@ std::string TokenizerSignature(std::string_view language) {
 
 void TokenizeInto(std::string_view text, const TokenizerOptions& options,
                   std::vector<std::string>* out) {
+  const StemPlan plan = PlanStemming(options);
   const size_t n = text.size();
   size_t i = 0;
+  size_t len = 1;
   std::string tok;
   while (i < n) {
-    size_t len = 1;
-    int32_t cp = DecodeUtf8(text, i, &len);
-    if (cp < 0 || !IsWordCodePointValue(static_cast<uint32_t>(cp))) {
+    // Skip to the next word code point (ASCII bytes without decoding).
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      if (!IsAsciiAlnum(c)) {
+        ++i;
+        continue;
+      }
+    } else if (const int32_t cp = DecodeUtf8(text, i, &len);
+               cp < 0 || !IsWordCodePointValue(static_cast<uint32_t>(cp))) {
       i += len;
       continue;
     }
+    // The run of word code points from here; ASCII-only runs take the fast path.
     const size_t begin = i;
     bool ascii = true;
     while (i < n) {
-      cp = DecodeUtf8(text, i, &len);
+      const auto b = static_cast<unsigned char>(text[i]);
+      if (b < 0x80) {
+        if (!IsAsciiAlnum(b)) break;
+        ++i;
+        continue;
+      }
+      const int32_t cp = DecodeUtf8(text, i, &len);
       if (cp < 0 || !IsWordCodePointValue(static_cast<uint32_t>(cp))) break;
-      ascii = ascii && cp < 0x80;
+      ascii = false;
       i += len;
     }
     if (!ascii) {
-      SegmentRun(text.substr(begin, i - begin), options, out);
+      SegmentRun(text.substr(begin, i - begin), options, plan, out);
       continue;
     }
-    const size_t keep = std::min(i - begin, options.max_token_bytes);
-    tok.assign(text.data() + begin, keep);
-    for (char& c : tok) {
-      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    tok.assign(text.data() + begin, std::min(i - begin, options.max_token_bytes));
+    for (char& ch : tok) {
+      if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
     }
-    Emit(tok, options, out);
+    Emit(tok, options, plan, out);
   }
 }
 
