@@ -241,9 +241,10 @@ StemPlan PlanStemming(const TokenizerOptions& options) {
 std::string SnowballStem(sb_stemmer* stemmer, std::string_view word) {
   const sb_symbol* stem = sb_stemmer_stem(stemmer, reinterpret_cast<const sb_symbol*>(word.data()),
                                           static_cast<int>(word.size()));
-  if (stem == nullptr) return std::string(word);  // out of memory
-  return std::string(reinterpret_cast<const char*>(stem),
-                     static_cast<size_t>(sb_stemmer_length(stemmer)));
+  const int length = stem == nullptr ? 0 : sb_stemmer_length(stemmer);
+  // Out of memory, or a word stemmed to nothing (Porter's "s"): the word itself.
+  if (length <= 0) return std::string(word);
+  return std::string(reinterpret_cast<const char*>(stem), static_cast<size_t>(length));
 }
 
 // Appends `tok` unless it is a stopword, stemmed per `plan`.
