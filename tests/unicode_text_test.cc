@@ -99,6 +99,10 @@ TEST(UnicodeTokenizeTest, StemmingPerLanguage) {
   EXPECT_EQ(stem("Häuser laufen", "german"), (Tokens{"haus", "lauf"}));
   EXPECT_EQ(stem("continuellement", "french"), (Tokens{"continuel"}));
   EXPECT_EQ(stem("книгами", "russian"), (Tokens{"книг"}));
+  // A word Snowball stems to nothing (Porter's "s") stays itself.
+  EXPECT_EQ(stem("s", "porter"), (Tokens{"s"}));
+  // Chinese passes through every stemmer unchanged.
+  EXPECT_EQ(stem("检索", "english"), (Tokens{"检索"}));
   // stem = false wins over the language.
   EXPECT_EQ(Tokenize("stories", {.stem = false, .language = "english"}), (Tokens{"stories"}));
 }
