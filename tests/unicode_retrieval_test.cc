@@ -11,7 +11,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/text.h"
+#include "extract/aho_corasick.h"
 #include "flowrag/engine.h"
+#include "retrieval/keywords.h"
 #include "storage/store.h"
 #include "test_util.h"
 
@@ -179,6 +182,46 @@ TEST(UnicodeRetrievalTest, StoreIndexedBeforeTheUnicodeTokeniserOpensAndAnswers)
     }
   }
   EXPECT_EQ(Meta(db, "language"), "english-s");
+}
+
+}  // namespace
+}  // namespace flowrag
+
+namespace flowrag {
+namespace {
+
+// Keyword extraction and the name matcher cut Chinese into ICU's words:
+// a known name is found inside a sentence, and content words are keywords.
+TEST(UnicodeKeywordsTest, ChineseNamesMatchInsideSentences) {
+  const TokenizedText text("flowrag是图检索引擎，林晓峰出生于青石镇。");
+  std::vector<std::string> raw;
+  for (size_t i = 0; i < text.size(); ++i) raw.emplace_back(text.raw(i));
+  EXPECT_EQ(raw.front(), "flowrag");
+  EXPECT_NE(std::find(raw.begin(), raw.end(), "引擎"), raw.end());
+  EXPECT_EQ(std::find(raw.begin(), raw.end(), "flowrag是图检索引擎"), raw.end());
+
+  const EntityNameMatcher names(std::vector<std::string>{"青石镇", "白鹭湖", "FlowRAG"});
+  const QueryKeywords k = ExtractKeywords("哪个镇在青石镇附近？flowrag 呢", &names, KeywordOptions{});
+  EXPECT_NE(std::find(k.matched_entities.begin(), k.matched_entities.end(), 0u),
+            k.matched_entities.end());
+  EXPECT_EQ(std::find(k.matched_entities.begin(), k.matched_entities.end(), 1u),
+            k.matched_entities.end());
+  EXPECT_NE(std::find(k.keywords.begin(), k.keywords.end(), "青石镇"), k.keywords.end());
+}
+
+TEST(UnicodeKeywordsTest, WordSegmentsAreByteSpansOfTheRun) {
+  const std::string run = "東京都に住んでいる";
+  const std::vector<TextSpan> spans = WordSegments(run);
+  ASSERT_GE(spans.size(), 2u);
+  EXPECT_EQ(spans[0].begin, 0u);
+  size_t last = 0;
+  for (const TextSpan& s : spans) {
+    EXPECT_GE(s.begin, last);
+    EXPECT_LT(s.begin, s.end);
+    EXPECT_TRUE(IsValidUtf8(run.substr(s.begin, s.end - s.begin)));
+    last = s.end;
+  }
+  EXPECT_EQ(WordSegments(std::string("ab\xff" "cd")).size(), 1u);  // ill-formed: one span
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <unicode/normalizer2.h>
 #include <unicode/uchar.h>
 #include <unicode/unistr.h>
+#include <unicode/utext.h>
 
 #include <algorithm>
 #include <array>
@@ -405,6 +406,38 @@ void TokenizeInto(std::string_view text, const TokenizerOptions& options,
     }
     Emit(tok, options, plan, out);
   }
+}
+
+std::vector<TextSpan> WordSegments(std::string_view run) {
+  std::vector<TextSpan> out;
+  if (run.empty()) return out;
+  icu::BreakIterator* breaker = WordBreaker();
+  if (breaker == nullptr || run.size() > static_cast<size_t>(INT32_MAX) || !IsValidUtf8(run)) {
+    out.push_back({0, run.size()});
+    return out;
+  }
+  UErrorCode status = U_ZERO_ERROR;
+  UText* ut = utext_openUTF8(nullptr, run.data(), static_cast<int64_t>(run.size()), &status);
+  if (U_FAILURE(status)) {
+    out.push_back({0, run.size()});
+    return out;
+  }
+  breaker->setText(ut, status);
+  if (U_SUCCESS(status)) {
+    int32_t begin = breaker->first();
+    for (int32_t end = breaker->next(); end != icu::BreakIterator::DONE;
+         begin = end, end = breaker->next()) {
+      if (breaker->getRuleStatus() < UBRK_WORD_NONE_LIMIT) continue;
+      out.push_back({static_cast<size_t>(begin), static_cast<size_t>(end)});
+    }
+  } else {
+    out.push_back({0, run.size()});
+  }
+  // Detach the iterator from the text before closing it.
+  icu::UnicodeString empty;
+  breaker->setText(empty);
+  utext_close(ut);
+  return out;
 }
 
 std::vector<std::string> Tokenize(std::string_view text, const TokenizerOptions& options) {

@@ -122,6 +122,15 @@ struct TextSpan {
 };
 std::vector<TextSpan> SplitSentences(std::string_view text);
 
+// The words of `run` as ICU's word break iterator (root locale: dictionary
+// segmentation of Chinese, Japanese, Thai, Lao, Khmer, Burmese) cuts it,
+// [begin, end) byte offsets into `run`, without the segments of spaces,
+// punctuation and symbols. No normalisation: the offsets index `run` as
+// given. Ill-formed UTF-8 or ICU unavailable: the whole run as one span.
+// For callers that need byte spans of the original text (extract/
+// aho_corasick.h); Tokenize does its own. O(|run|).
+std::vector<TextSpan> WordSegments(std::string_view run);
+
 // UTF-8 validation: true when `s` is well-formed UTF-8 (no overlongs, no
 // surrogates, nothing above U+10FFFF); otherwise *bad_offset is the first bad byte.
 bool IsValidUtf8(std::string_view s, size_t* bad_offset = nullptr);

@@ -1,5 +1,5 @@
-// Fuzz target: the shared tokeniser (src/common/text.h Tokenize, EntityKey,
-// FoldCase) on arbitrary bytes, ill-formed UTF-8 included.
+// Fuzz target: the shared tokeniser (src/common/text.h Tokenize, WordSegments,
+// EntityKey, FoldCase) on arbitrary bytes, ill-formed UTF-8 included.
 //
 // Input: byte 0 picks the stemming language (english-s, none, english,
 // german, russian, ...) and max_token_bytes; the rest is the text. Checks:
@@ -27,6 +27,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(flowrag::IsValidUtf8(t), "ill-formed token");
     // Stemming never lengthens a token by more than a few bytes (english-s: "ies" -> "y").
     FUZZ_CHECK(t.size() <= o.max_token_bytes + 8, "token too long: " + t.substr(0, 80));
+  }
+  size_t last = 0;
+  for (const flowrag::TextSpan& w : flowrag::WordSegments(text)) {
+    FUZZ_CHECK(w.begin >= last && w.begin < w.end && w.end <= text.size(), "word segment out of order");
+    last = w.end;
   }
   FUZZ_CHECK(flowrag::IsValidUtf8(flowrag::EntityKey(text)), "ill-formed entity key");
   FUZZ_CHECK(flowrag::IsValidUtf8(flowrag::FoldCase(text)), "ill-formed fold");
