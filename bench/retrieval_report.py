@@ -15,6 +15,7 @@ Writes, per benchmark, one Recall table (methods x graph source) and one latency
 
 Usage: bench/retrieval_report.py [--flowrag build/release/tools/flowrag]
            [--methods bm25,dense,...] [--benchmarks 2wiki,...] [--graphs offline,openie]
+           [--language english-s|none|english|...]
            [--runs 3] [--out bench/out/retrieval.md]
 """
 import argparse
@@ -49,14 +50,15 @@ def run(cmd):
     return res.stdout
 
 
-def build_store(flowrag, bdir, db, source):
+def build_store(flowrag, bdir, db, source, index_args=()):
     """Builds one store; returns the wall time in seconds."""
     t0 = time.perf_counter()
     if source == "openie":
-        run([flowrag, "index", bdir, "--db", db, "--chunking", "none", "--extractor", "none", "-q"])
+        run([flowrag, "index", bdir, "--db", db, "--chunking", "none", "--extractor", "none", "-q",
+             *index_args])
         run([flowrag, "import-openie", os.path.join(bdir, "openie.jsonl"), "--db", db, "-q"])
     else:
-        run([flowrag, "index", bdir, "--db", db, "--chunking", "none", "-q"])
+        run([flowrag, "index", bdir, "--db", db, "--chunking", "none", "-q", *index_args])
     return time.perf_counter() - t0
 
 
@@ -103,6 +105,8 @@ def main():
     ap.add_argument("--k", default="2,5")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--set", action="append", default=[], help="method option key=value")
+    ap.add_argument("--language", default="",
+                    help="flowrag index --language (default: the tokeniser's, english-s)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench/out/retrieval.md"))
     args = ap.parse_args()
     if not os.path.isdir(args.bench_root):
@@ -124,7 +128,8 @@ def main():
         f"Machine: {cpu_model()}, {os.cpu_count()} cores. flowrag commit: "
         f"`{git_commit()}` (release build).",
         f"Command: `bench/retrieval_report.py --runs {args.runs} --methods {args.methods} "
-        f"--graphs {args.graphs}`" + (f" {' '.join(set_args)}" if set_args else "") + ".",
+        f"--graphs {args.graphs}`" + (f" {' '.join(set_args)}" if set_args else "") +
+        (f" --language {args.language}" if args.language else "") + ".",
         "Recall@k x100 (passage level; document level for `medical`). Graph `offline` = built-in "
         "hashed embedder + heuristic extractor; `openie` = the benchmark's LLM OpenIE triples "
         "imported into a store indexed with the same embedder. Latency = wall time of one "
@@ -146,7 +151,8 @@ def main():
                     db = os.path.join(tmp, f"{bench}-{source}-{r}.db")
                     if os.path.exists(db):
                         os.remove(db)
-                    times.append(build_store(args.flowrag, bdir, db, source))
+                    index_args = ["--language", args.language] if args.language else []
+                    times.append(build_store(args.flowrag, bdir, db, source, index_args))
                 stats = json.loads(run([args.flowrag, "stats", "--db", db, "--json"]))
                 index_rows.append((bench, source, stats["passages"], statistics.median(times),
                                    stats["file_bytes"] / 2**20))

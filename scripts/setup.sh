@@ -15,6 +15,7 @@ packages=(
   libhnswlib-dev
   libyaml-cpp-dev
   libpoppler-cpp-dev            # PDF ingestion (src/ingest/pdf_text.h)
+  libicu-dev libstemmer-dev   # Unicode tokenisation: ICU word breaks and NFKC, Snowball stemmers
   libgtest-dev libgmock-dev
   libbenchmark-dev
   python3 python3-networkx     # graph_export_test reads the GraphML export back with NetworkX

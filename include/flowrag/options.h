@@ -216,6 +216,15 @@ struct EngineOptions {
   std::shared_ptr<ChatModel> chat_model;
   std::optional<OpenAiChatOptions> openai_chat;
   size_t hash_dimension = 1024;
+  // The tokeniser's stemming language for BM25 and the hash embedder
+  // (doc/text.md): "english-s" (plural-only S-stemmer, the default: it
+  // measured best on the English benchmarks), "none", or a Snowball
+  // algorithm ("english", "german", "french", "russian", ...). Chinese,
+  // Japanese, Thai and the like are segmented whatever the language. Empty:
+  // what the store records, else "english-s". The first index run records
+  // it (meta "language"); opening a store with another language fails with
+  // FailedPrecondition.
+  std::string language;
   // Collections with at least this many passages use HNSW instead of exact search.
   size_t hnsw_threshold = 20000;
   // Open the store read-only (queries only).

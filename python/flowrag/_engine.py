@@ -45,7 +45,7 @@ class Engine:
     def __init__(self, db: PathLike, *, embedder: Any = None, chat: Any = None,
                  read_only: bool = False, hash_dimension: int = 1024,
                  hnsw_threshold: int = 20000, writer_wait_ms: int = 3_600_000,
-                 follow_store: bool = False) -> None:
+                 follow_store: bool = False, language: str = "") -> None:
         where = "Engine()"
         if not isinstance(db, (str, os.PathLike)):
             raise TypeError(f"{where}: db must be a path or a postgresql:// URL, not "
@@ -57,6 +57,8 @@ class Engine:
         o.hnsw_threshold = ck.check_int(where, "hnsw_threshold", hnsw_threshold, 0)
         o.writer_wait_ms = ck.check_int(where, "writer_wait_ms", writer_wait_ms, 0)
         o.follow_store = ck.check_bool(where, "follow_store", follow_store)
+        # "" = the store's, else "english-s"; "none" or a Snowball language (doc/text.md).
+        o.language = ck.check_str(where, "language", language)
         self._native = _flowrag.Engine.open(os.fspath(db), o)
 
     # ---- lifecycle

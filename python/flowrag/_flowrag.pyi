@@ -60,6 +60,7 @@ class EngineOptions:
     chat_model: Optional[ChatModel]
     openai_chat: Optional[OpenAiChatOptions]
     hash_dimension: int
+    language: str
     hnsw_threshold: int
     read_only: bool
     writer_wait_ms: int

@@ -47,6 +47,7 @@ void BindEngineOptions(py::module_& m) {
       .def_readwrite("chat_model", &EngineOptions::chat_model)
       .def_readwrite("openai_chat", &EngineOptions::openai_chat)
       .def_readwrite("hash_dimension", &EngineOptions::hash_dimension)
+      .def_readwrite("language", &EngineOptions::language)
       .def_readwrite("hnsw_threshold", &EngineOptions::hnsw_threshold)
       .def_readwrite("read_only", &EngineOptions::read_only)
       .def_readwrite("writer_wait_ms", &EngineOptions::writer_wait_ms)

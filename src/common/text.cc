@@ -1,7 +1,17 @@
 #include "common/text.h"
 
+#include <libstemmer.h>
+#include <unicode/brkiter.h>
+#include <unicode/normalizer2.h>
+#include <unicode/uchar.h>
+#include <unicode/unistr.h>
+#include <unicode/utext.h>
+
 #include <algorithm>
 #include <array>
+#include <cstring>
+#include <map>
+#include <memory>
 #include <string>
 #include <unordered_set>
 
@@ -43,24 +53,97 @@ inline bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
+// The code point at s[i] and its length in *len, or -1 with *len = 1 when the
+// bytes there are not well-formed UTF-8 (stray continuation byte, truncated
+// or overlong sequence, surrogate, above U+10FFFF).
+int32_t DecodeUtf8(std::string_view s, size_t i, size_t* len) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const unsigned char c = p[i];
+  *len = 1;
+  if (c < 0x80) return c;
+  size_t n;
+  uint32_t cp;
+  if ((c & 0xE0) == 0xC0) {
+    n = 2;
+    cp = c & 0x1F;
+  } else if ((c & 0xF0) == 0xE0) {
+    n = 3;
+    cp = c & 0x0F;
+  } else if ((c & 0xF8) == 0xF0) {
+    n = 4;
+    cp = c & 0x07;
+  } else {
+    return -1;
+  }
+  if (i + n > s.size()) return -1;
+  for (size_t k = 1; k < n; ++k) {
+    if ((p[i + k] & 0xC0) != 0x80) return -1;
+    cp = (cp << 6) | (p[i + k] & 0x3F);
+  }
+  if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+      cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+    return -1;
+  }
+  *len = n;
+  return static_cast<int32_t>(cp);
+}
+
+// True when code point `cp` is part of a word run: ASCII letters and digits,
+// and non-ASCII code points other than punctuation, symbols and spaces of the
+// Latin-1, General Punctuation and CJK punctuation blocks (dashes, curly
+// quotes, ellipses, no-break spaces, 、。「」) and U+FFFD.
+inline bool IsAsciiAlnum(unsigned char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+inline bool IsWordCodePointValue(uint32_t cp) {
+  if (cp < 0x80) return IsAsciiAlnum(static_cast<unsigned char>(cp));
+  if (cp <= 0xBF) return false;                    // Latin-1 punctuation and symbols
+  if (cp == 0xD7 || cp == 0xF7) return false;      // × ÷
+  if (cp >= 0x2000 && cp <= 0x206F) return false;  // general punctuation
+  if (cp >= 0x3000 && cp <= 0x303F) return false;  // CJK punctuation
+  if (cp >= 0xFF00 && cp <= 0xFF0F) return false;  // fullwidth punctuation
+  if (cp == 0xFFFD) return false;                  // replacement character (ill-formed input)
+  return true;
+}
+
 }  // namespace
 
 bool IsStopword(std::string_view lower_token) { return StopwordSet().count(lower_token) > 0; }
 
 std::string EntityKey(std::string_view name) {
+  const bool ascii = std::all_of(name.begin(), name.end(),
+                                 [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+  std::string folded;
+  if (!ascii) {
+    folded = FoldCase(name);
+    name = folded;
+  }
   std::string key;
   key.reserve(name.size());
   bool pending_space = false;
-  for (unsigned char c : name) {
-    const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-    if (alnum || c >= 0x80) {
+  size_t i = 0;
+  while (i < name.size()) {
+    const unsigned char c = static_cast<unsigned char>(name[i]);
+    size_t len = 1;
+    bool word = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (c >= 0x80) {
+      const int32_t cp = DecodeUtf8(name, i, &len);
+      word = cp >= 0 && IsWordCodePointValue(static_cast<uint32_t>(cp));
+    }
+    if (word) {
       if (pending_space && !key.empty()) key.push_back(' ');
       pending_space = false;
-      key.push_back((c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a')
-                                           : static_cast<char>(c));
+      if (len == 1) {
+        key.push_back((c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a')
+                                             : static_cast<char>(c));
+      } else {
+        key.append(name.substr(i, len));
+      }
     } else {
       pending_space = true;
     }
+    i += len;
   }
   return key;
 }
@@ -93,64 +176,268 @@ std::string StemS(std::string_view w) {
 
 namespace {
 
-// Length of the UTF-8 sequence starting with `c` (1 for ASCII and stray bytes).
-inline size_t SequenceLength(unsigned char c) {
-  if (c >= 0xF0 && c < 0xF8) return 4;
-  if (c >= 0xE0) return 3;
-  if (c >= 0xC0) return 2;
-  return 1;
+// ICU's NFKC + case folding normaliser (immutable, shared by all threads).
+const icu::Normalizer2* NfkcCasefold() {
+  static const icu::Normalizer2* n = [] {
+    UErrorCode status = U_ZERO_ERROR;
+    const icu::Normalizer2* p = icu::Normalizer2::getNFKCCasefoldInstance(status);
+    return U_SUCCESS(status) ? p : nullptr;
+  }();
+  return n;
 }
 
-// True when the code point at text[i] (of length len) is part of a word:
-// ASCII letters and digits, and non-ASCII code points other than
-// punctuation, symbols and spaces of the Latin-1, General Punctuation and
-// CJK punctuation blocks (dashes, curly quotes, ellipses, no-break spaces).
-inline bool IsWordCodePoint(std::string_view text, size_t i, size_t len) {
-  const auto* p = reinterpret_cast<const unsigned char*>(text.data()) + i;
-  if (len == 1) return IsWordByte(p[0]) && p[0] < 0x80;
-  if (i + len > text.size()) return false;
-  uint32_t cp = 0;
-  if (len == 2) cp = ((p[0] & 0x1F) << 6) | (p[1] & 0x3F);
-  if (len == 3) cp = ((p[0] & 0x0F) << 12) | ((p[1] & 0x3F) << 6) | (p[2] & 0x3F);
-  if (len == 4) return true;
-  if (cp >= 0x80 && cp <= 0xBF) return false;      // Latin-1 punctuation and symbols
-  if (cp == 0xD7 || cp == 0xF7) return false;      // × ÷
-  if (cp >= 0x2000 && cp <= 0x206F) return false;  // general punctuation
-  if (cp >= 0x3000 && cp <= 0x303F) return false;  // CJK punctuation
-  if (cp >= 0xFF00 && cp <= 0xFF0F) return false;  // fullwidth punctuation
-  return true;
+// This thread's word break iterator (root locale: ICU's dictionaries for
+// Chinese, Japanese, Thai, Lao, Khmer and Burmese apply whatever the locale).
+icu::BreakIterator* WordBreaker() {
+  thread_local std::unique_ptr<icu::BreakIterator> it = [] {
+    UErrorCode status = U_ZERO_ERROR;
+    std::unique_ptr<icu::BreakIterator> p(
+        icu::BreakIterator::createWordInstance(icu::Locale::getRoot(), status));
+    if (U_FAILURE(status)) p.reset();
+    return p;
+  }();
+  return it.get();
+}
+
+// This thread's Snowball stemmer for `language` (nullptr when unknown).
+sb_stemmer* SnowballStemmer(std::string_view language) {
+  struct Deleter {
+    void operator()(sb_stemmer* s) const { sb_stemmer_delete(s); }
+  };
+  thread_local std::map<std::string, std::unique_ptr<sb_stemmer, Deleter>, std::less<>> stemmers;
+  auto it = stemmers.find(language);
+  if (it == stemmers.end()) {
+    const std::string name(language);
+    it = stemmers.emplace(name, sb_stemmer_new(name.c_str(), "UTF_8")).first;
+  }
+  return it->second.get();
+}
+
+// `tok` cut to at most `max` bytes without splitting a UTF-8 sequence.
+void TruncateUtf8(std::string* tok, size_t max) {
+  if (tok->size() <= max) return;
+  size_t end = max;
+  while (end > 0 && (static_cast<unsigned char>((*tok)[end]) & 0xC0) == 0x80) --end;
+  tok->resize(end);
+}
+
+// How a TokenizeInto call stems, resolved once per call.
+struct StemPlan {
+  enum Kind { kNone, kS, kSnowball } kind = kNone;
+  sb_stemmer* snowball = nullptr;
+};
+
+StemPlan PlanStemming(const TokenizerOptions& options) {
+  StemPlan plan;
+  if (!options.stem || options.language == "none") return plan;
+  if (options.language == kDefaultLanguage) {
+    plan.kind = StemPlan::kS;
+    return plan;
+  }
+  plan.snowball = SnowballStemmer(options.language);
+  plan.kind = plan.snowball != nullptr ? StemPlan::kSnowball : StemPlan::kNone;
+  return plan;
+}
+
+std::string SnowballStem(sb_stemmer* stemmer, std::string_view word) {
+  const sb_symbol* stem = sb_stemmer_stem(stemmer, reinterpret_cast<const sb_symbol*>(word.data()),
+                                          static_cast<int>(word.size()));
+  const int length = stem == nullptr ? 0 : sb_stemmer_length(stemmer);
+  // Out of memory, or a word stemmed to nothing (Porter's "s"): the word itself.
+  if (length <= 0) return std::string(word);
+  return std::string(reinterpret_cast<const char*>(stem), static_cast<size_t>(length));
+}
+
+// Appends `tok` unless it is a stopword, stemmed per `plan`.
+inline void Emit(const std::string& tok, const TokenizerOptions& options, const StemPlan& plan,
+                 std::vector<std::string>* out) {
+  // A possessive "Theodred's" yields "theodred" and "s"; "s" is a stopword.
+  if (options.remove_stopwords && IsStopword(tok)) return;
+  switch (plan.kind) {
+    case StemPlan::kS: out->push_back(StemS(tok)); break;
+    case StemPlan::kSnowball: out->push_back(SnowballStem(plan.snowball, tok)); break;
+    case StemPlan::kNone: out->push_back(tok); break;
+  }
+}
+
+// A segment of the word break iterator, split at ASCII punctuation (NFKC
+// turns fullwidth "，" into ","; ICU keeps "1,000" and "u.s" whole).
+void EmitPiece(std::string_view piece, const TokenizerOptions& options, const StemPlan& plan,
+               std::vector<std::string>* out) {
+  size_t i = 0;
+  while (i < piece.size()) {
+    auto is_sep = [](char c) {
+      const auto u = static_cast<unsigned char>(c);
+      return u < 0x80 && !((u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || (u >= '0' && u <= '9'));
+    };
+    while (i < piece.size() && is_sep(piece[i])) ++i;
+    size_t j = i;
+    while (j < piece.size() && !is_sep(piece[j])) ++j;
+    if (j > i) {
+      std::string tok(piece.substr(i, j - i));
+      TruncateUtf8(&tok, options.max_token_bytes);
+      if (!tok.empty()) Emit(tok, options, plan, out);
+    }
+    i = j;
+  }
+}
+
+// A run of word code points with at least one non-ASCII one: folded (NFKC +
+// case folding), then cut into words by ICU; segments with no letter, digit
+// or ideograph (rule status "none": symbols, emoji, spaces) are dropped.
+void SegmentRun(std::string_view run, const TokenizerOptions& options, const StemPlan& plan,
+                std::vector<std::string>* out) {
+  const icu::Normalizer2* nfkc = NfkcCasefold();
+  icu::BreakIterator* breaker = WordBreaker();
+  UErrorCode status = U_ZERO_ERROR;
+  const icu::UnicodeString source =
+      icu::UnicodeString::fromUTF8(icu::StringPiece(run.data(), static_cast<int32_t>(run.size())));
+  const icu::UnicodeString folded = nfkc ? nfkc->normalize(source, status) : source;
+  if (U_FAILURE(status) || breaker == nullptr) {  // ICU data missing: the run as one token
+    std::string tok;
+    (U_FAILURE(status) ? source : folded).toUTF8String(tok);
+    EmitPiece(tok, options, plan, out);
+    return;
+  }
+  breaker->setText(folded);
+  std::string piece;
+  int32_t begin = breaker->first();
+  for (int32_t end = breaker->next(); end != icu::BreakIterator::DONE;
+       begin = end, end = breaker->next()) {
+    if (breaker->getRuleStatus() < UBRK_WORD_NONE_LIMIT) continue;
+    piece.clear();
+    folded.tempSubStringBetween(begin, end).toUTF8String(piece);
+    EmitPiece(piece, options, plan, out);
+  }
 }
 
 }  // namespace
 
+std::string FoldCase(std::string_view text) {
+  const bool ascii = std::all_of(text.begin(), text.end(),
+                                 [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+  if (ascii) return ToLowerAscii(text);
+  const icu::UnicodeString source =
+      icu::UnicodeString::fromUTF8(icu::StringPiece(text.data(), static_cast<int32_t>(text.size())));
+  UErrorCode status = U_ZERO_ERROR;
+  const icu::Normalizer2* nfkc = NfkcCasefold();
+  std::string out;
+  if (nfkc == nullptr) {
+    source.toUTF8String(out);
+    return out;
+  }
+  const icu::UnicodeString folded = nfkc->normalize(source, status);
+  (U_FAILURE(status) ? source : folded).toUTF8String(out);
+  return out;
+}
+
+std::string StemWord(std::string_view lower_token, std::string_view language) {
+  if (language == kDefaultLanguage) return StemS(lower_token);
+  if (language == "none" || lower_token.empty()) return std::string(lower_token);
+  sb_stemmer* stemmer = SnowballStemmer(language);
+  if (stemmer == nullptr) return std::string(lower_token);
+  return SnowballStem(stemmer, lower_token);
+}
+
+std::vector<std::string> TokenizerLanguages() {
+  std::vector<std::string> out = {std::string(kDefaultLanguage), "none"};
+  std::vector<std::string> snowball;
+  for (const char** l = sb_stemmer_list(); l != nullptr && *l != nullptr; ++l) snowball.emplace_back(*l);
+  std::sort(snowball.begin(), snowball.end());
+  out.insert(out.end(), snowball.begin(), snowball.end());
+  return out;
+}
+
+Status ValidateLanguage(std::string_view language) {
+  const std::vector<std::string> all = TokenizerLanguages();
+  if (std::find(all.begin(), all.end(), language) != all.end()) return Status::Ok();
+  std::string list;
+  for (const std::string& l : all) list += (list.empty() ? "" : ", ") + l;
+  return Status::InvalidArgument("language \"" + std::string(language.substr(0, 40)) +
+                                 "\": expected one of " + list);
+}
+
+std::string TokenizerSignature(std::string_view language) {
+  return "tok" + std::to_string(kTokenizerVersion) + "-" + std::string(language);
+}
+
 void TokenizeInto(std::string_view text, const TokenizerOptions& options,
                   std::vector<std::string>* out) {
+  const StemPlan plan = PlanStemming(options);
   const size_t n = text.size();
   size_t i = 0;
+  size_t len = 1;
   std::string tok;
   while (i < n) {
-    size_t len = SequenceLength(static_cast<unsigned char>(text[i]));
-    if (!IsWordCodePoint(text, i, len)) {
-      i += std::min(len, n - i);
+    // Skip to the next word code point (ASCII bytes without decoding).
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      if (!IsAsciiAlnum(c)) {
+        ++i;
+        continue;
+      }
+    } else if (const int32_t cp = DecodeUtf8(text, i, &len);
+               cp < 0 || !IsWordCodePointValue(static_cast<uint32_t>(cp))) {
+      i += len;
       continue;
     }
-    tok.clear();
+    // The run of word code points from here; ASCII-only runs take the fast path.
+    const size_t begin = i;
+    bool ascii = true;
     while (i < n) {
-      len = SequenceLength(static_cast<unsigned char>(text[i]));
-      if (!IsWordCodePoint(text, i, len)) break;
-      if (tok.size() + len <= options.max_token_bytes) {
-        for (size_t k = 0; k < len; ++k) {
-          char c = text[i + k];
-          tok.push_back((c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c);
-        }
+      const auto b = static_cast<unsigned char>(text[i]);
+      if (b < 0x80) {
+        if (!IsAsciiAlnum(b)) break;
+        ++i;
+        continue;
       }
+      const int32_t cp = DecodeUtf8(text, i, &len);
+      if (cp < 0 || !IsWordCodePointValue(static_cast<uint32_t>(cp))) break;
+      ascii = false;
       i += len;
     }
-    // A possessive "Theodred's" yields "theodred" and "s"; "s" is a stopword.
-    if (options.remove_stopwords && IsStopword(tok)) continue;
-    if (options.stem) tok = StemS(tok);
-    out->push_back(tok);
+    if (!ascii) {
+      SegmentRun(text.substr(begin, i - begin), options, plan, out);
+      continue;
+    }
+    tok.assign(text.data() + begin, std::min(i - begin, options.max_token_bytes));
+    for (char& ch : tok) {
+      if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
+    }
+    Emit(tok, options, plan, out);
   }
+}
+
+std::vector<TextSpan> WordSegments(std::string_view run) {
+  std::vector<TextSpan> out;
+  if (run.empty()) return out;
+  icu::BreakIterator* breaker = WordBreaker();
+  if (breaker == nullptr || run.size() > static_cast<size_t>(INT32_MAX) || !IsValidUtf8(run)) {
+    out.push_back({0, run.size()});
+    return out;
+  }
+  UErrorCode status = U_ZERO_ERROR;
+  UText* ut = utext_openUTF8(nullptr, run.data(), static_cast<int64_t>(run.size()), &status);
+  if (U_FAILURE(status)) {
+    out.push_back({0, run.size()});
+    return out;
+  }
+  breaker->setText(ut, status);
+  if (U_SUCCESS(status)) {
+    int32_t begin = breaker->first();
+    for (int32_t end = breaker->next(); end != icu::BreakIterator::DONE;
+         begin = end, end = breaker->next()) {
+      if (breaker->getRuleStatus() < UBRK_WORD_NONE_LIMIT) continue;
+      out.push_back({static_cast<size_t>(begin), static_cast<size_t>(end)});
+    }
+  } else {
+    out.push_back({0, run.size()});
+  }
+  // Detach the iterator from the text before closing it.
+  icu::UnicodeString empty;
+  breaker->setText(empty);
+  utext_close(ut);
+  return out;
 }
 
 std::vector<std::string> Tokenize(std::string_view text, const TokenizerOptions& options) {

@@ -33,21 +33,23 @@ Status HashedEmbedderOptions::Validate() const {
   if (unigram_weight < 0 || bigram_weight < 0 || char_ngram_weight < 0) {
     return Status::InvalidArgument("embedder weights: expected non-negative values");
   }
-  return Status::Ok();
+  return ValidateLanguage(language);
 }
 
 std::string HashedEmbedderOptions::Signature() const {
   char buf[160];
   std::snprintf(buf, sizeof(buf), "d%zu-u%g-b%g-c%g-n%d%d", dimension, unigram_weight,
                 bigram_weight, char_ngram_weight, char_ngram_min, char_ngram_max);
-  return buf;
+  return std::string(buf) + "-" + TokenizerSignature(language);
 }
 
 uint64_t TokenHash(std::string_view token) { return Hash64(token, kTokenSeed); }
 
-std::vector<uint64_t> TokenHashes(std::string_view text) {
+std::vector<uint64_t> TokenHashes(std::string_view text, std::string_view language) {
+  TokenizerOptions o;
+  o.language = std::string(language);
   std::vector<uint64_t> out;
-  for (const std::string& t : Tokenize(text)) out.push_back(TokenHash(t));
+  for (const std::string& t : Tokenize(text, o)) out.push_back(TokenHash(t));
   return out;
 }
 
@@ -64,7 +66,9 @@ void HashedEmbedder::EmbedOne(std::string_view text, float* out) const {
   thread_local std::vector<std::string> tokens;
   thread_local std::vector<float> idfs;
   tokens.clear();
-  TokenizeInto(text, TokenizerOptions{}, &tokens);
+  thread_local TokenizerOptions tokenizer;
+  tokenizer.language = options_.language;
+  TokenizeInto(text, tokenizer, &tokens);
   idfs.resize(tokens.size());
   for (size_t i = 0; i < tokens.size(); ++i) idfs[i] = idf_->Idf(TokenHash(tokens[i]));
 

@@ -2,7 +2,8 @@
 //
 // A text becomes a sparse bag of features, each hashed into one of
 // `dimension` buckets with a hash-derived sign (the "hashing trick"):
-//   - word unigrams (the shared tokeniser: stopwords dropped, S-stemmed),
+//   - word unigrams (the shared tokeniser: stopwords dropped, stemmed per
+//     `language`; Chinese, Japanese and Thai segmented into words),
 //     weight idf(w);
 //   - word bigrams of adjacent kept tokens, weight bigram_weight·sqrt(idf·idf);
 //   - character n-grams (n_min..n_max) of "<w>", weight
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "embed/embedder.h"
+#include "common/text.h"
 #include "embed/idf_table.h"
 
 namespace flowrag {
@@ -35,6 +37,10 @@ struct HashedEmbedderOptions {
   float char_ngram_weight = 0.5f;
   int char_ngram_min = 3;
   int char_ngram_max = 5;
+  // The tokeniser's stemming language (common/text.h), kDefaultLanguage by
+  // default; with the tokeniser version, part of the model id, so vectors of
+  // another language or tokeniser version are never mixed.
+  std::string language = std::string(kDefaultLanguage);
 
   Status Validate() const;
   // Canonical text of the options, part of the model id.
@@ -44,8 +50,10 @@ struct HashedEmbedderOptions {
 // Hash of a token as the IdfTable keys it.
 uint64_t TokenHash(std::string_view token);
 
-// Token hashes of `text` under the shared tokeniser, for fitting an IdfTable.
-std::vector<uint64_t> TokenHashes(std::string_view text);
+// Token hashes of `text` under the shared tokeniser (stemmed per
+// `language`), for fitting an IdfTable.
+std::vector<uint64_t> TokenHashes(std::string_view text,
+                                  std::string_view language = kDefaultLanguage);
 
 class HashedEmbedder final : public Embedder {
  public:

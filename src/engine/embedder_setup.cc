@@ -11,6 +11,7 @@ Result<HashedEmbedderOptions> HashOptions(Store& store, const EngineOptions& opt
   o.dimension = options.hash_dimension;
   FLOWRAG_ASSIGN_OR_RETURN(auto stored_dim, store.GetMeta("hash_dimension"));
   if (stored_dim) o.dimension = static_cast<size_t>(std::stoull(*stored_dim));
+  FLOWRAG_ASSIGN_OR_RETURN(o.language, ResolveLanguage(store, options));
   FLOWRAG_RETURN_IF_ERROR(o.Validate());
   return o;
 }
@@ -32,6 +33,19 @@ class MissingCustomEmbedder final : public Embedder {
 };
 
 }  // namespace
+
+Result<std::string> ResolveLanguage(Store& store, const EngineOptions& options) {
+  if (!options.language.empty()) FLOWRAG_RETURN_IF_ERROR(ValidateLanguage(options.language));
+  FLOWRAG_ASSIGN_OR_RETURN(auto stored, store.GetMeta("language"));
+  if (!stored) return options.language.empty() ? std::string(kDefaultLanguage) : options.language;
+  if (!options.language.empty() && options.language != *stored) {
+    return Status::FailedPrecondition(
+        store.path() + ": indexed with language \"" + *stored + "\", opened with language \"" +
+        options.language + "\"; open it with \"" + *stored +
+        "\" (or no language), or index into a new store");
+  }
+  return *stored;
+}
 
 Result<std::string> ResolveEmbedderKind(Store& store, const EngineOptions& options) {
   std::string kind = options.embedder;
@@ -89,18 +103,22 @@ Result<std::shared_ptr<Embedder>> MaybeRefitEmbedder(Store& store, const std::st
   FLOWRAG_ASSIGN_OR_RETURN(auto counts, store.CountDocumentsAndPassages());
   const int64_t passages = counts.second;
   FLOWRAG_ASSIGN_OR_RETURN(int64_t fitted, store.EmbedderStateFittedPassages(kHashEmbedderName));
-  const bool stale = fitted <= 0 || static_cast<double>(passages) >= (1.0 + growth) * fitted;
+  FLOWRAG_ASSIGN_OR_RETURN(HashedEmbedderOptions o, HashOptions(store, options));
+  const std::string tokenizer = TokenizerSignature(o.language);
+  FLOWRAG_ASSIGN_OR_RETURN(auto fitted_under, store.GetMeta("idf_tokenizer"));
+  const bool stale = fitted <= 0 || static_cast<double>(passages) >= (1.0 + growth) * fitted ||
+                     fitted_under.value_or("") != tokenizer;
   if (!force && !stale) return current;
   if (passages == 0) return current;
 
   IdfTable::Builder builder;
   FLOWRAG_RETURN_IF_ERROR(store.ForEachPassageText([&](const PassageToEmbed& p) -> Status {
-    builder.AddDocument(TokenHashes(p.text));
+    builder.AddDocument(TokenHashes(p.text, o.language));
     return Status::Ok();
   }));
   auto idf = std::make_shared<IdfTable>(std::move(builder).Build());
   FLOWRAG_RETURN_IF_ERROR(store.PutEmbedderState(kHashEmbedderName, idf->Serialize(), passages));
-  FLOWRAG_ASSIGN_OR_RETURN(HashedEmbedderOptions o, HashOptions(store, options));
+  FLOWRAG_RETURN_IF_ERROR(store.SetMeta("idf_tokenizer", tokenizer));
   FLOWRAG_RETURN_IF_ERROR(store.SetMeta("hash_dimension", std::to_string(o.dimension)));
   *refitted = true;
   return std::shared_ptr<Embedder>(std::make_shared<HashedEmbedder>(o, std::move(idf)));

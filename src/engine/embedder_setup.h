@@ -6,6 +6,9 @@
 // (llm/openai_embedder.h). "custom": EngineOptions::custom_embedder, the
 // caller's own. Meta "embedder" records which one the store was indexed
 // with, and "dense_model" the model id whose vectors back the dense index.
+// Meta "language" records the tokeniser's stemming language (BM25 and the
+// hash embedder), "tokenizer" its signature, "idf_tokenizer" the signature
+// the IDF table was fitted under (another one forces a refit).
 #ifndef FLOWRAG_ENGINE_EMBEDDER_SETUP_H_
 #define FLOWRAG_ENGINE_EMBEDDER_SETUP_H_
 
@@ -23,6 +26,14 @@ inline constexpr char kOpenAiEmbedderName[] = "openai";
 inline constexpr char kCustomEmbedderName[] = "custom";
 inline constexpr char kHashModelFamily[] = "flowrag-hash-v1:";
 
+// The tokeniser language of the store: the one it records in meta
+// "language"; a store recording none (new, or indexed before languages were
+// recorded: then "english-s") takes EngineOptions::language, else
+// kDefaultLanguage. InvalidArgument for an unknown language;
+// FailedPrecondition when EngineOptions::language names another language
+// than the recorded one (queries must tokenise like the index did).
+Result<std::string> ResolveLanguage(Store& store, const EngineOptions& options);
+
 // The embedder kind to use: the option, else "custom" when
 // EngineOptions::custom_embedder is set, else what the store was indexed
 // with, else "hash". InvalidArgument for an unknown name, or "custom"
@@ -38,7 +49,8 @@ Result<std::shared_ptr<Embedder>> LoadEmbedder(Store& store, const std::string& 
                                                const EngineOptions& options);
 
 // For "hash": refits the IDF on all stored passages when there is none yet,
-// when `force`, or when the passage count grew by `growth` since the last fit.
+// when `force`, when the passage count grew by `growth` since the last fit,
+// or when the table was fitted under another tokeniser (meta "idf_tokenizer").
 // Sets *refitted. For other kinds, returns `current` unchanged.
 Result<std::shared_ptr<Embedder>> MaybeRefitEmbedder(Store& store, const std::string& kind,
                                                      const EngineOptions& options,

@@ -133,6 +133,7 @@ Status EngineImpl::LoadState() {
   constexpr int kAttempts = 5;
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
     FLOWRAG_ASSIGN_OR_RETURN(int64_t before, store_->Generation());
+    FLOWRAG_ASSIGN_OR_RETURN(language_, ResolveLanguage(*store_, options_));
     FLOWRAG_ASSIGN_OR_RETURN(embedder_kind_, ResolveEmbedderKind(*store_, options_));
     FLOWRAG_ASSIGN_OR_RETURN(embedder_, LoadEmbedder(*store_, embedder_kind_, options_));
     FLOWRAG_RETURN_IF_ERROR(RebuildSnapshot());
@@ -150,6 +151,7 @@ std::shared_ptr<const Snapshot> EngineImpl::snapshot() const {
 Status EngineImpl::RebuildSnapshot(Persist persist, std::shared_ptr<const Snapshot> same_text) {
   SnapshotOptions so;
   so.vector.hnsw_threshold = options_.hnsw_threshold;
+  so.language = language_;
   FLOWRAG_ASSIGN_OR_RETURN(auto dense_model, store_->GetMeta("dense_model"));
   // Only vectors of the embedder we can embed queries with are usable.
   if (dense_model && *dense_model == embedder_->ModelId()) so.dense_model = *dense_model;
@@ -393,6 +395,8 @@ Status EngineImpl::EmbedMissing(const IndexOptions& options, IndexReport* report
   report->embedder_refitted = refitted;
   const std::string model = embedder_->ModelId();
   FLOWRAG_RETURN_IF_ERROR(store_->SetMeta("embedder", embedder_kind_));
+  FLOWRAG_RETURN_IF_ERROR(store_->SetMeta("language", language_));
+  FLOWRAG_RETURN_IF_ERROR(store_->SetMeta("tokenizer", TokenizerSignature(language_)));
   FLOWRAG_ASSIGN_OR_RETURN(int64_t missing, store_->CountPassagesMissingEmbeddings(model));
   Progress progress("embed", "passages", static_cast<uint64_t>(missing), options.progress);
   while (true) {

@@ -176,6 +176,7 @@ class EngineImpl final : public Engine {
   std::unique_ptr<Store> reader_;
   bool reader_opened_ = false;
   std::string embedder_kind_;
+  std::string language_;  // the tokeniser's stemming language (ResolveLanguage)
   std::shared_ptr<Embedder> embedder_;
   std::map<std::string, std::unique_ptr<Retriever>, std::less<>> retrievers_;
   // Per method, the EngineOptions::default_params it reads.

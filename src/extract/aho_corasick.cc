@@ -52,12 +52,21 @@ void CutTokens(std::string_view text, std::vector<WordToken>* out) {
       continue;
     }
     const size_t begin = i;
+    bool ascii = true;
     while (i < n) {
       len = SequenceLength(static_cast<unsigned char>(text[i]));
       if (!IsWordCodePoint(text, i, len)) break;
+      ascii = ascii && len == 1;
       i += len;
     }
-    out->push_back({static_cast<uint32_t>(begin), static_cast<uint32_t>(i)});
+    if (ascii) {
+      out->push_back({static_cast<uint32_t>(begin), static_cast<uint32_t>(i)});
+      continue;
+    }
+    // A run with non-ASCII letters: ICU's words ("张伟是北京人" → 张伟 是 北京 人).
+    for (const TextSpan& w : WordSegments(text.substr(begin, i - begin))) {
+      out->push_back({static_cast<uint32_t>(begin + w.begin), static_cast<uint32_t>(begin + w.end)});
+    }
   }
 }
 

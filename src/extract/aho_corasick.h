@@ -9,7 +9,11 @@
 // Normalisation (shared by patterns and texts): a token is a maximal run of
 // ASCII letters/digits and non-ASCII code points, split by ASCII and Unicode
 // punctuation exactly like the shared tokeniser (common/text.h) with
-// stopword removal and stemming off; ASCII letters are lower-cased. Joined by
+// stopword removal and stemming off; a run holding non-ASCII code points is
+// cut further into ICU's words (common/text.h WordSegments: Chinese,
+// Japanese and Thai by dictionary), so "张伟" matches inside "张伟是北京人"
+// when ICU cuts both alike; ASCII letters are lower-cased (non-ASCII ones are
+// not folded: norm keeps the raw byte length). Joined by
 // single spaces, a name's tokens equal EntityKey(name) (extract/extraction.h)
 // for every name without non-ASCII punctuation ("St. Maurice's Abbey" →
 // "st maurice s abbey").

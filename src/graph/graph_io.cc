@@ -598,6 +598,11 @@ constexpr const char* kProbes[] = {
     "The Beatles' 1960s records \xe2\x80\x93 \xe2\x80\x9c" "Abbey Road\xe2\x80\x9d (Caf\xc3\xa9) "
     "sold 31,000,000 copies; stories, boxes and glasses of the U.S.A.",
     "Kurt Weill was born in Dessau on 2 March 1900.",
+    // Segmentation, NFKC and case folding (tokeniser version 2).
+    "flowrag \xe6\x98\xaf\xe4\xb8\x80\xe4\xb8\xaa\xe5\x9b\xbe\xe6\xa3\x80\xe7\xb4\xa2"
+    "\xe5\xbc\x95\xe6\x93\x8e \xef\xbc\xa6\xef\xbd\x95\xef\xbd\x8c\xef\xbd\x8c "
+    "\xef\xbc\x92\xef\xbc\x90\xef\xbc\x92\xef\xbc\x94 STRA\xc3\x9f\x45 \xc3\x89MILE "
+    "\xe0\xb8\xa0\xe0\xb8\xb2\xe0\xb8\xa9\xe0\xb8\xb2\xe0\xb9\x84\xe0\xb8\x97\xe0\xb8\xa2",
     "S\xc3\xa3o Paulo \xe2\x80\x94 r\xc3\xa9sum\xc3\xa9 of Anna-Maria O'Neill's status",
 };
 
@@ -620,10 +625,10 @@ std::string_view PartStateName(PartState state) {
   return "?";
 }
 
-std::string Bm25PartKey() {
-  uint64_t h = 0;
+std::string Bm25PartKey(const TokenizerOptions& tokenizer) {
+  uint64_t h = Hash64(TokenizerSignature(tokenizer.language));
   for (const char* probe : kProbes) {
-    for (const std::string& t : Tokenize(probe)) h = HashCombine(h, Hash64(t));
+    for (const std::string& t : Tokenize(probe, tokenizer)) h = HashCombine(h, Hash64(t));
   }
   return "tok-" + Hex(h);
 }
@@ -650,7 +655,7 @@ std::string GraphVectorsPartKey(Embedder& embedder) {
 // ---- bm25
 
 Result<bool> WriteBm25Part(Store& store, int64_t generation, const Bm25Index& bm25) {
-  return WritePart(store, kBm25Part, generation, kBm25PartFormat, Bm25PartKey(),
+  return WritePart(store, kBm25Part, generation, kBm25PartFormat, Bm25PartKey(bm25.tokenizer()),
                    [&](PartWriter& w) -> Status {
                      FLOWRAG_RETURN_IF_ERROR(w.U64(kBm25Magic));
                      const std::vector<std::string_view> terms = bm25.Terms();
@@ -664,9 +669,12 @@ Result<bool> WriteBm25Part(Store& store, int64_t generation, const Bm25Index& bm
 }
 
 std::optional<Bm25Index> ReadBm25Part(Store& store, int64_t generation, size_t num_passages,
-                                      PartRead* read) {
-  return ReadPart<Bm25Index>(store, kBm25Part, generation, kBm25PartFormat, Bm25PartKey(), read,
-                             [&](PartReader& r) { return ParseBm25(r, num_passages); });
+                                      PartRead* read, const TokenizerOptions& tokenizer) {
+  std::optional<Bm25Index> index =
+      ReadPart<Bm25Index>(store, kBm25Part, generation, kBm25PartFormat, Bm25PartKey(tokenizer),
+                          read, [&](PartReader& r) { return ParseBm25(r, num_passages); });
+  if (index) index->set_tokenizer(tokenizer);
+  return index;
 }
 
 Result<Bm25Index> ParseBm25Part(std::string_view bytes, size_t num_passages) {

@@ -85,7 +85,10 @@ inline constexpr int kPassageVectorsFormat = 1;
 inline constexpr int kPassageHnswFormat = 1;
 
 // Keys: fingerprints of the code each part depends on (see above).
-std::string Bm25PartKey();
+// Bm25PartKey: the tokens of probe texts under `tokenizer` (its language
+// included) and the tokeniser version, so postings of another language or
+// tokeniser version are stale.
+std::string Bm25PartKey(const TokenizerOptions& tokenizer = {});
 std::string GraphRowsPartKey();
 std::string GraphVectorsPartKey(Embedder& embedder);
 // The dense model id and what shapes an HNSW graph besides its vectors.
@@ -105,8 +108,10 @@ struct PartRead {
   PartState state = PartState::kMissing;
   std::string error;
 };
+// The BM25 part, tokenising queries with `tokenizer` (stale when written
+// under other tokeniser options).
 std::optional<Bm25Index> ReadBm25Part(Store& store, int64_t generation, size_t num_passages,
-                                      PartRead* read);
+                                      PartRead* read, const TokenizerOptions& tokenizer = {});
 // The rows of a graph over `num_passages` passages (entity_names empty: a
 // graph without entities).
 std::optional<KnowledgeGraph::Input> ReadGraphRowsPart(Store& store, int64_t generation,

@@ -250,7 +250,8 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Build(Store& store,
 Status Snapshot::BuildAt(Store& store, const SnapshotOptions& options, bool use_parts) {
   std::unordered_map<int64_t, uint32_t> passage_index;
   const Snapshot* same = options.same_text.get();
-  if (same != nullptr && same->dense_model_ == dense_model_) {
+  if (same != nullptr && same->dense_model_ == dense_model_ &&
+      same->text_->bm25.tokenizer().language == options.language) {
     text_ = same->text_;
     for (uint32_t i = 0; i < text_->passages.size(); ++i) passage_index.emplace(text_->passages[i].id, i);
     stats_.passages_without_vectors = text_->passages_without_vectors;
@@ -273,11 +274,13 @@ Status Snapshot::ReadText(Store& store, const SnapshotOptions& options, bool use
   // BM25: the persisted postings, else the passage texts tokenised.
   PartRead bm25_read;
   std::optional<Bm25Index> bm25;
-  if (use_parts) bm25 = ReadBm25Part(store, generation, text->passages.size(), &bm25_read);
+  TokenizerOptions tokenizer;
+  tokenizer.language = options.language;
+  if (use_parts) bm25 = ReadBm25Part(store, generation, text->passages.size(), &bm25_read, tokenizer);
   if (bm25) {
     text->bm25 = std::move(*bm25);
   } else {
-    Bm25Index::Builder builder;
+    Bm25Index::Builder builder(tokenizer);
     AddToBm25(*text, 0, &builder);
     text->bm25 = std::move(builder).Build();
     persist_bm25_ = options.persistable;
@@ -469,7 +472,7 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Append(Store& store, const Sna
   }
 
   // BM25: the earlier postings with the new passages' appended.
-  Bm25Index::Builder builder;
+  Bm25Index::Builder builder(previous.text_->bm25.tokenizer());
   AddToBm25(*text, first_new, &builder);
   text->bm25 = Bm25Index::Concat(previous.text_->bm25, std::move(builder).Build());
 

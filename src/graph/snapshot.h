@@ -68,6 +68,10 @@ struct SnapshotPassage {
 
 struct SnapshotOptions {
   VectorIndexOptions vector;
+  // The stemming language of BM25 (common/text.h TokenizerOptions::language):
+  // documents and queries are tokenised with it; a persisted BM25 part of
+  // another language is stale. Default kDefaultLanguage.
+  std::string language = std::string(kDefaultLanguage);
   // Model id whose stored embeddings back the dense index ("" = no dense index).
   std::string dense_model;
   // Read persisted parts when valid (off: everything from rows).

@@ -9,7 +9,7 @@ namespace flowrag {
 
 void Bm25Index::Builder::Add(std::string_view text) {
   scratch_.clear();
-  TokenizeInto(text, TokenizerOptions{}, &scratch_);
+  TokenizeInto(text, tokenizer_, &scratch_);
   AddTokens(scratch_);
 }
 
@@ -30,6 +30,7 @@ void Bm25Index::Builder::AddTokens(const std::vector<std::string>& tokens) {
 
 Bm25Index Bm25Index::Builder::Build() && {
   Bm25Index idx;
+  idx.tokenizer_ = std::move(tokenizer_);
   idx.vocab_ = std::move(vocab_);
   idx.doc_len_ = std::move(doc_len_);
   idx.offsets_.assign(postings_.size() + 1, 0);
@@ -60,6 +61,7 @@ void Bm25Index::ComputeAverageLength() {
 
 Bm25Index Bm25Index::Concat(const Bm25Index& a, const Bm25Index& b) {
   Bm25Index out;
+  out.tokenizer_ = a.tokenizer_;
   out.vocab_ = a.vocab_;
   // b's term t → term id in `out` (a's id, or the next new one in b's order,
   // as a Builder given a's documents first would number them).
@@ -104,6 +106,7 @@ Bm25Index Bm25Index::Concat(const Bm25Index& a, const Bm25Index& b) {
 Bm25Index Bm25Index::Without(const Bm25Index& a, const std::vector<bool>& removed) {
   std::vector<int64_t> new_doc(a.doc_len_.size(), -1);
   Bm25Index out;
+  out.tokenizer_ = a.tokenizer_;
   for (size_t d = 0; d < a.doc_len_.size(); ++d) {
     if (removed[d]) continue;
     new_doc[d] = static_cast<int64_t>(out.doc_len_.size());
@@ -180,7 +183,7 @@ double Bm25Index::Idf(std::string_view term) const {
 
 std::vector<Bm25Hit> Bm25Index::Search(std::string_view query, size_t k, const Bm25Params& params,
                                        size_t* candidates_scored) const {
-  return SearchTokens(Tokenize(query), k, params, candidates_scored);
+  return SearchTokens(Tokenize(query, tokenizer_), k, params, candidates_scored);
 }
 
 void Bm25Index::Accumulate(const std::vector<std::string>& terms, const Bm25Params& params,
@@ -228,7 +231,7 @@ std::vector<Bm25Hit> Bm25Index::Matching(const std::vector<std::string>& terms,
 
 std::vector<Bm25Hit> Bm25Index::ScoreMatching(std::string_view query,
                                               const Bm25Params& params) const {
-  std::vector<Bm25Hit> hits = Matching(Tokenize(query), params);
+  std::vector<Bm25Hit> hits = Matching(Tokenize(query, tokenizer_), params);
   std::sort(hits.begin(), hits.end(),
             [](const Bm25Hit& a, const Bm25Hit& b) { return a.doc < b.doc; });
   return hits;

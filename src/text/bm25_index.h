@@ -3,8 +3,9 @@
 //   score(d, q) = Σ_{t ∈ unique(q)} idf(t) · tf(t,d)·(k1+1) / (tf(t,d) + k1·(1 − b + b·|d|/avgdl))
 //   idf(t)      = ln(1 + (N − df(t) + 0.5) / (df(t) + 0.5))   (never negative)
 //
-// Documents and queries go through the same tokeniser (common/text.h), so
-// |d| counts tokens after stopword removal. k1 and b are applied at query
+// Documents and queries go through the same tokeniser (common/text.h) with
+// the same options (the index keeps the Builder's: Search tokenises queries
+// like the documents were), so |d| counts tokens after stopword removal. k1 and b are applied at query
 // time, so they can be overridden per query.
 //
 // Memory: postings in CSR form (term offsets, doc ids, term frequencies).
@@ -20,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/text.h"
 #include "flowrag/status.h"
 
 namespace flowrag {
@@ -38,6 +40,8 @@ class Bm25Index {
  public:
   class Builder {
    public:
+    // `tokenizer`: how Add() cuts documents and the built index cuts queries.
+    explicit Builder(TokenizerOptions tokenizer = {}) : tokenizer_(std::move(tokenizer)) {}
     // Adds the next document (ids are assigned 0, 1, 2, ...).
     void Add(std::string_view text);
     void AddTokens(const std::vector<std::string>& tokens);
@@ -48,7 +52,13 @@ class Bm25Index {
     std::vector<std::vector<std::pair<uint32_t, uint32_t>>> postings_;  // term → (doc, tf)
     std::vector<uint32_t> doc_len_;
     std::vector<std::string> scratch_;
+    TokenizerOptions tokenizer_;
   };
+
+  // The tokeniser options of documents and queries (the Builder's; Concat
+  // and Without keep a's; FromArrays: the defaults until set_tokenizer).
+  const TokenizerOptions& tokenizer() const { return tokenizer_; }
+  void set_tokenizer(TokenizerOptions tokenizer) { tokenizer_ = std::move(tokenizer); }
 
   size_t num_docs() const { return doc_len_.size(); }
   size_t vocabulary_size() const { return vocab_.size(); }
@@ -110,6 +120,7 @@ class Bm25Index {
   std::vector<uint32_t> post_tf_;
   std::vector<uint32_t> doc_len_;
   double avgdl_ = 0.0;
+  TokenizerOptions tokenizer_;
 
   void ComputeAverageLength();
 };

@@ -68,6 +68,10 @@ int main(int argc, char** argv) {
   index->add_option("--embedder", ia.engine.embedder, "hash (built-in) or openai");
   index->add_option("--dim", ia.engine.hash_dimension, "Built-in embedder dimension")
       ->capture_default_str();
+  index->add_option("--language", ia.engine.language,
+                    "Tokeniser stemming language: english-s (default), none, or a Snowball "
+                    "one (english, german, french, ...); recorded in the store, which queries "
+                    "then tokenise with (doc/text.md)");
   index->add_flag("--refit", ia.index.refit, "Refit the built-in embedder's IDF now");
   index->add_flag("--skip-bad-records", ia.index.skip_bad_records,
                   "Skip malformed JSONL records instead of failing");
@@ -104,6 +108,9 @@ int main(int argc, char** argv) {
   ingest->add_option("--extractor", ga.extractor, "Text documents: auto|heuristic|llm|none")
       ->capture_default_str();
   ingest->add_option("--embedder", ga.engine.embedder, "hash (built-in) or openai");
+  ingest->add_option("--language", ga.engine.language,
+                     "Tokeniser stemming language (as for index; default: the store's, else "
+                     "english-s)");
   ingest->add_flag("-q,--quiet", ga.quiet, "No progress or report output");
 
   cli::AskArgs aa;
