@@ -121,7 +121,7 @@ struct Operation {
   std::vector<const char*> query = {};  // query-string parameters ("q!" : required)
 };
 
-constexpr Operation kOperations[] = {
+const Operation kOperations[] = {
     {RouteKind::kViewer, "The subgraph viewer page", "", "text/html"},
     {RouteKind::kHealthz, "Liveness (no auth)", "", "Health"},
     {RouteKind::kMetrics, "Prometheus metrics", "", "text/plain"},

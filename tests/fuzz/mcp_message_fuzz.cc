@@ -54,7 +54,14 @@ class StubEngine final : public flowrag::Engine {
     if (!options.params.empty()) return Status::InvalidArgument("unknown option");
     flowrag::RetrievalResult r;
     r.method = options.method;
-    r.passages.push_back({1, "a", "Title A", 0, 0, 5, std::string(question.substr(0, 20)), 0.5});
+    flowrag::ScoredPassage p;
+    p.passage_id = 1;
+    p.document_id = "a";
+    p.title = "Title A";
+    p.end = 5;
+    p.text = std::string(question.substr(0, 20));
+    p.score = 0.5;
+    r.passages.push_back(std::move(p));
     return r;
   }
   Result<flowrag::Answer> Ask(std::string_view question,
@@ -66,6 +73,7 @@ class StubEngine final : public flowrag::Engine {
     a.citations.push_back({1, 1, "b/c", "Title B", "quote", 0, 5});
     return a;
   }
+  std::shared_ptr<const flowrag::GraphView> Graph() const override { return nullptr; }
   Result<flowrag::StoreStats> Stats() const override {
     flowrag::StoreStats s;
     s.documents = 2;
