@@ -3,6 +3,8 @@
 #include <cctype>
 #include <cstdint>
 
+#include "common/encoding.h"
+
 namespace flowrag {
 
 bool AnswerStream::Retrieval(const RetrievalResult& retrieval) {
@@ -29,24 +31,6 @@ Status AnswerStream::Close(const Answer& answer) {
 }
 
 namespace {
-
-void AppendUtf8(uint32_t cp, std::string* out) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
 
 // The value of 4 hex digits at s[at..at+4), or -1.
 int32_t Hex4(std::string_view s, size_t at) {
@@ -98,7 +82,7 @@ bool JsonStringFieldStream::Unescape(std::string* out) {
       cp = 0xFFFD;
     }
   }
-  AppendUtf8(cp < 0 ? 0xFFFD : static_cast<uint32_t>(cp), out);
+  AppendUtf8(cp < 0 ? U'\uFFFD' : static_cast<char32_t>(cp), out);
   pos_ += used;
   return true;
 }

@@ -58,6 +58,10 @@ size_t LinesToUtf8(std::string* text);
 // shown (cut at a character, "..." appended).
 std::string EscapeForMessage(std::string_view text, size_t max_bytes = 200);
 
+// Appends the UTF-8 bytes of code point `cp` (not checked: callers pass a
+// scalar value, or U+FFFD for what is not one).
+void AppendUtf8(char32_t cp, std::string* out);
+
 }  // namespace flowrag
 
 #endif  // FLOWRAG_COMMON_ENCODING_H_

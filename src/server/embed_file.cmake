@@ -1,7 +1,7 @@
 # cmake -DINPUT=file -DOUTPUT=file.cc -DSYMBOL=Name -DHEADER=server/x.h -P embed_file.cmake
 # Writes a C++ file that defines std::string_view flowrag::server::SYMBOL()
 # as the bytes of INPUT, hex-escaped (so no byte needs care), in string
-# pieces of 16,000 bytes. (embed_viewer.cmake does the same for the page.)
+# pieces of 16,000 bytes (the viewer page, cytoscape: viewer.cmake).
 file(READ "${INPUT}" content HEX)
 string(LENGTH "${content}" hex_length)
 set(body "")

@@ -5,9 +5,10 @@ set(flowrag_viewer_cc ${CMAKE_CURRENT_BINARY_DIR}/server/viewer_html.cc)
 add_custom_command(
   OUTPUT ${flowrag_viewer_cc}
   COMMAND ${CMAKE_COMMAND} -DINPUT=${CMAKE_CURRENT_SOURCE_DIR}/server/viewer.html
-          -DOUTPUT=${flowrag_viewer_cc} -P ${CMAKE_CURRENT_SOURCE_DIR}/server/embed_viewer.cmake
+          -DOUTPUT=${flowrag_viewer_cc} -DSYMBOL=ViewerHtml -DHEADER=server/viewer_page.h
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/server/embed_file.cmake
   DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/server/viewer.html
-          ${CMAKE_CURRENT_SOURCE_DIR}/server/embed_viewer.cmake
+          ${CMAKE_CURRENT_SOURCE_DIR}/server/embed_file.cmake
   COMMENT "Embedding the viewer page src/server/viewer.html"
   VERBATIM)
 target_sources(flowrag_server PRIVATE ${flowrag_viewer_cc})

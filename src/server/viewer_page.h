@@ -1,6 +1,6 @@
 // The subgraph viewer: one self-contained HTML page (src/server/viewer.html,
 // inline CSS and JavaScript, nothing fetched from elsewhere), embedded into
-// the server at build time by src/server/embed_viewer.cmake.
+// the server at build time by src/server/embed_file.cmake (viewer.cmake).
 #ifndef FLOWRAG_SERVER_VIEWER_PAGE_H_
 #define FLOWRAG_SERVER_VIEWER_PAGE_H_
 
