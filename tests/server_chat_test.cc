@@ -6,6 +6,11 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -29,8 +34,9 @@ using nlohmann::json;
 // completions whose reader stopped.
 class SlowPieceChat final : public ChatModel {
  public:
-  explicit SlowPieceChat(int filler = 0, std::chrono::milliseconds pause = {})
-      : filler_(filler), pause_(pause) {}
+  explicit SlowPieceChat(int filler = 0, std::chrono::milliseconds pause = {},
+                         std::string filler_text = " and more")
+      : filler_(filler), pause_(pause), filler_text_(std::move(filler_text)) {}
   std::string Model() const override { return "test:slow"; }
   Result<ChatResponse> Complete(const ChatRequest&) override {
     return Write([](std::string_view) { return true; }, std::chrono::milliseconds(0));
@@ -44,7 +50,7 @@ class SlowPieceChat final : public ChatModel {
   Result<ChatResponse> Write(const TextSink& sink, std::chrono::milliseconds pause) {
     std::vector<std::string> pieces = {R"({"reasoning": "see [1]", "final_answer": ")", "Marta",
                                        " Vell"};
-    for (int i = 0; i < filler_; ++i) pieces.push_back(" and more");
+    for (int i = 0; i < filler_; ++i) pieces.push_back(filler_text_);
     pieces.push_back(R"(", "citations": [1]})");
     ChatResponse r;
     for (const std::string& p : pieces) {
@@ -61,6 +67,7 @@ class SlowPieceChat final : public ChatModel {
 
   int filler_;
   std::chrono::milliseconds pause_;
+  std::string filler_text_;
 };
 
 // Server-Sent Events: (event name, data JSON) pairs; a data line without an
@@ -95,13 +102,14 @@ class ServerChatTest : public ::testing::Test {
   }
   static void TearDownTestSuite() { delete demo_; }
 
-  void Serve(std::shared_ptr<ChatModel> chat = nullptr) {
+  void Serve(std::shared_ptr<ChatModel> chat = nullptr, int write_timeout_s = 10) {
     const std::string copy = dir_.File("demo.db");
     std::filesystem::copy_file(demo_->File("demo.db"), copy);
     ServerOptions o;
     o.host = "127.0.0.1";
     o.port = 0;
     o.threads = 4;
+    o.write_timeout_s = write_timeout_s;
     o.engine.chat_model = std::move(chat);
     auto server = Server::Create(o, {{"default", copy}, {"second", copy}});
     ASSERT_TRUE(server.ok()) << server.status().ToString();
@@ -193,6 +201,38 @@ TEST_F(ServerChatTest, AClientThatLeavesCancelsTheModelsAnswer) {
   auto ok = Post("/v1/query", {{"question", "Who kept the harbour log?"}});
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok->status, 200);
+}
+
+// A client that sends a streamed query and never reads: once the socket
+// buffers are full, a write makes no progress for write_timeout_s, the
+// answer is cancelled and the worker is free again; the server goes on
+// serving meanwhile.
+TEST_F(ServerChatTest, AClientThatStopsReadingCancelsTheAnswerAfterTheWriteTimeout) {
+  auto chat = std::make_shared<SlowPieceChat>(4000, std::chrono::milliseconds(0),
+                                              std::string(8192, 'x'));  // 32 MiB of text
+  Serve(chat, /*write_timeout_s=*/1);
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(server_->port()));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  const std::string body = json{{"question", "Who kept the harbour log?"}, {"stream", true}}.dump();
+  const std::string request = "POST /v1/query HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                              "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  ASSERT_EQ(send(fd, request.data(), request.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(request.size()));
+  httplib::Client other("127.0.0.1", server_->port());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (chat->stopped == 0 && std::chrono::steady_clock::now() < deadline) {
+    auto health = other.Get("/healthz");
+    ASSERT_TRUE(health);
+    EXPECT_EQ(health->status, 200);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(chat->stopped, 1);
+  close(fd);
 }
 
 json Messages(std::initializer_list<std::pair<const char*, const char*>> turns) {
