@@ -8,7 +8,7 @@ Three measurements against one `flowrag serve` on STORE (loopback):
    OpenAI-compatible endpoint started by this script that writes a fixed short-style answer
    of --words words, one word per chunk, --word-ms apart (a stand-in with a known pace, so
    what is measured is flowrag's pass-through: retrieval, prompt, relaying each piece). Each
-   run asks a different question, so the store's LLM response cache never answers.
+   run asks a question new to the store, so its LLM response cache never answers.
    Reported: time to the `retrieval` event, to the first `token`, and to the `answer` event.
 2. The offline answerer, streamed: the same three times.
 3. Offline, not streamed: POST /v1/query against POST /v1/chat/completions with the same
@@ -141,7 +141,10 @@ def main():
     args = ap.parse_args()
 
     model = start_model(args.words, args.word_ms)
-    questions = [f"Who founded the observatory? ({i})" for i in range(args.runs)]
+    # The store caches model answers by prompt: the questions are new to it
+    # in every invocation, not only within one.
+    salt = f"{os.getpid()}-{int(time.time())}"
+    questions = [f"Who founded the observatory? ({salt}-{i})" for i in range(args.runs)]
     results = {}
     for label, env in (("model", {"FLOWRAG_LLM_BASE_URL": f"http://127.0.0.1:{model.server_port}/v1",
                                   "FLOWRAG_LLM_MODEL": "paced", "FLOWRAG_LLM_API_KEY": ""}),
