@@ -124,17 +124,7 @@ TEST_F(CliPostgresTest, ServeAnswersFromAPostgresStore) {
   }
   close(out[1]);
   std::string log;
-  int port = 0;
-  char buf[512];
-  while (port == 0) {
-    const ssize_t n = read(out[0], buf, sizeof(buf));
-    if (n <= 0) break;
-    log.append(buf, static_cast<size_t>(n));
-    const size_t at = log.find("http://127.0.0.1:");
-    if (at != std::string::npos && log.find('/', at + 17) != std::string::npos) {
-      port = std::atoi(log.c_str() + at + 17);
-    }
-  }
+  const int port = testing::ReadServedPort(out[0], &log);
   ASSERT_GT(port, 0) << log;
   httplib::Client client("127.0.0.1", port);
   auto res = client.Post("/v1/query", R"({"question":"River Ostrel length","method":"bm25"})",
@@ -142,6 +132,7 @@ TEST_F(CliPostgresTest, ServeAnswersFromAPostgresStore) {
   kill(pid, SIGTERM);
   int status = 0;
   waitpid(pid, &status, 0);
+  char buf[512];
   while (true) {  // the rest of the log
     const ssize_t n = read(out[0], buf, sizeof(buf));
     if (n <= 0) break;

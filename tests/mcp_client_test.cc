@@ -180,17 +180,7 @@ TEST_F(McpClientTest, StreamableHttpAgainstFlowragServe) {
   }
   close(err[1]);
   std::string log;
-  int port = 0;
-  char buf[512];
-  while (port == 0) {
-    const ssize_t n = read(err[0], buf, sizeof buf);
-    if (n <= 0) break;
-    log.append(buf, static_cast<size_t>(n));
-    const size_t at = log.find("http://127.0.0.1:");
-    if (at != std::string::npos && log.find('/', at + 17) != std::string::npos) {
-      port = std::atoi(log.c_str() + at + 17);
-    }
-  }
+  const int port = testing::ReadServedPort(err[0], &log);
   ASSERT_GT(port, 0) << log;
   const std::string base = "http://127.0.0.1:" + std::to_string(port);
   json r = RunClient("http " + Quote(base + "/mcp") + " --token s3cret --repeat 5");

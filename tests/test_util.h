@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -51,6 +52,22 @@ inline std::string RunCommand(const std::string& command, int* status) {
   while (pipe != nullptr && (n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) out.append(buffer, n);
   *status = pipe == nullptr ? -1 : pclose(pipe);
   return out;
+}
+
+// Reads `fd` (a `flowrag serve` child's output) until it announces
+// "http://127.0.0.1:PORT/", appending what it read to *log; the port, or 0
+// when the output ended first.
+inline int ReadServedPort(int fd, std::string* log) {
+  char buf[512];
+  while (true) {
+    const ssize_t n = read(fd, buf, sizeof(buf));
+    if (n <= 0) return 0;
+    log->append(buf, static_cast<size_t>(n));
+    const size_t at = log->find("http://127.0.0.1:");
+    if (at != std::string::npos && log->find('/', at + 17) != std::string::npos) {
+      return std::atoi(log->c_str() + at + 17);
+    }
+  }
 }
 
 // ../shared/data next to the source tree, or "" when absent.

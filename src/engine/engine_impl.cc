@@ -85,6 +85,7 @@ Result<std::unique_ptr<EngineImpl>> EngineImpl::Create(const std::string& db_pat
     FLOWRAG_ASSIGN_OR_RETURN(auto r, MakeRetriever(name));
     engine->retrievers_.emplace(name, std::move(r));
     // The defaults this method reads (EngineOptions::default_params).
+    if (options.default_params.empty()) continue;
     FLOWRAG_ASSIGN_OR_RETURN(std::vector<MethodOption> reads, Engine::MethodOptions(name));
     for (const MethodOption& o : reads) {
       auto d = options.default_params.find(o.name);
