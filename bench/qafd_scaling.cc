@@ -48,6 +48,9 @@
 // Usage: qafd_scaling [max_edges=10000000] [queries=20]
 //        qafd_scaling --full [max_edges=10000000] [queries=50] [--budget=900]
 //                     [--hnsw-threshold=20000]  (EngineOptions::hnsw_threshold)
+//                     [--keep=DIR]  (stores kept in DIR; a store already
+//                     there is reused, its build_s printed as 0, so the
+//                     queries can be timed again on an idle machine)
 // Solver only prints one row per size: edges, nodes, build s, QAFD p50/p99
 // ms, pushes, nodes touched, edges touched, one-hop p50 ms, max residual, SA
 // p50/p99 ms, SA subgraph entities and arcs (medians).
@@ -369,21 +372,45 @@ bool TimeQueries(Engine& engine, const std::vector<std::string>& questions, Quer
 
 constexpr double kInitialEdgesPerPassage = 60.0;
 
-int RunFull(size_t max_edges, int queries, double budget_s, size_t hnsw_threshold) {
+// Indexes `corpus` into a new store at `db` (the destructor writes the
+// snapshot parts).
+void BuildStore(const std::string& db, const Corpus& corpus, size_t hnsw_threshold) {
+  EngineOptions eo;
+  eo.hnsw_threshold = hnsw_threshold;
+  auto engine = Engine::Open(db, eo);
+  if (!engine.ok()) Die("open", engine.status());
+  IndexOptions io;
+  io.extractor = "heuristic";
+  io.batch_size = 2048;
+  io.extract_batch_size = 2048;
+  io.embed_batch_size = 2048;
+  auto report = (*engine)->IndexDocuments(corpus.documents, io);
+  if (!report.ok()) Die("index", report.status());
+}
+
+int RunFull(size_t max_edges, int queries, double budget_s, size_t hnsw_threshold,
+            const std::string& keep_dir) {
   std::printf("%10s %10s %9s %9s %8s %9s %10s %10s %8s %9s %9s %6s %8s %8s %8s\n", "edges",
               "nodes", "passages", "build_s", "open_s", "first_ms", "qafd_p50", "qafd_p99",
               "pushes", "nodes_t", "edges_t", "seeds", "score", "seeding", "diffuse");
   std::fflush(stdout);
   double edges_per_passage = kInitialEdgesPerPassage;
   double seconds_per_edge = 0.0;
-  std::string tmpl = (std::filesystem::temp_directory_path() / "qafd-scaling-XXXXXX").string();
-  if (mkdtemp(tmpl.data()) == nullptr) {
-    std::perror("mkdtemp");
-    return 1;
+  std::string dir = keep_dir;
+  if (dir.empty()) {
+    dir = (std::filesystem::temp_directory_path() / "qafd-scaling-XXXXXX").string();
+    if (mkdtemp(dir.data()) == nullptr) {
+      std::perror("mkdtemp");
+      return 1;
+    }
+  } else {
+    std::filesystem::create_directories(dir);
   }
-  const std::string dir = tmpl;
   for (size_t target = 10000; target <= max_edges; target *= 10) {
-    if (seconds_per_edge > 0 && seconds_per_edge * static_cast<double>(target) > budget_s) {
+    const std::string db = dir + "/s" + std::to_string(target) + ".db";
+    const bool reuse = !keep_dir.empty() && std::filesystem::exists(db);
+    if (!reuse && seconds_per_edge > 0 &&
+        seconds_per_edge * static_cast<double>(target) > budget_s) {
       std::printf("# %zu edges skipped: build projected at %.0f s > budget %.0f s\n", target,
                   seconds_per_edge * static_cast<double>(target), budget_s);
       std::fflush(stdout);
@@ -392,22 +419,9 @@ int RunFull(size_t max_edges, int queries, double budget_s, size_t hnsw_threshol
     const size_t passages =
         std::max<size_t>(16, static_cast<size_t>(static_cast<double>(target) / edges_per_passage));
     Corpus corpus = MakeCorpus(passages, 42);
-    const std::string db = dir + "/s" + std::to_string(target) + ".db";
     auto t0 = std::chrono::steady_clock::now();
-    {
-      EngineOptions eo;
-      eo.hnsw_threshold = hnsw_threshold;
-      auto engine = Engine::Open(db, eo);
-      if (!engine.ok()) Die("open", engine.status());
-      IndexOptions io;
-      io.extractor = "heuristic";
-      io.batch_size = 2048;
-      io.extract_batch_size = 2048;
-      io.embed_batch_size = 2048;
-      auto report = (*engine)->IndexDocuments(corpus.documents, io);
-      if (!report.ok()) Die("index", report.status());
-    }  // the destructor writes the snapshot parts
-    const double build_s = Seconds(t0);
+    if (!reuse) BuildStore(db, corpus, hnsw_threshold);
+    const double build_s = reuse ? 0.0 : Seconds(t0);
     t0 = std::chrono::steady_clock::now();
     EngineOptions eo;
     eo.read_only = true;
@@ -424,7 +438,7 @@ int RunFull(size_t max_edges, int queries, double budget_s, size_t hnsw_threshol
       if (kind == "Entity" || kind == "Passage") nodes += n;  // the walk's nodes
     }
     edges_per_passage = static_cast<double>(edges) / static_cast<double>(passages);
-    seconds_per_edge = build_s / static_cast<double>(std::max<int64_t>(1, edges));
+    if (!reuse) seconds_per_edge = build_s / static_cast<double>(std::max<int64_t>(1, edges));
 
     const std::vector<std::string> questions = FullQuestions(corpus, passages, queries);
     QueryTimes times;
@@ -437,13 +451,14 @@ int RunFull(size_t max_edges, int queries, double budget_s, size_t hnsw_threshol
         Median(times.touched), Median(times.visits), Median(times.seeds), Median(times.score_ms),
         Median(times.seeding_ms), Median(times.diffusion_ms));
     std::fflush(stdout);
+    if (!keep_dir.empty()) continue;
     std::error_code ec;
     for (const auto& f : std::filesystem::directory_iterator(dir, ec)) {
       std::filesystem::remove(f.path(), ec);
     }
   }
   std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
+  if (keep_dir.empty()) std::filesystem::remove_all(dir, ec);
   return 0;
 }
 }  // namespace
@@ -455,19 +470,22 @@ int main(int argc, char** argv) {
     std::vector<std::string_view> pos;
     double budget_s = 900.0;
     size_t hnsw_threshold = EngineOptions{}.hnsw_threshold;
+    std::string keep_dir;
     for (int i = 2; i < argc; ++i) {
       std::string_view a = argv[i];
       if (a.starts_with("--budget=")) {
         budget_s = std::strtod(argv[i] + 9, nullptr);
       } else if (a.starts_with("--hnsw-threshold=")) {
         hnsw_threshold = std::strtoull(argv[i] + 17, nullptr, 10);
+      } else if (a.starts_with("--keep=")) {
+        keep_dir = std::string(a.substr(7));
       } else {
         pos.push_back(a);
       }
     }
     const size_t max_edges = pos.size() > 0 ? std::strtoull(pos[0].data(), nullptr, 10) : 10000000;
     const int queries = pos.size() > 1 ? std::atoi(pos[1].data()) : 50;
-    return RunFull(max_edges, queries, budget_s, hnsw_threshold);
+    return RunFull(max_edges, queries, budget_s, hnsw_threshold, keep_dir);
   }
   const size_t max_edges = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 10000000;
   const int queries = argc > 2 ? std::atoi(argv[2]) : 20;

@@ -403,6 +403,31 @@ TEST(StoreTest, DetectsCorruptedPages) {
   EXPECT_NE(st.message().find("c.db"), std::string::npos);
 }
 
+// Zeroes the last index page of the documents table in the store at `path`;
+// returns the file's new bytes.
+std::string ZeroADocumentsIndexPage(const std::string& path) {
+  int64_t page = 0, page_size = 0;
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  // The largest index over documents: any of its pages is an index page.
+  sqlite3_prepare_v2(db,
+                     "SELECT rootpage, (SELECT page_size FROM pragma_page_size) FROM "
+                     "sqlite_master WHERE type = 'index' AND tbl_name = 'documents' "
+                     "ORDER BY rootpage DESC LIMIT 1",
+                     -1, &st, nullptr);
+  EXPECT_EQ(sqlite3_step(st), SQLITE_ROW);
+  page = sqlite3_column_int64(st, 0);
+  page_size = sqlite3_column_int64(st, 1);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  EXPECT_GT(page, 1);
+  std::string bytes = testing::ReadFile(path);
+  std::fill(bytes.begin() + (page - 1) * page_size, bytes.begin() + page * page_size, '\0');
+  WriteFile(path, bytes);
+  return bytes;
+}
+
 // Issue 21: with one index page zeroed, `index` went on writing into the
 // damaged file. A writer's open checks the pages and refuses, naming the
 // store; the bytes stay as they were.
@@ -411,32 +436,34 @@ TEST(StoreTest, WriterRefusesAStoreWithADamagedIndexPage) {
   const std::string path = dir.File("c.db");
   ASSERT_NO_FATAL_FAILURE(
       WriteStoreFile(path, 300, [](int i) { return "text " + std::to_string(i); }));
-  int64_t page = 0, page_size = 0;
-  {
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    sqlite3_stmt* st = nullptr;
-    // The largest index over documents: any of its pages is an index page.
-    sqlite3_prepare_v2(db,
-                       "SELECT rootpage, (SELECT page_size FROM pragma_page_size) FROM "
-                       "sqlite_master WHERE type = 'index' AND tbl_name = 'documents' "
-                       "ORDER BY rootpage DESC LIMIT 1",
-                       -1, &st, nullptr);
-    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-    page = sqlite3_column_int64(st, 0);
-    page_size = sqlite3_column_int64(st, 1);
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-  }
-  ASSERT_GT(page, 1);
-  std::string bytes = testing::ReadFile(path);
-  std::fill(bytes.begin() + (page - 1) * page_size, bytes.begin() + page * page_size, '\0');
-  WriteFile(path, bytes);
+  const std::string bytes = ZeroADocumentsIndexPage(path);
   auto s = Store::Open(path);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), StatusCode::kCorruption) << s.status().ToString();
   EXPECT_NE(s.status().message().find("c.db"), std::string::npos);
   EXPECT_TRUE(testing::ReadFile(path) == bytes);  // nothing written (not printed: 100 KB)
+}
+
+// Issue 21: `stats` answered normally on that file. A read-only open skips
+// the O(file) page check (queries read checksummed snapshot parts), but the
+// first read of the damaged page is Corruption naming the store and saying
+// it is damaged, not that it is a foreign file.
+TEST(StoreTest, ReadsOfADamagedPageAreCorruptionNamingTheStore) {
+  TempDir dir;
+  const std::string path = dir.File("c.db");
+  ASSERT_NO_FATAL_FAILURE(
+      WriteStoreFile(path, 300, [](int i) { return "text " + std::to_string(i); }));
+  const std::string bytes = ZeroADocumentsIndexPage(path);
+  StoreOptions o;
+  o.read_only = true;
+  auto s = Store::Open(path, o);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  auto counts = (*s)->Counts();
+  ASSERT_FALSE(counts.ok());
+  EXPECT_EQ(counts.status().code(), StatusCode::kCorruption) << counts.status().ToString();
+  EXPECT_NE(counts.status().message().find("c.db"), std::string::npos);
+  EXPECT_NE(counts.status().message().find("damaged"), std::string::npos);
+  EXPECT_TRUE(testing::ReadFile(path) == bytes);
 }
 
 // A dropped table is Corruption naming it (was Internal at the first query).

@@ -16,8 +16,9 @@ Status SqliteError(sqlite3* db, int rc, std::string_view path, std::string_view 
   msg += (db != nullptr) ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
   switch (rc & 0xff) {
     case SQLITE_NOTADB:
-    case SQLITE_CORRUPT:
       return Status::Corruption(msg + " (expected a flowrag SQLite store)");
+    case SQLITE_CORRUPT:
+      return Status::Corruption(msg + " (the file is damaged: restore it from a backup or index again)");
     case SQLITE_IOERR:
     case SQLITE_CANTOPEN:
     case SQLITE_FULL:
