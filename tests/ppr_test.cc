@@ -555,6 +555,63 @@ TEST_F(PprDemoTest, SparsePriorEqualsTheDenseComputation) {
   }
 }
 
+// Above EngineOptions::hnsw_threshold the passage index is approximate and
+// lists its best kApproximateDenseScores passages; BM25 then lists its best
+// as many too (ascending by passage), so a query's prior costs the same on
+// any corpus. The BM25 prior still gives the best passage weight 1 and the
+// others score / best, as over the full list.
+TEST(ApproximateScoresTest, Bm25ListsItsBestAsManyAsTheApproximateIndex) {
+  TempDir dir;
+  for (size_t threshold : {size_t{1}, size_t{100000}}) {
+    EngineOptions eo;
+    eo.hnsw_threshold = threshold;
+    auto e = Engine::Open(dir.File("s" + std::to_string(threshold) + ".db"), eo);
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    std::vector<DocumentInput> docs;
+    for (int i = 0; i < 300; ++i) {  // every passage shares "harbour"
+      DocumentInput d;
+      d.id = "d" + std::to_string(i);
+      d.text = "The harbour of town " + std::to_string(i) + " has";
+      for (int w = 0; w < i % 11; ++w) d.text += " big";  // lengths differ
+      d.text += " boats and " + std::string(i % 3 == 0 ? "harbour cranes." : "cranes.");
+      docs.push_back(std::move(d));
+    }
+    ASSERT_TRUE((*e)->IndexDocuments(docs).ok());
+    auto snap = dynamic_cast<EngineImpl*>(e->get())->snapshot();
+    const std::string q = "harbour cranes";
+    auto qs = ScoreQuery(*snap, q, /*lexical=*/true);
+    ASSERT_TRUE(qs.ok()) << qs.status().ToString();
+    const bool approximate = threshold == 1;
+    EXPECT_EQ(qs->approximate, approximate);
+    const size_t expected = approximate ? kApproximateDenseScores : 300;
+    ASSERT_EQ(qs->bm25.size(), expected);
+    EXPECT_EQ(qs->dense.size(), expected);
+    std::vector<Bm25Hit> best = snap->bm25().Search(q, expected, Bm25Params{});
+    std::sort(best.begin(), best.end(),
+              [](const Bm25Hit& a, const Bm25Hit& b) { return a.doc < b.doc; });
+    for (size_t i = 0; i < expected; ++i) {
+      EXPECT_EQ(qs->bm25[i].passage, best[i].doc);
+      EXPECT_EQ(qs->bm25[i].score, best[i].score);
+    }
+    PriorOptions o;
+    o.source = "bm25";
+    const std::vector<PassageWeight> prior = PassagePrior(*snap, q, *qs, o);
+    // Min-max over the list; the unlisted passages' 0 is the minimum when
+    // the list is cut, else the lowest listed score (which normalises to 0).
+    const double top = snap->bm25().Search(q, 1, Bm25Params{})[0].score;
+    double low = approximate ? 0.0 : top;
+    for (const Bm25Hit& h : best) low = std::min<double>(low, h.score);
+    EXPECT_EQ(prior.size(), std::count_if(best.begin(), best.end(),
+                                          [&](const Bm25Hit& h) { return h.score > low; }));
+    for (const PassageWeight& w : prior) {
+      const auto it = std::find_if(best.begin(), best.end(),
+                                   [&](const Bm25Hit& h) { return h.doc == w.passage; });
+      ASSERT_NE(it, best.end());
+      EXPECT_NEAR(w.weight, (it->score - low) / (top - low), 1e-6);
+    }
+  }
+}
+
 // On a real benchmark graph (offline extraction of hotpotqa-train), push and
 // power iteration return the same top-5 passages.
 TEST(PprBenchTest, PushMatchesPowerOnHotpotQa) {

@@ -18,12 +18,17 @@ namespace {
 
 bool ByPassage(const PassageScore& a, const PassageScore& b) { return a.passage < b.passage; }
 
-// The BM25 scores of the passages sharing a term with `query`, ascending.
-std::vector<PassageScore> Bm25Matches(const Snapshot& s, const std::string& query) {
+// The BM25 scores of the passages sharing a term with `query`, ascending by
+// passage; with `best` > 0 only the `best` highest (ties by passage).
+std::vector<PassageScore> Bm25Matches(const Snapshot& s, const std::string& query, size_t best) {
+  const std::vector<Bm25Hit> hits = best > 0 ? s.bm25().Search(query, best, Bm25Params{})
+                                             : s.bm25().ScoreMatching(query, Bm25Params{});
   std::vector<PassageScore> out;
-  for (const Bm25Hit& h : s.bm25().ScoreMatching(query, Bm25Params{})) {
+  out.reserve(hits.size());
+  for (const Bm25Hit& h : hits) {
     if (h.doc < s.num_passages()) out.push_back({h.doc, h.score});
   }
+  if (best > 0) std::sort(out.begin(), out.end(), ByPassage);
   return out;
 }
 
@@ -146,9 +151,10 @@ Result<QueryScores> ScoreQuery(const Snapshot& s, const std::string& query, bool
     }
     std::sort(out.dense.begin(), out.dense.end(), ByPassage);
     out.candidates_scored = stats.candidates_scored;
+    out.approximate = true;
   }
   out.lexical = lexical;
-  if (lexical) out.bm25 = Bm25Matches(s, query);
+  if (lexical) out.bm25 = Bm25Matches(s, query, out.BestBm25());
   return out;
 }
 
@@ -279,7 +285,8 @@ std::vector<PassageWeight> PassagePrior(const Snapshot& s, const std::string& qu
   if (o.source != "bm25") prior = NormalizedScores(qs.dense, qs.num_passages);
   if (o.source != "dense") {
     std::vector<PassageWeight> lexical =
-        NormalizedScores(qs.lexical ? qs.bm25 : Bm25Matches(s, query), qs.num_passages);
+        NormalizedScores(qs.lexical ? qs.bm25 : Bm25Matches(s, query, qs.BestBm25()),
+                         qs.num_passages);
     prior = o.source == "bm25" ? std::move(lexical) : MeanOf(prior, lexical);
   }
   KeepHeaviest(o.top, &prior);

@@ -102,8 +102,12 @@ struct PassageScore {
 
 // The query embedded with the snapshot's embedder and its passage scores,
 // sparse so that the graph methods' per-query work does not grow with the
-// corpus: an approximate index lists kApproximateDenseScores passages, BM25
-// the passages sharing a term.
+// corpus: an approximate index lists kApproximateDenseScores passages, and
+// then BM25 its best kApproximateDenseScores too (a passage below them
+// counts as 0 in both channels; bench/out/qafd_scaling.md); with a flat
+// index BM25 lists every passage sharing a term (exact scores and priors
+// below EngineOptions::hnsw_threshold passages, so every benchmark ranks as
+// before).
 struct QueryScores {
   FloatMatrix query;  // 1 row
   // Cosines the dense index gave, ascending by passage: every passage with a
@@ -111,11 +115,18 @@ struct QueryScores {
   // the others counting as cosine 0.
   std::vector<PassageScore> dense;
   // With `lexical`: the BM25 score of each passage sharing a term with the
-  // query, ascending by passage (the others score 0).
+  // query (only the best BestBm25() when approximate), ascending by passage
+  // (the others score 0).
   bool lexical = false;
   std::vector<PassageScore> bm25;
   size_t num_passages = 0;
   size_t candidates_scored = 0;
+  // The dense index is approximate and listed its best only.
+  bool approximate = false;
+
+  // How many BM25 scores to list: kApproximateDenseScores when
+  // `approximate`, else 0 (all).
+  size_t BestBm25() const { return approximate ? kApproximateDenseScores : 0; }
 
   // Cosine of passage p (0 where not listed). O(1) when every passage is
   // listed, else O(log |dense|).
