@@ -36,8 +36,10 @@ int InChild(const std::function<int()>& body) {
 }
 
 // Indexes the demo corpus into `db` with small batches (many commit points);
-// 0 on success, 1 on a failed index.
-int IndexDemo(const std::string& db) {
+// 0 on success, 1 on a failed index. `between_batches` (optional) runs
+// where the run polls IndexOptions::interrupt: between the batches of the
+// documents, embedding and extraction phases.
+int IndexDemo(const std::string& db, const std::function<void()>& between_batches = nullptr) {
   auto e = Engine::Open(db);
   if (!e.ok()) return 1;
   IndexOptions o;
@@ -45,6 +47,12 @@ int IndexDemo(const std::string& db) {
   o.batch_size = 4;
   o.embed_batch_size = 8;
   o.extract_batch_size = 8;
+  if (between_batches) {
+    o.interrupt = [&] {
+      between_batches();
+      return Status::Ok();
+    };
+  }
   return (*e)->Index({kDemo}, o).ok() ? 0 : 1;
 }
 
@@ -143,21 +151,39 @@ class CrashRecoveryTest : public ::testing::Test {
     dir_ = new testing::TempDir();
     ASSERT_EQ(InChild([] { return IndexDemo(dir_->File("clean.db")); }), 0);
     clean_ = new std::map<std::string, std::string>(Content(dir_->File("clean.db")));
-    // The writes of a whole run, counted by the same VFS without a fault.
+    // The writes of a whole run, counted by the same VFS without a fault,
+    // and the write count at each batch boundary the run polls.
     int fds[2];
     ASSERT_EQ(pipe(fds), 0);
     ASSERT_EQ(InChild([&] {
                 testing::InstallFaultVfs({});
-                const int rc = IndexDemo(dir_->File("count.db"));
-                const int64_t n = testing::FaultVfsWrites();
-                return rc == 0 && write(fds[1], &n, sizeof(n)) == sizeof(n) ? 0 : 1;
+                std::vector<int64_t> counts;
+                const int rc = IndexDemo(dir_->File("count.db"), [&] {
+                  counts.push_back(testing::FaultVfsWrites());
+                });
+                counts.push_back(testing::FaultVfsWrites());  // the whole run
+                const size_t bytes = counts.size() * sizeof(int64_t);
+                const int64_t n = static_cast<int64_t>(counts.size());
+                return rc == 0 && write(fds[1], &n, sizeof(n)) == sizeof(n) &&
+                               write(fds[1], counts.data(), bytes) == static_cast<ssize_t>(bytes)
+                           ? 0
+                           : 1;
               }),
               0);
-    ASSERT_EQ(read(fds[0], &writes_, sizeof(writes_)), static_cast<ssize_t>(sizeof(writes_)));
+    int64_t n = 0;
+    ASSERT_EQ(read(fds[0], &n, sizeof(n)), static_cast<ssize_t>(sizeof(n)));
+    ASSERT_GT(n, 0);
+    std::vector<int64_t> counts(static_cast<size_t>(n));
+    const size_t bytes = counts.size() * sizeof(int64_t);
+    ASSERT_EQ(read(fds[0], counts.data(), bytes), static_cast<ssize_t>(bytes));
     close(fds[0]);
     close(fds[1]);
+    writes_ = counts.back();
+    counts.pop_back();
+    boundaries_ = new std::vector<int64_t>(counts);
   }
   static void TearDownTestSuite() {
+    delete boundaries_;
     delete clean_;
     delete dir_;
   }
@@ -179,17 +205,23 @@ class CrashRecoveryTest : public ::testing::Test {
   static testing::TempDir* dir_;
   static std::map<std::string, std::string>* clean_;
   static int64_t writes_;
+  // Writes done when the run polled between two batches (ascending, repeats
+  // removed by the matrix).
+  static std::vector<int64_t>* boundaries_;
 };
 
 testing::TempDir* CrashRecoveryTest::dir_ = nullptr;
 std::map<std::string, std::string>* CrashRecoveryTest::clean_ = nullptr;
 int64_t CrashRecoveryTest::writes_ = 0;
+std::vector<int64_t>* CrashRecoveryTest::boundaries_ = nullptr;
 
 TEST_F(CrashRecoveryTest, CleanRunsAgree) {
   ASSERT_EQ(InChild([] { return IndexDemo(dir_->File("again.db")); }), 0);
   EXPECT_EQ(Diff(*clean_, Content(dir_->File("again.db"))), "");
   EXPECT_NE((*clean_)["facts"].substr(0, 7), "0 rows\n");
   EXPECT_GT(writes_, 20);
+  // Every phase that commits in batches polled between them.
+  EXPECT_GE(boundaries_->size(), 10u);
 }
 
 // Crashes (as kill -9) at 12 writes spread over the whole run, the first and
@@ -210,6 +242,41 @@ TEST_F(CrashRecoveryTest, FailedWriteThenRerunEqualsACleanIndex) {
     FaultThenRerun(testing::Fault::kIoError, k, {0, 1});
     FaultThenRerun(testing::Fault::kDiskFull, k + 1, {0, 1});
   }
+}
+
+// The crash-point matrix: the run stopped at every batch boundary of the
+// documents, embedding and extraction phases (the first write after it),
+// inside every batch (half way to the next boundary) and at three points of
+// the finalisation after the last batch (synonyms, snapshot parts): by a
+// crash at each, and by an I/O error or a full disk at alternate ones. The
+// rerun must give the clean index every time.
+TEST_F(CrashRecoveryTest, EveryBatchBoundaryAndBatchInteriorMatrix) {
+  std::vector<int64_t> edges = *boundaries_;
+  edges.push_back(writes_);
+  std::sort(edges.begin(), edges.end());
+  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+  std::set<int64_t> starts, middles;
+  for (size_t i = 0; i + 1 < edges.size(); ++i) {
+    starts.insert(edges[i] + 1);
+    if (edges[i + 1] - edges[i] > 2) middles.insert(edges[i] + (edges[i + 1] - edges[i]) / 2);
+  }
+  const int64_t last = boundaries_->empty() ? 0 : boundaries_->back();
+  for (int q = 1; q <= 3; ++q) middles.insert(last + q * (writes_ - last) / 4);
+  size_t i = 0;
+  for (const std::set<int64_t>* points : {&starts, &middles}) {
+    for (int64_t k : *points) {
+      if (k < 1 || k > writes_) continue;
+      FaultThenRerun(testing::Fault::kCrash, k, {77});
+      if (i++ % 2 == 0) {
+        FaultThenRerun(testing::Fault::kIoError, k, {0, 1});
+      } else {
+        FaultThenRerun(testing::Fault::kDiskFull, k, {0, 1});
+      }
+    }
+  }
+  EXPECT_GE(i, 20u);
+  RecordProperty("fault_points", std::to_string(2 * i));
+  RecordProperty("boundaries", std::to_string(boundaries_->size()));
 }
 
 }  // namespace
