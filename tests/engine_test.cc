@@ -6,8 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <set>
 
+#include "sqldb/connection.h"
 #include "storage/store.h"
 #include "test_util.h"
 
@@ -242,6 +244,54 @@ TEST(EngineTest, OpeningANonStoreFails) {
   ASSERT_FALSE(engine.ok());
   EXPECT_EQ(engine.status().code(), StatusCode::kCorruption);
   EXPECT_NE(engine.status().message().find("x.db"), std::string::npos);
+}
+
+// Issue 21: a hand-edited meta value crashed the process (hash_dimension
+// "abc": an uncaught std::invalid_argument) or was read as something else
+// ("1e99" as 1, a generation "x" as 0); an unknown embedder or language was
+// InvalidArgument naming neither the store nor the key. Each is Corruption
+// naming the store and the meta key, for writable and read-only opens, and
+// the file is not changed.
+TEST(EngineTest, AWrongMetaValueIsCorruptionNamingTheStoreAndKey) {
+  TempDir dir;
+  WriteFile(dir.File("c.jsonl"), Corpus(12));
+  const std::string clean = dir.File("clean.db");
+  {
+    auto e = Engine::Open(clean);
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    ASSERT_TRUE((*e)->Index({dir.File("c.jsonl")}, SmallBatches()).ok());
+  }
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"hash_dimension", "abc"},   {"hash_dimension", "1e99"},
+      {"hash_dimension", "-5"},    {"hash_dimension", "99999999999999999999999"},
+      {"generation", "x"},         {"generation", "-3"},
+      {"embedder", "zzz"},         {"language", "klingon"},
+      {"format_version", "abc"},
+  };
+  int n = 0;
+  for (const auto& [key, value] : cases) {
+    const std::string db = dir.File("m" + std::to_string(n++) + ".db");
+    std::filesystem::copy_file(clean, db);
+    {  // as an editor would: not through the store, which counts its writes
+      auto conn = OpenSqlConnection(db, SqlConnectionOptions{});
+      ASSERT_TRUE(conn.ok()) << conn.status().ToString();
+      ASSERT_TRUE((*conn)
+                      ->Exec("UPDATE meta SET value = '" + value + "' WHERE key = '" + key + "'")
+                      .ok());
+    }
+    const std::string bytes = testing::ReadFile(db);
+    for (bool read_only : {true, false}) {
+      EngineOptions eo;
+      eo.read_only = read_only;
+      auto e = Engine::Open(db, eo);
+      ASSERT_FALSE(e.ok()) << key << "=" << value;
+      EXPECT_EQ(e.status().code(), StatusCode::kCorruption) << e.status().ToString();
+      EXPECT_NE(e.status().message().find(db), std::string::npos) << e.status().ToString();
+      EXPECT_NE(e.status().message().find("meta." + key), std::string::npos)
+          << e.status().ToString();
+    }
+    EXPECT_TRUE(testing::ReadFile(db) == bytes) << key << "=" << value;
+  }
 }
 
 TEST(EngineTest, DeleteDocumentUpdatesTheSnapshot) {

@@ -9,8 +9,8 @@ namespace {
 Result<HashedEmbedderOptions> HashOptions(Store& store, const EngineOptions& options) {
   HashedEmbedderOptions o;
   o.dimension = options.hash_dimension;
-  FLOWRAG_ASSIGN_OR_RETURN(auto stored_dim, store.GetMeta("hash_dimension"));
-  if (stored_dim) o.dimension = static_cast<size_t>(std::stoull(*stored_dim));
+  FLOWRAG_ASSIGN_OR_RETURN(auto stored_dim, store.GetMetaInt("hash_dimension", 8, 65536));
+  if (stored_dim) o.dimension = static_cast<size_t>(*stored_dim);
   FLOWRAG_ASSIGN_OR_RETURN(o.language, ResolveLanguage(store, options));
   FLOWRAG_RETURN_IF_ERROR(o.Validate());
   return o;
@@ -38,6 +38,9 @@ Result<std::string> ResolveLanguage(Store& store, const EngineOptions& options) 
   if (!options.language.empty()) FLOWRAG_RETURN_IF_ERROR(ValidateLanguage(options.language));
   FLOWRAG_ASSIGN_OR_RETURN(auto stored, store.GetMeta("language"));
   if (!stored) return options.language.empty() ? std::string(kDefaultLanguage) : options.language;
+  if (Status valid = ValidateLanguage(*stored); !valid.ok()) {
+    return Status::Corruption(store.path() + ": meta.language: " + valid.message());
+  }
   if (!options.language.empty() && options.language != *stored) {
     return Status::FailedPrecondition(
         store.path() + ": indexed with language \"" + *stored + "\", opened with language \"" +
@@ -53,6 +56,10 @@ Result<std::string> ResolveEmbedderKind(Store& store, const EngineOptions& optio
   if (kind.empty()) {
     FLOWRAG_ASSIGN_OR_RETURN(auto stored, store.GetMeta("embedder"));
     kind = stored ? *stored : kHashEmbedderName;
+    if (kind != kHashEmbedderName && kind != kOpenAiEmbedderName && kind != kCustomEmbedderName) {
+      return Status::Corruption(store.path() + ": meta.embedder \"" + kind.substr(0, 40) +
+                                "\": expected \"hash\", \"openai\" or \"custom\"");
+    }
   }
   if (kind != kHashEmbedderName && kind != kOpenAiEmbedderName && kind != kCustomEmbedderName) {
     return Status::InvalidArgument("embedder \"" + kind +

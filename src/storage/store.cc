@@ -1,6 +1,7 @@
 #include "storage/store.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 
 #include "sqldb/connection.h"
@@ -233,6 +234,21 @@ Result<std::optional<std::string>> Store::GetMeta(std::string_view key) {
   FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return std::optional<std::string>();
   return std::optional<std::string>(std::string(s.Text(0)));
+}
+
+Result<std::optional<int64_t>> Store::GetMetaInt(std::string_view key, int64_t min,
+                                                  int64_t max) {
+  FLOWRAG_ASSIGN_OR_RETURN(auto text, GetMeta(key));
+  if (!text) return std::optional<int64_t>();
+  int64_t v = 0;
+  const char* end = text->data() + text->size();
+  const auto [ptr, ec] = std::from_chars(text->data(), end, v);
+  if (ec != std::errc() || ptr != end || v < min || v > max) {
+    return Status::Corruption(path_ + ": meta." + std::string(key) + " \"" + text->substr(0, 40) +
+                              "\": expected an integer from " + std::to_string(min) + " to " +
+                              std::to_string(max) + " (the store is damaged or was edited)");
+  }
+  return std::optional<int64_t>(v);
 }
 
 Status Store::SetMeta(std::string_view key, std::string_view value) {

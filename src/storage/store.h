@@ -467,6 +467,9 @@ class Store final : public DocumentStore,
 
   // Meta key/value pairs (strings).
   Result<std::optional<std::string>> GetMeta(std::string_view key);
+  // A meta value that must be a decimal integer in [min, max]: Corruption
+  // naming the store and the key (quoting at most 40 bytes) when it is not.
+  Result<std::optional<int64_t>> GetMetaInt(std::string_view key, int64_t min, int64_t max);
   Status SetMeta(std::string_view key, std::string_view value);
 
   Result<StoreCounts> Counts();

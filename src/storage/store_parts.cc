@@ -1,6 +1,8 @@
 // Store: persisted snapshot parts (format 6). See store.h and doc/storage.md
 // "Snapshot parts". Storage keeps the bytes and their header; what the bytes
 // mean, and the checksum, belong to the writer (graph/graph_io.h).
+#include <charconv>
+
 #include "sqldb/connection.h"
 #include "storage/store.h"
 #include "storage/unix_time.h"
@@ -8,18 +10,28 @@
 namespace flowrag {
 namespace {
 
-Result<int64_t> ReadGeneration(SqlConnection& conn) {
-  FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, conn.Prepare("SELECT CAST(value AS BIGINT) FROM meta WHERE key = 'generation'"));
+// meta.generation, which only the store writes (a decimal count from 0):
+// anything else is Corruption naming the store.
+Result<int64_t> ReadGeneration(SqlConnection& conn, const std::string& path) {
+  FLOWRAG_ASSIGN_OR_RETURN(Statement s,
+                           conn.Prepare("SELECT value FROM meta WHERE key = 'generation'"));
   FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
-  return row ? s.Int(0) : int64_t{0};
+  if (!row) return int64_t{0};
+  const std::string text(s.Text(0));
+  int64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < 0) {
+    return Status::Corruption(path + ": meta.generation \"" + text.substr(0, 40) +
+                              "\": expected a count (the store is damaged or was edited)");
+  }
+  return v;
 }
 
 }  // namespace
 
 Result<int64_t> Store::Generation() {
   std::lock_guard<std::mutex> lock(mu_);
-  return ReadGeneration(*conn_);
+  return ReadGeneration(*conn_, path_);
 }
 
 Result<std::optional<Store::SnapshotPartInfo>> Store::GetSnapshotPart(std::string_view name) {
@@ -62,7 +74,7 @@ Result<bool> Store::PutSnapshotPart(const SnapshotPartInfo& info, const PartProd
   }
   bool written = false;
   Status st = InTransaction([&]() -> Status {
-    FLOWRAG_ASSIGN_OR_RETURN(int64_t generation, ReadGeneration(*conn_));
+    FLOWRAG_ASSIGN_OR_RETURN(int64_t generation, ReadGeneration(*conn_, path_));
     if (generation != info.generation) return Status::Ok();  // derived from older data
     FLOWRAG_ASSIGN_OR_RETURN(Statement clear,
                              conn_->Prepare("DELETE FROM snapshot_chunks WHERE part = ?"));
