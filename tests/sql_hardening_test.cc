@@ -375,6 +375,53 @@ TEST(SqlIntrospectionTest, VirtualTablesAreListedButNotCountedOrSampled) {
   EXPECT_TRUE(testing::ReadFile(path) == before) << "introspection changed the user's file";
 }
 
+// Issue 21 (13): introspection reads an untrusted file's generated columns
+// too. Their expressions (deterministic functions only, by SQLite's rule)
+// run under the same limits as queries: a huge printf width or zeroblob is
+// refused, so sampling them neither hangs, crashes, allocates gigabytes nor
+// changes the file; the table is still listed with its ordinary columns
+// sampled.
+TEST(SqlIntrospectionTest, GeneratedColumnsRunUnderTheQueryPolicy) {
+  testing::TempDir dir;
+  const std::string path = dir.File("gen.sqlite");
+  // Added after the rows (ALTER TABLE evaluates nothing), as a crafted file
+  // would hold them.
+  RunSql(path,
+         "CREATE TABLE t (id INTEGER PRIMARY KEY, n INTEGER, name TEXT);"
+         "INSERT INTO t VALUES (1, 2000000000, 'Ada'), (2, 3, 'Bo');"
+         "ALTER TABLE t ADD COLUMN wide TEXT GENERATED ALWAYS AS (printf('%.*c', n, 'x')) VIRTUAL;"
+         "ALTER TABLE t ADD COLUMN big BLOB GENERATED ALWAYS AS (zeroblob(n)) VIRTUAL;");
+  const std::string before = testing::ReadFile(path);
+  auto g = SchemaFromSqlite(path);
+  if (g.ok()) {
+    const int64_t t = g->FindTable("t");
+    ASSERT_GE(t, 0);
+    const int64_t name = g->FindColumn("t", "name");
+    ASSERT_GE(name, 0);
+    EXPECT_FALSE(g->columns[name].samples.empty());
+    for (const char* col : {"wide", "big"}) {
+      const int64_t c = g->FindColumn("t", col);
+      ASSERT_GE(c, 0) << col;
+      for (const std::string& v : g->columns[c].samples) {
+        EXPECT_LT(v.size(), 1000u) << col;  // no 2 GB sample
+      }
+    }
+  } else {
+    EXPECT_NE(g.status().message().find("gen.sqlite"), std::string::npos) << g.status().ToString();
+  }
+  EXPECT_TRUE(testing::ReadFile(path) == before) << "introspection changed the user's file";
+  // Queries over them are refused or bounded the same way.
+  auto db = SqlDatabase::Open(path);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  for (const char* sql : {"SELECT length(wide) FROM t", "SELECT big FROM t"}) {
+    auto r = (*db)->Execute(sql);
+    EXPECT_FALSE(r.ok()) << sql;
+  }
+  auto ok = (*db)->Execute("SELECT name FROM t ORDER BY id");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->rows.size(), 2u);
+}
+
 // --- 14: read-only introspection pragmas --------------------------------------
 
 TEST_F(SqlHardeningTest, IntrospectionPragmasAreAllowedAndOthersRefused) {

@@ -50,8 +50,9 @@ Result<SqlResultSet> Query(ReadOnlyDatabase& db, const std::string& where, const
   return r;
 }
 
-// Tables, columns, types, primary and foreign keys, through the read-only
-// introspection pragmas the query policy allows.
+// Tables, columns (generated ones included), types, primary and foreign
+// keys, through the read-only introspection pragmas the query policy allows.
+// Sampling reads generated columns under the query limits like any other.
 Status ReadCatalog(ReadOnlyDatabase& db, const std::string& where, SchemaGraph* g) {
   FLOWRAG_ASSIGN_OR_RETURN(
       SqlResultSet tables,
@@ -63,9 +64,12 @@ Status ReadCatalog(ReadOnlyDatabase& db, const std::string& where, SchemaGraph* 
     names.push_back(CellText(row[0]));
     const uint32_t ti = g->AddTable(names.back());
     g->tables[ti].virtual_table = CellInt(row[1]) != 0;
-    FLOWRAG_ASSIGN_OR_RETURN(SqlResultSet cols,
-                             Query(db, where, "PRAGMA table_info(" + Quote(names.back(), '"') + ")"));
+    // table_xinfo also lists generated columns (hidden 2 virtual, 3 stored),
+    // which queries can read; a virtual table's hidden columns (1) are not.
+    FLOWRAG_ASSIGN_OR_RETURN(
+        SqlResultSet cols, Query(db, where, "PRAGMA table_xinfo(" + Quote(names.back(), '"') + ")"));
     for (const auto& c : cols.rows) {
+      if (CellInt(c[6]) == 1) continue;
       const uint32_t ci = g->AddColumn(ti, CellText(c[1]), CellText(c[2]));
       g->columns[ci].primary_key = CellInt(c[5]) > 0;
     }
