@@ -32,6 +32,10 @@ class MissingCustomEmbedder final : public Embedder {
   const std::string store_, model_;
 };
 
+bool IsKnownEmbedder(const std::string& kind) {
+  return kind == kHashEmbedderName || kind == kOpenAiEmbedderName || kind == kCustomEmbedderName;
+}
+
 }  // namespace
 
 Result<std::string> ResolveLanguage(Store& store, const EngineOptions& options) {
@@ -56,12 +60,12 @@ Result<std::string> ResolveEmbedderKind(Store& store, const EngineOptions& optio
   if (kind.empty()) {
     FLOWRAG_ASSIGN_OR_RETURN(auto stored, store.GetMeta("embedder"));
     kind = stored ? *stored : kHashEmbedderName;
-    if (kind != kHashEmbedderName && kind != kOpenAiEmbedderName && kind != kCustomEmbedderName) {
+    if (!IsKnownEmbedder(kind)) {
       return Status::Corruption(store.path() + ": meta.embedder \"" + kind.substr(0, 40) +
                                 "\": expected \"hash\", \"openai\" or \"custom\"");
     }
   }
-  if (kind != kHashEmbedderName && kind != kOpenAiEmbedderName && kind != kCustomEmbedderName) {
+  if (!IsKnownEmbedder(kind)) {
     return Status::InvalidArgument("embedder \"" + kind +
                                    "\": expected \"hash\", \"openai\" or \"custom\"");
   }
