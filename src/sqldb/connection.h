@@ -49,8 +49,9 @@ class StatementImpl {
   virtual Result<bool> Step() = 0;
   // Statement::Queue(): runs the statement with its current bindings,
   // ignoring rows, now or by the connection's next wait (see there), then
-  // resets it. `changes` as for Statement::Queue().
-  virtual Status Queue(int64_t* changes) = 0;
+  // resets it. `changes` and `id` as for Statement::Queue() and
+  // QueueReturningId() (either may be null).
+  virtual Status Queue(int64_t* changes, int64_t* id) = 0;
   // Back to before the first Step(), bindings cleared.
   virtual void Reset() = 0;
   virtual int64_t Int(int col) const = 0;
@@ -109,7 +110,11 @@ class Statement {
   // next wait; the pointer must stay valid until then). The statement is
   // reset at once: bind it again right away. Changes() and TotalChanges()
   // count a queued statement once it has run.
-  Status Queue(int64_t* changes = nullptr) { return impl_->Queue(changes); }
+  Status Queue(int64_t* changes = nullptr) { return impl_->Queue(changes, nullptr); }
+  // Queue() for an INSERT ... RETURNING id: once run, the first column of
+  // its first row is stored into *id (left alone when it returned no row).
+  // Waiting for a run of them (Flush()) costs one round trip.
+  Status QueueReturningId(int64_t* id) { return impl_->Queue(nullptr, id); }
   void Reset() { impl_->Reset(); }
 
   int64_t Int(int col) const { return impl_->Int(col); }

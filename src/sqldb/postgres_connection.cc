@@ -176,6 +176,20 @@ std::string NumericText(std::string_view raw) {
   return s;
 }
 
+// An integer column of a binary result (an id), else its decimal text.
+int64_t IntValue(const PGresult* result, int row, int col) {
+  const char* raw = PQgetvalue(result, row, col);
+  const int len = PQgetlength(result, row, col);
+  switch (PQftype(result, col)) {
+    case kInt8Oid:
+      return len == 8 ? static_cast<int64_t>(ReadBigEndian(raw, 8)) : 0;
+    case kInt4Oid:
+      return len == 4 ? static_cast<int32_t>(ReadBigEndian(raw, 4)) : 0;
+    default:
+      return TextToInt(std::string_view(raw, static_cast<size_t>(len)));
+  }
+}
+
 bool IsNumberType(Oid t) {
   return t == kInt8Oid || t == kInt4Oid || t == kInt2Oid || t == kOidOid || t == kBoolOid ||
          t == kFloat4Oid || t == kFloat8Oid || t == kNumericOid;
@@ -266,7 +280,7 @@ class PostgresStatement final : public StatementImpl {
   }
 
   Result<bool> Step() override;
-  Status Queue(int64_t* changes) override;
+  Status Queue(int64_t* changes, int64_t* id) override;
 
   void Reset() override {
     PQclear(result_);
@@ -382,7 +396,7 @@ class PostgresStatement final : public StatementImpl {
   }
 
   Status Execute();
-  Status QueueNow(int64_t* changes);
+  Status QueueNow(int64_t* changes, int64_t* id);
   // The bound values as libpq sends them; InvalidArgument for a bad bind.
   Status Encode(EncodedParams* out) const;
 
@@ -600,7 +614,8 @@ class PostgresConnection final : public SqlConnection {
   Result<PGresult*> RunPrepared(const Prepared& p, const EncodedParams& params);
   // Sends `p` with `params` in pipeline mode without waiting for its result
   // (Statement::Queue); waits for all when kMaxQueued are outstanding.
-  Status SendQueued(const Prepared& p, const EncodedParams& params, int64_t* changes);
+  Status SendQueued(const Prepared& p, const EncodedParams& params, int64_t* changes,
+                    int64_t* id);
   PGconn* conn() { return conn_; }
   const PostgresUrl& url() const { return url_; }
   Status Error(const PGresult* result, std::string_view what) const;
@@ -639,6 +654,7 @@ class PostgresConnection final : public SqlConnection {
   struct QueuedStatement {
     const Prepared* prepared;
     int64_t* changes;  // Statement::Queue()'s counter, or null
+    int64_t* id;       // QueueReturningId()'s target, or null
   };
   // Bounds the memory of one pipeline (libpq's output buffer and the
   // server's results, which libpq reads while it writes).
@@ -857,7 +873,7 @@ Result<PGresult*> PostgresConnection::RunPrepared(const Prepared& p, const Encod
 }
 
 Status PostgresConnection::SendQueued(const Prepared& p, const EncodedParams& params,
-                                      int64_t* changes) {
+                                      int64_t* changes, int64_t* id) {
   if (PQpipelineStatus(conn_) == PQ_PIPELINE_OFF && PQenterPipelineMode(conn_) == 0) {
     return Error(nullptr, "step " + Excerpt(p.sql) + ": entering pipeline mode");
   }
@@ -868,7 +884,7 @@ Status PostgresConnection::SendQueued(const Prepared& p, const EncodedParams& pa
     Status queued = Drain(nullptr, nullptr);
     return queued.ok() ? st : queued;
   }
-  queued_.push_back({&p, changes});
+  queued_.push_back({&p, changes, id});
   if (queued_.size() >= kMaxQueued) return Flush();
   return Status::Ok();
 }
@@ -924,6 +940,10 @@ Status PostgresConnection::Drain(const Prepared* own_sql, PGresult** own) {
       } else if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) {
         CountChanges(result);
         if (queued[i].changes != nullptr) *queued[i].changes += changes_;
+        if (queued[i].id != nullptr && PQntuples(result) > 0 && PQnfields(result) > 0 &&
+            !PQgetisnull(result, 0, 0)) {
+          *queued[i].id = IntValue(result, 0, 0);
+        }
       } else if (status != PGRES_PIPELINE_ABORTED && first.ok()) {
         first = Error(result, "step " + Excerpt(sql_of(i)));  // later ones did not run
       }
@@ -1073,20 +1093,24 @@ Status PostgresStatement::Execute() {
 
 // Outside a transaction a statement is its own transaction: run it now,
 // so that a pipeline never spans several implicit transactions.
-Status PostgresStatement::QueueNow(int64_t* changes) {
+Status PostgresStatement::QueueNow(int64_t* changes, int64_t* id) {
   if (!conn_->in_transaction()) {
     FLOWRAG_RETURN_IF_ERROR(Execute());
     if (changes != nullptr) *changes += conn_->Changes();
+    if (id != nullptr && rows_ > 0) {
+      row_ = 0;
+      *id = Int(0);
+    }
     return Status::Ok();
   }
   FLOWRAG_RETURN_IF_ERROR(conn_->EnsurePrepared(prepared_));
   EncodedParams params;
   FLOWRAG_RETURN_IF_ERROR(Encode(&params));
-  return conn_->SendQueued(*prepared_, params, changes);
+  return conn_->SendQueued(*prepared_, params, changes, id);
 }
 
-Status PostgresStatement::Queue(int64_t* changes) {
-  Status st = QueueNow(changes);
+Status PostgresStatement::Queue(int64_t* changes, int64_t* id) {
+  Status st = QueueNow(changes, id);
   Reset();
   return st;
 }

@@ -63,15 +63,16 @@ class SqliteStatement final : public StatementImpl {
                        "step " + Excerpt(sql != nullptr ? sql : ""));
   }
   // SQLite runs in process: nothing to gain by waiting, so at once.
-  Status Queue(int64_t* changes) override {
+  Status Queue(int64_t* changes, int64_t* id) override {
     Status st = Status::Ok();
-    while (true) {
+    for (bool first = true;; first = false) {
       Result<bool> row = Step();
       if (!row.ok()) {
         st = row.status();
         break;
       }
       if (!*row) break;
+      if (first && id != nullptr) *id = Int(0);
     }
     if (st.ok() && changes != nullptr) *changes += sqlite3_changes64(sqlite3_db_handle(stmt_));
     Reset();

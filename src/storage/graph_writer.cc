@@ -192,26 +192,38 @@ Result<int64_t> GraphWriter::Resolve(const ExtractedEntity& e) {
   for (size_t i = 0; id == 0 && i < e.aliases.size(); ++i) {
     FLOWRAG_ASSIGN_OR_RETURN(id, KeyOwner(EntityKey(e.aliases[i])));
   }
-  if (id != 0) return id;
-  FLOWRAG_ASSIGN_OR_RETURN(id, insert_entity_.Bind(1, e.name).Bind(2, e.type).RunReturningId());
-  ++report_.entities_created;
-  report_.created_entities.insert(id);
   return id;
 }
 
+// Resolution runs first with stand-ins for the entities the passage
+// creates (-1, -2, ...: memo and `local` hold them meanwhile); their
+// inserts then go out together and their ids come back in one round trip;
+// then the keys, mentions and descriptions are queued with the real ids, in
+// the order a statement-by-statement write would issue them.
 Status GraphWriter::AddEntities(const PassageExtraction& ex,
                                 std::unordered_map<std::string, int64_t>* local) {
   FLOWRAG_RETURN_IF_ERROR(PrefetchKeys(ex));
+  struct Planned {
+    const ExtractedEntity* entity;
+    int64_t id;                                            // a stand-in when < 0
+    std::vector<std::pair<std::string, std::string>> keys;  // key, surface
+  };
+  std::vector<Planned> planned;
+  std::vector<const ExtractedEntity*> created;  // stand-in -(i + 1)
   for (const ExtractedEntity& e : ex.entities) {
     const std::string key = EntityKey(e.name);
     if (key.empty()) continue;
     FLOWRAG_ASSIGN_OR_RETURN(int64_t id, Resolve(e));
-    touched_.insert(id);
+    if (id == 0) {
+      created.push_back(&e);
+      id = -static_cast<int64_t>(created.size());
+    }
+    Planned p{&e, id, {}};
     // Record every key of this entity for this passage, unless it names
     // another entity already.
     std::vector<std::pair<std::string, std::string>> keys = {{key, e.name}};
     for (const std::string& a : e.aliases) keys.emplace_back(EntityKey(a), a);
-    for (const auto& [k, surface] : keys) {
+    for (auto& [k, surface] : keys) {
       if (k.empty()) continue;
       FLOWRAG_ASSIGN_OR_RETURN(const int64_t owner, KeyOwner(k));
       if (owner != 0 && owner != id) {
@@ -221,13 +233,36 @@ Status GraphWriter::AddEntities(const PassageExtraction& ex,
       // Linked (non-defining) names record their keys too, so a document
       // that defines the name later in the same batch resolves to this
       // entity instead of creating a second one.
-      FLOWRAG_RETURN_IF_ERROR(
-          insert_key_.Bind(1, k).Bind(2, ex.passage_id).Bind(3, id).Bind(4, surface).Queue());
       key_owners_[k] = id;
       local->emplace(k, id);
+      p.keys.emplace_back(std::move(k), std::move(surface));
     }
+    planned.push_back(std::move(p));
+  }
+  std::vector<int64_t> ids(created.size(), 0);
+  for (size_t i = 0; i < created.size(); ++i) {
+    FLOWRAG_RETURN_IF_ERROR(
+        insert_entity_.Bind(1, created[i]->name).Bind(2, created[i]->type).QueueReturningId(&ids[i]));
+  }
+  if (!created.empty()) FLOWRAG_RETURN_IF_ERROR(conn_->Flush());
+  for (int64_t id : ids) {
+    if (id <= 0) return Status::Internal("graph: an inserted entity returned no id");
+    ++report_.entities_created;
+    report_.created_entities.insert(id);
+  }
+  const auto real = [&](int64_t id) { return id < 0 ? ids[-id - 1] : id; };
+  for (auto& [k, id] : *local) id = real(id);
+  for (Planned& p : planned) {
+    p.id = real(p.id);
+    touched_.insert(p.id);
+    for (const auto& [k, surface] : p.keys) {
+      key_owners_[k] = p.id;
+      FLOWRAG_RETURN_IF_ERROR(
+          insert_key_.Bind(1, k).Bind(2, ex.passage_id).Bind(3, p.id).Bind(4, surface).Queue());
+    }
+    const ExtractedEntity& e = *p.entity;
     FLOWRAG_RETURN_IF_ERROR(upsert_mention_.Bind(1, ex.passage_id)
-                                .Bind(2, id)
+                                .Bind(2, p.id)
                                 .Bind(3, e.name)
                                 .Bind(4, e.type)
                                 .Bind(5, int64_t{std::max(1, e.count)})
@@ -235,7 +270,7 @@ Status GraphWriter::AddEntities(const PassageExtraction& ex,
                                 .Queue());
     ++report_.mentions;
     if (!e.description.empty()) {
-      FLOWRAG_RETURN_IF_ERROR(insert_description_.Bind(1, id)
+      FLOWRAG_RETURN_IF_ERROR(insert_description_.Bind(1, p.id)
                                   .Bind(2, ex.passage_id)
                                   .Bind(3, e.description)
                                   .Queue(&descriptions_inserted_));

@@ -24,8 +24,8 @@
 // renames, extraction marks, a passage's old rows) are queued
 // (Statement::Queue) and go to the server in one pipeline with the next
 // statement whose result is read: a key lookup (kLookupSlots keys per
-// statement), a new entity's id, the canonical names of a group of touched
-// entities. Counts in the report are complete after Finish().
+// statement), the ids of a passage's new entities (their inserts go out
+// together), the canonical names of a group of touched entities. Counts in the report are complete after Finish().
 //
 // Thread-safety: used only inside Store::WriteGraph, which holds the store's
 // lock. Not copyable.
@@ -119,6 +119,7 @@ class GraphWriter {
   // Looks up the keys of `ex`'s entities not looked up yet, several per
   // statement, into KeyOwner's memo.
   Status PrefetchKeys(const PassageExtraction& ex);
+  // The entity one of `e`'s keys maps to (KeyOwner), 0 when none does.
   Result<int64_t> Resolve(const ExtractedEntity& e);
   // The entity `key` maps to (0: none). Lookups are remembered for the
   // transaction (its write lock keeps other writers out); ClearPassage
