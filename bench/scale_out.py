@@ -162,10 +162,17 @@ def content(db, pg_base_url):
 
 
 def content_diff(reference, got):
-    """'identical' or the tables whose rows differ."""
-    bad = [f"{t} ({len(reference[t])} rows against {len(got[t])})"
-           for t in CONTENT if reference[t] != got[t]]
-    return "identical" if not bad else "DIFFERS in " + ", ".join(bad)
+    """'identical' or the tables whose rows differ, with a row of each side."""
+    bad = []
+    for t in CONTENT:
+        if reference[t] == got[t]:
+            continue
+        only_ref = sorted(set(reference[t]) - set(got[t]))
+        only_got = sorted(set(got[t]) - set(reference[t]))
+        sample = (f"e.g. SQLite {str(only_ref[0])[:160] if only_ref else '-'}, "
+                  f"PostgreSQL {str(only_got[0])[:160] if only_got else '-'}")
+        bad.append(f"{t} ({len(only_ref)} of {len(reference[t])} rows differ; {sample})")
+    return "identical" if not bad else "DIFFERS in " + "; ".join(bad)
 
 
 def cold_query(flowrag, db, runs):
@@ -226,7 +233,7 @@ def main():
             samples.append(timed(index_cmd(args.flowrag, corpus, sqlite_db, 1)))
         rows.append(("SQLite", "1 process, 1 worker", *median_of(samples)))
         reference = counts(args.flowrag, sqlite_db)
-        reference_content = content(sqlite_db, None)
+        stores = []  # (label, last store) for the content check at the end
         runs = [(f"1 process, {w} worker{'s' if w > 1 else ''}", [w])
                 for w in map(int, args.workers.split(","))]
         if args.processes > 1:
@@ -242,14 +249,20 @@ def main():
             got = counts(args.flowrag, db)
             diff = {k: (reference.get(k), got.get(k)) for k in set(reference) | set(got)
                     if reference.get(k) != got.get(k)}
-            verdict = "same counts as SQLite" if not diff else f"counts DIFFER: {diff}"
-            verdict += "; content " + content_diff(reference_content, content(db, url))
-            checks.append((label, verdict))
+            checks.append((label, "same counts as SQLite" if not diff
+                           else f"counts DIFFER: {diff}"))
+            stores.append(db)
             pg_store = pg_store or db
         opens = [("SQLite", *cold_query(args.flowrag, sqlite_db, args.runs),
                   serve_peak(args.flowrag, sqlite_db)),
                  ("PostgreSQL", *cold_query(args.flowrag, pg_store, args.runs),
                   serve_peak(args.flowrag, pg_store))]
+        # Last: the rows held in this process would count in the peak RSS of
+        # the children forked after (Linux inherits the high-water mark).
+        reference_content = content(sqlite_db, None)
+        checks = [(label, verdict + "; content " + content_diff(reference_content,
+                                                                 content(db, url)))
+                  for (label, verdict), db in zip(checks, stores)]
     finally:
         subprocess.run([script, "stop", os.path.join(tmp, "pg")], stdout=subprocess.DEVNULL)
         shutil.rmtree(tmp, ignore_errors=True)
