@@ -136,6 +136,15 @@ def normalise(v):
     return repr(int(f)) if f.is_integer() and abs(f) < 2**53 else repr(f)
 
 
+def rows_of(table, rows):
+    """Sorted normalised rows; a synonym edge is unordered (its ends are stored as a < b by
+    id, and ids depend on the order workers created the entities)."""
+    rows = [tuple(map(normalise, r)) for r in rows]
+    if table == "synonyms":
+        rows = [tuple(sorted(r[:2])) + r[2:] for r in rows]
+    return sorted(rows)
+
+
 def content(db, pg_base_url):
     """{table: sorted list of normalised rows} of the store `db`."""
     out = {}
@@ -144,7 +153,7 @@ def content(db, pg_base_url):
         conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
         for table, sql in CONTENT.items():
             rows = conn.execute(sql.format(hex="lower(hex(vector))")).fetchall()
-            out[table] = sorted(tuple(map(normalise, r)) for r in rows)
+            out[table] = rows_of(table, rows)
         conn.close()
         return out
     workspace = db.rsplit("workspace=", 1)[1]
@@ -156,8 +165,7 @@ def content(db, pg_base_url):
             check=True, capture_output=True, text=True).stdout
         if text.endswith("\n"):
             text = text[:-1]  # psql ends its output with one
-        rows = [r.split("\x1f") for r in text.split("\x1e") if r]
-        out[table] = sorted(tuple(map(normalise, r)) for r in rows)
+        out[table] = rows_of(table, [r.split("\x1f") for r in text.split("\x1e") if r])
     return out
 
 

@@ -19,13 +19,26 @@
 // DELETE CASCADE) its keys, dictionary-linked mentions, descriptions, facts
 // and synonym edges. Facts without any source passage are deleted.
 //
-// Round trips (PostgreSQL): the writes whose results are not needed at once
-// (keys, mentions, descriptions, relations, facts and their sources,
-// renames, extraction marks, a passage's old rows) are queued
+// Round trips (PostgreSQL). An index of 2wiki ran ~840k statements, one
+// round trip each (pg_stat_statements): ~650k were writes whose results
+// nobody read (facts and their sources 250k, keys 79k, mentions 77k, the
+// synonym pass 100k), the rest lookups (keys 61k, canonical names 61k, new
+// entities' ids 45k, relations 63k). So the writes whose results are not
+// needed at once (keys, mentions, descriptions, relations, facts and their
+// sources, renames, extraction marks, a passage's old rows) are queued
 // (Statement::Queue) and go to the server in one pipeline with the next
-// statement whose result is read: a key lookup (kLookupSlots keys per
-// statement), the ids of a passage's new entities (their inserts go out
-// together), the canonical names of a group of touched entities. Counts in the report are complete after Finish().
+// statement whose result is read: a key lookup (16 keys per statement),
+// the ids of a passage's new entities (their inserts go out together), the
+// canonical names of 16 touched entities. Facts and their sources name
+// their relation by text, so a triple waits for nothing. Counts in the
+// report are complete after Finish().
+// Why a pipeline rather than multi-row INSERT ... VALUES (...), (...): the
+// SQL stays one row per statement, the same text on both backends, and
+// every row is written in the order, with the ids, of a statement-by-
+// statement write (multi-row statements would need a text per row count,
+// differ in ON CONFLICT within one statement, and RETURNING does not promise
+// the order of VALUES), so a PostgreSQL store is byte-for-byte what it was
+// before; SQLite, in process, gains nothing from either.
 //
 // Thread-safety: used only inside Store::WriteGraph, which holds the store's
 // lock. Not copyable.
