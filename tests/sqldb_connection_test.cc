@@ -430,6 +430,39 @@ TEST_P(SqlConnectionTest, QueuedStatementsRunInOrderAndCountTheirChanges) {
   EXPECT_TRUE(c->Flush().ok());  // nothing queued: nothing to wait for
 }
 
+// QueueReturningId: the ids of a run of inserts arrive with the next wait,
+// in order; an insert that returned no row (a conflict) leaves its target
+// alone; outside a transaction the id is there at once.
+TEST_P(SqlConnectionTest, QueuedInsertsReturnTheirIds) {
+  auto c = Open();
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(c->Exec("CREATE TABLE t (" + IdColumn() + ", v TEXT NOT NULL UNIQUE)").ok());
+  auto insert = c->Prepare("INSERT INTO t (v) VALUES (?) ON CONFLICT DO NOTHING RETURNING id");
+  ASSERT_TRUE(insert.ok());
+  ASSERT_TRUE(c->BeginWrite().ok());
+  std::vector<int64_t> ids(6, -7);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const std::string v = i == 4 ? "v1" : "v" + std::to_string(i);  // the fifth conflicts
+    ASSERT_TRUE(insert->Bind(1, v).QueueReturningId(&ids[i]).ok());
+  }
+  ASSERT_TRUE(c->Flush().ok());
+  EXPECT_EQ(ids[4], -7);
+  auto lookup = c->Prepare("SELECT v FROM t WHERE id = ?");
+  ASSERT_TRUE(lookup.ok());
+  int64_t last = 0;
+  for (size_t i : {0, 1, 2, 3, 5}) {
+    EXPECT_GT(ids[i], last);  // in order of insertion
+    last = ids[i];
+    ASSERT_TRUE(*lookup->Bind(1, ids[i]).Step());
+    EXPECT_EQ(lookup->Text(0), "v" + std::to_string(i));
+    lookup->Reset();
+  }
+  ASSERT_TRUE(c->Commit().ok());
+  int64_t outside = 0;
+  ASSERT_TRUE(insert->Bind(1, std::string_view("w")).QueueReturningId(&outside).ok());
+  EXPECT_GT(outside, ids[5]);
+}
+
 // Outside a transaction a queued statement runs at once (its own
 // transaction): another connection sees it without a Flush().
 TEST_P(SqlConnectionTest, QueuedOutsideATransactionRunsAtOnce) {
