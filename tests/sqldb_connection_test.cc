@@ -392,6 +392,169 @@ TEST_P(SqlConnectionTest, ChangesAndTotalChanges) {
   EXPECT_EQ(c->TotalChanges() - start, 3 + 2 + 0 + 1 + 4);
 }
 
+// Statement::Queue: statements run in order (a later one sees an earlier
+// one's rows), their changes are counted once they ran, more than one
+// pipeline's worth (the PostgreSQL driver waits every 1000) all arrive, a
+// statement prepared in between and a read both see everything queued.
+TEST_P(SqlConnectionTest, QueuedStatementsRunInOrderAndCountTheirChanges) {
+  auto c = Open();
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(c->Exec("CREATE TABLE t (k BIGINT PRIMARY KEY, v TEXT)").ok());
+  auto insert = c->Prepare("INSERT INTO t (k, v) VALUES (?, ?)");
+  auto update = c->Prepare("UPDATE t SET v = ? WHERE k = ?");
+  ASSERT_TRUE(insert.ok() && update.ok());
+  const int64_t total_before = c->TotalChanges();
+  ASSERT_TRUE(c->BeginWrite().ok());
+  int64_t inserted = 0, updated = 0;
+  constexpr int64_t kRows = 2500;
+  for (int64_t k = 0; k < kRows; ++k) {
+    ASSERT_TRUE(insert->Bind(1, k).Bind(2, "row " + std::to_string(k)).Queue(&inserted).ok());
+    if (k % 10 == 0) {
+      ASSERT_TRUE(update->Bind(1, std::string_view("updated")).Bind(2, k).Queue(&updated).ok());
+    }
+  }
+  // An update of a row that does not exist changes nothing.
+  ASSERT_TRUE(update->Bind(1, std::string_view("x")).Bind(2, kRows + 5).Queue(&updated).ok());
+  // Prepared and read after the queue: sees every queued row.
+  EXPECT_EQ(QueryInt(c.get(), "SELECT COUNT(*) FROM t WHERE v = 'updated'"), kRows / 10);
+  EXPECT_EQ(inserted, kRows);
+  EXPECT_EQ(updated, kRows / 10);
+  ASSERT_TRUE(insert->Bind(1, kRows).Bind(2, std::string_view("last")).Queue().ok());
+  ASSERT_TRUE(c->Flush().ok());
+  EXPECT_EQ(c->TotalChanges() - total_before, kRows + kRows / 10 + 1);
+  ASSERT_TRUE(c->Commit().ok());
+  auto other = Open();
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(QueryInt(other.get(), "SELECT COUNT(*) FROM t"), kRows + 1);
+  EXPECT_EQ(QueryInt(other.get(), "SELECT k FROM t WHERE v = 'last'"), kRows);
+  EXPECT_TRUE(c->Flush().ok());  // nothing queued: nothing to wait for
+}
+
+// QueueReturningId: the ids of a run of inserts arrive with the next wait,
+// in order; an insert that returned no row (a conflict) leaves its target
+// alone; outside a transaction the id is there at once.
+TEST_P(SqlConnectionTest, QueuedInsertsReturnTheirIds) {
+  auto c = Open();
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(c->Exec("CREATE TABLE t (" + IdColumn() + ", v TEXT NOT NULL UNIQUE)").ok());
+  auto insert = c->Prepare("INSERT INTO t (v) VALUES (?) ON CONFLICT DO NOTHING RETURNING id");
+  ASSERT_TRUE(insert.ok());
+  ASSERT_TRUE(c->BeginWrite().ok());
+  std::vector<int64_t> ids(6, -7);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const std::string v = i == 4 ? "v1" : "v" + std::to_string(i);  // the fifth conflicts
+    ASSERT_TRUE(insert->Bind(1, v).QueueReturningId(&ids[i]).ok());
+  }
+  ASSERT_TRUE(c->Flush().ok());
+  EXPECT_EQ(ids[4], -7);
+  auto lookup = c->Prepare("SELECT v FROM t WHERE id = ?");
+  ASSERT_TRUE(lookup.ok());
+  int64_t last = 0;
+  for (size_t i : {0, 1, 2, 3, 5}) {
+    EXPECT_GT(ids[i], last);  // in order of insertion
+    last = ids[i];
+    ASSERT_TRUE(*lookup->Bind(1, ids[i]).Step());
+    EXPECT_EQ(lookup->Text(0), "v" + std::to_string(i));
+    lookup->Reset();
+  }
+  ASSERT_TRUE(c->Commit().ok());
+  int64_t outside = 0;
+  ASSERT_TRUE(insert->Bind(1, std::string_view("w")).QueueReturningId(&outside).ok());
+  EXPECT_GT(outside, ids[5]);
+}
+
+// Outside a transaction a queued statement runs at once (its own
+// transaction): another connection sees it without a Flush().
+TEST_P(SqlConnectionTest, QueuedOutsideATransactionRunsAtOnce) {
+  auto c = Open();
+  auto other = Open();
+  ASSERT_TRUE(c != nullptr && other != nullptr);
+  ASSERT_TRUE(c->Exec("CREATE TABLE t (n BIGINT)").ok());
+  auto insert = c->Prepare("INSERT INTO t (n) VALUES (?)");
+  ASSERT_TRUE(insert.ok());
+  int64_t changes = 0;
+  ASSERT_TRUE(insert->Bind(1, int64_t{1}).Queue(&changes).ok());
+  EXPECT_EQ(changes, 1);
+  EXPECT_EQ(QueryInt(other.get(), "SELECT COUNT(*) FROM t"), 1);
+}
+
+// A queued statement that fails fails its transaction whole: the error
+// (from Queue() itself, or from the next wait: here Commit()) names the
+// statement and the store; after the rollback nothing of the transaction
+// is stored, and the connection works on.
+TEST_P(SqlConnectionTest, FailedQueuedStatementFailsTheTransactionWhole) {
+  auto c = Open();
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(c->Exec("CREATE TABLE t (n BIGINT PRIMARY KEY)").ok());
+  auto insert = c->Prepare("INSERT INTO t (n) VALUES (?)");
+  ASSERT_TRUE(insert.ok());
+  ASSERT_TRUE(c->BeginWrite().ok());
+  Status failed = Status::Ok();
+  int64_t inserted = 0;
+  for (int64_t n : {1, 2, 3, 2, 4, 5}) {
+    failed = insert->Bind(1, n).Queue(&inserted);
+    if (!failed.ok()) break;
+  }
+  const bool at_queue = !failed.ok();
+  if (failed.ok()) failed = c->Commit();
+  EXPECT_EQ(failed.code(), StatusCode::kInvalidArgument) << failed.ToString();
+  EXPECT_NE(failed.message().find("INSERT INTO t (n) VALUES"), std::string::npos)
+      << failed.ToString();
+  EXPECT_NE(failed.message().find(c->name()), std::string::npos) << failed.ToString();
+  if (at_queue) {
+    EXPECT_FALSE(pg());  // PostgreSQL reports it at the next wait
+    ASSERT_TRUE(c->Rollback().ok());
+  }
+  EXPECT_EQ(inserted, 3);  // the statements before the failing one ran
+  EXPECT_EQ(QueryInt(c.get(), "SELECT COUNT(*) FROM t"), 0);
+  // The next transaction is whole again.
+  ASSERT_TRUE(c->BeginWrite().ok());
+  ASSERT_TRUE(insert->Bind(1, int64_t{9}).Queue().ok());
+  ASSERT_TRUE(c->Commit().ok());
+  EXPECT_EQ(QueryInt(c.get(), "SELECT COUNT(*) FROM t"), 1);
+}
+
+// A read after a failed queued statement reports that statement's error
+// (PostgreSQL); Rollback() discards what was queued, and a queued
+// statement with a bad bind is refused at once.
+TEST_P(SqlConnectionTest, QueuedErrorsReachTheNextReadAndRollbackDiscards) {
+  auto c = Open();
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(c->Exec("CREATE TABLE t (n BIGINT PRIMARY KEY)").ok());
+  auto insert = c->Prepare("INSERT INTO t (n) VALUES (?)");
+  ASSERT_TRUE(insert.ok());
+  ASSERT_TRUE(c->BeginWrite().ok());
+  ASSERT_TRUE(insert->Bind(1, int64_t{1}).Queue().ok());
+  Status dup = insert->Bind(1, int64_t{1}).Queue();
+  if (dup.ok()) {
+    // Preparing a new text waits too.
+    auto read = c->Prepare("SELECT COUNT(*) FROM t");
+    if (read.ok()) {
+      Result<bool> row = read->Step();
+      ASSERT_FALSE(row.ok());
+      dup = row.status();
+    } else {
+      dup = read.status();
+    }
+  }
+  EXPECT_EQ(dup.code(), StatusCode::kInvalidArgument) << dup.ToString();
+  EXPECT_NE(dup.message().find("INSERT INTO t (n) VALUES"), std::string::npos) << dup.ToString();
+  ASSERT_TRUE(c->Rollback().ok());
+
+  ASSERT_TRUE(c->BeginWrite().ok());
+  for (int64_t n = 0; n < 10; ++n) ASSERT_TRUE(insert->Bind(1, n).Queue().ok());
+  ASSERT_TRUE(c->Rollback().ok());
+  EXPECT_EQ(QueryInt(c.get(), "SELECT COUNT(*) FROM t"), 0);
+
+  insert->Bind(7, int64_t{1});  // no such parameter
+  ASSERT_TRUE(c->BeginWrite().ok());
+  Status bad = insert->Queue();
+  if (pg()) {
+    EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument) << bad.ToString();
+  }
+  ASSERT_TRUE(c->Rollback().ok());
+}
+
 TEST_P(SqlConnectionTest, RollbackLeavesNothing) {
   auto c = Open();
   ASSERT_NE(c, nullptr);
@@ -875,6 +1038,47 @@ TEST_P(PostgresConnectionTest, LostConnectionIsUnavailableThenReconnects) {
   EXPECT_EQ(c->Exec("SELECT 1").code(), StatusCode::kUnavailable);  // still inside it
   EXPECT_EQ(c->Commit().code(), StatusCode::kUnavailable);
   EXPECT_EQ(QueryInt(c.get(), "SELECT COUNT(*) FROM t"), 1);  // 8 was never committed
+}
+
+// The server drops the connection while statements are queued: the wait
+// that meets the loss is Unavailable, the transaction is lost whole
+// (nothing of it stored), and the connection reconnects and queues again.
+TEST_P(PostgresConnectionTest, ConnectionLostMidBatchLosesTheTransactionWhole) {
+  auto c = Open();
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(c->Exec("CREATE TABLE t (n BIGINT)").ok());
+  auto insert = c->Prepare("INSERT INTO t (n) VALUES (?)");
+  ASSERT_TRUE(insert.ok());
+  auto admin = OpenSqlConnection(base_url_, {});
+  ASSERT_TRUE(admin.ok());
+  auto kill = (*admin)->Prepare("SELECT pg_terminate_backend(?)");
+  ASSERT_TRUE(kill.ok());
+  const int64_t pid = QueryInt(c.get(), "SELECT pg_backend_pid()");
+
+  ASSERT_TRUE(c->BeginWrite().ok());
+  for (int64_t n = 0; n < 50; ++n) ASSERT_TRUE(insert->Bind(1, n).Queue().ok());
+  kill->Bind(1, pid);
+  ASSERT_TRUE(*kill->Step());
+  ASSERT_EQ(kill->Int(0), 1);
+  // More queued after the loss: either refused at once or at the wait.
+  Status st = Status::Ok();
+  for (int i = 0; i < 100 && st.ok(); ++i) {
+    for (int64_t n = 100; n < 150 && st.ok(); ++n) st = insert->Bind(1, n).Queue();
+    if (st.ok()) st = c->Flush();
+    if (st.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable) << st.ToString();
+  EXPECT_EQ(c->Commit().code(), StatusCode::kUnavailable);
+  (void)c->Rollback();
+  EXPECT_EQ(QueryInt(c.get(), "SELECT COUNT(*) FROM t"), 0);  // nothing half-written
+  EXPECT_NE(QueryInt(c.get(), "SELECT pg_backend_pid()"), pid);
+
+  ASSERT_TRUE(c->BeginWrite().ok());
+  int64_t inserted = 0;
+  for (int64_t n = 0; n < 30; ++n) ASSERT_TRUE(insert->Bind(1, n).Queue(&inserted).ok());
+  ASSERT_TRUE(c->Commit().ok());
+  EXPECT_EQ(inserted, 30);
+  EXPECT_EQ(QueryInt(c.get(), "SELECT COUNT(*) FROM t"), 30);
 }
 
 TEST_P(PostgresConnectionTest, WrongDatabaseIsNotFoundNamingTheUrl) {

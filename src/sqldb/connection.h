@@ -47,6 +47,11 @@ class StatementImpl {
   virtual void BindNull(int i) = 0;
   // The first call runs the statement; true while a row is available.
   virtual Result<bool> Step() = 0;
+  // Statement::Queue(): runs the statement with its current bindings,
+  // ignoring rows, now or by the connection's next wait (see there), then
+  // resets it. `changes` and `id` as for Statement::Queue() and
+  // QueueReturningId() (either may be null).
+  virtual Status Queue(int64_t* changes, int64_t* id) = 0;
   // Back to before the first Step(), bindings cleared.
   virtual void Reset() = 0;
   virtual int64_t Int(int col) const = 0;
@@ -89,6 +94,27 @@ class Statement {
   // Runs an INSERT ... RETURNING id: the first column of its one row, then
   // resets. Internal when the statement returned no row.
   Result<int64_t> RunReturningId();
+  // Like Run(), but the driver may send the statement without waiting for
+  // its result, so that a run of queued statements costs one round trip
+  // (PostgreSQL inside a write transaction: libpq's pipeline mode; SQLite
+  // and PostgreSQL outside a transaction run it at once). Queued statements
+  // run in order, before any later statement of the connection, so later
+  // statements see their effects. An error is returned by Queue() itself
+  // or by the connection's next wait: the next Step()/Run() of any
+  // statement, Prepare() of a text not prepared before, Exec(), Flush() or
+  // Commit(); its message names the queued
+  // statement, and on PostgreSQL it fails the transaction (the statements
+  // queued after it do not run; Commit() reports it and rolls back). When
+  // `changes` is not null, the rows the statement inserted, updated or
+  // deleted are added to *changes once it has run (at the latest by the
+  // next wait; the pointer must stay valid until then). The statement is
+  // reset at once: bind it again right away. Changes() and TotalChanges()
+  // count a queued statement once it has run.
+  Status Queue(int64_t* changes = nullptr) { return impl_->Queue(changes, nullptr); }
+  // Queue() for an INSERT ... RETURNING id: once run, the first column of
+  // its first row is stored into *id (left alone when it returned no row).
+  // Waiting for a run of them (Flush()) costs one round trip.
+  Status QueueReturningId(int64_t* id) { return impl_->Queue(nullptr, id); }
   void Reset() { impl_->Reset(); }
 
   int64_t Int(int col) const { return impl_->Int(col); }
@@ -133,6 +159,10 @@ class SqlConnection {
   virtual Status BeginRead() = 0;
   virtual Status Commit() = 0;
   virtual Status Rollback() = 0;
+  // Waits for the statements queued by Statement::Queue() to run: the first
+  // error among them (naming its statement), else OK. Rollback() discards
+  // queued statements whose results nobody read (their errors included).
+  virtual Status Flush() = 0;
 
   // Rows inserted, updated or deleted by the last statement, and in all
   // since the connection opened.

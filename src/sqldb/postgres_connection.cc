@@ -176,6 +176,20 @@ std::string NumericText(std::string_view raw) {
   return s;
 }
 
+// An integer column of a binary result (an id), else its decimal text.
+int64_t IntValue(const PGresult* result, int row, int col) {
+  const char* raw = PQgetvalue(result, row, col);
+  const int len = PQgetlength(result, row, col);
+  switch (PQftype(result, col)) {
+    case kInt8Oid:
+      return len == 8 ? static_cast<int64_t>(ReadBigEndian(raw, 8)) : 0;
+    case kInt4Oid:
+      return len == 4 ? static_cast<int32_t>(ReadBigEndian(raw, 4)) : 0;
+    default:
+      return TextToInt(std::string_view(raw, static_cast<size_t>(len)));
+  }
+}
+
 bool IsNumberType(Oid t) {
   return t == kInt8Oid || t == kInt4Oid || t == kInt2Oid || t == kOidOid || t == kBoolOid ||
          t == kFloat4Oid || t == kFloat8Oid || t == kNumericOid;
@@ -222,6 +236,13 @@ struct Prepared {
   uint64_t replan_at = 100;
 };
 
+// The bound values of one execution as libpq takes them.
+struct EncodedParams {
+  std::vector<const char*> values;
+  std::vector<int> lengths, formats;
+  std::vector<std::string> encoded;  // numbers, kept alive for `values`
+};
+
 class PostgresConnection;
 
 class PostgresStatement final : public StatementImpl {
@@ -259,6 +280,7 @@ class PostgresStatement final : public StatementImpl {
   }
 
   Result<bool> Step() override;
+  Status Queue(int64_t* changes, int64_t* id) override;
 
   void Reset() override {
     PQclear(result_);
@@ -374,6 +396,9 @@ class PostgresStatement final : public StatementImpl {
   }
 
   Status Execute();
+  Status QueueNow(int64_t* changes, int64_t* id);
+  // The bound values as libpq sends them; InvalidArgument for a bad bind.
+  Status Encode(EncodedParams* out) const;
 
   PostgresConnection* conn_;
   Prepared* prepared_;  // owned by the connection
@@ -423,6 +448,15 @@ class PostgresConnection final : public SqlConnection {
   Status BeginRead() override { return Begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"); }
 
   Status Commit() override {
+    // A queued statement that failed fails the transaction whole.
+    Status flushed = Flush();
+    if (!flushed.ok()) {
+      in_transaction_ = false;
+      if (PQstatus(conn_) == CONNECTION_OK && PQtransactionStatus(conn_) != PQTRANS_IDLE) {
+        PQclear(PQexec(conn_, "ROLLBACK"));
+      }
+      return Status(flushed.code(), flushed.message() + "; the transaction was rolled back");
+    }
     in_transaction_ = false;
     if (PQstatus(conn_) != CONNECTION_OK) {
       return Status::Unavailable(url_.redacted +
@@ -440,6 +474,7 @@ class PostgresConnection final : public SqlConnection {
   }
 
   Status Rollback() override {
+    (void)Flush();  // what was queued is discarded, errors included
     in_transaction_ = false;
     if (PQstatus(conn_) != CONNECTION_OK) {
       return Status::Unavailable(url_.redacted +
@@ -448,6 +483,8 @@ class PostgresConnection final : public SqlConnection {
     FLOWRAG_RETURN_IF_ERROR(RequireTransaction("rollback"));
     return Exec("ROLLBACK");
   }
+
+  Status Flush() override { return Drain(nullptr, nullptr); }
 
   int64_t Changes() override { return changes_; }
   int64_t TotalChanges() override { return total_changes_; }
@@ -571,6 +608,14 @@ class PostgresConnection final : public SqlConnection {
   }
 
   // For statements.
+  bool in_transaction() const { return in_transaction_; }
+  // Runs prepared statement `p` with `params` and returns its result (OK or
+  // with rows); behind the statements queued before it, in one round trip.
+  Result<PGresult*> RunPrepared(const Prepared& p, const EncodedParams& params);
+  // Sends `p` with `params` in pipeline mode without waiting for its result
+  // (Statement::Queue); waits for all when kMaxQueued are outstanding.
+  Status SendQueued(const Prepared& p, const EncodedParams& params, int64_t* changes,
+                    int64_t* id);
   PGconn* conn() { return conn_; }
   const PostgresUrl& url() const { return url_; }
   Status Error(const PGresult* result, std::string_view what) const;
@@ -599,6 +644,22 @@ class PostgresConnection final : public SqlConnection {
 
   Result<bool> WorkspaceExists();
 
+  // Ends the pipeline: a sync, then the queued statements' results (their
+  // changes counted, the first error kept), then, when `own` is not null,
+  // the result of the statement `own_sql` sent last (left to the caller when
+  // it succeeded); back out of pipeline mode. A no-op without a pipeline.
+  Status Drain(const Prepared* own_sql, PGresult** own);
+
+  // A statement sent in pipeline mode whose result is not read yet.
+  struct QueuedStatement {
+    const Prepared* prepared;
+    int64_t* changes;  // Statement::Queue()'s counter, or null
+    int64_t* id;       // QueueReturningId()'s target, or null
+  };
+  // Bounds the memory of one pipeline (libpq's output buffer and the
+  // server's results, which libpq reads while it writes).
+  static constexpr size_t kMaxQueued = 1000;
+
   PostgresUrl url_;
   PGconn* conn_;
   // By SQL text as the caller wrote it; nodes keep their address.
@@ -608,6 +669,7 @@ class PostgresConnection final : public SqlConnection {
   bool listening_ = false;        // LISTEN flowrag sent (WaitForChange)
   bool in_transaction_ = false;   // between a Begin that succeeded and Commit/Rollback
   int64_t session_ = 1;           // incremented by every reconnection
+  std::vector<QueuedStatement> queued_;  // in pipeline mode, in the order sent
   SqlConnectionOptions options_;  // as opened (Setup), for reconnections
   // ReadBlobRange's last value (CacheBlob).
   std::string blob_key_;  // "table.column row N"; empty when none
@@ -674,6 +736,7 @@ Status PostgresConnection::EnsurePrepared(Prepared* p) {
   FLOWRAG_RETURN_IF_ERROR(EnsureConnected());
   if (p->session == session_) {
     if (++p->executions < p->replan_at) return Status::Ok();
+    FLOWRAG_RETURN_IF_ERROR(Flush());  // DEALLOCATE and PQprepare wait
     // The server keeps the plan it settled on after a few executions, made
     // for the table sizes of that moment: a lookup planned on a nearly
     // empty table scans it whole for the rest of a bulk load (2wiki's
@@ -682,6 +745,7 @@ Status PostgresConnection::EnsurePrepared(Prepared* p) {
     p->replan_at *= 4;
     FLOWRAG_RETURN_IF_ERROR(Exec("DEALLOCATE " + p->name));
   }
+  FLOWRAG_RETURN_IF_ERROR(Flush());  // PQprepare waits
   const std::string what = "prepare " + Excerpt(p->sql);
   // First time: unused numbers text, the rest for the server to infer
   // (PrepareCached); after a reconnection: the types it inferred then.
@@ -738,11 +802,13 @@ Status PostgresConnection::EnsureConnected() {
   }
   ++session_;
   listening_ = false;
+  queued_.clear();
   return Setup(options_);
 }
 
 Status PostgresConnection::Exec(std::string_view sql) {
   FLOWRAG_RETURN_IF_ERROR(EnsureConnected());
+  FLOWRAG_RETURN_IF_ERROR(Flush());  // the simple protocol has no pipeline
   const std::string what = "exec " + Excerpt(sql);
   if (sql.find('\0') != std::string_view::npos) {
     return Status::InvalidArgument(url_.redacted + ": " + what + ": the SQL holds a NUL byte");
@@ -777,6 +843,124 @@ Status PostgresConnection::Exec(std::string_view sql) {
     }
     PQclear(result);
     if (PQstatus(conn_) != CONNECTION_OK) break;
+  }
+  return first;
+}
+
+Result<PGresult*> PostgresConnection::RunPrepared(const Prepared& p, const EncodedParams& params) {
+  const int n = static_cast<int>(params.values.size());
+  PGresult* result = nullptr;
+  if (queued_.empty()) {
+    result = PQexecPrepared(conn_, p.name.c_str(), n, params.values.data(), params.lengths.data(),
+                            params.formats.data(), /*resultFormat=*/1);
+  } else {
+    if (PQsendQueryPrepared(conn_, p.name.c_str(), n, params.values.data(),
+                            params.lengths.data(), params.formats.data(),
+                            /*resultFormat=*/1) == 0) {
+      Status st = Error(nullptr, "step " + Excerpt(p.sql));
+      Status queued = Drain(nullptr, nullptr);
+      return queued.ok() ? st : queued;  // the earlier failure first
+    }
+    FLOWRAG_RETURN_IF_ERROR(Drain(&p, &result));
+  }
+  const ExecStatusType status = PQresultStatus(result);
+  if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
+    Status st = Error(result, "step " + Excerpt(p.sql));
+    PQclear(result);
+    return st;
+  }
+  return result;
+}
+
+Status PostgresConnection::SendQueued(const Prepared& p, const EncodedParams& params,
+                                      int64_t* changes, int64_t* id) {
+  if (PQpipelineStatus(conn_) == PQ_PIPELINE_OFF && PQenterPipelineMode(conn_) == 0) {
+    return Error(nullptr, "step " + Excerpt(p.sql) + ": entering pipeline mode");
+  }
+  if (PQsendQueryPrepared(conn_, p.name.c_str(), static_cast<int>(params.values.size()),
+                          params.values.data(), params.lengths.data(), params.formats.data(),
+                          /*resultFormat=*/1) == 0) {
+    Status st = Error(nullptr, "step " + Excerpt(p.sql));
+    Status queued = Drain(nullptr, nullptr);
+    return queued.ok() ? st : queued;
+  }
+  queued_.push_back({&p, changes, id});
+  if (queued_.size() >= kMaxQueued) return Flush();
+  return Status::Ok();
+}
+
+Status PostgresConnection::Drain(const Prepared* own_sql, PGresult** own) {
+  if (PQpipelineStatus(conn_) == PQ_PIPELINE_OFF) {
+    queued_.clear();
+    return Status::Ok();
+  }
+  std::vector<QueuedStatement> queued;
+  queued.swap(queued_);
+  Status first = Status::Ok();
+  const auto lost = [&](std::string_view what) {
+    if (first.ok()) first = Error(nullptr, what);
+  };
+  const size_t expected = queued.size() + (own != nullptr ? 1 : 0);
+  const auto sql_of = [&](size_t i) -> const std::string& {
+    return i < queued.size() ? queued[i].prepared->sql : own_sql->sql;
+  };
+  // Results come statement by statement, each closed by a null, then the
+  // sync's. Two nulls in a row mean nothing more is coming.
+  bool synced = false;
+  if (PQpipelineSync(conn_) == 0) {
+    lost(expected > 0 ? "step " + Excerpt(sql_of(0)) : std::string("sync"));
+  } else {
+    size_t i = 0;
+    bool after_null = false;
+    while (PQstatus(conn_) == CONNECTION_OK) {
+      PGresult* result = PQgetResult(conn_);
+      if (result == nullptr) {
+        if (after_null) break;
+        after_null = true;
+        ++i;
+        continue;
+      }
+      after_null = false;
+      const ExecStatusType status = PQresultStatus(result);
+      if (status == PGRES_PIPELINE_SYNC) {
+        PQclear(result);
+        synced = true;
+        break;
+      }
+      if (i >= expected) {
+        PQclear(result);  // not ours: cannot happen
+        continue;
+      }
+      if (i == queued.size()) {
+        // The caller's statement: its result is the caller's to judge.
+        if (first.ok() && *own == nullptr) {
+          *own = result;
+          result = nullptr;
+        }
+      } else if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) {
+        CountChanges(result);
+        if (queued[i].changes != nullptr) *queued[i].changes += changes_;
+        if (queued[i].id != nullptr && PQntuples(result) > 0 && PQnfields(result) > 0 &&
+            !PQgetisnull(result, 0, 0)) {
+          *queued[i].id = IntValue(result, 0, 0);
+        }
+      } else if (status != PGRES_PIPELINE_ABORTED && first.ok()) {
+        first = Error(result, "step " + Excerpt(sql_of(i)));  // later ones did not run
+      }
+      PQclear(result);
+    }
+    if (!synced && first.ok()) {
+      lost(expected > 0 ? "step " + Excerpt(sql_of(std::min(i, expected - 1)))
+                        : std::string("sync"));
+    }
+  }
+  // A lost connection leaves the pipeline to the reconnection (PQreset).
+  if (synced && PQexitPipelineMode(conn_) == 0 && first.ok()) {
+    first = Error(nullptr, "leaving pipeline mode");
+  }
+  if (!first.ok() && own != nullptr && *own != nullptr) {
+    PQclear(*own);
+    *own = nullptr;
   }
   return first;
 }
@@ -823,8 +1007,7 @@ Status PostgresConnection::Setup(const SqlConnectionOptions& options) {
   return Exec(settings);
 }
 
-Status PostgresStatement::Execute() {
-  FLOWRAG_RETURN_IF_ERROR(conn_->EnsurePrepared(prepared_));
+Status PostgresStatement::Encode(EncodedParams* out) const {
   const std::string& sql = prepared_->sql;
   const PostgresUrl& url = conn_->url();
   const auto invalid = [&](const std::string& why) {
@@ -832,21 +1015,22 @@ Status PostgresStatement::Execute() {
   };
   if (!bind_error_.empty()) return invalid(bind_error_);
   const size_t n = params_.size();
-  std::vector<const char*> values(n, nullptr);
-  std::vector<int> lengths(n, 0), formats(n, 0);
-  std::vector<std::string> encoded(n);
+  out->values.assign(n, nullptr);
+  out->lengths.assign(n, 0);
+  out->formats.assign(n, 0);
+  out->encoded.assign(n, std::string());
   for (size_t k = 0; k < n; ++k) {
     const Param& p = params_[k];
     const Oid type = prepared_->param_types[k];
     const std::string number = std::to_string(k + 1);
-    std::string& e = encoded[k];
+    std::string& e = out->encoded[k];
     switch (p.kind) {
       case Param::kNull:
         continue;
       case Param::kInt:
         if (type == kInt8Oid) {
           AppendBigEndian(&e, static_cast<uint64_t>(p.i), 8);
-          formats[k] = 1;
+          out->formats[k] = 1;
         } else if (type == kBoolOid) {
           e = p.i != 0 ? "true" : "false";  // SQLite's truth of an integer
         } else {
@@ -858,7 +1042,7 @@ Status PostgresStatement::Execute() {
           uint64_t bits;
           std::memcpy(&bits, &p.d, sizeof(bits));
           AppendBigEndian(&e, bits, 8);
-          formats[k] = 1;
+          out->formats[k] = 1;
         } else if ((type == kInt8Oid || type == kInt4Oid || type == kInt2Oid) &&
                    p.d == std::trunc(p.d) && std::fabs(p.d) < 9.2e18) {
           e = std::to_string(static_cast<int64_t>(p.d));  // as SQLite stores 2.0 in an INTEGER
@@ -873,34 +1057,62 @@ Status PostgresStatement::Execute() {
                          " bytes, more than PostgreSQL's 1 GiB limit");
         }
         if (type == kByteaOid) {
-          values[k] = p.bytes.data();
-          lengths[k] = static_cast<int>(p.bytes.size());
-          formats[k] = 1;
+          out->values[k] = p.bytes.data();
+          out->lengths[k] = static_cast<int>(p.bytes.size());
+          out->formats[k] = 1;
           continue;
         }
         if (p.bytes.find('\0') != std::string::npos) {
           return invalid("parameter " + number + " holds a NUL byte, which PostgreSQL " +
                          "text cannot store (bind it as a blob into a BYTEA column)");
         }
-        values[k] = p.bytes.c_str();
+        out->values[k] = p.bytes.c_str();
         continue;
     }
-    values[k] = e.data();
-    lengths[k] = static_cast<int>(e.size());
   }
-  result_ = PQexecPrepared(conn_->conn(), prepared_->name.c_str(), static_cast<int>(n),
-                           values.data(), lengths.data(), formats.data(), /*resultFormat=*/1);
-  const ExecStatusType status = PQresultStatus(result_);
-  if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
-    Status st = conn_->Error(result_, "step " + Excerpt(sql));
-    PQclear(result_);
-    result_ = nullptr;
-    return st;
+  // After the loop: the strings no longer move.
+  for (size_t k = 0; k < n; ++k) {
+    if (out->values[k] == nullptr && params_[k].kind != Param::kNull) {
+      out->values[k] = out->encoded[k].data();
+      out->lengths[k] = static_cast<int>(out->encoded[k].size());
+    }
   }
+  return Status::Ok();
+}
+
+Status PostgresStatement::Execute() {
+  FLOWRAG_RETURN_IF_ERROR(conn_->EnsurePrepared(prepared_));
+  EncodedParams params;
+  FLOWRAG_RETURN_IF_ERROR(Encode(&params));
+  FLOWRAG_ASSIGN_OR_RETURN(result_, conn_->RunPrepared(*prepared_, params));
   conn_->CountChanges(result_);
   rows_ = PQntuples(result_);
   row_ = -1;
   return Status::Ok();
+}
+
+// Outside a transaction a statement is its own transaction: run it now,
+// so that a pipeline never spans several implicit transactions.
+Status PostgresStatement::QueueNow(int64_t* changes, int64_t* id) {
+  if (!conn_->in_transaction()) {
+    FLOWRAG_RETURN_IF_ERROR(Execute());
+    if (changes != nullptr) *changes += conn_->Changes();
+    if (id != nullptr && rows_ > 0) {
+      row_ = 0;
+      *id = Int(0);
+    }
+    return Status::Ok();
+  }
+  FLOWRAG_RETURN_IF_ERROR(conn_->EnsurePrepared(prepared_));
+  EncodedParams params;
+  FLOWRAG_RETURN_IF_ERROR(Encode(&params));
+  return conn_->SendQueued(*prepared_, params, changes, id);
+}
+
+Status PostgresStatement::Queue(int64_t* changes, int64_t* id) {
+  Status st = QueueNow(changes, id);
+  Reset();
+  return st;
 }
 
 Result<bool> PostgresStatement::Step() {

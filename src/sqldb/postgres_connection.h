@@ -51,6 +51,19 @@
 // Callers retry; the engine's store follower does (engine/store_follower.h).
 // Statements are prepared once per session and again at their 100th, 400th,
 // 1600th, ... execution, so that their plans follow the tables' growth.
+// Queued statements (Statement::Queue): inside a transaction begun by
+// BeginWrite()/BeginRead() a queued statement is sent in libpq's pipeline
+// mode and its result is not waited for; the next wait (a Step() of any
+// statement, which goes out in the same pipeline, Prepare() of a new text,
+// Exec(), Flush(), Commit()) sends a sync and reads every queued result in
+// order, so a run of queued statements and the read after it cost one round
+// trip. At most 1000 are outstanding (then the queue is waited for: libpq
+// reads results while it writes, so neither side blocks). The first failure
+// is reported naming its statement; PostgreSQL then skips the rest of the
+// pipeline and the transaction is failed (Commit() rolls it back and says
+// so). A connection lost mid-pipeline is Unavailable and loses the
+// transaction, as above. Outside a transaction Queue() runs the statement at
+// once (each statement is its own transaction there). COPY stays refused.
 // Change announcements: AnnounceChange() is NOTIFY flowrag with the
 // workspace as payload; WaitForChange() LISTENs (again after a reconnect).
 // Thread-safety: none (as SqlConnection).

@@ -1,8 +1,41 @@
 #include "storage/graph_writer.h"
 
+#include <map>
+#include <vector>
+
 #include "storage/unix_time.h"
 
 namespace flowrag {
+
+namespace {
+
+// Lookups by a set of values take this many at a time (unused slots repeat
+// the first value): one round trip instead of one per value.
+constexpr int kLookupSlots = 16;
+
+// "(?1, ?2, ..., ?N)".
+std::string Slots(int n) {
+  std::string s = "(";
+  for (int i = 1; i <= n; ++i) s += (i > 1 ? ", ?" : "?") + std::to_string(i);
+  return s + ")";
+}
+
+// Per entity among the slots: id, most frequent surface form, then the
+// non-empty type a schema record gave, else the most frequent one; its
+// current name and type. No row for an entity that is gone.
+const std::string kCanonicalSql =
+    "SELECT e.id, (SELECT surface FROM mentions WHERE entity_id = e.id GROUP BY surface "
+    "ORDER BY sum(count) DESC, surface ASC LIMIT 1), "
+    "(SELECT m.type FROM mentions m LEFT JOIN extraction_state x ON x.passage_id = "
+    "m.passage_id AND x.extractor = 'schema' WHERE m.entity_id = e.id AND m.type <> '' "
+    "GROUP BY m.type ORDER BY max(CASE WHEN x.passage_id IS NULL THEN 0 ELSE 1 END) DESC, "
+    "sum(m.count) DESC, m.type ASC LIMIT 1), e.name, e.type FROM entities e WHERE e.id IN " +
+    Slots(kLookupSlots);
+
+const std::string kFindKeysSql =
+    "SELECT key, entity_id FROM entity_keys WHERE key IN " + Slots(kLookupSlots);
+
+}  // namespace
 
 Status GraphWriter::Prepare() {
   struct {
@@ -10,6 +43,7 @@ Status GraphWriter::Prepare() {
     const char* sql;
   } const statements[] = {
       {&find_key_, "SELECT entity_id FROM entity_keys WHERE key = ? LIMIT 1"},
+      {&find_keys_, kFindKeysSql.c_str()},
       {&insert_entity_, "INSERT INTO entities(name, type) VALUES (?, ?) RETURNING id"},
       {&insert_key_,
        "INSERT INTO entity_keys(key, passage_id, entity_id, surface) VALUES (?, ?, ?, ?) "
@@ -25,36 +59,33 @@ Status GraphWriter::Prepare() {
       {&insert_description_,
        "INSERT INTO descriptions(entity_id, passage_id, text) VALUES (?, ?, ?) "
        "ON CONFLICT DO NOTHING"},
-      {&find_relation_, "SELECT id FROM relations WHERE text = ?"},
-      {&insert_relation_, "INSERT INTO relations(text) VALUES (?) RETURNING id"},
-      {&find_fact_,
-       "SELECT id FROM facts WHERE subject_id = ? AND relation_id = ? AND object_id = ?"},
+      // Facts name their relation by text, so that a triple is three
+      // statements whose results nobody waits for (Statement::Queue). A
+      // relation is inserted only when missing, as a fact only when new:
+      // ids are drawn as when each was looked up first.
+      {&insert_relation_,
+       "INSERT INTO relations(text) SELECT CAST(?1 AS TEXT) WHERE NOT EXISTS "
+       "(SELECT 1 FROM relations WHERE text = ?1)"},
       {&insert_fact_,
-       "INSERT INTO facts(subject_id, relation_id, object_id) VALUES (?, ?, ?) "
-       "ON CONFLICT DO NOTHING RETURNING id"},
+       "INSERT INTO facts(subject_id, relation_id, object_id) SELECT ?1, r.id, ?3 FROM "
+       "relations r WHERE r.text = ?2 ON CONFLICT DO NOTHING"},
       {&insert_fact_source_,
-       "INSERT INTO fact_sources(fact_id, passage_id) VALUES (?, ?) ON CONFLICT DO NOTHING"},
+       "INSERT INTO fact_sources(fact_id, passage_id) SELECT f.id, CAST(?4 AS BIGINT) FROM "
+       "facts f JOIN relations r ON r.id = f.relation_id WHERE f.subject_id = ?1 AND "
+       "r.text = ?2 AND f.object_id = ?3 ON CONFLICT DO NOTHING"},
       {&mark_,
        "INSERT INTO extraction_state(passage_id, extractor, status, detail, extracted_at) "
        "VALUES (?, ?, ?, ?, ?) ON CONFLICT(passage_id) DO UPDATE SET extractor = "
        "excluded.extractor, status = excluded.status, detail = excluded.detail, "
        "extracted_at = excluded.extracted_at"},
       {&clear_keys_, "DELETE FROM entity_keys WHERE passage_id = ?"},
-      {&clear_mentions_, "DELETE FROM mentions WHERE passage_id = ?"},
+      // The passage's entities as its mentions go (their names are redone).
+      {&clear_mentions_, "DELETE FROM mentions WHERE passage_id = ? RETURNING entity_id"},
       {&clear_descriptions_, "DELETE FROM descriptions WHERE passage_id = ?"},
       {&clear_fact_sources_, "DELETE FROM fact_sources WHERE passage_id = ?"},
-      {&entities_of_passage_, "SELECT entity_id FROM mentions WHERE passage_id = ?"},
       // Most frequent surface form, then the non-empty type a schema record
       // gave, else the most frequent one.
-      {&canonical_,
-       "SELECT (SELECT surface FROM mentions WHERE entity_id = ?1 GROUP BY surface "
-       "ORDER BY sum(count) DESC, surface ASC LIMIT 1), "
-       "(SELECT m.type FROM mentions m LEFT JOIN extraction_state x ON x.passage_id = "
-       "m.passage_id AND x.extractor = 'schema' WHERE m.entity_id = ?1 AND m.type <> '' "
-       "GROUP BY m.type ORDER BY max(CASE WHEN x.passage_id IS NULL THEN 0 ELSE 1 END) DESC, "
-       "sum(m.count) DESC, "
-       "m.type ASC LIMIT 1), "
-       "(SELECT name FROM entities WHERE id = ?1), (SELECT type FROM entities WHERE id = ?1)"},
+      {&canonical_, kCanonicalSql.c_str()},
       // A new name means a new embedding: its synonym edges are recomputed.
       {&rename_,
        "UPDATE entities SET name = ?1, type = ?2, synonyms_done = CASE WHEN name = ?1 THEN "
@@ -81,22 +112,27 @@ Result<bool> GraphWriter::PassageHolds(int64_t passage_id, uint64_t embed_hash) 
   return holds;
 }
 
+// Three statements queued and the fourth read: one round trip.
 Status GraphWriter::ClearPassage(int64_t passage_id) {
-  entities_of_passage_.Bind(1, passage_id);
+  const int64_t keys_before = cleared_keys_, rows_before = cleared_rows_;
+  FLOWRAG_RETURN_IF_ERROR(clear_keys_.Bind(1, passage_id).Queue(&cleared_keys_));
+  FLOWRAG_RETURN_IF_ERROR(clear_descriptions_.Bind(1, passage_id).Queue(&cleared_rows_));
+  FLOWRAG_RETURN_IF_ERROR(clear_fact_sources_.Bind(1, passage_id).Queue(&cleared_rows_));
+  clear_mentions_.Bind(1, passage_id);
   while (true) {
-    FLOWRAG_ASSIGN_OR_RETURN(bool row, entities_of_passage_.Step());
-    if (!row) break;
-    touched_.insert(entities_of_passage_.Int(0));
-  }
-  entities_of_passage_.Reset();
-  for (Statement* s :
-       {&clear_keys_, &clear_mentions_, &clear_descriptions_, &clear_fact_sources_}) {
-    FLOWRAG_RETURN_IF_ERROR(s->Bind(1, passage_id).Run());
-    if (conn_->Changes() > 0) {
-      removed_ = true;
-      if (s == &clear_keys_) key_owners_.clear();  // a key may have lost its last row
+    Result<bool> row = clear_mentions_.Step();
+    if (!row.ok()) {
+      clear_mentions_.Reset();
+      return row.status();
     }
+    if (!*row) break;
+    touched_.insert(clear_mentions_.Int(0));
+    ++cleared_rows_;
   }
+  clear_mentions_.Reset();
+  if (cleared_keys_ != keys_before || cleared_rows_ != rows_before) removed_ = true;
+  // A key may have lost its last row.
+  if (cleared_keys_ != keys_before) key_owners_.clear();
   return Status::Ok();
 }
 
@@ -112,30 +148,82 @@ Result<int64_t> GraphWriter::KeyOwner(const std::string& key) {
   return id;
 }
 
+Status GraphWriter::PrefetchKeys(const PassageExtraction& ex) {
+  std::vector<std::string> wanted;
+  std::set<std::string> seen;
+  const auto want = [&](const std::string& name) {
+    std::string key = EntityKey(name);
+    if (!key.empty() && !key_owners_.count(key) && seen.insert(key).second) {
+      wanted.push_back(std::move(key));
+    }
+  };
+  for (const ExtractedEntity& e : ex.entities) {
+    if (EntityKey(e.name).empty()) continue;  // skipped by AddEntities
+    want(e.name);
+    for (const std::string& a : e.aliases) want(a);
+  }
+  for (size_t begin = 0; begin < wanted.size(); begin += kLookupSlots) {
+    for (int i = 0; i < kLookupSlots; ++i) {
+      const size_t k = begin + i < wanted.size() ? begin + i : begin;
+      find_keys_.Bind(i + 1, wanted[k]);
+    }
+    std::unordered_map<std::string, int64_t> found;
+    while (true) {
+      Result<bool> row = find_keys_.Step();
+      if (!row.ok()) {
+        find_keys_.Reset();
+        return row.status();
+      }
+      if (!*row) break;
+      // Every row of a key names the same entity (AddEntities).
+      found.emplace(std::string(find_keys_.Text(0)), find_keys_.Int(1));
+    }
+    find_keys_.Reset();
+    for (size_t k = begin; k < std::min(wanted.size(), begin + kLookupSlots); ++k) {
+      auto it = found.find(wanted[k]);
+      key_owners_.emplace(wanted[k], it == found.end() ? 0 : it->second);
+    }
+  }
+  return Status::Ok();
+}
+
 Result<int64_t> GraphWriter::Resolve(const ExtractedEntity& e) {
   FLOWRAG_ASSIGN_OR_RETURN(int64_t id, KeyOwner(EntityKey(e.name)));
   for (size_t i = 0; id == 0 && i < e.aliases.size(); ++i) {
     FLOWRAG_ASSIGN_OR_RETURN(id, KeyOwner(EntityKey(e.aliases[i])));
   }
-  if (id != 0) return id;
-  FLOWRAG_ASSIGN_OR_RETURN(id, insert_entity_.Bind(1, e.name).Bind(2, e.type).RunReturningId());
-  ++report_.entities_created;
-  report_.created_entities.insert(id);
   return id;
 }
 
+// Resolution runs first with stand-ins for the entities the passage
+// creates (-1, -2, ...: memo and `local` hold them meanwhile); their
+// inserts then go out together and their ids come back in one round trip;
+// then the keys, mentions and descriptions are queued with the real ids, in
+// the order a statement-by-statement write would issue them.
 Status GraphWriter::AddEntities(const PassageExtraction& ex,
                                 std::unordered_map<std::string, int64_t>* local) {
+  FLOWRAG_RETURN_IF_ERROR(PrefetchKeys(ex));
+  struct Planned {
+    const ExtractedEntity* entity;
+    int64_t id;                                            // a stand-in when < 0
+    std::vector<std::pair<std::string, std::string>> keys;  // key, surface
+  };
+  std::vector<Planned> planned;
+  std::vector<const ExtractedEntity*> created;  // stand-in -(i + 1)
   for (const ExtractedEntity& e : ex.entities) {
     const std::string key = EntityKey(e.name);
     if (key.empty()) continue;
     FLOWRAG_ASSIGN_OR_RETURN(int64_t id, Resolve(e));
-    touched_.insert(id);
+    if (id == 0) {
+      created.push_back(&e);
+      id = -static_cast<int64_t>(created.size());
+    }
+    Planned p{&e, id, {}};
     // Record every key of this entity for this passage, unless it names
     // another entity already.
     std::vector<std::pair<std::string, std::string>> keys = {{key, e.name}};
     for (const std::string& a : e.aliases) keys.emplace_back(EntityKey(a), a);
-    for (const auto& [k, surface] : keys) {
+    for (auto& [k, surface] : keys) {
       if (k.empty()) continue;
       FLOWRAG_ASSIGN_OR_RETURN(const int64_t owner, KeyOwner(k));
       if (owner != 0 && owner != id) {
@@ -145,40 +233,50 @@ Status GraphWriter::AddEntities(const PassageExtraction& ex,
       // Linked (non-defining) names record their keys too, so a document
       // that defines the name later in the same batch resolves to this
       // entity instead of creating a second one.
-      FLOWRAG_RETURN_IF_ERROR(
-          insert_key_.Bind(1, k).Bind(2, ex.passage_id).Bind(3, id).Bind(4, surface).Run());
       key_owners_[k] = id;
       local->emplace(k, id);
+      p.keys.emplace_back(std::move(k), std::move(surface));
     }
+    planned.push_back(std::move(p));
+  }
+  std::vector<int64_t> ids(created.size(), 0);
+  for (size_t i = 0; i < created.size(); ++i) {
+    FLOWRAG_RETURN_IF_ERROR(
+        insert_entity_.Bind(1, created[i]->name).Bind(2, created[i]->type).QueueReturningId(&ids[i]));
+  }
+  if (!created.empty()) FLOWRAG_RETURN_IF_ERROR(conn_->Flush());
+  for (int64_t id : ids) {
+    if (id <= 0) return Status::Internal("graph: an inserted entity returned no id");
+    ++report_.entities_created;
+    report_.created_entities.insert(id);
+  }
+  const auto real = [&](int64_t id) { return id < 0 ? ids[-id - 1] : id; };
+  for (auto& [k, id] : *local) id = real(id);
+  for (Planned& p : planned) {
+    p.id = real(p.id);
+    touched_.insert(p.id);
+    for (const auto& [k, surface] : p.keys) {
+      key_owners_[k] = p.id;
+      FLOWRAG_RETURN_IF_ERROR(
+          insert_key_.Bind(1, k).Bind(2, ex.passage_id).Bind(3, p.id).Bind(4, surface).Queue());
+    }
+    const ExtractedEntity& e = *p.entity;
     FLOWRAG_RETURN_IF_ERROR(upsert_mention_.Bind(1, ex.passage_id)
-                                .Bind(2, id)
+                                .Bind(2, p.id)
                                 .Bind(3, e.name)
                                 .Bind(4, e.type)
                                 .Bind(5, int64_t{std::max(1, e.count)})
                                 .Bind(6, int64_t{e.defining ? 1 : 0})
-                                .Run());
+                                .Queue());
     ++report_.mentions;
     if (!e.description.empty()) {
-      FLOWRAG_RETURN_IF_ERROR(
-          insert_description_.Bind(1, id).Bind(2, ex.passage_id).Bind(3, e.description).Run());
-      report_.descriptions += conn_->Changes() > 0;
+      FLOWRAG_RETURN_IF_ERROR(insert_description_.Bind(1, p.id)
+                                  .Bind(2, ex.passage_id)
+                                  .Bind(3, e.description)
+                                  .Queue(&descriptions_inserted_));
     }
   }
   return Status::Ok();
-}
-
-Result<int64_t> GraphWriter::RelationId(const std::string& text) {
-  auto it = relation_ids_.find(text);
-  if (it != relation_ids_.end()) return it->second;
-  find_relation_.Bind(1, text);
-  FLOWRAG_ASSIGN_OR_RETURN(bool row, find_relation_.Step());
-  int64_t id = row ? find_relation_.Int(0) : 0;
-  find_relation_.Reset();
-  if (id == 0) {
-    FLOWRAG_ASSIGN_OR_RETURN(id, insert_relation_.Bind(1, text).RunReturningId());
-  }
-  relation_ids_.emplace(text, id);
-  return id;
 }
 
 Status GraphWriter::AddTriples(const PassageExtraction& ex,
@@ -190,30 +288,20 @@ Status GraphWriter::AddTriples(const PassageExtraction& ex,
       ++report_.triples_rejected;
       continue;
     }
-    FLOWRAG_ASSIGN_OR_RETURN(int64_t relation, RelationId(t.relation));
-    FLOWRAG_ASSIGN_OR_RETURN(int64_t fact, FactId(s->second, relation, o->second));
-    FLOWRAG_RETURN_IF_ERROR(insert_fact_source_.Bind(1, fact).Bind(2, ex.passage_id).Run());
-    report_.fact_sources += conn_->Changes() > 0;
+    if (relations_known_.insert(t.relation).second) {
+      FLOWRAG_RETURN_IF_ERROR(insert_relation_.Bind(1, t.relation).Queue());
+    }
+    FLOWRAG_RETURN_IF_ERROR(insert_fact_.Bind(1, s->second)
+                                .Bind(2, t.relation)
+                                .Bind(3, o->second)
+                                .Queue(&facts_inserted_));
+    FLOWRAG_RETURN_IF_ERROR(insert_fact_source_.Bind(1, s->second)
+                                .Bind(2, t.relation)
+                                .Bind(3, o->second)
+                                .Bind(4, ex.passage_id)
+                                .Queue(&fact_sources_inserted_));
   }
   return Status::Ok();
-}
-
-// Inserted first: most facts are new, so one statement is the usual cost.
-Result<int64_t> GraphWriter::FactId(int64_t subject, int64_t relation, int64_t object) {
-  insert_fact_.Bind(1, subject).Bind(2, relation).Bind(3, object);
-  FLOWRAG_ASSIGN_OR_RETURN(bool inserted, insert_fact_.Step());
-  int64_t fact = inserted ? insert_fact_.Int(0) : 0;
-  insert_fact_.Reset();
-  if (inserted) {
-    ++report_.facts_created;
-    return fact;
-  }
-  find_fact_.Bind(1, subject).Bind(2, relation).Bind(3, object);
-  FLOWRAG_ASSIGN_OR_RETURN(bool row, find_fact_.Step());
-  fact = row ? find_fact_.Int(0) : 0;
-  find_fact_.Reset();
-  if (fact == 0) return Status::Internal("graph: a fact neither inserted nor found");
-  return fact;
 }
 
 Status GraphWriter::ApplyPassage(const PassageExtraction& ex, std::string_view extractor,
@@ -228,7 +316,7 @@ Status GraphWriter::ApplyPassage(const PassageExtraction& ex, std::string_view e
       .Bind(3, "done")
       .Bind(4, detail)
       .Bind(5, UnixSeconds())
-      .Run();
+      .Queue();
 }
 
 Status GraphWriter::AddToPassage(const PassageExtraction& ex) {
@@ -253,25 +341,43 @@ Status GraphWriter::MarkFailed(int64_t passage_id, std::string_view extractor,
       .Bind(3, "failed")
       .Bind(4, detail)
       .Bind(5, UnixSeconds())
-      .Run();
+      .Queue();
 }
 
-Status GraphWriter::Canonicalise(int64_t entity_id) {
-  canonical_.Bind(1, entity_id);
-  FLOWRAG_ASSIGN_OR_RETURN(bool row, canonical_.Step());
-  if (!row || canonical_.IsNull(0) || canonical_.IsNull(2)) {
+// Touched entities are read kLookupSlots at a time; renames are queued and
+// issued in id order.
+Status GraphWriter::Canonicalise() {
+  const std::vector<int64_t> ids(touched_.begin(), touched_.end());
+  for (size_t begin = 0; begin < ids.size(); begin += kLookupSlots) {
+    for (int i = 0; i < kLookupSlots; ++i) {
+      canonical_.Bind(i + 1, ids[begin + i < ids.size() ? begin + i : begin]);
+    }
+    struct Names {
+      std::string name, type;
+      bool renamed, retyped;
+    };
+    std::map<int64_t, Names> changed;
+    while (true) {
+      Result<bool> row = canonical_.Step();
+      if (!row.ok()) {
+        canonical_.Reset();
+        return row.status();
+      }
+      if (!*row) break;
+      if (canonical_.IsNull(1)) continue;  // no mentions left: collected below
+      Names n{std::string(canonical_.Text(1)),
+              std::string(canonical_.IsNull(2) ? "" : canonical_.Text(2)), false, false};
+      n.renamed = canonical_.Text(3) != n.name;
+      n.retyped = canonical_.Text(4) != n.type;
+      if (n.renamed || n.retyped) changed.emplace(canonical_.Int(0), std::move(n));
+    }
     canonical_.Reset();
-    return Status::Ok();  // no mentions left: collected below
+    for (const auto& [id, n] : changed) {
+      if (n.renamed && !report_.created_entities.count(id)) report_.renamed_entities.insert(id);
+      FLOWRAG_RETURN_IF_ERROR(rename_.Bind(1, n.name).Bind(2, n.type).Bind(3, id).Queue());
+    }
   }
-  std::string name(canonical_.Text(0));
-  std::string type(canonical_.IsNull(1) ? "" : canonical_.Text(1));
-  const bool renamed = canonical_.Text(2) != name;
-  const bool retyped = canonical_.Text(3) != type;
-  canonical_.Reset();
-  if (!renamed && !retyped) return Status::Ok();  // one statement less per entity
-  if (renamed && !report_.created_entities.count(entity_id))
-    report_.renamed_entities.insert(entity_id);
-  return rename_.Bind(1, name).Bind(2, type).Bind(3, entity_id).Run();
+  return Status::Ok();
 }
 
 Status GraphWriter::Finish() {
@@ -279,13 +385,19 @@ Status GraphWriter::Finish() {
     FLOWRAG_RETURN_IF_ERROR(Collect());
   }
   removed_ = false;
-  relation_ids_.clear();
-  for (int64_t id : touched_) FLOWRAG_RETURN_IF_ERROR(Canonicalise(id));
+  relations_known_.clear();
+  FLOWRAG_RETURN_IF_ERROR(Canonicalise());
   touched_.clear();
+  // The queued statements' counts.
+  FLOWRAG_RETURN_IF_ERROR(conn_->Flush());
+  report_.descriptions = static_cast<size_t>(descriptions_inserted_);
+  report_.facts_created = static_cast<size_t>(facts_inserted_);
+  report_.fact_sources = static_cast<size_t>(fact_sources_inserted_);
   return Status::Ok();
 }
 
 Status GraphWriter::Collect() {
+  relations_known_.clear();  // relations without facts go
   // Entities no passage defines any more (their links, keys, facts and
   // synonym edges cascade), then facts left without a source.
   FLOWRAG_RETURN_IF_ERROR(

@@ -208,6 +208,7 @@ Status Store::InWriteTransaction(const std::function<Status()>& body) {
   return InTransaction([&]() -> Status {
     const int64_t before = conn_->TotalChanges();
     FLOWRAG_RETURN_IF_ERROR(body());
+    FLOWRAG_RETURN_IF_ERROR(conn_->Flush());  // queued statements count once run
     // A transaction that changed no row (a collection that found nothing)
     // leaves the snapshot valid.
     if (conn_->TotalChanges() == before) return Status::Ok();
@@ -333,7 +334,7 @@ Result<BatchWriteReport> Store::WriteDocuments(std::span<const DocumentWrite> ba
                                     .Bind(6, r.record_key)
                                     .Bind(7, int64_t{r.structured ? 1 : 0})
                                     .Bind(8, r.fields)
-                                    .Run());
+                                    .Queue());
       }
       for (const PassageWrite& p : w.passages) {
         FLOWRAG_RETURN_IF_ERROR(ins_passage.Bind(1, doc_id)
@@ -341,7 +342,7 @@ Result<BatchWriteReport> Store::WriteDocuments(std::span<const DocumentWrite> ba
                                     .Bind(3, int64_t{p.begin})
                                     .Bind(4, int64_t{p.end})
                                     .Bind(5, HashToSql(p.embed_hash))
-                                    .Run());
+                                    .Queue());
         ++report.passages_added;
       }
     }
@@ -454,7 +455,7 @@ Status Store::PutEmbeddings(std::string_view model, std::span<const uint64_t> ha
                                   .Bind(2, HashToSql(hashes[i]))
                                   .Bind(3, static_cast<int64_t>(vectors.cols))
                                   .BindBlob(4, vectors.row(i), vectors.cols * sizeof(float))
-                                  .Run());
+                                  .Queue());
     }
     return Status::Ok();
   });

@@ -101,7 +101,7 @@ Result<std::vector<Store::PendingPassage>> Store::ClaimPassagesForExtraction(
                                   .Bind(2, extractor)
                                   .Bind(3, worker)
                                   .Bind(4, now + lease_seconds)
-                                  .Run());
+                                  .Queue());
     }
     return Status::Ok();
   }));
@@ -204,7 +204,7 @@ Status Store::MarkNamesLinked(const std::vector<std::string>& keys) {
     FLOWRAG_ASSIGN_OR_RETURN(
         Statement s,
         conn_->Prepare("INSERT INTO linked_names(key) VALUES (?) ON CONFLICT DO NOTHING"));
-    for (const std::string& k : keys) FLOWRAG_RETURN_IF_ERROR(s.Bind(1, k).Run());
+    for (const std::string& k : keys) FLOWRAG_RETURN_IF_ERROR(s.Bind(1, k).Queue());
     return Status::Ok();
   });
 }
@@ -356,10 +356,10 @@ Status Store::ReplaceSynonyms(const std::vector<int64_t>& entities,
   return InWriteTransaction([&]() -> Status {
     FLOWRAG_ASSIGN_OR_RETURN(Statement done,
                              conn_->Prepare("UPDATE entities SET synonyms_done = 1 WHERE id = ?"));
-    for (int64_t e : entities) FLOWRAG_RETURN_IF_ERROR(done.Bind(1, e).Run());
+    for (int64_t e : entities) FLOWRAG_RETURN_IF_ERROR(done.Bind(1, e).Queue());
     FLOWRAG_ASSIGN_OR_RETURN(Statement del,
                              conn_->Prepare("DELETE FROM synonyms WHERE a = ?1 OR b = ?1"));
-    for (int64_t e : entities) FLOWRAG_RETURN_IF_ERROR(del.Bind(1, e).Run());
+    for (int64_t e : entities) FLOWRAG_RETURN_IF_ERROR(del.Bind(1, e).Queue());
     FLOWRAG_ASSIGN_OR_RETURN(
         Statement ins,
         conn_->Prepare("INSERT INTO synonyms(a, b, similarity) SELECT ?1, ?2, ?3 "
@@ -368,7 +368,8 @@ Status Store::ReplaceSynonyms(const std::vector<int64_t>& entities,
                        "ON CONFLICT(a, b) DO UPDATE SET similarity = excluded.similarity"));
     for (const SynonymRow& e : edges) {
       if (e.a >= e.b) return Status::InvalidArgument("synonym edge needs a < b");
-      FLOWRAG_RETURN_IF_ERROR(ins.Bind(1, e.a).Bind(2, e.b).BindDouble(3, e.similarity).Run());
+      FLOWRAG_RETURN_IF_ERROR(
+          ins.Bind(1, e.a).Bind(2, e.b).BindDouble(3, e.similarity).Queue());
     }
     return Status::Ok();
   });

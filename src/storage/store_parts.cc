@@ -90,7 +90,7 @@ Result<bool> Store::PutSnapshotPart(const SnapshotPartInfo& info, const PartProd
                                        std::to_string(data.size()) + " bytes");
       }
       FLOWRAG_RETURN_IF_ERROR(
-          chunk.Bind(1, info.name).Bind(2, chunks).BindBlob(3, data.data(), data.size()).Run());
+          chunk.Bind(1, info.name).Bind(2, chunks).BindBlob(3, data.data(), data.size()).Queue());
       ++chunks;
       bytes += data.size();
       return Status::Ok();
