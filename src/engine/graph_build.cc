@@ -95,9 +95,16 @@ std::vector<std::string> BlockingKeys(const std::string& text) {
 // run every name once (never a dense matrix of all).
 class LexicalSynonyms {
  public:
+  // `keys`: each row's entity by content (name and type), which breaks
+  // ties between equal scores, so that the top_k kept do not depend on the
+  // order in which (parallel) writers created the entities.
   LexicalSynonyms(Embedder& embedder, const std::vector<std::string>& texts,
-                  const SynonymOptions& options)
-      : embedder_(embedder), texts_(texts), options_(options), slot_(texts.size(), -1) {
+                  const std::vector<std::string>& keys, const SynonymOptions& options)
+      : embedder_(embedder),
+        texts_(texts),
+        keys_(keys),
+        options_(options),
+        slot_(texts.size(), -1) {
     rows_.cols = embedder.Dimension();
     for (uint32_t i = 0; i < texts.size(); ++i) {
       for (const std::string& w : BlockingKeys(texts[i])) by_word_[w].push_back(i);
@@ -153,8 +160,9 @@ class LexicalSynonyms {
       const float score = rows_.DotRow(a, rows_, static_cast<uint32_t>(slot_[c]));
       if (score >= options_.threshold) hits.push_back({c, score});
     }
-    std::sort(hits.begin(), hits.end(), [](const VectorHit& x, const VectorHit& y) {
-      return x.score != y.score ? x.score > y.score : x.id < y.id;
+    std::sort(hits.begin(), hits.end(), [&](const VectorHit& x, const VectorHit& y) {
+      if (x.score != y.score) return x.score > y.score;
+      return keys_[x.id] != keys_[y.id] ? keys_[x.id] < keys_[y.id] : x.id < y.id;
     });
     if (hits.size() > options_.top_k) hits.resize(options_.top_k);
     return hits;
@@ -163,6 +171,7 @@ class LexicalSynonyms {
  private:
   Embedder& embedder_;
   const std::vector<std::string>& texts_;
+  const std::vector<std::string>& keys_;
   const SynonymOptions& options_;
   std::unordered_map<std::string, std::vector<uint32_t>> by_word_;
   std::vector<int64_t> slot_;  // row → its row in rows_, -1 while not embedded
@@ -178,10 +187,11 @@ Status UpdateSynonyms(Store& store, Embedder& embedder, const SynonymOptions& op
   FLOWRAG_ASSIGN_OR_RETURN(std::vector<int64_t> changed, store.EntitiesNeedingSynonyms());
   if (changed.empty()) return Status::Ok();
   std::vector<int64_t> ids;
-  std::vector<std::string> texts;
+  std::vector<std::string> texts, keys;
   FLOWRAG_RETURN_IF_ERROR(store.ForEachEntity([&](Store::EntityRow&& e) -> Status {
     ids.push_back(e.id);
     texts.push_back(EntityText(e.name));
+    keys.push_back(e.name + '\x1f' + e.type);
     return Status::Ok();
   }));
   std::unordered_map<int64_t, uint32_t> row_of;
@@ -196,7 +206,7 @@ Status UpdateSynonyms(Store& store, Embedder& embedder, const SynonymOptions& op
   std::vector<bool> found;
   std::unique_ptr<VectorIndex> index;
   if (embedder.IsLocal()) {
-    lexical = std::make_unique<LexicalSynonyms>(embedder, texts, options);
+    lexical = std::make_unique<LexicalSynonyms>(embedder, texts, keys, options);
     prepare = [&](const std::vector<uint32_t>& rows) { return lexical->Prepare(rows); };
     has_vector = [&](uint32_t row) { return lexical->HasVector(row); };
     neighbours = [&](uint32_t row) { return lexical->Neighbours(row); };
