@@ -28,7 +28,9 @@ Status EmbedGraphTexts(Store& store, Embedder& embedder, size_t batch_size, bool
 // Recomputes the SYNONYM edges of the entities created or renamed since the
 // last call (Store::EntitiesNeedingSynonyms): only those are compared with
 // the others, never all pairs again. Dense (model) vectors: exact kNN over
-// all entity names. Lexical vectors: the entities sharing a word (above).
+// all entity names. Lexical vectors: the entities sharing a word (above);
+// equal scores are ordered by entity name and type, not id, so the top_k
+// kept are the same whichever order (parallel) writers created them in.
 Status UpdateSynonyms(Store& store, Embedder& embedder, const SynonymOptions& options,
                       size_t* entities_processed, size_t* edges);
 
