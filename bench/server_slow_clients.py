@@ -133,13 +133,15 @@ def main():
 
     scenarios = [("no other client", 0, 0),
                  (f"{args.slow} slow-header + {args.idle} idle connections", args.slow, args.idle)]
+    load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         db = os.path.join(tmp, "demo.db")
         run([flowrag, "index", os.path.join(ROOT, "examples/demo"), "--db", db, "-q"])
         lines = [
             "# /healthz under slow and idle clients",
             "",
-            f"Machine: {cpu_model()}, {os.cpu_count()} cores (shared with other jobs). "
+            f"Machine: {cpu_model()}, {os.cpu_count()} cores (load average {load:.1f} at the "
+            "start). "
             f"flowrag commit: `{git_commit()}` (release build), `flowrag serve` defaults"
             + (f" plus `{' '.join(args.serve_arg)}`" if args.serve_arg else "") + ".",
             f"Command: `bench/server_slow_clients.py --runs {args.runs} --slow {args.slow} "
