@@ -60,6 +60,7 @@ nlohmann::json IndexReportJson(const IndexReport& r) {
           {"documents_unchanged", r.documents_unchanged},
           {"passages_added", r.passages_added},
           {"passages_embedded", r.passages_embedded},
+          {"embedder_refitted", r.embedder_refitted},
           {"extractor", r.extractor},
           {"passages_extracted", r.passages_extracted},
           {"entities_created", r.entities_created},
