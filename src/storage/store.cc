@@ -1,12 +1,12 @@
 #include "storage/store.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cstring>
 
 #include "sqldb/connection.h"
 #include "storage/document_texts.h"
 #include "storage/graph_writer.h"
+#include "storage/meta_value.h"
 #include "storage/schema.h"
 #include "storage/unix_time.h"
 
@@ -241,14 +241,7 @@ Result<std::optional<int64_t>> Store::GetMetaInt(std::string_view key, int64_t m
                                                   int64_t max) {
   FLOWRAG_ASSIGN_OR_RETURN(auto text, GetMeta(key));
   if (!text) return std::optional<int64_t>();
-  int64_t v = 0;
-  const char* end = text->data() + text->size();
-  const auto [ptr, ec] = std::from_chars(text->data(), end, v);
-  if (ec != std::errc() || ptr != end || v < min || v > max) {
-    return Status::Corruption(path_ + ": meta." + std::string(key) + " \"" + text->substr(0, 40) +
-                              "\": expected an integer from " + std::to_string(min) + " to " +
-                              std::to_string(max) + " (the store is damaged or was edited)");
-  }
+  FLOWRAG_ASSIGN_OR_RETURN(int64_t v, ParseMetaInt(path_, key, *text, min, max));
   return std::optional<int64_t>(v);
 }
 

@@ -1,9 +1,10 @@
 // Store: persisted snapshot parts (format 6). See store.h and doc/storage.md
 // "Snapshot parts". Storage keeps the bytes and their header; what the bytes
 // mean, and the checksum, belong to the writer (graph/graph_io.h).
-#include <charconv>
+#include <cstdint>
 
 #include "sqldb/connection.h"
+#include "storage/meta_value.h"
 #include "storage/store.h"
 #include "storage/unix_time.h"
 
@@ -17,14 +18,7 @@ Result<int64_t> ReadGeneration(SqlConnection& conn, const std::string& path) {
                            conn.Prepare("SELECT value FROM meta WHERE key = 'generation'"));
   FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return int64_t{0};
-  const std::string text(s.Text(0));
-  int64_t v = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || v < 0) {
-    return Status::Corruption(path + ": meta.generation \"" + text.substr(0, 40) +
-                              "\": expected a count (the store is damaged or was edited)");
-  }
-  return v;
+  return ParseMetaInt(path, "generation", s.Text(0), 0, INT64_MAX);
 }
 
 }  // namespace
