@@ -1,31 +1,19 @@
 // EngineImpl: the knowledge-graph side (OpenIE import, graph build steps,
-// graph statistics, the GraphView). The extraction phase of Index() is in extraction_phase.cc.
+// graph statistics, the GraphView). The write phases of an index run are in
+// indexing/.
 #include <algorithm>
 #include <chrono>
 #include <unordered_map>
 
 #include "common/progress.h"
+#include "common/stopwatch.h"
 #include "engine/engine_impl.h"
-#include "engine/graph_build.h"
+#include "indexing/graph_extras.h"
 #include "export/graph_view.h"
 #include "extract/openie_import.h"
 #include "storage/graph_writer.h"
 
 namespace flowrag {
-namespace {
-
-double SecondsSince(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
-
-}  // namespace
-
-Status EngineImpl::BuildGraphExtras(bool progress, size_t* texts_embedded, size_t* synonym_edges) {
-  FLOWRAG_RETURN_IF_ERROR(EmbedGraphTexts(*store_, *embedder_, 512, progress, texts_embedded));
-  size_t processed = 0;
-  return UpdateSynonyms(*store_, *embedder_, SynonymOptions{}, &processed, synonym_edges);
-}
-
 Result<ImportReport> EngineImpl::ImportOpenIe(const std::string& path,
                                               const ImportOpenIeOptions& options) {
   if (options_.read_only) return Status::FailedPrecondition(store_->path() + ": opened read-only");
@@ -103,7 +91,8 @@ Result<ImportReport> EngineImpl::ImportOpenIe(const std::string& path,
     if (report.messages.size() < 40) report.messages.push_back(m);
   }
   size_t embedded = 0;
-  FLOWRAG_RETURN_IF_ERROR(BuildGraphExtras(options.progress, &embedded, &report.synonym_edges));
+  FLOWRAG_RETURN_IF_ERROR(BuildGraphExtras(PhaseStores::Of(*store_), *embedder_, options.progress,
+                                           &embedded, &report.synonym_edges));
   FLOWRAG_RETURN_IF_ERROR(store_->SetMeta("extractor", "openie"));
   FLOWRAG_RETURN_IF_ERROR(RebuildSnapshot());
   report.seconds = SecondsSince(start);

@@ -1,11 +1,13 @@
 // EngineImpl: the Engine of include/flowrag/engine.h over one Store.
 //
-// Indexing runs in two resumable phases, each committing in batches:
-//   1. ingest: load → hash → (skip unchanged) → chunk → WriteDocuments;
-//   2. embed: fit the embedder if needed, then embed every passage that has
-//      no vector for the current model (the embedding cache).
-// A crash in either phase leaves whole batches; the next run skips what is
-// stored (same content hash / cached vector) and carries on.
+// Writes: an index run takes the writer lock, runs the write phases of
+// indexing/ (ingest, embed, extraction, graph extras; Ingest adds the schema
+// records) against one IndexContext, journals the run and swaps in a
+// snapshot of what they committed. Each phase commits in batches and
+// resumes from what the store holds, so a crash anywhere leaves a store
+// the next run completes. Reads: queries and answers run against the
+// current immutable snapshot (graph/snapshot.h), which owns everything
+// derived from it.
 #ifndef FLOWRAG_ENGINE_ENGINE_IMPL_H_
 #define FLOWRAG_ENGINE_ENGINE_IMPL_H_
 
@@ -16,14 +18,14 @@
 #include <string>
 
 #include "embed/embedder.h"
-#include "extract/extraction.h"
 #include "engine/parts_persister.h"
 #include "engine/store_follower.h"
 #include "flowrag/engine.h"
 #include "graph/snapshot.h"
+#include "indexing/index_context.h"
+#include "indexing/ingest_phase.h"
 #include "ingest/document.h"
 #include "retrieval/retriever.h"
-#include "storage/graph_writer.h"
 #include "storage/store.h"
 #include "storage/writer_lock.h"
 
@@ -32,8 +34,6 @@ namespace flowrag {
 struct PipelineDeps;  // agent/pipeline.h
 
 struct ConstructionPlan;
-class EntityDictionary;
-class HeuristicExtractor;
 class SchemaIndex;
 
 // QueryOptions::method "auto": `default_method` when set
@@ -43,11 +43,6 @@ class SchemaIndex;
 inline constexpr std::string_view kAutoMethod = "auto";
 std::string_view ResolveMethod(const Snapshot& snapshot, std::string_view method,
                                const std::string& default_method);
-
-// IndexOptions::interrupt, polled between batches: OK when unset.
-inline Status PollInterrupt(const IndexOptions& options) {
-  return options.interrupt ? options.interrupt() : Status::Ok();
-}
 
 class EngineImpl final : public Engine {
  public:
@@ -81,9 +76,6 @@ class EngineImpl final : public Engine {
   EngineImpl(EngineOptions options, std::unique_ptr<Store> store)
       : options_(std::move(options)), store_(std::move(store)) {}
 
-  // Index() and IndexDocuments(): `produce` hands every document to the sink.
-  using DocumentSink = std::function<Status(RawDocument&&)>;
-  using DocumentProducer = std::function<Status(const DocumentSink&)>;
   // How the parts of a new snapshot are written: before returning (batch
   // runs, opening) or by the background persister (API inserts and deletes).
   enum class Persist { kNow, kLater };
@@ -97,21 +89,15 @@ class EngineImpl final : public Engine {
   // see RebuildSnapshot.
   Status FinishIndexRun(IndexRunRecord* run, const Status& st, Persist persist = Persist::kNow,
                         std::shared_ptr<const Snapshot> same_text = nullptr);
-  // Writes `batch` in one transaction, updates the counters and the run
-  // journal, clears it; then options.after_batch.
-  Status CommitDocuments(std::vector<DocumentWrite>* batch, const IndexOptions& options,
-                         IndexReport* report, IndexRunRecord* run);
-  Status IngestDocuments(const DocumentProducer& produce, const IndexOptions& options,
-                         IndexReport* report, IndexRunRecord* run);
-  // Ingest() phases (engine_ingest.cc).
+  // Ingest()'s plan: the chat model's entity types and relationships
+  // (engine_ingest.cc).
   Status PlanLlmExtraction(const SchemaContract& contract, const IngestOptions& options,
                            ConstructionPlan* plan, IngestReport* report);
-  Status WriteRecordDocuments(const ConstructionPlan& plan, const IngestOptions& options,
-                              IngestReport* report, IndexRunRecord* run);
-  Status WriteRecordGraph(const ConstructionPlan& plan, const IngestOptions& options,
-                          IngestReport* report);
   Status FillSchemaStats(StoreStats* stats) const;  // schema_stats.cc
-  Status EmbedMissing(const IndexOptions& options, IndexReport* report, IndexRunRecord* run);
+  // The embed phase: refits the built-in embedder when due
+  // (embedder_setup.h), records the embedder in meta, embeds the missing
+  // passages (indexing/embed_phase.h) and drops vectors a refit superseded.
+  Status EmbedMissing(IndexContext& ctx);
   // Builds and swaps in a snapshot of the store (unless nothing changed
   // since the current one): graph texts the current snapshot embedded are
   // reused; `same_text` (when only the graph changed since it was built)
@@ -135,31 +121,15 @@ class EngineImpl final : public Engine {
   // transaction, else the store itself (":memory:"). Without it another
   // process's extraction could commit between the tables a build reads.
   Status ReadStoreConsistently(const std::function<Status(Store&)>& read);
-  // Embeds graph texts and updates SYNONYM edges (engine_graph.cc).
-  Status BuildGraphExtras(bool progress, size_t* texts_embedded, size_t* synonym_edges);
-  // The extraction phase of Index() (extraction_phase.cc).
-  Result<std::string> ResolveExtractor(const IndexOptions& options) const;
-  // With `guard` (the run's writer lock), the offline extractor's claimed
-  // batches run without the cross-process lock, so that concurrent index
-  // runs share them; it is taken again for what follows.
-  Status RunExtraction(const IndexOptions& options, IndexReport* report,
-                       WriteGuard* guard = nullptr);
-  Status ExtractHeuristic(const IndexOptions& options, IndexReport* report, WriteGuard* guard);
-  Status ExtractClaimedBatches(const HeuristicExtractor& extractor,
-                               const EntityDictionary& dictionary, const std::string& fingerprint,
-                               const IndexOptions& options, IndexReport* report);
+  // The extraction phase (indexing/extraction_phase.h) with the engine's
+  // chat model, then graph extras (indexing/graph_extras.h); records the
+  // extractor in meta. With `guard` (the run's writer lock), the offline
+  // extractor's claimed batches run without the cross-process lock, so that
+  // concurrent index runs share them; it is taken again for what follows.
+  Status RunExtraction(IndexContext& ctx, WriteGuard* guard = nullptr);
   // After the writer lock was let go: the embedder another run may have
   // refitted meanwhile.
   Status CatchUpWithEmbedder();
-  // One batch of the offline extractor's output, in one transaction, the
-  // collection of unlinked entities left to CollectOrphans at the phase's end.
-  // Passages of `read` that another writer replaced or deleted meanwhile are
-  // skipped (GraphWriter::PassageHolds).
-  Status WriteExtractions(const std::vector<Store::PendingPassage>& read,
-                          const std::vector<PassageExtraction>& out, const std::string& extractor,
-                          GraphWriteReport* report, const std::string& detail = "");
-  Status CollectOrphans(IndexReport* report);
-  Status ExtractWithLlm(const IndexOptions& options, IndexReport* report);
   Status FillGraphStats(GraphStats* stats) const;
   // Query() against a given snapshot with a given chat model (Ask holds one
   // snapshot for all its rounds and counts its model calls).

@@ -37,7 +37,7 @@ void MatchTexts(size_t old_count, const std::function<const std::string&(uint32_
 
 }  // namespace
 
-Result<FloatMatrix> GraphTextVectors(Store& store, Embedder& embedder,
+Result<FloatMatrix> GraphTextVectors(EmbeddingCache& store, Embedder& embedder,
                                      const std::vector<std::string>& texts) {
   if (embedder.IsLocal()) return embedder.Embed(texts);
   // A remote model's dimension is known once it has answered; after a

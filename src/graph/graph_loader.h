@@ -28,7 +28,7 @@ struct GraphLoadOptions {
 
 // Vectors of `texts` under `embedder`: computed when it is local, else read
 // from the cache (zero rows where nothing is cached).
-Result<FloatMatrix> GraphTextVectors(Store& store, Embedder& embedder,
+Result<FloatMatrix> GraphTextVectors(EmbeddingCache& store, Embedder& embedder,
                                      const std::vector<std::string>& texts);
 
 // The graph tables as builder input, mapped to kind-local indexes

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "common/stopwatch.h"
 #include "graph/graph_loader.h"
 #include "ingest/document.h"
 #include "graph/graph_rows_update.h"
@@ -14,11 +15,7 @@
 namespace flowrag {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double SecondsSince(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
+using Clock = SteadyClock;
 
 // Phase timings into SnapshotBuildStats::phase_seconds.
 class Phases {

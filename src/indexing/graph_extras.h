@@ -1,11 +1,11 @@
-// Graph build steps of an index run that come after extraction: embedding
-// the graph's texts and maintaining SYNONYM edges. Both are resumable: they
-// do only what the store shows as missing.
-#ifndef FLOWRAG_ENGINE_GRAPH_BUILD_H_
-#define FLOWRAG_ENGINE_GRAPH_BUILD_H_
+// Graph extras, the phase of an index run after extraction
+// (index_context.h): embedding the graph's texts and maintaining SYNONYM
+// edges. Both are resumable: they do only what the store shows as missing.
+#ifndef FLOWRAG_INDEXING_GRAPH_EXTRAS_H_
+#define FLOWRAG_INDEXING_GRAPH_EXTRAS_H_
 
 #include "embed/embedder.h"
-#include "storage/store.h"
+#include "indexing/index_context.h"
 
 namespace flowrag {
 
@@ -22,8 +22,10 @@ struct SynonymOptions {
 // Embeds every graph text (entity names, descriptions, fact texts, relation
 // texts; graph/graph_texts.h) without a cached vector for the embedder's
 // model, in batches committed one by one. *embedded = texts embedded.
-Status EmbedGraphTexts(Store& store, Embedder& embedder, size_t batch_size, bool progress,
-                       size_t* embedded);
+// A local embedder's (the built-in one's) are computed when snapshots are
+// built instead: nothing to do.
+Status EmbedGraphTexts(GraphSource& graph, EmbeddingCache& cache, Embedder& embedder,
+                       size_t batch_size, bool progress, size_t* embedded);
 
 // Recomputes the SYNONYM edges of the entities created or renamed since the
 // last call (Store::EntitiesNeedingSynonyms): only those are compared with
@@ -31,9 +33,14 @@ Status EmbedGraphTexts(Store& store, Embedder& embedder, size_t batch_size, bool
 // all entity names. Lexical vectors: the entities sharing a word (above);
 // equal scores are ordered by entity name and type, not id, so the top_k
 // kept are the same whichever order (parallel) writers created them in.
-Status UpdateSynonyms(Store& store, Embedder& embedder, const SynonymOptions& options,
-                      size_t* entities_processed, size_t* edges);
+Status UpdateSynonyms(const PhaseStores& stores, Embedder& embedder,
+                      const SynonymOptions& options, size_t* entities_processed, size_t* edges);
+
+// Both, as an index run ends: graph-text vectors in batches of 512, then the
+// synonyms of new entities with the default SynonymOptions.
+Status BuildGraphExtras(const PhaseStores& stores, Embedder& embedder, bool progress,
+                        size_t* texts_embedded, size_t* synonym_edges);
 
 }  // namespace flowrag
 
-#endif  // FLOWRAG_ENGINE_GRAPH_BUILD_H_
+#endif  // FLOWRAG_INDEXING_GRAPH_EXTRAS_H_

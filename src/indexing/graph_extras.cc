@@ -1,4 +1,4 @@
-#include "engine/graph_build.h"
+#include "indexing/graph_extras.h"
 
 #include <algorithm>
 #include <functional>
@@ -16,12 +16,12 @@
 
 namespace flowrag {
 
-Status EmbedGraphTexts(Store& store, Embedder& embedder, size_t batch_size, bool progress,
-                       size_t* embedded) {
+Status EmbedGraphTexts(GraphSource& graph, EmbeddingCache& cache, Embedder& embedder,
+                       size_t batch_size, bool progress, size_t* embedded) {
   *embedded = 0;
   if (embedder.IsLocal()) return Status::Ok();  // embedded when snapshots are built
   const std::string model = embedder.ModelId();
-  FLOWRAG_ASSIGN_OR_RETURN(std::vector<uint64_t> have_list, store.EmbeddingHashes(model));
+  FLOWRAG_ASSIGN_OR_RETURN(std::vector<uint64_t> have_list, cache.EmbeddingHashes(model));
   std::unordered_set<uint64_t> have(have_list.begin(), have_list.end());
   std::vector<std::string> texts;
   std::vector<uint64_t> hashes;
@@ -32,22 +32,22 @@ Status EmbedGraphTexts(Store& store, Embedder& embedder, size_t batch_size, bool
     hashes.push_back(h);
   };
   std::unordered_map<int64_t, std::string> names;
-  FLOWRAG_RETURN_IF_ERROR(store.ForEachEntity([&](Store::EntityRow&& e) -> Status {
+  FLOWRAG_RETURN_IF_ERROR(graph.ForEachEntity([&](GraphSource::EntityRow&& e) -> Status {
     want(EntityText(e.name));
     names.emplace(e.id, std::move(e.name));
     return Status::Ok();
   }));
-  FLOWRAG_RETURN_IF_ERROR(store.ForEachDescription([&](Store::DescriptionRow&& d) -> Status {
+  FLOWRAG_RETURN_IF_ERROR(graph.ForEachDescription([&](GraphSource::DescriptionRow&& d) -> Status {
     want(std::move(d.text));
     return Status::Ok();
   }));
   std::unordered_map<int64_t, std::string> relations;
-  FLOWRAG_RETURN_IF_ERROR(store.ForEachRelation([&](int64_t id, std::string&& text) -> Status {
+  FLOWRAG_RETURN_IF_ERROR(graph.ForEachRelation([&](int64_t id, std::string&& text) -> Status {
     want(text);
     relations.emplace(id, std::move(text));
     return Status::Ok();
   }));
-  FLOWRAG_RETURN_IF_ERROR(store.ForEachFact([&](const Store::FactRow& f) -> Status {
+  FLOWRAG_RETURN_IF_ERROR(graph.ForEachFact([&](const GraphSource::FactRow& f) -> Status {
     want(FactText(names[f.subject_id], relations[f.relation_id], names[f.object_id]));
     return Status::Ok();
   }));
@@ -56,7 +56,7 @@ Status EmbedGraphTexts(Store& store, Embedder& embedder, size_t batch_size, bool
     const size_t n = std::min(batch_size, texts.size() - start);
     std::span<const std::string> part(texts.data() + start, n);
     FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix vectors, embedder.Embed(part));
-    FLOWRAG_RETURN_IF_ERROR(store.PutEmbeddings(
+    FLOWRAG_RETURN_IF_ERROR(cache.PutEmbeddings(
         model, std::span<const uint64_t>(hashes.data() + start, n), vectors));
     *embedded += n;
     meter.Advance(n);
@@ -180,15 +180,15 @@ class LexicalSynonyms {
 
 }  // namespace
 
-Status UpdateSynonyms(Store& store, Embedder& embedder, const SynonymOptions& options,
-                      size_t* entities_processed, size_t* edges) {
+Status UpdateSynonyms(const PhaseStores& stores, Embedder& embedder,
+                      const SynonymOptions& options, size_t* entities_processed, size_t* edges) {
   *entities_processed = 0;
   *edges = 0;
-  FLOWRAG_ASSIGN_OR_RETURN(std::vector<int64_t> changed, store.EntitiesNeedingSynonyms());
+  FLOWRAG_ASSIGN_OR_RETURN(std::vector<int64_t> changed, stores.graph.EntitiesNeedingSynonyms());
   if (changed.empty()) return Status::Ok();
   std::vector<int64_t> ids;
   std::vector<std::string> texts, keys;
-  FLOWRAG_RETURN_IF_ERROR(store.ForEachEntity([&](Store::EntityRow&& e) -> Status {
+  FLOWRAG_RETURN_IF_ERROR(stores.graph_source.ForEachEntity([&](GraphSource::EntityRow&& e) -> Status {
     ids.push_back(e.id);
     texts.push_back(EntityText(e.name));
     keys.push_back(e.name + '\x1f' + e.type);
@@ -212,7 +212,7 @@ Status UpdateSynonyms(Store& store, Embedder& embedder, const SynonymOptions& op
     neighbours = [&](uint32_t row) { return lexical->Neighbours(row); };
   } else {
     // A model's dense vectors, from the cache: exact kNN over all names.
-    FLOWRAG_ASSIGN_OR_RETURN(vectors, GraphTextVectors(store, embedder, texts));
+    FLOWRAG_ASSIGN_OR_RETURN(vectors, GraphTextVectors(stores.embeddings, embedder, texts));
     if (vectors.cols == 0) return Status::Ok();  // no vectors yet: stay pending
     found.assign(vectors.rows, false);
     for (size_t r = 0; r < vectors.rows; ++r) {
@@ -247,7 +247,7 @@ Status UpdateSynonyms(Store& store, Embedder& embedder, const SynonymOptions& op
       if (it != row_of.end()) part_rows.push_back(it->second);
     }
     FLOWRAG_RETURN_IF_ERROR(prepare(part_rows));
-    std::vector<Store::SynonymRow> rows;
+    std::vector<GraphSource::SynonymRow> rows;
     std::vector<int64_t> done;  // entities without a vector stay pending
     for (uint32_t row : part_rows) {
       if (!has_vector(row)) continue;
@@ -259,19 +259,27 @@ Status UpdateSynonyms(Store& store, Embedder& embedder, const SynonymOptions& op
       }
     }
     // A pair of two changed entities is found from both ends: keep it once.
-    std::sort(rows.begin(), rows.end(), [](const Store::SynonymRow& x, const Store::SynonymRow& y) {
+    std::sort(rows.begin(), rows.end(), [](const GraphSource::SynonymRow& x, const GraphSource::SynonymRow& y) {
       return std::tie(x.a, x.b) < std::tie(y.a, y.b);
     });
     rows.erase(std::unique(rows.begin(), rows.end(),
-                           [](const Store::SynonymRow& x, const Store::SynonymRow& y) {
+                           [](const GraphSource::SynonymRow& x, const GraphSource::SynonymRow& y) {
                              return x.a == y.a && x.b == y.b;
                            }),
                rows.end());
-    FLOWRAG_RETURN_IF_ERROR(store.ReplaceSynonyms(done, rows));
+    FLOWRAG_RETURN_IF_ERROR(stores.graph.ReplaceSynonyms(done, rows));
     *entities_processed += done.size();
     *edges += rows.size();
   }
   return Status::Ok();
+}
+
+Status BuildGraphExtras(const PhaseStores& stores, Embedder& embedder, bool progress,
+                        size_t* texts_embedded, size_t* synonym_edges) {
+  FLOWRAG_RETURN_IF_ERROR(EmbedGraphTexts(stores.graph_source, stores.embeddings, embedder, 512,
+                                          progress, texts_embedded));
+  size_t processed = 0;
+  return UpdateSynonyms(stores, embedder, SynonymOptions{}, &processed, synonym_edges);
 }
 
 }  // namespace flowrag

@@ -1,0 +1,38 @@
+#include "indexing/embed_phase.h"
+
+#include <unordered_map>
+
+#include "common/progress.h"
+
+namespace flowrag {
+
+Status EmbedMissingPassages(IndexContext& ctx, Embedder& embedder) {
+  EmbeddingCache& cache = ctx.stores.embeddings;
+  const std::string model = embedder.ModelId();
+  FLOWRAG_ASSIGN_OR_RETURN(int64_t missing, cache.CountPassagesMissingEmbeddings(model));
+  Progress progress("embed", "passages", static_cast<uint64_t>(missing), ctx.options.progress);
+  while (true) {
+    FLOWRAG_RETURN_IF_ERROR(PollInterrupt(ctx.options));
+    FLOWRAG_ASSIGN_OR_RETURN(auto todo,
+                             cache.PassagesMissingEmbeddings(model, ctx.options.embed_batch_size));
+    if (todo.empty()) break;
+    std::vector<std::string> texts;
+    std::vector<uint64_t> hashes;
+    std::unordered_map<uint64_t, size_t> seen;
+    for (auto& p : todo) {
+      if (seen.emplace(p.embed_hash, texts.size()).second) {
+        texts.push_back(std::move(p.text));
+        hashes.push_back(p.embed_hash);
+      }
+    }
+    FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix vectors, embedder.Embed(texts));
+    FLOWRAG_RETURN_IF_ERROR(cache.PutEmbeddings(model, hashes, vectors));
+    ctx.report.passages_embedded += texts.size();
+    ctx.run.passages_embedded = ctx.report.passages_embedded;
+    progress.Advance(todo.size());
+  }
+  progress.Finish();
+  return Status::Ok();
+}
+
+}  // namespace flowrag
