@@ -167,6 +167,27 @@ TEST_P(IndexingPhasesTest, EmbedPhaseEmbedsEachMissingTextOnceAndResumesFromTheC
   EXPECT_EQ(rerun.report.passages_embedded, 0u);
 }
 
+// The embed phase pages through the passages with a cursor: a page starts
+// after the last passage of the one before (each page's passages have their
+// vectors by then), so a run over n passages reads each once, not O(n²).
+TEST_P(IndexingPhasesTest, MissingEmbeddingsArePagedAfterTheCursor) {
+  auto store = NewStore();
+  ASSERT_NE(store, nullptr);
+  Run run;
+  IndexContext ctx = Context(*store, IndexOptions{}, &run);
+  std::vector<RawDocument> docs;
+  for (int i = 0; i < 5; ++i) docs.push_back(Raw("d" + std::to_string(i), "T", "Text " + std::to_string(i)));
+  ASSERT_TRUE(IngestDocuments(ctx, Produce(docs)).ok());
+  auto first = store->PassagesMissingEmbeddings("m", 2);
+  ASSERT_TRUE(first.ok());
+  ASSERT_EQ(first->size(), 2u);
+  auto rest = store->PassagesMissingEmbeddings("m", 10, first->back().passage_id);
+  ASSERT_TRUE(rest.ok());
+  ASSERT_EQ(rest->size(), 3u);
+  EXPECT_GT(rest->front().passage_id, first->back().passage_id);
+  EXPECT_TRUE(store->PassagesMissingEmbeddings("m", 10, rest->back().passage_id)->empty());
+}
+
 // The phases in the engine's order, run on a bare store, build the graph
 // Engine::Index builds from the same corpus.
 TEST_P(IndexingPhasesTest, PhasesInTheEnginesOrderBuildTheEnginesGraph) {

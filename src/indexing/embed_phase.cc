@@ -11,11 +11,15 @@ Status EmbedMissingPassages(IndexContext& ctx, Embedder& embedder) {
   const std::string model = embedder.ModelId();
   FLOWRAG_ASSIGN_OR_RETURN(int64_t missing, cache.CountPassagesMissingEmbeddings(model));
   Progress progress("embed", "passages", static_cast<uint64_t>(missing), ctx.options.progress);
+  // Every passage up to the last one of a batch has a vector once the batch
+  // is stored: the next batch starts after it.
+  int64_t after = 0;
   while (true) {
     FLOWRAG_RETURN_IF_ERROR(PollInterrupt(ctx.options));
-    FLOWRAG_ASSIGN_OR_RETURN(auto todo,
-                             cache.PassagesMissingEmbeddings(model, ctx.options.embed_batch_size));
+    FLOWRAG_ASSIGN_OR_RETURN(
+        auto todo, cache.PassagesMissingEmbeddings(model, ctx.options.embed_batch_size, after));
     if (todo.empty()) break;
+    after = todo.back().passage_id;
     std::vector<std::string> texts;
     std::vector<uint64_t> hashes;
     std::unordered_map<uint64_t, size_t> seen;

@@ -374,8 +374,8 @@ constexpr char kPassageTextSql[] =
     "SELECT p.id, p.embed_hash, d.title, p.document_id, p.begin_offset, p.end_offset FROM "
     "passages p JOIN documents d ON d.id = p.document_id ";
 constexpr char kMissingSql[] =
-    "WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.model = ?1 AND e.text_hash = "
-    "p.embed_hash) ORDER BY p.id LIMIT ?2";
+    "WHERE p.id > ?3 AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.model = ?1 AND "
+    "e.text_hash = p.embed_hash) ORDER BY p.id LIMIT ?2";
 
 // A row of kPassageTextSql, its text sliced from the document (read once).
 Result<PassageToEmbed> ReadPassageText(const Statement& s, DocumentTexts& texts) {
@@ -390,10 +390,11 @@ Result<PassageToEmbed> ReadPassageText(const Statement& s, DocumentTexts& texts)
 }  // namespace
 
 Result<std::vector<PassageToEmbed>> Store::PassagesMissingEmbeddings(std::string_view model,
-                                                                     size_t limit) {
+                                                                     size_t limit,
+                                                                     int64_t after_id) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(Statement s, conn_->Prepare(std::string(kPassageTextSql) + kMissingSql));
-  s.Bind(1, model).Bind(2, static_cast<int64_t>(limit));
+  s.Bind(1, model).Bind(2, static_cast<int64_t>(limit)).Bind(3, after_id);
   FLOWRAG_ASSIGN_OR_RETURN(DocumentTexts texts, DocumentTexts::Prepare(*conn_));
   std::vector<PassageToEmbed> out;
   while (true) {

@@ -171,9 +171,14 @@ class EmbeddingCache {
  public:
   virtual ~EmbeddingCache() = default;
 
-  // Passages whose embed_hash has no embedding for `model`, in id order.
+  // Passages with an id above `after_id` whose embed_hash has no embedding
+  // for `model`, in id order. A caller working through them passes the
+  // last id it got: each call then starts where the last one stopped
+  // instead of skipping every passage embedded so far (which made a run
+  // over n passages O(n²)).
   virtual Result<std::vector<PassageToEmbed>> PassagesMissingEmbeddings(std::string_view model,
-                                                                        size_t limit) = 0;
+                                                                        size_t limit,
+                                                                        int64_t after_id = 0) = 0;
   virtual Result<int64_t> CountPassagesMissingEmbeddings(std::string_view model) = 0;
 
   // Stores vectors (rows of `vectors`) under (model, hashes[i]) in one transaction.
@@ -487,7 +492,8 @@ class Store final : public DocumentStore,
                         int64_t after_id = 0) override;
   Result<std::unordered_map<std::string, std::vector<int64_t>>> PassagesByDocument() override;
   Result<std::vector<PassageToEmbed>> PassagesMissingEmbeddings(std::string_view model,
-                                                                size_t limit) override;
+                                                                size_t limit,
+                                                                int64_t after_id = 0) override;
   Result<int64_t> CountPassagesMissingEmbeddings(std::string_view model) override;
   Status PutEmbeddings(std::string_view model, std::span<const uint64_t> hashes,
                        const FloatMatrix& vectors) override;
