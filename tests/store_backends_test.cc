@@ -9,11 +9,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <functional>
 #include <optional>
 #include <map>
 #include <memory>
+#include <random>
 #include <set>
 #include <string>
 #include <thread>
@@ -468,6 +470,124 @@ TEST_P(StoreBackendTest, APassageReplacedOrDeletedSinceItWasReadNoLongerHolds) {
                       &report)
                   .ok());
   EXPECT_EQ(report.passages_gone, 1u);
+}
+
+// The canonical name and type of every entity, computed from its mentions
+// here (independently of GraphWriter's SQL): the most frequent surface,
+// ties to the bytewise smaller; the non-empty type of a schema passage
+// first, then the most frequent, ties to the smaller; "" without one.
+std::map<int64_t, std::pair<std::string, std::string>> CanonicalNamesFromMentions(
+    SqlConnection& conn) {
+  std::set<int64_t> schema_passages;
+  auto schema = conn.Prepare("SELECT passage_id FROM extraction_state WHERE extractor = 'schema'");
+  EXPECT_TRUE(schema.ok());
+  auto next = [](Statement& st) {
+    Result<bool> row = st.Step();
+    EXPECT_TRUE(row.ok()) << row.status().ToString();
+    return row.ok() && *row;
+  };
+  while (schema.ok() && next(*schema)) schema_passages.insert(schema->Int(0));
+  struct Tally {
+    std::map<std::string, int64_t> surfaces;
+    std::map<std::string, std::pair<int, int64_t>> types;  // type -> (from schema, count)
+  };
+  std::map<int64_t, Tally> tallies;
+  auto mentions = conn.Prepare("SELECT entity_id, surface, type, count, passage_id FROM mentions");
+  EXPECT_TRUE(mentions.ok());
+  while (mentions.ok() && next(*mentions)) {
+    Tally& t = tallies[mentions->Int(0)];
+    const int64_t count = mentions->Int(3);
+    t.surfaces[std::string(mentions->Text(1))] += count;
+    const std::string type(mentions->Text(2));
+    if (type.empty()) continue;
+    auto& [from_schema, sum] = t.types[type];
+    from_schema = std::max(from_schema, schema_passages.count(mentions->Int(4)) ? 1 : 0);
+    sum += count;
+  }
+  std::map<int64_t, std::pair<std::string, std::string>> out;
+  for (const auto& [id, t] : tallies) {
+    std::string name, type;
+    int64_t best = -1;
+    for (const auto& [surface, sum] : t.surfaces) {  // ascending: the first of equal sums wins
+      if (sum > best) std::tie(best, name) = std::make_tuple(sum, surface);
+    }
+    std::pair<int, int64_t> best_type{-1, -1};
+    for (const auto& [ty, rank] : t.types) {
+      if (rank > best_type) std::tie(best_type, type) = std::make_tuple(rank, ty);
+    }
+    out[id] = {name, type};
+  }
+  return out;
+}
+
+// After every write, each stored entity carries the canonical name and type
+// of its current mentions, whichever writes skipped recomputing them
+// (GraphWriter::MayRename): random extractions of a few entities in varying
+// case, types and counts, re-extractions, additions to a passage and schema
+// extractions, one transaction at a time.
+TEST_P(StoreBackendTest, StoredNamesAreTheCanonicalNamesOfTheMentionsAfterEveryWrite) {
+  const std::string location = NewLocation();
+  auto store = OpenStore(location);
+  ASSERT_NE(store, nullptr);
+  std::vector<DocumentWrite> docs;
+  for (int i = 0; i < 12; ++i) docs.push_back(Doc("d" + std::to_string(i), "text", 10 + i));
+  ASSERT_TRUE(store->WriteDocuments(docs).ok());
+  auto passages = store->PassagesPendingExtraction("heuristic", 0, 100);
+  ASSERT_TRUE(passages.ok());
+  ASSERT_EQ(passages->size(), 12u);
+  auto conn = OpenSqlConnection(location, {});
+  ASSERT_TRUE(conn.ok()) << conn.status().ToString();
+
+  const std::vector<std::string> bases = {"Alpha", "Bravo", "Charlie"};
+  const std::vector<std::string> types = {"", "ORG", "PERSON"};
+  std::mt19937 rng(7);
+  auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
+  auto variant = [&](const std::string& base) {
+    std::string s = base;
+    switch (pick(4)) {
+      case 0: for (char& c : s) c = static_cast<char>(std::tolower(c)); break;
+      case 1: for (char& c : s) c = static_cast<char>(std::toupper(c)); break;
+      default: break;  // as written, twice as likely
+    }
+    return s;
+  };
+  size_t renamed_checks = 0;
+  for (int round = 0; round < 80; ++round) {
+    const int64_t passage = (*passages)[pick(passages->size())].passage_id;
+    PassageExtraction ex;
+    ex.passage_id = passage;
+    for (size_t i = 0, n = 1 + pick(3); i < n; ++i) {
+      ExtractedEntity e;
+      e.name = variant(bases[pick(bases.size())]);
+      e.type = types[pick(types.size())];
+      e.count = 1 + static_cast<int>(pick(3));
+      ex.entities.push_back(std::move(e));
+    }
+    const size_t how = pick(10);
+    GraphWriteReport report;
+    ASSERT_TRUE(store
+                    ->WriteGraph(
+                        [&](GraphWriter& w) -> Status {
+                          if (how == 0) return w.AddToPassage(ex);
+                          return w.ApplyPassage(ex, how == 1 ? "schema" : "heuristic");
+                        },
+                        &report)
+                    .ok());
+    const auto want = CanonicalNamesFromMentions(**conn);
+    std::map<int64_t, std::pair<std::string, std::string>> got;
+    ASSERT_TRUE(store
+                    ->ForEachEntity([&](GraphSource::EntityRow&& e) {
+                      got[e.id] = {e.name, e.type};
+                      return Status::Ok();
+                    })
+                    .ok());
+    for (const auto& [id, names] : want) {
+      ASSERT_TRUE(got.count(id)) << "round " << round << ": entity " << id;
+      EXPECT_EQ(got[id], names) << "round " << round << ": entity " << id;
+      ++renamed_checks;
+    }
+  }
+  EXPECT_GT(renamed_checks, 80u);
 }
 
 TEST_P(StoreBackendTest, ADeadWorkersBatchIsClaimedAgainAfterItsLease) {

@@ -32,8 +32,10 @@ const std::string kCanonicalSql =
     "sum(m.count) DESC, m.type ASC LIMIT 1), e.name, e.type FROM entities e WHERE e.id IN " +
     Slots(kLookupSlots);
 
+// With each key's entity, its current name and type (AddEntities).
 const std::string kFindKeysSql =
-    "SELECT key, entity_id FROM entity_keys WHERE key IN " + Slots(kLookupSlots);
+    "SELECT k.key, k.entity_id, e.name, e.type FROM entity_keys k JOIN entities e ON e.id = "
+    "k.entity_id WHERE k.key IN " + Slots(kLookupSlots);
 
 }  // namespace
 
@@ -42,7 +44,9 @@ Status GraphWriter::Prepare() {
     Statement* stmt;
     const char* sql;
   } const statements[] = {
-      {&find_key_, "SELECT entity_id FROM entity_keys WHERE key = ? LIMIT 1"},
+      {&find_key_,
+       "SELECT k.entity_id, e.name, e.type FROM entity_keys k JOIN entities e ON e.id = "
+       "k.entity_id WHERE k.key = ? LIMIT 1"},
       {&find_keys_, kFindKeysSql.c_str()},
       {&insert_entity_, "INSERT INTO entities(name, type) VALUES (?, ?) RETURNING id"},
       {&insert_key_,
@@ -143,6 +147,7 @@ Result<int64_t> GraphWriter::KeyOwner(const std::string& key) {
   find_key_.Bind(1, key);
   FLOWRAG_ASSIGN_OR_RETURN(bool row, find_key_.Step());
   const int64_t id = row ? find_key_.Int(0) : 0;
+  if (row) names_.try_emplace(id, std::string(find_key_.Text(1)), std::string(find_key_.Text(2)));
   find_key_.Reset();
   key_owners_.emplace(key, id);
   return id;
@@ -177,6 +182,8 @@ Status GraphWriter::PrefetchKeys(const PassageExtraction& ex) {
       if (!*row) break;
       // Every row of a key names the same entity (AddEntities).
       found.emplace(std::string(find_keys_.Text(0)), find_keys_.Int(1));
+      names_.try_emplace(find_keys_.Int(1), std::string(find_keys_.Text(2)),
+                         std::string(find_keys_.Text(3)));
     }
     find_keys_.Reset();
     for (size_t k = begin; k < std::min(wanted.size(), begin + kLookupSlots); ++k) {
@@ -185,6 +192,20 @@ Status GraphWriter::PrefetchKeys(const PassageExtraction& ex) {
     }
   }
   return Status::Ok();
+}
+
+// An entity's stored name is its most frequent surface and its type the
+// preferred non-empty one (kCanonicalSql), as of the last Finish. A mention
+// with that very surface, and with that type or none, only adds to the
+// winners' counts, so it cannot change either; any other can. Hub entities
+// (a year, a country) are mentioned by a good part of the corpus in that
+// form: canonicalising them after every batch read all their mentions each
+// time, which made an index run quadratic in the corpus.
+bool GraphWriter::MayRename(int64_t id, const ExtractedEntity& e) const {
+  auto it = names_.find(id);
+  if (it == names_.end()) return true;
+  const auto& [name, type] = it->second;
+  return e.name != name || (!e.type.empty() && e.type != type);
 }
 
 Result<int64_t> GraphWriter::Resolve(const ExtractedEntity& e) {
@@ -200,7 +221,7 @@ Result<int64_t> GraphWriter::Resolve(const ExtractedEntity& e) {
 // inserts then go out together and their ids come back in one round trip;
 // then the keys, mentions and descriptions are queued with the real ids, in
 // the order a statement-by-statement write would issue them.
-Status GraphWriter::AddEntities(const PassageExtraction& ex,
+Status GraphWriter::AddEntities(const PassageExtraction& ex, bool cleared,
                                 std::unordered_map<std::string, int64_t>* local) {
   FLOWRAG_RETURN_IF_ERROR(PrefetchKeys(ex));
   struct Planned {
@@ -253,8 +274,9 @@ Status GraphWriter::AddEntities(const PassageExtraction& ex,
   const auto real = [&](int64_t id) { return id < 0 ? ids[-id - 1] : id; };
   for (auto& [k, id] : *local) id = real(id);
   for (Planned& p : planned) {
+    const bool created_now = p.id < 0;
     p.id = real(p.id);
-    touched_.insert(p.id);
+    if (created_now || !cleared || MayRename(p.id, *p.entity)) touched_.insert(p.id);
     for (const auto& [k, surface] : p.keys) {
       key_owners_[k] = p.id;
       FLOWRAG_RETURN_IF_ERROR(
@@ -308,7 +330,7 @@ Status GraphWriter::ApplyPassage(const PassageExtraction& ex, std::string_view e
                                  std::string_view detail) {
   FLOWRAG_RETURN_IF_ERROR(ClearPassage(ex.passage_id));
   std::unordered_map<std::string, int64_t> local;
-  FLOWRAG_RETURN_IF_ERROR(AddEntities(ex, &local));
+  FLOWRAG_RETURN_IF_ERROR(AddEntities(ex, /*cleared=*/true, &local));
   FLOWRAG_RETURN_IF_ERROR(AddTriples(ex, local));
   ++report_.passages;
   return mark_.Bind(1, ex.passage_id)
@@ -321,7 +343,7 @@ Status GraphWriter::ApplyPassage(const PassageExtraction& ex, std::string_view e
 
 Status GraphWriter::AddToPassage(const PassageExtraction& ex) {
   std::unordered_map<std::string, int64_t> local;
-  FLOWRAG_RETURN_IF_ERROR(AddEntities(ex, &local));
+  FLOWRAG_RETURN_IF_ERROR(AddEntities(ex, /*cleared=*/false, &local));
   // Triples may also use entities the passage had before.
   for (const ExtractedTriple& t : ex.triples) {
     for (const std::string* name : {&t.subject, &t.object}) {
@@ -388,6 +410,7 @@ Status GraphWriter::Finish() {
   relations_known_.clear();
   FLOWRAG_RETURN_IF_ERROR(Canonicalise());
   touched_.clear();
+  names_.clear();  // Canonicalise may have renamed them
   // The queued statements' counts.
   FLOWRAG_RETURN_IF_ERROR(conn_->Flush());
   report_.descriptions = static_cast<size_t>(descriptions_inserted_);

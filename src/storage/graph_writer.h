@@ -8,11 +8,13 @@
 // already maps to a different entity is not remapped (counted as a conflict).
 //
 // Canonical name and type of an entity are recomputed from its current
-// mentions after every write: the surface form (and the non-empty type) with
-// the most occurrences, ties broken by the smaller string, so the graph does
-// not depend on insertion order (delete + re-add gives the same graph). A type
-// given by a schema record (a passage extracted by "schema") wins over
-// extracted ones.
+// mentions after every write that can change them: the surface form (and the
+// non-empty type) with the most occurrences, ties broken by the smaller
+// string, so the graph does not depend on insertion order (delete + re-add
+// gives the same graph). A type given by a schema record (a passage extracted
+// by "schema") wins over extracted ones. A write that only adds mentions in
+// an entity's current name and type leaves it alone (MayRename): those can
+// only add to the winners.
 //
 // Garbage collection (Finish): an entity lives while some passage defines it
 // (a mention with defining = 1); otherwise it is deleted, and with it (ON
@@ -125,8 +127,13 @@ class GraphWriter {
 
  private:
   Status ClearPassage(int64_t passage_id);
-  Status AddEntities(const PassageExtraction& ex,
+  // `cleared`: the passage's earlier rows were removed first (ApplyPassage),
+  // so each mention row written carries this extraction's surface.
+  Status AddEntities(const PassageExtraction& ex, bool cleared,
                      std::unordered_map<std::string, int64_t>* local);
+  // Whether a new mention of entity `id` as `e` can change its canonical
+  // name or type (true when its current ones were not looked up).
+  bool MayRename(int64_t id, const ExtractedEntity& e) const;
   Status AddTriples(const PassageExtraction& ex,
                     const std::unordered_map<std::string, int64_t>& local);
   // Looks up the keys of `ex`'s entities not looked up yet, several per
@@ -151,6 +158,9 @@ class GraphWriter {
   // collection).
   std::set<std::string> relations_known_;
   std::unordered_map<std::string, int64_t> key_owners_;  // KeyOwner's memo
+  // Name and type of the entities the key lookups met, as stored when looked
+  // up (Canonicalise renames at Finish; MayRename).
+  std::unordered_map<int64_t, std::pair<std::string, std::string>> names_;
   // Rows of queued statements (Statement::Queue), counted as they run.
   int64_t descriptions_inserted_ = 0, facts_inserted_ = 0, fact_sources_inserted_ = 0;
   int64_t cleared_keys_ = 0, cleared_rows_ = 0;  // ClearPassage's deletions
