@@ -32,10 +32,21 @@ const std::string kCanonicalSql =
     "sum(m.count) DESC, m.type ASC LIMIT 1), e.name, e.type FROM entities e WHERE e.id IN " +
     Slots(kLookupSlots);
 
-// With each key's entity, its current name and type (AddEntities).
-const std::string kFindKeysSql =
-    "SELECT k.key, k.entity_id, e.name, e.type FROM entity_keys k JOIN entities e ON e.id = "
-    "k.entity_id WHERE k.key IN " + Slots(kLookupSlots);
+// Per slot, the entity its key maps to, with the entity's current name and
+// type (AddEntities). A key has a row per passage that gave it, all naming
+// the same entity, so one row is read: `key IN (...)` read every row, and a
+// hub's key (a year, a country) has one for a good part of the corpus.
+std::string FindKeysSql() {
+  std::string sql;
+  for (int i = 1; i <= kLookupSlots; ++i) {
+    sql += (i > 1 ? " UNION ALL " : "");
+    sql += "SELECT k.key, e.id, e.name, e.type FROM (SELECT key, entity_id FROM entity_keys "
+           "WHERE key = ?" + std::to_string(i) + " LIMIT 1) k JOIN entities e ON e.id = k.entity_id";
+  }
+  return sql;
+}
+
+const std::string kFindKeysSql = FindKeysSql();
 
 }  // namespace
 
