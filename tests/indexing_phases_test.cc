@@ -68,6 +68,8 @@ class IndexingPhasesTest : public ::testing::TestWithParam<Backend> {
     run->record.status = "running";
     return IndexContext{PhaseStores::Of(store), options, run->report, run->record};
   }
+  // The context refers to the options: they must outlive it.
+  IndexContext Context(Store& store, IndexOptions&& options, Run* run) = delete;
 
   testing::TempDir dir_;
   int files_ = 0;
@@ -173,8 +175,9 @@ TEST_P(IndexingPhasesTest, EmbedPhaseEmbedsEachMissingTextOnceAndResumesFromTheC
 TEST_P(IndexingPhasesTest, MissingEmbeddingsArePagedAfterTheCursor) {
   auto store = NewStore();
   ASSERT_NE(store, nullptr);
+  const IndexOptions options;  // outlives the context, which refers to it
   Run run;
-  IndexContext ctx = Context(*store, IndexOptions{}, &run);
+  IndexContext ctx = Context(*store, options, &run);
   std::vector<RawDocument> docs;
   for (int i = 0; i < 5; ++i) docs.push_back(Raw("d" + std::to_string(i), "T", "Text " + std::to_string(i)));
   ASSERT_TRUE(IngestDocuments(ctx, Produce(docs)).ok());
