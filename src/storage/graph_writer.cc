@@ -158,7 +158,7 @@ Result<int64_t> GraphWriter::KeyOwner(const std::string& key) {
   find_key_.Bind(1, key);
   FLOWRAG_ASSIGN_OR_RETURN(bool row, find_key_.Step());
   const int64_t id = row ? find_key_.Int(0) : 0;
-  if (row) names_.try_emplace(id, std::string(find_key_.Text(1)), std::string(find_key_.Text(2)));
+  if (row) RememberName(id, find_key_.Text(1), find_key_.Text(2));
   find_key_.Reset();
   key_owners_.emplace(key, id);
   return id;
@@ -193,8 +193,7 @@ Status GraphWriter::PrefetchKeys(const PassageExtraction& ex) {
       if (!*row) break;
       // Every row of a key names the same entity (AddEntities).
       found.emplace(std::string(find_keys_.Text(0)), find_keys_.Int(1));
-      names_.try_emplace(find_keys_.Int(1), std::string(find_keys_.Text(2)),
-                         std::string(find_keys_.Text(3)));
+      RememberName(find_keys_.Int(1), find_keys_.Text(2), find_keys_.Text(3));
     }
     find_keys_.Reset();
     for (size_t k = begin; k < std::min(wanted.size(), begin + kLookupSlots); ++k) {
@@ -212,6 +211,10 @@ Status GraphWriter::PrefetchKeys(const PassageExtraction& ex) {
 // (a year, a country) are mentioned by a good part of the corpus in that
 // form: canonicalising them after every batch read all their mentions each
 // time, which made an index run quadratic in the corpus.
+void GraphWriter::RememberName(int64_t id, std::string_view name, std::string_view type) {
+  if (names_.count(id) == 0) names_.emplace(id, std::make_pair(std::string(name), std::string(type)));
+}
+
 bool GraphWriter::MayRename(int64_t id, const ExtractedEntity& e) const {
   auto it = names_.find(id);
   if (it == names_.end()) return true;

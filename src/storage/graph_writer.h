@@ -134,6 +134,9 @@ class GraphWriter {
   // Whether a new mention of entity `id` as `e` can change its canonical
   // name or type (true when its current ones were not looked up).
   bool MayRename(int64_t id, const ExtractedEntity& e) const;
+  // Records entity `id`'s stored name and type for MayRename (the first seen
+  // in the transaction; a hub's key rows all repeat it).
+  void RememberName(int64_t id, std::string_view name, std::string_view type);
   Status AddTriples(const PassageExtraction& ex,
                     const std::unordered_map<std::string, int64_t>& local);
   // Looks up the keys of `ex`'s entities not looked up yet, several per
