@@ -28,13 +28,14 @@ export FLOWRAG_TEST_POSTGRES
 
 ctest --test-dir build/release --output-on-failure -j"$jobs"
 
-# The Python package, from the module the release build made (setup.py
-# reuses build/release through FLOWRAG_BUILD_DIR), in a venv that sees
-# Debian's numpy and pytest; no network.
+# The Python package, from the module the release build made (its build
+# backend reuses build/release through FLOWRAG_BUILD_DIR), in a venv that
+# sees Debian's numpy and pytest; no network. python/tests/test_install.py
+# also installs it with the README's commands into fresh venvs of Debian's
+# Python and of a Python built elsewhere without `wheel` (pyenv).
 venv=build/release/python-venv
 [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$venv"
-FLOWRAG_BUILD_DIR="$PWD/build/release" "$venv/bin/python" -m pip install -q --no-index \
-  --no-build-isolation --no-deps ./python
+FLOWRAG_BUILD_DIR="$PWD/build/release" "$venv/bin/python" -m pip install -q --no-index ./python
 "$venv/bin/python" -m pytest -q -p no:cacheprovider python/tests
 
 cmake -S . -B build/sanitize -DCMAKE_BUILD_TYPE=Debug -DFLOWRAG_SANITIZE=ON \

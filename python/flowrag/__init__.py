@@ -14,7 +14,11 @@ code and message. Models can be Python callables: see :class:`Engine`.
 
 from __future__ import annotations
 
-from . import _flowrag
+from ._prerequisites import check_prerequisites
+
+check_prerequisites()
+
+from . import _flowrag  # noqa: E402  (after the check, which names what is missing)
 from ._engine import Engine, method_options, methods
 from ._evaluate import cache_dir, evaluate
 from ._flowrag import (Answer, AnswerStep, ChatModel, Citation, Embedder, EvalReport,
