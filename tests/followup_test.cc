@@ -49,7 +49,11 @@ const std::vector<Doc>& Corpus() {
        "the son of a miner. He retired in 1890 and died in Tornby."},
       {"Berg lamp",
        "The Berg lamp is a safety lamp for miners designed by Otto Berg. It was patented in 1861. "
-       "By 1880 it was used in 40 mines, and by 1890 in 120 mines."},
+       "By 1880 it was used in 40 mines, and by 1890 in 120 mines. The lamps were made by Sandvik "
+       "& Sons, a foundry in Tornby."},
+      {"Lindqvist Prize",
+       "# Lindqvist Prize\n\nThe Lindqvist prize is an award for young chemists named after Ada "
+       "Lindqvist. It is given every two years by the University of Uppsala."},
       {"Tornby",
        "Tornby is a mining village in the hills. It grew around the copper mine opened in 1790. "
        "The engineer Otto Berg was born in Tornby."},
@@ -191,6 +195,21 @@ TEST(FollowUpTest, DemonstrativeAndDefiniteNounPhrasesNameTheThing) {
             "When was the Berg lamp patented?");
   // A noun no name of the conversation has stays.
   EXPECT_EQ(Rewrite("Who owned the mine?", LampDesigner()), "Who owned the mine?");
+}
+
+TEST(FollowUpTest, ANameKnownOnlyByItsTitleIsWrittenAsItsPassageWritesIt) {
+  // The answer names nothing; the cited title does ("Lindqvist Prize"),
+  // and its passage writes "the Lindqvist prize".
+  const Turns turns = {User("What is named after Ada Lindqvist?"),
+                       Assistant("an award for young chemists", {"Lindqvist Prize"})};
+  EXPECT_EQ(Rewrite("How often is it given?", turns), "How often is the Lindqvist prize given?");
+}
+
+TEST(FollowUpTest, AnAppositionTellsWhatANameIs) {
+  // "Sandvik & Sons, a foundry in Tornby": "that foundry" is Sandvik & Sons.
+  const Turns turns = {User("Who made the Berg lamps?"),
+                       Assistant("Sandvik & Sons", {"Berg lamp"})};
+  EXPECT_EQ(Rewrite("Where is that foundry?", turns), "Where is Sandvik & Sons?");
 }
 
 TEST(FollowUpTest, EllipsesAreCompletedFromThePreviousQuestion) {

@@ -442,8 +442,10 @@ struct Profile {
   bool person = false;
   bool place = false;
   bool group = false;
-  std::vector<std::string> lead;   // tokens of the lead of its own passage
-  std::vector<std::string> terms;  // Tokenize of the passages read, sorted, unique
+  bool own = false;                // a passage is about it (its title)
+  std::string written;             // its name as that passage writes it: "the Vey propeller"
+  std::vector<std::string> lead;   // tokens describing it: its lead, an apposition
+  std::vector<std::string> terms;  // Tokenize of its own passages, sorted, unique
 };
 
 enum class Hint { kNone, kPerson, kPlace };
@@ -455,10 +457,11 @@ struct Candidate {
   std::string title;
   double salience = 0.0;
   Hint hint = Hint::kNone;
+  bool from_title = false;  // known by a cited or searched title, not by the conversation's words
 };
 
 Candidate FromMention(const Mention& m, double salience = 1.0, Hint hint = Hint::kNone) {
-  return {m.key, m.name, m.phrase, m.title, salience, hint};
+  return {m.key, m.name, m.phrase, m.title, salience, hint, false};
 }
 
 // The pronoun class that dominates (at least twice the next), or nullopt.
@@ -485,13 +488,17 @@ std::optional<Agreement> Dominant(const Profile& p) {
 // How well a reference agreeing with `a` fits the candidate, in [0, 1].
 double Agree(Agreement a, const Profile& p, Hint hint) {
   const std::optional<Agreement> d = Dominant(p);
+  // A pronoun class seen once is a hint; twice or more (a passage about it
+  // sees many) is sure.
+  const double seen = std::max({p.male, p.female, p.thing, p.plural});
+  const double sure = std::min(1.0, 0.5 + 0.25 * seen);
   const bool gendered = d == Agreement::kMale || d == Agreement::kFemale;
   const bool person = (p.person || hint == Hint::kPerson || gendered) && !p.place;
   const bool place = p.place || (hint == Hint::kPlace && !gendered);
   switch (a) {
     case Agreement::kMale:
     case Agreement::kFemale:
-      if (d == a) return 1.0;
+      if (d == a) return sure;
       if (gendered || place || p.group) return 0.0;
       if (d == Agreement::kThing) return person ? 0.3 : 0.0;
       if (d == Agreement::kPlural) return 0.1;
@@ -499,11 +506,11 @@ double Agree(Agreement a, const Profile& p, Hint hint) {
     case Agreement::kThing:
       if (place) return 1.0;
       if (person) return 0.0;
-      if (d == Agreement::kThing) return 1.0;
+      if (d == Agreement::kThing) return sure;
       if (p.group || d == Agreement::kPlural) return 0.5;
       return 0.4;
     case Agreement::kPlural:
-      if (d == Agreement::kPlural) return 1.0;
+      if (d == Agreement::kPlural) return sure;
       if (p.group) return 0.8;
       if (person) return 0.1;
       if (place) return 0.2;
@@ -598,19 +605,16 @@ class FollowUpResolver {
       own_found = true;
       ReadOwnPassage(passage, name_tokens, &p);
     }
+    p.own = own_found;
     if (!own_found) {
       for (const ScoredPassage& passage : passages) ReadMentions(passage.text, name_tokens, &p);
     }
-    // What the passages say about it, for the fit of a question's words.
+    // What its own passages say, for the fit of a question's words (the
+    // passages that only mention it say as much about other things).
     for (const ScoredPassage& passage : passages) {
-      const bool own =
-          EntityKey(passage.title) == key || EntityKey(ShortTitle(passage.title)) == key;
-      if (own_found && !own) continue;
-      if (!own_found &&
-          FindName(TokenizedText(passage.text), name_tokens, 0, false) == std::string::npos) {
-        continue;
+      if (EntityKey(passage.title) == key || EntityKey(ShortTitle(passage.title)) == key) {
+        TokenizeInto(passage.text, {}, &p.terms);
       }
-      TokenizeInto(passage.text, {}, &p.terms);
     }
     std::sort(p.terms.begin(), p.terms.end());
     p.terms.erase(std::unique(p.terms.begin(), p.terms.end()), p.terms.end());
@@ -655,27 +659,38 @@ class FollowUpResolver {
       }
     }
     const size_t at = FindName(t, name, 0, false);
-    if (at != std::string::npos &&
-        LifeParenthesisAt(passage.text, t.token(at + name.size() - 1).end)) {
-      p->person = true;
+    if (at != std::string::npos) {
+      const size_t end = t.token(at + name.size() - 1).end;
+      if (LifeParenthesisAt(passage.text, end)) p->person = true;
+    }
+    // As running text writes it: the first "the X" if there is one (a title
+    // line writes "Vey Propeller", the text "the Vey propeller"), else X.
+    for (size_t k = at; p->written.empty() && k != std::string::npos;
+         k = FindName(t, name, k + 1, false)) {
+      if (OneOf(PrevWord(t, k), {"the"}) && IsCapitalizedToken(t.raw(k))) {
+        const size_t end = t.token(k + name.size() - 1).end;
+        p->written = "the " + passage.text.substr(t.token(k).begin, end - t.token(k).begin);
+      }
     }
     if (passage.ordinal != 0) return;
-    // The lead: "X is a fishing village ...", "X was an English rowing club".
+    // The lead: "X is a fishing village ...", "X was an English rowing club"
+    // (the first sentence with a verb "to be": a heading line has none).
     const std::vector<TextSpan> sentences = SplitSentences(passage.text);
-    if (sentences.empty()) return;
-    const TokenizedText lead(
-        std::string_view(passage.text)
-            .substr(sentences[0].begin, sentences[0].end - sentences[0].begin));
-    for (size_t i = 0; i + 1 < lead.size(); ++i) {
-      if (!OneOf(lead.norm(i), {"is", "was", "are", "were"})) continue;
-      for (size_t k = i + 1; k < lead.size() && k <= i + 7; ++k) {
-        const std::string_view w = lead.norm(k);
-        p->lead.emplace_back(w);
-        if (IsPlaceWord(w)) p->place = true;
-        if (IsGroupWord(w)) p->group = true;
-        if (OneOf(w, {"of", "in", "that", "which", "who", "and"})) break;
+    for (size_t n = 0; n < sentences.size() && n < 2 && p->lead.empty(); ++n) {
+      const TokenizedText lead(
+          std::string_view(passage.text)
+              .substr(sentences[n].begin, sentences[n].end - sentences[n].begin));
+      for (size_t i = 0; i + 1 < lead.size(); ++i) {
+        if (!OneOf(lead.norm(i), {"is", "was", "are", "were"})) continue;
+        for (size_t k = i + 1; k < lead.size() && k <= i + 7; ++k) {
+          const std::string_view w = lead.norm(k);
+          p->lead.emplace_back(w);
+          if (IsPlaceWord(w)) p->place = true;
+          if (IsGroupWord(w)) p->group = true;
+          if (OneOf(w, {"of", "in", "that", "which", "who", "and"})) break;
+        }
+        break;
       }
-      break;
     }
   }
 
@@ -687,10 +702,26 @@ class FollowUpResolver {
     int mentions = 0, located = 0;
     for (size_t at = FindName(t, name); at != std::string::npos;
          at = FindName(t, name, at + name.size())) {
+      const size_t last = at + name.size() - 1;
+      // Part of a longer name ("Merrow" in "Merrow Coast") is another name.
+      if ((last + 1 < t.size() && !NextWord(t, last).empty() &&
+           IsCapitalizedToken(t.raw(last + 1))) ||
+          (at > 0 && !StartsSentence(t, at) && !PrevWord(t, at).empty() &&
+           IsCapitalizedToken(t.raw(at - 1)))) {
+        continue;
+      }
       ++mentions;
       if (OneOf(PrevWord(t, at), {"in", "at", "near", "around"})) ++located;
-      const size_t last = at + name.size() - 1;
       if (LifeParenthesisAt(text, t.token(last).end)) p->person = true;
+      // An apposition describes it: "Pellow & Daughters, a glassworks in ...".
+      const size_t gap_end = last + 1 < t.size() ? t.token(last + 1).begin : text.size();
+      if (std::string_view(text).substr(t.token(last).end, gap_end - t.token(last).end) == ", " &&
+          last + 1 < t.size() && OneOf(t.norm(last + 1), {"a", "an", "the"})) {
+        for (size_t k = last + 2; k < t.size() && k <= last + 5; ++k) {
+          if (!NextWord(t, k - 1).empty() || k == last + 2) p->lead.emplace_back(t.norm(k));
+          if (NextWord(t, k).empty()) break;
+        }
+      }
       int sentences = 0;
       for (size_t i = last + 1; i < t.size() && i < last + 40; ++i) {
         if (StartsSentence(t, i) && ++sentences > 1) break;
@@ -753,12 +784,22 @@ std::vector<Turn> TurnsOf(const std::vector<ChatMessage>& earlier, size_t max_tu
   return turns;
 }
 
-std::string_view LeadingWh(std::string_view question) {
+// What the previous question says its answer is: "Who designed X?" a
+// person, "Where ...?" a place. "Who was X?" describes X: no new person.
+Hint AnswerHint(const std::string& question, const std::vector<Mention>& names) {
   const TokenizedText t(question);
   size_t f = 0;
   while (f < t.size() && IsLeadingConnective(t.norm(f))) ++f;
-  if (f < t.size() && IsWhWord(t.norm(f))) return t.norm(f) == "whom" ? "who" : t.norm(f);
-  return "";
+  if (f >= t.size()) return Hint::kNone;
+  const std::string_view wh = t.norm(f);
+  if (wh == "where") return Hint::kPlace;
+  if (wh != "who" && wh != "whom") return Hint::kNone;
+  if (f + 2 < t.size() && OneOf(t.norm(f + 1), {"is", "was", "are", "were"})) {
+    for (const Mention& m : names) {
+      if (m.begin == t.token(f + 2).begin) return Hint::kNone;
+    }
+  }
+  return Hint::kPerson;
 }
 
 // ---- The rewrite -----------------------------------------------------------
@@ -815,7 +856,7 @@ class Rewriter {
       if (c == nullptr) continue;
       const size_t b = t.token(r.token_begin).begin;
       const size_t e = t.token(r.token_end - 1).end;
-      std::string target = Replacement(r, *c, t);
+      std::string target = Replacement(r, PhraseOf(*c), t);
       if (b == t.token(0).begin || StartsSentence(t, r.token_begin))
         target = CapitalizeFirst(target);
       resolved.push_back({q.substr(b, e - b), target});
@@ -898,16 +939,14 @@ class Rewriter {
       answer_mentions = FindMentions(turn.answer.answer, answer_titles);
     }
     std::vector<Candidate>& out = turn.candidates;
-    auto add = [&](const Mention& m, double salience, Hint hint) {
+    auto add = [&](const Mention& m, double salience, Hint hint, bool from_title = false) {
       for (Candidate& c : out) {
         if (c.key == m.key) return;
       }
       out.push_back(FromMention(m, salience, hint));
+      out.back().from_title = from_title;
     };
-    const std::string_view wh = LeadingWh(turn.resolved);
-    const Hint answer_hint = wh == "who"     ? Hint::kPerson
-                             : wh == "where" ? Hint::kPlace
-                                             : Hint::kNone;
+    const Hint answer_hint = AnswerHint(turn.resolved, turn.question_mentions);
     size_t order = 0;
     for (const Mention& m : answer_mentions) {
       const bool in_question =
@@ -932,7 +971,7 @@ class Rewriter {
                                                                                   : m.name;
       m.title = title;
       m.key = EntityKey(title);
-      if (!m.key.empty()) add(m, salience, Hint::kNone);
+      if (!m.key.empty()) add(m, salience, Hint::kNone, true);
     };
     for (const std::string& c : cited) add_title(c, 0.5);
     const std::vector<std::string> searched = resolver_.TitlesFor(turn.resolved);
@@ -973,7 +1012,8 @@ class Rewriter {
         held += std::binary_search(p.terms.begin(), p.terms.end(), w) ? 1 : 0;
       }
       const double fit = terms.empty() ? 0.0 : static_cast<double>(held) / terms.size();
-      const double score = c.salience * agree * (0.5 + fit);
+      // Squared: a sure agreement is not outweighed by a guess's salience.
+      const double score = c.salience * agree * agree * (0.5 + fit);
       if (score > best_score) {
         best_score = score;
         best = &c;
@@ -996,20 +1036,29 @@ class Rewriter {
     return false;
   }
 
-  static std::string Replacement(const Reference& r, const Candidate& c, const TokenizedText& t) {
+  // How a candidate is written in the rewrite: as the conversation wrote
+  // it, or, known only by a title, as its own passage writes it ("Vey
+  // Propeller" → "the Vey propeller").
+  std::string PhraseOf(const Candidate& c) {
+    if (!c.from_title) return c.phrase;
+    const Profile& p = resolver_.ProfileOf(c);
+    return p.written.empty() ? c.phrase : p.written;
+  }
+
+  // "his" → "Ivo Brannock's", "there" → "in Saltinghame", "that lens" →
+  // "the Brannock lens", "he" → "Ivo Brannock".
+  static std::string Replacement(const Reference& r, const std::string& phrase,
+                                 const TokenizedText& t) {
     switch (r.form) {
       case RefForm::kPossessive:
-        return Possessive(c.phrase);
+        return Possessive(phrase);
       case RefForm::kLocative:
-        return IsPreposition(PrevWord(t, r.token_begin)) ? c.phrase : "in " + c.phrase;
-      case RefForm::kPhrase: {
-        // "that lens" → "the Brannock lens"; a name without an article keeps none.
-        return c.phrase;
-      }
+        return IsPreposition(PrevWord(t, r.token_begin)) ? phrase : "in " + phrase;
+      case RefForm::kPhrase:
       case RefForm::kNoun:
-        return c.phrase;
+        return phrase;
     }
-    return c.phrase;
+    return phrase;
   }
 
   // The ellipsis `text` completed from the previous turn.

@@ -34,32 +34,43 @@
 //  * Agreement. Each candidate's gender and number are read off the
 //    passages about it: those it is the title of (which third-person
 //    pronouns they use, a sentence-initial one counting double), else the
-//    first pronoun after each mention elsewhere. A life's parenthesis
-//    "(1831–1902)" marks a person; "in X"/"at X" and place words in the
-//    name or the lead ("River", "Isle", "is a village") a place; the graph's
-//    entity type when an LLM extractor gave one (PERSON, LOCATION,
+//    first pronoun after each mention elsewhere (not inside a longer name:
+//    "Merrow" in "Merrow Coast"); a class seen once is a hint, seen twice or
+//    more sure. A life's parenthesis "(1831–1902)" marks a person; "in X" /
+//    "at X" and place words in the name or the lead ("River", "Isle", "is a
+//    village") a place; group words a group ("is a rowing club"); the
+//    graph's entity type when an LLM extractor gave one (PERSON, LOCATION,
 //    ORGANIZATION ...); and the previous question's wh-word its answer
-//    ("Who": a person, "Where": a place). "he" binds to a male or unknown
-//    candidate, "she" to a female or unknown one, "it" and "that" to a thing
-//    or place, "there" to a place, "they" prefers a plural. The highest
-//    salience × agreement wins; when none agrees the reference stays.
+//    ("Who designed X?": a person, "Where": a place; not "Who was X?",
+//    whose answer describes X). "he" binds to a male or unknown candidate,
+//    "she" to a female or unknown one, "it" and "that" to a thing or place,
+//    "there" to a place, "they" prefers a plural or a group. A demonstrative
+//    noun ("that foundry") must head the name or describe it (its lead, or
+//    an apposition: "Sandvik & Sons, a foundry in Tornby").
+//  * The best candidate has the highest salience × agreement² × (0.5 + the
+//    share of the question's other words its own passages hold): squared,
+//    a sure agreement outweighs a guess's salience; the words let "When was
+//    it patented?" prefer the patented lamp to the village named more
+//    recently. None agreeing leaves the reference as it is.
 //  * Rewriting: the reference becomes the candidate as the conversation
 //    wrote it ("he" → "Ivo Brannock", "his" → "Ivo Brannock's", "it" → "the
-//    Brannock lens", "there" → "in Saltinghame"). "what about X?" and a
-//    noun-phrase fragment put X in place of the previous question's name
-//    that agrees with it best; a date or prepositional fragment replaces the
-//    previous question's date with its preposition, or is added to it; a
-//    lone wh-phrase replaces the previous question's ("Where was X born?" +
-//    "When?" → "When was X born?"; "Who designed X?" + "When?" → "When was X
-//    designed?").
+//    Brannock lens", "there" → "in Saltinghame"), or, known only by a
+//    title, as its passage writes it ("Vey Propeller" → "the Vey
+//    propeller"). "what about X?" and a noun-phrase fragment put X in place
+//    of the previous question's name that agrees with it best; a date or
+//    prepositional fragment replaces the previous question's date with its
+//    preposition, or is added to it; a lone wh-phrase replaces the previous
+//    question's ("Where was X born?" + "When?" → "When was X born?"; "Who
+//    designed X?" + "When?" → "When was X designed?"; "What did X discover?"
+//    + "When?" → "When did X discover <the previous answer>?").
 //
 // With a chat model: when the offline reading finds the question is not
 // self-contained (a reference, an ellipsis, or no name of its own) and there
 // are earlier turns, the model rewrites it from the last turns (a short
 // prompt, FollowUpPrompt). Its reply must be one line (after an optional
 // label such as "Standalone question:" and quotes), not empty, not JSON, not
-// cut off, and at most max_query_bytes; otherwise, or when the call fails,
-// the offline rewrite is used and a warning says why.
+// cut off, and at most max_query_bytes (or twice the question); otherwise,
+// or when the call fails, the offline rewrite is used and a warning says why.
 //
 // Thread-safety: pure apart from the callbacks and the model, which must be
 // safe to call from the calling thread. Cost: a keyword search per earlier
@@ -96,10 +107,10 @@ struct FollowUpOptions {
   size_t max_turns = 4;        // earlier user messages read (the most recent)
   size_t max_candidates = 6;   // candidates per turn whose agreement is read
   size_t lookup_passages = 5;  // passages per keyword search
-  // A model's rewrite longer than this (or than 4 × the question, whichever
-  // is larger) is refused.
+  // A model's rewrite longer than this (or than twice the question,
+  // whichever is larger) is refused.
   size_t max_query_bytes = 1000;
-  size_t prompt_turns = 6;            // earlier messages shown to the model
+  size_t prompt_turns = 6;            // earlier user and assistant messages shown to the model
   size_t prompt_message_bytes = 600;  // each cut to this
 };
 
