@@ -9,10 +9,10 @@ build folder configured with -DFLOWRAG_PYTHON=ON> builds the target there
 instead, reusing that folder's static libraries (scripts/test.sh uses
 build/release). CMAKE_BUILD_PARALLEL_LEVEL sets the build's jobs.
 
-Each step's output goes to <build folder>/flowrag-build.log; a failure
-raises BuildError with one line naming the missing prerequisite (cmake, a
-C++ compiler, Python's headers, pybind11, a library of the C++ core) or
-the first compiler error, and the log's path.
+Each step's output goes to <build folder>/flowrag-build.log (the last
+install's); a failure raises BuildError with one line naming the missing
+prerequisite (cmake, a C++ compiler, Python's headers, pybind11, a library
+of the C++ core) or the first compiler error, and the log's path.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from pathlib import Path
 from .errors import BuildError
 
 MIN_CMAKE = (3, 20)  # the repository's cmake_minimum_required
+LOG_NAME = "flowrag-build.log"
 
 PYBIND11_HINT = ("pybind11 (its CMake package) not found: install it (Debian: apt-get install "
                  "pybind11-dev; or pip install pybind11, then install flowrag with "
@@ -44,8 +45,10 @@ def build_extension(python_dir: Path) -> Path:
     configured = os.environ.get("FLOWRAG_BUILD_DIR")
     if configured:
         build_dir = existing_build_dir(Path(configured))
+        _start_log(build_dir)
     else:
         build_dir = python_dir / "build" / f"cmake-{_interpreter_key()}"
+        _start_log(build_dir)
         configure(cmake, source_dir(python_dir), build_dir)
     jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") or str(os.cpu_count() or 1)
     run_step([cmake, "--build", str(build_dir), "--target", "_flowrag", "-j", jobs], build_dir,
@@ -106,7 +109,6 @@ def configure(cmake: str, source: Path, build_dir: Path) -> None:
         cmd += ["-G", "Ninja"]
     if shutil.which("ccache"):
         cmd.append("-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
-    build_dir.mkdir(parents=True, exist_ok=True)
     run_step(cmd, build_dir, "configure")
 
 
@@ -126,9 +128,15 @@ def check_python_headers() -> None:
                          "headers (Debian: apt-get install python3-dev)")
 
 
+def _start_log(build_dir: Path) -> None:
+    """Empties the build folder's log: it holds the steps of one install."""
+    build_dir.mkdir(parents=True, exist_ok=True)
+    (build_dir / LOG_NAME).write_text("")
+
+
 def run_step(cmd: list, build_dir: Path, step: str) -> None:
     """Runs `cmd`, its output appended to the build folder's log."""
-    log = build_dir / "flowrag-build.log"
+    log = build_dir / LOG_NAME
     print(f"flowrag: {step}: {' '.join(cmd)} (log: {log})", flush=True)
     with open(log, "a", encoding="utf-8", errors="replace") as out:
         out.write(f"$ {' '.join(cmd)}\n")
