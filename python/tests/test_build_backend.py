@@ -184,6 +184,13 @@ def test_cmake_failures_name_a_missing_library(tmp_path):
                                "pkg_check_modules(X REQUIRED flowrag-absent-lib)\n")
 
 
+def test_other_cmake_errors_give_their_message(tmp_path):
+    with pytest.raises(BuildError, match=r"^CMake configure failed: x.js is missing: run "
+                                         r"setup.sh, then configure again. \(log: "):
+        configure_tiny_project(tmp_path, 'project(t NONE)\nmessage(FATAL_ERROR "x.js is '
+                               'missing: run setup.sh,\n  then configure again.")\n')
+
+
 def test_compile_errors_give_the_first_error_line():
     output = ("[ 1%] Building CXX object a.o\n/src/a.cc:3:1: error: 'foo' was not declared\n"
               "/src/a.cc:4:1: error: second\ngmake: *** [all] Error 2\n")

@@ -166,9 +166,14 @@ def summarize_failure(output: str, step: str) -> str:
         match = re.search(pattern, output)
         if match:
             return f"{match.group(1)} {LIBRARY_HINT}"
-    lines = [line.strip() for line in output.splitlines() if line.strip()]
-    errors = [line for line in lines if re.search(r"\berror\b", line, re.I)]
-    first = (errors or lines or ["no output"])[0]
+    match = (re.search(r"^CMake Error[^\n]*:\n((?:  .*\n?|\n)+)", output, re.M)
+             or re.search(r"^CMake Error: (.*)$", output, re.M))
+    if match:  # the message of the first CMake error, over its lines
+        first = " ".join(line.strip() for line in match.group(1).splitlines() if line.strip())
+    else:
+        lines = [line.strip() for line in output.splitlines() if line.strip()]
+        errors = [line for line in lines if re.search(r"\berror\b", line, re.I)]
+        first = (errors or lines or ["no output"])[0]
     return f"CMake {step} failed: {first[:300]}"
 
 
