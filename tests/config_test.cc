@@ -193,7 +193,16 @@ TEST_F(ConfigTest, ConfigCheckReportsWhatItReadOrTheFirstError) {
   setenv("FLOWRAG_TEST_CHAT_KEY", "k", 1);
   setenv("FLOWRAG_TEST_DOCS_TOKEN", "t", 1);
   int status = 0;
+  // server.token_env names a variable that is not set: serve would refuse
+  // the file (without --token), so check does too.
   std::string out = RunCli("config check " + Write(kGood), &status);
+  EXPECT_NE(status, 0) << out;
+  EXPECT_NE(out.find("server.token_env: the environment variable FLOWRAG_TEST_SERVER_TOKEN is "
+                     "not set"),
+            std::string::npos)
+      << out;
+  setenv("FLOWRAG_TEST_SERVER_TOKEN", "s", 1);
+  out = RunCli("config check " + Write(kGood), &status);
   EXPECT_EQ(status, 0) << out;
   EXPECT_NE(out.find(": ok"), std::string::npos) << out;
   EXPECT_NE(out.find("llama3.1 at http://127.0.0.1:11434/v1"), std::string::npos) << out;
@@ -209,6 +218,7 @@ TEST_F(ConfigTest, ConfigCheckReportsWhatItReadOrTheFirstError) {
   EXPECT_NE(out.find(bad + ":3:"), std::string::npos) << out;
   unsetenv("FLOWRAG_TEST_CHAT_KEY");
   unsetenv("FLOWRAG_TEST_DOCS_TOKEN");
+  unsetenv("FLOWRAG_TEST_SERVER_TOKEN");
 }
 
 }  // namespace

@@ -111,10 +111,11 @@ TEST(Encoding, MessagesNeverCarryRawNulOrInvalidBytes) {
   EXPECT_EQ(EscapeForMessage("a\0b\xFF\tc\n"s), "a\\0b\\xFF\\tc\\n");
   EXPECT_EQ(EscapeForMessage(kUtf8), kUtf8);  // valid UTF-8 is kept
   EXPECT_EQ(EscapeForMessage("\x7F\x01"), "\\x7F\\x01");
-  EXPECT_EQ(EscapeForMessage(std::string(300, 'x'), 10), std::string(10, 'x') + "...");
-  // Cut at a character, never inside one.
+  EXPECT_EQ(EscapeForMessage(std::string(300, 'x'), 10), "xxxxxxxxxx...(300 bytes)");
+  EXPECT_EQ(EscapeForMessage(std::string(10, 'x'), 10), std::string(10, 'x'));
+  // Cut at a character, never inside one, and never past the limit.
   const std::string cut = EscapeForMessage("\xE2\x82\xAC\xE2\x82\xAC", 4);
-  EXPECT_EQ(cut, "\xE2\x82\xAC\xE2\x82\xAC");  // the second starts before the limit
+  EXPECT_EQ(cut, "\xE2\x82\xAC...(6 bytes)");  // the second does not fit
   EXPECT_TRUE(IsValidUtf8(EscapeForMessage("\xC3")));
   // nlohmann's "last read" quotes the input.
   const std::string json = CleanJsonError(
@@ -122,6 +123,32 @@ TEST(Encoding, MessagesNeverCarryRawNulOrInvalidBytes) {
       "read: '\"Zo\xEB'",
       true);
   EXPECT_EQ(json, "column 4: syntax error; last read: '\"Zo\\xEB'");
+}
+
+// A boundary that prints messages made elsewhere cuts every long stretch that
+// repeats its input, wherever it stands and however much of the input it is.
+TEST(Encoding, BoundInputEchoesCutsLongRepeatsOfTheInput) {
+  std::string input;
+  for (int i = 0; input.size() < 100000; ++i) input += std::to_string(i) + ",";
+  const std::string tail = input.substr(5000, 3000);
+  const std::string message = "cannot open \"" + input + "\": no such file; near \"" + tail +
+                              "\"; short \"" + input.substr(7, 150) + "\"";
+  const std::string bounded = BoundInputEchoes(message, {"unrelated", input});
+  EXPECT_LT(bounded.size(), 800u) << bounded;
+  EXPECT_NE(bounded.find("cannot open \"" + input.substr(0, 200) + "...(" +
+                         std::to_string(input.size()) + " bytes)\""),
+            std::string::npos)
+      << bounded;
+  EXPECT_NE(bounded.find("near \"" + tail.substr(0, 198)), std::string::npos) << bounded;
+  EXPECT_NE(bounded.find("...(3000 bytes)\""), std::string::npos) << bounded;
+  // A stretch of at most 200 bytes stays as it is.
+  EXPECT_NE(bounded.find("short \"" + input.substr(7, 150) + "\""), std::string::npos) << bounded;
+  EXPECT_EQ(BoundInputEchoes("no echo here", {input}), "no echo here");
+  // A stretch of exactly max_bytes + 1 is found at any offset.
+  for (size_t at : {0u, 1u, 99u, 100u, 101u, 5555u}) {
+    const std::string m = "x" + input.substr(at, 201) + "y";
+    EXPECT_EQ(BoundInputEchoes(m, {input}).find(input.substr(at, 201)), std::string::npos) << at;
+  }
 }
 
 // A multi-megabyte token is quoted by its last kMaxJsonExcerptBytes, where the

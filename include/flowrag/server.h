@@ -28,6 +28,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "flowrag/options.h"
@@ -82,8 +83,22 @@ struct ServerOptions {
   bool access_log = false;
 };
 
+// Whether `name` can name a workspace: 1 to 64 of [A-Za-z0-9_.-], not "."
+// nor ".." (clients resolve those in /v1/w/{name}/). flowrag.yaml's reader
+// checks names with it too (src/config), so `config check` refuses what
+// Server::Create would.
+inline bool ValidWorkspaceName(std::string_view name) {
+  if (name.empty() || name.size() > 64 || name == "." || name == "..") return false;
+  for (char c : name) {
+    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '.' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
 struct WorkspaceSpec {
-  std::string name;     // [A-Za-z0-9_.-], 1 to 64 characters, unique
+  std::string name;     // ValidWorkspaceName, unique
   std::string db_path;  // opened (created if missing) with Engine::Open
   // This workspace's own bearer token: it opens this workspace's /v1 routes
   // and no other's (ServerOptions::bearer_token opens all). Empty: none.
@@ -100,6 +115,12 @@ class Server {
   // REQUIRES: !workspaces.empty().
   static Result<std::unique_ptr<Server>> Create(const ServerOptions& options,
                                                 std::vector<WorkspaceSpec> workspaces);
+
+  // The checks Create makes before it opens a store (options in range,
+  // workspace names valid and unique, at least one workspace), for a caller
+  // that validates a setup without serving it (`flowrag config check`).
+  static Status Validate(const ServerOptions& options,
+                         const std::vector<WorkspaceSpec>& workspaces);
   virtual ~Server() = default;
 
   // Binds host:port and starts serving on a background thread. Returns once

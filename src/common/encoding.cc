@@ -1,7 +1,9 @@
 // Encodings of input files (common/encoding.h).
 #include "common/encoding.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <unordered_map>
 
 #include "common/text.h"
 
@@ -184,12 +186,12 @@ std::string EscapeForMessage(std::string_view text, size_t max_bytes) {
   std::string out;
   size_t pos = 0;
   while (pos < text.size()) {
-    if (pos >= max_bytes) {
-      out += "...";
-      break;
-    }
     const unsigned char c = static_cast<unsigned char>(text[pos]);
     const size_t len = Utf8CharAt(text, pos);
+    if (pos + std::max<size_t>(len, 1) > max_bytes) {
+      out += "...(" + std::to_string(text.size()) + " bytes)";
+      break;
+    }
     if (len > 1 || (len == 1 && c >= 0x20 && c != 0x7F)) {
       out.append(text.substr(pos, len));
       pos += len;
@@ -214,6 +216,93 @@ std::string EscapeForMessage(std::string_view text, size_t max_bytes) {
         out += kHex[c & 0xF];
     }
     ++pos;
+  }
+  return out;
+}
+
+namespace {
+
+// Block size of BoundInputEchoes: a common stretch of at least 2 * block - 1
+// bytes holds a whole block of the input that starts at a multiple of block,
+// so a stretch of more than max_bytes is found from the input's blocks.
+size_t EchoBlock(size_t max_bytes) { return std::max<size_t>(1, (max_bytes + 1) / 2); }
+
+// Polynomial hash of `bytes` (mod 2^64) and the factor that removes the first
+// byte of a window of `n` bytes when rolling.
+constexpr uint64_t kRollBase = 1099511628211ull;
+uint64_t RollHash(std::string_view bytes) {
+  uint64_t h = 0;
+  for (unsigned char b : bytes) h = h * kRollBase + b;
+  return h;
+}
+uint64_t RollPower(size_t n) {
+  uint64_t p = 1;
+  for (size_t i = 1; i < n; ++i) p *= kRollBase;
+  return p;
+}
+
+// Marks in *cut the stretches of `message` longer than `max_bytes` that repeat
+// a part of `input` (cut[i] = end of the stretch that begins at i, else 0).
+void MarkEchoes(std::string_view message, std::string_view input, size_t max_bytes,
+                std::vector<size_t>* cut) {
+  const size_t block = EchoBlock(max_bytes);
+  if (input.size() <= max_bytes || message.size() <= max_bytes) return;
+  // hash → the first start in input of a block with that content: a
+  // repetitive input (one byte a million times) keeps one block, the one
+  // from which the longest echo extends.
+  std::unordered_map<uint64_t, size_t> blocks;
+  for (size_t at = 0; at + block <= input.size(); at += block) {
+    blocks.emplace(RollHash(input.substr(at, block)), at);
+  }
+  const uint64_t power = RollPower(block);
+  uint64_t h = RollHash(message.substr(0, block));
+  size_t covered = 0;  // message bytes before this are inside a marked stretch
+  for (size_t m = 0; m + block <= message.size(); ++m) {
+    if (m > 0) {
+      h = (h - static_cast<unsigned char>(message[m - 1]) * power) * kRollBase +
+          static_cast<unsigned char>(message[m + block - 1]);
+    }
+    if (m < covered) continue;
+    const auto it = blocks.find(h);
+    if (it == blocks.end()) continue;
+    const size_t i = it->second;
+    if (message.substr(m, block) != input.substr(i, block)) continue;
+    size_t begin = m, from = i;
+    while (begin > covered && from > 0 && message[begin - 1] == input[from - 1]) --begin, --from;
+    size_t end = m + block, to = i + block;
+    while (end < message.size() && to < input.size() && message[end] == input[to]) ++end, ++to;
+    // A stretch right after a marked one continues it (the input ran out at
+    // that alignment, not the echo).
+    const bool continues = begin == covered && covered > 0;
+    if (end - begin > max_bytes || continues) {
+      (*cut)[begin] = std::max((*cut)[begin], end);
+      covered = end;
+    }
+  }
+}
+
+}  // namespace
+
+std::string BoundInputEchoes(std::string_view message, const std::vector<std::string_view>& inputs,
+                             size_t max_bytes) {
+  std::vector<size_t> cut(message.size(), 0);
+  bool any = false;
+  for (std::string_view input : inputs) {
+    MarkEchoes(message, input, max_bytes, &cut);
+  }
+  for (size_t end : cut) any = any || end != 0;
+  if (!any) return std::string(message);
+  std::string out;
+  for (size_t i = 0; i < message.size();) {
+    if (cut[i] == 0) {
+      out += message[i++];
+      continue;
+    }
+    size_t end = cut[i];
+    // Overlapping and adjacent echoes join.
+    for (size_t j = i; j <= end && j < cut.size(); ++j) end = std::max(end, cut[j]);
+    out += EscapeForMessage(message.substr(i, end - i), max_bytes);
+    i = end;
   }
   return out;
 }

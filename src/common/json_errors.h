@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/encoding.h"
+
 namespace flowrag {
 
 // At most this many bytes of the input are quoted in a JSON error message
@@ -37,6 +39,19 @@ std::string DescribeJsonType(const Json& v, std::string_view array_word = "an ar
   if (v.is_binary()) return "binary data";
   if (v.is_discarded()) return "a discarded value";
   return "an unknown value";
+}
+
+// A JSON value as an error message may quote it: a string in quotes and
+// escaped, a number or boolean as written, both cut to `max_bytes`
+// (EscapeForMessage: "...(N bytes)" when cut); an object or array by its type
+// only. `Json` is a nlohmann JSON value type.
+template <typename Json>
+std::string JsonExcerpt(const Json& v, size_t max_bytes = kMaxQuotedInputBytes) {
+  if (v.is_string()) {
+    return "\"" + EscapeForMessage(v.template get_ref<const std::string&>(), max_bytes) + "\"";
+  }
+  if (v.is_object() || v.is_array()) return DescribeJsonType(v);
+  return EscapeForMessage(v.dump(), max_bytes);
 }
 
 }  // namespace flowrag

@@ -3,16 +3,37 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <set>
+#include <type_traits>
 
 #include "common/encoding.h"
 #include "flowrag/engine.h"
 
 namespace flowrag {
 namespace {
+
+// A key or name of the file as a message quotes it.
+std::string Quoted(const std::string& text) { return EscapeForMessage(text, 60); }
+
+// Environment variable names longer than this are refused (no shell has them).
+constexpr size_t kMaxEnvNameBytes = 128;
+
+// A bound as a message shows it: 4096, 0.001 (not std::to_string's 0.001000).
+template <typename T>
+std::string NumberText(T v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%g", static_cast<double>(v));
+    return buf;
+  } else {
+    return std::to_string(v);
+  }
+}
 
 // Reads one file's nodes; every error is "path:line: field: what".
 class Reader {
@@ -30,7 +51,8 @@ class Reader {
     if (!node.IsMap()) return Error(node, field, "expected a mapping");
     for (const auto& kv : node) {
       const std::string key = kv.first.Scalar();
-      const std::string where = field.empty() ? key : field + "." + key;
+      const std::string shown = Quoted(key);
+      const std::string where = field.empty() ? shown : field + "." + shown;
       if (std::find_if(known.begin(), known.end(), [&](const char* k) { return key == k; }) !=
           known.end()) {
         FLOWRAG_RETURN_IF_ERROR(NoSecretValue(kv.second, where));
@@ -63,9 +85,12 @@ class Reader {
     const YAML::Node n = map[key];
     if (!n.IsDefined() || n.IsNull()) return Status::Ok();
     T value{};
-    if (!n.IsScalar() || !YAML::convert<T>::decode(n, value) || value < min || value > max) {
+    bool ok = n.IsScalar() && YAML::convert<T>::decode(n, value);
+    // NaN compares false with both bounds: refused by name (".nan", ".inf").
+    if constexpr (std::is_floating_point_v<T>) ok = ok && std::isfinite(value);
+    if (!ok || value < min || value > max) {
       return Error(n, field + key,
-                   "expected a number from " + std::to_string(min) + " to " + std::to_string(max) +
+                   "expected a number from " + NumberText(min) + " to " + NumberText(max) +
                        ", got \"" + EscapeForMessage(n.IsScalar() ? n.Scalar() : "?", 40) + "\"");
     }
     *out = value;
@@ -78,7 +103,8 @@ class Reader {
     FLOWRAG_RETURN_IF_ERROR(String(map, key, field, out));
     if (!*out) return Status::Ok();
     const std::string& v = **out;
-    const bool ok = !v.empty() && !std::isdigit(static_cast<unsigned char>(v[0])) &&
+    const bool ok = !v.empty() && v.size() <= kMaxEnvNameBytes &&
+                    !std::isdigit(static_cast<unsigned char>(v[0])) &&
                     std::all_of(v.begin(), v.end(), [](char c) {
                       return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
                     });
@@ -107,6 +133,16 @@ class Reader {
 
   std::string path_;
 };
+
+// InvalidArgument "unknown method \"x\" (known: ...)" unless `method` is one
+// of Engine::Methods().
+Status KnownMethod(const std::string& method) {
+  const std::vector<std::string> methods = Engine::Methods();
+  if (std::find(methods.begin(), methods.end(), method) != methods.end()) return Status::Ok();
+  std::string list;
+  for (const std::string& m : methods) list += (list.empty() ? "" : ", ") + m;
+  return Status::InvalidArgument("unknown method \"" + Quoted(method) + "\" (known: " + list + ")");
+}
 
 Status ReadEndpoint(const Reader& r, const YAML::Node& n, const std::string& field, bool embedding,
                     std::optional<ModelEndpointConfig>* out) {
@@ -144,21 +180,23 @@ Status ReadMethods(const Reader& r, const YAML::Node& n, const std::string& fiel
   if (!n.IsMap()) return r.Error(n, field, "expected a mapping of method: {option: value}");
   for (const auto& m : n) {
     const std::string method = m.first.Scalar();
-    const std::string where = field + "." + method;
+    const std::string where = field + "." + Quoted(method);
+    if (Status s = KnownMethod(method); !s.ok()) return r.Error(m.first, where, s.message());
     Result<std::vector<MethodOption>> known = Engine::MethodOptions(method);
     if (!known.ok()) return r.Error(m.first, where, known.status().message());
     if (!m.second.IsMap()) return r.Error(m.second, where, "expected a mapping of option: value");
     for (const auto& o : m.second) {
       const std::string option = o.first.Scalar();
+      const std::string option_field = where + "." + Quoted(option);
       const bool exists = std::any_of(known->begin(), known->end(), [&](const MethodOption& k) {
         return k.name == method + "." + option || k.name == option;
       });
       if (!exists) {
         std::string list;
         for (const MethodOption& k : *known) list += (list.empty() ? "" : ", ") + k.name;
-        return r.Error(o.first, where + "." + option, "unknown option (known: " + list + ")");
+        return r.Error(o.first, option_field, "unknown option (known: " + list + ")");
       }
-      if (!o.second.IsScalar()) return r.Error(o.second, where + "." + option, "expected a value");
+      if (!o.second.IsScalar()) return r.Error(o.second, option_field, "expected a value");
       (*out)[method + "." + option] = o.second.Scalar();
     }
   }
@@ -204,6 +242,12 @@ Status ReadWorkspaces(const Reader& r, const YAML::Node& n, Config* c) {
     FLOWRAG_RETURN_IF_ERROR(r.EnvName(w, "token_env", field + ".", &token_env));
     if (!name || name->empty()) return r.Error(w, field + ".name", "required");
     if (!db || db->empty()) return r.Error(w, field + ".db", "required (a store path or URL)");
+    if (!ValidWorkspaceName(*name)) {
+      return r.Error(w["name"], field + ".name",
+                     "\"" + EscapeForMessage(*name, 80) +
+                         "\": expected 1 to 64 of [A-Za-z0-9_.-], not . or .. (it is a path "
+                         "segment: /v1/w/NAME/)");
+    }
     if (!names.insert(*name).second) return r.Error(w["name"], field + ".name", "given twice");
     ws.name = *name;
     ws.db = *db;
@@ -231,10 +275,10 @@ Status ReadConfig(const Reader& r, const YAML::Node& root, Config* c) {
   if (const YAML::Node q = root["query"]; q.IsDefined() && !q.IsNull()) {
     FLOWRAG_RETURN_IF_ERROR(r.Mapping(q, "query", {"method"}));
     FLOWRAG_RETURN_IF_ERROR(r.String(q, "method", "query.", &c->query_method));
-    const std::vector<std::string> methods = Engine::Methods();
-    if (c->query_method &&
-        std::find(methods.begin(), methods.end(), *c->query_method) == methods.end()) {
-      return r.Error(q["method"], "query.method", "unknown method \"" + *c->query_method + "\"");
+    if (c->query_method) {
+      if (Status s = KnownMethod(*c->query_method); !s.ok()) {
+        return r.Error(q["method"], "query.method", s.message());
+      }
     }
   }
   FLOWRAG_RETURN_IF_ERROR(ReadMethods(r, root["methods"], "methods", &c->method_options));
@@ -279,14 +323,16 @@ Result<Config> LoadConfig(const std::string& path) {
   try {
     root = YAML::LoadFile(path);
   } catch (const YAML::Exception& e) {
-    return Status::InvalidArgument(path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+    return Status::InvalidArgument(path + ":" + std::to_string(e.mark.line + 1) + ": " +
+                                   EscapeForMessage(e.msg));
   }
   Config c;
   c.path = path;
   try {
     FLOWRAG_RETURN_IF_ERROR(ReadConfig(Reader(path), root, &c));
   } catch (const YAML::Exception& e) {  // a shape the checks above did not expect
-    return Status::InvalidArgument(path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+    return Status::InvalidArgument(path + ":" + std::to_string(e.mark.line + 1) + ": " +
+                                   EscapeForMessage(e.msg));
   }
   return c;
 }
@@ -303,7 +349,8 @@ Result<EngineOptions> ApplyConfig(const Config& config, const WorkspaceConfig* w
   const auto& chat = workspace != nullptr && workspace->chat ? workspace->chat : config.chat;
   const auto& embedding =
       workspace != nullptr && workspace->embedding ? workspace->embedding : config.embedding;
-  const std::string where = workspace != nullptr ? "workspace " + workspace->name + ": " : "";
+  const std::string where =
+      config.path + ": " + (workspace != nullptr ? "workspace " + workspace->name + ": " : "");
   if (chat && !base.openai_chat && base.chat_model == nullptr) {
     OpenAiChatOptions o;
     FLOWRAG_RETURN_IF_ERROR(ApplyEndpoint(*chat, where + "chat", &o));

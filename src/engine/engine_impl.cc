@@ -3,6 +3,7 @@
 #include <chrono>
 #include <unordered_map>
 
+#include "common/encoding.h"
 #include "engine/chat_setup.h"
 #include "engine/embedder_setup.h"
 #include "retrieval/params.h"
@@ -224,7 +225,7 @@ Status EngineImpl::CatchUpWithStore() {
 }
 
 Status EngineImpl::DeleteDocument(std::string_view document_id) {
-  if (options_.read_only) return Status::FailedPrecondition(store_->path() + ": opened read-only");
+  if (options_.read_only) return Status::FailedPrecondition("the store is opened read-only");
   FLOWRAG_ASSIGN_OR_RETURN(WriteGuard lock, LockWriter());
   FLOWRAG_RETURN_IF_ERROR(store_->DeleteDocument(document_id));
   // The current snapshot without the document, else a rebuild.
@@ -272,7 +273,8 @@ Result<RetrievalResult> EngineImpl::QueryOn(const Snapshot& snapshot, std::strin
   if (it == retrievers_.end()) {
     std::string known;
     for (const std::string& m : Methods()) known += (known.empty() ? "" : ", ") + m;
-    return Status::InvalidArgument("unknown method \"" + method + "\" (known: " + known + ")");
+    return Status::InvalidArgument("unknown method \"" + EscapeForMessage(method, 60) +
+                                   "\" (known: " + known + ")");
   }
   if (options.top_k == 0) return Status::InvalidArgument("top_k: expected a positive number");
   const Snapshot* snap = &snapshot;

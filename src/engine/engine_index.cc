@@ -4,6 +4,7 @@
 // extras; then journal the run and publish what it committed.
 #include <unordered_map>
 
+#include "common/encoding.h"
 #include "common/stopwatch.h"
 #include "common/text.h"
 #include "engine/chat_setup.h"
@@ -55,7 +56,8 @@ Result<IndexReport> EngineImpl::IndexDocuments(const std::vector<DocumentInput>&
     }
     auto [it, inserted] = ids.emplace(d.id, i);
     if (!inserted) {
-      return Status::InvalidArgument(where + ".id: \"" + d.id + "\" repeats documents[" +
+      return Status::InvalidArgument(where + ".id: \"" + EscapeForMessage(d.id, 80) +
+                                     "\" repeats documents[" +
                                      std::to_string(it->second) + "]");
     }
   }
@@ -78,7 +80,7 @@ Result<IndexReport> EngineImpl::IndexDocuments(const std::vector<DocumentInput>&
 
 Result<IndexReport> EngineImpl::RunIndex(const std::string& label, const IndexOptions& options,
                                          const DocumentProducer& produce, bool api) {
-  if (options_.read_only) return Status::FailedPrecondition(store_->path() + ": opened read-only");
+  if (options_.read_only) return Status::FailedPrecondition("the store is opened read-only");
   FLOWRAG_RETURN_IF_ERROR(options.chunking.Validate());
   FLOWRAG_RETURN_IF_ERROR(ResolveExtractor(options, HasChatModel(options_)).status());
   if (options.batch_size == 0 || options.embed_batch_size == 0) {

@@ -7,11 +7,7 @@
 
 namespace flowrag::mcp {
 
-std::string Excerpt(const nlohmann::json& value) {
-  if (value.is_string()) return "\"" + EscapeForMessage(value.get<std::string>(), 60) + "\"";
-  if (value.is_object() || value.is_array()) return DescribeJsonType(value);
-  return EscapeForMessage(value.dump(), 60);
-}
+std::string Excerpt(const nlohmann::json& value) { return JsonExcerpt(value, 60); }
 
 ArgError ArgReader::Error(std::string field, std::string what) const {
   std::string message = std::string(tool_) + ": " + field + ": " + what;

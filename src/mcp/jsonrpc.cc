@@ -34,7 +34,10 @@ size_t NestingDepth(std::string_view text, size_t limit) {
   return deepest;
 }
 
-bool ValidId(const nlohmann::json& id) { return id.is_string() || id.is_number(); }
+bool ValidId(const nlohmann::json& id) {
+  return (id.is_string() && id.get_ref<const std::string&>().size() <= kMaxRequestIdBytes) ||
+         id.is_number();
+}
 
 }  // namespace
 
@@ -93,7 +96,10 @@ Message Classify(const nlohmann::json& value) {
     return invalid("\"method\" must be a string, got " + DescribeJsonType(*method));
   }
   if (has_id && !ValidId(*id)) {
-    return invalid("\"id\" must be a string or a number, got " + DescribeJsonType(*id));
+    return invalid(id->is_string()
+                       ? "\"id\": a string of more than " + std::to_string(kMaxRequestIdBytes) +
+                             " bytes"
+                       : "\"id\" must be a string or a number, got " + DescribeJsonType(*id));
   }
   m.method = method->get<std::string>();
   m.kind = has_id ? Message::Kind::kRequest : Message::Kind::kNotification;

@@ -28,6 +28,12 @@ inline constexpr int kResourceNotFound = -32002;
 // Transport-level refusals of the HTTP binding (implementation-defined range).
 inline constexpr int kTransportError = -32000;
 
+// A request id is a string of at most this many bytes (or a number): every
+// response repeats its id, and no error quotes more of a client's input
+// (common/encoding.h). A longer one is an invalid request, answered with
+// id null.
+inline constexpr size_t kMaxRequestIdBytes = 200;
+
 // Messages may nest objects and arrays this deep at most (deeper input is
 // refused before it is parsed, so that nothing recursive meets it).
 inline constexpr size_t kMaxNesting = 64;

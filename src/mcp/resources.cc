@@ -113,8 +113,9 @@ std::optional<RpcError> ReadResource(const Engine& engine, const nlohmann::json&
   Result<StoredDocument> doc = engine.GetDocument(*id);
   if (!doc.ok()) {
     if (doc.status().code() == StatusCode::kNotFound) {
-      return RpcError{
-          kResourceNotFound, "resource not found: " + doc.status().message(), {{"uri", uri}}};
+      return RpcError{kResourceNotFound,
+                      "resource not found: " + doc.status().message(),
+                      {{"uri", EscapeForMessage(uri, 80)}}};  // the client's, cut
     }
     return RpcError{kInternalError, doc.status().ToString(), nullptr};
   }

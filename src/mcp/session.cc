@@ -55,7 +55,8 @@ McpReply McpSession::Handle(std::string_view message) {
     if (!responses.empty()) reply.body = Serialize(responses);
   } catch (const std::exception& e) {  // a bug: answered, never fatal to the transport
     reply.body = Serialize(ErrorResponse(
-        nullptr, RpcError{kInternalError, std::string("internal error: ") + e.what(), nullptr}));
+        nullptr,
+        RpcError{kInternalError, "internal error: " + EscapeForMessage(e.what()), nullptr}));
   }
   return reply;
 }
@@ -83,7 +84,7 @@ json McpSession::HandleOne(const json& value, bool in_batch) {
   try {
     error = Dispatch(m.method, m.params, &result);
   } catch (const std::exception& e) {
-    error = RpcError{kInternalError, std::string("internal error: ") + e.what(), nullptr};
+    error = RpcError{kInternalError, "internal error: " + EscapeForMessage(e.what()), nullptr};
   }
   return error ? ErrorResponse(m.id, *error) : ResultResponse(m.id, std::move(result));
 }
@@ -115,7 +116,7 @@ std::optional<RpcError> McpSession::Dispatch(const std::string& method, const js
                  "\" (this server offers initialize, ping, tools/list, tools/call, "
                  "resources/list, resources/read, resources/templates/list)",
              nullptr};
-  e.data = {{"method", method}};
+  e.data = {{"method", EscapeForMessage(method, 60)}};  // the client's, cut
   return e;
 }
 

@@ -121,7 +121,7 @@ std::optional<RpcError> CallTool(Engine& engine, const json& params, const ToolO
   RpcError e = InvalidParams("invalid params: unknown tool \"" + EscapeForMessage(tool_name, 60) +
                                  "\" (tools: " + ToolNames(options) + ")",
                              "name");
-  e.data["tool"] = tool_name;
+  e.data["tool"] = EscapeForMessage(tool_name, 60);  // the client's, cut
   return e;
 }
 

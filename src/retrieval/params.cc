@@ -12,6 +12,8 @@ namespace {
 // request may carry megabytes in one option).
 std::string Quoted(std::string_view text) { return EscapeForMessage(text, 60); }
 
+constexpr size_t kMaxStringOptionBytes = 64;
+
 // The shortest text that reads back as `d`.
 std::string NumberText(double d) {
   char buf[32];
@@ -81,6 +83,13 @@ Status ParamReader::Read(std::string_view key, bool* out) {
 Status ParamReader::Read(std::string_view key, std::string* out) {
   if (Catalogued(key, "string", *out)) return Status::Ok();
   const std::string* v = Find(key);
+  // String options name a choice; a longer value is refused here, so that no
+  // method's "expected ..." message quotes more than this of it.
+  if (v != nullptr && v->size() > kMaxStringOptionBytes) {
+    return Status::InvalidArgument("option " + std::string(key) + "=\"" + Quoted(*v) +
+                                   "\": expected a name of at most " +
+                                   std::to_string(kMaxStringOptionBytes) + " bytes");
+  }
   if (v != nullptr) *out = *v;
   return Status::Ok();
 }

@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/encoding.h"
 #include "server/errors.h"
 
 namespace flowrag::server {
@@ -49,12 +50,16 @@ constexpr size_t kReadChunk = 16u << 10;
 
 std::string_view ReasonPhrase(int status) {
   switch (status) {
+    case 400:
+      return "Bad Request";
     case 408:
       return "Request Timeout";
     case 413:
       return "Payload Too Large";
     case 431:
       return "Request Header Fields Too Large";
+    case 501:
+      return "Not Implemented";
     case 503:
       return "Service Unavailable";
     default:
@@ -250,31 +255,108 @@ size_t HeadEnd(std::string_view buffer) {
   return std::string_view::npos;
 }
 
-std::optional<std::string_view> HeaderValue(std::string_view head, std::string_view name) {
+// The header lines of `head` (after the request line), without line ends.
+template <typename Fn>
+void ForEachHeaderLine(std::string_view head, Fn&& fn) {
   for (size_t start = head.find('\n'); start != std::string_view::npos;
        start = head.find('\n', start + 1)) {
     std::string_view line = head.substr(start + 1);
     line = line.substr(0, line.find('\n'));
-    const size_t colon = line.find(':');
-    if (colon != std::string_view::npos && EqualsIgnoreCase(line.substr(0, colon), name)) {
-      return Trim(line.substr(colon + 1));
-    }
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (!line.empty()) fn(line);
   }
-  return std::nullopt;
+}
+
+std::optional<std::string_view> HeaderValue(std::string_view head, std::string_view name) {
+  std::optional<std::string_view> found;
+  ForEachHeaderLine(head, [&](std::string_view line) {
+    const size_t colon = line.find(':');
+    if (!found && colon != std::string_view::npos &&
+        EqualsIgnoreCase(line.substr(0, colon), name)) {
+      found = Trim(line.substr(colon + 1));
+    }
+  });
+  return found;
+}
+
+bool IsDecimal(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 std::optional<uint64_t> AnnouncedContentLength(std::string_view head) {
   const std::optional<std::string_view> value = HeaderValue(head, "content-length");
-  if (!value.has_value() || value->empty()) return std::nullopt;
-  {
-    uint64_t n = 0;
-    for (char c : *value) {
-      if (c < '0' || c > '9') return std::nullopt;
-      const uint64_t digit = static_cast<uint64_t>(c - '0');
-      n = n > (UINT64_MAX - digit) / 10 ? UINT64_MAX : n * 10 + digit;
-    }
-    return n;
+  if (!value.has_value() || !IsDecimal(*value)) return std::nullopt;
+  uint64_t n = 0;
+  for (char c : *value) {
+    const uint64_t digit = static_cast<uint64_t>(c - '0');
+    n = n > (UINT64_MAX - digit) / 10 ? UINT64_MAX : n * 10 + digit;
   }
+  return n;
+}
+
+std::optional<FramingError> CheckFraming(std::string_view head) {
+  size_t lengths = 0;
+  std::string_view length;
+  std::vector<std::string_view> codings;  // of every Transfer-Encoding line, in order
+  std::optional<FramingError> error;
+  ForEachHeaderLine(head, [&](std::string_view line) {
+    const size_t colon = line.find(':');
+    if (error || colon == std::string_view::npos) return;  // httplib refuses a line without ':'
+    const std::string_view name = line.substr(0, colon);
+    if (name.find_first_of(" \t") != std::string_view::npos) {
+      // RFC 9112 §5.1: a proxy could read "Content-Length : 5" as another field.
+      error = FramingError{
+          400, "bad_request",
+          "header \"" + EscapeForMessage(name, 40) + "\": white space before the colon"};
+      return;
+    }
+    const std::string_view value = Trim(line.substr(colon + 1));
+    if (EqualsIgnoreCase(name, "content-length")) {
+      ++lengths;
+      length = value;
+    } else if (EqualsIgnoreCase(name, "transfer-encoding")) {
+      std::string_view rest = value;
+      while (true) {
+        const size_t comma = rest.find(',');
+        codings.push_back(Trim(rest.substr(0, comma)));
+        if (comma == std::string_view::npos) break;
+        rest.remove_prefix(comma + 1);
+      }
+    }
+  });
+  if (error) return error;
+  if (lengths > 1) {
+    return FramingError{400, "bad_request",
+                        "more than one Content-Length header: the body's length is ambiguous "
+                        "(RFC 9112 section 6.3)"};
+  }
+  if (lengths == 1 && !IsDecimal(length)) {
+    return FramingError{
+        400, "bad_request",
+        "Content-Length \"" + EscapeForMessage(length, 40) + "\": expected one decimal number"};
+  }
+  if (codings.empty()) return std::nullopt;
+  if (lengths == 1) {
+    return FramingError{400, "bad_request",
+                        "both Transfer-Encoding and Content-Length: the body's length is "
+                        "ambiguous (RFC 9112 section 6.3)"};
+  }
+  if (!EqualsIgnoreCase(codings.back(), "chunked")) {
+    return FramingError{400, "bad_request",
+                        "Transfer-Encoding \"" + EscapeForMessage(codings.back(), 40) +
+                            "\": a request body's last transfer coding must be chunked"};
+  }
+  for (size_t i = 0; i + 1 < codings.size(); ++i) {
+    if (EqualsIgnoreCase(codings[i], "chunked")) {
+      return FramingError{400, "bad_request", "Transfer-Encoding: chunked applied twice"};
+    }
+  }
+  if (codings.size() > 1) {
+    return FramingError{501, "not_implemented",
+                        "Transfer-Encoding \"" + EscapeForMessage(codings.front(), 40) +
+                            "\" is not supported (only chunked)"};
+  }
+  return std::nullopt;
 }
 
 Result<std::unique_ptr<ConnectionServer>> ConnectionServer::Listen(const std::string& host,
@@ -465,6 +547,10 @@ bool ConnectionServer::ScanHead(Connection& c) {
 
 bool ConnectionServer::HeadComplete(Connection& c, size_t head_end) {
   const std::string_view head = std::string_view(c.buffer).substr(0, head_end);
+  if (std::optional<FramingError> error = CheckFraming(head)) {
+    Refuse(c, {error->http_status, error->code}, error->message);
+    return true;
+  }
   const std::optional<uint64_t> length = AnnouncedContentLength(head);
   if (length.has_value() && *length > limits_.max_body_bytes) {
     Refuse(c, {413, "payload_too_large"},

@@ -22,7 +22,10 @@
 //     then close), a connection that sends nothing is closed after
 //     idle_timeout, and a head larger than max_head_bytes answers 431.
 //   - A head announcing a Content-Length over max_body_bytes answers 413 at
-//     once, from the poller, without reading the body.
+//     once, from the poller, without reading the body; one whose body length
+//     is ambiguous (CheckFraming: two Content-Lengths, Content-Length with
+//     Transfer-Encoding, ...) answers 400 (or 501), so that no two readers
+//     of the stream can disagree on where the next request starts.
 //   - At most max_connections are open; one more is answered 503 and closed
 //     at once. The listen backlog is listen_backlog.
 // So /healthz waits only for the requests that are being served: a worker is
@@ -160,8 +163,25 @@ class ConnectionServer {
 size_t HeadEnd(std::string_view buffer);
 
 // The Content-Length a head announces (saturated at UINT64_MAX); nullopt when
-// it has none or it is not a decimal number (httplib then answers by itself).
+// it has none or it is not a decimal number.
 std::optional<uint64_t> AnnouncedContentLength(std::string_view head);
+
+// Why the body of the request whose head is `head` cannot be framed without
+// doubt (RFC 9112 sections 5.1 and 6.3), answered by the front end before a
+// worker sees the request, and the connection closed:
+//   400: more than one Content-Length (equal or not), a Content-Length that
+//        is not one decimal number, Transfer-Encoding together with
+//        Content-Length, a Transfer-Encoding whose last coding is not
+//        chunked, white space between a header's name and its colon;
+//   501: a transfer coding other than chunked before it (gzip, chunked).
+// nullopt when the head is framed by at most one Content-Length or by
+// Transfer-Encoding: chunked alone.
+struct FramingError {
+  int http_status;
+  std::string_view code;  // "bad_request", "not_implemented"
+  std::string message;
+};
+std::optional<FramingError> CheckFraming(std::string_view head);
 
 }  // namespace flowrag::server
 

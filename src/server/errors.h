@@ -43,14 +43,22 @@ nlohmann::json ErrorJson(const ApiError& error);
 // gone (the writer should then stop).
 using StreamWriter = std::function<bool(std::string_view bytes)>;
 
+struct Reply;
+
+// Writes a streamed reply through `write`. One that fails before its first
+// write sets *refused to the error reply to answer instead (the same as
+// without streaming: a wrong request is refused before any event).
+using StreamFn = std::function<void(const StreamWriter& write, Reply* refused)>;
+
 // What a handler answers: an HTTP status and a JSON body, or a stream.
 struct Reply {
   int http_status = 200;
   nlohmann::json body;
   std::string error_code;  // set for errors (metrics)
   // A streamed reply (200, text/event-stream): when set, the server calls it
-  // on the worker thread once the head is out, and `body` is unused.
-  std::function<void(const StreamWriter& write)> stream;
+  // on the worker thread and `body` is unused. The head goes out with its
+  // first write, so until then it may still refuse (StreamFn).
+  StreamFn stream;
 };
 
 Reply ErrorReply(const ApiError& error);

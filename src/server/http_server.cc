@@ -12,6 +12,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <filesystem>
 #include <mutex>
 #include <thread>
 
@@ -44,6 +45,9 @@ struct RequestContext {
   Clock::time_point start;
   std::string workspace;   // metrics label, set once the workspace is known
   std::string error_code;  // metrics label of an error reply
+  // The store locations of the request's workspace as JSON text spells them
+  // (HideStoreLocations); null until the workspace is known.
+  const std::vector<std::string>* store_locations = nullptr;
 };
 thread_local RequestContext tl_request;
 // Whether the response just written closes the connection (set by the
@@ -82,14 +86,6 @@ std::string_view RawPath(const httplib::Request& req) {
   return target.substr(0, target.find('?'));
 }
 
-// [A-Za-z0-9_.-]{1,64}
-bool ValidWorkspaceName(const std::string& name) {
-  if (name.empty() || name.size() > 64) return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
-  });
-}
-
 // Equal-time comparison of a presented token with the configured one.
 bool TokenMatches(std::string_view presented, std::string_view expected) {
   unsigned diff = presented.size() == expected.size() ? 0u : 1u;
@@ -120,10 +116,57 @@ ApiError ProtocolError(int status) {
   return {status, status >= 500 ? "internal" : "bad_request", "HTTP " + std::to_string(status), ""};
 }
 
+// What the server's errors say instead of where a workspace's store lives.
+constexpr std::string_view kHiddenLocation = "(the workspace's store)";
+
+// The spellings of a store location an engine error may carry (the location
+// given, redacted for a URL, and a file's absolute path), as JSON strings
+// hold them: what HideStoreLocations replaces. Relative file names without a
+// directory are left alone (they say nothing of the file system, and a short
+// one could be any word of a message).
+std::vector<std::string> StoreLocationSpellings(const std::string& location) {
+  std::vector<std::string> raw;
+  if (IsDatabaseUrl(location)) {
+    raw = {location, DisplayLocation(location)};
+  } else if (!location.empty() && location != ":memory:") {
+    std::error_code ec;
+    const std::filesystem::path absolute = std::filesystem::absolute(location, ec);
+    raw = {location, ec ? location : absolute.lexically_normal().string()};
+    if (std::filesystem::path p = std::filesystem::weakly_canonical(location, ec); !ec) {
+      raw.push_back(p.string());
+    }
+  }
+  std::vector<std::string> out;
+  for (const std::string& r : raw) {
+    if (r.find('/') == std::string::npos) continue;
+    const std::string quoted =
+        nlohmann::json(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    out.push_back(quoted.substr(1, quoted.size() - 2));
+  }
+  // Longest first, so that a path is hidden whole before a part of it.
+  std::sort(out.begin(), out.end(),
+            [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+  return out;
+}
+
+// Errors built by the engine and the store name the store's file or URL
+// (useful to the CLI's user, not to an HTTP client): every spelling in
+// tl_request.store_locations is replaced in `json_text`.
+void HideStoreLocations(std::string* json_text) {
+  if (tl_request.store_locations == nullptr) return;
+  for (const std::string& location : *tl_request.store_locations) {
+    for (size_t at = json_text->find(location); at != std::string::npos;
+         at = json_text->find(location, at + kHiddenLocation.size())) {
+      json_text->replace(at, location.size(), kHiddenLocation);
+    }
+  }
+}
+
 void SetJson(httplib::Response& res, const Reply& reply) {
   res.status = reply.http_status;
-  res.set_content(reply.body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-                  kJsonType);
+  std::string body = reply.body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (reply.http_status >= 400) HideStoreLocations(&body);
+  res.set_content(body, kJsonType);
   tl_request.error_code = reply.error_code;
 }
 
@@ -140,25 +183,37 @@ bool WriteAll(httplib::Stream& out, std::string_view bytes) {
 
 // A streamed reply as Server-Sent Events, written by this worker as it is
 // made (httplib's content providers wait for a listening httplib::Server,
-// which ours is not): the head, then one chunk per write, then the last
-// chunk; the connection closes after it. A failed write (the client left,
-// or stalled for write_timeout) makes the writer stop, which cancels the
-// answer.
-void StreamReply(httplib::Response& res, const std::function<void(const StreamWriter&)>& stream) {
+// which ours is not): the head with the first write, then one chunk per
+// write, then the last chunk; the connection closes after it. A stream that
+// refuses before its first write is answered as a plain JSON error instead.
+// A failed write (the client left, or stalled for write_timeout) makes the
+// writer stop, which cancels the answer.
+void StreamReply(httplib::Response& res, const StreamFn& stream) {
   ServedStream& out = *tl_stream;
-  bool ok = WriteAll(out,
-                     "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\n"
-                     "Cache-Control: no-store\r\nX-Accel-Buffering: no\r\n"
-                     "X-Content-Type-Options: nosniff\r\nTransfer-Encoding: chunked\r\n"
-                     "Connection: close\r\n\r\n");
+  bool started = false;
+  bool ok = true;
   const StreamWriter write = [&](std::string_view bytes) {
     if (!ok || bytes.empty()) return ok;
+    if (!started) {
+      started = true;
+      ok = WriteAll(out,
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\n"
+                    "Cache-Control: no-store\r\nX-Accel-Buffering: no\r\n"
+                    "X-Content-Type-Options: nosniff\r\nTransfer-Encoding: chunked\r\n"
+                    "Connection: close\r\n\r\n");
+    }
+    std::string data(bytes);
+    HideStoreLocations(&data);
     char size[24];
-    std::snprintf(size, sizeof(size), "%zx\r\n", bytes.size());
-    ok = WriteAll(out, size) && WriteAll(out, bytes) && WriteAll(out, "\r\n");
+    std::snprintf(size, sizeof(size), "%zx\r\n", data.size());
+    ok = ok && WriteAll(out, size) && WriteAll(out, data) && WriteAll(out, "\r\n");
     return ok;
   };
-  if (ok) stream(write);
+  Reply refused;
+  refused.http_status = 0;
+  stream(write, &refused);
+  if (!started && refused.http_status != 0) return SetJson(res, refused);
+  if (!started) write("\n");  // nothing to say: an empty stream
   if (ok) WriteAll(out, "0\r\n\r\n");
   out.DropLaterWrites();
   res.status = 200;
@@ -177,6 +232,8 @@ void ServeMcp(const httplib::Request& req, const std::string& body, Engine& engi
                          read_only};
   McpHttpReply reply = HandleMcp(engine, request);
   res.status = reply.http_status;
+  // Tool errors are results (isError), so every body is cleaned.
+  HideStoreLocations(&reply.body);
   if (!reply.body.empty()) res.set_content(reply.body, kJsonType);
   tl_request.error_code = reply.error_code;
 }
@@ -187,6 +244,7 @@ class ServerImpl final : public Server {
     std::string name;
     std::unique_ptr<Engine> engine;
     std::string token;  // WorkspaceSpec::token
+    std::vector<std::string> store_locations;  // StoreLocationSpellings of its db_path
   };
 
   ServerImpl(ServerOptions options, std::vector<Workspace> workspaces)
@@ -278,7 +336,7 @@ void ServerImpl::Configure() {
           what = e.what();
         } catch (...) {
         }
-        SetJson(res, ErrorReply({500, "internal", what, ""}));
+        SetJson(res, ErrorReply({500, "internal", EscapeForMessage(what), ""}));
       });
   // Runs once the response is final and before it is written, so a client
   // that has read its response finds the request counted.
@@ -401,6 +459,7 @@ bool ServerImpl::Refused(const httplib::Request& req, const Route& route,
     return true;
   }
   tl_request.workspace = (*ws)->name;
+  tl_request.store_locations = &(*ws)->store_locations;
   if (req.method == "OPTIONS") {
     res.status = 204;
     res.set_header("Allow", std::string(AllowedMethods(route.kind)));
@@ -605,8 +664,8 @@ void ServerImpl::Wait() {
 }  // namespace
 }  // namespace server
 
-Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options,
-                                               std::vector<WorkspaceSpec> workspaces) {
+Status Server::Validate(const ServerOptions& options,
+                        const std::vector<WorkspaceSpec>& workspaces) {
   if (workspaces.empty()) return Status::InvalidArgument("server: no workspace to serve");
   if (options.port < 0 || options.port > 65535) {
     return Status::InvalidArgument("server port " + std::to_string(options.port) +
@@ -621,21 +680,31 @@ Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options,
         "head_timeout_s, keep_alive_timeout_s, max_connections and listen_backlog must be "
         "positive");
   }
-  std::vector<server::ServerImpl::Workspace> opened;
-  for (const WorkspaceSpec& spec : workspaces) {
-    if (!server::ValidWorkspaceName(spec.name)) {
-      return Status::InvalidArgument("workspace name \"" + spec.name +
-                                     "\": expected 1 to 64 of [A-Za-z0-9_.-]");
+  for (size_t i = 0; i < workspaces.size(); ++i) {
+    const std::string& name = workspaces[i].name;
+    if (!ValidWorkspaceName(name)) {
+      return Status::InvalidArgument("workspace name \"" + EscapeForMessage(name, 80) +
+                                     "\": expected 1 to 64 of [A-Za-z0-9_.-], not . or ..");
     }
-    for (const auto& ws : opened) {
-      if (ws.name == spec.name) {
-        return Status::InvalidArgument("workspace \"" + spec.name + "\" given twice");
+    for (size_t j = 0; j < i; ++j) {
+      if (workspaces[j].name == name) {
+        return Status::InvalidArgument("workspace \"" + name + "\" given twice");
       }
     }
+  }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options,
+                                               std::vector<WorkspaceSpec> workspaces) {
+  FLOWRAG_RETURN_IF_ERROR(Validate(options, workspaces));
+  std::vector<server::ServerImpl::Workspace> opened;
+  for (const WorkspaceSpec& spec : workspaces) {
     Result<std::unique_ptr<Engine>> engine =
         Engine::Open(spec.db_path, spec.engine ? *spec.engine : options.engine);
     if (!engine.ok()) return engine.status().WithContext("workspace \"" + spec.name + "\"");
-    opened.push_back({spec.name, std::move(engine).value(), spec.token});
+    opened.push_back({spec.name, std::move(engine).value(), spec.token,
+                      server::StoreLocationSpellings(spec.db_path)});
   }
   return std::unique_ptr<Server>(new server::ServerImpl(options, std::move(opened)));
 }

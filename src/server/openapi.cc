@@ -236,6 +236,16 @@ nlohmann::json Build() {
   };
   doc["components"]["securitySchemes"]["bearer"] = {{"type", "http"}, {"scheme", "bearer"}};
   doc["components"]["schemas"] = nlohmann::json::parse(kSchemas);
+  // The chat request's "flowrag" object takes the /v1/query fields but the
+  // three the chat request sets itself.
+  nlohmann::json& schemas = doc["components"]["schemas"];
+  nlohmann::json& flowrag = schemas["ChatCompletionRequest"]["properties"]["flowrag"];
+  flowrag["additionalProperties"] = false;
+  flowrag["properties"] = schemas["QueryRequest"]["properties"];
+  for (const char* reserved : {"question", "method", "stream"}) {
+    flowrag["properties"].erase(reserved);
+  }
+  flowrag["properties"]["rewrite"] = {{"type", "string"}, {"enum", {"auto", "offline", "off"}}};
   for (const Operation& op : kOperations) {
     const std::string label(RouteLabel(op.kind));
     std::vector<std::pair<std::string, bool>> paths = {{label, false}};

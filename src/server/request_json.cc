@@ -9,6 +9,9 @@
 namespace flowrag::server {
 namespace {
 
+// A client's member name is quoted by at most this many bytes.
+constexpr size_t kMaxKeyBytes = 60;
+
 // Follows the parser's events to know the path of the value being parsed
 // ("options.top_k", "documents[2].text"), to name the field of an error the
 // parser raises (a number out of range).
@@ -42,7 +45,7 @@ class JsonPathTracker {
       if (f.array) {
         path += "[" + std::to_string(f.index) + "]";
       } else {
-        path += (path.empty() ? "" : ".") + f.key;
+        path += (path.empty() ? "" : ".") + EscapeForMessage(f.key, kMaxKeyBytes);
       }
     }
     return path;
@@ -109,8 +112,8 @@ std::optional<ApiError> RejectUnknownFields(const nlohmann::json& object,
     if (found) continue;
     std::string list;
     for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
-    // The name is the client's: at most 60 bytes of it are echoed.
-    const std::string name = prefix + EscapeForMessage(it.key(), 60);
+    // The name is the client's: at most kMaxKeyBytes of it are echoed.
+    const std::string name = prefix + EscapeForMessage(it.key(), kMaxKeyBytes);
     return BadRequest("unknown field \"" + name + "\" (known: " + list + ")", name);
   }
   return std::nullopt;
@@ -134,7 +137,8 @@ std::optional<ApiError> ReadBoolean(const nlohmann::json& object, const char* na
 }
 
 std::optional<ApiError> ReadString(const nlohmann::json& object, const char* name,
-                                   const std::string& path, bool required, std::string* out) {
+                                   const std::string& path, bool required, std::string* out,
+                                   size_t max_bytes) {
   const nlohmann::json* v = Member(object, name);
   if (v == nullptr) {
     if (required) return BadRequest(path + ": required string is missing", path);
@@ -143,7 +147,13 @@ std::optional<ApiError> ReadString(const nlohmann::json& object, const char* nam
   if (!v->is_string()) {
     return BadRequest(path + ": expected a string, got " + v->type_name(), path);
   }
-  *out = v->get<std::string>();
+  const std::string& s = v->get_ref<const std::string&>();
+  if (s.size() > max_bytes) {
+    return BadRequest(path + ": expected at most " + std::to_string(max_bytes) + " bytes, got " +
+                          JsonExcerpt(*v, 60),
+                      path);
+  }
+  *out = s;
   return std::nullopt;
 }
 
@@ -160,8 +170,8 @@ std::optional<ApiError> ReadInteger(const nlohmann::json& object, const char* na
     in_range = v->get<int64_t>() >= min && v->get<int64_t>() <= max;
   }
   if (!in_range) {
-    return BadRequest(std::string(name) + ": expected an integer" + range + ", got " + v->dump(),
-                      name);
+    return BadRequest(
+        std::string(name) + ": expected an integer" + range + ", got " + JsonExcerpt(*v, 60), name);
   }
   *out = v->get<int64_t>();
   return std::nullopt;
@@ -172,7 +182,8 @@ std::optional<ApiError> ReadNonNegative(const nlohmann::json& object, const char
   const nlohmann::json* v = Member(object, name);
   if (v == nullptr) return std::nullopt;
   if (!v->is_number() || !std::isfinite(v->get<double>()) || v->get<double>() < 0) {
-    return BadRequest(std::string(name) + ": expected a number >= 0, got " + v->dump(), name);
+    return BadRequest(std::string(name) + ": expected a number >= 0, got " + JsonExcerpt(*v, 60),
+                      name);
   }
   *out = v->get<double>();
   return std::nullopt;

@@ -1,8 +1,11 @@
 // Reading request bodies: JSON syntax errors with their byte position, and
 // typed field access whose errors name the field ("documents[2].text").
+// Messages quote at most kMaxQuotedInputBytes of a value or key
+// (EscapeForMessage, common/encoding.h), however long the request's.
 #ifndef FLOWRAG_SERVER_REQUEST_JSON_H_
 #define FLOWRAG_SERVER_REQUEST_JSON_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
@@ -32,10 +35,17 @@ std::optional<ApiError> RejectUnknownFields(const nlohmann::json& object,
 // leaves *out unchanged.
 std::optional<ApiError> ReadBoolean(const nlohmann::json& object, const char* name, bool* out);
 
-// object[name] as a string into *out; absent (or null) leaves *out unchanged
-// unless `required`. `path` is the field's name in errors.
+// The longest value of a field that names something (a method, pipeline,
+// answerer, style, chunking strategy): longer ones are refused here, so that
+// no message made further on can quote more than this of it.
+inline constexpr size_t kMaxNameBytes = 100;
+
+// object[name] as a string of at most `max_bytes` into *out; absent (or null)
+// leaves *out unchanged unless `required`. `path` is the field's name in
+// errors, which quote no more of the value than EscapeForMessage's limit.
 std::optional<ApiError> ReadString(const nlohmann::json& object, const char* name,
-                                   const std::string& path, bool required, std::string* out);
+                                   const std::string& path, bool required, std::string* out,
+                                   size_t max_bytes = SIZE_MAX);
 
 // object[name] as an integer in [min, max]; absent (or null) leaves *out unchanged.
 std::optional<ApiError> ReadInteger(const nlohmann::json& object, const char* name, int64_t min,

@@ -217,10 +217,18 @@ class ChunkObserver final : public AnswerObserver {
  public:
   ChunkObserver(const StreamWriter* write, nlohmann::json envelope)
       : write_(write), envelope_(std::move(envelope)) {}
-  bool OnRetrieval(const RetrievalResult&) override { return !gone_; }
+  bool OnRetrieval(const RetrievalResult&) override { return Start(); }
   bool OnText(std::string_view piece) override {
-    return Send(Chunk(envelope_, {{"content", std::string(piece)}}, nullptr));
+    return Start() && Send(Chunk(envelope_, {{"content", std::string(piece)}}, nullptr));
   }
+  // The first chunk (the role), once the retrieval is done: a request the
+  // engine refuses before it gets its error reply instead of a stream.
+  bool Start() {
+    if (started_) return !gone_;
+    started_ = true;
+    return Send(Chunk(envelope_, {{"role", "assistant"}, {"content", ""}}, nullptr));
+  }
+  bool started() const { return started_; }
   bool Send(const nlohmann::json& data) {
     if (!gone_) gone_ = !(*write_)(SseEvent("", data));
     return !gone_;
@@ -235,24 +243,27 @@ class ChunkObserver final : public AnswerObserver {
   const StreamWriter* write_;
   nlohmann::json envelope_;
   bool gone_ = false;
+  bool started_ = false;
 };
 
 Reply StreamedCompletion(const Engine& engine, ChatRequestParts parts) {
   Reply reply;
-  reply.stream = [&engine, parts = std::move(parts)](const StreamWriter& write) {
+  reply.stream = [&engine, parts = std::move(parts)](const StreamWriter& write, Reply* refused) {
     const int64_t created = std::time(nullptr);
     ChunkObserver chunks(&write,
                          Envelope(CompletionId(), parts.model, "chat.completion.chunk", created));
-    if (!chunks.Send(Chunk(chunks.envelope(), {{"role", "assistant"}, {"content", ""}}, nullptr))) {
-      return;
-    }
     AnswerOptions observed = parts.options;
     observed.observer = &chunks;
     Result<Answer> answer = engine.Ask(parts.question, observed);
     if (!answer.ok()) {
-      if (!chunks.gone()) chunks.Send(ChatErrorReply(AskError(answer.status())).body);
+      if (!chunks.started()) {
+        *refused = ChatErrorReply(AskError(answer.status()));
+      } else if (!chunks.gone()) {
+        chunks.Send(ChatErrorReply(AskError(answer.status())).body);
+      }
       return;
     }
+    if (!chunks.Start()) return;
     const std::string sources = SourcesText(*answer);
     if (!sources.empty()) chunks.OnText(sources);
     nlohmann::json last = Chunk(chunks.envelope(), nlohmann::json::object(), "stop");

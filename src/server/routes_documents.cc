@@ -11,6 +11,9 @@ namespace flowrag::server {
 namespace {
 
 constexpr size_t kMaxDocumentsPerRequest = 10000;
+// A document id must fit a request line (DELETE /v1/documents/{id}); MCP's
+// limit (mcp/tools.h).
+constexpr size_t kMaxIdBytes = 1024;
 
 }  // namespace
 
@@ -35,14 +38,16 @@ std::optional<ApiError> ParseDocuments(const nlohmann::json& request,
     }
     if (auto e = RejectUnknownFields(d, {"id", "title", "text"}, path + ".")) return e;
     DocumentInput doc;
-    if (auto e = ReadString(d, "id", path + ".id", true, &doc.id)) return e;
+    if (auto e = ReadString(d, "id", path + ".id", true, &doc.id, kMaxIdBytes)) return e;
     if (doc.id.empty()) return BadRequest(path + ".id: expected a non-empty string", path + ".id");
     if (auto e = ReadString(d, "title", path + ".title", false, &doc.title)) return e;
     if (auto e = ReadString(d, "text", path + ".text", true, &doc.text)) return e;
     documents->push_back(std::move(doc));
   }
   std::string chunking;
-  if (auto e = ReadString(request, "chunking", "chunking", false, &chunking)) return e;
+  if (auto e = ReadString(request, "chunking", "chunking", false, &chunking, kMaxNameBytes)) {
+    return e;
+  }
   if (!chunking.empty()) {
     Result<ChunkOptions::Strategy> strategy = ParseChunkStrategy(chunking);
     if (!strategy.ok()) return ErrorFromStatus(strategy.status(), "chunking");

@@ -2,6 +2,7 @@
 #include <map>
 #include <string>
 
+#include "common/encoding.h"
 #include "engine/result_json.h"
 #include "server/handlers.h"
 #include "server/request_json.h"
@@ -46,7 +47,7 @@ std::optional<ApiError> ReadParams(const nlohmann::json& request,
         "options");
   }
   for (auto o = it->begin(); o != it->end(); ++o) {
-    const std::string path = "options." + o.key();
+    const std::string path = "options." + EscapeForMessage(o.key(), 60);
     if (o->is_string()) {
       (*params)[o.key()] = o->get<std::string>();
     } else if (o->is_number() || o->is_boolean()) {
@@ -81,13 +82,15 @@ std::optional<ApiError> ParseQueryRequest(const nlohmann::json& request, double 
     return BadRequest("question: longer than " + std::to_string(kMaxQuestionBytes) + " bytes",
                       "question");
   }
-  if (auto e = ReadString(request, "method", "method", false, &options->query.method)) return e;
-  if (auto e = ReadString(request, "pipeline", "pipeline", false, &options->pipeline)) return e;
-  if (auto e = ReadString(request, "answerer", "answerer", false, &options->answerer)) return e;
-  if (auto e = ReadString(request, "style", "style", false, &options->style)) return e;
-  if (auto e = ReadString(request, "analysis", "analysis", false, &options->schema.analysis)) return e;
-  // Snapshots (a server-side directory) are not exposed over HTTP.
-  if (auto e = ReadString(request, "extension", "extension", false, &options->schema.extension)) return e;
+  // The fields that name a choice. (Snapshots, a server-side directory, are
+  // not exposed over HTTP.)
+  const std::pair<const char*, std::string*> names[] = {
+      {"method", &options->query.method},      {"pipeline", &options->pipeline},
+      {"answerer", &options->answerer},        {"style", &options->style},
+      {"analysis", &options->schema.analysis}, {"extension", &options->schema.extension}};
+  for (const auto& [name, out] : names) {
+    if (auto e = ReadString(request, name, name, false, out, kMaxNameBytes)) return e;
+  }
   if (auto e = ReadBoolean(request, "explain", &options->query.explain)) return e;
   int64_t top_k = static_cast<int64_t>(options->query.top_k);
   if (auto e = ReadInteger(request, "top_k", 1, kMaxTopK, &top_k)) return e;
@@ -127,14 +130,18 @@ ApiError AskError(const Status& st) {
 
 Reply StreamedAnswer(const Engine& engine, std::string question, AnswerOptions options) {
   Reply reply;
-  reply.stream = [&engine, question = std::move(question),
-                  options = std::move(options)](const StreamWriter& write) {
+  reply.stream = [&engine, question = std::move(question), options = std::move(options)](
+                     const StreamWriter& write, Reply* refused) {
     SseAnswerObserver events(&write);
     AnswerOptions observed = options;
     observed.observer = &events;
     Result<Answer> answer = engine.Ask(question, observed);
     if (answer.ok()) {
       events.Send("answer", AnswerJson(*answer));
+    } else if (!events.sent()) {
+      // Refused before the retrieval event (an unknown method or option, an
+      // option out of range): the same error as without streaming.
+      *refused = ErrorReply(AskError(answer.status()));
     } else if (!events.gone()) {
       events.Send("error", ErrorJson(AskError(answer.status())));
     }

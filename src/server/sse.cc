@@ -19,6 +19,7 @@ std::string SseEvent(std::string_view event, const nlohmann::json& data) {
 
 bool SseAnswerObserver::Send(std::string_view event, const nlohmann::json& data) {
   if (gone_) return false;
+  sent_ = true;
   gone_ = !(*write_)(SseEvent(event, data));
   return !gone_;
 }

@@ -6,6 +6,9 @@
 //   event: answer     data: Answer JSON (citations), once, last
 // or, when the answer fails after the stream began,
 //   event: error      data: {"error": {...}} (the error shape of errors.h).
+// An answer that fails before the retrieval event (a wrong request: unknown
+// method or option, an option out of range) sends no event: the server
+// answers its JSON error instead, as without streaming (StreamFn).
 #ifndef FLOWRAG_SERVER_SSE_H_
 #define FLOWRAG_SERVER_SSE_H_
 
@@ -34,10 +37,13 @@ class SseAnswerObserver final : public AnswerObserver {
   // Writes one event; false (and gone()) when the client left.
   bool Send(std::string_view event, const nlohmann::json& data);
   bool gone() const { return gone_; }
+  // Whether an event was written (the stream began).
+  bool sent() const { return sent_; }
 
  private:
   const StreamWriter* write_;
   bool gone_ = false;
+  bool sent_ = false;
 };
 
 }  // namespace flowrag::server

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/encoding.h"
 #include "sqldb/connection.h"
 #include "storage/document_texts.h"
 #include "storage/graph_writer.h"
@@ -355,7 +356,8 @@ Status Store::DeleteDocument(std::string_view external_id) {
     find.Bind(1, external_id);
     FLOWRAG_ASSIGN_OR_RETURN(bool exists, find.Step());
     if (!exists) {
-      return Status::NotFound(path_ + ": no document with id \"" + std::string(external_id) + "\"");
+      return Status::NotFound("no document with id \"" + EscapeForMessage(external_id, 80) +
+                              "\"");
     }
     const int64_t doc_id = find.Int(0);
     find.Reset();

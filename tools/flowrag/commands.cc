@@ -137,7 +137,7 @@ Status RunIndex(IndexArgs args) {
 }
 
 Result<std::unique_ptr<Engine>> OpenExistingStore(const std::string& db) {
-  if (!IsDatabaseUrl(db) && !std::filesystem::exists(db)) {
+  if (!IsDatabaseUrl(db) && !StoreFileExists(db)) {
     return Status::NotFound(db + ": no such store (create it with `flowrag index`)");
   }
   EngineOptions base;
@@ -270,7 +270,7 @@ Status RunImportOpenIe(ImportArgs args) {
 }
 
 Status RunDelete(const std::string& db, const std::vector<std::string>& ids) {
-  if (!IsDatabaseUrl(db) && !std::filesystem::exists(db)) {
+  if (!IsDatabaseUrl(db) && !StoreFileExists(db)) {
     return Status::NotFound(db + ": no such store");
   }
   FLOWRAG_ASSIGN_OR_RETURN(auto engine, Engine::Open(db));

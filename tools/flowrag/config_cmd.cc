@@ -1,7 +1,9 @@
 #include "config_cmd.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 #include "flowrag/engine.h"
 
@@ -27,12 +29,21 @@ const Config* ActiveConfig() { return Active() ? &*Active() : nullptr; }
 void SetActiveConfig(std::optional<Config> config) { Active() = std::move(config); }
 
 Result<EngineOptions> ConfiguredEngineOptions(const std::string& db, EngineOptions base) {
-  const Config* c = ActiveConfig();
+  return ConfiguredEngineOptions(ActiveConfig(), db, std::move(base));
+}
+
+Result<EngineOptions> ConfiguredEngineOptions(const Config* c, const std::string& db,
+                                              EngineOptions base) {
   if (c == nullptr) return base;
   for (const WorkspaceConfig& w : c->workspaces) {
     if (w.db == db) return ApplyConfig(*c, &w, std::move(base));
   }
   return ApplyConfig(*c, nullptr, std::move(base));
+}
+
+bool StoreFileExists(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::exists(path, ec);
 }
 
 void ApplyServerDefaults(const Config& c, ServeArgs* args) {
@@ -69,7 +80,14 @@ Status RunConfigCheck(const std::string& file) {
   // Keys named by environment variables are looked up now, so a missing one
   // is found before a server starts.
   FLOWRAG_ASSIGN_OR_RETURN(EngineOptions top, ApplyConfig(c, nullptr, EngineOptions{}));
-  FLOWRAG_ASSIGN_OR_RETURN(std::vector<WorkspaceSpec> workspaces, ConfiguredWorkspaces(c, {}));
+  // What `flowrag serve --config FILE` would run, checked the same way; a
+  // file without workspaces is served with --db, so only its server part is.
+  ServeArgs serve;
+  ApplyServerDefaults(c, &serve);
+  if (c.workspaces.empty()) serve.db = "(--db)";
+  FLOWRAG_ASSIGN_OR_RETURN(ServePlan plan, PlanServe(serve, &c));
+  std::vector<WorkspaceSpec> workspaces;
+  if (!c.workspaces.empty()) workspaces = std::move(plan.workspaces);
   std::printf("%s: ok\n", path.c_str());
   std::printf("  chat model:      %s\n",
               top.openai_chat ? (top.openai_chat->model + " at " + top.openai_chat->base_url).c_str()
@@ -82,9 +100,13 @@ Status RunConfigCheck(const std::string& file) {
               top.default_method.empty() ? "" : ", query.method ",
               top.default_method.c_str());
   for (const WorkspaceSpec& w : workspaces) {
-    std::printf("  workspace %-12s %s%s\n", w.name.c_str(), DisplayLocation(w.db_path).c_str(),
-                w.token.empty() ? "" : " (own token)");
+    const bool missing =
+        std::find(plan.missing.begin(), plan.missing.end(), w.db_path) != plan.missing.end();
+    std::printf("  workspace %-12s %s%s%s\n", w.name.c_str(), DisplayLocation(w.db_path).c_str(),
+                w.token.empty() ? "" : " (own token)",
+                missing ? " (no such store yet: `flowrag index` it, or serve --create)" : "");
   }
+  if (!plan.server.bearer_token.empty()) std::printf("  server token:    set\n");
   return Status::Ok();
 }
 

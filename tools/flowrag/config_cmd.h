@@ -23,11 +23,21 @@ void SetActiveConfig(std::optional<Config> config);
 // `base` with the active configuration applied: the workspace whose store
 // is `db` when the file has one, else the file's top level.
 Result<EngineOptions> ConfiguredEngineOptions(const std::string& db, EngineOptions base);
+// The same with `config` (null: none) instead of the active one.
+Result<EngineOptions> ConfiguredEngineOptions(const Config* config, const std::string& db,
+                                              EngineOptions base);
+
+// Whether a store file exists at `path` (false too when the name cannot be
+// looked up, e.g. a name too long: never throws).
+bool StoreFileExists(const std::string& path);
 
 // The file's server section as defaults of `serve` (flags given later win).
 void ApplyServerDefaults(const Config& config, ServeArgs* args);
 
-// `flowrag config check [FILE]`.
+// `flowrag config check [FILE]`: reads the file, resolves its models and
+// keys, and runs PlanServe on it as `flowrag serve --config FILE` would
+// without flags (a file serve refuses is refused here, with its file and
+// line or field); a store that does not exist yet is reported, not an error.
 CLI::App* AddConfigCommand(CLI::App& app, std::string* file);
 Status RunConfigCheck(const std::string& file);
 

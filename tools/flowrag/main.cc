@@ -2,8 +2,11 @@
 // on benchmarks and inspect stores. `flowrag --help` and `flowrag CMD --help`.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <string_view>
+#include <vector>
 
 #include "commands.h"
+#include "common/encoding.h"
 #include "config_cmd.h"
 #include "export_cmd.h"
 #include "flowrag/engine.h"
@@ -16,6 +19,15 @@ using namespace flowrag;
 int main(int argc, char** argv) {
   CLI::App app{"flowrag: graph retrieval for retrieval-augmented generation"};
   app.require_subcommand(1);
+  // No error printed here quotes more than kMaxQuotedInputBytes of an
+  // argument, whoever made the message (CLI11, a loader naming its path).
+  const std::vector<std::string_view> arguments(argv + 1, argv + argc);
+  const auto bounded = [&arguments](const std::string& message) {
+    return BoundInputEchoes(message, arguments);
+  };
+  app.failure_message([&bounded](const CLI::App* a, const CLI::Error& e) {
+    return bounded(CLI::FailureMessage::simple(a, e));
+  });
   // flowrag.yaml is read before the command line, so its values are the
   // defaults that flags override (`config check` reads its own file).
   std::string config_flag = cli::ConfigFlagOf(argc, argv);
@@ -26,7 +38,7 @@ int main(int argc, char** argv) {
       !path.empty() && !(argc > 1 && std::string(argv[1]) == "config")) {
     Result<Config> loaded = LoadConfig(path);
     if (!loaded.ok()) {
-      std::fprintf(stderr, "flowrag: error: %s\n", loaded.status().ToString().c_str());
+      std::fprintf(stderr, "flowrag: error: %s\n", bounded(loaded.status().ToString()).c_str());
       return 2;
     }
     config = std::move(loaded).value();
@@ -239,62 +251,69 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   Status st;
-  if (*index) {
-    st = cli::RunIndex(ia);
-  } else if (*query) {
-    auto params = cli::ParseSetPairs(query_sets);
-    if (!params.ok()) {
-      st = params.status();
-    } else {
-      qa.query.params = *params;
-      st = cli::RunQuery(qa);
+  // A library that throws (std::filesystem on a name too long, say) ends the
+  // command with an error, not a crash.
+  try {
+    if (*index) {
+      st = cli::RunIndex(ia);
+    } else if (*query) {
+      auto params = cli::ParseSetPairs(query_sets);
+      if (!params.ok()) {
+        st = params.status();
+      } else {
+        qa.query.params = *params;
+        st = cli::RunQuery(qa);
+      }
+    } else if (*ask) {
+      auto params = cli::ParseSetPairs(ask_sets);
+      if (!params.ok()) {
+        st = params.status();
+      } else {
+        aa.answer.query.params = *params;
+        st = cli::RunAsk(aa);
+      }
+    } else if (*ingest) {
+      st = cli::RunIngest(ga);
+    } else if (*induce) {
+      auto settings = cli::ParseSetPairs(induce_sets);
+      st = settings.ok()
+               ? cli::RunSchemaInduce(schema_dir, schema_json, schema_out, schema_exclude,
+                                      schema_extend, schema_llm, schema_min_confidence, *settings)
+               : settings.status();
+    } else if (*show) {
+      st = cli::RunSchemaShow(schema_file);
+    } else if (*eval) {
+      auto params = cli::ParseSetPairs(eval_sets);
+      if (!params.ok()) {
+        st = params.status();
+      } else {
+        ea.params = *params;
+        st = cli::RunEval(ea);
+      }
+    } else if (*stats) {
+      st = cli::RunStats(sa);
+    } else if (*import_openie) {
+      st = cli::RunImportOpenIe(ima);
+    } else if (*methods_cmd) {
+      st = cli::RunMethods(method_names);
+    } else if (*del) {
+      st = cli::RunDelete(delete_db, delete_ids);
+    } else if (*serve) {
+      st = cli::RunServe(serve_args);
+    } else if (*export_cmd) {
+      st = cli::RunExport(export_args);
+    } else if (*sql) {
+      st = cli::RunSql(sql_args);
+    } else if (*config_check) {
+      st = cli::RunConfigCheck(config_file.empty() ? config_flag : config_file);
+    } else if (*mcp) {
+      st = cli::RunMcp(mcp_args);
     }
-  } else if (*ask) {
-    auto params = cli::ParseSetPairs(ask_sets);
-    if (!params.ok()) {
-      st = params.status();
-    } else {
-      aa.answer.query.params = *params;
-      st = cli::RunAsk(aa);
-    }
-  } else if (*ingest) {
-    st = cli::RunIngest(ga);
-  } else if (*induce) {
-    auto settings = cli::ParseSetPairs(induce_sets);
-    st = settings.ok() ? cli::RunSchemaInduce(schema_dir, schema_json, schema_out, schema_exclude,
-                                              schema_extend, schema_llm, schema_min_confidence, *settings)
-                       : settings.status();
-  } else if (*show) {
-    st = cli::RunSchemaShow(schema_file);
-  } else if (*eval) {
-    auto params = cli::ParseSetPairs(eval_sets);
-    if (!params.ok()) {
-      st = params.status();
-    } else {
-      ea.params = *params;
-      st = cli::RunEval(ea);
-    }
-  } else if (*stats) {
-    st = cli::RunStats(sa);
-  } else if (*import_openie) {
-    st = cli::RunImportOpenIe(ima);
-  } else if (*methods_cmd) {
-    st = cli::RunMethods(method_names);
-  } else if (*del) {
-    st = cli::RunDelete(delete_db, delete_ids);
-  } else if (*serve) {
-    st = cli::RunServe(serve_args);
-  } else if (*export_cmd) {
-    st = cli::RunExport(export_args);
-  } else if (*sql) {
-    st = cli::RunSql(sql_args);
-  } else if (*config_check) {
-    st = cli::RunConfigCheck(config_file.empty() ? config_flag : config_file);
-  } else if (*mcp) {
-    st = cli::RunMcp(mcp_args);
+  } catch (const std::exception& e) {
+    st = Status::Internal(std::string("unexpected error: ") + e.what());
   }
   if (!st.ok()) {
-    std::fprintf(stderr, "flowrag: error: %s\n", st.ToString().c_str());
+    std::fprintf(stderr, "flowrag: error: %s\n", bounded(st.ToString()).c_str());
     return st.code() == StatusCode::kInvalidArgument ? 2 : 1;
   }
   return 0;

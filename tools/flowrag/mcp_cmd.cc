@@ -35,7 +35,7 @@ CLI::App* AddMcpCommand(CLI::App& app, McpArgs* args) {
 }
 
 Status RunMcp(McpArgs args) {
-  if (!args.create && !IsDatabaseUrl(args.db) && !std::filesystem::exists(args.db)) {
+  if (!args.create && !IsDatabaseUrl(args.db) && !StoreFileExists(args.db)) {
     return Status::NotFound(args.db +
                             ": no such store (index one with `flowrag index`, or pass --create "
                             "to start empty)");

@@ -1,9 +1,5 @@
 #include "serve.h"
 
-#include "config_cmd.h"
-
-#include "flowrag/engine.h"
-
 #include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -13,8 +9,15 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "common/encoding.h"
+#include "config_cmd.h"
+#include "flowrag/engine.h"
+
 namespace flowrag::cli {
 namespace {
+
+// The largest --max-body-mib (server.max_body_mib of flowrag.yaml alike).
+constexpr double kMaxBodyMib = 4096;
 
 // Each connection is a descriptor: the soft open-files limit (often 1024)
 // goes up to the hard one, so that --max-connections is not cut down to it.
@@ -90,57 +93,85 @@ CLI::App* AddServeCommand(CLI::App& app, ServeArgs* args) {
   return serve;
 }
 
+namespace {
+
 // The workspaces to serve: --db (the default) or else the config file's,
-// then each --workspace.
-Result<std::vector<WorkspaceSpec>> WorkspacesOf(const ServeArgs& args) {
-  const Config* config = ActiveConfig();
+// then each --workspace; none when neither gives one.
+Result<std::vector<WorkspaceSpec>> WorkspacesOf(const ServeArgs& args, const Config* config) {
   std::vector<WorkspaceSpec> workspaces;
   if (!args.db.empty()) {
     WorkspaceSpec spec{"default", args.db, "", std::nullopt};
-    FLOWRAG_ASSIGN_OR_RETURN(spec.engine, ConfiguredEngineOptions(args.db, args.server.engine));
+    FLOWRAG_ASSIGN_OR_RETURN(spec.engine,
+                             ConfiguredEngineOptions(config, args.db, args.server.engine));
     workspaces.push_back(std::move(spec));
   } else if (config != nullptr && !config->workspaces.empty()) {
     FLOWRAG_ASSIGN_OR_RETURN(workspaces, ConfiguredWorkspaces(*config, args.server.engine));
-  } else {
-    return Status::InvalidArgument("serve: give --db, or workspaces in the config file");
   }
   for (const std::string& w : args.workspaces) {
     const size_t eq = w.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == w.size()) {
-      return Status::InvalidArgument("--workspace \"" + w + "\": expected NAME=FILE");
+      return Status::InvalidArgument("--workspace \"" + EscapeForMessage(w, 80) +
+                                     "\": expected NAME=FILE");
     }
     WorkspaceSpec spec{w.substr(0, eq), w.substr(eq + 1), "", std::nullopt};
-    FLOWRAG_ASSIGN_OR_RETURN(spec.engine, ConfiguredEngineOptions(spec.db_path, args.server.engine));
+    FLOWRAG_ASSIGN_OR_RETURN(spec.engine,
+                             ConfiguredEngineOptions(config, spec.db_path, args.server.engine));
     workspaces.push_back(std::move(spec));
   }
   return workspaces;
 }
 
+// --token, else $FLOWRAG_SERVER_TOKEN, else the config's server.token_env
+// (which must then be set).
+Result<std::string> BearerToken(const ServeArgs& args, const Config* config) {
+  if (!args.token.empty()) return args.token;
+  if (const char* t = std::getenv("FLOWRAG_SERVER_TOKEN"); t != nullptr && *t != '\0') {
+    return std::string(t);
+  }
+  if (config == nullptr || !config->token_env) return std::string();
+  const char* t = std::getenv(config->token_env->c_str());
+  if (t == nullptr || *t == '\0') {
+    const std::string why = "the environment variable " + *config->token_env +
+                            " is not set (nor FLOWRAG_SERVER_TOKEN, nor --token)";
+    return Status::FailedPrecondition(config->path + ": server.token_env: " + why);
+  }
+  return std::string(t);
+}
+
+}  // namespace
+
+Result<ServePlan> PlanServe(const ServeArgs& args, const Config* config) {
+  ServePlan plan;
+  plan.server = args.server;
+  FLOWRAG_ASSIGN_OR_RETURN(plan.workspaces, WorkspacesOf(args, config));
+  if (plan.workspaces.empty()) {
+    return Status::InvalidArgument("serve: give --db, or workspaces in the config file");
+  }
+  for (const WorkspaceSpec& w : plan.workspaces) {
+    if (!IsDatabaseUrl(w.db_path) && !StoreFileExists(w.db_path)) {
+      plan.missing.push_back(w.db_path);
+    }
+  }
+  FLOWRAG_ASSIGN_OR_RETURN(plan.server.bearer_token, BearerToken(args, config));
+  if (!(args.max_body_mib > 0 && args.max_body_mib <= kMaxBodyMib)) {
+    return Status::InvalidArgument("--max-body-mib: expected more than 0 and at most " +
+                                   std::to_string(static_cast<int>(kMaxBodyMib)));
+  }
+  plan.server.max_body_bytes =
+      std::max<size_t>(1, static_cast<size_t>(args.max_body_mib * 1048576.0));
+  FLOWRAG_RETURN_IF_ERROR(Server::Validate(plan.server, plan.workspaces));
+  return plan;
+}
+
 Status RunServe(ServeArgs args) {
-  FLOWRAG_ASSIGN_OR_RETURN(std::vector<WorkspaceSpec> workspaces, WorkspacesOf(args));
-  for (const WorkspaceSpec& w : workspaces) {
-    if (!args.create && !IsDatabaseUrl(w.db_path) && !std::filesystem::exists(w.db_path)) {
-      return Status::NotFound(w.db_path +
-                              ": no such store (index one with `flowrag index`, or "
-                              "pass --create to start empty)");
-    }
+  FLOWRAG_ASSIGN_OR_RETURN(ServePlan plan, PlanServe(args, ActiveConfig()));
+  if (!args.create && !plan.missing.empty()) {
+    return Status::NotFound(EscapeForMessage(plan.missing.front()) +
+                            ": no such store (index one with `flowrag index`, or "
+                            "pass --create to start empty)");
   }
-  // --token, else $FLOWRAG_SERVER_TOKEN, else the config's server.token_env.
-  args.server.bearer_token = args.token;
-  if (args.server.bearer_token.empty()) {
-    if (const char* t = std::getenv("FLOWRAG_SERVER_TOKEN")) args.server.bearer_token = t;
-  }
-  if (const Config* c = ActiveConfig();
-      args.server.bearer_token.empty() && c != nullptr && c->token_env) {
-    const char* t = std::getenv(c->token_env->c_str());
-    if (t == nullptr || *t == '\0') {
-      return Status::FailedPrecondition(c->path + ": server.token_env: " + *c->token_env +
-                                        " is not set");
-    }
-    args.server.bearer_token = t;
-  }
-  if (!(args.max_body_mib > 0)) return Status::InvalidArgument("--max-body-mib: expected > 0");
-  args.server.max_body_bytes = static_cast<size_t>(args.max_body_mib * 1048576.0);
+  args.server = plan.server;
+  std::vector<WorkspaceSpec> workspaces = std::move(plan.workspaces);
 
   // SIGINT and SIGTERM are taken by sigwait below; every thread started from
   // here on inherits the blocked mask. A client that hangs up must not kill us.

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "config/config.h"
 #include "flowrag/server.h"
 #include "flowrag/status.h"
 
@@ -22,6 +23,20 @@ struct ServeArgs {
 
 // Registers the subcommand and its options (filled into *args) on `app`.
 CLI::App* AddServeCommand(CLI::App& app, ServeArgs* args);
+
+// What `serve` runs: the server options and workspaces `args` and `config`
+// (may be null) make, with every check serve makes before it opens a store
+// (the configuration's workspaces, keys and tokens named by environment
+// variables, the token, the body limit, Server::Validate). `missing` lists
+// the workspaces' SQLite files that do not exist (an error for serve
+// without --create). `flowrag config check` runs it on the file alone, so
+// the two cannot disagree about a file.
+struct ServePlan {
+  ServerOptions server;
+  std::vector<WorkspaceSpec> workspaces;
+  std::vector<std::string> missing;  // store files not there yet
+};
+Result<ServePlan> PlanServe(const ServeArgs& args, const Config* config);
 
 // Serves until SIGINT or SIGTERM, then stops gracefully (requests in progress finish).
 Status RunServe(ServeArgs args);

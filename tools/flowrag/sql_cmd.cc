@@ -244,7 +244,8 @@ Status RunSql(SqlArgs& a) {
   so.store = a.store;
   so.embedder = a.embedder;
   so.open_time_limit_seconds = a.open_timeout;
-  const bool schema_only = std::filesystem::is_directory(a.db) || a.db.ends_with(".json");
+  std::error_code ec;  // a name too long to look up is no directory
+  const bool schema_only = std::filesystem::is_directory(a.db, ec) || a.db.ends_with(".json");
   FLOWRAG_ASSIGN_OR_RETURN(auto db, schema_only ? SqlDatabase::OpenSchema(a.db, a.db_id, so)
                                                 : SqlDatabase::Open(a.db, so));
   for (const std::string& w : db->warnings()) std::fprintf(stderr, "flowrag: warning: %s\n", w.c_str());
