@@ -3,9 +3,12 @@
 // document requests (src/server/handlers.h ParseQueryRequest,
 // ParseDocuments), AnswerOptions::Validate and every retrieval method's
 // option parsing (the Override / CheckAllUsed pair each retriever runs on
-// "options"), and the route of a path (src/server/routes.h ParseRoute).
+// "options"), the route of a path (src/server/routes.h ParseRoute), and
+// the front end's framing checks of a head (src/server/connections.h
+// CheckFraming, AnnouncedContentLength).
 //
-// Input: a request body. Its first line is also read as a request path.
+// Input: a request body. Its first line is also read as a request path, and
+// the whole of it as a request head.
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -20,6 +23,7 @@
 #include "retrieval/sa_retriever.h"
 #include "retrieval/semflow_retriever.h"
 #include "retrieval/text_retrievers.h"
+#include "server/connections.h"
 #include "server/errors.h"
 #include "server/handlers.h"
 #include "server/request_json.h"
@@ -58,6 +62,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view body(reinterpret_cast<const char*>(data), size);
   const server::Route route = server::ParseRoute(body.substr(0, body.find('\n')));
   (void)server::RouteLabel(route.kind);
+  const size_t head_end = server::HeadEnd(body);
+  const std::string_view head = body.substr(0, head_end == std::string_view::npos ? size : head_end);
+  if (std::optional<server::FramingError> e = server::CheckFraming(head)) {
+    FUZZ_CHECK(e->http_status == 400 || e->http_status == 501, "framing status");
+    FUZZ_CHECK(!e->message.empty() && e->message.size() <= flowrag::fuzz::kMaxErrorBytes,
+               "framing message empty or too long: " + e->message.substr(0, 300));
+  } else {
+    (void)server::AnnouncedContentLength(head);
+  }
 
   nlohmann::json request;
   if (auto e = server::ParseJsonObject(body, &request)) {
