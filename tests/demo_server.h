@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -43,6 +44,16 @@ class DemoServer {
   TempDir dir_;
   std::unique_ptr<Server> server_;
 };
+
+// The js/ folder when Node.js and the npm "openai" client are installed
+// (scripts/setup.sh), else "" (the test skips).
+inline std::string NodeOpenAiClientDir() {
+  const std::string js = std::string(FLOWRAG_SOURCE_DIR) + "/js";
+  int status = 0;
+  RunCommand("node --version > /dev/null 2>&1", &status);
+  if (status != 0 || !std::filesystem::exists(js + "/node_modules/openai")) return "";
+  return js;
+}
 
 }  // namespace flowrag::testing
 

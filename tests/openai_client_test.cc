@@ -21,12 +21,9 @@ using nlohmann::json;
 
 
 TEST(OpenAiClientTest, TheOfficialClientChatsStreamsAndListsModels) {
-  const std::string js = std::string(FLOWRAG_SOURCE_DIR) + "/js";
+  const std::string js = testing::NodeOpenAiClientDir();
+  if (js.empty()) GTEST_SKIP() << "needs node and js/node_modules/openai (run scripts/setup.sh)";
   int status = 0;
-  testing::RunCommand("node --version > /dev/null 2>&1", &status);
-  if (status != 0 || !std::filesystem::exists(js + "/node_modules/openai")) {
-    GTEST_SKIP() << "needs node and js/node_modules/openai (run scripts/setup.sh)";
-  }
   testing::DemoServer server;
   ASSERT_TRUE(server.ok());
   const std::string base = server.url() + "/v1";

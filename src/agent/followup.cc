@@ -98,6 +98,14 @@ std::string Trim(std::string_view s) {
   return std::string(s.substr(b, e - b + 1));
 }
 
+// At most `max_bytes` of `s`, cut at a UTF-8 character boundary.
+std::string_view Utf8Prefix(std::string_view s, size_t max_bytes) {
+  if (s.size() <= max_bytes) return s;
+  size_t cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return s.substr(0, cut);
+}
+
 // `s` without trailing spaces and sentence punctuation ("in 1894?" → "in 1894").
 std::string TrimQuestionEnd(std::string_view s) {
   std::string out = Trim(s);
@@ -768,19 +776,31 @@ struct Turn {
   std::string answer_phrase;          // the first name the answer adds to the question
 };
 
-std::vector<Turn> TurnsOf(const std::vector<ChatMessage>& earlier, size_t max_turns) {
+// The last `max_turns` user messages with the answers after them, each
+// read up to `max_bytes` (its "Sources:" list: 20 titles of 200 bytes).
+std::vector<Turn> TurnsOf(const std::vector<ChatMessage>& earlier, size_t max_turns,
+                          size_t max_bytes) {
+  size_t first = earlier.size();
+  for (size_t users = 0; first > 0 && users < max_turns;) {
+    --first;
+    if (earlier[first].role == "user" && HasNonSpace(earlier[first].content)) ++users;
+  }
   std::vector<Turn> turns;
-  for (const ChatMessage& m : earlier) {
+  for (size_t i = first; i < earlier.size(); ++i) {
+    const ChatMessage& m = earlier[i];
     if (m.role == "user" && HasNonSpace(m.content)) {
       Turn turn;
-      turn.question = m.content;
-      turn.resolved = m.content;
+      turn.question = std::string(Utf8Prefix(m.content, max_bytes));
+      turn.resolved = turn.question;
       turns.push_back(std::move(turn));
     } else if (m.role == "assistant" && !turns.empty() && turns.back().answer.answer.empty()) {
-      turns.back().answer = ReadAssistantTurn(m.content);
+      AssistantTurn& a = turns.back().answer;
+      a = ReadAssistantTurn(m.content);
+      a.answer = std::string(Utf8Prefix(a.answer, max_bytes));
+      if (a.cited_titles.size() > 20) a.cited_titles.resize(20);
+      for (std::string& title : a.cited_titles) title = std::string(Utf8Prefix(title, 200));
     }
   }
-  if (turns.size() > max_turns) turns.erase(turns.begin(), turns.end() - max_turns);
   return turns;
 }
 
@@ -810,7 +830,7 @@ class Rewriter {
       : resolver_(lookup, options), options_(options) {}
 
   QueryRewrite Run(std::string_view question, const std::vector<ChatMessage>& earlier) {
-    turns_ = TurnsOf(earlier, options_.max_turns);
+    turns_ = TurnsOf(earlier, options_.max_turns, options_.max_text_bytes);
     // Earlier questions first, each against the turns before it.
     for (size_t i = 0; i < turns_.size(); ++i) {
       QueryRewrite r = Resolve(turns_[i].question, i);
@@ -828,10 +848,15 @@ class Rewriter {
   QueryRewrite Resolve(std::string_view question, size_t upto) {
     QueryRewrite out;
     out.query = std::string(question);
+    if (question.size() > options_.max_text_bytes) {
+      out.reason = "longer than a follow-up: used as it is";
+      return out;
+    }
     const std::string q(question);
     const std::vector<Mention> own = resolver_.MentionsIn(q);
     const TokenizedText t(q);
     std::vector<Reference> refs = FindReferences(t, !own.empty());
+    if (refs.size() > options_.max_references) refs.resize(options_.max_references);
     const Ellipsis ellipsis = FindEllipsis(t);
     // Pronouns a name before them in the question binds.
     std::erase_if(refs, [&](const Reference& r) { return BoundLocally(r, t, own); });
@@ -1222,10 +1247,8 @@ constexpr std::string_view kRewriteSystem =
     "already stands alone, repeat it unchanged. Reply with the question only, on one line.";
 
 std::string CutUtf8(std::string_view s, size_t max_bytes) {
-  if (s.size() <= max_bytes) return std::string(s);
-  size_t cut = max_bytes;
-  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
-  return std::string(s.substr(0, cut)) + "...";
+  const std::string_view cut = Utf8Prefix(s, max_bytes);
+  return cut.size() == s.size() ? std::string(s) : std::string(cut) + "...";
 }
 
 }  // namespace

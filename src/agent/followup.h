@@ -110,6 +110,10 @@ struct FollowUpOptions {
   // A model's rewrite longer than this (or than twice the question,
   // whichever is larger) is refused.
   size_t max_query_bytes = 1000;
+  // A question longer than this is not a follow-up (left as it is); earlier
+  // messages are read up to it (bounds the work on any input).
+  size_t max_text_bytes = 2000;
+  size_t max_references = 8;          // references resolved in one question
   size_t prompt_turns = 6;            // earlier user and assistant messages shown to the model
   size_t prompt_message_bytes = 600;  // each cut to this
 };

@@ -63,11 +63,18 @@ Reply HandleMethods();
 
 // POST /v1/chat/completions (OpenAI-compatible, routes_chat.cc): {model,
 // messages, stream, stream_options: {include_usage}, n: 1, flowrag: {the
-// /v1/query fields but question, method and stream}}; other OpenAI fields
-// (temperature, max_tokens, ...) are accepted and ignored. Errors in the
-// OpenAI shape (ChatErrorReply); an unknown model is 404 model_not_found.
+// /v1/query fields but question, method and stream, and rewrite}}; other
+// OpenAI fields (temperature, max_tokens, ...) are accepted and ignored.
+// Errors in the OpenAI shape (ChatErrorReply); an unknown model is 404
+// model_not_found. A follow-up question is retrieved as the standalone
+// query agent/followup.h makes of it, by `rewriter` when set (not owned,
+// outlives the reply), else offline.
 Reply HandleChatCompletions(const Engine& engine, const nlohmann::json& request,
-                            double max_deadline_ms);
+                            double max_deadline_ms, ChatModel* rewriter = nullptr);
+
+// The chat model that rewrites a workspace's follow-up questions: the one
+// its EngineOptions configure (engine/chat_setup.h), or null (offline).
+std::shared_ptr<ChatModel> QueryRewriteModel(const EngineOptions& options);
 
 // GET /v1/models (OpenAI-compatible): "flowrag" and "flowrag-<method>".
 Reply HandleModels();

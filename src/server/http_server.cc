@@ -245,6 +245,7 @@ class ServerImpl final : public Server {
     std::unique_ptr<Engine> engine;
     std::string token;  // WorkspaceSpec::token
     std::vector<std::string> store_locations;  // StoreLocationSpellings of its db_path
+    std::shared_ptr<ChatModel> rewriter;       // QueryRewriteModel; null: offline
   };
 
   ServerImpl(ServerOptions options, std::vector<Workspace> workspaces)
@@ -591,7 +592,8 @@ Reply ServerImpl::Handle(const Route& route, Workspace& ws, const std::string& b
     case RouteKind::kChatCompletions: {
       nlohmann::json request;
       if (auto e = ParseJsonObject(body, &request)) return ChatErrorReply(*e);
-      return HandleChatCompletions(*ws.engine, request, options_.query_deadline_ms);
+      return HandleChatCompletions(*ws.engine, request, options_.query_deadline_ms,
+                                   ws.rewriter.get());
     }
     default:
       return ErrorReply({500, "internal", "unhandled route", ""});
@@ -704,7 +706,8 @@ Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options,
         Engine::Open(spec.db_path, spec.engine ? *spec.engine : options.engine);
     if (!engine.ok()) return engine.status().WithContext("workspace \"" + spec.name + "\"");
     opened.push_back({spec.name, std::move(engine).value(), spec.token,
-                      server::StoreLocationSpellings(spec.db_path)});
+                      server::StoreLocationSpellings(spec.db_path),
+                      server::QueryRewriteModel(spec.engine ? *spec.engine : options.engine)});
   }
   return std::unique_ptr<Server>(new server::ServerImpl(options, std::move(opened)));
 }

@@ -94,7 +94,7 @@ constexpr char kSchemas[] = R"json({
     "stream": {"type": "boolean", "default": false},
     "stream_options": {"type": "object", "properties": {"include_usage": {"type": "boolean"}}},
     "n": {"type": "integer", "const": 1},
-    "flowrag": {"type": "object", "description": "the POST /v1/query fields but question, method and stream"}}},
+    "flowrag": {"type": "object", "description": "the POST /v1/query fields but question, method and stream; rewrite: auto, offline or off (how a follow-up question becomes the retrieval query)"}}},
   "ChatCompletion": {"type": "object", "required": ["id", "object", "created", "model", "choices", "usage", "flowrag"], "properties": {
     "id": {"type": "string"}, "object": {"const": "chat.completion"}, "created": {"type": "integer"}, "model": {"type": "string"},
     "choices": {"type": "array", "items": {"type": "object", "required": ["index", "message", "finish_reason"], "properties": {

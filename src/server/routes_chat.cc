@@ -5,7 +5,10 @@
 // lists those models. Any OpenAI client, with its base URL set to /v1 (or
 // /v1/w/{ws} for a workspace), can use flowrag as a retrieval-augmented
 // model; the answer's citations come back in the message text (a
-// "Sources:" list) and whole in the "flowrag" extension field.
+// "Sources:" list) and whole in the "flowrag" extension field. A follow-up
+// question ("Where was he born?") is retrieved and answered as the
+// standalone question the conversation makes of it (agent/followup.h:
+// offline, or by the chat model); the response shows that query.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -14,7 +17,10 @@
 #include <random>
 #include <string>
 
+#include "agent/followup.h"
 #include "common/encoding.h"
+#include "common/text.h"
+#include "engine/chat_setup.h"
 #include "engine/result_json.h"
 #include "server/handlers.h"
 #include "server/request_json.h"
@@ -134,6 +140,7 @@ std::optional<ApiError> QueryOfChat(const nlohmann::json& request, const Convers
       }
     }
     *query = *it;
+    query->erase("rewrite");  // the chat request's own (ReadRewriteMode)
   }
   (*query)["question"] = c.question;
   (*query)["method"] = method;
@@ -146,7 +153,25 @@ struct ChatRequestParts {
   bool include_usage = false;
   std::string question;
   AnswerOptions options;
+  std::string rewrite = "auto";  // flowrag.rewrite: "auto", "offline" or "off"
 };
+
+// flowrag.rewrite: how a follow-up question becomes the retrieval query.
+std::optional<ApiError> ReadRewriteMode(const nlohmann::json& request, std::string* mode) {
+  auto it = request.find("flowrag");
+  if (it == request.end() || !it->is_object()) return std::nullopt;
+  auto r = it->find("rewrite");
+  if (r == it->end() || r->is_null()) return std::nullopt;
+  if (r->is_string()) {
+    const std::string v = r->get<std::string>();
+    if (v == "auto" || v == "offline" || v == "off") {
+      *mode = v;
+      return std::nullopt;
+    }
+  }
+  return BadRequest("flowrag.rewrite: expected \"auto\", \"offline\" or \"off\"",
+                    "flowrag.rewrite");
+}
 
 std::optional<ApiError> ParseChatRequest(const nlohmann::json& request, double max_deadline_ms,
                                          ChatRequestParts* out) {
@@ -160,6 +185,7 @@ std::optional<ApiError> ParseChatRequest(const nlohmann::json& request, double m
   }
   int64_t n = 1;
   if (auto e = ReadInteger(request, "n", 1, 1, &n)) return e;
+  if (auto e = ReadRewriteMode(request, &out->rewrite)) return e;
   nlohmann::json query;
   if (auto e = QueryOfChat(request, c, method, &query)) return e;
   if (auto e = ParseQueryRequest(query, max_deadline_ms, &out->question, &out->options)) {
@@ -168,6 +194,78 @@ std::optional<ApiError> ParseChatRequest(const nlohmann::json& request, double m
   }
   out->options.conversation = std::move(c.earlier);
   return std::nullopt;
+}
+
+// What the follow-up rewriter may ask this engine: a BM25 search, and the
+// graph's type of an entity of that name.
+FollowUpLookup LookupOf(const Engine& engine) {
+  FollowUpLookup lookup;
+  lookup.passages = [&engine](std::string_view text,
+                              size_t k) -> Result<std::vector<ScoredPassage>> {
+    QueryOptions q;
+    q.method = "bm25";
+    q.top_k = k;
+    FLOWRAG_ASSIGN_OR_RETURN(RetrievalResult r, engine.Query(text, q));
+    return std::move(r.passages);
+  };
+  lookup.entity_type = [graph = engine.Graph()](std::string_view name) -> std::string {
+    const std::string key = EntityKey(name);
+    for (const GraphEntityInfo& e : graph->FindEntities(name, 3)) {
+      if (EntityKey(e.name) == key) return e.type;
+    }
+    return "";
+  };
+  return lookup;
+}
+
+// The retrieval query of the request: the question, or the standalone form
+// of a follow-up (flowrag.rewrite "auto": by `model` when there is one).
+QueryRewrite RewriteOf(const Engine& engine, const ChatRequestParts& parts, ChatModel* model) {
+  if (parts.rewrite == "off") {
+    QueryRewrite r;
+    r.query = parts.question;
+    r.reason = "flowrag.rewrite is \"off\"";
+    return r;
+  }
+  return RewriteFollowUp(parts.question, parts.options.conversation, LookupOf(engine),
+                         parts.rewrite == "auto" ? model : nullptr);
+}
+
+// The rewrite in the flowrag extension field.
+nlohmann::json RewriteJson(const QueryRewrite& r, const std::string& question) {
+  nlohmann::json references = nlohmann::json::array();
+  for (const ResolvedReference& ref : r.references) {
+    references.push_back({{"text", ref.text}, {"target", ref.target}});
+  }
+  return {{"method", r.method},
+          {"question", question},
+          {"query", r.query},
+          {"references", std::move(references)},
+          {"reason", r.reason}};
+}
+
+// The answer's usage and warnings with the rewrite's added.
+void AddRewrite(const QueryRewrite& r, Answer* answer) {
+  answer->usage.llm_calls += r.usage.llm_calls;
+  answer->usage.cache_hits += r.usage.cache_hits;
+  answer->usage.prompt_tokens += r.usage.prompt_tokens;
+  answer->usage.completion_tokens += r.usage.completion_tokens;
+  answer->usage.cost_usd += r.usage.cost_usd;
+  answer->warnings.insert(answer->warnings.begin(), r.warnings.begin(), r.warnings.end());
+}
+
+nlohmann::json AnswerJsonWithRewrite(const Answer& answer, const QueryRewrite& r,
+                                     const std::string& question) {
+  nlohmann::json j = AnswerJson(answer);
+  j["retrieval_query"] = r.query;
+  j["rewrite"] = RewriteJson(r, question);
+  return j;
+}
+
+// "\n\nSearched for: <query>" after the sources when the query is not the
+// question as written, so a chat front-end shows what was retrieved.
+std::string SearchedText(const QueryRewrite& r) {
+  return r.rewritten() ? "\n\nSearched for: " + r.query : "";
 }
 
 std::string CompletionId() {
@@ -226,8 +324,12 @@ class ChunkObserver final : public AnswerObserver {
   bool Start() {
     if (started_) return !gone_;
     started_ = true;
-    return Send(Chunk(envelope_, {{"role", "assistant"}, {"content", ""}}, nullptr));
+    nlohmann::json first = Chunk(envelope_, {{"role", "assistant"}, {"content", ""}}, nullptr);
+    if (!first_flowrag_.is_null()) first["flowrag"] = first_flowrag_;
+    return Send(first);
   }
+  // A "flowrag" object the first chunk carries (the retrieval query).
+  void set_first_flowrag(nlohmann::json flowrag) { first_flowrag_ = std::move(flowrag); }
   bool started() const { return started_; }
   bool Send(const nlohmann::json& data) {
     if (!gone_) gone_ = !(*write_)(SseEvent("", data));
@@ -244,17 +346,22 @@ class ChunkObserver final : public AnswerObserver {
   nlohmann::json envelope_;
   bool gone_ = false;
   bool started_ = false;
+  nlohmann::json first_flowrag_;
 };
 
-Reply StreamedCompletion(const Engine& engine, ChatRequestParts parts) {
+Reply StreamedCompletion(const Engine& engine, ChatRequestParts parts, ChatModel* rewriter) {
   Reply reply;
-  reply.stream = [&engine, parts = std::move(parts)](const StreamWriter& write, Reply* refused) {
+  reply.stream = [&engine, parts = std::move(parts), rewriter](const StreamWriter& write,
+                                                               Reply* refused) {
     const int64_t created = std::time(nullptr);
     ChunkObserver chunks(&write,
                          Envelope(CompletionId(), parts.model, "chat.completion.chunk", created));
+    const QueryRewrite rewrite = RewriteOf(engine, parts, rewriter);
+    chunks.set_first_flowrag(
+        {{"retrieval_query", rewrite.query}, {"rewrite", RewriteJson(rewrite, parts.question)}});
     AnswerOptions observed = parts.options;
     observed.observer = &chunks;
-    Result<Answer> answer = engine.Ask(parts.question, observed);
+    Result<Answer> answer = engine.Ask(rewrite.query, observed);
     if (!answer.ok()) {
       if (!chunks.started()) {
         *refused = ChatErrorReply(AskError(answer.status()));
@@ -264,10 +371,11 @@ Reply StreamedCompletion(const Engine& engine, ChatRequestParts parts) {
       return;
     }
     if (!chunks.Start()) return;
-    const std::string sources = SourcesText(*answer);
+    AddRewrite(rewrite, &*answer);
+    const std::string sources = SourcesText(*answer) + SearchedText(rewrite);
     if (!sources.empty()) chunks.OnText(sources);
     nlohmann::json last = Chunk(chunks.envelope(), nlohmann::json::object(), "stop");
-    last["flowrag"] = AnswerJson(*answer);
+    last["flowrag"] = AnswerJsonWithRewrite(*answer, rewrite, parts.question);
     chunks.Send(last);
     if (parts.include_usage) {
       nlohmann::json usage = chunks.envelope();
@@ -290,23 +398,32 @@ Reply ChatErrorReply(const ApiError& error) {
   return r;
 }
 
+std::shared_ptr<ChatModel> QueryRewriteModel(const EngineOptions& options) {
+  if (!HasChatModel(options)) return nullptr;
+  Result<std::shared_ptr<ChatModel>> model = MakeChatModel(options, nullptr);
+  return model.ok() ? std::move(model).value() : nullptr;
+}
+
 Reply HandleChatCompletions(const Engine& engine, const nlohmann::json& request,
-                            double max_deadline_ms) {
+                            double max_deadline_ms, ChatModel* rewriter) {
   ChatRequestParts parts;
   if (auto e = ParseChatRequest(request, max_deadline_ms, &parts)) return ChatErrorReply(*e);
   if (Status st = parts.options.Validate(); !st.ok()) {
     return ChatErrorReply(AskError(st));
   }
-  if (parts.stream) return StreamedCompletion(engine, std::move(parts));
-  Result<Answer> answer = engine.Ask(parts.question, parts.options);
+  if (parts.stream) return StreamedCompletion(engine, std::move(parts), rewriter);
+  const QueryRewrite rewrite = RewriteOf(engine, parts, rewriter);
+  Result<Answer> answer = engine.Ask(rewrite.query, parts.options);
   if (!answer.ok()) return ChatErrorReply(AskError(answer.status()));
+  AddRewrite(rewrite, &*answer);
   nlohmann::json body = Envelope(CompletionId(), parts.model, "chat.completion", std::time(nullptr));
-  body["choices"] = nlohmann::json::array(
-      {{{"index", 0},
-        {"message", {{"role", "assistant"}, {"content", answer->text + SourcesText(*answer)}}},
-        {"finish_reason", "stop"}}});
+  const std::string content = answer->text + SourcesText(*answer) + SearchedText(rewrite);
+  body["choices"] =
+      nlohmann::json::array({{{"index", 0},
+                              {"message", {{"role", "assistant"}, {"content", content}}},
+                              {"finish_reason", "stop"}}});
   body["usage"] = Usage(*answer);
-  body["flowrag"] = AnswerJson(*answer);
+  body["flowrag"] = AnswerJsonWithRewrite(*answer, rewrite, parts.question);
   return OkReply(std::move(body));
 }
 
