@@ -250,6 +250,14 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
 
+  // The --set pairs of a command into *params, then the command.
+  const auto with_sets = [](const std::vector<std::string>& sets,
+                            std::map<std::string, std::string>* params, const auto& run) {
+    Result<std::map<std::string, std::string>> parsed = cli::ParseSetPairs(sets);
+    if (!parsed.ok()) return parsed.status();
+    *params = std::move(parsed).value();
+    return run();
+  };
   Status st;
   // A library that throws (std::filesystem on a name too long, say) ends the
   // command with an error, not a crash.
@@ -257,21 +265,9 @@ int main(int argc, char** argv) {
     if (*index) {
       st = cli::RunIndex(ia);
     } else if (*query) {
-      auto params = cli::ParseSetPairs(query_sets);
-      if (!params.ok()) {
-        st = params.status();
-      } else {
-        qa.query.params = *params;
-        st = cli::RunQuery(qa);
-      }
+      st = with_sets(query_sets, &qa.query.params, [&] { return cli::RunQuery(qa); });
     } else if (*ask) {
-      auto params = cli::ParseSetPairs(ask_sets);
-      if (!params.ok()) {
-        st = params.status();
-      } else {
-        aa.answer.query.params = *params;
-        st = cli::RunAsk(aa);
-      }
+      st = with_sets(ask_sets, &aa.answer.query.params, [&] { return cli::RunAsk(aa); });
     } else if (*ingest) {
       st = cli::RunIngest(ga);
     } else if (*induce) {
@@ -283,13 +279,7 @@ int main(int argc, char** argv) {
     } else if (*show) {
       st = cli::RunSchemaShow(schema_file);
     } else if (*eval) {
-      auto params = cli::ParseSetPairs(eval_sets);
-      if (!params.ok()) {
-        st = params.status();
-      } else {
-        ea.params = *params;
-        st = cli::RunEval(ea);
-      }
+      st = with_sets(eval_sets, &ea.params, [&] { return cli::RunEval(ea); });
     } else if (*stats) {
       st = cli::RunStats(sa);
     } else if (*import_openie) {
