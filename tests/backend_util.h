@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "sqldb/connection.h"
+#include "test_util.h"
 
 namespace flowrag {
 
@@ -75,6 +76,27 @@ class TestWorkspaces {
  private:
   std::string base_url_;
   std::vector<std::string> names_;
+};
+
+// A test run once per backend (INSTANTIATE_TEST_SUITE_P with
+// ::testing::Values(Backend::kSqlite, Backend::kPostgres), BackendName):
+// skipped on PostgreSQL when no test server is named; NewLocation() gives a
+// new, empty store location of the backend each time.
+class BackendTest : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == Backend::kPostgres && PostgresTestUrl().empty()) {
+      GTEST_SKIP() << kNoPostgresHint;
+    }
+  }
+  std::string NewLocation() {
+    if (GetParam() == Backend::kSqlite) return dir_.File("s" + std::to_string(files_++) + ".db");
+    return workspaces_.New();
+  }
+
+  testing::TempDir dir_;
+  int files_ = 0;
+  TestWorkspaces workspaces_{PostgresTestUrl()};
 };
 
 }  // namespace flowrag

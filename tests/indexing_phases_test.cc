@@ -41,18 +41,10 @@ DocumentProducer Produce(const std::vector<RawDocument>& docs) {
   };
 }
 
-class IndexingPhasesTest : public ::testing::TestWithParam<Backend> {
+class IndexingPhasesTest : public BackendTest {
  protected:
-  void SetUp() override {
-    if (GetParam() == Backend::kPostgres && PostgresTestUrl().empty()) {
-      GTEST_SKIP() << kNoPostgresHint;
-    }
-  }
   std::unique_ptr<Store> NewStore() {
-    const std::string location = GetParam() == Backend::kSqlite
-                                     ? dir_.File("s" + std::to_string(files_++) + ".db")
-                                     : workspaces_.New();
-    auto store = Store::Open(location);
+    auto store = Store::Open(NewLocation());
     EXPECT_TRUE(store.ok()) << store.status().ToString();
     return store.ok() ? std::move(*store) : nullptr;
   }
@@ -71,9 +63,6 @@ class IndexingPhasesTest : public ::testing::TestWithParam<Backend> {
   // The context refers to the options: they must outlive it.
   IndexContext Context(Store& store, IndexOptions&& options, Run* run) = delete;
 
-  testing::TempDir dir_;
-  int files_ = 0;
-  TestWorkspaces workspaces_{PostgresTestUrl()};
 };
 
 TEST_P(IndexingPhasesTest, IngestWritesBatchesJournalsThemAndSkipsUnchangedDocuments) {

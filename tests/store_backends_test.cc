@@ -25,6 +25,7 @@
 #include "backend_util.h"
 #include "common/hash.h"
 #include "flowrag/engine.h"
+#include "graph_dump.h"
 #include "llm/chat_model.h"
 #include "sqldb/postgres_url.h"
 #include "storage/graph_writer.h"
@@ -39,27 +40,13 @@ const std::string kDemo = std::string(FLOWRAG_SOURCE_DIR) + "/examples/demo";
 
 using testing::Doc;
 
-class StoreBackendTest : public ::testing::TestWithParam<Backend> {
+class StoreBackendTest : public BackendTest {
  protected:
-  void SetUp() override {
-    if (GetParam() == Backend::kPostgres && PostgresTestUrl().empty()) {
-      GTEST_SKIP() << kNoPostgresHint;
-    }
-  }
-  // A new, empty store location of this test's backend.
-  std::string NewLocation() {
-    if (GetParam() == Backend::kSqlite) return dir_.File("s" + std::to_string(files_++) + ".db");
-    return workspaces_.New();
-  }
   std::unique_ptr<Store> OpenStore(const std::string& location, const StoreOptions& options = {}) {
     auto store = Store::Open(location, options);
     EXPECT_TRUE(store.ok()) << store.status().ToString();
     return store.ok() ? std::move(*store) : nullptr;
   }
-
-  testing::TempDir dir_;
-  int files_ = 0;
-  TestWorkspaces workspaces_{PostgresTestUrl()};
 };
 
 TEST_P(StoreBackendTest, CreatesReopensAndRefusesForeignDatabases) {
@@ -271,71 +258,6 @@ TEST_P(StoreBackendTest, JournalCachesAndMetaRoundTrip) {
   ASSERT_TRUE(schema.ok() && schema->has_value());
   EXPECT_EQ((*schema)->fingerprint, "f2");
   EXPECT_EQ((*schema)->graph, "{\"t\":1}");
-}
-
-// The graph by content, not by row ids: entities (name, type), facts
-// (subject, relation, object), mentions (document, ordinal, entity, count,
-// defining), and documents with their passages.
-struct GraphDump {
-  std::multiset<std::string> documents, passages, entities, facts, mentions;
-  bool operator==(const GraphDump&) const = default;
-};
-
-GraphDump DumpGraph(Store& store) {
-  GraphDump dump;
-  std::map<int64_t, std::string> doc_ids, passage_keys, entity_names, relations;
-  EXPECT_TRUE(store
-                  .ForEachDocument([&](DocumentRow&& d) {
-                    doc_ids[d.id] = d.external_id;
-                    dump.documents.insert(d.external_id + "|" + d.title + "|" + d.text);
-                    return Status::Ok();
-                  })
-                  .ok());
-  EXPECT_TRUE(
-      store
-          .ForEachPassage([&](const PassageRow& p) {
-            const std::string key = doc_ids[p.document_id] + "#" + std::to_string(p.ordinal);
-            passage_keys[p.id] = key;
-            dump.passages.insert(key + "|" + std::to_string(p.begin) + "-" + std::to_string(p.end));
-            return Status::Ok();
-          })
-          .ok());
-  EXPECT_TRUE(store
-                  .ForEachEntity([&](Store::EntityRow&& e) {
-                    entity_names[e.id] = e.name;
-                    dump.entities.insert(e.name + "|" + e.type);
-                    return Status::Ok();
-                  })
-                  .ok());
-  EXPECT_TRUE(store
-                  .ForEachRelation([&](int64_t id, std::string&& text) {
-                    relations[id] = std::move(text);
-                    return Status::Ok();
-                  })
-                  .ok());
-  EXPECT_TRUE(store
-                  .ForEachFact([&](const Store::FactRow& f) {
-                    dump.facts.insert(entity_names[f.subject_id] + "|" + relations[f.relation_id] +
-                                      "|" + entity_names[f.object_id]);
-                    return Status::Ok();
-                  })
-                  .ok());
-  EXPECT_TRUE(store
-                  .ForEachMention([&](const Store::MentionRow& m) {
-                    dump.mentions.insert(passage_keys[m.passage_id] + "|" +
-                                         entity_names[m.entity_id] + "|" + std::to_string(m.count) +
-                                         "|" + std::to_string(m.defining) +
-                                         std::to_string(m.title));
-                    return Status::Ok();
-                  })
-                  .ok());
-  return dump;
-}
-
-GraphDump Dump(const std::string& location) {
-  auto store = Store::Open(location);
-  EXPECT_TRUE(store.ok());
-  return store.ok() ? DumpGraph(**store) : GraphDump{};
 }
 
 void IndexDemo(const std::string& location, const IndexOptions& options = {}) {

@@ -128,6 +128,11 @@ Result<std::shared_ptr<Embedder>> MaybeRefitEmbedder(Store& store, const std::st
     return Status::Ok();
   }));
   auto idf = std::make_shared<IdfTable>(std::move(builder).Build());
+  // Every name's vector changes with the table, so every synonym edge is
+  // computed again (else the edges would depend on the order in which
+  // corpora came in); before the table is stored, so that a crash in
+  // between refits and marks again.
+  FLOWRAG_RETURN_IF_ERROR(store.MarkAllSynonymsPending());
   FLOWRAG_RETURN_IF_ERROR(store.PutEmbedderState(kHashEmbedderName, idf->Serialize(), passages));
   FLOWRAG_RETURN_IF_ERROR(store.SetMeta("idf_tokenizer", tokenizer));
   FLOWRAG_RETURN_IF_ERROR(store.SetMeta("hash_dimension", std::to_string(o.dimension)));

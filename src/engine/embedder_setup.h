@@ -51,7 +51,9 @@ Result<std::shared_ptr<Embedder>> LoadEmbedder(Store& store, const std::string& 
 // For "hash": refits the IDF on all stored passages when there is none yet,
 // when `force`, when the passage count grew by `growth` since the last fit,
 // or when the table was fitted under another tokeniser (meta "idf_tokenizer").
-// Sets *refitted. For other kinds, returns `current` unchanged.
+// A refit marks every entity's synonym edges pending (their names' vectors
+// change with the table). Sets *refitted. For other kinds, returns
+// `current` unchanged.
 Result<std::shared_ptr<Embedder>> MaybeRefitEmbedder(Store& store, const std::string& kind,
                                                      const EngineOptions& options,
                                                      std::shared_ptr<Embedder> current,

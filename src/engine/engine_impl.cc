@@ -207,6 +207,10 @@ Result<EngineImpl::WriteGuard> EngineImpl::LockWriter() {
   return guard;
 }
 
+Status EngineImpl::CheckBeforeWrite() {
+  return store_->CheckVectorSizes(embedder_->ModelId(), embedder_->Dimension());
+}
+
 Status EngineImpl::CatchUpWithEmbedder() {
   FLOWRAG_ASSIGN_OR_RETURN(auto dense_model, store_->GetMeta("dense_model"));
   if (!dense_model || *dense_model == embedder_->ModelId()) return Status::Ok();

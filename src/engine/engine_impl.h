@@ -178,6 +178,12 @@ class EngineImpl final : public Engine {
     WriterLock across_processes;
   };
   Result<WriteGuard> LockWriter();
+  // What an index run (or ingest) checks under the writer lock before it
+  // writes anything: the damage that would otherwise stop it after its
+  // writes, when it rebuilds the snapshot (issue 32: a run over overwritten
+  // vectors wrote its documents, then failed, and the store no longer
+  // opened for queries). Corruption naming what is damaged.
+  Status CheckBeforeWrite();
   // When another process wrote since this engine's snapshot (the store's
   // generation moved), takes the store as a fresh open would: its embedder
   // state and a new snapshot, so a writer that waited for another writes

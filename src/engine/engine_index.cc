@@ -87,6 +87,7 @@ Result<IndexReport> EngineImpl::RunIndex(const std::string& label, const IndexOp
     return Status::InvalidArgument("index: batch sizes must be positive");
   }
   FLOWRAG_ASSIGN_OR_RETURN(WriteGuard lock, LockWriter());
+  FLOWRAG_RETURN_IF_ERROR(CheckBeforeWrite());
   const auto start = SteadyClock::now();
   IndexRunRecord run;
   FLOWRAG_ASSIGN_OR_RETURN(run.id, store_->BeginIndexRun(label));

@@ -28,6 +28,7 @@ Result<IngestReport> EngineImpl::Ingest(const std::string& dir, const SchemaCont
     return Status::InvalidArgument("ingest: batch sizes must be positive");
   }
   FLOWRAG_ASSIGN_OR_RETURN(WriteGuard lock, LockWriter());
+  FLOWRAG_RETURN_IF_ERROR(CheckBeforeWrite());
   const auto start = SteadyClock::now();
   IngestReport report;
 

@@ -113,12 +113,18 @@ Status ReadPassageVectors(Store& store, const std::string& model,
   FLOWRAG_RETURN_IF_ERROR(store.ForEachPassageEmbedding(
       model,
       [&](int64_t passage_id, std::string_view blob) -> Status {
-        if (vectors->cols == 0) *vectors = FloatMatrix(num_rows, blob.size() / sizeof(float));
-        if (blob.size() != vectors->cols * sizeof(float)) {
-          return Status::Corruption(store.path() + ": embedding of passage " +
-                                    std::to_string(passage_id) + " has " +
-                                    std::to_string(blob.size() / sizeof(float)) +
-                                    " dimensions, expected " + std::to_string(vectors->cols));
+        if (vectors->cols == 0 && !blob.empty() && blob.size() % sizeof(float) == 0) {
+          *vectors = FloatMatrix(num_rows, blob.size() / sizeof(float));
+        }
+        if (vectors->cols == 0 || blob.size() != vectors->cols * sizeof(float)) {
+          const std::string expected =
+              vectors->cols == 0 ? "a whole number of floats"
+                                 : std::to_string(vectors->cols * sizeof(float)) + " (" +
+                                       std::to_string(vectors->cols) + " floats)";
+          return Status::Corruption(store.path() + ": the cached embedding of passage " +
+                                    std::to_string(passage_id) + " is " +
+                                    std::to_string(blob.size()) + " bytes, expected " + expected +
+                                    " (the store is damaged)");
         }
         auto it = passage_index.find(passage_id);
         if (it == passage_index.end()) return Status::Ok();  // written meanwhile: Build retries
@@ -376,7 +382,12 @@ Status Snapshot::BuildGraph(Store& store, const SnapshotOptions& options, bool u
       GraphLoadOptions go;
       go.embedder = graph_embedder;
       go.vector = options.vector;
-      if (options.previous != nullptr && options.previous->embedder() != nullptr) {
+      // Only a snapshot that has graph vectors (it had a dense model, so a
+      // graph embedder) can lend them: one built while the store's dense
+      // model was another's (a concurrent run had just refitted the
+      // embedder) has rows without vectors.
+      if (options.previous != nullptr && options.previous->embedder() != nullptr &&
+          !options.previous->dense_model().empty()) {
         go.previous = options.previous->graph();
         go.previous_model = options.previous->embedder()->ModelId();
       }
@@ -598,8 +609,10 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Remove(Store& store, const Sna
     if (!rows.entity_names.empty()) {
       GraphLoadOptions go;
       go.embedder = embedder;
-      go.previous = previous.graph_.get();
-      go.previous_model = embedder->ModelId();
+      if (!previous.dense_model().empty()) {  // it has graph vectors (see Build)
+        go.previous = previous.graph_.get();
+        go.previous_model = embedder->ModelId();
+      }
       FLOWRAG_ASSIGN_OR_RETURN(GraphVectors vectors,
                                LoadGraphVectors(store, rows, go, &snap->stats_.graph_texts_embedded));
       rows.vectors = std::make_shared<const GraphVectors>(std::move(vectors));

@@ -80,23 +80,116 @@ Status ReleaseDeadClaims(GraphSink& store) {
   return Status::Ok();
 }
 
+// The offline extractor's dictionary: the defining names (titles and their
+// aliases) of every passage in the store, in passage order, which is what a
+// clean run over the corpus builds, whatever earlier runs or a crashed one
+// extracted (issue 21: a rerun after a crash took the extracted passages'
+// names from their TITLE mentions, which lack the aliases, and its graph
+// differed from a clean index). Titles only: O(passages) short strings.
+// `fingerprint` names it in each extraction: a passage extracted with this
+// very dictionary needs no relinking, whichever worker or run did it.
+// `generation`: the store's titles generation it was built at
+// (GraphWriter::TitlesGeneration).
+struct TitleDictionary {
+  int64_t generation = 0;
+  std::string fingerprint;
+  EntityDictionary dictionary;
+};
+
+Result<std::shared_ptr<const TitleDictionary>> BuildTitleDictionary(
+    GraphSink& graph, const HeuristicExtractor& extractor) {
+  FLOWRAG_ASSIGN_OR_RETURN(GraphSink::TitleList list, graph.ExtractableTitles());
+  auto built = std::make_shared<TitleDictionary>();
+  built->generation = list.generation;
+  uint64_t fingerprint_hash = Hash64("heuristic dictionary");
+  for (const std::string& t : list.titles) {
+    fingerprint_hash = HashCombine(fingerprint_hash, Hash64(t));
+  }
+  built->fingerprint = "dictionary " + std::to_string(fingerprint_hash);
+  std::vector<PassageInput> title_only;
+  title_only.reserve(list.titles.size());
+  for (std::string& t : list.titles) title_only.push_back({0, std::move(t), "", 0});
+  built->dictionary = EntityDictionary::Build(extractor.CollectDefiningNames(title_only));
+  return std::shared_ptr<const TitleDictionary>(std::move(built));
+}
+
+// The dictionary a run's workers share. Another run's ingest changes the
+// stored titles while this run extracts without the writer lock: a batch
+// extracted with the dictionary of an older titles generation is not
+// written (WriteExtractions) but extracted again with the current one, so
+// every extraction written is the one a serial run would write (issue 32:
+// two runs started together linked names with each other's partial
+// dictionaries). Thread-safe.
+class SharedTitleDictionary {
+ public:
+  explicit SharedTitleDictionary(const HeuristicExtractor& extractor) : extractor_(extractor) {}
+
+  // The newest dictionary built.
+  std::shared_ptr<const TitleDictionary> Current() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return current_;
+  }
+  // Builds the dictionary again unless one built since `stale` exists.
+  // O(passages) when it builds.
+  Result<std::shared_ptr<const TitleDictionary>> Renew(const TitleDictionary* stale,
+                                                        GraphSink& graph) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (current_ != nullptr && current_.get() != stale) return current_;
+    FLOWRAG_ASSIGN_OR_RETURN(current_, BuildTitleDictionary(graph, extractor_));
+    return current_;
+  }
+
+ private:
+  const HeuristicExtractor& extractor_;
+  mutable std::mutex mu_;
+  std::shared_ptr<const TitleDictionary> current_;
+};
+
 // Batches leave unlinked entities for the end of the phase (GraphWriter::
 // set_collect): one batch may link a name a later batch defines. Passages of
 // `read` that another writer replaced or deleted meanwhile are skipped.
-Status WriteExtractions(GraphSink& graph, const std::vector<GraphSink::PendingPassage>& read,
-                        const std::vector<PassageExtraction>& out, const std::string& extractor,
-                        GraphWriteReport* report, const std::string& detail = "") {
+// False, and nothing written, when the store's titles changed since
+// `dictionary` was built: `out` must be extracted again.
+Result<bool> WriteExtractions(GraphSink& graph, const std::vector<GraphSink::PendingPassage>& read,
+                              const std::vector<PassageExtraction>& out,
+                              const TitleDictionary& dictionary, GraphWriteReport* report) {
   const EmbedHashes hashes = HashesOf(read);
-  return graph.WriteGraph(
+  bool current = true;
+  FLOWRAG_RETURN_IF_ERROR(graph.WriteGraph(
       [&](GraphWriter& w) -> Status {
+        // First: on PostgreSQL this holds off document writes (whose lock
+        // on the row comes first too) until the transaction ends.
+        FLOWRAG_ASSIGN_OR_RETURN(const int64_t generation, w.TitlesGeneration());
+        current = generation == dictionary.generation;
+        if (!current) return Status::Ok();
         w.set_collect(false);
         for (const PassageExtraction& ex : out) {
           FLOWRAG_ASSIGN_OR_RETURN(bool holds, StillAsRead(w, hashes, ex.passage_id));
-          if (holds) FLOWRAG_RETURN_IF_ERROR(w.ApplyPassage(ex, extractor, detail));
+          if (holds) {
+            FLOWRAG_RETURN_IF_ERROR(w.ApplyPassage(ex, "heuristic", dictionary.fingerprint));
+          }
         }
         return Status::Ok();
       },
-      report);
+      report));
+  return current;
+}
+
+// Extracts `batch` with the current dictionary and writes it, extracting
+// it again whenever the titles changed before the write.
+Status ExtractAndWrite(GraphSink& graph, const HeuristicExtractor& extractor,
+                       SharedTitleDictionary& dictionaries,
+                       const std::vector<GraphSink::PendingPassage>& batch,
+                       GraphWriteReport* report) {
+  std::shared_ptr<const TitleDictionary> dictionary = dictionaries.Current();
+  while (true) {
+    FLOWRAG_ASSIGN_OR_RETURN(std::vector<PassageExtraction> out,
+                             extractor.Extract(Inputs(batch), dictionary->dictionary));
+    FLOWRAG_ASSIGN_OR_RETURN(bool written,
+                             WriteExtractions(graph, batch, out, *dictionary, report));
+    if (written) return Status::Ok();
+    FLOWRAG_ASSIGN_OR_RETURN(dictionary, dictionaries.Renew(dictionary.get(), graph));
+  }
 }
 
 Status CollectOrphans(GraphSink& graph, IndexReport* report) {
@@ -111,7 +204,7 @@ Status CollectOrphans(GraphSink& graph, IndexReport* report) {
 // (or for their claims to expire). The first error stops the other workers
 // of this run and releases their claims.
 Status ExtractClaimedBatches(IndexContext& ctx, const HeuristicExtractor& extractor,
-                             const EntityDictionary& dictionary, const std::string& fingerprint) {
+                             SharedTitleDictionary& dictionaries) {
   const std::string name = "heuristic";
   GraphSink& graph = ctx.stores.graph;
   const IndexOptions& options = ctx.options;
@@ -157,10 +250,8 @@ Status ExtractClaimedBatches(IndexContext& ctx, const HeuristicExtractor& extrac
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
         continue;
       }
-      Result<std::vector<PassageExtraction>> out = extractor.Extract(Inputs(*batch), dictionary);
-      if (!out.ok()) return fail(out.status());
       GraphWriteReport g;
-      Status written = WriteExtractions(graph, *batch, *out, name, &g, fingerprint);
+      Status written = ExtractAndWrite(graph, extractor, dictionaries, *batch, &g);
       if (!written.ok()) return fail(written);
       std::lock_guard<std::mutex> lock(mu);
       AddWriteReport(g, &ctx.report);
@@ -185,33 +276,15 @@ Status ExtractClaimedBatches(IndexContext& ctx, const HeuristicExtractor& extrac
   return first;
 }
 
-// The dictionary = the defining names (titles and their aliases) of every
-// passage in the store, in passage order: what a clean run over the corpus
-// builds, whatever earlier runs or a crashed one extracted (issue 21: a
-// rerun after a crash took the extracted passages' names from their TITLE
-// mentions, which lack the aliases, and its graph differed from a clean
-// index). Titles only: O(passages) short strings. *fingerprint names it in
-// each extraction: a passage extracted with this very dictionary needs no
-// relinking, whichever worker or run did it.
-Result<EntityDictionary> TitleDictionary(GraphSink& graph, const HeuristicExtractor& extractor,
-                                         std::string* fingerprint) {
-  FLOWRAG_ASSIGN_OR_RETURN(std::vector<std::string> titles, graph.ExtractableTitles());
-  uint64_t fingerprint_hash = Hash64("heuristic dictionary");
-  for (const std::string& t : titles) fingerprint_hash = HashCombine(fingerprint_hash, Hash64(t));
-  *fingerprint = "dictionary " + std::to_string(fingerprint_hash);
-  std::vector<PassageInput> title_only;
-  title_only.reserve(titles.size());
-  for (std::string& t : titles) title_only.push_back({0, std::move(t), "", 0});
-  return EntityDictionary::Build(extractor.CollectDefiningNames(title_only));
-}
-
 // Names not yet linked across the corpus (titles new in this run, or left
 // over by a crash) may occur in passages extracted with an older
 // dictionary. Those passages are extracted again with the full dictionary,
 // which gives exactly what a full run over the corpus would (delete and
 // re-add of a document restores its links).
+// REQUIRES: the writer lock (no document write meanwhile), `dictionary`
+// of the current titles.
 Status RelinkNewNames(IndexContext& ctx, const HeuristicExtractor& extractor,
-                      const EntityDictionary& dictionary, const std::string& fingerprint) {
+                      const TitleDictionary& dictionary) {
   GraphSink& graph = ctx.stores.graph;
   FLOWRAG_ASSIGN_OR_RETURN(auto unlinked, graph.UnlinkedTitleNames());
   if (unlinked.empty()) return CollectOrphans(graph, &ctx.report);
@@ -222,7 +295,7 @@ Status RelinkNewNames(IndexContext& ctx, const HeuristicExtractor& extractor,
   // writes happen after the scan.
   std::vector<GraphSink::PendingPassage> stale;
   FLOWRAG_RETURN_IF_ERROR(graph.ForEachPassageContent([&](GraphSink::PendingPassage&& p) -> Status {
-    if (p.extracted_with == fingerprint) return Status::Ok();
+    if (p.extracted_with == dictionary.fingerprint) return Status::Ok();
     if (new_names.Scan(TokenizedText(p.text)).empty() &&
         new_names.Scan(TokenizedText(p.title)).empty()) {
       return Status::Ok();
@@ -237,9 +310,12 @@ Status RelinkNewNames(IndexContext& ctx, const HeuristicExtractor& extractor,
         std::make_move_iterator(stale.begin() + start),
         std::make_move_iterator(stale.begin() + std::min(stale.size(), start + batch_size)));
     FLOWRAG_ASSIGN_OR_RETURN(std::vector<PassageExtraction> out,
-                             extractor.Extract(Inputs(batch), dictionary));
+                             extractor.Extract(Inputs(batch), dictionary.dictionary));
     GraphWriteReport g;
-    FLOWRAG_RETURN_IF_ERROR(WriteExtractions(graph, batch, out, "heuristic", &g, fingerprint));
+    FLOWRAG_ASSIGN_OR_RETURN(bool written, WriteExtractions(graph, batch, out, dictionary, &g));
+    if (!written) {
+      return Status::Internal("relinking: the stored titles changed under the writer lock");
+    }
     AddWriteReport(g, &ctx.report);
   }
   FLOWRAG_RETURN_IF_ERROR(CollectOrphans(graph, &ctx.report));
@@ -248,16 +324,24 @@ Status RelinkNewNames(IndexContext& ctx, const HeuristicExtractor& extractor,
   return graph.MarkNamesLinked(keys);
 }
 
+// The relinking runs under the writer lock again, with the dictionary of
+// the titles as they are then (another run may have added some while the
+// lock was let go of): a name is marked linked only once every passage
+// that names it was extracted with a dictionary that holds it.
 Status ExtractHeuristic(IndexContext& ctx, const ExtractionSetup& setup) {
   HeuristicExtractor extractor;
-  std::string fingerprint;
-  FLOWRAG_ASSIGN_OR_RETURN(const EntityDictionary dictionary,
-                           TitleDictionary(ctx.stores.graph, extractor, &fingerprint));
+  SharedTitleDictionary dictionaries(extractor);
+  FLOWRAG_RETURN_IF_ERROR(dictionaries.Renew(nullptr, ctx.stores.graph).status());
   if (setup.let_go_of_writer_lock) setup.let_go_of_writer_lock();
-  Status extracted = ExtractClaimedBatches(ctx, extractor, dictionary, fingerprint);
+  Status extracted = ExtractClaimedBatches(ctx, extractor, dictionaries);
   if (setup.retake_writer_lock) FLOWRAG_RETURN_IF_ERROR(setup.retake_writer_lock());
   FLOWRAG_RETURN_IF_ERROR(extracted);
-  return RelinkNewNames(ctx, extractor, dictionary, fingerprint);
+  std::shared_ptr<const TitleDictionary> dictionary = dictionaries.Current();
+  FLOWRAG_ASSIGN_OR_RETURN(const int64_t generation, ctx.stores.graph.TitlesGeneration());
+  if (generation != dictionary->generation) {
+    FLOWRAG_ASSIGN_OR_RETURN(dictionary, dictionaries.Renew(dictionary.get(), ctx.stores.graph));
+  }
+  return RelinkNewNames(ctx, extractor, *dictionary);
 }
 
 // --dry-run: what the LLM extraction of the pending passages would cost.

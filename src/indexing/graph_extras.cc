@@ -187,11 +187,12 @@ Status UpdateSynonyms(const PhaseStores& stores, Embedder& embedder,
   FLOWRAG_ASSIGN_OR_RETURN(std::vector<int64_t> changed, stores.graph.EntitiesNeedingSynonyms());
   if (changed.empty()) return Status::Ok();
   std::vector<int64_t> ids;
-  std::vector<std::string> texts, keys;
+  std::vector<std::string> names, texts, keys;
   FLOWRAG_RETURN_IF_ERROR(stores.graph_source.ForEachEntity([&](GraphSource::EntityRow&& e) -> Status {
     ids.push_back(e.id);
     texts.push_back(EntityText(e.name));
     keys.push_back(e.name + '\x1f' + e.type);
+    names.push_back(std::move(e.name));
     return Status::Ok();
   }));
   std::unordered_map<int64_t, uint32_t> row_of;
@@ -248,11 +249,11 @@ Status UpdateSynonyms(const PhaseStores& stores, Embedder& embedder,
     }
     FLOWRAG_RETURN_IF_ERROR(prepare(part_rows));
     std::vector<GraphSource::SynonymRow> rows;
-    std::vector<int64_t> done;  // entities without a vector stay pending
+    std::vector<GraphSource::EntityRow> done;  // entities without a vector stay pending
     for (uint32_t row : part_rows) {
       if (!has_vector(row)) continue;
       const int64_t id = ids[row];
-      done.push_back(id);
+      done.push_back({id, names[row], ""});
       for (const VectorHit& hit : neighbours(row)) {
         const int64_t other = ids[hit.id];
         rows.push_back({std::min(id, other), std::max(id, other), hit.score});

@@ -3,6 +3,7 @@
 #include <map>
 #include <vector>
 
+#include "storage/meta_value.h"
 #include "storage/unix_time.h"
 
 namespace flowrag {
@@ -125,6 +126,18 @@ Result<bool> GraphWriter::PassageHolds(int64_t passage_id, uint64_t embed_hash) 
   passage_hash_.Reset();
   report_.passages_gone += !holds;
   return holds;
+}
+
+Result<int64_t> GraphWriter::TitlesGeneration() {
+  // Prepared here, not in Prepare(): only extraction batches ask.
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s,
+      conn_->Prepare(conn_->dialect() == SqlDialect::kPostgres
+                         ? "SELECT value FROM meta WHERE key = 'titles_generation' FOR SHARE"
+                         : "SELECT value FROM meta WHERE key = 'titles_generation'"));
+  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return int64_t{0};
+  return ParseMetaInt("store", "titles_generation", s.Text(0), 0, INT64_MAX);
 }
 
 // Three statements queued and the fourth read: one round trip.

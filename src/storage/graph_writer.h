@@ -106,6 +106,15 @@ class GraphWriter {
   // given its id to a new passage).
   Result<bool> PassageHolds(int64_t passage_id, uint64_t embed_hash);
 
+  // meta.titles_generation: incremented by every write that adds, replaces
+  // or deletes documents (so changes the offline extractor's dictionary of
+  // titles); 0 in a store that has had none. It then stays so until the
+  // transaction ends (PostgreSQL: FOR SHARE on the row; SQLite has one
+  // writer at a time): an extraction made with the dictionary of this
+  // generation may be written, one made with an older one must be made
+  // again (indexing/extraction_phase.cc).
+  Result<int64_t> TitlesGeneration();
+
   // Records a failed extraction so it is reported (and retried next run).
   Status MarkFailed(int64_t passage_id, std::string_view extractor, std::string_view detail);
 

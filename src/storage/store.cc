@@ -116,6 +116,10 @@ Result<bool> Store::CreateSchema(int format_version) {
                              conn_->Prepare("INSERT INTO meta(key, value) VALUES (?, ?)"));
     FLOWRAG_RETURN_IF_ERROR(ins.Bind(1, kMagicKey).Bind(2, kMagicValue).Run());
     FLOWRAG_RETURN_IF_ERROR(ins.Bind(1, kVersionKey).Bind(2, std::to_string(format_version)).Run());
+    // From the start, so that a graph write can lock the row
+    // (GraphWriter::TitlesGeneration); older stores gain it with their
+    // first document write.
+    FLOWRAG_RETURN_IF_ERROR(ins.Bind(1, "titles_generation").Bind(2, "0").Run());
     created = true;
     return Status::Ok();
   }));
@@ -177,6 +181,21 @@ Status Store::BumpGeneration() {
       conn_->Exec("UPDATE meta SET value = CAST(CAST(value AS BIGINT) + 1 AS TEXT) "
                   "WHERE key = 'generation'"));
   return conn_->AnnounceChange();  // sent with the commit
+}
+
+Status Store::LockTitlesGeneration() {
+  // SQLite has one writer at a time: nothing to lock.
+  if (conn_->dialect() != SqlDialect::kPostgres) return Status::Ok();
+  FLOWRAG_RETURN_IF_ERROR(
+      conn_->Exec("INSERT INTO meta(key, value) VALUES ('titles_generation', '0') "
+                  "ON CONFLICT(key) DO NOTHING"));
+  return conn_->Exec("SELECT value FROM meta WHERE key = 'titles_generation' FOR UPDATE");
+}
+
+Status Store::BumpTitlesGeneration() {
+  return conn_->Exec(
+      "INSERT INTO meta(key, value) VALUES ('titles_generation', '1') ON CONFLICT(key) DO "
+      "UPDATE SET value = CAST(CAST(meta.value AS BIGINT) + 1 AS TEXT)");
 }
 
 Result<std::unique_ptr<SqlConnection>> Store::OpenListener() const {
@@ -274,6 +293,7 @@ Result<BatchWriteReport> Store::WriteDocuments(std::span<const DocumentWrite> ba
   BatchWriteReport report;
   GraphWriter graph(conn_.get());
   Status st = InWriteTransaction([&]() -> Status {
+    FLOWRAG_RETURN_IF_ERROR(LockTitlesGeneration());
     FLOWRAG_RETURN_IF_ERROR(graph.Prepare());
     FLOWRAG_ASSIGN_OR_RETURN(
         Statement find,
@@ -340,6 +360,9 @@ Result<BatchWriteReport> Store::WriteDocuments(std::span<const DocumentWrite> ba
         ++report.passages_added;
       }
     }
+    if (report.documents_added + report.documents_replaced > 0) {
+      FLOWRAG_RETURN_IF_ERROR(BumpTitlesGeneration());
+    }
     return graph.Finish();
   });
   if (!st.ok()) return st;
@@ -350,6 +373,7 @@ Status Store::DeleteDocument(std::string_view external_id) {
   std::lock_guard<std::mutex> lock(mu_);
   GraphWriter graph(conn_.get());
   return InWriteTransaction([&]() -> Status {
+    FLOWRAG_RETURN_IF_ERROR(LockTitlesGeneration());
     FLOWRAG_RETURN_IF_ERROR(graph.Prepare());
     FLOWRAG_ASSIGN_OR_RETURN(Statement find,
                              conn_->Prepare("SELECT id FROM documents WHERE external_id=?"));
@@ -365,6 +389,7 @@ Status Store::DeleteDocument(std::string_view external_id) {
     FLOWRAG_RETURN_IF_ERROR(DeletePassagesFromGraph(graph, passages));
     FLOWRAG_ASSIGN_OR_RETURN(Statement del, conn_->Prepare("DELETE FROM documents WHERE id=?"));
     FLOWRAG_RETURN_IF_ERROR(del.Bind(1, doc_id).Run());
+    FLOWRAG_RETURN_IF_ERROR(BumpTitlesGeneration());
     return graph.Finish();
   });
 }
@@ -590,6 +615,46 @@ Status Store::ForEachPassageEmbedding(std::string_view model,
     FLOWRAG_RETURN_IF_ERROR(fn(s.Int(0), s.Blob(1)));
   }
   return Status::Ok();
+}
+
+Status Store::CheckVectorSizes(std::string_view model, size_t dimension) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // The dimension the rows must have: the caller's, else the first row's.
+  int64_t dim = static_cast<int64_t>(dimension);
+  if (dim == 0) {
+    FLOWRAG_ASSIGN_OR_RETURN(
+        Statement first, conn_->Prepare("SELECT dim FROM embeddings WHERE model = ? LIMIT 1"));
+    first.Bind(1, model);
+    FLOWRAG_ASSIGN_OR_RETURN(bool row, first.Step());
+    if (!row) return Status::Ok();
+    dim = first.Int(0);
+  }
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement bad,
+      conn_->Prepare("SELECT count(*), min(text_hash) FROM embeddings WHERE model = ?1 AND "
+                     "(dim <> ?2 OR length(vector) <> 4 * ?2)"));
+  bad.Bind(1, model).Bind(2, dim);
+  FLOWRAG_ASSIGN_OR_RETURN(bool row, bad.Step());
+  if (!row || bad.Int(0) == 0) return Status::Ok();
+  const int64_t count = bad.Int(0);
+  const uint64_t example = HashFromSql(bad.Int(1));
+  bad.Reset();
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement detail, conn_->Prepare("SELECT dim, length(vector) FROM embeddings WHERE model = "
+                                       "? AND text_hash = ?"));
+  detail.Bind(1, model).Bind(2, HashToSql(example));
+  FLOWRAG_ASSIGN_OR_RETURN(row, detail.Step());
+  const std::string what = row ? "dim " + std::to_string(detail.Int(0)) + ", " +
+                                     std::to_string(detail.Int(1)) + " bytes"
+                               : "gone";
+  return Status::Corruption(
+      path_ + ": table embeddings: " + std::to_string(count) + " cached vector" +
+      (count == 1 ? " of model " : "s of model ") + std::string(model).substr(0, 80) +
+      (count == 1 ? " is not " : " are not ") +
+      std::to_string(dim) + " floats (" + std::to_string(4 * dim) +
+      " bytes), e.g. text hash " + std::to_string(example) + " (" + what +
+      "); the store is damaged: restore it from a backup, or delete those rows (they are a "
+      "cache: the next index run embeds their passages again)");
 }
 
 Result<int64_t> Store::BeginIndexRun(std::string_view sources) {

@@ -211,6 +211,14 @@ class EmbeddingCache {
 
   // Hashes of every cached vector of `model`.
   virtual Result<std::vector<uint64_t>> EmbeddingHashes(std::string_view model) = 0;
+
+  // Corruption naming the store, the model, how many rows are damaged and
+  // one of them, when a cached vector of `model` is not the `dimension`
+  // floats its row says (`dimension` 0: whatever its row says, the same
+  // for all): what an index run checks before it writes, since it rebuilds
+  // the snapshot from these vectors afterwards. One scan of the model's
+  // rows that reads their lengths, not their vectors.
+  virtual Status CheckVectorSizes(std::string_view model, size_t dimension) = 0;
 };
 
 // The knowledge graph as snapshots load it, in id order.
@@ -304,8 +312,16 @@ class GraphSink {
   virtual Status ReleaseClaims(std::string_view worker) = 0;
   // The titles of the passages the extractors read, in passage id order,
   // a repeat of the previous title dropped: the input of the offline
-  // extractor's dictionary.
-  virtual Result<std::vector<std::string>> ExtractableTitles() = 0;
+  // extractor's dictionary; with the titles generation
+  // (GraphWriter::TitlesGeneration) read before them, so a list is never
+  // newer than its generation says.
+  struct TitleList {
+    int64_t generation = 0;
+    std::vector<std::string> titles;
+  };
+  virtual Result<TitleList> ExtractableTitles() = 0;
+  // The titles generation alone (GraphWriter::TitlesGeneration), O(1).
+  virtual Result<int64_t> TitlesGeneration() = 0;
   // Every passage the extractors read (id order; not structured
   // SourceRecords), for dictionary linking.
   virtual Status ForEachPassageContent(const std::function<Status(PendingPassage&&)>& fn) = 0;
@@ -323,9 +339,15 @@ class GraphSink {
   // Entities created or renamed since their synonym edges were computed.
   virtual Result<std::vector<int64_t>> EntitiesNeedingSynonyms() = 0;
   // Replaces the synonym edges of `entities` with `edges` (a < b) and marks
-  // them done, in one transaction.
-  virtual Status ReplaceSynonyms(const std::vector<int64_t>& entities,
+  // them done, in one transaction; an entity renamed since it was read (its
+  // name no longer the one given: a concurrent run's worker) stays pending,
+  // so the edges of its new name are computed by a later call.
+  virtual Status ReplaceSynonyms(const std::vector<GraphSource::EntityRow>& entities,
                                  const std::vector<GraphSource::SynonymRow>& edges) = 0;
+  // Every entity pending again: its name's vector changed with the embedder
+  // (a refit of the built-in one's IDF table), so its edges must be
+  // computed again (UpdateSynonyms then compares all of them).
+  virtual Status MarkAllSynonymsPending() = 0;
 };
 
 // The index run journal (`flowrag stats`).
@@ -510,6 +532,7 @@ class Store final : public DocumentStore,
                                  int64_t after_id = 0) override;
   Result<size_t> EmbeddingDimension(std::string_view model) override;
   Result<std::vector<uint64_t>> EmbeddingHashes(std::string_view model) override;
+  Status CheckVectorSizes(std::string_view model, size_t dimension) override;
   Status WriteGraph(const std::function<Status(GraphWriter&)>& body,
                     GraphWriteReport* report) override;
   Result<std::vector<PendingPassage>> PassagesPendingExtraction(std::string_view extractor,
@@ -523,13 +546,15 @@ class Store final : public DocumentStore,
                                                                  int64_t after = 0) override;
   Result<std::vector<std::string>> ClaimHolders() override;
   Status ReleaseClaims(std::string_view worker) override;
-  Result<std::vector<std::string>> ExtractableTitles() override;
+  Result<TitleList> ExtractableTitles() override;
+  Result<int64_t> TitlesGeneration() override;
   Status ForEachPassageContent(const std::function<Status(PendingPassage&&)>& fn) override;
   Result<std::vector<TitleName>> UnlinkedTitleNames() override;
   Status MarkNamesLinked(const std::vector<std::string>& keys) override;
   Result<std::vector<int64_t>> EntitiesNeedingSynonyms() override;
-  Status ReplaceSynonyms(const std::vector<int64_t>& entities,
+  Status ReplaceSynonyms(const std::vector<EntityRow>& entities,
                          const std::vector<SynonymRow>& edges) override;
+  Status MarkAllSynonymsPending() override;
   Status ForEachEntity(const std::function<Status(EntityRow&&)>& fn) override;
   Status ForEachMention(const std::function<Status(const MentionRow&)>& fn) override;
   Status ForEachDescription(const std::function<Status(DescriptionRow&&)>& fn) override;
@@ -579,6 +604,12 @@ class Store final : public DocumentStore,
   // Increments meta.generation and announces the change (inside the
   // caller's transaction: both take effect at commit).
   Status BumpGeneration();
+  // meta.titles_generation (GraphWriter::TitlesGeneration) in a transaction
+  // that may add, replace or delete documents: Lock first (PostgreSQL: the
+  // row, before any passage row, so that it waits for the graph writes
+  // holding it and no lock cycle can form), Bump once documents changed.
+  Status LockTitlesGeneration();
+  Status BumpTitlesGeneration();
   // Forgets the graph contributions of `passage_ids` in `writer` (used before
   // passages are deleted) and collects what only they supported.
   Status DeletePassagesFromGraph(GraphWriter& writer, const std::vector<int64_t>& passage_ids);

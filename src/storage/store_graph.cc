@@ -3,6 +3,7 @@
 #include "sqldb/connection.h"
 #include "storage/document_texts.h"
 #include "storage/graph_writer.h"
+#include "storage/meta_value.h"
 #include "storage/store.h"
 #include "storage/unix_time.h"
 
@@ -121,19 +122,33 @@ Result<int64_t> Store::CountPassagesPendingExtraction(std::string_view extractor
   return row ? s.Int(0) : int64_t{0};
 }
 
-Result<std::vector<std::string>> Store::ExtractableTitles() {
+Result<Store::TitleList> Store::ExtractableTitles() {
   std::lock_guard<std::mutex> lock(mu_);
+  TitleList list;
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement g, conn_->Prepare("SELECT value FROM meta WHERE key = 'titles_generation'"));
+  FLOWRAG_ASSIGN_OR_RETURN(bool has_generation, g.Step());
+  if (has_generation) {
+    FLOWRAG_ASSIGN_OR_RETURN(list.generation,
+                             ParseMetaInt(path_, "titles_generation", g.Text(0), 0, INT64_MAX));
+  }
+  g.Reset();
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s,
       conn_->Prepare("SELECT d.title FROM passages p JOIN documents d ON d.id = "
                      "p.document_id WHERE " FLOWRAG_NOT_STRUCTURED_SQL " ORDER BY p.id"));
-  std::vector<std::string> titles;
   while (true) {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
-    if (titles.empty() || titles.back() != s.Text(0)) titles.emplace_back(s.Text(0));
+    if (list.titles.empty() || list.titles.back() != s.Text(0)) list.titles.emplace_back(s.Text(0));
   }
-  return titles;
+  return list;
+}
+
+Result<int64_t> Store::TitlesGeneration() {
+  FLOWRAG_ASSIGN_OR_RETURN(std::optional<int64_t> generation,
+                           GetMetaInt("titles_generation", 0, INT64_MAX));
+  return generation.value_or(0);
 }
 
 Result<std::vector<std::string>> Store::ClaimHolders() {
@@ -326,6 +341,13 @@ Result<std::vector<int64_t>> Store::EntitiesNeedingSynonyms() {
   return ids;
 }
 
+Status Store::MarkAllSynonymsPending() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return InWriteTransaction([&]() -> Status {
+    return conn_->Exec("UPDATE entities SET synonyms_done = 0 WHERE synonyms_done <> 0");
+  });
+}
+
 Result<size_t> Store::EmbeddingDimension(std::string_view model) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(Statement s,
@@ -349,17 +371,20 @@ Result<std::vector<uint64_t>> Store::EmbeddingHashes(std::string_view model) {
   return out;
 }
 
-Status Store::ReplaceSynonyms(const std::vector<int64_t>& entities,
+Status Store::ReplaceSynonyms(const std::vector<EntityRow>& entities,
                               const std::vector<SynonymRow>& edges) {
   if (entities.empty() && edges.empty()) return Status::Ok();  // nothing changes
   std::lock_guard<std::mutex> lock(mu_);
   return InWriteTransaction([&]() -> Status {
-    FLOWRAG_ASSIGN_OR_RETURN(Statement done,
-                             conn_->Prepare("UPDATE entities SET synonyms_done = 1 WHERE id = ?"));
-    for (int64_t e : entities) FLOWRAG_RETURN_IF_ERROR(done.Bind(1, e).Queue());
+    FLOWRAG_ASSIGN_OR_RETURN(
+        Statement done,
+        conn_->Prepare("UPDATE entities SET synonyms_done = 1 WHERE id = ? AND name = ?"));
+    for (const EntityRow& e : entities) {
+      FLOWRAG_RETURN_IF_ERROR(done.Bind(1, e.id).Bind(2, e.name).Queue());
+    }
     FLOWRAG_ASSIGN_OR_RETURN(Statement del,
                              conn_->Prepare("DELETE FROM synonyms WHERE a = ?1 OR b = ?1"));
-    for (int64_t e : entities) FLOWRAG_RETURN_IF_ERROR(del.Bind(1, e).Queue());
+    for (const EntityRow& e : entities) FLOWRAG_RETURN_IF_ERROR(del.Bind(1, e.id).Queue());
     FLOWRAG_ASSIGN_OR_RETURN(
         Statement ins,
         conn_->Prepare("INSERT INTO synonyms(a, b, similarity) SELECT ?1, ?2, ?3 "
