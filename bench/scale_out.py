@@ -169,17 +169,19 @@ def content(db, pg_base_url):
     return out
 
 
-def content_diff(reference, got):
-    """'identical' or the tables whose rows differ, with a row of each side."""
+def content_diff(reference, got, labels=("SQLite", "PostgreSQL")):
+    """'identical' or the tables whose rows differ, with a row of each side (named by
+    `labels`: the reference's, then got's)."""
     bad = []
     for t in CONTENT:
         if reference[t] == got[t]:
             continue
         only_ref = sorted(set(reference[t]) - set(got[t]))
         only_got = sorted(set(got[t]) - set(reference[t]))
-        sample = (f"e.g. SQLite {str(only_ref[0])[:160] if only_ref else '-'}, "
-                  f"PostgreSQL {str(only_got[0])[:160] if only_got else '-'}")
-        bad.append(f"{t} ({len(only_ref)} of {len(reference[t])} rows differ; {sample})")
+        sample = (f"e.g. {labels[0]} {str(only_ref[0])[:160] if only_ref else '-'}, "
+                  f"{labels[1]} {str(only_got[0])[:160] if only_got else '-'}")
+        bad.append(f"{t} ({len(only_ref)} of {len(reference[t])} rows only in the {labels[0]} "
+                   f"store, {len(only_got)} only in the {labels[1]} store; {sample})")
     return "identical" if not bad else "DIFFERS in " + "; ".join(bad)
 
 

@@ -1,7 +1,8 @@
 // A store's content by value, not by row ids, for tests that compare two
 // stores built different ways (serial and concurrent runs, crashes and
 // reruns, parallel workers): documents, passages, entities with their
-// types, facts, mentions and SYNONYM edges, each named by content.
+// types, facts, mentions, SYNONYM edges and the names the offline extractor
+// has linked everywhere, each named by content.
 #ifndef FLOWRAG_TESTS_GRAPH_DUMP_H_
 #define FLOWRAG_TESTS_GRAPH_DUMP_H_
 
@@ -17,7 +18,7 @@
 namespace flowrag {
 
 struct GraphDump {
-  std::multiset<std::string> documents, passages, entities, facts, mentions, synonyms;
+  std::multiset<std::string> documents, passages, entities, facts, mentions, synonyms, linked;
   bool operator==(const GraphDump&) const = default;
 };
 
@@ -45,6 +46,7 @@ inline std::string DumpDifference(const GraphDump& got, const GraphDump& want, s
   part("facts", got.facts, want.facts);
   part("mentions", got.mentions, want.mentions);
   part("synonyms", got.synonyms, want.synonyms);
+  part("linked names", got.linked, want.linked);
   return out;
 }
 
@@ -106,6 +108,9 @@ inline GraphDump DumpGraph(Store& store) {
                     return Status::Ok();
                   })
                   .ok());
+  auto linked = store.LinkedNames();
+  EXPECT_TRUE(linked.ok());
+  if (linked.ok()) dump.linked.insert(linked->begin(), linked->end());
   return dump;
 }
 

@@ -11,9 +11,11 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <unordered_set>
 
 #include "common/hash.h"
 #include "common/progress.h"
+#include "common/text.h"
 #include "extract/heuristic_extractor.h"
 #include "extract/llm_extractor.h"
 #include "extract/prompts.h"
@@ -93,6 +95,7 @@ Status ReleaseDeadClaims(GraphSink& store) {
 struct TitleDictionary {
   int64_t generation = 0;
   std::string fingerprint;
+  std::vector<std::string> names;  // the defining names (titles, aliases) it links
   EntityDictionary dictionary;
 };
 
@@ -109,7 +112,10 @@ Result<std::shared_ptr<const TitleDictionary>> BuildTitleDictionary(
   std::vector<PassageInput> title_only;
   title_only.reserve(list.titles.size());
   for (std::string& t : list.titles) title_only.push_back({0, std::move(t), "", 0});
-  built->dictionary = EntityDictionary::Build(extractor.CollectDefiningNames(title_only));
+  const std::vector<KnownName> names = extractor.CollectDefiningNames(title_only);
+  built->names.reserve(names.size());
+  for (const KnownName& n : names) built->names.push_back(n.name);
+  built->dictionary = EntityDictionary::Build(names);
   return std::shared_ptr<const TitleDictionary>(std::move(built));
 }
 
@@ -276,20 +282,43 @@ Status ExtractClaimedBatches(IndexContext& ctx, const HeuristicExtractor& extrac
   return first;
 }
 
-// Names not yet linked across the corpus (titles new in this run, or left
-// over by a crash) may occur in passages extracted with an older
-// dictionary. Those passages are extracted again with the full dictionary,
-// which gives exactly what a full run over the corpus would (delete and
-// re-add of a document restores its links).
+// Names of the dictionary not yet linked across the corpus (titles new in
+// this run, their aliases, or names left over by a crash) may occur in
+// passages extracted with an older dictionary. Those passages are extracted
+// again with the full dictionary, which gives exactly what a full run over
+// the corpus would (delete and re-add of a document restores its links).
+// The names are the dictionary's own, aliases included, not the keys the
+// graph recorded for title entities: an alias whose key another entity
+// already owned was never recorded, and the passages naming it were never
+// extracted again (issue 32: "Jump", an alias of a title of the second
+// corpus, stayed a proper noun in the first corpus's passages when it came
+// first, and became the title's link when it came second).
 // REQUIRES: the writer lock (no document write meanwhile), `dictionary`
 // of the current titles.
 Status RelinkNewNames(IndexContext& ctx, const HeuristicExtractor& extractor,
                       const TitleDictionary& dictionary) {
   GraphSink& graph = ctx.stores.graph;
-  FLOWRAG_ASSIGN_OR_RETURN(auto unlinked, graph.UnlinkedTitleNames());
-  if (unlinked.empty()) return CollectOrphans(graph, &ctx.report);
+  FLOWRAG_ASSIGN_OR_RETURN(std::vector<std::string> linked_keys, graph.LinkedNames());
+  const std::unordered_set<std::string> linked(linked_keys.begin(), linked_keys.end());
+  std::vector<std::string> keys;  // of the names to link, each once
   std::vector<TriePattern> patterns;
-  for (const auto& n : unlinked) patterns.push_back({n.surface, 0});
+  std::unordered_set<std::string> named;  // every key of the dictionary
+  for (const std::string& name : dictionary.names) {
+    std::string key = EntityKey(name);
+    if (key.empty()) continue;
+    const bool first = named.insert(key).second;
+    if (linked.count(key) > 0) continue;
+    patterns.push_back({name, 0});
+    if (first) keys.push_back(std::move(key));
+  }
+  // Names that left the dictionary (their documents deleted) are linked
+  // again if they come back.
+  std::vector<std::string> gone;
+  for (const std::string& k : linked_keys) {
+    if (named.count(k) == 0) gone.push_back(k);
+  }
+  FLOWRAG_RETURN_IF_ERROR(graph.ForgetLinkedNames(gone));
+  if (keys.empty()) return CollectOrphans(graph, &ctx.report);
   const TokenTrie new_names = TokenTrie::Build(patterns);
   // Collect first: the store is locked while it streams passages, so the
   // writes happen after the scan.
@@ -319,8 +348,6 @@ Status RelinkNewNames(IndexContext& ctx, const HeuristicExtractor& extractor,
     AddWriteReport(g, &ctx.report);
   }
   FLOWRAG_RETURN_IF_ERROR(CollectOrphans(graph, &ctx.report));
-  std::vector<std::string> keys;
-  for (const auto& n : unlinked) keys.push_back(n.key);
   return graph.MarkNamesLinked(keys);
 }
 

@@ -140,6 +140,16 @@ Result<int64_t> GraphWriter::TitlesGeneration() {
   return ParseMetaInt("store", "titles_generation", s.Text(0), 0, INT64_MAX);
 }
 
+Status GraphWriter::ForgetPassage(int64_t passage_id) {
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement unlink,
+      conn_->Prepare("DELETE FROM linked_names WHERE key IN (SELECT k.key FROM entity_keys k JOIN "
+                     "mentions m ON m.passage_id = k.passage_id AND m.entity_id = k.entity_id "
+                     "WHERE k.passage_id = ? AND m.type = 'TITLE' AND m.defining = 1)"));
+  FLOWRAG_RETURN_IF_ERROR(unlink.Bind(1, passage_id).Run());
+  return ClearPassage(passage_id);
+}
+
 // Three statements queued and the fourth read: one round trip.
 Status GraphWriter::ClearPassage(int64_t passage_id) {
   const int64_t keys_before = cleared_keys_, rows_before = cleared_rows_;
@@ -461,10 +471,6 @@ Status GraphWriter::Collect() {
   FLOWRAG_RETURN_IF_ERROR(
       conn_->Exec("DELETE FROM relations WHERE NOT EXISTS (SELECT 1 FROM facts f "
                   "WHERE f.relation_id = relations.id)"));
-  // A name nobody defines any more must be linked again if it comes back.
-  FLOWRAG_RETURN_IF_ERROR(
-      conn_->Exec("DELETE FROM linked_names WHERE NOT EXISTS (SELECT 1 FROM "
-                  "entity_keys k WHERE k.key = linked_names.key)"));
   return Status::Ok();
 }
 

@@ -95,8 +95,10 @@ class GraphWriter {
   Status AddToPassage(const PassageExtraction& ex);
 
   // Removes everything passage `passage_id` contributed (before the passage
-  // itself is deleted); Finish() then collects what only it supported.
-  Status ForgetPassage(int64_t passage_id) { return ClearPassage(passage_id); }
+  // itself is deleted); Finish() then collects what only it supported. The
+  // names its title gave are no longer linked (GraphSink::LinkedNames): if
+  // they come back, the passages naming them are extracted again.
+  Status ForgetPassage(int64_t passage_id);
 
   // True when passage `passage_id` is still stored with the text whose
   // Hash64(PassageEmbedText(...)) is `embed_hash`; it then stays so until

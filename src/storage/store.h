@@ -326,15 +326,16 @@ class GraphSink {
   // SourceRecords), for dictionary linking.
   virtual Status ForEachPassageContent(const std::function<Status(PendingPassage&&)>& fn) = 0;
 
-  // Names of title entities not yet linked across the corpus
-  // (MarkNamesLinked): every such key a passage gave its TITLE entity, with
-  // that surface form and the entity's canonical name. (The offline
-  // extractor's dictionary itself comes from ExtractableTitles.)
-  struct TitleName {
-    std::string key, surface, canonical;
-  };
-  virtual Result<std::vector<TitleName>> UnlinkedTitleNames() = 0;
+  // The keys (EntityKey) of the dictionary names every passage has been
+  // extracted with a dictionary holding (MarkNamesLinked): the offline
+  // extractor's relinking extracts again the passages that name any other.
+  // A key no passage records any more (its document deleted) is forgotten
+  // by the graph's garbage collection, so a name that comes back is linked
+  // again.
+  virtual Result<std::vector<std::string>> LinkedNames() = 0;
   virtual Status MarkNamesLinked(const std::vector<std::string>& keys) = 0;
+  // Forgets linked keys (names that left the dictionary).
+  virtual Status ForgetLinkedNames(const std::vector<std::string>& keys) = 0;
 
   // Entities created or renamed since their synonym edges were computed.
   virtual Result<std::vector<int64_t>> EntitiesNeedingSynonyms() = 0;
@@ -549,8 +550,9 @@ class Store final : public DocumentStore,
   Result<TitleList> ExtractableTitles() override;
   Result<int64_t> TitlesGeneration() override;
   Status ForEachPassageContent(const std::function<Status(PendingPassage&&)>& fn) override;
-  Result<std::vector<TitleName>> UnlinkedTitleNames() override;
+  Result<std::vector<std::string>> LinkedNames() override;
   Status MarkNamesLinked(const std::vector<std::string>& keys) override;
+  Status ForgetLinkedNames(const std::vector<std::string>& keys) override;
   Result<std::vector<int64_t>> EntitiesNeedingSynonyms() override;
   Status ReplaceSynonyms(const std::vector<EntityRow>& entities,
                          const std::vector<SynonymRow>& edges) override;

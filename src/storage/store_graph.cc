@@ -195,20 +195,14 @@ Status Store::ForEachPassageContent(const std::function<Status(PendingPassage&&)
   return Status::Ok();
 }
 
-Result<std::vector<Store::TitleName>> Store::UnlinkedTitleNames() {
+Result<std::vector<std::string>> Store::LinkedNames() {
   std::lock_guard<std::mutex> lock(mu_);
-  FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s,
-      conn_->Prepare(
-          "SELECT k.key, min(k.surface), min(e.name) FROM entity_keys k JOIN mentions m ON "
-          "m.passage_id = k.passage_id AND m.entity_id = k.entity_id JOIN entities e ON e.id = "
-          "k.entity_id WHERE m.type = 'TITLE' AND k.key NOT IN (SELECT key FROM linked_names) "
-          "GROUP BY k.key ORDER BY k.key"));
-  std::vector<TitleName> out;
+  FLOWRAG_ASSIGN_OR_RETURN(Statement s, conn_->Prepare("SELECT key FROM linked_names"));
+  std::vector<std::string> out;
   while (true) {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
-    out.push_back({std::string(s.Text(0)), std::string(s.Text(1)), std::string(s.Text(2))});
+    out.emplace_back(s.Text(0));
   }
   return out;
 }
@@ -219,6 +213,17 @@ Status Store::MarkNamesLinked(const std::vector<std::string>& keys) {
     FLOWRAG_ASSIGN_OR_RETURN(
         Statement s,
         conn_->Prepare("INSERT INTO linked_names(key) VALUES (?) ON CONFLICT DO NOTHING"));
+    for (const std::string& k : keys) FLOWRAG_RETURN_IF_ERROR(s.Bind(1, k).Queue());
+    return Status::Ok();
+  });
+}
+
+Status Store::ForgetLinkedNames(const std::vector<std::string>& keys) {
+  if (keys.empty()) return Status::Ok();
+  std::lock_guard<std::mutex> lock(mu_);
+  return InTransaction([&]() -> Status {
+    FLOWRAG_ASSIGN_OR_RETURN(Statement s,
+                             conn_->Prepare("DELETE FROM linked_names WHERE key = ?"));
     for (const std::string& k : keys) FLOWRAG_RETURN_IF_ERROR(s.Bind(1, k).Queue());
     return Status::Ok();
   });
