@@ -1,4 +1,4 @@
-#include "extract/aho_corasick.h"
+#include "lexical/aho_corasick.h"
 
 #include <gtest/gtest.h>
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "common/text.h"
-#include "extract/entity_spans.h"
+#include "lexical/entity_spans.h"
 
 namespace flowrag {
 namespace {

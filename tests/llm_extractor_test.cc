@@ -23,10 +23,10 @@
 #include <vector>
 
 #include "common/text.h"
-#include "extract/json_repair.h"
 #include "extract/prompts.h"
 #include "llm/chat_client.h"
 #include "llm/http_client.h"
+#include "llm/json_repair.h"
 #include "stub_server.h"
 
 namespace flowrag {

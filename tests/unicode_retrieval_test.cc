@@ -12,8 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/text.h"
-#include "extract/aho_corasick.h"
 #include "flowrag/engine.h"
+#include "lexical/aho_corasick.h"
 #include "retrieval/keywords.h"
 #include "storage/store.h"
 #include "test_util.h"

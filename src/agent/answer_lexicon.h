@@ -26,7 +26,7 @@
 #include <string_view>
 #include <vector>
 
-#include "extract/entity_spans.h"
+#include "lexical/entity_spans.h"
 
 namespace flowrag {
 

@@ -26,7 +26,7 @@
 #include <utility>
 #include <vector>
 
-#include "extract/aho_corasick.h"
+#include "lexical/aho_corasick.h"
 
 namespace flowrag {
 

@@ -9,8 +9,8 @@
 
 #include "agent/answer_lexicon.h"
 #include "common/text.h"
-#include "extract/aho_corasick.h"
-#include "extract/entity_spans.h"
+#include "lexical/aho_corasick.h"
+#include "lexical/entity_spans.h"
 
 namespace flowrag {
 namespace {

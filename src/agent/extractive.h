@@ -50,7 +50,7 @@
 // rank_decay·rank).
 //
 // Answers. Candidate spans are the proper-noun, date and number spans
-// (extract/entity_spans.h) of the best sentences (and each part of an "A of
+// (lexical/entity_spans.h) of the best sentences (and each part of an "A of
 // B" name), plus passage titles, that the question does not name; each
 // scores its sentence's score × how well its kind fits the question ×
 // closeness to the terms it is measured against (a passive agent, "built by

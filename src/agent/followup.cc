@@ -12,8 +12,8 @@
 #include "agent/usage_chat.h"
 #include "common/encoding.h"
 #include "common/text.h"
-#include "extract/aho_corasick.h"
-#include "extract/entity_spans.h"
+#include "lexical/aho_corasick.h"
+#include "lexical/entity_spans.h"
 
 namespace flowrag {
 namespace {

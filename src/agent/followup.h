@@ -28,7 +28,7 @@
 //    previous question; each turn further back counts half. Names in a text
 //    are the passage titles it writes (case aside: "the Brannock lens" is
 //    the passage "Brannock Lens") and its capitalised spans
-//    (extract/entity_spans.h). Earlier user messages are resolved first, in
+//    (lexical/entity_spans.h). Earlier user messages are resolved first, in
 //    order, so the third turn's "he" can stand for the name the second
 //    turn's "he" stood for.
 //  * Agreement. Each candidate's gender and number are read off the

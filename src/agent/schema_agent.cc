@@ -14,7 +14,7 @@
 #include "agent/schema_lookup.h"
 #include "agent/tool_plan.h"
 #include "common/text.h"
-#include "extract/aho_corasick.h"
+#include "lexical/aho_corasick.h"
 #include "schema/query_extension.h"
 #include "vector/vector_index.h"
 

@@ -32,9 +32,9 @@
 #include <vector>
 
 #include "agent/document_links.h"
-#include "extract/aho_corasick.h"
 #include "flowrag/schema.h"
 #include "graph/snapshot.h"
+#include "lexical/aho_corasick.h"
 
 namespace flowrag {
 

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "extract/json_repair.h"
 #include "flowrag/schema.h"
+#include "llm/json_repair.h"
 
 namespace flowrag {
 namespace {

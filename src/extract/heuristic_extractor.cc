@@ -2,32 +2,16 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdint>
 #include <chrono>
+#include <cstdint>
 #include <unordered_set>
 #include <utility>
 
 #include "common/text.h"
+#include "lexical/names.h"
 
 namespace flowrag {
 namespace {
-
-// Runs of ASCII whitespace become one space; leading and trailing ones go.
-std::string CollapseSpaces(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  bool pending = false;
-  for (char c : s) {
-    if (IsAsciiSpace(c)) {
-      pending = !out.empty();
-      continue;
-    }
-    if (pending) out.push_back(' ');
-    pending = false;
-    out.push_back(c);
-  }
-  return out;
-}
 
 // Cuts `s` to at most `max` bytes at a UTF-8 code point boundary.
 std::string CapUtf8(std::string s, size_t max) {
@@ -80,34 +64,6 @@ size_t ContentTokens(std::string_view name) {
 }
 
 }  // namespace
-
-std::vector<std::string> TitleAliases(std::string_view title) {
-  const std::string t = CollapseSpaces(title);
-  std::vector<std::string> forms{t};
-  // Without a trailing "(...)".
-  if (t.size() >= 3 && t.back() == ')') {
-    const size_t open = t.rfind('(');
-    if (open != std::string::npos && open > 0) {
-      forms.push_back(CollapseSpaces(std::string_view(t).substr(0, open)));
-    }
-  }
-  // Without a leading "The ".
-  const size_t n = forms.size();
-  for (size_t i = 0; i < n; ++i) {
-    if (forms[i].size() > 4 && (forms[i].starts_with("The ") || forms[i].starts_with("the "))) {
-      forms.push_back(forms[i].substr(4));
-    }
-  }
-  std::vector<std::string> keys{NameKey(t)};
-  std::vector<std::string> aliases;
-  for (size_t i = 1; i < forms.size(); ++i) {
-    std::string key = NameKey(forms[i]);
-    if (key.empty() || std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
-    keys.push_back(std::move(key));
-    aliases.push_back(std::move(forms[i]));
-  }
-  return aliases;
-}
 
 // ---------------------------------------------------------------------------
 // EntityDictionary

@@ -6,11 +6,11 @@
 //    entity of type "TITLE", defining. The passage at ordinal 0 (the title
 //    passage) gives it a description: its first sentence (markdown headings
 //    and a sentence that only repeats the title are skipped).
-//  * Detected spans (extract/entity_spans.h): proper nouns, dates, numbers,
+//  * Detected spans (lexical/entity_spans.h): proper nouns, dates, numbers,
 //    typed "PROPER_NOUN", "DATE", "NUMBER", defining.
 //  * Dictionary links. Every name of an EntityDictionary (titles of other
 //    documents and their aliases) is matched in every passage with one
-//    token-level Aho–Corasick scan (extract/aho_corasick.h), so a passage
+//    token-level Aho–Corasick scan (lexical/aho_corasick.h), so a passage
 //    that names another document's subject is connected to it: the linked
 //    entity is the canonical name, non-defining, with the surface form as an
 //    alias when it differs. A name whose tokens are capitalised only matches
@@ -73,10 +73,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "extract/aho_corasick.h"
-#include "extract/entity_spans.h"
 #include "extract/extraction.h"
 #include "flowrag/status.h"
+#include "lexical/aho_corasick.h"
+#include "lexical/entity_spans.h"
+#include "lexical/names.h"  // TitleAliases
 
 namespace flowrag {
 
@@ -244,13 +245,6 @@ class HeuristicExtractor {
 
   HeuristicExtractorOptions options_;
 };
-
-// Other names a document title goes by: without its trailing parenthetical
-// disambiguation ("Theodred II (Bishop of Elmham)" → "Theodred II") and
-// without a leading "The" ("The Merrow Coast" → "Merrow Coast"), alone and
-// combined. Only forms whose NameKey differs from the title's and from each
-// other's; in that order.
-std::vector<std::string> TitleAliases(std::string_view title);
 
 }  // namespace flowrag
 

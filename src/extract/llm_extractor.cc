@@ -12,7 +12,8 @@
 #include <utility>
 
 #include "common/text.h"
-#include "extract/json_repair.h"
+#include "lexical/names.h"
+#include "llm/json_repair.h"
 #include "llm/openai_common.h"
 
 namespace flowrag {
@@ -43,23 +44,6 @@ struct ParsedAnswer {
   std::vector<std::string> repairs;
   std::vector<std::string> content_keywords;
 };
-
-// Trims and collapses every run of ASCII whitespace to one space.
-std::string CollapseSpace(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  bool space = false;
-  for (char c : s) {
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
-      space = !out.empty();
-    } else {
-      if (space) out += ' ';
-      space = false;
-      out += c;
-    }
-  }
-  return out;
-}
 
 std::string UpperAscii(std::string_view s) {
   std::string out(s);
@@ -309,6 +293,53 @@ int64_t RequestTokens(const ChatRequest& request) {
 }  // namespace
 
 // The state of one passage through a batch.
+// A LightRAG answer's records as raw entities and triples.
+Status ParseLightRagAnswer(std::string_view content, const LightRagFormat& format, bool truncated,
+                           ParsedAnswer* parsed) {
+  FLOWRAG_ASSIGN_OR_RETURN(LightRagParse records, ParseLightRagOutput(content, format, truncated));
+  for (LightRagEntityRecord& e : records.entities) {
+    parsed->entities.push_back(
+        {std::move(e.name), std::move(e.type), {}, std::move(e.description)});
+  }
+  for (LightRagRelationRecord& r : records.relationships) {
+    RawTriple t;
+    t.shown = "(" + r.source + ", " + r.target + ", " + r.description + ")";
+    t.parts = {r.source, r.description.empty() ? r.keywords : r.description, r.target};
+    parsed->triples.push_back(std::move(t));
+  }
+  parsed->rejections = std::move(records.rejections);
+  parsed->repairs = std::move(records.repairs);
+  parsed->content_keywords = std::move(records.content_keywords);
+  return Status::Ok();
+}
+
+// One answer of call `call` (0: entities, 1: triples) parsed into records:
+// LightRAG's delimited records, else the JSON (repaired; closed when the
+// answer was cut off) of an entity or triple list. An error says why the
+// answer is unusable, which the format-repair request quotes: a cut-off
+// answer without one complete record is unusable too.
+Status ParseAnswer(ExtractionPromptStyle style, int call, const PromptOptions& prompt,
+                   const ChatResponse& response, int max_tokens, ParsedAnswer* parsed) {
+  const bool truncated = response.finish_reason == "length";
+  if (style == ExtractionPromptStyle::kLightRag) {
+    FLOWRAG_RETURN_IF_ERROR(
+        ParseLightRagAnswer(response.content, prompt.lightrag, truncated, parsed));
+  } else {
+    JsonRepairOptions json_options;
+    json_options.allow_truncated = truncated;
+    FLOWRAG_ASSIGN_OR_RETURN(RepairedJson json, ParseLlmJson(response.content, json_options));
+    parsed->repairs = json.repairs;
+    FLOWRAG_RETURN_IF_ERROR(call == 0 ? ParseEntityList(json.value, parsed)
+                                      : ParseTripleList(json.value, parsed));
+  }
+  if (truncated && parsed->entities.empty() && parsed->triples.empty()) {
+    return Status::InvalidArgument("the answer was cut off by the token limit (max_tokens " +
+                                   std::to_string(max_tokens) +
+                                   ") before its first complete record");
+  }
+  return Status::Ok();
+}
+
 struct LlmExtractor::Work {
   const ExtractionInput* input = nullptr;
   PassageOutcome* outcome = nullptr;
@@ -464,269 +495,323 @@ bool LlmExtractor::RunBatch(std::span<const ExtractionInput> passages,
   return all_failed;
 }
 
-void LlmExtractor::RunCall(std::vector<Work>& work, int call) {
-  const ExtractionPromptStyle style = options_.style;
-  std::vector<size_t> index;
-  std::vector<ChatRequest> requests;
-  for (size_t i = 0; i < work.size(); ++i) {
-    Work& w = work[i];
-    if (w.failed) continue;
-    if (call == 0) {
-      requests.push_back(BuildFirstRequest(style, w.input->title, w.input->text, options_.prompt));
-    } else {
-      if (w.entities.empty() && !options_.add_missing_triple_entities) continue;
-      std::vector<std::string> names;
-      names.reserve(w.entities.size());
-      for (const ExtractedEntity& e : w.entities) names.push_back(e.name);
-      requests.push_back(
-          BuildSecondRequest(style, w.input->title, w.input->text, names, options_.prompt));
-    }
-    index.push_back(i);
-  }
-  const std::string call_name(CallName(style, call));
-  for (int turn = 0; !requests.empty(); ++turn) {
-    std::vector<Result<ChatResponse>> results = model_->CompleteBatch(requests);
-    std::vector<size_t> next_index;
-    std::vector<ChatRequest> next_requests;
-    for (size_t k = 0; k < index.size(); ++k) {
-      Work& w = work[index[k]];
-      PassageOutcome& o = *w.outcome;
-      ++o.calls;
-      if (k >= results.size() || !results[k].ok()) {
-        const Status st = k < results.size()
-                              ? results[k].status()
-                              : Status::Internal("the model returned fewer results than requests");
-        if (call == 0 && turn == 0) w.transport_failure = true;
-        Fail(w, st.WithContext("passage " + std::to_string(o.passage_id) + ": " + call_name +
-                               " call"));
-        continue;
-      }
-      const ChatResponse& response = results[k].value();
-      o.prompt_tokens += response.prompt_tokens;
-      o.completion_tokens += response.completion_tokens;
-      if (response.from_cache) ++o.cache_hits;
-      const bool truncated = response.finish_reason == "length";
+// One call (0 or 1) for every passage of a batch that has not failed, in
+// turns: the first sends every request; each later turn asks again, with a
+// format-repair request, only for the answers that were unusable (up to
+// format_repair_turns turns). One use.
+class LlmExtractor::CallRound {
+ public:
+  CallRound(const LlmExtractor& extractor, std::vector<Work>& work, int call)
+      : x_(extractor),
+        work_(work),
+        call_(call),
+        call_name_(CallName(extractor.options_.style, call)) {}
 
-      ParsedAnswer parsed;
-      Status st;
-      if (style == ExtractionPromptStyle::kLightRag) {
-        Result<LightRagParse> records =
-            ParseLightRagOutput(response.content, options_.prompt.lightrag, truncated);
-        if (records.ok()) {
-          for (LightRagEntityRecord& e : records->entities) {
-            parsed.entities.push_back(
-                {std::move(e.name), std::move(e.type), {}, std::move(e.description)});
-          }
-          for (LightRagRelationRecord& r : records->relationships) {
-            RawTriple t;
-            t.shown = "(" + r.source + ", " + r.target + ", " + r.description + ")";
-            t.parts = {r.source, r.description.empty() ? r.keywords : r.description, r.target};
-            parsed.triples.push_back(std::move(t));
-          }
-          parsed.rejections = std::move(records->rejections);
-          parsed.repairs = std::move(records->repairs);
-          parsed.content_keywords = std::move(records->content_keywords);
-        } else {
-          st = records.status();
+  void Run() {
+    BuildRequests();
+    for (int turn = 0; !requests_.empty(); ++turn) {
+      std::vector<Result<ChatResponse>> results = x_.model_->CompleteBatch(requests_);
+      std::vector<size_t> next_index;
+      std::vector<ChatRequest> next_requests;
+      for (size_t k = 0; k < index_.size(); ++k) {
+        Work& w = work_[index_[k]];
+        ++w.outcome->calls;
+        if (k >= results.size() || !results[k].ok()) {
+          FailCall(w,
+                   k < results.size()
+                       ? results[k].status()
+                       : Status::Internal("the model returned fewer results than requests"),
+                   turn);
+          continue;
         }
-      } else {
-        JsonRepairOptions json_options;
-        json_options.allow_truncated = truncated;
-        Result<RepairedJson> json = ParseLlmJson(response.content, json_options);
-        if (json.ok()) {
-          parsed.repairs = json->repairs;
-          st = call == 0 ? ParseEntityList(json->value, &parsed)
-                         : ParseTripleList(json->value, &parsed);
+        const ChatResponse& response = results[k].value();
+        CountTokens(response, w.outcome);
+        ParsedAnswer parsed;
+        const Status st = ParseAnswer(x_.options_.style, call_, x_.options_.prompt, response,
+                                      requests_[k].max_tokens, &parsed);
+        if (st.ok()) {
+          Absorb(std::move(parsed), response.finish_reason == "length", w);
+        } else if (turn < x_.options_.format_repair_turns) {
+          AppendUnique(&w.outcome->repairs,
+                       "asked again after an unusable " + call_name_ + " answer");
+          next_requests.push_back(BuildFormatRepairRequest(
+              x_.options_.style, requests_[k], response.content, st.message(), x_.options_.prompt));
+          next_index.push_back(index_[k]);
         } else {
-          st = json.status();
+          FailUnusable(w, st, turn);
         }
       }
-      if (st.ok() && truncated && parsed.entities.empty() && parsed.triples.empty()) {
-        st = Status::InvalidArgument("the answer was cut off by the token limit (max_tokens " +
-                                     std::to_string(requests[k].max_tokens) +
-                                     ") before its first complete record");
-      }
-      if (!st.ok()) {
-        if (turn < options_.format_repair_turns) {
-          AppendUnique(&o.repairs, "asked again after an unusable " + call_name + " answer");
-          next_requests.push_back(BuildFormatRepairRequest(style, requests[k], response.content,
-                                                           st.message(), options_.prompt));
-          next_index.push_back(index[k]);
-        } else {
-          Fail(w, Status::Unavailable(
-                      "passage " + std::to_string(o.passage_id) + ": " + call_name +
-                      " answer unusable" +
-                      (turn > 0 ? " after " + std::to_string(turn) + " follow-up request(s)"
-                                : std::string()) +
-                      ": " + st.message()));
-        }
-        continue;
-      }
-      o.truncated = o.truncated || truncated;
-      if (truncated)
-        AppendUnique(&o.repairs, "repaired a " + call_name + " answer cut off by the token limit");
-      for (std::string& r : parsed.repairs) AppendUnique(&o.repairs, std::move(r));
-      for (std::string& r : parsed.rejections) {
-        r = call_name + " answer: " + r;
-        Log(o, "rejected: " + r);
-        o.rejections.push_back(std::move(r));
-      }
-      for (std::string& kw : parsed.content_keywords) o.content_keywords.push_back(std::move(kw));
-      for (RawEntity& e : parsed.entities) w.raw_entities.push_back(std::move(e));
-      for (RawTriple& t : parsed.triples) w.raw_triples.push_back(std::move(t));
+      index_ = std::move(next_index);
+      requests_ = std::move(next_requests);
     }
-    index = std::move(next_index);
-    requests = std::move(next_requests);
   }
+
+ private:
+  // The first turn's requests: call 0 for every passage; call 1 for those
+  // with entities (or all, when triples may add their endpoints), given the
+  // entities' primary names.
+  void BuildRequests() {
+    const LlmExtractorOptions& o = x_.options_;
+    for (size_t i = 0; i < work_.size(); ++i) {
+      Work& w = work_[i];
+      if (w.failed) continue;
+      if (call_ == 0) {
+        requests_.push_back(BuildFirstRequest(o.style, w.input->title, w.input->text, o.prompt));
+      } else {
+        if (w.entities.empty() && !o.add_missing_triple_entities) continue;
+        std::vector<std::string> names;
+        names.reserve(w.entities.size());
+        for (const ExtractedEntity& e : w.entities) names.push_back(e.name);
+        requests_.push_back(
+            BuildSecondRequest(o.style, w.input->title, w.input->text, names, o.prompt));
+      }
+      index_.push_back(i);
+    }
+  }
+
+  // The client failed: the passage fails (a first request of call 0 that
+  // fails counts as a transport failure of the batch).
+  void FailCall(Work& w, const Status& st, int turn) {
+    if (call_ == 0 && turn == 0) w.transport_failure = true;
+    Fail(w, st.WithContext("passage " + std::to_string(w.outcome->passage_id) + ": " + call_name_ +
+                           " call"));
+  }
+
+  // The answer is unusable and no format-repair turn is left.
+  void FailUnusable(Work& w, const Status& st, int turn) {
+    Fail(w,
+         Status::Unavailable("passage " + std::to_string(w.outcome->passage_id) + ": " +
+                             call_name_ + " answer unusable" +
+                             (turn > 0 ? " after " + std::to_string(turn) + " follow-up request(s)"
+                                       : std::string()) +
+                             ": " + st.message()));
+  }
+
+  static void CountTokens(const ChatResponse& response, PassageOutcome* o) {
+    o->prompt_tokens += response.prompt_tokens;
+    o->completion_tokens += response.completion_tokens;
+    if (response.from_cache) ++o->cache_hits;
+  }
+
+  // A usable answer: its repairs and rejections are recorded, its records
+  // kept for Finish.
+  void Absorb(ParsedAnswer parsed, bool truncated, Work& w) {
+    PassageOutcome& o = *w.outcome;
+    o.truncated = o.truncated || truncated;
+    if (truncated) {
+      AppendUnique(&o.repairs, "repaired a " + call_name_ + " answer cut off by the token limit");
+    }
+    for (std::string& r : parsed.repairs) AppendUnique(&o.repairs, std::move(r));
+    for (std::string& r : parsed.rejections) {
+      r = call_name_ + " answer: " + r;
+      x_.Log(o, "rejected: " + r);
+      o.rejections.push_back(std::move(r));
+    }
+    for (std::string& kw : parsed.content_keywords) o.content_keywords.push_back(std::move(kw));
+    for (RawEntity& e : parsed.entities) w.raw_entities.push_back(std::move(e));
+    for (RawTriple& t : parsed.triples) w.raw_triples.push_back(std::move(t));
+  }
+
+  const LlmExtractor& x_;
+  std::vector<Work>& work_;
+  const int call_;
+  const std::string call_name_;
+  std::vector<size_t> index_;  // work_ index of each request
+  std::vector<ChatRequest> requests_;
+};
+
+void LlmExtractor::RunCall(std::vector<Work>& work, int call) {
+  CallRound(*this, work, call).Run();
 }
 
-void LlmExtractor::Finish(Work& w) {
-  PassageOutcome& o = *w.outcome;
-  auto reject = [&](std::string reason) {
-    Log(o, "rejected: " + reason);
-    o.rejections.push_back(std::move(reason));
-  };
+// Validates one passage's raw records and merges them into its
+// extraction: entities first (records that share a name or alias key
+// become one entity), then the triples between them, then each entity's
+// mention count. Every record left out is a rejection with its reason.
+class LlmExtractor::RecordMerge {
+ public:
+  RecordMerge(const LlmExtractor& extractor, Work& w)
+      : x_(extractor), o_(extractor.options_), w_(w) {}
 
-  // Entities: validate, then merge records that share a name or alias key.
-  for (size_t i = 0; i < w.raw_entities.size(); ++i) {
-    RawEntity& raw = w.raw_entities[i];
-    const std::string name = CollapseSpace(raw.name);
-    if (name.empty()) {
-      reject("entity with an empty name");
-      continue;
+  void Run() {
+    for (const RawEntity& raw : w_.raw_entities) AddEntity(raw);
+    w_.raw_entities.clear();
+    for (const RawTriple& raw : w_.raw_triples) AddTriple(raw);
+    w_.raw_triples.clear();
+    for (ExtractedEntity& e : w_.entities) {
+      std::vector<std::string> keys = {EntityKey(e.name)};
+      for (const std::string& a : e.aliases) keys.push_back(EntityKey(a));
+      e.count = std::max(CountMentions(w_.text_key, std::move(keys)), 1);
+      e.defining = true;
     }
-    if (name.size() > options_.max_name_bytes) {
-      reject("entity name longer than " + std::to_string(options_.max_name_bytes) +
+  }
+
+ private:
+  using NameKeys = std::vector<std::pair<std::string, std::string>>;  // (name, key)
+
+  void Reject(std::string reason) {
+    x_.Log(*w_.outcome, "rejected: " + reason);
+    w_.outcome->rejections.push_back(std::move(reason));
+  }
+
+  // The record's name and aliases with their keys, the name first; none
+  // (rejected) when the name is empty, too long or without a letter or
+  // digit, or when require_entities_in_text and none occurs in the passage.
+  std::optional<NameKeys> ValidNames(const RawEntity& raw) {
+    const std::string name = CollapseSpaces(raw.name);
+    if (name.empty()) {
+      Reject("entity with an empty name");
+      return std::nullopt;
+    }
+    if (name.size() > o_.max_name_bytes) {
+      Reject("entity name longer than " + std::to_string(o_.max_name_bytes) +
              " bytes: " + Quoted(name.substr(0, 60)) + "...");
-      continue;
+      return std::nullopt;
     }
     const std::string key = EntityKey(name);
     if (key.empty()) {
-      reject("entity " + Quoted(name) + " has no letter or digit");
-      continue;
+      Reject("entity " + Quoted(name) + " has no letter or digit");
+      return std::nullopt;
     }
-    std::vector<std::pair<std::string, std::string>> names = {{name, key}};  // (name, key)
+    NameKeys names = {{name, key}};
     for (const std::string& alias_raw : raw.aliases) {
-      const std::string alias = CollapseSpace(alias_raw);
+      const std::string alias = CollapseSpaces(alias_raw);
       const std::string alias_key = EntityKey(alias);
-      if (alias_key.empty() || alias.size() > options_.max_name_bytes) continue;
+      if (alias_key.empty() || alias.size() > o_.max_name_bytes) continue;
       names.emplace_back(alias, alias_key);
     }
-    if (options_.require_entities_in_text) {
+    if (o_.require_entities_in_text) {
       bool found = false;
-      for (const auto& [n, k] : names) found = found || CountOccurrences(w.text_key, k) > 0;
+      for (const auto& [n, k] : names) found = found || CountOccurrences(w_.text_key, k) > 0;
       if (!found) {
-        reject("entity " + Quoted(name) + " does not occur in the passage");
-        continue;
+        Reject("entity " + Quoted(name) + " does not occur in the passage");
+        return std::nullopt;
       }
     }
-    size_t target = w.entities.size();
-    for (const auto& [n, k] : names) {
-      auto it = w.key_index.find(k);
-      if (it != w.key_index.end()) {
+    return names;
+  }
+
+  void AddEntity(const RawEntity& raw) {
+    const std::optional<NameKeys> names = ValidNames(raw);
+    if (!names) return;
+    size_t target = w_.entities.size();
+    for (const auto& [n, k] : *names) {
+      auto it = w_.key_index.find(k);
+      if (it != w_.key_index.end()) {
         target = it->second;
         break;
       }
     }
-    const std::string type = UpperAscii(CollapseSpace(raw.type)).substr(0, 64);
-    const std::string description = CollapseSpace(raw.description);
-    if (target == w.entities.size()) {
+    const std::string type = UpperAscii(CollapseSpaces(raw.type)).substr(0, 64);
+    const std::string description = CollapseSpaces(raw.description);
+    if (target == w_.entities.size()) {
       ExtractedEntity entity;
-      entity.name = name;
+      entity.name = names->front().first;
       entity.type = type;
       entity.description = description;
-      w.entities.push_back(std::move(entity));
+      w_.entities.push_back(std::move(entity));
     } else {
-      ExtractedEntity& e = w.entities[target];
-      if (e.type.empty()) e.type = type;
-      if (!description.empty() && e.description.find(description) == std::string::npos) {
-        if (!e.description.empty()) {
-          const char last = e.description.back();
-          e.description += (last == '.' || last == '!' || last == '?') ? " " : "; ";
-        }
-        e.description += description;
-      }
+      MergeDescription(type, description, &w_.entities[target]);
     }
-    ExtractedEntity& e = w.entities[target];
+    AddNames(*names, target);
+  }
+
+  // A second record of an entity: its type when the entity has none, its
+  // description appended when new.
+  static void MergeDescription(const std::string& type, const std::string& description,
+                               ExtractedEntity* e) {
+    if (e->type.empty()) e->type = type;
+    if (description.empty() || e->description.find(description) != std::string::npos) return;
+    if (!e->description.empty()) {
+      const char last = e->description.back();
+      e->description += (last == '.' || last == '!' || last == '?') ? " " : "; ";
+    }
+    e->description += description;
+  }
+
+  // Every name's key leads to the entity; names other than its primary one
+  // are its aliases.
+  void AddNames(const NameKeys& names, size_t target) {
+    ExtractedEntity& e = w_.entities[target];
     const std::string primary_key = EntityKey(e.name);
     for (const auto& name_key : names) {
       // Not a structured binding: clang before 16 cannot capture one in a lambda.
       const auto& n = name_key.first;
       const auto& k = name_key.second;
-      w.key_index.emplace(k, target);
+      w_.key_index.emplace(k, target);
       if (k == primary_key) continue;
       const bool known = std::any_of(e.aliases.begin(), e.aliases.end(),
                                      [&](const std::string& a) { return EntityKey(a) == k; });
       if (!known) e.aliases.push_back(n);
     }
   }
-  w.raw_entities.clear();
 
-  // Triples: three non-empty parts whose endpoints are extracted entities.
-  std::set<std::tuple<size_t, std::string, size_t>> seen;
-  for (size_t i = 0; i < w.raw_triples.size(); ++i) {
-    const RawTriple& raw = w.raw_triples[i];
-    if (raw.parts.size() != 3) {
-      reject("triple with " + std::to_string(raw.parts.size()) +
-             " parts, expected [subject, relation, object]: " + raw.shown);
-      continue;
+  // The entity an endpoint names; with add_missing_triple_entities a new
+  // entity for a name that is none yet.
+  std::optional<size_t> ResolveEndpoint(const std::string& endpoint) {
+    const std::string key = EntityKey(endpoint);
+    auto it = w_.key_index.find(key);
+    if (it != w_.key_index.end()) return it->second;
+    if (!o_.add_missing_triple_entities || key.empty() || endpoint.size() > o_.max_name_bytes) {
+      return std::nullopt;
     }
-    const std::string subject = CollapseSpace(raw.parts[0]);
-    const std::string relation = CollapseSpace(raw.parts[1]);
-    const std::string object = CollapseSpace(raw.parts[2]);
+    ExtractedEntity entity;
+    entity.name = endpoint;
+    w_.entities.push_back(std::move(entity));
+    w_.key_index.emplace(key, w_.entities.size() - 1);
+    return w_.entities.size() - 1;
+  }
+
+  // A triple: three non-empty parts whose endpoints are extracted entities,
+  // two different ones; the same (subject, relation, object) once.
+  void AddTriple(const RawTriple& raw) {
+    if (raw.parts.size() != 3) {
+      Reject("triple with " + std::to_string(raw.parts.size()) +
+             " parts, expected [subject, relation, object]: " + raw.shown);
+      return;
+    }
+    const std::string subject = CollapseSpaces(raw.parts[0]);
+    const std::string relation = CollapseSpaces(raw.parts[1]);
+    const std::string object = CollapseSpaces(raw.parts[2]);
     if (subject.empty() || relation.empty() || object.empty()) {
-      reject(std::string("triple with an empty ") +
+      Reject(std::string("triple with an empty ") +
              (subject.empty()    ? "subject"
               : relation.empty() ? "relation"
                                  : "object") +
              ": " + raw.shown);
-      continue;
+      return;
     }
-    if (relation.size() > options_.max_relation_bytes) {
-      reject("triple relation longer than " + std::to_string(options_.max_relation_bytes) +
+    if (relation.size() > o_.max_relation_bytes) {
+      Reject("triple relation longer than " + std::to_string(o_.max_relation_bytes) +
              " bytes: " + raw.shown);
-      continue;
+      return;
     }
-    auto resolve = [&](const std::string& endpoint) -> std::optional<size_t> {
-      const std::string key = EntityKey(endpoint);
-      auto it = w.key_index.find(key);
-      if (it != w.key_index.end()) return it->second;
-      if (!options_.add_missing_triple_entities || key.empty() ||
-          endpoint.size() > options_.max_name_bytes) {
-        return std::nullopt;
-      }
-      ExtractedEntity entity;
-      entity.name = endpoint;
-      w.entities.push_back(std::move(entity));
-      w.key_index.emplace(key, w.entities.size() - 1);
-      return w.entities.size() - 1;
-    };
-    const std::optional<size_t> s = resolve(subject);
-    const std::optional<size_t> t = resolve(object);
+    const std::optional<size_t> s = ResolveEndpoint(subject);
+    const std::optional<size_t> t = ResolveEndpoint(object);
+    const std::string shown = "triple [" + subject + " | " + relation + " | " + object + "]: ";
     if (!s || !t) {
       std::string which;
       if (!s) which = "subject " + Quoted(subject);
       if (!t) which += std::string(which.empty() ? "" : " and ") + "object " + Quoted(object);
-      reject("triple [" + subject + " | " + relation + " | " + object + "]: " + which +
+      Reject(shown + which +
              (!s && !t ? " are not extracted entities" : " is not an extracted entity"));
-      continue;
+      return;
     }
     if (*s == *t) {
-      reject("triple [" + subject + " | " + relation + " | " + object +
-             "]: subject and object are the same entity");
-      continue;
+      Reject(shown + "subject and object are the same entity");
+      return;
     }
-    if (!seen.emplace(*s, ToLowerAscii(relation), *t).second) continue;
-    o.extraction.triples.push_back({w.entities[*s].name, relation, w.entities[*t].name});
+    if (!seen_.emplace(*s, ToLowerAscii(relation), *t).second) return;
+    w_.outcome->extraction.triples.push_back(
+        {w_.entities[*s].name, relation, w_.entities[*t].name});
   }
-  w.raw_triples.clear();
 
-  for (ExtractedEntity& e : w.entities) {
-    std::vector<std::string> keys = {EntityKey(e.name)};
-    for (const std::string& a : e.aliases) keys.push_back(EntityKey(a));
-    e.count = std::max(CountMentions(w.text_key, std::move(keys)), 1);
-    e.defining = true;
-  }
-}
+  const LlmExtractor& x_;
+  const LlmExtractorOptions& o_;
+  Work& w_;
+  std::set<std::tuple<size_t, std::string, size_t>> seen_;  // triples kept
+};
+
+void LlmExtractor::Finish(Work& w) { RecordMerge(*this, w).Run(); }
 
 }  // namespace flowrag

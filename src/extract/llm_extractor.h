@@ -1,6 +1,6 @@
 // LlmExtractor: entities, aliases, descriptions and relations of passages from
 // a chat model, with the papers' prompts (extract/prompts.h), tolerant
-// parsing (extract/json_repair.h) and validation, so that whatever the model
+// parsing (llm/json_repair.h) and validation, so that whatever the model
 // answers, the graph only receives well-formed, self-consistent extractions.
 //
 // Per batch of passages (options.batch_size), all first calls (NER, or the
@@ -164,6 +164,9 @@ class LlmExtractor {
 
   // Runs one batch; returns true when every first call failed at transport level.
   bool RunBatch(std::span<const ExtractionInput> passages, std::span<PassageOutcome> outcomes);
+  class CallRound;    // one call over a batch (llm_extractor.cc)
+  class RecordMerge;  // one passage's records validated and merged (llm_extractor.cc)
+
   // Sends one call per work item (call 0 or 1), with format-repair turns.
   void RunCall(std::vector<Work>& work, int call);
   // Validates and stores the final extraction of one passage.

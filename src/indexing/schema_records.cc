@@ -5,8 +5,8 @@
 
 #include "common/hash.h"
 #include "common/text.h"
-#include "extract/aho_corasick.h"
 #include "indexing/ingest_phase.h"
+#include "lexical/aho_corasick.h"
 #include "storage/graph_writer.h"
 
 namespace flowrag {

@@ -1,6 +1,6 @@
 #include "retrieval/fact_seeds.h"
 
-#include "extract/entity_spans.h"
+#include "lexical/entity_spans.h"
 #include "retrieval/keywords.h"
 #include "retrieval/local_facts.h"
 #include "vector/flat_index.h"

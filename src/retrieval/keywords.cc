@@ -5,8 +5,8 @@
 #include <unordered_set>
 
 #include "common/text.h"
-#include "extract/entity_spans.h"
-#include "extract/heuristic_extractor.h"
+#include "lexical/entity_spans.h"
+#include "lexical/names.h"
 
 namespace flowrag {
 namespace {

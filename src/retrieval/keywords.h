@@ -38,8 +38,8 @@
 #include <string_view>
 #include <vector>
 
-#include "extract/aho_corasick.h"
 #include "graph/knowledge_graph.h"
+#include "lexical/aho_corasick.h"
 
 namespace flowrag {
 

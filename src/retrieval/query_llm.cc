@@ -4,7 +4,7 @@
 #include <set>
 
 #include "common/text.h"
-#include "extract/json_repair.h"
+#include "llm/json_repair.h"
 #include "nlohmann/json.hpp"
 
 namespace flowrag {

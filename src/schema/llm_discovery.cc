@@ -7,7 +7,7 @@
 #include <set>
 #include <utility>
 
-#include "extract/json_repair.h"
+#include "llm/json_repair.h"
 #include "schema/discovery.h"
 #include "schema/discovery_prompts.h"
 #include "schema/exclusions.h"

@@ -20,7 +20,7 @@
 //      `matched_sample_tokens` last.
 //   2. Pass 1, deep discovery (E.1): catalog + structural hints + samples →
 //      entity types, relationships, temporal configuration.
-//   3. The answer is repaired (extract/json_repair.h; an answer cut off by
+//   3. The answer is repaired (llm/json_repair.h; an answer cut off by
 //      max_tokens is closed, nothing invented) and validated against the
 //      catalog (schema/schema_proposal.h: FieldValidity, Eq. 3; invalid
 //      references dropped and listed; names normalised).

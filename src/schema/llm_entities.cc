@@ -9,7 +9,7 @@
 #include <unordered_map>
 
 #include "common/text.h"
-#include "extract/json_repair.h"
+#include "llm/json_repair.h"
 
 namespace flowrag {
 namespace {

@@ -8,7 +8,7 @@
 #include <tuple>
 
 #include "common/text.h"
-#include "extract/json_repair.h"
+#include "llm/json_repair.h"
 
 namespace flowrag {
 namespace {

@@ -1,8 +1,8 @@
 // ExtendForQuery and SaveExtensionSnapshot (schema/query_extension.h).
 #include "schema/query_extension.h"
 
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -11,7 +11,7 @@
 #include <system_error>
 
 #include "common/text.h"
-#include "extract/json_repair.h"
+#include "llm/json_repair.h"
 #include "schema/schema_proposal.h"
 
 namespace flowrag {

@@ -7,7 +7,7 @@
 #include <unordered_set>
 
 #include "common/text.h"
-#include "extract/json_repair.h"
+#include "llm/json_repair.h"
 #include "sql/schema_linker.h"
 
 namespace flowrag {

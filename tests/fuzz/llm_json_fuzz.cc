@@ -1,5 +1,5 @@
 // Fuzz target: the lenient JSON parser used on model output
-// (src/extract/json_repair.h ParseLlmJson), strict and with allow_truncated,
+// (src/llm/json_repair.h ParseLlmJson), strict and with allow_truncated,
 // and ExcerptAround.
 //
 // Input: the model's answer text. Checks that a success is an object or
@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
-#include "extract/json_repair.h"
 #include "fuzz_util.h"
+#include "llm/json_repair.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

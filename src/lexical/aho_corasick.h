@@ -1,10 +1,15 @@
 // Multi-pattern matching over normalised word tokens (Aho–Corasick).
 //
-// The offline extractor links every known entity name and alias wherever it
-// occurs in a passage. Names are matched token by token, not byte by byte:
-// "Bank of England" matches "bank of England" or "Bank  of\nEngland" but not
-// "Bank of Englands". Nothing is dropped or stemmed inside a name, so
-// "The Who" needs both tokens.
+// Part of lexical/, the word-level tools below extraction, retrieval,
+// answering and the schema agent: the offline extractor links every known
+// entity name and alias wherever a passage names it, retrieval finds entity
+// names in a query, the answerer and the schema agent find names in
+// passages and questions.
+//
+// Names are matched token by token, not byte by byte: "Bank of England"
+// matches "bank of England" or "Bank  of\nEngland" but not "Bank of
+// Englands". Nothing is dropped or stemmed inside a name, so "The Who" needs
+// both tokens.
 //
 // Normalisation (shared by patterns and texts): a token is a maximal run of
 // ASCII letters/digits and non-ASCII code points, split by ASCII and Unicode
@@ -14,11 +19,11 @@
 // Japanese and Thai by dictionary), so "张伟" matches inside "张伟是北京人"
 // when ICU cuts both alike; ASCII letters are lower-cased (non-ASCII ones are
 // not folded: norm keeps the raw byte length). Joined by
-// single spaces, a name's tokens equal EntityKey(name) (extract/extraction.h)
+// single spaces, a name's tokens equal EntityKey(name) (common/text.h)
 // for every name without non-ASCII punctuation ("St. Maurice's Abbey" →
 // "st maurice s abbey").
-#ifndef FLOWRAG_EXTRACT_AHO_CORASICK_H_
-#define FLOWRAG_EXTRACT_AHO_CORASICK_H_
+#ifndef FLOWRAG_LEXICAL_AHO_CORASICK_H_
+#define FLOWRAG_LEXICAL_AHO_CORASICK_H_
 
 #include <cstdint>
 #include <span>
@@ -167,4 +172,4 @@ class TokenTrie {
 
 }  // namespace flowrag
 
-#endif  // FLOWRAG_EXTRACT_AHO_CORASICK_H_
+#endif  // FLOWRAG_LEXICAL_AHO_CORASICK_H_

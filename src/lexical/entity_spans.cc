@@ -1,4 +1,4 @@
-#include "extract/entity_spans.h"
+#include "lexical/entity_spans.h"
 
 #include <algorithm>
 #include <array>

@@ -1,5 +1,10 @@
 // Tolerant parsing of JSON written by a language model.
 //
+// It lives in llm/, beside the clients whose answers it reads: every module
+// that asks a model for JSON (graph extraction, schema discovery and
+// extension, SQL schema linking, query analysis, the agent's tool plans)
+// already depends on llm/, and nothing here depends on what they do with it.
+//
 // Models asked for JSON often answer with almost-JSON: a markdown fence, a
 // sentence before or after, a trailing comma, single quotes, unquoted keys,
 // Python literals, or an answer cut off by the token budget. ParseLlmJson()
@@ -47,8 +52,8 @@
 //
 // Complexity: O(n) per candidate start, at most kMaxCandidates candidates.
 // Nesting deeper than max_depth is an error. Pure; thread-safe.
-#ifndef FLOWRAG_EXTRACT_JSON_REPAIR_H_
-#define FLOWRAG_EXTRACT_JSON_REPAIR_H_
+#ifndef FLOWRAG_LLM_JSON_REPAIR_H_
+#define FLOWRAG_LLM_JSON_REPAIR_H_
 
 #include <cstddef>
 #include <nlohmann/json.hpp>
@@ -89,4 +94,4 @@ std::string ExcerptAround(std::string_view text, size_t pos, size_t radius = 30)
 
 }  // namespace flowrag
 
-#endif  // FLOWRAG_EXTRACT_JSON_REPAIR_H_
+#endif  // FLOWRAG_LLM_JSON_REPAIR_H_

@@ -11,7 +11,7 @@
 // of England", "Boso the Elder", "Ludwig van Beethoven", "Museum of the
 // City"). "and" is not a connector: "Adalbert II of Tuscany and Bertha" is
 // two names far more often than "Trinidad and Tobago" is one, and known
-// names with "and" are linked by the dictionary (heuristic_extractor.h).
+// names with "and" are linked by the dictionary (extract/heuristic_extractor.h).
 // A span never starts with a sentence-initial function word ("The", "In",
 // "He", ...: IsSentenceInitialFunctionWord) at the start of a sentence or
 // after an opening quote or bracket, and never with "The" anywhere: the word
@@ -33,15 +33,15 @@
 // otherwise.
 //
 // All functions are pure and thread-safe; O(tokens) per call.
-#ifndef FLOWRAG_EXTRACT_ENTITY_SPANS_H_
-#define FLOWRAG_EXTRACT_ENTITY_SPANS_H_
+#ifndef FLOWRAG_LEXICAL_ENTITY_SPANS_H_
+#define FLOWRAG_LEXICAL_ENTITY_SPANS_H_
 
 #include <cstdint>
 #include <string_view>
 #include <unordered_set>
 #include <vector>
 
-#include "extract/aho_corasick.h"
+#include "lexical/aho_corasick.h"
 
 namespace flowrag {
 
@@ -96,4 +96,4 @@ bool IsCapitalizedToken(std::string_view raw_token);
 
 }  // namespace flowrag
 
-#endif  // FLOWRAG_EXTRACT_ENTITY_SPANS_H_
+#endif  // FLOWRAG_LEXICAL_ENTITY_SPANS_H_

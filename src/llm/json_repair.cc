@@ -1,4 +1,4 @@
-#include "extract/json_repair.h"
+#include "llm/json_repair.h"
 
 #include <algorithm>
 #include <cmath>
