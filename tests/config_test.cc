@@ -1,7 +1,7 @@
-// flowrag.yaml (src/config/config.h): what a file sets, every kind of error
+// flowrag.yaml (include/flowrag/config.h): what a file sets, every kind of error
 // with its file and line, the engine applying method defaults, per-workspace
 // tokens on a real server, and `flowrag config check` as a user runs it.
-#include "config/config.h"
+#include "flowrag/config.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>

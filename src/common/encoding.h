@@ -26,6 +26,8 @@
 #include <string_view>
 #include <vector>
 
+#include "flowrag/messages.h"
+
 namespace flowrag {
 
 enum class TextEncoding { kUtf8, kUtf16Le, kUtf16Be, kUtf32Le, kUtf32Be };
@@ -53,28 +55,8 @@ std::string Utf8OrWindows1252(std::string_view bytes, size_t* transcoded);
 // number of lines read as Windows-1252. Line numbers do not change.
 size_t LinesToUtf8(std::string* text);
 
-// At most this many bytes of one input are quoted in an error message of
-// the HTTP API, MCP, the CLI or `config check` (a request may carry
-// megabytes in one field).
-inline constexpr size_t kMaxQuotedInputBytes = 200;
-
-// `text` as it may appear in an error message: valid UTF-8 other than
-// control characters is kept; NUL, other C0 controls, DEL and bytes that are
-// not UTF-8 become \0, \t, \n, \r or \xNN; at most `max_bytes` of input are
-// shown, cut before the first character that does not fit, and a cut text
-// ends in "...(N bytes)" with its whole size N. The one helper for quoting
-// input in a message.
-std::string EscapeForMessage(std::string_view text, size_t max_bytes = kMaxQuotedInputBytes);
-
-// `message` with every stretch of more than `max_bytes` that repeats a part
-// of one of `inputs` replaced by EscapeForMessage(stretch, max_bytes): for a
-// boundary that prints messages built by code it does not own (a library's
-// parse error, a loader that names the path it was given), so that no
-// message there quotes more than `max_bytes` of what was given to it. Inputs
-// are compared byte for byte (an echo that was escaped or transformed is not
-// found; such echoes are bounded where they are made). O(message + inputs).
-std::string BoundInputEchoes(std::string_view message, const std::vector<std::string_view>& inputs,
-                             size_t max_bytes = kMaxQuotedInputBytes);
+// kMaxQuotedInputBytes, EscapeForMessage and BoundInputEchoes (input quoted
+// in error messages) are public: flowrag/messages.h, included above.
 
 // Appends the UTF-8 bytes of code point `cp` (not checked: callers pass a
 // scalar value, or U+FFFD for what is not one).

@@ -1,4 +1,4 @@
-#include "config/config.h"
+#include "flowrag/config.h"
 
 #include <yaml-cpp/yaml.h>
 

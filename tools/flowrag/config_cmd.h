@@ -1,4 +1,4 @@
-// flowrag.yaml in the CLI (src/config/config.h): found before the command
+// flowrag.yaml in the CLI (include/flowrag/config.h): found before the command
 // line is parsed, so that its values are the defaults flags override; and
 // `flowrag config check [FILE]`.
 #ifndef FLOWRAG_TOOLS_CONFIG_CMD_H_
@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "config/config.h"
+#include "flowrag/config.h"
 #include "serve.h"
 
 namespace flowrag::cli {

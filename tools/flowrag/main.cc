@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "commands.h"
-#include "common/encoding.h"
+#include "flowrag/messages.h"
 #include "config_cmd.h"
 #include "export_cmd.h"
 #include "flowrag/engine.h"

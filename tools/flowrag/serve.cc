@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "common/encoding.h"
+#include "flowrag/messages.h"
 #include "config_cmd.h"
 #include "flowrag/engine.h"
 

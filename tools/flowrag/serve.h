@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "config/config.h"
+#include "flowrag/config.h"
 #include "flowrag/server.h"
 #include "flowrag/status.h"
 

@@ -20,8 +20,19 @@
 //
 // Precedence, lowest first: built-in defaults, the file, environment
 // variables (FLOWRAG_LLM_*, FLOWRAG_EMBED_*, FLOWRAG_SERVER_TOKEN), flags.
-#ifndef FLOWRAG_CONFIG_CONFIG_H_
-#define FLOWRAG_CONFIG_CONFIG_H_
+//
+// A program on the library (the flowrag CLI) reads the file once and opens
+// its stores with the options it gives:
+//
+//   auto config = flowrag::LoadConfig(flowrag::ConfigPath(flag));
+//   if (!config.ok()) ...  // "flowrag.yaml:7: chat.base_url: ..."
+//   auto options = flowrag::ApplyConfig(*config, nullptr, flowrag::EngineOptions{});
+//   auto engine = flowrag::Engine::Open("corpus.db", *options);
+//
+// Thread-safety: pure functions over their arguments (and the environment,
+// read when called).
+#ifndef FLOWRAG_CONFIG_H_
+#define FLOWRAG_CONFIG_H_
 
 #include <map>
 #include <optional>
@@ -89,4 +100,4 @@ Result<std::vector<WorkspaceSpec>> ConfiguredWorkspaces(const Config& config,
 
 }  // namespace flowrag
 
-#endif  // FLOWRAG_CONFIG_CONFIG_H_
+#endif  // FLOWRAG_CONFIG_H_
