@@ -544,20 +544,131 @@ ChatRequest BuildFormatRepairRequest(ExtractionPromptStyle style, const ChatRequ
   return request;
 }
 
+namespace {
+
+// The answer up to the completion delimiter, when it has one (the parse is
+// then complete; text after it is ignored).
+std::string_view BeforeCompletion(std::string_view content, const LightRagFormat& format,
+                                  LightRagParse* out) {
+  if (format.completion_delimiter.empty()) return content;
+  const size_t done = content.find(format.completion_delimiter);
+  if (done == std::string_view::npos) return content;
+  out->complete = true;
+  if (HasNonSpace(content.substr(done + format.completion_delimiter.size()))) {
+    AppendUnique(&out->repairs, "ignored text after the completion delimiter");
+  }
+  return content.substr(0, done);
+}
+
+// `record` without trailing whitespace and record delimiters; *delimited
+// tells whether it ended with one.
+std::string_view TrimRecordEnd(std::string_view record, std::string_view rd, bool* delimited) {
+  *delimited = false;
+  for (;;) {
+    const size_t last = record.find_last_not_of(" \t\r\n");
+    record = last == std::string_view::npos ? std::string_view() : record.substr(0, last + 1);
+    if (!rd.empty() && record.size() >= rd.size() &&
+        record.substr(record.size() - rd.size()) == rd) {
+      record.remove_suffix(rd.size());
+      *delimited = true;
+      continue;
+    }
+    return record;
+  }
+}
+
+// ("entity", name, type, description).
+void AddEntityRecord(const std::vector<std::string>& fields, std::string_view record,
+                     LightRagParse* out) {
+  if (fields.size() < 4) {
+    out->rejections.push_back("entity record has " + std::to_string(fields.size()) +
+                              " fields, expected 4: " + Excerpt(record));
+    return;
+  }
+  if (fields.size() > 4) AppendUnique(&out->repairs, "ignored extra fields");
+  if (fields[1].empty()) {
+    out->rejections.push_back("entity record with an empty name: " + Excerpt(record));
+    return;
+  }
+  out->entities.push_back({fields[1], fields[2], fields[3]});
+}
+
+// ("relationship", source, target, description, keywords[, strength]).
+void AddRelationshipRecord(const std::vector<std::string>& fields, std::string_view record,
+                           LightRagParse* out) {
+  if (fields.size() < 5) {
+    out->rejections.push_back("relationship record has " + std::to_string(fields.size()) +
+                              " fields, expected 6: " + Excerpt(record));
+    return;
+  }
+  if (fields.size() > 6) AppendUnique(&out->repairs, "ignored extra fields");
+  if (fields[1].empty() || fields[2].empty()) {
+    out->rejections.push_back("relationship record with an empty endpoint: " + Excerpt(record));
+    return;
+  }
+  LightRagRelationRecord rel{fields[1], fields[2], fields[3], fields[4], 1.0};
+  if (fields.size() >= 6) {
+    const std::string& s = fields[5];
+    double v = 0;
+    const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec == std::errc() && ptr == s.data() + s.size()) {
+      rel.strength = v;
+    } else {
+      AppendUnique(&out->repairs, "non-numeric relationship strength read as 1");
+    }
+  }
+  out->relationships.push_back(std::move(rel));
+}
+
+// ("content_keywords", "a, b", ...): every comma-separated keyword.
+void AddContentKeywords(const std::vector<std::string>& fields, LightRagParse* out) {
+  for (size_t f = 1; f < fields.size(); ++f) {
+    std::string_view list = fields[f];
+    size_t begin = 0;
+    while (begin <= list.size()) {
+      size_t comma = list.find(',', begin);
+      if (comma == std::string_view::npos) comma = list.size();
+      std::string kw = CleanField(list.substr(begin, comma - begin));
+      if (!kw.empty()) out->content_keywords.push_back(std::move(kw));
+      begin = comma + 1;
+    }
+  }
+}
+
+// One record, from its start to the next one's. `may_be_cut`: the last
+// record of an answer cut off by the token limit without a completion
+// delimiter, dropped unless a record delimiter ends it.
+void AddRecord(std::string_view record, const LightRagFormat& format, bool may_be_cut,
+               LightRagParse* out) {
+  bool delimited = false;
+  record = TrimRecordEnd(record, format.record_delimiter, &delimited);
+  if (may_be_cut && !delimited) {
+    out->rejections.push_back("record cut off by the token limit, dropped: " + Excerpt(record));
+    return;
+  }
+  if (!record.empty() && record.back() == ')') {
+    record.remove_suffix(1);
+  } else {
+    AppendUnique(&out->repairs, "accepted records without a closing parenthesis");
+  }
+  if (!record.empty() && record.front() == '(') record.remove_prefix(1);
+  const std::vector<std::string> fields = SplitFields(record, format.tuple_delimiter);
+  const std::string kind = ToLowerAscii(fields[0]);
+  if (kind == "entity") {
+    AddEntityRecord(fields, record, out);
+  } else if (kind == "relationship") {
+    AddRelationshipRecord(fields, record, out);
+  } else {
+    AddContentKeywords(fields, out);
+  }
+}
+
+}  // namespace
+
 Result<LightRagParse> ParseLightRagOutput(std::string_view content, const LightRagFormat& format,
                                           bool truncated) {
   LightRagParse out;
-  std::string_view body = content;
-  if (!format.completion_delimiter.empty()) {
-    const size_t done = body.find(format.completion_delimiter);
-    if (done != std::string_view::npos) {
-      out.complete = true;
-      if (HasNonSpace(body.substr(done + format.completion_delimiter.size()))) {
-        AppendUnique(&out.repairs, "ignored text after the completion delimiter");
-      }
-      body = body.substr(0, done);
-    }
-  }
+  const std::string_view body = BeforeCompletion(content, format, &out);
   const std::vector<RecordStart> starts =
       FindRecordStarts(body, format.tuple_delimiter, format.record_delimiter);
   if (starts.empty()) {
@@ -570,84 +681,10 @@ Result<LightRagParse> ParseLightRagOutput(std::string_view content, const LightR
     AppendUnique(&out.repairs, "ignored text before the first record");
   }
   for (size_t k = 0; k < starts.size(); ++k) {
-    const size_t end = k + 1 < starts.size() ? starts[k + 1].begin : body.size();
-    std::string_view record = body.substr(starts[k].begin, end - starts[k].begin);
-    // Trailing whitespace and record delimiters, then the closing ')'.
-    bool delimited = false;
-    for (;;) {
-      const size_t last = record.find_last_not_of(" \t\r\n");
-      record = last == std::string_view::npos ? std::string_view() : record.substr(0, last + 1);
-      const std::string_view rd = format.record_delimiter;
-      if (!rd.empty() && record.size() >= rd.size() &&
-          record.substr(record.size() - rd.size()) == rd) {
-        record.remove_suffix(rd.size());
-        delimited = true;
-        continue;
-      }
-      break;
-    }
     const bool last_record = k + 1 == starts.size();
-    if (truncated && !out.complete && last_record && !delimited) {
-      out.rejections.push_back("record cut off by the token limit, dropped: " + Excerpt(record));
-      continue;
-    }
-    bool closed = false;
-    if (!record.empty() && record.back() == ')') {
-      record.remove_suffix(1);
-      closed = true;
-    }
-    if (!closed) AppendUnique(&out.repairs, "accepted records without a closing parenthesis");
-    if (!record.empty() && record.front() == '(') record.remove_prefix(1);
-    std::vector<std::string> fields = SplitFields(record, format.tuple_delimiter);
-    const std::string kind = ToLowerAscii(fields[0]);
-    if (kind == "entity") {
-      if (fields.size() < 4) {
-        out.rejections.push_back("entity record has " + std::to_string(fields.size()) +
-                                 " fields, expected 4: " + Excerpt(record));
-        continue;
-      }
-      if (fields.size() > 4) AppendUnique(&out.repairs, "ignored extra fields");
-      if (fields[1].empty()) {
-        out.rejections.push_back("entity record with an empty name: " + Excerpt(record));
-        continue;
-      }
-      out.entities.push_back({fields[1], fields[2], fields[3]});
-    } else if (kind == "relationship") {
-      if (fields.size() < 5) {
-        out.rejections.push_back("relationship record has " + std::to_string(fields.size()) +
-                                 " fields, expected 6: " + Excerpt(record));
-        continue;
-      }
-      if (fields.size() > 6) AppendUnique(&out.repairs, "ignored extra fields");
-      if (fields[1].empty() || fields[2].empty()) {
-        out.rejections.push_back("relationship record with an empty endpoint: " + Excerpt(record));
-        continue;
-      }
-      LightRagRelationRecord rel{fields[1], fields[2], fields[3], fields[4], 1.0};
-      if (fields.size() >= 6) {
-        const std::string& s = fields[5];
-        double v = 0;
-        const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-        if (ec == std::errc() && ptr == s.data() + s.size()) {
-          rel.strength = v;
-        } else {
-          AppendUnique(&out.repairs, "non-numeric relationship strength read as 1");
-        }
-      }
-      out.relationships.push_back(std::move(rel));
-    } else {  // content_keywords
-      for (size_t f = 1; f < fields.size(); ++f) {
-        std::string_view list = fields[f];
-        size_t begin = 0;
-        while (begin <= list.size()) {
-          size_t comma = list.find(',', begin);
-          if (comma == std::string_view::npos) comma = list.size();
-          std::string kw = CleanField(list.substr(begin, comma - begin));
-          if (!kw.empty()) out.content_keywords.push_back(std::move(kw));
-          begin = comma + 1;
-        }
-      }
-    }
+    const size_t end = last_record ? body.size() : starts[k + 1].begin;
+    AddRecord(body.substr(starts[k].begin, end - starts[k].begin), format,
+              truncated && !out.complete && last_record, &out);
   }
   return out;
 }

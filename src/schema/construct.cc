@@ -36,7 +36,8 @@ const EntityType* TypeNamed(const SchemaContract& c, const std::string& name) {
 }
 
 // The source's field and nested_field types (B.3.2).
-std::vector<const EntityType*> FieldTypesOfSource(const SchemaContract& c, const std::string& source) {
+std::vector<const EntityType*> FieldTypesOfSource(const SchemaContract& c,
+                                                  const std::string& source) {
   std::vector<const EntityType*> out;
   for (const EntityType& t : c.entity_types) {
     if ((t.extraction == "field" || t.extraction == "nested_field") && t.HasSource(source)) {
@@ -46,7 +47,8 @@ std::vector<const EntityType*> FieldTypesOfSource(const SchemaContract& c, const
   return out;
 }
 
-const FieldInfo* Field(const SchemaContract& c, const std::string& source, const std::string& path) {
+const FieldInfo* Field(const SchemaContract& c, const std::string& source,
+                       const std::string& path) {
   for (const FieldInfo& f : c.structure.fields) {
     if (f.source == source && f.path == path) return &f;
   }
@@ -133,7 +135,8 @@ std::string NameField(const SchemaContract& c, const EntityType& t, const std::s
   }
   const FieldInfo* best = nullptr;
   for (const FieldInfo* f : fields) {
-    if (f->id_like || references.count(f->path) || f->avg_length > 80 || f->uniqueness < 0.8) continue;
+    if (f->id_like || references.count(f->path) || f->avg_length > 80 || f->uniqueness < 0.8)
+      continue;
     if (!best || f->uniqueness > best->uniqueness) best = f;
   }
   return best ? best->path : "";
@@ -161,9 +164,8 @@ struct SourceRecords {
 
 // Renders one structured record and cuts its passages.
 PlannedRecord RenderRecord(const EntityType& type, const std::string& source, const FlatRecord& r,
-                           const std::string& name,
-                           const std::string& key, const std::set<std::string>& catalog,
-                           const ChunkOptions& chunking) {
+                           const std::string& name, const std::string& key,
+                           const std::set<std::string>& catalog, const ChunkOptions& chunking) {
   PlannedRecord p;
   p.source = source;
   p.file = r.file;
@@ -171,7 +173,8 @@ PlannedRecord RenderRecord(const EntityType& type, const std::string& source, co
   // A .json file may hold several records on one line: its records are
   // numbered ("file#3"); CSV rows and JSONL lines are cited by line.
   const bool numbered = r.file.size() > 5 && r.file.compare(r.file.size() - 5, 5, ".json") == 0;
-  p.document_id = numbered ? r.file + "#" + std::to_string(r.index) : r.file + ":" + std::to_string(r.line);
+  p.document_id =
+      numbered ? r.file + "#" + std::to_string(r.index) : r.file + ":" + std::to_string(r.line);
   p.entity_type = type.name;
   p.key = key;
   p.title = name;
@@ -202,7 +205,8 @@ PlannedRecord RenderRecord(const EntityType& type, const std::string& source, co
     p.text += "\n" + path + ":\n";
     const uint32_t base = static_cast<uint32_t>(p.text.size());
     p.text += v + "\n";
-    for (const Chunk& c : ChunkText(v, chunking)) p.passages.emplace_back(base + c.begin, base + c.end);
+    for (const Chunk& c : ChunkText(v, chunking))
+      p.passages.emplace_back(base + c.begin, base + c.end);
   }
   return p;
 }
@@ -287,18 +291,16 @@ void LinkFieldInstances(const SchemaContract& c, const EntityType& row, const Pl
         if (b == 0) linked = true;
       }
     }
-    if (!linked) add(PlannedLink{FieldPhrase(nodes[a].type->extraction_field), nodes[a].name, 1.0, ""});
+    if (!linked)
+      add(PlannedLink{FieldPhrase(nodes[a].type->extraction_field), nodes[a].name, 1.0, ""});
   }
 }
 
-}  // namespace
-
-Result<ConstructionPlan> PlanConstruction(const std::string& dir, const SchemaContract& contract,
-                                          const ConstructionOptions& options,
-                                          const NameEmbedder& embed) {
-  ConstructionPlan plan;
-  // What induction excluded (the contract's rules), the folder's manifest
-  // when there is one, and the caller's: more exclusions never leak data.
+// All exclusions in force: what induction excluded (the contract's rules),
+// the folder's manifest when there is one, and the caller's: more
+// exclusions never leak data.
+Result<Exclusions> ConstructionExclusions(const std::string& dir, const SchemaContract& contract,
+                                          const ConstructionOptions& options) {
   Exclusions exclusions = contract.structure.exclusion_rules;
   FLOWRAG_ASSIGN_OR_RETURN(Exclusions folder, LoadFolderExclusions(dir, ""));
   exclusions.Merge(folder);
@@ -306,219 +308,348 @@ Result<ConstructionPlan> PlanConstruction(const std::string& dir, const SchemaCo
     FLOWRAG_ASSIGN_OR_RETURN(Exclusions extra, LoadExclusions(options.exclusions));
     exclusions.Merge(extra);
   }
-  std::vector<std::string> excluded, unclaimed;
-  FLOWRAG_ASSIGN_OR_RETURN(
-      std::vector<DiscoveredSource> found,
-      MatchContractSources(dir, contract.structure.sources, exclusions, &excluded, &unclaimed));
-  for (const std::string& f : unclaimed) {
-    plan.warnings.push_back(f + ": in no source of the contract (extend it: schema induce --extend); skipped");
-  }
+  return exclusions;
+}
 
-  plan.source_order = HierarchyOrder(contract);
-  std::map<std::string, SourceRecords> loaded;
-  for (const std::string& name : plan.source_order) {
-    SourceRecords& s = loaded[name];
-    const DiscoveredSource* files = nullptr;
-    for (size_t k = 0; k < contract.structure.sources.size(); ++k) {
-      if (contract.structure.sources[k].name != name) continue;
-      s.info = &contract.structure.sources[k];
-      files = &found[k];
-    }
-    s.type = TypeOfSource(contract, name);
-    if (!s.type) {
-      plan.warnings.push_back("contract: source \"" + name + "\" has no entity type; skipped");
-      continue;
-    }
-    if (files->files.empty()) {
-      if (files->excluded_files == 0) {
-        return Status::NotFound(dir + ": contract source \"" + name + "\" (" + s.info->path +
-                                ") is not in the folder");
-      }
-      plan.warnings.push_back("source \"" + name + "\": all its files are excluded; skipped");
-      s.type = nullptr;
-      continue;
-    }
-    std::vector<std::string> columns;
-    size_t transcoded = 0;
-    FLOWRAG_ASSIGN_OR_RETURN(s.records, LoadSourceRecords(*files, dir, &columns, &transcoded));
-    // Excluded fields leave before anything (names, keys, links, text) sees them.
-    for (FlatRecord& r : s.records) {
-      std::erase_if(r.values, [&](const auto& v) { return exclusions.ExcludesField(name, v.first); });
-    }
+// Fields other records refer to (source → fields): the targets of foreign
+// keys and of relationships with a to_field into a row type. Their values
+// are indexed for the joins.
+std::map<std::string, std::set<std::string>> JoinFields(const SchemaContract& contract) {
+  std::map<std::string, std::set<std::string>> join_fields;
+  for (const ForeignKey& fk : contract.structure.foreign_keys) {
+    join_fields[fk.to_source].insert(fk.to_field);
   }
-
-  // Entities: names, then stage 1 (identity key) and stage 2 (embedding) merges.
-  // name_index: EntityKey of an entity name → (source, name), for link fields.
-  std::unordered_map<std::string, std::pair<std::string, std::string>> name_index;
-  // key_index[type][field][canonical value] → entity name, for foreign keys.
-  std::map<std::string, std::map<std::string, std::unordered_map<std::string, std::string>>> key_index;
-  std::map<std::string, std::set<std::string>> join_fields;  // source → referenced fields
-  for (const ForeignKey& fk : contract.structure.foreign_keys) join_fields[fk.to_source].insert(fk.to_field);
   for (const RelationshipType& r : contract.relationships) {
     const EntityType* to = TypeNamed(contract, r.to);
     if (r.to_field.empty() || !to || !to->RowType() || r.extraction == "llm") continue;
     join_fields[to->source].insert(r.to_field);
     for (const std::string& m : to->merged_sources) join_fields[m].insert(r.to_field);
   }
-  // Field instances: type → EntityKey of the value → name (the first surface form).
-  std::map<std::string, std::unordered_map<std::string, std::string>> instances;
+  return join_fields;
+}
 
-  for (const std::string& name : plan.source_order) {
-    SourceRecords& s = loaded[name];
-    if (!s.type) continue;
-    const EntityType& t = *s.type;
-    if (s.info->format == "text") {
-      for (const FlatRecord& r : s.records) {
-        s.planned.push_back(plan.records.size());
-        plan.records.push_back(RenderText(t, name, r, options.chunking));
-        name_index.emplace(EntityKey(plan.records.back().title), std::make_pair(name, plan.records.back().title));
+// Each record's display name (the name field's value, else "<Type> <key or
+// index>") and identity key (the key fields' values joined by '|'; "" when
+// one is missing).
+void RecordNamesAndKeys(const EntityType& t, const std::string& name_field,
+                        const std::vector<FlatRecord>& records, std::vector<std::string>* names,
+                        std::vector<std::string>* keys) {
+  names->assign(records.size(), "");
+  keys->assign(records.size(), "");
+  for (size_t i = 0; i < records.size(); ++i) {
+    const FlatRecord& r = records[i];
+    std::string display;
+    std::vector<std::string> key_parts(t.identity_key.size());
+    for (const auto& [path, value] : r.values) {
+      if (path == name_field && display.empty()) display = Trim(value);
+      for (size_t k = 0; k < t.identity_key.size(); ++k) {
+        if (path == t.identity_key[k] && key_parts[k].empty()) key_parts[k] = Trim(value);
       }
-      continue;
     }
-    std::set<std::string> catalog(t.attributes.begin(), t.attributes.end());
-    const std::string name_field = NameField(contract, t, name);
-    std::vector<std::string> names(s.records.size()), keys(s.records.size());
-    for (size_t i = 0; i < s.records.size(); ++i) {
-      const FlatRecord& r = s.records[i];
-      std::string display;
-      std::vector<std::string> key_parts(t.identity_key.size());
-      for (const auto& [path, value] : r.values) {
-        if (path == name_field && display.empty()) display = Trim(value);
-        for (size_t k = 0; k < t.identity_key.size(); ++k) {
-          if (path == t.identity_key[k] && key_parts[k].empty()) key_parts[k] = Trim(value);
-        }
-      }
-      bool complete = !key_parts.empty();
-      for (const std::string& k : key_parts) {
-        complete = complete && !k.empty();
-        keys[i] += (keys[i].empty() ? "" : "|") + k;
-      }
-      if (!complete) keys[i].clear();
-      if (display.empty()) display = t.name + " " + (keys[i].empty() ? std::to_string(r.index) : keys[i]);
-      names[i] = display;
+    std::string& key = (*keys)[i];
+    bool complete = !key_parts.empty();
+    for (const std::string& k : key_parts) {
+      complete = complete && !k.empty();
+      key += (key.empty() ? "" : "|") + k;
     }
-    // Stage 1: one entity per key; a display name shared by different keys
-    // gets its key appended so the entities stay apart.
-    std::unordered_map<std::string, std::string> entity_of_key;
-    std::unordered_map<std::string, std::set<std::string>> keys_of_name;
-    for (size_t i = 0; i < names.size(); ++i) {
-      if (!keys[i].empty()) keys_of_name[names[i]].insert(keys[i]);
+    if (!complete) key.clear();
+    if (display.empty()) display = t.name + " " + (key.empty() ? std::to_string(r.index) : key);
+    (*names)[i] = display;
+  }
+}
+
+// Stage 1 (B.4.1): one entity per identity key; a display name shared by
+// different keys gets its key appended so the entities stay apart. Returns
+// the number of records merged into an earlier one.
+size_t MergeByKey(const std::vector<std::string>& keys, std::vector<std::string>* names) {
+  size_t merged = 0;
+  std::unordered_map<std::string, std::string> entity_of_key;
+  std::unordered_map<std::string, std::set<std::string>> keys_of_name;
+  for (size_t i = 0; i < names->size(); ++i) {
+    if (!keys[i].empty()) keys_of_name[(*names)[i]].insert(keys[i]);
+  }
+  for (size_t i = 0; i < names->size(); ++i) {
+    if (keys[i].empty()) continue;
+    std::string& name = (*names)[i];
+    auto [it, inserted] = entity_of_key.emplace(keys[i], name);
+    if (!inserted) {
+      ++merged;
+    } else if (keys_of_name[name].size() > 1) {
+      it->second = name + " (" + keys[i] + ")";
     }
-    for (size_t i = 0; i < names.size(); ++i) {
-      if (keys[i].empty()) continue;
-      auto [it, inserted] = entity_of_key.emplace(keys[i], names[i]);
-      if (!inserted) {
-        ++plan.merged_by_key;
-      } else if (keys_of_name[names[i]].size() > 1) {
-        it->second = names[i] + " (" + keys[i] + ")";
-      }
-      names[i] = it->second;
+    name = it->second;
+  }
+  return merged;
+}
+
+// Turns a contract and a folder into a ConstructionPlan, in three steps:
+// load the sources' records (LoadSources), plan each record's entity and
+// field instances (PlanEntities) and then its links (PlanLinks), which need
+// every entity's name. One use.
+class ConstructionPlanner {
+ public:
+  ConstructionPlanner(const std::string& dir, const SchemaContract& contract,
+                      const ConstructionOptions& options, const NameEmbedder& embed)
+      : dir_(dir), contract_(contract), options_(options), embed_(embed) {}
+
+  Result<ConstructionPlan> Run() {
+    FLOWRAG_RETURN_IF_ERROR(LoadSources());
+    join_fields_ = JoinFields(contract_);
+    FLOWRAG_RETURN_IF_ERROR(PlanEntities());
+    PlanLinks();
+    return std::move(plan_);
+  }
+
+ private:
+  // Matches the contract's sources to the folder's files and reads their
+  // records, without the excluded fields.
+  Status LoadSources() {
+    FLOWRAG_ASSIGN_OR_RETURN(Exclusions exclusions,
+                             ConstructionExclusions(dir_, contract_, options_));
+    std::vector<std::string> excluded, unclaimed;
+    FLOWRAG_ASSIGN_OR_RETURN(
+        std::vector<DiscoveredSource> found,
+        MatchContractSources(dir_, contract_.structure.sources, exclusions, &excluded, &unclaimed));
+    for (const std::string& f : unclaimed) {
+      plan_.warnings.push_back(
+          f + ": in no source of the contract (extend it: schema induce --extend); skipped");
     }
-    // Stage 2: only types without an identity key.
-    if (t.identity_key.empty() && options.dedup_similarity > 0 && embed && !names.empty()) {
-      std::vector<std::string> distinct;
-      std::unordered_map<std::string, size_t> pos;
-      for (const std::string& n : names) {
-        if (pos.emplace(n, distinct.size()).second) distinct.push_back(n);
+    plan_.source_order = HierarchyOrder(contract_);
+    for (const std::string& name : plan_.source_order) {
+      FLOWRAG_RETURN_IF_ERROR(LoadSource(name, found, exclusions));
+    }
+    return Status::Ok();
+  }
+
+  Status LoadSource(const std::string& name, const std::vector<DiscoveredSource>& found,
+                    const Exclusions& exclusions) {
+    SourceRecords& s = loaded_[name];
+    const DiscoveredSource* files = nullptr;
+    for (size_t k = 0; k < contract_.structure.sources.size(); ++k) {
+      if (contract_.structure.sources[k].name != name) continue;
+      s.info = &contract_.structure.sources[k];
+      files = &found[k];
+    }
+    s.type = TypeOfSource(contract_, name);
+    if (!s.type) {
+      plan_.warnings.push_back("contract: source \"" + name + "\" has no entity type; skipped");
+      return Status::Ok();
+    }
+    if (files->files.empty()) {
+      if (files->excluded_files == 0) {
+        return Status::NotFound(dir_ + ": contract source \"" + name + "\" (" + s.info->path +
+                                ") is not in the folder");
       }
-      if (distinct.size() > options.max_cluster_entities) {
-        plan.warnings.push_back(t.name + ": " + std::to_string(distinct.size()) +
-                                " entities without an identity key: embedding deduplication skipped");
+      plan_.warnings.push_back("source \"" + name + "\": all its files are excluded; skipped");
+      s.type = nullptr;
+      return Status::Ok();
+    }
+    std::vector<std::string> columns;
+    size_t transcoded = 0;
+    FLOWRAG_ASSIGN_OR_RETURN(s.records, LoadSourceRecords(*files, dir_, &columns, &transcoded));
+    // Excluded fields leave before anything (names, keys, links, text) sees them.
+    for (FlatRecord& r : s.records) {
+      std::erase_if(r.values,
+                    [&](const auto& v) { return exclusions.ExcludesField(name, v.first); });
+    }
+    return Status::Ok();
+  }
+
+  // Entities: names, then stage 1 (identity key) and stage 2 (embedding)
+  // merges; each record rendered with its field instances.
+  Status PlanEntities() {
+    for (const std::string& name : plan_.source_order) {
+      SourceRecords& s = loaded_[name];
+      if (!s.type) continue;
+      if (s.info->format == "text") {
+        PlanTextRecords(name, &s);
       } else {
-        FLOWRAG_ASSIGN_OR_RETURN(std::vector<size_t> rep,
-                                 ClusterNames(distinct, options.dedup_similarity, embed));
-        for (std::string& n : names) {
-          const std::string& to = distinct[rep[pos.at(n)]];
-          if (to != n) {
-            ++plan.merged_by_embedding;
-            n = to;
-          }
+        FLOWRAG_RETURN_IF_ERROR(PlanStructuredRecords(name, &s));
+      }
+    }
+    return Status::Ok();
+  }
+
+  void PlanTextRecords(const std::string& name, SourceRecords* s) {
+    for (const FlatRecord& r : s->records) {
+      s->planned.push_back(plan_.records.size());
+      plan_.records.push_back(RenderText(*s->type, name, r, options_.chunking));
+      const std::string& title = plan_.records.back().title;
+      name_index_.emplace(EntityKey(title), std::make_pair(name, title));
+    }
+  }
+
+  Status PlanStructuredRecords(const std::string& name, SourceRecords* s) {
+    const EntityType& t = *s->type;
+    const std::set<std::string> catalog(t.attributes.begin(), t.attributes.end());
+    std::vector<std::string> names, keys;
+    RecordNamesAndKeys(t, NameField(contract_, t, name), s->records, &names, &keys);
+    plan_.merged_by_key += MergeByKey(keys, &names);
+    FLOWRAG_RETURN_IF_ERROR(MergeByEmbedding(t, &names));
+    const std::vector<const EntityType*> field_types = FieldTypesOfSource(contract_, name);
+    for (size_t i = 0; i < s->records.size(); ++i) {
+      s->planned.push_back(plan_.records.size());
+      plan_.records.push_back(
+          RenderRecord(t, name, s->records[i], names[i], keys[i], catalog, options_.chunking));
+      name_index_.emplace(EntityKey(names[i]), std::make_pair(name, names[i]));
+      AddFieldInstances(name, field_types, s->records[i], &plan_.records.back());
+      IndexJoinValues(name, t, s->records[i], names[i]);
+    }
+    return Status::Ok();
+  }
+
+  // Stage 2 (B.4.2): only types without an identity key; names whose
+  // embeddings are close merge into their cluster's first.
+  Status MergeByEmbedding(const EntityType& t, std::vector<std::string>* names) {
+    if (!t.identity_key.empty() || !(options_.dedup_similarity > 0) || !embed_ || names->empty()) {
+      return Status::Ok();
+    }
+    std::vector<std::string> distinct;
+    std::unordered_map<std::string, size_t> pos;
+    for (const std::string& n : *names) {
+      if (pos.emplace(n, distinct.size()).second) distinct.push_back(n);
+    }
+    if (distinct.size() > options_.max_cluster_entities) {
+      plan_.warnings.push_back(
+          t.name + ": " + std::to_string(distinct.size()) +
+          " entities without an identity key: embedding deduplication skipped");
+      return Status::Ok();
+    }
+    FLOWRAG_ASSIGN_OR_RETURN(std::vector<size_t> rep,
+                             ClusterNames(distinct, options_.dedup_similarity, embed_));
+    for (std::string& n : *names) {
+      const std::string& to = distinct[rep[pos.at(n)]];
+      if (to != n) {
+        ++plan_.merged_by_embedding;
+        n = to;
+      }
+    }
+    return Status::Ok();
+  }
+
+  // The record's field and nested_field instances (B.3.2): one entity per
+  // type and value key across the folder, DERIVED_FROM each record naming it.
+  void AddFieldInstances(const std::string& source,
+                         const std::vector<const EntityType*>& field_types, const FlatRecord& r,
+                         PlannedRecord* p) {
+    for (const EntityType* ft : field_types) {
+      for (const auto& [path, value] : r.values) {
+        if (path != ft->extraction_field) continue;
+        const std::string v = Trim(value), key = EntityKey(v);
+        if (v.empty() || v.size() > 200 || key == EntityKey(p->title)) continue;
+        auto [it, added] = instances_[ft->name].emplace(key, v);
+        plan_.derived_entities += added;
+        const PlannedEntity e{it->second, ft->name};
+        if (std::none_of(p->derived.begin(), p->derived.end(),
+                         [&](const PlannedEntity& d) { return d.name == e.name; })) {
+          p->derived.push_back(e);
+          name_index_.emplace(EntityKey(e.name), std::make_pair(source, e.name));
         }
       }
     }
-    const std::vector<const EntityType*> field_types = FieldTypesOfSource(contract, name);
-    for (size_t i = 0; i < s.records.size(); ++i) {
-      s.planned.push_back(plan.records.size());
-      plan.records.push_back(
-          RenderRecord(t, name, s.records[i], names[i], keys[i], catalog, options.chunking));
-      name_index.emplace(EntityKey(names[i]), std::make_pair(name, names[i]));
-      PlannedRecord& p = plan.records.back();
-      for (const EntityType* ft : field_types) {
-        for (const auto& [path, value] : s.records[i].values) {
-          if (path != ft->extraction_field) continue;
-          const std::string v = Trim(value), key = EntityKey(v);
-          if (v.empty() || v.size() > 200 || key == EntityKey(p.title)) continue;
-          auto [it, added] = instances[ft->name].emplace(key, v);
-          plan.derived_entities += added;
-          const PlannedEntity e{it->second, ft->name};
-          if (std::none_of(p.derived.begin(), p.derived.end(),
-                           [&](const PlannedEntity& d) { return d.name == e.name; })) {
-            p.derived.push_back(e);
-            name_index.emplace(EntityKey(e.name), std::make_pair(name, e.name));
-          }
-        }
-      }
-      for (const auto& [path, value] : s.records[i].values) {
-        if (join_fields[name].count(path)) {
-          const std::string v = CanonicalValue(value);
-          if (!v.empty()) key_index[t.name][path].emplace(v, names[i]);
-        }
-      }
+  }
+
+  // The record's values of the fields others join on, by canonical value.
+  void IndexJoinValues(const std::string& source, const EntityType& t, const FlatRecord& r,
+                       const std::string& entity) {
+    for (const auto& [path, value] : r.values) {
+      if (!join_fields_[source].count(path)) continue;
+      const std::string v = CanonicalValue(value);
+      if (!v.empty()) key_index_[t.name][path].emplace(v, entity);
     }
   }
 
   // Relationships: foreign keys (Algorithm 5) and link fields (B.5.1).
-  auto warn = [&](const std::string& message) {
-    ++plan.unresolved_links;
-    if (plan.warnings.size() < options.max_warnings) plan.warnings.push_back(message);
-  };
-  for (const std::string& name : plan.source_order) {
-    SourceRecords& s = loaded[name];
-    if (!s.type || s.info->format == "text") continue;
-    std::map<std::string, const RelationshipType*> fk_of_field;
-    for (const RelationshipType& r : contract.relationships) {
-      const EntityType* to = TypeNamed(contract, r.to);
-      if (r.from == s.type->name && to && to->RowType() && r.extraction != "llm") {
-        fk_of_field[r.from_field] = &r;
-      }
-    }
-    for (size_t i = 0; i < s.records.size(); ++i) {
-      PlannedRecord& p = plan.records[s.planned[i]];
-      std::set<std::tuple<std::string, std::string, std::string>> seen;
-      auto add = [&](PlannedLink l) {
-        const std::string& subject = l.subject.empty() ? p.title : l.subject;
-        if (l.target == subject || !seen.emplace(subject, l.relation, l.target).second) return;
-        p.links.push_back(std::move(l));
-        ++plan.links;
-      };
-      LinkFieldInstances(contract, *s.type, p, add);
-      for (const auto& [path, value] : s.records[i].values) {
-        const std::string v = Trim(value);
-        if (v.empty()) continue;
-        auto fk = fk_of_field.find(path);
-        if (fk != fk_of_field.end()) {
-          const RelationshipType& r = *fk->second;
-          const auto& index = key_index[r.to][r.to_field];
-          auto hit = index.find(CanonicalValue(v));
-          if (hit == index.end()) {
-            warn(p.file + ":" + std::to_string(p.line) + ": " + EscapeForMessage(path) + ": \"" +
-                 EscapeForMessage(v) + "\" matches no " + r.to + "." + r.to_field +
-                 " (reference dropped)");
-          } else {
-            add({r.name, hit->second, r.confidence, ""});
-          }
-          continue;
-        }
-        const FieldInfo* f = Field(contract, name, path);
-        if (!f || f->type != "string" || v.size() > 200) continue;
-        auto hit = name_index.find(EntityKey(v));
-        if (hit != name_index.end() && hit->second.first != name) {
-          add({FieldPhrase(path), hit->second.second, 1.0, ""});
-        }
+  void PlanLinks() {
+    for (const std::string& name : plan_.source_order) {
+      SourceRecords& s = loaded_[name];
+      if (!s.type || s.info->format == "text") continue;
+      const std::map<std::string, const RelationshipType*> fk_of_field = KeyRelationships(*s.type);
+      for (size_t i = 0; i < s.records.size(); ++i) {
+        LinkRecord(name, *s.type, fk_of_field, s.records[i], &plan_.records[s.planned[i]]);
       }
     }
   }
-  return plan;
+
+  // The relationships from `type` into row types by a key field (field →
+  // relationship).
+  std::map<std::string, const RelationshipType*> KeyRelationships(const EntityType& type) const {
+    std::map<std::string, const RelationshipType*> fk_of_field;
+    for (const RelationshipType& r : contract_.relationships) {
+      const EntityType* to = TypeNamed(contract_, r.to);
+      if (r.from == type.name && to && to->RowType() && r.extraction != "llm") {
+        fk_of_field[r.from_field] = &r;
+      }
+    }
+    return fk_of_field;
+  }
+
+  void LinkRecord(const std::string& source, const EntityType& type,
+                  const std::map<std::string, const RelationshipType*>& fk_of_field,
+                  const FlatRecord& r, PlannedRecord* p) {
+    std::set<std::tuple<std::string, std::string, std::string>> seen;
+    auto add = [&](PlannedLink l) {
+      const std::string& subject = l.subject.empty() ? p->title : l.subject;
+      if (l.target == subject || !seen.emplace(subject, l.relation, l.target).second) return;
+      p->links.push_back(std::move(l));
+      ++plan_.links;
+    };
+    LinkFieldInstances(contract_, type, *p, add);
+    for (const auto& [path, value] : r.values) {
+      const std::string v = Trim(value);
+      if (v.empty()) continue;
+      auto fk = fk_of_field.find(path);
+      if (fk != fk_of_field.end()) {
+        const RelationshipType& rel = *fk->second;
+        const auto& index = key_index_[rel.to][rel.to_field];
+        auto hit = index.find(CanonicalValue(v));
+        if (hit == index.end()) {
+          Unresolved(p->file + ":" + std::to_string(p->line) + ": " + EscapeForMessage(path) +
+                     ": \"" + EscapeForMessage(v) + "\" matches no " + rel.to + "." + rel.to_field +
+                     " (reference dropped)");
+        } else {
+          add({rel.name, hit->second, rel.confidence, ""});
+        }
+        continue;
+      }
+      const FieldInfo* f = Field(contract_, source, path);
+      if (!f || f->type != "string" || v.size() > 200) continue;
+      auto hit = name_index_.find(EntityKey(v));
+      if (hit != name_index_.end() && hit->second.first != source) {
+        add({FieldPhrase(path), hit->second.second, 1.0, ""});
+      }
+    }
+  }
+
+  // A reference that matches nothing: counted, and warned about up to
+  // max_warnings.
+  void Unresolved(const std::string& message) {
+    ++plan_.unresolved_links;
+    if (plan_.warnings.size() < options_.max_warnings) plan_.warnings.push_back(message);
+  }
+
+  const std::string& dir_;
+  const SchemaContract& contract_;
+  const ConstructionOptions& options_;
+  const NameEmbedder& embed_;
+  ConstructionPlan plan_;
+  std::map<std::string, SourceRecords> loaded_;
+  std::map<std::string, std::set<std::string>> join_fields_;  // source → referenced fields
+  // EntityKey of an entity name → (source, name), for link fields.
+  std::unordered_map<std::string, std::pair<std::string, std::string>> name_index_;
+  // key_index_[type][field][canonical value] → entity name, for foreign keys.
+  std::map<std::string, std::map<std::string, std::unordered_map<std::string, std::string>>>
+      key_index_;
+  // Field instances: type → EntityKey of the value → name (the first surface form).
+  std::map<std::string, std::unordered_map<std::string, std::string>> instances_;
+};
+
+}  // namespace
+
+Result<ConstructionPlan> PlanConstruction(const std::string& dir, const SchemaContract& contract,
+                                          const ConstructionOptions& options,
+                                          const NameEmbedder& embed) {
+  return ConstructionPlanner(dir, contract, options, embed).Run();
 }
 
 }  // namespace flowrag

@@ -308,23 +308,92 @@ void SchemaLinker::MergeValueMatches(const std::vector<ColumnValueMatch>& values
   }
 }
 
-Status SchemaLinker::LinkQafd(std::string_view question, const SchemaLinkOptions& o,
-                              SchemaLink* link) const {
-  const SchemaGraph& g = *graph_;
-  EdgeWeighting weighting;
-  if (o.weights == "hybrid") weighting = EdgeWeighting::kHybrid;
-  else if (o.weights == "product") weighting = EdgeWeighting::kProduct;
-  else if (o.weights == "mean") weighting = EdgeWeighting::kMean;
-  else return Status::InvalidArgument("link weights \"" + o.weights + "\": expected mean | product | hybrid");
-  SimilarityKind similarity;
-  if (o.similarity == "rbf") similarity = SimilarityKind::kRbf;
-  else if (o.similarity == "cosine") similarity = SimilarityKind::kCosine;
-  else return Status::InvalidArgument("link similarity \"" + o.similarity + "\": expected cosine | rbf");
-  if (!(o.alpha > 0.0) || !(o.capacity > 0.0)) {
-    return Status::InvalidArgument("link alpha and capacity must be > 0 (alpha " + std::to_string(o.alpha) +
-                                   ", capacity " + std::to_string(o.capacity) + ")");
+namespace {
+
+// The edge weights of Eq. 5 and the similarity they are made of; alpha and
+// capacity must be positive.
+Status ParseEdgeOptions(const SchemaLinkOptions& o, EdgeWeighting* weighting,
+                        SimilarityKind* similarity) {
+  if (o.weights == "hybrid") {
+    *weighting = EdgeWeighting::kHybrid;
+  } else if (o.weights == "product") {
+    *weighting = EdgeWeighting::kProduct;
+  } else if (o.weights == "mean") {
+    *weighting = EdgeWeighting::kMean;
+  } else {
+    return Status::InvalidArgument("link weights \"" + o.weights +
+                                   "\": expected mean | product | hybrid");
   }
-  const std::vector<ColumnValueMatch> values = values_.Find(question);
+  if (o.similarity == "rbf") {
+    *similarity = SimilarityKind::kRbf;
+  } else if (o.similarity == "cosine") {
+    *similarity = SimilarityKind::kCosine;
+  } else {
+    return Status::InvalidArgument("link similarity \"" + o.similarity +
+                                   "\": expected cosine | rbf");
+  }
+  if (!(o.alpha > 0.0) || !(o.capacity > 0.0)) {
+    return Status::InvalidArgument("link alpha and capacity must be > 0 (alpha " +
+                                   std::to_string(o.alpha) + ", capacity " +
+                                   std::to_string(o.capacity) + ")");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+// The state of one LinkQafd call: its options, parsed, and what the
+// sub-queries' diffusions found so far, per schema node.
+struct SchemaLinker::QafdFlow {
+  EdgeWeighting weighting;
+  SimilarityKind similarity;
+  FlowDiffusionOptions fo;
+  bool degree_sinks = false;
+  bool support_mode = false;  // relevance = "support": the flow confirms candidates only
+  double total_capacity = 0.0;
+  std::vector<double> relevance, seed_score;
+  std::vector<std::string> why;
+  std::vector<bool> candidate;  // of the current sub-query
+  bool flowed = false;          // some sub-query's diffusion pushed
+
+  // The sink capacity T_v of node v.
+  double Sink(const SchemaGraph& g, uint32_t v) const {
+    return degree_sinks ? std::max<double>(1.0, static_cast<double>(g.Degree(v))) * fo.beta
+                        : fo.beta;
+  }
+
+  // Sinks, mass and relevance (checked after planning: a question the
+  // schema does not match is not an error whatever they say).
+  Status Init(const SchemaGraph& g, const SchemaLinkOptions& o) {
+    fo.alpha = o.alpha;
+    degree_sinks = o.sinks == "degree";
+    if (!degree_sinks && o.sinks != "uniform") {
+      return Status::InvalidArgument("link sinks \"" + o.sinks + "\": expected uniform | degree");
+    }
+    if (o.mass != "score" && o.mass != "path") {
+      return Status::InvalidArgument("link mass \"" + o.mass + "\": expected score | path");
+    }
+    support_mode = o.relevance == "support";
+    if (!support_mode && o.relevance != "max") {
+      return Status::InvalidArgument("link relevance \"" + o.relevance +
+                                     "\": expected support | max");
+    }
+    fo.capacity = degree_sinks ? CapacityKind::kDegree : CapacityKind::kUniform;
+    fo.beta = o.capacity;
+    fo.epsilon = o.epsilon;
+    fo.max_pushes = o.max_pushes;
+    for (uint32_t v = 0; v < g.num_nodes(); ++v) total_capacity += Sink(g, v);
+    relevance.assign(g.num_nodes(), 0.0);
+    seed_score.assign(g.num_nodes(), 0.0);
+    why.assign(g.num_nodes(), "");
+    candidate.assign(g.num_nodes(), false);
+    return Status::Ok();
+  }
+};
+
+Result<std::vector<SchemaLinker::Subquery>> SchemaLinker::PlanSubqueries(
+    std::string_view question, const SchemaLinkOptions& o,
+    const std::vector<ColumnValueMatch>& values, SchemaLink* link) const {
   std::vector<Subquery> plan;
   if (o.llm && chat_ != nullptr) {
     Result<std::vector<Subquery>> planned = Status::Internal("planner answer");
@@ -338,109 +407,92 @@ Status SchemaLinker::LinkQafd(std::string_view question, const SchemaLinkOptions
       MergeValueMatches(values, o, &plan);
     } else {
       link->warnings.push_back("LLM seed selection failed (" +
-                               (planned.ok() ? std::string("no node it named is in the schema") : planned.status().message()) +
+                               (planned.ok() ? std::string("no node it named is in the schema")
+                                             : planned.status().message()) +
                                "); used the offline plan");
     }
   }
   if (plan.empty()) {
     FLOWRAG_ASSIGN_OR_RETURN(plan, PlanOffline(question, o, link));
   }
-  for (const ColumnValueMatch& m : values) {
-    link->value_matches.push_back(m.text + " → " + g.NodeName(g.ColumnNode(m.column)));
-  }
-  if (plan.empty()) {
-    link->warnings.push_back("no table, column or value of the schema matches the question");
-    return Status::Ok();
-  }
-  std::vector<double> relevance(g.num_nodes(), 0.0);
-  std::vector<std::string> why(g.num_nodes());
-  FlowDiffusionOptions fo;
-  fo.alpha = o.alpha;
-  const bool degree_sinks = o.sinks == "degree";
-  if (!degree_sinks && o.sinks != "uniform") {
-    return Status::InvalidArgument("link sinks \"" + o.sinks + "\": expected uniform | degree");
-  }
-  if (o.mass != "score" && o.mass != "path") {
-    return Status::InvalidArgument("link mass \"" + o.mass + "\": expected score | path");
-  }
-  const bool support_mode = o.relevance == "support";
-  if (!support_mode && o.relevance != "max") {
-    return Status::InvalidArgument("link relevance \"" + o.relevance + "\": expected support | max");
-  }
-  fo.capacity = degree_sinks ? CapacityKind::kDegree : CapacityKind::kUniform;
-  fo.beta = o.capacity;
-  fo.epsilon = o.epsilon;
-  fo.max_pushes = o.max_pushes;
-  auto sink = [&](uint32_t v) {
-    return degree_sinks ? std::max<double>(1.0, static_cast<double>(g.Degree(v))) * o.capacity : o.capacity;
-  };
-  double total_capacity = 0.0;
-  for (uint32_t v = 0; v < g.num_nodes(); ++v) total_capacity += sink(v);
-  std::vector<double> seed_score(g.num_nodes(), 0.0);
-  std::vector<bool> candidate(g.num_nodes(), false);
-  bool flowed = false;  // some sub-query's diffusion pushed
-  for (const Subquery& sq : plan) {
-    link->subqueries.push_back(sq.text);
-    std::fill(candidate.begin(), candidate.end(), false);
-    for (auto [v, s] : sq.candidates) {
-      candidate[v] = true;
-      seed_score[v] = std::max(seed_score[v], s);
-      if (!support_mode && s > relevance[v]) {
-        relevance[v] = s;
-        why[v] = why[v].empty() ? "keyword" : why[v];
-      }
-    }
-    std::map<uint32_t, double> mass;  // source → Δ
-    if (o.mass == "score") {  // every candidate: α·T_v·score
-      for (auto [v, s] : sq.candidates) mass[v] += o.alpha * sink(v) * s;
-    } else {  // A2.2.1: Σ over pairs of confidence · α·Σ_{j∈P} T_j
-      for (const Pair& p : sq.pairs) {
-        const std::vector<uint32_t> path = g.ShortestPath(p.source, p.target);
-        double on_path = 0.0;
-        for (uint32_t v : path) on_path += sink(v);
-        mass[p.source] += p.confidence * (path.empty() ? total_capacity : o.alpha * on_path);
-      }
-    }
-    std::vector<FlowSource> sources;  // Δ_v = α·T_v·scale
-    for (auto [v, m] : mass) sources.push_back({v, m / (o.alpha * sink(v))});
-    FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix qv, EmbedAll({sq.text}));
-    SchemaDiffusionGraph dg(g, text_vectors_, qv.row(0), o, weighting, similarity);
-    const FlowDiffusionResult r = SolveFlowDiffusion(dg, sources, fo);
-    for (auto [v, m] : mass) {
-      const ptrdiff_t at = r.Find(v);
-      link->sources.push_back({g.NodeName(v), link->subqueries.size() - 1, m, at < 0 ? 0.0 : r.source[at]});
-    }
-    link->scaled_sources += r.scaled_sources;
-    link->pushes += r.pushes;
-    link->nodes_touched += r.nodes.size();
-    double max_x = 0.0;
-    for (double x : r.x) max_x = std::max(max_x, x);
-    if (max_x <= 0.0) continue;
-    flowed = true;
-    for (size_t i = 0; i < r.nodes.size(); ++i) {
-      const uint32_t v = r.nodes[i];
-      if (support_mode && !candidate[v]) continue;  // the flow confirms candidates, it adds none
-      const double rel = r.x[i] / max_x;
-      if (rel > relevance[v]) {
-        relevance[v] = rel;
-        if (why[v].empty()) why[v] = support_mode ? "keyword" : "flow";
-      }
+  return plan;
+}
+
+Status SchemaLinker::DiffuseSubquery(const Subquery& sq, const SchemaLinkOptions& o, QafdFlow* flow,
+                                     SchemaLink* link) const {
+  const SchemaGraph& g = *graph_;
+  link->subqueries.push_back(sq.text);
+  std::fill(flow->candidate.begin(), flow->candidate.end(), false);
+  for (auto [v, s] : sq.candidates) {
+    flow->candidate[v] = true;
+    flow->seed_score[v] = std::max(flow->seed_score[v], s);
+    if (!flow->support_mode && s > flow->relevance[v]) {
+      flow->relevance[v] = s;
+      flow->why[v] = flow->why[v].empty() ? "keyword" : flow->why[v];
     }
   }
-  if (support_mode) {
+  std::map<uint32_t, double> mass;  // source → Δ
+  if (o.mass == "score") {          // every candidate: α·T_v·score
+    for (auto [v, s] : sq.candidates) mass[v] += o.alpha * flow->Sink(g, v) * s;
+  } else {  // A2.2.1: Σ over pairs of confidence · α·Σ_{j∈P} T_j
+    for (const Pair& p : sq.pairs) {
+      const std::vector<uint32_t> path = g.ShortestPath(p.source, p.target);
+      double on_path = 0.0;
+      for (uint32_t v : path) on_path += flow->Sink(g, v);
+      mass[p.source] += p.confidence * (path.empty() ? flow->total_capacity : o.alpha * on_path);
+    }
+  }
+  std::vector<FlowSource> sources;  // Δ_v = α·T_v·scale
+  for (auto [v, m] : mass) sources.push_back({v, m / (o.alpha * flow->Sink(g, v))});
+  FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix qv, EmbedAll({sq.text}));
+  SchemaDiffusionGraph dg(g, text_vectors_, qv.row(0), o, flow->weighting, flow->similarity);
+  FLOWRAG_ASSIGN_OR_RETURN(const FlowDiffusionResult r, SolveFlowDiffusion(dg, sources, flow->fo));
+  for (auto [v, m] : mass) {
+    const ptrdiff_t at = r.Find(v);
+    link->sources.push_back(
+        {g.NodeName(v), link->subqueries.size() - 1, m, at < 0 ? 0.0 : r.source[at]});
+  }
+  link->scaled_sources += r.scaled_sources;
+  link->pushes += r.pushes;
+  link->nodes_touched += r.nodes.size();
+  double max_x = 0.0;
+  for (double x : r.x) max_x = std::max(max_x, x);
+  if (max_x <= 0.0) return Status::Ok();
+  flow->flowed = true;
+  for (size_t i = 0; i < r.nodes.size(); ++i) {
+    const uint32_t v = r.nodes[i];
+    if (flow->support_mode && !flow->candidate[v]) continue;  // the flow confirms, it adds none
+    const double rel = r.x[i] / max_x;
+    if (rel > flow->relevance[v]) {
+      flow->relevance[v] = rel;
+      if (flow->why[v].empty()) flow->why[v] = flow->support_mode ? "keyword" : "flow";
+    }
+  }
+  return Status::Ok();
+}
+
+void SchemaLinker::SelectLinked(const SchemaLinkOptions& o,
+                                const std::vector<ColumnValueMatch>& values, QafdFlow* flow,
+                                SchemaLink* link) const {
+  const SchemaGraph& g = *graph_;
+  std::vector<double>& relevance = flow->relevance;
+  std::vector<std::string>& why = flow->why;
+  if (flow->support_mode) {
     // Without any push (max_pushes = 0, or no candidate above its sink) the
     // seeds are the answer. Value matches stay linked, and table candidates
     // keep their keyword score: x_v is the excess v pushed over its weighted
     // degree, so a table node (one edge per column) has a small x however
     // much flow passes through it.
     for (uint32_t v = 0; v < g.num_nodes(); ++v) {
-      if (seed_score[v] <= 0.0) continue;
-      if (!flowed || g.Kind(v) == SchemaNodeKind::kTable) relevance[v] = std::max(relevance[v], seed_score[v]);
+      if (flow->seed_score[v] <= 0.0) continue;
+      if (!flow->flowed || g.Kind(v) == SchemaNodeKind::kTable) {
+        relevance[v] = std::max(relevance[v], flow->seed_score[v]);
+      }
       if (why[v].empty()) why[v] = "keyword";
     }
     for (const ColumnValueMatch& m : values) {
       const uint32_t v = g.ColumnNode(m.column);
-      relevance[v] = std::max(relevance[v], seed_score[v]);
+      relevance[v] = std::max(relevance[v], flow->seed_score[v]);
     }
   }
   // Value-matched columns say so.
@@ -454,18 +506,42 @@ Status SchemaLinker::LinkQafd(std::string_view question, const SchemaLinkOptions
     if (relevance[v] <= 0.0 || relevance[v] < o.select) continue;
     const uint32_t t = g.TableOf(v);
     table_rel[t] = std::max(table_rel[t], relevance[v]);
-    if (g.Kind(v) == SchemaNodeKind::kColumn) link->columns.push_back({g.NodeName(v), relevance[v], why[v]});
+    if (g.Kind(v) == SchemaNodeKind::kColumn) {
+      link->columns.push_back({g.NodeName(v), relevance[v], why[v]});
+    }
   }
   for (uint32_t t = 0; t < g.tables.size(); ++t) {
     if (table_rel[t] <= 0.0) continue;
     // A table linked through its columns: by the flow only when the flow
     // may add nodes (relevance = "max").
-    link->tables.push_back({g.tables[t].name, table_rel[t], !why[t].empty() ? why[t] : support_mode ? "keyword" : "flow"});
+    link->tables.push_back({g.tables[t].name, table_rel[t],
+                            !why[t].empty()      ? why[t]
+                            : flow->support_mode ? "keyword"
+                                                 : "flow"});
   }
   auto by_score = [](const LinkedItem& a, const LinkedItem& b) { return a.score > b.score; };
   std::stable_sort(link->tables.begin(), link->tables.end(), by_score);
   if (o.joins) AddJoins(&relevance, &why, link);
   std::stable_sort(link->columns.begin(), link->columns.end(), by_score);
+}
+
+Status SchemaLinker::LinkQafd(std::string_view question, const SchemaLinkOptions& o,
+                              SchemaLink* link) const {
+  const SchemaGraph& g = *graph_;
+  QafdFlow flow;
+  FLOWRAG_RETURN_IF_ERROR(ParseEdgeOptions(o, &flow.weighting, &flow.similarity));
+  const std::vector<ColumnValueMatch> values = values_.Find(question);
+  FLOWRAG_ASSIGN_OR_RETURN(std::vector<Subquery> plan, PlanSubqueries(question, o, values, link));
+  for (const ColumnValueMatch& m : values) {
+    link->value_matches.push_back(m.text + " → " + g.NodeName(g.ColumnNode(m.column)));
+  }
+  if (plan.empty()) {
+    link->warnings.push_back("no table, column or value of the schema matches the question");
+    return Status::Ok();
+  }
+  FLOWRAG_RETURN_IF_ERROR(flow.Init(g, o));
+  for (const Subquery& sq : plan) FLOWRAG_RETURN_IF_ERROR(DiffuseSubquery(sq, o, &flow, link));
+  SelectLinked(o, values, &flow, link);
   return Status::Ok();
 }
 

@@ -149,7 +149,21 @@ class SchemaLinker {
   // whose text holds the value, or of every sub-query when none does.
   void MergeValueMatches(const std::vector<ColumnValueMatch>& values, const SchemaLinkOptions& o,
                          std::vector<Subquery>* plan) const;
+  // QAFD schema linking: plan the sub-queries (PlanSubqueries), diffuse
+  // each from its seeds over the query-aware graph (DiffuseSubquery), then
+  // select the tables and columns the flow confirms (SelectLinked).
+  struct QafdFlow;  // one call's options and per-node relevance (schema_linker.cc)
   Status LinkQafd(std::string_view question, const SchemaLinkOptions& o, SchemaLink* link) const;
+  // The chat model's plan with the value matches merged in, when there is a
+  // model and its plan names nodes of the schema; else the offline plan.
+  Result<std::vector<Subquery>> PlanSubqueries(std::string_view question,
+                                               const SchemaLinkOptions& o,
+                                               const std::vector<ColumnValueMatch>& values,
+                                               SchemaLink* link) const;
+  Status DiffuseSubquery(const Subquery& sq, const SchemaLinkOptions& o, QafdFlow* flow,
+                         SchemaLink* link) const;
+  void SelectLinked(const SchemaLinkOptions& o, const std::vector<ColumnValueMatch>& values,
+                    QafdFlow* flow, SchemaLink* link) const;
   // The first top_k nodes, or with top_columns > 0 the shortest prefix
   // holding top_columns columns (all of them when fewer exist).
   std::vector<std::pair<uint32_t, double>> TakeTop(std::vector<std::pair<uint32_t, double>> ranked,

@@ -1,23 +1,23 @@
 // EvaluateSql (flowrag/sql.h): schema-linking precision / recall / F1 per
 // method on Spider dev and Spider 2.0-lite, latency, and execution accuracy
 // with a chat model.
+#include "sql/sql_eval.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "common/text.h"
 #include "llm/chat_client.h"
-#include "sql/safe_exec.h"
 #include "sql/bird_data.h"
+#include "sql/safe_exec.h"
 #include "sql/schema_linker.h"
 #include "sql/spider_data.h"
-#include "sql/sql_eval.h"
 #include "sql/sql_writer.h"
 
 namespace flowrag {
@@ -61,7 +61,8 @@ double Percentile(std::vector<double> v, double q) {
 // A cell as compared: integers as reals (3 = 3.0), NULL apart from the text "NULL".
 std::string Cell(const SqlValue& v) {
   if (std::holds_alternative<std::monostate>(v)) return std::string("\x1eNULL");
-  if (const auto* i = std::get_if<int64_t>(&v)) return SqlValueText(SqlValue(static_cast<double>(*i)));
+  if (const auto* i = std::get_if<int64_t>(&v))
+    return SqlValueText(SqlValue(static_cast<double>(*i)));
   return SqlValueText(v);
 }
 
@@ -70,7 +71,8 @@ struct Accumulator {
   std::vector<double> ms, n_tables, n_columns;
   size_t questions = 0, gold_less = 0;
   double gold_less_columns = 0;
-  size_t executed = 0, correct = 0, attempted = 0, gold_errors = 0, errors = 0, truncated = 0, no_data = 0;
+  size_t executed = 0, correct = 0, attempted = 0, gold_errors = 0, errors = 0, truncated = 0,
+         no_data = 0;
 };
 
 struct Dataset {
@@ -99,8 +101,9 @@ Status LoadSpider(const std::string& dir, ChatModel* chat, Dataset* d) {
     } else {
       values = ValueIndex::FromSamples(*graph);
     }
-    FLOWRAG_ASSIGN_OR_RETURN(d->linkers[s.db_id],
-                             SchemaLinker::Create(std::move(graph), std::move(values), nullptr, chat));
+    FLOWRAG_ASSIGN_OR_RETURN(
+        d->linkers[s.db_id],
+        SchemaLinker::Create(std::move(graph), std::move(values), nullptr, chat));
   }
   return Status::Ok();
 }
@@ -123,10 +126,12 @@ Status LoadSpider2(const std::string& root, ChatModel* chat, Dataset* d) {
       FLOWRAG_ASSIGN_OR_RETURN(SchemaGraph g, SchemaFromSpider2(db));
       auto graph = std::make_shared<SchemaGraph>(std::move(g));
       ValueIndex values = ValueIndex::FromSamples(*graph);
-      FLOWRAG_ASSIGN_OR_RETURN(d->linkers[t.db_id],
-                               SchemaLinker::Create(std::move(graph), std::move(values), nullptr, chat));
+      FLOWRAG_ASSIGN_OR_RETURN(
+          d->linkers[t.db_id],
+          SchemaLinker::Create(std::move(graph), std::move(values), nullptr, chat));
     }
-    if (!d->linkers.count(t.db_id)) return Status::NotFound(dbs.string() + ": no schema folder for " + t.db_id);
+    if (!d->linkers.count(t.db_id))
+      return Status::NotFound(dbs.string() + ": no schema folder for " + t.db_id);
   }
   return Status::Ok();
 }
@@ -144,16 +149,284 @@ Status LoadBirdDataset(const std::string& dir, ChatModel* chat, Dataset* d) {
     ValueIndex values;
     auto file = d->files.find(s.db_id);
     if (file != d->files.end()) {
-      FLOWRAG_RETURN_IF_ERROR(AddSamplesFromSqlite(file->second, IntrospectionOptions{}, graph.get()));
+      FLOWRAG_RETURN_IF_ERROR(
+          AddSamplesFromSqlite(file->second, IntrospectionOptions{}, graph.get()));
       FLOWRAG_ASSIGN_OR_RETURN(values, ValueIndex::FromSqlite(file->second, *graph));
     } else {
       values = ValueIndex::FromSamples(*graph);
     }
-    FLOWRAG_ASSIGN_OR_RETURN(d->linkers[s.db_id],
-                             SchemaLinker::Create(std::move(graph), std::move(values), nullptr, chat));
+    FLOWRAG_ASSIGN_OR_RETURN(
+        d->linkers[s.db_id],
+        SchemaLinker::Create(std::move(graph), std::move(values), nullptr, chat));
   }
   return Status::Ok();
 }
+
+// A method as the evaluation runs it.
+struct MethodSpec {
+  std::string name;
+  LinkMethod method;
+  bool matched = false;  // bm25-matched: as many columns as qafd returns
+};
+
+Result<std::vector<MethodSpec>> ParseMethods(const std::vector<std::string>& names) {
+  std::vector<MethodSpec> methods;
+  for (const std::string& m : names) {
+    if (m == "bm25-matched") {
+      methods.push_back({m, LinkMethod::kBm25, true});
+      continue;
+    }
+    FLOWRAG_ASSIGN_OR_RETURN(LinkMethod lm, ParseLinkMethod(m));
+    methods.push_back({m, lm, false});
+  }
+  return methods;
+}
+
+// The chat model from the environment (null when none is configured);
+// FailedPrecondition when execution needs one and there is none.
+Result<std::unique_ptr<ChatModel>> EvalChatModel(const SqlEvalOptions& o) {
+  std::unique_ptr<ChatModel> chat;
+  if (ChatModelConfigured()) {
+    FLOWRAG_ASSIGN_OR_RETURN(OpenAiChatOptions co, OpenAiChatOptionsFromEnv(OpenAiChatOptions{}));
+    FLOWRAG_ASSIGN_OR_RETURN(chat, OpenAiChatClient::Create(co));
+  }
+  if (o.execute && chat == nullptr) {
+    return Status::FailedPrecondition(
+        "--execute needs a chat model: set FLOWRAG_LLM_BASE_URL and FLOWRAG_LLM_MODEL");
+  }
+  return chat;
+}
+
+// Execution can score only the questions whose database has a .sqlite
+// file: the others are named on stderr.
+void WarnMissingDatabases(const Dataset& d) {
+  std::set<std::string> missing;
+  size_t questions = 0;
+  for (const SqlTask& t : d.tasks) {
+    if (t.error.empty() && !d.files.count(t.db_id)) missing.insert(t.db_id), ++questions;
+  }
+  if (missing.empty()) return;
+  std::string names;
+  for (const std::string& m : missing) names += (names.empty() ? "" : ", ") + m;
+  std::fprintf(stderr,
+               "warning: %s: %zu database(s) have no .sqlite file (%s); their %zu question(s) are "
+               "not executed and not in the execution accuracy (column \"no data\")\n",
+               d.name.c_str(), missing.size(), names.c_str(), questions);
+}
+
+// One method's row of a dataset: macro averages over its questions.
+SqlEvalRow Summarize(const std::string& dataset, const std::string& method, const Accumulator& a) {
+  SqlEvalRow r;
+  r.dataset = dataset;
+  r.method = method;
+  r.questions = a.questions;
+  const double n = std::max<double>(1.0, static_cast<double>(r.questions));
+  const double nt = std::max<double>(1.0, static_cast<double>(a.tables.size()));
+  const double nc = std::max<double>(1.0, static_cast<double>(a.columns.size()));
+  for (const Prf& x : a.tables)
+    r.table_p += x.p / nt, r.table_r += x.r / nt, r.table_f1 += x.f1 / nt;
+  for (const Prf& x : a.columns) {
+    r.column_p += x.p / nc, r.column_r += x.r / nc, r.column_f1 += x.f1 / nc;
+  }
+  for (size_t i = 0; i < a.n_tables.size(); ++i) {
+    r.avg_tables += a.n_tables[i] / n, r.avg_columns += a.n_columns[i] / n;
+  }
+  r.gold_less = a.gold_less;
+  if (a.gold_less > 0) r.gold_less_columns = a.gold_less_columns / static_cast<double>(a.gold_less);
+  r.p50_ms = Percentile(a.ms, 0.5);
+  r.p99_ms = Percentile(a.ms, 0.99);
+  if (a.attempted > 0) {
+    r.exec_accuracy = static_cast<double>(a.correct) / static_cast<double>(a.attempted);
+  }
+  r.executed = a.executed;
+  r.exec_attempted = a.attempted;
+  r.exec_correct = a.correct;
+  r.gold_errors = a.gold_errors;
+  r.exec_errors = a.errors;
+  r.truncated = a.truncated;
+  r.no_data = a.no_data;
+  return r;
+}
+
+// The evaluation of one dataset: every question linked by every method,
+// scored against the gold tables and columns and, with `execute`, the SQL
+// the chat model writes from each link run against the gold result.
+class DatasetEvaluation {
+ public:
+  DatasetEvaluation(const SqlEvalOptions& o, const std::vector<MethodSpec>& methods,
+                    ChatModel* chat, Dataset* d, std::ofstream* records)
+      : o_(o), methods_(methods), chat_(chat), d_(*d), records_(*records) {
+    // Rows compared per result: a higher limit than for answers; a result
+    // still over it counts as a mismatch (SameExecutionResult).
+    limits_ = o.ask.limits;
+    limits_.max_rows = o.max_rows;
+  }
+
+  Status Run(bool quiet) {
+    for (size_t i = 0; i < d_.tasks.size(); ++i) {
+      if (d_.tasks[i].error.empty()) FLOWRAG_RETURN_IF_ERROR(EvaluateTask(d_.tasks[i]));
+      if (!quiet && (i + 1) % 100 == 0) {
+        std::fprintf(stderr, "%s: %zu/%zu questions\n", d_.name.c_str(), i + 1, d_.tasks.size());
+      }
+    }
+    return Status::Ok();
+  }
+
+  void AppendRows(std::vector<SqlEvalRow>* rows) {
+    for (const MethodSpec& spec : methods_)
+      rows->push_back(Summarize(d_.name, spec.name, acc_[spec.name]));
+  }
+
+ private:
+  // What a question is executed against: its database (null when it is not
+  // executed) and the gold result, once per question (every method is
+  // scored against it).
+  struct Gold {
+    bool execute = false;
+    ReadOnlyDatabase* db = nullptr;
+    Result<SqlResultSet> result = Status::Internal("not run");
+  };
+
+  Gold RunGold(const SqlTask& t) {
+    Gold g;
+    g.execute = o_.execute && d_.files.count(t.db_id);
+    if (!g.execute) return g;
+    auto& slot = open_[t.db_id];
+    if (!slot) {
+      auto opened = ReadOnlyDatabase::Open(d_.files.at(t.db_id));
+      if (opened.ok()) {
+        slot = std::move(opened).value();
+      } else {
+        g.result = opened.status();
+      }
+    }
+    if (slot) {
+      g.db = slot.get();
+      g.result = g.db->Execute(t.gold_sql, limits_);
+    }
+    return g;
+  }
+
+  Status EvaluateTask(const SqlTask& t) {
+    const SchemaLinker& linker = *d_.linkers.at(t.db_id);
+    const Gold gold = RunGold(t);
+    size_t qafd_columns = SIZE_MAX;  // QAFD's output size, for bm25-matched
+    for (const MethodSpec& spec : methods_) {
+      SchemaLinkOptions lo = o_.link;
+      if (spec.matched) {
+        if (qafd_columns == SIZE_MAX) {
+          FLOWRAG_ASSIGN_OR_RETURN(SchemaLink q,
+                                   linker.Link(t.question, LinkMethod::kQafd, o_.link));
+          qafd_columns = Names(q.columns).size();
+        }
+        lo.top_columns = qafd_columns;
+        lo.top_k = qafd_columns == 0 ? 0 : lo.top_k;
+      }
+      FLOWRAG_ASSIGN_OR_RETURN(SchemaLink link, linker.Link(t.question, spec.method, lo));
+      if (spec.matched) link.method = spec.name;
+      if (spec.method == LinkMethod::kQafd) qafd_columns = Names(link.columns).size();
+      Accumulator& a = acc_[spec.name];
+      nlohmann::json rec = ScoreLink(t, spec.method, link, &a);
+      ScoreExecution(t, linker, spec.method, lo, gold, &a, &rec);
+      if (records_) {
+        records_ << rec.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+      }
+    }
+    return Status::Ok();
+  }
+
+  // The link's scores against the gold tables and columns, counted in `a`;
+  // returns the question's record.
+  nlohmann::json ScoreLink(const SqlTask& t, LinkMethod m, const SchemaLink& link,
+                           Accumulator* a) const {
+    const auto gold_tables = Lower(t.gold.tables), gold_columns = Lower(t.gold.columns);
+    const auto tables = Names(link.tables), columns = Names(link.columns);
+    if (!gold_tables.empty()) a->tables.push_back(Score(gold_tables, tables));
+    if (gold_columns.empty()) {
+      ++a->gold_less;
+      a->gold_less_columns += static_cast<double>(columns.size());
+    } else {
+      a->columns.push_back(Score(gold_columns, columns));
+    }
+    ++a->questions;
+    a->ms.push_back(link.time_ms);
+    a->n_tables.push_back(static_cast<double>(tables.size()));
+    a->n_columns.push_back(static_cast<double>(columns.size()));
+    nlohmann::json rec = {{"dataset", d_.name},
+                          {"id", t.id},
+                          {"db", t.db_id},
+                          {"method", link.method},
+                          {"question", t.question},
+                          {"gold_tables", gold_tables},
+                          {"gold_columns", gold_columns},
+                          {"tables", tables},
+                          {"columns", columns},
+                          {"time_ms", link.time_ms}};
+    if (m == LinkMethod::kQafd) {
+      nlohmann::json scored = nlohmann::json::array();
+      for (const LinkedItem& c : link.columns) scored.push_back({c.name, c.score, c.why});
+      rec["column_scores"] = scored;
+      rec["sources"] = link.sources.size();
+      rec["scaled_sources"] = link.scaled_sources;
+    }
+    return rec;
+  }
+
+  // With `execute`: the chat model writes SQL from the link's schema, and
+  // its result is compared with the gold one.
+  void ScoreExecution(const SqlTask& t, const SchemaLinker& linker, LinkMethod m,
+                      const SchemaLinkOptions& lo, const Gold& gold, Accumulator* a,
+                      nlohmann::json* rec) {
+    if (o_.execute && !gold.execute) {
+      ++a->no_data;
+      (*rec)["skipped"] = "no .sqlite file for this database";
+      return;
+    }
+    if (!gold.execute) return;
+    if (!gold.result.ok()) {
+      ++a->gold_errors;  // not the model's fault: excluded from the accuracy
+      (*rec)["gold_error"] = gold.result.status().ToString();
+      return;
+    }
+    SqlAskOptions ask = o_.ask;
+    ask.method = std::string(LinkMethodName(m));
+    ask.link = lo;
+    ask.evidence = t.evidence;
+    ask.limits = limits_;
+    ++a->attempted;
+    Result<SqlAnswer> answer = WriteAndRunSql(*chat_, *gold.db, linker, t.question, ask);
+    bool ok = false;
+    if (!answer.ok()) {  // a chat error: this question is wrong, the others go on
+      ++a->errors;
+      (*rec)["error"] = answer.status().ToString();
+      (*rec)["executed"] = false;
+    } else {
+      const bool ordered = ToLowerAscii(t.gold_sql).find("order by") != std::string::npos;
+      const bool truncated =
+          answer->executed && (answer->result.truncated || gold.result->truncated);
+      if (answer->executed) ok = SameExecutionResult(*gold.result, answer->result, ordered);
+      a->executed += answer->executed;
+      a->truncated += truncated;
+      (*rec)["sql"] = answer->sql;
+      (*rec)["executed"] = answer->executed;
+      if (truncated) (*rec)["truncated"] = true;
+      if (!answer->executed && !answer->attempts.empty()) {
+        (*rec)["error"] = answer->attempts.back().error;
+      }
+    }
+    a->correct += ok;
+    (*rec)["correct"] = ok;
+  }
+
+  const SqlEvalOptions& o_;
+  const std::vector<MethodSpec>& methods_;
+  ChatModel* chat_;
+  Dataset& d_;
+  std::ofstream& records_;
+  SqlLimits limits_;
+  std::map<std::string, Accumulator> acc_;
+  std::map<std::string, std::unique_ptr<ReadOnlyDatabase>> open_;
+};
 
 }  // namespace
 
@@ -190,7 +463,8 @@ bool SameExecutionResult(const SqlResultSet& gold, const SqlResultSet& predicted
     }
     if (candidates[i].empty()) return false;
   }
-  auto rows_of = [&](const std::vector<std::vector<std::string>>& cols, const std::vector<size_t>& order) {
+  auto rows_of = [&](const std::vector<std::vector<std::string>>& cols,
+                     const std::vector<size_t>& order) {
     std::vector<std::string> rows(n);
     for (size_t i = 0; i < n; ++i) {
       for (size_t c : order) rows[i] += cols[c][i] + "\x1f";
@@ -221,31 +495,11 @@ bool SameExecutionResult(const SqlResultSet& gold, const SqlResultSet& predicted
 }
 
 Result<std::vector<SqlEvalRow>> EvaluateSql(const SqlEvalOptions& o, bool quiet) {
-  std::unique_ptr<ChatModel> chat;
-  if (ChatModelConfigured()) {
-    FLOWRAG_ASSIGN_OR_RETURN(OpenAiChatOptions co, OpenAiChatOptionsFromEnv(OpenAiChatOptions{}));
-    FLOWRAG_ASSIGN_OR_RETURN(chat, OpenAiChatClient::Create(co));
-  }
-  if (o.execute && chat == nullptr) {
-    return Status::FailedPrecondition("--execute needs a chat model: set FLOWRAG_LLM_BASE_URL and FLOWRAG_LLM_MODEL");
-  }
+  FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<ChatModel> chat, EvalChatModel(o));
   if (o.spider.empty() && o.spider2.empty() && o.bird.empty()) {
     return Status::InvalidArgument("sql eval: give --spider DIR, --spider2 DIR and/or --bird DIR");
   }
-  struct MethodSpec {
-    std::string name;
-    LinkMethod method;
-    bool matched = false;  // bm25-matched: as many columns as qafd returns
-  };
-  std::vector<MethodSpec> methods;
-  for (const std::string& m : o.methods) {
-    if (m == "bm25-matched") {
-      methods.push_back({m, LinkMethod::kBm25, true});
-      continue;
-    }
-    FLOWRAG_ASSIGN_OR_RETURN(LinkMethod lm, ParseLinkMethod(m));
-    methods.push_back({m, lm, false});
-  }
+  FLOWRAG_ASSIGN_OR_RETURN(std::vector<MethodSpec> methods, ParseMethods(o.methods));
   std::ofstream records;
   if (!o.records.empty()) {
     records.open(o.records);
@@ -260,150 +514,10 @@ Result<std::vector<SqlEvalRow>> EvaluateSql(const SqlEvalOptions& o, bool quiet)
                             : which == 1 ? LoadSpider2(dir, chat.get(), &d)
                                          : LoadBirdDataset(dir, chat.get(), &d));
     if (o.limit > 0 && d.tasks.size() > o.limit) d.tasks.resize(o.limit);
-    std::map<std::string, Accumulator> acc;
-    std::map<std::string, std::unique_ptr<ReadOnlyDatabase>> open;
-    // Rows compared per result: a higher limit than for answers; a result
-    // still over it counts as a mismatch (SameExecutionResult).
-    SqlLimits limits = o.ask.limits;
-    limits.max_rows = o.max_rows;
-    if (o.execute) {
-      std::set<std::string> missing;
-      size_t questions = 0;
-      for (const SqlTask& t : d.tasks) {
-        if (t.error.empty() && !d.files.count(t.db_id)) missing.insert(t.db_id), ++questions;
-      }
-      if (!missing.empty() && !quiet) {
-        std::string names;
-        for (const std::string& m : missing) names += (names.empty() ? "" : ", ") + m;
-        std::fprintf(stderr,
-                     "warning: %s: %zu database(s) have no .sqlite file (%s); their %zu question(s) are "
-                     "not executed and not in the execution accuracy (column \"no data\")\n",
-                     d.name.c_str(), missing.size(), names.c_str(), questions);
-      }
-    }
-    for (size_t i = 0; i < d.tasks.size(); ++i) {
-      const SqlTask& t = d.tasks[i];
-      if (!t.error.empty()) continue;
-      const SchemaLinker& linker = *d.linkers.at(t.db_id);
-      const auto gold_tables = Lower(t.gold.tables), gold_columns = Lower(t.gold.columns);
-      // The gold result, once per question (every method is scored against it).
-      const bool execute = o.execute && d.files.count(t.db_id);
-      Result<SqlResultSet> gold = Status::Internal("not run");
-      ReadOnlyDatabase* db = nullptr;
-      if (execute) {
-        auto& slot = open[t.db_id];
-        if (!slot) {
-          auto opened = ReadOnlyDatabase::Open(d.files.at(t.db_id));
-          if (opened.ok()) slot = std::move(opened).value();
-          else gold = opened.status();
-        }
-        if (slot) {
-          db = slot.get();
-          gold = db->Execute(t.gold_sql, limits);
-        }
-      }
-      size_t qafd_columns = SIZE_MAX;  // QAFD's output size, for bm25-matched
-      for (const MethodSpec& spec : methods) {
-        const LinkMethod m = spec.method;
-        Accumulator& a = acc[spec.name];
-        SchemaLinkOptions lo = o.link;
-        if (spec.matched) {
-          if (qafd_columns == SIZE_MAX) {
-            FLOWRAG_ASSIGN_OR_RETURN(SchemaLink q, linker.Link(t.question, LinkMethod::kQafd, o.link));
-            qafd_columns = Names(q.columns).size();
-          }
-          lo.top_columns = qafd_columns;
-          lo.top_k = qafd_columns == 0 ? 0 : lo.top_k;
-        }
-        FLOWRAG_ASSIGN_OR_RETURN(SchemaLink link, linker.Link(t.question, m, lo));
-        if (spec.matched) link.method = spec.name;
-        const auto tables = Names(link.tables), columns = Names(link.columns);
-        if (m == LinkMethod::kQafd) qafd_columns = columns.size();
-        if (!gold_tables.empty()) a.tables.push_back(Score(gold_tables, tables));
-        if (gold_columns.empty()) {
-          ++a.gold_less;
-          a.gold_less_columns += static_cast<double>(columns.size());
-        } else {
-          a.columns.push_back(Score(gold_columns, columns));
-        }
-        ++a.questions;
-        a.ms.push_back(link.time_ms);
-        a.n_tables.push_back(static_cast<double>(tables.size()));
-        a.n_columns.push_back(static_cast<double>(columns.size()));
-        nlohmann::json rec = {{"dataset", d.name}, {"id", t.id}, {"db", t.db_id}, {"method", link.method},
-                              {"question", t.question}, {"gold_tables", gold_tables},
-                              {"gold_columns", gold_columns}, {"tables", tables}, {"columns", columns},
-                              {"time_ms", link.time_ms}};
-        if (m == LinkMethod::kQafd) {
-          nlohmann::json scored = nlohmann::json::array();
-          for (const LinkedItem& c : link.columns) scored.push_back({c.name, c.score, c.why});
-          rec["column_scores"] = scored;
-          rec["sources"] = link.sources.size();
-          rec["scaled_sources"] = link.scaled_sources;
-        }
-        if (o.execute && !execute) {
-          ++a.no_data;
-          rec["skipped"] = "no .sqlite file for this database";
-        } else if (execute && !gold.ok()) {
-          ++a.gold_errors;  // not the model's fault: excluded from the accuracy
-          rec["gold_error"] = gold.status().ToString();
-        } else if (execute) {
-          SqlAskOptions ask = o.ask;
-          ask.method = std::string(LinkMethodName(m));
-          ask.link = lo;
-          ask.evidence = t.evidence;
-          ask.limits = limits;
-          ++a.attempted;
-          Result<SqlAnswer> answer = WriteAndRunSql(*chat, *db, linker, t.question, ask);
-          bool ok = false;
-          if (!answer.ok()) {  // a chat error: this question is wrong, the others go on
-            ++a.errors;
-            rec["error"] = answer.status().ToString();
-            rec["executed"] = false;
-          } else {
-            const bool ordered = ToLowerAscii(t.gold_sql).find("order by") != std::string::npos;
-            const bool truncated = answer->executed && (answer->result.truncated || gold->truncated);
-            if (answer->executed) ok = SameExecutionResult(*gold, answer->result, ordered);
-            a.executed += answer->executed;
-            a.truncated += truncated;
-            rec["sql"] = answer->sql;
-            rec["executed"] = answer->executed;
-            if (truncated) rec["truncated"] = true;
-            if (!answer->executed && !answer->attempts.empty()) rec["error"] = answer->attempts.back().error;
-          }
-          a.correct += ok;
-          rec["correct"] = ok;
-        }
-        if (records) records << rec.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-      }
-      if (!quiet && (i + 1) % 100 == 0) std::fprintf(stderr, "%s: %zu/%zu questions\n", d.name.c_str(), i + 1, d.tasks.size());
-    }
-    for (const MethodSpec& spec : methods) {
-      Accumulator& a = acc[spec.name];
-      SqlEvalRow r;
-      r.dataset = d.name;
-      r.method = spec.name;
-      r.questions = a.questions;
-      const double n = std::max<double>(1.0, static_cast<double>(r.questions));
-      const double nt = std::max<double>(1.0, static_cast<double>(a.tables.size()));
-      const double nc = std::max<double>(1.0, static_cast<double>(a.columns.size()));
-      for (const Prf& x : a.tables) r.table_p += x.p / nt, r.table_r += x.r / nt, r.table_f1 += x.f1 / nt;
-      for (const Prf& x : a.columns) r.column_p += x.p / nc, r.column_r += x.r / nc, r.column_f1 += x.f1 / nc;
-      for (size_t i = 0; i < a.n_tables.size(); ++i) r.avg_tables += a.n_tables[i] / n, r.avg_columns += a.n_columns[i] / n;
-      r.gold_less = a.gold_less;
-      if (a.gold_less > 0) r.gold_less_columns = a.gold_less_columns / static_cast<double>(a.gold_less);
-      r.p50_ms = Percentile(a.ms, 0.5);
-      r.p99_ms = Percentile(a.ms, 0.99);
-      if (a.attempted > 0) r.exec_accuracy = static_cast<double>(a.correct) / static_cast<double>(a.attempted);
-      r.executed = a.executed;
-      r.exec_attempted = a.attempted;
-      r.exec_correct = a.correct;
-      r.gold_errors = a.gold_errors;
-      r.exec_errors = a.errors;
-      r.truncated = a.truncated;
-      r.no_data = a.no_data;
-      rows.push_back(r);
-    }
+    if (o.execute && !quiet) WarnMissingDatabases(d);
+    DatasetEvaluation evaluation(o, methods, chat.get(), &d, &records);
+    FLOWRAG_RETURN_IF_ERROR(evaluation.Run(quiet));
+    evaluation.AppendRows(&rows);
   }
   return rows;
 }

@@ -151,6 +151,123 @@ struct HnswIndex::Graph {
   }
 };
 
+namespace {
+
+const float* VectorAt(const Hnsw& h, tableint id) {
+  return reinterpret_cast<const float*>(h.getDataByInternalId(id));
+}
+
+// Scratch for scoring one adjacency list at a time.
+struct ListScratch {
+  explicit ListScratch(const Hnsw& h)
+      : rows(std::max(h.maxM0_, h.maxM_)), ids(rows.size()), scores(rows.size()) {}
+  std::vector<const float*> rows;
+  std::vector<tableint> ids;
+  std::vector<float> scores;
+};
+
+using Scored = std::pair<float, tableint>;
+
+// 1. Greedy descent through the upper levels, as hnswlib's searchKnn: the
+// node where level 0 starts and its score. Adds the vectors scored to
+// *scored.
+Scored GreedyDescent(const Hnsw& h, const float* query, size_t dim, ListScratch* s,
+                     size_t* scored) {
+  tableint current = h.enterpoint_node_;
+  float current_score = DotProduct(query, VectorAt(h, current), dim);
+  ++*scored;
+  for (int level = h.maxlevel_; level > 0; --level) {
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      const linklistsizeint* list = h.get_linklist(current, level);
+      const size_t degree = h.getListCount(const_cast<linklistsizeint*>(list));
+      const auto* neighbours = reinterpret_cast<const tableint*>(list + 1);
+      for (size_t j = 0; j < degree; ++j) s->rows[j] = VectorAt(h, neighbours[j]);
+      vector_internal::DotProductGather(query, s->rows.data(), degree, dim, s->scores.data());
+      *scored += degree;
+      for (size_t j = 0; j < degree; ++j) {
+        if (s->scores[j] > current_score) {
+          current_score = s->scores[j];
+          current = neighbours[j];
+          changed = true;
+        }
+      }
+    }
+  }
+  return {current_score, current};
+}
+
+// 2. Beam search on level 0 from `entry` with the per-call ef: the best ef
+// accepted hits (those params.filter accepts), unordered. Adds the vectors
+// scored to *scored.
+std::vector<VectorHit> BeamSearch(const Hnsw& h, const float* query, size_t dim, size_t ef,
+                                  const VectorSearchParams& params, Scored entry, ListScratch* s,
+                                  size_t* scored) {
+  const bool filtered = static_cast<bool>(params.filter);
+  // Best candidate (highest score) on top, as hnswlib's candidate_set.
+  std::priority_queue<Scored> candidates;
+  // Worst accepted hit on top: lowest score, then highest id.
+  auto worse_on_top = [](const VectorHit& a, const VectorHit& b) {
+    return vector_internal::HitBefore(a, b);
+  };
+  std::vector<VectorHit> beam_storage;
+  beam_storage.reserve(ef + 1);
+  std::priority_queue<VectorHit, std::vector<VectorHit>, decltype(worse_on_top)> beam(
+      worse_on_top, std::move(beam_storage));
+  auto accept = [&](tableint id) { return !filtered || params.filter(id); };
+
+  VisitedLease lease(h.visited_list_pool_);
+  hnswlib::vl_type* visited = lease.list()->mass;
+  const hnswlib::vl_type tag = lease.list()->curV;
+
+  const auto [entry_score, entry_node] = entry;
+  visited[entry_node] = tag;
+  candidates.emplace(entry_score, entry_node);
+  if (accept(entry_node)) beam.push({entry_node, entry_score});
+
+  while (!candidates.empty()) {
+    const auto [candidate_score, node] = candidates.top();
+    if (beam.size() >= ef && candidate_score < beam.top().score) break;
+    candidates.pop();
+
+    const linklistsizeint* list = h.get_linklist0(node);
+    const size_t degree = h.getListCount(const_cast<linklistsizeint*>(list));
+    const auto* neighbours = reinterpret_cast<const tableint*>(list + 1);
+    size_t fresh = 0;
+    for (size_t j = 0; j < degree; ++j) {
+      const tableint id = neighbours[j];
+      if (visited[id] == tag) continue;
+      visited[id] = tag;
+      s->ids[fresh] = id;
+      s->rows[fresh] = VectorAt(h, id);
+      ++fresh;
+    }
+    vector_internal::DotProductGather(query, s->rows.data(), fresh, dim, s->scores.data());
+    *scored += fresh;
+    for (size_t j = 0; j < fresh; ++j) {
+      const float score = s->scores[j];
+      if (beam.size() < ef || score > beam.top().score) {
+        candidates.emplace(score, s->ids[j]);
+        if (accept(s->ids[j])) {
+          beam.push({s->ids[j], score});
+          if (beam.size() > ef) beam.pop();
+        }
+      }
+    }
+  }
+
+  std::vector<VectorHit> hits;
+  hits.reserve(beam.size());
+  while (!beam.empty()) {
+    hits.push_back(beam.top());
+    beam.pop();
+  }
+  return hits;
+}
+
+}  // namespace
+
 HnswIndex::HnswIndex(size_t dim, size_t m, size_t ef_construction, uint64_t seed)
     : dim_(dim),
       m_(m),
@@ -207,98 +324,10 @@ std::vector<VectorHit> HnswIndex::Search(const float* query, const VectorSearchP
   const size_t k = std::min(params.k, n);
   if (k == 0 || !vector_internal::AllFinite(query, dim_)) return {};
   const size_t ef = std::max(params.ef_search, k);
-  const bool filtered = static_cast<bool>(params.filter);
-
-  // Scratch for scoring one adjacency list at a time.
-  const size_t max_degree = std::max(h.maxM0_, h.maxM_);
-  std::vector<const float*> rows(max_degree);
-  std::vector<tableint> ids(max_degree);
-  std::vector<float> scores(max_degree);
+  ListScratch scratch(h);
   size_t scored = 0;
-
-  // 1. Greedy descent through the upper levels, as hnswlib's searchKnn.
-  tableint current = h.enterpoint_node_;
-  float current_score = DotProduct(query, graph_->Vector(current), dim_);
-  ++scored;
-  for (int level = h.maxlevel_; level > 0; --level) {
-    bool changed = true;
-    while (changed) {
-      changed = false;
-      const linklistsizeint* list = h.get_linklist(current, level);
-      const size_t degree = h.getListCount(const_cast<linklistsizeint*>(list));
-      const auto* neighbours = reinterpret_cast<const tableint*>(list + 1);
-      for (size_t j = 0; j < degree; ++j) rows[j] = graph_->Vector(neighbours[j]);
-      vector_internal::DotProductGather(query, rows.data(), degree, dim_, scores.data());
-      scored += degree;
-      for (size_t j = 0; j < degree; ++j) {
-        if (scores[j] > current_score) {
-          current_score = scores[j];
-          current = neighbours[j];
-          changed = true;
-        }
-      }
-    }
-  }
-
-  // 2. Beam search on level 0 with the per-call ef.
-  using Scored = std::pair<float, tableint>;
-  // Best candidate (highest score) on top, as hnswlib's candidate_set.
-  std::priority_queue<Scored> candidates;
-  // Worst accepted hit on top: lowest score, then highest id.
-  auto worse_on_top = [](const VectorHit& a, const VectorHit& b) {
-    return vector_internal::HitBefore(a, b);
-  };
-  std::vector<VectorHit> beam_storage;
-  beam_storage.reserve(ef + 1);
-  std::priority_queue<VectorHit, std::vector<VectorHit>, decltype(worse_on_top)> beam(
-      worse_on_top, std::move(beam_storage));
-  auto accept = [&](tableint id) { return !filtered || params.filter(id); };
-
-  VisitedLease lease(h.visited_list_pool_);
-  hnswlib::vl_type* visited = lease.list()->mass;
-  const hnswlib::vl_type tag = lease.list()->curV;
-
-  visited[current] = tag;
-  candidates.emplace(current_score, current);
-  if (accept(current)) beam.push({current, current_score});
-
-  while (!candidates.empty()) {
-    const auto [candidate_score, node] = candidates.top();
-    if (beam.size() >= ef && candidate_score < beam.top().score) break;
-    candidates.pop();
-
-    const linklistsizeint* list = h.get_linklist0(node);
-    const size_t degree = h.getListCount(const_cast<linklistsizeint*>(list));
-    const auto* neighbours = reinterpret_cast<const tableint*>(list + 1);
-    size_t fresh = 0;
-    for (size_t j = 0; j < degree; ++j) {
-      const tableint id = neighbours[j];
-      if (visited[id] == tag) continue;
-      visited[id] = tag;
-      ids[fresh] = id;
-      rows[fresh] = graph_->Vector(id);
-      ++fresh;
-    }
-    vector_internal::DotProductGather(query, rows.data(), fresh, dim_, scores.data());
-    scored += fresh;
-    for (size_t j = 0; j < fresh; ++j) {
-      const float score = scores[j];
-      if (beam.size() < ef || score > beam.top().score) {
-        candidates.emplace(score, ids[j]);
-        if (accept(ids[j])) {
-          beam.push({ids[j], score});
-          if (beam.size() > ef) beam.pop();
-        }
-      }
-    }
-  }
-
-  std::vector<VectorHit> hits;
-  hits.reserve(beam.size());
-  while (!beam.empty()) {
-    hits.push_back(beam.top());
-    beam.pop();
-  }
+  const Scored entry = GreedyDescent(h, query, dim_, &scratch, &scored);
+  std::vector<VectorHit> hits = BeamSearch(h, query, dim_, ef, params, entry, &scratch, &scored);
   std::sort(hits.begin(), hits.end(), vector_internal::HitBefore);
   if (hits.size() > k) hits.resize(k);
   if (stats != nullptr) stats->candidates_scored += scored;
@@ -364,92 +393,96 @@ Status HnswIndex::Save(std::string* buffer) const {
   return Status::Ok();
 }
 
-Result<std::unique_ptr<HnswIndex>> HnswIndex::Load(std::string_view buffer) {
-  auto corrupt = [](const std::string& what) {
-    return Status::Corruption("hnsw index buffer: " + what);
-  };
+namespace {
+
+Status Corrupt(const std::string& what) { return Status::Corruption("hnsw index buffer: " + what); }
+
+// The fields after the magic and the format version.
+struct LoadHeader {
+  uint32_t dim = 0, entry_point = 0, rng_size = 0;
+  uint64_t count = 0, m = 0, ef_construction = 0, seed = 0;
+  int32_t max_level = 0;
+};
+
+// Checks the magic, the format version and the checksum: the buffer
+// without its checksum.
+Result<std::string_view> CheckedBody(std::string_view buffer) {
   if (buffer.size() < sizeof(kMagic) || std::memcmp(buffer.data(), kMagic, sizeof(kMagic)) != 0) {
-    return corrupt("not a flowrag HNSW index (expected magic \"FLOWHNSW\")");
+    return Corrupt("not a flowrag HNSW index (expected magic \"FLOWHNSW\")");
   }
   Reader reader(buffer);
   const char* skipped;
   FLOWRAG_RETURN_IF_ERROR(reader.Bytes(sizeof(kMagic), &skipped, "magic"));
   uint32_t version = 0;
   FLOWRAG_RETURN_IF_ERROR(reader.Read(&version, "format version"));
-  if (version != kFormatVersion) {
-    return corrupt("unsupported format version " + std::to_string(version) +
-                   " (this build reads version " + std::to_string(kFormatVersion) + ")");
+  if (version != HnswIndex::kFormatVersion) {
+    return Corrupt("unsupported format version " + std::to_string(version) +
+                   " (this build reads version " + std::to_string(HnswIndex::kFormatVersion) + ")");
   }
   if (buffer.size() < reader.pos() + sizeof(uint64_t)) {
-    return corrupt("truncated: " + std::to_string(buffer.size()) + " bytes");
+    return Corrupt("truncated: " + std::to_string(buffer.size()) + " bytes");
   }
   uint64_t stored_checksum;
   std::memcpy(&stored_checksum, buffer.data() + buffer.size() - sizeof(uint64_t), sizeof(uint64_t));
   const std::string_view body = buffer.substr(0, buffer.size() - sizeof(uint64_t));
   if (vector_internal::Checksum64(body.data(), body.size()) != stored_checksum) {
-    return corrupt("checksum mismatch (" + std::to_string(buffer.size()) +
+    return Corrupt("checksum mismatch (" + std::to_string(buffer.size()) +
                    " bytes; truncated or modified)");
   }
-  reader = Reader(body);
-  FLOWRAG_RETURN_IF_ERROR(reader.Bytes(sizeof(kMagic) + sizeof(uint32_t), &skipped, "header"));
+  return body;
+}
 
-  uint32_t dim = 0, entry_point = 0, rng_size = 0;
-  uint64_t count = 0, m = 0, ef_construction = 0, seed = 0;
-  int32_t max_level = 0;
-  FLOWRAG_RETURN_IF_ERROR(reader.Read(&dim, "dim"));
-  FLOWRAG_RETURN_IF_ERROR(reader.Read(&count, "count"));
-  FLOWRAG_RETURN_IF_ERROR(reader.Read(&m, "M"));
-  FLOWRAG_RETURN_IF_ERROR(reader.Read(&ef_construction, "ef_construction"));
-  FLOWRAG_RETURN_IF_ERROR(reader.Read(&seed, "seed"));
-  FLOWRAG_RETURN_IF_ERROR(reader.Read(&max_level, "max level"));
-  FLOWRAG_RETURN_IF_ERROR(reader.Read(&entry_point, "entry point"));
-  FLOWRAG_RETURN_IF_ERROR(reader.Read(&rng_size, "level generator state size"));
-  if (Status st = CheckOptions(dim, m, ef_construction); !st.ok()) {
-    return corrupt("bad header: " + st.message());
+Result<LoadHeader> ReadLoadHeader(Reader* reader) {
+  LoadHeader hd;
+  FLOWRAG_RETURN_IF_ERROR(reader->Read(&hd.dim, "dim"));
+  FLOWRAG_RETURN_IF_ERROR(reader->Read(&hd.count, "count"));
+  FLOWRAG_RETURN_IF_ERROR(reader->Read(&hd.m, "M"));
+  FLOWRAG_RETURN_IF_ERROR(reader->Read(&hd.ef_construction, "ef_construction"));
+  FLOWRAG_RETURN_IF_ERROR(reader->Read(&hd.seed, "seed"));
+  FLOWRAG_RETURN_IF_ERROR(reader->Read(&hd.max_level, "max level"));
+  FLOWRAG_RETURN_IF_ERROR(reader->Read(&hd.entry_point, "entry point"));
+  FLOWRAG_RETURN_IF_ERROR(reader->Read(&hd.rng_size, "level generator state size"));
+  if (Status st = CheckOptions(hd.dim, hd.m, hd.ef_construction); !st.ok()) {
+    return Corrupt("bad header: " + st.message());
   }
-  if (rng_size > kMaxRngStateBytes) {
-    return corrupt("level generator state of " + std::to_string(rng_size) + " bytes");
+  if (hd.rng_size > kMaxRngStateBytes) {
+    return Corrupt("level generator state of " + std::to_string(hd.rng_size) + " bytes");
   }
-  const char* rng_bytes;
-  FLOWRAG_RETURN_IF_ERROR(reader.Bytes(rng_size, &rng_bytes, "level generator state"));
-  const size_t vector_bytes = size_t{dim} * sizeof(float);
-  // Each vector takes vector_bytes + 4 (level) + 4 (degree) bytes at least;
-  // checking this first bounds every allocation below by the buffer size.
-  if (count > reader.remaining() / (vector_bytes + 8)) {
-    return corrupt("count " + std::to_string(count) + " does not fit in the " +
-                   std::to_string(buffer.size()) + "-byte buffer");
-  }
-  const char* vectors;
-  FLOWRAG_RETURN_IF_ERROR(reader.Bytes(count * vector_bytes, &vectors, "vectors"));
+  return hd;
+}
+
+// Each vector's level, each in 0..kMaxLevel; the entry point must be a
+// vector on the top level (none when there are no vectors).
+Result<std::vector<int32_t>> ReadLevels(Reader* reader, const LoadHeader& hd) {
   const char* level_bytes;
-  FLOWRAG_RETURN_IF_ERROR(reader.Bytes(count * sizeof(int32_t), &level_bytes, "levels"));
-  std::vector<int32_t> levels(count);
-  if (count > 0) std::memcpy(levels.data(), level_bytes, count * sizeof(int32_t));
+  FLOWRAG_RETURN_IF_ERROR(reader->Bytes(hd.count * sizeof(int32_t), &level_bytes, "levels"));
+  std::vector<int32_t> levels(hd.count);
+  if (hd.count > 0) std::memcpy(levels.data(), level_bytes, hd.count * sizeof(int32_t));
   int32_t top_level = -1;
-  for (size_t i = 0; i < count; ++i) {
+  for (size_t i = 0; i < hd.count; ++i) {
     if (levels[i] < 0 || levels[i] > kMaxLevel) {
-      return corrupt("vector " + std::to_string(i) + " has level " + std::to_string(levels[i]) +
+      return Corrupt("vector " + std::to_string(i) + " has level " + std::to_string(levels[i]) +
                      ", expected 0.." + std::to_string(kMaxLevel));
     }
     top_level = std::max(top_level, levels[i]);
   }
-  if (count == 0
-          ? (max_level != -1 || entry_point != kNoEntryPoint)
-          : (max_level != top_level || entry_point >= count || levels[entry_point] != max_level)) {
-    return corrupt("entry point " + std::to_string(entry_point) + " at max level " +
-                   std::to_string(max_level) + " is inconsistent with the " +
-                   std::to_string(count) + " stored levels");
+  if (hd.count == 0 ? (hd.max_level != -1 || hd.entry_point != kNoEntryPoint)
+                    : (hd.max_level != top_level || hd.entry_point >= hd.count ||
+                       levels[hd.entry_point] != hd.max_level)) {
+    return Corrupt("entry point " + std::to_string(hd.entry_point) + " at max level " +
+                   std::to_string(hd.max_level) + " is inconsistent with the " +
+                   std::to_string(hd.count) + " stored levels");
   }
+  return levels;
+}
 
-  VectorIndexOptions options;
-  options.hnsw_m = m;
-  options.hnsw_ef_construction = ef_construction;
-  options.seed = seed;
-  FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<HnswIndex> index, Create(dim, count, options));
-  Hnsw& h = *index->graph_->hnsw;
-
-  // Nodes: vector, label and upper-level link storage. cur_element_count grows
-  // with them, so hnswlib's destructor frees exactly what was allocated.
+// Nodes: vector, label and upper-level link storage. cur_element_count
+// grows with them, so hnswlib's destructor frees exactly what was
+// allocated.
+Status CopyNodes(const char* vectors, size_t vector_bytes, const std::vector<int32_t>& levels,
+                 Hnsw* hnsw) {
+  Hnsw& h = *hnsw;
+  const size_t count = levels.size();
   for (size_t i = 0; i < count; ++i) {
     const auto id = static_cast<tableint>(i);
     std::memset(h.data_level0_memory_ + i * h.size_data_per_element_, 0, h.size_data_per_element_);
@@ -473,28 +506,34 @@ Result<std::unique_ptr<HnswIndex>> HnswIndex::Load(std::string_view buffer) {
   } catch (const std::exception& e) {
     return Status::Internal(std::string("hnsw index Load: ") + e.what());
   }
+  return Status::Ok();
+}
 
-  // Links, validated as they are copied.
+// Links, validated as they are copied: at most the level's degree, each to
+// another vector on that level.
+Status CopyLinks(Reader* reader, const std::vector<int32_t>& levels, Hnsw* hnsw) {
+  Hnsw& h = *hnsw;
+  const size_t count = levels.size();
   for (size_t i = 0; i < count; ++i) {
     for (int32_t level = 0; level <= levels[i]; ++level) {
       uint32_t degree = 0;
-      FLOWRAG_RETURN_IF_ERROR(reader.Read(&degree, "degree"));
+      FLOWRAG_RETURN_IF_ERROR(reader->Read(&degree, "degree"));
       const size_t max_degree = level == 0 ? h.maxM0_ : h.maxM_;
       if (degree > max_degree) {
-        return corrupt("vector " + std::to_string(i) + " level " + std::to_string(level) +
+        return Corrupt("vector " + std::to_string(i) + " level " + std::to_string(level) +
                        " has degree " + std::to_string(degree) + ", at most " +
                        std::to_string(max_degree) + " allowed");
       }
       const char* link_bytes;
       FLOWRAG_RETURN_IF_ERROR(
-          reader.Bytes(size_t{degree} * sizeof(tableint), &link_bytes, "neighbour ids"));
+          reader->Bytes(size_t{degree} * sizeof(tableint), &link_bytes, "neighbour ids"));
       linklistsizeint* list = h.get_linklist_at_level(static_cast<tableint>(i), level);
       auto* neighbours = reinterpret_cast<tableint*>(list + 1);
       for (uint32_t j = 0; j < degree; ++j) {
         tableint nb;
         std::memcpy(&nb, link_bytes + j * sizeof(tableint), sizeof(tableint));
         if (nb >= count || nb == i || levels[nb] < level) {
-          return corrupt("vector " + std::to_string(i) + " level " + std::to_string(level) +
+          return Corrupt("vector " + std::to_string(i) + " level " + std::to_string(level) +
                          " links to " + std::to_string(nb) +
                          ", which is not another vector on that level");
         }
@@ -503,15 +542,47 @@ Result<std::unique_ptr<HnswIndex>> HnswIndex::Load(std::string_view buffer) {
       h.setListCount(list, static_cast<unsigned short>(degree));
     }
   }
-  if (reader.remaining() != 0) {
-    return corrupt(std::to_string(reader.remaining()) + " unexpected bytes after the links");
+  if (reader->remaining() != 0) {
+    return Corrupt(std::to_string(reader->remaining()) + " unexpected bytes after the links");
   }
-  h.maxlevel_ = max_level;
-  h.enterpoint_node_ = count == 0 ? kNoEntryPoint : entry_point;
+  return Status::Ok();
+}
 
-  std::istringstream rng(std::string(rng_bytes, rng_size));
+}  // namespace
+
+Result<std::unique_ptr<HnswIndex>> HnswIndex::Load(std::string_view buffer) {
+  FLOWRAG_ASSIGN_OR_RETURN(const std::string_view body, CheckedBody(buffer));
+  Reader reader(body);
+  const char* skipped;
+  FLOWRAG_RETURN_IF_ERROR(reader.Bytes(sizeof(kMagic) + sizeof(uint32_t), &skipped, "header"));
+  FLOWRAG_ASSIGN_OR_RETURN(const LoadHeader hd, ReadLoadHeader(&reader));
+  const char* rng_bytes;
+  FLOWRAG_RETURN_IF_ERROR(reader.Bytes(hd.rng_size, &rng_bytes, "level generator state"));
+  const size_t vector_bytes = size_t{hd.dim} * sizeof(float);
+  // Each vector takes vector_bytes + 4 (level) + 4 (degree) bytes at least;
+  // checking this first bounds every allocation below by the buffer size.
+  if (hd.count > reader.remaining() / (vector_bytes + 8)) {
+    return Corrupt("count " + std::to_string(hd.count) + " does not fit in the " +
+                   std::to_string(buffer.size()) + "-byte buffer");
+  }
+  const char* vectors;
+  FLOWRAG_RETURN_IF_ERROR(reader.Bytes(hd.count * vector_bytes, &vectors, "vectors"));
+  FLOWRAG_ASSIGN_OR_RETURN(const std::vector<int32_t> levels, ReadLevels(&reader, hd));
+
+  VectorIndexOptions options;
+  options.hnsw_m = hd.m;
+  options.hnsw_ef_construction = hd.ef_construction;
+  options.seed = hd.seed;
+  FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<HnswIndex> index, Create(hd.dim, hd.count, options));
+  Hnsw& h = *index->graph_->hnsw;
+  FLOWRAG_RETURN_IF_ERROR(CopyNodes(vectors, vector_bytes, levels, &h));
+  FLOWRAG_RETURN_IF_ERROR(CopyLinks(&reader, levels, &h));
+  h.maxlevel_ = hd.max_level;
+  h.enterpoint_node_ = hd.count == 0 ? kNoEntryPoint : hd.entry_point;
+
+  std::istringstream rng(std::string(rng_bytes, hd.rng_size));
   rng >> h.level_generator_;
-  if (rng.fail()) return corrupt("unreadable level generator state");
+  if (rng.fail()) return Corrupt("unreadable level generator state");
   return index;
 }
 
