@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -74,7 +75,7 @@ struct OpenStore {
     auto e = LoadEmbedder(*store, kHashEmbedderName, EngineOptions{});
     EXPECT_TRUE(e.ok()) << e.status().ToString();
     embedder = std::move(e).value();
-    dense_model = store->GetMeta("dense_model").value().value_or("");
+    dense_model = store->DenseModel().value().value_or("");
   }
 
   SnapshotOptions Options(bool use_parts) const {
@@ -91,6 +92,91 @@ struct OpenStore {
     EXPECT_TRUE(snap.ok()) << snap.status().ToString();
     return snap.ok() ? std::move(snap).value() : nullptr;
   }
+};
+
+// A SnapshotSource that is not a Store: it forwards every read to one and
+// fails those it is told to with IoError, as a disk or a connection would.
+// Snapshot building sees nothing else of a store (graph/snapshot.h).
+class FaultySource final : public SnapshotSource {
+ public:
+  explicit FaultySource(Store& store) : store_(store) {}
+
+  std::string fail_chunks_of;  // a part whose chunks cannot be read
+  bool fail_facts = false;     // the facts table cannot be read
+  bool fail_puts = false;      // no part can be written
+  int chunk_reads = 0;
+
+  const std::string& path() const override { return store_.path(); }
+  Status ForEachDocument(const std::function<Status(DocumentRow&&)>& fn,
+                         int64_t after_id) override {
+    return store_.ForEachDocument(fn, after_id);
+  }
+  Status ForEachPassage(const std::function<Status(const PassageRow&)>& fn,
+                        int64_t after_id) override {
+    return store_.ForEachPassage(fn, after_id);
+  }
+  Result<std::pair<int64_t, int64_t>> CountDocumentsAndPassages() override {
+    return store_.CountDocumentsAndPassages();
+  }
+  Status ForEachPassageEmbedding(std::string_view model,
+                                 const std::function<Status(int64_t, std::string_view)>& fn,
+                                 int64_t after_id) override {
+    return store_.ForEachPassageEmbedding(model, fn, after_id);
+  }
+  Result<FloatMatrix> GetEmbeddings(std::string_view model, std::span<const uint64_t> hashes,
+                                    size_t dim, std::vector<bool>* found) override {
+    return store_.GetEmbeddings(model, hashes, dim, found);
+  }
+  Result<size_t> EmbeddingDimension(std::string_view model) override {
+    return store_.EmbeddingDimension(model);
+  }
+  Status ForEachEntity(const std::function<Status(EntityRow&&)>& fn) override {
+    return store_.ForEachEntity(fn);
+  }
+  Status ForEachMention(const std::function<Status(const MentionRow&)>& fn) override {
+    return store_.ForEachMention(fn);
+  }
+  Status ForEachDescription(const std::function<Status(DescriptionRow&&)>& fn) override {
+    return store_.ForEachDescription(fn);
+  }
+  Status ForEachFact(const std::function<Status(const FactRow&)>& fn) override {
+    if (fail_facts) return Status::IoError(path() + ": injected: the facts cannot be read");
+    return store_.ForEachFact(fn);
+  }
+  Status ForEachRelation(const std::function<Status(int64_t, std::string&&)>& fn) override {
+    return store_.ForEachRelation(fn);
+  }
+  Status ForEachFactSource(const std::function<Status(int64_t, int64_t)>& fn) override {
+    return store_.ForEachFactSource(fn);
+  }
+  Status ForEachSynonym(const std::function<Status(const SynonymRow&)>& fn) override {
+    return store_.ForEachSynonym(fn);
+  }
+  Result<std::vector<EntityRow>> EntitiesByIds(const std::vector<int64_t>& ids) override {
+    return store_.EntitiesByIds(ids);
+  }
+  Result<GraphCounts> CountGraph() override { return store_.CountGraph(); }
+  Result<int64_t> Generation() override { return store_.Generation(); }
+  Result<std::optional<SnapshotPartInfo>> GetSnapshotPart(std::string_view name) override {
+    return store_.GetSnapshotPart(name);
+  }
+  Status ReadSnapshotChunk(std::string_view name, int64_t seq, uint64_t offset, void* out,
+                           size_t n) override {
+    ++chunk_reads;
+    if (name == fail_chunks_of) {
+      return Status::IoError(path() + ": injected: chunk " + std::to_string(seq) + " of part " +
+                             std::string(name) + " cannot be read");
+    }
+    return store_.ReadSnapshotChunk(name, seq, offset, out, n);
+  }
+  Result<bool> PutSnapshotPart(const SnapshotPartInfo& info, const PartProducer& produce) override {
+    if (fail_puts) return Status::IoError(path() + ": injected: the disk is full");
+    return store_.PutSnapshotPart(info, produce);
+  }
+  Status DropSnapshotParts() override { return store_.DropSnapshotParts(); }
+
+ private:
+  Store& store_;
 };
 
 template <typename A, typename B>
@@ -395,6 +481,52 @@ TEST_F(SnapshotPersistTest, SnapshotFromPartsEqualsSnapshotFromRows) {
   EXPECT_GT(rebuilt.graph_texts_embedded, 0u);
   ExpectSameSnapshot(*a, *b);
   ExpectSameAnswers(*a, *b);
+}
+
+// graph/ reads a store through SnapshotSource alone: over a source that
+// is not a Store, a part whose chunks cannot be read (an I/O error, not
+// damage) is derived from the rows instead and the snapshot equals one from
+// rows; a table that cannot be read fails the build with the store's error;
+// parts that cannot be written are reported and written by a later call.
+TEST_F(SnapshotPersistTest, ASnapshotOverAFailingSourceRebuildsWhatItCannotRead) {
+  const std::string path = CopyOfDemo();
+  OpenStore s(path, /*read_only=*/false);
+  auto rows = s.Build(/*use_parts=*/false);
+  ASSERT_TRUE(rows);
+  FaultySource source(*s.store);
+  source.fail_chunks_of = kGraphRowsPart;
+  SnapshotBuildStats stats;
+  auto snap = Snapshot::Build(source, s.embedder, s.Options(/*use_parts=*/true), &stats);
+  ASSERT_TRUE(snap.ok()) << snap.status().ToString();
+  EXPECT_GT(source.chunk_reads, 0);
+  EXPECT_EQ(stats.parts[kBm25Part], PartState::kLoaded);
+  EXPECT_EQ(stats.parts[kPassageVectorsPart], PartState::kLoaded);
+  EXPECT_EQ(stats.parts[kGraphRowsPart], PartState::kRebuilt);
+  ASSERT_EQ(stats.part_errors.size(), 1u);
+  EXPECT_EQ(stats.part_errors[0].rfind(kGraphRowsPart, 0), 0u) << stats.part_errors[0];
+  EXPECT_NE(stats.part_errors[0].find("injected"), std::string::npos) << stats.part_errors[0];
+  ExpectSameSnapshot(**snap, *rows);
+  ExpectSameAnswers(**snap, *rows);
+
+  source.fail_chunks_of.clear();
+  source.fail_facts = true;
+  auto failed = Snapshot::Build(source, s.embedder, s.Options(/*use_parts=*/false));
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().code(), StatusCode::kIoError);
+  EXPECT_NE(failed.status().message().find("injected"), std::string::npos);
+
+  // A snapshot from rows has every part to write; a full disk writes none.
+  source.fail_facts = false;
+  source.fail_puts = true;
+  SnapshotOptions persistable = s.Options(/*use_parts=*/false);
+  persistable.persistable = true;
+  auto fresh = Snapshot::Build(source, s.embedder, persistable);
+  ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+  EXPECT_EQ((*fresh)->PersistParts(source).status().code(), StatusCode::kIoError);
+  source.fail_puts = false;
+  auto written = (*fresh)->PersistParts(source);
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  EXPECT_EQ(*written, std::size(kParts));
 }
 
 // The HNSW index loaded from its part is the one built from the rows (same

@@ -246,11 +246,11 @@ TEST_P(StoreBackendTest, JournalCachesAndMetaRoundTrip) {
   EXPECT_EQ((*cached)->content, "Lyon");
   EXPECT_EQ((*cached)->prompt_tokens, 11);
 
-  ASSERT_TRUE(store->SetMeta("schema_contract", "v: 1").ok());
+  ASSERT_TRUE(store->SetSchemaContractYaml("v: 1").ok());
   const int64_t generation = *store->Generation();
-  ASSERT_TRUE(store->SetMeta("schema_contract", "v: 1").ok());
+  ASSERT_TRUE(store->SetSchemaContractYaml("v: 1").ok());
   EXPECT_EQ(*store->Generation(), generation);  // the same value changes nothing
-  EXPECT_EQ(*store->GetMeta("schema_contract"), std::optional<std::string>("v: 1"));
+  EXPECT_EQ(*store->SchemaContractYaml(), std::optional<std::string>("v: 1"));
 
   ASSERT_TRUE(store->PutSqlSchema({"db.sqlite", "f1", "{}", "[]"}).ok());
   ASSERT_TRUE(store->PutSqlSchema({"db.sqlite", "f2", "{\"t\":1}", "[]"}).ok());
@@ -299,6 +299,56 @@ std::vector<std::string> TopPassages(const std::string& location, const std::str
   auto engine = Engine::Open(location, read_only);
   EXPECT_TRUE(engine.ok()) << engine.status().ToString();
   return engine.ok() ? TopPassages(**engine, method) : std::vector<std::string>{};
+}
+
+// StoreState's typed writes store each key's text as the raw meta rows
+// always held it (the format is unchanged), bump the generation only for a
+// changed value, and read back what the raw rows of an older writer hold.
+TEST_P(StoreBackendTest, StoreStateKeepsEachKeysTextAndBumpsTheGeneration) {
+  auto store = OpenStore(NewLocation());
+  ASSERT_NE(store, nullptr);
+  StoreState& state = *store;
+  struct Key {
+    const char* key;
+    std::function<Status()> write;
+    const char* text;  // what the meta row holds afterwards
+  };
+  const std::vector<Key> keys = {
+      {"embedder", [&] { return state.SetEmbedderKind("openai"); }, "openai"},
+      {"dense_model", [&] { return state.SetDenseModel("m-1"); }, "m-1"},
+      {"hash_dimension", [&] { return state.SetHashDimension(512); }, "512"},
+      {"language", [&] { return state.SetLanguage("german"); }, "german"},
+      {"tokenizer", [&] { return state.SetTokenizer("tok2-german"); }, "tok2-german"},
+      {"idf_tokenizer", [&] { return state.SetIdfTokenizer("tok2-german"); }, "tok2-german"},
+      {"extractor", [&] { return state.SetExtractor("heuristic"); }, "heuristic"},
+      {"schema_contract", [&] { return state.SetSchemaContractYaml("version: 2\n"); },
+       "version: 2\n"},
+  };
+  for (const Key& k : keys) {
+    const int64_t before = *store->Generation();
+    ASSERT_TRUE(k.write().ok()) << k.key;
+    EXPECT_EQ(*store->Generation(), before + 1) << k.key;
+    EXPECT_EQ(*store->GetMeta(k.key), std::optional<std::string>(k.text)) << k.key;
+    ASSERT_TRUE(k.write().ok()) << k.key;
+    EXPECT_EQ(*store->Generation(), before + 1) << k.key << ": the same value again";
+  }
+  EXPECT_EQ(*state.EmbedderKind(), std::optional<std::string>("openai"));
+  EXPECT_EQ(*state.HashDimension(), std::optional<size_t>(512));
+  EXPECT_EQ(*state.Language(), std::optional<std::string>("german"));
+  EXPECT_EQ(*state.Extractor(), std::optional<std::string>("heuristic"));
+
+  // Rows an older version wrote read through the typed interface; one no
+  // write would store is Corruption naming the store and the key.
+  ASSERT_TRUE(store->SetMeta("hash_dimension", "64").ok());
+  EXPECT_EQ(*state.HashDimension(), std::optional<size_t>(64));
+  ASSERT_TRUE(store->SetMeta("hash_dimension", "64k").ok());
+  Status damaged = state.HashDimension().status();
+  EXPECT_EQ(damaged.code(), StatusCode::kCorruption);
+  EXPECT_NE(damaged.message().find(store->path() + ": meta.hash_dimension"), std::string::npos)
+      << damaged.ToString();
+  // A refused write leaves the row as it was.
+  EXPECT_EQ(state.SetLanguage("klingon").code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(*store->GetMeta("language"), std::optional<std::string>("german"));
 }
 
 TEST_P(StoreBackendTest, EngineBuildsTheSameGraphAndAnswersAsOnSqlite) {

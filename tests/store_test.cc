@@ -326,9 +326,9 @@ TEST(StoreTest, WritesThatChangeSnapshotsBumpTheGeneration) {
   std::vector<uint64_t> h = {Hash64("alpha")};
   ASSERT_TRUE(store.PutEmbeddings("m", h, v).ok());
   bumped("embeddings");
-  ASSERT_TRUE(store.SetMeta("dense_model", "m").ok());
+  ASSERT_TRUE(store.SetDenseModel("m").ok());
   bumped("a new meta value");
-  ASSERT_TRUE(store.SetMeta("dense_model", "m").ok());
+  ASSERT_TRUE(store.SetDenseModel("m").ok());
   unchanged("the same meta value");
   ASSERT_TRUE(store.ReplaceSynonyms({}, {}).ok());
   unchanged("no synonyms to replace");

@@ -6,12 +6,12 @@
 namespace flowrag {
 namespace {
 
-Result<HashedEmbedderOptions> HashOptions(Store& store, const EngineOptions& options) {
+Result<HashedEmbedderOptions> HashOptions(StoreState& state, const EngineOptions& options) {
   HashedEmbedderOptions o;
   o.dimension = options.hash_dimension;
-  FLOWRAG_ASSIGN_OR_RETURN(auto stored_dim, store.GetMetaInt("hash_dimension", 8, 65536));
-  if (stored_dim) o.dimension = static_cast<size_t>(*stored_dim);
-  FLOWRAG_ASSIGN_OR_RETURN(o.language, ResolveLanguage(store, options));
+  FLOWRAG_ASSIGN_OR_RETURN(std::optional<size_t> stored_dim, state.HashDimension());
+  if (stored_dim) o.dimension = *stored_dim;
+  FLOWRAG_ASSIGN_OR_RETURN(o.language, ResolveLanguage(state, options));
   FLOWRAG_RETURN_IF_ERROR(o.Validate());
   return o;
 }
@@ -32,40 +32,29 @@ class MissingCustomEmbedder final : public Embedder {
   const std::string store_, model_;
 };
 
-bool IsKnownEmbedder(const std::string& kind) {
-  return kind == kHashEmbedderName || kind == kOpenAiEmbedderName || kind == kCustomEmbedderName;
-}
-
 }  // namespace
 
-Result<std::string> ResolveLanguage(Store& store, const EngineOptions& options) {
+Result<std::string> ResolveLanguage(StoreState& state, const EngineOptions& options) {
   if (!options.language.empty()) FLOWRAG_RETURN_IF_ERROR(ValidateLanguage(options.language));
-  FLOWRAG_ASSIGN_OR_RETURN(auto stored, store.GetMeta("language"));
+  FLOWRAG_ASSIGN_OR_RETURN(std::optional<std::string> stored, state.Language());
   if (!stored) return options.language.empty() ? std::string(kDefaultLanguage) : options.language;
-  if (Status valid = ValidateLanguage(*stored); !valid.ok()) {
-    return Status::Corruption(store.path() + ": meta.language: " + valid.message());
-  }
   if (!options.language.empty() && options.language != *stored) {
-    return Status::FailedPrecondition(
-        store.path() + ": indexed with language \"" + *stored + "\", opened with language \"" +
-        options.language + "\"; open it with \"" + *stored +
-        "\" (or no language), or index into a new store");
+    return Status::FailedPrecondition(state.path() + ": indexed with language \"" + *stored +
+                                      "\", opened with language \"" + options.language +
+                                      "\"; open it with \"" + *stored +
+                                      "\" (or no language), or index into a new store");
   }
   return *stored;
 }
 
-Result<std::string> ResolveEmbedderKind(Store& store, const EngineOptions& options) {
+Result<std::string> ResolveEmbedderKind(StoreState& state, const EngineOptions& options) {
   std::string kind = options.embedder;
   if (kind.empty() && options.custom_embedder != nullptr) kind = kCustomEmbedderName;
   if (kind.empty()) {
-    FLOWRAG_ASSIGN_OR_RETURN(auto stored, store.GetMeta("embedder"));
-    kind = stored ? *stored : kHashEmbedderName;
-    if (!IsKnownEmbedder(kind)) {
-      return Status::Corruption(store.path() + ": meta.embedder \"" + kind.substr(0, 40) +
-                                "\": expected \"hash\", \"openai\" or \"custom\"");
-    }
+    FLOWRAG_ASSIGN_OR_RETURN(std::optional<std::string> stored, state.EmbedderKind());
+    kind = stored.value_or(kHashEmbedderName);
   }
-  if (!IsKnownEmbedder(kind)) {
+  if (!IsEmbedderKind(kind)) {
     return Status::InvalidArgument("embedder \"" + kind +
                                    "\": expected \"hash\", \"openai\" or \"custom\"");
   }
@@ -76,13 +65,13 @@ Result<std::string> ResolveEmbedderKind(Store& store, const EngineOptions& optio
   return kind;
 }
 
-Result<std::shared_ptr<Embedder>> LoadEmbedder(Store& store, const std::string& kind,
+Result<std::shared_ptr<Embedder>> LoadEmbedder(StoreState& state, const std::string& kind,
                                                const EngineOptions& options) {
   if (kind == kCustomEmbedderName) {
     if (options.custom_embedder != nullptr) return options.custom_embedder;
-    FLOWRAG_ASSIGN_OR_RETURN(auto model, store.GetMeta("dense_model"));
+    FLOWRAG_ASSIGN_OR_RETURN(std::optional<std::string> model, state.DenseModel());
     return std::shared_ptr<Embedder>(
-        std::make_shared<MissingCustomEmbedder>(store.path(), model.value_or("(unknown)")));
+        std::make_shared<MissingCustomEmbedder>(state.path(), model.value_or("(unknown)")));
   }
   if (kind == kOpenAiEmbedderName) {
     OpenAiEmbedderOptions o;
@@ -94,36 +83,37 @@ Result<std::shared_ptr<Embedder>> LoadEmbedder(Store& store, const std::string& 
     FLOWRAG_ASSIGN_OR_RETURN(auto embedder, OpenAiEmbedder::Create(o));
     return std::shared_ptr<Embedder>(std::move(embedder));
   }
-  FLOWRAG_ASSIGN_OR_RETURN(HashedEmbedderOptions o, HashOptions(store, options));
+  FLOWRAG_ASSIGN_OR_RETURN(HashedEmbedderOptions o, HashOptions(state, options));
   auto idf = std::make_shared<IdfTable>();
-  FLOWRAG_ASSIGN_OR_RETURN(auto blob, store.GetEmbedderState(kHashEmbedderName));
+  FLOWRAG_ASSIGN_OR_RETURN(auto blob, state.GetEmbedderState(kHashEmbedderName));
   if (blob) {
     auto table = IdfTable::Deserialize(*blob);
-    if (!table.ok()) return table.status().WithContext(store.path() + ": embedder_state.hash");
+    if (!table.ok()) return table.status().WithContext(state.path() + ": embedder_state.hash");
     idf = std::make_shared<IdfTable>(std::move(table).value());
   }
   return std::shared_ptr<Embedder>(std::make_shared<HashedEmbedder>(o, std::move(idf)));
 }
 
-Result<std::shared_ptr<Embedder>> MaybeRefitEmbedder(Store& store, const std::string& kind,
+Result<std::shared_ptr<Embedder>> MaybeRefitEmbedder(StoreState& state, DocumentStore& documents,
+                                                     GraphSink& graph, const std::string& kind,
                                                      const EngineOptions& options,
-                                                     std::shared_ptr<Embedder> current,
-                                                     bool force, double growth, bool* refitted) {
+                                                     std::shared_ptr<Embedder> current, bool force,
+                                                     double growth, bool* refitted) {
   *refitted = false;
   if (kind != kHashEmbedderName) return current;
-  FLOWRAG_ASSIGN_OR_RETURN(auto counts, store.CountDocumentsAndPassages());
+  FLOWRAG_ASSIGN_OR_RETURN(auto counts, documents.CountDocumentsAndPassages());
   const int64_t passages = counts.second;
-  FLOWRAG_ASSIGN_OR_RETURN(int64_t fitted, store.EmbedderStateFittedPassages(kHashEmbedderName));
-  FLOWRAG_ASSIGN_OR_RETURN(HashedEmbedderOptions o, HashOptions(store, options));
+  FLOWRAG_ASSIGN_OR_RETURN(int64_t fitted, state.EmbedderStateFittedPassages(kHashEmbedderName));
+  FLOWRAG_ASSIGN_OR_RETURN(HashedEmbedderOptions o, HashOptions(state, options));
   const std::string tokenizer = TokenizerSignature(o.language);
-  FLOWRAG_ASSIGN_OR_RETURN(auto fitted_under, store.GetMeta("idf_tokenizer"));
+  FLOWRAG_ASSIGN_OR_RETURN(std::optional<std::string> fitted_under, state.IdfTokenizer());
   const bool stale = fitted <= 0 || static_cast<double>(passages) >= (1.0 + growth) * fitted ||
                      fitted_under.value_or("") != tokenizer;
   if (!force && !stale) return current;
   if (passages == 0) return current;
 
   IdfTable::Builder builder;
-  FLOWRAG_RETURN_IF_ERROR(store.ForEachPassageText([&](const PassageToEmbed& p) -> Status {
+  FLOWRAG_RETURN_IF_ERROR(documents.ForEachPassageText([&](const PassageToEmbed& p) -> Status {
     builder.AddDocument(TokenHashes(p.text, o.language));
     return Status::Ok();
   }));
@@ -132,10 +122,10 @@ Result<std::shared_ptr<Embedder>> MaybeRefitEmbedder(Store& store, const std::st
   // computed again (else the edges would depend on the order in which
   // corpora came in); before the table is stored, so that a crash in
   // between refits and marks again.
-  FLOWRAG_RETURN_IF_ERROR(store.MarkAllSynonymsPending());
-  FLOWRAG_RETURN_IF_ERROR(store.PutEmbedderState(kHashEmbedderName, idf->Serialize(), passages));
-  FLOWRAG_RETURN_IF_ERROR(store.SetMeta("idf_tokenizer", tokenizer));
-  FLOWRAG_RETURN_IF_ERROR(store.SetMeta("hash_dimension", std::to_string(o.dimension)));
+  FLOWRAG_RETURN_IF_ERROR(graph.MarkAllSynonymsPending());
+  FLOWRAG_RETURN_IF_ERROR(state.PutEmbedderState(kHashEmbedderName, idf->Serialize(), passages));
+  FLOWRAG_RETURN_IF_ERROR(state.SetIdfTokenizer(tokenizer));
+  FLOWRAG_RETURN_IF_ERROR(state.SetHashDimension(o.dimension));
   *refitted = true;
   return std::shared_ptr<Embedder>(std::make_shared<HashedEmbedder>(o, std::move(idf)));
 }

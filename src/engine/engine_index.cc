@@ -131,7 +131,7 @@ Status EngineImpl::FinishIndexRun(IndexRunRecord* run, const Status& st, Persist
 Status EngineImpl::EmbedMissing(IndexContext& ctx) {
   bool refitted = false;
   FLOWRAG_ASSIGN_OR_RETURN(
-      embedder_, MaybeRefitEmbedder(*store_, embedder_kind_, options_, embedder_,
+      embedder_, MaybeRefitEmbedder(*store_, *store_, *store_, embedder_kind_, options_, embedder_,
                                     ctx.options.refit, ctx.options.idf_refit_growth, &refitted));
   ctx.report.embedder_refitted = refitted;
   const std::string model = embedder_->ModelId();

@@ -53,7 +53,7 @@ void PartsPersister::Run() {
   }
 }
 
-void PartsPersister::Write(Store& store, const Snapshot& snapshot) {
+void PartsPersister::Write(SnapshotSource& store, const Snapshot& snapshot) {
   // A cache of the store: failing to write it only costs the next open time.
   Result<size_t> written = snapshot.PersistParts(store);
   if (!written.ok()) {

@@ -6,8 +6,8 @@
 // after every one of a burst. Schedule() remembers the latest snapshot; a
 // background thread writes its parts once `delay` has passed without a newer
 // one. Only the latest matters: an older snapshot's parts describe a
-// generation the store has left, and Store::PutSnapshotPart would refuse
-// them anyway. A process that stops before the delay loses nothing but
+// generation the store has left, and SnapshotSource::PutSnapshotPart would
+// refuse them anyway. A process that stops before the delay loses nothing but
 // speed: the next open derives what is missing from the rows.
 //
 // Thread-safety: all methods may be called from any thread. The destructor
@@ -28,7 +28,9 @@ namespace flowrag {
 
 class PartsPersister {
  public:
-  PartsPersister(Store* store, std::chrono::milliseconds delay) : store_(store), delay_(delay) {}
+  // `store` is not owned and must outlive the persister.
+  PartsPersister(SnapshotSource* store, std::chrono::milliseconds delay)
+      : store_(store), delay_(delay) {}
   ~PartsPersister();
   PartsPersister(const PartsPersister&) = delete;
   PartsPersister& operator=(const PartsPersister&) = delete;
@@ -40,9 +42,9 @@ class PartsPersister {
 
  private:
   void Run();
-  static void Write(Store& store, const Snapshot& snapshot);
+  static void Write(SnapshotSource& store, const Snapshot& snapshot);
 
-  Store* store_;
+  SnapshotSource* store_;
   const std::chrono::milliseconds delay_;
   std::mutex mu_;
   std::condition_variable cv_;

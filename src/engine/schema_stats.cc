@@ -8,11 +8,11 @@
 namespace flowrag {
 
 Status EngineImpl::FillSchemaStats(StoreStats* stats) const {
-  FLOWRAG_ASSIGN_OR_RETURN(auto yaml, store_->GetMeta("schema_contract"));
+  FLOWRAG_ASSIGN_OR_RETURN(std::optional<std::string> yaml, store_->SchemaContractYaml());
   if (!yaml) return Status::Ok();
   FLOWRAG_ASSIGN_OR_RETURN(SchemaContract contract,
                            ParseContract(*yaml, store_->path() + ":schema_contract"));
-  FLOWRAG_ASSIGN_OR_RETURN(Store::SchemaGraphCounts c, store_->CountSchemaGraph());
+  FLOWRAG_ASSIGN_OR_RETURN(SourceRecordStore::SchemaGraphCounts c, store_->CountSchemaGraph());
   SchemaStats& s = stats->schema;
   s.present = true;
   s.version = contract.version;

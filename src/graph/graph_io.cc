@@ -21,6 +21,11 @@ namespace {
 static_assert(std::endian::native == std::endian::little,
               "snapshot parts are written little-endian, as the machine holds them");
 
+// The store's side of a part (storage/store.h SnapshotSource).
+using PartInfo = SnapshotSource::SnapshotPartInfo;
+using ChunkSink = SnapshotSource::ChunkSink;
+constexpr size_t kChunkBytes = SnapshotSource::kMaxSnapshotChunk;
+
 // First eight bytes of each part: catches a part written under another name.
 constexpr uint64_t kBm25Magic = 0x3135324d42524646ull;     // "FFRBM251"
 constexpr uint64_t kRowsMagic = 0x31574f5247524646ull;     // "FFRGROW1"
@@ -91,17 +96,17 @@ std::string Hex(uint64_t v) {
 // dropped) as soon as it fills, so the part is never held whole.
 class PartWriter {
  public:
-  explicit PartWriter(const Store::ChunkSink* emit) : emit_(emit) {}
+  explicit PartWriter(const ChunkSink* emit) : emit_(emit) {}
 
   Status Bytes(const void* data, size_t n) {
     const char* p = static_cast<const char*>(data);
     if (emit_) checksum_.Update(p, n);
     while (n > 0) {
-      const size_t take = emit_ ? std::min(n, Store::kMaxSnapshotChunk - out_.size()) : n;
+      const size_t take = emit_ ? std::min(n, kChunkBytes - out_.size()) : n;
       out_.append(p, take);
       p += take;
       n -= take;
-      if (emit_ && out_.size() == Store::kMaxSnapshotChunk) FLOWRAG_RETURN_IF_ERROR(Flush());
+      if (emit_ && out_.size() == kChunkBytes) FLOWRAG_RETURN_IF_ERROR(Flush());
     }
     return Status::Ok();
   }
@@ -145,7 +150,7 @@ class PartWriter {
     return Status::Ok();
   }
 
-  const Store::ChunkSink* emit_;
+  const ChunkSink* emit_;
   std::string out_;
   StreamChecksum checksum_;
 };
@@ -157,8 +162,7 @@ class PartWriter {
 // than the part holds.
 class PartReader {
  public:
-  PartReader(Store& store, Store::SnapshotPartInfo info)
-      : store_(&store), info_(std::move(info)) {}
+  PartReader(SnapshotSource& store, PartInfo info) : store_(&store), info_(std::move(info)) {}
   // Over bytes in memory (no checksum to compare: Finish checks the length).
   PartReader(std::string name, std::string_view bytes) : memory_(bytes) {
     info_.name = std::move(name);
@@ -178,9 +182,9 @@ class PartReader {
       return Status::Ok();
     }
     while (n > 0) {
-      const int64_t seq = static_cast<int64_t>(consumed_ / Store::kMaxSnapshotChunk);
-      const uint64_t offset = consumed_ % Store::kMaxSnapshotChunk;
-      const size_t take = std::min<uint64_t>(n, Store::kMaxSnapshotChunk - offset);
+      const int64_t seq = static_cast<int64_t>(consumed_ / kChunkBytes);
+      const uint64_t offset = consumed_ % kChunkBytes;
+      const size_t take = std::min<uint64_t>(n, kChunkBytes - offset);
       if (seq >= info_.chunks) return Corrupt("missing chunk " + std::to_string(seq));
       FLOWRAG_RETURN_IF_ERROR(store_->ReadSnapshotChunk(info_.name, seq, offset, p, take));
       checksum_.Update(p, take);
@@ -237,7 +241,7 @@ class PartReader {
   Status Finish() {
     if (remaining() != 0) return Corrupt(std::to_string(remaining()) + " trailing bytes");
     if (store_ == nullptr) return Status::Ok();
-    const uint64_t chunks = (info_.bytes + Store::kMaxSnapshotChunk - 1) / Store::kMaxSnapshotChunk;
+    const uint64_t chunks = (info_.bytes + kChunkBytes - 1) / kChunkBytes;
     if (static_cast<int64_t>(chunks) != info_.chunks) return Corrupt("chunk count");
     if (checksum_.Final() != info_.checksum) return Corrupt("checksum mismatch");
     return Status::Ok();
@@ -248,17 +252,16 @@ class PartReader {
   }
 
  private:
-  Store* store_ = nullptr;
+  SnapshotSource* store_ = nullptr;
   std::string_view memory_;
-  Store::SnapshotPartInfo info_;
+  PartInfo info_;
   uint64_t consumed_ = 0;
   StreamChecksum checksum_;
 };
 
 // Opens part `name` when its header is valid; else sets read->state.
-std::optional<Store::SnapshotPartInfo> ValidPart(Store& store, const char* name,
-                                                 int64_t generation, int format,
-                                                 const std::string& key, PartRead* read) {
+std::optional<PartInfo> ValidPart(SnapshotSource& store, const char* name, int64_t generation,
+                                  int format, const std::string& key, PartRead* read) {
   auto info = store.GetSnapshotPart(name);
   if (!info.ok()) {
     read->state = PartState::kCorrupt;
@@ -269,7 +272,7 @@ std::optional<Store::SnapshotPartInfo> ValidPart(Store& store, const char* name,
     read->state = PartState::kMissing;
     return std::nullopt;
   }
-  const Store::SnapshotPartInfo& i = **info;
+  const PartInfo& i = **info;
   if (i.generation != generation || i.format != format || i.key != key) {
     read->state = PartState::kStale;
     read->error = "part of generation " + std::to_string(i.generation) + ", format " +
@@ -283,10 +286,10 @@ std::optional<Store::SnapshotPartInfo> ValidPart(Store& store, const char* name,
 // Runs `parse` over a valid part; kCorrupt with the message when it or the
 // final checks fail.
 template <typename T>
-std::optional<T> ReadPart(Store& store, const char* name, int64_t generation, int format,
+std::optional<T> ReadPart(SnapshotSource& store, const char* name, int64_t generation, int format,
                           const std::string& key, PartRead* read,
                           const std::function<Result<T>(PartReader&)>& parse) {
-  std::optional<Store::SnapshotPartInfo> info = ValidPart(store, name, generation, format, key, read);
+  std::optional<PartInfo> info = ValidPart(store, name, generation, format, key, read);
   if (!info) return std::nullopt;
   PartReader reader(store, std::move(*info));
   Result<T> value = parse(reader);
@@ -300,15 +303,14 @@ std::optional<T> ReadPart(Store& store, const char* name, int64_t generation, in
   return std::move(value).value();
 }
 
-Result<bool> WritePart(Store& store, const char* name, int64_t generation, int format,
-                       const std::string& key,
-                       const std::function<Status(PartWriter&)>& write) {
-  Store::SnapshotPartInfo info;
+Result<bool> WritePart(SnapshotSource& store, const char* name, int64_t generation, int format,
+                       const std::string& key, const std::function<Status(PartWriter&)>& write) {
+  PartInfo info;
   info.name = name;
   info.generation = generation;
   info.format = format;
   info.key = key;
-  return store.PutSnapshotPart(info, [&](const Store::ChunkSink& emit) -> Result<uint64_t> {
+  return store.PutSnapshotPart(info, [&](const ChunkSink& emit) -> Result<uint64_t> {
     PartWriter w(&emit);
     FLOWRAG_RETURN_IF_ERROR(write(w));
     return w.Finish();
@@ -654,7 +656,7 @@ std::string GraphVectorsPartKey(Embedder& embedder) {
 
 // ---- bm25
 
-Result<bool> WriteBm25Part(Store& store, int64_t generation, const Bm25Index& bm25) {
+Result<bool> WriteBm25Part(SnapshotSource& store, int64_t generation, const Bm25Index& bm25) {
   return WritePart(store, kBm25Part, generation, kBm25PartFormat, Bm25PartKey(bm25.tokenizer()),
                    [&](PartWriter& w) -> Status {
                      FLOWRAG_RETURN_IF_ERROR(w.U64(kBm25Magic));
@@ -668,8 +670,9 @@ Result<bool> WriteBm25Part(Store& store, int64_t generation, const Bm25Index& bm
                    });
 }
 
-std::optional<Bm25Index> ReadBm25Part(Store& store, int64_t generation, size_t num_passages,
-                                      PartRead* read, const TokenizerOptions& tokenizer) {
+std::optional<Bm25Index> ReadBm25Part(SnapshotSource& store, int64_t generation,
+                                      size_t num_passages, PartRead* read,
+                                      const TokenizerOptions& tokenizer) {
   std::optional<Bm25Index> index =
       ReadPart<Bm25Index>(store, kBm25Part, generation, kBm25PartFormat, Bm25PartKey(tokenizer),
                           read, [&](PartReader& r) { return ParseBm25(r, num_passages); });
@@ -686,8 +689,9 @@ Result<Bm25Index> ParseBm25Part(std::string_view bytes, size_t num_passages) {
 
 // ---- passage vectors
 
-Result<bool> WritePassageVectorsPart(Store& store, int64_t generation, const std::string& model,
-                                     const FloatMatrix& vectors, size_t missing) {
+Result<bool> WritePassageVectorsPart(SnapshotSource& store, int64_t generation,
+                                     const std::string& model, const FloatMatrix& vectors,
+                                     size_t missing) {
   return WritePart(store, kPassageVectorsPart, generation, kPassageVectorsFormat, model,
                    [&](PartWriter& w) -> Status {
                      FLOWRAG_RETURN_IF_ERROR(w.U64(kPassagesMagic));
@@ -698,7 +702,7 @@ Result<bool> WritePassageVectorsPart(Store& store, int64_t generation, const std
                    });
 }
 
-std::optional<FloatMatrix> ReadPassageVectorsPart(Store& store, int64_t generation,
+std::optional<FloatMatrix> ReadPassageVectorsPart(SnapshotSource& store, int64_t generation,
                                                   const std::string& model, size_t num_passages,
                                                   size_t* missing, PartRead* read) {
   return ReadPart<FloatMatrix>(
@@ -722,8 +726,9 @@ std::string PassageHnswPartKey(const std::string& model, size_t m, size_t ef_con
          ",seed=" + std::to_string(seed);
 }
 
-Result<bool> WritePassageHnswPart(Store& store, int64_t generation, const std::string& model,
-                                  const HnswIndex& index, size_t missing) {
+Result<bool> WritePassageHnswPart(SnapshotSource& store, int64_t generation,
+                                  const std::string& model, const HnswIndex& index,
+                                  size_t missing) {
   std::string bytes;
   FLOWRAG_RETURN_IF_ERROR(index.Save(&bytes));
   return WritePart(store, kPassageHnswPart, generation, kPassageHnswFormat,
@@ -737,7 +742,7 @@ Result<bool> WritePassageHnswPart(Store& store, int64_t generation, const std::s
                    });
 }
 
-std::unique_ptr<HnswIndex> ReadPassageHnswPart(Store& store, int64_t generation,
+std::unique_ptr<HnswIndex> ReadPassageHnswPart(SnapshotSource& store, int64_t generation,
                                                const std::string& model,
                                                const VectorIndexOptions& options,
                                                size_t num_passages, size_t dim, size_t* missing,
@@ -821,19 +826,20 @@ std::string SerializeGraphRows(const KnowledgeGraph::Input& in) {
   return w.Take();
 }
 
-Result<bool> WriteGraphRowsPart(Store& store, int64_t generation, const std::string& bytes) {
+Result<bool> WriteGraphRowsPart(SnapshotSource& store, int64_t generation,
+                                const std::string& bytes) {
   return WritePart(store, kGraphRowsPart, generation, kGraphRowsFormat, GraphRowsPartKey(),
                    [&](PartWriter& w) { return w.Bytes(bytes.data(), bytes.size()); });
 }
 
-std::optional<KnowledgeGraph::Input> ReadGraphRowsPart(Store& store, int64_t generation,
+std::optional<KnowledgeGraph::Input> ReadGraphRowsPart(SnapshotSource& store, int64_t generation,
                                                        size_t num_passages, PartRead* read) {
   return ReadPart<KnowledgeGraph::Input>(
       store, kGraphRowsPart, generation, kGraphRowsFormat, GraphRowsPartKey(), read,
       [&](PartReader& r) { return ParseRows(r, num_passages); });
 }
 
-std::optional<std::string> ReadGraphRowsPartBytes(Store& store, int64_t generation,
+std::optional<std::string> ReadGraphRowsPartBytes(SnapshotSource& store, int64_t generation,
                                                   PartRead* read) {
   return ReadPart<std::string>(store, kGraphRowsPart, generation, kGraphRowsFormat,
                                GraphRowsPartKey(), read, [&](PartReader& r) -> Result<std::string> {
@@ -860,7 +866,7 @@ std::string WithPassageCount(std::string_view bytes, size_t num_passages) {
 
 // ---- graph vectors
 
-Result<bool> WriteGraphVectorsPart(Store& store, int64_t generation, Embedder& embedder,
+Result<bool> WriteGraphVectorsPart(SnapshotSource& store, int64_t generation, Embedder& embedder,
                                    const GraphVectors& v) {
   if (!embedder.IsLocal()) return false;
   return WritePart(store, kGraphVectorsPart, generation, kGraphVectorsFormat,
@@ -874,7 +880,7 @@ Result<bool> WriteGraphVectorsPart(Store& store, int64_t generation, Embedder& e
                    });
 }
 
-std::optional<GraphVectors> ReadGraphVectorsPart(Store& store, int64_t generation,
+std::optional<GraphVectors> ReadGraphVectorsPart(SnapshotSource& store, int64_t generation,
                                                  Embedder& embedder,
                                                  const KnowledgeGraph::Input& rows,
                                                  PartRead* read) {

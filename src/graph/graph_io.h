@@ -50,7 +50,7 @@
 // it copies the bytes once more into hnswlib's arrays instead of inserting
 // every vector again (doc/scale.md).
 //
-// Thread-safety: the functions share no state; the Store serialises access.
+// Thread-safety: the functions share no state; the store serialises access.
 #ifndef FLOWRAG_GRAPH_GRAPH_IO_H_
 #define FLOWRAG_GRAPH_GRAPH_IO_H_
 
@@ -110,15 +110,16 @@ struct PartRead {
 };
 // The BM25 part, tokenising queries with `tokenizer` (stale when written
 // under other tokeniser options).
-std::optional<Bm25Index> ReadBm25Part(Store& store, int64_t generation, size_t num_passages,
-                                      PartRead* read, const TokenizerOptions& tokenizer = {});
+std::optional<Bm25Index> ReadBm25Part(SnapshotSource& store, int64_t generation,
+                                      size_t num_passages, PartRead* read,
+                                      const TokenizerOptions& tokenizer = {});
 // The rows of a graph over `num_passages` passages (entity_names empty: a
 // graph without entities).
-std::optional<KnowledgeGraph::Input> ReadGraphRowsPart(Store& store, int64_t generation,
+std::optional<KnowledgeGraph::Input> ReadGraphRowsPart(SnapshotSource& store, int64_t generation,
                                                        size_t num_passages, PartRead* read);
 // The same part's bytes (checksum verified), for a snapshot that keeps its
 // rows (SnapshotOptions::persistable); ParseGraphRows reads them.
-std::optional<std::string> ReadGraphRowsPartBytes(Store& store, int64_t generation,
+std::optional<std::string> ReadGraphRowsPartBytes(SnapshotSource& store, int64_t generation,
                                                   PartRead* read);
 // Rows from SerializeGraphRows bytes, with every check of ReadGraphRowsPart
 // but the checksum. Corruption naming the violation.
@@ -128,14 +129,13 @@ Result<KnowledgeGraph::Input> ParseGraphRows(std::string_view bytes, size_t num_
 std::string WithPassageCount(std::string_view bytes, size_t num_passages);
 
 // Vectors for `rows` (counts must match them) under `embedder`'s key.
-std::optional<GraphVectors> ReadGraphVectorsPart(Store& store, int64_t generation,
+std::optional<GraphVectors> ReadGraphVectorsPart(SnapshotSource& store, int64_t generation,
                                                  Embedder& embedder,
-                                                 const KnowledgeGraph::Input& rows,
-                                                 PartRead* read);
+                                                 const KnowledgeGraph::Input& rows, PartRead* read);
 
 // The passage vectors of `num_passages` passages under dense model `model`
 // (zero rows for passages without one; *missing counts them).
-std::optional<FloatMatrix> ReadPassageVectorsPart(Store& store, int64_t generation,
+std::optional<FloatMatrix> ReadPassageVectorsPart(SnapshotSource& store, int64_t generation,
                                                   const std::string& model, size_t num_passages,
                                                   size_t* missing, PartRead* read);
 
@@ -144,7 +144,7 @@ std::optional<FloatMatrix> ReadPassageVectorsPart(Store& store, int64_t generati
 // key says so; the loaded index is checked against them too), of `dim`
 // dimensions (0: any); *missing as above. Everything HnswIndex::Load checks,
 // and every vector finite. Null when absent or unusable (*read says why).
-std::unique_ptr<HnswIndex> ReadPassageHnswPart(Store& store, int64_t generation,
+std::unique_ptr<HnswIndex> ReadPassageHnswPart(SnapshotSource& store, int64_t generation,
                                                const std::string& model,
                                                const VectorIndexOptions& options,
                                                size_t num_passages, size_t dim, size_t* missing,
@@ -165,24 +165,26 @@ Result<std::unique_ptr<HnswIndex>> ParsePassageHnswPart(std::string_view bytes,
                                                         size_t* missing);
 
 // The checksum a part's header records for `bytes` (for tests that craft
-// parts: Store::PutSnapshotPart with any bytes and this checksum).
+// parts: SnapshotSource::PutSnapshotPart with any bytes and this checksum).
 uint64_t PartChecksum(std::string_view bytes);
 
 // Writing: each replaces its part if the store is still at `generation`
-// (Store::PutSnapshotPart); false when it has moved on (nothing written).
-Result<bool> WriteBm25Part(Store& store, int64_t generation, const Bm25Index& bm25);
+// (SnapshotSource::PutSnapshotPart); false when it has moved on (nothing written).
+Result<bool> WriteBm25Part(SnapshotSource& store, int64_t generation, const Bm25Index& bm25);
 // The rows are serialised into memory first (the caller may then move
 // `rows` into Build and write the bytes later): see SerializeGraphRows.
 std::string SerializeGraphRows(const KnowledgeGraph::Input& rows);
-Result<bool> WriteGraphRowsPart(Store& store, int64_t generation, const std::string& bytes);
-Result<bool> WritePassageVectorsPart(Store& store, int64_t generation, const std::string& model,
-                                     const FloatMatrix& vectors, size_t missing);
+Result<bool> WriteGraphRowsPart(SnapshotSource& store, int64_t generation,
+                                const std::string& bytes);
+Result<bool> WritePassageVectorsPart(SnapshotSource& store, int64_t generation,
+                                     const std::string& model, const FloatMatrix& vectors,
+                                     size_t missing);
 // The index is serialised into memory first (HnswIndex::Save: a transient
 // copy of the whole index), then written in chunks.
-Result<bool> WritePassageHnswPart(Store& store, int64_t generation, const std::string& model,
-                                  const HnswIndex& index, size_t missing);
+Result<bool> WritePassageHnswPart(SnapshotSource& store, int64_t generation,
+                                  const std::string& model, const HnswIndex& index, size_t missing);
 // False also when the vectors are not a local embedder's (nothing to persist).
-Result<bool> WriteGraphVectorsPart(Store& store, int64_t generation, Embedder& embedder,
+Result<bool> WriteGraphVectorsPart(SnapshotSource& store, int64_t generation, Embedder& embedder,
                                    const GraphVectors& vectors);
 
 }  // namespace flowrag

@@ -10,10 +10,30 @@
 namespace flowrag {
 namespace {
 
-Result<FloatMatrix> CachedVectors(Store& store, Embedder& embedder,
+// GraphTextVectors over either interface that looks up cached vectors
+// (EmbeddingCache for index runs, SnapshotSource for snapshots).
+template <typename Cache>
+Result<FloatMatrix> TextVectors(Cache& cache, Embedder& embedder,
+                                const std::vector<std::string>& texts) {
+  if (embedder.IsLocal()) return embedder.Embed(texts);
+  // A remote model's dimension is known once it has answered; after a
+  // restart, from the vectors it left in the cache.
+  size_t dim = embedder.Dimension();
+  if (dim == 0) {
+    FLOWRAG_ASSIGN_OR_RETURN(dim, cache.EmbeddingDimension(embedder.ModelId()));
+  }
+  if (dim == 0) return FloatMatrix();
+  std::vector<uint64_t> hashes;
+  hashes.reserve(texts.size());
+  for (const std::string& t : texts) hashes.push_back(Hash64(t));
+  std::vector<bool> found;
+  return cache.GetEmbeddings(embedder.ModelId(), hashes, dim, &found);
+}
+
+Result<FloatMatrix> CachedVectors(SnapshotSource& store, Embedder& embedder,
                                   const std::vector<std::string>& texts) {
   if (texts.empty()) return FloatMatrix();
-  return GraphTextVectors(store, embedder, texts);
+  return TextVectors(store, embedder, texts);
 }
 
 // For one kind of text: which earlier text each text is (old_of_new, -1 for
@@ -39,27 +59,15 @@ void MatchTexts(size_t old_count, const std::function<const std::string&(uint32_
 
 Result<FloatMatrix> GraphTextVectors(EmbeddingCache& store, Embedder& embedder,
                                      const std::vector<std::string>& texts) {
-  if (embedder.IsLocal()) return embedder.Embed(texts);
-  // A remote model's dimension is known once it has answered; after a
-  // restart, from the vectors it left in the cache.
-  size_t dim = embedder.Dimension();
-  if (dim == 0) {
-    FLOWRAG_ASSIGN_OR_RETURN(dim, store.EmbeddingDimension(embedder.ModelId()));
-  }
-  if (dim == 0) return FloatMatrix();
-  std::vector<uint64_t> hashes;
-  hashes.reserve(texts.size());
-  for (const std::string& t : texts) hashes.push_back(Hash64(t));
-  std::vector<bool> found;
-  return store.GetEmbeddings(embedder.ModelId(), hashes, dim, &found);
+  return TextVectors(store, embedder, texts);
 }
 
 Result<KnowledgeGraph::Input> LoadGraphRows(
-    Store& store, const std::unordered_map<int64_t, uint32_t>& passage_index) {
+    SnapshotSource& store, const std::unordered_map<int64_t, uint32_t>& passage_index) {
   KnowledgeGraph::Input in;
   in.num_passages = passage_index.size();
   std::unordered_map<int64_t, uint32_t> entity_index;
-  FLOWRAG_RETURN_IF_ERROR(store.ForEachEntity([&](Store::EntityRow&& e) -> Status {
+  FLOWRAG_RETURN_IF_ERROR(store.ForEachEntity([&](GraphSource::EntityRow&& e) -> Status {
     entity_index.emplace(e.id, static_cast<uint32_t>(in.entity_names.size()));
     in.entity_ids.push_back(e.id);
     in.entity_names.push_back(std::move(e.name));
@@ -84,13 +92,13 @@ Result<KnowledgeGraph::Input> LoadGraphRows(
     }
     return it->second;
   };
-  FLOWRAG_RETURN_IF_ERROR(store.ForEachMention([&](const Store::MentionRow& m) -> Status {
+  FLOWRAG_RETURN_IF_ERROR(store.ForEachMention([&](const GraphSource::MentionRow& m) -> Status {
     FLOWRAG_ASSIGN_OR_RETURN(uint32_t p, passage_of(m.passage_id, "mention"));
     FLOWRAG_ASSIGN_OR_RETURN(uint32_t e, entity_of(m.entity_id, "mention"));
     in.mentions.push_back({p, e, static_cast<float>(m.count), m.defining, m.title});
     return Status::Ok();
   }));
-  FLOWRAG_RETURN_IF_ERROR(store.ForEachDescription([&](Store::DescriptionRow&& d) -> Status {
+  FLOWRAG_RETURN_IF_ERROR(store.ForEachDescription([&](GraphSource::DescriptionRow&& d) -> Status {
     FLOWRAG_ASSIGN_OR_RETURN(uint32_t p, passage_of(d.passage_id, "description"));
     FLOWRAG_ASSIGN_OR_RETURN(uint32_t e, entity_of(d.entity_id, "description"));
     in.description_entity.push_back(e);
@@ -105,7 +113,7 @@ Result<KnowledgeGraph::Input> LoadGraphRows(
     return Status::Ok();
   }));
   std::unordered_map<int64_t, uint32_t> fact_index;
-  FLOWRAG_RETURN_IF_ERROR(store.ForEachFact([&](const Store::FactRow& f) -> Status {
+  FLOWRAG_RETURN_IF_ERROR(store.ForEachFact([&](const GraphSource::FactRow& f) -> Status {
     FLOWRAG_ASSIGN_OR_RETURN(uint32_t s, entity_of(f.subject_id, "fact"));
     FLOWRAG_ASSIGN_OR_RETURN(uint32_t o, entity_of(f.object_id, "fact"));
     auto rel = relation_index.find(f.relation_id);
@@ -128,7 +136,7 @@ Result<KnowledgeGraph::Input> LoadGraphRows(
     in.fact_sources[it->second].push_back(p);
     return Status::Ok();
   }));
-  FLOWRAG_RETURN_IF_ERROR(store.ForEachSynonym([&](const Store::SynonymRow& s) -> Status {
+  FLOWRAG_RETURN_IF_ERROR(store.ForEachSynonym([&](const GraphSource::SynonymRow& s) -> Status {
     FLOWRAG_ASSIGN_OR_RETURN(uint32_t a, entity_of(s.a, "synonym"));
     FLOWRAG_ASSIGN_OR_RETURN(uint32_t b, entity_of(s.b, "synonym"));
     in.synonyms.push_back({a, b, static_cast<float>(s.similarity)});
@@ -154,7 +162,7 @@ void AssignFactTexts(KnowledgeGraph::Input* rows) {
   }
 }
 
-Result<GraphVectors> LoadGraphVectors(Store& store, const KnowledgeGraph::Input& rows,
+Result<GraphVectors> LoadGraphVectors(SnapshotSource& store, const KnowledgeGraph::Input& rows,
                                       const GraphLoadOptions& options, size_t* embedded) {
   *embedded = 0;
   if (options.embedder == nullptr || rows.entity_names.empty()) return GraphVectors();
@@ -206,7 +214,7 @@ Result<GraphVectors> LoadGraphVectors(Store& store, const KnowledgeGraph::Input&
 }
 
 Result<std::shared_ptr<const KnowledgeGraph>> LoadKnowledgeGraph(
-    Store& store, const std::unordered_map<int64_t, uint32_t>& passage_index,
+    SnapshotSource& store, const std::unordered_map<int64_t, uint32_t>& passage_index,
     const FloatMatrix& passage_vectors, const GraphLoadOptions& options) {
   FLOWRAG_ASSIGN_OR_RETURN(KnowledgeGraph::Input in, LoadGraphRows(store, passage_index));
   if (in.entity_names.empty()) return std::shared_ptr<const KnowledgeGraph>();

@@ -1,6 +1,6 @@
 // Loads the store's graph tables into a KnowledgeGraph for a snapshot: the
 // path a snapshot takes when its persisted parts (graph/graph_io.h) are
-// missing or stale.
+// missing or stale. Reads the store through SnapshotSource (storage/store.h).
 #ifndef FLOWRAG_GRAPH_GRAPH_LOADER_H_
 #define FLOWRAG_GRAPH_GRAPH_LOADER_H_
 
@@ -27,7 +27,9 @@ struct GraphLoadOptions {
 };
 
 // Vectors of `texts` under `embedder`: computed when it is local, else read
-// from the cache (zero rows where nothing is cached).
+// from the cache (zero rows where nothing is cached). For index runs
+// (indexing/graph_extras.h); a snapshot's loader reads the same vectors
+// through its SnapshotSource.
 Result<FloatMatrix> GraphTextVectors(EmbeddingCache& store, Embedder& embedder,
                                      const std::vector<std::string>& texts);
 
@@ -36,7 +38,7 @@ Result<FloatMatrix> GraphTextVectors(EmbeddingCache& store, Embedder& embedder,
 // Corruption when a row refers to a missing passage, entity or relation.
 // Entity names empty when the store has no entities. O(rows).
 Result<KnowledgeGraph::Input> LoadGraphRows(
-    Store& store, const std::unordered_map<int64_t, uint32_t>& passage_index);
+    SnapshotSource& store, const std::unordered_map<int64_t, uint32_t>& passage_index);
 
 // Fact texts (graph/graph_texts.h FactText) of every fact from its
 // entities' names and relation, deduplicated in fact order: sets
@@ -45,7 +47,7 @@ void AssignFactTexts(KnowledgeGraph::Input* rows);
 
 // The vectors of `rows`' texts (empty without an embedder). *embedded counts
 // the texts a local embedder embedded (the others were reused).
-Result<GraphVectors> LoadGraphVectors(Store& store, const KnowledgeGraph::Input& rows,
+Result<GraphVectors> LoadGraphVectors(SnapshotSource& store, const KnowledgeGraph::Input& rows,
                                       const GraphLoadOptions& options, size_t* embedded);
 
 // LoadGraphRows + LoadGraphVectors + KnowledgeGraph::Build.
@@ -53,7 +55,7 @@ Result<GraphVectors> LoadGraphVectors(Store& store, const KnowledgeGraph::Input&
 // `passage_vectors` (rows = snapshot passages, may be empty) feed abstractness.
 // Returns null when the store has no entities.
 Result<std::shared_ptr<const KnowledgeGraph>> LoadKnowledgeGraph(
-    Store& store, const std::unordered_map<int64_t, uint32_t>& passage_index,
+    SnapshotSource& store, const std::unordered_map<int64_t, uint32_t>& passage_index,
     const FloatMatrix& passage_vectors, const GraphLoadOptions& options);
 
 }  // namespace flowrag

@@ -44,7 +44,7 @@ void Record(SnapshotBuildStats* stats, const char* part, const PartRead& read) {
 // to their snapshot indexes. Corruption for a passage of an unknown document
 // or with offsets outside it; FailedPrecondition for a new passage of an
 // old document (when `text` was not empty: not an append).
-Status ReadDocuments(Store& store, SnapshotText* text,
+Status ReadDocuments(SnapshotSource& store, SnapshotText* text,
                      std::unordered_map<int64_t, uint32_t>* passage_index) {
   const int64_t last_document = text->documents.empty() ? 0 : text->documents.back().id;
   const int64_t last_passage = text->passages.empty() ? 0 : text->passages.back().id;
@@ -100,7 +100,7 @@ void AddToBm25(const SnapshotText& text, uint32_t from, Bm25Index::Builder* buil
 // rows [first_row, ...) of *vectors (zero rows where none; *missing counts
 // them), rows in snapshot order. `vectors` may be empty (its width comes
 // from the first vector) or already hold the earlier rows.
-Status ReadPassageVectors(Store& store, const std::string& model,
+Status ReadPassageVectors(SnapshotSource& store, const std::string& model,
                           const std::unordered_map<int64_t, uint32_t>& passage_index,
                           int64_t after_id, size_t num_rows, FloatMatrix* vectors,
                           size_t* missing) {
@@ -187,7 +187,7 @@ Result<std::unique_ptr<HnswIndex>> CopyOf(const HnswIndex& index) {
 // otherwise the index is built from all rows. Null when no passage has a
 // vector.
 Result<std::unique_ptr<VectorIndex>> ExtendedDenseIndex(
-    Store& store, const std::string& model, const VectorIndexOptions& options,
+    SnapshotSource& store, const std::string& model, const VectorIndexOptions& options,
     const VectorIndex* old, const std::unordered_map<int64_t, uint32_t>& passage_index,
     int64_t after_id, size_t first_new, size_t num_rows, size_t* missing) {
   const auto* old_hnsw = dynamic_cast<const HnswIndex*>(old);
@@ -226,7 +226,7 @@ const FloatMatrix* Snapshot::PassageVectors() const {
   return flat != nullptr ? &flat->matrix() : nullptr;
 }
 
-Result<std::shared_ptr<const Snapshot>> Snapshot::Build(Store& store,
+Result<std::shared_ptr<const Snapshot>> Snapshot::Build(SnapshotSource& store,
                                                         std::shared_ptr<Embedder> embedder,
                                                         const SnapshotOptions& options,
                                                         SnapshotBuildStats* stats) {
@@ -250,7 +250,7 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Build(Store& store,
   }
 }
 
-Status Snapshot::BuildAt(Store& store, const SnapshotOptions& options, bool use_parts) {
+Status Snapshot::BuildAt(SnapshotSource& store, const SnapshotOptions& options, bool use_parts) {
   std::unordered_map<int64_t, uint32_t> passage_index;
   const Snapshot* same = options.same_text.get();
   if (same != nullptr && same->dense_model_ == dense_model_ &&
@@ -266,7 +266,7 @@ Status Snapshot::BuildAt(Store& store, const SnapshotOptions& options, bool use_
   return BuildGraph(store, options, use_parts, passage_index);
 }
 
-Status Snapshot::ReadText(Store& store, const SnapshotOptions& options, bool use_parts,
+Status Snapshot::ReadText(SnapshotSource& store, const SnapshotOptions& options, bool use_parts,
                           std::unordered_map<int64_t, uint32_t>* passage_index) {
   const int64_t generation = stats_.generation;
   Phases phase(&stats_);
@@ -336,7 +336,7 @@ Status Snapshot::ReadText(Store& store, const SnapshotOptions& options, bool use
   return Status::Ok();
 }
 
-Status Snapshot::BuildGraph(Store& store, const SnapshotOptions& options, bool use_parts,
+Status Snapshot::BuildGraph(SnapshotSource& store, const SnapshotOptions& options, bool use_parts,
                             const std::unordered_map<int64_t, uint32_t>& passage_index) {
   // The graph: persisted rows and vectors, else the tables (and the
   // embedder, reusing an earlier snapshot's vectors).
@@ -432,7 +432,8 @@ Status Snapshot::BuildGraphFrom(KnowledgeGraph::Input&& rows, const FloatMatrix*
   return Status::Ok();
 }
 
-Result<std::shared_ptr<Snapshot>> Snapshot::Successor(Store& store, const Snapshot& previous) {
+Result<std::shared_ptr<Snapshot>> Snapshot::Successor(SnapshotSource& store,
+                                                      const Snapshot& previous) {
   auto snap = std::shared_ptr<Snapshot>(new Snapshot());
   snap->embedder_ = previous.embedder_;
   snap->dense_model_ = previous.dense_model_;
@@ -452,7 +453,8 @@ std::shared_ptr<const Snapshot> Snapshot::Finished(std::shared_ptr<Snapshot> sna
   return snap;
 }
 
-Result<std::shared_ptr<const Snapshot>> Snapshot::Append(Store& store, const Snapshot& previous,
+Result<std::shared_ptr<const Snapshot>> Snapshot::Append(SnapshotSource& store,
+                                                         const Snapshot& previous,
                                                          SnapshotBuildStats* stats) {
   const auto start = Clock::now();
   const VectorIndex* old_dense = previous.text_->dense.get();
@@ -550,7 +552,8 @@ Result<std::shared_ptr<SnapshotText>> TextWithout(const SnapshotText& old, uint3
 
 }  // namespace
 
-Result<std::shared_ptr<const Snapshot>> Snapshot::Remove(Store& store, const Snapshot& previous,
+Result<std::shared_ptr<const Snapshot>> Snapshot::Remove(SnapshotSource& store,
+                                                         const Snapshot& previous,
                                                          std::string_view document_id,
                                                          SnapshotBuildStats* stats) {
   const auto start = Clock::now();
@@ -595,7 +598,7 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Remove(Store& store, const Sna
     // Canonical names are the store's to recompute: read them back.
     std::vector<int64_t> ids;
     for (uint32_t e : removal.touched) ids.push_back(rows.entity_ids[e]);
-    FLOWRAG_ASSIGN_OR_RETURN(std::vector<Store::EntityRow> current, store.EntitiesByIds(ids));
+    FLOWRAG_ASSIGN_OR_RETURN(std::vector<GraphSource::EntityRow> current, store.EntitiesByIds(ids));
     if (current.size() != ids.size()) {
       return Status::FailedPrecondition("snapshot: entities changed beyond the removal");
     }
@@ -624,7 +627,7 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Remove(Store& store, const Sna
   return Finished(std::move(snap), start, stats);
 }
 
-Result<size_t> Snapshot::PersistParts(Store& store) const {
+Result<size_t> Snapshot::PersistParts(SnapshotSource& store) const {
   std::lock_guard<std::mutex> lock(persist_mu_);
   const int64_t generation = stats_.generation;
   size_t written = 0;

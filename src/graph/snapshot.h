@@ -47,7 +47,7 @@
 
 namespace flowrag {
 
-class Store;
+class SnapshotSource;
 class Snapshot;
 
 struct SnapshotDocument {
@@ -115,9 +115,11 @@ struct SnapshotText {
 
 class Snapshot {
  public:
-  // Reads the store. `embedder` embeds queries for the dense index (may be
-  // null when options.dense_model is empty).
-  static Result<std::shared_ptr<const Snapshot>> Build(Store& store,
+  // Reads the store, through SnapshotSource alone (storage/store.h: all a
+  // snapshot sees of a store; Store implements it). `embedder` embeds
+  // queries for the dense index (may be null when options.dense_model is
+  // empty).
+  static Result<std::shared_ptr<const Snapshot>> Build(SnapshotSource& store,
                                                        std::shared_ptr<Embedder> embedder,
                                                        const SnapshotOptions& options,
                                                        SnapshotBuildStats* stats = nullptr);
@@ -138,7 +140,8 @@ class Snapshot {
   // a new passage of an old document, another dense model): then Build.
   // O(new rows + documents + postings + Build), plus copying an HNSW index
   // (O(n·(d + M))).
-  static Result<std::shared_ptr<const Snapshot>> Append(Store& store, const Snapshot& previous,
+  static Result<std::shared_ptr<const Snapshot>> Append(SnapshotSource& store,
+                                                        const Snapshot& previous,
                                                         SnapshotBuildStats* stats = nullptr);
 
   // `previous` without document `document_id`, which the store has just
@@ -155,7 +158,8 @@ class Snapshot {
   // FailedPrecondition when it cannot (not built `persistable`, passages
   // without vectors, a remote embedder, other changes): then Build.
   // O(rows + postings + Build).
-  static Result<std::shared_ptr<const Snapshot>> Remove(Store& store, const Snapshot& previous,
+  static Result<std::shared_ptr<const Snapshot>> Remove(SnapshotSource& store,
+                                                        const Snapshot& previous,
                                                         std::string_view document_id,
                                                         SnapshotBuildStats* stats = nullptr);
 
@@ -187,7 +191,7 @@ class Snapshot {
   // writes nothing (a later snapshot will). Returns the number of parts
   // written. Safe to call from any thread, at most one write at a time;
   // repeat calls write nothing.
-  Result<size_t> PersistParts(Store& store) const;
+  Result<size_t> PersistParts(SnapshotSource& store) const;
 
   // Data an upper layer derives from this snapshot once and shares between
   // queries (retrieval's GraphQueryIndex), keyed by `tag` (the address of
@@ -203,10 +207,10 @@ class Snapshot {
       const void* tag, const std::function<std::shared_ptr<const void>()>& make) const;
 
  private:
-  Status BuildAt(Store& store, const SnapshotOptions& options, bool use_parts);
-  Status ReadText(Store& store, const SnapshotOptions& options, bool use_parts,
+  Status BuildAt(SnapshotSource& store, const SnapshotOptions& options, bool use_parts);
+  Status ReadText(SnapshotSource& store, const SnapshotOptions& options, bool use_parts,
                   std::unordered_map<int64_t, uint32_t>* passage_index);
-  Status BuildGraph(Store& store, const SnapshotOptions& options, bool use_parts,
+  Status BuildGraph(SnapshotSource& store, const SnapshotOptions& options, bool use_parts,
                     const std::unordered_map<int64_t, uint32_t>& passage_index);
   // The flat dense index's matrix; null for another kind or none.
   const FloatMatrix* PassageVectors() const;
@@ -215,7 +219,8 @@ class Snapshot {
   Status BuildGraphFrom(KnowledgeGraph::Input&& rows, const FloatMatrix* unindexed = nullptr);
   // Append and Remove: a snapshot with previous's embedder and dense model
   // at the store's generation; Finished marks every part to be written.
-  static Result<std::shared_ptr<Snapshot>> Successor(Store& store, const Snapshot& previous);
+  static Result<std::shared_ptr<Snapshot>> Successor(SnapshotSource& store,
+                                                     const Snapshot& previous);
   static std::shared_ptr<const Snapshot> Finished(std::shared_ptr<Snapshot> snap,
                                                   std::chrono::steady_clock::time_point start,
                                                   SnapshotBuildStats* stats);

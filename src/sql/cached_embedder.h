@@ -5,7 +5,7 @@
 // others go to the inner embedder in one call and are stored afterwards.
 // Local embedders (IsLocal) need no cache: use them directly.
 //
-// Thread-safety: as the inner embedder and the store (the store serialises).
+// Thread-safety: as the inner embedder and the cache (a store serialises).
 #ifndef FLOWRAG_SQL_CACHED_EMBEDDER_H_
 #define FLOWRAG_SQL_CACHED_EMBEDDER_H_
 
@@ -19,8 +19,9 @@ namespace flowrag {
 
 class CachedEmbedder final : public Embedder {
  public:
-  // `store` is not owned and must outlive this embedder.
-  CachedEmbedder(std::shared_ptr<Embedder> inner, Store* store)
+  // `store` (a store's embedding cache) is not owned and must outlive this
+  // embedder.
+  CachedEmbedder(std::shared_ptr<Embedder> inner, EmbeddingCache* store)
       : inner_(std::move(inner)), store_(store) {}
 
   std::string ModelId() const override { return inner_->ModelId(); }
@@ -32,7 +33,7 @@ class CachedEmbedder final : public Embedder {
 
  private:
   std::shared_ptr<Embedder> inner_;
-  Store* store_;
+  EmbeddingCache* store_;
   size_t hits_ = 0;
 };
 

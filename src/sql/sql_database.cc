@@ -69,9 +69,9 @@ Result<std::string> Fingerprint(const std::string& path) {
 
 // The graph and values of `path`: from the store when its fingerprint
 // matches, else introspected (and stored unless the deadline cut it short).
-Status BuildSchema(const std::string& path, const SqlDatabaseOptions& o, Store* store,
-                   std::chrono::steady_clock::time_point deadline, SchemaGraph* graph, ValueIndex* values,
-                   std::vector<std::string>* warnings) {
+Status BuildSchema(const std::string& path, const SqlDatabaseOptions& o, SqlSchemaCache* store,
+                   std::chrono::steady_clock::time_point deadline, SchemaGraph* graph,
+                   ValueIndex* values, std::vector<std::string>* warnings) {
   std::string source, fingerprint;
   if (store != nullptr) {
     source = std::filesystem::absolute(path).lexically_normal().string();
@@ -112,8 +112,8 @@ Status Finish(const SqlDatabaseOptions& o, std::shared_ptr<SchemaGraph> graph, V
   std::shared_ptr<Embedder> embedder;  // null: the hashed embedder fitted on the node texts
   std::string kind = o.embedder;
   if (kind.empty() && impl->store_ != nullptr) {  // the store's embedder
-    FLOWRAG_ASSIGN_OR_RETURN(auto stored, impl->store_->GetMeta("embedder"));
-    kind = stored.value_or("hash");
+    FLOWRAG_ASSIGN_OR_RETURN(std::optional<std::string> stored, impl->store_->EmbedderKind());
+    kind = stored.value_or(kHashEmbedderName);
   }
   if (kind == "openai") {
     FLOWRAG_ASSIGN_OR_RETURN(OpenAiEmbedderOptions eo, OpenAiEmbedderOptionsFromEnv(OpenAiEmbedderOptions{}));

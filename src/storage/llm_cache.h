@@ -3,7 +3,7 @@
 // corpus) replays every answer already paid for. Token counts are kept with
 // each answer; `flowrag stats` sums them as the extraction cost so far.
 //
-// Thread-safety: safe to share (the Store serialises access).
+// Thread-safety: safe to share (the store serialises access).
 #ifndef FLOWRAG_STORAGE_LLM_CACHE_H_
 #define FLOWRAG_STORAGE_LLM_CACHE_H_
 
@@ -14,13 +14,13 @@ namespace flowrag {
 
 class StoreResponseCache final : public ResponseCache {
  public:
-  explicit StoreResponseCache(Store* store) : store_(store) {}  // not owned
+  explicit StoreResponseCache(LlmResponseStore* store) : store_(store) {}  // not owned
   Result<std::optional<ChatResponse>> Get(uint64_t key) override;
   Status Put(uint64_t key, const std::string& model, const std::string& request_json,
              const ChatResponse& response) override;
 
  private:
-  Store* store_;
+  LlmResponseStore* store_;
 };
 
 }  // namespace flowrag

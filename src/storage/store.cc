@@ -278,6 +278,12 @@ Status Store::SetMeta(std::string_view key, std::string_view value) {
   });
 }
 
+Result<std::optional<std::string>> Store::ReadMeta(std::string_view key) { return GetMeta(key); }
+
+Status Store::WriteMeta(std::string_view key, std::string_view value) {
+  return SetMeta(key, value);
+}
+
 Result<std::optional<uint64_t>> Store::DocumentHash(std::string_view external_id) {
   std::lock_guard<std::mutex> lock(mu_);
   FLOWRAG_ASSIGN_OR_RETURN(

@@ -1,8 +1,10 @@
 // The store: flowrag's source of truth (documents, passages, embeddings,
 // embedder state, the graph, index runs), a SQLite file or a PostgreSQL
 // workspace. Format and layers: doc/storage.md. Callers that need one part
-// of it take one of the narrow interfaces below; Store implements them all,
-// once, in SQL over a SqlConnection (sqldb/connection.h).
+// of it take one of the narrow interfaces below (and StoreState,
+// storage/store_state.h, for its meta values); Store implements them all,
+// once, in SQL over a SqlConnection (sqldb/connection.h). Only the code that
+// opens a store names Store; everything else sees an interface.
 //
 // Durability: every Write* call is one write transaction (SQLite: BEGIN
 // IMMEDIATE ... COMMIT in WAL mode; PostgreSQL: BEGIN plus the workspace's
@@ -39,6 +41,7 @@
 #include "flowrag/status.h"
 #include "ingest/document.h"
 #include "sqldb/connection.h"
+#include "storage/store_state.h"
 #include "storage/writer_lock.h"
 
 namespace flowrag {
@@ -136,8 +139,9 @@ struct StoreCounts {
 // newline, then the passage text (the title alone is not repeated when empty).
 std::string PassageEmbedText(std::string_view title, std::string_view passage_text);
 
-// Documents and their passages: the source of truth every index run starts
-// from.
+// Documents and their passages as index runs write them: the source of
+// truth every index run starts from (snapshots read them through
+// SnapshotSource).
 class DocumentStore {
  public:
   virtual ~DocumentStore() = default;
@@ -155,18 +159,15 @@ class DocumentStore {
 
   // Visits every passage's embed text (title + "\n" + passage text) in id order.
   virtual Status ForEachPassageText(const std::function<Status(const PassageToEmbed&)>& fn) = 0;
-
-  // Streams every document / passage with an id above `after_id`, in id
-  // order (after_id 0: all of them).
-  virtual Status ForEachDocument(const std::function<Status(DocumentRow&&)>& fn,
-                                 int64_t after_id = 0) = 0;
-  virtual Status ForEachPassage(const std::function<Status(const PassageRow&)>& fn,
-                                int64_t after_id = 0) = 0;
+  // Just the numbers of documents and of passages.
+  virtual Result<std::pair<int64_t, int64_t>> CountDocumentsAndPassages() = 0;
   // Passage ids of every document (ordinal order), by external id.
   virtual Result<std::unordered_map<std::string, std::vector<int64_t>>> PassagesByDocument() = 0;
 };
 
-// Vectors by (model, text hash), passage vectors and fitted embedder state.
+// Vectors by (model, text hash): what the embed phase and graph extras
+// write and look up (the built-in embedder's fitted state is StoreState's;
+// snapshots read the passage vectors through SnapshotSource).
 class EmbeddingCache {
  public:
   virtual ~EmbeddingCache() = default;
@@ -192,19 +193,6 @@ class EmbeddingCache {
   // back a passage or that belong to a superseded model with prefix `family`.
   virtual Result<int64_t> DropEmbeddingsOfFamilyExcept(std::string_view family,
                                                        std::string_view keep_model) = 0;
-
-  // Embedder state blobs (e.g. the hashed embedder's IDF table).
-  virtual Result<std::optional<std::string>> GetEmbedderState(std::string_view name) = 0;
-  virtual Status PutEmbedderState(std::string_view name, std::string_view blob,
-                                  int64_t fitted_passages) = 0;
-  virtual Result<int64_t> EmbedderStateFittedPassages(std::string_view name) = 0;
-
-  // Visits (passage id, vector) for `model` in passage id order, for the
-  // passages with an id above `after_id`; passages without a vector are
-  // skipped.
-  virtual Status ForEachPassageEmbedding(std::string_view model,
-                                         const std::function<Status(int64_t, std::string_view)>& fn,
-                                         int64_t after_id = 0) = 0;
 
   // Dimension of the cached vectors of `model` (0 when there are none).
   virtual Result<size_t> EmbeddingDimension(std::string_view model) = 0;
@@ -361,10 +349,44 @@ class RunJournal {
   virtual Result<std::vector<IndexRunRecord>> RecentIndexRuns(size_t limit) = 0;
 };
 
-// Persisted snapshot parts (format 6, storage/store_parts.cc; doc/storage.md).
-class SnapshotSource {
+// The store as a snapshot is built from it (graph/snapshot.h) and the parts
+// a snapshot persists in it (graph/graph_io.h; format 6,
+// storage/store_parts.cc; doc/storage.md): documents and passages, the
+// passage vectors of the dense model, the knowledge graph (GraphSource),
+// the cached vectors of graph texts (a remote embedder's), the generation
+// and the snapshot parts. Reads only, but for the parts. All that graph/
+// sees of a store: another kind of store (memory-mapped segments, a test's
+// fake) implements this to serve snapshots.
+class SnapshotSource : public GraphSource {
  public:
-  virtual ~SnapshotSource() = default;
+  ~SnapshotSource() override = default;
+
+  // The location the store was opened with, for messages (a PostgreSQL URL
+  // without its password).
+  virtual const std::string& path() const = 0;
+
+  // Streams every document / passage with an id above `after_id`, in id
+  // order (after_id 0: all of them).
+  virtual Status ForEachDocument(const std::function<Status(DocumentRow&&)>& fn,
+                                 int64_t after_id = 0) = 0;
+  virtual Status ForEachPassage(const std::function<Status(const PassageRow&)>& fn,
+                                int64_t after_id = 0) = 0;
+  // As DocumentStore's: the numbers of documents and of passages (Append and
+  // Remove check that nothing else changed).
+  virtual Result<std::pair<int64_t, int64_t>> CountDocumentsAndPassages() = 0;
+
+  // Visits (passage id, vector) for `model` in passage id order, for the
+  // passages with an id above `after_id`; passages without a vector are
+  // skipped.
+  virtual Status ForEachPassageEmbedding(std::string_view model,
+                                         const std::function<Status(int64_t, std::string_view)>& fn,
+                                         int64_t after_id = 0) = 0;
+  // As EmbeddingCache's: cached vectors of graph texts, which a remote
+  // embedder's graph is built from.
+  virtual Result<FloatMatrix> GetEmbeddings(std::string_view model,
+                                            std::span<const uint64_t> hashes, size_t dim,
+                                            std::vector<bool>* found) = 0;
+  virtual Result<size_t> EmbeddingDimension(std::string_view model) = 0;
 
   // Opaque byte strings a snapshot derives from the store, stored in chunks.
   struct SnapshotPartInfo {
@@ -448,17 +470,18 @@ class LlmResponseStore {
                                    const ChatResponse& response) = 0;
 };
 
-// The store: every interface above over one SqlConnection (a SQLite file or
-// a PostgreSQL workspace), plus opening, meta values and counts.
+// The store: every interface above and StoreState over one SqlConnection
+// (a SQLite file or a PostgreSQL workspace), plus opening and counts.
+// GraphSource comes with SnapshotSource.
 class Store final : public DocumentStore,
                     public EmbeddingCache,
-                    public GraphSource,
                     public GraphSink,
                     public RunJournal,
                     public SnapshotSource,
                     public SourceRecordStore,
                     public SqlSchemaCache,
-                    public LlmResponseStore {
+                    public LlmResponseStore,
+                    public StoreState {
  public:
   // Opens or creates the store at `path`: a SQLite file (":memory:" for a
   // private in-memory store) or a PostgreSQL URL (sqldb/connection.h).
@@ -473,7 +496,7 @@ class Store final : public DocumentStore,
   Store& operator=(const Store&) = delete;
 
   // The location it was opened with (a PostgreSQL URL without its password).
-  const std::string& path() const { return path_; }
+  const std::string& path() const override { return path_; }
   // A connection of its own to this store, for SqlConnection::WaitForChange
   // (every write that bumps the generation announces itself).
   Result<std::unique_ptr<SqlConnection>> OpenListener() const;
@@ -493,22 +516,26 @@ class Store final : public DocumentStore,
   SqlDialect dialect() const;
   int format_version() const { return format_version_; }
 
-  // Meta key/value pairs (strings).
+  // Raw meta key/value pairs (strings). Deprecated outside storage/: the
+  // typed reads and writes of StoreState parse and validate each key in one
+  // place. Kept for tests that damage or age a store on purpose, and for the
+  // engine files until they are converted.
   Result<std::optional<std::string>> GetMeta(std::string_view key);
   // A meta value that must be a decimal integer in [min, max]: Corruption
   // naming the store and the key (quoting at most 40 bytes) when it is not.
   Result<std::optional<int64_t>> GetMetaInt(std::string_view key, int64_t min, int64_t max);
+  // Writes a changed value and increments meta.generation, in one
+  // transaction; the same value writes nothing.
   Status SetMeta(std::string_view key, std::string_view value);
 
   Result<StoreCounts> Counts();
-  // Just the numbers of documents and of passages.
-  Result<std::pair<int64_t, int64_t>> CountDocumentsAndPassages();
 
   // ---- The interfaces (comments above).
   Result<std::optional<uint64_t>> DocumentHash(std::string_view external_id) override;
   Result<BatchWriteReport> WriteDocuments(std::span<const DocumentWrite> batch) override;
   Status DeleteDocument(std::string_view external_id) override;
   Status ForEachPassageText(const std::function<Status(const PassageToEmbed&)>& fn) override;
+  Result<std::pair<int64_t, int64_t>> CountDocumentsAndPassages() override;
   Status ForEachDocument(const std::function<Status(DocumentRow&&)>& fn,
                          int64_t after_id = 0) override;
   Status ForEachPassage(const std::function<Status(const PassageRow&)>& fn,
@@ -524,16 +551,16 @@ class Store final : public DocumentStore,
                                     size_t dim, std::vector<bool>* found) override;
   Result<int64_t> DropEmbeddingsOfFamilyExcept(std::string_view family,
                                                std::string_view keep_model) override;
-  Result<std::optional<std::string>> GetEmbedderState(std::string_view name) override;
-  Status PutEmbedderState(std::string_view name, std::string_view blob,
-                          int64_t fitted_passages) override;
-  Result<int64_t> EmbedderStateFittedPassages(std::string_view name) override;
   Status ForEachPassageEmbedding(std::string_view model,
                                  const std::function<Status(int64_t, std::string_view)>& fn,
                                  int64_t after_id = 0) override;
   Result<size_t> EmbeddingDimension(std::string_view model) override;
   Result<std::vector<uint64_t>> EmbeddingHashes(std::string_view model) override;
   Status CheckVectorSizes(std::string_view model, size_t dimension) override;
+  Result<std::optional<std::string>> GetEmbedderState(std::string_view name) override;
+  Status PutEmbedderState(std::string_view name, std::string_view blob,
+                          int64_t fitted_passages) override;
+  Result<int64_t> EmbedderStateFittedPassages(std::string_view name) override;
   Status WriteGraph(const std::function<Status(GraphWriter&)>& body,
                     GraphWriteReport* report) override;
   Result<std::vector<PendingPassage>> PassagesPendingExtraction(std::string_view extractor,
@@ -584,6 +611,10 @@ class Store final : public DocumentStore,
                            const ChatResponse& response) override;
 
  private:
+  // StoreState's raw access: GetMeta and SetMeta.
+  Result<std::optional<std::string>> ReadMeta(std::string_view key) override;
+  Status WriteMeta(std::string_view key, std::string_view value) override;
+
   Store(std::string location, std::unique_ptr<SqlConnection> conn)
       : location_(std::move(location)), path_(conn->name()), conn_(std::move(conn)) {}
   Status Initialize(const StoreOptions& options);
