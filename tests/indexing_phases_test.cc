@@ -213,7 +213,7 @@ TEST_P(IndexingPhasesTest, PhasesInTheEnginesOrderBuildTheEnginesGraph) {
   setup.extractor = "heuristic";
   ASSERT_TRUE(ExtractPendingPassages(ctx, setup).ok());
   size_t texts = 0, synonyms = 0;
-  ASSERT_TRUE(BuildGraphExtras(ctx.stores, **embedder, false, &texts, &synonyms).ok());
+  ASSERT_TRUE(BuildGraphExtras(ctx.stores, **embedder, {}, &texts, &synonyms).ok());
   EXPECT_GT(run.report.passages_extracted, 0u);
   EXPECT_GT(run.report.entities_created, 0u);
 

@@ -52,7 +52,7 @@ class PdfPagesEngineTest : public ::testing::Test {
     options.extractor = "none";
     options.chunking.window_words = 12;  // about a page each, so pages differ
     options.chunking.overlap_words = 2;
-    options.progress = false;
+    options.progress = nullptr;
     auto report = engine_->Index({dir_.File("docs")}, options);
     ASSERT_TRUE(report.ok()) << report.status().ToString();
     EXPECT_EQ(report->documents_added, 2u);
@@ -141,7 +141,7 @@ TEST_F(PdfPagesEngineTest, ReindexingTheSamePdfChangesNothing) {
   options.extractor = "none";
   options.chunking.window_words = 12;
   options.chunking.overlap_words = 2;
-  options.progress = false;
+  options.progress = nullptr;
   auto again = engine_->Index({dir_.File("docs")}, options);
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_EQ(again->documents_unchanged, 2u);

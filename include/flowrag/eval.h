@@ -58,7 +58,7 @@ struct EvalOptions {
   std::vector<size_t> ks = {1, 2, 5, 10};
   QueryOptions query;   // method and per-query params; top_k is raised to cover max(ks)
   size_t limit = 0;     // evaluate only the first `limit` questions (0 = all)
-  bool progress = false;
+  ProgressCallback progress;  // per question (flowrag/progress.h); empty: none
   // Retrieve this many passages per question, so document deduplication still
   // leaves max(ks) distinct documents (chunked corpora).
   size_t depth_factor = 3;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "flowrag/models.h"
+#include "flowrag/progress.h"
 #include "flowrag/status.h"
 
 namespace flowrag {
@@ -61,8 +62,9 @@ struct IndexOptions {
   // this factor since the last fit (1.0 = doubled), or always with `refit`.
   double idf_refit_growth = 1.0;
   bool refit = false;
-  // Print progress (rate, ETA) on stderr.
-  bool progress = false;
+  // Receives each phase's progress (flowrag/progress.h; StderrProgress()
+  // prints it); empty: none. Called from extraction workers too.
+  ProgressCallback progress;
   // Skip malformed JSONL records (reported) instead of failing the run.
   bool skip_bad_records = false;
   // Knowledge-graph extraction after embedding:
@@ -188,7 +190,7 @@ struct ImportOpenIeOptions {
   // Skip malformed records (counted and reported) instead of failing.
   bool skip_bad_records = false;
   size_t batch_size = 512;
-  bool progress = false;
+  ProgressCallback progress;  // as IndexOptions::progress
 };
 
 struct EngineOptions {

@@ -13,6 +13,10 @@ namespace py = pybind11;
 
 namespace {
 
+// `progress` from Python: True prints progress lines to stderr (as the
+// CLI does), False reports none.
+ProgressCallback ProgressFromPython(bool on) { return on ? StderrProgress() : ProgressCallback(); }
+
 void BindClientOptions(py::module_& m) {
   py::class_<OpenAiChatOptions>(m, "OpenAiChatOptions",
                                 "An OpenAI-compatible /v1/chat/completions endpoint.")
@@ -82,7 +86,9 @@ void BindIndexOptions(py::module_& m) {
       .def_readwrite("embed_batch_size", &IndexOptions::embed_batch_size)
       .def_readwrite("idf_refit_growth", &IndexOptions::idf_refit_growth)
       .def_readwrite("refit", &IndexOptions::refit)
-      .def_readwrite("progress", &IndexOptions::progress)
+      .def_property(
+          "progress", [](const IndexOptions& o) { return static_cast<bool>(o.progress); },
+          [](IndexOptions& o, bool on) { o.progress = ProgressFromPython(on); })
       .def_readwrite("skip_bad_records", &IndexOptions::skip_bad_records)
       .def_readwrite("extractor", &IndexOptions::extractor)
       .def_readwrite("llm_prompt_style", &IndexOptions::llm_prompt_style)
@@ -120,7 +126,9 @@ void BindQueryOptions(py::module_& m) {
       .def_readwrite("ks", &EvalOptions::ks)
       .def_readwrite("query", &EvalOptions::query)
       .def_readwrite("limit", &EvalOptions::limit)
-      .def_readwrite("progress", &EvalOptions::progress)
+      .def_property(
+          "progress", [](const EvalOptions& o) { return static_cast<bool>(o.progress); },
+          [](EvalOptions& o, bool on) { o.progress = ProgressFromPython(on); })
       .def_readwrite("answers", &EvalOptions::answers)
       .def_readwrite("answer", &EvalOptions::answer);
 }

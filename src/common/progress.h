@@ -1,8 +1,9 @@
-// Progress: rate and ETA lines on stderr for long work ("passages/s, ETA").
+// Progress: reports the rate of long work to a ProgressCallback
+// (include/flowrag/progress.h), at most every `interval` seconds and once
+// at Finish(). Without a callback it only counts.
 //
-// Prints at most every `interval` seconds and once at Finish(). Disabled
-// reporters print nothing. Thread-safety: Advance() may be called from
-// several threads.
+// Thread-safety: Advance() may be called from several threads; the
+// callback is called under the reporter's lock, one update at a time.
 #ifndef FLOWRAG_COMMON_PROGRESS_H_
 #define FLOWRAG_COMMON_PROGRESS_H_
 
@@ -12,12 +13,14 @@
 #include <mutex>
 #include <string>
 
+#include "flowrag/progress.h"
+
 namespace flowrag {
 
 class Progress {
  public:
-  // `total` may be 0 when unknown (no ETA is printed then).
-  Progress(std::string label, std::string unit, uint64_t total, bool enabled,
+  // `total` may be 0 when unknown. `sink` is copied; empty: nothing reported.
+  Progress(std::string phase, std::string unit, uint64_t total, ProgressCallback sink,
            double interval_seconds = 0.5);
 
   void Advance(uint64_t n);
@@ -25,16 +28,16 @@ class Progress {
   uint64_t done() const { return done_.load(); }
 
  private:
-  void Print(bool final);
+  void Report(bool finished);  // REQUIRES: mu_ held
 
-  std::string label_;
+  std::string phase_;
   std::string unit_;
   uint64_t total_;
-  bool enabled_;
+  ProgressCallback sink_;
   double interval_;
   std::atomic<uint64_t> done_{0};
   std::chrono::steady_clock::time_point start_;
-  std::chrono::steady_clock::time_point last_print_;
+  std::chrono::steady_clock::time_point last_report_;
   std::mutex mu_;
 };
 

@@ -1,5 +1,4 @@
-// EngineImpl: the knowledge-graph side (OpenIE import, graph build steps,
-// graph statistics, the GraphView). The write phases of an index run are in
+// EngineImpl::ImportOpenIe. The write phases of an index run are in
 // indexing/.
 #include <algorithm>
 #include <chrono>
@@ -9,7 +8,6 @@
 #include "common/stopwatch.h"
 #include "engine/engine_impl.h"
 #include "indexing/graph_extras.h"
-#include "export/graph_view.h"
 #include "extract/openie_import.h"
 #include "storage/graph_writer.h"
 
@@ -97,51 +95,6 @@ Result<ImportReport> EngineImpl::ImportOpenIe(const std::string& path,
   FLOWRAG_RETURN_IF_ERROR(RebuildSnapshot());
   report.seconds = SecondsSince(start);
   return report;
-}
-
-std::shared_ptr<const GraphView> EngineImpl::Graph() const { return MakeGraphView(snapshot()); }
-
-Status EngineImpl::FillGraphStats(GraphStats* g) const {
-  FLOWRAG_ASSIGN_OR_RETURN(Store::GraphCounts c, store_->CountGraph());
-  g->extracted_passages = c.extracted_passages;
-  g->failed_passages = c.failed_passages;
-  g->llm_calls = c.llm_calls;
-  g->llm_prompt_tokens = c.llm_prompt_tokens;
-  g->llm_completion_tokens = c.llm_completion_tokens;
-  std::shared_ptr<const Snapshot> snap = snapshot();
-  const KnowledgeGraph* kg = snap->graph();
-  g->nodes["Passage"] = static_cast<int64_t>(snap->num_passages());
-  if (kg == nullptr) return Status::Ok();
-  g->nodes["Entity"] = static_cast<int64_t>(kg->num_entities());
-  g->nodes["EntityDescription"] = static_cast<int64_t>(kg->num_descriptions());
-  g->nodes["Fact"] = static_cast<int64_t>(kg->num_facts());
-  for (EdgeKind k : {EdgeKind::kMentions, EdgeKind::kRelatedTo, EdgeKind::kDescribes,
-                     EdgeKind::kSynonym}) {
-    g->edges[std::string(EdgeKindName(k))] = static_cast<int64_t>(kg->NumEdges(k));
-  }
-  const Csr& rel = kg->Edges(EdgeKind::kRelatedTo);
-  std::vector<int64_t> degrees(kg->num_entities());
-  size_t isolated = 0;
-  for (uint32_t e = 0; e < kg->num_entities(); ++e) {
-    degrees[e] = static_cast<int64_t>(rel.Degree(kg->EntityNode(e)));
-    isolated += degrees[e] == 0;
-  }
-  const double n = static_cast<double>(std::max<size_t>(1, kg->num_entities()));
-  g->isolated_ratio = static_cast<double>(isolated) / n;
-  g->average_degree = 2.0 * static_cast<double>(kg->NumEdges(EdgeKind::kRelatedTo)) / n;
-  std::sort(degrees.begin(), degrees.end());
-  if (!degrees.empty()) {
-    auto at = [&](double q) {
-      return degrees[std::min(degrees.size() - 1, static_cast<size_t>(q * (degrees.size() - 1)))];
-    };
-    g->degree_min = degrees.front();
-    g->degree_median = at(0.5);
-    g->degree_p90 = at(0.9);
-    g->degree_p99 = at(0.99);
-    g->degree_max = degrees.back();
-  }
-  g->memory_bytes = static_cast<int64_t>(kg->MemoryBytes());
-  return Status::Ok();
 }
 
 }  // namespace flowrag

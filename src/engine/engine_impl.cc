@@ -1,7 +1,6 @@
 #include "engine/engine_impl.h"
 
 #include <chrono>
-#include <unordered_map>
 
 #include "common/encoding.h"
 #include "engine/chat_setup.h"
@@ -46,15 +45,6 @@ Result<std::vector<MethodOption>> Engine::MethodOptions(std::string_view method)
   return options;
 }
 
-std::string_view ResolveMethod(const Snapshot& snapshot, std::string_view method,
-                               const std::string& default_method) {
-  if (method != kAutoMethod) return method;
-  if (!default_method.empty()) return default_method;
-  const KnowledgeGraph* g = snapshot.graph();
-  const bool graph = g != nullptr && g->num_entities() > 0;
-  return graph ? "qafd" : "hybrid";
-}
-
 Result<std::unique_ptr<EngineImpl>> EngineImpl::Create(const std::string& db_path,
                                                        const EngineOptions& options) {
   StoreOptions so;
@@ -62,17 +52,10 @@ Result<std::unique_ptr<EngineImpl>> EngineImpl::Create(const std::string& db_pat
   so.create_if_missing = !options.read_only;
   FLOWRAG_ASSIGN_OR_RETURN(auto store, Store::Open(db_path, so));
   std::unique_ptr<EngineImpl> engine(new EngineImpl(options, std::move(store)));
-  for (const std::string& name : RetrieverNames()) {
-    FLOWRAG_ASSIGN_OR_RETURN(auto r, MakeRetriever(name));
-    engine->retrievers_.emplace(name, std::move(r));
-    // The defaults this method reads (EngineOptions::default_params).
-    if (options.default_params.empty()) continue;
-    FLOWRAG_ASSIGN_OR_RETURN(std::vector<MethodOption> reads, Engine::MethodOptions(name));
-    for (const MethodOption& o : reads) {
-      auto d = options.default_params.find(o.name);
-      if (d != options.default_params.end()) engine->method_defaults_[name][o.name] = d->second;
-    }
-  }
+  FLOWRAG_ASSIGN_OR_RETURN(engine->services_, MakeSessionServices(options));
+  EngineImpl* e = engine.get();
+  engine->services_->chat = [e] { return e->QueryChat(); };
+  engine->services_->schema = [e] { return e->ReadSchemaInput(); };
   if (!options.read_only) {
     // Inserts served over HTTP come in bursts: their parts are written
     // once the burst is over.
@@ -81,7 +64,6 @@ Result<std::unique_ptr<EngineImpl>> EngineImpl::Create(const std::string& db_pat
   }
   FLOWRAG_RETURN_IF_ERROR(engine->LoadState());
   if (options.follow_store) {
-    EngineImpl* e = engine.get();
     engine->follower_ = std::make_unique<StoreFollower>(
         [e] { return e->store_->OpenListener(); }, [e] { return e->Refresh().status(); },
         std::chrono::milliseconds(options.follow_poll_ms));
@@ -125,9 +107,14 @@ Status EngineImpl::LoadState() {
   return Status::Ok();  // another process keeps writing: CatchUpWithStore reloads under the lock
 }
 
+std::shared_ptr<const ReadSession> EngineImpl::session() const {
+  std::lock_guard<std::mutex> lock(session_mu_);
+  return session_;
+}
+
 std::shared_ptr<const Snapshot> EngineImpl::snapshot() const {
-  std::lock_guard<std::mutex> lock(snapshot_mu_);
-  return snapshot_;
+  std::shared_ptr<const ReadSession> current = session();
+  return current != nullptr ? current->snapshot() : nullptr;
 }
 
 Status EngineImpl::RebuildSnapshot(Persist persist, std::shared_ptr<const Snapshot> same_text) {
@@ -181,8 +168,23 @@ Status EngineImpl::ReadStoreConsistently(const std::function<Status(Store&)>& re
 }
 
 void EngineImpl::SwapSnapshot(std::shared_ptr<const Snapshot> snap) {
-  std::lock_guard<std::mutex> lock(snapshot_mu_);
-  snapshot_ = std::move(snap);
+  auto next = std::make_shared<const ReadSession>(std::move(snap), services_.get());
+  std::lock_guard<std::mutex> lock(session_mu_);
+  session_ = std::move(next);
+}
+
+Result<std::optional<SessionServices::SchemaInput>> EngineImpl::ReadSchemaInput() const {
+  FLOWRAG_ASSIGN_OR_RETURN(auto yaml, store_->GetMeta("schema_contract"));
+  if (!yaml) return std::optional<SessionServices::SchemaInput>();
+  SessionServices::SchemaInput input;
+  FLOWRAG_ASSIGN_OR_RETURN(input.contract, ParseContract(*yaml, "schema_contract"));
+  FLOWRAG_RETURN_IF_ERROR(store_->ForEachSourceRecord([&](Store::SourceRecordRow&& r) -> Status {
+    input.records.push_back({std::move(r.external_id), std::move(r.record.entity_type),
+                             std::move(r.record.fields), std::move(r.record.file), r.record.line,
+                             r.record.structured});
+    return Status::Ok();
+  }));
+  return std::optional<SessionServices::SchemaInput>(std::move(input));
 }
 
 std::shared_ptr<const Snapshot> EngineImpl::PublishAppended() {
@@ -266,123 +268,25 @@ Result<ChatModel*> EngineImpl::QueryChat() const {
 
 Result<RetrievalResult> EngineImpl::Query(std::string_view question,
                                           const QueryOptions& options) const {
-  FLOWRAG_ASSIGN_OR_RETURN(ChatModel * chat, QueryChat());
-  return QueryOn(*snapshot(), question, options, chat);
+  return session()->Query(question, options);
 }
 
-Result<RetrievalResult> EngineImpl::QueryOn(const Snapshot& snapshot, std::string_view question,
-                                            const QueryOptions& options, ChatModel* chat) const {
-  const std::string method(ResolveMethod(snapshot, options.method, options_.default_method));
-  auto it = retrievers_.find(method);
-  if (it == retrievers_.end()) {
-    std::string known;
-    for (const std::string& m : Methods()) known += (known.empty() ? "" : ", ") + m;
-    return Status::InvalidArgument("unknown method \"" + EscapeForMessage(method, 60) +
-                                   "\" (known: " + known + ")");
-  }
-  if (options.top_k == 0) return Status::InvalidArgument("top_k: expected a positive number");
-  const Snapshot* snap = &snapshot;
-  RetrievalRequest request;
-  request.query = std::string(question);
-  request.top_k = options.top_k;
-  std::map<std::string, std::string> params;
-  const auto defaults = method_defaults_.find(method);
-  if (defaults != method_defaults_.end()) {
-    params = defaults->second;
-    for (const auto& [k, v] : options.params) params[k] = v;  // the query's own win
-  }
-  request.params = defaults == method_defaults_.end() ? &options.params : &params;
-  request.chat = chat;
-  request.explain = options.explain;
-  FLOWRAG_ASSIGN_OR_RETURN(RetrievalOutput out, it->second->Retrieve(*snap, request));
-  RetrievalResult result;
-  result.method = method;
-  result.diagnostics = std::move(out.diagnostics);
-  if (snap->graph() != nullptr) DescribeSubgraph(*snap, out, &result);
-  result.passages.reserve(out.ranked.size());
-  for (const RankedPassage& r : out.ranked) result.passages.push_back(snap->Scored(r.passage, r.score));
-  return result;
+Result<Answer> EngineImpl::Ask(std::string_view question, const AnswerOptions& options) const {
+  return session()->Ask(question, options);
 }
 
-namespace {
-
-std::string NodeLabel(const Snapshot& snap, uint32_t node) {
-  const KnowledgeGraph& g = *snap.graph();
-  const uint32_t i = g.LocalIndex(node);
-  switch (g.Kind(node)) {
-    case NodeKind::kPassage:
-      return snap.document_of(i).external_id + "#" + std::to_string(snap.passage(i).ordinal);
-    case NodeKind::kEntity:
-      return g.EntityName(i);
-    case NodeKind::kDescription:
-      return "description of " + g.EntityName(g.DescriptionEntity(i));
-    case NodeKind::kFact:
-      return g.EntityName(g.FactSubject(i)) + " / " + g.FactRelation(i).substr(0, 80) + " / " +
-             g.EntityName(g.FactObject(i));
-  }
-  return "";
+Result<DocumentPage> EngineImpl::ListDocuments(std::string_view cursor, size_t limit) const {
+  return session()->ListDocuments(cursor, limit);
 }
 
-}  // namespace
-
-void EngineImpl::DescribeSubgraph(const Snapshot& snap, const RetrievalOutput& out,
-                                  RetrievalResult* result) const {
-  constexpr size_t kMaxNodes = 150;  // what a viewer can draw
-  const KnowledgeGraph& g = *snap.graph();
-  std::unordered_map<uint32_t, size_t> index;  // node → position in result->nodes
-  auto add = [&](uint32_t node, double score, bool seed) {
-    if (node >= g.num_nodes()) return;
-    auto [it, inserted] = index.emplace(node, result->nodes.size());
-    if (inserted) {
-      result->nodes.push_back(
-          {node, std::string(NodeKindName(g.Kind(node))), NodeLabel(snap, node), score, seed});
-    } else {
-      GraphNode& n = result->nodes[it->second];
-      n.seed |= seed;
-      n.score = std::max(n.score, score);
-    }
-  };
-  for (const NodeScore& s : out.seeds) add(s.node, s.score, true);
-  for (const ExplanationPath& p : out.paths) {
-    for (uint32_t n : p.nodes) add(n, 0.0, false);
-  }
-  for (const RankedPassage& r : out.ranked) add(r.passage, r.score, false);
-  for (const NodeScore& s : out.node_scores) {
-    if (result->nodes.size() >= kMaxNodes) break;
-    add(s.node, s.score, false);
-  }
-  for (const NodeScore& s : out.node_scores) {  // scores of nodes added through paths
-    auto it = index.find(s.node);
-    if (it != index.end())
-      result->nodes[it->second].score = std::max(result->nodes[it->second].score, s.score);
-  }
-  for (const TouchedEdge& e : out.subgraph) {
-    if (!index.count(e.from) || !index.count(e.to)) continue;
-    std::string relation;
-    if (e.kind == EdgeKind::kRelatedTo) {
-      // The fact behind the edge: the first RELATED_TO entry between the two.
-      const Csr& rel = g.Edges(EdgeKind::kRelatedTo);
-      for (uint64_t i = rel.Begin(e.from); i < rel.End(e.from); ++i) {
-        if (rel.targets[i] == e.to) {
-          relation = g.FactRelation(rel.attrs[i]);
-          break;
-        }
-      }
-    }
-    result->edges.push_back(
-        {e.from, e.to, std::string(EdgeKindName(e.kind)), relation, e.weight, e.flow});
-  }
-  for (const ExplanationPath& p : out.paths) {
-    std::vector<std::string> labels;
-    for (uint32_t n : p.nodes) labels.push_back(NodeLabel(snap, n));
-    result->paths.push_back(std::move(labels));
-  }
-  result->keywords = out.keywords;
-  result->context = out.context;
+Result<StoredDocument> EngineImpl::GetDocument(std::string_view id) const {
+  return session()->GetDocument(id);
 }
+
+std::shared_ptr<const GraphView> EngineImpl::Graph() const { return session()->Graph(); }
 
 Result<FloatMatrix> EngineImpl::Embed(const std::vector<std::string>& texts) const {
-  return snapshot()->embedder()->Embed(texts);
+  return session()->Embed(texts);
 }
 
 Result<StoreStats> EngineImpl::Stats() const {
@@ -404,7 +308,13 @@ Result<StoreStats> EngineImpl::Stats() const {
   } else {
     s.passages_missing_embeddings = c.passages;
   }
-  FLOWRAG_RETURN_IF_ERROR(FillGraphStats(&s.graph));
+  FLOWRAG_ASSIGN_OR_RETURN(Store::GraphCounts g, store_->CountGraph());
+  s.graph.extracted_passages = g.extracted_passages;
+  s.graph.failed_passages = g.failed_passages;
+  s.graph.llm_calls = g.llm_calls;
+  s.graph.llm_prompt_tokens = g.llm_prompt_tokens;
+  s.graph.llm_completion_tokens = g.llm_completion_tokens;
+  session()->FillGraphStats(&s.graph);
   FLOWRAG_RETURN_IF_ERROR(FillSchemaStats(&s));
   return s;
 }

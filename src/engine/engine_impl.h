@@ -2,12 +2,13 @@
 //
 // Writes: an index run takes the writer lock, runs the write phases of
 // indexing/ (ingest, embed, extraction, graph extras; Ingest adds the schema
-// records) against one IndexContext, journals the run and swaps in a
-// snapshot of what they committed. Each phase commits in batches and
-// resumes from what the store holds, so a crash anywhere leaves a store
-// the next run completes. Reads: queries and answers run against the
-// current immutable snapshot (graph/snapshot.h), which owns everything
-// derived from it.
+// records) against one IndexContext, journals the run and publishes a read
+// session over a snapshot of what they committed. Each phase commits in
+// batches and resumes from what the store holds, so a crash anywhere
+// leaves a store the next run completes. Reads: every read runs on the
+// current ReadSession (session/read_session.h), which owns its immutable
+// snapshot and everything derived from it; a call holds its session, so a
+// publish never waits for reads.
 #ifndef FLOWRAG_ENGINE_ENGINE_IMPL_H_
 #define FLOWRAG_ENGINE_ENGINE_IMPL_H_
 
@@ -15,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "embed/embedder.h"
@@ -26,23 +28,13 @@
 #include "indexing/ingest_phase.h"
 #include "ingest/document.h"
 #include "retrieval/retriever.h"
+#include "session/read_session.h"
 #include "storage/store.h"
 #include "storage/writer_lock.h"
 
 namespace flowrag {
 
-struct PipelineDeps;  // agent/pipeline.h
-
 struct ConstructionPlan;
-class SchemaIndex;
-
-// QueryOptions::method "auto": `default_method` when set
-// (EngineOptions::default_method), else the best method measured for what
-// the snapshot holds (qafd over a graph with entities, else hybrid); any
-// other name is returned as given.
-inline constexpr std::string_view kAutoMethod = "auto";
-std::string_view ResolveMethod(const Snapshot& snapshot, std::string_view method,
-                               const std::string& default_method);
 
 class EngineImpl final : public Engine {
  public:
@@ -68,7 +60,8 @@ class EngineImpl final : public Engine {
   Result<FloatMatrix> Embed(const std::vector<std::string>& texts) const override;
   Result<bool> Refresh() override;
 
-  // The current snapshot (never null after Create).
+  // The current read session and its snapshot (never null after Create).
+  std::shared_ptr<const ReadSession> session() const;
   std::shared_ptr<const Snapshot> snapshot() const;
 
  private:
@@ -115,7 +108,10 @@ class EngineImpl final : public Engine {
   // replica neither waits for nor rereads the whole text.
   // FailedPrecondition when it cannot (then LoadState).
   Status RefreshByAppending();
+  // Publishes a read session over `snap`.
   void SwapSnapshot(std::shared_ptr<const Snapshot> snap);
+  // SessionServices::schema: the store's contract and its records.
+  Result<std::optional<SessionServices::SchemaInput>> ReadSchemaInput() const;
   // Runs `read` (a snapshot build) against one committed state of the
   // store: the reader (Store::OpenReader, opened on first use) in a read
   // transaction, else the store itself (":memory:"). Without it another
@@ -130,15 +126,6 @@ class EngineImpl final : public Engine {
   // After the writer lock was let go: the embedder another run may have
   // refitted meanwhile.
   Status CatchUpWithEmbedder();
-  Status FillGraphStats(GraphStats* stats) const;
-  // Query() against a given snapshot with a given chat model (Ask holds one
-  // snapshot for all its rounds and counts its model calls).
-  Result<RetrievalResult> QueryOn(const Snapshot& snapshot, std::string_view question,
-                                  const QueryOptions& options, ChatModel* chat) const;
-  // Copies a graph method's seeds, scored nodes, edges and paths into the
-  // public result, labelled (at most 150 nodes: what a viewer can draw).
-  void DescribeSubgraph(const Snapshot& snap, const RetrievalOutput& out,
-                        RetrievalResult* result) const;
 
   EngineOptions options_;
   std::unique_ptr<Store> store_;
@@ -148,9 +135,6 @@ class EngineImpl final : public Engine {
   std::string embedder_kind_;
   std::string language_;  // the tokeniser's stemming language (ResolveLanguage)
   std::shared_ptr<Embedder> embedder_;
-  std::map<std::string, std::unique_ptr<Retriever>, std::less<>> retrievers_;
-  // Per method, the EngineOptions::default_params it reads.
-  std::map<std::string, std::map<std::string, std::string>> method_defaults_;
   // The query-time chat model, made on the first query when the engine has
   // one (engine/chat_setup.h); a client the engine makes caches its answers
   // in the store like extraction answers.
@@ -159,17 +143,6 @@ class EngineImpl final : public Engine {
   mutable Status chat_status_;
   mutable std::unique_ptr<ResponseCache> chat_cache_;
   mutable std::shared_ptr<ChatModel> chat_;
-
-  // The schema agent's routing context for a snapshot (engine_ask.cc): built
-  // on its first schema question and kept with it (Snapshot::Derived); null
-  // without a contract in the store.
-  Result<std::shared_ptr<const SchemaIndex>> SchemaIndexFor(const Snapshot& snap) const;
-  // Ask's pipeline on `snap`: the schema agent when the store has a contract
-  // (or it is asked for), else the answer pipeline.
-  Result<Answer> RunPipelineOf(std::string_view question, const AnswerOptions& options,
-                               const std::shared_ptr<const Snapshot>& snap,
-                               const PipelineDeps& deps) const;
-  Result<std::shared_ptr<const SchemaIndex>> BuildSchemaIndex(const Snapshot& snap) const;
 
   // Index, ingest, delete and import hold both, in this order: write_mu_
   // within the process, the store's writer lock across processes.
@@ -195,8 +168,9 @@ class EngineImpl final : public Engine {
   Status LoadState();
   bool state_stale_ = false;
   std::mutex write_mu_;
-  mutable std::mutex snapshot_mu_;
-  std::shared_ptr<const Snapshot> snapshot_;
+  std::unique_ptr<SessionServices> services_;  // shared by every session
+  mutable std::mutex session_mu_;
+  std::shared_ptr<const ReadSession> session_;
   // Declared after store_: destroyed (and flushed) before it.
   std::unique_ptr<PartsPersister> persister_;
   // Declared last: stopped before anything it refreshes is destroyed.

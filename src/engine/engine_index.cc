@@ -24,16 +24,19 @@ Result<IndexReport> EngineImpl::Index(const std::vector<std::string>& sources,
   for (const auto& s : sources) joined += (joined.empty() ? "" : " ") + s;
   LoadOptions load;
   load.skip_bad_records = options.skip_bad_records;
-  return RunIndex(joined, options, [&](const DocumentSink& sink) -> Status {
+  // The loaders' skips and rejections, reported first (the library prints
+  // nothing).
+  std::vector<std::string> messages;
+  Result<IndexReport> report = RunIndex(joined, options, [&](const DocumentSink& sink) -> Status {
     for (const std::string& source : sources) {
       LoadReport load_report;
       FLOWRAG_RETURN_IF_ERROR(LoadSource(source, load, sink, &load_report));
-      for (const std::string& m : load_report.messages) {
-        std::fprintf(stderr, "flowrag: %s\n", m.c_str());
-      }
+      messages.insert(messages.end(), load_report.messages.begin(), load_report.messages.end());
     }
     return Status::Ok();
   });
+  if (report.ok()) report->messages.insert(report->messages.begin(), messages.begin(), messages.end());
+  return report;
 }
 
 Result<IndexReport> EngineImpl::IndexDocuments(const std::vector<DocumentInput>& documents,

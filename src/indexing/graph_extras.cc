@@ -17,7 +17,8 @@
 namespace flowrag {
 
 Status EmbedGraphTexts(GraphSource& graph, EmbeddingCache& cache, Embedder& embedder,
-                       size_t batch_size, bool progress, size_t* embedded) {
+                       size_t batch_size, const ProgressCallback& progress,
+                       size_t* embedded) {
   *embedded = 0;
   if (embedder.IsLocal()) return Status::Ok();  // embedded when snapshots are built
   const std::string model = embedder.ModelId();
@@ -275,7 +276,8 @@ Status UpdateSynonyms(const PhaseStores& stores, Embedder& embedder,
   return Status::Ok();
 }
 
-Status BuildGraphExtras(const PhaseStores& stores, Embedder& embedder, bool progress,
+Status BuildGraphExtras(const PhaseStores& stores, Embedder& embedder,
+                        const ProgressCallback& progress,
                         size_t* texts_embedded, size_t* synonym_edges) {
   FLOWRAG_RETURN_IF_ERROR(EmbedGraphTexts(stores.graph_source, stores.embeddings, embedder, 512,
                                           progress, texts_embedded));

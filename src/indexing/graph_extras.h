@@ -25,7 +25,7 @@ struct SynonymOptions {
 // A local embedder's (the built-in one's) are computed when snapshots are
 // built instead: nothing to do.
 Status EmbedGraphTexts(GraphSource& graph, EmbeddingCache& cache, Embedder& embedder,
-                       size_t batch_size, bool progress, size_t* embedded);
+                       size_t batch_size, const ProgressCallback& progress, size_t* embedded);
 
 // Recomputes the SYNONYM edges of the entities created or renamed since the
 // last call (Store::EntitiesNeedingSynonyms): only those are compared with
@@ -38,7 +38,8 @@ Status UpdateSynonyms(const PhaseStores& stores, Embedder& embedder,
 
 // Both, as an index run ends: graph-text vectors in batches of 512, then the
 // synonyms of new entities with the default SynonymOptions.
-Status BuildGraphExtras(const PhaseStores& stores, Embedder& embedder, bool progress,
+Status BuildGraphExtras(const PhaseStores& stores, Embedder& embedder,
+                        const ProgressCallback& progress,
                         size_t* texts_embedded, size_t* synonym_edges);
 
 }  // namespace flowrag

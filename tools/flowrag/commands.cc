@@ -128,7 +128,7 @@ Result<std::map<std::string, std::string>> ParseSetPairs(const std::vector<std::
 
 Status RunIndex(IndexArgs args) {
   FLOWRAG_ASSIGN_OR_RETURN(args.index.chunking.strategy, ParseChunkStrategy(args.chunking));
-  args.index.progress = !args.quiet;
+  if (!args.quiet) args.index.progress = StderrProgress();
   FLOWRAG_ASSIGN_OR_RETURN(EngineOptions eo, ConfiguredEngineOptions(args.db, args.engine));
   FLOWRAG_ASSIGN_OR_RETURN(auto engine, Engine::Open(args.db, eo));
   FLOWRAG_ASSIGN_OR_RETURN(IndexReport report, engine->Index(args.sources, args.index));
@@ -170,7 +170,7 @@ Status RunEval(EvalArgs args) {
   FLOWRAG_ASSIGN_OR_RETURN(Benchmark bench, LoadBenchmark(args.bench));
   IndexOptions io;
   FLOWRAG_ASSIGN_OR_RETURN(io.chunking.strategy, ParseChunkStrategy(args.chunking));
-  io.progress = !args.quiet;
+  if (!args.quiet) io.progress = StderrProgress();
   if (args.db.empty()) {
     std::filesystem::create_directories(CacheDir());
     args.db = CacheDir() + "/" + bench.name + "-" + args.chunking + ".db";
@@ -197,7 +197,7 @@ Status RunEval(EvalArgs args) {
     eo.query.method = method;
     eo.query.params = args.params;
     eo.limit = args.limit;
-    eo.progress = !args.quiet;
+    if (!args.quiet) eo.progress = StderrProgress();
     eo.answers = args.answers;
     eo.answer = args.answer;
     FLOWRAG_ASSIGN_OR_RETURN(EvalReport rep, Evaluate(*engine, bench, eo));
@@ -252,7 +252,7 @@ Status RunEval(EvalArgs args) {
 }
 
 Status RunImportOpenIe(ImportArgs args) {
-  args.options.progress = !args.quiet;
+  if (!args.quiet) args.options.progress = StderrProgress();
   FLOWRAG_ASSIGN_OR_RETURN(auto engine, Engine::Open(args.db));
   FLOWRAG_ASSIGN_OR_RETURN(ImportReport r, engine->ImportOpenIe(args.file, args.options));
   std::fprintf(stderr,

@@ -21,7 +21,7 @@ Status RunIngest(const IngestArgs& args) {
   IngestOptions options;
   options.exclusions = args.exclude;
   options.index.extractor = args.extractor;
-  options.index.progress = !args.quiet;
+  if (!args.quiet) options.index.progress = StderrProgress();
   FLOWRAG_ASSIGN_OR_RETURN(auto engine, Engine::Open(args.db, args.engine));
   FLOWRAG_ASSIGN_OR_RETURN(IngestReport r, engine->Ingest(args.dir, contract, options));
   for (const std::string& w : r.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
