@@ -76,9 +76,9 @@
 
 #include "flowrag/engine.h"
 #include "graph/knowledge_graph.h"
-#include "retrieval/flow_diffusion.h"
+#include "graph_algo/flow_diffusion.h"
+#include "graph_algo/spreading_activation.h"
 #include "retrieval/qafd_retriever.h"
-#include "retrieval/spreading_activation.h"
 
 namespace flowrag {
 namespace {
@@ -511,7 +511,7 @@ int main(int argc, char** argv) {
             {g->EntityNode((center + i * 3) % static_cast<uint32_t>(g->num_entities())), 1.0});
       }
       auto s = std::chrono::steady_clock::now();
-      FlowDiffusionResult r = SolveFlowDiffusion(bg, src, FlowDiffusionOptions{});
+      FlowDiffusionResult r = SolveFlowDiffusion(bg, src, FlowDiffusionOptions{}).value();
       qt.push_back(
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
       pushes += r.pushes;

@@ -12,9 +12,9 @@
 
 #include "engine/engine_impl.h"
 #include "flowrag/engine.h"
+#include "graph_algo/ppr.h"
 #include "nlohmann/json.hpp"
 #include "retrieval/fact_seeds.h"
-#include "retrieval/ppr.h"
 #include "retrieval/semflow_retriever.h"
 #include "test_util.h"
 

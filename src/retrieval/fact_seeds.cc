@@ -3,9 +3,9 @@
 #include "lexical/entity_spans.h"
 #include "retrieval/keywords.h"
 #include "retrieval/local_facts.h"
-#include "vector/flat_index.h"
 #include "retrieval/query_llm.h"
 #include "retrieval/seeds.h"
+#include "vector/flat_index.h"
 
 #include <algorithm>
 #include <functional>

@@ -34,10 +34,10 @@
 #include "common/matrix.h"
 #include "flowrag/status.h"
 #include "graph/knowledge_graph.h"
+#include "graph/snapshot.h"
 #include "llm/chat_model.h"
 #include "retrieval/params.h"
 #include "retrieval/retriever.h"
-#include "graph/snapshot.h"
 
 namespace flowrag {
 

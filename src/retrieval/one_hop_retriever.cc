@@ -1,12 +1,12 @@
 #include "retrieval/one_hop_retriever.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "common/stopwatch.h"
 #include "retrieval/fact_seeds.h"
 #include "retrieval/keywords.h"
 #include "retrieval/local_facts.h"
@@ -15,11 +15,6 @@
 
 namespace flowrag {
 namespace {
-
-double MillisSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-      .count();
-}
 
 // Distinct RELATED_TO neighbours per entity (LightRAG's node degree on its
 // merged, undirected graph), computed once per graph. Cached for the last
@@ -184,7 +179,7 @@ Status OneHopOptions::Override(ParamReader& r) {
 
 Result<RetrievalOutput> OneHopRetriever::Retrieve(const Snapshot& s,
                                                   const RetrievalRequest& r) const {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = SteadyClock::now();
   ParamReader reader(r.params);
   OneHopOptions o;
   FLOWRAG_RETURN_IF_ERROR(o.Override(reader));

@@ -1,10 +1,10 @@
 #include "retrieval/ppr_retriever.h"
 
 #include <algorithm>
-#include <chrono>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "common/stopwatch.h"
 #include "retrieval/fact_seeds.h"
 #include "retrieval/seeds.h"
 
@@ -12,11 +12,6 @@ namespace flowrag {
 namespace {
 
 constexpr uint8_t Tag(EdgeKind k) { return static_cast<uint8_t>(k); }
-
-double MillisSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-      .count();
-}
 
 bool ScoreBefore(const NodeScore& a, const NodeScore& b) {
   return a.score != b.score ? a.score > b.score : a.node < b.node;
@@ -130,7 +125,7 @@ void FillGraphOutput(const Snapshot& s, const TransitionSource& graph,
 
 Result<PprReset> BuildPprReset(const Snapshot& s, const std::string& query, const QueryScores& qs,
                                const PprOptions& o, ChatModel* chat, RetrievalOutput* out) {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = SteadyClock::now();
   const KnowledgeGraph& g = *s.graph();
   FactSeedOptions fo;
   fo.facts = o.facts;
@@ -143,7 +138,7 @@ Result<PprReset> BuildPprReset(const Snapshot& s, const std::string& query, cons
   FLOWRAG_ASSIGN_OR_RETURN(reset.seeds, SeedWalkFromFacts(s, query, qs, fo, chat, out));
   out->diagnostics.extra["seeding_ms"] = MillisSince(start);
   if (reset.seeds.seeds.empty()) return reset;
-  const auto t_prior = std::chrono::steady_clock::now();
+  const auto t_prior = SteadyClock::now();
   const std::vector<PassageWeight> prior = PassagePrior(s, query, qs, o.prior);
   out->diagnostics.extra["prior_ms"] = MillisSince(t_prior);
   double entity_total = 0.0, prior_total = 0.0;
@@ -164,7 +159,7 @@ Result<PprReset> BuildPprReset(const Snapshot& s, const std::string& query, cons
 }
 
 Result<RetrievalOutput> PprRetriever::Retrieve(const Snapshot& s, const RetrievalRequest& r) const {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = SteadyClock::now();
   ParamReader reader(r.params);
   PprOptions o;
   FLOWRAG_RETURN_IF_ERROR(o.Override(reader));
@@ -196,7 +191,7 @@ Result<RetrievalOutput> PprRetriever::Retrieve(const Snapshot& s, const Retrieva
   const WalkGraph& walk = g.walk();
   const WalkTransitions rows(walk, /*skip_synonyms=*/!o.synonyms);
   PprStats st;
-  const auto t_solve = std::chrono::steady_clock::now();
+  const auto t_solve = SteadyClock::now();
   if (o.solver == "push") {
     thread_local PushSolver solver;
     PushOptions po;

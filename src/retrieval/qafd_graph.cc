@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "vector/vector_index.h"
 #include "vector/flat_index.h"
+#include "vector/vector_index.h"
 
 namespace flowrag {
 namespace {

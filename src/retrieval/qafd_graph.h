@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "graph/knowledge_graph.h"
+#include "graph_algo/flow_diffusion.h"
 #include "retrieval/fact_seeds.h"
-#include "retrieval/flow_diffusion.h"
 #include "retrieval/qafd_retriever.h"
 
 namespace flowrag {

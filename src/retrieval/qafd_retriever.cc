@@ -1,11 +1,11 @@
 #include "retrieval/qafd_retriever.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "common/stopwatch.h"
 #include "retrieval/keywords.h"
 #include "retrieval/ppr_retriever.h"
 #include "retrieval/qafd_graph.h"
@@ -15,11 +15,6 @@
 
 namespace flowrag {
 namespace {
-
-double MillisSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-      .count();
-}
 
 Status ReadEnum(ParamReader& r, std::string_view key, std::initializer_list<std::string_view> names,
                 int* out) {
@@ -125,7 +120,7 @@ FlowDiffusionOptions DiffusionOptions(const QafdOptions& o) {
 // Sources and diffusion of one run; false when nothing seeded it.
 Result<bool> DiffuseRun(const Snapshot& s, const QafdOptions& o, ChatModel* chat, QafdRun* run,
                         RetrievalOutput* out) {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = SteadyClock::now();
   FLOWRAG_ASSIGN_OR_RETURN(run->scores, ScoreQuery(s, run->text, /*lexical=*/true));
   const QueryScores& qs = run->scores;
   out->diagnostics.extra["score_ms"] += MillisSince(start);
@@ -140,8 +135,8 @@ Result<bool> DiffuseRun(const Snapshot& s, const QafdOptions& o, ChatModel* chat
       *s.graph(), GraphQueryIndex::For(s)->entity_vectors(),
       dynamic_cast<const FlatIndex*>(s.dense()), qs.query.row(0), &qs, o);
   FlowDiffusionOptions fo = DiffusionOptions(o);
-  const auto t_flow = std::chrono::steady_clock::now();
-  run->flow = SolveFlowDiffusion(*run->graph, sources, fo);
+  const auto t_flow = SteadyClock::now();
+  FLOWRAG_ASSIGN_OR_RETURN(run->flow, SolveFlowDiffusion(*run->graph, sources, fo));
   out->diagnostics.extra["diffusion_ms"] += MillisSince(t_flow);
   return true;
 }
@@ -324,7 +319,7 @@ Status QafdOptions::Override(ParamReader& r) {
 
 Result<RetrievalOutput> QafdRetriever::Retrieve(const Snapshot& s,
                                                 const RetrievalRequest& r) const {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = SteadyClock::now();
   ParamReader reader(r.params);
   QafdOptions o;
   FLOWRAG_RETURN_IF_ERROR(o.Override(reader));

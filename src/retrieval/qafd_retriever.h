@@ -101,8 +101,8 @@
 #include <string>
 #include <vector>
 
+#include "graph_algo/flow_diffusion.h"
 #include "retrieval/fact_seeds.h"
-#include "retrieval/flow_diffusion.h"
 #include "retrieval/params.h"
 #include "retrieval/retriever.h"
 

@@ -3,12 +3,12 @@
 #include <utility>
 #include <vector>
 
-#include "retrieval/ppr_retriever.h"
 #include "retrieval/one_hop_retriever.h"
+#include "retrieval/ppr_retriever.h"
 #include "retrieval/qafd_retriever.h"
 #include "retrieval/retriever.h"
-#include "retrieval/semflow_retriever.h"
 #include "retrieval/sa_retriever.h"
+#include "retrieval/semflow_retriever.h"
 #include "retrieval/text_retrievers.h"
 
 namespace flowrag {

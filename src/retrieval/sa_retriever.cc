@@ -1,17 +1,17 @@
 #include "retrieval/sa_retriever.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "common/stopwatch.h"
 #include "common/text.h"
+#include "graph_algo/spreading_activation.h"
 #include "retrieval/fact_seeds.h"
 #include "retrieval/keywords.h"
 #include "retrieval/seeds.h"
-#include "retrieval/spreading_activation.h"
 
 namespace flowrag {
 namespace {
@@ -22,11 +22,6 @@ constexpr uint32_t kNone = 0xffffffffu;
 // fraction of the best's). Sorting every matching passage cost a third of
 // the query on 2wiki.
 constexpr size_t kLexicalDepth = 300;
-
-double MillisSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-      .count();
-}
 
 // Per-thread scratch sized to the snapshot, reset in O(1) by generation
 // stamps, so a query allocates nothing proportional to the graph.
@@ -179,7 +174,7 @@ Status SaOptions::Override(ParamReader& r) {
 
 Result<RetrievalOutput> SaRetriever::Retrieve(const Snapshot& s,
                                               const RetrievalRequest& r) const {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = SteadyClock::now();
   ParamReader reader(r.params);
   SaOptions opt;
   FLOWRAG_RETURN_IF_ERROR(opt.Override(reader));
@@ -310,7 +305,8 @@ Result<RetrievalOutput> SaRetriever::Retrieve(const Snapshot& s,
   limits.hops = opt.hops;
   limits.fire = static_cast<float>(opt.fire);
   limits.max_nodes = opt.max_entities;
-  const LocalSaRun run = SpreadActivationLocal(source, seeds_local, limits, r.explain);
+  FLOWRAG_ASSIGN_OR_RETURN(const LocalSaRun run,
+                           SpreadActivationLocal(source, seeds_local, limits, r.explain));
   const float tau_a = static_cast<float>(opt.tau_a);
   std::vector<uint32_t> activated;
   for (uint32_t u = 0; u < run.activation.size(); ++u) {

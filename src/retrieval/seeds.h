@@ -26,8 +26,8 @@
 #include "flowrag/status.h"
 #include "graph/knowledge_graph.h"
 #include "graph/snapshot.h"
+#include "graph_algo/ppr.h"
 #include "retrieval/keywords.h"
-#include "retrieval/ppr.h"
 
 namespace flowrag {
 

@@ -1,11 +1,11 @@
 #include "retrieval/semflow_retriever.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <unordered_map>
 
+#include "common/stopwatch.h"
 #include "retrieval/fact_seeds.h"
 #include "retrieval/ppr_retriever.h"
 
@@ -13,11 +13,6 @@ namespace flowrag {
 namespace {
 
 constexpr uint8_t Tag(EdgeKind k) { return static_cast<uint8_t>(k); }
-
-double MillisSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-      .count();
-}
 
 // numpy.quantile's default (linear interpolation between order statistics).
 double Quantile(std::vector<double> v, double q) {
@@ -333,7 +328,7 @@ struct PushResult {
 
 Result<RetrievalOutput> SemFlowRetriever::Retrieve(const Snapshot& s,
                                                    const RetrievalRequest& r) const {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = SteadyClock::now();
   ParamReader reader(r.params);
   SemFlowOptions o;
   FLOWRAG_RETURN_IF_ERROR(o.Override(reader));
@@ -361,7 +356,7 @@ Result<RetrievalOutput> SemFlowRetriever::Retrieve(const Snapshot& s,
   }
 
   // Reset: entity seeds, then the passage prior on its support; normalised.
-  const auto t_prior = std::chrono::steady_clock::now();
+  const auto t_prior = SteadyClock::now();
   const std::vector<PassageWeight> prior = PassagePrior(s, r.query, qs, o.prior);
   std::vector<NodeWeight> reset;
   double entity_mass = 0.0, passage_mass = 0.0, prior_total = 0.0;
@@ -434,7 +429,7 @@ Result<RetrievalOutput> SemFlowRetriever::Retrieve(const Snapshot& s,
   const double damping = 1.0 - o.reset;
 
   // ---- solve
-  const auto t_solve = std::chrono::steady_clock::now();
+  const auto t_solve = SteadyClock::now();
   size_t rows_built = 0;
   PushResult pr;
   std::vector<double> x;  // power iteration's solution
@@ -527,7 +522,7 @@ Result<RetrievalOutput> SemFlowRetriever::Retrieve(const Snapshot& s,
   };
 
   // ---- output
-  const auto t_output = std::chrono::steady_clock::now();
+  const auto t_output = SteadyClock::now();
   {
     std::unordered_map<uint32_t, double> reset_weight;
     if (r.explain) {

@@ -144,9 +144,9 @@
 #include <string>
 #include <vector>
 
+#include "graph_algo/ppr.h"
 #include "retrieval/fact_seeds.h"
 #include "retrieval/params.h"
-#include "retrieval/ppr.h"
 #include "retrieval/retriever.h"
 
 namespace flowrag {

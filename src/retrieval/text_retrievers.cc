@@ -1,17 +1,13 @@
 #include "retrieval/text_retrievers.h"
 
 #include <algorithm>
-#include <chrono>
 #include <string>
 #include <unordered_map>
 
+#include "common/stopwatch.h"
+
 namespace flowrag {
 namespace {
-
-double MillisSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-      .count();
-}
 
 Result<std::vector<RankedPassage>> Bm25Ranking(const Snapshot& s, const std::string& query,
                                                size_t k, const Bm25Params& params,
@@ -69,7 +65,7 @@ Status HybridOptions::Override(ParamReader& r) {
 
 Result<RetrievalOutput> Bm25Retriever::Retrieve(const Snapshot& s,
                                                 const RetrievalRequest& r) const {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = SteadyClock::now();
   ParamReader reader(r.params);
   Bm25Params params;
   FLOWRAG_RETURN_IF_ERROR(OverrideBm25(reader, &params));
@@ -83,7 +79,7 @@ Result<RetrievalOutput> Bm25Retriever::Retrieve(const Snapshot& s,
 
 Result<RetrievalOutput> DenseRetriever::Retrieve(const Snapshot& s,
                                                  const RetrievalRequest& r) const {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = SteadyClock::now();
   ParamReader reader(r.params);
   DenseOptions options;
   FLOWRAG_RETURN_IF_ERROR(options.Override(reader));
@@ -97,7 +93,7 @@ Result<RetrievalOutput> DenseRetriever::Retrieve(const Snapshot& s,
 
 Result<RetrievalOutput> HybridRetriever::Retrieve(const Snapshot& s,
                                                   const RetrievalRequest& r) const {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = SteadyClock::now();
   ParamReader reader(r.params);
   Bm25Params bm25;
   DenseOptions dense;

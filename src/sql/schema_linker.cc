@@ -8,7 +8,7 @@
 
 #include "common/text.h"
 #include "embed/hashed_embedder.h"
-#include "retrieval/flow_diffusion.h"
+#include "graph_algo/flow_diffusion.h"
 #include "retrieval/keywords.h"
 #include "vector/vector_index.h"
 

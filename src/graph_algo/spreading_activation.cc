@@ -1,7 +1,8 @@
-#include "retrieval/spreading_activation.h"
+#include "graph_algo/spreading_activation.h"
 
 #include <algorithm>
 #include <cassert>
+#include <string>
 
 namespace flowrag {
 
@@ -24,8 +25,7 @@ SaGraph SaGraph::FromArcs(size_t num_nodes, std::span<const Arc> arcs) {
   return g;
 }
 
-SaRun SpreadActivation(const SaGraph& graph, std::span<const uint32_t> seeds,
-                       bool track_carried) {
+SaRun SpreadActivation(const SaGraph& graph, std::span<const uint32_t> seeds, bool track_carried) {
   const size_t n = graph.num_nodes();
   SaRun run;
   run.activation.assign(n, 0.0f);
@@ -86,8 +86,12 @@ void SaGraphSource::Arcs(uint32_t u, bool /*may_discover*/, std::vector<SaArc>* 
   }
 }
 
-LocalSaRun SpreadActivationLocal(SaArcSource& source, std::span<const uint32_t> seeds,
-                                 const SaLimits& limits, bool track_carried) {
+Result<LocalSaRun> SpreadActivationLocal(SaArcSource& source, std::span<const uint32_t> seeds,
+                                         const SaLimits& limits, bool track_carried) {
+  if (!(limits.fire >= 0.0f && limits.fire <= 1.0f)) {
+    return Status::InvalidArgument("spreading activation fire " + std::to_string(limits.fire) +
+                                   ": expected 0 <= fire <= 1");
+  }
   constexpr uint32_t kUnread = 0xffffffffu;
   LocalSaRun run;
   std::vector<uint32_t> visited, arc_begin, arc_end;

@@ -40,14 +40,27 @@
 // O(Σ_{pushed u} deg(u)·cost(weight) + pushes·avg deg), independent of |V|
 // apart from the O(|V|) workspace allocated once per thread.
 //
-// Thread-safety: Solve() is reentrant (per-thread workspace).
-#ifndef FLOWRAG_RETRIEVAL_FLOW_DIFFUSION_H_
-#define FLOWRAG_RETRIEVAL_FLOW_DIFFUSION_H_
+// Complexity: O(B) for the feasibility guard, where B is the number of
+// nodes the bounded searches visit (at most the components of the sources,
+// and per source at most the nodes whose capacity sums to ΣΔ / max_fill),
+// plus O(Σ_{pushed u} deg(u)) weight requests and O(pushes · avg deg) push
+// work; memory O(|V|) per thread (once) plus O(touched nodes + their rows).
+//
+// Parameters are checked before anything runs (InvalidArgument naming the
+// option): α > 0, β > 0 (uniform capacities), ε > 0, 0 < max_fill ≤ 1, all
+// finite, and every source scale finite. Sources on nodes outside the graph
+// or with scale ≤ 0 are ignored.
+//
+// Thread-safety: SolveFlowDiffusion() is reentrant (per-thread workspace).
+#ifndef FLOWRAG_GRAPH_ALGO_FLOW_DIFFUSION_H_
+#define FLOWRAG_GRAPH_ALGO_FLOW_DIFFUSION_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <vector>
+
+#include "flowrag/status.h"
 
 namespace flowrag {
 
@@ -116,23 +129,25 @@ struct FlowDiffusionResult {
   std::vector<uint32_t> adj_nodes;
   std::vector<double> adj_weights;
 
-  double injected = 0.0;       // Σ Δ
-  double residual = 0.0;       // total excess at exit (pushable and stuck nodes)
+  double injected = 0.0;  // Σ Δ
+  double residual = 0.0;  // total excess at exit (pushable and stuck nodes)
   size_t pushes = 0;
-  size_t edges_touched = 0;    // weights computed (once per pushed node's row)
-  size_t edge_visits = 0;      // row entries the pushes visited (Σ degree over pushes)
-  bool converged = false;      // residual < ε (or nothing left to push)
-  size_t scaled_sources = 0;   // sources reduced by the feasibility guard
+  size_t edges_touched = 0;             // weights computed (once per pushed node's row)
+  size_t edge_visits = 0;               // row entries the pushes visited (Σ degree over pushes)
+  bool converged = false;               // residual < ε (or nothing left to push)
+  size_t scaled_sources = 0;            // sources reduced by the feasibility guard
   double max_conservation_error = 0.0;  // with verify_conservation
 
   // Index of `node` in `nodes`, or -1.
   ptrdiff_t Find(uint32_t node) const;
 };
 
-FlowDiffusionResult SolveFlowDiffusion(const DiffusionGraph& graph,
-                                       const std::vector<FlowSource>& sources,
-                                       const FlowDiffusionOptions& options);
+// InvalidArgument when an option or a source scale is out of range (see the
+// file comment); otherwise the diffusion from `sources`.
+Result<FlowDiffusionResult> SolveFlowDiffusion(const DiffusionGraph& graph,
+                                               const std::vector<FlowSource>& sources,
+                                               const FlowDiffusionOptions& options);
 
 }  // namespace flowrag
 
-#endif  // FLOWRAG_RETRIEVAL_FLOW_DIFFUSION_H_
+#endif  // FLOWRAG_GRAPH_ALGO_FLOW_DIFFUSION_H_

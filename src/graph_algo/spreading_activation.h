@@ -1,6 +1,7 @@
 // Spreading activation (SA-RAG, Pavlović et al., §5.5 and Algorithm 1): the
 // core, as a pure function over a small weighted adjacency the caller builds
-// (sa_retriever.h builds it from the query's entity subgraph).
+// (retrieval/sa_retriever.h reads the query's entity graph on demand through
+// SaArcSource below).
 //
 // Algorithm 1, exactly as published (and as in the authors' code,
 // github.com/jomibg/sa-rag, graph.py `run_sa`):
@@ -32,13 +33,15 @@
 // Complexity: O(|seeds| · (V_s + A_s)) where V_s, A_s are the nodes and arcs
 // reachable from the seeds. Memory O(V + A).
 // Thread-safety: pure function; no shared state.
-#ifndef FLOWRAG_RETRIEVAL_SPREADING_ACTIVATION_H_
-#define FLOWRAG_RETRIEVAL_SPREADING_ACTIVATION_H_
+#ifndef FLOWRAG_GRAPH_ALGO_SPREADING_ACTIVATION_H_
+#define FLOWRAG_GRAPH_ALGO_SPREADING_ACTIVATION_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
+
+#include "flowrag/status.h"
 
 namespace flowrag {
 
@@ -141,7 +144,7 @@ struct SaLimits {
 };
 
 struct LocalSaRun {
-  std::vector<float> activation;   // per local node
+  std::vector<float> activation;    // per local node
   std::vector<uint32_t> first_arc;  // per local node; SaRun::kNoArc for seeds / unreached
   // The arcs read, grouped by source in expansion order.
   std::vector<uint32_t> arc_from;
@@ -155,10 +158,11 @@ struct LocalSaRun {
 };
 
 // Seeds are local ids < source.num_nodes() at the call (duplicates ignored
-// after their first occurrence). Complexity O(Σ over passes of the arcs of
-// expanding nodes) plus one Arcs() call per expanding node.
-LocalSaRun SpreadActivationLocal(SaArcSource& source, std::span<const uint32_t> seeds,
-                                 const SaLimits& limits, bool track_carried = false);
+// after their first occurrence). InvalidArgument when limits.fire is not in
+// [0, 1]. Complexity O(Σ over passes of the arcs of expanding nodes) plus
+// one Arcs() call per expanding node.
+Result<LocalSaRun> SpreadActivationLocal(SaArcSource& source, std::span<const uint32_t> seeds,
+                                         const SaLimits& limits, bool track_carried = false);
 
 // Adapter: an SaGraph as an SaArcSource (every node known from the start).
 class SaGraphSource final : public SaArcSource {
@@ -173,4 +177,4 @@ class SaGraphSource final : public SaArcSource {
 
 }  // namespace flowrag
 
-#endif  // FLOWRAG_RETRIEVAL_SPREADING_ACTIVATION_H_
+#endif  // FLOWRAG_GRAPH_ALGO_SPREADING_ACTIVATION_H_

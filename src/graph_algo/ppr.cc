@@ -1,22 +1,17 @@
-#include "retrieval/ppr.h"
-
-#include "graph/knowledge_graph.h"
+#include "graph_algo/ppr.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <string>
 #include <unordered_map>
+
+#include "common/stopwatch.h"
+#include "graph/knowledge_graph.h"
 
 namespace flowrag {
 namespace {
 
 constexpr uint8_t kSynonymTag = static_cast<uint8_t>(EdgeKind::kSynonym);
-
-double MillisSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-      .count();
-}
 
 Status CheckDamping(double d) {
   if (!(d >= 0.0 && d < 1.0)) {
@@ -45,9 +40,8 @@ Result<CsrTransitions> CsrTransitions::Make(std::vector<uint64_t> offsets,
   }
   if (targets.size() != weights.size() || offsets.back() != targets.size()) {
     return Status::InvalidArgument("CSR: offsets.back() = " + std::to_string(offsets.back()) +
-                                   ", targets " + std::to_string(targets.size()) +
-                                   ", weights " + std::to_string(weights.size()) +
-                                   ": expected all equal");
+                                   ", targets " + std::to_string(targets.size()) + ", weights " +
+                                   std::to_string(weights.size()) + ": expected all equal");
   }
   const size_t n = offsets.size() - 1;
   for (size_t u = 0; u < n; ++u) {
@@ -57,8 +51,8 @@ Result<CsrTransitions> CsrTransitions::Make(std::vector<uint64_t> offsets,
   }
   for (size_t i = 0; i < targets.size(); ++i) {
     if (targets[i] >= n) {
-      return Status::InvalidArgument("CSR target[" + std::to_string(i) + "] = " +
-                                     std::to_string(targets[i]) + ": expected < " +
+      return Status::InvalidArgument("CSR target[" + std::to_string(i) +
+                                     "] = " + std::to_string(targets[i]) + ": expected < " +
                                      std::to_string(n));
     }
     if (!std::isfinite(weights[i]) || weights[i] < 0) {
@@ -178,9 +172,8 @@ void PushSolver::Clear() {
 // scales the threshold.
 template <typename ForEach, typename DegreeOf>
 Status PushSolver::Run(size_t n, const ForEach& for_each, const DegreeOf& degree,
-                       std::span<const NodeWeight> reset, const PushOptions& o,
-                       PprStats* stats) {
-  const auto start = std::chrono::steady_clock::now();
+                       std::span<const NodeWeight> reset, const PushOptions& o, PprStats* stats) {
+  const auto start = SteadyClock::now();
   FLOWRAG_RETURN_IF_ERROR(CheckDamping(o.damping));
   if (!(o.epsilon > 0) || !std::isfinite(o.epsilon)) {
     return Status::InvalidArgument("PPR push epsilon: expected a number > 0");
@@ -260,7 +253,8 @@ Status PushSolver::Solve(const TransitionSource& g, std::span<const NodeWeight> 
     for (const Transition& t : row_) fn(t.target, t.prob);
     return row_.size();
   };
-  return Run(g.num_nodes(), for_each, [&](uint32_t u) { return g.Degree(u); }, reset, o, stats);
+  return Run(
+      g.num_nodes(), for_each, [&](uint32_t u) { return g.Degree(u); }, reset, o, stats);
 }
 
 Status PushSolver::Solve(const WalkGraph& g, std::span<const NodeWeight> reset,
@@ -276,15 +270,16 @@ Status PushSolver::Solve(const WalkGraph& g, std::span<const NodeWeight> reset,
     for (uint64_t i = begin; i < end; ++i) fn(targets[i], weights[i] * inv);
     return end - begin;
   };
-  return Run(g.num_nodes(), for_each, [&](uint32_t u) { return g.Degree(u); }, reset, o, stats);
+  return Run(
+      g.num_nodes(), for_each, [&](uint32_t u) { return g.Degree(u); }, reset, o, stats);
 }
 
 // ---------------------------------------------------------------- power iteration
 
 Result<std::vector<double>> PowerIteration(const TransitionSource& g,
-                                           std::span<const NodeWeight> reset,
-                                           const PowerOptions& o, PprStats* stats) {
-  const auto start = std::chrono::steady_clock::now();
+                                           std::span<const NodeWeight> reset, const PowerOptions& o,
+                                           PprStats* stats) {
+  const auto start = SteadyClock::now();
   FLOWRAG_RETURN_IF_ERROR(CheckDamping(o.damping));
   if (!(o.tolerance > 0)) return Status::InvalidArgument("PPR tolerance: expected > 0");
   const size_t n = g.num_nodes();
@@ -356,10 +351,9 @@ const std::vector<Transition>& RowCache::Get(uint32_t u) {
   return it->second;
 }
 
-std::vector<uint32_t> PredecessorPath(RowCache& rows,
-                                      const std::function<double(uint32_t)>& score,
-                                      const std::function<double(uint32_t)>& reset,
-                                      double damping, uint32_t target, size_t max_nodes) {
+std::vector<uint32_t> PredecessorPath(RowCache& rows, const std::function<double(uint32_t)>& score,
+                                      const std::function<double(uint32_t)>& reset, double damping,
+                                      uint32_t target, size_t max_nodes) {
   std::vector<uint32_t> chain{target};
   std::vector<Transition> row;
   uint32_t cur = target;

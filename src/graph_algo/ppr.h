@@ -1,6 +1,7 @@
-// Personalized PageRank solvers over a generic transition graph, shared by
-// the HippoRAG 2 baseline (retrieval/ppr_retriever.h) and SemFlowRAG's
-// directed walk (retrieval/semflow_retriever.h).
+// Personalized PageRank solvers over a generic transition graph (a CSR
+// array, a snapshot's WalkGraph, or rows computed on demand), used by the
+// HippoRAG 2 baseline (retrieval/ppr_retriever.h) and SemFlowRAG's directed
+// walk (retrieval/semflow_retriever.h, graph_algo/semflow_transition.h).
 //
 // The problem. A graph on nodes [0, n) gives each node u a row of
 // out-transitions P(u, ·) with Σ_v P(u, v) = 1, or an empty row (a dangling
@@ -32,8 +33,8 @@
 //
 // Thread-safety: TransitionSource implementations used here are immutable
 // and may be shared; a PushSolver is a per-thread workspace.
-#ifndef FLOWRAG_RETRIEVAL_PPR_H_
-#define FLOWRAG_RETRIEVAL_PPR_H_
+#ifndef FLOWRAG_GRAPH_ALGO_PPR_H_
+#define FLOWRAG_GRAPH_ALGO_PPR_H_
 
 #include <cstdint>
 #include <functional>
@@ -91,8 +92,8 @@ class CsrTransitions final : public TransitionSource {
 
   // Every row of `g`, computed once: Row(u) and Degree(u) then return
   // exactly g.Row(u) (targets, tags and probabilities, entries in g's
-  // order) and g.Degree(u) without recomputing them. For sources whose rows are costly and reused by many
-  // solves (a snapshot's HippoRAG graph). O(Σ deg) time and memory.
+  // order) and g.Degree(u) without recomputing them. For sources whose rows are costly and reused
+  // by many solves (a snapshot's HippoRAG graph). O(Σ deg) time and memory.
   static CsrTransitions Materialize(const TransitionSource& g);
 
  private:
@@ -130,10 +131,10 @@ struct PprStats {
 };
 
 struct PushOptions {
-  double damping = 0.5;     // HippoRAG 2 / SemFlowRAG A.2: reset probability 0.5
-  double epsilon = 1e-7;    // push while ρ_u ≥ ε·max(1, deg u)
+  double damping = 0.5;   // HippoRAG 2 / SemFlowRAG A.2: reset probability 0.5
+  double epsilon = 1e-7;  // push while ρ_u ≥ ε·max(1, deg u)
   size_t max_pushes = 50'000'000;
-  bool normalize = true;    // divide the answer by its sum (see above)
+  bool normalize = true;  // divide the answer by its sum (see above)
 };
 
 struct PowerOptions {
@@ -202,11 +203,10 @@ class RowCache {
 // candidates for in-neighbours of v are the targets of Row(v)), which holds
 // for the undirected and the direction-weighted graphs of this module.
 // O(Σ over chain nodes of Σ_{neighbours} deg).
-std::vector<uint32_t> PredecessorPath(RowCache& rows,
-                                      const std::function<double(uint32_t)>& score,
-                                      const std::function<double(uint32_t)>& reset,
-                                      double damping, uint32_t target, size_t max_nodes);
+std::vector<uint32_t> PredecessorPath(RowCache& rows, const std::function<double(uint32_t)>& score,
+                                      const std::function<double(uint32_t)>& reset, double damping,
+                                      uint32_t target, size_t max_nodes);
 
 }  // namespace flowrag
 
-#endif  // FLOWRAG_RETRIEVAL_PPR_H_
+#endif  // FLOWRAG_GRAPH_ALGO_PPR_H_
