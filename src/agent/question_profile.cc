@@ -141,6 +141,130 @@ int ChoiceOrder(const std::string& lower) {
   return 0;
 }
 
+// The wh-phrase: "which town", "what nationality", "what is the date of
+// birth" give the answer noun (and "what was the largest fleet" its
+// superlative); "the man who ..." marks "man" generic (a person, not a
+// content word). Returns whether the question reads "What is/was the
+// <noun> ...".
+bool ReadWhPhrase(const std::vector<std::string>& words, std::unordered_set<std::string>* generic,
+                  QuestionProfile* p) {
+  bool what_is_the = false;
+  for (size_t i = 0; i + 1 < words.size(); ++i) {
+    const std::string& w = words[i];
+    const std::string& next = words[i + 1];
+    if ((w == "man" || w == "woman" || w == "person") &&
+        (next == "who" || next == "that" || next == "whose")) {
+      generic->insert(w);
+    }
+    if ((w != "which" && w != "what") || !p->answer_noun.empty()) continue;
+    size_t k = i + 1;
+    if (k + 1 < words.size() && (words[k] == "is" || words[k] == "was") && words[k + 1] == "the") {
+      k += 2;
+      // "what was the largest fleet": the noun after a superlative.
+      if (k + 1 < words.size() && words[k].size() > 4 &&
+          words[k].compare(words[k].size() - 3, 3, "est") == 0) {
+        p->answer_modifier = StemS(words[k]);
+        ++k;
+      }
+      what_is_the = true;
+    }
+    // "What is the name of the building ...": the building.
+    if (k + 2 < words.size() && words[k] == "name" && words[k + 1] == "of") {
+      k += words[k + 2] == "the" || words[k + 2] == "a" ? 3 : 2;
+    }
+    if (k < words.size() && !IsStopword(words[k]) && !IsQuestionWord(words[k])) {
+      p->answer_noun = StemS(words[k]);
+    }
+  }
+  return what_is_the;
+}
+
+// The question's distinct content terms: retrieval's tokens without
+// question words and generic nouns.
+std::vector<std::string> ContentTerms(std::string_view question,
+                                      const std::unordered_set<std::string>& generic) {
+  std::vector<std::string> terms;
+  std::unordered_set<std::string> seen;
+  for (std::string& t : Tokenize(question)) {
+    // Retrieval drops "first", "known", "located" and "one" as question
+    // words; an answer sentence says them ("the first curator", "located in").
+    const bool content = t == "first" || t == "known" || t == "located" || t == "one";
+    if ((IsQuestionWord(t) && !content) || generic.count(t) || !seen.insert(t).second) continue;
+    terms.push_back(std::move(t));
+  }
+  return terms;
+}
+
+// A choice between named options ("X or Y", "out of A and B" with an
+// order word): the options and the order asked.
+bool ReadChoice(std::string_view question, const std::string& lower, QuestionProfile* p) {
+  p->options = ChoiceOptions(question);
+  if (p->options.empty() && (ChoiceOrder(lower) != 0 || LifespanOrder(lower) != 0)) {
+    p->options = PairOptions(question);  // "the distance between A and B" is no choice
+  }
+  if (p->options.empty()) return false;
+  p->type = AnswerType::kChoice;
+  p->lifespan = LifespanOrder(lower);
+  p->order = p->lifespan != 0 ? 0 : ChoiceOrder(lower);
+  return true;
+}
+
+// A question opening with an auxiliary: yes/no, or a choice between the
+// options it names ("Is A or B older?").
+bool ReadAuxiliaryQuestion(std::string_view question, const std::string& lower,
+                           QuestionProfile* p) {
+  static const char* kAux[] = {"is",    "are", "was",  "were", "do",   "does",  "did",    "can",
+                               "could", "has", "have", "had",  "will", "would", "should", "am"};
+  for (const char* w : kAux) {
+    if (!StartsWithWord(lower, w)) continue;
+    p->options = AuxChoiceOptions(question);
+    p->type = p->options.empty() ? AnswerType::kYesNo : AnswerType::kChoice;
+    p->lifespan = p->options.empty() ? 0 : LifespanOrder(lower);
+    p->order = p->options.empty() || p->lifespan != 0 ? 0 : ChoiceOrder(lower);
+    p->same_nationality = p->options.empty() && ContainsWord(lower, "same") &&
+                          (ContainsWord(lower, "nationality") || ContainsWord(lower, "country") ||
+                           ContainsWord(lower, "citizenship"));
+    return true;
+  }
+  return false;
+}
+
+bool ReadDateQuestion(const std::string& lower, QuestionProfile* p) {
+  if (!(StartsWithWord(lower, "when") || ContainsWord(lower, "what year") ||
+        ContainsWord(lower, "date of birth") || ContainsWord(lower, "date of death") ||
+        ContainsWord(lower, "birthday") || ContainsWord(lower, "which year") ||
+        ContainsWord(lower, "what date") || ContainsWord(lower, "in what year") ||
+        ContainsWord(lower, "what decade"))) {
+    return false;
+  }
+  p->type = AnswerType::kDate;
+  p->year_only = ContainsWord(lower, "year");
+  return true;
+}
+
+// "How many ...", "What is the population of ...": a number. A measure's
+// noun is the attribute asked ("the largest fleet" of the company), not
+// the kind of a named answer.
+bool ReadNumberQuestion(const std::string& lower, bool what_is_the, QuestionProfile* p) {
+  static const char* kMeasureNouns[] = {
+      "population", "number", "size",   "capacity", "attendance", "fleet",  "membership",
+      "workforce",  "area",   "height", "length",   "depth",      "budget", "revenue",
+      "elevation",  "amount", "total",  "count",    "width",      "weight"};
+  bool measure = false;
+  for (const char* noun : kMeasureNouns) measure |= what_is_the && p->answer_noun == noun;
+  if (measure) p->answer_noun.clear();
+  if (!(measure || ContainsWord(lower, "how many") || ContainsWord(lower, "how much") ||
+        ContainsWord(lower, "how long") || ContainsWord(lower, "how old") ||
+        ContainsWord(lower, "how far") || ContainsWord(lower, "how tall") ||
+        ContainsWord(lower, "how big") || ContainsWord(lower, "what percentage") ||
+        ContainsWord(lower, "how large"))) {
+    return false;
+  }
+  p->type = AnswerType::kNumber;
+  p->counts = ContainsWord(lower, "how many");
+  return true;
+}
+
 }  // namespace
 
 bool IsDemonym(std::string_view word) { return IsDemonymWord(ToLowerAscii(word)); }
@@ -170,103 +294,16 @@ QuestionProfile ProfileQuestion(std::string_view question) {
   // relative clauses.
   const std::vector<std::string> words = Tokenize(lower, TokenizerOptions{false, false, 64});
   std::unordered_set<std::string> generic;  // "the man who ...": a person, not a content word
-  bool what_is_the = false;                 // "What is/was the <noun> ..."
-  for (size_t i = 0; i + 1 < words.size(); ++i) {
-    const std::string& w = words[i];
-    const std::string& next = words[i + 1];
-    if ((w == "man" || w == "woman" || w == "person") &&
-        (next == "who" || next == "that" || next == "whose")) {
-      generic.insert(w);
-    }
-    if ((w == "which" || w == "what") && p.answer_noun.empty()) {
-      // "which town", "what nationality"; "what is the date of birth".
-      size_t k = i + 1;
-      if (k + 1 < words.size() && (words[k] == "is" || words[k] == "was") &&
-          words[k + 1] == "the") {
-        k += 2;
-        // "what was the largest fleet": the noun after a superlative.
-        if (k + 1 < words.size() && words[k].size() > 4 &&
-            words[k].compare(words[k].size() - 3, 3, "est") == 0) {
-          p.answer_modifier = StemS(words[k]);
-          ++k;
-        }
-        what_is_the = true;
-      }
-      // "What is the name of the building ...": the building.
-      if (k + 2 < words.size() && words[k] == "name" && words[k + 1] == "of") {
-        k += words[k + 2] == "the" || words[k + 2] == "a" ? 3 : 2;
-      }
-      if (k < words.size() && !IsStopword(words[k]) && !IsQuestionWord(words[k])) {
-        p.answer_noun = StemS(words[k]);
-      }
-    }
-  }
-  std::unordered_set<std::string> seen;
-  for (std::string& t : Tokenize(question)) {
-    // Retrieval drops "first", "known", "located" and "one" as question
-    // words; an answer sentence says them ("the first curator", "located in").
-    const bool content = t == "first" || t == "known" || t == "located" || t == "one";
-    if ((IsQuestionWord(t) && !content) || generic.count(t) || !seen.insert(t).second) continue;
-    p.terms.push_back(std::move(t));
-  }
-
+  const bool what_is_the = ReadWhPhrase(words, &generic, &p);
+  p.terms = ContentTerms(question, generic);
   p.wants_demonym = ContainsWord(lower, "nationality") || ContainsWord(lower, "country") ||
                     ContainsWord(lower, "language") || ContainsWord(lower, "citizenship") ||
                     ContainsWord(lower, "ethnicity") || ContainsWord(lower, "religion");
   for (const std::string& w : words) {
     if (IsDemonymWord(w) && p.asked_nationality.empty()) p.asked_nationality = NationalityKey(w);
   }
-  p.options = ChoiceOptions(question);
-  if (p.options.empty() && (ChoiceOrder(lower) != 0 || LifespanOrder(lower) != 0)) {
-    p.options = PairOptions(question);  // "the distance between A and B" is no choice
-  }
-  if (!p.options.empty()) {
-    p.type = AnswerType::kChoice;
-    p.lifespan = LifespanOrder(lower);
-    p.order = p.lifespan != 0 ? 0 : ChoiceOrder(lower);
-    return p;
-  }
-  static const char* kAux[] = {"is",    "are", "was",  "were", "do",   "does",  "did",    "can",
-                               "could", "has", "have", "had",  "will", "would", "should", "am"};
-  for (const char* w : kAux) {
-    if (StartsWithWord(lower, w)) {
-      p.options = AuxChoiceOptions(question);
-      p.type = p.options.empty() ? AnswerType::kYesNo : AnswerType::kChoice;
-      p.lifespan = p.options.empty() ? 0 : LifespanOrder(lower);
-      p.order = p.options.empty() || p.lifespan != 0 ? 0 : ChoiceOrder(lower);
-      p.same_nationality = p.options.empty() && ContainsWord(lower, "same") &&
-                           (ContainsWord(lower, "nationality") || ContainsWord(lower, "country") ||
-                            ContainsWord(lower, "citizenship"));
-      return p;
-    }
-  }
-  if (StartsWithWord(lower, "when") || ContainsWord(lower, "what year") ||
-      ContainsWord(lower, "date of birth") || ContainsWord(lower, "date of death") ||
-      ContainsWord(lower, "birthday") || ContainsWord(lower, "which year") ||
-      ContainsWord(lower, "what date") || ContainsWord(lower, "in what year") ||
-      ContainsWord(lower, "what decade")) {
-    p.type = AnswerType::kDate;
-    p.year_only = ContainsWord(lower, "year");
-    return p;
-  }
-  // "What was the largest fleet ...", "What is the population of ...": the
-  // wh-phrase asks for a measure.
-  static const char* kMeasureNouns[] = {
-      "population", "number", "size",   "capacity", "attendance", "fleet",  "membership",
-      "workforce",  "area",   "height", "length",   "depth",      "budget", "revenue",
-      "elevation",  "amount", "total",  "count",    "width",      "weight"};
-  bool measure = false;
-  for (const char* noun : kMeasureNouns) measure |= what_is_the && p.answer_noun == noun;
-  // A measure's noun is the attribute asked ("the largest fleet" of the
-  // company), not the kind of a named answer.
-  if (measure) p.answer_noun.clear();
-  if (measure || ContainsWord(lower, "how many") || ContainsWord(lower, "how much") ||
-      ContainsWord(lower, "how long") || ContainsWord(lower, "how old") ||
-      ContainsWord(lower, "how far") || ContainsWord(lower, "how tall") ||
-      ContainsWord(lower, "how big") || ContainsWord(lower, "what percentage") ||
-      ContainsWord(lower, "how large")) {
-    p.type = AnswerType::kNumber;
-    p.counts = ContainsWord(lower, "how many");
+  if (ReadChoice(question, lower, &p) || ReadAuxiliaryQuestion(question, lower, &p) ||
+      ReadDateQuestion(lower, &p) || ReadNumberQuestion(lower, what_is_the, &p)) {
     return p;
   }
   static const char* kNameWords[] = {"who", "whom", "whose", "where", "which", "what"};

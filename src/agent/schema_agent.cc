@@ -312,57 +312,104 @@ class Agent {
     return c;
   }
 
+  // SchemaLookup (D.1) and, when it followed relationships, GraphTraverse:
+  // their steps, then the answer from the looked-up values (or the link hop
+  // or the chat model's synthesis over the records). False when there is
+  // no value to answer with.
   Result<bool> RunLookup(double c_link) {
     lookup_ = SchemaLookup(question_, analysis_, *deps_.index);
-    const SchemaIndex& index = *deps_.index;
     const bool hopped = !lookup_.bridge.empty();
-    const std::vector<uint32_t>& matched = hopped ? lookup_.bridge : lookup_.records;
-    AnswerStep step;
-    std::string call = "SchemaLookup(" + (hopped ? lookup_.matched_type : lookup_.type) + ":";
-    for (const std::string& c : lookup_.constraints) call += " " + c;
-    if (!hopped) call += " -> " + (lookup_.field.empty() ? std::string("name") : lookup_.field);
-    step.query = call + ")";
-    for (uint32_t r : matched) step.passage_ids.push_back(snap_.passage(index.records()[r].passage).id);
-    if (hopped) {
-      for (uint32_t r : matched) step.answer += (step.answer.empty() ? "" : "; ") + index.records()[r].name;
-      step.summary = "SchemaLookup: " + std::to_string(matched.size()) + " " + lookup_.matched_type +
-                     " records; the question asks about " + lookup_.type;
-      out_.steps.push_back(std::move(step));
-      AnswerStep traverse;
-      traverse.query = "GraphTraverse(" + lookup_.matched_type;
-      for (const std::string& rel : lookup_.path) traverse.query += " -[" + rel + "]-";
-      traverse.query += "> " + lookup_.type +
-                        (lookup_.field.empty() ? std::string() : "." + lookup_.field) + ")";
-      for (uint32_t r : lookup_.records) {
-        traverse.passage_ids.push_back(snap_.passage(index.records()[r].passage).id);
-      }
-      for (const std::string& v : lookup_.values) traverse.answer += (traverse.answer.empty() ? "" : "; ") + v;
-      traverse.summary = "GraphTraverse: " + std::to_string(lookup_.records.size()) + " " + lookup_.type +
-                         " records by the schema's relationships, " + std::to_string(lookup_.values.size()) +
-                         " values";
-      out_.steps.push_back(std::move(traverse));
-    } else {
-      for (const std::string& v : lookup_.values) step.answer += (step.answer.empty() ? "" : "; ") + v;
-      step.summary = !lookup_.values.empty()
-                         ? "SchemaLookup: " + std::to_string(lookup_.records.size()) + " records, " +
-                               std::to_string(lookup_.values.size()) + " values"
-                     : !lookup_.given.empty()
-                         ? "SchemaLookup: " + std::to_string(lookup_.records.size()) +
-                               " records matched; their value \"" + lookup_.given +
-                               "\" is the question's own constraint"
-                         : "SchemaLookup: " + std::to_string(lookup_.records.size()) +
-                               " records matched, no value for the asked field";
-      out_.steps.push_back(std::move(step));
-    }
+    RecordLookupSteps(hopped);
     if (lookup_.values.empty()) {
       if (hopped) out_.steps.back().summary += "; no value for the asked field";
       return false;
     }
     FLOWRAG_ASSIGN_OR_RETURN(bool linked, RunLinkHop(c_link));
     if (linked) return true;
+    RetrievalResult evidence = LookupEvidence();
+    const bool list = analysis_.answer_type == "list" || lookup_.aggregated;
+    // Ambiguity: several records disagree on a single answer.
+    const double agreement = list ? 1.0 : 1.0 / static_cast<double>(lookup_.values.size());
+    // Path confidence: the relationships followed (1.0 without).
+    const double c_path = c_link * lookup_.c_path;
+    if (deps_.pipeline.chat != nullptr && options_.answerer != "extractive") {
+      return Synthesize(evidence, c_path, agreement);
+    }
+    out_.text = lookup_.values[0];
+    if (list && !lookup_.aggregated) {
+      for (size_t i = 1; i < lookup_.values.size(); ++i) out_.text += ", " + lookup_.values[i];
+    }
+    out_.answered = true;
+    out_.answerer = "schema-lookup";
+    out_.reasoning = LookupReasoning(hopped, agreement);
+    CiteLookup(list);
+    out_.confidence = c_path * lookup_.c_node * 1.0 * agreement;
+    FLOWRAG_RETURN_IF_ERROR(AddDenseContext(&evidence));
+    out_.retrieval = std::move(evidence);
+    return true;
+  }
 
-    // Evidence: the answer records, then the matched records they were
-    // reached from; each cited with its "field: value" line.
+  // The SchemaLookup step over the matched records and, when the lookup
+  // hopped, the GraphTraverse step to the answer records.
+  void RecordLookupSteps(bool hopped) {
+    const SchemaIndex& index = *deps_.index;
+    const std::vector<uint32_t>& matched = hopped ? lookup_.bridge : lookup_.records;
+    AnswerStep step;
+    std::string call = "SchemaLookup(" + (hopped ? lookup_.matched_type : lookup_.type) + ":";
+    for (const std::string& c : lookup_.constraints) call += " " + c;
+    if (!hopped) call += " -> " + (lookup_.field.empty() ? std::string("name") : lookup_.field);
+    step.query = call + ")";
+    for (uint32_t r : matched) {
+      step.passage_ids.push_back(snap_.passage(index.records()[r].passage).id);
+    }
+    if (!hopped) {
+      for (const std::string& v : lookup_.values) {
+        step.answer += (step.answer.empty() ? "" : "; ") + v;
+      }
+      step.summary = LookupSummary();
+      out_.steps.push_back(std::move(step));
+      return;
+    }
+    for (uint32_t r : matched) {
+      step.answer += (step.answer.empty() ? "" : "; ") + index.records()[r].name;
+    }
+    step.summary = "SchemaLookup: " + std::to_string(matched.size()) + " " + lookup_.matched_type +
+                   " records; the question asks about " + lookup_.type;
+    out_.steps.push_back(std::move(step));
+    AnswerStep traverse;
+    traverse.query = "GraphTraverse(" + lookup_.matched_type;
+    for (const std::string& rel : lookup_.path) traverse.query += " -[" + rel + "]-";
+    traverse.query +=
+        "> " + lookup_.type + (lookup_.field.empty() ? std::string() : "." + lookup_.field) + ")";
+    for (uint32_t r : lookup_.records) {
+      traverse.passage_ids.push_back(snap_.passage(index.records()[r].passage).id);
+    }
+    for (const std::string& v : lookup_.values) {
+      traverse.answer += (traverse.answer.empty() ? "" : "; ") + v;
+    }
+    traverse.summary = "GraphTraverse: " + std::to_string(lookup_.records.size()) + " " +
+                       lookup_.type + " records by the schema's relationships, " +
+                       std::to_string(lookup_.values.size()) + " values";
+    out_.steps.push_back(std::move(traverse));
+  }
+
+  // What a lookup without hops found.
+  std::string LookupSummary() const {
+    const std::string records = std::to_string(lookup_.records.size()) + " records";
+    if (!lookup_.values.empty()) {
+      return "SchemaLookup: " + records + ", " + std::to_string(lookup_.values.size()) + " values";
+    }
+    if (!lookup_.given.empty()) {
+      return "SchemaLookup: " + records + " matched; their value \"" + lookup_.given +
+             "\" is the question's own constraint";
+    }
+    return "SchemaLookup: " + records + " matched, no value for the asked field";
+  }
+
+  // Evidence: the answer records, then the matched records they were
+  // reached from.
+  RetrievalResult LookupEvidence() const {
+    const SchemaIndex& index = *deps_.index;
     RetrievalResult evidence;
     evidence.method = "schema-lookup";
     for (uint32_t r : lookup_.records) {
@@ -371,59 +418,54 @@ class Agent {
     for (uint32_t r : lookup_.bridge) {
       evidence.passages.push_back(snap_.Scored(index.records()[r].passage, lookup_.c_node));
     }
-    const bool list = analysis_.answer_type == "list" || lookup_.aggregated;
-    std::string text = lookup_.values[0];
-    if (list && !lookup_.aggregated) {
-      for (size_t i = 1; i < lookup_.values.size(); ++i) text += ", " + lookup_.values[i];
-    }
-    // Ambiguity: several records disagree on a single answer.
-    const double agreement = list ? 1.0 : 1.0 / static_cast<double>(lookup_.values.size());
-    // Path confidence: the relationships followed (1.0 without).
-    const double c_path = c_link * lookup_.c_path;
-    if (deps_.pipeline.chat != nullptr && options_.answerer != "extractive") {
-      return Synthesize(evidence, c_path, agreement);
-    }
-    out_.text = text;
-    out_.answered = true;
-    out_.answerer = "schema-lookup";
+    return evidence;
+  }
+
+  // "SchemaLookup on T[, then GraphTraverse R to U] → field", with the
+  // aggregation and any disagreement among the records.
+  std::string LookupReasoning(bool hopped, double agreement) const {
     std::string returned = lookup_.field.empty() ? std::string("name") : lookup_.field;
     if (lookup_.aggregated) {
-      returned = analysis_.aggregate + (lookup_.field.empty() ? "" : " of " + lookup_.field) + " over " +
-                 std::to_string(lookup_.records.size()) + " records";
+      returned = analysis_.aggregate + (lookup_.field.empty() ? "" : " of " + lookup_.field) +
+                 " over " + std::to_string(lookup_.records.size()) + " records";
     }
-    out_.reasoning = "SchemaLookup on " + (hopped ? lookup_.matched_type : lookup_.type);
+    std::string reasoning = "SchemaLookup on " + (hopped ? lookup_.matched_type : lookup_.type);
     if (hopped) {
-      out_.reasoning += ", then GraphTraverse";
-      for (const std::string& rel : lookup_.path) out_.reasoning += " " + rel;
-      out_.reasoning += " to " + lookup_.type;
+      reasoning += ", then GraphTraverse";
+      for (const std::string& rel : lookup_.path) reasoning += " " + rel;
+      reasoning += " to " + lookup_.type;
     }
-    out_.reasoning += " → " + returned +
-                      (agreement < 1.0 ? " (" + std::to_string(lookup_.values.size()) +
-                                             " records disagree; the first is given)"
-                                       : "");
+    reasoning += " → " + returned +
+                 (agreement < 1.0 ? " (" + std::to_string(lookup_.values.size()) +
+                                        " records disagree; the first is given)"
+                                  : "");
+    return reasoning;
+  }
+
+  // Each answer record with the answer's value (every one for a list),
+  // cited with its "field: value" line; then the matched records, quoting
+  // the link that leads to the answer records where the matched record
+  // holds it (a foreign key), else its name.
+  void CiteLookup(bool list) {
+    const SchemaIndex& index = *deps_.index;
     int marker = 1;
     for (uint32_t r : lookup_.records) {
       const std::string value = ValueOf(index.records()[r], lookup_.field);
       if (!list && value != lookup_.values[0]) continue;
       out_.citations.push_back(RecordCitation(r, lookup_.field, marker++));
     }
-    // The matched records: the link that leads to the answer records is
-    // quoted where the matched record holds it (a foreign key), else its name.
     for (uint32_t r : lookup_.bridge) {
       std::string field;
       for (const RecordLink& l : index.LinksOf(r)) {
         if (l.outgoing && !l.field.empty() &&
-            std::find(lookup_.records.begin(), lookup_.records.end(), l.record) != lookup_.records.end()) {
+            std::find(lookup_.records.begin(), lookup_.records.end(), l.record) !=
+                lookup_.records.end()) {
           field = l.field;
           break;
         }
       }
       out_.citations.push_back(RecordCitation(r, field, marker++));
     }
-    out_.confidence = c_path * lookup_.c_node * 1.0 * agreement;
-    FLOWRAG_RETURN_IF_ERROR(AddDenseContext(&evidence));
-    out_.retrieval = std::move(evidence);
-    return true;
   }
 
   // Algorithm 9 answers from the union of the tools' evidence: after the

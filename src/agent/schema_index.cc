@@ -274,47 +274,81 @@ std::vector<int> YearsIn(std::string_view text) {
   return out;
 }
 
-std::unique_ptr<SchemaIndex> SchemaIndex::Build(const SchemaContract& contract,
-                                                std::vector<RecordInput> records,
-                                                const Snapshot& snapshot) {
-  auto index = std::unique_ptr<SchemaIndex>(new SchemaIndex());
-  index->contract_ = contract;
-  std::unordered_map<std::string, uint32_t> doc_of;
-  for (uint32_t d = 0; d < snapshot.documents().size(); ++d) {
-    doc_of.emplace(snapshot.documents()[d].external_id, d);
-  }
-  std::vector<std::vector<uint32_t>> passages_of(snapshot.documents().size());
-  std::vector<int64_t> first_passage(snapshot.documents().size(), -1);
-  for (uint32_t p = 0; p < snapshot.num_passages(); ++p) {
-    const SnapshotPassage& sp = snapshot.passage(p);
-    passages_of[sp.document].push_back(p);
-    if (sp.ordinal == 0) first_passage[sp.document] = p;
-  }
-  std::set<std::pair<std::string, std::string>> text_fields;
-  for (const EntityType& t : contract.entity_types) {
-    for (const std::string& f : t.text_fields) text_fields.emplace(t.name, f);
-  }
-  std::vector<int> years;
-  std::map<std::tuple<std::string, std::string, std::string>, uint32_t> value_ids;
-  for (RecordInput& in : records) {
-    auto d = doc_of.find(in.external_id);
-    if (!in.structured) {
-      if (d == doc_of.end()) continue;
-      const std::string& title = snapshot.documents()[d->second].title;
-      index->text_by_title_[EntityKey(title)].push_back(static_cast<uint32_t>(index->text_documents_.size()));
-      index->text_documents_.push_back({title, passages_of[d->second], {}});
-      continue;
+// Fills a SchemaIndex from the records of a snapshot: the records and text
+// documents, the known values and their trie, the schema's vocabulary and
+// the years the data spans. One use.
+class SchemaIndex::Builder {
+ public:
+  Builder(const SchemaContract& contract, const Snapshot& snapshot, SchemaIndex* index)
+      : contract_(contract), snapshot_(snapshot), index_(*index) {
+    for (uint32_t d = 0; d < snapshot.documents().size(); ++d) {
+      doc_of_.emplace(snapshot.documents()[d].external_id, d);
     }
-    if (d == doc_of.end() || first_passage[d->second] < 0) continue;
+    passages_of_.resize(snapshot.documents().size());
+    first_passage_.assign(snapshot.documents().size(), -1);
+    for (uint32_t p = 0; p < snapshot.num_passages(); ++p) {
+      const SnapshotPassage& sp = snapshot.passage(p);
+      passages_of_[sp.document].push_back(p);
+      if (sp.ordinal == 0) first_passage_[sp.document] = p;
+    }
+    for (const EntityType& t : contract.entity_types) {
+      for (const std::string& f : t.text_fields) text_fields_.emplace(t.name, f);
+    }
+  }
+
+  void Run(std::vector<RecordInput> records) {
+    for (RecordInput& in : records) AddInput(in);
+    BuildValueTrie();
+    IndexSchemaWords();
+    for (const SnapshotDocument& doc : snapshot_.documents()) CollectYears(doc.text, &years_);
+    if (!years_.empty()) {
+      index_.min_year_ = *std::min_element(years_.begin(), years_.end());
+      index_.max_year_ = *std::max_element(years_.begin(), years_.end());
+    }
+    index_.LinkRecords(snapshot_);
+    index_.LinkTextDocuments(text_fields_);
+  }
+
+ private:
+  // A text document (by its title), or a structured record with its
+  // fields; inputs whose document the snapshot does not hold are skipped.
+  void AddInput(const RecordInput& in) {
+    auto d = doc_of_.find(in.external_id);
+    if (!in.structured) {
+      if (d == doc_of_.end()) return;
+      const std::string& title = snapshot_.documents()[d->second].title;
+      index_.text_by_title_[EntityKey(title)].push_back(
+          static_cast<uint32_t>(index_.text_documents_.size()));
+      index_.text_documents_.push_back({title, passages_of_[d->second], {}});
+      return;
+    }
+    if (d == doc_of_.end() || first_passage_[d->second] < 0) return;
     IndexedRecord r;
-    r.passage = static_cast<uint32_t>(first_passage[d->second]);
+    r.passage = static_cast<uint32_t>(first_passage_[d->second]);
     r.document_id = in.external_id;
     r.type = in.entity_type;
-    r.name = snapshot.documents()[d->second].title;
+    r.name = snapshot_.documents()[d->second].title;
     r.file = in.file;
     r.line = in.line;
-    const nlohmann::json fields = nlohmann::json::parse(in.fields_json, nullptr, false);
-    if (!fields.is_object()) continue;
+    if (!ReadFields(in.fields_json, &r.fields)) return;
+    const uint32_t id = static_cast<uint32_t>(index_.records_.size());
+    index_.record_documents_.emplace(r.document_id, id);
+    index_.record_of_passage_.emplace(r.passage, id);
+    for (const auto& [field, value] : r.fields) {
+      if (!value.empty() && value.size() <= 100) {
+        index_.by_value_[EntityKey(value)].emplace_back(id, field);
+      }
+    }
+    IndexKnownValues(r, id);
+    index_.records_.push_back(std::move(r));
+  }
+
+  // {"field": "value" | ["v1", ...]} as (field, value) pairs, a list's
+  // values joined by ", "; false when it is not a JSON object.
+  static bool ReadFields(const std::string& fields_json,
+                         std::vector<std::pair<std::string, std::string>>* out) {
+    const nlohmann::json fields = nlohmann::json::parse(fields_json, nullptr, false);
+    if (!fields.is_object()) return false;
     for (const auto& [k, v] : fields.items()) {
       std::string value;
       if (v.is_array()) {
@@ -322,64 +356,81 @@ std::unique_ptr<SchemaIndex> SchemaIndex::Build(const SchemaContract& contract,
       } else if (v.is_string()) {
         value = v.get<std::string>();
       }
-      r.fields.emplace_back(k, value);
+      out->emplace_back(k, value);
     }
-    const uint32_t id = static_cast<uint32_t>(index->records_.size());
-    index->record_documents_.emplace(r.document_id, id);
-    index->record_of_passage_.emplace(r.passage, id);
-    for (const auto& [field, value] : r.fields) {
-      if (!value.empty() && value.size() <= 100) index->by_value_[EntityKey(value)].emplace_back(id, field);
-    }
-    // The entity name is a known value too ("Order 1003"), under "name"
-    // unless a field holds it already.
+    return true;
+  }
+
+  // The record's short values with a letter (not of text fields) are known
+  // values of (type, field), and so is the entity name ("Order 1003"),
+  // under "name" unless a field holds it already. Their years count too.
+  void IndexKnownValues(const IndexedRecord& r, uint32_t id) {
     std::vector<std::pair<std::string, std::string>> values = r.fields;
     bool named = false;
     for (const auto& [field, value] : r.fields) named = named || value == r.name;
     if (!named) values.emplace_back("name", r.name);
     for (const auto& [field, value] : values) {
-      CollectYears(value, &years);
-      if (text_fields.count({r.type, field}) || value.size() > 100 || !HasLetter(value)) continue;
-      auto [it, added] = value_ids.emplace(std::make_tuple(r.type, field, ToLowerAscii(value)),
-                                           static_cast<uint32_t>(index->values_.size()));
-      if (added) index->values_.push_back({value, field, r.type, {}});
-      index->values_[it->second].records.push_back(id);
-    }
-    index->records_.push_back(std::move(r));
-  }
-  std::vector<TriePattern> patterns;
-  for (uint32_t v = 0; v < index->values_.size(); ++v) {
-    patterns.push_back({index->values_[v].value, v});
-    index->value_keys_.push_back(ToLowerAscii(index->values_[v].value));
-  }
-  index->trie_ = TokenTrie::Build(patterns);
-  auto add_words = [&](std::string_view name) {
-    for (const std::string& w : FieldNameTokens(name)) index->vocabulary_.insert(StemS(w));
-  };
-  for (const SourceInfo& src : contract.structure.sources) add_words(src.name);
-  for (const EntityType& t : contract.entity_types) {
-    add_words(t.name);
-    std::vector<std::string> names = {t.name, t.source};
-    names.insert(names.end(), t.merged_sources.begin(), t.merged_sources.end());
-    for (const std::string& n : names) {
-      const std::vector<std::string> tokens = FieldNameTokens(n);
-      for (const std::string& w : tokens) index->type_words_[t.name].insert(StemS(w));
-      if (!tokens.empty()) index->type_heads_.emplace(t.name, StemS(tokens.back()));
-    }
-    for (const std::string& a : t.attributes) add_words(a);
-    for (const std::string& a : t.attributes) {
-      if (text_fields.count({t.name, a})) continue;
-      CollectYears(a, &years);
-      std::vector<std::string> tokens = Words(a);
-      if (!tokens.empty()) index->field_names_.push_back({t.name, a, std::move(tokens)});
+      CollectYears(value, &years_);
+      if (text_fields_.count({r.type, field}) || value.size() > 100 || !HasLetter(value)) continue;
+      auto [it, added] = value_ids_.emplace(std::make_tuple(r.type, field, ToLowerAscii(value)),
+                                            static_cast<uint32_t>(index_.values_.size()));
+      if (added) index_.values_.push_back({value, field, r.type, {}});
+      index_.values_[it->second].records.push_back(id);
     }
   }
-  for (const SnapshotDocument& doc : snapshot.documents()) CollectYears(doc.text, &years);
-  if (!years.empty()) {
-    index->min_year_ = *std::min_element(years.begin(), years.end());
-    index->max_year_ = *std::max_element(years.begin(), years.end());
+
+  void BuildValueTrie() {
+    std::vector<TriePattern> patterns;
+    for (uint32_t v = 0; v < index_.values_.size(); ++v) {
+      patterns.push_back({index_.values_[v].value, v});
+      index_.value_keys_.push_back(ToLowerAscii(index_.values_[v].value));
+    }
+    index_.trie_ = TokenTrie::Build(patterns);
   }
-  index->LinkRecords(snapshot);
-  index->LinkTextDocuments(text_fields);
+
+  // The words of source, type and field names: the vocabulary, each type's
+  // words and head words, and the field names a question may use.
+  void IndexSchemaWords() {
+    auto add_words = [&](std::string_view name) {
+      for (const std::string& w : FieldNameTokens(name)) index_.vocabulary_.insert(StemS(w));
+    };
+    for (const SourceInfo& src : contract_.structure.sources) add_words(src.name);
+    for (const EntityType& t : contract_.entity_types) {
+      add_words(t.name);
+      std::vector<std::string> names = {t.name, t.source};
+      names.insert(names.end(), t.merged_sources.begin(), t.merged_sources.end());
+      for (const std::string& n : names) {
+        const std::vector<std::string> tokens = FieldNameTokens(n);
+        for (const std::string& w : tokens) index_.type_words_[t.name].insert(StemS(w));
+        if (!tokens.empty()) index_.type_heads_.emplace(t.name, StemS(tokens.back()));
+      }
+      for (const std::string& a : t.attributes) add_words(a);
+      for (const std::string& a : t.attributes) {
+        if (text_fields_.count({t.name, a})) continue;
+        CollectYears(a, &years_);
+        std::vector<std::string> tokens = Words(a);
+        if (!tokens.empty()) index_.field_names_.push_back({t.name, a, std::move(tokens)});
+      }
+    }
+  }
+
+  const SchemaContract& contract_;
+  const Snapshot& snapshot_;
+  SchemaIndex& index_;
+  std::unordered_map<std::string, uint32_t> doc_of_;           // external id → snapshot document
+  std::vector<std::vector<uint32_t>> passages_of_;             // per document
+  std::vector<int64_t> first_passage_;                         // per document; -1 when none
+  std::set<std::pair<std::string, std::string>> text_fields_;  // (type, field)
+  std::vector<int> years_;
+  std::map<std::tuple<std::string, std::string, std::string>, uint32_t> value_ids_;
+};
+
+std::unique_ptr<SchemaIndex> SchemaIndex::Build(const SchemaContract& contract,
+                                                std::vector<RecordInput> records,
+                                                const Snapshot& snapshot) {
+  auto index = std::unique_ptr<SchemaIndex>(new SchemaIndex());
+  index->contract_ = contract;
+  Builder(contract, snapshot, index.get()).Run(std::move(records));
   return index;
 }
 
@@ -676,132 +727,154 @@ bool SchemaIndex::NamesNothingKnown(std::string_view mention, const Snapshot& sn
   return any_word;
 }
 
-QuestionAnalysis SchemaIndex::AnalyzeQuestion(std::string_view question,
-                                              const Snapshot& snapshot) const {
-  QuestionAnalysis a;
-  a.answer_type = AnswerType(question);
-  a.descriptive = Descriptive(question);
-  const TokenizedText text(question);
+std::vector<bool> SchemaIndex::MatchKnownValues(const TokenizedText& text,
+                                                QuestionAnalysis* a) const {
   std::vector<bool> covered(text.size(), false);
   for (const TrieMatch& m : trie_.Scan(text)) {
     bool content = false;
-    for (uint32_t t = m.token_begin; t < m.token_end; ++t) content = content || !IsStopword(text.norm(t));
+    for (uint32_t t = m.token_begin; t < m.token_end; ++t) {
+      content = content || !IsStopword(text.norm(t));
+    }
     if (!content) continue;
     for (uint32_t t = m.token_begin; t < m.token_end; ++t) covered[t] = true;
     for (uint32_t v : trie_.payloads(m.entry)) {
       const KnownValue& kv = values_[v];
-      a.constraints.push_back({kv.value, kv.field, kv.type, kv.records, 1.0, m.token_begin, m.token_end});
+      a->constraints.push_back(
+          {kv.value, kv.field, kv.type, kv.records, 1.0, m.token_begin, m.token_end});
     }
   }
-  for (const auto& [b, e] : ProperNounSpans(text)) {
-    bool known = false;
-    for (size_t t = b; t < e; ++t) known = known || covered[t];
-    a.names_known = a.names_known || known;
-    if (known) continue;
-    const std::string mention = ToLowerAscii(text.text().substr(text.token(b).begin,
-                                                               text.token(e - 1).end - text.token(b).begin));
-    size_t found = 0;
-    for (uint32_t v = 0; v < values_.size() && found < 20; ++v) {
-      const size_t at = value_keys_[v].find(mention);
-      if (at == std::string::npos) continue;
-      const KnownValue& kv = values_[v];
-      a.constraints.push_back({kv.value, kv.field, kv.type, kv.records, 0.8, b, e});
-      ++found;
-    }
-    if (found == 0) found = AddFuzzyMatches(mention, b, e, &a.constraints);
-    if (found > 0) {
-      a.names_known = true;
-      continue;
-    }
-    // Short single words ("FY", "Q3") are abbreviations more often than names,
-    // and a single word after a determiner is a defined term ("the Company",
-    // "our Board").
-    if (e - b < 2 && mention.size() < 5) continue;
-    if (e - b == 1 && b > 0 && IsDeterminer(text.norm(b - 1))) continue;
-    if (NamesNothingKnown(mention, snapshot)) {
-      a.unknown_mentions.push_back(std::string(text.text().substr(
-          text.token(b).begin, text.token(e - 1).end - text.token(b).begin)));
-    } else if (!IsCalendarMention(mention)) {
-      a.names_known = true;
-    }
+  return covered;
+}
+
+void SchemaIndex::MatchMention(const TokenizedText& text, size_t b, size_t e,
+                               const Snapshot& snapshot, QuestionAnalysis* a) const {
+  const std::string_view raw =
+      text.text().substr(text.token(b).begin, text.token(e - 1).end - text.token(b).begin);
+  const std::string mention = ToLowerAscii(raw);
+  size_t found = 0;
+  for (uint32_t v = 0; v < values_.size() && found < 20; ++v) {
+    const size_t at = value_keys_[v].find(mention);
+    if (at == std::string::npos) continue;
+    const KnownValue& kv = values_[v];
+    a->constraints.push_back({kv.value, kv.field, kv.type, kv.records, 0.8, b, e});
+    ++found;
   }
-  std::set<std::string> question_words;
-  for (std::string& w : Words(question)) question_words.insert(std::move(w));
-  std::stable_sort(a.constraints.begin(), a.constraints.end(), [](const ValueMatch& x, const ValueMatch& y) {
-    if (x.score != y.score) return x.score > y.score;
-    return (x.token_end - x.token_begin) > (y.token_end - y.token_begin);
-  });
-  const std::set<std::string>& words = question_words;
-  // A word of the present the sources write too ("currently plays for") is
-  // how they state a fact, not a request for live data.
-  for (const std::string& w : words) {
-    a.realtime = a.realtime || (IsRealtimeWord(w) && snapshot.bm25().DocumentFrequency(w) == 0);
+  if (found == 0) found = AddFuzzyMatches(mention, b, e, &a->constraints);
+  if (found > 0) {
+    a->names_known = true;
+    return;
   }
-  // Words of each type's own name (and its sources'): a field matched only
-  // by them is a weak mention.
-  auto type_words = [&](const std::string& type) -> const std::set<std::string>& {
-    static const std::set<std::string> kNone;
-    auto it = type_words_.find(type);
-    return it == type_words_.end() ? kNone : it->second;
-  };
+  // Short single words ("FY", "Q3") are abbreviations more often than names,
+  // and a single word after a determiner is a defined term ("the Company",
+  // "our Board").
+  if (e - b < 2 && mention.size() < 5) return;
+  if (e - b == 1 && b > 0 && IsDeterminer(text.norm(b - 1))) return;
+  if (NamesNothingKnown(mention, snapshot)) {
+    a->unknown_mentions.push_back(std::string(raw));
+  } else if (!IsCalendarMention(mention)) {
+    a->names_known = true;
+  }
+}
+
+const std::set<std::string>& SchemaIndex::TypeWords(const std::string& type) const {
+  static const std::set<std::string> kNone;
+  auto it = type_words_.find(type);
+  return it == type_words_.end() ? kNone : it->second;
+}
+
+void SchemaIndex::MatchFieldNames(const std::set<std::string>& words, QuestionAnalysis* a) const {
   // Field names compare singular to singular ("names" uses "name"), and
   // an abbreviated name by the word it begins ("Pos" / "position").
   std::set<std::string> stems;
   for (const std::string& w : words) stems.insert(StemS(w));
   auto named = [&](const std::string& t) {
     return stems.count(StemS(t)) > 0 ||
-           std::any_of(words.begin(), words.end(), [&](const std::string& w) { return NamesFieldWord(w, t); });
+           std::any_of(words.begin(), words.end(),
+                       [&](const std::string& w) { return NamesFieldWord(w, t); });
   };
   for (const FieldName& f : field_names_) {
     size_t hit = 0, own = 0;
     for (const std::string& t : f.tokens) {
       if (!named(t)) continue;
       ++hit;
-      own += type_words(f.type).count(StemS(t));
+      own += TypeWords(f.type).count(StemS(t));
     }
     if (hit == 0) continue;
-    a.fields.push_back({f.type, f.field,
-                        (static_cast<double>(hit) - 0.5 * static_cast<double>(own)) /
-                            static_cast<double>(f.tokens.size()),
-                        own == hit});
+    a->fields.push_back({f.type, f.field,
+                         (static_cast<double>(hit) - 0.5 * static_cast<double>(own)) /
+                             static_cast<double>(f.tokens.size()),
+                         own == hit});
   }
-  std::stable_sort(a.fields.begin(), a.fields.end(), [](const FieldMention& x, const FieldMention& y) {
-    if (x.by_type_name != y.by_type_name) return !x.by_type_name;
-    return x.score > y.score;
-  });
-  CollectYears(question, &a.years);
-  // D.2 / C.2: the phrase naming what is asked about, its entity type, and
-  // whether the schema has a word for it.
+  std::stable_sort(a->fields.begin(), a->fields.end(),
+                   [](const FieldMention& x, const FieldMention& y) {
+                     if (x.by_type_name != y.by_type_name) return !x.by_type_name;
+                     return x.score > y.score;
+                   });
+}
+
+void SchemaIndex::AnalyzeFocus(const TokenizedText& text, QuestionAnalysis* a) const {
   auto in_vocabulary = [&](const std::string& w) { return vocabulary_.count(StemS(w)) > 0; };
   std::vector<std::string> skipped;
-  a.focus = FocusPhrase(text, in_vocabulary, &skipped);
+  a->focus = FocusPhrase(text, in_vocabulary, &skipped);
   for (const std::string& w : skipped) {
-    if (w == "many" || w == "number" || w == "count") a.aggregate = "count";
+    if (w == "many" || w == "number" || w == "count") a->aggregate = "count";
     if (w == "total" || w == "sum" || w == "combined" || w == "cumulative" || w == "aggregate") {
-      a.aggregate = "sum";
+      a->aggregate = "sum";
     }
-    if (w == "average" || w == "mean") a.aggregate = "average";
+    if (w == "average" || w == "mean") a->aggregate = "average";
   }
-  for (const std::string& w : a.focus) {
+  for (const std::string& w : a->focus) {
     const std::string stem = StemS(w);
     for (const auto& [type, names] : type_words_) {
       // The type's head word (its last name token) or its source's name.
       if (names.count(stem) && type_heads_.count({type, stem})) {
-        a.asked_type = type;
+        a->asked_type = type;
         break;
       }
     }
-    if (!a.asked_type.empty()) break;
+    if (!a->asked_type.empty()) break;
   }
-  bool known = a.focus.empty();
-  for (const std::string& w : a.focus) {
+  bool known = a->focus.empty();
+  for (const std::string& w : a->focus) {
     known = known || in_vocabulary(w);
     // A known value ("which Acme account") covers it too.
-    for (const ValueMatch& m : a.constraints) {
+    for (const ValueMatch& m : a->constraints) {
       known = known || ToLowerAscii(m.value).find(w) != std::string::npos;
     }
   }
-  if (!known) a.missing_concept = a.focus[0];
+  if (!known) a->missing_concept = a->focus[0];
+}
+
+QuestionAnalysis SchemaIndex::AnalyzeQuestion(std::string_view question,
+                                              const Snapshot& snapshot) const {
+  QuestionAnalysis a;
+  a.answer_type = AnswerType(question);
+  a.descriptive = Descriptive(question);
+  const TokenizedText text(question);
+  const std::vector<bool> covered = MatchKnownValues(text, &a);
+  for (const auto& [b, e] : ProperNounSpans(text)) {
+    bool known = false;
+    for (size_t t = b; t < e; ++t) known = known || covered[t];
+    a.names_known = a.names_known || known;
+    if (!known) MatchMention(text, b, e, snapshot, &a);
+  }
+  std::set<std::string> words;
+  for (std::string& w : Words(question)) words.insert(std::move(w));
+  std::stable_sort(a.constraints.begin(), a.constraints.end(),
+                   [](const ValueMatch& x, const ValueMatch& y) {
+                     if (x.score != y.score) return x.score > y.score;
+                     return (x.token_end - x.token_begin) > (y.token_end - y.token_begin);
+                   });
+  // A word of the present the sources write too ("currently plays for") is
+  // how they state a fact, not a request for live data.
+  for (const std::string& w : words) {
+    a.realtime = a.realtime || (IsRealtimeWord(w) && snapshot.bm25().DocumentFrequency(w) == 0);
+  }
+  MatchFieldNames(words, &a);
+  CollectYears(question, &a.years);
+  // D.2 / C.2: the phrase naming what is asked about, its entity type, and
+  // whether the schema has a word for it.
+  AnalyzeFocus(text, &a);
   return a;
 }
 

@@ -206,6 +206,26 @@ class SchemaIndex {
   int max_year() const { return max_year_; }
 
  private:
+  class Builder;  // fills the index (schema_index.cc)
+
+  // The steps of AnalyzeQuestion. Known values the question names (trie
+  // matches with a content word) as constraints of score 1; returns the
+  // tokens they cover.
+  std::vector<bool> MatchKnownValues(const TokenizedText& text, QuestionAnalysis* a) const;
+  // A proper-noun span [b, e) no known value covers: values containing it
+  // (0.8), else fuzzy matches; else an unknown mention, unless it is short,
+  // a defined term, or its words are known.
+  void MatchMention(const TokenizedText& text, size_t b, size_t e, const Snapshot& snapshot,
+                    QuestionAnalysis* a) const;
+  // Field names the question's words name, weak when only by their type's
+  // own words; best first.
+  void MatchFieldNames(const std::set<std::string>& words, QuestionAnalysis* a) const;
+  // The focus phrase, the aggregation its skipped words ask for, the type it
+  // names and the concept the schema lacks.
+  void AnalyzeFocus(const TokenizedText& text, QuestionAnalysis* a) const;
+  // Words of a type's own name and its sources' (empty for an unknown type).
+  const std::set<std::string>& TypeWords(const std::string& type) const;
+
   void LinkRecords(const Snapshot& snapshot);  // entity and links_ of every record
   // The records naming each text document (TextDocument::linked_from).
   void LinkTextDocuments(const std::set<std::pair<std::string, std::string>>& text_fields);

@@ -172,6 +172,22 @@ class Validator {
   ProposalCheck* check() { return check_; }
 
  private:
+  // The field references an entity record makes, as written.
+  struct EntityRefs {
+    std::vector<std::string> anchor, attributes, texts, extraction;
+    std::string method;  // the extraction method as written
+  };
+  static EntityRefs ReadEntityRefs(const Json& e);
+  // The entity's source: as named, else that of its first catalog field;
+  // null (dropped, its references invalid) when there is neither.
+  const SourceInfo* PlaceEntity(const Json& e, const EntityRefs& refs, const std::string& at);
+  // The references resolved as fields of t->source; false (dropped) when
+  // there are some and none is valid.
+  bool ResolveEntityFields(const EntityRefs& refs, const std::string& at, ProposedEntityType* t);
+  // The extraction method and the field it reads; false (dropped) when a
+  // method that reads a field has none.
+  bool SetExtraction(const std::string& method, const std::string& at, ProposedEntityType* t);
+
   void Invalid(const std::string& ref, const std::string& where) {
     ++check_->references;
     check_->invalid.push_back(where + ": " + Quoted(ref) + " is not a catalog field");
@@ -220,40 +236,32 @@ bool Validator::Name(const Json& record, const std::string& where,
   return true;
 }
 
-std::optional<ProposedEntityType> Validator::Entity(const Json& e, const std::string& where,
-                                                    int pass) {
-  ProposedEntityType t;
-  t.pass = pass;
-  std::string at;
-  if (!Name(e, where, {"name", "type", "entity", "entity_type"}, PascalCaseName, &t.name, &at)) {
-    return std::nullopt;
-  }
-  if (t.name == "SourceRecord") {
-    check_->dropped.push_back(at + ": provenance records are built in");
-    return std::nullopt;
-  }
-  std::vector<std::string> anchor, attributes, texts, extraction_refs;
+Validator::EntityRefs Validator::ReadEntityRefs(const Json& e) {
+  EntityRefs refs;
   CollectRefs(FindKey(e, {"anchor", "identity_key", "key", "primary_key", "anchor_field_ids"}),
-              &anchor);
-  CollectRefs(FindKey(e, {"attributes", "fields", "attribute_field_ids"}), &attributes);
-  CollectRefs(FindKey(e, {"text_fields", "text_field_ids"}), &texts);
-  std::string method;
+              &refs.anchor);
+  CollectRefs(FindKey(e, {"attributes", "fields", "attribute_field_ids"}), &refs.attributes);
+  CollectRefs(FindKey(e, {"text_fields", "text_field_ids"}), &refs.texts);
   if (const Json* x = FindKey(e, {"extraction", "extraction_method", "method"})) {
-    if (x->is_string()) method = x->get<std::string>();
+    if (x->is_string()) refs.method = x->get<std::string>();
     if (x->is_object()) {
-      method = Text(FindKey(*x, {"method", "type", "strategy"}));
+      refs.method = Text(FindKey(*x, {"method", "type", "strategy"}));
       CollectRefs(FindKey(*x, {"field_id", "field", "nested_field", "path", "field_ids"}),
-                  &extraction_refs);
+                  &refs.extraction);
     }
   }
-  CollectRefs(FindKey(e, {"extraction_field", "extraction_field_id"}), &extraction_refs);
-  if (extraction_refs.size() > 1) extraction_refs.resize(1);
+  CollectRefs(FindKey(e, {"extraction_field", "extraction_field_id"}), &refs.extraction);
+  if (refs.extraction.size() > 1) refs.extraction.resize(1);
+  return refs;
+}
 
-  // The source: as named, else that of the first field id.
+const SourceInfo* Validator::PlaceEntity(const Json& e, const EntityRefs& refs,
+                                         const std::string& at) {
   const std::string named_source = Trim(Text(FindKey(e, {"source", "data_source", "source_name"})));
   const SourceInfo* src = named_source.empty() ? nullptr : catalog_.FindSource(named_source);
+  const auto lists = {&refs.anchor, &refs.attributes, &refs.texts, &refs.extraction};
   if (src == nullptr) {
-    for (const auto* list : {&anchor, &attributes, &texts, &extraction_refs}) {
+    for (const auto* list : lists) {
       for (const std::string& ref : *list) {
         if (src != nullptr) break;
         if (const FieldInfo* f = catalog_.Resolve(ref)) src = catalog_.FindSource(f->source);
@@ -266,69 +274,98 @@ std::optional<ProposedEntityType> Validator::Entity(const Json& e, const std::st
     }
   }
   if (src == nullptr) {
-    for (const auto* list : {&anchor, &attributes, &texts, &extraction_refs}) {
+    for (const auto* list : lists) {
       for (const std::string& ref : *list) Invalid(ref, at);
     }
     check_->dropped.push_back(at + ": " +
                               (named_source.empty() ? std::string("no source")
                                                     : Quoted(named_source) + " is not a source") +
                               " and no catalog field to place it");
-    return std::nullopt;
   }
-  t.source = src->name;
-  size_t refs = 0, valid = 0;
+  return src;
+}
+
+bool Validator::ResolveEntityFields(const EntityRefs& refs, const std::string& at,
+                                    ProposedEntityType* t) {
+  size_t count = 0, valid = 0;
   auto resolve = [&](const std::vector<std::string>& list, const char* what,
                      std::vector<std::string>* into) {
     for (const std::string& ref : list) {
-      ++refs;
+      ++count;
       std::string path;
-      if (FieldOf(ref, t.source, at + "." + what, &path)) {
+      if (FieldOf(ref, t->source, at + "." + what, &path)) {
         ++valid;
         AddUnique(into, path);
       }
     }
   };
   std::vector<std::string> extraction_field;
-  resolve(anchor, "anchor", &t.identity_key);
-  resolve(attributes, "attributes", &t.attributes);
-  resolve(texts, "text_fields", &t.text_fields);
-  resolve(extraction_refs, "extraction.field_id", &extraction_field);
-  if (!extraction_field.empty()) t.extraction_field = extraction_field.front();
-  if (refs > 0 && valid == 0) {
+  resolve(refs.anchor, "anchor", &t->identity_key);
+  resolve(refs.attributes, "attributes", &t->attributes);
+  resolve(refs.texts, "text_fields", &t->text_fields);
+  resolve(refs.extraction, "extraction.field_id", &extraction_field);
+  if (!extraction_field.empty()) t->extraction_field = extraction_field.front();
+  if (count > 0 && valid == 0) {
     check_->dropped.push_back(at + ": every field reference is invalid");
-    return std::nullopt;
+    return false;
   }
-  t.extraction = Lookup(method, kEntityMethods);
-  if (t.extraction.empty()) {
-    t.extraction = t.extraction_field.empty() ? "row_as_entity" : "field";
+  return true;
+}
+
+bool Validator::SetExtraction(const std::string& method, const std::string& at,
+                              ProposedEntityType* t) {
+  t->extraction = Lookup(method, kEntityMethods);
+  if (t->extraction.empty()) {
+    t->extraction = t->extraction_field.empty() ? "row_as_entity" : "field";
     if (!Trim(method).empty()) {
       check_->adjusted.push_back(at + ": extraction method " + Quoted(method) + " read as " +
-                                 t.extraction);
+                                 t->extraction);
     }
   }
   const bool needs_field =
-      t.extraction == "field" || t.extraction == "nested_field" || t.extraction == "pattern";
-  if (needs_field && t.extraction_field.empty()) {
-    if (t.identity_key.empty()) {
-      check_->dropped.push_back(at + ": extraction method " + t.extraction +
+      t->extraction == "field" || t->extraction == "nested_field" || t->extraction == "pattern";
+  if (needs_field && t->extraction_field.empty()) {
+    if (t->identity_key.empty()) {
+      check_->dropped.push_back(at + ": extraction method " + t->extraction +
                                 " without a field to read instances from");
-      return std::nullopt;
+      return false;
     }
-    t.extraction_field = t.identity_key.front();
+    t->extraction_field = t->identity_key.front();
   }
-  if (t.extraction == "llm") {
-    if (t.text_fields.empty() && t.extraction_field.empty()) {
-      t.text_fields = catalog_.TextFields(t.source);
-    }
-    if (t.extraction_field.empty() && !t.text_fields.empty()) {
-      t.extraction_field = t.text_fields.front();
-    }
-    if (t.extraction_field.empty()) {
-      check_->dropped.push_back(at + ": extraction method llm without a text field to read");
-      return std::nullopt;
-    }
-    AddUnique(&t.text_fields, t.extraction_field);
+  if (t->extraction != "llm") return true;
+  if (t->text_fields.empty() && t->extraction_field.empty()) {
+    t->text_fields = catalog_.TextFields(t->source);
   }
+  if (t->extraction_field.empty() && !t->text_fields.empty()) {
+    t->extraction_field = t->text_fields.front();
+  }
+  if (t->extraction_field.empty()) {
+    check_->dropped.push_back(at + ": extraction method llm without a text field to read");
+    return false;
+  }
+  AddUnique(&t->text_fields, t->extraction_field);
+  return true;
+}
+
+std::optional<ProposedEntityType> Validator::Entity(const Json& e, const std::string& where,
+                                                    int pass) {
+  ProposedEntityType t;
+  t.pass = pass;
+  std::string at;
+  if (!Name(e, where, {"name", "type", "entity", "entity_type"}, PascalCaseName, &t.name, &at)) {
+    return std::nullopt;
+  }
+  if (t.name == "SourceRecord") {
+    check_->dropped.push_back(at + ": provenance records are built in");
+    return std::nullopt;
+  }
+  const EntityRefs refs = ReadEntityRefs(e);
+  const SourceInfo* src = PlaceEntity(e, refs, at);
+  if (src == nullptr) return std::nullopt;
+  t.source = src->name;
+  if (!ResolveEntityFields(refs, at, &t)) return std::nullopt;
+  if (!SetExtraction(refs.method, at, &t)) return std::nullopt;
+  // The attributes: the key, the extraction field, then the others.
   std::vector<std::string> all = t.identity_key;
   AddUnique(&all, t.extraction_field);
   for (const std::string& a : t.attributes) AddUnique(&all, a);

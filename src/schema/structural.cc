@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <unordered_set>
 
 namespace flowrag {
@@ -124,15 +125,17 @@ std::vector<IdentityKey> DetectIdentityKeys(const SourceColumns& source, const S
   return keys;
 }
 
-std::vector<ForeignKey> DetectForeignKeys(const std::vector<SourceColumns>& sources,
-                                          const std::vector<IdentityKey>& keys,
-                                          const SchemaOptions& o) {
-  // Primary single-field keys: the possible targets.
-  struct Target {
-    size_t source;
-    const ColumnProfile* column;
-  };
-  std::vector<Target> targets;
+namespace {
+
+// A possible target of a foreign key: a single-field identity key's column.
+struct KeyTarget {
+  size_t source;
+  const ColumnProfile* column;
+};
+
+std::vector<KeyTarget> KeyTargets(const std::vector<SourceColumns>& sources,
+                                  const std::vector<IdentityKey>& keys) {
+  std::vector<KeyTarget> targets;
   for (const IdentityKey& k : keys) {
     if (k.fields.size() != 1) continue;
     for (size_t s = 0; s < sources.size(); ++s) {
@@ -142,100 +145,139 @@ std::vector<ForeignKey> DetectForeignKeys(const std::vector<SourceColumns>& sour
       }
     }
   }
-  auto is_primary = [&](const std::string& source, const std::string& field) {
-    return std::any_of(keys.begin(), keys.end(), [&](const IdentityKey& k) {
-      return k.primary && k.source == source && k.fields.size() == 1 && k.fields[0] == field;
-    });
-  };
+  return targets;
+}
 
-  std::vector<ForeignKey> out;
+bool IsPrimaryKey(const std::vector<IdentityKey>& keys, const std::string& source,
+                  const std::string& field) {
+  return std::any_of(keys.begin(), keys.end(), [&](const IdentityKey& k) {
+    return k.primary && k.source == source && k.fields.size() == 1 && k.fields[0] == field;
+  });
+}
+
+// The child field names the parent key: the same name (exact; a bare "id"
+// on both sides says nothing, so only with content tokens), or a content
+// token shared with the parent field's or its source's name (semantic).
+// False when neither.
+bool NamesTarget(const ColumnProfile& child, const std::unordered_set<std::string>& child_tokens,
+                 const ColumnProfile& parent, const std::string& parent_source, bool* exact) {
+  *exact = Normalised(child.info.path) == Normalised(parent.info.path) && !child_tokens.empty();
+  if (*exact) return true;
+  std::unordered_set<std::string> parent_tokens = ContentTokens(parent.info.path);
+  for (const std::string& tok : ContentTokens(parent_source)) parent_tokens.insert(tok);
+  for (const std::string& tok : child_tokens) {
+    if (parent_tokens.count(tok) > 0) return true;
+  }
+  return false;
+}
+
+// The link from `child` (of source `from`) to the key column `parent` (of
+// source `to`) when their values overlap enough.
+std::optional<ForeignKey> ValueLink(const ColumnProfile& child, const std::string& from,
+                                    const ColumnProfile& parent, const std::string& to, bool exact,
+                                    const SchemaOptions& o) {
+  std::vector<std::string> shared;
+  for (const auto& [v, n] : child.counts) {
+    if (parent.counts.count(v)) shared.push_back(v);
+  }
+  const double overlap = static_cast<double>(shared.size()) /
+                         static_cast<double>(std::max(child.counts.size(), parent.counts.size()));
+  const double containment =
+      static_cast<double>(shared.size()) / static_cast<double>(child.counts.size());
+  if (shared.empty() || overlap <= o.min_overlap || containment < o.min_containment) {
+    return std::nullopt;
+  }
+  ForeignKey fk;
+  fk.from_source = from;
+  fk.from_field = child.info.path;
+  fk.to_source = to;
+  fk.to_field = parent.info.path;
+  fk.overlap = overlap;
+  fk.containment = containment;
+  fk.exact_name = exact;
+  fk.confidence = std::min(0.95, 0.5 + 0.3 * overlap + (exact ? 0.15 : 0.0));
+  fk.cardinality = Side(child, shared) + ":" + Side(parent, shared);
+  return fk;
+}
+
+// One link per child field: the most confident target.
+void KeepMostConfident(ForeignKey fk, std::vector<ForeignKey>* out) {
+  auto same_child = std::find_if(out->begin(), out->end(), [&](const ForeignKey& o) {
+    return o.from_source == fk.from_source && o.from_field == fk.from_field;
+  });
+  if (same_child == out->end()) {
+    out->push_back(std::move(fk));
+  } else if (fk.confidence > same_child->confidence) {
+    *same_child = std::move(fk);
+  }
+}
+
+// Of two primary keys referencing each other, `fk` is the direction kept
+// when its child has fewer distinct values; ties: the later source.
+bool KeepsDirection(const ForeignKey& fk, const std::vector<SourceColumns>& sources) {
+  size_t mine = 0, theirs = 0, my_pos = 0, their_pos = 0;
+  for (size_t s = 0; s < sources.size(); ++s) {
+    for (const ColumnProfile& c : sources[s].columns) {
+      if (sources[s].name == fk.from_source && c.info.path == fk.from_field) {
+        mine = c.counts.size();
+        my_pos = s;
+      }
+      if (sources[s].name == fk.to_source && c.info.path == fk.to_field) {
+        theirs = c.counts.size();
+        their_pos = s;
+      }
+    }
+  }
+  return mine < theirs || (mine == theirs && my_pos > their_pos);
+}
+
+// A primary key references only another primary key (a 1:1 extension
+// table); a primary key "referencing" a child's column is the reverse link
+// seen from the wrong side. Two primary keys referencing each other: keep
+// one direction.
+std::vector<ForeignKey> OrientPrimaryKeyLinks(const std::vector<ForeignKey>& links,
+                                              const std::vector<SourceColumns>& sources,
+                                              const std::vector<IdentityKey>& keys) {
+  std::vector<ForeignKey> kept;
+  for (const ForeignKey& fk : links) {
+    const bool from_primary = IsPrimaryKey(keys, fk.from_source, fk.from_field);
+    if (from_primary && !IsPrimaryKey(keys, fk.to_source, fk.to_field)) continue;
+    if (!from_primary) {
+      kept.push_back(fk);
+      continue;
+    }
+    const auto reverse = std::find_if(links.begin(), links.end(), [&](const ForeignKey& r) {
+      return r.from_source == fk.to_source && r.from_field == fk.to_field &&
+             r.to_source == fk.from_source && r.to_field == fk.from_field;
+    });
+    if (reverse == links.end() || KeepsDirection(fk, sources)) kept.push_back(fk);
+  }
+  return kept;
+}
+
+}  // namespace
+
+std::vector<ForeignKey> DetectForeignKeys(const std::vector<SourceColumns>& sources,
+                                          const std::vector<IdentityKey>& keys,
+                                          const SchemaOptions& o) {
+  const std::vector<KeyTarget> targets = KeyTargets(sources, keys);
+  std::vector<ForeignKey> links;
   for (size_t s = 0; s < sources.size(); ++s) {
     for (const ColumnProfile& child : sources[s].columns) {
       if (child.counts.empty()) continue;
       const std::unordered_set<std::string> child_tokens = ContentTokens(child.info.path);
-      for (const Target& t : targets) {
+      for (const KeyTarget& t : targets) {
         const ColumnProfile& parent = *t.column;
         if (&parent == &child || !Compatible(child.info, parent.info)) continue;
-        // A bare "id" on both sides says nothing: exact only with content tokens.
-        const bool exact =
-            Normalised(child.info.path) == Normalised(parent.info.path) && !child_tokens.empty();
-        bool semantic = false;
-        if (!exact) {
-          std::unordered_set<std::string> parent_tokens = ContentTokens(parent.info.path);
-          for (const std::string& tok : ContentTokens(sources[t.source].name))
-            parent_tokens.insert(tok);
-          for (const std::string& tok : child_tokens)
-            semantic = semantic || parent_tokens.count(tok) > 0;
-        }
-        if (!exact && !semantic) continue;
-        std::vector<std::string> shared;
-        for (const auto& [v, n] : child.counts) {
-          if (parent.counts.count(v)) shared.push_back(v);
-        }
-        const double overlap =
-            static_cast<double>(shared.size()) /
-            static_cast<double>(std::max(child.counts.size(), parent.counts.size()));
-        const double containment =
-            static_cast<double>(shared.size()) / static_cast<double>(child.counts.size());
-        if (shared.empty() || overlap <= o.min_overlap || containment < o.min_containment) continue;
-        ForeignKey fk;
-        fk.from_source = sources[s].name;
-        fk.from_field = child.info.path;
-        fk.to_source = sources[t.source].name;
-        fk.to_field = parent.info.path;
-        fk.overlap = overlap;
-        fk.containment = containment;
-        fk.exact_name = exact;
-        fk.confidence = std::min(0.95, 0.5 + 0.3 * overlap + (exact ? 0.15 : 0.0));
-        fk.cardinality = Side(child, shared) + ":" + Side(parent, shared);
-        // One link per child field: the most confident target.
-        auto same_child = std::find_if(out.begin(), out.end(), [&](const ForeignKey& o) {
-          return o.from_source == fk.from_source && o.from_field == fk.from_field;
-        });
-        if (same_child == out.end()) {
-          out.push_back(std::move(fk));
-        } else if (fk.confidence > same_child->confidence) {
-          *same_child = std::move(fk);
-        }
+        bool exact = false;
+        if (!NamesTarget(child, child_tokens, parent, sources[t.source].name, &exact)) continue;
+        std::optional<ForeignKey> fk =
+            ValueLink(child, sources[s].name, parent, sources[t.source].name, exact, o);
+        if (fk) KeepMostConfident(std::move(*fk), &links);
       }
     }
   }
-  // A primary key references only another primary key (a 1:1 extension
-  // table); a primary key "referencing" a child's column is the reverse
-  // link seen from the wrong side. Two primary keys referencing each other:
-  // keep one direction.
-  std::vector<ForeignKey> kept;
-  for (const ForeignKey& fk : out) {
-    if (is_primary(fk.from_source, fk.from_field) && !is_primary(fk.to_source, fk.to_field)) continue;
-    if (!is_primary(fk.from_source, fk.from_field)) {
-      kept.push_back(fk);
-      continue;
-    }
-    const auto reverse = std::find_if(out.begin(), out.end(), [&](const ForeignKey& r) {
-      return r.from_source == fk.to_source && r.from_field == fk.to_field &&
-             r.to_source == fk.from_source && r.to_field == fk.from_field;
-    });
-    if (reverse == out.end()) {
-      kept.push_back(fk);
-      continue;
-    }
-    // Keep the direction whose child has fewer distinct values; ties: the later source.
-    size_t mine = 0, theirs = 0, my_pos = 0, their_pos = 0;
-    for (size_t s = 0; s < sources.size(); ++s) {
-      for (const ColumnProfile& c : sources[s].columns) {
-        if (sources[s].name == fk.from_source && c.info.path == fk.from_field) {
-          mine = c.counts.size();
-          my_pos = s;
-        }
-        if (sources[s].name == fk.to_source && c.info.path == fk.to_field) {
-          theirs = c.counts.size();
-          their_pos = s;
-        }
-      }
-    }
-    if (mine < theirs || (mine == theirs && my_pos > their_pos)) kept.push_back(fk);
-  }
-  return kept;
+  return OrientPrimaryKeyLinks(links, sources, keys);
 }
 
 std::vector<SourceParent> DetectHierarchy(const std::vector<SourceInfo>& sources,

@@ -144,6 +144,11 @@ class SchemaLinker {
                                             SchemaLink* link) const;
   Result<std::vector<Subquery>> PlanWithLlm(std::string_view question, const SchemaLinkOptions& o,
                                             SchemaLink* link) const;
+  class LlmPlanReader;  // the planner's answer read against the schema (link_llm.cc)
+  // The schema as the planner prompt shows it: every table for a small
+  // schema, else a summary of the nodes nearest the question (link_llm.cc).
+  Result<std::string> PlannerSchemaText(std::string_view question,
+                                        const SchemaLinkOptions& o) const;
   // With a chat model's plan: each value match becomes a candidate and a
   // source (paired with the sub-query's first target) of the sub-queries
   // whose text holds the value, or of every sub-query when none does.

@@ -49,34 +49,41 @@ Status CheckColumn(const Json& v, size_t num_columns, const std::string& where, 
   return Status::Ok();
 }
 
-Result<SpiderSchema> ParseSpiderSchema(const Json& j) {
-  if (!j.is_object()) return Status::InvalidArgument("expected an object");
-  SpiderSchema s;
+// db_id and the table names (original and natural, as many of each; no two
+// original names equal but for case: SQL names are case-insensitive, so
+// "concert" and "conceRt" would be one table to the schema graph
+// (SchemaGraph::FindTable), whose JSON form would then join the wrong
+// tables when read back).
+Status ReadTables(const Json& j, SpiderSchema* s) {
   auto db = j.find("db_id");
   if (db == j.end() || !db->is_string()) {
     return Status::InvalidArgument("db_id: expected a string");
   }
-  s.db_id = db->get<std::string>();
-  FLOWRAG_RETURN_IF_ERROR(StringList(j, "table_names_original", &s.table_names_original));
-  FLOWRAG_RETURN_IF_ERROR(StringList(j, "table_names", &s.table_names));
-  if (s.table_names.size() != s.table_names_original.size()) {
+  s->db_id = db->get<std::string>();
+  FLOWRAG_RETURN_IF_ERROR(StringList(j, "table_names_original", &s->table_names_original));
+  FLOWRAG_RETURN_IF_ERROR(StringList(j, "table_names", &s->table_names));
+  if (s->table_names.size() != s->table_names_original.size()) {
     return Status::InvalidArgument(
-        "table_names: expected " + std::to_string(s.table_names_original.size()) +
-        " names like table_names_original, got " + std::to_string(s.table_names.size()));
+        "table_names: expected " + std::to_string(s->table_names_original.size()) +
+        " names like table_names_original, got " + std::to_string(s->table_names.size()));
   }
-  // SQL names are case-insensitive: "concert" and "conceRt" would be one
-  // table to the schema graph (SchemaGraph::FindTable), whose JSON form would
-  // then join the wrong tables when read back.
   std::map<std::string, size_t> table_keys;
-  for (size_t t = 0; t < s.table_names_original.size(); ++t) {
-    auto [at, fresh] = table_keys.emplace(ToLowerAscii(s.table_names_original[t]), t);
+  for (size_t t = 0; t < s->table_names_original.size(); ++t) {
+    auto [at, fresh] = table_keys.emplace(ToLowerAscii(s->table_names_original[t]), t);
     if (!fresh) {
-      return Status::InvalidArgument(
-          "table_names_original[" + std::to_string(t) + "]: \"" +
-          EscapeForMessage(s.table_names_original[t], 60) + "\" names the same table as [" +
-          std::to_string(at->second) + "] (SQL names are case-insensitive)");
+      return Status::InvalidArgument("table_names_original[" + std::to_string(t) + "]: \"" +
+                                     EscapeForMessage(s->table_names_original[t], 60) +
+                                     "\" names the same table as [" + std::to_string(at->second) +
+                                     "] (SQL names are case-insensitive)");
     }
   }
+  return Status::Ok();
+}
+
+// The columns: [table index, name] original and natural, and their types,
+// as many of each; column 0 is "*" (table -1), every other one in a table,
+// no two of a table equal but for case.
+Status ReadColumns(const Json& j, SpiderSchema* s) {
   std::vector<std::pair<int, std::string>> original, natural;
   FLOWRAG_RETURN_IF_ERROR(ColumnPairs(j, "column_names_original", &original));
   FLOWRAG_RETURN_IF_ERROR(ColumnPairs(j, "column_names", &natural));
@@ -88,7 +95,7 @@ Result<SpiderSchema> ParseSpiderSchema(const Json& j) {
         std::to_string(original.size()) + "), got " + std::to_string(natural.size()) + " and " +
         std::to_string(types.size()));
   }
-  const int num_tables = static_cast<int>(s.table_names_original.size());
+  const int num_tables = static_cast<int>(s->table_names_original.size());
   std::map<std::string, size_t> column_keys;  // "<table index>.<lower-case name>"
   for (size_t c = 0; c < original.size(); ++c) {
     const int t = original[c].first;
@@ -102,8 +109,8 @@ Result<SpiderSchema> ParseSpiderSchema(const Json& j) {
                       ") matching column_names"));
     }
     if (!star) {
-      auto [at, fresh] = column_keys.emplace(
-          std::to_string(t) + "." + ToLowerAscii(original[c].second), c);
+      auto [at, fresh] =
+          column_keys.emplace(std::to_string(t) + "." + ToLowerAscii(original[c].second), c);
       if (!fresh) {
         return Status::InvalidArgument(
             "column_names_original[" + std::to_string(c) + "]: \"" +
@@ -112,8 +119,14 @@ Result<SpiderSchema> ParseSpiderSchema(const Json& j) {
             "] (SQL names are case-insensitive)");
       }
     }
-    s.columns.push_back({t, original[c].second, natural[c].second, types[c]});
+    s->columns.push_back({t, original[c].second, natural[c].second, types[c]});
   }
+  return Status::Ok();
+}
+
+// primary_keys (column indexes; a composite key as a list of them) and
+// foreign_keys ([column, column] pairs), every index in range.
+Status ReadKeys(const Json& j, SpiderSchema* s) {
   auto pk = j.find("primary_keys");
   if (pk == j.end() || !pk->is_array()) {
     return Status::InvalidArgument("primary_keys: expected a list of column indexes");
@@ -125,13 +138,13 @@ Result<SpiderSchema> ParseSpiderSchema(const Json& j) {
       for (size_t m = 0; m < k.size(); ++m) {
         int c = 0;
         FLOWRAG_RETURN_IF_ERROR(
-            CheckColumn(k[m], s.columns.size(), where + "[" + std::to_string(m) + "]", &c));
-        s.primary_keys.push_back(c);
+            CheckColumn(k[m], s->columns.size(), where + "[" + std::to_string(m) + "]", &c));
+        s->primary_keys.push_back(c);
       }
     } else {
       int c = 0;
-      FLOWRAG_RETURN_IF_ERROR(CheckColumn(k, s.columns.size(), where, &c));
-      s.primary_keys.push_back(c);
+      FLOWRAG_RETURN_IF_ERROR(CheckColumn(k, s->columns.size(), where, &c));
+      s->primary_keys.push_back(c);
     }
   }
   auto fk = j.find("foreign_keys");
@@ -145,10 +158,19 @@ Result<SpiderSchema> ParseSpiderSchema(const Json& j) {
       return Status::InvalidArgument(where + ": expected a [column, column] pair");
     }
     int from = 0, to = 0;
-    FLOWRAG_RETURN_IF_ERROR(CheckColumn(p[0], s.columns.size(), where + "[0]", &from));
-    FLOWRAG_RETURN_IF_ERROR(CheckColumn(p[1], s.columns.size(), where + "[1]", &to));
-    s.foreign_keys.emplace_back(from, to);
+    FLOWRAG_RETURN_IF_ERROR(CheckColumn(p[0], s->columns.size(), where + "[0]", &from));
+    FLOWRAG_RETURN_IF_ERROR(CheckColumn(p[1], s->columns.size(), where + "[1]", &to));
+    s->foreign_keys.emplace_back(from, to);
   }
+  return Status::Ok();
+}
+
+Result<SpiderSchema> ParseSpiderSchema(const Json& j) {
+  if (!j.is_object()) return Status::InvalidArgument("expected an object");
+  SpiderSchema s;
+  FLOWRAG_RETURN_IF_ERROR(ReadTables(j, &s));
+  FLOWRAG_RETURN_IF_ERROR(ReadColumns(j, &s));
+  FLOWRAG_RETURN_IF_ERROR(ReadKeys(j, &s));
   return s;
 }
 
