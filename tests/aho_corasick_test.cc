@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/text.h"
+#include "lexical/names.h"
 
 namespace flowrag {
 namespace {
@@ -255,6 +256,24 @@ TEST(TokenTrieTest, ByteOffsetsPointAtTheMatchedText) {
   }
   EXPECT_EQ(Show(t, trie.Scan(t)),
             (std::vector<std::string>{"Port  Calder", "Halvern\tSea", "calder", "Port-Calder"}));
+}
+
+// lexical/names.h: names as documents write them.
+TEST(NamesTest, CollapseSpacesTrimsAndJoinsRunsOfAsciiWhitespace) {
+  EXPECT_EQ(CollapseSpaces("  Bank \t of\n\nEngland \r\n"), "Bank of England");
+  EXPECT_EQ(CollapseSpaces(" \t\n "), "");
+  EXPECT_EQ(CollapseSpaces("St.\u00a0Maurice"), "St.\u00a0Maurice");  // not ASCII: kept
+}
+
+TEST(NamesTest, TitleAliasesAreDistinctByNameKeyAndInOrder) {
+  EXPECT_EQ(TitleAliases("Theodred II (Bishop of Elmham)"),
+            (std::vector<std::string>{"Theodred II"}));
+  EXPECT_EQ(TitleAliases("  The   Merrow Coast "), (std::vector<std::string>{"Merrow Coast"}));
+  // "the" in lower case starts an alias too; nothing is left of "The" or
+  // of a title that is only a disambiguation.
+  EXPECT_EQ(TitleAliases("the Who"), (std::vector<std::string>{"Who"}));
+  EXPECT_TRUE(TitleAliases("The").empty());
+  EXPECT_TRUE(TitleAliases("(band)").empty());
 }
 
 }  // namespace
