@@ -11,7 +11,7 @@
 
 #include "backend_util.h"
 #include "embed/hashed_embedder.h"
-#include "engine/embedder_setup.h"
+#include "models/embedder_setup.h"
 #include "flowrag/engine.h"
 #include "indexing/embed_phase.h"
 #include "indexing/extraction_phase.h"

@@ -17,7 +17,7 @@
 #include <thread>
 
 #include "common/hash.h"
-#include "engine/embedder_setup.h"
+#include "models/embedder_setup.h"
 #include "engine/engine_impl.h"
 #include "flowrag/engine.h"
 #include "graph/graph_io.h"

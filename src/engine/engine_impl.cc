@@ -3,8 +3,8 @@
 #include <chrono>
 
 #include "common/encoding.h"
-#include "engine/chat_setup.h"
-#include "engine/embedder_setup.h"
+#include "models/chat_setup.h"
+#include "models/embedder_setup.h"
 #include "retrieval/params.h"
 #include "sqldb/connection.h"
 #include "sqldb/postgres_url.h"
@@ -104,7 +104,7 @@ Status EngineImpl::LoadState() {
     state_stale_ = snapshot()->generation() != before;
     if (!state_stale_) return Status::Ok();
   }
-  return Status::Ok();  // another process keeps writing: CatchUpWithStore reloads under the lock
+  return Status::Ok();  // another process keeps writing: the next Refresh loads again
 }
 
 std::shared_ptr<const ReadSession> EngineImpl::session() const {
@@ -198,57 +198,6 @@ std::shared_ptr<const Snapshot> EngineImpl::PublishAppended() {
   if (!st.ok()) return nullptr;  // the rebuild after extraction covers them
   SwapSnapshot(appended);
   return appended;
-}
-
-Result<EngineImpl::WriteGuard> EngineImpl::LockWriter() {
-  WriteGuard guard{std::unique_lock<std::mutex>(write_mu_), {}};
-  FLOWRAG_ASSIGN_OR_RETURN(guard.across_processes,
-                           store_->AcquireWriterLock(
-                               std::chrono::milliseconds(options_.writer_wait_ms)));
-  FLOWRAG_RETURN_IF_ERROR(CatchUpWithStore());
-  return guard;
-}
-
-Status EngineImpl::CheckBeforeWrite() {
-  return store_->CheckVectorSizes(embedder_->ModelId(), embedder_->Dimension());
-}
-
-Status EngineImpl::CatchUpWithEmbedder() {
-  FLOWRAG_ASSIGN_OR_RETURN(auto dense_model, store_->GetMeta("dense_model"));
-  if (!dense_model || *dense_model == embedder_->ModelId()) return Status::Ok();
-  FLOWRAG_ASSIGN_OR_RETURN(embedder_kind_, ResolveEmbedderKind(*store_, options_));
-  FLOWRAG_ASSIGN_OR_RETURN(embedder_, LoadEmbedder(*store_, embedder_kind_, options_));
-  return Status::Ok();
-}
-
-Status EngineImpl::CatchUpWithStore() {
-  FLOWRAG_ASSIGN_OR_RETURN(int64_t generation, store_->Generation());
-  const std::shared_ptr<const Snapshot> current = snapshot();
-  if (!state_stale_ && current != nullptr && current->generation() == generation) {
-    return Status::Ok();
-  }
-  return LoadState();  // under the writer lock the generation holds still
-}
-
-Status EngineImpl::DeleteDocument(std::string_view document_id) {
-  if (options_.read_only) return Status::FailedPrecondition("the store is opened read-only");
-  FLOWRAG_ASSIGN_OR_RETURN(WriteGuard lock, LockWriter());
-  FLOWRAG_RETURN_IF_ERROR(store_->DeleteDocument(document_id));
-  // The current snapshot without the document, else a rebuild.
-  std::shared_ptr<const Snapshot> current = snapshot();
-  if (current != nullptr && current->embedder() == embedder_.get()) {
-    std::shared_ptr<const Snapshot> removed;
-    Status st = ReadStoreConsistently([&](Store& store) -> Status {
-      FLOWRAG_ASSIGN_OR_RETURN(removed, Snapshot::Remove(store, *current, document_id));
-      return Status::Ok();
-    });
-    if (st.ok()) {
-      SwapSnapshot(removed);
-      if (persister_ != nullptr) persister_->Schedule(removed);
-      return Status::Ok();
-    }
-  }
-  return RebuildSnapshot(Persist::kLater);
 }
 
 Result<ChatModel*> EngineImpl::QueryChat() const {

@@ -25,12 +25,12 @@
 #include "flowrag/engine.h"
 #include "graph/snapshot.h"
 #include "indexing/index_context.h"
+#include "indexing/index_run.h"
 #include "indexing/ingest_phase.h"
 #include "ingest/document.h"
 #include "retrieval/retriever.h"
 #include "session/read_session.h"
 #include "storage/store.h"
-#include "storage/writer_lock.h"
 
 namespace flowrag {
 
@@ -65,7 +65,6 @@ class EngineImpl final : public Engine {
   std::shared_ptr<const Snapshot> snapshot() const;
 
  private:
-  struct WriteGuard;  // below
   EngineImpl(EngineOptions options, std::unique_ptr<Store> store)
       : options_(std::move(options)), store_(std::move(store)) {}
 
@@ -77,20 +76,19 @@ class EngineImpl final : public Engine {
   // and are linked into the graph when their extraction is done.
   Result<IndexReport> RunIndex(const std::string& label, const IndexOptions& options,
                                const DocumentProducer& produce, bool api = false);
-  // Journals the run's outcome `st` and swaps in a snapshot of whatever was
-  // committed (even after a failure); returns the first error. `same_text`:
-  // see RebuildSnapshot.
-  Status FinishIndexRun(IndexRunRecord* run, const Status& st, Persist persist = Persist::kNow,
-                        std::shared_ptr<const Snapshot> same_text = nullptr);
-  // Ingest()'s plan: the chat model's entity types and relationships
-  // (engine_ingest.cc).
-  Status PlanLlmExtraction(const SchemaContract& contract, const IngestOptions& options,
-                           ConstructionPlan* plan, IngestReport* report);
+  // A write run: the writer lock, the embedder (indexing/index_run.h).
+  // REQUIRES: write_mu_ held.
+  Result<std::unique_ptr<IndexRun>> BeginRun();
+  // Takes the run's embedder and publishes a session over a snapshot of
+  // what it committed (even after a failure); `same_text`: see
+  // RebuildSnapshot. REQUIRES: write_mu_ held.
+  Status Publish(const IndexRun& run, Persist persist,
+                 std::shared_ptr<const Snapshot> same_text = nullptr);
+  // Whether the current session's snapshot is the store's state now (no
+  // other process wrote since): the incremental publishes (Append, Remove)
+  // extend it only then.
+  Result<bool> SessionIsCurrent() const;
   Status FillSchemaStats(StoreStats* stats) const;  // schema_stats.cc
-  // The embed phase: refits the built-in embedder when due
-  // (embedder_setup.h), records the embedder in meta, embeds the missing
-  // passages (indexing/embed_phase.h) and drops vectors a refit superseded.
-  Status EmbedMissing(IndexContext& ctx);
   // Builds and swaps in a snapshot of the store (unless nothing changed
   // since the current one): graph texts the current snapshot embedded are
   // reused; `same_text` (when only the graph changed since it was built)
@@ -112,20 +110,12 @@ class EngineImpl final : public Engine {
   void SwapSnapshot(std::shared_ptr<const Snapshot> snap);
   // SessionServices::schema: the store's contract and its records.
   Result<std::optional<SessionServices::SchemaInput>> ReadSchemaInput() const;
+
   // Runs `read` (a snapshot build) against one committed state of the
   // store: the reader (Store::OpenReader, opened on first use) in a read
   // transaction, else the store itself (":memory:"). Without it another
   // process's extraction could commit between the tables a build reads.
   Status ReadStoreConsistently(const std::function<Status(Store&)>& read);
-  // The extraction phase (indexing/extraction_phase.h) with the engine's
-  // chat model, then graph extras (indexing/graph_extras.h); records the
-  // extractor in meta. With `guard` (the run's writer lock), the offline
-  // extractor's claimed batches run without the cross-process lock, so that
-  // concurrent index runs share them; it is taken again for what follows.
-  Status RunExtraction(IndexContext& ctx, WriteGuard* guard = nullptr);
-  // After the writer lock was let go: the embedder another run may have
-  // refitted meanwhile.
-  Status CatchUpWithEmbedder();
 
   EngineOptions options_;
   std::unique_ptr<Store> store_;
@@ -136,7 +126,7 @@ class EngineImpl final : public Engine {
   std::string language_;  // the tokeniser's stemming language (ResolveLanguage)
   std::shared_ptr<Embedder> embedder_;
   // The query-time chat model, made on the first query when the engine has
-  // one (engine/chat_setup.h); a client the engine makes caches its answers
+  // one (models/chat_setup.h); a client the engine makes caches its answers
   // in the store like extraction answers.
   Result<ChatModel*> QueryChat() const;
   mutable std::once_flag chat_once_;
@@ -144,29 +134,14 @@ class EngineImpl final : public Engine {
   mutable std::unique_ptr<ResponseCache> chat_cache_;
   mutable std::shared_ptr<ChatModel> chat_;
 
-  // Index, ingest, delete and import hold both, in this order: write_mu_
-  // within the process, the store's writer lock across processes.
-  struct WriteGuard {
-    std::unique_lock<std::mutex> in_process;
-    WriterLock across_processes;
-  };
-  Result<WriteGuard> LockWriter();
-  // What an index run (or ingest) checks under the writer lock before it
-  // writes anything: the damage that would otherwise stop it after its
-  // writes, when it rebuilds the snapshot (issue 32: a run over overwritten
-  // vectors wrote its documents, then failed, and the store no longer
-  // opened for queries). Corruption naming what is damaged.
-  Status CheckBeforeWrite();
-  // When another process wrote since this engine's snapshot (the store's
-  // generation moved), takes the store as a fresh open would: its embedder
-  // state and a new snapshot, so a writer that waited for another writes
-  // what it would have written after it. Under the writer lock.
-  Status CatchUpWithStore();
   // The embedder and a snapshot read at one generation of the store: retried
   // while another process writes in between (state_stale_ when it kept
-  // writing: the next CatchUpWithStore loads again).
+  // writing: the next Refresh or write loads again).
   Status LoadState();
   bool state_stale_ = false;
+  // Writes (index runs, ingest, import, delete) and refreshes take turns
+  // within the process; across processes the IndexRun's writer lock orders
+  // the writes.
   std::mutex write_mu_;
   std::unique_ptr<SessionServices> services_;  // shared by every session
   mutable std::mutex session_mu_;

@@ -3,7 +3,7 @@
 // embedding cache is embedded, IndexOptions::embed_batch_size passages per
 // committed batch; equal texts share one vector and one cache row. A rerun
 // resumes from the cache. Which embedder, and whether it is refitted first,
-// is the engine's choice (engine/embedder_setup.h).
+// is the engine's choice (models/embedder_setup.h).
 #ifndef FLOWRAG_INDEXING_EMBED_PHASE_H_
 #define FLOWRAG_INDEXING_EMBED_PHASE_H_
 

@@ -73,7 +73,7 @@ Reply HandleChatCompletions(const Engine& engine, const nlohmann::json& request,
                             double max_deadline_ms, ChatModel* rewriter = nullptr);
 
 // The chat model that rewrites a workspace's follow-up questions: the one
-// its EngineOptions configure (engine/chat_setup.h), or null (offline).
+// its EngineOptions configure (models/chat_setup.h), or null (offline).
 std::shared_ptr<ChatModel> QueryRewriteModel(const EngineOptions& options);
 
 // GET /v1/models (OpenAI-compatible): "flowrag" and "flowrag-<method>".

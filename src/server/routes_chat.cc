@@ -20,7 +20,7 @@
 #include "agent/followup.h"
 #include "common/encoding.h"
 #include "common/text.h"
-#include "engine/chat_setup.h"
+#include "models/chat_setup.h"
 #include "engine/result_json.h"
 #include "server/handlers.h"
 #include "server/request_json.h"

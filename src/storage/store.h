@@ -339,10 +339,15 @@ class GraphSink {
   virtual Status MarkAllSynonymsPending() = 0;
 };
 
-// The index run journal (`flowrag stats`).
+// Write runs: the writer lock they take turns with (across threads and
+// processes; writer_lock.h) and their journal (`flowrag stats`).
 class RunJournal {
  public:
   virtual ~RunJournal() = default;
+
+  // The store's writer lock, held until the result is destroyed (or moved
+  // from); DeadlineExceeded after `wait`.
+  virtual Result<WriterLock> AcquireWriterLock(std::chrono::milliseconds wait) = 0;
 
   virtual Result<int64_t> BeginIndexRun(std::string_view sources) = 0;
   virtual Status UpdateIndexRun(const IndexRunRecord& run) = 0;
@@ -509,8 +514,7 @@ class Store final : public DocumentStore,
   // read it makes sees one committed state. For a store no other thread
   // uses meanwhile (a reader from OpenReader()); `body` does not write.
   Status ReadConsistently(const std::function<Status()>& body);
-  // The writer lock of this store (writer_lock.h), held until destroyed.
-  Result<WriterLock> AcquireWriterLock(std::chrono::milliseconds wait) {
+  Result<WriterLock> AcquireWriterLock(std::chrono::milliseconds wait) override {
     return WriterLock::Acquire(location_, wait);
   }
   SqlDialect dialect() const;

@@ -1,4 +1,4 @@
-// EngineImpl::Ingest: schema-driven construction (schema-contracts paper,
+// IndexRun::Ingest: schema-driven construction (schema-contracts paper,
 // Appendix B) into the store: the plan (schema/construct.h, and the chat
 // model's entity types and relationships when configured), then the write
 // phases, each resumable: record documents, embeddings, extraction of text
@@ -7,11 +7,10 @@
 
 #include "common/stopwatch.h"
 #include "common/text.h"
-#include "engine/chat_setup.h"
-#include "engine/engine_impl.h"
 #include "indexing/extraction_phase.h"
-#include "indexing/graph_extras.h"
+#include "indexing/index_run.h"
 #include "indexing/schema_records.h"
+#include "models/chat_setup.h"
 #include "schema/construct.h"
 #include "schema/llm_entities.h"
 #include "schema/llm_relations.h"
@@ -19,19 +18,13 @@
 
 namespace flowrag {
 
-Result<IngestReport> EngineImpl::Ingest(const std::string& dir, const SchemaContract& contract,
-                                        const IngestOptions& options) {
-  if (options_.read_only) return Status::FailedPrecondition(store_->path() + ": opened read-only");
-  FLOWRAG_RETURN_IF_ERROR(options.index.chunking.Validate());
-  FLOWRAG_RETURN_IF_ERROR(ResolveExtractor(options.index, HasChatModel(options_)).status());
-  if (options.index.batch_size == 0 || options.index.extract_batch_size == 0) {
-    return Status::InvalidArgument("ingest: batch sizes must be positive");
-  }
-  FLOWRAG_ASSIGN_OR_RETURN(WriteGuard lock, LockWriter());
-  FLOWRAG_RETURN_IF_ERROR(CheckBeforeWrite());
-  const auto start = SteadyClock::now();
-  IngestReport report;
-
+// The construction plan of the folder's records under `contract`
+// (schema/construct.h) and the chat model's additions; its counts go to
+// *report.
+Result<ConstructionPlan> IndexRun::PlanIngest(const std::string& dir,
+                                              const SchemaContract& contract,
+                                              const IngestOptions& options,
+                                              IngestReport* report) {
   ConstructionOptions plan_options;
   plan_options.exclusions = options.exclusions;
   plan_options.chunking = options.index.chunking;
@@ -41,48 +34,57 @@ Result<IngestReport> EngineImpl::Ingest(const std::string& dir, const SchemaCont
     return embedder->Embed(names);
   };
   FLOWRAG_ASSIGN_OR_RETURN(ConstructionPlan plan, PlanConstruction(dir, contract, plan_options, embed));
-  FLOWRAG_RETURN_IF_ERROR(PlanLlmExtraction(contract, options, &plan, &report));
-  report.plan_seconds = SecondsSince(start);
-  report.source_order = plan.source_order;
-  report.merged_by_key = plan.merged_by_key;
-  report.merged_by_embedding = plan.merged_by_embedding;
-  report.field_entities = plan.derived_entities;
-  report.links = plan.links;
-  report.unresolved_links = plan.unresolved_links;
-  report.warnings = plan.warnings;
+  FLOWRAG_RETURN_IF_ERROR(PlanLlmExtraction(contract, options, &plan, report));
+  report->source_order = plan.source_order;
+  report->merged_by_key = plan.merged_by_key;
+  report->merged_by_embedding = plan.merged_by_embedding;
+  report->field_entities = plan.derived_entities;
+  report->links = plan.links;
+  report->unresolved_links = plan.unresolved_links;
+  report->warnings = plan.warnings;
   std::set<std::string> entity_names;
   for (const PlannedRecord& r : plan.records) {
-    (r.text_document ? report.text_documents : report.records) += 1;
+    (r.text_document ? report->text_documents : report->records) += 1;
     if (!r.text_document) entity_names.insert(EntityKey(r.title));  // as the store resolves names
   }
-  report.entities = entity_names.size();
+  report->entities = entity_names.size();
+  return plan;
+}
+
+Result<IngestReport> IndexRun::Ingest(const std::string& dir, const SchemaContract& contract,
+                                      const IngestOptions& options) {
+  FLOWRAG_RETURN_IF_ERROR(options.index.chunking.Validate());
+  FLOWRAG_RETURN_IF_ERROR(ResolveExtractor(options.index, HasChatModel(engine_)).status());
+  if (options.index.batch_size == 0 || options.index.extract_batch_size == 0) {
+    return Status::InvalidArgument("ingest: batch sizes must be positive");
+  }
+  const auto start = SteadyClock::now();
+  IngestReport report;
+  FLOWRAG_ASSIGN_OR_RETURN(ConstructionPlan plan, PlanIngest(dir, contract, options, &report));
+  report.plan_seconds = SecondsSince(start);
 
   IndexRunRecord run;
-  FLOWRAG_ASSIGN_OR_RETURN(run.id, store_->BeginIndexRun("schema:" + dir));
-  run.sources = "schema:" + dir;
-  run.status = "running";
+  FLOWRAG_RETURN_IF_ERROR(BeginJournal("schema:" + dir, &run));
   IndexReport& ix = report.index;
-  IndexContext ctx{PhaseStores::Of(*store_), options.index, ix, run};
+  IndexContext ctx{stores_.phases, options.index, ix, run};
   auto phases = [&]() -> Status {
-    FLOWRAG_RETURN_IF_ERROR(store_->SetMeta("schema_contract", ToYaml(contract)));
+    FLOWRAG_RETURN_IF_ERROR(stores_.state.SetSchemaContractYaml(ToYaml(contract)));
     FLOWRAG_RETURN_IF_ERROR(WriteRecordDocuments(ctx, plan, options, &report));
     ix.ingest_seconds = SecondsSince(start);
     const auto embed_start = SteadyClock::now();
-    FLOWRAG_RETURN_IF_ERROR(EmbedMissing(ctx));
+    FLOWRAG_RETURN_IF_ERROR(Embed(ctx));
     ix.embed_seconds = SecondsSince(embed_start);
-    FLOWRAG_RETURN_IF_ERROR(RunExtraction(ctx));
+    // The writer lock is kept through the extraction: the record graph
+    // written after it links the text documents to the records.
+    FLOWRAG_RETURN_IF_ERROR(Extract(ctx, /*share_lock=*/false));
     const auto graph_start = SteadyClock::now();
     FLOWRAG_RETURN_IF_ERROR(WriteRecordGraph(ctx, plan, &report));
     // Entity vectors and synonyms for the record entities too.
-    size_t texts = 0, synonyms = 0;
-    FLOWRAG_RETURN_IF_ERROR(
-        BuildGraphExtras(ctx.stores, *embedder_, options.index.progress, &texts, &synonyms));
-    ix.graph_texts_embedded += texts;
-    ix.synonym_edges += synonyms;
+    FLOWRAG_RETURN_IF_ERROR(GraphExtras(ctx));
     report.graph_seconds = SecondsSince(graph_start);
     return Status::Ok();
   };
-  FLOWRAG_RETURN_IF_ERROR(FinishIndexRun(&run, phases()));
+  FLOWRAG_RETURN_IF_ERROR(FinishJournal(&run, phases()));
   report.total_seconds = ix.total_seconds = SecondsSince(start);
   return report;
 }
@@ -93,20 +95,20 @@ Result<IngestReport> EngineImpl::Ingest(const std::string& dir, const SchemaCont
 // connect them), before anything is written. Answers are cached in the
 // store, so a resumed run asks again for nothing. Without a model both are
 // skipped, with a warning.
-Status EngineImpl::PlanLlmExtraction(const SchemaContract& contract, const IngestOptions& options,
-                                     ConstructionPlan* plan, IngestReport* report) {
+Status IndexRun::PlanLlmExtraction(const SchemaContract& contract, const IngestOptions& options,
+                                   ConstructionPlan* plan, IngestReport* report) {
   const bool types = !LlmEntityTypes(contract).empty(), relations = HasLlmRelationships(contract);
   if (!types && !relations) return Status::Ok();
   FLOWRAG_ASSIGN_OR_RETURN(std::string extractor,
-                           ResolveExtractor(options.index, HasChatModel(options_)));
+                           ResolveExtractor(options.index, HasChatModel(engine_)));
   if (extractor.rfind("llm", 0) != 0 || options.index.dry_run) {
     const std::string what = types && relations ? "entity types and relationships" : types ? "entity types" : "relationships";
     plan->warnings.push_back(what + " extracted by llm (Algorithm 3, B.5.3) were not extracted: " +
                              (options.index.dry_run ? "dry run" : "no chat model is used (extractor " + extractor + ")"));
     return Status::Ok();
   }
-  StoreResponseCache cache(store_.get());
-  FLOWRAG_ASSIGN_OR_RETURN(std::shared_ptr<ChatModel> client, MakeChatModel(options_, &cache));
+  StoreResponseCache cache(&stores_.responses);
+  FLOWRAG_ASSIGN_OR_RETURN(std::shared_ptr<ChatModel> client, MakeChatModel(engine_, &cache));
   const LlmEntityReport e = ExtractLlmEntities(contract, plan, *client);
   const LlmRelationReport r = ExtractLlmRelationships(contract, plan, *client);
   report->llm_entities = e.entities;

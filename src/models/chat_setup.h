@@ -2,8 +2,8 @@
 // options.h): the caller's ChatModel, else an OpenAI-compatible client on
 // EngineOptions::openai_chat, else one configured by the FLOWRAG_LLM_*
 // environment variables when they name a model, else none (offline).
-#ifndef FLOWRAG_ENGINE_CHAT_SETUP_H_
-#define FLOWRAG_ENGINE_CHAT_SETUP_H_
+#ifndef FLOWRAG_MODELS_CHAT_SETUP_H_
+#define FLOWRAG_MODELS_CHAT_SETUP_H_
 
 #include <memory>
 
@@ -27,4 +27,4 @@ Result<std::shared_ptr<ChatModel>> MakeChatModel(const EngineOptions& options,
 
 }  // namespace flowrag
 
-#endif  // FLOWRAG_ENGINE_CHAT_SETUP_H_
+#endif  // FLOWRAG_MODELS_CHAT_SETUP_H_

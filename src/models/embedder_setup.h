@@ -10,8 +10,8 @@
 // Meta "language" records the tokeniser's stemming language (BM25 and the
 // hash embedder), "tokenizer" its signature, "idf_tokenizer" the signature
 // the IDF table was fitted under (another one forces a refit).
-#ifndef FLOWRAG_ENGINE_EMBEDDER_SETUP_H_
-#define FLOWRAG_ENGINE_EMBEDDER_SETUP_H_
+#ifndef FLOWRAG_MODELS_EMBEDDER_SETUP_H_
+#define FLOWRAG_MODELS_EMBEDDER_SETUP_H_
 
 #include <memory>
 #include <string>
@@ -65,4 +65,4 @@ Result<std::shared_ptr<Embedder>> MaybeRefitEmbedder(StoreState& state, Document
 
 }  // namespace flowrag
 
-#endif  // FLOWRAG_ENGINE_EMBEDDER_SETUP_H_
+#endif  // FLOWRAG_MODELS_EMBEDDER_SETUP_H_

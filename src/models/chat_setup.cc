@@ -1,4 +1,4 @@
-#include "engine/chat_setup.h"
+#include "models/chat_setup.h"
 
 #include "llm/chat_client.h"
 

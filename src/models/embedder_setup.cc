@@ -1,4 +1,4 @@
-#include "engine/embedder_setup.h"
+#include "models/embedder_setup.h"
 
 #include "embed/hashed_embedder.h"
 #include "llm/openai_embedder.h"

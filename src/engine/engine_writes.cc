@@ -1,0 +1,173 @@
+// EngineImpl's writes: each is an IndexRun (indexing/index_run.h), taken
+// while the engine's own writes wait (write_mu_), then the publish of what
+// it committed: a read session over a new snapshot.
+#include <unordered_map>
+
+#include "common/encoding.h"
+#include "common/stopwatch.h"
+#include "common/text.h"
+#include "models/chat_setup.h"
+#include "models/embedder_setup.h"
+#include "engine/engine_impl.h"
+#include "indexing/embed_phase.h"
+#include "indexing/extraction_phase.h"
+#include "indexing/graph_extras.h"
+#include "ingest/loaders.h"
+#include "storage/llm_cache.h"
+
+namespace flowrag {
+
+Result<IndexReport> EngineImpl::Index(const std::vector<std::string>& sources,
+                                      const IndexOptions& options) {
+  std::string joined;
+  for (const auto& s : sources) joined += (joined.empty() ? "" : " ") + s;
+  LoadOptions load;
+  load.skip_bad_records = options.skip_bad_records;
+  // The loaders' skips and rejections, reported first (the library prints
+  // nothing).
+  std::vector<std::string> messages;
+  Result<IndexReport> report = RunIndex(joined, options, [&](const DocumentSink& sink) -> Status {
+    for (const std::string& source : sources) {
+      LoadReport load_report;
+      FLOWRAG_RETURN_IF_ERROR(LoadSource(source, load, sink, &load_report));
+      messages.insert(messages.end(), load_report.messages.begin(), load_report.messages.end());
+    }
+    return Status::Ok();
+  });
+  if (report.ok()) report->messages.insert(report->messages.begin(), messages.begin(), messages.end());
+  return report;
+}
+
+Result<IndexReport> EngineImpl::IndexDocuments(const std::vector<DocumentInput>& documents,
+                                               const IndexOptions& options) {
+  std::unordered_map<std::string_view, size_t> ids;
+  for (size_t i = 0; i < documents.size(); ++i) {
+    const DocumentInput& d = documents[i];
+    const std::string where = "documents[" + std::to_string(i) + "]";
+    if (d.id.empty()) return Status::InvalidArgument(where + ".id: expected a non-empty string");
+    if (d.text.find_first_not_of(" \t\r\n") == std::string::npos) {
+      return Status::InvalidArgument(where + ".text: expected non-empty text");
+    }
+    size_t bad = 0;
+    if (!IsValidUtf8(d.text, &bad)) {
+      return Status::InvalidArgument(where + ".text: invalid UTF-8 at byte " + std::to_string(bad));
+    }
+    if (!IsValidUtf8(d.title, &bad)) {
+      return Status::InvalidArgument(where + ".title: invalid UTF-8 at byte " +
+                                     std::to_string(bad));
+    }
+    auto [it, inserted] = ids.emplace(d.id, i);
+    if (!inserted) {
+      return Status::InvalidArgument(where + ".id: \"" + EscapeForMessage(d.id, 80) +
+                                     "\" repeats documents[" +
+                                     std::to_string(it->second) + "]");
+    }
+  }
+  return RunIndex(
+      "api:" + std::to_string(documents.size()) + " documents", options,
+      [&](const DocumentSink& sink) -> Status {
+        for (size_t i = 0; i < documents.size(); ++i) {
+          RawDocument doc;
+          doc.external_id = documents[i].id;
+          doc.title = documents[i].title;
+          doc.text = documents[i].text;
+          doc.source = "api";
+          doc.line = static_cast<int64_t>(i) + 1;
+          FLOWRAG_RETURN_IF_ERROR(sink(std::move(doc)));
+        }
+        return Status::Ok();
+      },
+      /*api=*/true);
+}
+
+Result<IndexReport> EngineImpl::RunIndex(const std::string& label, const IndexOptions& options,
+                                         const DocumentProducer& produce, bool api) {
+  if (options_.read_only) return Status::FailedPrecondition("the store is opened read-only");
+  std::lock_guard<std::mutex> lock(write_mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<IndexRun> run, BeginRun());
+  FLOWRAG_ASSIGN_OR_RETURN(const bool current, SessionIsCurrent());
+  // API inserts are searchable once stored and embedded, before the
+  // extraction links them: the current snapshot extended by them, when it
+  // is the store's state before this run.
+  std::shared_ptr<const Snapshot> appended;
+  const auto stored = [&](const IndexReport& r) {
+    if (current && r.documents_added > 0 && r.documents_replaced == 0 && !r.embedder_refitted &&
+        run->embedder() == embedder_) {
+      appended = PublishAppended();
+    }
+  };
+  Result<IndexReport> report =
+      run->IndexDocuments(label, options, produce, api ? stored : std::function<void(const IndexReport&)>());
+  // Whatever was committed becomes visible, even when the run failed.
+  Status published = Publish(*run, api ? Persist::kLater : Persist::kNow, std::move(appended));
+  FLOWRAG_RETURN_IF_ERROR(report.status());
+  FLOWRAG_RETURN_IF_ERROR(published);
+  return report;
+}
+
+Result<IngestReport> EngineImpl::Ingest(const std::string& dir, const SchemaContract& contract,
+                                        const IngestOptions& options) {
+  if (options_.read_only) return Status::FailedPrecondition("the store is opened read-only");
+  std::lock_guard<std::mutex> lock(write_mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<IndexRun> run, BeginRun());
+  Result<IngestReport> report = run->Ingest(dir, contract, options);
+  Status published = Publish(*run, Persist::kNow);
+  FLOWRAG_RETURN_IF_ERROR(report.status());
+  FLOWRAG_RETURN_IF_ERROR(published);
+  return report;
+}
+
+Result<ImportReport> EngineImpl::ImportOpenIe(const std::string& path,
+                                              const ImportOpenIeOptions& options) {
+  if (options_.read_only) return Status::FailedPrecondition("the store is opened read-only");
+  std::lock_guard<std::mutex> lock(write_mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<IndexRun> run, BeginRun());
+  FLOWRAG_ASSIGN_OR_RETURN(ImportReport report, run->ImportOpenIe(path, options));
+  FLOWRAG_RETURN_IF_ERROR(Publish(*run, Persist::kNow));
+  return report;
+}
+
+Status EngineImpl::DeleteDocument(std::string_view document_id) {
+  if (options_.read_only) return Status::FailedPrecondition("the store is opened read-only");
+  std::lock_guard<std::mutex> lock(write_mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<IndexRun> run, BeginRun());
+  FLOWRAG_ASSIGN_OR_RETURN(const bool was_current, SessionIsCurrent());
+  FLOWRAG_RETURN_IF_ERROR(run->DeleteDocument(document_id));
+  embedder_ = run->embedder();
+  // The current snapshot without the document (when it was the store's
+  // state before the delete), else a rebuild.
+  std::shared_ptr<const Snapshot> current = snapshot();
+  if (was_current && current != nullptr && current->embedder() == embedder_.get()) {
+    std::shared_ptr<const Snapshot> removed;
+    Status st = ReadStoreConsistently([&](Store& store) -> Status {
+      FLOWRAG_ASSIGN_OR_RETURN(removed, Snapshot::Remove(store, *current, document_id));
+      return Status::Ok();
+    });
+    if (st.ok()) {
+      SwapSnapshot(removed);
+      if (persister_ != nullptr) persister_->Schedule(removed);
+      return Status::Ok();
+    }
+  }
+  return Publish(*run, Persist::kLater);
+}
+
+Result<std::unique_ptr<IndexRun>> EngineImpl::BeginRun() {
+  return IndexRun::Begin(RunStores::Of(*store_), options_, embedder_);
+}
+
+Result<bool> EngineImpl::SessionIsCurrent() const {
+  FLOWRAG_ASSIGN_OR_RETURN(const int64_t generation, store_->Generation());
+  const std::shared_ptr<const Snapshot> current = snapshot();
+  return !state_stale_ && current != nullptr && current->generation() == generation;
+}
+
+Status EngineImpl::Publish(const IndexRun& run, Persist persist,
+                           std::shared_ptr<const Snapshot> same_text) {
+  embedder_kind_ = run.embedder_kind();
+  language_ = run.language();
+  embedder_ = run.embedder();
+  return RebuildSnapshot(persist, std::move(same_text));
+}
+
+}  // namespace flowrag
