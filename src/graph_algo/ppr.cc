@@ -164,6 +164,8 @@ void PushSolver::Clear() {
   }
   touched_.clear();
   queue_.clear();
+  memo_.clear();
+  rows_built_ = 0;
   scale_ = 1.0;
 }
 
@@ -272,6 +274,33 @@ Status PushSolver::Solve(const WalkGraph& g, std::span<const NodeWeight> reset,
   };
   return Run(
       g.num_nodes(), for_each, [&](uint32_t u) { return g.Degree(u); }, reset, o, stats);
+}
+
+Status PushSolver::SolveMemoized(const TransitionSource& g, std::span<const NodeWeight> reset,
+                                 const PushOptions& o, PprStats* stats) {
+  constexpr uint8_t kMemoised = 4;
+  if (memo_begin_.size() < g.num_nodes()) {
+    memo_begin_.resize(g.num_nodes());
+    memo_end_.resize(g.num_nodes());
+  }
+  // Only pushed nodes get a row, and every pushed node is touched, so
+  // Clear() (through state_) forgets the rows of the previous solve.
+  auto for_each = [&](uint32_t u, const auto& fn) -> size_t {
+    if (!(state_[u] & kMemoised)) {
+      g.Row(u, &row_);
+      memo_begin_[u] = static_cast<uint32_t>(memo_.size());
+      memo_.insert(memo_.end(), row_.begin(), row_.end());
+      memo_end_[u] = static_cast<uint32_t>(memo_.size());
+      state_[u] |= kMemoised;
+      ++rows_built_;
+    }
+    for (uint32_t i = memo_begin_[u]; i < memo_end_[u]; ++i) fn(memo_[i].target, memo_[i].prob);
+    return memo_end_[u] - memo_begin_[u];
+  };
+  auto degree = [&](uint32_t u) -> size_t {
+    return (state_[u] & kMemoised) ? memo_end_[u] - memo_begin_[u] : g.Degree(u);
+  };
+  return Run(g.num_nodes(), for_each, degree, reset, o, stats);
 }
 
 // ---------------------------------------------------------------- power iteration

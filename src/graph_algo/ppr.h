@@ -159,10 +159,20 @@ class PushSolver {
   // its arrays in place (no per-row copies): the graph retrievers' fast path.
   Status Solve(const WalkGraph& g, std::span<const NodeWeight> reset, const PushOptions& options,
                PprStats* stats);
+  // The same push over rows computed once per solve: g.Row(u) is called at
+  // most once per node, the first time u pushes, and kept until the next
+  // solve; a node's threshold scales with its row's length once the row is
+  // built and with g.Degree(u) (an upper bound) before. For sources whose
+  // rows are costly to compute and read by many pushes (the SemFlow
+  // transition). Extra memory O(Σ built rows).
+  Status SolveMemoized(const TransitionSource& g, std::span<const NodeWeight> reset,
+                       const PushOptions& options, PprStats* stats);
   // The (normalised) estimate of node u after Solve.
   double Score(uint32_t u) const { return u < p_.size() ? p_[u] * scale_ : 0.0; }
   // Nodes that received mass in the last Solve, in first-touch order.
   const std::vector<uint32_t>& touched() const { return touched_; }
+  // Rows the last SolveMemoized computed.
+  size_t rows_built() const { return rows_built_; }
 
  private:
   void Clear();
@@ -170,9 +180,13 @@ class PushSolver {
   Status Run(size_t n, const ForEach& for_each, const DegreeOf& degree,
              std::span<const NodeWeight> reset, const PushOptions& options, PprStats* stats);
   std::vector<double> p_, rho_;
-  std::vector<uint8_t> state_;  // bit 0: touched, bit 1: queued
+  std::vector<uint8_t> state_;  // bit 0: touched, bit 1: queued, bit 2: row memoised
   std::vector<uint32_t> touched_, queue_;
   std::vector<Transition> row_;
+  // SolveMemoized: node u's row is memo_[memo_begin_[u], memo_end_[u]).
+  std::vector<Transition> memo_;
+  std::vector<uint32_t> memo_begin_, memo_end_;
+  size_t rows_built_ = 0;
   double scale_ = 1.0;
 };
 

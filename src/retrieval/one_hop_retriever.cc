@@ -1,6 +1,7 @@
 #include "retrieval/one_hop_retriever.h"
 
 #include <algorithm>
+#include <optional>
 #include <cmath>
 #include <mutex>
 #include <unordered_map>
@@ -180,10 +181,9 @@ Status OneHopOptions::Override(ParamReader& r) {
 Result<RetrievalOutput> OneHopRetriever::Retrieve(const Snapshot& s,
                                                   const RetrievalRequest& r) const {
   const auto start = SteadyClock::now();
-  ParamReader reader(r.params);
-  OneHopOptions o;
-  FLOWRAG_RETURN_IF_ERROR(o.Override(reader));
-  FLOWRAG_RETURN_IF_ERROR(reader.CheckAllUsed(Name()));
+  std::optional<OneHopOptions> scratch;
+  FLOWRAG_ASSIGN_OR_RETURN(const OneHopOptions* options, RequestOptions(r, &scratch));
+  const OneHopOptions& o = *options;
   const KnowledgeGraph* gp = s.graph();
   if (gp == nullptr || gp->num_entities() == 0) {
     return Status::FailedPrecondition(

@@ -92,6 +92,7 @@
 
 #include <string>
 
+#include "retrieval/options_retriever.h"
 #include "retrieval/params.h"
 #include "retrieval/retriever.h"
 
@@ -120,13 +121,10 @@ struct OneHopOptions {
 std::vector<uint32_t> PickByWeightedPolling(const std::vector<std::vector<uint32_t>>& items,
                                             size_t max_chunks, size_t min_chunks = 1);
 
-class OneHopRetriever final : public Retriever {
+class OneHopRetriever final : public OptionsRetriever<OneHopOptions> {
  public:
   std::string_view Name() const override { return "onehop"; }
   Result<RetrievalOutput> Retrieve(const Snapshot& s, const RetrievalRequest& r) const override;
-  Status ReadOptions(ParamReader& r) const override {
-    OneHopOptions o; return o.Override(r);
-  }
 };
 
 }  // namespace flowrag

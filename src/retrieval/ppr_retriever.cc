@@ -1,6 +1,7 @@
 #include "retrieval/ppr_retriever.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -160,10 +161,9 @@ Result<PprReset> BuildPprReset(const Snapshot& s, const std::string& query, cons
 
 Result<RetrievalOutput> PprRetriever::Retrieve(const Snapshot& s, const RetrievalRequest& r) const {
   const auto start = SteadyClock::now();
-  ParamReader reader(r.params);
-  PprOptions o;
-  FLOWRAG_RETURN_IF_ERROR(o.Override(reader));
-  FLOWRAG_RETURN_IF_ERROR(reader.CheckAllUsed(Name()));
+  std::optional<PprOptions> scratch;
+  FLOWRAG_ASSIGN_OR_RETURN(const PprOptions* options, RequestOptions(r, &scratch));
+  const PprOptions& o = *options;
   FLOWRAG_ASSIGN_OR_RETURN(QueryScores qs, ScoreQuery(s, r.query, /*lexical=*/true));
   const KnowledgeGraph& g = *s.graph();
 

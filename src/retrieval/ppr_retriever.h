@@ -65,6 +65,7 @@
 
 #include "graph_algo/ppr.h"
 #include "retrieval/fact_seeds.h"
+#include "retrieval/options_retriever.h"
 #include "retrieval/params.h"
 #include "retrieval/retriever.h"
 
@@ -114,13 +115,10 @@ struct PprReset {
 Result<PprReset> BuildPprReset(const Snapshot& s, const std::string& query, const QueryScores& qs,
                                const PprOptions& o, ChatModel* chat, RetrievalOutput* out);
 
-class PprRetriever final : public Retriever {
+class PprRetriever final : public OptionsRetriever<PprOptions> {
  public:
   std::string_view Name() const override { return "ppr"; }
   Result<RetrievalOutput> Retrieve(const Snapshot& s, const RetrievalRequest& r) const override;
-  Status ReadOptions(ParamReader& r) const override {
-    PprOptions o; return o.Override(r);
-  }
 };
 
 }  // namespace flowrag

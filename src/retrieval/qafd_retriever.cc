@@ -1,6 +1,7 @@
 #include "retrieval/qafd_retriever.h"
 
 #include <algorithm>
+#include <optional>
 #include <cmath>
 #include <unordered_map>
 #include <unordered_set>
@@ -320,10 +321,9 @@ Status QafdOptions::Override(ParamReader& r) {
 Result<RetrievalOutput> QafdRetriever::Retrieve(const Snapshot& s,
                                                 const RetrievalRequest& r) const {
   const auto start = SteadyClock::now();
-  ParamReader reader(r.params);
-  QafdOptions o;
-  FLOWRAG_RETURN_IF_ERROR(o.Override(reader));
-  FLOWRAG_RETURN_IF_ERROR(reader.CheckAllUsed(Name()));
+  std::optional<QafdOptions> scratch;
+  FLOWRAG_ASSIGN_OR_RETURN(const QafdOptions* options, RequestOptions(r, &scratch));
+  const QafdOptions& o = *options;
   const KnowledgeGraph* g = s.graph();
   if (g == nullptr || g->num_entities() == 0) {
     return Status::FailedPrecondition(

@@ -103,6 +103,7 @@
 
 #include "graph_algo/flow_diffusion.h"
 #include "retrieval/fact_seeds.h"
+#include "retrieval/options_retriever.h"
 #include "retrieval/params.h"
 #include "retrieval/retriever.h"
 
@@ -162,13 +163,10 @@ double QueryAwareWeight(EdgeWeighting kind, double s_uv, double s_uq, double s_v
 // Similarity in [0,1] from a cosine of unit vectors (see the file comment).
 double SimilarityFromCosine(SimilarityKind kind, double cosine, double rbf_gamma);
 
-class QafdRetriever final : public Retriever {
+class QafdRetriever final : public OptionsRetriever<QafdOptions> {
  public:
   std::string_view Name() const override { return "qafd"; }
   Result<RetrievalOutput> Retrieve(const Snapshot& s, const RetrievalRequest& r) const override;
-  Status ReadOptions(ParamReader& r) const override {
-    QafdOptions o; return o.Override(r);
-  }
 };
 
 }  // namespace flowrag

@@ -42,6 +42,13 @@ Result<std::unique_ptr<Retriever>> MakeRetriever(std::string_view name) {
                                  ")");
 }
 
+Result<std::unique_ptr<Retriever>> MakeRetriever(
+    std::string_view name, const std::map<std::string, std::string>& defaults) {
+  FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<Retriever> retriever, MakeRetriever(name));
+  (void)retriever->Configure(defaults);  // a bad default fails the queries that read it
+  return retriever;
+}
+
 std::vector<std::string> RetrieverNames() {
   std::vector<std::string> names;
   for (const auto& [n, f] : Registry()) names.push_back(n);

@@ -25,7 +25,9 @@ class ParamReader;
 struct RetrievalRequest {
   std::string query;
   size_t top_k = 5;
-  // Per-query option overrides by name (see each method's options); may be null.
+  // Per-query option overrides by name (see each method's options), applied
+  // over the retriever's configured defaults (Retriever::Configure); may be
+  // null.
   const std::map<std::string, std::string>* params = nullptr;
   // The configured chat model for the query-time LLM steps (keywords,
   // decomposition, fact filter; retrieval/query_llm.h); null = offline.
@@ -83,11 +85,25 @@ class Retriever {
   // `reader`: with a catalog reader (retrieval/params.h) that lists them
   // (Engine::MethodOptions).
   virtual Status ReadOptions(ParamReader& reader) const = 0;
+  // Parses, once, the keys of `defaults` this method reads (the configured
+  // defaults, EngineOptions::default_params; other methods' keys are
+  // ignored) into its typed options: afterwards RetrievalRequest::params
+  // need hold only a query's own overrides, and a request without any
+  // parses nothing. A value that does not parse is returned here and fails
+  // every query that does not override it, with the same message
+  // (retrieval/options_retriever.h). Not thread-safe: call it before the
+  // retriever is shared.
+  virtual Status Configure(const std::map<std::string, std::string>& defaults) = 0;
 };
 
-// The registry: "bm25", "dense", "hybrid". InvalidArgument (listing the known
+// The registry: "bm25", "dense", "hybrid", "sa", "qafd", "onehop", "ppr",
+// "semflow", each at its own defaults. InvalidArgument (listing the known
 // names) for anything else.
 Result<std::unique_ptr<Retriever>> MakeRetriever(std::string_view name);
+// The same, configured with `defaults` (Retriever::Configure; a default that
+// does not parse fails the queries that read it, not this call).
+Result<std::unique_ptr<Retriever>> MakeRetriever(
+    std::string_view name, const std::map<std::string, std::string>& defaults);
 std::vector<std::string> RetrieverNames();
 
 }  // namespace flowrag

@@ -1,6 +1,7 @@
 #include "retrieval/sa_retriever.h"
 
 #include <algorithm>
+#include <optional>
 #include <cmath>
 #include <string>
 #include <unordered_map>
@@ -175,10 +176,9 @@ Status SaOptions::Override(ParamReader& r) {
 Result<RetrievalOutput> SaRetriever::Retrieve(const Snapshot& s,
                                               const RetrievalRequest& r) const {
   const auto start = SteadyClock::now();
-  ParamReader reader(r.params);
-  SaOptions opt;
-  FLOWRAG_RETURN_IF_ERROR(opt.Override(reader));
-  FLOWRAG_RETURN_IF_ERROR(reader.CheckAllUsed(Name()));
+  std::optional<SaOptions> scratch;
+  FLOWRAG_ASSIGN_OR_RETURN(const SaOptions* options, RequestOptions(r, &scratch));
+  const SaOptions& opt = *options;
 
   const KnowledgeGraph* gp = s.graph();
   if (gp == nullptr || gp->num_entities() == 0) {

@@ -136,6 +136,7 @@
 
 #include <string>
 
+#include "retrieval/options_retriever.h"
 #include "retrieval/params.h"
 #include "retrieval/retriever.h"
 
@@ -167,13 +168,10 @@ struct SaOptions {
   Status Override(ParamReader& r);
 };
 
-class SaRetriever final : public Retriever {
+class SaRetriever final : public OptionsRetriever<SaOptions> {
  public:
   std::string_view Name() const override { return "sa"; }
   Result<RetrievalOutput> Retrieve(const Snapshot& s, const RetrievalRequest& r) const override;
-  Status ReadOptions(ParamReader& r) const override {
-    SaOptions o; return o.Override(r);
-  }
 };
 
 }  // namespace flowrag

@@ -13,44 +13,29 @@
 // (the paper falls back to DPR when no fact survives its filter). With a
 // chat model the LLM fact filter of A.5.2 runs first (fact_seeds.h).
 //
-// Walk (SemFlowTransitions), over passages and entities, one transition per
-// distinct neighbour:
-//   - Passage–entity edges are bidirectional and unweighted (§3.3): weight 1
-//     each (`passage_edges=unit`), or by default the snapshot's walk-graph
-//     weight (graph/walk_graph.h), which is 1 for a plain mention and
-//     carries the offline graph's rules (a passage's link to its own title
-//     entity, literal and hub entities) that every walk reads. A passage
-//     moves to its entities in proportion.
-//   - An entity u gives each of its passages its edge weight and its entity
-//     neighbours (RELATED_TO, plus SYNONYM with `synonyms`) together the
-//     weight of an average passage edge (`entity_share=one`, the authors'
-//     code: their directed-PPR weights sum to one per source while passage
-//     edges weigh 1 each), so with unit edges each of n_p passages gets
-//     1/(n_p + 1) and the entity neighbours 1/(n_p + 1).
-//     `entity_share=edges` gives every entity edge a slot like a passage
-//     edge instead (n_e/(n_p + n_e) for the group).
-//   - Within the entity share, `down_share` (0.9) goes to down-edges,
-//     abstractness d_v ≤ d_u (KnowledgeGraph::Abstractness, §3.2 Eq. 1),
-//     and the rest to up-edges, d_v > d_u. Without up-edges the down-edges
-//     take all of it; without down-edges (a local minimum of abstractness)
-//     the up-edges keep their 0.1 and a self-loop holds 0.9 (`self_loop`,
-//     the authors' "A+" rule: mass that cannot go down stays), or with
-//     self_loop=false the up-edges take all of it.
-//   - Within a group, edge u → v gets weight
-//         linear  (authors' code)  max(s(u, v), floor)        floor 10^-6
-//         softmax                  exp(s(u, v))
-//     normalised within the group, with s(u, v) = Rel(v|q) − λ·|d_v − d_u|
-//     (Eq. 3) and Rel(v|q) = max over passages p mentioning v of cos(q, p)
-//     (Eq. 2), normalised to [0, 1]:
-//         local   (default) clip(raw / best passage cosine of the query, 0, 1):
-//                 computed only for entities the walk reaches
-//         global  1st–99th percentile min-max over all entities (the
-//                 authors' code): one pass over every MENTIONS edge
+// Walk: the SemFlow transition (graph_algo/semflow_transition.h) over the
+// passages and entities: passage–entity edges with the snapshot's walk-graph
+// weights (`passage_edges=walk`, graph/walk_graph.h: 1 for a plain mention,
+// the title link, literal and hub rules every walk reads) or weight 1 each
+// (`unit`, the paper's unweighted edges, §3.3); an entity's neighbours share
+// one average passage edge's weight (`entity_share=one`, the authors' code)
+// or get one each (`edges`); `down_share` of that on down-edges (d_v ≤ d_u,
+// abstractness §3.2 Eq. 1), the rest on up-edges, the A+ self-loop at a
+// local minimum (`self_loop`); within a group max(s, floor) (`linear`) or
+// exp(s) (`softmax`), s(u, v) = Rel(v|q) − λ·|d_v − d_u| (Eq. 3), and
+// Rel(v|q) = max over passages p mentioning v of cos(q, p) (Eq. 2),
+// normalised to [0, 1]:
+//   local   (default) clip(raw / best passage cosine of the query, 0, 1):
+//           computed only for entities the walk reaches
+//   global  1st–99th percentile min-max over all entities (the authors'
+//           code, graph_algo/semflow_transition.h EntityRelevance): one pass
+//           over every MENTIONS edge
 // Ablations (Table 4): `direction` off → one group, no split, no self-loop;
 // `query_similarity` off → s = −λ|Δ|; `abstractness_penalty` off → s = Rel.
 // Passages are ranked by their stationary score (reset probability 0.5),
-// solved by local push (retrieval/ppr.h) with ε relative to the largest
-// reset entry (the work depends on the seeds' mass, not on how it is
+// solved by local push over rows built once per query
+// (graph_algo/ppr.h PushSolver::SolveMemoized) with ε relative to the
+// largest reset entry (the work depends on the seeds' mass, not on how it is
 // split), or power iteration.
 //
 // Paper text vs authors' code, both measured (Recall@5 on 2wiki-train /
@@ -81,11 +66,10 @@
 //   semflow.fact_filter           true    LLM fact filter (A.5.2) when a chat model is configured
 //   semflow.passage_prior         0.08    passage reset weight (A.2)
 //   semflow.prior_mode            weight  weight | share (see Defaults)
-//   semflow.passage_share         0.03    share mode: passages' share when the query names an entity
-//   semflow.unnamed_passage_share 0.5     share mode: otherwise
-//   semflow.prior                 hybrid  passage prior source: dense|bm25|hybrid
-//   semflow.prior_top             100     passages in the prior (0 = all, as the paper)
-//   semflow.synonyms              false   SYNONYM edges among the entity edges
+//   semflow.passage_share         0.03    share mode: passages' share when the query names an
+//   entity semflow.unnamed_passage_share 0.5     share mode: otherwise semflow.prior hybrid passage
+//   prior source: dense|bm25|hybrid semflow.prior_top             100     passages in the prior (0
+//   = all, as the paper) semflow.synonyms              false   SYNONYM edges among the entity edges
 //   semflow.solver                push    "push" or "power"
 //   semflow.epsilon               1e-3    push threshold, relative to the largest reset entry
 //   semflow.tolerance             1e-10   power iteration stop
@@ -139,13 +123,11 @@
 #ifndef FLOWRAG_RETRIEVAL_SEMFLOW_RETRIEVER_H_
 #define FLOWRAG_RETRIEVAL_SEMFLOW_RETRIEVER_H_
 
-#include <functional>
-#include <span>
 #include <string>
-#include <vector>
 
-#include "graph_algo/ppr.h"
+#include "graph_algo/semflow_transition.h"
 #include "retrieval/fact_seeds.h"
+#include "retrieval/options_retriever.h"
 #include "retrieval/params.h"
 #include "retrieval/retriever.h"
 
@@ -181,56 +163,14 @@ struct SemFlowOptions {
   size_t max_nodes = 150;
   PriorOptions prior{"hybrid", 100};  // passage prior source and support (fact_seeds.h)
   Status Override(ParamReader& r);
+  // The walk's part of these options (graph_algo/semflow_transition.h).
+  SemFlowTransitionOptions Transition() const;
 };
 
-// Rel(v|q) of Eq. 2 for every entity, as the authors' code normalises it:
-// max cosine of the entity's passages with the query (0 for an entity
-// without passages), then clipped to the 1st–99th percentile over entities
-// and min-max scaled (all 0.5 when that range is empty). O(MENTIONS +
-// E log E).
-std::vector<double> EntityRelevance(const KnowledgeGraph& graph,
-                                    const std::vector<float>& passage_scores);
-
-// Per-entity relevance in [0, 1] by entity index.
-using RelevanceFn = std::function<double(uint32_t entity)>;
-
-// The directed, query-weighted walk described above, over the first
-// num_passages + num_entities node ids. `abstractness` has one value per
-// entity (empty: the graph's); `relevance` gives Rel(v|q) (empty function:
-// Rel ≡ 0). Both, like `graph`, must outlive this object. Transition tags
-// are EdgeKind values; the self-loop u → u is tagged kRelatedTo. Row() is
-// O(degree) (plus the relevance of each entity neighbour); the retriever
-// memoises rows per query. Thread-safety: as `relevance`.
-class SemFlowTransitions final : public TransitionSource {
- public:
-  SemFlowTransitions(const KnowledgeGraph& graph, std::span<const float> abstractness,
-                     RelevanceFn relevance, const SemFlowOptions& options);
-  // Convenience for tests: Rel from a vector indexed by entity.
-  SemFlowTransitions(const KnowledgeGraph& graph, std::span<const float> abstractness,
-                     std::span<const double> relevance, const SemFlowOptions& options);
-  size_t num_nodes() const override { return g_.num_passages() + g_.num_entities(); }
-  void Row(uint32_t u, std::vector<Transition>* out) const override;
-  // An upper bound of Row(u).size() from the CSR degrees. O(1).
-  size_t Degree(uint32_t u) const override;
-
- private:
-  double AbstractnessOf(uint32_t entity) const {
-    return abstractness_.empty() ? g_.Abstractness(entity) : abstractness_[entity];
-  }
-  const KnowledgeGraph& g_;
-  std::span<const float> abstractness_;
-  RelevanceFn relevance_;
-  SemFlowOptions o_;
-  bool linear_, one_share_, walk_weights_;
-};
-
-class SemFlowRetriever final : public Retriever {
+class SemFlowRetriever final : public OptionsRetriever<SemFlowOptions> {
  public:
   std::string_view Name() const override { return "semflow"; }
   Result<RetrievalOutput> Retrieve(const Snapshot& s, const RetrievalRequest& r) const override;
-  Status ReadOptions(ParamReader& r) const override {
-    SemFlowOptions o; return o.Override(r);
-  }
 };
 
 }  // namespace flowrag

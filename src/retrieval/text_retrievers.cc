@@ -1,6 +1,7 @@
 #include "retrieval/text_retrievers.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -10,8 +11,7 @@ namespace flowrag {
 namespace {
 
 Result<std::vector<RankedPassage>> Bm25Ranking(const Snapshot& s, const std::string& query,
-                                               size_t k, const Bm25Params& params,
-                                               size_t* scored) {
+                                               size_t k, const Bm25Params& params, size_t* scored) {
   std::vector<RankedPassage> out;
   for (const Bm25Hit& h : s.bm25().Search(query, k, params, scored)) {
     out.push_back({h.doc, h.score});
@@ -28,7 +28,8 @@ Result<std::vector<RankedPassage>> DenseRanking(const Snapshot& s, const std::st
         "(run `flowrag index` first)");
   }
   std::string q(query);
-  FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix qv, s.embedder()->Embed(std::span<const std::string>(&q, 1)));
+  FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix qv,
+                           s.embedder()->Embed(std::span<const std::string>(&q, 1)));
   if (qv.cols != s.dense()->Dimension()) {
     return Status::FailedPrecondition("dense retrieval: query embedding has " +
                                       std::to_string(qv.cols) + " dimensions, index has " +
@@ -63,15 +64,19 @@ Status HybridOptions::Override(ParamReader& r) {
   return Status::Ok();
 }
 
+Status HybridMethodOptions::Override(ParamReader& r) {
+  FLOWRAG_RETURN_IF_ERROR(OverrideBm25(r, &bm25));
+  FLOWRAG_RETURN_IF_ERROR(dense.Override(r));
+  return hybrid.Override(r);
+}
+
 Result<RetrievalOutput> Bm25Retriever::Retrieve(const Snapshot& s,
                                                 const RetrievalRequest& r) const {
   const auto start = SteadyClock::now();
-  ParamReader reader(r.params);
-  Bm25Params params;
-  FLOWRAG_RETURN_IF_ERROR(OverrideBm25(reader, &params));
-  FLOWRAG_RETURN_IF_ERROR(reader.CheckAllUsed(Name()));
+  std::optional<Bm25Options> scratch;
+  FLOWRAG_ASSIGN_OR_RETURN(const Bm25Options* options, RequestOptions(r, &scratch));
   RetrievalOutput out;
-  FLOWRAG_ASSIGN_OR_RETURN(out.ranked, Bm25Ranking(s, r.query, r.top_k, params,
+  FLOWRAG_ASSIGN_OR_RETURN(out.ranked, Bm25Ranking(s, r.query, r.top_k, options->params,
                                                    &out.diagnostics.candidates_scored));
   out.diagnostics.time_ms = MillisSince(start);
   return out;
@@ -80,13 +85,11 @@ Result<RetrievalOutput> Bm25Retriever::Retrieve(const Snapshot& s,
 Result<RetrievalOutput> DenseRetriever::Retrieve(const Snapshot& s,
                                                  const RetrievalRequest& r) const {
   const auto start = SteadyClock::now();
-  ParamReader reader(r.params);
-  DenseOptions options;
-  FLOWRAG_RETURN_IF_ERROR(options.Override(reader));
-  FLOWRAG_RETURN_IF_ERROR(reader.CheckAllUsed(Name()));
+  std::optional<DenseOptions> scratch;
+  FLOWRAG_ASSIGN_OR_RETURN(const DenseOptions* options, RequestOptions(r, &scratch));
   RetrievalOutput out;
-  FLOWRAG_ASSIGN_OR_RETURN(out.ranked, DenseRanking(s, r.query, r.top_k, options,
-                                                    &out.diagnostics.candidates_scored));
+  FLOWRAG_ASSIGN_OR_RETURN(
+      out.ranked, DenseRanking(s, r.query, r.top_k, *options, &out.diagnostics.candidates_scored));
   out.diagnostics.time_ms = MillisSince(start);
   return out;
 }
@@ -94,14 +97,9 @@ Result<RetrievalOutput> DenseRetriever::Retrieve(const Snapshot& s,
 Result<RetrievalOutput> HybridRetriever::Retrieve(const Snapshot& s,
                                                   const RetrievalRequest& r) const {
   const auto start = SteadyClock::now();
-  ParamReader reader(r.params);
-  Bm25Params bm25;
-  DenseOptions dense;
-  HybridOptions hybrid;
-  FLOWRAG_RETURN_IF_ERROR(OverrideBm25(reader, &bm25));
-  FLOWRAG_RETURN_IF_ERROR(dense.Override(reader));
-  FLOWRAG_RETURN_IF_ERROR(hybrid.Override(reader));
-  FLOWRAG_RETURN_IF_ERROR(reader.CheckAllUsed(Name()));
+  std::optional<HybridMethodOptions> scratch;
+  FLOWRAG_ASSIGN_OR_RETURN(const HybridMethodOptions* options, RequestOptions(r, &scratch));
+  const auto& [bm25, dense, hybrid] = *options;
 
   const size_t depth = std::max(hybrid.candidates, r.top_k);
   size_t scored_a = 0, scored_b = 0;

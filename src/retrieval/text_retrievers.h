@@ -9,6 +9,7 @@
 #ifndef FLOWRAG_RETRIEVAL_TEXT_RETRIEVERS_H_
 #define FLOWRAG_RETRIEVAL_TEXT_RETRIEVERS_H_
 
+#include "retrieval/options_retriever.h"
 #include "retrieval/params.h"
 #include "retrieval/retriever.h"
 #include "text/bm25_index.h"
@@ -28,40 +29,40 @@ struct HybridOptions {
 
 Status OverrideBm25(ParamReader& r, Bm25Params* p);
 
+// The bm25 method's options: the BM25 parameters.
+struct Bm25Options {
+  Bm25Params params;
+  Status Override(ParamReader& r) { return OverrideBm25(r, &params); }
+};
+
+// The hybrid method's options: its two lists' and the fusion's.
+struct HybridMethodOptions {
+  Bm25Params bm25;
+  DenseOptions dense;
+  HybridOptions hybrid;
+  Status Override(ParamReader& r);
+};
+
 // Scores all passages with BM25. O(postings of the query terms).
-class Bm25Retriever final : public Retriever {
+class Bm25Retriever final : public OptionsRetriever<Bm25Options> {
  public:
   std::string_view Name() const override { return "bm25"; }
   Result<RetrievalOutput> Retrieve(const Snapshot& s, const RetrievalRequest& r) const override;
-  Status ReadOptions(ParamReader& r) const override {
-    Bm25Params p; return OverrideBm25(r, &p);
-  }
 };
 
 // Embeds the query with the snapshot's embedder and searches the passage
 // vectors. FailedPrecondition when the store has no embeddings.
-class DenseRetriever final : public Retriever {
+class DenseRetriever final : public OptionsRetriever<DenseOptions> {
  public:
   std::string_view Name() const override { return "dense"; }
   Result<RetrievalOutput> Retrieve(const Snapshot& s, const RetrievalRequest& r) const override;
-  Status ReadOptions(ParamReader& r) const override {
-    DenseOptions o; return o.Override(r);
-  }
 };
 
 // Reciprocal rank fusion of BM25 and dense lists; ties by passage index.
-class HybridRetriever final : public Retriever {
+class HybridRetriever final : public OptionsRetriever<HybridMethodOptions> {
  public:
   std::string_view Name() const override { return "hybrid"; }
   Result<RetrievalOutput> Retrieve(const Snapshot& s, const RetrievalRequest& r) const override;
-  Status ReadOptions(ParamReader& r) const override {
-    Bm25Params bm25;
-    DenseOptions dense;
-    HybridOptions hybrid;
-    FLOWRAG_RETURN_IF_ERROR(OverrideBm25(r, &bm25));
-    FLOWRAG_RETURN_IF_ERROR(dense.Override(r));
-    return hybrid.Override(r);
-  }
 };
 
 }  // namespace flowrag
