@@ -1,49 +1,16 @@
+// EngineImpl: opening the store, the read sessions it publishes (the
+// snapshot each is over, built, extended or refreshed) and the reads that
+// run on the current one. Writes: engine_writes.cc; statistics:
+// engine_stats.cc; the static Engine API: engine_api.cc.
 #include "engine/engine_impl.h"
 
 #include <chrono>
 
-#include "common/encoding.h"
 #include "models/chat_setup.h"
 #include "models/embedder_setup.h"
-#include "retrieval/params.h"
-#include "sqldb/connection.h"
-#include "sqldb/postgres_url.h"
 #include "storage/llm_cache.h"
 
 namespace flowrag {
-
-Result<std::unique_ptr<Engine>> Engine::Open(const std::string& db_path,
-                                             const EngineOptions& options) {
-  FLOWRAG_ASSIGN_OR_RETURN(auto impl, EngineImpl::Create(db_path, options));
-  return std::unique_ptr<Engine>(std::move(impl));
-}
-
-bool IsDatabaseUrl(std::string_view location) { return IsPostgresLocation(location); }
-
-std::string DisplayLocation(const std::string& location) {
-  if (!IsPostgresLocation(location)) return location;
-  Result<PostgresUrl> url = ParsePostgresUrl(location);
-  return url.ok() ? url->redacted : "postgresql://(an invalid URL)";
-}
-
-std::vector<std::string> Engine::Methods() {
-  std::vector<std::string> names{std::string(kAutoMethod)};
-  for (std::string& n : RetrieverNames()) names.push_back(std::move(n));
-  return names;
-}
-
-Result<std::vector<MethodOption>> Engine::MethodOptions(std::string_view method) {
-  if (method == kAutoMethod) {
-    return Status::InvalidArgument(
-        "method \"auto\" resolves per store (qafd with a graph, else hybrid): ask for one of "
-        "those");
-  }
-  FLOWRAG_ASSIGN_OR_RETURN(auto retriever, MakeRetriever(method));
-  std::vector<MethodOption> options;
-  ParamReader catalog(&options);
-  FLOWRAG_RETURN_IF_ERROR(retriever->ReadOptions(catalog));
-  return options;
-}
 
 Result<std::unique_ptr<EngineImpl>> EngineImpl::Create(const std::string& db_path,
                                                        const EngineOptions& options) {
@@ -82,7 +49,7 @@ Result<bool> EngineImpl::Refresh() {
 
 Status EngineImpl::RefreshByAppending() {
   const std::shared_ptr<const Snapshot> current = snapshot();
-  FLOWRAG_ASSIGN_OR_RETURN(auto dense_model, store_->GetMeta("dense_model"));
+  FLOWRAG_ASSIGN_OR_RETURN(auto dense_model, store_->DenseModel());
   if (current == nullptr || current->embedder() != embedder_.get() ||
       dense_model.value_or("") != current->dense_model()) {
     return Status::FailedPrecondition("refresh: the embedder changed");
@@ -121,7 +88,7 @@ Status EngineImpl::RebuildSnapshot(Persist persist, std::shared_ptr<const Snapsh
   SnapshotOptions so;
   so.vector.hnsw_threshold = options_.hnsw_threshold;
   so.language = language_;
-  FLOWRAG_ASSIGN_OR_RETURN(auto dense_model, store_->GetMeta("dense_model"));
+  FLOWRAG_ASSIGN_OR_RETURN(auto dense_model, store_->DenseModel());
   // Only vectors of the embedder we can embed queries with are usable.
   if (dense_model && *dense_model == embedder_->ModelId()) so.dense_model = *dense_model;
   so.persistable = persister_ != nullptr;
@@ -174,7 +141,7 @@ void EngineImpl::SwapSnapshot(std::shared_ptr<const Snapshot> snap) {
 }
 
 Result<std::optional<SessionServices::SchemaInput>> EngineImpl::ReadSchemaInput() const {
-  FLOWRAG_ASSIGN_OR_RETURN(auto yaml, store_->GetMeta("schema_contract"));
+  FLOWRAG_ASSIGN_OR_RETURN(auto yaml, store_->SchemaContractYaml());
   if (!yaml) return std::optional<SessionServices::SchemaInput>();
   SessionServices::SchemaInput input;
   FLOWRAG_ASSIGN_OR_RETURN(input.contract, ParseContract(*yaml, "schema_contract"));
@@ -236,36 +203,6 @@ std::shared_ptr<const GraphView> EngineImpl::Graph() const { return session()->G
 
 Result<FloatMatrix> EngineImpl::Embed(const std::vector<std::string>& texts) const {
   return session()->Embed(texts);
-}
-
-Result<StoreStats> EngineImpl::Stats() const {
-  FLOWRAG_ASSIGN_OR_RETURN(StoreCounts c, store_->Counts());
-  StoreStats s;
-  s.path = store_->path();
-  s.format_version = c.format_version;
-  s.documents = c.documents;
-  s.passages = c.passages;
-  s.embeddings = c.embeddings;
-  s.embedding_models = c.embedding_models;
-  s.file_bytes = c.file_bytes;
-  s.index_runs = c.index_runs;
-  FLOWRAG_ASSIGN_OR_RETURN(auto dense, store_->GetMeta("dense_model"));
-  s.dense_model = dense.value_or("");
-  if (!s.dense_model.empty()) {
-    FLOWRAG_ASSIGN_OR_RETURN(s.passages_missing_embeddings,
-                             store_->CountPassagesMissingEmbeddings(s.dense_model));
-  } else {
-    s.passages_missing_embeddings = c.passages;
-  }
-  FLOWRAG_ASSIGN_OR_RETURN(Store::GraphCounts g, store_->CountGraph());
-  s.graph.extracted_passages = g.extracted_passages;
-  s.graph.failed_passages = g.failed_passages;
-  s.graph.llm_calls = g.llm_calls;
-  s.graph.llm_prompt_tokens = g.llm_prompt_tokens;
-  s.graph.llm_completion_tokens = g.llm_completion_tokens;
-  session()->FillGraphStats(&s.graph);
-  FLOWRAG_RETURN_IF_ERROR(FillSchemaStats(&s));
-  return s;
 }
 
 }  // namespace flowrag

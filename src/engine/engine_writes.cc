@@ -1,83 +1,28 @@
 // EngineImpl's writes: each is an IndexRun (indexing/index_run.h), taken
 // while the engine's own writes wait (write_mu_), then the publish of what
 // it committed: a read session over a new snapshot.
-#include <unordered_map>
-
-#include "common/encoding.h"
-#include "common/stopwatch.h"
-#include "common/text.h"
-#include "models/chat_setup.h"
-#include "models/embedder_setup.h"
 #include "engine/engine_impl.h"
-#include "indexing/embed_phase.h"
-#include "indexing/extraction_phase.h"
-#include "indexing/graph_extras.h"
-#include "ingest/loaders.h"
-#include "storage/llm_cache.h"
+#include "indexing/document_sources.h"
 
 namespace flowrag {
 
 Result<IndexReport> EngineImpl::Index(const std::vector<std::string>& sources,
                                       const IndexOptions& options) {
-  std::string joined;
-  for (const auto& s : sources) joined += (joined.empty() ? "" : " ") + s;
+  std::string label;
+  for (const auto& s : sources) label += (label.empty() ? "" : " ") + s;
   LoadOptions load;
   load.skip_bad_records = options.skip_bad_records;
-  // The loaders' skips and rejections, reported first (the library prints
-  // nothing).
-  std::vector<std::string> messages;
-  Result<IndexReport> report = RunIndex(joined, options, [&](const DocumentSink& sink) -> Status {
-    for (const std::string& source : sources) {
-      LoadReport load_report;
-      FLOWRAG_RETURN_IF_ERROR(LoadSource(source, load, sink, &load_report));
-      messages.insert(messages.end(), load_report.messages.begin(), load_report.messages.end());
-    }
-    return Status::Ok();
-  });
+  std::vector<std::string> messages;  // the loaders' skips, reported first
+  Result<IndexReport> report = RunIndex(label, options, LoadedDocuments(sources, load, &messages));
   if (report.ok()) report->messages.insert(report->messages.begin(), messages.begin(), messages.end());
   return report;
 }
 
 Result<IndexReport> EngineImpl::IndexDocuments(const std::vector<DocumentInput>& documents,
                                                const IndexOptions& options) {
-  std::unordered_map<std::string_view, size_t> ids;
-  for (size_t i = 0; i < documents.size(); ++i) {
-    const DocumentInput& d = documents[i];
-    const std::string where = "documents[" + std::to_string(i) + "]";
-    if (d.id.empty()) return Status::InvalidArgument(where + ".id: expected a non-empty string");
-    if (d.text.find_first_not_of(" \t\r\n") == std::string::npos) {
-      return Status::InvalidArgument(where + ".text: expected non-empty text");
-    }
-    size_t bad = 0;
-    if (!IsValidUtf8(d.text, &bad)) {
-      return Status::InvalidArgument(where + ".text: invalid UTF-8 at byte " + std::to_string(bad));
-    }
-    if (!IsValidUtf8(d.title, &bad)) {
-      return Status::InvalidArgument(where + ".title: invalid UTF-8 at byte " +
-                                     std::to_string(bad));
-    }
-    auto [it, inserted] = ids.emplace(d.id, i);
-    if (!inserted) {
-      return Status::InvalidArgument(where + ".id: \"" + EscapeForMessage(d.id, 80) +
-                                     "\" repeats documents[" +
-                                     std::to_string(it->second) + "]");
-    }
-  }
-  return RunIndex(
-      "api:" + std::to_string(documents.size()) + " documents", options,
-      [&](const DocumentSink& sink) -> Status {
-        for (size_t i = 0; i < documents.size(); ++i) {
-          RawDocument doc;
-          doc.external_id = documents[i].id;
-          doc.title = documents[i].title;
-          doc.text = documents[i].text;
-          doc.source = "api";
-          doc.line = static_cast<int64_t>(i) + 1;
-          FLOWRAG_RETURN_IF_ERROR(sink(std::move(doc)));
-        }
-        return Status::Ok();
-      },
-      /*api=*/true);
+  FLOWRAG_RETURN_IF_ERROR(ValidateDocumentInputs(documents));
+  return RunIndex("api:" + std::to_string(documents.size()) + " documents", options,
+                  GivenDocuments(documents), /*api=*/true);
 }
 
 Result<IndexReport> EngineImpl::RunIndex(const std::string& label, const IndexOptions& options,

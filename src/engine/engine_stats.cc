@@ -1,11 +1,42 @@
-// EngineImpl::FillSchemaStats: the schema and KG quality metrics of the
+// EngineImpl::Stats: the store's counts, the current session's graph, and
+// for a store built by Ingest() the schema and KG quality metrics of the
 // schema-contracts paper (B.7.1 Eq. 7–8 are GraphStats; B.7.2 blocks A–C
-// here) for a store built by Ingest().
+// in FillSchemaStats).
 #include <set>
 
 #include "engine/engine_impl.h"
 
 namespace flowrag {
+
+Result<StoreStats> EngineImpl::Stats() const {
+  FLOWRAG_ASSIGN_OR_RETURN(StoreCounts c, store_->Counts());
+  StoreStats s;
+  s.path = store_->path();
+  s.format_version = c.format_version;
+  s.documents = c.documents;
+  s.passages = c.passages;
+  s.embeddings = c.embeddings;
+  s.embedding_models = c.embedding_models;
+  s.file_bytes = c.file_bytes;
+  s.index_runs = c.index_runs;
+  FLOWRAG_ASSIGN_OR_RETURN(auto dense, store_->DenseModel());
+  s.dense_model = dense.value_or("");
+  if (!s.dense_model.empty()) {
+    FLOWRAG_ASSIGN_OR_RETURN(s.passages_missing_embeddings,
+                             store_->CountPassagesMissingEmbeddings(s.dense_model));
+  } else {
+    s.passages_missing_embeddings = c.passages;
+  }
+  FLOWRAG_ASSIGN_OR_RETURN(Store::GraphCounts g, store_->CountGraph());
+  s.graph.extracted_passages = g.extracted_passages;
+  s.graph.failed_passages = g.failed_passages;
+  s.graph.llm_calls = g.llm_calls;
+  s.graph.llm_prompt_tokens = g.llm_prompt_tokens;
+  s.graph.llm_completion_tokens = g.llm_completion_tokens;
+  session()->FillGraphStats(&s.graph);
+  FLOWRAG_RETURN_IF_ERROR(FillSchemaStats(&s));
+  return s;
+}
 
 Status EngineImpl::FillSchemaStats(StoreStats* stats) const {
   FLOWRAG_ASSIGN_OR_RETURN(std::optional<std::string> yaml, store_->SchemaContractYaml());
