@@ -24,6 +24,7 @@
 #define FLOWRAG_JSON_H_
 
 #include <string>
+#include <string_view>
 
 #include "flowrag/types.h"
 
@@ -32,6 +33,10 @@ namespace flowrag {
 std::string ToJson(const RetrievalResult& result);
 std::string ToJson(const Answer& answer);
 std::string ToJson(const StoreStats& stats);
+
+// What `flowrag query --json` prints: ToJson(result)'s object with
+// "question" added, indented by `indent` spaces (-1: compact), built once.
+std::string QueryJson(std::string_view question, const RetrievalResult& result, int indent = -1);
 
 }  // namespace flowrag
 

@@ -156,6 +156,12 @@ std::string ToJson(const Answer& answer) {
   return AnswerJson(answer).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+std::string QueryJson(std::string_view question, const RetrievalResult& result, int indent) {
+  nlohmann::json j = RetrievalResultJson(result);
+  j["question"] = question;
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 std::string ToJson(const StoreStats& stats) {
   return StoreStatsJson(stats).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

@@ -152,9 +152,7 @@ Status RunQuery(const QueryArgs& args) {
   query.explain = args.explain;
   FLOWRAG_ASSIGN_OR_RETURN(RetrievalResult r, engine->Query(args.question, query));
   if (args.json) {
-    nlohmann::json j = nlohmann::json::parse(ToJson(r));
-    j["question"] = args.question;
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", QueryJson(args.question, r, 2).c_str());
   } else {
     PrintPassagesText(r);
     if (args.explain) PrintExplanation(r);
