@@ -30,8 +30,8 @@
 #include "flowrag/engine.h"
 #include "graph_algo/ppr.h"
 #include "nlohmann/json.hpp"
-#include "retrieval/fact_seeds.h"
 #include "retrieval/ppr_retriever.h"
+#include "retrieval/seeding.h"
 
 namespace {
 

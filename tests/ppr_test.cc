@@ -16,7 +16,8 @@
 #include "nlohmann/json.hpp"
 #include "retrieval/local_facts.h"
 #include "retrieval/ppr_retriever.h"
-#include "retrieval/seeds.h"
+#include "retrieval/query_scores.h"
+#include "retrieval/seeding.h"
 #include "test_util.h"
 
 namespace flowrag {

@@ -11,7 +11,9 @@
 #include "engine/engine_impl.h"
 #include "flowrag/engine.h"
 #include "retrieval/keywords.h"
-#include "retrieval/seeds.h"
+#include "retrieval/query_index.h"
+#include "retrieval/query_scores.h"
+#include "retrieval/seeding.h"
 #include "test_util.h"
 
 namespace flowrag {

@@ -15,7 +15,7 @@
 #include "flowrag/engine.h"
 #include "graph_algo/ppr.h"
 #include "nlohmann/json.hpp"
-#include "retrieval/fact_seeds.h"
+#include "retrieval/seeding.h"
 #include "retrieval/semflow_retriever.h"
 #include "test_util.h"
 

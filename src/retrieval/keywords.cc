@@ -12,11 +12,11 @@ namespace flowrag {
 namespace {
 
 constexpr std::array kQuestionWords = {
-    "who",   "whom",  "whose",  "what",   "which", "when",  "where", "why",   "how",
-    "was",   "were",  "is",     "are",    "did",   "does",  "do",    "has",   "had",
-    "have",  "will",  "would",  "can",    "could", "many",  "much",  "name",  "tell",
-    "also",  "first", "same",   "both",   "either", "older", "younger", "earlier", "later",
-    "s",     "one",   "known",  "located", "whether", "there"};
+    "who",  "whom",  "whose", "what",    "which",   "when",  "where",   "why",     "how",
+    "was",  "were",  "is",    "are",     "did",     "does",  "do",      "has",     "had",
+    "have", "will",  "would", "can",     "could",   "many",  "much",    "name",    "tell",
+    "also", "first", "same",  "both",    "either",  "older", "younger", "earlier", "later",
+    "s",    "one",   "known", "located", "whether", "there"};
 
 bool IsContentToken(std::string_view norm) {
   if (norm.empty()) return false;
@@ -26,8 +26,8 @@ bool IsContentToken(std::string_view norm) {
 
 void AddUnique(std::string text, std::unordered_set<std::string>* seen,
                std::vector<std::string>* out) {
-  while (!text.empty() && (text.back() == '?' || text.back() == '.' || text.back() == ',' ||
-                           text.back() == ' ')) {
+  while (!text.empty() &&
+         (text.back() == '?' || text.back() == '.' || text.back() == ',' || text.back() == ' ')) {
     text.pop_back();
   }
   if (text.empty()) return;
@@ -37,7 +37,8 @@ void AddUnique(std::string text, std::unordered_set<std::string>* seen,
 }
 
 bool IsNumericToken(std::string_view raw) {
-  return !raw.empty() && std::all_of(raw.begin(), raw.end(), [](char c) { return c >= '0' && c <= '9'; });
+  return !raw.empty() &&
+         std::all_of(raw.begin(), raw.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 }  // namespace
@@ -58,7 +59,8 @@ EntityNameMatcher::EntityNameMatcher(const KnowledgeGraph& graph) {
   for (uint32_t e = 0; e < graph.num_entities(); ++e) {
     patterns.push_back({graph.EntityName(e), e});
     if (graph.EntityType(e) != "TITLE") continue;
-    for (std::string& alias : TitleAliases(graph.EntityName(e))) aliases.push_back({std::move(alias), e});
+    for (std::string& alias : TitleAliases(graph.EntityName(e)))
+      aliases.push_back({std::move(alias), e});
   }
   for (const auto& [alias, e] : aliases) patterns.push_back({alias, e});
   trie_ = TokenTrie::Build(patterns);
@@ -130,8 +132,9 @@ QueryKeywords ExtractKeywords(std::string_view query, const EntityNameMatcher* n
   if (options.phrases) {
     for (auto [a, b] : runs) {
       if (b > a) {
-        AddUnique(std::string(query.substr(text.token(a).begin, text.token(b).end - text.token(a).begin)),
-                  &seen, &out.keywords);
+        AddUnique(
+            std::string(query.substr(text.token(a).begin, text.token(b).end - text.token(a).begin)),
+            &seen, &out.keywords);
       }
     }
   }
@@ -178,8 +181,8 @@ std::vector<std::string> DecomposeQuery(std::string_view query) {
     const bool as_well_as = w == "as" && i + 2 < text.size() &&
                             ToLowerAscii(text.norm(i + 1)) == "well" &&
                             ToLowerAscii(text.norm(i + 2)) == "as";
-    const bool relative = w == "who" || w == "which" || w == "that" || w == "whose" ||
-                          w == "whom" || w == "where";
+    const bool relative =
+        w == "who" || w == "which" || w == "that" || w == "whose" || w == "whom" || w == "where";
     if (conj || as_well_as) {
       cut(tb, "");
       const size_t skip = as_well_as ? 3 : 1;
@@ -229,8 +232,10 @@ std::vector<std::string> DecomposeQuery(std::string_view query) {
     out.push_back(std::move(piece));
   }
   if (!carry.empty()) {
-    if (out.empty()) out.push_back(carry);
-    else out.back() += " " + carry;
+    if (out.empty())
+      out.push_back(carry);
+    else
+      out.back() += " " + carry;
   }
   if (out.size() <= 1) return {std::string(query)};
   return out;

@@ -56,7 +56,8 @@ std::vector<uint32_t> LocalFacts::Candidates(const KnowledgeGraph& g,
   for (uint32_t e : entities) {
     if (e >= g.num_entities()) continue;
     const uint32_t node = g.EntityNode(e);
-    for (uint64_t i = rel.Begin(node); i < rel.End(node); ++i) out.push_back(g.FactTextId(rel.attrs[i]));
+    for (uint64_t i = rel.Begin(node); i < rel.End(node); ++i)
+      out.push_back(g.FactTextId(rel.attrs[i]));
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
@@ -67,7 +68,8 @@ double LocalFacts::Dot(uint32_t t, const float* query) const {
   if (flat_ != nullptr) return DotProduct(flat_->Row(t), query, flat_->Dimension());
   if (t + 1 >= row_offsets_.size()) return 0.0;
   float sum = 0.0f;  // the same order and precision as SparseRows::Dot
-  for (uint64_t i = row_offsets_[t]; i < row_offsets_[t + 1]; ++i) sum += values_[i] * query[dims_[i]];
+  for (uint64_t i = row_offsets_[t]; i < row_offsets_[t + 1]; ++i)
+    sum += values_[i] * query[dims_[i]];
   return sum;
 }
 

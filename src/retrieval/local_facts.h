@@ -6,7 +6,7 @@
 // practice, stated by the passages the query already matches or name an
 // entity the query names, so the local fact channel scores only the fact
 // texts stated in the best passages of the hybrid prior and those of the
-// named entities (fact_seeds.h FactSeedOptions::local_passages). Measured
+// named entities (seeding.h FactSeedOptions::local_passages). Measured
 // (ppr Recall@5, offline, 20 passages): 2wiki-train 93.5 → 93.8,
 // musique-train 70.6 → 70.6, hotpotqa-train 93.0 → 93.0, medical 96.3 →
 // 97.0, at a few hundred fact texts per query instead of 122k.
@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "graph/snapshot.h"
-#include "retrieval/fact_seeds.h"
+#include "retrieval/seeding.h"
 #include "vector/flat_index.h"
 
 namespace flowrag {
@@ -42,8 +42,7 @@ class LocalFacts {
 
   // Fact texts stated in `passages` or by a fact of one of `entities`
   // (entity indexes), ascending, each once. O(their facts).
-  std::vector<uint32_t> Candidates(const KnowledgeGraph& graph,
-                                   std::span<const uint32_t> passages,
+  std::vector<uint32_t> Candidates(const KnowledgeGraph& graph, std::span<const uint32_t> passages,
                                    std::span<const uint32_t> entities) const;
 
   // The best `k` of `candidates` by cosine with `query` (dimension of the

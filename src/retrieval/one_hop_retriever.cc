@@ -1,18 +1,19 @@
 #include "retrieval/one_hop_retriever.h"
 
 #include <algorithm>
-#include <optional>
 #include <cmath>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "common/stopwatch.h"
-#include "retrieval/fact_seeds.h"
 #include "retrieval/keywords.h"
 #include "retrieval/local_facts.h"
+#include "retrieval/query_index.h"
 #include "retrieval/query_llm.h"
-#include "retrieval/seeds.h"
+#include "retrieval/query_scores.h"
+#include "retrieval/seeding.h"
 
 namespace flowrag {
 namespace {
@@ -106,9 +107,9 @@ std::vector<std::vector<uint32_t>> SortedChunks(std::vector<std::vector<uint32_t
                      [&](uint32_t x, uint32_t y) { return count[x] > count[y]; });
   }
   for (uint32_t p : touched) count[p] = 0;
-  per_item.erase(std::remove_if(per_item.begin(), per_item.end(),
-                                [](const auto& c) { return c.empty(); }),
-                 per_item.end());
+  per_item.erase(
+      std::remove_if(per_item.begin(), per_item.end(), [](const auto& c) { return c.empty(); }),
+      per_item.end());
   return per_item;
 }
 
@@ -128,9 +129,11 @@ std::vector<uint32_t> PickByWeightedPolling(const std::vector<std::vector<uint32
   size_t remaining = 0;
   for (size_t i = 0; i < n; ++i) {
     const double ratio = static_cast<double>(i) / static_cast<double>(n - 1);
-    const double expected_d = static_cast<double>(max_chunks) -
-                              ratio * (static_cast<double>(max_chunks) - static_cast<double>(min_chunks));
-    const size_t expected = static_cast<size_t>(std::nearbyint(expected_d));  // round half to even, as Python
+    const double expected_d =
+        static_cast<double>(max_chunks) -
+        ratio * (static_cast<double>(max_chunks) - static_cast<double>(min_chunks));
+    const size_t expected =
+        static_cast<size_t>(std::nearbyint(expected_d));  // round half to even, as Python
     const size_t actual = std::min(expected, items[i].size());
     out.insert(out.end(), items[i].begin(), items[i].begin() + static_cast<std::ptrdiff_t>(actual));
     used[i] = actual;
@@ -166,7 +169,8 @@ Status OneHopOptions::Override(ParamReader& r) {
                                    "\": expected local, global or hybrid");
   }
   if (pick != "vector" && pick != "weight") {
-    return Status::InvalidArgument("option onehop.pick=\"" + pick + "\": expected vector or weight");
+    return Status::InvalidArgument("option onehop.pick=\"" + pick +
+                                   "\": expected vector or weight");
   }
   if (top_k == 0) return Status::InvalidArgument("option onehop.top_k: expected >= 1");
   if (related_chunks == 0) {
@@ -178,302 +182,380 @@ Status OneHopOptions::Override(ParamReader& r) {
   return Status::Ok();
 }
 
-Result<RetrievalOutput> OneHopRetriever::Retrieve(const Snapshot& s,
-                                                  const RetrievalRequest& r) const {
-  const auto start = SteadyClock::now();
-  std::optional<OneHopOptions> scratch;
-  FLOWRAG_ASSIGN_OR_RETURN(const OneHopOptions* options, RequestOptions(r, &scratch));
-  const OneHopOptions& o = *options;
-  const KnowledgeGraph* gp = s.graph();
-  if (gp == nullptr || gp->num_entities() == 0) {
+namespace {
+
+// One query's state, built up step by step.
+struct OneHopQuery {
+  OneHopQuery(const Snapshot& snapshot, const OneHopOptions& options,
+              const RetrievalRequest& request)
+      : s(snapshot),
+        g(*snapshot.graph()),
+        o(options),
+        r(request),
+        rel(g.Edges(EdgeKind::kRelatedTo)),
+        men(g.Edges(EdgeKind::kMentions)),
+        num_passages(static_cast<uint32_t>(snapshot.num_passages())) {}
+
+  // Distinct RELATED_TO neighbours of entity e (computed once per graph).
+  uint32_t Degree(uint32_t e) {
+    if (!degrees) degrees = EntityDegrees(g);
+    return (*degrees)[e];
+  }
+
+  // The facts joining a pair (RELATED_TO entries of a with target b).
+  void FactsOf(const Relation& x, std::vector<uint32_t>* facts) {
+    facts->clear();
+    const uint32_t na = g.EntityNode(x.a), nb = g.EntityNode(x.b);
+    const auto begin = rel.targets.begin();
+    const auto last = begin + static_cast<std::ptrdiff_t>(rel.End(na));
+    for (auto it = std::lower_bound(begin + static_cast<std::ptrdiff_t>(rel.Begin(na)), last, nb);
+         it != last && *it == nb; ++it) {
+      facts->push_back(rel.attrs[static_cast<size_t>(it - begin)]);
+      ++related_entries;
+    }
+  }
+
+  const Snapshot& s;
+  const KnowledgeGraph& g;
+  const OneHopOptions& o;
+  const RetrievalRequest& r;
+  const Csr& rel;
+  const Csr& men;
+  const uint32_t num_passages;
+  std::shared_ptr<const std::vector<uint32_t>> degrees;
+  // keywords
+  QueryKeywords qk;
+  bool local = false, global = false;
+  FloatMatrix vecs;  // row 0: low-level keywords, row 1: high-level
+  QueryScores qs;    // the query's passage cosines (and BM25 with the local channel)
+  VectorSearchStats vstats;
+  size_t related_entries = 0, mention_entries = 0;
+  // local and global modes
+  std::vector<uint32_t> local_entities, global_entities;
+  std::unordered_map<uint32_t, double> cosine;  // entity → its cosine (local entities)
+  std::vector<Relation> local_relations, global_relations;
+  // merged within the token budgets
+  std::vector<uint32_t> entities;
+  std::vector<Relation> relations;
+  // chunks
+  std::unordered_map<uint32_t, uint32_t> chunk_entity;  // passage → entity it came from
+  std::unordered_map<uint32_t, size_t> chunk_relation;  // passage → relation it came from
+  std::vector<uint32_t> entity_chunks, relation_chunks;
+  std::unordered_set<uint32_t> entity_chunk_set;
+};
+
+Status CheckGraph(const Snapshot& s) {
+  const KnowledgeGraph* g = s.graph();
+  if (g == nullptr || g->num_entities() == 0) {
     return Status::FailedPrecondition(
         "onehop: the store has no knowledge graph (run `flowrag index` with extraction first)");
   }
-  const KnowledgeGraph& g = *gp;
-  if (s.dense() == nullptr || g.entity_index() == nullptr) {
+  if (s.dense() == nullptr || g->entity_index() == nullptr) {
     return Status::FailedPrecondition(
         "onehop: the store has no passage or entity-name vectors (run `flowrag index` first)");
   }
-  const uint32_t P = static_cast<uint32_t>(s.num_passages());
-  RetrievalOutput out;
-  RetrievalDiagnostics& diag = out.diagnostics;
+  return Status::Ok();
+}
 
-  // ---- keywords: low-level (names, details) and high-level (themes)
-  std::shared_ptr<const GraphQueryIndex> qi = GraphQueryIndex::For(s);
+std::string JoinKeywords(std::vector<std::string>::const_iterator begin,
+                         std::vector<std::string>::const_iterator end) {
+  std::string s;
+  for (auto it = begin; it != end; ++it) {
+    if (!s.empty()) s += ", ";
+    s += *it;
+  }
+  return s;
+}
+
+// Low-level (names, details) and high-level (themes) keywords, each list
+// joined and embedded as one text; the query stands in for an empty list.
+Status EmbedKeywords(OneHopQuery& q, RetrievalOutput* out) {
   KeywordOptions ko;
-  ko.max_keywords = o.max_keywords;
-  QueryKeywords qk =
-      KeywordsForQuery(r.query, &qi->names(), ko, o.llm ? r.chat : nullptr, &diag);
-  auto join = [](auto begin, auto end) {
-    std::string s;
-    for (auto it = begin; it != end; ++it) {
-      if (!s.empty()) s += ", ";
-      s += *it;
-    }
-    return s;
-  };
-  const auto mid = qk.keywords.begin() + static_cast<std::ptrdiff_t>(qk.low_level);
-  std::string low = join(qk.keywords.begin(), mid), high = join(mid, qk.keywords.end());
-  if (low.empty() && high.empty()) low = r.query;
-  out.keywords = qk.keywords;
-  const bool local = o.mode != "global" && !low.empty();
-  const bool global = o.mode != "local" && !high.empty() && g.fact_index() != nullptr;
-  FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix vecs, EmbedTexts(s, {low.empty() ? r.query : low,
-                                                           high.empty() ? r.query : high}));
-  if (vecs.cols != g.entity_index()->Dimension()) {
-    return Status::FailedPrecondition("onehop: keyword embedding has " + std::to_string(vecs.cols) +
-                                      " dimensions, the entity index has " +
-                                      std::to_string(g.entity_index()->Dimension()));
+  ko.max_keywords = q.o.max_keywords;
+  q.qk = KeywordsForQuery(q.r.query, &GraphQueryIndex::For(q.s)->names(), ko,
+                          q.o.llm ? q.r.chat : nullptr, &out->diagnostics);
+  const auto mid = q.qk.keywords.cbegin() + static_cast<std::ptrdiff_t>(q.qk.low_level);
+  std::string low = JoinKeywords(q.qk.keywords.cbegin(), mid);
+  const std::string high = JoinKeywords(mid, q.qk.keywords.cend());
+  if (low.empty() && high.empty()) low = q.r.query;
+  out->keywords = q.qk.keywords;
+  q.local = q.o.mode != "global" && !low.empty();
+  q.global = q.o.mode != "local" && !high.empty() && q.g.fact_index() != nullptr;
+  FLOWRAG_ASSIGN_OR_RETURN(
+      q.vecs, EmbedTexts(q.s, {low.empty() ? q.r.query : low, high.empty() ? q.r.query : high}));
+  if (q.vecs.cols != q.g.entity_index()->Dimension()) {
+    return Status::FailedPrecondition(
+        "onehop: keyword embedding has " + std::to_string(q.vecs.cols) +
+        " dimensions, the entity index has " + std::to_string(q.g.entity_index()->Dimension()));
   }
-  VectorSearchStats vstats;
-  size_t related_entries = 0, mention_entries = 0;
-  const Csr& rel = g.Edges(EdgeKind::kRelatedTo);
-  const Csr& men = g.Edges(EdgeKind::kMentions);
-  std::shared_ptr<const std::vector<uint32_t>> degree_ptr;
-  auto degree = [&](uint32_t e) {
-    if (!degree_ptr) degree_ptr = EntityDegrees(g);
-    return (*degree_ptr)[e];
-  };
+  return Status::Ok();
+}
 
-  const double keywords_ms = MillisSince(start);
-  // ---- local: top entities, their one-hop relations by (edge degree, weight)
-  std::vector<uint32_t> local_entities;
-  std::unordered_map<uint32_t, double> cosine;  // entity → its cosine (local entities)
-  std::vector<Relation> local_relations;
-  if (local) {
-    VectorSearchParams ep;
-    ep.k = o.top_k;
-    ep.min_score = static_cast<float>(o.min_cosine);
-    for (const VectorHit& h : g.entity_index()->Search(vecs.row(0), ep, &vstats)) {
-      local_entities.push_back(h.id);
-      cosine[h.id] = h.score;
-      out.seeds.push_back({g.EntityNode(h.id), h.score});
-    }
-    std::unordered_set<uint64_t> at;
-    for (uint32_t e : local_entities) {
-      const uint32_t node = g.EntityNode(e);
-      for (uint64_t j = rel.Begin(node); j < rel.End(node);) {
-        const uint32_t t = rel.targets[j];
-        uint64_t end = j;
-        while (end < rel.End(node) && rel.targets[end] == t) ++end;  // facts joining the pair
-        related_entries += end - j;
-        if (t != node) {
-          Relation rl = MakeRelation(e, g.LocalIndex(t));
-          rl.weight = static_cast<uint32_t>(end - j);
-          if (at.insert(rl.Key()).second) local_relations.push_back(rl);
-        }
-        j = end;
-      }
-    }
-    for (Relation& x : local_relations) x.rank = degree(x.a) + degree(x.b);
-    std::stable_sort(local_relations.begin(), local_relations.end(),
-                     [](const Relation& x, const Relation& y) {
-                       return x.rank != y.rank ? x.rank > y.rank : x.weight > y.weight;
-                     });
+// Local mode: the top entities by name, their one-hop relations by (edge
+// degree, weight).
+void LocalMode(OneHopQuery& q, RetrievalOutput* out) {
+  if (!q.local) return;
+  const KnowledgeGraph& g = q.g;
+  VectorSearchParams ep;
+  ep.k = q.o.top_k;
+  ep.min_score = static_cast<float>(q.o.min_cosine);
+  for (const VectorHit& h : g.entity_index()->Search(q.vecs.row(0), ep, &q.vstats)) {
+    q.local_entities.push_back(h.id);
+    q.cosine[h.id] = h.score;
+    out->seeds.push_back({g.EntityNode(h.id), h.score});
   }
+  std::unordered_set<uint64_t> at;
+  for (uint32_t e : q.local_entities) {
+    const uint32_t node = g.EntityNode(e);
+    for (uint64_t j = q.rel.Begin(node); j < q.rel.End(node);) {
+      const uint32_t t = q.rel.targets[j];
+      uint64_t end = j;
+      while (end < q.rel.End(node) && q.rel.targets[end] == t) ++end;  // facts joining the pair
+      q.related_entries += end - j;
+      if (t != node) {
+        Relation rl = MakeRelation(e, g.LocalIndex(t));
+        rl.weight = static_cast<uint32_t>(end - j);
+        if (at.insert(rl.Key()).second) q.local_relations.push_back(rl);
+      }
+      j = end;
+    }
+  }
+  for (Relation& x : q.local_relations) x.rank = q.Degree(x.a) + q.Degree(x.b);
+  std::stable_sort(q.local_relations.begin(), q.local_relations.end(),
+                   [](const Relation& x, const Relation& y) {
+                     return x.rank != y.rank ? x.rank > y.rank : x.weight > y.weight;
+                   });
+}
 
-  const double local_ms = MillisSince(start) - keywords_ms;
-  // ---- global: relations by fact-text similarity, then their entities
-  std::vector<Relation> global_relations;
-  std::vector<uint32_t> global_entities;
-  QueryScores qs;  // the query's passage cosines (and BM25 with the local channel)
-  const bool local_channel = global && o.fact_passages > 0 && LocalFacts::For(s) != nullptr;
-  if (o.pick == "vector" || local_channel) {
-    FLOWRAG_ASSIGN_OR_RETURN(qs, ScoreQuery(s, r.query, /*lexical=*/local_channel));
-    vstats.candidates_scored += qs.candidates_scored;
+// The fact texts closest to the high-level keywords: among those near the
+// query (seeding.h NearFactHits, as the walks seed), or over the whole fact
+// index.
+std::vector<FactHit> GlobalFactHits(OneHopQuery& q, bool local_channel) {
+  std::vector<FactHit> hits;
+  if (local_channel) {
+    size_t scored = 0;
+    for (const FactHit& h :
+         NearFactHits(q.s, *LocalFacts::For(q.s), q.r.query, q.qs, q.o.fact_passages,
+                      q.qk.matched_entities, q.vecs.row(1), q.o.top_k, &scored)) {
+      if (h.score >= q.o.min_cosine) hits.push_back(h);
+    }
+    q.vstats.candidates_scored += scored;
+    return hits;
   }
-  if (global) {
-    // The fact texts closest to the keywords: among those of the best prior
-    // passages and the named entities (retrieval/local_facts.h, as the walks
-    // seed), or over the whole fact index.
-    std::vector<FactHit> hits;
-    if (local_channel) {
-      std::shared_ptr<const LocalFacts> local = LocalFacts::For(s);
-      std::vector<uint32_t> passages;
-      for (const PassageWeight& w :
-           PassagePrior(s, r.query, qs, PriorOptions{"hybrid", o.fact_passages})) {
-        passages.push_back(w.passage);
-      }
-      const std::vector<uint32_t> candidates = local->Candidates(g, passages, qk.matched_entities);
-      vstats.candidates_scored += candidates.size();
-      for (const FactHit& h : local->Best(candidates, vecs.row(1), o.top_k)) {
-        if (h.score >= o.min_cosine) hits.push_back(h);
-      }
-    } else {
-      VectorSearchParams fp;
-      fp.k = o.top_k;
-      fp.min_score = static_cast<float>(o.min_cosine);
-      for (const VectorHit& h : g.fact_index()->Search(vecs.row(1), fp, &vstats)) {
-        hits.push_back({h.id, h.score});
-      }
-    }
-    std::unordered_set<uint64_t> seen;
-    for (const FactHit& h : hits) {
-      for (uint32_t f : g.FactsWithText(h.fact_text)) {
-        if (global_relations.size() >= o.top_k) break;
-        if (g.FactSubject(f) == g.FactObject(f)) continue;
-        Relation rl = MakeRelation(g.FactSubject(f), g.FactObject(f));
-        if (seen.insert(rl.Key()).second) global_relations.push_back(rl);
-      }
-      if (global_relations.size() >= o.top_k) break;
-    }
-    std::unordered_set<uint32_t> seen_entities;
-    for (const Relation& x : global_relations) {
-      for (uint32_t e : {x.a, x.b}) {
-        if (seen_entities.insert(e).second) global_entities.push_back(e);
-      }
-    }
+  VectorSearchParams fp;
+  fp.k = q.o.top_k;
+  fp.min_score = static_cast<float>(q.o.min_cosine);
+  for (const VectorHit& h : q.g.fact_index()->Search(q.vecs.row(1), fp, &q.vstats)) {
+    hits.push_back({h.id, h.score});
   }
+  return hits;
+}
 
-  const double global_ms = MillisSince(start) - keywords_ms - local_ms;
-  // ---- round-robin merge (local first), deduplicated
-  auto id = [](uint32_t x) { return static_cast<uint64_t>(x); };
-  std::vector<uint32_t> entities = RoundRobin(local_entities, global_entities, id);
-  std::vector<Relation> relations =
-      RoundRobin(local_relations, global_relations, [](const Relation& x) { return x.Key(); });
-  // ---- token budgets
+// Global mode: relations by fact-text similarity (the first top_k pairs),
+// then their entities. Scores the query's passages first when the vector
+// pick or the local channel reads them.
+Status GlobalMode(OneHopQuery& q) {
+  const bool local_channel = q.global && q.o.fact_passages > 0 && LocalFacts::For(q.s) != nullptr;
+  if (q.o.pick == "vector" || local_channel) {
+    FLOWRAG_ASSIGN_OR_RETURN(q.qs, ScoreQuery(q.s, q.r.query, /*lexical=*/local_channel));
+    q.vstats.candidates_scored += q.qs.candidates_scored;
+  }
+  if (!q.global) return Status::Ok();
+  const KnowledgeGraph& g = q.g;
+  std::unordered_set<uint64_t> seen;
+  for (const FactHit& h : GlobalFactHits(q, local_channel)) {
+    for (uint32_t f : g.FactsWithText(h.fact_text)) {
+      if (q.global_relations.size() >= q.o.top_k) break;
+      if (g.FactSubject(f) == g.FactObject(f)) continue;
+      Relation rl = MakeRelation(g.FactSubject(f), g.FactObject(f));
+      if (seen.insert(rl.Key()).second) q.global_relations.push_back(rl);
+    }
+    if (q.global_relations.size() >= q.o.top_k) break;
+  }
+  std::unordered_set<uint32_t> seen_entities;
+  for (const Relation& x : q.global_relations) {
+    for (uint32_t e : {x.a, x.b}) {
+      if (seen_entities.insert(e).second) q.global_entities.push_back(e);
+    }
+  }
+  return Status::Ok();
+}
+
+// Round-robin merge (local first), deduplicated, then cut to LightRAG's
+// token budgets.
+void MergeWithinBudgets(OneHopQuery& q) {
+  const KnowledgeGraph& g = q.g;
+  q.entities = RoundRobin(q.local_entities, q.global_entities,
+                          [](uint32_t x) { return static_cast<uint64_t>(x); });
+  q.relations =
+      RoundRobin(q.local_relations, q.global_relations, [](const Relation& x) { return x.Key(); });
   const Csr& describes = g.Edges(EdgeKind::kDescribes);
   auto description_bytes = [&](uint32_t e) -> size_t {
     const uint32_t node = g.EntityNode(e);
     if (describes.Degree(node) == 0) return 0;
     return g.DescriptionText(g.LocalIndex(describes.targets[describes.Begin(node)])).size();
   };
-  // The facts joining a pair (RELATED_TO entries of a with target b).
-  auto facts_of = [&](const Relation& x, std::vector<uint32_t>* facts) {
-    facts->clear();
-    const uint32_t na = g.EntityNode(x.a), nb = g.EntityNode(x.b);
-    auto first = std::lower_bound(rel.targets.begin() + static_cast<std::ptrdiff_t>(rel.Begin(na)),
-                                  rel.targets.begin() + static_cast<std::ptrdiff_t>(rel.End(na)), nb);
-    for (auto it = first; it != rel.targets.begin() + static_cast<std::ptrdiff_t>(rel.End(na)) &&
-                          *it == nb;
-         ++it) {
-      facts->push_back(rel.attrs[static_cast<size_t>(it - rel.targets.begin())]);
-      ++related_entries;
-    }
-  };
-  {
-    size_t used = 0, keep = 0;
-    for (; keep < entities.size(); ++keep) {
-      const uint32_t e = entities[keep];
-      used += RowTokens(g.EntityName(e).size() + g.EntityType(e).size() + description_bytes(e));
-      if (used > o.max_entity_tokens) break;
-    }
-    entities.resize(keep);
+  size_t used = 0, keep = 0;
+  for (; keep < q.entities.size(); ++keep) {
+    const uint32_t e = q.entities[keep];
+    used += RowTokens(g.EntityName(e).size() + g.EntityType(e).size() + description_bytes(e));
+    if (used > q.o.max_entity_tokens) break;
   }
+  q.entities.resize(keep);
   std::vector<uint32_t> facts;
-  {
-    size_t used = 0, keep = 0;
-    for (; keep < relations.size(); ++keep) {
-      const Relation& x = relations[keep];
-      facts_of(x, &facts);
-      const size_t text = facts.empty() ? 0 : g.FactRelation(facts.front()).size();
-      used += RowTokens(g.EntityName(x.a).size() + g.EntityName(x.b).size() + text);
-      if (used > o.max_relation_tokens) break;
-    }
-    relations.resize(keep);
+  used = 0;
+  for (keep = 0; keep < q.relations.size(); ++keep) {
+    const Relation& x = q.relations[keep];
+    q.FactsOf(x, &facts);
+    const size_t text = facts.empty() ? 0 : g.FactRelation(facts.front()).size();
+    used += RowTokens(g.EntityName(x.a).size() + g.EntityName(x.b).size() + text);
+    if (used > q.o.max_relation_tokens) break;
   }
+  q.relations.resize(keep);
+}
 
-  // ---- chunks from entities, then from relations (minus the entity chunks)
-  std::unordered_map<uint32_t, uint32_t> chunk_entity;  // passage → entity it came from
-  std::vector<std::vector<uint32_t>> per_entity;
-  for (uint32_t e : entities) {
-    const uint32_t node = g.EntityNode(e);
-    std::vector<uint32_t> chunks;
-    for (uint64_t j = men.Begin(node); j < men.End(node); ++j) {
-      ++mention_entries;
-      const uint32_t p = men.targets[j];
-      if (p < P && (chunks.empty() || chunks.back() != p)) chunks.push_back(p);
+// The vector pick: the best int(related_chunks · items / 2) by cosine, ties
+// in item order (SortedChunks lists each passage once); or the weighted
+// polling.
+std::vector<uint32_t> PickChunks(const OneHopQuery& q,
+                                 const std::vector<std::vector<uint32_t>>& items) {
+  if (q.o.pick == "weight") return PickByWeightedPolling(items, q.o.related_chunks, 1);
+  std::vector<std::pair<float, uint32_t>> all;  // (cosine, position)
+  std::vector<uint32_t> order;
+  for (const auto& c : items) {
+    for (uint32_t p : c) {
+      all.push_back(
+          {p < q.qs.num_passages ? q.qs.Cosine(p) : -1.0f, static_cast<uint32_t>(order.size())});
+      order.push_back(p);
     }
-    for (uint32_t p : chunks) chunk_entity.try_emplace(p, e);
+  }
+  const size_t num = std::min(all.size(), q.o.related_chunks * items.size() / 2);
+  std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(num), all.end(),
+                    [](const auto& x, const auto& y) {
+                      return x.first != y.first ? x.first > y.first : x.second < y.second;
+                    });
+  std::vector<uint32_t> picked;
+  for (size_t i = 0; i < num; ++i) picked.push_back(order[all[i].second]);
+  return picked;
+}
+
+// Chunks from the kept entities (the passages mentioning them), then from
+// the kept relations (the passages stating their facts) minus the entity
+// chunks, each picked.
+void PickEntityAndRelationChunks(OneHopQuery& q) {
+  std::vector<std::vector<uint32_t>> per_entity;
+  for (uint32_t e : q.entities) {
+    const uint32_t node = q.g.EntityNode(e);
+    std::vector<uint32_t> chunks;
+    for (uint64_t j = q.men.Begin(node); j < q.men.End(node); ++j) {
+      ++q.mention_entries;
+      const uint32_t p = q.men.targets[j];
+      if (p < q.num_passages && (chunks.empty() || chunks.back() != p)) chunks.push_back(p);
+    }
+    for (uint32_t p : chunks) q.chunk_entity.try_emplace(p, e);
     per_entity.push_back(std::move(chunks));
   }
-  std::unordered_map<uint32_t, size_t> chunk_relation;  // passage → relation it came from
   std::vector<std::vector<uint32_t>> per_relation;
-  for (size_t i = 0; i < relations.size(); ++i) {
-    facts_of(relations[i], &facts);
+  std::vector<uint32_t> facts;
+  for (size_t i = 0; i < q.relations.size(); ++i) {
+    q.FactsOf(q.relations[i], &facts);
     std::vector<uint32_t> chunks;
     for (uint32_t f : facts) {
-      for (uint32_t p : g.FactSources(f)) {
-        if (p < P && std::find(chunks.begin(), chunks.end(), p) == chunks.end()) chunks.push_back(p);
+      for (uint32_t p : q.g.FactSources(f)) {
+        if (p < q.num_passages && std::find(chunks.begin(), chunks.end(), p) == chunks.end()) {
+          chunks.push_back(p);
+        }
       }
     }
-    for (uint32_t p : chunks) chunk_relation.try_emplace(p, i);
+    for (uint32_t p : chunks) q.chunk_relation.try_emplace(p, i);
     per_relation.push_back(std::move(chunks));
   }
-  // The vector pick's cosines: the query's with every passage (fact_seeds.h
-  // ScoreQuery, one scan shared with the other graph methods).
-  auto pick = [&](const std::vector<std::vector<uint32_t>>& items) {
-    if (o.pick == "weight") return PickByWeightedPolling(items, o.related_chunks, 1);
-    // Vector: the best int(related_chunks · items / 2) by cosine, ties in
-    // item order (SortedChunks lists each passage once).
-    std::vector<std::pair<float, uint32_t>> all;  // (cosine, position)
-    std::vector<uint32_t> order;
-    for (const auto& c : items) {
-      for (uint32_t p : c) {
-        all.push_back({p < qs.num_passages ? qs.Cosine(p) : -1.0f,
-                       static_cast<uint32_t>(order.size())});
-        order.push_back(p);
-      }
-    }
-    const size_t num = std::min(all.size(), o.related_chunks * items.size() / 2);
-    std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(num), all.end(),
-                      [](const auto& x, const auto& y) {
-                        return x.first != y.first ? x.first > y.first : x.second < y.second;
-                      });
-    std::vector<uint32_t> picked;
-    for (size_t i = 0; i < num; ++i) picked.push_back(order[all[i].second]);
-    return picked;
-  };
-  const std::vector<uint32_t> entity_chunks = pick(SortedChunks(std::move(per_entity), {}, P));
-  const std::unordered_set<uint32_t> entity_chunk_set(entity_chunks.begin(), entity_chunks.end());
-  const std::vector<uint32_t> relation_chunks =
-      pick(SortedChunks(std::move(per_relation), entity_chunk_set, P));
+  q.entity_chunks = PickChunks(q, SortedChunks(std::move(per_entity), {}, q.num_passages));
+  q.entity_chunk_set.insert(q.entity_chunks.begin(), q.entity_chunks.end());
+  q.relation_chunks =
+      PickChunks(q, SortedChunks(std::move(per_relation), q.entity_chunk_set, q.num_passages));
+}
 
-  std::vector<uint32_t> merged = RoundRobin(entity_chunks, relation_chunks, id);
-  if (o.chunk_top_k > 0 && merged.size() > o.chunk_top_k) merged.resize(o.chunk_top_k);
-  if (merged.size() > r.top_k) merged.resize(r.top_k);
+// Entity and relation chunks round-robin, at most chunk_top_k, then the
+// request's top_k (score 1/rank); node scores: the kept entities, by cosine
+// for local ones, then in relation order.
+void RankChunks(OneHopQuery& q, RetrievalOutput* out) {
+  std::vector<uint32_t> merged = RoundRobin(q.entity_chunks, q.relation_chunks,
+                                            [](uint32_t x) { return static_cast<uint64_t>(x); });
+  if (q.o.chunk_top_k > 0 && merged.size() > q.o.chunk_top_k) merged.resize(q.o.chunk_top_k);
+  if (merged.size() > q.r.top_k) merged.resize(q.r.top_k);
   for (size_t i = 0; i < merged.size(); ++i) {
-    out.ranked.push_back({merged[i], 1.0 / static_cast<double>(i + 1)});
+    out->ranked.push_back({merged[i], 1.0 / static_cast<double>(i + 1)});
   }
-
-  // ---- outputs
-  for (size_t i = 0; i < entities.size(); ++i) {
-    auto it = cosine.find(entities[i]);
-    const double score = it != cosine.end() ? it->second : 1.0 / static_cast<double>(i + 2);
-    out.node_scores.push_back({g.EntityNode(entities[i]), score});
+  for (size_t i = 0; i < q.entities.size(); ++i) {
+    auto it = q.cosine.find(q.entities[i]);
+    const double score = it != q.cosine.end() ? it->second : 1.0 / static_cast<double>(i + 2);
+    out->node_scores.push_back({q.g.EntityNode(q.entities[i]), score});
   }
-  std::stable_sort(out.node_scores.begin(), out.node_scores.end(),
+  std::stable_sort(out->node_scores.begin(), out->node_scores.end(),
                    [](const NodeScore& a, const NodeScore& b) { return a.score > b.score; });
-  if (r.explain) {
-    for (const Relation& x : relations) {
-      out.subgraph.push_back({g.EntityNode(x.a), g.EntityNode(x.b), EdgeKind::kRelatedTo,
-                              static_cast<double>(x.weight), static_cast<double>(x.rank)});
-    }
-    for (const RankedPassage& rp : out.ranked) {
-      ExplanationPath path;
-      path.passage = rp.passage;
-      path.score = rp.score;
-      if (entity_chunk_set.count(rp.passage)) {
-        path.nodes = {g.EntityNode(chunk_entity.at(rp.passage))};
-      } else if (auto it = chunk_relation.find(rp.passage); it != chunk_relation.end()) {
-        const Relation& x = relations[it->second];
-        path.nodes = {g.EntityNode(x.a), g.EntityNode(x.b)};
-      }
-      path.nodes.push_back(rp.passage);
-      out.paths.push_back(std::move(path));
-    }
+}
+
+// With explain: the kept relations as the subgraph; a path entity →
+// passage, or entity → entity → passage for a relation chunk.
+void Explain(const OneHopQuery& q, RetrievalOutput* out) {
+  const KnowledgeGraph& g = q.g;
+  for (const Relation& x : q.relations) {
+    out->subgraph.push_back({g.EntityNode(x.a), g.EntityNode(x.b), EdgeKind::kRelatedTo,
+                             static_cast<double>(x.weight), static_cast<double>(x.rank)});
   }
-  diag.candidates_scored = vstats.candidates_scored;
-  diag.nodes_touched = entities.size() + chunk_entity.size() + chunk_relation.size();
-  diag.edges_touched = related_entries + mention_entries;
-  diag.extra["local_entities"] = static_cast<double>(local_entities.size());
-  diag.extra["global_relations"] = static_cast<double>(global_relations.size());
-  diag.extra["entities"] = static_cast<double>(entities.size());
-  diag.extra["relations"] = static_cast<double>(relations.size());
-  diag.extra["entity_chunks"] = static_cast<double>(entity_chunks.size());
-  diag.extra["relation_chunks"] = static_cast<double>(relation_chunks.size());
-  diag.extra["low_level_keywords"] = static_cast<double>(qk.low_level);
-  diag.extra["high_level_keywords"] = static_cast<double>(qk.keywords.size() - qk.low_level);
+  for (const RankedPassage& rp : out->ranked) {
+    ExplanationPath path;
+    path.passage = rp.passage;
+    path.score = rp.score;
+    if (q.entity_chunk_set.count(rp.passage)) {
+      path.nodes = {g.EntityNode(q.chunk_entity.at(rp.passage))};
+    } else if (auto it = q.chunk_relation.find(rp.passage); it != q.chunk_relation.end()) {
+      const Relation& x = q.relations[it->second];
+      path.nodes = {g.EntityNode(x.a), g.EntityNode(x.b)};
+    }
+    path.nodes.push_back(rp.passage);
+    out->paths.push_back(std::move(path));
+  }
+}
+
+void AddDiagnostics(const OneHopQuery& q, RetrievalOutput* out) {
+  RetrievalDiagnostics& diag = out->diagnostics;
+  diag.candidates_scored = q.vstats.candidates_scored;
+  diag.nodes_touched = q.entities.size() + q.chunk_entity.size() + q.chunk_relation.size();
+  diag.edges_touched = q.related_entries + q.mention_entries;
+  diag.extra["local_entities"] = static_cast<double>(q.local_entities.size());
+  diag.extra["global_relations"] = static_cast<double>(q.global_relations.size());
+  diag.extra["entities"] = static_cast<double>(q.entities.size());
+  diag.extra["relations"] = static_cast<double>(q.relations.size());
+  diag.extra["entity_chunks"] = static_cast<double>(q.entity_chunks.size());
+  diag.extra["relation_chunks"] = static_cast<double>(q.relation_chunks.size());
+  diag.extra["low_level_keywords"] = static_cast<double>(q.qk.low_level);
+  diag.extra["high_level_keywords"] = static_cast<double>(q.qk.keywords.size() - q.qk.low_level);
+}
+
+}  // namespace
+
+Result<RetrievalOutput> OneHopRetriever::Retrieve(const Snapshot& s,
+                                                  const RetrievalRequest& r) const {
+  const auto start = SteadyClock::now();
+  std::optional<OneHopOptions> scratch;
+  FLOWRAG_ASSIGN_OR_RETURN(const OneHopOptions* options, RequestOptions(r, &scratch));
+  FLOWRAG_RETURN_IF_ERROR(CheckGraph(s));
+  OneHopQuery q(s, *options, r);
+  RetrievalOutput out;
+  FLOWRAG_RETURN_IF_ERROR(EmbedKeywords(q, &out));
+  const double keywords_ms = MillisSince(start);
+  LocalMode(q, &out);
+  const double local_ms = MillisSince(start) - keywords_ms;
+  FLOWRAG_RETURN_IF_ERROR(GlobalMode(q));
+  const double global_ms = MillisSince(start) - keywords_ms - local_ms;
+  MergeWithinBudgets(q);
+  PickEntityAndRelationChunks(q);
+  RankChunks(q, &out);
+  if (r.explain) Explain(q, &out);
+  AddDiagnostics(q, &out);
+  RetrievalDiagnostics& diag = out.diagnostics;
   diag.extra["keywords_ms"] = keywords_ms;
   diag.extra["local_ms"] = local_ms;
   diag.extra["global_ms"] = global_ms;

@@ -61,10 +61,9 @@
 //   onehop.related_chunks     5       related_chunk_number (DEFAULT_RELATED_CHUNK_NUMBER)
 //   onehop.pick               vector  vector | weight (DEFAULT_KG_CHUNK_PICK_METHOD)
 //   onehop.min_cosine         0.2     vector storage cosine threshold (DEFAULT_COSINE_THRESHOLD)
-//   onehop.fact_passages      20      global mode's fact texts: the best N prior passages' (0 = all)
-//   onehop.max_entity_tokens  6000    DEFAULT_MAX_ENTITY_TOKENS
-//   onehop.max_relation_tokens 8000   DEFAULT_MAX_RELATION_TOKENS
-//   onehop.max_keywords       24      offline keyword cap
+//   onehop.fact_passages      20      global mode's fact texts: the best N prior passages' (0 =
+//   all) onehop.max_entity_tokens  6000    DEFAULT_MAX_ENTITY_TOKENS onehop.max_relation_tokens
+//   8000   DEFAULT_MAX_RELATION_TOKENS onehop.max_keywords       24      offline keyword cap
 //   onehop.llm                true    keywords by the LLM when a chat model is set
 //
 // Measured offline (Recall@5, bench/retrieval_report.py): 2wiki 60.4,
@@ -83,7 +82,7 @@
 //
 // Thread-safety: Retrieve() is const and reentrant.
 // Complexity: a vector search over entity names, one scan of the passage
-// vectors (fact_seeds.h ScoreQuery), the local fact texts + O(Σ degree of
+// vectors (query_scores.h ScoreQuery), the local fact texts + O(Σ degree of
 // the top entities) + O(mentions of the kept entities and sources of the
 // kept relations). The distinct-neighbour counts are computed once per graph
 // (O(RELATED_TO)).

@@ -8,11 +8,11 @@
 // graph's title-link, literal and hub rules. P(u, v) = w(u, v) / Σ_x w(u, x).
 // The push runs on the walk graph's arrays in place (PushSolver::Solve(WalkGraph)).
 //
-// Reset vector: entity seeds from the top `facts` fact texts (fact_seeds.h,
+// Reset vector: entity seeds from the top `facts` fact texts (seeding.h,
 // scores normalised by the best fact, weight = score / passage count,
 // averaged, top `seeds` entities) and the entities the query names, sharing
 // 1 − φ of the reset by weight; the best `prior_top` passages of the hybrid
-// prior share φ by prior (fact_seeds.h PassagePrior). φ = passage_share when
+// prior share φ by prior (query_scores.h PassagePrior). φ = passage_share when
 // the query names an entity with a capitalised word, unnamed_passage_share
 // otherwise. Without any matching fact or name it falls back to the dense
 // ranking (HippoRAG 2 does the same when its fact filter keeps nothing).
@@ -40,9 +40,9 @@
 //   ppr.seeds                 5      entity seeds kept (HippoRAG 2 `linking_top_k`)
 //   ppr.fact_passages         20     local fact channel: facts of the N best prior passages
 //                                    and of named entities; 0 = every fact (HippoRAG 2)
-//   ppr.name_seeds            true   entities named in the query are seeds too (fact_seeds.h)
+//   ppr.name_seeds            true   entities named in the query are seeds too (seeding.h)
 //   ppr.fact_filter           true   LLM fact filter when a chat model is configured (HippoRAG 2
-//                                    recognition memory; fact_seeds.h)
+//                                    recognition memory; seeding.h)
 //   ppr.passage_share         0.03   φ, the passages' share of the reset (see above)
 //   ppr.unnamed_passage_share 0.5    φ when the query names no entity
 //   ppr.prior                 hybrid passage prior source: dense|bm25|hybrid (HippoRAG 2: dense)
@@ -61,13 +61,13 @@
 #define FLOWRAG_RETRIEVAL_PPR_RETRIEVER_H_
 
 #include <string>
-#include <vector>
 
 #include "graph_algo/ppr.h"
-#include "retrieval/fact_seeds.h"
 #include "retrieval/options_retriever.h"
 #include "retrieval/params.h"
+#include "retrieval/query_scores.h"
 #include "retrieval/retriever.h"
+#include "retrieval/seeding.h"
 
 namespace flowrag {
 
@@ -79,41 +79,25 @@ struct PprOptions {
   bool fact_filter = true;
   double passage_share = 0.03;
   double unnamed_passage_share = 0.5;
-  size_t fact_passages = 20;  // local fact channel (fact_seeds.h local_passages); 0 = all facts
+  size_t fact_passages = 20;  // local fact channel (seeding.h NearFactHits); 0 = all facts
   bool synonyms = true;
   std::string solver = "push";
   double epsilon = 3e-6;
   double tolerance = 1e-10;
   size_t max_nodes = 150;
-  PriorOptions prior{"hybrid", 50};  // passage prior source and support (fact_seeds.h)
+  PriorOptions prior{"hybrid", 50};  // passage prior source and support (query_scores.h)
   Status Override(ParamReader& r);
+  // The seeding part of these options (seeding.h).
+  FactResetOptions Reset() const;
 };
-
-// Shared by the graph retrievers: given the fixed point, fills ranked
-// passages (top_k by score, ties by passage index), node_scores (best
-// `max_nodes`) and, with `explain`, the subgraph (every transition between reported nodes, with
-// weight = P(u, v) and flow = d·x_u·P(u, v)) and a predecessor path
-// (retrieval/ppr.h PredecessorPath) for each returned passage.
-// `score(node)` and `reset(node)` read the solution and the normalised reset.
-void FillGraphOutput(const Snapshot& snapshot, const TransitionSource& graph,
-                     const std::vector<uint32_t>& scored_nodes,
-                     const std::function<double(uint32_t)>& score,
-                     const std::function<double(uint32_t)>& reset, double damping, size_t top_k,
-                     size_t max_nodes, RetrievalOutput* out, bool explain = true);
 
 // The ppr retriever's reset vector for one query (see the file comment):
-// entity seeds (fact seeds plus entities named in the query) and the
-// passage prior × passage_weight, unnormalised. `seeds` empty means no fact
-// or name matched (the retriever then falls back to dense ranking).
-// `chat` (may be null) runs the LLM fact filter; `out` receives the
-// keywords and seeding diagnostics.
-struct PprReset {
-  FactSeeds seeds;
-  std::vector<NodeWeight> entries;  // unnormalised, seeds first
-  double total = 0.0;               // Σ entries
-};
-Result<PprReset> BuildPprReset(const Snapshot& s, const std::string& query, const QueryScores& qs,
-                               const PprOptions& o, ChatModel* chat, RetrievalOutput* out);
+// seeding.h BuildFactReset with these options.
+inline Result<FactReset> BuildPprReset(const Snapshot& s, const std::string& query,
+                                       const QueryScores& qs, const PprOptions& o, ChatModel* chat,
+                                       RetrievalOutput* out) {
+  return BuildFactReset(s, query, qs, o.Reset(), chat, out);
+}
 
 class PprRetriever final : public OptionsRetriever<PprOptions> {
  public:

@@ -54,9 +54,9 @@ void QueryAwareWalk::WeightedNeighbors(uint32_t u, std::vector<uint32_t>* nodes,
   for (uint64_t i = walk_.Begin(u); i < walk_.End(u); ++i) {
     if (Skipped(i)) continue;
     const uint32_t v = walk_.Target(i);
-    const double s_uv =
-        by_similarity ? SimilarityFromCosine(options_.similarity, NodeCosine(u, v), options_.rbf_gamma)
-                      : walk_.Weight(i);
+    const double s_uv = by_similarity ? SimilarityFromCosine(options_.similarity, NodeCosine(u, v),
+                                                             options_.rbf_gamma)
+                                      : walk_.Weight(i);
     nodes->push_back(v);
     weights->push_back(
         QueryAwareWeight(options_.weights, s_uv, s_uq, QuerySim(v), options_.a, options_.b) +
@@ -116,7 +116,8 @@ void QueryAwareWalk::LoadDense(uint32_t e) const {
   const SparseRows* ev = entity_vectors_;
   if (ev == nullptr) return;
   if (scratch_.size() != ev->cols) scratch_.assign(ev->cols, 0.0f);
-  for (uint64_t k = ev->offsets[e]; k < ev->offsets[e + 1]; ++k) scratch_[ev->dims[k]] = ev->values[k];
+  for (uint64_t k = ev->offsets[e]; k < ev->offsets[e + 1]; ++k)
+    scratch_[ev->dims[k]] = ev->values[k];
 }
 
 void QueryAwareWalk::ClearDense(uint32_t e) const {

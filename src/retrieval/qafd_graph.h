@@ -23,8 +23,8 @@
 
 #include "graph/knowledge_graph.h"
 #include "graph_algo/flow_diffusion.h"
-#include "retrieval/fact_seeds.h"
 #include "retrieval/qafd_retriever.h"
+#include "retrieval/query_scores.h"
 
 namespace flowrag {
 
@@ -116,7 +116,7 @@ struct QafdRun {
 // The union of the runs (Eq. 10): per node the run with the largest x.
 struct QafdNode {
   double x = 0, mass = 0;
-  double through = 0;  // mass pushed out of the node: x·Σ_v w_uv
+  double through = 0;           // mass pushed out of the node: x·Σ_v w_uv
   uint32_t run = 0, entry = 0;  // entry index in runs[run].flow
 };
 using QafdNodes = std::unordered_map<uint32_t, QafdNode>;

@@ -1,17 +1,17 @@
 #include "retrieval/qafd_retriever.h"
 
 #include <algorithm>
-#include <optional>
 #include <cmath>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "common/stopwatch.h"
 #include "retrieval/keywords.h"
-#include "retrieval/ppr_retriever.h"
 #include "retrieval/qafd_graph.h"
+#include "retrieval/query_index.h"
 #include "retrieval/query_llm.h"
-#include "retrieval/seeds.h"
+#include "retrieval/seeding.h"
 #include "vector/flat_index.h"
 
 namespace flowrag {
@@ -32,7 +32,8 @@ Status ReadEnum(ParamReader& r, std::string_view key, std::initializer_list<std:
     known += (known.empty() ? "" : " | ") + std::string(n);
     ++i;
   }
-  return Status::InvalidArgument("option " + std::string(key) + "=\"" + v + "\": expected " + known);
+  return Status::InvalidArgument("option " + std::string(key) + "=\"" + v + "\": expected " +
+                                 known);
 }
 
 template <typename E>
@@ -44,22 +45,14 @@ Status ReadEnumAs(ParamReader& r, std::string_view key,
   return Status::Ok();
 }
 
-// Sources, facts mode: the ppr retriever's reset vector (fact seeds, named
-// entities, the best passages by the prior).
+// Sources, facts mode: the fact-seeded reset vector the ppr retriever
+// walks from (seeding.h BuildFactReset: fact seeds, named entities, the
+// best passages by the prior).
 Result<std::vector<FlowSource>> FactSources(const Snapshot& s, const QafdRun& run,
                                             const QueryScores& qs, const QafdOptions& o,
                                             ChatModel* chat, RetrievalOutput* out,
                                             std::vector<NodeScore>* seeds) {
-  PprOptions po;
-  po.facts = o.facts;
-  po.seeds = o.fact_seeds;
-  po.name_seeds = o.name_seeds;
-  po.fact_filter = o.fact_filter;
-  po.passage_share = o.passage_share;
-  po.unnamed_passage_share = o.unnamed_passage_share;
-  po.fact_passages = o.fact_passages;
-  po.prior = o.prior;
-  FLOWRAG_ASSIGN_OR_RETURN(PprReset reset, BuildPprReset(s, run.text, qs, po, chat, out));
+  FLOWRAG_ASSIGN_OR_RETURN(FactReset reset, BuildFactReset(s, run.text, qs, o.Reset(), chat, out));
   std::vector<FlowSource> sources;
   if (reset.seeds.seeds.empty()) return sources;
   const KnowledgeGraph& g = *s.graph();
@@ -74,7 +67,8 @@ Result<std::vector<FlowSource>> FactSources(const Snapshot& s, const QafdRun& ru
   }
   for (const NodeWeight& w : reset.entries) {
     const bool entity = g.Kind(w.node) == NodeKind::kEntity;
-    const double weight = entity ? entity_mass * std::pow(w.weight, o.seed_power) / powered : w.weight;
+    const double weight =
+        entity ? entity_mass * std::pow(w.weight, o.seed_power) / powered : w.weight;
     sources.push_back({w.node, weight});
     seeds->push_back({w.node, weight});
   }
@@ -92,11 +86,10 @@ Result<std::vector<FlowSource>> NameSources(const Snapshot& s, const QafdRun& ru
       KeywordsForQuery(run.text, &GraphQueryIndex::For(s)->names(), ko, chat, &out->diagnostics);
   if (qk.keywords.empty()) qk.keywords.push_back(run.text);
   FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix kw, EmbedTexts(s, qk.keywords));
-  FLOWRAG_ASSIGN_OR_RETURN(
-      std::vector<Seed> found,
-      SelectSeeds(g, kw,
-                  SeedSelection{o.keyword_seeds, o.seed_ratio, o.seed_specificity,
-                                qk.matched_entities}));
+  FLOWRAG_ASSIGN_OR_RETURN(std::vector<Seed> found,
+                           SelectSeeds(g, kw,
+                                       SeedSelection{o.keyword_seeds, o.seed_ratio,
+                                                     o.seed_specificity, qk.matched_entities}));
   out->keywords.insert(out->keywords.end(), qk.keywords.begin(), qk.keywords.end());
   std::vector<FlowSource> sources;
   const double top = found.empty() ? 1.0 : std::max(1e-9, static_cast<double>(found[0].score));
@@ -271,6 +264,19 @@ double SimilarityFromCosine(SimilarityKind kind, double cosine, double rbf_gamma
   return 0.5 * (1.0 + cosine);
 }
 
+FactResetOptions QafdOptions::Reset() const {
+  FactResetOptions r;
+  r.facts = facts;
+  r.seeds = fact_seeds;
+  r.name_seeds = name_seeds;
+  r.fact_filter = fact_filter;
+  r.passage_share = passage_share;
+  r.unnamed_passage_share = unnamed_passage_share;
+  r.fact_passages = fact_passages;
+  r.prior = prior;
+  return r;
+}
+
 Status QafdOptions::Override(ParamReader& r) {
   FLOWRAG_RETURN_IF_ERROR(ReadEnumAs(r, "qafd.seeds", {"facts", "names"}, &seeds));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.facts", &facts));
@@ -303,7 +309,8 @@ Status QafdOptions::Override(ParamReader& r) {
   FLOWRAG_RETURN_IF_ERROR(ReadEnumAs(r, "qafd.capacity", {"uniform", "degree"}, &capacity));
   FLOWRAG_RETURN_IF_ERROR(
       ReadEnumAs(r, "qafd.passage_scoring", {"node", "entities", "throughput"}, &passage_scoring));
-  if (keyword_seeds == 0) return Status::InvalidArgument("option qafd.keyword_seeds: expected >= 1");
+  if (keyword_seeds == 0)
+    return Status::InvalidArgument("option qafd.keyword_seeds: expected >= 1");
   if (fact_seeds == 0) return Status::InvalidArgument("option qafd.fact_seeds: expected >= 1");
   if (!(alpha > 0)) return Status::InvalidArgument("option qafd.alpha: expected > 0");
   if (a < 0 || b < 0) return Status::InvalidArgument("option qafd.a / qafd.b: expected >= 0");

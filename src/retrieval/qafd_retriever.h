@@ -7,7 +7,7 @@
 // Sources (qafd.seeds):
 //   facts  (default; the authors' multi-hop QA code, which seeds the
 //          diffusion HippoRAG 2 style): the ppr retriever's reset vector
-//          (ppr_retriever.h BuildPprReset: entities from the facts most
+//          (seeding.h BuildFactReset: entities from the facts most
 //          similar to the query, the entities it names, the `prior_top` best
 //          passages of the hybrid prior with share φ). Entity weights are
 //          raised to `seed_power` and rescaled to their share. Source mass is
@@ -102,10 +102,11 @@
 #include <vector>
 
 #include "graph_algo/flow_diffusion.h"
-#include "retrieval/fact_seeds.h"
 #include "retrieval/options_retriever.h"
 #include "retrieval/params.h"
+#include "retrieval/query_scores.h"
 #include "retrieval/retriever.h"
+#include "retrieval/seeding.h"
 
 namespace flowrag {
 
@@ -154,6 +155,8 @@ struct QafdOptions {
 
   // Reads the qafd.* keys; InvalidArgument naming the key for a bad value.
   Status Override(ParamReader& r);
+  // The facts mode's seeding options (seeding.h BuildFactReset).
+  FactResetOptions Reset() const;
 };
 
 // The query-aware edge weight of Eq. 5 from the structural term s_uv and

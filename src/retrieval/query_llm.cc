@@ -44,8 +44,8 @@ Result<nlohmann::json> AskJsonObject(ChatModel& chat, std::string system, std::s
   req.temperature = 0.0;
   req.max_tokens = max_tokens;
   req.json_mode = true;
-  FLOWRAG_ASSIGN_OR_RETURN(ChatResponse resp, sink != nullptr ? chat.CompleteStreaming(req, *sink)
-                                                              : chat.Complete(req));
+  FLOWRAG_ASSIGN_OR_RETURN(
+      ChatResponse resp, sink != nullptr ? chat.CompleteStreaming(req, *sink) : chat.Complete(req));
   JsonRepairOptions ro;
   ro.allow_truncated = resp.finish_reason == "length";
   FLOWRAG_ASSIGN_OR_RETURN(RepairedJson parsed, ParseLlmJson(resp.content, ro));

@@ -75,8 +75,7 @@ std::vector<std::string> SubQueriesFor(std::string_view query, ChatModel* chat,
 
 using Triple = std::array<std::string, 3>;
 Result<std::vector<size_t>> LlmFilterFacts(ChatModel& chat, std::string_view query,
-                                           const std::vector<Triple>& candidates,
-                                           size_t max_keep);
+                                           const std::vector<Triple>& candidates, size_t max_keep);
 
 }  // namespace flowrag
 

@@ -128,7 +128,7 @@
 // Complexity: O(k·search) seeds + O(arcs of the activated entities ·
 // nnz of their relation vectors) + O(mentions of the activated entities);
 // nothing proportional to the graph. Per query also one scan of the passage
-// vectors (fact_seeds.h ScoreQuery: the candidates' cosines and the fill)
+// vectors (query_scores.h ScoreQuery: the candidates' cosines and the fill)
 // and one BM25 search (its best 300). Thread-safety: Retrieve() is const
 // and reentrant (per-thread scratch).
 #ifndef FLOWRAG_RETRIEVAL_SA_RETRIEVER_H_
@@ -144,19 +144,19 @@ namespace flowrag {
 
 struct SaOptions {
   size_t k = 1;
-  size_t hops = 3;          // SA-RAG §5.4 (2Wiki setting; MuSiQue used 4)
-  double c = 0.2;           // SA-RAG §5.5 uses 0.4; see the file comment
-  double tau_a = 0.5;       // SA-RAG §5.5
-  double tau_d = 0.0;       // SA-RAG §5.5 uses 0.45; see the file comment
-  double tau_r = 0.5;       // SA-RAG §5.5
+  size_t hops = 3;     // SA-RAG §5.4 (2Wiki setting; MuSiQue used 4)
+  double c = 0.2;      // SA-RAG §5.5 uses 0.4; see the file comment
+  double tau_a = 0.5;  // SA-RAG §5.5
+  double tau_d = 0.0;  // SA-RAG §5.5 uses 0.45; see the file comment
+  double tau_r = 0.5;  // SA-RAG §5.5
   double fire = 0.5;
   size_t fan_out = 20;
   double mention_weight = 0.5;
   double beta = 0.1;
   std::string relation_query = "unnamed";
   size_t per_entity = 2;
-  size_t max_passages = 0;  // 0 = top_k
-  size_t max_relations = 0; // 0 = all
+  size_t max_passages = 0;   // 0 = top_k
+  size_t max_relations = 0;  // 0 = all
   size_t max_entities = 50000;
   size_t max_nodes = 500;
   bool dense_fill = true;

@@ -6,8 +6,8 @@
 #include <unordered_map>
 
 #include "common/stopwatch.h"
-#include "retrieval/fact_seeds.h"
-#include "retrieval/ppr_retriever.h"
+#include "retrieval/seeding.h"
+#include "retrieval/walk_ranking.h"
 
 namespace flowrag {
 

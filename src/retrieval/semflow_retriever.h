@@ -4,14 +4,14 @@
 //
 // Reset vector (§3.3 "Seed Retrieval and Initialization", A.2 "PPR reset
 // distribution"): entity seeds from the top `facts` fact texts by
-// query–fact cosine (fact_seeds.h; weight = score / entity passage
+// query–fact cosine (seeding.h; weight = score / entity passage
 // frequency, averaged over the facts naming the entity; best `seeds` kept;
 // the scores divided by the best fact's, as the authors' code min-max
-// normalises fact scores), plus the passage prior (fact_seeds.h
+// normalises fact scores), plus the passage prior (query_scores.h
 // PassagePrior) × `passage_prior` (A.2: 0.08) on the best `prior_top`
 // passages only; normalised to sum 1. No matching fact → the dense ranking
 // (the paper falls back to DPR when no fact survives its filter). With a
-// chat model the LLM fact filter of A.5.2 runs first (fact_seeds.h).
+// chat model the LLM fact filter of A.5.2 runs first (seeding.h).
 //
 // Walk: the SemFlow transition (graph_algo/semflow_transition.h) over the
 // passages and entities: passage–entity edges with the snapshot's walk-graph
@@ -62,7 +62,7 @@
 //   semflow.fact_passages         20      facts scored: those of the best N prior passages and
 //                                         of the named entities (retrieval/local_facts.h); 0 = all
 //   semflow.normalize_facts       true    fact scores / best fact's (authors' min-max)
-//   semflow.name_seeds            true    entities named in the query are seeds too (fact_seeds.h)
+//   semflow.name_seeds            true    entities named in the query are seeds too (seeding.h)
 //   semflow.fact_filter           true    LLM fact filter (A.5.2) when a chat model is configured
 //   semflow.passage_prior         0.08    passage reset weight (A.2)
 //   semflow.prior_mode            weight  weight | share (see Defaults)
@@ -94,7 +94,7 @@
 //                unfiltered 87.4 / 62.6 / 53.5 (an OpenIE fact text is one
 //                triple: 12 of them name 20 entities, mostly noise); 5 / 5
 //                (the authors' code) 80.8 / 63.3 / 62.5.
-//   prior        0.08 (A.2) × the hybrid prior (fact_seeds.h) of the best
+//   prior        0.08 (A.2) × the hybrid prior (query_scores.h) of the best
 //                100 passages. The paper's dense prior: 79.2 / 63.9 / 65.4
 //                and medical 94.3, below the hybrid baseline's 95.6. The
 //                prior on every passage (the paper) 82.4 / 66.2 / 66.3 but
@@ -126,10 +126,11 @@
 #include <string>
 
 #include "graph_algo/semflow_transition.h"
-#include "retrieval/fact_seeds.h"
 #include "retrieval/options_retriever.h"
 #include "retrieval/params.h"
+#include "retrieval/query_scores.h"
 #include "retrieval/retriever.h"
+#include "retrieval/seeding.h"
 
 namespace flowrag {
 
@@ -148,7 +149,7 @@ struct SemFlowOptions {
   std::string relevance = "local";
   size_t facts = 5;
   size_t seeds = 10;
-  size_t fact_passages = 20;  // local fact channel (fact_seeds.h local_passages); 0 = all facts
+  size_t fact_passages = 20;  // local fact channel (seeding.h NearFactHits); 0 = all facts
   bool normalize_facts = true;
   bool name_seeds = true;
   bool fact_filter = true;
@@ -161,7 +162,7 @@ struct SemFlowOptions {
   double epsilon = 1e-3;
   double tolerance = 1e-10;
   size_t max_nodes = 150;
-  PriorOptions prior{"hybrid", 100};  // passage prior source and support (fact_seeds.h)
+  PriorOptions prior{"hybrid", 100};  // passage prior source and support (query_scores.h)
   Status Override(ParamReader& r);
   // The walk's part of these options (graph_algo/semflow_transition.h).
   SemFlowTransitionOptions Transition() const;

@@ -1,17 +1,11 @@
-#include "retrieval/fact_seeds.h"
-
-#include "lexical/entity_spans.h"
-#include "retrieval/keywords.h"
-#include "retrieval/local_facts.h"
-#include "retrieval/query_llm.h"
-#include "retrieval/seeds.h"
-#include "vector/flat_index.h"
+#include "retrieval/query_scores.h"
 
 #include <algorithm>
 #include <functional>
 #include <span>
 #include <string>
-#include <unordered_map>
+
+#include "vector/flat_index.h"
 
 namespace flowrag {
 namespace {
@@ -34,78 +28,11 @@ std::vector<PassageScore> Bm25Matches(const Snapshot& s, const std::string& quer
 
 }  // namespace
 
-Result<FactSeeds> SeedsFromFacts(const KnowledgeGraph& g, const float* query,
-                                 const FactSeedOptions& o, const FactFilter& filter) {
-  const VectorIndex* index = g.fact_index();
-  if (index == nullptr || index->Size() == 0) {
-    return Status::FailedPrecondition(
-        "fact seeds: the graph has no fact vectors (index with an extractor first)");
+Result<FloatMatrix> EmbedTexts(const Snapshot& snapshot, const std::vector<std::string>& texts) {
+  if (snapshot.embedder() == nullptr) {
+    return Status::FailedPrecondition("the snapshot has no embedder to embed the query with");
   }
-  if (o.facts == 0 || o.seeds == 0) return FactSeeds{};
-  VectorSearchParams params;
-  params.k = o.facts;
-  params.min_score = 1e-9f;  // facts sharing nothing with the query are no evidence
-  VectorSearchStats stats;
-  std::vector<FactHit> hits;
-  for (const VectorHit& h : index->Search(query, params, &stats)) {
-    hits.push_back({h.id, static_cast<double>(h.score)});
-  }
-  return SeedsFromHits(g, std::move(hits), stats.candidates_scored, o, filter);
-}
-
-Result<FactSeeds> SeedsFromHits(const KnowledgeGraph& g, std::vector<FactHit> hits,
-                                size_t candidates_scored, const FactSeedOptions& o,
-                                const FactFilter& filter) {
-  FactSeeds out;
-  out.facts = std::move(hits);
-  out.candidates_scored = candidates_scored;
-  if (!out.facts.empty() && filter) {
-    FLOWRAG_ASSIGN_OR_RETURN(std::vector<size_t> kept, filter(out.facts));
-    std::vector<FactHit> facts;
-    for (size_t i : kept) {
-      if (i < out.facts.size()) facts.push_back(out.facts[i]);
-    }
-    out.facts = std::move(facts);
-  }
-  if (out.facts.empty()) return out;
-  if (o.normalize_scores) {
-    const double top = out.facts.front().score;
-    for (FactHit& f : out.facts) f.score /= top;
-  }
-
-  struct Acc {
-    double sum = 0.0;
-    uint32_t count = 0;
-    uint32_t last_text = UINT32_MAX;  // counts an entity once per fact text
-  };
-  std::unordered_map<uint32_t, Acc> acc;
-  std::vector<uint32_t> order;  // first-seen order, for a deterministic scan
-  for (size_t i = 0; i < out.facts.size(); ++i) {
-    const FactHit& hit = out.facts[i];
-    if (hit.fact_text >= g.num_fact_texts()) continue;
-    for (uint32_t f : g.FactsWithText(hit.fact_text)) {
-      for (uint32_t e : {g.FactSubject(f), g.FactObject(f)}) {
-        auto [it, inserted] = acc.try_emplace(e);
-        if (inserted) order.push_back(e);
-        Acc& a = it->second;
-        if (a.last_text == static_cast<uint32_t>(i)) continue;
-        a.last_text = static_cast<uint32_t>(i);
-        const double freq = std::max<uint32_t>(1, g.EntityPassageCount(e));
-        a.sum += hit.score / freq;
-        ++a.count;
-      }
-    }
-  }
-  out.seeds.reserve(order.size());
-  for (uint32_t e : order) {
-    const Acc& a = acc[e];
-    out.seeds.push_back({e, a.sum / a.count});
-  }
-  std::sort(out.seeds.begin(), out.seeds.end(), [](const EntitySeed& a, const EntitySeed& b) {
-    return a.weight != b.weight ? a.weight > b.weight : a.entity < b.entity;
-  });
-  if (out.seeds.size() > o.seeds) out.seeds.resize(o.seeds);
-  return out;
+  return snapshot.embedder()->Embed(std::span<const std::string>(texts));
 }
 
 Result<QueryScores> ScoreQuery(const Snapshot& s, const std::string& query, bool lexical) {
@@ -122,17 +49,15 @@ Result<QueryScores> ScoreQuery(const Snapshot& s, const std::string& query, bool
   QueryScores out;
   FLOWRAG_ASSIGN_OR_RETURN(out.query, s.embedder()->Embed(std::span<const std::string>(&query, 1)));
   if (out.query.rows != 1 || out.query.cols != s.dense()->Dimension()) {
-    return Status::FailedPrecondition("graph retrieval: query embedding has " +
-                                      std::to_string(out.query.cols) +
-                                      " dimensions, passage index has " +
-                                      std::to_string(s.dense()->Dimension()));
+    return Status::FailedPrecondition(
+        "graph retrieval: query embedding has " + std::to_string(out.query.cols) +
+        " dimensions, passage index has " + std::to_string(s.dense()->Dimension()));
   }
   const VectorIndex* facts = s.graph()->fact_index();
   if (facts != nullptr && facts->Dimension() != out.query.cols) {
-    return Status::FailedPrecondition("graph retrieval: query embedding has " +
-                                      std::to_string(out.query.cols) +
-                                      " dimensions, fact index has " +
-                                      std::to_string(facts->Dimension()));
+    return Status::FailedPrecondition(
+        "graph retrieval: query embedding has " + std::to_string(out.query.cols) +
+        " dimensions, fact index has " + std::to_string(facts->Dimension()));
   }
   out.num_passages = s.num_passages();
   if (const auto* flat = dynamic_cast<const FlatIndex*>(s.dense());
@@ -284,84 +209,12 @@ std::vector<PassageWeight> PassagePrior(const Snapshot& s, const std::string& qu
   std::vector<PassageWeight> prior;
   if (o.source != "bm25") prior = NormalizedScores(qs.dense, qs.num_passages);
   if (o.source != "dense") {
-    std::vector<PassageWeight> lexical =
-        NormalizedScores(qs.lexical ? qs.bm25 : Bm25Matches(s, query, qs.BestBm25()),
-                         qs.num_passages);
+    std::vector<PassageWeight> lexical = NormalizedScores(
+        qs.lexical ? qs.bm25 : Bm25Matches(s, query, qs.BestBm25()), qs.num_passages);
     prior = o.source == "bm25" ? std::move(lexical) : MeanOf(prior, lexical);
   }
   KeepHeaviest(o.top, &prior);
   return prior;
-}
-
-Result<FactSeeds> SeedWalkFromFacts(const Snapshot& s, const std::string& query,
-                                    const QueryScores& qs, const FactSeedOptions& options,
-                                    ChatModel* chat, RetrievalOutput* out) {
-  const KnowledgeGraph& g = *s.graph();
-  FactFilter filter;
-  if (chat != nullptr && options.fact_filter) {
-    filter = [&](std::span<const FactHit> hits) -> Result<std::vector<size_t>> {
-      std::vector<Triple> triples;  // one triple per fact text: its first fact
-      for (const FactHit& h : hits) {
-        const uint32_t f = g.FactsWithText(h.fact_text).front();
-        triples.push_back({g.EntityName(g.FactSubject(f)), g.FactRelation(f),
-                           g.EntityName(g.FactObject(f))});
-      }
-      auto kept = LlmFilterFacts(*chat, query, triples, options.facts);
-      std::vector<size_t> all(hits.size());
-      for (size_t i = 0; i < all.size(); ++i) all[i] = i;
-      if (!kept.ok()) {
-        out->diagnostics.extra["llm_fallback"] = 1;
-        return all;
-      }
-      out->diagnostics.extra["facts_filtered_out"] = static_cast<double>(hits.size() - kept->size());
-      return std::move(kept).value();
-    };
-  }
-  KeywordOptions ko;
-  ko.spans = ko.phrases = ko.content_words = false;
-  const QueryKeywords named = ExtractKeywords(query, &GraphQueryIndex::For(s)->names(), ko);
-  FactSeeds fs;
-  std::shared_ptr<const LocalFacts> local;
-  if (options.local_passages > 0) local = LocalFacts::For(s);
-  if (local != nullptr) {
-    std::vector<uint32_t> passages;
-    const PriorOptions near{"hybrid", options.local_passages};
-    for (const PassageWeight& w : PassagePrior(s, query, qs, near)) passages.push_back(w.passage);
-    const std::vector<uint32_t> candidates =
-        local->Candidates(g, passages, named.matched_entities);
-    if (options.facts > 0 && options.seeds > 0) {
-      FLOWRAG_ASSIGN_OR_RETURN(fs, SeedsFromHits(g, local->Best(candidates, qs.query.row(0),
-                                                                 options.facts),
-                                                 candidates.size(), options, filter));
-    }
-  } else if (g.fact_index() != nullptr) {
-    FLOWRAG_ASSIGN_OR_RETURN(fs, SeedsFromFacts(g, qs.query.row(0), options, filter));
-  }
-  for (const FactHit& f : fs.facts) out->keywords.push_back(g.FactTextOf(f.fact_text));
-  out->diagnostics.candidates_scored = qs.candidates_scored + fs.candidates_scored;
-  if (!options.name_seeds) return fs;
-
-  // Proper names only: a phrase the query writes in lower case ("liver
-  // cancer", even where the graph's entity is "Liver Cancer") says less
-  // about where to start than the facts do; it still selects local facts.
-  const double best =
-      options.normalize_scores || fs.facts.empty() ? 1.0 : fs.facts.front().score;
-  for (uint32_t e : named.proper_entities) {
-    const double w = best / std::max<uint32_t>(1, g.EntityPassageCount(e));
-    auto it = std::find_if(fs.seeds.begin(), fs.seeds.end(),
-                           [&](const EntitySeed& sd) { return sd.entity == e; });
-    if (it == fs.seeds.end()) {
-      fs.seeds.push_back({e, w});
-    } else {
-      it->weight = std::max(it->weight, w);
-    }
-  }
-  std::sort(fs.seeds.begin(), fs.seeds.end(), [](const EntitySeed& a, const EntitySeed& b) {
-    return a.weight != b.weight ? a.weight > b.weight : a.entity < b.entity;
-  });
-  fs.named = named.proper_entities.size();
-  out->diagnostics.extra["name_seeds"] = static_cast<double>(fs.named);
-  return fs;
 }
 
 void RankDenseFallback(const QueryScores& qs, size_t top_k, RetrievalOutput* out) {

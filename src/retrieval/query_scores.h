@@ -1,94 +1,24 @@
-// Entity seeds from the facts most similar to the query, shared by the
-// HippoRAG 2 PPR baseline and SemFlowRAG (§3.3 "Seed Retrieval and
-// Initialization", A.2 "PPR reset distribution").
+// The query's scores against the passages, shared by the graph methods'
+// seeding and ranking: the query embedded once, its dense cosines and BM25
+// scores (sparse above the HNSW threshold), the passage prior of the walks'
+// reset vectors, and the dense ranking a method falls back to.
 //
-//  1. Rank the graph's distinct fact texts by cosine with the query
-//     (KnowledgeGraph::fact_index(); ids are fact text ids) and keep the
-//     top `facts` with a positive score.
-//  2. Each kept fact text stands for every fact stated with that text
-//     (FactsWithText: the offline extractor's sentence facts share one text);
-//     its entities are the subjects and objects of those facts, each counted
-//     once per fact text.
-//  3. An entity's weight is score / EntityPassageCount(e) (the similarity
-//     normalised by the entity's passage frequency), averaged over the kept
-//     fact texts naming it (HippoRAG 2 `graph_search_with_fact_entities`).
-//  4. Keep the `seeds` best entities (weight desc, then entity index asc).
-//
-// `score` is the raw cosine, or with `normalize_scores` the cosine divided
-// by the best fact's cosine: HippoRAG 2 min-max normalises fact scores over
-// all facts; the minimum over hundreds of thousands of facts is ≈ 0 for
-// unrelated facts, and finding it exactly would cost a full scan per query,
-// so it is taken as 0.
-//
-// Thread-safety: pure function of its inputs. Complexity: one fact-index
-// search (k = facts) plus O(facts of the kept texts).
-#ifndef FLOWRAG_RETRIEVAL_FACT_SEEDS_H_
-#define FLOWRAG_RETRIEVAL_FACT_SEEDS_H_
+// Thread-safety: pure functions of their inputs.
+#ifndef FLOWRAG_RETRIEVAL_QUERY_SCORES_H_
+#define FLOWRAG_RETRIEVAL_QUERY_SCORES_H_
 
 #include <cstdint>
-#include <functional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "common/matrix.h"
 #include "flowrag/status.h"
-#include "graph/knowledge_graph.h"
 #include "graph/snapshot.h"
-#include "llm/chat_model.h"
 #include "retrieval/params.h"
 #include "retrieval/retriever.h"
 
 namespace flowrag {
-
-struct FactSeedOptions {
-  size_t facts = 12;  // fact texts kept (SemFlowRAG A.2: top 12 facts)
-  size_t seeds = 20;  // entity seeds kept (SemFlowRAG A.2: top 20 entity seeds)
-  bool normalize_scores = false;
-  // Entities whose name the query spells out (SeedWalkFromFacts) join the
-  // seeds as if a fact naming them had the best fact's score.
-  bool name_seeds = true;
-  // With a chat model (SeedWalkFromFacts): the LLM fact filter of
-  // SemFlowRAG A.5.2 / HippoRAG 2 keeps at most `facts` of the retrieved
-  // facts (query_llm.h LlmFilterFacts).
-  bool fact_filter = true;
-  // SeedWalkFromFacts: with N > 0 only the fact texts stated in the N best
-  // passages of the hybrid prior and those of the entities the query names
-  // are scored (retrieval/local_facts.h); 0 scores every fact (HippoRAG 2).
-  size_t local_passages = 0;
-};
-
-struct FactHit {
-  uint32_t fact_text = 0;
-  double score = 0.0;  // cosine (or normalised, see above)
-};
-
-struct EntitySeed {
-  uint32_t entity = 0;  // entity index (node = graph.EntityNode(entity))
-  double weight = 0.0;
-};
-
-struct FactSeeds {
-  std::vector<FactHit> facts;       // best first
-  std::vector<EntitySeed> seeds;    // best first
-  size_t candidates_scored = 0;     // fact vectors scored
-  size_t named = 0;                 // seeds the query names with a capitalised word (SeedWalkFromFacts)
-};
-
-// Keeps a subset of the retrieved facts (indexes into the hits, ascending).
-using FactFilter = std::function<Result<std::vector<size_t>>(std::span<const FactHit>)>;
-
-// Steps 2–4 on already retrieved fact hits (best first): the filter, score
-// normalisation and the entity weights.
-Result<FactSeeds> SeedsFromHits(const KnowledgeGraph& graph, std::vector<FactHit> hits,
-                                size_t candidates_scored, const FactSeedOptions& options,
-                                const FactFilter& filter = {});
-
-// FailedPrecondition when the graph has no fact vectors; `query` must have
-// fact_index()->Dimension() floats. An empty `seeds` means no fact matched
-// (or the filter kept none). `filter`, when set, runs between step 1 and 2.
-Result<FactSeeds> SeedsFromFacts(const KnowledgeGraph& graph, const float* query,
-                                 const FactSeedOptions& options, const FactFilter& filter = {});
 
 // Passages an approximate passage index scores per query (ScoreQuery): the
 // HNSW search breadth's default, so it costs what a top-10 search costs, and
@@ -153,6 +83,9 @@ float CosineOf(std::span<const PassageScore> dense, size_t num_passages, uint32_
 Result<QueryScores> ScoreQuery(const Snapshot& snapshot, const std::string& query,
                                bool lexical = false);
 
+// Embeds texts with the snapshot's embedder (FailedPrecondition without one).
+Result<FloatMatrix> EmbedTexts(const Snapshot& snapshot, const std::vector<std::string>& texts);
+
 // (x − min) / (max − min) over `values`; all zeros when max == min.
 std::vector<double> MinMaxNormalize(const std::vector<float>& values);
 
@@ -187,32 +120,10 @@ struct PassageWeight {
 std::vector<PassageWeight> PassagePrior(const Snapshot& snapshot, const std::string& query,
                                         const QueryScores& qs, const PriorOptions& options);
 
-// The seeding step both fact-seeded walks share (HippoRAG 2, SemFlowRAG §3.3):
-// SeedsFromFacts on the query vector (no seeds when the graph has no fact
-// index); the retrieved fact texts go to out->keywords and the candidate
-// counts to out->diagnostics.
-//
-// With options.name_seeds, the entities whose names occur in `query`
-// (keywords.h ExtractKeywords) written with a capitalised token are seeds
-// too (a name the query writes in lower case, "liver cancer", only selects
-// local facts: as a seed it cost 1.1 points R@5 on medical-openie), with weight = best fact score / EntityPassageCount(e) (1 /
-// count when scores are normalised or no fact matched), or their fact
-// weight when higher. They are kept in addition to the `seeds` best fact
-// seeds: HippoRAG 1 links the query's named entities to graph nodes the
-// same way; with the offline lexical embedder a fact rarely outranks the
-// question's own names. diagnostics.extra["name_seeds"] counts them.
-//
-// With `chat` and options.fact_filter the retrieved facts go through the
-// LLM fact filter first (extra["facts_filtered_out"]); a failing call keeps
-// every fact and sets extra["llm_fallback"] = 1.
-Result<FactSeeds> SeedWalkFromFacts(const Snapshot& s, const std::string& query,
-                                    const QueryScores& qs, const FactSeedOptions& options,
-                                    ChatModel* chat, RetrievalOutput* out);
-
 // The walks' fallback when no fact yields a seed: the dense ranking's top_k
 // (score desc, passage asc), marked extra["fallback_dense"] = 1.
 void RankDenseFallback(const QueryScores& qs, size_t top_k, RetrievalOutput* out);
 
 }  // namespace flowrag
 
-#endif  // FLOWRAG_RETRIEVAL_FACT_SEEDS_H_
+#endif  // FLOWRAG_RETRIEVAL_QUERY_SCORES_H_
