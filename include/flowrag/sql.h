@@ -130,7 +130,7 @@ struct LinkSource {
   // counted), or Σ_{i∈V} T_i when no path joins them.
   double mass = 0.0;
   // The mass injected after the solver's feasibility guard
-  // (retrieval/flow_diffusion.h: at most half the capacity of the source's
+  // (graph_algo/flow_diffusion.h: at most half the capacity of the source's
   // connected component when the component holds less than twice the total
   // mass). Equal to `mass` unless the guard scaled it.
   double injected = 0.0;

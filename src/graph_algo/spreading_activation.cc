@@ -25,6 +25,23 @@ SaGraph SaGraph::FromArcs(size_t num_nodes, std::span<const Arc> arcs) {
   return g;
 }
 
+namespace {
+
+// One relaxation of Algorithm 1 along arc i (u → t, weight w) in the pass
+// from `seed`: a[t] ← min(1, a[t] + w·a[u]), recording the arc that first
+// raised t from 0 and, with `carried`, the activation the arc added.
+void Relax(uint32_t i, uint32_t u, uint32_t t, float w, uint32_t seed, float* a,
+           std::vector<uint32_t>* first_arc, std::vector<float>* carried) {
+  const float before = a[t];
+  const float after = std::min(1.0f, before + w * a[u]);
+  if (!(after > before)) return;
+  a[t] = after;
+  if (before == 0.0f && (*first_arc)[t] == SaRun::kNoArc && t != seed) (*first_arc)[t] = i;
+  if (carried != nullptr) (*carried)[i] += after - before;
+}
+
+}  // namespace
+
 SaRun SpreadActivation(const SaGraph& graph, std::span<const uint32_t> seeds, bool track_carried) {
   const size_t n = graph.num_nodes();
   SaRun run;
@@ -51,16 +68,9 @@ SaRun SpreadActivation(const SaGraph& graph, std::span<const uint32_t> seeds, bo
       ++run.steps;
       for (uint32_t i = graph.offsets[u]; i < graph.offsets[u + 1]; ++i) {
         const uint32_t t = graph.targets[i];
-        const float before = a[t];
-        const float after = std::min(1.0f, before + graph.weights[i] * a[u]);
+        Relax(i, u, t, graph.weights[i], seed, a, &run.first_arc,
+              track_carried ? &run.carried : nullptr);
         ++run.arc_updates;
-        if (after > before) {
-          a[t] = after;
-          if (before == 0.0f && run.first_arc[t] == SaRun::kNoArc && t != seed) {
-            run.first_arc[t] = i;
-          }
-          if (track_carried) run.carried[i] += after - before;
-        }
         if (visited[t] != pass) queue.push_back(t);
       }
     }
@@ -144,16 +154,9 @@ Result<LocalSaRun> SpreadActivationLocal(SaArcSource& source, std::span<const ui
       float* a = run.activation.data();
       for (uint32_t i = arc_begin[u]; i < arc_end[u]; ++i) {
         const uint32_t t = run.arcs[i].to;
-        const float before = a[t];
-        const float after = std::min(1.0f, before + run.arcs[i].weight * a[u]);
+        Relax(i, u, t, run.arcs[i].weight, seed, a, &run.first_arc,
+              track_carried ? &run.carried : nullptr);
         ++run.arc_updates;
-        if (after > before) {
-          a[t] = after;
-          if (before == 0.0f && run.first_arc[t] == SaRun::kNoArc && t != seed) {
-            run.first_arc[t] = i;
-          }
-          if (track_carried) run.carried[i] += after - before;
-        }
         if (visited[t] != pass) queue.push_back({t, level + 1});
       }
     }

@@ -41,18 +41,7 @@ Status PprOptions::Override(ParamReader& r) {
   return Status::Ok();
 }
 
-FactResetOptions PprOptions::Reset() const {
-  FactResetOptions r;
-  r.facts = facts;
-  r.seeds = seeds;
-  r.name_seeds = name_seeds;
-  r.fact_filter = fact_filter;
-  r.passage_share = passage_share;
-  r.unnamed_passage_share = unnamed_passage_share;
-  r.fact_passages = fact_passages;
-  r.prior = prior;
-  return r;
-}
+FactResetOptions PprOptions::Reset() const { return FactResetOptionsOf(*this, seeds); }
 
 namespace {
 

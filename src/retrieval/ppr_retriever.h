@@ -49,7 +49,7 @@
 //   ppr.prior_top             50     passages in the prior (0 = all)
 //   ppr.synonyms              true   include SYNONYM edges (HippoRAG 2 synonymy edges)
 //   ppr.solver                push   "push" or "power"
-//   ppr.epsilon               3e-6   push threshold ρ_u ≥ ε·deg(u) (retrieval/ppr.h): top-10
+//   ppr.epsilon               3e-6   push threshold ρ_u ≥ ε·deg(u) (graph_algo/ppr.h): top-10
 //                                    overlap 0.970 with python-igraph's exact PPR at a median
 //                                    111× speed-up on 2wiki (bench/out/ppr_vs_igraph.md); 1e-5
 //                                    gives the same Recall@5 at 0.940 overlap (212×)

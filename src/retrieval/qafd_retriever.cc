@@ -264,18 +264,7 @@ double SimilarityFromCosine(SimilarityKind kind, double cosine, double rbf_gamma
   return 0.5 * (1.0 + cosine);
 }
 
-FactResetOptions QafdOptions::Reset() const {
-  FactResetOptions r;
-  r.facts = facts;
-  r.seeds = fact_seeds;
-  r.name_seeds = name_seeds;
-  r.fact_filter = fact_filter;
-  r.passage_share = passage_share;
-  r.unnamed_passage_share = unnamed_passage_share;
-  r.fact_passages = fact_passages;
-  r.prior = prior;
-  return r;
-}
+FactResetOptions QafdOptions::Reset() const { return FactResetOptionsOf(*this, fact_seeds); }
 
 Status QafdOptions::Override(ParamReader& r) {
   FLOWRAG_RETURN_IF_ERROR(ReadEnumAs(r, "qafd.seeds", {"facts", "names"}, &seeds));

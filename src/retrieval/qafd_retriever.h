@@ -1,5 +1,5 @@
 // QAFD-RAG retrieval ("qafd", QAFD-RAG §2.2–3): sources on the graph →
-// query-aware flow diffusion (Eq. 4–8, Algorithm 2, retrieval/flow_diffusion.h)
+// query-aware flow diffusion (Eq. 4–8, Algorithm 2, graph_algo/flow_diffusion.h)
 // on the passages and entities of the snapshot's WalkGraph → passages ranked
 // by what the diffusion pushed through them, optionally per sub-query with a
 // union of the results (Eq. 9–10).

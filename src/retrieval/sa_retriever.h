@@ -23,7 +23,7 @@
 //         no longer outscores the one that answers the question;
 //       - relative scale (sa.scale, see below): cosines divided by the best
 //         relation cosine among the seeds' own links.
-//  3. Activation (Algorithm 1; spreading_activation.h SpreadActivationLocal).
+//  3. Activation (Algorithm 1; graph_algo/spreading_activation.h SpreadActivationLocal).
 //     Seeds start at 1; a[t] ← min(1, a[t] + w'·a[u]) along every positive
 //     link of an expanding node, BFS per seed. The n-hop subgraph of §5.4 is
 //     not fetched up front (3 hops from 10 seeds reached 33.8k of 2wiki's

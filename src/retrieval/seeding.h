@@ -214,6 +214,22 @@ struct FactResetOptions {
   PriorOptions prior{"hybrid", 50};    // the passages of the reset
 };
 
+// The FactResetOptions of a method's options (ppr, qafd's facts mode): its
+// fields of the same names, and `seeds` entity seeds.
+template <typename MethodOptions>
+FactResetOptions FactResetOptionsOf(const MethodOptions& o, size_t seeds) {
+  FactResetOptions r;
+  r.facts = o.facts;
+  r.seeds = seeds;
+  r.name_seeds = o.name_seeds;
+  r.fact_filter = o.fact_filter;
+  r.passage_share = o.passage_share;
+  r.unnamed_passage_share = o.unnamed_passage_share;
+  r.fact_passages = o.fact_passages;
+  r.prior = o.prior;
+  return r;
+}
+
 // A walk's reset vector (HippoRAG 2, ppr_retriever.h): entity seeds
 // (SeedWalkFromFacts with normalised fact scores: fact seeds and the
 // entities the query names) sharing 1 − φ by weight, and the best

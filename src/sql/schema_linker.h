@@ -34,7 +34,7 @@
 //      capacity when it holds less than twice their mass (on most Spider
 //      schemas, ~30 nodes, it does). SchemaLink::sources reports each
 //      source's mass before and after the guard.
-//   4. Flow diffusion (retrieval/flow_diffusion.h) with the query-aware
+//   4. Flow diffusion (graph_algo/flow_diffusion.h) with the query-aware
 //      hybrid weights of Eq. 5c on the schema graph: h(u) the embedding of
 //      the node text (names, type, description, samples), h(q) of q_k. Sink
 //      capacities T_v = 1 (A2.2.1's text; sinks = "degree": T_v = deg(v), as
