@@ -8,7 +8,7 @@
 
 #include "models/chat_setup.h"
 #include "models/embedder_setup.h"
-#include "storage/llm_cache.h"
+#include "models/llm_cache.h"
 
 namespace flowrag {
 

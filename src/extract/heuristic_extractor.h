@@ -1,6 +1,6 @@
 // The offline extractor (the default): deterministic, model-free and fast.
 //
-// For each passage it produces a PassageExtraction (extract/extraction.h):
+// For each passage it produces a PassageExtraction (common/extraction.h):
 //
 //  * Title entity. Every passage of a titled document gets the title as an
 //    entity of type "TITLE", defining. The passage at ordinal 0 (the title
@@ -73,7 +73,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "extract/extraction.h"
+#include "common/extraction.h"
 #include "flowrag/status.h"
 #include "lexical/aho_corasick.h"
 #include "lexical/entity_spans.h"

@@ -53,7 +53,7 @@
 #include <string_view>
 #include <vector>
 
-#include "extract/extraction.h"
+#include "common/extraction.h"
 #include "extract/prompts.h"
 #include "flowrag/status.h"
 #include "llm/chat_model.h"

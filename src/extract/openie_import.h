@@ -70,7 +70,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "extract/extraction.h"
+#include "common/extraction.h"
 #include "flowrag/status.h"
 
 namespace flowrag {

@@ -10,7 +10,7 @@
 #include "indexing/openie_phase.h"
 #include "models/chat_setup.h"
 #include "models/embedder_setup.h"
-#include "storage/llm_cache.h"
+#include "models/llm_cache.h"
 
 namespace flowrag {
 

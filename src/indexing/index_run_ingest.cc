@@ -14,7 +14,7 @@
 #include "schema/construct.h"
 #include "schema/llm_entities.h"
 #include "schema/llm_relations.h"
-#include "storage/llm_cache.h"
+#include "models/llm_cache.h"
 
 namespace flowrag {
 

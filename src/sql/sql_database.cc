@@ -11,7 +11,7 @@
 #include "sql/schema_linker.h"
 #include "sql/spider_data.h"
 #include "sql/sql_writer.h"
-#include "storage/llm_cache.h"
+#include "models/llm_cache.h"
 #include "storage/store.h"
 
 namespace flowrag {

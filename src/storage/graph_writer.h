@@ -53,7 +53,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "extract/extraction.h"
+#include "common/extraction.h"
 #include "flowrag/status.h"
 #include "sqldb/connection.h"
 

@@ -464,12 +464,12 @@ class SqlSchemaCache {
   virtual Status PutSqlSchema(const SqlSchemaRow& row) = 0;  // replaces the row of `source`
 };
 
-// The LLM response cache behind StoreResponseCache (storage/llm_cache.h).
+// The LLM response cache behind StoreResponseCache (models/llm_cache.h).
 class LlmResponseStore {
  public:
   virtual ~LlmResponseStore() = default;
 
-  // LLM response cache (storage/llm_cache.cc).
+  // LLM response cache (storage/store_llm_responses.cc).
   virtual Result<std::optional<ChatResponse>> GetCachedResponse(uint64_t key) = 0;
   virtual Status PutCachedResponse(uint64_t key, std::string_view model, std::string_view request,
                                    const ChatResponse& response) = 0;

@@ -1,8 +1,10 @@
 // What an extractor produces for one passage: the common currency of the
 // offline extractor, the LLM extractors and OpenIE import. The graph writer
-// (graph/graph_writer.h) turns it into nodes and edges with provenance.
-#ifndef FLOWRAG_EXTRACT_EXTRACTION_H_
-#define FLOWRAG_EXTRACT_EXTRACTION_H_
+// (storage/graph_writer.h) turns it into nodes and edges with provenance.
+// Here, below both, because extract/ and storage/ share it and neither is
+// below the other.
+#ifndef FLOWRAG_COMMON_EXTRACTION_H_
+#define FLOWRAG_COMMON_EXTRACTION_H_
 
 #include <cstdint>
 #include <string>
@@ -41,4 +43,4 @@ struct PassageExtraction {
 
 }  // namespace flowrag
 
-#endif  // FLOWRAG_EXTRACT_EXTRACTION_H_
+#endif  // FLOWRAG_COMMON_EXTRACTION_H_

@@ -1,6 +1,9 @@
-#include "storage/llm_cache.h"
-
+// Store: the LLM response cache (table llm_cache; LlmResponseStore in
+// store.h). StoreResponseCache (models/llm_cache.h) serves it to the chat
+// clients.
+#include "flowrag/models.h"
 #include "sqldb/connection.h"
+#include "storage/store.h"
 #include "storage/unix_time.h"
 
 namespace flowrag {
@@ -45,15 +48,6 @@ Status Store::PutCachedResponse(uint64_t key, std::string_view model, std::strin
       .Bind(7, response.completion_tokens)
       .Bind(8, now)
       .Run();
-}
-
-Result<std::optional<ChatResponse>> StoreResponseCache::Get(uint64_t key) {
-  return store_->GetCachedResponse(key);
-}
-
-Status StoreResponseCache::Put(uint64_t key, const std::string& model,
-                               const std::string& request_json, const ChatResponse& response) {
-  return store_->PutCachedResponse(key, model, request_json, response);
 }
 
 }  // namespace flowrag

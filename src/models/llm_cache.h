@@ -4,8 +4,8 @@
 // each answer; `flowrag stats` sums them as the extraction cost so far.
 //
 // Thread-safety: safe to share (the store serialises access).
-#ifndef FLOWRAG_STORAGE_LLM_CACHE_H_
-#define FLOWRAG_STORAGE_LLM_CACHE_H_
+#ifndef FLOWRAG_MODELS_LLM_CACHE_H_
+#define FLOWRAG_MODELS_LLM_CACHE_H_
 
 #include "llm/chat_model.h"
 #include "storage/store.h"
@@ -25,4 +25,4 @@ class StoreResponseCache final : public ResponseCache {
 
 }  // namespace flowrag
 
-#endif  // FLOWRAG_STORAGE_LLM_CACHE_H_
+#endif  // FLOWRAG_MODELS_LLM_CACHE_H_
