@@ -88,7 +88,7 @@ class EngineImpl final : public Engine {
   // other process wrote since): the incremental publishes (Append, Remove)
   // extend it only then.
   Result<bool> SessionIsCurrent() const;
-  Status FillSchemaStats(StoreStats* stats) const;  // schema_stats.cc
+  Status FillSchemaStats(StoreStats* stats) const;  // engine_stats.cc
   // Builds and swaps in a snapshot of the store (unless nothing changed
   // since the current one): graph texts the current snapshot embedded are
   // reused; `same_text` (when only the graph changed since it was built)

@@ -2,19 +2,20 @@
 // store seen through the narrow interfaces the phases use
 // (storage/store.h), the run's options, its report and its journal row.
 //
-// The phases, one file each in this module, in the order the engine runs
-// them (engine/engine_impl.cc, engine_ingest.cc):
+// The phases, one file each in this module, in the order an IndexRun runs
+// them (index_run.h, index_run_ingest.cc):
 //   ingest_phase.h     documents → hash → (skip unchanged) → chunk → store;
 //   schema_records.h   the same for a schema contract's planned records,
 //                      and afterwards their entities and links;
 //   embed_phase.h      passages without a cached vector → embedder → cache;
 //   extraction_phase.h pending passages → extractor → graph, in claimed
 //                      batches that concurrent runs share;
+//   openie_phase.h     precomputed triples as the graph of their passages;
 //   graph_extras.h     graph-text vectors and SYNONYM edges of new entities.
 // Each commits in batches and resumes from what the store shows as done, so
 // a crash anywhere leaves a store that a rerun completes. A phase takes no
-// lock and swaps no snapshot: the engine holds the store's writer lock
-// around them and publishes what they committed.
+// lock and swaps no snapshot: the run holds the store's writer lock around
+// them and the engine publishes what they committed.
 #ifndef FLOWRAG_INDEXING_INDEX_CONTEXT_H_
 #define FLOWRAG_INDEXING_INDEX_CONTEXT_H_
 
