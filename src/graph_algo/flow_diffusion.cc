@@ -269,27 +269,38 @@ class FlowSolve {
   // The coordinate step at u: x_u += ex / w_u, m_u ← T_u, the excess to the
   // neighbours in proportion to their weights.
   void Push(uint32_t u, double ex, const Row& row) {
+    // The loop reads and writes through locals: the members' storage could
+    // alias the byte-sized `queued` writes, which would reload them per edge.
+    double* mass = r_.mass.data();
+    const double* capacity = r_.capacity.data();
+    double* best_inflow = best_inflow_.data();
+    uint32_t* parent = r_.parent.data();
+    uint8_t* queued = queued_.data();
+    const uint32_t* adj_pos = adj_pos_.data();
+    const double* adj_weights = r_.adj_weights.data();
+    const uint32_t from = r_.nodes[u];
     r_.x[u] += ex / row.wsum;
-    r_.mass[u] = r_.capacity[u];
-    excess_ -= ex;
+    mass[u] = capacity[u];
+    double excess = excess_ - ex;
     const double share = ex / row.wsum;  // one division per push, not per edge
     r_.edge_visits += row.end - row.begin;
     for (uint64_t k = row.begin; k < row.end; ++k) {
-      const uint32_t v = adj_pos_[k];
-      const double delta = share * r_.adj_weights[k];
-      const double before = std::max(r_.mass[v] - r_.capacity[v], 0.0);
-      r_.mass[v] += delta;
-      const double after = std::max(r_.mass[v] - r_.capacity[v], 0.0);
-      excess_ += after - before;
-      if (delta > best_inflow_[v]) {
-        best_inflow_[v] = delta;
-        r_.parent[v] = r_.nodes[u];
+      const uint32_t v = adj_pos[k];
+      const double delta = share * adj_weights[k];
+      const double before = std::max(mass[v] - capacity[v], 0.0);
+      mass[v] += delta;
+      const double after = std::max(mass[v] - capacity[v], 0.0);
+      excess += after - before;
+      if (delta > best_inflow[v]) {
+        best_inflow[v] = delta;
+        parent[v] = from;
       }
-      if (after > 0 && !queued_[v]) {
-        queued_[v] = 1;
+      if (after > 0 && !queued[v]) {
+        queued[v] = 1;
         queue_.push_back(v);
       }
     }
+    excess_ = excess;
     ++r_.pushes;
     if (o_.verify_conservation) {
       double sum = 0.0;
