@@ -6,9 +6,7 @@
 
 #include <chrono>
 
-#include "models/chat_setup.h"
 #include "models/embedder_setup.h"
-#include "models/llm_cache.h"
 
 namespace flowrag {
 
@@ -21,7 +19,8 @@ Result<std::unique_ptr<EngineImpl>> EngineImpl::Create(const std::string& db_pat
   std::unique_ptr<EngineImpl> engine(new EngineImpl(options, std::move(store)));
   FLOWRAG_ASSIGN_OR_RETURN(engine->services_, MakeSessionServices(options));
   EngineImpl* e = engine.get();
-  engine->services_->chat = [e] { return e->QueryChat(); };
+  engine->chat_ = std::make_unique<QueryChatModel>(engine->options_, engine->store_.get());
+  engine->services_->chat = [e] { return e->chat_->Get(); };
   engine->services_->schema = [e] { return e->ReadSchemaInput(); };
   if (!options.read_only) {
     // Inserts served over HTTP come in bursts: their parts are written
@@ -165,21 +164,6 @@ std::shared_ptr<const Snapshot> EngineImpl::PublishAppended() {
   if (!st.ok()) return nullptr;  // the rebuild after extraction covers them
   SwapSnapshot(appended);
   return appended;
-}
-
-Result<ChatModel*> EngineImpl::QueryChat() const {
-  if (!HasChatModel(options_)) return static_cast<ChatModel*>(nullptr);
-  std::call_once(chat_once_, [this] {
-    chat_cache_ = std::make_unique<StoreResponseCache>(store_.get());
-    auto model = MakeChatModel(options_, chat_cache_.get());
-    if (!model.ok()) {
-      chat_status_ = model.status();
-      return;
-    }
-    chat_ = std::move(model).value();
-  });
-  if (!chat_status_.ok()) return chat_status_.WithContext("query chat model");
-  return chat_.get();
 }
 
 Result<RetrievalResult> EngineImpl::Query(std::string_view question,

@@ -26,6 +26,7 @@
 #include "graph/snapshot.h"
 #include "indexing/index_context.h"
 #include "indexing/index_run.h"
+#include "models/query_chat.h"
 #include "indexing/ingest_phase.h"
 #include "ingest/document.h"
 #include "retrieval/retriever.h"
@@ -125,14 +126,8 @@ class EngineImpl final : public Engine {
   std::string embedder_kind_;
   std::string language_;  // the tokeniser's stemming language (ResolveLanguage)
   std::shared_ptr<Embedder> embedder_;
-  // The query-time chat model, made on the first query when the engine has
-  // one (models/chat_setup.h); a client the engine makes caches its answers
-  // in the store like extraction answers.
-  Result<ChatModel*> QueryChat() const;
-  mutable std::once_flag chat_once_;
-  mutable Status chat_status_;
-  mutable std::unique_ptr<ResponseCache> chat_cache_;
-  mutable std::shared_ptr<ChatModel> chat_;
+  // The reads' chat model (SessionServices::chat), made on first use.
+  std::unique_ptr<QueryChatModel> chat_;
 
   // The embedder and a snapshot read at one generation of the store: retried
   // while another process writes in between (state_stale_ when it kept

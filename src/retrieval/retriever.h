@@ -1,8 +1,11 @@
 // Retriever: the one interface every retrieval method implements, text
 // baselines and graph methods alike. A retriever is a pure function of
-// (snapshot, request) → ranked passages plus diagnostics (DESIGN.md).
+// (snapshot, its configured options, request) → ranked passages plus
+// diagnostics (DESIGN.md). The graph methods are seeding (seeding.h) +
+// an algorithm (graph_algo/) + ranking.
 //
-// Thread-safety: Retrieve() is const and safe to call concurrently.
+// Thread-safety: Configure() before the retriever is shared; Retrieve() is
+// const and safe to call concurrently.
 #ifndef FLOWRAG_RETRIEVAL_RETRIEVER_H_
 #define FLOWRAG_RETRIEVAL_RETRIEVER_H_
 
