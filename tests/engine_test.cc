@@ -284,7 +284,7 @@ TEST(EngineTest, AWrongMetaValueIsCorruptionNamingTheStoreAndKey) {
       EngineOptions eo;
       eo.read_only = read_only;
       auto e = Engine::Open(db, eo);
-      ASSERT_FALSE(e.ok()) << key << "=" << value;
+      ASSERT_FALSE(e.ok()) << key << "=" << value << " read_only=" << read_only;
       EXPECT_EQ(e.status().code(), StatusCode::kCorruption) << e.status().ToString();
       EXPECT_NE(e.status().message().find(db), std::string::npos) << e.status().ToString();
       EXPECT_NE(e.status().message().find("meta." + key), std::string::npos)

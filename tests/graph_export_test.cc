@@ -75,7 +75,7 @@ GraphExportReport Export(const Engine& engine, const GraphExportOptions& options
                          const std::string& path) {
   std::ofstream out(path, std::ios::binary);
   GraphExportReport report;
-  Status st = engine.Graph()->Export(options, out, &report);
+  Status st = engine.Graph().value()->Export(options, out, &report);
   EXPECT_TRUE(st.ok()) << st.ToString();
   return report;
 }
@@ -169,12 +169,12 @@ TEST_F(DemoExportTest, EntitiesOnlyLeavesOutDocumentsAndPassages) {
 TEST_F(DemoExportTest, AFailingStreamIsAnIoError) {
   std::ostringstream out;
   out.setstate(std::ios::badbit);
-  Status st = engine_->Graph()->Export({}, out, nullptr);
+  Status st = engine_->Graph().value()->Export({}, out, nullptr);
   EXPECT_EQ(st.code(), StatusCode::kIoError) << st.ToString();
 }
 
 TEST_F(DemoExportTest, BrowsingFindsNeighboursAndProvenance) {
-  auto g = engine_->Graph();
+  auto g = engine_->Graph().value();
   auto found = g->FindEntities("ostrel", 5);
   ASSERT_FALSE(found.empty());
   for (const auto& e : found) {

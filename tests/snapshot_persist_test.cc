@@ -854,8 +854,8 @@ TEST_F(SnapshotPersistTest, AnOlderFormatStoreOpensAndGainsItsParts) {
 }
 
 // A store written before the HNSW part existed (its other parts current):
-// a read-only open builds the index as before, the first writable open
-// writes the part, and later opens load it.
+// a read-only engine's first read builds the index as before, a writable
+// engine's writes the part, and later opens load it.
 TEST_F(SnapshotPersistTest, AStoreWithoutTheHnswPartOpensAndGainsIt) {
   const std::string path = CopyOfHnswDemo();
   ExecSql(path, "DELETE FROM snapshot_chunks WHERE part = 'passage_hnsw'; "
@@ -874,6 +874,7 @@ TEST_F(SnapshotPersistTest, AStoreWithoutTheHnswPartOpensAndGainsIt) {
     ro.hnsw_threshold = kSmallHnswThreshold;
     auto e = Engine::Open(path, ro);
     ASSERT_TRUE(e.ok()) << e.status().ToString();
+    ASSERT_TRUE((*e)->Refresh().ok());
   }
   EXPECT_FALSE(before.store->GetSnapshotPart(kPassageHnswPart).value().has_value());
   {
@@ -881,6 +882,7 @@ TEST_F(SnapshotPersistTest, AStoreWithoutTheHnswPartOpensAndGainsIt) {
     o.hnsw_threshold = kSmallHnswThreshold;
     auto e = Engine::Open(path, o);
     ASSERT_TRUE(e.ok()) << e.status().ToString();
+    ASSERT_TRUE((*e)->Refresh().ok());  // the first read loads (and persists) the snapshot
   }
   OpenStore after(path, true, kSmallHnswThreshold);
   EXPECT_EQ(after.store->Generation().value(), generation);

@@ -39,7 +39,9 @@ std::string DisplayLocation(const std::string& location);
 
 class Engine {
  public:
-  // Opens (or creates) the store at `db_path` and loads its snapshot.
+  // Opens (or creates) the store at `db_path`. The snapshot the reads run on
+  // is loaded by the first read (or Refresh), so an engine opened to write
+  // reads nothing it does not need; a server calls Refresh to be ready.
   static Result<std::unique_ptr<Engine>> Open(const std::string& db_path,
                                               const EngineOptions& options = {});
   virtual ~Engine() = default;
@@ -103,8 +105,9 @@ class Engine {
   virtual Result<StoredDocument> GetDocument(std::string_view id) const = 0;
 
   // The knowledge graph of the current snapshot, for export and browsing
-  // (flowrag/graph.h). The view pins that snapshot; it never changes. O(1).
-  virtual std::shared_ptr<const GraphView> Graph() const = 0;
+  // (flowrag/graph.h). The view pins that snapshot; it never changes. O(1)
+  // once the snapshot is loaded; the load's error otherwise.
+  virtual Result<std::shared_ptr<const GraphView>> Graph() const = 0;
 
   // texts[i] embedded into row i with the engine's embedder, as passages
   // are for dense search (L2-normalised rows; 0 columns while a remote
@@ -112,8 +115,8 @@ class Engine {
   virtual Result<FloatMatrix> Embed(const std::vector<std::string>& texts) const = 0;
 
   // Loads what other processes wrote to the store since this engine's
-  // snapshot; true when a new snapshot was swapped in (nothing to do costs
-  // one small query). EngineOptions::follow_store calls it in the
+  // snapshot, or the snapshot itself before the first read; true when a new
+  // snapshot was swapped in (nothing to do costs one small query). EngineOptions::follow_store calls it in the
   // background.
   virtual Result<bool> Refresh() = 0;
 

@@ -28,7 +28,11 @@ Result<std::unique_ptr<EngineImpl>> EngineImpl::Create(const std::string& db_pat
     engine->persister_ =
         std::make_unique<PartsPersister>(engine->store_.get(), std::chrono::milliseconds(500));
   }
-  FLOWRAG_RETURN_IF_ERROR(engine->LoadState());
+  // The models now; the snapshot when the first read needs it, so a write
+  // run (flowrag index) builds none before it writes.
+  FLOWRAG_RETURN_IF_ERROR(engine->ResolveModels());
+  // Like every meta value the open reads, a damaged counter is refused here.
+  FLOWRAG_RETURN_IF_ERROR(engine->store_->Generation().status());
   if (options.follow_store) {
     engine->follower_ = std::make_unique<StoreFollower>(
         [e] { return e->store_->OpenListener(); }, [e] { return e->Refresh().status(); },
@@ -40,14 +44,14 @@ Result<std::unique_ptr<EngineImpl>> EngineImpl::Create(const std::string& db_pat
 Result<bool> EngineImpl::Refresh() {
   std::lock_guard<std::mutex> lock(write_mu_);
   FLOWRAG_ASSIGN_OR_RETURN(int64_t generation, store_->Generation());
-  const std::shared_ptr<const Snapshot> current = snapshot();
+  const std::shared_ptr<const Snapshot> current = published_snapshot();
   if (!state_stale_ && current != nullptr && current->generation() == generation) return false;
   if (state_stale_ || !RefreshByAppending().ok()) FLOWRAG_RETURN_IF_ERROR(LoadState());
   return true;
 }
 
 Status EngineImpl::RefreshByAppending() {
-  const std::shared_ptr<const Snapshot> current = snapshot();
+  const std::shared_ptr<const Snapshot> current = published_snapshot();
   FLOWRAG_ASSIGN_OR_RETURN(auto dense_model, store_->DenseModel());
   if (current == nullptr || current->embedder() != embedder_.get() ||
       dense_model.value_or("") != current->dense_model()) {
@@ -59,27 +63,48 @@ Status EngineImpl::RefreshByAppending() {
   return RebuildSnapshot(Persist::kLater, std::move(appended));
 }
 
+Status EngineImpl::ResolveModels() {
+  FLOWRAG_ASSIGN_OR_RETURN(language_, ResolveLanguage(*store_, options_));
+  FLOWRAG_ASSIGN_OR_RETURN(embedder_kind_, ResolveEmbedderKind(*store_, options_));
+  FLOWRAG_ASSIGN_OR_RETURN(embedder_, LoadEmbedder(*store_, embedder_kind_, options_));
+  return Status::Ok();
+}
+
 Status EngineImpl::LoadState() {
   constexpr int kAttempts = 5;
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
     FLOWRAG_ASSIGN_OR_RETURN(int64_t before, store_->Generation());
-    FLOWRAG_ASSIGN_OR_RETURN(language_, ResolveLanguage(*store_, options_));
-    FLOWRAG_ASSIGN_OR_RETURN(embedder_kind_, ResolveEmbedderKind(*store_, options_));
-    FLOWRAG_ASSIGN_OR_RETURN(embedder_, LoadEmbedder(*store_, embedder_kind_, options_));
+    FLOWRAG_RETURN_IF_ERROR(ResolveModels());
     FLOWRAG_RETURN_IF_ERROR(RebuildSnapshot());
-    state_stale_ = snapshot()->generation() != before;
+    state_stale_ = published_snapshot()->generation() != before;
     if (!state_stale_) return Status::Ok();
   }
   return Status::Ok();  // another process keeps writing: the next Refresh loads again
 }
 
-std::shared_ptr<const ReadSession> EngineImpl::session() const {
+Result<std::shared_ptr<const ReadSession>> EngineImpl::session() const {
+  if (std::shared_ptr<const ReadSession> current = published(); current != nullptr) return current;
+  std::lock_guard<std::mutex> lock(write_mu_);
+  if (std::shared_ptr<const ReadSession> current = published(); current != nullptr) return current;
+  // The first read loads what the engine has not yet read. The engine is
+  // never made const (Create hands out a mutable one); its reads are const
+  // because what they see does not depend on when the snapshot was built.
+  FLOWRAG_RETURN_IF_ERROR(const_cast<EngineImpl*>(this)->LoadState());
+  return published();
+}
+
+std::shared_ptr<const Snapshot> EngineImpl::snapshot() const {
+  Result<std::shared_ptr<const ReadSession>> current = session();
+  return current.ok() ? (*current)->snapshot() : nullptr;
+}
+
+std::shared_ptr<const ReadSession> EngineImpl::published() const {
   std::lock_guard<std::mutex> lock(session_mu_);
   return session_;
 }
 
-std::shared_ptr<const Snapshot> EngineImpl::snapshot() const {
-  std::shared_ptr<const ReadSession> current = session();
+std::shared_ptr<const Snapshot> EngineImpl::published_snapshot() const {
+  std::shared_ptr<const ReadSession> current = published();
   return current != nullptr ? current->snapshot() : nullptr;
 }
 
@@ -91,7 +116,7 @@ Status EngineImpl::RebuildSnapshot(Persist persist, std::shared_ptr<const Snapsh
   // Only vectors of the embedder we can embed queries with are usable.
   if (dense_model && *dense_model == embedder_->ModelId()) so.dense_model = *dense_model;
   so.persistable = persister_ != nullptr;
-  so.previous = snapshot();  // its graph vectors are reused by text
+  so.previous = published_snapshot();  // its graph vectors are reused by text
   // Nothing written since (a run that found everything stored): keep it.
   // With `same_text` the graph is read again whatever the generation.
   FLOWRAG_ASSIGN_OR_RETURN(int64_t generation, store_->Generation());
@@ -154,7 +179,7 @@ Result<std::optional<SessionServices::SchemaInput>> EngineImpl::ReadSchemaInput(
 }
 
 std::shared_ptr<const Snapshot> EngineImpl::PublishAppended() {
-  std::shared_ptr<const Snapshot> current = snapshot();
+  std::shared_ptr<const Snapshot> current = published_snapshot();
   if (current == nullptr || current->embedder() != embedder_.get()) return nullptr;
   std::shared_ptr<const Snapshot> appended;
   Status st = ReadStoreConsistently([&](Store& store) -> Status {
@@ -168,25 +193,33 @@ std::shared_ptr<const Snapshot> EngineImpl::PublishAppended() {
 
 Result<RetrievalResult> EngineImpl::Query(std::string_view question,
                                           const QueryOptions& options) const {
-  return session()->Query(question, options);
+  FLOWRAG_ASSIGN_OR_RETURN(auto current, session());
+  return current->Query(question, options);
 }
 
 Result<Answer> EngineImpl::Ask(std::string_view question, const AnswerOptions& options) const {
-  return session()->Ask(question, options);
+  FLOWRAG_ASSIGN_OR_RETURN(auto current, session());
+  return current->Ask(question, options);
 }
 
 Result<DocumentPage> EngineImpl::ListDocuments(std::string_view cursor, size_t limit) const {
-  return session()->ListDocuments(cursor, limit);
+  FLOWRAG_ASSIGN_OR_RETURN(auto current, session());
+  return current->ListDocuments(cursor, limit);
 }
 
 Result<StoredDocument> EngineImpl::GetDocument(std::string_view id) const {
-  return session()->GetDocument(id);
+  FLOWRAG_ASSIGN_OR_RETURN(auto current, session());
+  return current->GetDocument(id);
 }
 
-std::shared_ptr<const GraphView> EngineImpl::Graph() const { return session()->Graph(); }
+Result<std::shared_ptr<const GraphView>> EngineImpl::Graph() const {
+  FLOWRAG_ASSIGN_OR_RETURN(auto current, session());
+  return current->Graph();
+}
 
 Result<FloatMatrix> EngineImpl::Embed(const std::vector<std::string>& texts) const {
-  return session()->Embed(texts);
+  FLOWRAG_ASSIGN_OR_RETURN(auto current, session());
+  return current->Embed(texts);
 }
 
 }  // namespace flowrag

@@ -57,12 +57,14 @@ class EngineImpl final : public Engine {
   Result<StoreStats> Stats() const override;
   Result<DocumentPage> ListDocuments(std::string_view cursor, size_t limit) const override;
   Result<StoredDocument> GetDocument(std::string_view id) const override;
-  std::shared_ptr<const GraphView> Graph() const override;
+  Result<std::shared_ptr<const GraphView>> Graph() const override;
   Result<FloatMatrix> Embed(const std::vector<std::string>& texts) const override;
   Result<bool> Refresh() override;
 
-  // The current read session and its snapshot (never null after Create).
-  std::shared_ptr<const ReadSession> session() const;
+  // The current read session, loaded from the store on the first call
+  // (the error of that load, then again on the next call); its snapshot,
+  // null when the load failed.
+  Result<std::shared_ptr<const ReadSession>> session() const;
   std::shared_ptr<const Snapshot> snapshot() const;
 
  private:
@@ -107,6 +109,10 @@ class EngineImpl final : public Engine {
   // replica neither waits for nor rereads the whole text.
   // FailedPrecondition when it cannot (then LoadState).
   Status RefreshByAppending();
+  // The session published last and its snapshot, without loading (null
+  // before the first read or write).
+  std::shared_ptr<const ReadSession> published() const;
+  std::shared_ptr<const Snapshot> published_snapshot() const;
   // Publishes a read session over `snap`.
   void SwapSnapshot(std::shared_ptr<const Snapshot> snap);
   // SessionServices::schema: the store's contract and its records.
@@ -129,6 +135,9 @@ class EngineImpl final : public Engine {
   // The reads' chat model (SessionServices::chat), made on first use.
   std::unique_ptr<QueryChatModel> chat_;
 
+  // The tokeniser's language and the embedder, from the options and the
+  // store's state (models/embedder_setup.h).
+  Status ResolveModels();
   // The embedder and a snapshot read at one generation of the store: retried
   // while another process writes in between (state_stale_ when it kept
   // writing: the next Refresh or write loads again).
@@ -137,7 +146,8 @@ class EngineImpl final : public Engine {
   // Writes (index runs, ingest, import, delete) and refreshes take turns
   // within the process; across processes the IndexRun's writer lock orders
   // the writes.
-  std::mutex write_mu_;
+  // The first read's load (session()) takes it too.
+  mutable std::mutex write_mu_;
   std::unique_ptr<SessionServices> services_;  // shared by every session
   mutable std::mutex session_mu_;
   std::shared_ptr<const ReadSession> session_;

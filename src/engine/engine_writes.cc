@@ -81,7 +81,7 @@ Status EngineImpl::DeleteDocument(std::string_view document_id) {
   embedder_ = run->embedder();
   // The current snapshot without the document (when it was the store's
   // state before the delete), else a rebuild.
-  std::shared_ptr<const Snapshot> current = snapshot();
+  std::shared_ptr<const Snapshot> current = published_snapshot();
   if (was_current && current != nullptr && current->embedder() == embedder_.get()) {
     std::shared_ptr<const Snapshot> removed;
     Status st = ReadStoreConsistently([&](Store& store) -> Status {
@@ -103,7 +103,7 @@ Result<std::unique_ptr<IndexRun>> EngineImpl::BeginRun() {
 
 Result<bool> EngineImpl::SessionIsCurrent() const {
   FLOWRAG_ASSIGN_OR_RETURN(const int64_t generation, store_->Generation());
-  const std::shared_ptr<const Snapshot> current = snapshot();
+  const std::shared_ptr<const Snapshot> current = published_snapshot();
   return !state_stale_ && current != nullptr && current->generation() == generation;
 }
 

@@ -704,6 +704,11 @@ Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options,
   for (const WorkspaceSpec& spec : workspaces) {
     Result<std::unique_ptr<Engine>> engine =
         Engine::Open(spec.db_path, spec.engine ? *spec.engine : options.engine);
+    // Loaded now: a server is ready when it listens, and a store it cannot
+    // read is refused at start.
+    if (engine.ok()) {
+      if (Result<bool> loaded = (*engine)->Refresh(); !loaded.ok()) engine = loaded.status();
+    }
     if (!engine.ok()) return engine.status().WithContext("workspace \"" + spec.name + "\"");
     opened.push_back({spec.name, std::move(engine).value(), spec.token,
                       server::StoreLocationSpellings(spec.db_path),

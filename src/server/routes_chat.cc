@@ -208,7 +208,9 @@ FollowUpLookup LookupOf(const Engine& engine) {
     FLOWRAG_ASSIGN_OR_RETURN(RetrievalResult r, engine.Query(text, q));
     return std::move(r.passages);
   };
-  lookup.entity_type = [graph = engine.Graph()](std::string_view name) -> std::string {
+  Result<std::shared_ptr<const GraphView>> loaded = engine.Graph();
+  if (!loaded.ok()) return lookup;  // the query reports the load's error
+  lookup.entity_type = [graph = std::move(loaded).value()](std::string_view name) -> std::string {
     const std::string key = EntityKey(name);
     for (const GraphEntityInfo& e : graph->FindEntities(name, 3)) {
       if (EntityKey(e.name) == key) return e.type;

@@ -204,7 +204,9 @@ RouteKind ParseGraphEndpoint(const std::vector<std::string_view>& segments, size
 }
 
 Reply HandleGraph(const Engine& engine, const Route& route, const Params& params) {
-  const std::shared_ptr<const GraphView> graph = engine.Graph();
+  Result<std::shared_ptr<const GraphView>> loaded = engine.Graph();
+  if (!loaded.ok()) return ErrorReply(ErrorFromStatus(loaded.status()));
+  const std::shared_ptr<const GraphView> graph = std::move(loaded).value();
   switch (route.kind) {
     case RouteKind::kGraphEntities:
       return SearchEntities(*graph, params);

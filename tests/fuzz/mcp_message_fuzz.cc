@@ -73,7 +73,9 @@ class StubEngine final : public flowrag::Engine {
     a.citations.push_back({1, 1, "b/c", "Title B", "quote", 0, 5});
     return a;
   }
-  std::shared_ptr<const flowrag::GraphView> Graph() const override { return nullptr; }
+  flowrag::Result<std::shared_ptr<const flowrag::GraphView>> Graph() const override {
+    return flowrag::Status::FailedPrecondition("stub engine: no graph");
+  }
   Result<flowrag::StoreStats> Stats() const override {
     flowrag::StoreStats s;
     s.documents = 2;

@@ -39,7 +39,7 @@ Status RunExport(const ExportArgs& args) {
   }
   FLOWRAG_ASSIGN_OR_RETURN(auto engine, OpenExistingStore(args.db));
   const auto start = std::chrono::steady_clock::now();
-  std::shared_ptr<const GraphView> graph = engine->Graph();
+  FLOWRAG_ASSIGN_OR_RETURN(std::shared_ptr<const GraphView> graph, engine->Graph());
   GraphExportReport report;
   const bool to_stdout = args.out.empty() || args.out == "-";
   std::error_code ec;

@@ -52,6 +52,7 @@ Status RunMcp(McpArgs args) {
   args.engine.read_only = args.read_only;
   FLOWRAG_ASSIGN_OR_RETURN(EngineOptions eo, ConfiguredEngineOptions(args.db, args.engine));
   FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, Engine::Open(args.db, eo));
+  FLOWRAG_RETURN_IF_ERROR(engine->Refresh().status());  // ready before the first request
   std::fprintf(stderr, "flowrag mcp: serving %s on stdio%s\n", DisplayLocation(args.db).c_str(),
                args.read_only ? " (read-only)" : "");
   McpStdioOptions options;
