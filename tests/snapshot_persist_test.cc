@@ -448,6 +448,34 @@ TEST_F(SnapshotPersistTest, IndexPersistsEveryPartAtTheStoreGeneration) {
   EXPECT_FALSE(hnsw->has_value());
 }
 
+// The parts are a cache: a write that cannot store them succeeds, its
+// documents are searchable, and the failure is in the engine's statistics
+// (the library prints nothing).
+TEST_F(SnapshotPersistTest, APartsWriteFailureIsReportedInStatsNotAsAnError) {
+  const std::string path = CopyOfDemo();
+  for (const char* op : {"INSERT", "UPDATE"}) {
+    ExecSql(path, std::string("CREATE TRIGGER refuse_parts_") + op + " BEFORE " + op +
+                      " ON snapshot_parts BEGIN SELECT RAISE(ABORT, 'parts refused by the test'); "
+                      "END;");
+  }
+  const std::string doc = local_.File("zq.md");
+  testing::WriteFile(doc, "# Zq\n\nQuorbitania borders the Zeta sea.\n");
+  auto e = Engine::Open(path);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  ASSERT_TRUE((*e)->Index({doc}).ok());  // a batch run writes the parts before it returns
+  QueryOptions bm25;
+  bm25.method = "bm25";
+  auto found = (*e)->Query("Quorbitania", bm25);
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  ASSERT_FALSE(found->passages.empty());
+  EXPECT_NE(found->passages[0].document_id.find("zq"), std::string::npos);
+  auto stats = (*e)->Stats();
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_NE(stats->snapshot_parts_error.find("parts refused by the test"), std::string::npos)
+      << stats->snapshot_parts_error;
+  EXPECT_NE(stats->snapshot_parts_error.find(path), std::string::npos);
+}
+
 TEST_F(SnapshotPersistTest, IndexPersistsTheHnswIndexAtTheStoreGeneration) {
   OpenStore s(dir_->File("demo-hnsw.db"), true, kSmallHnswThreshold);
   const int64_t generation = s.store->Generation().value();

@@ -269,6 +269,10 @@ struct StoreStats {
   int64_t index_runs = 0;
   std::string dense_model;   // the model passages are embedded with
   int64_t passages_missing_embeddings = 0;
+  // The last failure to write the snapshot's parts (a cache of the store:
+  // reads are unaffected, the next open rebuilds what is missing); "" when
+  // the last write succeeded or none was made by this engine.
+  std::string snapshot_parts_error;
   GraphStats graph;
   SchemaStats schema;
 };

@@ -186,6 +186,7 @@ void BindStats(py::module_& m) {
       .field("index_runs", &StoreStats::index_runs)
       .field("dense_model", &StoreStats::dense_model)
       .field("passages_missing_embeddings", &StoreStats::passages_missing_embeddings)
+      .field("snapshot_parts_error", &StoreStats::snapshot_parts_error)
       .field("graph", &StoreStats::graph)
       .field("schema", &StoreStats::schema);
 }

@@ -33,6 +33,7 @@ Result<StoreStats> EngineImpl::Stats() const {
   s.graph.llm_calls = g.llm_calls;
   s.graph.llm_prompt_tokens = g.llm_prompt_tokens;
   s.graph.llm_completion_tokens = g.llm_completion_tokens;
+  if (persister_ != nullptr) s.snapshot_parts_error = persister_->LastError();
   FLOWRAG_ASSIGN_OR_RETURN(auto current, session());
   current->FillGraphStats(&s.graph);
   FLOWRAG_RETURN_IF_ERROR(FillSchemaStats(&s));

@@ -1,7 +1,5 @@
 #include "engine/parts_persister.h"
 
-#include <cstdio>
-
 namespace flowrag {
 
 PartsPersister::~PartsPersister() {
@@ -31,7 +29,7 @@ void PartsPersister::Flush() {
     snapshot = std::move(pending_);
     pending_.reset();
   }
-  if (snapshot != nullptr) Write(*store_, *snapshot);
+  if (snapshot != nullptr) Write(*snapshot);
 }
 
 void PartsPersister::Run() {
@@ -48,18 +46,22 @@ void PartsPersister::Run() {
     std::shared_ptr<const Snapshot> snapshot = std::move(pending_);
     pending_.reset();
     lock.unlock();
-    Write(*store_, *snapshot);
+    Write(*snapshot);
     lock.lock();
   }
 }
 
-void PartsPersister::Write(SnapshotSource& store, const Snapshot& snapshot) {
-  // A cache of the store: failing to write it only costs the next open time.
-  Result<size_t> written = snapshot.PersistParts(store);
-  if (!written.ok()) {
-    std::fprintf(stderr, "flowrag: %s: snapshot parts not persisted: %s\n", store.path().c_str(),
-                 written.status().ToString().c_str());
-  }
+void PartsPersister::Write(const Snapshot& snapshot) {
+  // A cache of the store: failing to write it only costs the next open
+  // time, so it is reported in the engine's statistics, not as an error.
+  Result<size_t> written = snapshot.PersistParts(*store_);
+  std::lock_guard<std::mutex> lock(mu_);
+  last_error_ = written.ok() ? "" : store_->path() + ": " + written.status().ToString();
+}
+
+std::string PartsPersister::LastError() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_error_;
 }
 
 }  // namespace flowrag

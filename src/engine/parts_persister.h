@@ -39,15 +39,18 @@ class PartsPersister {
   void Schedule(std::shared_ptr<const Snapshot> snapshot);
   // Writes the pending snapshot's parts now, on the calling thread.
   void Flush();
+  // The last write's failure ("" after a success or before any write).
+  std::string LastError() const;
 
  private:
   void Run();
-  static void Write(SnapshotSource& store, const Snapshot& snapshot);
+  void Write(const Snapshot& snapshot);
 
   SnapshotSource* store_;
   const std::chrono::milliseconds delay_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
+  std::string last_error_;  // guarded by mu_
   std::shared_ptr<const Snapshot> pending_;
   std::chrono::steady_clock::time_point due_;
   bool stop_ = false;

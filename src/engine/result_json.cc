@@ -125,6 +125,7 @@ nlohmann::json StoreStatsJson(const StoreStats& s) {
           {"embedding_models", s.embedding_models},
           {"dense_model", s.dense_model},
           {"passages_missing_embeddings", s.passages_missing_embeddings},
+          {"snapshot_parts_error", s.snapshot_parts_error},
           {"index_runs", s.index_runs},
           {"file_bytes", s.file_bytes},
           {"graph", std::move(graph)}};

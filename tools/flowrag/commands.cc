@@ -293,6 +293,9 @@ Status RunStats(const StatsArgs& args) {
                 static_cast<long long>(s.embeddings), static_cast<long long>(s.embedding_models),
                 static_cast<long long>(s.passages_missing_embeddings));
     std::printf("dense model      %s\n", s.dense_model.c_str());
+    if (!s.snapshot_parts_error.empty()) {
+      std::printf("snapshot parts   not written: %s\n", s.snapshot_parts_error.c_str());
+    }
     std::printf("index runs       %lld\n", static_cast<long long>(s.index_runs));
     std::printf("file size        %.1f MiB\n", s.file_bytes / 1048576.0);
     const GraphStats& g = s.graph;
