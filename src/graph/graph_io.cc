@@ -8,6 +8,7 @@
 #include <functional>
 #include <span>
 
+#include "common/checksum.h"
 #include "common/hash.h"
 #include "common/text.h"
 #include "graph/graph_texts.h"
@@ -32,57 +33,6 @@ constexpr uint64_t kRowsMagic = 0x31574f5247524646ull;     // "FFRGROW1"
 constexpr uint64_t kVectorsMagic = 0x3143455647524646ull;  // "FFRGVEC1"
 constexpr uint64_t kPassagesMagic = 0x3143455650524646ull; // "FFRPVEC1"
 constexpr uint64_t kHnswMagic = 0x31534e4850524646ull;     // "FFRPHNS1"
-
-// Checksum of a byte stream fed in pieces of any size: four independent
-// multiply-rotate lanes over 32-byte blocks (~4 bytes per cycle, so a
-// 170 MB part costs ~15 ms), then the lanes, the tail and the length mixed.
-// Detects truncation, bit flips and overwritten ranges; not a MAC.
-class StreamChecksum {
- public:
-  void Update(const void* data, size_t n) {
-    if (n == 0) return;  // empty arrays may pass a null pointer
-    const char* p = static_cast<const char*>(data);
-    total_ += n;
-    if (fill_ > 0) {
-      const size_t take = std::min(n, kBlock - fill_);
-      std::memcpy(buf_ + fill_, p, take);
-      fill_ += take;
-      p += take;
-      n -= take;
-      if (fill_ < kBlock) return;
-      Block(buf_);
-      fill_ = 0;
-    }
-    for (; n >= kBlock; p += kBlock, n -= kBlock) Block(p);
-    std::memcpy(buf_, p, n);
-    fill_ = n;
-  }
-
-  uint64_t Final() const {
-    uint64_t h = Mix64(total_);
-    for (uint64_t lane : lanes_) h = HashCombine(h, lane);
-    uint64_t tail[kBlock / 8] = {};
-    std::memcpy(tail, buf_, fill_);
-    for (uint64_t w : tail) h = HashCombine(h, w);
-    return Mix64(h);
-  }
-
- private:
-  static constexpr size_t kBlock = 32;
-  void Block(const char* p) {
-    for (int l = 0; l < 4; ++l) {
-      uint64_t w;
-      std::memcpy(&w, p + 8 * l, 8);
-      lanes_[l] = std::rotl(lanes_[l] ^ (w * 0xC2B2AE3D27D4EB4Full), 31) * 0x9E3779B97F4A7C15ull;
-    }
-  }
-
-  uint64_t lanes_[4] = {0x27D4EB2F165667C5ull, 0x165667B19E3779F9ull, 0x85EBCA77C2B2AE63ull,
-                        0xFF51AFD7ED558CCDull};
-  char buf_[kBlock] = {};
-  size_t fill_ = 0;
-  uint64_t total_ = 0;
-};
 
 std::string Hex(uint64_t v) {
   char buf[17];
@@ -611,9 +561,7 @@ constexpr const char* kProbes[] = {
 }  // namespace
 
 uint64_t PartChecksum(std::string_view bytes) {
-  StreamChecksum c;
-  c.Update(bytes.data(), bytes.size());
-  return c.Final();
+  return StreamChecksum::Of(bytes.data(), bytes.size());
 }
 
 std::string_view PartStateName(PartState state) {

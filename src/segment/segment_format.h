@@ -1,0 +1,284 @@
+// The segment file format: an immutable file of flat, aligned, checksummed
+// sections that a reader memory-maps and uses in place (issue 34;
+// doc/storage.md "Segment files"). This header is the byte layout; the
+// writer is segment_writer.h, the reader segment_reader.h. The container
+// knows nothing of what its sections hold: consumers (passages, postings,
+// vectors, CSR graph arrays) name their sections and element types.
+//
+// Byte order: little-endian only (every integer below, and the sections'
+// elements as the host holds them). A big-endian host is refused at compile
+// time, so a file is never silently misread.
+//
+// File layout (offsets from the start of the file):
+//
+//   [0, 128)               header (SegmentHeader)
+//   [128, table_offset)    the sections, in table order, each at its offset;
+//                          the gaps between them are zero padding
+//   [table_offset, end)    the section table: section_count SectionEntry
+//   end == file_bytes      nothing may follow the table
+//
+// Header (128 bytes, at offset 0; written last by the writer):
+//
+//   offset size field              meaning
+//   0      8    magic              "FLOWRSEG" (kSegmentMagic)
+//   8      4    format_version     kSegmentFormatVersion (1)
+//   12     4    header_bytes       128 (sizeof(SegmentHeader))
+//   16     24   kind               what the segment holds ("passages",
+//                                  "tombstones", ...): 1-23 bytes of
+//                                  [a-z0-9_.-], then NULs to the end
+//   40     24   creator            who wrote it ("flowrag"): 0-23 bytes of
+//                                  printable ASCII, then NULs to the end
+//   64     8    generation         int64: the store generation it derives from
+//   72     8    segment_id         uint64: the segment's id in its store
+//   80     8    file_bytes         the file's exact length
+//   88     8    table_offset       where the section table starts (a multiple
+//                                  of 64, after every section)
+//   96     4    section_count      entries in the table
+//   100    4    table_entry_bytes  80 (sizeof(SectionEntry))
+//   104    8    table_checksum     StreamChecksum of the table's bytes
+//   112    8    reserved           0
+//   120    8    header_checksum    StreamChecksum of bytes [0, 120)
+//
+// Section table entry (80 bytes each):
+//
+//   offset size field          meaning
+//   0      32   name           1-31 bytes of printable ASCII (0x21-0x7e),
+//                              then NULs to the end; unique in the file
+//   32     4    element_type   ElementType below (kOpaque: a struct the
+//                              consumer defines; only its size is checked)
+//   36     4    element_size   bytes per element, >= 1, matching the type
+//   40     8    element_count  elements in the section
+//   48     8    offset         where the section starts: a multiple of 64
+//                              (kSectionAlignment); a section of 64 KiB or
+//                              more (kPageAlignFrom) starts on a 4096-byte
+//                              boundary (kPageAlignment)
+//   56     8    length         bytes: element_count * element_size
+//   64     8    checksum       StreamChecksum of the section's bytes
+//   72     8    reserved       0
+//
+// Sections appear in the table in file order and do not overlap: each
+// starts at or after the end of the one before, the first at or after the
+// header, and the last ends at or before the table. Empty sections (count
+// 0) have length 0 and an aligned offset like any other.
+//
+// Checksums are StreamChecksum (common/checksum.h), the snapshot parts'
+// checksum. What the reader checks, and when, is in segment_reader.h.
+//
+// Compatibility: a change of this layout bumps kSegmentFormatVersion; a
+// reader refuses other versions (the file is then rebuilt from the store,
+// which stays the truth). tests/segment_test.cc reads a fixture written by
+// version 1 byte for byte (tests/data/segment/).
+#ifndef FLOWRAG_SEGMENT_SEGMENT_FORMAT_H_
+#define FLOWRAG_SEGMENT_SEGMENT_FORMAT_H_
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+
+namespace flowrag {
+
+static_assert(std::endian::native == std::endian::little,
+              "segment files are little-endian and used in place: a big-endian host "
+              "would misread them");
+
+inline constexpr char kSegmentMagic[8] = {'F', 'L', 'O', 'W', 'R', 'S', 'E', 'G'};
+inline constexpr uint32_t kSegmentFormatVersion = 1;
+
+inline constexpr uint64_t kSectionAlignment = 64;      // every section's offset
+inline constexpr uint64_t kPageAlignment = 4096;       // large and streamed sections
+inline constexpr uint64_t kPageAlignFrom = 64 * 1024;  // "large": at least this long
+
+// Bounds of the names (without their terminating NUL).
+inline constexpr size_t kMaxKindBytes = 23;
+inline constexpr size_t kMaxCreatorBytes = 23;
+inline constexpr size_t kMaxSectionNameBytes = 31;
+
+// What a section's elements are. Arithmetic types are checked by type and
+// size when read; kOpaque (a trivially copyable struct) by size only.
+enum class ElementType : uint32_t {
+  kOpaque = 0,
+  kU8 = 1,  // uint8_t, unsigned char, char, std::byte: raw bytes
+  kI8 = 2,
+  kU16 = 3,
+  kI16 = 4,
+  kU32 = 5,
+  kI32 = 6,
+  kU64 = 7,
+  kI64 = 8,
+  kF32 = 9,
+  kF64 = 10,
+};
+inline constexpr uint32_t kMaxElementType = 10;
+
+// The bytes one element of `type` takes (0 for kOpaque: any size).
+constexpr uint32_t ElementTypeSize(ElementType type) {
+  switch (type) {
+    case ElementType::kU8:
+    case ElementType::kI8:
+      return 1;
+    case ElementType::kU16:
+    case ElementType::kI16:
+      return 2;
+    case ElementType::kU32:
+    case ElementType::kI32:
+    case ElementType::kF32:
+      return 4;
+    case ElementType::kU64:
+    case ElementType::kI64:
+    case ElementType::kF64:
+      return 8;
+    case ElementType::kOpaque:
+      return 0;
+  }
+  return 0;
+}
+
+// "u32", "f64", "opaque", ...; "?" for a value that is no ElementType.
+constexpr const char* ElementTypeName(ElementType type) {
+  switch (type) {
+    case ElementType::kOpaque:
+      return "opaque";
+    case ElementType::kU8:
+      return "u8";
+    case ElementType::kI8:
+      return "i8";
+    case ElementType::kU16:
+      return "u16";
+    case ElementType::kI16:
+      return "i16";
+    case ElementType::kU32:
+      return "u32";
+    case ElementType::kI32:
+      return "i32";
+    case ElementType::kU64:
+      return "u64";
+    case ElementType::kI64:
+      return "i64";
+    case ElementType::kF32:
+      return "f32";
+    case ElementType::kF64:
+      return "f64";
+  }
+  return "?";
+}
+
+// The ElementType a C++ element type is written and read as.
+template <typename T>
+constexpr ElementType ElementTypeOf() {
+  using U = std::remove_cv_t<T>;
+  if constexpr (std::is_same_v<U, uint8_t> || std::is_same_v<U, char> ||
+                std::is_same_v<U, std::byte>) {
+    return ElementType::kU8;
+  } else if constexpr (std::is_same_v<U, int8_t>) {
+    return ElementType::kI8;
+  } else if constexpr (std::is_same_v<U, uint16_t>) {
+    return ElementType::kU16;
+  } else if constexpr (std::is_same_v<U, int16_t>) {
+    return ElementType::kI16;
+  } else if constexpr (std::is_same_v<U, uint32_t>) {
+    return ElementType::kU32;
+  } else if constexpr (std::is_same_v<U, int32_t>) {
+    return ElementType::kI32;
+  } else if constexpr (std::is_same_v<U, uint64_t> || std::is_same_v<U, unsigned long> ||
+                       std::is_same_v<U, unsigned long long>) {
+    return sizeof(U) == 8 ? ElementType::kU64 : ElementType::kOpaque;
+  } else if constexpr (std::is_same_v<U, int64_t> || std::is_same_v<U, long> ||
+                       std::is_same_v<U, long long>) {
+    return sizeof(U) == 8 ? ElementType::kI64 : ElementType::kOpaque;
+  } else if constexpr (std::is_same_v<U, float>) {
+    return ElementType::kF32;
+  } else if constexpr (std::is_same_v<U, double>) {
+    return ElementType::kF64;
+  } else {
+    return ElementType::kOpaque;
+  }
+}
+
+// What a section may hold: trivially copyable values that any bit pattern
+// is valid for (bool and enums are not: read them as integers and check),
+// aligned at most to kSectionAlignment so a span over the mapping is.
+template <typename T>
+concept SegmentElement =
+    std::is_trivially_copyable_v<T> && !std::is_same_v<std::remove_cv_t<T>, bool> &&
+    !std::is_enum_v<T> && !std::is_pointer_v<T> && alignof(T) <= kSectionAlignment;
+
+// The header, as it lies at offset 0 (see the table above).
+struct SegmentHeader {
+  char magic[8];
+  uint32_t format_version;
+  uint32_t header_bytes;
+  char kind[kMaxKindBytes + 1];
+  char creator[kMaxCreatorBytes + 1];
+  int64_t generation;
+  uint64_t segment_id;
+  uint64_t file_bytes;
+  uint64_t table_offset;
+  uint32_t section_count;
+  uint32_t table_entry_bytes;
+  uint64_t table_checksum;
+  uint64_t reserved;
+  uint64_t header_checksum;
+};
+static_assert(std::is_trivially_copyable_v<SegmentHeader> && sizeof(SegmentHeader) == 128);
+static_assert(offsetof(SegmentHeader, kind) == 16 && offsetof(SegmentHeader, creator) == 40 &&
+              offsetof(SegmentHeader, generation) == 64 &&
+              offsetof(SegmentHeader, file_bytes) == 80 &&
+              offsetof(SegmentHeader, section_count) == 96 &&
+              offsetof(SegmentHeader, table_checksum) == 104 &&
+              offsetof(SegmentHeader, header_checksum) == 120);
+// The header checksum covers every byte before it.
+inline constexpr size_t kHeaderChecksummedBytes = offsetof(SegmentHeader, header_checksum);
+
+// One section table entry (see the table above).
+struct SectionEntry {
+  char name[kMaxSectionNameBytes + 1];
+  uint32_t element_type;
+  uint32_t element_size;
+  uint64_t element_count;
+  uint64_t offset;
+  uint64_t length;
+  uint64_t checksum;
+  uint64_t reserved;
+};
+static_assert(std::is_trivially_copyable_v<SectionEntry> && sizeof(SectionEntry) == 80);
+static_assert(offsetof(SectionEntry, element_type) == 32 &&
+              offsetof(SectionEntry, element_count) == 40 && offsetof(SectionEntry, offset) == 48 &&
+              offsetof(SectionEntry, checksum) == 64);
+
+// The names the format allows (the table above): a section name is 1-31
+// bytes of printable ASCII without space; a kind 1-23 bytes of [a-z0-9_.-];
+// a creator 0-23 bytes of printable ASCII (space included).
+constexpr bool IsSectionName(std::string_view name) {
+  if (name.empty() || name.size() > kMaxSectionNameBytes) return false;
+  for (char c : name) {
+    if (c < 0x21 || c > 0x7e) return false;
+  }
+  return true;
+}
+constexpr bool IsSegmentKind(std::string_view kind) {
+  if (kind.empty() || kind.size() > kMaxKindBytes) return false;
+  for (char c : kind) {
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+constexpr bool IsCreatorTag(std::string_view creator) {
+  if (creator.size() > kMaxCreatorBytes) return false;
+  for (char c : creator) {
+    if (c < 0x20 || c > 0x7e) return false;
+  }
+  return true;
+}
+
+// The alignment a section of `length` bytes starts on.
+constexpr uint64_t SectionAlignmentFor(uint64_t length) {
+  return length >= kPageAlignFrom ? kPageAlignment : kSectionAlignment;
+}
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_SEGMENT_SEGMENT_FORMAT_H_

@@ -1,0 +1,147 @@
+// SegmentWriter: writes one segment file (segment_format.h) section by
+// section, so that a crash leaves either no segment or a whole one.
+//
+//   auto w = SegmentWriter::Create(path, "passages", generation, id);
+//   FLOWRAG_RETURN_IF_ERROR((*w)->AddSection("offsets", offsets));  // any contiguous range
+//   FLOWRAG_RETURN_IF_ERROR((*w)->BeginSection<float>("vectors"));  // streamed: larger
+//   for (...) FLOWRAG_RETURN_IF_ERROR((*w)->Append(std::span(batch)));  // than memory
+//   FLOWRAG_RETURN_IF_ERROR((*w)->EndSection());
+//   FLOWRAG_RETURN_IF_ERROR((*w)->Finish());
+//
+// Durability: the bytes go to `path + ".tmp"` (created or truncated: one
+// writer per path at a time is the caller's rule); Finish() writes the
+// section table, then the header at offset 0 (so the temporary file has no
+// valid header until then), fsyncs the file, renames it to `path`
+// (replacing a file there atomically; readers that mapped the old one keep
+// it) and fsyncs the directory. A writer destroyed without a successful
+// Finish() removes its temporary file; a process killed before the rename
+// leaves no `path` (and a stale `.tmp`, which the next writer truncates).
+//
+// Errors: every call returns a Status naming the path (and the section).
+// The first error is sticky: later calls return it again and Finish() fails,
+// so a writer that reported an error never produces a segment. Misuse
+// (a bad or duplicate name, Append outside a section, a length that is not
+// a whole number of elements) is InvalidArgument; the OS's refusals are
+// IoError (NotFound for a missing directory).
+//
+// Cost: AddSection and Append copy the bytes once into a 1 MiB buffer or,
+// for larger pieces, straight to the file, and checksum them as they pass
+// (~4 bytes per cycle); memory is O(buffer + sections).
+//
+// Thread-safety: none; one thread drives a writer.
+#ifndef FLOWRAG_SEGMENT_SEGMENT_WRITER_H_
+#define FLOWRAG_SEGMENT_SEGMENT_WRITER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <ranges>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/checksum.h"
+#include "flowrag/status.h"
+#include "segment/segment_format.h"
+
+namespace flowrag {
+
+struct SegmentWriterOptions {
+  // The header's creator tag: who wrote the file (0-23 printable ASCII bytes).
+  std::string creator = "flowrag";
+};
+
+class SegmentWriter {
+ public:
+  // Starts `path + ".tmp"` for a segment of `kind` (1-23 bytes of
+  // [a-z0-9_.-]) derived from store generation `generation`, with id
+  // `segment_id`. InvalidArgument for a bad kind or creator; IoError /
+  // NotFound when the file cannot be created.
+  static Result<std::unique_ptr<SegmentWriter>> Create(const std::string& path,
+                                                       std::string_view kind, int64_t generation,
+                                                       uint64_t segment_id,
+                                                       const SegmentWriterOptions& options = {});
+  ~SegmentWriter();  // removes the temporary file unless Finish() succeeded
+  SegmentWriter(const SegmentWriter&) = delete;
+  SegmentWriter& operator=(const SegmentWriter&) = delete;
+
+  // One whole section from a contiguous range of SegmentElement values
+  // (std::vector, std::span, std::array, std::string, ...), typed as
+  // ElementTypeOf<T>. Aligned to 64 bytes, or to 4096 when it is 64 KiB or
+  // more. REQUIRES: no section open.
+  template <std::ranges::contiguous_range R>
+  requires std::ranges::sized_range<R> && SegmentElement<std::ranges::range_value_t<R>> Status
+  AddSection(std::string_view name, const R& values) {
+    using T = std::ranges::range_value_t<R>;
+    const size_t bytes = std::ranges::size(values) * sizeof(T);
+    FLOWRAG_RETURN_IF_ERROR(Begin(name, ElementTypeOf<T>(), sizeof(T), SectionAlignmentFor(bytes)));
+    FLOWRAG_RETURN_IF_ERROR(Append(std::ranges::data(values), bytes));
+    return EndSection();
+  }
+
+  // A streamed section, page-aligned (its length is not known yet): Begin,
+  // any number of Append / AppendZeros, then EndSection. `element_size`
+  // must be ElementTypeSize(type) unless type is kOpaque (then >= 1).
+  Status BeginSection(std::string_view name, ElementType type, uint32_t element_size);
+  template <SegmentElement T>
+  Status BeginSection(std::string_view name) {
+    return BeginSection(name, ElementTypeOf<T>(), sizeof(T));
+  }
+  // Appends `bytes` bytes to the open section (any split of the elements:
+  // EndSection checks that the total is whole elements).
+  Status Append(const void* data, size_t bytes);
+  template <SegmentElement T>
+  Status Append(std::span<const T> values) {
+    return Append(values.data(), values.size_bytes());
+  }
+  // Appends `bytes` zero bytes, as a hole in the file where the file system
+  // has them (sparse: no disk written), checksummed like written zeros.
+  // For zero-initialised arrays (counters, bitsets) and tests of large files.
+  Status AppendZeros(uint64_t bytes);
+  // Closes the open section: its count, length and checksum go to the table.
+  Status EndSection();
+
+  // Writes the table and the header, fsyncs, renames into place and fsyncs
+  // the directory (above). REQUIRES: no section open; called once.
+  Status Finish();
+
+  const std::string& path() const { return path_; }
+  // Bytes of the file so far (after Finish: the file's length).
+  uint64_t bytes_written() const { return position_; }
+
+ private:
+  SegmentWriter(std::string path, int fd);
+
+  Status Begin(std::string_view name, ElementType type, uint32_t element_size, uint64_t alignment);
+  // The first error, kept (sticky), or `st` when OK.
+  Status Fail(Status st);
+  Status Misuse(std::string_view what);
+  Status CheckUsable() const;
+  // Buffered writes at the file's end; Flush empties the buffer.
+  Status Emit(const void* data, size_t bytes);
+  Status PadTo(uint64_t alignment);
+  Status Flush();
+  Status WriteFully(const char* data, size_t bytes);
+  Status WriteHeader(uint64_t table_offset, uint64_t table_checksum);
+  Status SyncAndRename();
+
+  std::string path_;
+  std::string tmp_path_;
+  int fd_ = -1;
+  SegmentHeader header_{};
+  std::vector<SectionEntry> entries_;
+  std::set<std::string, std::less<>> names_;
+  uint64_t position_ = 0;  // where the next byte goes
+  std::string buffer_;     // bytes not yet written, ending at position_
+  bool section_open_ = false;
+  SectionEntry current_{};
+  StreamChecksum current_checksum_;
+  bool finished_ = false;
+  Status error_;
+};
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_SEGMENT_SEGMENT_WRITER_H_
