@@ -108,7 +108,9 @@ struct EvalReport {
 };
 
 // Runs every question of `bench` through `engine` (which must hold the
-// benchmark's corpus).
+// benchmark's corpus). The first question's latency includes loading the
+// engine's snapshot unless the engine has read before (Engine::Refresh,
+// Stats or a query): the CLI and the Python package load it first.
 Result<EvalReport> Evaluate(const Engine& engine, const Benchmark& bench,
                             const EvalOptions& options);
 

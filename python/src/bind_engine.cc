@@ -159,6 +159,8 @@ EvalReport Evaluate(EngineHandle& h, const std::string& bench_dir, const EvalOpt
   auto e = h.Get("evaluate");
   return Unlocked([&]() -> Result<EvalReport> {
            FLOWRAG_ASSIGN_OR_RETURN(Benchmark bench, LoadBenchmark(bench_dir));
+           // Loaded before the timed questions (see flowrag::Evaluate).
+           FLOWRAG_RETURN_IF_ERROR(e->Refresh().status());
            return flowrag::Evaluate(*e, bench, o);
          })
       .value();
