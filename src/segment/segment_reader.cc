@@ -50,22 +50,27 @@ T Load(const std::byte* p) {
   return value;
 }
 
-// The checksum of `n` mapped bytes, asking the kernel to read ahead one
-// window while the one before is summed (a cold file is read at disk speed,
-// not one page fault at a time). Advice only: its failure changes nothing.
+// The checksum of `n` mapped bytes, in windows: the kernel is asked to read
+// the next window ahead (WILLNEED) while this one is mapped in one call
+// (POPULATE_READ, Linux 5.14: one call instead of a page fault per 16
+// pages) and summed. Advice only: where it fails, the page faults do the
+// same work.
 uint64_t MappedChecksum(const std::byte* base, uint64_t offset, uint64_t n) {
   constexpr uint64_t kWindow = 8 << 20;
+#ifndef MADV_POPULATE_READ
+  constexpr int MADV_POPULATE_READ = 22;
+#endif
   static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-  auto advise = [&](uint64_t from, uint64_t bytes) {
+  auto advise = [&](uint64_t from, uint64_t bytes, int advice) {
     if (bytes == 0) return;
     const uint64_t start = from / page * page;
-    ::madvise(const_cast<std::byte*>(base) + start, from + bytes - start, MADV_WILLNEED);
+    ::madvise(const_cast<std::byte*>(base) + start, from + bytes - start, advice);
   };
   StreamChecksum c;
-  advise(offset, std::min(n, kWindow));
   for (uint64_t done = 0; done < n;) {
     const uint64_t take = std::min(n - done, kWindow);
-    advise(offset + done + take, std::min(n - done - take, kWindow));
+    advise(offset + done + take, std::min(n - done - take, kWindow), MADV_WILLNEED);
+    advise(offset + done, take, MADV_POPULATE_READ);
     c.Update(base + offset + done, take);
     done += take;
   }
