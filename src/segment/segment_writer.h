@@ -19,7 +19,9 @@
 //
 // Errors: every call returns a Status naming the path (and the section).
 // The first error is sticky: later calls return it again and Finish() fails,
-// so a writer that reported an error never produces a segment. Misuse
+// so a writer that reported an error produces no segment (one exception: a
+// failed fsync of the directory after the rename, when the segment is in
+// place but its name may not survive a power loss). Misuse
 // (a bad or duplicate name, Append outside a section, a length that is not
 // a whole number of elements) is InvalidArgument; the OS's refusals are
 // IoError (NotFound for a missing directory).
