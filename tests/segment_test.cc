@@ -2,7 +2,7 @@
 // type, alignment, crash safety of the writer, every way a file can be torn
 // or altered (truncation, bit flips in the header, the table and each
 // section, crafted tables with valid checksums), concurrent first reads,
-// and the committed version-1 fixture (tests/data/segment/), which the
+// and the committed version-1 fixture (tests/testdata/segment/), which the
 // current writer must reproduce byte for byte and the reader must read.
 //
 // FLOWRAG_REWRITE_SEGMENT_FIXTURE=1 rewrites the fixture (after a reviewed
@@ -732,11 +732,11 @@ TEST_F(DamagedSegmentTest, ConcurrentFirstReadsVerifyOnceAndAgree) {
 
 // ---- the committed version-1 fixture
 
-// tests/data/segment/v1_sample.seg: WriteSample(Sample(false)) by format
+// tests/testdata/segment/v1_sample.seg: WriteSample(Sample(false)) by format
 // version 1. The writer must still produce it byte for byte (the format did
 // not drift), and the reader must read it (old files still load).
 TEST_F(SegmentTest, TheVersion1FixtureIsWrittenAndReadByteForByte) {
-  const std::string fixture = std::string(FLOWRAG_SOURCE_DIR) + "/tests/data/segment/v1_sample.seg";
+  const std::string fixture = std::string(FLOWRAG_TESTDATA_DIR) + "/segment/v1_sample.seg";
   const std::string fresh = Path("fresh.seg");
   const Sample sample(false);
   ASSERT_TRUE(WriteSample(fresh, sample).ok());

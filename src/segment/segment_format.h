@@ -67,7 +67,7 @@
 // Compatibility: a change of this layout bumps kSegmentFormatVersion; a
 // reader refuses other versions (the file is then rebuilt from the store,
 // which stays the truth). tests/segment_test.cc reads a fixture written by
-// version 1 byte for byte (tests/data/segment/).
+// version 1 byte for byte (tests/testdata/segment/).
 #ifndef FLOWRAG_SEGMENT_SEGMENT_FORMAT_H_
 #define FLOWRAG_SEGMENT_SEGMENT_FORMAT_H_
 
