@@ -37,7 +37,8 @@
 // one. The keys fingerprint the code the part depends on (the tokenizer, the
 // embedder, FactText) by running it on fixed probe texts, so a change there
 // invalidates old parts without a format bump. Bytes: little-endian, in
-// chunks of 4 MiB; the checksum folds Checksum64 of every chunk. Reading
+// chunks of 4 MiB; the checksum is one StreamChecksum (common/checksum.h) over
+// the whole part, whatever its chunking. Reading
 // checks every count against the bytes left before allocating and every
 // index against its range, and verifies the checksum at the end: a damaged
 // part gives Corruption (the snapshot then rebuilds from rows), never a crash
