@@ -13,27 +13,10 @@
 
 #include "common/checksum.h"
 #include "common/file_reader.h"
+#include "segment/file_util.h"
 
 namespace flowrag {
 namespace {
-
-std::string Hex(uint64_t v) {
-  char buf[19];
-  std::snprintf(buf, sizeof(buf), "0x%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
-// The text of a fixed NUL-padded field: bytes up to the first NUL, which must
-// be there, with only NULs after it. nullopt when not so.
-template <size_t N>
-std::optional<std::string_view> FieldText(const char (&field)[N]) {
-  const char* end = static_cast<const char*>(std::memchr(field, 0, N));
-  if (end == nullptr) return std::nullopt;
-  for (const char* p = end; p < field + N; ++p) {
-    if (*p != 0) return std::nullopt;
-  }
-  return std::string_view(field, static_cast<size_t>(end - field));
-}
 
 // Printable excerpt of a field for an error message.
 std::string Shown(std::string_view text) {

@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "common/file_reader.h"
+#include "segment/file_util.h"
 
 namespace flowrag {
 namespace {
@@ -33,19 +34,6 @@ void SetField(char (&field)[N], std::string_view text) {
 
 uint64_t RoundUp(uint64_t n, uint64_t alignment) {
   return (n + alignment - 1) / alignment * alignment;
-}
-
-// fsync of the directory holding `path`, so that a rename into it is durable.
-Status SyncDirectory(const std::string& path) {
-  std::string dir = std::filesystem::path(path).parent_path().string();
-  if (dir.empty()) dir = ".";
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return OsError(dir, "cannot open directory", errno);
-  const int rc = ::fsync(fd);
-  const int err = errno;
-  ::close(fd);
-  if (rc != 0) return OsError(dir, "cannot fsync directory", err);
-  return Status::Ok();
 }
 
 }  // namespace
@@ -253,7 +241,7 @@ Status SegmentWriter::SyncAndRename() {
     return Fail(OsError(path_, "cannot rename " + tmp_path_ + " to it", errno));
   }
   finished_ = true;  // the segment exists: nothing to remove any more
-  return Fail(SyncDirectory(path_));
+  return Fail(SyncDirectoryOf(path_));
 }
 
 Status SegmentWriter::Finish() {
