@@ -426,6 +426,10 @@ Result<std::shared_ptr<const SegmentView>> SegmentSet::Refresh() {
       if (raced) continue;
       return loaded.status();
     }
+    {
+      std::lock_guard<std::mutex> files(files_mu_);
+      PruneLeasesLocked();
+    }
     std::lock_guard<std::mutex> view(view_mu_);
     current_ = *loaded;
     return current_;
@@ -778,6 +782,12 @@ Result<std::shared_ptr<const SegmentView>> SegmentSet::Publish(const SegmentEdit
 // ---------------------------------------------------------------------------
 // Garbage collection
 
+void SegmentSet::PruneLeasesLocked() {
+  for (auto it = leased_.begin(); it != leased_.end();) {
+    it = it->second.expired() ? leased_.erase(it) : std::next(it);
+  }
+}
+
 GcStats SegmentSet::last_gc() const {
   std::lock_guard<std::mutex> lock(files_mu_);
   return last_gc_;
@@ -805,9 +815,7 @@ Result<GcStats> SegmentSet::CollectGarbageLocked(bool remove_tmp) {
   size_t held = 0;
   {
     std::lock_guard<std::mutex> lock(files_mu_);
-    for (auto it = leased_.begin(); it != leased_.end();) {
-      it = it->second.expired() ? leased_.erase(it) : std::next(it);
-    }
+    PruneLeasesLocked();
     for (const std::string& name : names) {
       if (keep.count(name)) continue;
       std::string_view base = name;

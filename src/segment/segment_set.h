@@ -290,7 +290,9 @@ class SegmentSet {
 
   // Read-only sets: loads the newest manifest if CURRENT names a newer one
   // than Current() (files of unchanged segments are not opened again), and
-  // returns Current(). A writable set returns Current().
+  // returns Current(). An error (CURRENT damaged, a file failing its
+  // checks: no fallback here) leaves Current() as it was. A writable set
+  // returns Current().
   Result<std::shared_ptr<const SegmentView>> Refresh();
 
   // A new, unique segment file name of `kind` (not "tombstones"), pending
@@ -351,6 +353,8 @@ class SegmentSet {
   // REQUIRES: publish_mu_.
   Result<GcStats> CollectGarbageLocked(bool remove_tmp);
   void Hook(PublishStep step) const;
+  // Forgets the leases no view holds any more. REQUIRES: files_mu_.
+  void PruneLeasesLocked();
   std::string PathOf(const std::string& file) const { return dir_ + "/" + file; }
 
   const std::string dir_;
