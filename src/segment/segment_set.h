@@ -207,6 +207,9 @@ struct SegmentEdit {
 
   struct AddedSegment {
     std::string file;  // a NewSegmentPath name, written and renamed into place
+    // Rows it holds: the set knows no content, so it takes this on trust
+    // (but for a merge, checked against its segments), and tombstones and
+    // the merge policy's live bytes are measured against it.
     uint64_t rows = 0;
     // When the segment is a merge: the segments it folds, in the order their
     // rows are in it (each leaving out its rows deleted in `base`). They are
