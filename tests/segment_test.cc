@@ -2,11 +2,15 @@
 // type, alignment, crash safety of the writer, every way a file can be torn
 // or altered (truncation, bit flips in the header, the table and each
 // section, crafted tables with valid checksums), concurrent first reads,
-// and the committed version-1 fixture (tests/testdata/segment/), which the
-// current writer must reproduce byte for byte and the reader must read.
+// block-granular verification of ranged reads (SectionView: a damaged block
+// spoils only its rows; first touches from 8 threads; sections shorter
+// than, equal to and not a multiple of a block), and the committed
+// fixtures (tests/testdata/segment/): version 1, which the reader must
+// still read, and version 2, which the current writer must reproduce byte
+// for byte.
 //
-// FLOWRAG_REWRITE_SEGMENT_FIXTURE=1 rewrites the fixture (after a reviewed
-// format change, which also bumps kSegmentFormatVersion).
+// FLOWRAG_REWRITE_SEGMENT_FIXTURE=1 rewrites the version-2 fixture (after a
+// reviewed format change, which also bumps kSegmentFormatVersion).
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -91,8 +95,12 @@ struct Sample {
   std::vector<uint32_t> empty;
   std::vector<float> streamed;
   std::vector<float> big;
+  std::vector<uint32_t> rows;  // 10,400 bytes: 2.5 blocks of 4 KiB
 
-  explicit Sample(bool large) {
+  explicit Sample(bool large, bool with_rows = false) {
+    if (with_rows) {
+      for (uint32_t i = 0; i < 2600; ++i) rows.push_back(i * 2654435761u);
+    }
     for (uint16_t i = 0; i < 10; ++i) u16.push_back(static_cast<uint16_t>(i * 6553));
     for (uint32_t i = 0; i < 100; ++i) offsets.push_back(i * i);
     for (int i = 0; i < 300; ++i) streamed.push_back(static_cast<float>(i) * 0.5f);
@@ -102,8 +110,9 @@ struct Sample {
   }
 };
 
-Status WriteSample(const std::string& path, const Sample& s) {
-  auto w = SegmentWriter::Create(path, "sample", 42, 7);
+Status WriteSample(const std::string& path, const Sample& s,
+                   const SegmentWriterOptions& options = {}) {
+  auto w = SegmentWriter::Create(path, "sample", 42, 7, options);
   if (!w.ok()) return w.status();
   SegmentWriter& writer = **w;
   FLOWRAG_RETURN_IF_ERROR(writer.AddSection("tokens", s.tokens));
@@ -128,6 +137,7 @@ Status WriteSample(const std::string& path, const Sample& s) {
     FLOWRAG_RETURN_IF_ERROR(writer.Append(bytes + at, std::min(piece, total - at)));
   }
   FLOWRAG_RETURN_IF_ERROR(writer.EndSection());
+  if (!s.rows.empty()) FLOWRAG_RETURN_IF_ERROR(writer.AddSection("rows", s.rows));
   if (!s.big.empty()) FLOWRAG_RETURN_IF_ERROR(writer.AddSection("big", s.big));
   return writer.Finish();
 }
@@ -157,9 +167,29 @@ void ExpectSample(const SegmentReader& r, const Sample& s) {
   EXPECT_EQ(Read<uint32_t>(r, "empty"), s.empty);
   EXPECT_EQ(Read<float>(r, "streamed"), s.streamed);
   EXPECT_TRUE(Read<uint64_t>(r, "empty_streamed").empty());
+  if (!s.rows.empty()) {
+    EXPECT_EQ(Read<uint32_t>(r, "rows"), s.rows);
+  }
   if (!s.big.empty()) {
     EXPECT_EQ(Read<float>(r, "big"), s.big);
   }
+}
+
+// Every element of section `name` read back one by one through a view (a
+// ranged read per row), against `want`.
+template <typename T>
+void ExpectRows(const SegmentReader& r, const std::string& name, const std::vector<T>& want) {
+  auto view = r.View<T>(name);
+  ASSERT_TRUE(view.ok()) << view.status().ToString();
+  ASSERT_EQ(view->size(), want.size()) << name;
+  for (size_t i = 0; i < want.size(); ++i) {
+    auto value = view->at(i);
+    ASSERT_TRUE(value.ok()) << name << " " << i << ": " << value.status().ToString();
+    ASSERT_EQ(*value, want[i]) << name << " " << i;
+  }
+  auto all = view->span(0, want.size());
+  ASSERT_TRUE(all.ok());
+  EXPECT_TRUE(std::equal(all->begin(), all->end(), want.begin())) << name;
 }
 
 // Byte ranges of a written file, from its own header and table.
@@ -316,16 +346,19 @@ TEST_F(SegmentTest, SectionsBeyondTwoGibibytes) {
   EXPECT_EQ(r.sections()[0].element_count, big / 4);
   EXPECT_GT(r.sections()[1].offset, uint64_t{1} << 31);
   EXPECT_EQ(Read<uint32_t>(r, "tail"), tail);
+  // Its block checksums: every 64 KiB block of zeros, then the last,
+  // shorter one.
+  EXPECT_EQ(r.sections()[0].block_count, big / 65536 + 1);
   EXPECT_EQ(r.sections()[0].checksum, [&] {
-    std::vector<char> zeros(1 << 20);
-    StreamChecksum c;
-    for (uint64_t left = big; left > 0;) {
-      const size_t n = std::min<uint64_t>(left, zeros.size());
-      c.Update(zeros.data(), n);
-      left -= n;
-    }
-    return c.Final();
+    const std::vector<char> zeros(65536);
+    std::vector<uint64_t> sums(big / 65536, StreamChecksum::Of(zeros.data(), zeros.size()));
+    sums.push_back(StreamChecksum::Of(zeros.data(), big % 65536));
+    return StreamChecksum::Of(sums.data(), sums.size() * sizeof(uint64_t));
   }());
+  // A ranged read at its end verifies one block, not 2 GiB.
+  auto last = r.Rows<uint32_t>("zeros", big / 4 - 1, 1);
+  ASSERT_TRUE(last.ok()) << last.status().ToString();
+  EXPECT_EQ((*last)[0], 0u);
   if (std::getenv("FLOWRAG_SEGMENT_VERIFY_LARGE") != nullptr) {
     auto zeros = r.Section<uint32_t>("zeros");
     ASSERT_TRUE(zeros.ok()) << zeros.status().ToString();
@@ -650,9 +683,28 @@ TEST_F(DamagedSegmentTest, CraftedTablesWithValidChecksumsAreRefused) {
                e.element_size = 0;
              }),
        "does not fit its type"},
-      {"reserved entry field", entry(deltas_index, [](SectionEntry& e) { e.reserved = 1; }),
-       "reserved"},
-      {"version 2", header([](SegmentHeader& h) { h.format_version = 2; }), "format version 2"},
+      {"version 3", header([](SegmentHeader& h) { h.format_version = 3; }), "format version 3"},
+      {"version 1 with blocks", header([](SegmentHeader& h) { h.format_version = 1; }),
+       "in a version-1 file"},
+      {"block size 2 KiB", header([](SegmentHeader& h) { h.block_shift = 11; }), "block size"},
+      {"block size 2 GiB", header([](SegmentHeader& h) { h.block_shift = 31; }), "block size"},
+      {"block size 0", header([](SegmentHeader& h) { h.block_shift = 0; }), "block size"},
+      {"block checksums elsewhere", entry(deltas_index, [](SectionEntry& e) { e.block_sums += 8; }),
+       "block checksums at"},
+      {"block checksums overlap the table",
+       entry(offsets_index, [&](SectionEntry& e) { e.block_sums = HeaderOf(good_).table_offset; }),
+       "block checksums at"},
+      {"a gap before the table",
+       [](std::string& bytes) {
+         // The table moved 64 bytes later (the header says so and the
+         // file grows by 64 bytes of zeros before it).
+         SegmentHeader h = HeaderOf(bytes);
+         bytes.insert(h.table_offset, std::string(64, '\0'));
+         h.table_offset += 64;
+         h.file_bytes += 64;
+         PutHeader(bytes, h);
+       },
+       "not after the block checksums"},
       {"header size", header([](SegmentHeader& h) { h.header_bytes = 256; }), "header of 256"},
       {"kind", header([](SegmentHeader& h) { h.kind[0] = 'S'; }), "bad segment kind"},
       {"creator", header([](SegmentHeader& h) { h.creator[23] = 'c'; }), "bad creator"},
@@ -730,16 +782,341 @@ TEST_F(DamagedSegmentTest, ConcurrentFirstReadsVerifyOnceAndAgree) {
   EXPECT_EQ(Read<float>(r, "weights"), sample_.weights);
 }
 
-// ---- the committed version-1 fixture
+// ---- block-granular verification (format version 2)
+
+class BlockTest : public SegmentTest {
+ protected:
+  static constexpr uint64_t kBlock = 4096;
+  // Section "rows": 10 whole 4 KiB blocks of u32 and a last block of 300
+  // bytes; "after": a small section behind it.
+  void SetUp() override {
+    SegmentTest::SetUp();
+    for (uint32_t i = 0; i < 10 * 1024 + 75; ++i) rows_.push_back(i * 2654435761u);
+    path_ = Path("blocks.seg");
+    auto w = SegmentWriter::Create(path_, "blocks", 1, 1, {.block_bytes = kBlock});
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE((*w)->AddSection("rows", rows_).ok());
+    ASSERT_TRUE((*w)->AddSection("after", std::vector<uint32_t>{5, 6}).ok());
+    ASSERT_TRUE((*w)->Finish().ok());
+    good_ = ReadFile(path_);
+  }
+  // The file with byte `at` of section "rows" flipped, opened.
+  std::shared_ptr<const SegmentReader> OpenFlipped(uint64_t at) {
+    std::string bad = good_;
+    bad[EntryOf(good_, 0).offset + at] ^= 0x10;
+    const std::string path = Path("flipped-" + std::to_string(at) + ".seg");
+    WriteFile(path, bad);
+    auto r = SegmentReader::Open(path);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : nullptr;
+  }
+  uint64_t RowsPerBlock() const { return kBlock / sizeof(uint32_t); }
+
+  std::vector<uint32_t> rows_;
+  std::string path_;
+  std::string good_;
+};
+
+TEST_F(BlockTest, TheWriterRecordsOneChecksumPerBlock) {
+  auto reader = SegmentReader::Open(path_);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  const SegmentReader& r = **reader;
+  EXPECT_EQ(r.info().format_version, 2u);
+  EXPECT_EQ(r.info().block_bytes, kBlock);
+  const SectionInfo& s = *r.FindSection("rows");
+  ASSERT_EQ(s.block_count, 11u);
+  std::vector<uint64_t> want;
+  for (uint64_t b = 0; b < s.block_count; ++b) {
+    const uint64_t from = b * kBlock;
+    want.push_back(
+        StreamChecksum::Of(good_.data() + s.offset + from, std::min(kBlock, s.length - from)));
+  }
+  std::vector<uint64_t> stored(s.block_count);
+  std::memcpy(stored.data(), good_.data() + s.block_sums, stored.size() * sizeof(uint64_t));
+  EXPECT_EQ(stored, want);
+  EXPECT_EQ(s.checksum, StreamChecksum::Of(want.data(), want.size() * sizeof(uint64_t)));
+  ExpectRows(r, "rows", rows_);
+  ExpectRows<uint32_t>(r, "after", {5, 6});
+  EXPECT_TRUE(r.VerifyAll().ok());
+}
+
+TEST_F(BlockTest, BlockSizesThatAreNoPowerOfTwoFrom4KiBTo1GiBAreRefused) {
+  for (uint64_t bytes :
+       {uint64_t{0}, uint64_t{2048}, uint64_t{3000}, uint64_t{3 * 4096}, uint64_t{1} << 31}) {
+    auto w = SegmentWriter::Create(Path("bad.seg"), "k", 1, 1, {.block_bytes = bytes});
+    EXPECT_EQ(w.status().code(), StatusCode::kInvalidArgument) << bytes;
+    EXPECT_TRUE(Contains(w.status(), "block size")) << w.status().ToString();
+  }
+  EXPECT_FALSE(fs::exists(Path("bad.seg.tmp")));
+}
+
+// A flip in block 3: rows of every other block still read (one by one and
+// in ranges up to the damaged block's edges); rows in block 3, and ranges
+// that cross it, are Corruption naming the file, the section and the
+// block, every time; the whole section and VerifyAll fail the same way.
+TEST_F(BlockTest, AFlipInOneBlockSpoilsOnlyThatBlocksRows) {
+  const uint64_t per = RowsPerBlock();
+  auto reader = OpenFlipped(3 * kBlock + 17);
+  ASSERT_NE(reader, nullptr);
+  const SegmentReader& r = *reader;
+  auto view = r.View<uint32_t>("rows");
+  ASSERT_TRUE(view.ok()) << view.status().ToString();
+  auto expect_damaged = [&](const Status& st) {
+    EXPECT_EQ(st.code(), StatusCode::kCorruption) << st.ToString();
+    EXPECT_TRUE(Contains(st, r.path())) << st.ToString();
+    EXPECT_TRUE(Contains(st, "'rows'")) << st.ToString();
+    EXPECT_TRUE(Contains(st, "block 3 of 11")) << st.ToString();
+  };
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    for (uint64_t i = 0; i < rows_.size(); ++i) {
+      auto value = view->at(i);
+      if (i / per == 3) {
+        ASSERT_FALSE(value.ok()) << i;
+        expect_damaged(value.status());
+      } else {
+        ASSERT_TRUE(value.ok()) << i << ": " << value.status().ToString();
+        EXPECT_EQ(*value, rows_[i]) << i;
+      }
+    }
+  }
+  // Ranges up to the block's edges read; one row across them does not.
+  EXPECT_TRUE(view->span(0, 3 * per).ok());
+  EXPECT_TRUE(view->span(4 * per, rows_.size() - 4 * per).ok());
+  expect_damaged(view->span(0, 3 * per + 1).status());
+  expect_damaged(view->span(4 * per - 1, 2).status());
+  expect_damaged(r.Rows<uint32_t>("rows", 2 * per, 3 * per).status());
+  expect_damaged(r.Section<uint32_t>("rows").status());
+  expect_damaged(r.SectionBytes("rows").status());
+  expect_damaged(r.VerifyAll());
+  // After the whole-section failure the other blocks still read.
+  auto tail = view->span(10 * per, rows_.size() - 10 * per);
+  ASSERT_TRUE(tail.ok());
+  EXPECT_EQ(tail->back(), rows_.back());
+  EXPECT_EQ(Read<uint32_t>(r, "after"), (std::vector<uint32_t>{5, 6}));
+}
+
+// The last, partial block (300 bytes) is checked over its own bytes only.
+TEST_F(BlockTest, TheLastPartialBlockIsVerifiedAlone) {
+  const uint64_t per = RowsPerBlock();
+  auto reader = OpenFlipped(rows_.size() * 4 - 1);
+  ASSERT_NE(reader, nullptr);
+  auto view = reader->View<uint32_t>("rows");
+  ASSERT_TRUE(view.ok());
+  EXPECT_TRUE(view->span(0, 10 * per).ok());
+  auto last = view->at(rows_.size() - 1);
+  EXPECT_EQ(last.status().code(), StatusCode::kCorruption);
+  EXPECT_TRUE(Contains(last.status(), "block 10 of 11 (bytes [40960, +300))"))
+      << last.status().ToString();
+  EXPECT_EQ(view->at(10 * per).status().code(), StatusCode::kCorruption);
+  EXPECT_TRUE(view->at(10 * per - 1).ok());
+}
+
+// A flip in a section's block checksums: its view (and every read of it)
+// is Corruption; the other sections read.
+TEST_F(BlockTest, AFlipInTheBlockChecksumsSpoilsTheirSection) {
+  std::string bad = good_;
+  bad[EntryOf(good_, 0).block_sums + 8 * 5 + 2] ^= 1;
+  WriteFile(Path("sums.seg"), bad);
+  auto reader = SegmentReader::Open(Path("sums.seg"));
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  for (const Status& st : {(*reader)->View<uint32_t>("rows").status(),
+                           (*reader)->Rows<uint32_t>("rows", 0, 1).status(),
+                           (*reader)->Section<uint32_t>("rows").status(), (*reader)->VerifyAll()}) {
+    EXPECT_EQ(st.code(), StatusCode::kCorruption) << st.ToString();
+    EXPECT_TRUE(Contains(st, "'rows': block checksums mismatch")) << st.ToString();
+  }
+  EXPECT_EQ(Read<uint32_t>(**reader, "after"), (std::vector<uint32_t>{5, 6}));
+}
+
+TEST_F(BlockTest, RangesOutsideTheSectionAndWrongTypesAreInvalidArguments) {
+  auto reader = SegmentReader::Open(path_);
+  ASSERT_TRUE(reader.ok());
+  auto view = (*reader)->View<uint32_t>("rows");
+  ASSERT_TRUE(view.ok());
+  const uint64_t n = rows_.size();
+  EXPECT_TRUE(view->span(n, 0).ok());
+  EXPECT_TRUE(view->span(0, 0).ok());
+  for (auto [first, count] : std::vector<std::pair<uint64_t, uint64_t>>{
+           {n, 1}, {n + 1, 0}, {0, n + 1}, {n - 1, 2}, {1, UINT64_MAX}, {UINT64_MAX, 1}}) {
+    const Status st = view->span(first, count).status();
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << first << "+" << count;
+    EXPECT_TRUE(Contains(st, "'rows'")) << st.ToString();
+  }
+  EXPECT_EQ(view->at(n).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ((*reader)->View<float>("rows").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ((*reader)->View<uint32_t>("nope").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(SectionView<uint32_t>().span(1, 0).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(SectionView<uint32_t>().span(0, 0).ok());
+}
+
+// Sections shorter than a block, of exactly one block, of one block and a
+// byte, of whole blocks, and empty: every row reads through a view, the
+// block counts are right, and a flip in the last byte of each is caught
+// in its last block and no other.
+TEST_F(BlockTest, SectionsShorterThanEqualToAndJustOverABlock) {
+  const std::vector<std::pair<std::string, uint64_t>> sizes = {
+      {"one_byte", 1},      {"short", kBlock - 1},      {"one_block", kBlock},
+      {"over", kBlock + 1}, {"two_blocks", 2 * kBlock}, {"empty", 0}};
+  const std::string path = Path("sizes.seg");
+  std::vector<std::vector<uint8_t>> data;
+  {
+    auto w = SegmentWriter::Create(path, "sizes", 1, 1, {.block_bytes = kBlock});
+    ASSERT_TRUE(w.ok());
+    for (const auto& [name, bytes] : sizes) {
+      std::vector<uint8_t> d(bytes);
+      for (size_t i = 0; i < bytes; ++i) d[i] = static_cast<uint8_t>(i * 7 + name.size());
+      ASSERT_TRUE((*w)->AddSection(name, d).ok());
+      data.push_back(std::move(d));
+    }
+    ASSERT_TRUE((*w)->Finish().ok());
+  }
+  const std::string good = ReadFile(path);
+  auto reader = SegmentReader::Open(path);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    const auto& [name, bytes] = sizes[k];
+    SCOPED_TRACE(name);
+    EXPECT_EQ((*reader)->FindSection(name)->block_count, (bytes + kBlock - 1) / kBlock);
+    ExpectRows(**reader, name, data[k]);
+    if (bytes == 0) continue;
+    std::string bad = good;
+    bad[EntryOf(good, k).offset + bytes - 1] ^= 1;
+    const std::string bad_path = Path("sizes-" + name + ".seg");
+    WriteFile(bad_path, bad);
+    auto damaged = SegmentReader::Open(bad_path);
+    ASSERT_TRUE(damaged.ok());
+    auto view = (*damaged)->View<uint8_t>(name);
+    ASSERT_TRUE(view.ok());
+    const uint64_t last_block = (bytes - 1) / kBlock;
+    const Status st = view->at(bytes - 1).status();
+    EXPECT_EQ(st.code(), StatusCode::kCorruption);
+    EXPECT_TRUE(Contains(st, "block " + std::to_string(last_block) + " of")) << st.ToString();
+    if (last_block > 0) EXPECT_TRUE(view->span(0, last_block * kBlock).ok());
+    for (size_t other = 0; other < sizes.size(); ++other) {
+      if (other != k) ExpectRows(**damaged, sizes[other].first, data[other]);
+    }
+  }
+}
+
+// 8 threads touch rows for the first time at once, each in its own order
+// (so the same blocks and different ones concurrently), on a file with one
+// damaged block: every thread sees the same values for every good row and
+// Corruption for exactly the damaged block's rows.
+TEST_F(BlockTest, ConcurrentFirstTouchesOfTheSameAndDifferentBlocksAgree) {
+  const uint64_t per = RowsPerBlock();
+  auto reader = OpenFlipped(6 * kBlock + 100);
+  ASSERT_NE(reader, nullptr);
+  auto view = reader->View<uint32_t>("rows");
+  ASSERT_TRUE(view.ok());
+  constexpr int kThreads = 8;
+  const uint64_t n = rows_.size();
+  std::latch start(kThreads);
+  std::vector<uint64_t> wrong(kThreads, 0), corrupt(kThreads, 0), misjudged(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      start.arrive_and_wait();
+      // Threads 0-3 walk forward from different blocks, 4-7 stride through
+      // all blocks: first touches collide on the same blocks and not.
+      for (uint64_t k = 0; k < n; ++k) {
+        const uint64_t i = t < 4 ? (k + t * 3 * per) % n : (k * 1031 + t) % n;
+        auto value = view->at(i);
+        if (!value.ok()) {
+          corrupt[t] += 1;
+          misjudged[t] += i / per != 6 || value.status().code() != StatusCode::kCorruption;
+        } else {
+          wrong[t] += i / per == 6 || *value != rows_[i];
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(wrong[t], 0u) << t;
+    EXPECT_EQ(misjudged[t], 0u) << t;
+    EXPECT_EQ(corrupt[t], per) << t;
+  }
+  EXPECT_EQ(view->span(0, 6 * per)->size(), 6 * per);
+}
+
+// ---- the committed fixtures
+
+// The header a fixture of WriteSample has.
+void ExpectSampleHeader(const SegmentReader& r, uint32_t version, uint64_t block_bytes,
+                        size_t sections) {
+  EXPECT_EQ(r.info().format_version, version);
+  EXPECT_EQ(r.info().block_bytes, block_bytes);
+  EXPECT_EQ(r.info().kind, "sample");
+  EXPECT_EQ(r.info().generation, 42);
+  EXPECT_EQ(r.info().segment_id, 7u);
+  EXPECT_EQ(r.sections().size(), sections);
+}
 
 // tests/testdata/segment/v1_sample.seg: WriteSample(Sample(false)) by format
-// version 1. The writer must still produce it byte for byte (the format did
-// not drift), and the reader must read it (old files still load).
-TEST_F(SegmentTest, TheVersion1FixtureIsWrittenAndReadByteForByte) {
+// version 1 (no blocks). The reader must still read it: whole sections,
+// views (verified whole: version 1 has no blocks), VerifyAll; a flipped
+// section is still Corruption, and the version-1 rules still hold.
+TEST_F(SegmentTest, TheVersion1FixtureIsStillRead) {
   const std::string fixture = std::string(FLOWRAG_TESTDATA_DIR) + "/segment/v1_sample.seg";
-  const std::string fresh = Path("fresh.seg");
+  const std::string committed = ReadFile(fixture);
+  ASSERT_FALSE(committed.empty()) << fixture << " missing";
   const Sample sample(false);
-  ASSERT_TRUE(WriteSample(fresh, sample).ok());
+  {
+    auto reader = SegmentReader::Open(fixture);
+    ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+    const SegmentReader& r = **reader;
+    ExpectSampleHeader(r, /*version=*/1, /*block_bytes=*/0, /*sections=*/14);
+    ExpectRows(r, "offsets", sample.offsets);
+    ExpectRows(r, "edges", sample.edges);
+    EXPECT_TRUE(r.VerifyAll().ok());
+    ExpectSample(r, sample);
+  }
+  // Its checksums, as stored: a change of StreamChecksum breaks them.
+  EXPECT_EQ(HeaderOf(committed).header_checksum,
+            StreamChecksum::Of(committed.data(), kHeaderChecksummedBytes));
+  // A flipped version-1 section: its view and its reads are Corruption
+  // (the whole section's checksum), the others read.
+  std::string bad = committed;
+  const SectionEntry offsets = EntryOf(committed, 4);
+  ASSERT_STREQ(offsets.name, "offsets");
+  bad[offsets.offset + 5] ^= 1;
+  WriteFile(Path("v1-bad.seg"), bad);
+  auto reader = SegmentReader::Open(Path("v1-bad.seg"));
+  ASSERT_TRUE(reader.ok());
+  for (const Status& st : {(*reader)->View<uint32_t>("offsets").status(),
+                           (*reader)->Rows<uint32_t>("offsets", 99, 1).status()}) {
+    EXPECT_EQ(st.code(), StatusCode::kCorruption) << st.ToString();
+    EXPECT_TRUE(Contains(st, "'offsets': checksum mismatch")) << st.ToString();
+  }
+  ExpectRows(**reader, "deltas", sample.deltas);
+  // Version 1 keeps its reserved fields: non-zero is refused.
+  std::string crafted = committed;
+  SectionEntry e = EntryOf(crafted, 5);
+  e.block_sums = 64;
+  PutEntry(crafted, 5, e);
+  Rechecksum(crafted);
+  WriteFile(Path("v1-crafted.seg"), crafted);
+  auto refused = SegmentReader::Open(Path("v1-crafted.seg"));
+  EXPECT_EQ(refused.status().code(), StatusCode::kCorruption);
+  EXPECT_TRUE(Contains(refused.status(), "reserved field not zero")) << refused.status().ToString();
+  crafted = committed;
+  SegmentHeader h = HeaderOf(crafted);
+  h.block_shift = 16;
+  PutHeader(crafted, h);
+  Rechecksum(crafted);
+  WriteFile(Path("v1-crafted.seg"), crafted);
+  refused = SegmentReader::Open(Path("v1-crafted.seg"));
+  EXPECT_TRUE(Contains(refused.status(), "in a version-1 file")) << refused.status().ToString();
+}
+
+// tests/testdata/segment/v2_sample.seg: WriteSample(Sample(false, rows)) in
+// blocks of 4 KiB by format version 2. The writer must still produce it
+// byte for byte (the format did not drift), and the reader must read it.
+TEST_F(SegmentTest, TheVersion2FixtureIsWrittenAndReadByteForByte) {
+  const std::string fixture = std::string(FLOWRAG_TESTDATA_DIR) + "/segment/v2_sample.seg";
+  const std::string fresh = Path("fresh.seg");
+  const Sample sample(false, /*with_rows=*/true);
+  ASSERT_TRUE(WriteSample(fresh, sample, {.block_bytes = 4096}).ok());
   if (std::getenv("FLOWRAG_REWRITE_SEGMENT_FIXTURE") != nullptr) {
     fs::create_directories(fs::path(fixture).parent_path());
     fs::copy_file(fresh, fixture, fs::copy_options::overwrite_existing);
@@ -750,14 +1127,11 @@ TEST_F(SegmentTest, TheVersion1FixtureIsWrittenAndReadByteForByte) {
   auto reader = SegmentReader::Open(fixture);
   ASSERT_TRUE(reader.ok()) << reader.status().ToString();
   const SegmentReader& r = **reader;
-  EXPECT_EQ(r.info().format_version, 1u);
-  EXPECT_EQ(r.info().kind, "sample");
-  EXPECT_EQ(r.info().generation, 42);
-  EXPECT_EQ(r.info().segment_id, 7u);
-  EXPECT_EQ(r.sections().size(), 14u);
+  ExpectSampleHeader(r, /*version=*/2, /*block_bytes=*/4096, /*sections=*/15);
+  EXPECT_EQ(r.FindSection("rows")->block_count, 3u);
+  ExpectRows(r, "rows", sample.rows);
   EXPECT_TRUE(r.VerifyAll().ok());
   ExpectSample(r, sample);
-  // Its checksums, as stored: a change of StreamChecksum breaks them.
   EXPECT_EQ(HeaderOf(committed).header_checksum,
             StreamChecksum::Of(committed.data(), kHeaderChecksummedBytes));
 }

@@ -9,19 +9,38 @@
 // elements as the host holds them). A big-endian host is refused at compile
 // time, so a file is never silently misread.
 //
-// File layout (offsets from the start of the file):
+// File layout, version 2 (offsets from the start of the file):
 //
 //   [0, 128)               header (SegmentHeader)
-//   [128, table_offset)    the sections, in table order, each at its offset;
+//   [128, sums_offset)     the sections, in table order, each at its offset;
 //                          the gaps between them are zero padding
-//   [table_offset, end)    the section table: section_count SectionEntry
+//   [sums_offset, ...)     the block checksums: for each section in table
+//                          order, one uint64 per block of the section
+//                          (below); sums_offset is the first multiple of 64
+//                          at or after the end of the last section (128
+//                          when there is none), and the arrays follow each
+//                          other without gaps
+//   [table_offset, end)    the section table: section_count SectionEntry,
+//                          at the first multiple of 64 after the block
+//                          checksums
 //   end == file_bytes      nothing may follow the table
+//
+// Blocks: each section is cut into blocks of block_bytes = 2^block_shift
+// bytes (header field; 64 KiB by default, 4 KiB to 1 GiB), counted from the
+// section's first byte: block k is the section's bytes
+// [k * block_bytes, min((k + 1) * block_bytes, length)), so the last block
+// of a section may be shorter and a section of n bytes has
+// ceil(n / block_bytes) blocks (none when empty). A block's checksum is the
+// StreamChecksum of its bytes; the section's array of block checksums is
+// covered by the checksum in its table entry, and the table by the header.
+// A reader can so verify any range of a section by the blocks covering it
+// (segment_reader.h) instead of the whole section.
 //
 // Header (128 bytes, at offset 0; written last by the writer):
 //
 //   offset size field              meaning
 //   0      8    magic              "FLOWRSEG" (kSegmentMagic)
-//   8      4    format_version     kSegmentFormatVersion (1)
+//   8      4    format_version     kSegmentFormatVersion (2)
 //   12     4    header_bytes       128 (sizeof(SegmentHeader))
 //   16     24   kind               what the segment holds ("passages",
 //                                  "tombstones", ...): 1-23 bytes of
@@ -36,7 +55,8 @@
 //   96     4    section_count      entries in the table
 //   100    4    table_entry_bytes  80 (sizeof(SectionEntry))
 //   104    8    table_checksum     StreamChecksum of the table's bytes
-//   112    8    reserved           0
+//   112    4    block_shift        log2 of block_bytes: 12-30 (version 1: 0)
+//   116    4    reserved           0
 //   120    8    header_checksum    StreamChecksum of bytes [0, 120)
 //
 // Section table entry (80 bytes each):
@@ -53,21 +73,31 @@
 //                              more (kPageAlignFrom) starts on a 4096-byte
 //                              boundary (kPageAlignment)
 //   56     8    length         bytes: element_count * element_size
-//   64     8    checksum       StreamChecksum of the section's bytes
-//   72     8    reserved       0
+//   64     8    checksum       StreamChecksum of the section's block
+//                              checksums (8 * blocks bytes; version 1: of
+//                              the section's bytes)
+//   72     8    block_sums     where the section's block checksums start
+//                              (the layout above fixes it; version 1: 0)
 //
 // Sections appear in the table in file order and do not overlap: each
 // starts at or after the end of the one before, the first at or after the
-// header, and the last ends at or before the table. Empty sections (count
-// 0) have length 0 and an aligned offset like any other.
+// header, and the last ends at or before the block checksums. Empty
+// sections (count 0) have length 0, no blocks and an aligned offset like
+// any other.
 //
 // Checksums are StreamChecksum (common/checksum.h), the snapshot parts'
 // checksum. What the reader checks, and when, is in segment_reader.h.
 //
+// Version 1 (read, no longer written): no block checksums; the table
+// follows the sections (at or after the last one's end, 64-aligned), the
+// entry's checksum covers the section's bytes, block_shift and block_sums
+// are 0; a reader verifies a version-1 section whole on its first read.
+//
 // Compatibility: a change of this layout bumps kSegmentFormatVersion; a
-// reader refuses other versions (the file is then rebuilt from the store,
-// which stays the truth). tests/segment_test.cc reads a fixture written by
-// version 1 byte for byte (tests/testdata/segment/).
+// reader refuses versions it does not know (the file is then rebuilt from
+// the store, which stays the truth). tests/segment_test.cc reads fixtures
+// written by versions 1 and 2 and writes the version-2 one byte for byte
+// (tests/testdata/segment/).
 #ifndef FLOWRAG_SEGMENT_SEGMENT_FORMAT_H_
 #define FLOWRAG_SEGMENT_SEGMENT_FORMAT_H_
 
@@ -84,7 +114,13 @@ static_assert(std::endian::native == std::endian::little,
               "would misread them");
 
 inline constexpr char kSegmentMagic[8] = {'F', 'L', 'O', 'W', 'R', 'S', 'E', 'G'};
-inline constexpr uint32_t kSegmentFormatVersion = 1;
+inline constexpr uint32_t kSegmentFormatVersion = 2;    // what the writer writes
+inline constexpr uint32_t kSegmentFormatVersionV1 = 1;  // still read: no blocks
+
+// Block sizes (log2): 64 KiB by default, 4 KiB to 1 GiB.
+inline constexpr uint32_t kDefaultBlockShift = 16;
+inline constexpr uint32_t kMinBlockShift = 12;
+inline constexpr uint32_t kMaxBlockShift = 30;
 
 inline constexpr uint64_t kSectionAlignment = 64;      // every section's offset
 inline constexpr uint64_t kPageAlignment = 4096;       // large and streamed sections
@@ -218,7 +254,8 @@ struct SegmentHeader {
   uint32_t section_count;
   uint32_t table_entry_bytes;
   uint64_t table_checksum;
-  uint64_t reserved;
+  uint32_t block_shift;
+  uint32_t reserved;
   uint64_t header_checksum;
 };
 static_assert(std::is_trivially_copyable_v<SegmentHeader> && sizeof(SegmentHeader) == 128);
@@ -227,6 +264,7 @@ static_assert(offsetof(SegmentHeader, kind) == 16 && offsetof(SegmentHeader, cre
               offsetof(SegmentHeader, file_bytes) == 80 &&
               offsetof(SegmentHeader, section_count) == 96 &&
               offsetof(SegmentHeader, table_checksum) == 104 &&
+              offsetof(SegmentHeader, block_shift) == 112 &&
               offsetof(SegmentHeader, header_checksum) == 120);
 // The header checksum covers every byte before it.
 inline constexpr size_t kHeaderChecksummedBytes = offsetof(SegmentHeader, header_checksum);
@@ -240,12 +278,12 @@ struct SectionEntry {
   uint64_t offset;
   uint64_t length;
   uint64_t checksum;
-  uint64_t reserved;
+  uint64_t block_sums;
 };
 static_assert(std::is_trivially_copyable_v<SectionEntry> && sizeof(SectionEntry) == 80);
 static_assert(offsetof(SectionEntry, element_type) == 32 &&
               offsetof(SectionEntry, element_count) == 40 && offsetof(SectionEntry, offset) == 48 &&
-              offsetof(SectionEntry, checksum) == 64);
+              offsetof(SectionEntry, checksum) == 64 && offsetof(SectionEntry, block_sums) == 72);
 
 // The names the format allows (the table above): a section name is 1-31
 // bytes of printable ASCII without space; a kind 1-23 bytes of [a-z0-9_.-];
@@ -277,6 +315,11 @@ constexpr bool IsCreatorTag(std::string_view creator) {
 // The alignment a section of `length` bytes starts on.
 constexpr uint64_t SectionAlignmentFor(uint64_t length) {
   return length >= kPageAlignFrom ? kPageAlignment : kSectionAlignment;
+}
+
+// The blocks of a section of `length` bytes cut in blocks of 2^shift bytes.
+constexpr uint64_t BlockCount(uint64_t length, uint32_t shift) {
+  return (length >> shift) + ((length & ((uint64_t{1} << shift) - 1)) != 0 ? 1 : 0);
 }
 
 }  // namespace flowrag

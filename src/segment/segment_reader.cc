@@ -33,30 +33,47 @@ T Load(const std::byte* p) {
   return value;
 }
 
-// The checksum of `n` mapped bytes, in windows: the kernel is asked to read
-// the next window ahead (WILLNEED) while this one is mapped in one call
-// (POPULATE_READ, Linux 5.14: one call instead of a page fault per 16
-// pages) and summed. Advice only: where it fails, the page faults do the
-// same work.
-uint64_t MappedChecksum(const std::byte* base, uint64_t offset, uint64_t n) {
-  constexpr uint64_t kWindow = 8 << 20;
 #ifndef MADV_POPULATE_READ
-  constexpr int MADV_POPULATE_READ = 22;
+constexpr int MADV_POPULATE_READ = 22;
 #endif
+
+// Advice for mapped bytes [from, from + bytes) (rounded out to pages).
+// Advice only: where it fails, the page faults do the same work.
+void Advise(const std::byte* base, uint64_t from, uint64_t bytes, int advice) {
   static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-  auto advise = [&](uint64_t from, uint64_t bytes, int advice) {
-    if (bytes == 0) return;
-    const uint64_t start = from / page * page;
-    ::madvise(const_cast<std::byte*>(base) + start, from + bytes - start, advice);
-  };
-  StreamChecksum c;
+  if (bytes == 0) return;
+  const uint64_t start = from / page * page;
+  ::madvise(const_cast<std::byte*>(base) + start, from + bytes - start, advice);
+}
+
+// Walks mapped bytes [offset, offset + n) in windows of at least 8 MiB
+// (whole `unit`s of bytes, the last one shorter): the kernel is asked to
+// read the next window ahead (WILLNEED) while this one is mapped in one
+// call (POPULATE_READ, Linux 5.14: one call instead of a page fault per 16
+// pages); then `f(at, bytes)` runs on each unit of the window. Stops at the
+// first unit f returns false for.
+template <typename F>
+bool ForEachMappedUnit(const std::byte* base, uint64_t offset, uint64_t n, uint64_t unit, F f) {
+  const uint64_t window = std::max<uint64_t>(unit, (uint64_t{8} << 20) / unit * unit);
   for (uint64_t done = 0; done < n;) {
-    const uint64_t take = std::min(n - done, kWindow);
-    advise(offset + done + take, std::min(n - done - take, kWindow), MADV_WILLNEED);
-    advise(offset + done, take, MADV_POPULATE_READ);
-    c.Update(base + offset + done, take);
+    const uint64_t take = std::min(n - done, window);
+    Advise(base, offset + done + take, std::min(n - done - take, window), MADV_WILLNEED);
+    Advise(base, offset + done, take, MADV_POPULATE_READ);
+    for (uint64_t at = done; at < done + take; at += unit) {
+      if (!f(offset + at, std::min(unit, done + take - at))) return false;
+    }
     done += take;
   }
+  return true;
+}
+
+// The checksum of `n` mapped bytes (version 1's whole-section checksum).
+uint64_t MappedChecksum(const std::byte* base, uint64_t offset, uint64_t n) {
+  StreamChecksum c;
+  ForEachMappedUnit(base, offset, n, uint64_t{8} << 20, [&](uint64_t at, uint64_t bytes) {
+    c.Update(base + at, bytes);
+    return true;
+  });
   return c.Final();
 }
 
@@ -110,8 +127,9 @@ Status SegmentReader::ParseHeader() {
     return Corrupt("not a segment file (bad magic)");
   }
   // Before the checksum: another version may lay its header out otherwise.
-  if (h.format_version != kSegmentFormatVersion) {
+  if (h.format_version != kSegmentFormatVersion && h.format_version != kSegmentFormatVersionV1) {
     return Corrupt("format version " + std::to_string(h.format_version) + ", this reader reads " +
+                   std::to_string(kSegmentFormatVersionV1) + " and " +
                    std::to_string(kSegmentFormatVersion));
   }
   const uint64_t computed = StreamChecksum::Of(base_, kHeaderChecksummedBytes);
@@ -130,6 +148,11 @@ Status SegmentReader::ParseHeader() {
   const std::optional<std::string_view> creator = FieldText(h.creator);
   if (!creator || !IsCreatorTag(*creator)) return Corrupt("bad creator tag");
   if (h.reserved != 0) return Corrupt("reserved header field not zero");
+  const bool v1 = h.format_version == kSegmentFormatVersionV1;
+  if (v1 ? h.block_shift != 0 : h.block_shift < kMinBlockShift || h.block_shift > kMaxBlockShift) {
+    return Corrupt("block size 2^" + std::to_string(h.block_shift) +
+                   (v1 ? " in a version-1 file (reserved: 0)" : ", not 4 KiB to 1 GiB"));
+  }
   if (h.file_bytes != size_) {
     return Corrupt((h.file_bytes > size_ ? "truncated: " : "extended: ") + std::to_string(size_) +
                    " bytes, the header says " + std::to_string(h.file_bytes));
@@ -146,6 +169,8 @@ Status SegmentReader::ParseHeader() {
   info_.generation = h.generation;
   info_.segment_id = h.segment_id;
   info_.file_bytes = h.file_bytes;
+  info_.block_bytes = v1 ? 0 : uint64_t{1} << h.block_shift;
+  block_shift_ = h.block_shift;
   table_offset_ = h.table_offset;
   section_count_ = h.section_count;
   table_checksum_ = h.table_checksum;
@@ -165,7 +190,35 @@ Status SegmentReader::ParseTable() {
     const SectionEntry e = Load<SectionEntry>(base_ + table_offset_ + i * sizeof(SectionEntry));
     FLOWRAG_RETURN_IF_ERROR(ParseEntry(e, i, &end_of_previous));
   }
-  verification_ = std::make_unique<Verification[]>(section_count_);
+  state_ = std::make_unique<SectionState[]>(section_count_);
+  if (block_shift_ != 0) FLOWRAG_RETURN_IF_ERROR(ParseBlockSums(end_of_previous));
+  return Status::Ok();
+}
+
+// Version 2: each section's block checksums lie exactly where the format
+// puts them (one array after another from the 64-aligned end of the
+// sections), and the table follows them at the next multiple of 64.
+Status SegmentReader::ParseBlockSums(uint64_t end_of_sections) {
+  uint64_t at = (end_of_sections + kSectionAlignment - 1) / kSectionAlignment * kSectionAlignment;
+  for (size_t i = 0; i < sections_.size(); ++i) {
+    SectionInfo& s = sections_[i];
+    s.block_count = BlockCount(s.length, block_shift_);
+    // length <= file size, so neither product nor sum overflows.
+    const uint64_t bytes = s.block_count * sizeof(uint64_t);
+    if (s.block_sums != at || at > table_offset_ || table_offset_ - at < bytes) {
+      return Corrupt("section " + std::to_string(i) + " '" + s.name + "': block checksums at " +
+                     std::to_string(s.block_sums) + ", the layout puts its " +
+                     std::to_string(s.block_count) + " at " + std::to_string(at) +
+                     " before the table at " + std::to_string(table_offset_));
+    }
+    at += bytes;
+    state_[i].blocks = std::make_unique<std::atomic<uint64_t>[]>((s.block_count + 63) / 64);
+  }
+  const uint64_t table_at = (at + kSectionAlignment - 1) / kSectionAlignment * kSectionAlignment;
+  if (table_at != table_offset_) {
+    return Corrupt("section table at " + std::to_string(table_offset_) +
+                   ", not after the block checksums (at " + std::to_string(table_at) + ")");
+  }
   return Status::Ok();
 }
 
@@ -201,11 +254,12 @@ Status SegmentReader::ParseEntry(const SectionEntry& e, size_t index, uint64_t* 
                    "-aligned between " + std::to_string(*end_of_previous) + " and the table at " +
                    std::to_string(table_offset_));
   }
-  if (e.reserved != 0) return Corrupt(where + ": reserved field not zero");
+  if (block_shift_ == 0 && e.block_sums != 0) return Corrupt(where + ": reserved field not zero");
   *end_of_previous = end;
   by_name_.emplace(std::string(*name), index);
   sections_.push_back(SectionInfo{std::string(*name), static_cast<ElementType>(e.element_type),
-                                  e.element_size, e.element_count, e.offset, e.length, e.checksum});
+                                  e.element_size, e.element_count, e.offset, e.length, e.checksum,
+                                  e.block_sums, 0});
   return Status::Ok();
 }
 
@@ -216,20 +270,94 @@ const SectionInfo* SegmentReader::FindSection(std::string_view name) const {
 
 Status SegmentReader::ComputeChecksum(size_t index) const {
   const SectionInfo& s = sections_[index];
+  if (block_shift_ != 0) {
+    FLOWRAG_RETURN_IF_ERROR(SumsVerified(index));
+    return s.block_count == 0 ? Status::Ok() : VerifyBlocks(index, 0, s.block_count - 1);
+  }
   const uint64_t computed = MappedChecksum(base_, s.offset, s.length);
   if (computed == s.checksum) return Status::Ok();
   return Status::Corruption(path_ + ": section '" + s.name + "': checksum mismatch (stored " +
                             Hex(s.checksum) + ", computed " + Hex(computed) + "): torn or altered");
 }
 
+Status SegmentReader::CheckBlockSums(size_t index) const {
+  const SectionInfo& s = sections_[index];
+  const uint64_t computed =
+      StreamChecksum::Of(base_ + s.block_sums, s.block_count * sizeof(uint64_t));
+  if (computed == s.checksum) return Status::Ok();
+  return Status::Corruption(path_ + ": section '" + s.name +
+                            "': block checksums mismatch (stored " + Hex(s.checksum) +
+                            ", computed " + Hex(computed) + "): torn or altered");
+}
+
 const Status& SegmentReader::Verified(size_t index) const {
-  Verification& v = verification_[index];
-  std::call_once(v.once, [&] { v.status = ComputeChecksum(index); });
-  return v.status;
+  SectionState& v = state_[index];
+  std::call_once(v.whole_once, [&] { v.whole = ComputeChecksum(index); });
+  return v.whole;
+}
+
+const Status& SegmentReader::SumsVerified(size_t index) const {
+  SectionState& v = state_[index];
+  std::call_once(v.sums_once, [&] { v.sums = CheckBlockSums(index); });
+  return v.sums;
+}
+
+Status SegmentReader::VerifyBlocks(size_t index, uint64_t first_block, uint64_t last_block) const {
+  const SectionInfo& s = sections_[index];
+  std::atomic<uint64_t>* bits = state_[index].blocks.get();
+  const uint64_t block = uint64_t{1} << block_shift_;
+  auto verified = [&](uint64_t b) {
+    return (bits[b / 64].load(std::memory_order_acquire) >> (b % 64) & 1) != 0;
+  };
+  Status failure;
+  for (uint64_t b = first_block; b <= last_block;) {
+    if (verified(b)) {
+      ++b;
+      continue;
+    }
+    // A run of unverified blocks [b, end), read in windows.
+    uint64_t end = b + 1;
+    while (end <= last_block && !verified(end)) ++end;
+    const uint64_t from = b << block_shift_;
+    const uint64_t to = std::min(end << block_shift_, s.length);
+    ForEachMappedUnit(base_, s.offset + from, to - from, block, [&](uint64_t at, uint64_t bytes) {
+      const uint64_t k = (at - s.offset) >> block_shift_;
+      const uint64_t stored = Load<uint64_t>(base_ + s.block_sums + k * sizeof(uint64_t));
+      const uint64_t computed = StreamChecksum::Of(base_ + at, bytes);
+      if (computed != stored) {
+        failure = Status::Corruption(
+            path_ + ": section '" + s.name + "': block " + std::to_string(k) + " of " +
+            std::to_string(s.block_count) + " (bytes [" + std::to_string(k << block_shift_) +
+            ", +" + std::to_string(bytes) + ")) checksum mismatch (stored " + Hex(stored) +
+            ", computed " + Hex(computed) + "): torn or altered");
+        return false;
+      }
+      bits[k / 64].fetch_or(uint64_t{1} << (k % 64), std::memory_order_release);
+      return true;
+    });
+    if (!failure.ok()) return failure;
+    b = end;
+  }
+  return Status::Ok();
+}
+
+Status SegmentReader::RowsOutside(size_t index, uint64_t first, uint64_t count) const {
+  const SectionInfo& s = sections_[index];
+  return Status::InvalidArgument(path_ + ": section '" + s.name + "': rows [" +
+                                 std::to_string(first) + ", +" + std::to_string(count) +
+                                 ") outside its " + std::to_string(s.element_count));
+}
+
+Result<size_t> SegmentReader::Viewable(std::string_view name, ElementType type,
+                                       size_t element_size) const {
+  Result<const SectionInfo*> s = Checked(name, true, type, element_size, /*whole=*/false);
+  if (!s.ok()) return s.status();
+  return static_cast<size_t>(*s - sections_.data());
 }
 
 Result<const SectionInfo*> SegmentReader::Checked(std::string_view name, bool check_type,
-                                                  ElementType type, size_t element_size) const {
+                                                  ElementType type, size_t element_size,
+                                                  bool whole) const {
   auto it = by_name_.find(name);
   if (it == by_name_.end()) {
     return Status::NotFound(path_ + ": no section '" + Shown(name) + "'");
@@ -241,12 +369,13 @@ Result<const SectionInfo*> SegmentReader::Checked(std::string_view name, bool ch
                                    std::to_string(s.element_size) + " bytes, read as " +
                                    ElementTypeName(type) + " of " + std::to_string(element_size));
   }
-  FLOWRAG_RETURN_IF_ERROR(Verified(it->second));
+  const bool blocks = block_shift_ != 0 && !whole;
+  FLOWRAG_RETURN_IF_ERROR(blocks ? SumsVerified(it->second) : Verified(it->second));
   return &s;
 }
 
 Result<std::span<const std::byte>> SegmentReader::SectionBytes(std::string_view name) const {
-  Result<const SectionInfo*> s = Checked(name, false, ElementType::kOpaque, 0);
+  Result<const SectionInfo*> s = Checked(name, false, ElementType::kOpaque, 0, /*whole=*/true);
   if (!s.ok()) return s.status();
   return std::span<const std::byte>(base_ + (*s)->offset, (*s)->length);
 }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -51,6 +52,12 @@ Result<std::unique_ptr<SegmentWriter>> SegmentWriter::Create(const std::string& 
     return Status::InvalidArgument(path + ": creator tag '" + options.creator.substr(0, 40) +
                                    "' is not 0-23 bytes of printable ASCII");
   }
+  const uint64_t block = options.block_bytes;
+  if (!std::has_single_bit(block) || block < (uint64_t{1} << kMinBlockShift) ||
+      block > (uint64_t{1} << kMaxBlockShift)) {
+    return Status::InvalidArgument(path + ": block size " + std::to_string(block) +
+                                   " is not a power of two from 4 KiB to 1 GiB");
+  }
   const std::string tmp = path + ".tmp";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return OsError(tmp, "cannot create segment file", errno);
@@ -64,6 +71,8 @@ Result<std::unique_ptr<SegmentWriter>> SegmentWriter::Create(const std::string& 
   h.generation = generation;
   h.segment_id = segment_id;
   h.table_entry_bytes = sizeof(SectionEntry);
+  h.block_shift = static_cast<uint32_t>(std::countr_zero(block));
+  w->block_bytes_ = block;
   // A zero header until Finish: the temporary file is never a valid segment.
   FLOWRAG_RETURN_IF_ERROR(w->Emit(Zeros(), sizeof(SegmentHeader)));
   return w;
@@ -166,7 +175,9 @@ Status SegmentWriter::Begin(std::string_view name, ElementType type, uint32_t el
   current_.element_type = static_cast<uint32_t>(type);
   current_.element_size = element_size;
   current_.offset = position_;
-  current_checksum_ = StreamChecksum();
+  block_checksum_ = StreamChecksum();
+  block_fill_ = 0;
+  section_first_sum_ = block_sums_.size();
   section_open_ = true;
   names_.emplace(name);
   return Status::Ok();
@@ -175,7 +186,7 @@ Status SegmentWriter::Begin(std::string_view name, ElementType type, uint32_t el
 Status SegmentWriter::Append(const void* data, size_t bytes) {
   FLOWRAG_RETURN_IF_ERROR(CheckUsable());
   if (!section_open_) return Misuse("Append outside a section");
-  current_checksum_.Update(data, bytes);
+  SumBlocks(static_cast<const char*>(data), bytes);
   return Emit(data, bytes);
 }
 
@@ -183,11 +194,7 @@ Status SegmentWriter::AppendZeros(uint64_t bytes) {
   FLOWRAG_RETURN_IF_ERROR(CheckUsable());
   if (!section_open_) return Misuse("AppendZeros outside a section");
   if (bytes > static_cast<uint64_t>(INT64_MAX) - position_) return Misuse("file too large");
-  for (uint64_t left = bytes; left > 0;) {
-    const size_t n = std::min<uint64_t>(left, kZeroBytes);
-    current_checksum_.Update(Zeros(), n);
-    left -= n;
-  }
+  SumBlocks(nullptr, bytes);
   if (bytes < kZeroBytes) return Emit(Zeros(), bytes);
   FLOWRAG_RETURN_IF_ERROR(Flush());
   if (::lseek(fd_, static_cast<off_t>(bytes), SEEK_CUR) < 0) {
@@ -208,10 +215,50 @@ Status SegmentWriter::EndSection() {
   }
   current_.length = length;
   current_.element_count = length / current_.element_size;
-  current_.checksum = current_checksum_.Final();
+  if (block_fill_ > 0) block_sums_.push_back(block_checksum_.Final());
+  const uint64_t blocks = block_sums_.size() - section_first_sum_;
+  current_.checksum =
+      StreamChecksum::Of(block_sums_.data() + section_first_sum_, blocks * sizeof(uint64_t));
   entries_.push_back(current_);
   section_open_ = false;
   return Status::Ok();
+}
+
+uint64_t SegmentWriter::ZeroBlockChecksum() {
+  if (!zero_block_known_) {
+    StreamChecksum c;
+    for (uint64_t left = block_bytes_; left > 0;) {
+      const size_t n = std::min<uint64_t>(left, kZeroBytes);
+      c.Update(Zeros(), n);
+      left -= n;
+    }
+    zero_block_checksum_ = c.Final();
+    zero_block_known_ = true;
+  }
+  return zero_block_checksum_;
+}
+
+void SegmentWriter::SumBlocks(const char* data, uint64_t bytes) {
+  while (bytes > 0) {
+    const uint64_t take = std::min(bytes, block_bytes_ - block_fill_);
+    if (data == nullptr && block_fill_ == 0 && take == block_bytes_) {
+      block_sums_.push_back(ZeroBlockChecksum());  // a whole block of zeros
+    } else {
+      for (uint64_t done = 0; done < take;) {
+        const size_t n = std::min<uint64_t>(take - done, kZeroBytes);
+        block_checksum_.Update(data != nullptr ? data + done : Zeros(), n);
+        done += n;
+      }
+      block_fill_ += take;
+      if (block_fill_ == block_bytes_) {
+        block_sums_.push_back(block_checksum_.Final());
+        block_checksum_ = StreamChecksum();
+        block_fill_ = 0;
+      }
+    }
+    if (data != nullptr) data += take;
+    bytes -= take;
+  }
 }
 
 Status SegmentWriter::WriteHeader(uint64_t table_offset, uint64_t table_checksum) {
@@ -247,6 +294,14 @@ Status SegmentWriter::SyncAndRename() {
 Status SegmentWriter::Finish() {
   FLOWRAG_RETURN_IF_ERROR(CheckUsable());
   if (section_open_) return Misuse("Finish with section '" + std::string(current_.name) + "' open");
+  // The block checksums, each section's where its entry says.
+  FLOWRAG_RETURN_IF_ERROR(PadTo(kSectionAlignment));
+  uint64_t sums_at = position_;
+  for (SectionEntry& e : entries_) {
+    e.block_sums = sums_at;
+    sums_at += BlockCount(e.length, header_.block_shift) * sizeof(uint64_t);
+  }
+  FLOWRAG_RETURN_IF_ERROR(Emit(block_sums_.data(), block_sums_.size() * sizeof(uint64_t)));
   FLOWRAG_RETURN_IF_ERROR(PadTo(kSectionAlignment));
   const uint64_t table_offset = position_;
   const size_t table_bytes = entries_.size() * sizeof(SectionEntry);
