@@ -1,0 +1,391 @@
+// int8 and float16 passage vectors: encoding, kernels (portable and AVX2 via
+// per-function target attributes, as vector/dot_product.cc), the exact scan
+// over codes and the rescored top-k.
+#include "vector/quantized.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "vector/index_util.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#define FLOWRAG_QX86 1
+#include <immintrin.h>
+#else
+#define FLOWRAG_QX86 0
+#endif
+
+namespace flowrag {
+
+// ------------------------------------------------------------------ float16
+
+uint16_t FloatToHalf(float x) {
+  uint32_t f;
+  std::memcpy(&f, &x, sizeof f);
+  const uint16_t sign = static_cast<uint16_t>((f >> 16) & 0x8000u);
+  uint32_t abs = f & 0x7fffffffu;
+  if (abs > 0x7f800000u) return sign | 0x7e00u;   // NaN
+  if (abs >= 0x477ff000u) return sign | 0x7c00u;  // >= 65520 rounds to infinity
+  if (abs < 0x38800000u) {                        // below 2^-14: a subnormal half
+    // |x|·2^24 is exact (a power-of-two scale); nearbyint rounds half to even.
+    const float units = std::nearbyint(std::fabs(x) * 16777216.0f);
+    return sign | static_cast<uint16_t>(units);  // 1024 is the smallest normal
+  }
+  abs += 0xfffu + ((abs >> 13) & 1u);  // round the 13 dropped bits to nearest even
+  return sign | static_cast<uint16_t>((abs - 0x38000000u) >> 13);  // exponent bias 127 → 15
+}
+
+float HalfToFloat(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exponent = (h >> 10) & 0x1fu;
+  const uint32_t mantissa = h & 0x3ffu;
+  uint32_t f;
+  if (exponent == 0) {
+    const float v = static_cast<float>(mantissa) * (1.0f / 16777216.0f);  // mantissa·2^-24
+    std::memcpy(&f, &v, sizeof f);
+    f |= sign;
+  } else if (exponent == 31) {
+    f = sign | 0x7f800000u | (mantissa << 13);
+  } else {
+    f = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  }
+  float out;
+  std::memcpy(&out, &f, sizeof out);
+  return out;
+}
+
+// ------------------------------------------------------------------ kernels
+
+namespace vector_internal {
+namespace {
+
+float DotInt8Scalar(const float* q, const int8_t* c, size_t n) {
+  float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    s0 += q[i] * static_cast<float>(c[i]);
+    s1 += q[i + 1] * static_cast<float>(c[i + 1]);
+    s2 += q[i + 2] * static_cast<float>(c[i + 2]);
+    s3 += q[i + 3] * static_cast<float>(c[i + 3]);
+  }
+  for (; i < n; ++i) s0 += q[i] * static_cast<float>(c[i]);
+  return (s0 + s1) + (s2 + s3);
+}
+
+float DotHalfScalar(const float* q, const uint16_t* h, size_t n) {
+  float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    s0 += q[i] * HalfToFloat(h[i]);
+    s1 += q[i + 1] * HalfToFloat(h[i + 1]);
+    s2 += q[i + 2] * HalfToFloat(h[i + 2]);
+    s3 += q[i + 3] * HalfToFloat(h[i + 3]);
+  }
+  for (; i < n; ++i) s0 += q[i] * HalfToFloat(h[i]);
+  return (s0 + s1) + (s2 + s3);
+}
+
+#if FLOWRAG_QX86
+
+#define FLOWRAG_QTARGET_AVX2 __attribute__((target("avx2,fma")))
+#define FLOWRAG_QTARGET_F16C __attribute__((target("avx2,fma,f16c")))
+
+FLOWRAG_QTARGET_AVX2 inline float SumLanes(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+// 16 codes per step: sign-extended to int32, converted to float (exact), two
+// FMA accumulators; the tail in scalar code.
+FLOWRAG_QTARGET_AVX2 float DotInt8Avx2(const float* q, const int8_t* c, size_t n) {
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(c + i));
+    const __m256 lo = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b));
+    const __m256 hi = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(b, 8)));
+    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), lo, acc0);
+    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8), hi, acc1);
+  }
+  float s = SumLanes(_mm256_add_ps(acc0, acc1));
+  for (; i < n; ++i) s += q[i] * static_cast<float>(c[i]);
+  return s;
+}
+
+FLOWRAG_QTARGET_F16C float DotHalfAvx2(const float* q, const uint16_t* h, size_t n) {
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256 lo = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i)));
+    const __m256 hi = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i + 8)));
+    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), lo, acc0);
+    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8), hi, acc1);
+  }
+  float s = SumLanes(_mm256_add_ps(acc0, acc1));
+  for (; i < n; ++i) s += q[i] * HalfToFloat(h[i]);
+  return s;
+}
+
+bool CpuHasF16c() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("f16c");
+}
+
+#endif  // FLOWRAG_QX86
+
+}  // namespace
+
+bool HalfKernelsUseSimd() {
+#if FLOWRAG_QX86
+  static const bool simd = DetectedSimdLevel() >= SimdLevel::kAvx2 && CpuHasF16c();
+  return simd;
+#else
+  return false;
+#endif
+}
+
+float DotInt8At(SimdLevel level, const float* q, const int8_t* codes, size_t n) {
+#if FLOWRAG_QX86
+  if (level >= SimdLevel::kAvx2) return DotInt8Avx2(q, codes, n);
+#endif
+  (void)level;
+  return DotInt8Scalar(q, codes, n);
+}
+
+float DotHalfAt(SimdLevel level, const float* q, const uint16_t* halves, size_t n) {
+#if FLOWRAG_QX86
+  if (level >= SimdLevel::kAvx2 && HalfKernelsUseSimd()) return DotHalfAvx2(q, halves, n);
+#endif
+  (void)level;
+  return DotHalfScalar(q, halves, n);
+}
+
+float DotInt8(const float* q, const int8_t* codes, size_t n) {
+  static const SimdLevel level = DetectedSimdLevel();
+  return DotInt8At(level, q, codes, n);
+}
+
+float DotHalf(const float* q, const uint16_t* halves, size_t n) {
+  static const SimdLevel level = DetectedSimdLevel();
+  return DotHalfAt(level, q, halves, n);
+}
+
+}  // namespace vector_internal
+
+// ------------------------------------------------------------------ rows
+
+std::string_view QuantizedFormatName(QuantizedFormat format) {
+  switch (format) {
+    case QuantizedFormat::kInt8PerVector:
+      return "int8";
+    case QuantizedFormat::kInt8PerDimension:
+      return "int8-dim";
+    case QuantizedFormat::kFloat16:
+      return "fp16";
+  }
+  return "unknown";
+}
+
+QuantizedRows::QuantizedRows(QuantizedFormat format, size_t cols) : format_(format), cols_(cols) {}
+
+size_t QuantizedRows::BytesPerRow() const {
+  switch (format_) {
+    case QuantizedFormat::kInt8PerVector:
+      return cols_ + sizeof(float);
+    case QuantizedFormat::kInt8PerDimension:
+      return cols_;
+    case QuantizedFormat::kFloat16:
+      return 2 * cols_;
+  }
+  return 0;
+}
+
+size_t QuantizedRows::MemoryBytes() const {
+  return codes_.capacity() + scales_.capacity() * sizeof(float) +
+         (mids_.capacity() + steps_.capacity()) * sizeof(float) +
+         halves_.capacity() * sizeof(uint16_t);
+}
+
+void QuantizedRows::FitRanges(const FloatMatrix& m) {
+  std::vector<float> lo(cols_, std::numeric_limits<float>::infinity());
+  std::vector<float> hi(cols_, -std::numeric_limits<float>::infinity());
+  for (size_t r = 0; r < m.rows; ++r) {
+    const float* x = m.row(r);
+    for (size_t i = 0; i < cols_; ++i) {
+      lo[i] = std::min(lo[i], x[i]);
+      hi[i] = std::max(hi[i], x[i]);
+    }
+  }
+  mids_.assign(cols_, 0.0f);
+  steps_.assign(cols_, 0.0f);
+  for (size_t i = 0; i < cols_; ++i) {
+    if (m.rows == 0) continue;
+    mids_[i] = 0.5f * (lo[i] + hi[i]);
+    steps_[i] = (hi[i] - lo[i]) / 254.0f;
+  }
+}
+
+namespace {
+
+int8_t RoundToCode(float v) {
+  return static_cast<int8_t>(std::clamp(std::nearbyint(v), -127.0f, 127.0f));
+}
+
+}  // namespace
+
+void QuantizedRows::EncodeRow(const float* x, size_t row) {
+  switch (format_) {
+    case QuantizedFormat::kInt8PerVector: {
+      float max_abs = 0.0f;
+      for (size_t i = 0; i < cols_; ++i) max_abs = std::max(max_abs, std::fabs(x[i]));
+      int8_t* c = codes_.data() + row * cols_;
+      if (max_abs == 0.0f) {
+        scales_[row] = 0.0f;
+        std::fill(c, c + cols_, int8_t{0});
+        return;
+      }
+      scales_[row] = max_abs / 127.0f;
+      const float inv = 127.0f / max_abs;
+      for (size_t i = 0; i < cols_; ++i) c[i] = RoundToCode(x[i] * inv);
+      return;
+    }
+    case QuantizedFormat::kInt8PerDimension: {
+      int8_t* c = codes_.data() + row * cols_;
+      for (size_t i = 0; i < cols_; ++i) {
+        c[i] = steps_[i] > 0.0f ? RoundToCode((x[i] - mids_[i]) / steps_[i]) : int8_t{0};
+      }
+      return;
+    }
+    case QuantizedFormat::kFloat16: {
+      uint16_t* h = halves_.data() + row * cols_;
+      for (size_t i = 0; i < cols_; ++i) h[i] = FloatToHalf(x[i]);
+      return;
+    }
+  }
+}
+
+Status QuantizedRows::Append(const FloatMatrix& m) {
+  FLOWRAG_RETURN_IF_ERROR(vector_internal::ValidateRows(m, cols_, rows_));
+  if (format_ == QuantizedFormat::kInt8PerDimension && mids_.empty()) FitRanges(m);
+  const size_t total = rows_ + m.rows;
+  if (format_ == QuantizedFormat::kFloat16) {
+    halves_.resize(total * cols_);
+  } else {
+    codes_.resize(total * cols_);
+  }
+  if (format_ == QuantizedFormat::kInt8PerVector) scales_.resize(total);
+  for (size_t r = 0; r < m.rows; ++r) EncodeRow(m.row(r), rows_ + r);
+  rows_ = total;
+  return Status::Ok();
+}
+
+void QuantizedRows::Decode(size_t row, float* out) const {
+  switch (format_) {
+    case QuantizedFormat::kInt8PerVector: {
+      const int8_t* c = codes_.data() + row * cols_;
+      for (size_t i = 0; i < cols_; ++i) out[i] = scales_[row] * static_cast<float>(c[i]);
+      return;
+    }
+    case QuantizedFormat::kInt8PerDimension: {
+      const int8_t* c = codes_.data() + row * cols_;
+      for (size_t i = 0; i < cols_; ++i) out[i] = mids_[i] + steps_[i] * static_cast<float>(c[i]);
+      return;
+    }
+    case QuantizedFormat::kFloat16: {
+      const uint16_t* h = halves_.data() + row * cols_;
+      for (size_t i = 0; i < cols_; ++i) out[i] = HalfToFloat(h[i]);
+      return;
+    }
+  }
+}
+
+QuantizedRows::Query QuantizedRows::Prepare(const float* query) const {
+  Query q;
+  q.weights.assign(query, query + cols_);
+  if (format_ == QuantizedFormat::kInt8PerDimension && !mids_.empty()) {
+    double offset = 0.0;
+    for (size_t i = 0; i < cols_; ++i) {
+      offset += static_cast<double>(query[i]) * mids_[i];
+      q.weights[i] = query[i] * steps_[i];
+    }
+    q.offset = static_cast<float>(offset);
+  }
+  return q;
+}
+
+float QuantizedRows::Score(const Query& q, size_t row) const {
+  switch (format_) {
+    case QuantizedFormat::kInt8PerVector:
+      return scales_[row] *
+             vector_internal::DotInt8(q.weights.data(), codes_.data() + row * cols_, cols_);
+    case QuantizedFormat::kInt8PerDimension:
+      return q.offset +
+             vector_internal::DotInt8(q.weights.data(), codes_.data() + row * cols_, cols_);
+    case QuantizedFormat::kFloat16:
+      return vector_internal::DotHalf(q.weights.data(), halves_.data() + row * cols_, cols_);
+  }
+  return 0.0f;
+}
+
+// ------------------------------------------------------------------ index
+
+std::string QuantizedFlatIndex::Kind() const {
+  return "flat-" + std::string(QuantizedFormatName(rows_.format()));
+}
+
+std::vector<VectorHit> QuantizedFlatIndex::Search(const float* query,
+                                                  const VectorSearchParams& params,
+                                                  VectorSearchStats* stats) const {
+  if (!vector_internal::AllFinite(query, Dimension())) return {};
+  const QuantizedRows::Query q = rows_.Prepare(query);
+  vector_internal::TopK top(params.k);
+  size_t scored = 0;
+  for (size_t id = 0; id < rows_.rows(); ++id) {
+    const auto id32 = static_cast<uint32_t>(id);
+    if (params.filter && !params.filter(id32)) continue;
+    top.Push(id32, rows_.Score(q, id));
+    ++scored;
+  }
+  if (stats != nullptr) stats->candidates_scored += scored;
+  return vector_internal::DropBelow(top.Take(), params.min_score);
+}
+
+Result<std::vector<VectorHit>> QuantizedFlatIndex::SearchRescored(const float* query,
+                                                                  const VectorSearchParams& params,
+                                                                  size_t rescore_factor,
+                                                                  const ExactVectors& exact,
+                                                                  VectorSearchStats* stats) const {
+  if (rescore_factor == 0) {
+    return Status::InvalidArgument("SearchRescored: rescore_factor must be at least 1");
+  }
+  VectorSearchParams wide = params;
+  wide.k = params.k * rescore_factor;
+  wide.min_score = -std::numeric_limits<float>::infinity();
+  const std::vector<VectorHit> candidates = Search(query, wide, stats);
+  if (candidates.empty()) return candidates;
+  std::vector<uint32_t> ids;
+  ids.reserve(candidates.size());
+  for (const VectorHit& h : candidates) ids.push_back(h.id);
+  FloatMatrix vectors;
+  FLOWRAG_RETURN_IF_ERROR(exact(ids, &vectors));
+  if (vectors.rows != ids.size() || vectors.cols != Dimension() ||
+      vectors.data.size() != vectors.rows * vectors.cols) {
+    return Status::InvalidArgument(
+        "SearchRescored: the exact-vector callback returned " + std::to_string(vectors.rows) + "x" +
+        std::to_string(vectors.cols) + " for " + std::to_string(ids.size()) + " ids of dimension " +
+        std::to_string(Dimension()));
+  }
+  vector_internal::TopK top(params.k);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    top.Push(ids[i], DotProduct(query, vectors.row(i), Dimension()));
+  }
+  if (stats != nullptr) stats->candidates_scored += ids.size();
+  return vector_internal::DropBelow(top.Take(), params.min_score);
+}
+
+}  // namespace flowrag
