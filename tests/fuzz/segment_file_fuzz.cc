@@ -1,19 +1,28 @@
-// Fuzz target: a segment file (src/segment/segment_reader.h). The bytes go
-// to a scratch file; SegmentReader::Open maps it and checks its header and
-// table; then every section is read by its element type (Section<T>) and as
-// bytes (SectionBytes), every byte handed out is touched, and VerifyAll
-// runs. Invariants: an accepted file's sections lie inside it, aligned as
-// the format says and in order; a section read either fails with a short
-// Corruption (a checksum) or returns exactly its length; VerifyAll agrees
-// with the reads.
+// Fuzz target: a segment file (src/segment/segment_reader.h), format
+// version 1 or 2. The bytes go to a scratch file; SegmentReader::Open maps
+// it and checks its header and table; then every section of a known
+// element type is read in ranges first (View<T>, span of single rows
+// spread over the section and of a row range, at, and a range past the
+// end), then whole by its element type (Section<T>) and as bytes
+// (SectionBytes); every byte handed out is touched, and VerifyAll runs.
+// Invariants: an accepted file's sections lie inside it, aligned as the
+// format says and in order, their block checksums inside it (version 2);
+// a read either fails with a short Corruption (a checksum) or returns
+// exactly what was asked; a range outside the section is InvalidArgument;
+// a section whose ranged read failed fails whole too; VerifyAll agrees
+// with the whole reads.
 //
 // Input: byte 0 is the mode, the rest the file's bytes. Mode bit 0: the
 // header and table checksums are recomputed before the open (so that
 // mutations reach the header's fields and the table entries, which a
 // checksum would otherwise refuse first); bit 1: the sections' checksums
-// too (so that damaged entries reach the reads). Seeds
-// (corpus/segment_file/) are small segments written by SegmentWriter,
-// intact and damaged, in both modes.
+// too (version 1: of the section; version 2: every block checksum, then
+// the entry's checksum of them), so that damaged entries and bytes reach
+// the reads. Seeds (corpus/segment_file/) are small segments written by
+// SegmentWriter, version 1 (older seeds) and version 2 (v2_*, blocks of
+// 4 KiB), intact and damaged, in both modes.
+#include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -40,15 +49,56 @@ void Touch(std::span<const std::byte> bytes) {
   touched = touched + sum;
 }
 
-// Reads section `s` as T; true when it was handed out.
+// Ranged reads of section `s` as T, before any whole read: a view, single
+// rows spread over the section, a range in its middle, and ranges past its
+// end. True when every one was handed out.
+template <typename T>
+bool ReadRanges(const SegmentReader& r, const SectionInfo& s) {
+  auto view = r.View<T>(s.name);
+  if (!view.ok()) {
+    FUZZ_CHECK_ERROR(view.status());
+    FUZZ_CHECK(view.status().code() == StatusCode::kCorruption, view.status().ToString());
+    return false;
+  }
+  const uint64_t n = view->size();
+  FUZZ_CHECK(n == s.element_count, s.name);
+  FUZZ_CHECK(view->span(n, 1).status().code() == StatusCode::kInvalidArgument, s.name);
+  FUZZ_CHECK(view->at(n).status().code() == StatusCode::kInvalidArgument, s.name);
+  bool all = true;
+  auto check = [&](uint64_t first, uint64_t count) {
+    auto rows = view->span(first, count);
+    if (!rows.ok()) {
+      FUZZ_CHECK_ERROR(rows.status());
+      FUZZ_CHECK(rows.status().code() == StatusCode::kCorruption, rows.status().ToString());
+      all = false;
+      return;
+    }
+    FUZZ_CHECK(rows->size() == count && rows->data() == view->span(first, 0)->data(), s.name);
+    Touch(std::as_bytes(*rows));
+  };
+  const uint64_t step = n / 16 + 1;
+  for (uint64_t i = 0; i < n; i += step) {
+    check(i, 1);
+    auto one = view->at(i);
+    FUZZ_CHECK(one.ok() == view->span(i, 1).ok(), s.name);  // the verdict sticks
+  }
+  if (n > 0) check(n - 1, 1);
+  check(n / 3, n / 3);
+  return all;
+}
+
+// Reads section `s` as T, in ranges and whole; true when it was handed
+// out whole.
 template <typename T>
 bool ReadAs(const SegmentReader& r, const SectionInfo& s) {
+  const bool ranges = ReadRanges<T>(r, s);
   auto values = r.Section<T>(s.name);
   if (!values.ok()) {
     FUZZ_CHECK_ERROR(values.status());
     FUZZ_CHECK(values.status().code() == StatusCode::kCorruption, values.status().ToString());
     return false;
   }
+  FUZZ_CHECK(ranges, s.name);  // a damaged block fails the whole section too
   FUZZ_CHECK(values->size() == s.element_count, s.name);
   FUZZ_CHECK(reinterpret_cast<uintptr_t>(values->data()) % alignof(T) == 0, s.name);
   Touch(std::as_bytes(*values));
@@ -87,6 +137,27 @@ bool ReadTyped(const SegmentReader& r, const SectionInfo& s) {
   return bytes.ok();
 }
 
+// Version 2: recomputes entry `e`'s block checksums where it says they lie
+// and its checksum of them; false when they do not lie inside the bytes or
+// the block size is out of range.
+bool FixBlockChecksums(std::string& bytes, uint32_t shift, flowrag::SectionEntry* e) {
+  using flowrag::StreamChecksum;
+  if (shift < flowrag::kMinBlockShift || shift > flowrag::kMaxBlockShift) return false;
+  const uint64_t blocks = flowrag::BlockCount(e->length, shift);
+  if (e->block_sums > bytes.size() || (bytes.size() - e->block_sums) / 8 < blocks) return false;
+  const uint64_t block = uint64_t{1} << shift;
+  std::string sums(blocks * 8, '\0');
+  for (uint64_t b = 0; b < blocks; ++b) {
+    const uint64_t from = b * block;
+    const uint64_t sum =
+        StreamChecksum::Of(bytes.data() + e->offset + from, std::min(block, e->length - from));
+    std::memcpy(sums.data() + b * 8, &sum, 8);
+  }
+  std::memcpy(bytes.data() + e->block_sums, sums.data(), sums.size());
+  e->checksum = StreamChecksum::Of(sums.data(), sums.size());
+  return true;
+}
+
 // Recomputes the checksums the mode asks for, where the (untrusted) header
 // and table say they are and they lie inside the bytes.
 void FixChecksums(std::string& bytes, uint8_t mode) {
@@ -105,7 +176,11 @@ void FixChecksums(std::string& bytes, uint8_t mode) {
       SectionEntry e;
       std::memcpy(&e, at, sizeof(e));
       if (e.offset > bytes.size() || bytes.size() - e.offset < e.length) continue;
-      e.checksum = StreamChecksum::Of(bytes.data() + e.offset, e.length);
+      if (h.format_version == flowrag::kSegmentFormatVersionV1) {
+        e.checksum = StreamChecksum::Of(bytes.data() + e.offset, e.length);
+      } else if (!FixBlockChecksums(bytes, h.block_shift, &e)) {
+        continue;
+      }
       std::memcpy(at, &e, sizeof(e));
     }
   }
@@ -122,6 +197,13 @@ void CheckLayout(const SegmentReader& r) {
     FUZZ_CHECK(s.offset >= end && s.offset % flowrag::kSectionAlignment == 0, s.name);
     FUZZ_CHECK(s.length == s.element_count * s.element_size, s.name);
     FUZZ_CHECK(s.offset + s.length <= r.info().file_bytes, s.name);
+    if (r.info().format_version >= 2) {
+      FUZZ_CHECK(s.block_sums >= s.offset + s.length, s.name);
+      FUZZ_CHECK(s.block_sums + s.block_count * 8 <= r.info().file_bytes, s.name);
+      FUZZ_CHECK(
+          s.block_count == flowrag::BlockCount(s.length, std::countr_zero(r.info().block_bytes)),
+          s.name);
+    }
     FUZZ_CHECK(r.FindSection(s.name) == &s, s.name);
     end = s.offset + s.length;
   }
