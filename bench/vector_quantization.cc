@@ -1,0 +1,420 @@
+// vector_quantization: compressed passage vectors on a benchmark (issue 34),
+// measured against float32 exact search (src/vector/quantized.h).
+//
+// Opens a store (`flowrag index <bench>/corpus.jsonl --chunking none`), takes
+// its stored passage vectors (the snapshot's dense index: the embedding
+// cache's vectors) and embeds the questions with the store's embedder. Then,
+// per representation, ranks every question's passages and reports:
+//   - recall@10 against float32 exact (|top10 ∩ float top10| / 10);
+//   - passage R@2 / R@5 on the gold passages for `dense`, and for `hybrid`
+//     reproduced as src/retrieval/text_retrievers.cc fuses it (BM25 top-100
+//     and dense top-100, reciprocal rank fusion with k = 60, ties by id);
+//   - bytes per passage of the vectors;
+//   - search time per question (median; the embedding of the question
+//     excluded, measured once separately), single-threaded.
+// Representations: float32 (FlatIndex), fp16, int8 per vector, int8 per
+// dimension (QuantizedFlatIndex), int8 per vector with exact rescoring of the
+// top k·r (r = 2, 4; the float vectors from memory), and the exact sparse
+// form (SparseIndex over the non-zeros).
+//
+// --project D: the same study on dense D-dimensional vectors made from the
+// stored ones by a Gaussian random projection (and renormalised), queries
+// projected alike: a stand-in for a dense remote embedder that keeps the
+// benchmark's relevance structure (inner products preserved up to the
+// Johnson-Lindenstrauss error), not a real model's distribution.
+//
+// --synthetic N: N clustered unit vectors (as bench/vector_search_bench.cc) of
+// --dim dimensions and 200 queries instead of a store (recall@10 only).
+//
+// Usage: vector_quantization --db STORE --bench DIR [--project 1536]
+//        vector_quantization --synthetic 100000 --dim 1024
+// Prints markdown table rows. A measurement, never an assertion.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/engine_impl.h"
+#include "flowrag/engine.h"
+#include "graph/snapshot.h"
+#include "nlohmann/json.hpp"
+#include "vector/flat_index.h"
+#include "vector/hnsw_index.h"
+#include "vector/quantized.h"
+#include "vector/sparse_index.h"
+#include "vector/sparse_rows.h"
+
+namespace flowrag {
+namespace {
+
+constexpr size_t kK = 10;
+constexpr size_t kDepth = 100;  // hybrid's candidates per list (HybridOptions)
+constexpr double kRrfK = 60.0;  // HybridOptions::rrf_k
+
+int Fail(const std::string& m) {
+  std::fprintf(stderr, "vector_quantization: %s\n", m.c_str());
+  return 1;
+}
+
+double Micros(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - since)
+      .count();
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+void Normalise(float* v, size_t d) {
+  double norm = 0;
+  for (size_t i = 0; i < d; ++i) norm += double{v[i]} * v[i];
+  const float inv = norm > 0 ? static_cast<float>(1.0 / std::sqrt(norm)) : 0.0f;
+  for (size_t i = 0; i < d; ++i) v[i] *= inv;
+}
+
+// One question: its text, gold ids (passage level) or titles (document level).
+struct Question {
+  std::string text;
+  std::set<std::string> gold;
+};
+
+// A ranking function: the top `k` ids of a query vector.
+using Ranker = std::function<std::vector<VectorHit>(const float* q, size_t k)>;
+
+struct Representation {
+  std::string name;
+  double bytes_per_passage = 0;
+  Ranker rank;
+};
+
+struct Row {
+  double recall10 = 0, dense_r2 = 0, dense_r5 = 0, hybrid_r2 = 0, hybrid_r5 = 0, p50_us = 0;
+};
+
+// What the gold is compared with for each passage: its document's external
+// id (passage level) or title (document level).
+struct Corpus {
+  std::vector<std::string> keys;
+  std::vector<std::vector<uint32_t>> bm25;  // per question, BM25 top kDepth
+  bool has_gold = false;
+};
+
+double GoldRecall(const std::vector<uint32_t>& ranked, size_t k, const Question& q,
+                  const Corpus& c) {
+  if (q.gold.empty()) return 0;
+  std::set<std::string> found;
+  for (size_t i = 0; i < std::min(k, ranked.size()); ++i) {
+    if (q.gold.count(c.keys[ranked[i]])) found.insert(c.keys[ranked[i]]);
+  }
+  return static_cast<double>(found.size()) / static_cast<double>(q.gold.size());
+}
+
+std::vector<uint32_t> Fuse(const std::vector<uint32_t>& lexical,
+                           const std::vector<VectorHit>& semantic) {
+  std::unordered_map<uint32_t, double> fused;
+  for (size_t r = 0; r < lexical.size(); ++r) fused[lexical[r]] += 1.0 / (kRrfK + r + 1.0);
+  for (size_t r = 0; r < semantic.size(); ++r) fused[semantic[r].id] += 1.0 / (kRrfK + r + 1.0);
+  std::vector<std::pair<uint32_t, double>> v(fused.begin(), fused.end());
+  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
+  std::vector<uint32_t> out;
+  for (size_t i = 0; i < std::min<size_t>(kK, v.size()); ++i) out.push_back(v[i].first);
+  return out;
+}
+
+Row Measure(const Representation& rep, const FloatMatrix& queries,
+            const std::vector<Question>& questions, const Corpus& corpus,
+            const std::vector<std::vector<uint32_t>>& reference) {
+  Row row;
+  std::vector<double> times;
+  const size_t nq = queries.rows;
+  for (size_t qi = 0; qi < nq; ++qi) {
+    const auto start = std::chrono::steady_clock::now();
+    const std::vector<VectorHit> top = rep.rank(queries.row(qi), kK);
+    times.push_back(Micros(start));
+    std::set<uint32_t> ref(reference[qi].begin(), reference[qi].end());
+    size_t hit = 0;
+    std::vector<uint32_t> ids;
+    for (const VectorHit& h : top) {
+      hit += ref.count(h.id);
+      ids.push_back(h.id);
+    }
+    row.recall10 += ref.empty() ? 1.0 : static_cast<double>(hit) / ref.size();
+    if (corpus.has_gold) {
+      row.dense_r2 += GoldRecall(ids, 2, questions[qi], corpus);
+      row.dense_r5 += GoldRecall(ids, 5, questions[qi], corpus);
+      const auto fused = Fuse(corpus.bm25[qi], rep.rank(queries.row(qi), kDepth));
+      row.hybrid_r2 += GoldRecall(fused, 2, questions[qi], corpus);
+      row.hybrid_r5 += GoldRecall(fused, 5, questions[qi], corpus);
+    }
+  }
+  const double n = static_cast<double>(std::max<size_t>(nq, 1));
+  row.recall10 /= n;
+  row.dense_r2 = 100 * row.dense_r2 / n;
+  row.dense_r5 = 100 * row.dense_r5 / n;
+  row.hybrid_r2 = 100 * row.hybrid_r2 / n;
+  row.hybrid_r5 = 100 * row.hybrid_r5 / n;
+  row.p50_us = Median(times);
+  return row;
+}
+
+struct Indexes {
+  std::unique_ptr<FlatIndex> f32;
+  std::unique_ptr<QuantizedFlatIndex> fp16, int8, int8_dim;
+  std::unique_ptr<VectorIndex> sparse;
+  SparseRows sparse_rows;
+};
+
+// Builds every representation of `data` (rows = passages) and prints one
+// markdown row each. Returns the index build times on stderr.
+int Study(const std::string& label, FloatMatrix data, const FloatMatrix& queries,
+          const std::vector<Question>& questions, const Corpus& corpus, bool with_sparse) {
+  const size_t n = data.rows, d = data.cols;
+  Indexes ix;
+  auto t = std::chrono::steady_clock::now();
+  ix.fp16 = std::make_unique<QuantizedFlatIndex>(d, QuantizedFormat::kFloat16);
+  ix.int8 = std::make_unique<QuantizedFlatIndex>(d, QuantizedFormat::kInt8PerVector);
+  ix.int8_dim = std::make_unique<QuantizedFlatIndex>(d, QuantizedFormat::kInt8PerDimension);
+  for (auto* q : {ix.fp16.get(), ix.int8.get(), ix.int8_dim.get()}) {
+    t = std::chrono::steady_clock::now();
+    if (Status s = q->Add(data); !s.ok()) return Fail(s.ToString());
+    std::fprintf(stderr, "%s: encoded %s in %.2f s\n", label.c_str(), q->Kind().c_str(),
+                 Micros(t) / 1e6);
+  }
+  if (with_sparse) {
+    t = std::chrono::steady_clock::now();
+    ix.sparse_rows = SparseRows::FromMatrix(data);
+    auto sparse = SparseIndex::FromRows(ix.sparse_rows);
+    if (!sparse.ok()) return Fail(sparse.status().ToString());
+    ix.sparse = std::move(sparse).value();
+    std::fprintf(stderr, "%s: sparse index in %.2f s, density %.4f\n", label.c_str(),
+                 Micros(t) / 1e6, ix.sparse_rows.Density());
+  }
+  FloatMatrix copy = data;  // the exact vectors the rescoring reads
+  auto flat = FlatIndex::FromMatrix(std::move(data));
+  if (!flat.ok()) return Fail(flat.status().ToString());
+  ix.f32 = std::move(flat).value();
+
+  auto ranker = [](const VectorIndex* index) -> Ranker {
+    return [index](const float* q, size_t k) {
+      VectorSearchParams p;
+      p.k = k;
+      return index->Search(q, p, nullptr);
+    };
+  };
+  const QuantizedFlatIndex::ExactVectors exact = [&copy](std::span<const uint32_t> ids,
+                                                         FloatMatrix* out) {
+    *out = FloatMatrix(ids.size(), copy.cols);
+    for (size_t i = 0; i < ids.size(); ++i) {
+      std::copy(copy.row(ids[i]), copy.row(ids[i]) + copy.cols, out->row(i));
+    }
+    return Status::Ok();
+  };
+  auto rescored = [&](size_t r) -> Ranker {
+    return [&ix, &exact, r](const float* q, size_t k) {
+      VectorSearchParams p;
+      p.k = k;
+      auto hits = ix.int8->SearchRescored(q, p, r, exact, nullptr);
+      return hits.ok() ? *hits : std::vector<VectorHit>{};
+    };
+  };
+  const double dd = static_cast<double>(d);
+  std::vector<Representation> reps = {
+      {"float32 exact (reference)", 4 * dd, ranker(ix.f32.get())},
+      {"fp16 exact", 2 * dd, ranker(ix.fp16.get())},
+      {"int8 per-vector exact", dd + 4, ranker(ix.int8.get())},
+      {"int8 per-dimension exact", dd + 8 * dd / n, ranker(ix.int8_dim.get())},
+      {"int8 per-vector + float rescoring r=2", dd + 4, rescored(2)},
+      {"int8 per-vector + float rescoring r=4", dd + 4, rescored(4)},
+  };
+  if (with_sparse) {
+    const double nnz = static_cast<double>(ix.sparse_rows.nonzeros()) / n;
+    reps.push_back(
+        {"sparse exact (u32 dim + f32 value, CSR)", 8 * nnz + 8, ranker(ix.sparse.get())});
+  }
+  // The reference: float32 exact top-10.
+  std::vector<std::vector<uint32_t>> reference;
+  for (size_t qi = 0; qi < queries.rows; ++qi) {
+    std::vector<uint32_t> ids;
+    for (const VectorHit& h : reps[0].rank(queries.row(qi), kK)) ids.push_back(h.id);
+    reference.push_back(std::move(ids));
+  }
+  for (const Representation& rep : reps) {
+    const Row r = Measure(rep, queries, questions, corpus, reference);
+    if (corpus.has_gold) {
+      std::printf("| %s | %s | %.0f | %.3f | %.1f | %.1f | %.1f | %.1f | %.0f |\n", label.c_str(),
+                  rep.name.c_str(), rep.bytes_per_passage, r.recall10, r.dense_r2, r.dense_r5,
+                  r.hybrid_r2, r.hybrid_r5, r.p50_us);
+    } else {
+      std::printf("| %s | %s | %.0f | %.3f | %.0f |\n", label.c_str(), rep.name.c_str(),
+                  rep.bytes_per_passage, r.recall10, r.p50_us);
+    }
+    std::fflush(stdout);
+  }
+  if (with_sparse) {
+    const double nnz = static_cast<double>(ix.sparse_rows.nonzeros()) / n;
+    std::fprintf(stderr,
+                 "%s: %zu passages, %zu dims, mean non-zeros %.1f (%.1f%%); sparse sizes per "
+                 "passage: u32+f32 %.0f B, u16+f16 %.0f B, u16+int8 %.0f B (+4 scale)\n",
+                 label.c_str(), n, d, nnz, 100 * nnz / dd, 8 * nnz + 8, 4 * nnz + 8, 3 * nnz + 8);
+    size_t qnnz = 0;
+    for (size_t i = 0; i < queries.rows * queries.cols; ++i) qnnz += queries.data[i] != 0.0f;
+    std::fprintf(stderr, "%s: mean query non-zeros %.1f\n", label.c_str(),
+                 static_cast<double>(qnnz) / std::max<size_t>(queries.rows, 1));
+  }
+  return 0;
+}
+
+FloatMatrix Project(const FloatMatrix& m, const FloatMatrix& r) {
+  // out = m · rᵀ, rows renormalised. r: out_dim × in_dim.
+  FloatMatrix out(m.rows, r.rows);
+  for (size_t i = 0; i < m.rows; ++i) {
+    const float* x = m.row(i);
+    float* y = out.row(i);
+    for (size_t j = 0; j < r.rows; ++j) y[j] = DotProduct(x, r.row(j), m.cols);
+    Normalise(y, r.rows);
+  }
+  return out;
+}
+
+FloatMatrix Clustered(size_t n, size_t d, uint64_t seed) {
+  constexpr size_t kClusters = 500;
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal;
+  FloatMatrix centres(kClusters, d);
+  std::mt19937_64 centre_rng(12345);
+  for (float& x : centres.data) x = normal(centre_rng);
+  for (size_t c = 0; c < kClusters; ++c) Normalise(centres.row(c), d);
+  std::uniform_int_distribution<size_t> pick(0, kClusters - 1);
+  const float scale = 1.5f / std::sqrt(static_cast<float>(d));
+  FloatMatrix m(n, d);
+  for (size_t i = 0; i < n; ++i) {
+    const float* c = centres.row(pick(rng));
+    float* row = m.row(i);
+    for (size_t j = 0; j < d; ++j) row[j] = c[j] + scale * normal(rng);
+    Normalise(row, d);
+  }
+  return m;
+}
+
+int Main(int argc, char** argv) {
+  std::string db, bench;
+  size_t project = 0, synthetic = 0, dim = 1024;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
+    if (a == "--db")
+      db = next();
+    else if (a == "--bench")
+      bench = next();
+    else if (a == "--project")
+      project = std::stoul(next());
+    else if (a == "--synthetic")
+      synthetic = std::stoul(next());
+    else if (a == "--dim")
+      dim = std::stoul(next());
+    else
+      return Fail("unknown argument " + a);
+  }
+  if (synthetic > 0) {
+    const auto t = std::chrono::steady_clock::now();
+    FloatMatrix data = Clustered(synthetic, dim, 1 + synthetic + dim);
+    const FloatMatrix queries = Clustered(200, dim, 7 + synthetic + dim);
+    std::fprintf(stderr, "generated in %.1f s\n", Micros(t) / 1e6);
+    Corpus corpus;
+    return Study("synthetic " + std::to_string(synthetic) + "x" + std::to_string(dim),
+                 std::move(data), queries, {}, corpus, false);
+  }
+  if (db.empty() || bench.empty()) {
+    return Fail(
+        "usage: vector_quantization --db STORE --bench DIR [--project D] | "
+        "--synthetic N [--dim D]");
+  }
+  auto engine = Engine::Open(db);
+  if (!engine.ok()) return Fail(engine.status().ToString());
+  if (auto r = (*engine)->Refresh(); !r.ok()) return Fail(r.status().ToString());
+  const auto snap = dynamic_cast<EngineImpl*>(engine->get())->snapshot();
+  if (snap == nullptr || snap->dense() == nullptr || snap->embedder() == nullptr) {
+    return Fail(db + ": no passage vectors");
+  }
+  // The stored vectors.
+  const VectorIndex& dense = *snap->dense();
+  FloatMatrix data(dense.Size(), dense.Dimension());
+  if (const auto* flat = dynamic_cast<const FlatIndex*>(&dense)) {
+    data = flat->matrix();
+  } else if (const auto* hnsw = dynamic_cast<const HnswIndex*>(&dense)) {
+    for (uint32_t i = 0; i < data.rows; ++i) {
+      std::copy(hnsw->Vector(i), hnsw->Vector(i) + data.cols, data.row(i));
+    }
+  } else {
+    return Fail("unexpected dense index kind " + dense.Kind());
+  }
+  // Questions and gold.
+  const std::string name = bench.substr(bench.find_last_of('/') + 1);
+  bool document_level = false;
+  {
+    std::ifstream meta(bench + "/meta.json");
+    if (meta) {
+      const auto j = nlohmann::json::parse(meta);
+      document_level = j.value("gold_level", "").rfind("document", 0) == 0;
+    }
+  }
+  Corpus corpus;
+  corpus.has_gold = true;
+  for (uint32_t p = 0; p < snap->num_passages(); ++p) {
+    const SnapshotDocument& doc = snap->document_of(p);
+    corpus.keys.push_back(document_level ? doc.title : doc.external_id);
+  }
+  std::vector<Question> questions;
+  std::vector<std::string> texts;
+  {
+    std::ifstream in(bench + "/questions.jsonl");
+    if (!in) return Fail(bench + "/questions.jsonl: cannot open");
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.empty()) continue;
+      const auto j = nlohmann::json::parse(line);
+      Question q;
+      q.text = j["question"];
+      for (const auto& g : j[document_level ? "gold_titles" : "gold_ids"]) {
+        q.gold.insert(g.get<std::string>());
+      }
+      texts.push_back(q.text);
+      questions.push_back(std::move(q));
+    }
+  }
+  auto t = std::chrono::steady_clock::now();
+  auto embedded = snap->embedder()->Embed(texts);
+  if (!embedded.ok()) return Fail(embedded.status().ToString());
+  std::fprintf(stderr, "%s: embedded %zu questions, %.0f us each\n", name.c_str(), texts.size(),
+               Micros(t) / static_cast<double>(texts.size()));
+  for (const Question& q : questions) {
+    std::vector<uint32_t> ids;
+    for (const Bm25Hit& h : snap->bm25().Search(q.text, kDepth, Bm25Params{})) ids.push_back(h.doc);
+    corpus.bm25.push_back(std::move(ids));
+  }
+  if (project > 0) {
+    std::mt19937_64 rng(2024);
+    std::normal_distribution<float> normal;
+    FloatMatrix r(project, data.cols);
+    for (float& x : r.data) x = normal(rng);
+    const FloatMatrix pq = Project(*embedded, r);
+    return Study(name + " (projected to " + std::to_string(project) + "-d)", Project(data, r), pq,
+                 questions, corpus, false);
+  }
+  return Study(name, std::move(data), *embedded, questions, corpus, true);
+}
+
+}  // namespace
+}  // namespace flowrag
+
+int main(int argc, char** argv) { return flowrag::Main(argc, argv); }
