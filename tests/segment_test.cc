@@ -991,7 +991,9 @@ TEST_F(BlockTest, SectionsShorterThanEqualToAndJustOverABlock) {
     const Status st = view->at(bytes - 1).status();
     EXPECT_EQ(st.code(), StatusCode::kCorruption);
     EXPECT_TRUE(Contains(st, "block " + std::to_string(last_block) + " of")) << st.ToString();
-    if (last_block > 0) EXPECT_TRUE(view->span(0, last_block * kBlock).ok());
+    if (last_block > 0) {
+      EXPECT_TRUE(view->span(0, last_block * kBlock).ok());
+    }
     for (size_t other = 0; other < sizes.size(); ++other) {
       if (other != k) ExpectRows(**damaged, sizes[other].first, data[other]);
     }
