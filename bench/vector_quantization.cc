@@ -26,7 +26,11 @@
 // --synthetic N: N clustered unit vectors (as bench/vector_search_bench.cc) of
 // --dim dimensions and 200 queries instead of a store (recall@10 only).
 //
-// Usage: vector_quantization --db STORE --bench DIR [--project 1536]
+// Without --bench, the queries are the titles of 200 passages spread over
+// the store (recall@10 against float32 only); --flat opens the store with an
+// exact flat index whatever its size (no HNSW build at the open).
+//
+// Usage: vector_quantization --db STORE [--bench DIR] [--project 1536] [--flat]
 //        vector_quantization --synthetic 100000 --dim 1024
 // Prints markdown table rows. A measurement, never an assertion.
 #include <algorithm>
@@ -34,6 +38,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <set>
 #include <string>
@@ -56,6 +61,9 @@ namespace {
 constexpr size_t kK = 10;
 constexpr size_t kDepth = 100;  // hybrid's candidates per list (HybridOptions)
 constexpr double kRrfK = 60.0;  // HybridOptions::rrf_k
+// The ranking depth `flowrag eval` asks for: max(ks) = 10 times
+// EvalOptions::depth_factor = 3 (gold keys are counted distinct).
+constexpr size_t kEvalDepth = 30;
 
 int Fail(const std::string& m) {
   std::fprintf(stderr, "vector_quantization: %s\n", m.c_str());
@@ -107,14 +115,20 @@ struct Corpus {
   bool has_gold = false;
 };
 
+// As src/eval/evaluate.cc's RecallAtK: the first k distinct keys of the
+// ranking (a passage repeating a key does not use up a rank), then the share
+// of the gold found among them.
 double GoldRecall(const std::vector<uint32_t>& ranked, size_t k, const Question& q,
                   const Corpus& c) {
   if (q.gold.empty()) return 0;
-  std::set<std::string> found;
-  for (size_t i = 0; i < std::min(k, ranked.size()); ++i) {
-    if (q.gold.count(c.keys[ranked[i]])) found.insert(c.keys[ranked[i]]);
+  std::set<std::string> top;
+  for (uint32_t p : ranked) {
+    if (top.size() >= k) break;
+    top.insert(c.keys[p]);
   }
-  return static_cast<double>(found.size()) / static_cast<double>(q.gold.size());
+  size_t found = 0;
+  for (const std::string& g : q.gold) found += top.count(g);
+  return static_cast<double>(found) / static_cast<double>(q.gold.size());
 }
 
 std::vector<uint32_t> Fuse(const std::vector<uint32_t>& lexical,
@@ -127,7 +141,7 @@ std::vector<uint32_t> Fuse(const std::vector<uint32_t>& lexical,
     return a.second != b.second ? a.second > b.second : a.first < b.first;
   });
   std::vector<uint32_t> out;
-  for (size_t i = 0; i < std::min<size_t>(kK, v.size()); ++i) out.push_back(v[i].first);
+  for (size_t i = 0; i < std::min<size_t>(kEvalDepth, v.size()); ++i) out.push_back(v[i].first);
   return out;
 }
 
@@ -150,8 +164,10 @@ Row Measure(const Representation& rep, const FloatMatrix& queries,
     }
     row.recall10 += ref.empty() ? 1.0 : static_cast<double>(hit) / ref.size();
     if (corpus.has_gold) {
-      row.dense_r2 += GoldRecall(ids, 2, questions[qi], corpus);
-      row.dense_r5 += GoldRecall(ids, 5, questions[qi], corpus);
+      std::vector<uint32_t> deep;
+      for (const VectorHit& h : rep.rank(queries.row(qi), kEvalDepth)) deep.push_back(h.id);
+      row.dense_r2 += GoldRecall(deep, 2, questions[qi], corpus);
+      row.dense_r5 += GoldRecall(deep, 5, questions[qi], corpus);
       const auto fused = Fuse(corpus.bm25[qi], rep.rank(queries.row(qi), kDepth));
       row.hybrid_r2 += GoldRecall(fused, 2, questions[qi], corpus);
       row.hybrid_r5 += GoldRecall(fused, 5, questions[qi], corpus);
@@ -309,21 +325,25 @@ FloatMatrix Clustered(size_t n, size_t d, uint64_t seed) {
 int Main(int argc, char** argv) {
   std::string db, bench;
   size_t project = 0, synthetic = 0, dim = 1024;
+  bool flat_open = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
-    if (a == "--db")
+    if (a == "--db") {
       db = next();
-    else if (a == "--bench")
+    } else if (a == "--bench") {
       bench = next();
-    else if (a == "--project")
+    } else if (a == "--project") {
       project = std::stoul(next());
-    else if (a == "--synthetic")
+    } else if (a == "--synthetic") {
       synthetic = std::stoul(next());
-    else if (a == "--dim")
+    } else if (a == "--dim") {
       dim = std::stoul(next());
-    else
+    } else if (a == "--flat") {
+      flat_open = true;
+    } else {
       return Fail("unknown argument " + a);
+    }
   }
   if (synthetic > 0) {
     const auto t = std::chrono::steady_clock::now();
@@ -334,12 +354,14 @@ int Main(int argc, char** argv) {
     return Study("synthetic " + std::to_string(synthetic) + "x" + std::to_string(dim),
                  std::move(data), queries, {}, corpus, false);
   }
-  if (db.empty() || bench.empty()) {
+  if (db.empty()) {
     return Fail(
         "usage: vector_quantization --db STORE --bench DIR [--project D] | "
         "--synthetic N [--dim D]");
   }
-  auto engine = Engine::Open(db);
+  EngineOptions options;
+  if (flat_open) options.hnsw_threshold = std::numeric_limits<size_t>::max();
+  auto engine = Engine::Open(db, options);
   if (!engine.ok()) return Fail(engine.status().ToString());
   if (auto r = (*engine)->Refresh(); !r.ok()) return Fail(r.status().ToString());
   const auto snap = dynamic_cast<EngineImpl*>(engine->get())->snapshot();
@@ -359,9 +381,10 @@ int Main(int argc, char** argv) {
     return Fail("unexpected dense index kind " + dense.Kind());
   }
   // Questions and gold.
-  const std::string name = bench.substr(bench.find_last_of('/') + 1);
+  const std::string name = bench.empty() ? db.substr(db.find_last_of('/') + 1)
+                                         : bench.substr(bench.find_last_of('/') + 1);
   bool document_level = false;
-  {
+  if (!bench.empty()) {
     std::ifstream meta(bench + "/meta.json");
     if (meta) {
       const auto j = nlohmann::json::parse(meta);
@@ -369,14 +392,21 @@ int Main(int argc, char** argv) {
     }
   }
   Corpus corpus;
-  corpus.has_gold = true;
+  corpus.has_gold = !bench.empty();
   for (uint32_t p = 0; p < snap->num_passages(); ++p) {
     const SnapshotDocument& doc = snap->document_of(p);
     corpus.keys.push_back(document_level ? doc.title : doc.external_id);
   }
   std::vector<Question> questions;
   std::vector<std::string> texts;
-  {
+  if (bench.empty()) {
+    // No questions: the titles of 200 passages spread over the store.
+    const size_t step = std::max<size_t>(1, snap->num_passages() / 200);
+    for (uint32_t p = 0; p < snap->num_passages() && texts.size() < 200; p += step) {
+      texts.push_back(snap->document_of(p).title);
+      questions.push_back({texts.back(), {}});
+    }
+  } else {
     std::ifstream in(bench + "/questions.jsonl");
     if (!in) return Fail(bench + "/questions.jsonl: cannot open");
     std::string line;
