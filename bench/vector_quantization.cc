@@ -49,6 +49,7 @@
 #include "flowrag/engine.h"
 #include "graph/snapshot.h"
 #include "nlohmann/json.hpp"
+#include "synthetic_vectors.h"
 #include "vector/flat_index.h"
 #include "vector/hnsw_index.h"
 #include "vector/quantized.h"
@@ -57,6 +58,9 @@
 
 namespace flowrag {
 namespace {
+
+using bench::Clustered;
+using bench::Normalise;
 
 constexpr size_t kK = 10;
 constexpr size_t kDepth = 100;  // hybrid's candidates per list (HybridOptions)
@@ -79,13 +83,6 @@ double Median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
-void Normalise(float* v, size_t d) {
-  double norm = 0;
-  for (size_t i = 0; i < d; ++i) norm += double{v[i]} * v[i];
-  const float inv = norm > 0 ? static_cast<float>(1.0 / std::sqrt(norm)) : 0.0f;
-  for (size_t i = 0; i < d; ++i) v[i] *= inv;
 }
 
 // One question: its text, gold ids (passage level) or titles (document level).
@@ -300,26 +297,6 @@ FloatMatrix Project(const FloatMatrix& m, const FloatMatrix& r) {
     Normalise(y, r.rows);
   }
   return out;
-}
-
-FloatMatrix Clustered(size_t n, size_t d, uint64_t seed) {
-  constexpr size_t kClusters = 500;
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> normal;
-  FloatMatrix centres(kClusters, d);
-  std::mt19937_64 centre_rng(12345);
-  for (float& x : centres.data) x = normal(centre_rng);
-  for (size_t c = 0; c < kClusters; ++c) Normalise(centres.row(c), d);
-  std::uniform_int_distribution<size_t> pick(0, kClusters - 1);
-  const float scale = 1.5f / std::sqrt(static_cast<float>(d));
-  FloatMatrix m(n, d);
-  for (size_t i = 0; i < n; ++i) {
-    const float* c = centres.row(pick(rng));
-    float* row = m.row(i);
-    for (size_t j = 0; j < d; ++j) row[j] = c[j] + scale * normal(rng);
-    Normalise(row, d);
-  }
-  return m;
 }
 
 int Main(int argc, char** argv) {

@@ -30,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "synthetic_vectors.h"
 #include "vector/dot_product.h"
 #include "vector/flat_index.h"
 #include "vector/hnsw_index.h"
@@ -38,35 +39,11 @@
 namespace flowrag {
 namespace {
 
+using bench::Clustered;
+using bench::Normalise;
+
 constexpr size_t kQueries = 200;
 constexpr size_t kK = 10;
-
-void Normalise(float* v, size_t d) {
-  double norm = 0;
-  for (size_t i = 0; i < d; ++i) norm += double{v[i]} * v[i];
-  const float inv = norm > 0 ? static_cast<float>(1.0 / std::sqrt(norm)) : 0.0f;
-  for (size_t i = 0; i < d; ++i) v[i] *= inv;
-}
-
-FloatMatrix Clustered(size_t n, size_t d, uint64_t seed) {
-  constexpr size_t kClusters = 500;
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> normal;
-  FloatMatrix centres(kClusters, d);
-  std::mt19937_64 centre_rng(12345);  // same centres for data and queries
-  for (float& x : centres.data) x = normal(centre_rng);
-  for (size_t c = 0; c < kClusters; ++c) Normalise(centres.row(c), d);
-  std::uniform_int_distribution<size_t> pick(0, kClusters - 1);
-  const float scale = 1.5f / std::sqrt(static_cast<float>(d));
-  FloatMatrix m(n, d);
-  for (size_t i = 0; i < n; ++i) {
-    const float* c = centres.row(pick(rng));
-    float* row = m.row(i);
-    for (size_t j = 0; j < d; ++j) row[j] = c[j] + scale * normal(rng);
-    Normalise(row, d);
-  }
-  return m;
-}
 
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
