@@ -41,7 +41,9 @@ class Engine {
  public:
   // Opens (or creates) the store at `db_path`. The snapshot the reads run on
   // is loaded by the first read (or Refresh), so an engine opened to write
-  // reads nothing it does not need; a server calls Refresh to be ready.
+  // reads nothing it does not need; a server calls Refresh to be ready. (That
+  // first read waits for a write this engine has in progress; later reads
+  // never wait for writes.)
   static Result<std::unique_ptr<Engine>> Open(const std::string& db_path,
                                               const EngineOptions& options = {});
   virtual ~Engine() = default;

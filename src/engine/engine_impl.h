@@ -62,8 +62,9 @@ class EngineImpl final : public Engine {
   Result<bool> Refresh() override;
 
   // The current read session, loaded from the store on the first call
-  // (the error of that load, then again on the next call); its snapshot,
-  // null when the load failed.
+  // (the error of that load, then again on the next call; it takes
+  // write_mu_, so it waits for a write in progress); its snapshot, null when
+  // the load failed.
   Result<std::shared_ptr<const ReadSession>> session() const;
   std::shared_ptr<const Snapshot> snapshot() const;
 
