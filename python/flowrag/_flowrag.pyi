@@ -286,6 +286,7 @@ class StoreStats(_Result):
     index_runs: int
     dense_model: str
     passages_missing_embeddings: int
+    snapshot_parts_error: str  # last failure to write the snapshot parts, "" if none
     graph: GraphStats
     schema: SchemaStats
 
