@@ -4,13 +4,18 @@
 // section, crafted tables with valid checksums), concurrent first reads,
 // block-granular verification of ranged reads (SectionView: a damaged block
 // spoils only its rows; first touches from 8 threads; sections shorter
-// than, equal to and not a multiple of a block), and the committed
+// than, equal to and not a multiple of a block), sections of different
+// block sizes in one file (damage stays in its own section's block, the
+// access hint round-trips and advises MADV_RANDOM, per-entry block sizes
+// and flags out of range are refused), and the committed
 // fixtures (tests/testdata/segment/): version 1, which the reader must
 // still read, and version 2, which the current writer must reproduce byte
 // for byte.
 //
 // FLOWRAG_REWRITE_SEGMENT_FIXTURE=1 rewrites the version-2 fixture (after a
-// reviewed format change, which also bumps kSegmentFormatVersion).
+// reviewed format change, which also bumps kSegmentFormatVersion once a
+// consumer writes the version: per-section block sizes and hints changed
+// version 2 in place, before any did).
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -111,7 +116,7 @@ struct Sample {
 };
 
 Status WriteSample(const std::string& path, const Sample& s,
-                   const SegmentWriterOptions& options = {}) {
+                   const SegmentWriterOptions& options = {}, const SectionOptions& rows = {}) {
   auto w = SegmentWriter::Create(path, "sample", 42, 7, options);
   if (!w.ok()) return w.status();
   SegmentWriter& writer = **w;
@@ -137,7 +142,7 @@ Status WriteSample(const std::string& path, const Sample& s,
     FLOWRAG_RETURN_IF_ERROR(writer.Append(bytes + at, std::min(piece, total - at)));
   }
   FLOWRAG_RETURN_IF_ERROR(writer.EndSection());
-  if (!s.rows.empty()) FLOWRAG_RETURN_IF_ERROR(writer.AddSection("rows", s.rows));
+  if (!s.rows.empty()) FLOWRAG_RETURN_IF_ERROR(writer.AddSection("rows", s.rows, rows));
   if (!s.big.empty()) FLOWRAG_RETURN_IF_ERROR(writer.AddSection("big", s.big));
   return writer.Finish();
 }
@@ -689,6 +694,18 @@ TEST_F(DamagedSegmentTest, CraftedTablesWithValidChecksumsAreRefused) {
       {"block size 2 KiB", header([](SegmentHeader& h) { h.block_shift = 11; }), "block size"},
       {"block size 2 GiB", header([](SegmentHeader& h) { h.block_shift = 31; }), "block size"},
       {"block size 0", header([](SegmentHeader& h) { h.block_shift = 0; }), "block size"},
+      {"section block size 2 KiB", entry(deltas_index, [](SectionEntry& e) { e.block_shift = 11; }),
+       "'deltas': block size 2^11, not 4 KiB to 1 GiB"},
+      {"section block size 2 GiB", entry(deltas_index, [](SectionEntry& e) { e.block_shift = 31; }),
+       "'deltas': block size 2^31"},
+      {"section block size 0", entry(offsets_index, [](SectionEntry& e) { e.block_shift = 0; }),
+       "'offsets': block size 2^0"},
+      {"section block size 255", entry(offsets_index, [](SectionEntry& e) { e.block_shift = 255; }),
+       "block size 2^255"},
+      {"unknown flags", entry(deltas_index, [](SectionEntry& e) { e.flags = 2; }),
+       "'deltas': unknown flags"},
+      {"unknown flags with the hint", entry(deltas_index, [](SectionEntry& e) { e.flags = 0x81; }),
+       "unknown flags"},
       {"block checksums elsewhere", entry(deltas_index, [](SectionEntry& e) { e.block_sums += 8; }),
        "block checksums at"},
       {"block checksums overlap the table",
@@ -1000,6 +1017,225 @@ TEST_F(BlockTest, SectionsShorterThanEqualToAndJustOverABlock) {
   }
 }
 
+// ---- per-section block sizes and access hints
+
+// The VmFlags of the mapping holding `address` in /proc/self/smaps ("" when
+// none is found).
+std::string VmFlagsAt(const void* address) {
+  std::ifstream in("/proc/self/smaps");
+  const uintptr_t at = reinterpret_cast<uintptr_t>(address);
+  bool inside = false;
+  for (std::string line; std::getline(in, line);) {
+    unsigned long long from = 0, to = 0;
+    if (std::sscanf(line.c_str(), "%llx-%llx ", &from, &to) == 2 && line.find(':') > 8) {
+      inside = at >= from && at < to;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return line.substr(8) + " ";
+    }
+  }
+  return "";
+}
+
+class MixedBlockTest : public SegmentTest {
+ protected:
+  // Three sections of one file (default blocks 64 KiB): "vectors" in 4 KiB
+  // blocks read at random (100 KiB of u32: 25 blocks), "postings" in the
+  // default 64 KiB blocks (200,000 bytes: 4 blocks, the last partial),
+  // "links" in 16 KiB blocks read at random (40,000 bytes: 3 blocks).
+  void SetUp() override {
+    SegmentTest::SetUp();
+    for (uint32_t i = 0; i < 25 * 1024; ++i) vectors_.push_back(i * 2654435761u);
+    for (uint32_t i = 0; i < 200000; ++i) postings_.push_back(static_cast<uint8_t>(i * 31 + 7));
+    for (uint64_t i = 0; i < 5000; ++i) links_.push_back(i * 0x9E3779B97F4A7C15ull);
+    path_ = Path("mixed.seg");
+    auto w = SegmentWriter::Create(path_, "mixed", 1, 1);
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE((*w)->AddSection("vectors", vectors_,
+                                 {.block_bytes = 4096, .access = SectionAccess::kRandom})
+                    .ok());
+    ASSERT_TRUE((*w)->BeginSection<uint8_t>("postings").ok());
+    ASSERT_TRUE((*w)->Append(std::span<const uint8_t>(postings_)).ok());
+    ASSERT_TRUE((*w)->EndSection().ok());
+    ASSERT_TRUE((*w)->BeginSection<uint64_t>(
+                        "links", {.block_bytes = 16384, .access = SectionAccess::kRandom})
+                    .ok());
+    ASSERT_TRUE((*w)->Append(std::span<const uint64_t>(links_)).ok());
+    ASSERT_TRUE((*w)->EndSection().ok());
+    ASSERT_TRUE((*w)->Finish().ok());
+    good_ = ReadFile(path_);
+  }
+  // The file with byte `at` of section `index` flipped, opened.
+  std::shared_ptr<const SegmentReader> OpenFlipped(size_t index, uint64_t at) {
+    std::string bad = good_;
+    bad[EntryOf(good_, index).offset + at] ^= 0x08;
+    const std::string path = Path("mixed-" + std::to_string(index) + "-" + std::to_string(at));
+    WriteFile(path, bad);
+    auto r = SegmentReader::Open(path);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : nullptr;
+  }
+  void ExpectAllRows(const SegmentReader& r) {
+    ExpectRows(r, "vectors", vectors_);
+    ExpectRows(r, "postings", postings_);
+    ExpectRows(r, "links", links_);
+  }
+
+  std::vector<uint32_t> vectors_;
+  std::vector<uint8_t> postings_;
+  std::vector<uint64_t> links_;
+  std::string path_;
+  std::string good_;
+};
+
+// Each entry holds its own block size and hint; each section's block
+// checksums are over its own blocks; every row reads.
+TEST_F(MixedBlockTest, EachSectionHasItsOwnBlockSizeAndHint) {
+  struct Want {
+    std::string name;
+    uint8_t shift;
+    uint8_t flags;
+    uint64_t blocks;
+    SectionAccess access;
+  };
+  const std::vector<Want> want = {{"vectors", 12, kSectionRandomAccess, 25, SectionAccess::kRandom},
+                                  {"postings", 16, 0, 4, SectionAccess::kSequential},
+                                  {"links", 14, kSectionRandomAccess, 3, SectionAccess::kRandom}};
+  EXPECT_EQ(HeaderOf(good_).block_shift, kDefaultBlockShift);
+  auto reader = SegmentReader::Open(path_);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  const SegmentReader& r = **reader;
+  EXPECT_EQ(r.info().block_bytes, uint64_t{1} << kDefaultBlockShift);
+  for (size_t i = 0; i < want.size(); ++i) {
+    SCOPED_TRACE(want[i].name);
+    const SectionEntry e = EntryOf(good_, i);
+    EXPECT_STREQ(e.name, want[i].name.c_str());
+    EXPECT_EQ(e.block_shift, want[i].shift);
+    EXPECT_EQ(e.flags, want[i].flags);
+    const SectionInfo& s = r.sections()[i];
+    EXPECT_EQ(s.block_shift, want[i].shift);
+    EXPECT_EQ(s.block_bytes, uint64_t{1} << want[i].shift);
+    EXPECT_EQ(s.block_count, want[i].blocks);
+    EXPECT_EQ(s.access, want[i].access);
+    std::vector<uint64_t> sums;
+    for (uint64_t from = 0; from < s.length; from += s.block_bytes) {
+      sums.push_back(StreamChecksum::Of(good_.data() + s.offset + from,
+                                        std::min(s.block_bytes, s.length - from)));
+    }
+    EXPECT_EQ(sums.size(), s.block_count);
+    EXPECT_EQ(std::memcmp(good_.data() + s.block_sums, sums.data(), sums.size() * 8), 0);
+    EXPECT_EQ(s.checksum, StreamChecksum::Of(sums.data(), sums.size() * 8));
+  }
+  ExpectAllRows(r);
+  EXPECT_TRUE(r.VerifyAll().ok());
+}
+
+// A flip in one section spoils the rows of its block, sized by that
+// section's block size, and nothing in the other sections.
+TEST_F(MixedBlockTest, DamageStaysInTheBlockOfItsOwnSection) {
+  struct Flip {
+    size_t index;
+    std::string name;
+    uint64_t at;           // byte in the section
+    uint64_t block_bytes;  // the section's
+    uint64_t block_count;
+  };
+  for (const Flip& f :
+       {Flip{0, "vectors", 5 * 4096 + 3, 4096, 25}, Flip{1, "postings", 65536 + 100, 65536, 4},
+        Flip{2, "links", 2 * 16384 + 8, 16384, 3}}) {
+    SCOPED_TRACE(f.name);
+    auto reader = OpenFlipped(f.index, f.at);
+    ASSERT_NE(reader, nullptr);
+    const SegmentReader& r = *reader;
+    const uint64_t block = f.at / f.block_bytes;
+    const std::string label =
+        "block " + std::to_string(block) + " of " + std::to_string(f.block_count);
+    // Byte ranges of the damaged section: the damaged block's first and
+    // last byte fail, the bytes just outside it read.
+    auto bytes_of = [&](uint64_t from, uint64_t n) -> Status {
+      const SectionInfo& s = r.sections()[f.index];
+      switch (s.element_size) {
+        case 1:
+          return r.Rows<uint8_t>(f.name, from, n).status();
+        case 4:
+          return r.Rows<uint32_t>(f.name, from / 4, n / 4).status();
+        default:
+          return r.Rows<uint64_t>(f.name, from / 8, n / 8).status();
+      }
+    };
+    const uint64_t size = r.sections()[f.index].element_size;
+    const uint64_t begin = block * f.block_bytes;
+    const uint64_t end = std::min(begin + f.block_bytes, r.sections()[f.index].length);
+    for (uint64_t inside : {begin, end - size}) {
+      const Status st = bytes_of(inside, size);
+      EXPECT_EQ(st.code(), StatusCode::kCorruption) << inside;
+      EXPECT_TRUE(Contains(st, "'" + f.name + "': " + label)) << st.ToString();
+    }
+    EXPECT_TRUE(bytes_of(begin - size, size).ok());
+    if (end < r.sections()[f.index].length) {
+      EXPECT_TRUE(bytes_of(end, size).ok());
+    }
+    EXPECT_TRUE(bytes_of(0, begin).ok());
+    // The other sections read whole and row by row.
+    for (size_t other = 0; other < 3; ++other) {
+      if (other == f.index) continue;
+      const std::string name = r.sections()[other].name;
+      if (name == "vectors") ExpectRows(r, name, vectors_);
+      if (name == "postings") ExpectRows(r, name, postings_);
+      if (name == "links") ExpectRows(r, name, links_);
+      EXPECT_TRUE(r.SectionBytes(name).ok()) << name;
+    }
+    const Status all = r.VerifyAll();
+    EXPECT_TRUE(Contains(all, label)) << all.ToString();
+  }
+}
+
+// Open advises MADV_RANDOM on the random sections' pages (VmFlags "rr" in
+// /proc/self/smaps) and not on the sequential one's; reading a random
+// section whole leaves the advice (and reads right).
+TEST_F(MixedBlockTest, OpenAdvisesRandomSectionsOnly) {
+  auto reader = SegmentReader::Open(path_);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  const SegmentReader& r = **reader;
+  auto vectors = r.View<uint32_t>("vectors");
+  auto postings = r.View<uint8_t>("postings");
+  auto links = r.View<uint64_t>("links");
+  ASSERT_TRUE(vectors.ok() && postings.ok() && links.ok());
+  const void* at_vectors = vectors->span(0, 0)->data();
+  const void* at_postings = postings->span(100000, 0)->data();
+  const void* at_links = links->span(0, 0)->data();
+  if (VmFlagsAt(at_vectors).empty()) GTEST_SKIP() << "no VmFlags in /proc/self/smaps";
+  EXPECT_NE(VmFlagsAt(at_vectors).find(" rr "), std::string::npos) << VmFlagsAt(at_vectors);
+  EXPECT_NE(VmFlagsAt(at_links).find(" rr "), std::string::npos) << VmFlagsAt(at_links);
+  EXPECT_EQ(VmFlagsAt(at_postings).find(" rr "), std::string::npos) << VmFlagsAt(at_postings);
+  auto whole = r.Section<uint32_t>("vectors");
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  EXPECT_TRUE(std::equal(whole->begin(), whole->end(), vectors_.begin(), vectors_.end()));
+  EXPECT_TRUE(r.VerifyAll().ok());
+  EXPECT_NE(VmFlagsAt(at_vectors).find(" rr "), std::string::npos) << VmFlagsAt(at_vectors);
+}
+
+// The writer refuses a section block size that is no power of two from
+// 4 KiB to 1 GiB, sticky, and leaves no file.
+TEST_F(MixedBlockTest, SectionBlockSizesOutOfRangeAreRefused) {
+  const std::vector<uint32_t> v{1, 2, 3};
+  for (uint64_t bytes : {uint64_t{2048}, uint64_t{12288}, uint64_t{1} << 31}) {
+    SCOPED_TRACE(bytes);
+    const std::string path = Path("bad-block.seg");
+    {
+      auto w = SegmentWriter::Create(path, "k", 1, 1);
+      ASSERT_TRUE(w.ok());
+      const Status added = (*w)->AddSection("a", v, {.block_bytes = bytes});
+      EXPECT_EQ(added.code(), StatusCode::kInvalidArgument);
+      EXPECT_TRUE(Contains(added, "'a': block size")) << added.ToString();
+      EXPECT_EQ((*w)->BeginSection<uint32_t>("b", {.block_bytes = bytes}).code(),
+                StatusCode::kInvalidArgument);
+      EXPECT_EQ((*w)->Finish().code(), StatusCode::kInvalidArgument);
+    }
+    EXPECT_FALSE(fs::exists(path));
+    EXPECT_FALSE(fs::exists(path + ".tmp"));
+  }
+}
+
 // 8 threads touch rows for the first time at once, each in its own order
 // (so the same blocks and different ones concurrently), on a file with one
 // damaged block: every thread sees the same values for every good row and
@@ -1101,6 +1337,21 @@ TEST_F(SegmentTest, TheVersion1FixtureIsStillRead) {
   auto refused = SegmentReader::Open(Path("v1-crafted.seg"));
   EXPECT_EQ(refused.status().code(), StatusCode::kCorruption);
   EXPECT_TRUE(Contains(refused.status(), "reserved field not zero")) << refused.status().ToString();
+  // So are its entries' block size and flags (version 1's element type's
+  // upper bytes).
+  for (auto change :
+       {std::function<void(SectionEntry&)>([](SectionEntry& x) { x.block_shift = 12; }),
+        std::function<void(SectionEntry&)>([](SectionEntry& x) { x.flags = 1; })}) {
+    crafted = committed;
+    e = EntryOf(crafted, 5);
+    change(e);
+    PutEntry(crafted, 5, e);
+    Rechecksum(crafted);
+    WriteFile(Path("v1-crafted.seg"), crafted);
+    refused = SegmentReader::Open(Path("v1-crafted.seg"));
+    EXPECT_TRUE(Contains(refused.status(), "'deltas': reserved field not zero"))
+        << refused.status().ToString();
+  }
   crafted = committed;
   SegmentHeader h = HeaderOf(crafted);
   h.block_shift = 16;
@@ -1111,14 +1362,16 @@ TEST_F(SegmentTest, TheVersion1FixtureIsStillRead) {
   EXPECT_TRUE(Contains(refused.status(), "in a version-1 file")) << refused.status().ToString();
 }
 
-// tests/testdata/segment/v2_sample.seg: WriteSample(Sample(false, rows)) in
-// blocks of 4 KiB by format version 2. The writer must still produce it
-// byte for byte (the format did not drift), and the reader must read it.
+// tests/testdata/segment/v2_sample.seg: WriteSample(Sample(false, rows)) by
+// format version 2, in the default blocks of 64 KiB but for "rows": 4 KiB
+// blocks, read at random. The writer must still produce it byte for byte
+// (the format did not drift), and the reader must read it.
 TEST_F(SegmentTest, TheVersion2FixtureIsWrittenAndReadByteForByte) {
   const std::string fixture = std::string(FLOWRAG_TESTDATA_DIR) + "/segment/v2_sample.seg";
   const std::string fresh = Path("fresh.seg");
   const Sample sample(false, /*with_rows=*/true);
-  ASSERT_TRUE(WriteSample(fresh, sample, {.block_bytes = 4096}).ok());
+  ASSERT_TRUE(
+      WriteSample(fresh, sample, {}, {.block_bytes = 4096, .access = SectionAccess::kRandom}).ok());
   if (std::getenv("FLOWRAG_REWRITE_SEGMENT_FIXTURE") != nullptr) {
     fs::create_directories(fs::path(fixture).parent_path());
     fs::copy_file(fresh, fixture, fs::copy_options::overwrite_existing);
@@ -1129,8 +1382,12 @@ TEST_F(SegmentTest, TheVersion2FixtureIsWrittenAndReadByteForByte) {
   auto reader = SegmentReader::Open(fixture);
   ASSERT_TRUE(reader.ok()) << reader.status().ToString();
   const SegmentReader& r = **reader;
-  ExpectSampleHeader(r, /*version=*/2, /*block_bytes=*/4096, /*sections=*/15);
+  ExpectSampleHeader(r, /*version=*/2, /*block_bytes=*/65536, /*sections=*/15);
+  EXPECT_EQ(r.FindSection("rows")->block_bytes, 4096u);
   EXPECT_EQ(r.FindSection("rows")->block_count, 3u);
+  EXPECT_EQ(r.FindSection("rows")->access, SectionAccess::kRandom);
+  EXPECT_EQ(r.FindSection("offsets")->block_bytes, 65536u);
+  EXPECT_EQ(r.FindSection("offsets")->access, SectionAccess::kSequential);
   ExpectRows(r, "rows", sample.rows);
   EXPECT_TRUE(r.VerifyAll().ok());
   ExpectSample(r, sample);

@@ -26,15 +26,24 @@
 //   end == file_bytes      nothing may follow the table
 //
 // Blocks: each section is cut into blocks of block_bytes = 2^block_shift
-// bytes (header field; 64 KiB by default, 4 KiB to 1 GiB), counted from the
-// section's first byte: block k is the section's bytes
+// bytes, its own block size (the entry's block_shift: 4 KiB to 1 GiB; a
+// writer's default 64 KiB), counted from the section's first byte: block k is the section's bytes
 // [k * block_bytes, min((k + 1) * block_bytes, length)), so the last block
 // of a section may be shorter and a section of n bytes has
 // ceil(n / block_bytes) blocks (none when empty). A block's checksum is the
 // StreamChecksum of its bytes; the section's array of block checksums is
 // covered by the checksum in its table entry, and the table by the header.
 // A reader can so verify any range of a section by the blocks covering it
-// (segment_reader.h) instead of the whole section.
+// (segment_reader.h) instead of the whole section. Sections of one file
+// may have different block sizes: 4 KiB suits sections read by random
+// rows (vectors, CSR targets, HNSW links), 64 KiB sequential ones
+// (bench/segment_open.cc).
+//
+// Access hint: an entry's flags say how the section is read (bit 0: at
+// random, else sequentially). A reader advises the kernel accordingly
+// (segment_reader.h: MADV_RANDOM on a random section's pages, so that a
+// page fault reads one page instead of a read-around window); the hint
+// changes no byte a reader hands out.
 //
 // Header (128 bytes, at offset 0; written last by the writer):
 //
@@ -55,7 +64,9 @@
 //   96     4    section_count      entries in the table
 //   100    4    table_entry_bytes  80 (sizeof(SectionEntry))
 //   104    8    table_checksum     StreamChecksum of the table's bytes
-//   112    4    block_shift        log2 of block_bytes: 12-30 (version 1: 0)
+//   112    4    block_shift        the writer's default block size, log2:
+//                                  12-30 (version 1: 0); each section's is
+//                                  in its entry, which alone decides
 //   116    4    reserved           0
 //   120    8    header_checksum    StreamChecksum of bytes [0, 120)
 //
@@ -64,8 +75,12 @@
 //   offset size field          meaning
 //   0      32   name           1-31 bytes of printable ASCII (0x21-0x7e),
 //                              then NULs to the end; unique in the file
-//   32     4    element_type   ElementType below (kOpaque: a struct the
+//   32     2    element_type   ElementType below (kOpaque: a struct the
 //                              consumer defines; only its size is checked)
+//   34     1    block_shift    log2 of the section's block size: 12-30
+//                              (version 1: 0)
+//   35     1    flags          bit 0 (kSectionRandomAccess): read at random;
+//                              bits 1-7: 0 (version 1: the whole byte 0)
 //   36     4    element_size   bytes per element, >= 1, matching the type
 //   40     8    element_count  elements in the section
 //   48     8    offset         where the section starts: a multiple of 64
@@ -90,8 +105,16 @@
 //
 // Version 1 (read, no longer written): no block checksums; the table
 // follows the sections (at or after the last one's end, 64-aligned), the
-// entry's checksum covers the section's bytes, block_shift and block_sums
-// are 0; a reader verifies a version-1 section whole on its first read.
+// entry's checksum covers the section's bytes, the header's block_shift
+// and the entry's block_shift, flags and block_sums are 0 (version 1's
+// element_type was 4 bytes, so its upper 2 bytes, now block_shift and
+// flags, were 0 in every valid file); a reader verifies a version-1
+// section whole on its first read.
+//
+// Version 2 files written before per-section block sizes (commit d984688)
+// had one block size, in the header, and element_type of 4 bytes: their
+// entries' block_shift is 0, which this reader refuses. No consumer wrote
+// them; the format changed in place, still version 2.
 //
 // Compatibility: a change of this layout bumps kSegmentFormatVersion; a
 // reader refuses versions it does not know (the file is then rebuilt from
@@ -117,10 +140,20 @@ inline constexpr char kSegmentMagic[8] = {'F', 'L', 'O', 'W', 'R', 'S', 'E', 'G'
 inline constexpr uint32_t kSegmentFormatVersion = 2;    // what the writer writes
 inline constexpr uint32_t kSegmentFormatVersionV1 = 1;  // still read: no blocks
 
-// Block sizes (log2): 64 KiB by default, 4 KiB to 1 GiB.
+// Block sizes (log2): 64 KiB by default, 4 KiB to 1 GiB; per section.
 inline constexpr uint32_t kDefaultBlockShift = 16;
 inline constexpr uint32_t kMinBlockShift = 12;
 inline constexpr uint32_t kMaxBlockShift = 30;
+
+// SectionEntry::flags: bit 0 is the access hint; the other bits are 0.
+inline constexpr uint8_t kSectionRandomAccess = 1;
+inline constexpr uint8_t kSectionKnownFlags = kSectionRandomAccess;
+
+// How a section is read: the access hint in its entry's flags.
+enum class SectionAccess : uint8_t {
+  kSequential = 0,  // whole, or in long runs: the kernel's read-ahead helps
+  kRandom = 1,      // by scattered rows: one page per fault (MADV_RANDOM)
+};
 
 inline constexpr uint64_t kSectionAlignment = 64;      // every section's offset
 inline constexpr uint64_t kPageAlignment = 4096;       // large and streamed sections
@@ -272,7 +305,9 @@ inline constexpr size_t kHeaderChecksummedBytes = offsetof(SegmentHeader, header
 // One section table entry (see the table above).
 struct SectionEntry {
   char name[kMaxSectionNameBytes + 1];
-  uint32_t element_type;
+  uint16_t element_type;
+  uint8_t block_shift;
+  uint8_t flags;
   uint32_t element_size;
   uint64_t element_count;
   uint64_t offset;
@@ -282,6 +317,7 @@ struct SectionEntry {
 };
 static_assert(std::is_trivially_copyable_v<SectionEntry> && sizeof(SectionEntry) == 80);
 static_assert(offsetof(SectionEntry, element_type) == 32 &&
+              offsetof(SectionEntry, block_shift) == 34 && offsetof(SectionEntry, flags) == 35 &&
               offsetof(SectionEntry, element_count) == 40 && offsetof(SectionEntry, offset) == 48 &&
               offsetof(SectionEntry, checksum) == 64 && offsetof(SectionEntry, block_sums) == 72);
 

@@ -57,6 +57,10 @@ bool ForEachMappedUnit(const std::byte* base, uint64_t offset, uint64_t n, uint6
   const uint64_t window = std::max<uint64_t>(unit, (uint64_t{8} << 20) / unit * unit);
   for (uint64_t done = 0; done < n;) {
     const uint64_t take = std::min(n - done, window);
+    // The first window too: a section advised MADV_RANDOM has no
+    // read-around on faults, so POPULATE_READ alone would read it a page
+    // at a time.
+    if (done == 0) Advise(base, offset, take, MADV_WILLNEED);
     Advise(base, offset + done + take, std::min(n - done - take, window), MADV_WILLNEED);
     Advise(base, offset + done, take, MADV_POPULATE_READ);
     for (uint64_t at = done; at < done + take; at += unit) {
@@ -107,6 +111,7 @@ Result<std::shared_ptr<const SegmentReader>> SegmentReader::Open(const std::stri
       new SegmentReader(path, static_cast<const std::byte*>(map), size));
   FLOWRAG_RETURN_IF_ERROR(reader->ParseHeader());
   FLOWRAG_RETURN_IF_ERROR(reader->ParseTable());
+  reader->AdviseAccess();
   return std::shared_ptr<const SegmentReader>(std::move(reader));
 }
 
@@ -150,7 +155,7 @@ Status SegmentReader::ParseHeader() {
   if (h.reserved != 0) return Corrupt("reserved header field not zero");
   const bool v1 = h.format_version == kSegmentFormatVersionV1;
   if (v1 ? h.block_shift != 0 : h.block_shift < kMinBlockShift || h.block_shift > kMaxBlockShift) {
-    return Corrupt("block size 2^" + std::to_string(h.block_shift) +
+    return Corrupt("default block size 2^" + std::to_string(h.block_shift) +
                    (v1 ? " in a version-1 file (reserved: 0)" : ", not 4 KiB to 1 GiB"));
   }
   if (h.file_bytes != size_) {
@@ -202,7 +207,7 @@ Status SegmentReader::ParseBlockSums(uint64_t end_of_sections) {
   uint64_t at = (end_of_sections + kSectionAlignment - 1) / kSectionAlignment * kSectionAlignment;
   for (size_t i = 0; i < sections_.size(); ++i) {
     SectionInfo& s = sections_[i];
-    s.block_count = BlockCount(s.length, block_shift_);
+    s.block_count = BlockCount(s.length, s.block_shift);
     // length <= file size, so neither product nor sum overflows.
     const uint64_t bytes = s.block_count * sizeof(uint64_t);
     if (s.block_sums != at || at > table_offset_ || table_offset_ - at < bytes) {
@@ -254,13 +259,40 @@ Status SegmentReader::ParseEntry(const SectionEntry& e, size_t index, uint64_t* 
                    "-aligned between " + std::to_string(*end_of_previous) + " and the table at " +
                    std::to_string(table_offset_));
   }
-  if (block_shift_ == 0 && e.block_sums != 0) return Corrupt(where + ": reserved field not zero");
+  const bool v1 = block_shift_ == 0;
+  if (v1 && (e.block_sums != 0 || e.block_shift != 0 || e.flags != 0)) {
+    return Corrupt(where + ": reserved field not zero");
+  }
+  if (!v1 && (e.block_shift < kMinBlockShift || e.block_shift > kMaxBlockShift)) {
+    return Corrupt(where + ": block size 2^" + std::to_string(e.block_shift) +
+                   ", not 4 KiB to 1 GiB");
+  }
+  if ((e.flags & ~kSectionKnownFlags) != 0) {
+    return Corrupt(where + ": unknown flags " + Hex(e.flags));
+  }
   *end_of_previous = end;
   by_name_.emplace(std::string(*name), index);
-  sections_.push_back(SectionInfo{std::string(*name), static_cast<ElementType>(e.element_type),
-                                  e.element_size, e.element_count, e.offset, e.length, e.checksum,
-                                  e.block_sums, 0});
+  SectionInfo s;
+  s.name = std::string(*name);
+  s.element_type = static_cast<ElementType>(e.element_type);
+  s.element_size = e.element_size;
+  s.element_count = e.element_count;
+  s.offset = e.offset;
+  s.length = e.length;
+  s.checksum = e.checksum;
+  s.block_sums = e.block_sums;
+  s.block_shift = e.block_shift;
+  s.block_bytes = v1 ? 0 : uint64_t{1} << e.block_shift;
+  s.access =
+      (e.flags & kSectionRandomAccess) != 0 ? SectionAccess::kRandom : SectionAccess::kSequential;
+  sections_.push_back(std::move(s));
   return Status::Ok();
+}
+
+void SegmentReader::AdviseAccess() const {
+  for (const SectionInfo& s : sections_) {
+    if (s.access == SectionAccess::kRandom) Advise(base_, s.offset, s.length, MADV_RANDOM);
+  }
 }
 
 const SectionInfo* SegmentReader::FindSection(std::string_view name) const {
@@ -305,7 +337,8 @@ const Status& SegmentReader::SumsVerified(size_t index) const {
 Status SegmentReader::VerifyBlocks(size_t index, uint64_t first_block, uint64_t last_block) const {
   const SectionInfo& s = sections_[index];
   std::atomic<uint64_t>* bits = state_[index].blocks.get();
-  const uint64_t block = uint64_t{1} << block_shift_;
+  const uint32_t shift = s.block_shift;
+  const uint64_t block = s.block_bytes;
   auto verified = [&](uint64_t b) {
     return (bits[b / 64].load(std::memory_order_acquire) >> (b % 64) & 1) != 0;
   };
@@ -318,18 +351,18 @@ Status SegmentReader::VerifyBlocks(size_t index, uint64_t first_block, uint64_t 
     // A run of unverified blocks [b, end), read in windows.
     uint64_t end = b + 1;
     while (end <= last_block && !verified(end)) ++end;
-    const uint64_t from = b << block_shift_;
-    const uint64_t to = std::min(end << block_shift_, s.length);
+    const uint64_t from = b << shift;
+    const uint64_t to = std::min(end << shift, s.length);
     ForEachMappedUnit(base_, s.offset + from, to - from, block, [&](uint64_t at, uint64_t bytes) {
-      const uint64_t k = (at - s.offset) >> block_shift_;
+      const uint64_t k = (at - s.offset) >> shift;
       const uint64_t stored = Load<uint64_t>(base_ + s.block_sums + k * sizeof(uint64_t));
       const uint64_t computed = StreamChecksum::Of(base_ + at, bytes);
       if (computed != stored) {
         failure = Status::Corruption(
             path_ + ": section '" + s.name + "': block " + std::to_string(k) + " of " +
-            std::to_string(s.block_count) + " (bytes [" + std::to_string(k << block_shift_) +
-            ", +" + std::to_string(bytes) + ")) checksum mismatch (stored " + Hex(stored) +
-            ", computed " + Hex(computed) + "): torn or altered");
+            std::to_string(s.block_count) + " (bytes [" + std::to_string(k << shift) + ", +" +
+            std::to_string(bytes) + ")) checksum mismatch (stored " + Hex(stored) + ", computed " +
+            Hex(computed) + "): torn or altered");
         return false;
       }
       bits[k / 64].fetch_or(uint64_t{1} << (k % 64), std::memory_order_release);

@@ -18,23 +18,38 @@
 // (O(length): 282 ms per GiB warm, 1.2 s cold, bench/segment_open, and every
 // page brought into memory). A caller that reads a few rows of a large
 // section (a graph walk, a vector rescoring) must use View<T> once and then
-// SectionView::span / at per row: they verify only the blocks (64 KiB by
-// default) that the rows lie in, each block once per reader, and cost a
-// bounds check and one atomic load per block when verified (~60 ns per
-// 4 KiB row read, bench/segment_open). Small random rows in a large section
-// touch many blocks: 10,000 random 4 KiB rows of a 1 GiB section lie in
-// 46% of its 64 KiB blocks; write such sections with smaller blocks
-// (SegmentWriterOptions::block_bytes).
+// SectionView::span / at per row: they verify only the blocks (the
+// section's block size, 64 KiB by default) that the rows lie in, each block
+// once per reader, and cost a bounds check and one atomic load per block
+// when verified (~60 ns per 4 KiB row read, bench/segment_open). Small
+// random rows in a large section touch many blocks: 10,000 random 4 KiB
+// rows of a 1 GiB section lie in 46% of its 64 KiB blocks; write such
+// sections with 4 KiB blocks and the random hint (SectionOptions{.block_bytes
+// = 4096, .access = SectionAccess::kRandom}).
+//
+// Access hints: Open advises MADV_RANDOM on the pages of each section
+// whose entry says it is read at random (its page range rounded out to
+// whole pages; best effort: a failure is ignored), so that a page fault
+// there reads that page, not the kernel's read-around window (10,000
+// random 4 KiB rows of a 1 GiB section: RSS grows by 45 MiB instead of
+// 468-720 MiB, bench/segment_open). The advice stays while the reader
+// lives: whole-section verifies (Section<T>, SectionBytes, VerifyAll) do
+// not switch it, they ask the kernel to read each window ahead
+// (MADV_WILLNEED, which the random advice does not stop) before they map
+// it (1 GiB cold: 1.05-1.22 s, against 0.85 s without the hint; switching
+// to MADV_SEQUENTIAL for the scan measured no better, bench/segment_open).
 //
 // What Open checks, each failure Corruption naming the file: the length
 // (at least a header; exactly the header's file_bytes: a truncated or
 // extended file), the magic, the format version (1 or 2), the header
-// checksum, the kind and creator fields, the block size, the table's place
+// checksum, the kind and creator fields, the default block size, the table's place
 // (aligned, after the block checksums, ending at the end of the file) and
 // checksum, and every entry: its name (1-31 printable bytes, NUL-terminated
 // and NUL-padded, unique), its element type and size (known type, size
-// matching it, count * size == length), its place (aligned as the format
-// says, inside the file, after the section before it: no overlap), its
+// matching it, count * size == length), its block size (4 KiB to 1 GiB;
+// version 1: 0), its flags (only the access hint; version 1: 0), its place
+// (aligned as the format says, inside the file, after the section before
+// it: no overlap), its
 // block checksums' place (exactly where the format puts them), reserved
 // fields zero; all arithmetic checked for overflow. A file that is missing
 // is NotFound, one the OS refuses IoError.
@@ -93,7 +108,9 @@ struct SegmentInfo {
   int64_t generation = 0;
   uint64_t segment_id = 0;
   uint64_t file_bytes = 0;
-  uint64_t block_bytes = 0;  // 0: version 1, no blocks
+  // The writer's default block size (each section has its own,
+  // SectionInfo::block_bytes); 0: version 1, no blocks.
+  uint64_t block_bytes = 0;
 };
 
 // One section table entry.
@@ -106,7 +123,10 @@ struct SectionInfo {
   uint64_t length = 0;
   uint64_t checksum = 0;     // version 2: of the block checksums
   uint64_t block_sums = 0;   // version 2: where its block checksums lie
+  uint32_t block_shift = 0;  // version 2: log2 of its block size; 0: version 1
+  uint64_t block_bytes = 0;  // version 2: 2^block_shift; 0: version 1
   uint64_t block_count = 0;  // version 2: ceil(length / block_bytes)
+  SectionAccess access = SectionAccess::kSequential;  // its hint (version 1: sequential)
 };
 
 class SegmentReader;
@@ -207,7 +227,7 @@ class SegmentReader {
     view.data_ = reinterpret_cast<const T*>(base_ + s.offset);
     view.count_ = s.element_count;
     view.blocks_ = state_[*index].blocks.get();
-    view.shift_ = block_shift_;
+    view.shift_ = s.block_shift;
     return view;
   }
   // Elements [first, first + count) of the section: View<T>(name) then
@@ -239,6 +259,8 @@ class SegmentReader {
   Status ParseTable();
   Status ParseEntry(const SectionEntry& e, size_t index, uint64_t* end_of_previous);
   Status ParseBlockSums(uint64_t end_of_sections);
+  // MADV_RANDOM on the pages of the sections read at random (best effort).
+  void AdviseAccess() const;
   Status Corrupt(std::string_view what) const;
   // The section after the type check (when `check_type`) and its
   // verification: whole, or (when not `whole`) its block checksums only.
@@ -271,7 +293,7 @@ class SegmentReader {
   uint64_t table_offset_ = 0;
   uint32_t section_count_ = 0;
   uint64_t table_checksum_ = 0;
-  uint32_t block_shift_ = 0;  // 0: version 1
+  uint32_t block_shift_ = 0;  // the header's default; 0: version 1
   std::vector<SectionInfo> sections_;
   std::map<std::string, size_t, std::less<>> by_name_;
   std::unique_ptr<SectionState[]> state_;

@@ -37,6 +37,11 @@ uint64_t RoundUp(uint64_t n, uint64_t alignment) {
   return (n + alignment - 1) / alignment * alignment;
 }
 
+bool IsBlockSize(uint64_t bytes) {
+  return std::has_single_bit(bytes) && bytes >= (uint64_t{1} << kMinBlockShift) &&
+         bytes <= (uint64_t{1} << kMaxBlockShift);
+}
+
 }  // namespace
 
 Result<std::unique_ptr<SegmentWriter>> SegmentWriter::Create(const std::string& path,
@@ -53,8 +58,7 @@ Result<std::unique_ptr<SegmentWriter>> SegmentWriter::Create(const std::string& 
                                    "' is not 0-23 bytes of printable ASCII");
   }
   const uint64_t block = options.block_bytes;
-  if (!std::has_single_bit(block) || block < (uint64_t{1} << kMinBlockShift) ||
-      block > (uint64_t{1} << kMaxBlockShift)) {
+  if (!IsBlockSize(block)) {
     return Status::InvalidArgument(path + ": block size " + std::to_string(block) +
                                    " is not a power of two from 4 KiB to 1 GiB");
   }
@@ -72,7 +76,7 @@ Result<std::unique_ptr<SegmentWriter>> SegmentWriter::Create(const std::string& 
   h.segment_id = segment_id;
   h.table_entry_bytes = sizeof(SectionEntry);
   h.block_shift = static_cast<uint32_t>(std::countr_zero(block));
-  w->block_bytes_ = block;
+  w->default_block_bytes_ = block;
   // A zero header until Finish: the temporary file is never a valid segment.
   FLOWRAG_RETURN_IF_ERROR(w->Emit(Zeros(), sizeof(SegmentHeader)));
   return w;
@@ -145,12 +149,13 @@ Status SegmentWriter::PadTo(uint64_t alignment) {
   return Status::Ok();
 }
 
-Status SegmentWriter::BeginSection(std::string_view name, ElementType type, uint32_t element_size) {
-  return Begin(name, type, element_size, kPageAlignment);
+Status SegmentWriter::BeginSection(std::string_view name, ElementType type, uint32_t element_size,
+                                   const SectionOptions& options) {
+  return Begin(name, type, element_size, kPageAlignment, options);
 }
 
 Status SegmentWriter::Begin(std::string_view name, ElementType type, uint32_t element_size,
-                            uint64_t alignment) {
+                            uint64_t alignment, const SectionOptions& options) {
   FLOWRAG_RETURN_IF_ERROR(CheckUsable());
   const std::string shown(name.substr(0, 40));
   if (section_open_) {
@@ -168,13 +173,24 @@ Status SegmentWriter::Begin(std::string_view name, ElementType type, uint32_t el
     return Misuse("section '" + shown + "': element size " + std::to_string(element_size) +
                   " does not fit its type");
   }
+  const uint64_t block = options.block_bytes != 0 ? options.block_bytes : default_block_bytes_;
+  if (!IsBlockSize(block)) {
+    return Misuse("section '" + shown + "': block size " + std::to_string(block) +
+                  " is not a power of two from 4 KiB to 1 GiB");
+  }
+  if (options.access != SectionAccess::kSequential && options.access != SectionAccess::kRandom) {
+    return Misuse("section '" + shown + "': unknown access hint");
+  }
   if (entries_.size() >= UINT32_MAX) return Misuse("too many sections");
   FLOWRAG_RETURN_IF_ERROR(PadTo(alignment));
   current_ = SectionEntry{};
   SetField(current_.name, name);
-  current_.element_type = static_cast<uint32_t>(type);
+  current_.element_type = static_cast<uint16_t>(type);
+  current_.block_shift = static_cast<uint8_t>(std::countr_zero(block));
+  current_.flags = options.access == SectionAccess::kRandom ? kSectionRandomAccess : 0;
   current_.element_size = element_size;
   current_.offset = position_;
+  block_bytes_ = block;
   block_checksum_ = StreamChecksum();
   block_fill_ = 0;
   section_first_sum_ = block_sums_.size();
@@ -225,17 +241,18 @@ Status SegmentWriter::EndSection() {
 }
 
 uint64_t SegmentWriter::ZeroBlockChecksum() {
-  if (!zero_block_known_) {
+  // No block's checksum is 0 in practice; a 0 is only computed again.
+  uint64_t& known = zero_block_checksums_[std::countr_zero(block_bytes_)];
+  if (known == 0) {
     StreamChecksum c;
     for (uint64_t left = block_bytes_; left > 0;) {
       const size_t n = std::min<uint64_t>(left, kZeroBytes);
       c.Update(Zeros(), n);
       left -= n;
     }
-    zero_block_checksum_ = c.Final();
-    zero_block_known_ = true;
+    known = c.Final();
   }
-  return zero_block_checksum_;
+  return known;
 }
 
 void SegmentWriter::SumBlocks(const char* data, uint64_t bytes) {
@@ -299,7 +316,7 @@ Status SegmentWriter::Finish() {
   uint64_t sums_at = position_;
   for (SectionEntry& e : entries_) {
     e.block_sums = sums_at;
-    sums_at += BlockCount(e.length, header_.block_shift) * sizeof(uint64_t);
+    sums_at += BlockCount(e.length, e.block_shift) * sizeof(uint64_t);
   }
   FLOWRAG_RETURN_IF_ERROR(Emit(block_sums_.data(), block_sums_.size() * sizeof(uint64_t)));
   FLOWRAG_RETURN_IF_ERROR(PadTo(kSectionAlignment));

@@ -3,14 +3,18 @@
 //
 //   auto w = SegmentWriter::Create(path, "passages", generation, id);
 //   FLOWRAG_RETURN_IF_ERROR((*w)->AddSection("offsets", offsets));  // any contiguous range
-//   FLOWRAG_RETURN_IF_ERROR((*w)->BeginSection<float>("vectors"));  // streamed: larger
+//   FLOWRAG_RETURN_IF_ERROR((*w)->BeginSection<float>(            // streamed: larger
+//       "vectors", {.block_bytes = 4096, .access = SectionAccess::kRandom}));
 //   for (...) FLOWRAG_RETURN_IF_ERROR((*w)->Append(std::span(batch)));  // than memory
 //   FLOWRAG_RETURN_IF_ERROR((*w)->EndSection());
 //   FLOWRAG_RETURN_IF_ERROR((*w)->Finish());
 //
-// Each section's block checksums (segment_format.h: one per block of
-// options.block_bytes, 64 KiB by default) are computed as the bytes pass
-// and written, with the table, by Finish().
+// Each section's block checksums (segment_format.h: one per block of the
+// section's block size, SectionOptions::block_bytes, by default the file's
+// SegmentWriterOptions::block_bytes, 64 KiB) are computed as the bytes
+// pass and written, with the table, by Finish(). A section read by random
+// rows (vectors, CSR targets, HNSW links) wants 4 KiB blocks and
+// SectionAccess::kRandom; one read whole or in runs the default.
 //
 // Durability: the bytes go to `path + ".tmp"` (created or truncated: one
 // writer per path at a time is the caller's rule); Finish() writes the
@@ -39,6 +43,7 @@
 #ifndef FLOWRAG_SEGMENT_SEGMENT_WRITER_H_
 #define FLOWRAG_SEGMENT_SEGMENT_WRITER_H_
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -58,10 +63,21 @@ namespace flowrag {
 struct SegmentWriterOptions {
   // The header's creator tag: who wrote the file (0-23 printable ASCII bytes).
   std::string creator = "flowrag";
-  // The blocks each section is checksummed in (segment_format.h): a power
-  // of two from 4 KiB to 1 GiB. Smaller blocks make a ranged read verify
-  // fewer bytes and cost 8 bytes of checksum per block.
+  // The blocks a section is checksummed in unless its SectionOptions say
+  // otherwise (segment_format.h; the header's default block_shift): a
+  // power of two from 4 KiB to 1 GiB. Smaller blocks make a ranged read
+  // verify fewer bytes and cost 8 bytes of checksum per block.
   uint64_t block_bytes = uint64_t{1} << kDefaultBlockShift;
+};
+
+// One section's choices, stored in its table entry.
+struct SectionOptions {
+  // Its block size: a power of two from 4 KiB to 1 GiB; 0: the file's
+  // (SegmentWriterOptions::block_bytes).
+  uint64_t block_bytes = 0;
+  // How readers will read it: kRandom makes a reader advise MADV_RANDOM
+  // on its pages (segment_reader.h).
+  SectionAccess access = SectionAccess::kSequential;
 };
 
 class SegmentWriter {
@@ -81,24 +97,28 @@ class SegmentWriter {
   // One whole section from a contiguous range of SegmentElement values
   // (std::vector, std::span, std::array, std::string, ...), typed as
   // ElementTypeOf<T>. Aligned to 64 bytes, or to 4096 when it is 64 KiB or
-  // more. REQUIRES: no section open.
+  // more. InvalidArgument for a bad block size in `options`.
+  // REQUIRES: no section open.
   template <std::ranges::contiguous_range R>
   requires std::ranges::sized_range<R> && SegmentElement<std::ranges::range_value_t<R>> Status
-  AddSection(std::string_view name, const R& values) {
+  AddSection(std::string_view name, const R& values, const SectionOptions& options = {}) {
     using T = std::ranges::range_value_t<R>;
     const size_t bytes = std::ranges::size(values) * sizeof(T);
-    FLOWRAG_RETURN_IF_ERROR(Begin(name, ElementTypeOf<T>(), sizeof(T), SectionAlignmentFor(bytes)));
+    FLOWRAG_RETURN_IF_ERROR(
+        Begin(name, ElementTypeOf<T>(), sizeof(T), SectionAlignmentFor(bytes), options));
     FLOWRAG_RETURN_IF_ERROR(Append(std::ranges::data(values), bytes));
     return EndSection();
   }
 
   // A streamed section, page-aligned (its length is not known yet): Begin,
   // any number of Append / AppendZeros, then EndSection. `element_size`
-  // must be ElementTypeSize(type) unless type is kOpaque (then >= 1).
-  Status BeginSection(std::string_view name, ElementType type, uint32_t element_size);
+  // must be ElementTypeSize(type) unless type is kOpaque (then >= 1);
+  // `options` as for AddSection.
+  Status BeginSection(std::string_view name, ElementType type, uint32_t element_size,
+                      const SectionOptions& options = {});
   template <SegmentElement T>
-  Status BeginSection(std::string_view name) {
-    return BeginSection(name, ElementTypeOf<T>(), sizeof(T));
+  Status BeginSection(std::string_view name, const SectionOptions& options = {}) {
+    return BeginSection(name, ElementTypeOf<T>(), sizeof(T), options);
   }
   // Appends `bytes` bytes to the open section (any split of the elements:
   // EndSection checks that the total is whole elements).
@@ -125,7 +145,8 @@ class SegmentWriter {
  private:
   SegmentWriter(std::string path, int fd);
 
-  Status Begin(std::string_view name, ElementType type, uint32_t element_size, uint64_t alignment);
+  Status Begin(std::string_view name, ElementType type, uint32_t element_size, uint64_t alignment,
+               const SectionOptions& options);
   // The first error, kept (sticky), or `st` when OK.
   Status Fail(Status st);
   Status Misuse(std::string_view what);
@@ -151,13 +172,14 @@ class SegmentWriter {
   std::string buffer_;     // bytes not yet written, ending at position_
   bool section_open_ = false;
   SectionEntry current_{};
-  uint64_t block_bytes_ = 0;
+  uint64_t default_block_bytes_ = 0;  // SegmentWriterOptions::block_bytes
+  uint64_t block_bytes_ = 0;          // the open section's
   StreamChecksum block_checksum_;     // of the open section's current block
   uint64_t block_fill_ = 0;           // its bytes so far
   size_t section_first_sum_ = 0;      // the open section's first in block_sums_
   std::vector<uint64_t> block_sums_;  // every section's, in table order
-  uint64_t zero_block_checksum_ = 0;  // of a whole block of zeros, once known
-  bool zero_block_known_ = false;
+  // Of a whole block of zeros, per block shift, once known (0: not yet).
+  std::array<uint64_t, kMaxBlockShift + 1> zero_block_checksums_{};
   bool finished_ = false;
   Status error_;
 };

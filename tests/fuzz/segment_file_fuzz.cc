@@ -6,7 +6,8 @@
 // end), then whole by its element type (Section<T>) and as bytes
 // (SectionBytes); every byte handed out is touched, and VerifyAll runs.
 // Invariants: an accepted file's sections lie inside it, aligned as the
-// format says and in order, their block checksums inside it (version 2);
+// format says and in order, their block checksums inside it and their
+// block sizes 4 KiB-1 GiB (version 2; version 1: none, no hint);
 // a read either fails with a short Corruption (a checksum) or returns
 // exactly what was asked; a range outside the section is InvalidArgument;
 // a section whose ranged read failed fails whole too; VerifyAll agrees
@@ -16,13 +17,14 @@
 // header and table checksums are recomputed before the open (so that
 // mutations reach the header's fields and the table entries, which a
 // checksum would otherwise refuse first); bit 1: the sections' checksums
-// too (version 1: of the section; version 2: every block checksum, then
-// the entry's checksum of them), so that damaged entries and bytes reach
-// the reads. Seeds (corpus/segment_file/) are small segments written by
-// SegmentWriter, version 1 (older seeds) and version 2 (v2_*, blocks of
-// 4 KiB), intact and damaged, in both modes.
+// too (version 1: of the section; version 2: every block checksum, in the
+// entry's own block size, then the entry's checksum of them), so that
+// damaged entries and bytes reach the reads. Seeds (corpus/segment_file/)
+// are small segments written by SegmentWriter, version 1 (older seeds) and
+// version 2 (v2_*: default blocks of 64 KiB, "rows" in 4 KiB blocks and
+// "edges" in 16 KiB ones, both with the random hint), intact and damaged,
+// in both modes.
 #include <algorithm>
-#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -137,11 +139,12 @@ bool ReadTyped(const SegmentReader& r, const SectionInfo& s) {
   return bytes.ok();
 }
 
-// Version 2: recomputes entry `e`'s block checksums where it says they lie
-// and its checksum of them; false when they do not lie inside the bytes or
-// the block size is out of range.
-bool FixBlockChecksums(std::string& bytes, uint32_t shift, flowrag::SectionEntry* e) {
+// Version 2: recomputes entry `e`'s block checksums (in its own block
+// size) where it says they lie and its checksum of them; false when they
+// do not lie inside the bytes or the block size is out of range.
+bool FixBlockChecksums(std::string& bytes, flowrag::SectionEntry* e) {
   using flowrag::StreamChecksum;
+  const uint32_t shift = e->block_shift;
   if (shift < flowrag::kMinBlockShift || shift > flowrag::kMaxBlockShift) return false;
   const uint64_t blocks = flowrag::BlockCount(e->length, shift);
   if (e->block_sums > bytes.size() || (bytes.size() - e->block_sums) / 8 < blocks) return false;
@@ -178,7 +181,7 @@ void FixChecksums(std::string& bytes, uint8_t mode) {
       if (e.offset > bytes.size() || bytes.size() - e.offset < e.length) continue;
       if (h.format_version == flowrag::kSegmentFormatVersionV1) {
         e.checksum = StreamChecksum::Of(bytes.data() + e.offset, e.length);
-      } else if (!FixBlockChecksums(bytes, h.block_shift, &e)) {
+      } else if (!FixBlockChecksums(bytes, &e)) {
         continue;
       }
       std::memcpy(at, &e, sizeof(e));
@@ -200,9 +203,13 @@ void CheckLayout(const SegmentReader& r) {
     if (r.info().format_version >= 2) {
       FUZZ_CHECK(s.block_sums >= s.offset + s.length, s.name);
       FUZZ_CHECK(s.block_sums + s.block_count * 8 <= r.info().file_bytes, s.name);
-      FUZZ_CHECK(
-          s.block_count == flowrag::BlockCount(s.length, std::countr_zero(r.info().block_bytes)),
-          s.name);
+      FUZZ_CHECK(s.block_shift >= flowrag::kMinBlockShift &&
+                     s.block_shift <= flowrag::kMaxBlockShift &&
+                     s.block_bytes == uint64_t{1} << s.block_shift,
+                 s.name);
+      FUZZ_CHECK(s.block_count == flowrag::BlockCount(s.length, s.block_shift), s.name);
+    } else {
+      FUZZ_CHECK(s.block_bytes == 0 && s.access == flowrag::SectionAccess::kSequential, s.name);
     }
     FUZZ_CHECK(r.FindSection(s.name) == &s, s.name);
     end = s.offset + s.length;
