@@ -62,7 +62,9 @@ class DamagedStoreTest : public BackendTest {
     ASSERT_TRUE(conn.ok()) << conn.status().ToString();
     const bool sqlite = GetParam() == Backend::kSqlite;
     ASSERT_TRUE((*conn)->Exec(sqlite ? damage.sqlite : damage.postgres).ok());
-    if (sqlite) ASSERT_TRUE((*conn)->Exec("PRAGMA wal_checkpoint(TRUNCATE)").ok());
+    if (sqlite) {
+      ASSERT_TRUE((*conn)->Exec("PRAGMA wal_checkpoint(TRUNCATE)").ok());
+    }
   }
   // The store's state: the file's bytes (SQLite), the rows of
   // kStateQueries and the graph by content.
