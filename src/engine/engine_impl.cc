@@ -30,9 +30,9 @@ Result<std::unique_ptr<EngineImpl>> EngineImpl::Create(const std::string& db_pat
   }
   // The models now; the snapshot when the first read needs it, so a write
   // run (flowrag index) builds none before it writes.
+  // (ResolveModels also reads the generation: a damaged counter is refused
+  // here, like every meta value the open reads.)
   FLOWRAG_RETURN_IF_ERROR(engine->ResolveModels());
-  // Like every meta value the open reads, a damaged counter is refused here.
-  FLOWRAG_RETURN_IF_ERROR(engine->store_->Generation().status());
   if (options.follow_store) {
     engine->follower_ = std::make_unique<StoreFollower>(
         [e] { return e->store_->OpenListener(); }, [e] { return e->Refresh().status(); },
@@ -64,6 +64,7 @@ Status EngineImpl::RefreshByAppending() {
 }
 
 Status EngineImpl::ResolveModels() {
+  FLOWRAG_ASSIGN_OR_RETURN(models_generation_, store_->Generation());
   FLOWRAG_ASSIGN_OR_RETURN(language_, ResolveLanguage(*store_, options_));
   FLOWRAG_ASSIGN_OR_RETURN(embedder_kind_, ResolveEmbedderKind(*store_, options_));
   FLOWRAG_ASSIGN_OR_RETURN(embedder_, LoadEmbedder(*store_, embedder_kind_, options_));
@@ -74,7 +75,8 @@ Status EngineImpl::LoadState() {
   constexpr int kAttempts = 5;
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
     FLOWRAG_ASSIGN_OR_RETURN(int64_t before, store_->Generation());
-    FLOWRAG_RETURN_IF_ERROR(ResolveModels());
+    // The first read after Create finds the models it resolved still current.
+    if (before != models_generation_) FLOWRAG_RETURN_IF_ERROR(ResolveModels());
     FLOWRAG_RETURN_IF_ERROR(RebuildSnapshot());
     state_stale_ = published_snapshot()->generation() != before;
     if (!state_stale_) return Status::Ok();

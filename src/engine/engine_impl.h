@@ -137,8 +137,9 @@ class EngineImpl final : public Engine {
   std::unique_ptr<QueryChatModel> chat_;
 
   // The tokeniser's language and the embedder, from the options and the
-  // store's state (models/embedder_setup.h).
+  // store's state (models/embedder_setup.h), as of models_generation_.
   Status ResolveModels();
+  int64_t models_generation_ = -1;
   // The embedder and a snapshot read at one generation of the store: retried
   // while another process writes in between (state_stale_ when it kept
   // writing: the next Refresh or write loads again).
