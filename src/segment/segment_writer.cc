@@ -154,6 +154,15 @@ Status SegmentWriter::BeginSection(std::string_view name, ElementType type, uint
   return Begin(name, type, element_size, kPageAlignment, options);
 }
 
+Status SegmentWriter::AddSectionBytes(std::string_view name, ElementType type,
+                                      uint32_t element_size, std::span<const std::byte> bytes,
+                                      const SectionOptions& options) {
+  FLOWRAG_RETURN_IF_ERROR(
+      Begin(name, type, element_size, SectionAlignmentFor(bytes.size()), options));
+  FLOWRAG_RETURN_IF_ERROR(Append(bytes.data(), bytes.size()));
+  return EndSection();
+}
+
 Status SegmentWriter::Begin(std::string_view name, ElementType type, uint32_t element_size,
                             uint64_t alignment, const SectionOptions& options) {
   FLOWRAG_RETURN_IF_ERROR(CheckUsable());

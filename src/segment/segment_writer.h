@@ -110,6 +110,12 @@ class SegmentWriter {
     return EndSection();
   }
 
+  // One whole section of `bytes` typed `type` with `element_size`-byte
+  // elements (as BeginSection), aligned as AddSection aligns it: for
+  // callers that hold type-erased arrays (segment_arrays.h).
+  Status AddSectionBytes(std::string_view name, ElementType type, uint32_t element_size,
+                         std::span<const std::byte> bytes, const SectionOptions& options = {});
+
   // A streamed section, page-aligned (its length is not known yet): Begin,
   // any number of Append / AppendZeros, then EndSection. `element_size`
   // must be ElementTypeSize(type) unless type is kOpaque (then >= 1);
