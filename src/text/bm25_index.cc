@@ -1,8 +1,11 @@
 #include "text/bm25_index.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstring>
 
+#include "common/hash.h"
 #include "common/text.h"
 
 namespace flowrag {
@@ -31,26 +34,82 @@ void Bm25Index::Builder::AddTokens(const std::vector<std::string>& tokens) {
 Bm25Index Bm25Index::Builder::Build() && {
   Bm25Index idx;
   idx.tokenizer_ = std::move(tokenizer_);
-  idx.vocab_ = std::move(vocab_);
-  idx.doc_len_ = std::move(doc_len_);
-  idx.offsets_.assign(postings_.size() + 1, 0);
+  std::vector<std::string_view> by_id(vocab_.size());
+  size_t term_bytes = 0;
+  for (const auto& [term, id] : vocab_) {
+    by_id[id] = term;
+    term_bytes += term.size();
+  }
+  StringArena terms;
+  terms.Reserve(by_id.size(), term_bytes);
+  for (std::string_view t : by_id) terms.Append(t);
+  idx.SetTerms(std::move(terms));  // the map's keys are distinct
+  std::unordered_map<std::string, uint32_t>().swap(vocab_);
+  std::vector<uint64_t> offsets(postings_.size() + 1, 0);
   size_t total = 0;
   for (size_t t = 0; t < postings_.size(); ++t) {
-    idx.offsets_[t] = total;
+    offsets[t] = total;
     total += postings_[t].size();
   }
-  idx.offsets_[postings_.size()] = total;
-  idx.post_doc_.reserve(total);
-  idx.post_tf_.reserve(total);
+  offsets[postings_.size()] = total;
+  std::vector<uint32_t> docs, tfs;
+  docs.reserve(total);
+  tfs.reserve(total);
   for (auto& list : postings_) {
     for (auto [d, tf] : list) {
-      idx.post_doc_.push_back(d);
-      idx.post_tf_.push_back(tf);
+      docs.push_back(d);
+      tfs.push_back(tf);
     }
     std::vector<std::pair<uint32_t, uint32_t>>().swap(list);
   }
+  idx.offsets_ = std::move(offsets);
+  idx.post_doc_ = std::move(docs);
+  idx.post_tf_ = std::move(tfs);
+  idx.doc_len_ = std::move(doc_len_);
   idx.ComputeAverageLength();
   return idx;
+}
+
+namespace {
+
+// Slots of the term table for n terms: a power of two, at most half full
+// (0 for no terms).
+size_t TableSlots(size_t n) { return n == 0 ? 0 : std::bit_ceil(2 * n); }
+
+}  // namespace
+
+bool Bm25Index::SetTerms(StringArena terms) {
+  terms_ = std::move(terms);
+  std::vector<uint32_t> table(TableSlots(terms_.size()), kNoTerm);
+  const size_t mask = table.size() - 1;
+  bool distinct = true;
+  for (size_t t = 0; t < terms_.size(); ++t) {
+    const std::string_view term = terms_[t];
+    size_t slot = Hash64(term) & mask;
+    while (table[slot] != kNoTerm) {
+      if (terms_[table[slot]] == term) distinct = false;
+      slot = (slot + 1) & mask;
+    }
+    table[slot] = static_cast<uint32_t>(t);
+  }
+  table_ = std::move(table);
+  return distinct;
+}
+
+uint32_t Bm25Index::FindTerm(std::string_view term) const {
+  const size_t slots = table_.size();
+  if (slots == 0) return kNoTerm;
+  const size_t mask = slots - 1;
+  size_t slot = Hash64(term) & mask;
+  // At most `slots` probes: an adopted table is checked for ids in range,
+  // not for an empty slot.
+  for (size_t probe = 0; probe < slots; ++probe) {
+    const uint32_t id = table_[slot];
+    if (id == kNoTerm) return kNoTerm;
+    if (terms_[id] == term) return id;
+    slot = (slot + 1) & mask;
+  }
+  return kNoTerm;
 }
 
 void Bm25Index::ComputeAverageLength() {
@@ -62,43 +121,51 @@ void Bm25Index::ComputeAverageLength() {
 Bm25Index Bm25Index::Concat(const Bm25Index& a, const Bm25Index& b) {
   Bm25Index out;
   out.tokenizer_ = a.tokenizer_;
-  out.vocab_ = a.vocab_;
   // b's term t → term id in `out` (a's id, or the next new one in b's order,
   // as a Builder given a's documents first would number them).
-  const std::vector<std::string_view> b_terms = b.Terms();
-  std::vector<uint32_t> b_to_out(b_terms.size());
-  for (uint32_t t = 0; t < b_terms.size(); ++t) {
-    auto [it, inserted] = out.vocab_.try_emplace(std::string(b_terms[t]),
-                                                 static_cast<uint32_t>(out.vocab_.size()));
-    b_to_out[t] = it->second;
+  StringArena terms = a.terms_;
+  std::vector<uint32_t> b_to_out(b.terms_.size());
+  for (uint32_t t = 0; t < b_to_out.size(); ++t) {
+    const std::string_view term = b.terms_[t];
+    b_to_out[t] = a.FindTerm(term);
+    if (b_to_out[t] == kNoTerm) {
+      b_to_out[t] = static_cast<uint32_t>(terms.size());
+      terms.Append(term);
+    }
   }
-  const size_t num_terms = out.vocab_.size();
-  const size_t a_terms = a.offsets_.empty() ? 0 : a.offsets_.size() - 1;
-  std::vector<uint32_t> out_to_b(num_terms, UINT32_MAX);
+  out.SetTerms(std::move(terms));  // b's new terms are distinct and not a's
+  const size_t num_terms = out.terms_.size();
+  const size_t a_terms = a.terms_.size();
+  std::vector<uint32_t> out_to_b(num_terms, kNoTerm);
   for (uint32_t t = 0; t < b_to_out.size(); ++t) out_to_b[b_to_out[t]] = t;
   const auto a_docs = static_cast<uint32_t>(a.doc_len_.size());
-  out.offsets_.assign(num_terms + 1, 0);
-  out.post_doc_.reserve(a.post_doc_.size() + b.post_doc_.size());
-  out.post_tf_.reserve(a.post_tf_.size() + b.post_tf_.size());
+  std::vector<uint64_t> offsets(num_terms + 1, 0);
+  std::vector<uint32_t> docs, tfs;
+  docs.reserve(a.post_doc_.size() + b.post_doc_.size());
+  tfs.reserve(a.post_tf_.size() + b.post_tf_.size());
   for (size_t t = 0; t < num_terms; ++t) {
-    out.offsets_[t] = out.post_doc_.size();
+    offsets[t] = docs.size();
     if (t < a_terms) {
       for (uint64_t i = a.offsets_[t]; i < a.offsets_[t + 1]; ++i) {
-        out.post_doc_.push_back(a.post_doc_[i]);
-        out.post_tf_.push_back(a.post_tf_[i]);
+        docs.push_back(a.post_doc_[i]);
+        tfs.push_back(a.post_tf_[i]);
       }
     }
-    if (out_to_b[t] != UINT32_MAX) {
+    if (out_to_b[t] != kNoTerm) {
       const uint32_t bt = out_to_b[t];
       for (uint64_t i = b.offsets_[bt]; i < b.offsets_[bt + 1]; ++i) {
-        out.post_doc_.push_back(a_docs + b.post_doc_[i]);
-        out.post_tf_.push_back(b.post_tf_[i]);
+        docs.push_back(a_docs + b.post_doc_[i]);
+        tfs.push_back(b.post_tf_[i]);
       }
     }
   }
-  out.offsets_[num_terms] = out.post_doc_.size();
-  out.doc_len_ = a.doc_len_;
-  out.doc_len_.insert(out.doc_len_.end(), b.doc_len_.begin(), b.doc_len_.end());
+  offsets[num_terms] = docs.size();
+  std::vector<uint32_t> lengths(a.doc_len_.begin(), a.doc_len_.end());
+  lengths.insert(lengths.end(), b.doc_len_.begin(), b.doc_len_.end());
+  out.offsets_ = std::move(offsets);
+  out.post_doc_ = std::move(docs);
+  out.post_tf_ = std::move(tfs);
+  out.doc_len_ = std::move(lengths);
   out.ComputeAverageLength();
   return out;
 }
@@ -107,32 +174,49 @@ Bm25Index Bm25Index::Without(const Bm25Index& a, const std::vector<bool>& remove
   std::vector<int64_t> new_doc(a.doc_len_.size(), -1);
   Bm25Index out;
   out.tokenizer_ = a.tokenizer_;
+  std::vector<uint32_t> lengths;
   for (size_t d = 0; d < a.doc_len_.size(); ++d) {
     if (removed[d]) continue;
-    new_doc[d] = static_cast<int64_t>(out.doc_len_.size());
-    out.doc_len_.push_back(a.doc_len_[d]);
+    new_doc[d] = static_cast<int64_t>(lengths.size());
+    lengths.push_back(a.doc_len_[d]);
   }
-  const std::vector<std::string_view> terms = a.Terms();
-  out.offsets_.push_back(0);
-  for (size_t t = 0; t < terms.size(); ++t) {
-    const size_t before = out.post_doc_.size();
+  StringArena terms;
+  std::vector<uint64_t> offsets{0};
+  std::vector<uint32_t> docs, tfs;
+  for (size_t t = 0; t < a.terms_.size(); ++t) {
+    const size_t before = docs.size();
     for (uint64_t i = a.offsets_[t]; i < a.offsets_[t + 1]; ++i) {
       if (new_doc[a.post_doc_[i]] < 0) continue;
-      out.post_doc_.push_back(static_cast<uint32_t>(new_doc[a.post_doc_[i]]));
-      out.post_tf_.push_back(a.post_tf_[i]);
+      docs.push_back(static_cast<uint32_t>(new_doc[a.post_doc_[i]]));
+      tfs.push_back(a.post_tf_[i]);
     }
-    if (out.post_doc_.size() == before) continue;  // the term is gone
-    out.vocab_.emplace(std::string(terms[t]), static_cast<uint32_t>(out.offsets_.size() - 1));
-    out.offsets_.push_back(out.post_doc_.size());
+    if (docs.size() == before) continue;  // the term is gone
+    terms.Append(a.terms_[t]);
+    offsets.push_back(docs.size());
   }
+  out.SetTerms(std::move(terms));
+  out.offsets_ = std::move(offsets);
+  out.post_doc_ = std::move(docs);
+  out.post_tf_ = std::move(tfs);
+  out.doc_len_ = std::move(lengths);
   out.ComputeAverageLength();
   return out;
 }
 
 std::vector<std::string_view> Bm25Index::Terms() const {
-  std::vector<std::string_view> terms(vocab_.size());
-  for (const auto& [term, id] : vocab_) terms[id] = term;
+  std::vector<std::string_view> terms(terms_.size());
+  for (size_t t = 0; t < terms.size(); ++t) terms[t] = terms_[t];
   return terms;
+}
+
+bool Bm25Index::borrowed() const {
+  return terms_.offsets().borrowed() && terms_.bytes().borrowed() && table_.borrowed() &&
+         offsets_.borrowed() && post_doc_.borrowed() && post_tf_.borrowed() && doc_len_.borrowed();
+}
+
+size_t Bm25Index::MemoryBytes() const {
+  return terms_.memory_bytes() + table_.bytes() + offsets_.bytes() + post_doc_.bytes() +
+         post_tf_.bytes() + doc_len_.bytes();
 }
 
 Result<Bm25Index> Bm25Index::FromArrays(std::vector<std::string> terms,
@@ -155,12 +239,7 @@ Result<Bm25Index> Bm25Index::FromArrays(std::vector<std::string> terms,
     }
   }
   Bm25Index idx;
-  idx.vocab_.reserve(terms.size());
-  for (size_t t = 0; t < terms.size(); ++t) {
-    if (!idx.vocab_.emplace(std::move(terms[t]), static_cast<uint32_t>(t)).second) {
-      return bad("term " + std::to_string(t) + " repeats an earlier one");
-    }
-  }
+  if (!idx.SetTerms(StringArena(terms))) return bad("a term repeats an earlier one");
   idx.offsets_ = std::move(offsets);
   idx.post_doc_ = std::move(docs);
   idx.post_tf_ = std::move(tfs);
@@ -169,10 +248,139 @@ Result<Bm25Index> Bm25Index::FromArrays(std::vector<std::string> terms,
   return idx;
 }
 
+// ---- arrays out and back
+
+namespace {
+
+constexpr uint32_t kArraysFormat = 1;  // bump when the layout or the table's hash changes
+constexpr char kFormat[] = "bm25.format";
+constexpr char kNumDocs[] = "bm25.num_docs";
+constexpr char kAvgdl[] = "bm25.avgdl";
+constexpr char kTerms[] = "bm25.terms";
+constexpr char kTable[] = "bm25.term_table";
+constexpr char kOffsets[] = "bm25.offsets";
+constexpr char kDocs[] = "bm25.post_docs";
+constexpr char kTfs[] = "bm25.post_tfs";
+constexpr char kLengths[] = "bm25.doc_lengths";
+
+Status Corrupt(std::string_view array, const std::string& what) {
+  return Status::Corruption(std::string(array) + ": " + what);
+}
+
+// A scalar that is NotFound stays so; another failure names the array.
+template <class T>
+Result<T> Scalar(const ArraySource& source, const char* name) {
+  Result<T> value = source.GetScalar<T>(name);
+  if (!value.ok() && value.status().code() == StatusCode::kCorruption) {
+    return Corrupt(name, value.status().message());
+  }
+  return value;
+}
+
+// Offsets of a CSR array: n + 1 of them, first 0, non-decreasing, last ==
+// `entries`. Empty when they are, else what is wrong.
+std::string CheckOffsets(std::span<const uint64_t> offsets, size_t n, size_t entries) {
+  if (offsets.size() != n + 1) {
+    return std::to_string(offsets.size()) + " offsets for " + std::to_string(n) + " lists";
+  }
+  if (offsets.front() != 0) return "the first offset is not 0";
+  for (size_t i = 1; i < offsets.size(); ++i) {
+    if (offsets[i] < offsets[i - 1]) return "offset " + std::to_string(i) + " decreases";
+  }
+  if (offsets.back() != entries) {
+    return "the last offset " + std::to_string(offsets.back()) + " is not the " +
+           std::to_string(entries) + " entries";
+  }
+  return {};
+}
+
+}  // namespace
+
+const std::vector<std::string_view>& Bm25Index::ArrayNames() {
+  static const std::vector<std::string_view> kNames = {
+      kFormat, kNumDocs, kAvgdl, "bm25.terms.o", "bm25.terms.b",
+      kTable,  kOffsets, kDocs,  kTfs,           kLengths};
+  return kNames;
+}
+
+Status Bm25Index::ExportArrays(ArraySink& sink) const {
+  FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<uint32_t>(kFormat, kArraysFormat));
+  FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<uint64_t>(kNumDocs, num_docs()));
+  FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<double>(kAvgdl, avgdl_));
+  FLOWRAG_RETURN_IF_ERROR(sink.PutStrings(kTerms, terms_));
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<uint32_t>(kTable, table_.span(), /*random=*/true));
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<uint64_t>(kOffsets, offsets_.span(), /*random=*/true));
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<uint32_t>(kDocs, post_doc_.span()));
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<uint32_t>(kTfs, post_tf_.span()));
+  return sink.Put<uint32_t>(kLengths, doc_len_.span(), /*random=*/true);
+}
+
+Result<Bm25Index> Bm25Index::AdoptArrays(const ArraySource& source, size_t num_passages,
+                                         const TokenizerOptions& tokenizer) {
+  FLOWRAG_ASSIGN_OR_RETURN(uint32_t format, Scalar<uint32_t>(source, kFormat));
+  if (format != kArraysFormat) {
+    return Corrupt(kFormat, "format " + std::to_string(format) + ", expected " +
+                                std::to_string(kArraysFormat));
+  }
+  FLOWRAG_ASSIGN_OR_RETURN(uint64_t num_docs, Scalar<uint64_t>(source, kNumDocs));
+  if (num_docs != num_passages) {
+    return Corrupt(kNumDocs, std::to_string(num_docs) + " documents for " +
+                                 std::to_string(num_passages) + " passages");
+  }
+  FLOWRAG_ASSIGN_OR_RETURN(double avgdl, Scalar<double>(source, kAvgdl));
+  Bm25Index idx;
+  idx.tokenizer_ = tokenizer;
+  FLOWRAG_ASSIGN_OR_RETURN(idx.terms_, source.GetStrings(kTerms));  // Corruption names it
+  FLOWRAG_ASSIGN_OR_RETURN(idx.table_, source.Get<uint32_t>(kTable));
+  FLOWRAG_ASSIGN_OR_RETURN(idx.offsets_, source.Get<uint64_t>(kOffsets));
+  FLOWRAG_ASSIGN_OR_RETURN(idx.post_doc_, source.Get<uint32_t>(kDocs));
+  FLOWRAG_ASSIGN_OR_RETURN(idx.post_tf_, source.Get<uint32_t>(kTfs));
+  FLOWRAG_ASSIGN_OR_RETURN(idx.doc_len_, source.Get<uint32_t>(kLengths));
+  const size_t num_terms = idx.terms_.size();
+  if (idx.doc_len_.size() != num_passages) {
+    return Corrupt(kLengths, std::to_string(idx.doc_len_.size()) + " lengths for " +
+                                 std::to_string(num_passages) + " passages");
+  }
+  if (std::string bad = CheckOffsets(idx.offsets_, num_terms, idx.post_doc_.size()); !bad.empty()) {
+    return Corrupt(kOffsets, bad);
+  }
+  if (idx.post_tf_.size() != idx.post_doc_.size()) {
+    return Corrupt(kTfs, std::to_string(idx.post_tf_.size()) + " frequencies for " +
+                             std::to_string(idx.post_doc_.size()) + " postings");
+  }
+  for (size_t i = 0; i < idx.post_doc_.size(); ++i) {
+    if (idx.post_doc_[i] >= num_passages) {
+      return Corrupt(kDocs, "posting " + std::to_string(i) + " names document " +
+                                std::to_string(idx.post_doc_[i]) + " of " +
+                                std::to_string(num_passages));
+    }
+  }
+  for (size_t i = 0; i < idx.post_tf_.size(); ++i) {
+    if (idx.post_tf_[i] == 0) return Corrupt(kTfs, "posting " + std::to_string(i) + " has tf 0");
+  }
+  const size_t slots = idx.table_.size();
+  if (slots != TableSlots(num_terms)) {
+    return Corrupt(kTable, std::to_string(slots) + " slots for " + std::to_string(num_terms) +
+                               " terms, expected " + std::to_string(TableSlots(num_terms)));
+  }
+  for (size_t s = 0; s < slots; ++s) {
+    if (idx.table_[s] != kNoTerm && idx.table_[s] >= num_terms) {
+      return Corrupt(kTable, "slot " + std::to_string(s) + " names term " +
+                                 std::to_string(idx.table_[s]) + " of " +
+                                 std::to_string(num_terms));
+    }
+  }
+  idx.ComputeAverageLength();
+  if (std::memcmp(&avgdl, &idx.avgdl_, sizeof(double)) != 0) {
+    return Corrupt(kAvgdl, std::string("not the mean of ") + kLengths);
+  }
+  return idx;
+}
+
 uint32_t Bm25Index::DocumentFrequency(std::string_view term) const {
-  auto it = vocab_.find(std::string(term));
-  if (it == vocab_.end()) return 0;
-  return static_cast<uint32_t>(offsets_[it->second + 1] - offsets_[it->second]);
+  const uint32_t t = FindTerm(term);
+  if (t == kNoTerm) return 0;
+  return static_cast<uint32_t>(offsets_[t + 1] - offsets_[t]);
 }
 
 double Bm25Index::Idf(std::string_view term) const {
@@ -197,9 +405,9 @@ void Bm25Index::Accumulate(const std::vector<std::string>& terms, const Bm25Para
   const double b = params.b;
   const double avgdl = avgdl_ > 0 ? avgdl_ : 1.0;
   for (const std::string& term : unique_terms) {
-    auto it = vocab_.find(term);
-    if (it == vocab_.end()) continue;
-    const uint64_t lo = offsets_[it->second], hi = offsets_[it->second + 1];
+    const uint32_t t = FindTerm(term);
+    if (t == kNoTerm) continue;
+    const uint64_t lo = offsets_[t], hi = offsets_[t + 1];
     const double df = static_cast<double>(hi - lo);
     const double idf = std::log(1.0 + (n - df + 0.5) / (df + 0.5));
     for (uint64_t p = lo; p < hi; ++p) {

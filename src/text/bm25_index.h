@@ -1,14 +1,25 @@
-// Bm25Index: an in-memory inverted index with Okapi BM25 scoring.
+// Bm25Index: an inverted index with Okapi BM25 scoring.
 //
 //   score(d, q) = Σ_{t ∈ unique(q)} idf(t) · tf(t,d)·(k1+1) / (tf(t,d) + k1·(1 − b + b·|d|/avgdl))
 //   idf(t)      = ln(1 + (N − df(t) + 0.5) / (df(t) + 0.5))   (never negative)
 //
 // Documents and queries go through the same tokeniser (common/text.h) with
 // the same options (the index keeps the Builder's: Search tokenises queries
-// like the documents were), so |d| counts tokens after stopword removal. k1 and b are applied at query
-// time, so they can be overridden per query.
+// like the documents were), so |d| counts tokens after stopword removal. k1 and b are applied at
+// query time, so they can be overridden per query.
 //
-// Memory: postings in CSR form (term offsets, doc ids, term frequencies).
+// Memory: flat arrays only (common/flat_array.h), owned when built, borrowed
+// in place when adopted from a segment (ExportArrays / AdoptArrays):
+//  - the vocabulary: the terms in a StringArena (term t is terms[t], ids in
+//    the order a Builder first met them) and an open-addressing table of
+//    term ids (linear probing over a power-of-two number of slots, at most
+//    half full, keyed by the stable Hash64 of common/hash.h, so a table
+//    written by one process is read by another);
+//  - postings in CSR form (term offsets, doc ids ascending, term
+//    frequencies) and the document lengths.
+// A term lookup hashes the term and compares it with the arena's string of
+// each id probed (2wiki questions: see FindTerm). Scores sum the query's
+// distinct terms in string order, so they do not depend on term numbering.
 // Build O(total tokens); query O(Σ postings of the query terms + c log k).
 // Thread-safety: immutable after Build(); Search() is safe concurrently.
 #ifndef FLOWRAG_TEXT_BM25_INDEX_H_
@@ -21,6 +32,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/array_io.h"
+#include "common/flat_array.h"
 #include "common/text.h"
 #include "flowrag/status.h"
 
@@ -61,8 +74,13 @@ class Bm25Index {
   void set_tokenizer(TokenizerOptions tokenizer) { tokenizer_ = std::move(tokenizer); }
 
   size_t num_docs() const { return doc_len_.size(); }
-  size_t vocabulary_size() const { return vocab_.size(); }
+  size_t vocabulary_size() const { return terms_.size(); }
   double average_length() const { return avgdl_; }
+  // The id of `term` (its index in Terms()), or kNoTerm. O(|term|) expected:
+  // one hash and the probed ids' string compares (≈ 1.5 probes at a table
+  // half full).
+  static constexpr uint32_t kNoTerm = UINT32_MAX;
+  uint32_t FindTerm(std::string_view term) const;
   uint32_t DocumentFrequency(std::string_view term) const;
   double Idf(std::string_view term) const;
 
@@ -93,10 +111,17 @@ class Bm25Index {
   // The arrays, for persistence (graph/graph_io.h): Terms()[t] is term t,
   // whose postings are (posting_docs, posting_tfs)[offsets[t], offsets[t+1]).
   std::vector<std::string_view> Terms() const;  // O(vocabulary)
+  const StringArena& terms() const { return terms_; }
   std::span<const uint64_t> offsets() const { return offsets_; }
   std::span<const uint32_t> posting_docs() const { return post_doc_; }
   std::span<const uint32_t> posting_tfs() const { return post_tf_; }
   std::span<const uint32_t> doc_lengths() const { return doc_len_; }
+  // The term table's slots (kNoTerm for an empty one).
+  std::span<const uint32_t> term_table() const { return table_; }
+  // True when every array is borrowed from an ArraySource (AdoptArrays).
+  bool borrowed() const;
+  // Bytes of the arrays (owned or borrowed).
+  size_t MemoryBytes() const;
   // The index of those arrays; it searches exactly as the one they came
   // from. Corruption naming the first violation (offsets not spanning the
   // postings, a doc id out of range, a zero tf, a repeated term).
@@ -104,6 +129,31 @@ class Bm25Index {
   static Result<Bm25Index> FromArrays(std::vector<std::string> terms, std::vector<uint64_t> offsets,
                                       std::vector<uint32_t> docs, std::vector<uint32_t> tfs,
                                       std::vector<uint32_t> doc_lengths);
+
+  // Hands the arrays to `sink`, named "bm25.*" (ArrayNames(); the terms as
+  // the string arena "bm25.terms": "bm25.terms.o", "bm25.terms.b"), the
+  // counts and avgdl as scalars, random access for the arrays read by
+  // scattered ids (term table, term offsets, document lengths). O(1) beyond
+  // the sink's copy. The tokeniser options are not written: AdoptArrays
+  // takes them, as a store knows its tokeniser.
+  Status ExportArrays(ArraySink& sink) const;
+  // The index of arrays an ExportArrays wrote, borrowed in place (no copy;
+  // kept alive by source.keep()): it searches exactly as the exported one,
+  // scores bit for bit. Checks everything a damaged or crafted file could
+  // make unsafe or inconsistent, Corruption naming the array: the format;
+  // num_docs and the document lengths' count == num_passages; the terms'
+  // arena (offsets first 0, non-decreasing, last == bytes); term offsets
+  // (terms + 1 of them, first 0, non-decreasing, last == postings); as many
+  // tfs as docs; posting docs < num_passages, tfs > 0; the term table (a
+  // power of two slots, more than the terms, each empty or < terms);
+  // avgdl == the lengths' mean, bit for bit. A table whose ids sit in the
+  // wrong slots only makes lookups miss (probing is bounded by the table's
+  // size). A missing array: the source's NotFound. O(postings + docs +
+  // table).
+  static Result<Bm25Index> AdoptArrays(const ArraySource& source, size_t num_passages,
+                                       const TokenizerOptions& tokenizer);
+  // The names ExportArrays writes (the arena's two included).
+  static const std::vector<std::string_view>& ArrayNames();
 
  private:
   // Adds each document's BM25 score for the distinct `terms` into acc
@@ -114,15 +164,18 @@ class Bm25Index {
   // The documents sharing a term with `terms` and their scores, unordered.
   std::vector<Bm25Hit> Matching(const std::vector<std::string>& terms,
                                 const Bm25Params& params) const;
-  std::unordered_map<std::string, uint32_t> vocab_;
-  std::vector<uint64_t> offsets_;  // term t's postings: [offsets_[t], offsets_[t+1])
-  std::vector<uint32_t> post_doc_;
-  std::vector<uint32_t> post_tf_;
-  std::vector<uint32_t> doc_len_;
+  // Sets terms_ and builds table_ over them; false when a term repeats.
+  bool SetTerms(StringArena terms);
+  void ComputeAverageLength();
+
+  StringArena terms_;
+  FlatArray<uint32_t> table_;  // open addressing: term ids by Hash64, kNoTerm empty
+  FlatArray<uint64_t> offsets_{std::vector<uint64_t>{0}};  // term t: [offsets_[t], offsets_[t+1])
+  FlatArray<uint32_t> post_doc_;
+  FlatArray<uint32_t> post_tf_;
+  FlatArray<uint32_t> doc_len_;
   double avgdl_ = 0.0;
   TokenizerOptions tokenizer_;
-
-  void ComputeAverageLength();
 };
 
 }  // namespace flowrag
