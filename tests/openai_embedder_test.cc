@@ -452,10 +452,10 @@ struct MalformedCase {
   const char* expected;  // part of the error message
 };
 
-class MalformedBodyTest : public OpenAiEmbedderTest,
-                          public ::testing::WithParamInterface<MalformedCase> {};
+class MalformedEmbeddingBodyTest : public OpenAiEmbedderTest,
+                                   public ::testing::WithParamInterface<MalformedCase> {};
 
-TEST_P(MalformedBodyTest, FailsWithoutRetryNamingWhatWasWrong) {
+TEST_P(MalformedEmbeddingBodyTest, FailsWithoutRetryNamingWhatWasWrong) {
   ReplyAlways(GetParam().body);
   auto e = Make(Options());
   ASSERT_NE(e, nullptr);
@@ -471,7 +471,7 @@ TEST_P(MalformedBodyTest, FailsWithoutRetryNamingWhatWasWrong) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Bodies, MalformedBodyTest,
+    Bodies, MalformedEmbeddingBodyTest,
     ::testing::Values(
         MalformedCase{"NotJson", "<html>502 Bad Gateway</html>",
                       "body is not JSON (expected {\"data\": [{\"embedding\": [numbers], "
