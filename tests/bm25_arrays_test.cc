@@ -225,6 +225,15 @@ class Bm25DamageTest : public ::testing::Test {
   void Set(std::string_view name, const std::vector<T>& v) {
     ASSERT_TRUE(arrays_.Replace(name, std::as_bytes(std::span<const T>(v))).ok()) << name;
   }
+  // A change to array `name`: `edit` applied to its values.
+  template <class T, class Edit>
+  auto Change(std::string name, Edit edit) {
+    return [this, name, edit] {
+      std::vector<T> v = Values<T>(name);
+      edit(v);
+      Set(name, v);
+    };
+  }
   // Adopting fails with Corruption whose message names `array`.
   void ExpectRefused(std::string_view array, const std::string& what) {
     auto r = Bm25Index::AdoptArrays(arrays_, built_.num_docs(), {});
@@ -253,81 +262,40 @@ TEST_F(Bm25DamageTest, EachArrayIsChecked) {
   damage("bm25.num_docs", "two values", [&] { Set<uint64_t>("bm25.num_docs", {1, 2}); });
   damage("bm25.avgdl", "another mean",
          [&] { Set<double>("bm25.avgdl", {built_.average_length() * 1.0000001}); });
-  damage("bm25.avgdl", "a changed length", [&] {
-    auto v = Values<uint32_t>("bm25.doc_lengths");
-    v[4] += 1;
-    Set("bm25.doc_lengths", v);
-  });
-  damage("bm25.doc_lengths", "a length short", [&] {
-    auto v = Values<uint32_t>("bm25.doc_lengths");
-    v.pop_back();
-    Set("bm25.doc_lengths", v);
-  });
-  damage("bm25.terms", "arena offsets not from 0", [&] {
-    auto v = Values<uint64_t>("bm25.terms.o");
-    v[0] = 1;
-    Set("bm25.terms.o", v);
-  });
-  damage("bm25.terms", "arena offsets decreasing", [&] {
-    auto v = Values<uint64_t>("bm25.terms.o");
-    std::swap(v[3], v[4]);
-    Set("bm25.terms.o", v);
-  });
-  damage("bm25.terms", "arena bytes short", [&] {
-    auto v = Values<char>("bm25.terms.b");
-    v.pop_back();
-    Set("bm25.terms.b", v);
-  });
-  damage("bm25.offsets", "a term more than offsets", [&] {
-    auto v = Values<uint64_t>("bm25.terms.o");
-    v.push_back(v.back());  // an empty term appended
-    Set("bm25.terms.o", v);
-  });
-  damage("bm25.offsets", "first offset not 0", [&] {
-    auto v = Values<uint64_t>("bm25.offsets");
-    v[0] = 1;
-    Set("bm25.offsets", v);
-  });
-  damage("bm25.offsets", "decreasing offsets", [&] {
-    auto v = Values<uint64_t>("bm25.offsets");
-    v[2] = v[1] + 1000000;
-    Set("bm25.offsets", v);
-  });
-  damage("bm25.offsets", "offsets past the postings", [&] {
-    auto v = Values<uint64_t>("bm25.offsets");
-    v.back() += 1;
-    Set("bm25.offsets", v);
-  });
-  damage("bm25.offsets", "postings short", [&] {
-    auto v = Values<uint32_t>("bm25.post_docs");
-    v.pop_back();
-    Set("bm25.post_docs", v);
-  });
-  damage("bm25.post_docs", "a document out of range", [&] {
-    auto v = Values<uint32_t>("bm25.post_docs");
-    v[v.size() / 2] = static_cast<uint32_t>(built_.num_docs());
-    Set("bm25.post_docs", v);
-  });
-  damage("bm25.post_tfs", "a frequency short", [&] {
-    auto v = Values<uint32_t>("bm25.post_tfs");
-    v.pop_back();
-    Set("bm25.post_tfs", v);
-  });
-  damage("bm25.post_tfs", "a zero frequency", [&] {
-    auto v = Values<uint32_t>("bm25.post_tfs");
-    v[0] = 0;
-    Set("bm25.post_tfs", v);
-  });
-  damage("bm25.term_table", "a slot past the terms", [&] {
-    auto v = Values<uint32_t>("bm25.term_table");
-    v[0] = static_cast<uint32_t>(built_.vocabulary_size());
-    Set("bm25.term_table", v);
-  });
-  damage("bm25.term_table", "a slot short", [&] {
-    auto v = Values<uint32_t>("bm25.term_table");
-    v.pop_back();
-    Set("bm25.term_table", v);
-  });
+  damage("bm25.avgdl", "a changed length",
+         Change<uint32_t>("bm25.doc_lengths", [&](auto& v) { v[4] += 1; }));
+  damage("bm25.doc_lengths", "a length short",
+         Change<uint32_t>("bm25.doc_lengths", [&](auto& v) { v.pop_back(); }));
+  damage("bm25.terms", "arena offsets not from 0",
+         Change<uint64_t>("bm25.terms.o", [&](auto& v) { v[0] = 1; }));
+  damage("bm25.terms", "arena offsets decreasing",
+         Change<uint64_t>("bm25.terms.o", [&](auto& v) { std::swap(v[3], v[4]); }));
+  damage("bm25.terms", "arena bytes short",
+         Change<char>("bm25.terms.b", [&](auto& v) { v.pop_back(); }));
+  damage("bm25.offsets", "a term more than offsets (an empty one appended)",
+         Change<uint64_t>("bm25.terms.o", [&](auto& v) { v.push_back(v.back()); }));
+  damage("bm25.offsets", "first offset not 0",
+         Change<uint64_t>("bm25.offsets", [&](auto& v) { v[0] = 1; }));
+  damage("bm25.offsets", "decreasing offsets",
+         Change<uint64_t>("bm25.offsets", [&](auto& v) { v[2] = v[1] + 1000000; }));
+  damage("bm25.offsets", "offsets past the postings",
+         Change<uint64_t>("bm25.offsets", [&](auto& v) { v.back() += 1; }));
+  damage("bm25.offsets", "postings short",
+         Change<uint32_t>("bm25.post_docs", [&](auto& v) { v.pop_back(); }));
+  damage("bm25.post_docs", "a document out of range",
+         Change<uint32_t>("bm25.post_docs", [&](auto& v) {
+           v[v.size() / 2] = static_cast<uint32_t>(built_.num_docs());
+         }));
+  damage("bm25.post_tfs", "a frequency short",
+         Change<uint32_t>("bm25.post_tfs", [&](auto& v) { v.pop_back(); }));
+  damage("bm25.post_tfs", "a zero frequency",
+         Change<uint32_t>("bm25.post_tfs", [&](auto& v) { v[0] = 0; }));
+  damage("bm25.term_table", "a slot past the terms",
+         Change<uint32_t>("bm25.term_table", [&](auto& v) {
+           v[0] = static_cast<uint32_t>(built_.vocabulary_size());
+         }));
+  damage("bm25.term_table", "a slot short",
+         Change<uint32_t>("bm25.term_table", [&](auto& v) { v.pop_back(); }));
   damage("bm25.term_table", "no slots", [&] { Set<uint32_t>("bm25.term_table", {}); });
 }
 

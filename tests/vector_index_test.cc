@@ -997,7 +997,7 @@ TEST(SparseIndexTest, TwoPassBuilderRefusesPassesThatDisagree) {
   EXPECT_EQ((*index)->Size(), 2u);
   EXPECT_EQ((*index)->NonZeros(), 4u);
   const SparseRows rows = (*index)->Rows();
-  EXPECT_EQ(rows.dims, (std::vector<uint32_t>{1, 3, 0, 3}));
+  EXPECT_EQ(rows.dims, FlatArray<uint32_t>(std::vector<uint32_t>{1, 3, 0, 3}));
 }
 
 TEST(SparseIndexTest, DamagedArraysAreRefused) {
@@ -1031,10 +1031,10 @@ TEST(SparseIndexTest, DamagedArraysAreRefused) {
   EXPECT_TRUE(refused(4, 3, t));
   // Rows with unsorted or out-of-range dimensions are refused as input.
   SparseRows bad = rows;
-  std::swap(bad.dims[0], bad.dims[1]);
+  std::swap(bad.dims.Mutable()[0], bad.dims.Mutable()[1]);
   EXPECT_FALSE(SparseIndex::FromRows(bad).ok());
   bad = rows;
-  bad.dims[0] = 9;
+  bad.dims.Mutable()[0] = 9;
   EXPECT_FALSE(SparseIndex::FromRows(bad).ok());
 }
 

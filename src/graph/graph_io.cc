@@ -284,9 +284,9 @@ constexpr uint8_t kNoIndex = 0, kSparsePostings = 1, kIndexRows = 2;
 
 Status WriteRows(PartWriter& w, const SparseRows& rows) {
   FLOWRAG_RETURN_IF_ERROR(w.U64(rows.cols));
-  FLOWRAG_RETURN_IF_ERROR(w.Array(rows.offsets));
-  FLOWRAG_RETURN_IF_ERROR(w.Array(rows.dims));
-  return w.Array(rows.values);
+  FLOWRAG_RETURN_IF_ERROR(w.Array(rows.offsets.span()));
+  FLOWRAG_RETURN_IF_ERROR(w.Array(rows.dims.span()));
+  return w.Array(rows.values.span());
 }
 
 // Rows of `dim` columns (the embedder's dimension; 0 only for no rows).
@@ -297,9 +297,12 @@ Result<SparseRows> ReadRows(PartReader& r, size_t dim) {
     return r.Corrupt("rows of " + std::to_string(rows.cols) + " columns, expected " +
                      std::to_string(dim));
   }
-  FLOWRAG_RETURN_IF_ERROR(r.Array(&rows.offsets));
-  FLOWRAG_RETURN_IF_ERROR(r.Array(&rows.dims));
-  FLOWRAG_RETURN_IF_ERROR(r.Array(&rows.values));
+  FLOWRAG_RETURN_IF_ERROR(r.Array(&rows.offsets.Mutable()));
+  FLOWRAG_RETURN_IF_ERROR(r.Array(&rows.dims.Mutable()));
+  FLOWRAG_RETURN_IF_ERROR(r.Array(&rows.values.Mutable()));
+  rows.offsets.Sync();  // the views follow the vectors read
+  rows.dims.Sync();
+  rows.values.Sync();
   Status st = ValidateSparseRows(rows);
   if (!st.ok()) return r.Corrupt(st.message());
   if (rows.cols == 0 && rows.rows() > 0) return r.Corrupt("rows without columns");

@@ -117,7 +117,7 @@ Result<SparseRows> EmbedSparse(Embedder& embedder, std::span<const std::string> 
                                size_t batch) {
   SparseRows out;
   out.cols = embedder.Dimension();
-  out.offsets.reserve(texts.size() + 1);
+  out.Reserve(texts.size(), 0);
   FLOWRAG_RETURN_IF_ERROR(ForEachEmbeddedBatch(embedder, texts, batch, &out.cols, [&](const FloatMatrix& m) {
     for (size_t r = 0; r < m.rows; ++r) out.Append(m.row(r));
     return Status::Ok();
@@ -185,7 +185,7 @@ SparseRows GatherRows(const SparseRows& old, std::span<const int64_t> old_of_new
                       const SparseRows& fresh) {
   SparseRows out;
   out.cols = old.cols > 0 ? old.cols : fresh.cols;
-  out.offsets.reserve(old_of_new.size() + 1);
+  out.Reserve(old_of_new.size(), 0);
   size_t next_fresh = 0;
   for (int64_t o : old_of_new) {
     if (o >= 0) {

@@ -1,6 +1,7 @@
 #include "vector/flat_index.h"
 
 #include <algorithm>
+#include <string>
 
 #include "vector/dot_product.h"
 #include "vector/index_util.h"
@@ -30,6 +31,7 @@ Result<std::unique_ptr<FlatIndex>> FlatIndex::FromMatrix(FloatMatrix&& rows) {
 
 Status FlatIndex::Add(const FloatMatrix& rows) {
   FLOWRAG_RETURN_IF_ERROR(vector_internal::ValidateRows(rows, dim_, size_));
+  if (adopted_) CopyAdopted();
   rows_.data.insert(rows_.data.end(), rows.data.begin(), rows.data.end());
   AppendColumns(rows);
   size_ += rows.rows;
@@ -54,14 +56,104 @@ void FlatIndex::AppendColumns(const FloatMatrix& rows) {
   }
 }
 
-std::vector<VectorHit> FlatIndex::SearchSparse(const float* query,
-                                               const VectorSearchParams& params, size_t k,
-                                               VectorSearchStats* stats) const {
+void FlatIndex::CopyAdopted() {
+  rows_.cols = dim_;
+  rows_.rows = size_;
+  rows_.data.assign(adopted_rows_.begin(), adopted_rows_.end());
+  columns_.assign(adopted_columns_.begin(), adopted_columns_.end());
+  capacity_ = size_;
+  adopted_ = false;
+  adopted_rows_ = FlatArray<float>();
+  adopted_columns_ = FlatArray<float>();
+  matrix_copy_ = std::make_shared<MatrixCopy>();
+}
+
+const FloatMatrix& FlatIndex::matrix() const {
+  if (!adopted_) return rows_;
+  MatrixCopy& copy = *matrix_copy_;
+  std::call_once(copy.once, [&] {
+    copy.matrix.rows = size_;
+    copy.matrix.cols = dim_;
+    copy.matrix.data.assign(adopted_rows_.begin(), adopted_rows_.end());
+  });
+  return copy.matrix;
+}
+
+namespace {
+
+constexpr std::string_view kRows = ".rows";
+
+struct ArrayNames {
+  std::string dim, rows, columns;
+};
+
+// "<prefix>.dim" etc.; InvalidArgument when too long (ArrayName).
+Result<ArrayNames> NamesFor(std::string_view prefix) {
+  ArrayNames names;
+  FLOWRAG_ASSIGN_OR_RETURN(names.columns, vector_internal::ArrayName(prefix, ".columns"));
+  names.dim = std::string(prefix) + ".dim";
+  names.rows = std::string(prefix) + std::string(kRows);
+  return names;
+}
+
+}  // namespace
+
+Status FlatIndex::ExportArrays(ArraySink& sink, std::string_view prefix) const {
+  FLOWRAG_ASSIGN_OR_RETURN(const ArrayNames names, NamesFor(prefix));
+  FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<uint64_t>(names.dim, dim_));
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<float>(names.rows, vectors(), /*random=*/true));
+  if (adopted_ || capacity_ == size_) {
+    return sink.Put<float>(names.columns, std::span<const float>(ColumnData(), size_ * dim_));
+  }
+  std::vector<float> compact(size_ * dim_);  // column d at d·size_
+  for (size_t d = 0; d < dim_; ++d) {
+    std::copy_n(columns_.data() + d * capacity_, size_, compact.data() + d * size_);
+  }
+  return sink.Put<float>(names.columns, std::span<const float>(compact));
+}
+
+bool FlatIndex::HasArrays(const ArraySource& source, std::string_view prefix) {
+  return source.Has(std::string(prefix) + std::string(kRows));
+}
+
+Result<std::unique_ptr<FlatIndex>> FlatIndex::AdoptArrays(const ArraySource& source,
+                                                          std::string_view prefix) {
+  FLOWRAG_ASSIGN_OR_RETURN(const ArrayNames names, NamesFor(prefix));
+  FLOWRAG_ASSIGN_OR_RETURN(const uint64_t dim,
+                           vector_internal::GetScalar<uint64_t>(source, names.dim));
+  if (dim == 0 || dim > vector_internal::kMaxAdoptedDimension) {
+    return vector_internal::CorruptArray(names.dim, std::to_string(dim) + " dimensions");
+  }
+  FLOWRAG_ASSIGN_OR_RETURN(FlatArray<float> rows,
+                           vector_internal::GetArray<float>(source, names.rows));
+  FLOWRAG_ASSIGN_OR_RETURN(FlatArray<float> columns,
+                           vector_internal::GetArray<float>(source, names.columns));
+  if (rows.size() % dim != 0 || rows.size() / dim > vector_internal::kMaxVectors) {
+    return vector_internal::CorruptArray(names.rows, std::to_string(rows.size()) +
+                                                         " floats are not vectors of " +
+                                                         std::to_string(dim) + " dimensions");
+  }
+  if (columns.size() != rows.size()) {
+    return vector_internal::CorruptArray(names.columns,
+                                         std::to_string(columns.size()) + " floats for " +
+                                             std::to_string(rows.size()) + " in the rows");
+  }
+  auto index = std::make_unique<FlatIndex>(dim);
+  index->size_ = rows.size() / dim;
+  index->capacity_ = index->size_;
+  index->adopted_ = true;
+  index->adopted_rows_ = std::move(rows);
+  index->adopted_columns_ = std::move(columns);
+  return index;
+}
+
+std::vector<VectorHit> FlatIndex::SearchSparse(const float* query, const VectorSearchParams& params,
+                                               size_t k, VectorSearchStats* stats) const {
   thread_local std::vector<float> scores;
   scores.assign(size_, 0.0f);
   for (size_t d = 0; d < dim_; ++d) {
     if (query[d] != 0.0f) {
-      vector_internal::Axpy(query[d], columns_.data() + d * capacity_, scores.data(), size_);
+      vector_internal::Axpy(query[d], ColumnData() + d * capacity_, scores.data(), size_);
     }
   }
   vector_internal::TopK top(k);
@@ -84,14 +176,15 @@ void FlatIndex::ScoreAll(const float* query, std::span<float> out) const {
   if (nnz * kSparseFraction <= dim_) {
     for (size_t d = 0; d < dim_; ++d) {
       if (query[d] != 0.0f) {
-        vector_internal::Axpy(query[d], columns_.data() + d * capacity_, out.data(), size_);
+        vector_internal::Axpy(query[d], ColumnData() + d * capacity_, out.data(), size_);
       }
     }
     return;
   }
   for (size_t start = 0; start < size_; start += kBlockRows) {
     const size_t n = std::min(kBlockRows, size_ - start);
-    vector_internal::DotProductBlock(query, rows_.row(start), n, dim_, out.data() + start);
+    vector_internal::DotProductBlock(query, Row(static_cast<uint32_t>(start)), n, dim_,
+                                     out.data() + start);
   }
 }
 
@@ -109,7 +202,7 @@ std::vector<VectorHit> FlatIndex::Search(const float* query, const VectorSearchP
   if (!params.filter) {
     for (size_t start = 0; start < size_; start += kBlockRows) {
       const size_t n = std::min(kBlockRows, size_ - start);
-      vector_internal::DotProductBlock(query, rows_.row(start), n, dim_, scores);
+      vector_internal::DotProductBlock(query, Row(static_cast<uint32_t>(start)), n, dim_, scores);
       // Ids arrive in ascending order, so a score equal to the current worst
       // loses the tie: only a strictly greater score can enter a full heap.
       for (size_t i = 0; i < n; ++i) {

@@ -1,8 +1,10 @@
 // FlatIndex: exact maximum-inner-product search by scanning every vector.
 //
-// Storage: one contiguous row-major float matrix (a FloatMatrix, row i at
-// i·dim), grown by Add() or adopted whole by FromMatrix() (no copy, so a
-// snapshot's passage vectors exist once). Memory: 4·n·d bytes.
+// Storage: one contiguous row-major float matrix (row i at i·dim): a
+// FloatMatrix grown by Add() or taken over whole by FromMatrix() (no copy,
+// so a snapshot's passage vectors exist once), or, for an index adopted from
+// an ArraySource (AdoptArrays: a snapshot segment), the source's bytes
+// borrowed in place. Memory: 4·n·d bytes.
 //
 // Search: the query is scored against blocks of 256 rows with the batched
 // SIMD kernel (vector/dot_product.h: four rows per pass, AVX-512 or AVX2 when
@@ -20,6 +22,13 @@
 // scores equal the dense ones up to float summation order. Memory: 8·n·d
 // bytes in all.
 //
+// Arrays out and back: ExportArrays writes the rows and the column copy
+// both, and AdoptArrays borrows both, so an adopted index costs no time and
+// no private memory: its pages are the source's (a mapped segment's, shared
+// between processes and evictable). Rebuilding the columns at adoption
+// instead would halve the file but cost a transpose of 4·n·d bytes into
+// private memory per process at every open.
+//
 // Thread-safety: Add() needs exclusive access; Search() is const and may run
 // concurrently with other Search() calls. The filter must be safe to call from
 // the searching thread and must not throw.
@@ -28,11 +37,16 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <new>
-#include <string>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
+#include "common/array_io.h"
+#include "common/flat_array.h"
 #include "vector/vector_index.h"
 
 namespace flowrag {
@@ -66,14 +80,45 @@ class FlatIndex final : public VectorIndex {
   // was). O(rows·d) for the dimension-major copy.
   static Result<std::unique_ptr<FlatIndex>> FromMatrix(FloatMatrix&& rows);
 
+  // Hands the index to `sink` as "<prefix>.dim" (uint64 scalar),
+  // "<prefix>.rows" (Size()·d floats, row-major, random access: rows are
+  // read by id) and "<prefix>.columns" (the same floats dimension-major,
+  // column d at d·Size(); each column read whole). InvalidArgument when a
+  // name would exceed 31 bytes (`prefix` at most 23). O(1) beyond the
+  // sink's copy, O(n·d) when Add() left the column copy with spare
+  // capacity (compacted into a temporary first).
+  Status ExportArrays(ArraySink& sink, std::string_view prefix) const;
+  // True when `source` holds "<prefix>.rows" (a flat index was exported).
+  static bool HasArrays(const ArraySource& source, std::string_view prefix);
+  // The index of those arrays, both borrowed in place (no copy, no
+  // transpose): it searches exactly as the exported one, scores bit for
+  // bit. Checks what a damaged or crafted file could make unsafe, Corruption
+  // naming the array: 0 < d ≤ 2^20, the rows a whole number of vectors (at
+  // most kMaxVectors), the columns as many floats as the rows. The values
+  // themselves are not read (that would be O(n·d) at every open): a file
+  // whose checksummed bytes hold non-finite values or columns that differ
+  // from its rows answers with what it holds. The caller checks Size() and
+  // Dimension() against its passages and the queries it will ask (a query
+  // is read for Dimension() floats). A missing array: the source's
+  // NotFound. O(1).
+  static Result<std::unique_ptr<FlatIndex>> AdoptArrays(const ArraySource& source,
+                                                        std::string_view prefix);
+  // True when the index reads an ArraySource's arrays (AdoptArrays, until an
+  // Add() copies them).
+  bool borrowed() const { return adopted_; }
+
   std::string Kind() const override { return "flat"; }
   size_t Dimension() const override { return dim_; }
   size_t Size() const override { return size_; }
-  size_t MemoryBytes() const override { return (rows_.data.capacity() + columns_.capacity()) * 4; }
+  size_t MemoryBytes() const override {
+    return (rows_.data.capacity() + columns_.capacity()) * 4 + adopted_rows_.bytes() +
+           adopted_columns_.bytes();
+  }
 
   // Appends rows (ids Size() .. Size()+rows.rows-1). All-or-nothing: a batch
   // with the wrong column count, a short data array or a non-finite value is
-  // rejected with InvalidArgument and nothing is added. Amortised O(rows·d).
+  // rejected with InvalidArgument and nothing is added. Amortised O(rows·d);
+  // the first Add() to an adopted index copies its arrays (O(n·d)).
   Status Add(const FloatMatrix& rows) override;
 
   // REQUIRES: `query` points at Dimension() floats. Returns min(k, eligible)
@@ -91,23 +136,45 @@ class FlatIndex final : public VectorIndex {
   // Same arithmetic as Search. O(Size()·nnz(query)) for a sparse query, else
   // O(Size()·d).
   void ScoreAll(const float* query, std::span<float> out) const;
-  const float* Row(uint32_t id) const { return rows_.row(id); }
-  // Every stored vector (rows = Size()). Valid until the next Add().
-  const FloatMatrix& matrix() const { return rows_; }
+  const float* Row(uint32_t id) const { return RowData() + size_t{id} * dim_; }
+  // Every stored vector, row-major (Size()·Dimension() floats), in place.
+  // Valid until the next Add().
+  std::span<const float> vectors() const { return {RowData(), size_ * dim_}; }
+  // Every stored vector as a FloatMatrix (rows = Size()). Valid until the
+  // next Add(). A built index returns the matrix it holds; an adopted one
+  // has none, so its first call copies the vectors into one (O(n·d) time
+  // and 4·n·d bytes, once, thread-safe): read vectors() or Row() instead
+  // where a span will do.
+  const FloatMatrix& matrix() const;
 
  private:
   size_t dim_;
   size_t size_ = 0;
   std::vector<VectorHit> SearchSparse(const float* query, const VectorSearchParams& params,
                                       size_t k, VectorSearchStats* stats) const;
+  const float* RowData() const { return adopted_ ? adopted_rows_.data() : rows_.data.data(); }
+  // Column d starts at ColumnData() + d·capacity_.
+  const float* ColumnData() const { return adopted_ ? adopted_columns_.data() : columns_.data(); }
+  // An adopted index's arrays copied into rows_ and columns_ (before Add).
+  void CopyAdopted();
 
-  // Grows with every vector; the dimension-major copy below is rebuilt on
-  // capacity growth.
+  // Built: grows with every vector; the dimension-major copy below is
+  // rebuilt on capacity growth.
   FloatMatrix rows_;
   void AppendColumns(const FloatMatrix& rows);
   // Dimension-major copy: column d at columns_[d·capacity_], first size_ valid.
   std::vector<float, vector_internal::CacheAlignedAllocator<float>> columns_;
   size_t capacity_ = 0;
+  // Adopted (adopted_): the rows and the columns (capacity_ == size_), borrowed.
+  bool adopted_ = false;
+  FlatArray<float> adopted_rows_;
+  FlatArray<float> adopted_columns_;
+  // matrix() of an adopted index, made at its first call.
+  struct MatrixCopy {
+    std::once_flag once;
+    FloatMatrix matrix;
+  };
+  std::shared_ptr<MatrixCopy> matrix_copy_ = std::make_shared<MatrixCopy>();
 };
 
 }  // namespace flowrag

@@ -56,6 +56,38 @@ uint64_t Checksum64(const char* p, size_t n) {
   return h;
 }
 
+Result<std::string> ArrayName(std::string_view prefix, std::string_view suffix) {
+  std::string name = std::string(prefix) + std::string(suffix);
+  if (prefix.empty() || name.size() > 31) {
+    return Status::InvalidArgument("array name \"" + name + "\": the prefix must be 1 to " +
+                                   std::to_string(31 - suffix.size()) + " bytes");
+  }
+  return name;
+}
+
+Status CorruptArray(std::string_view name, const std::string& what) {
+  return Status::Corruption(std::string(name) + ": " + what);
+}
+
+Status CheckOffsets(const std::string& name, std::span<const uint64_t> offsets, size_t lists,
+                    size_t entries) {
+  if (offsets.size() != lists + 1) {
+    return CorruptArray(
+        name, std::to_string(offsets.size()) + " offsets for " + std::to_string(lists) + " lists");
+  }
+  if (offsets[0] != 0) return CorruptArray(name, "the first offset is not 0");
+  for (size_t i = 1; i < offsets.size(); ++i) {
+    if (offsets[i] < offsets[i - 1]) {
+      return CorruptArray(name, "offset " + std::to_string(i) + " decreases");
+    }
+  }
+  if (offsets.back() != entries) {
+    return CorruptArray(name, "the last offset " + std::to_string(offsets.back()) + " is not the " +
+                                  std::to_string(entries) + " entries");
+  }
+  return Status::Ok();
+}
+
 namespace {
 // "a is worse than b": makes std::*_heap keep the worst hit at the front.
 struct Better {

@@ -1,5 +1,7 @@
-// Pieces shared by the vector indexes: input validation, the result order and
-// a bounded top-k selector.
+// Pieces shared by the vector indexes: input validation, the result order, a
+// bounded top-k selector, and the checks of arrays adopted from an
+// ArraySource (ExportArrays / AdoptArrays of SparseRows, SparseIndex and
+// FlatIndex).
 //
 // Thread-safety: TopK is a plain value, one per search; the functions are pure.
 #ifndef FLOWRAG_VECTOR_INDEX_UTIL_H_
@@ -9,8 +11,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
+#include "common/array_io.h"
+#include "common/flat_array.h"
 #include "common/matrix.h"
 #include "flowrag/status.h"
 #include "vector/vector_index.h"
@@ -57,6 +64,47 @@ inline std::vector<VectorHit> DropBelow(std::vector<VectorHit> hits, float min_s
   while (!hits.empty() && hits.back().score < min_score) hits.pop_back();
   return hits;
 }
+
+// ---- arrays out and back
+
+// `prefix` + `suffix` as an array name: InvalidArgument when `prefix` is
+// empty or the name is longer than the 31 bytes an array name may have.
+Result<std::string> ArrayName(std::string_view prefix, std::string_view suffix);
+
+// Corruption "<name>: <what>".
+Status CorruptArray(std::string_view name, const std::string& what);
+
+// source.Get<T>(name), where an array of another element type is
+// Corruption naming it (the file is not what ExportArrays wrote), not
+// InvalidArgument; NotFound stays NotFound.
+template <class T>
+Result<FlatArray<T>> GetArray(const ArraySource& source, const std::string& name) {
+  Result<FlatArray<T>> array = source.Get<T>(name);
+  if (!array.ok() && array.status().code() == StatusCode::kInvalidArgument) {
+    return CorruptArray(name, array.status().message());
+  }
+  return array;
+}
+
+// A one-element array, as GetArray; Corruption naming it for another count.
+template <class T>
+Result<T> GetScalar(const ArraySource& source, const std::string& name) {
+  FLOWRAG_ASSIGN_OR_RETURN(FlatArray<T> array, GetArray<T>(source, name));
+  if (array.size() != 1) {
+    return CorruptArray(name, std::to_string(array.size()) + " values, not one");
+  }
+  return array[0];
+}
+
+// CSR offsets of `lists` lists into `entries` entries: lists + 1 of them,
+// the first 0, non-decreasing, the last `entries`. Corruption naming `name`.
+// O(lists).
+Status CheckOffsets(const std::string& name, std::span<const uint64_t> offsets, size_t lists,
+                    size_t entries);
+
+// Largest dimension an adopted index may declare (a sanity bound: 4 MiB
+// per dense vector).
+inline constexpr size_t kMaxAdoptedDimension = size_t{1} << 20;
 
 class TopK {
  public:

@@ -17,8 +17,8 @@ void PrefixSums(std::vector<uint64_t>* offsets) {
 }  // namespace
 
 Status ValidateSparseRows(const SparseRows& rows) {
-  if (rows.offsets.empty() || rows.offsets.front() != 0 ||
-      rows.offsets.back() != rows.dims.size() || rows.dims.size() != rows.values.size() ||
+  if (rows.offsets.empty() || rows.offsets[0] != 0 || rows.offsets.back() != rows.dims.size() ||
+      rows.dims.size() != rows.values.size() ||
       !std::is_sorted(rows.offsets.begin(), rows.offsets.end())) {
     return Status::InvalidArgument("sparse rows: offsets do not span the arrays");
   }
@@ -56,7 +56,7 @@ inline uint64_t EntriesFor(uint32_t gap) { return 1 + gap / SparseIndex::kSkip; 
 }  // namespace
 
 SparseIndex::TwoPassBuilder::TwoPassBuilder(size_t dim)
-    : index_(std::make_unique<SparseIndex>(dim)), last_(dim, 0) {}
+    : dim_(dim), offsets_(dim + 1, 0), last_(dim, 0) {}
 
 namespace {
 
@@ -81,10 +81,10 @@ Status SparseIndex::TwoPassBuilder::CountRow(std::span<const uint32_t> dims) {
     return Status::InvalidArgument("sparse index: more than " +
                                    std::to_string(vector_internal::kMaxVectors) + " vectors");
   }
-  FLOWRAG_RETURN_IF_ERROR(CheckRow(counted_, index_->dim_, dims, {}));
+  FLOWRAG_RETURN_IF_ERROR(CheckRow(counted_, dim_, dims, {}));
   const auto r = static_cast<uint32_t>(counted_++);
   for (uint32_t d : dims) {
-    index_->offsets_[d + 1] += EntriesFor(r - last_[d]);
+    offsets_[d + 1] += EntriesFor(r - last_[d]);
     last_[d] = r;
   }
   nonzeros_ += dims.size();
@@ -93,10 +93,10 @@ Status SparseIndex::TwoPassBuilder::CountRow(std::span<const uint32_t> dims) {
 
 Status SparseIndex::TwoPassBuilder::StartFilling() {
   filling_ = true;
-  PrefixSums(&index_->offsets_);
-  index_->deltas_.resize(index_->offsets_.back());
-  index_->values_.resize(index_->offsets_.back());
-  next_.assign(index_->offsets_.begin(), index_->offsets_.end() - 1);
+  PrefixSums(&offsets_);
+  deltas_.resize(offsets_.back());
+  values_.resize(offsets_.back());
+  next_.assign(offsets_.begin(), offsets_.end() - 1);
   std::fill(last_.begin(), last_.end(), 0);
   return Status::Ok();
 }
@@ -108,22 +108,24 @@ Status SparseIndex::TwoPassBuilder::FillRow(std::span<const uint32_t> dims,
     return Status::InvalidArgument("sparse rows: row " + std::to_string(filled_) +
                                    ": dimensions and values differ in number");
   }
-  FLOWRAG_RETURN_IF_ERROR(CheckRow(filled_, index_->dim_, dims, values));
-  if (filled_ >= counted_) return Status::Internal("sparse index builder: more rows filled than counted");
+  FLOWRAG_RETURN_IF_ERROR(CheckRow(filled_, dim_, dims, values));
+  if (filled_ >= counted_) {
+    return Status::Internal("sparse index builder: more rows filled than counted");
+  }
   const auto r = static_cast<uint32_t>(filled_++);
   for (size_t i = 0; i < dims.size(); ++i) {
     const uint32_t d = dims[i];
     uint32_t gap = r - last_[d];
-    if (next_[d] + EntriesFor(gap) > index_->offsets_[d + 1]) {
+    if (next_[d] + EntriesFor(gap) > offsets_[d + 1]) {
       return Status::Internal("sparse index builder: row " + std::to_string(r) +
                               " differs between the two passes");
     }
     for (; gap >= kSkip; gap -= kSkip) {
-      index_->deltas_[next_[d]] = kSkip;
-      index_->values_[next_[d]++] = 0.0f;
+      deltas_[next_[d]] = kSkip;
+      values_[next_[d]++] = 0.0f;
     }
-    index_->deltas_[next_[d]] = static_cast<uint16_t>(gap);
-    index_->values_[next_[d]++] = values[i];
+    deltas_[next_[d]] = static_cast<uint16_t>(gap);
+    values_[next_[d]++] = values[i];
     last_[d] = r;
   }
   return Status::Ok();
@@ -131,58 +133,18 @@ Status SparseIndex::TwoPassBuilder::FillRow(std::span<const uint32_t> dims,
 
 Result<std::unique_ptr<SparseIndex>> SparseIndex::TwoPassBuilder::Finish() {
   if (!filling_) FLOWRAG_RETURN_IF_ERROR(StartFilling());
-  for (size_t d = 0; d < index_->dim_; ++d) {
-    if (filled_ != counted_ || next_[d] != index_->offsets_[d + 1]) {
-      return Status::Internal("sparse index builder: the second pass's rows differ from the first's");
+  for (size_t d = 0; d < dim_; ++d) {
+    if (filled_ != counted_ || next_[d] != offsets_[d + 1]) {
+      return Status::Internal(
+          "sparse index builder: the second pass's rows differ from the first's");
     }
   }
-  index_->size_ = counted_;
-  index_->nonzeros_ = nonzeros_;
-  return std::move(index_);
+  return Of(dim_, counted_, nonzeros_, std::move(offsets_), std::move(deltas_), std::move(values_));
 }
 
-Result<std::unique_ptr<SparseIndex>> SparseIndex::FromRows(const SparseRows& rows) {
-  if (rows.cols == 0) return Status::InvalidArgument("sparse index: dim must be > 0");
-  FLOWRAG_RETURN_IF_ERROR(ValidateSparseRows(rows));
-  TwoPassBuilder builder(rows.cols);
-  auto dims_of = [&](size_t r) {
-    return std::span<const uint32_t>(rows.dims).subspan(rows.offsets[r], rows.RowNonZeros(r));
-  };
-  for (size_t r = 0; r < rows.rows(); ++r) FLOWRAG_RETURN_IF_ERROR(builder.CountRow(dims_of(r)));
-  for (size_t r = 0; r < rows.rows(); ++r) {
-    FLOWRAG_RETURN_IF_ERROR(builder.FillRow(
-        dims_of(r), std::span<const float>(rows.values).subspan(rows.offsets[r], rows.RowNonZeros(r))));
-  }
-  return builder.Finish();
-}
-
-Result<std::unique_ptr<SparseIndex>> SparseIndex::FromArrays(size_t dim, size_t size,
-                                                             std::vector<uint64_t> offsets,
-                                                             std::vector<uint16_t> deltas,
-                                                             std::vector<float> values) {
-  auto bad = [](const std::string& what) {
-    return Status::Corruption("sparse index arrays: " + what);
-  };
-  if (dim == 0 || offsets.size() != dim + 1) return bad("expected " + std::to_string(dim + 1) + " offsets");
-  if (size > vector_internal::kMaxVectors) return bad("size " + std::to_string(size));
-  if (offsets.front() != 0 || offsets.back() != deltas.size() || deltas.size() != values.size() ||
-      !std::is_sorted(offsets.begin(), offsets.end())) {
-    return bad("offsets do not span the " + std::to_string(deltas.size()) + " entries");
-  }
-  size_t nonzeros = 0;
-  for (size_t d = 0; d < dim; ++d) {
-    uint64_t id = 0;
-    bool first = true;
-    for (uint64_t i = offsets[d]; i < offsets[d + 1]; ++i) {
-      id += deltas[i];
-      if (deltas[i] == kSkip) continue;
-      if (id >= size || (!first && deltas[i] == 0) || !std::isfinite(values[i])) {
-        return bad("entry " + std::to_string(i) + " of dimension " + std::to_string(d));
-      }
-      first = false;
-      ++nonzeros;
-    }
-  }
+std::unique_ptr<SparseIndex> SparseIndex::Of(size_t dim, size_t size, size_t nonzeros,
+                                             FlatArray<uint64_t> offsets,
+                                             FlatArray<uint16_t> deltas, FlatArray<float> values) {
   auto index = std::make_unique<SparseIndex>(dim);
   index->size_ = size;
   index->nonzeros_ = nonzeros;
@@ -192,9 +154,134 @@ Result<std::unique_ptr<SparseIndex>> SparseIndex::FromArrays(size_t dim, size_t 
   return index;
 }
 
+Result<std::unique_ptr<SparseIndex>> SparseIndex::FromRows(const SparseRows& rows) {
+  if (rows.cols == 0) return Status::InvalidArgument("sparse index: dim must be > 0");
+  FLOWRAG_RETURN_IF_ERROR(ValidateSparseRows(rows));
+  TwoPassBuilder builder(rows.cols);
+  auto dims_of = [&](size_t r) {
+    return rows.dims.span().subspan(rows.offsets[r], rows.RowNonZeros(r));
+  };
+  for (size_t r = 0; r < rows.rows(); ++r) FLOWRAG_RETURN_IF_ERROR(builder.CountRow(dims_of(r)));
+  for (size_t r = 0; r < rows.rows(); ++r) {
+    FLOWRAG_RETURN_IF_ERROR(builder.FillRow(
+        dims_of(r), rows.values.span().subspan(rows.offsets[r], rows.RowNonZeros(r))));
+  }
+  return builder.Finish();
+}
+
+namespace {
+
+// The names of an index's arrays: "<prefix>.dim" etc. (ExportArrays), or,
+// for FromArrays, words for its messages.
+struct ArrayNames {
+  std::string dim, size, off, delta, vals;
+};
+
+Result<ArrayNames> NamesFor(std::string_view prefix) {
+  ArrayNames names;
+  FLOWRAG_ASSIGN_OR_RETURN(names.delta, vector_internal::ArrayName(prefix, ".delta"));  // longest
+  names.dim = std::string(prefix) + ".dim";
+  names.size = std::string(prefix) + ".size";
+  names.off = std::string(prefix) + ".off";
+  names.vals = std::string(prefix) + ".vals";
+  return names;
+}
+
+// The lists' meaning: offsets spanning the entries of `dim` lists, as many
+// values as deltas, each list's ids strictly ascending and < size, values
+// finite. Sets *nonzeros. Corruption naming the array. O(entries + dim).
+Status CheckLists(size_t dim, size_t size, std::span<const uint64_t> offsets,
+                  std::span<const uint16_t> deltas, std::span<const float> values,
+                  const ArrayNames& names, size_t* nonzeros) {
+  using vector_internal::CorruptArray;
+  FLOWRAG_RETURN_IF_ERROR(vector_internal::CheckOffsets(names.off, offsets, dim, deltas.size()));
+  if (values.size() != deltas.size()) {
+    return CorruptArray(names.vals, std::to_string(values.size()) + " values for " +
+                                        std::to_string(deltas.size()) + " entries");
+  }
+  *nonzeros = 0;
+  for (size_t d = 0; d < dim; ++d) {
+    uint64_t id = 0, last = 0;
+    bool first = true;
+    for (uint64_t i = offsets[d]; i < offsets[d + 1]; ++i) {
+      id += deltas[i];
+      if (deltas[i] == SparseIndex::kSkip) continue;
+      if (id >= size || (!first && id <= last)) {
+        return CorruptArray(names.delta, "entry " + std::to_string(i) + " of dimension " +
+                                             std::to_string(d) + ": id " + std::to_string(id) +
+                                             " out of range or order (" + std::to_string(size) +
+                                             " vectors)");
+      }
+      if (!std::isfinite(values[i])) {
+        return CorruptArray(names.vals, "entry " + std::to_string(i) + " of dimension " +
+                                            std::to_string(d) + " is not finite");
+      }
+      first = false;
+      last = id;
+      ++*nonzeros;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SparseIndex>> SparseIndex::FromArrays(size_t dim, size_t size,
+                                                             std::vector<uint64_t> offsets,
+                                                             std::vector<uint16_t> deltas,
+                                                             std::vector<float> values) {
+  auto bad = [](const std::string& what) {
+    return Status::Corruption("sparse index arrays: " + what);
+  };
+  if (dim == 0 || offsets.size() != dim + 1) {
+    return bad("expected " + std::to_string(dim + 1) + " offsets");
+  }
+  if (size > vector_internal::kMaxVectors) return bad("size " + std::to_string(size));
+  ArrayNames names;
+  names.off = "sparse index arrays: offsets";
+  names.delta = "sparse index arrays: deltas";
+  names.vals = "sparse index arrays: values";
+  size_t nonzeros = 0;
+  FLOWRAG_RETURN_IF_ERROR(CheckLists(dim, size, offsets, deltas, values, names, &nonzeros));
+  return Of(dim, size, nonzeros, std::move(offsets), std::move(deltas), std::move(values));
+}
+
+Status SparseIndex::ExportArrays(ArraySink& sink, std::string_view prefix) const {
+  FLOWRAG_ASSIGN_OR_RETURN(const ArrayNames names, NamesFor(prefix));
+  FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<uint64_t>(names.dim, dim_));
+  FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<uint64_t>(names.size, size_));
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<uint64_t>(names.off, offsets_.span(), /*random=*/true));
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<uint16_t>(names.delta, deltas_.span()));
+  return sink.Put<float>(names.vals, values_.span());
+}
+
+Result<std::unique_ptr<SparseIndex>> SparseIndex::AdoptArrays(const ArraySource& source,
+                                                              std::string_view prefix) {
+  FLOWRAG_ASSIGN_OR_RETURN(const ArrayNames names, NamesFor(prefix));
+  FLOWRAG_ASSIGN_OR_RETURN(const uint64_t dim,
+                           vector_internal::GetScalar<uint64_t>(source, names.dim));
+  FLOWRAG_ASSIGN_OR_RETURN(const uint64_t size,
+                           vector_internal::GetScalar<uint64_t>(source, names.size));
+  if (dim == 0 || dim > vector_internal::kMaxAdoptedDimension) {
+    return vector_internal::CorruptArray(names.dim, std::to_string(dim) + " dimensions");
+  }
+  if (size > vector_internal::kMaxVectors) {
+    return vector_internal::CorruptArray(names.size, std::to_string(size) + " vectors");
+  }
+  FLOWRAG_ASSIGN_OR_RETURN(FlatArray<uint64_t> offsets,
+                           vector_internal::GetArray<uint64_t>(source, names.off));
+  FLOWRAG_ASSIGN_OR_RETURN(FlatArray<uint16_t> deltas,
+                           vector_internal::GetArray<uint16_t>(source, names.delta));
+  FLOWRAG_ASSIGN_OR_RETURN(FlatArray<float> values,
+                           vector_internal::GetArray<float>(source, names.vals));
+  size_t nonzeros = 0;
+  FLOWRAG_RETURN_IF_ERROR(CheckLists(dim, size, offsets, deltas, values, names, &nonzeros));
+  return Of(dim, size, nonzeros, std::move(offsets), std::move(deltas), std::move(values));
+}
+
 Result<std::unique_ptr<SparseIndex>> SparseIndex::Remap(const SparseIndex& old,
-                                                         std::span<const int64_t> old_of_new,
-                                                         const SparseRows& fresh) {
+                                                        std::span<const int64_t> old_of_new,
+                                                        const SparseRows& fresh) {
   // The new ids of each old vector (CSR: an old vector may be kept more than
   // once, e.g. two entities of the same name), and of each fresh row.
   std::vector<uint32_t> new_begin(old.size_ + 1, 0), new_ids;
@@ -232,8 +319,11 @@ Result<std::unique_ptr<SparseIndex>> SparseIndex::Remap(const SparseIndex& old,
   }
   auto index = std::make_unique<SparseIndex>(old.dim_);
   index->size_ = old_of_new.size();
-  index->deltas_.reserve(old.deltas_.size() + fresh_lists.deltas_.size());
-  index->values_.reserve(old.values_.size() + fresh_lists.values_.size());
+  std::vector<uint64_t> offsets(old.dim_ + 1, 0);
+  std::vector<uint16_t> deltas;
+  std::vector<float> values;
+  deltas.reserve(old.deltas_.size() + fresh_lists.deltas_.size());
+  values.reserve(old.values_.size() + fresh_lists.values_.size());
   std::vector<std::pair<uint32_t, float>> list;
   for (size_t d = 0; d < old.dim_; ++d) {
     list.clear();
@@ -241,7 +331,8 @@ Result<std::unique_ptr<SparseIndex>> SparseIndex::Remap(const SparseIndex& old,
       for (uint32_t k = new_begin[id]; k < new_begin[id + 1]; ++k) list.emplace_back(new_ids[k], v);
     });
     if (fresh.rows() > 0) {
-      fresh_lists.ForEachPosting(d, [&](uint32_t id, float v) { list.emplace_back(fresh_ids[id], v); });
+      fresh_lists.ForEachPosting(
+          d, [&](uint32_t id, float v) { list.emplace_back(fresh_ids[id], v); });
     }
     if (!std::is_sorted(list.begin(), list.end(),
                         [](const auto& a, const auto& b) { return a.first < b.first; })) {
@@ -252,16 +343,19 @@ Result<std::unique_ptr<SparseIndex>> SparseIndex::Remap(const SparseIndex& old,
     for (const auto& [id, v] : list) {
       uint32_t gap = id - last;
       for (; gap >= kSkip; gap -= kSkip) {
-        index->deltas_.push_back(kSkip);
-        index->values_.push_back(0.0f);
+        deltas.push_back(kSkip);
+        values.push_back(0.0f);
       }
-      index->deltas_.push_back(static_cast<uint16_t>(gap));
-      index->values_.push_back(v);
+      deltas.push_back(static_cast<uint16_t>(gap));
+      values.push_back(v);
       last = id;
     }
     index->nonzeros_ += list.size();
-    index->offsets_[d + 1] = index->deltas_.size();
+    offsets[d + 1] = deltas.size();
   }
+  index->offsets_ = std::move(offsets);
+  index->deltas_ = std::move(deltas);
+  index->values_ = std::move(values);
   return index;
 }
 
@@ -275,9 +369,15 @@ Status SparseIndex::Add(const FloatMatrix& rows) {
 }
 
 SparseRows SparseIndex::Rows() const {
+  std::vector<uint64_t> offsets;
+  std::vector<uint32_t> dims;
+  std::vector<float> values;
+  Transpose(&offsets, &dims, &values);
   SparseRows rows;
   rows.cols = dim_;
-  Transpose(&rows.offsets, &rows.dims, &rows.values);
+  rows.offsets = std::move(offsets);
+  rows.dims = std::move(dims);
+  rows.values = std::move(values);
   return rows;
 }
 
@@ -337,8 +437,8 @@ std::vector<VectorHit> SparseIndex::Search(const float* query, const VectorSearc
     // some overlap scored below 0. Ascending ids, so the first zeros win ties.
     std::sort(touched.begin(), touched.end());
     size_t t = 0;
-    for (uint32_t id = 0; params.min_score <= 0.0f && id < size_ &&
-                          (!top.full() || top.worst().score < 0.0f);
+    for (uint32_t id = 0;
+         params.min_score <= 0.0f && id < size_ && (!top.full() || top.worst().score < 0.0f);
          ++id) {
       while (t < touched.size() && touched[t] < id) ++t;
       if ((t < touched.size() && touched[t] == id) || (params.filter && !params.filter(id))) {

@@ -18,6 +18,11 @@
 // its own arrays (FromArrays, how a persisted snapshot loads it) hold the
 // same postings in the same order, so they return bit-identical scores.
 //
+// The three arrays are FlatArrays (common/flat_array.h): owned when built,
+// borrowed in place when adopted from an ArraySource (ExportArrays /
+// AdoptArrays: a snapshot segment's graph vectors); Add() and Remap() build
+// new owned arrays.
+//
 // Thread-safety: Add() needs exclusive access; Search() may run concurrently.
 #ifndef FLOWRAG_VECTOR_SPARSE_INDEX_H_
 #define FLOWRAG_VECTOR_SPARSE_INDEX_H_
@@ -25,8 +30,12 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
+#include "common/array_io.h"
+#include "common/flat_array.h"
 #include "vector/sparse_rows.h"
 #include "vector/vector_index.h"
 
@@ -37,7 +46,7 @@ class SparseIndex final : public VectorIndex {
   // The delta of an entry that carries no posting, only advances the id.
   static constexpr uint16_t kSkip = 0xFFFF;
 
-  explicit SparseIndex(size_t dim) : dim_(dim), offsets_(dim + 1, 0) {}
+  explicit SparseIndex(size_t dim) : dim_(dim), offsets_(std::vector<uint64_t>(dim + 1, 0)) {}
 
   // The index of `rows` (ids = row numbers). InvalidArgument when a dimension
   // is out of range or a value is not finite. O(nnz + dim), no dense copy.
@@ -62,7 +71,10 @@ class SparseIndex final : public VectorIndex {
    private:
     Status StartFilling();
 
-    std::unique_ptr<SparseIndex> index_;
+    size_t dim_;
+    std::vector<uint64_t> offsets_;  // dim_ + 1: counts, then CSR offsets
+    std::vector<uint16_t> deltas_;
+    std::vector<float> values_;
     std::vector<uint32_t> last_;  // per dimension: the row of its last posting
     std::vector<uint64_t> next_;  // per dimension: where its next entry goes (pass 2)
     size_t counted_ = 0, filled_ = 0, nonzeros_ = 0;
@@ -71,8 +83,8 @@ class SparseIndex final : public VectorIndex {
 
   // An index from the arrays of another (offsets(), deltas(), values(),
   // Size()), as persisted. Validates them (offsets monotonic and spanning
-  // the entries, ids < size and ascending within a list, finite values):
-  // Corruption naming the first violation. O(entries + dim).
+  // the entries, ids < size and strictly ascending within a list, finite
+  // values): Corruption naming the first violation. O(entries + dim).
   static Result<std::unique_ptr<SparseIndex>> FromArrays(size_t dim, size_t size,
                                                          std::vector<uint64_t> offsets,
                                                          std::vector<uint16_t> deltas,
@@ -82,17 +94,35 @@ class SparseIndex final : public VectorIndex {
   size_t Dimension() const override { return dim_; }
   size_t Size() const override { return size_; }
   size_t MemoryBytes() const override {
-    return deltas_.capacity() * sizeof(uint16_t) + values_.capacity() * sizeof(float) +
-           offsets_.capacity() * sizeof(uint64_t);
+    return deltas_.bytes() + values_.bytes() + offsets_.bytes();
   }
+  // True when the arrays are borrowed (AdoptArrays).
+  bool borrowed() const { return offsets_.borrowed() && deltas_.borrowed() && values_.borrowed(); }
+
+  // Hands the index to `sink` as "<prefix>.dim" and "<prefix>.size" (uint64
+  // scalars), "<prefix>.off" (list offsets, random access: a query reads
+  // the lists of its non-zero dimensions), "<prefix>.delta" and
+  // "<prefix>.vals" (each list read whole). InvalidArgument when a name would
+  // exceed 31 bytes (`prefix` at most 25). O(1) beyond the sink's copy.
+  Status ExportArrays(ArraySink& sink, std::string_view prefix) const;
+  // The index of those arrays, borrowed in place; it searches exactly as the
+  // exported one. Checks as FromArrays does (offsets, ids in range and
+  // ascending, finite values; a dimension of at most 2^20, a size of at most
+  // kMaxVectors), Corruption naming the array. The caller checks Size() and
+  // Dimension() against its texts and the queries it will ask before any
+  // search: a query is read for Dimension() floats, and a search holds
+  // Size() scores (a size is not bounded by the arrays: vectors without
+  // non-zeros have no entries). A missing array: the source's NotFound.
+  // O(entries + dim).
+  static Result<std::unique_ptr<SparseIndex>> AdoptArrays(const ArraySource& source,
+                                                          std::string_view prefix);
 
   // The index of other vectors that are mostly `old`'s: vector i of the
   // result is old's vector old_of_new[i] (an old vector may be used more than
-  // once), or, where that is -1, the next row of `fresh` (in order). Equal to FromRows over those rows, without
-  // materialising them: one pass over old's postings plus a sort of the
-  // lists that renumbering put out of order. O(nnz + dim).
-  // InvalidArgument when a reference is out of range or `fresh` does not
-  // have one row per -1.
+  // once), or, where that is -1, the next row of `fresh` (in order). Equal to FromRows over those
+  // rows, without materialising them: one pass over old's postings plus a sort of the lists that
+  // renumbering put out of order. O(nnz + dim). InvalidArgument when a reference is out of range or
+  // `fresh` does not have one row per -1.
   static Result<std::unique_ptr<SparseIndex>> Remap(const SparseIndex& old,
                                                     std::span<const int64_t> old_of_new,
                                                     const SparseRows& fresh);
@@ -149,13 +179,17 @@ class SparseIndex final : public VectorIndex {
   }
 
  private:
+  // An index of `size` vectors over these arrays (already checked).
+  static std::unique_ptr<SparseIndex> Of(size_t dim, size_t size, size_t nonzeros,
+                                         FlatArray<uint64_t> offsets, FlatArray<uint16_t> deltas,
+                                         FlatArray<float> values);
 
   size_t dim_;
   size_t size_ = 0;
   size_t nonzeros_ = 0;
-  std::vector<uint64_t> offsets_;  // dim_ + 1
-  std::vector<uint16_t> deltas_;
-  std::vector<float> values_;
+  FlatArray<uint64_t> offsets_;  // dim_ + 1
+  FlatArray<uint16_t> deltas_;
+  FlatArray<float> values_;
 };
 
 // Checks a SparseRows for use as an index's input: offsets consistent with

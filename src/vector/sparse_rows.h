@@ -8,6 +8,10 @@
 // dimension. Dense vectors of remote models can be held too (FromMatrix),
 // but then cost twice their dense size.
 //
+// The three arrays are FlatArrays (common/flat_array.h): owned when built,
+// borrowed in place when adopted from an ArraySource (AdoptArrays); the
+// appending methods copy borrowed arrays first (FlatArray::Mutable).
+//
 // Costs: Dot with a dense query O(nnz of the row); Append O(cols) (scans the
 // dense row); Dot of two rows O(nnz_a + nnz_b).
 // Thread-safety: a value type; concurrent reads are safe.
@@ -16,22 +20,25 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
+#include "common/array_io.h"
+#include "common/flat_array.h"
 #include "common/matrix.h"
 
 namespace flowrag {
 
 struct SparseRows {
-  std::vector<uint64_t> offsets{0};  // rows() + 1
-  std::vector<uint32_t> dims;        // ascending within a row
-  std::vector<float> values;
+  FlatArray<uint64_t> offsets{std::vector<uint64_t>{0}};  // rows() + 1
+  FlatArray<uint32_t> dims;                               // ascending within a row
+  FlatArray<float> values;
   size_t cols = 0;
 
   static SparseRows FromMatrix(const FloatMatrix& m) {
     SparseRows r;
     r.cols = m.cols;
-    r.offsets.reserve(m.rows + 1);
+    r.Reserve(m.rows, 0);
     for (size_t i = 0; i < m.rows; ++i) r.Append(m.row(i));
     return r;
   }
@@ -40,25 +47,45 @@ struct SparseRows {
   size_t nonzeros() const { return dims.size(); }
   size_t RowNonZeros(size_t row) const { return offsets[row + 1] - offsets[row]; }
 
+  // Room for `rows` more rows and `nonzeros` more non-zeros.
+  void Reserve(size_t rows, size_t nonzeros) {
+    offsets.Mutable().reserve(offsets.size() + rows);
+    offsets.Sync();
+    dims.Mutable().reserve(dims.size() + nonzeros);
+    dims.Sync();
+    values.Mutable().reserve(values.size() + nonzeros);
+    values.Sync();
+  }
+
   // Appends the non-zeros of a dense row of `cols` floats.
   void Append(const float* dense) {
-    for (size_t d = 0; d < cols; ++d) {
-      if (dense[d] != 0.0f) {
-        dims.push_back(static_cast<uint32_t>(d));
-        values.push_back(dense[d]);
+    std::vector<uint32_t>& d = dims.Mutable();
+    std::vector<float>& v = values.Mutable();
+    for (size_t c = 0; c < cols; ++c) {
+      if (dense[c] != 0.0f) {
+        d.push_back(static_cast<uint32_t>(c));
+        v.push_back(dense[c]);
       }
     }
-    offsets.push_back(dims.size());
+    dims.Sync();
+    values.Sync();
+    offsets.Mutable().push_back(d.size());
+    offsets.Sync();
   }
 
   // Appends row `row` of `other` (same cols).
   void AppendRow(const SparseRows& other, size_t row) {
     const uint64_t b = other.offsets[row], e = other.offsets[row + 1];
-    dims.insert(dims.end(), other.dims.begin() + static_cast<ptrdiff_t>(b),
-                other.dims.begin() + static_cast<ptrdiff_t>(e));
-    values.insert(values.end(), other.values.begin() + static_cast<ptrdiff_t>(b),
-                  other.values.begin() + static_cast<ptrdiff_t>(e));
-    offsets.push_back(dims.size());
+    std::vector<uint32_t>& d = dims.Mutable();
+    std::vector<float>& v = values.Mutable();
+    d.insert(d.end(), other.dims.begin() + static_cast<ptrdiff_t>(b),
+             other.dims.begin() + static_cast<ptrdiff_t>(e));
+    v.insert(v.end(), other.values.begin() + static_cast<ptrdiff_t>(b),
+             other.values.begin() + static_cast<ptrdiff_t>(e));
+    dims.Sync();
+    values.Sync();
+    offsets.Mutable().push_back(d.size());
+    offsets.Sync();
   }
 
   // Writes row `row` into `dense` (cols floats, zeroed first).
@@ -97,10 +124,24 @@ struct SparseRows {
     return cells > 0 ? static_cast<double>(nonzeros()) / cells : 0.0;
   }
 
-  size_t MemoryBytes() const {
-    return offsets.capacity() * sizeof(uint64_t) + dims.capacity() * sizeof(uint32_t) +
-           values.capacity() * sizeof(float);
-  }
+  // Bytes of the three arrays (owned or borrowed).
+  size_t MemoryBytes() const { return offsets.bytes() + dims.bytes() + values.bytes(); }
+  // True when the three arrays are borrowed (AdoptArrays).
+  bool borrowed() const { return offsets.borrowed() && dims.borrowed() && values.borrowed(); }
+
+  // Hands the rows to `sink` as "<prefix>.cols" (uint64 scalar),
+  // "<prefix>.off", "<prefix>.dims" and "<prefix>.vals", all random access
+  // (rows are read one at a time, by id). InvalidArgument when a name would
+  // exceed 31 bytes (so `prefix` at most 26). O(1) beyond the sink's copy.
+  Status ExportArrays(ArraySink& sink, std::string_view prefix) const;
+  // The rows of those arrays, borrowed in place. Corruption naming the
+  // array when they are not rows: offsets (first 0, non-decreasing, last ==
+  // the non-zeros; at most kMaxVectors rows), as many values as dims, each
+  // row's dims ascending and < cols, values finite, cols > 0 when there are
+  // rows. The caller checks rows() and cols against its texts and
+  // embedder (a dense query of another dimension would be read out of
+  // range). A missing array: the source's NotFound. O(rows + nonzeros).
+  static Result<SparseRows> AdoptArrays(const ArraySource& source, std::string_view prefix);
 };
 
 }  // namespace flowrag
