@@ -18,8 +18,15 @@
 //  - postings in CSR form (term offsets, doc ids ascending, term
 //    frequencies) and the document lengths.
 // A term lookup hashes the term and compares it with the arena's string of
-// each id probed (2wiki questions: see FindTerm). Scores sum the query's
-// distinct terms in string order, so they do not depend on term numbering.
+// each id probed. Why a hash table rather than sorted terms and a binary
+// search: it keeps the Builder's term numbering (Concat's "array for array"
+// and the persisted part stay as they were) and it is ten times faster on
+// 2wiki's questions (33,770 terms, 674 question tokens, warm, median of 7:
+// 12.5 ns per lookup, 16.3 ns with the std::unordered_map it replaced,
+// 118 ns by binary search over a sorted arena; lookups are 0.35% of a
+// 24 µs Search). The table costs 4 bytes a slot (2wiki: 512 KiB beside a
+// 504 KiB arena). Scores sum the query's distinct terms in string order,
+// so they do not depend on term numbering.
 // Build O(total tokens); query O(Σ postings of the query terms + c log k).
 // Thread-safety: immutable after Build(); Search() is safe concurrently.
 #ifndef FLOWRAG_TEXT_BM25_INDEX_H_
@@ -77,8 +84,9 @@ class Bm25Index {
   size_t vocabulary_size() const { return terms_.size(); }
   double average_length() const { return avgdl_; }
   // The id of `term` (its index in Terms()), or kNoTerm. O(|term|) expected:
-  // one hash and the probed ids' string compares (≈ 1.5 probes at a table
-  // half full).
+  // one hash and the probed ids' string compares (the table has the
+  // smallest power of two ≥ 2·terms slots, so it is at most half full);
+  // at most one pass over the table whatever an adopted table holds.
   static constexpr uint32_t kNoTerm = UINT32_MAX;
   uint32_t FindTerm(std::string_view term) const;
   uint32_t DocumentFrequency(std::string_view term) const;
