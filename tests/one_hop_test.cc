@@ -168,8 +168,8 @@ TEST_F(OneHopGraphTest, LocalModeFollowsTheNamedEntitysOneHopRelations) {
   // The local relations: Maren Holt – Kessel Observatory.
   bool founded = false;
   for (const TouchedEdge& e : out->subgraph) {
-    const std::set<std::string> ends = {g.EntityName(g.LocalIndex(e.from)),
-                                        g.EntityName(g.LocalIndex(e.to))};
+    const std::set<std::string> ends = {std::string(g.EntityName(g.LocalIndex(e.from))),
+                                        std::string(g.EntityName(g.LocalIndex(e.to)))};
     founded |= ends == std::set<std::string>{"Maren Holt", "Kessel Observatory"};
   }
   EXPECT_TRUE(founded);

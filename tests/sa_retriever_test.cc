@@ -213,7 +213,7 @@ TEST_F(SaDemoTest, OutputsAreConsistent) {
   for (const TouchedEdge& e : out->subgraph) EXPECT_GT(e.flow, 0.0);
   EXPECT_FALSE(out->context.empty());
   std::set<std::string> relations;
-  for (uint32_t r = 0; r < g.num_relations(); ++r) relations.insert(g.RelationText(r));
+  for (uint32_t r = 0; r < g.num_relations(); ++r) relations.emplace(g.RelationText(r));
   for (const std::string& c : out->context) EXPECT_TRUE(relations.count(c)) << c;
   EXPECT_GT(out->diagnostics.iterations, 0u);
   EXPECT_GT(out->diagnostics.nodes_touched, 0u);
@@ -397,7 +397,7 @@ TEST(SaRankingTest, ActivationOrderBeforeSimilarityOrder) {
   std::map<std::string, double> activation;
   for (const NodeScore& n : sa->node_scores) {
     if (g.Kind(n.node) == NodeKind::kEntity)
-      activation[g.EntityName(g.LocalIndex(n.node))] = n.score;
+      activation[std::string(g.EntityName(g.LocalIndex(n.node)))] = n.score;
   }
   ASSERT_TRUE(activation.count("Hask Mirel") && activation.count("Pell Durran"));
   EXPECT_GT(activation["Hask Mirel"], activation["Pell Durran"]);

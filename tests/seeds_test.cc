@@ -133,7 +133,7 @@ class DemoSeedsTest : public ::testing::Test {
 TEST_F(DemoSeedsTest, SeedsMatchBruteForceEq1And2) {
   const KnowledgeGraph& g = *snap_->graph();
   std::vector<std::string> names;
-  for (uint32_t e = 0; e < g.num_entities(); ++e) names.push_back(g.EntityName(e));
+  for (uint32_t e = 0; e < g.num_entities(); ++e) names.emplace_back(g.EntityName(e));
   auto ev = EmbedTexts(*snap_, names);
   ASSERT_TRUE(ev.ok()) << ev.status().ToString();
   for (const char* q : {"In which town was the man who founded the Lantern Tide Festival born?",

@@ -457,8 +457,8 @@ void SchemaIndex::LinkRecords(const Snapshot& snapshot) {
   // The entity each record defines: same type, same name (EntityKey).
   std::unordered_map<std::string, uint32_t> entity_of;
   for (uint32_t e = 0; e < g->num_entities(); ++e) {
-    if (record_types_.count(g->EntityType(e))) {
-      entity_of.emplace(g->EntityType(e) + '\x1f' + EntityKey(g->EntityName(e)), e);
+    if (record_types_.count(std::string(g->EntityType(e)))) {
+      entity_of.emplace(std::string(g->EntityType(e)) + '\x1f' + EntityKey(g->EntityName(e)), e);
     }
   }
   auto& records_of = records_of_entity_;
@@ -484,9 +484,9 @@ void SchemaIndex::LinkRecords(const Snapshot& snapshot) {
       const uint32_t other = outgoing ? g->FactObject(f) : g->FactSubject(f);
       auto target = records_of.find(other);
       if (other == e || target == records_of.end()) continue;
-      const std::string& relation = g->FactRelation(f);
-      const std::string& self_type = g->EntityType(e);
-      const std::string& other_type = g->EntityType(other);
+      const std::string relation(g->FactRelation(f));
+      const std::string self_type(g->EntityType(e));
+      const std::string other_type(g->EntityType(other));
       const std::string& subject_type = outgoing ? self_type : other_type;
       const std::string& object_type = outgoing ? other_type : self_type;
       RecordLink link;

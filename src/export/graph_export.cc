@@ -381,7 +381,7 @@ class Walker {
     for (uint32_t d = 0; d < kg_->num_descriptions(); ++d) {
       if (!sink_->ok()) return;
       const std::string id = "x" + std::to_string(d);
-      const std::string& text = kg_->DescriptionText(d);
+      const std::string_view text = kg_->DescriptionText(d);
       fmt_->Node(id, {Str("kind", "EntityDescription"), Str("label", Prefix(text, 60)),
                       Str("text", text)});
       ++nodes_;

@@ -38,7 +38,7 @@ Result<FloatMatrix> CachedVectors(SnapshotSource& store, Embedder& embedder,
 
 // For one kind of text: which earlier text each text is (old_of_new, -1 for
 // a new one), and the new ones in order.
-void MatchTexts(size_t old_count, const std::function<const std::string&(uint32_t)>& old_text,
+void MatchTexts(size_t old_count, const std::function<std::string_view(uint32_t)>& old_text,
                 const std::vector<std::string>& texts, std::vector<int64_t>* old_of_new,
                 std::vector<std::string>* fresh) {
   std::unordered_map<std::string_view, uint32_t> old_index;
@@ -188,7 +188,7 @@ Result<GraphVectors> LoadGraphVectors(SnapshotSource& store, const KnowledgeGrap
   // texts it does not hold are embedded.
   VectorRemap remap;
   std::vector<std::string> fresh;
-  auto kind = [&](size_t old_count, const std::function<const std::string&(uint32_t)>& old_text,
+  auto kind = [&](size_t old_count, const std::function<std::string_view(uint32_t)>& old_text,
                   const std::vector<std::string>& texts, std::vector<int64_t>* old_of_new,
                   SparseRows* fresh_rows) -> Status {
     fresh.clear();
@@ -198,17 +198,17 @@ Result<GraphVectors> LoadGraphVectors(SnapshotSource& store, const KnowledgeGrap
     return Status::Ok();
   };
   FLOWRAG_RETURN_IF_ERROR(kind(
-      prev->num_entities(), [&](uint32_t i) -> const std::string& { return prev->EntityName(i); },
+      prev->num_entities(), [&](uint32_t i) -> std::string_view { return prev->EntityName(i); },
       names, &remap.entities, &remap.fresh.entities));
   FLOWRAG_RETURN_IF_ERROR(kind(
       prev->num_descriptions(),
-      [&](uint32_t i) -> const std::string& { return prev->DescriptionText(i); },
+      [&](uint32_t i) -> std::string_view { return prev->DescriptionText(i); },
       rows.description_texts, &remap.descriptions, &remap.fresh.descriptions));
   FLOWRAG_RETURN_IF_ERROR(kind(
-      prev->num_fact_texts(), [&](uint32_t i) -> const std::string& { return prev->FactTextOf(i); },
+      prev->num_fact_texts(), [&](uint32_t i) -> std::string_view { return prev->FactTextOf(i); },
       rows.fact_texts, &remap.facts, &remap.fresh.facts));
   FLOWRAG_RETURN_IF_ERROR(kind(
-      prev->num_relations(), [&](uint32_t i) -> const std::string& { return prev->RelationText(i); },
+      prev->num_relations(), [&](uint32_t i) -> std::string_view { return prev->RelationText(i); },
       rows.relation_texts, &remap.relations, &remap.fresh.relations));
   return RemapGraphVectors(*prev->vectors(), remap);
 }

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <string>
 #include <tuple>
 
+#include "graph/array_checks.h"
 
 namespace flowrag {
 namespace {
@@ -19,19 +22,43 @@ Csr BuildCsr(size_t num_nodes, std::vector<Entry>& entries) {
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
     return std::tie(a.from, a.to, a.attr) < std::tie(b.from, b.to, b.attr);
   });
-  Csr csr;
-  csr.offsets.assign(num_nodes + 1, 0);
-  for (const Entry& e : entries) ++csr.offsets[e.from + 1];
-  for (size_t i = 0; i < num_nodes; ++i) csr.offsets[i + 1] += csr.offsets[i];
-  csr.targets.reserve(entries.size());
-  csr.weights.reserve(entries.size());
-  csr.attrs.reserve(entries.size());
+  std::vector<uint64_t> offsets(num_nodes + 1, 0);
+  for (const Entry& e : entries) ++offsets[e.from + 1];
+  for (size_t i = 0; i < num_nodes; ++i) offsets[i + 1] += offsets[i];
+  std::vector<uint32_t> targets, attrs;
+  std::vector<float> weights;
+  targets.reserve(entries.size());
+  weights.reserve(entries.size());
+  attrs.reserve(entries.size());
   for (const Entry& e : entries) {
-    csr.targets.push_back(e.to);
-    csr.weights.push_back(e.weight);
-    csr.attrs.push_back(e.attr);
+    targets.push_back(e.to);
+    weights.push_back(e.weight);
+    attrs.push_back(e.attr);
   }
+  Csr csr;
+  csr.offsets = std::move(offsets);
+  csr.targets = std::move(targets);
+  csr.weights = std::move(weights);
+  csr.attrs = std::move(attrs);
   return csr;
+}
+
+// The strings as one arena; `strings` is emptied.
+StringArena ArenaOf(std::vector<std::string>&& strings) {
+  size_t bytes = 0;
+  for (const std::string& s : strings) bytes += s.size();
+  StringArena arena;
+  arena.Reserve(strings.size(), bytes);
+  for (const std::string& s : strings) arena.Append(s);
+  std::vector<std::string>().swap(strings);
+  return arena;
+}
+
+// Array names of each edge kind's CSR ("kg.<kind>.offsets", ...).
+constexpr const char* kEdgeArrays[kNumEdgeKinds] = {"kg.mentions", "kg.related_to", "kg.describes",
+                                                    "kg.synonym"};
+std::string EdgeArray(int kind, const char* field) {
+  return std::string(kEdgeArrays[kind]) + "." + field;
 }
 
 // numpy.percentile's default (linear interpolation between closest ranks).
@@ -48,20 +75,28 @@ float PercentileOf(std::vector<float> v, double p) {
 
 std::string_view NodeKindName(NodeKind kind) {
   switch (kind) {
-    case NodeKind::kPassage: return "Passage";
-    case NodeKind::kEntity: return "Entity";
-    case NodeKind::kDescription: return "EntityDescription";
-    case NodeKind::kFact: return "Fact";
+    case NodeKind::kPassage:
+      return "Passage";
+    case NodeKind::kEntity:
+      return "Entity";
+    case NodeKind::kDescription:
+      return "EntityDescription";
+    case NodeKind::kFact:
+      return "Fact";
   }
   return "?";
 }
 
 std::string_view EdgeKindName(EdgeKind kind) {
   switch (kind) {
-    case EdgeKind::kMentions: return "MENTIONS";
-    case EdgeKind::kRelatedTo: return "RELATED_TO";
-    case EdgeKind::kDescribes: return "DESCRIBES";
-    case EdgeKind::kSynonym: return "SYNONYM";
+    case EdgeKind::kMentions:
+      return "MENTIONS";
+    case EdgeKind::kRelatedTo:
+      return "RELATED_TO";
+    case EdgeKind::kDescribes:
+      return "DESCRIBES";
+    case EdgeKind::kSynonym:
+      return "SYNONYM";
   }
   return "?";
 }
@@ -101,30 +136,30 @@ void ComputeAbstractness(const FloatMatrix& passage_vectors,
 Result<std::shared_ptr<const KnowledgeGraph>> KnowledgeGraph::Build(Input&& in) {
   auto g = std::shared_ptr<KnowledgeGraph>(new KnowledgeGraph());
   const size_t E = in.entity_names.size(), D = in.description_texts.size(),
-               F = in.fact_subject.size();
+               F = in.fact_subject.size(), T = in.fact_texts.size();
   g->num_passages_ = in.num_passages;
   g->num_nodes_ = in.num_passages + E + D + F;
-  g->entity_names_ = std::move(in.entity_names);
-  g->entity_types_ = std::move(in.entity_types);
+  g->entity_names_ = ArenaOf(std::move(in.entity_names));
+  g->entity_types_ = ArenaOf(std::move(in.entity_types));
   g->entity_ids_ = std::move(in.entity_ids);
-  g->description_texts_ = std::move(in.description_texts);
+  g->description_texts_ = ArenaOf(std::move(in.description_texts));
   g->description_entity_ = std::move(in.description_entity);
   g->description_passage_ = std::move(in.description_passage);
   g->fact_subject_ = std::move(in.fact_subject);
   g->fact_object_ = std::move(in.fact_object);
   g->fact_relation_ = std::move(in.fact_relation);
-  g->relation_texts_ = std::move(in.relation_texts);
+  g->relation_texts_ = ArenaOf(std::move(in.relation_texts));
   g->fact_text_ = std::move(in.fact_text);
-  g->fact_texts_ = std::move(in.fact_texts);
-  g->facts_by_text_offsets_.assign(g->fact_texts_.size() + 1, 0);
-  for (uint32_t t : g->fact_text_) ++g->facts_by_text_offsets_[t + 1];
-  for (size_t t = 0; t < g->fact_texts_.size(); ++t) {
-    g->facts_by_text_offsets_[t + 1] += g->facts_by_text_offsets_[t];
-  }
-  g->facts_by_text_.resize(F);
+  g->fact_texts_ = ArenaOf(std::move(in.fact_texts));
   {
-    std::vector<uint64_t> next(g->facts_by_text_offsets_.begin(), g->facts_by_text_offsets_.end() - 1);
-    for (uint32_t f = 0; f < F; ++f) g->facts_by_text_[next[g->fact_text_[f]]++] = f;
+    std::vector<uint64_t> offsets(T + 1, 0);
+    for (uint32_t t : g->fact_text_) ++offsets[t + 1];
+    for (size_t t = 0; t < T; ++t) offsets[t + 1] += offsets[t];
+    std::vector<uint32_t> facts(F);
+    std::vector<uint64_t> next(offsets.begin(), offsets.end() - 1);
+    for (uint32_t f = 0; f < F; ++f) facts[next[g->fact_text_[f]]++] = f;
+    g->facts_by_text_offsets_ = std::move(offsets);
+    g->facts_by_text_ = std::move(facts);
   }
 
   std::vector<Entry> entries;
@@ -161,29 +196,262 @@ Result<std::shared_ptr<const KnowledgeGraph>> KnowledgeGraph::Build(Input&& in) 
   }
   g->edges_[static_cast<int>(EdgeKind::kSynonym)] = BuildCsr(g->num_nodes_, entries);
 
-  g->fact_source_offsets_.assign(F + 1, 0);
-  for (uint32_t f = 0; f < F; ++f) {
-    auto& src = in.fact_sources[f];
-    std::sort(src.begin(), src.end());
-    g->fact_source_offsets_[f + 1] = g->fact_source_offsets_[f] + src.size();
-    g->fact_source_passages_.insert(g->fact_source_passages_.end(), src.begin(), src.end());
+  {
+    std::vector<uint64_t> offsets(F + 1, 0);
+    std::vector<uint32_t> passages;
+    for (uint32_t f = 0; f < F; ++f) {
+      auto& src = in.fact_sources[f];
+      std::sort(src.begin(), src.end());
+      offsets[f + 1] = offsets[f] + src.size();
+      passages.insert(passages.end(), src.begin(), src.end());
+    }
+    g->fact_source_offsets_ = std::move(offsets);
+    g->fact_source_passages_ = std::move(passages);
   }
 
+  std::vector<float> raw, normalised;
   if (in.passage_vectors != nullptr && in.passage_vectors->cols > 0) {
     for (auto& ps : entity_passages) {
       std::sort(ps.begin(), ps.end());
       ps.erase(std::unique(ps.begin(), ps.end()), ps.end());
     }
-    ComputeAbstractness(*in.passage_vectors, entity_passages, &g->raw_abstractness_,
-                        &g->abstractness_);
+    ComputeAbstractness(*in.passage_vectors, entity_passages, &raw, &normalised);
   } else {
-    g->raw_abstractness_.assign(E, 0.0f);
-    g->abstractness_.assign(E, 0.0f);
+    raw.assign(E, 0.0f);
+    normalised.assign(E, 0.0f);
   }
+  g->raw_abstractness_ = std::move(raw);
+  g->abstractness_ = std::move(normalised);
 
   g->vectors_ = in.vectors != nullptr ? std::move(in.vectors) : std::make_shared<GraphVectors>();
   g->walk_ = WalkGraph::Build(*g, WalkWeights{});
   return std::shared_ptr<const KnowledgeGraph>(std::move(g));
+}
+
+Status KnowledgeGraph::ExportArrays(ArraySink& sink) const {
+  FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<uint32_t>("kg.format", kGraphArraysFormat));
+  FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<uint64_t>("kg.num_passages", num_passages_));
+  FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<uint64_t>("kg.num_entities", num_entities()));
+  FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<uint64_t>("kg.num_descriptions", num_descriptions()));
+  FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<uint64_t>("kg.num_facts", num_facts()));
+  FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<uint64_t>("kg.num_relations", num_relations()));
+  FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<uint64_t>("kg.num_fact_texts", num_fact_texts()));
+  FLOWRAG_RETURN_IF_ERROR(sink.PutStrings("kg.entity_names", entity_names_));
+  FLOWRAG_RETURN_IF_ERROR(sink.PutStrings("kg.entity_types", entity_types_));
+  FLOWRAG_RETURN_IF_ERROR(sink.PutStrings("kg.description_texts", description_texts_));
+  FLOWRAG_RETURN_IF_ERROR(sink.PutStrings("kg.relation_texts", relation_texts_));
+  FLOWRAG_RETURN_IF_ERROR(sink.PutStrings("kg.fact_texts", fact_texts_));
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<int64_t>("kg.entity_ids", entity_ids_));
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<float>("kg.abstractness", abstractness_));
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<float>("kg.raw_abstractness", raw_abstractness_));
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<uint32_t>("kg.description_entity", description_entity_));
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<uint32_t>("kg.description_passage", description_passage_));
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<uint32_t>("kg.fact_subject", fact_subject_));
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<uint32_t>("kg.fact_object", fact_object_));
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<uint32_t>("kg.fact_relation", fact_relation_));
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<uint32_t>("kg.fact_text", fact_text_));
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<uint64_t>("kg.facts_by_text_offsets", facts_by_text_offsets_));
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<uint32_t>("kg.facts_by_text", facts_by_text_));
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<uint64_t>("kg.fact_source_offsets", fact_source_offsets_));
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<uint32_t>("kg.fact_sources", fact_source_passages_));
+  for (int k = 0; k < kNumEdgeKinds; ++k) {
+    const Csr& c = edges_[k];
+    FLOWRAG_RETURN_IF_ERROR(sink.Put<uint64_t>(EdgeArray(k, "offsets"), c.offsets, true));
+    FLOWRAG_RETURN_IF_ERROR(sink.Put<uint32_t>(EdgeArray(k, "targets"), c.targets, true));
+    FLOWRAG_RETURN_IF_ERROR(sink.Put<float>(EdgeArray(k, "weights"), c.weights, true));
+    FLOWRAG_RETURN_IF_ERROR(sink.Put<uint32_t>(EdgeArray(k, "attrs"), c.attrs, true));
+  }
+  return walk_.ExportArrays(sink);
+}
+
+namespace {
+
+using array_checks::Bad;
+using array_checks::CheckBelow;
+using array_checks::CheckOffsets;
+using array_checks::CheckSize;
+
+// A count scalar ("kg.num_*") that fits the uint32 node ids.
+Result<size_t> GetCount(const ArraySource& source, std::string_view name) {
+  FLOWRAG_ASSIGN_OR_RETURN(uint64_t n, array_checks::GetScalar<uint64_t>(source, name));
+  if (n > std::numeric_limits<uint32_t>::max()) return Bad(name, 0, "count too large");
+  return static_cast<size_t>(n);
+}
+
+// Each edge kind joins the kinds of node Build joins with it, both ways.
+bool EdgeJoins(EdgeKind edge, NodeKind u, NodeKind v) {
+  auto either = [&](NodeKind a, NodeKind b) { return (u == a && v == b) || (u == b && v == a); };
+  switch (edge) {
+    case EdgeKind::kMentions:
+      return either(NodeKind::kPassage, NodeKind::kEntity);
+    case EdgeKind::kRelatedTo:
+    case EdgeKind::kSynonym:
+      return either(NodeKind::kEntity, NodeKind::kEntity);
+    case EdgeKind::kDescribes:
+      return either(NodeKind::kDescription, NodeKind::kEntity);
+  }
+  return false;
+}
+
+// `facts_by_text` row t lists, ascending, the facts whose text is t.
+Status CheckFactsByText(std::span<const uint64_t> offsets, std::span<const uint32_t> facts,
+                        std::span<const uint32_t> fact_text) {
+  for (size_t t = 0; t + 1 < offsets.size(); ++t) {
+    for (uint64_t i = offsets[t]; i < offsets[t + 1]; ++i) {
+      if (facts[i] >= fact_text.size() || fact_text[facts[i]] != t ||
+          (i > offsets[t] && facts[i] <= facts[i - 1])) {
+        return Bad("kg.facts_by_text", i, "not a fact of text " + std::to_string(t));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const KnowledgeGraph>> KnowledgeGraph::AdoptArrays(
+    const ArraySource& source, size_t num_passages, std::shared_ptr<const GraphVectors> vectors) {
+  using array_checks::Get;
+  FLOWRAG_ASSIGN_OR_RETURN(uint32_t format, array_checks::GetScalar<uint32_t>(source, "kg.format"));
+  if (format != kGraphArraysFormat) {
+    return Status::Corruption("kg.format: arrays of format " + std::to_string(format) +
+                              ", this build reads " + std::to_string(kGraphArraysFormat));
+  }
+  auto g = std::shared_ptr<KnowledgeGraph>(new KnowledgeGraph());
+  FLOWRAG_ASSIGN_OR_RETURN(g->num_passages_, GetCount(source, "kg.num_passages"));
+  if (g->num_passages_ != num_passages) {
+    return Status::Corruption("kg.num_passages: " + std::to_string(g->num_passages_) +
+                              " passages, the snapshot has " + std::to_string(num_passages));
+  }
+  FLOWRAG_ASSIGN_OR_RETURN(g->entity_names_, array_checks::GetStrings(source, "kg.entity_names"));
+  FLOWRAG_ASSIGN_OR_RETURN(g->entity_types_, array_checks::GetStrings(source, "kg.entity_types"));
+  FLOWRAG_ASSIGN_OR_RETURN(g->description_texts_,
+                           array_checks::GetStrings(source, "kg.description_texts"));
+  FLOWRAG_ASSIGN_OR_RETURN(g->relation_texts_,
+                           array_checks::GetStrings(source, "kg.relation_texts"));
+  FLOWRAG_ASSIGN_OR_RETURN(g->fact_texts_, array_checks::GetStrings(source, "kg.fact_texts"));
+  FLOWRAG_ASSIGN_OR_RETURN(g->entity_ids_, Get<int64_t>(source, "kg.entity_ids"));
+  FLOWRAG_ASSIGN_OR_RETURN(g->abstractness_, Get<float>(source, "kg.abstractness"));
+  FLOWRAG_ASSIGN_OR_RETURN(g->raw_abstractness_, Get<float>(source, "kg.raw_abstractness"));
+  FLOWRAG_ASSIGN_OR_RETURN(g->description_entity_, Get<uint32_t>(source, "kg.description_entity"));
+  FLOWRAG_ASSIGN_OR_RETURN(g->description_passage_,
+                           Get<uint32_t>(source, "kg.description_passage"));
+  FLOWRAG_ASSIGN_OR_RETURN(g->fact_subject_, Get<uint32_t>(source, "kg.fact_subject"));
+  FLOWRAG_ASSIGN_OR_RETURN(g->fact_object_, Get<uint32_t>(source, "kg.fact_object"));
+  FLOWRAG_ASSIGN_OR_RETURN(g->fact_relation_, Get<uint32_t>(source, "kg.fact_relation"));
+  FLOWRAG_ASSIGN_OR_RETURN(g->fact_text_, Get<uint32_t>(source, "kg.fact_text"));
+  FLOWRAG_ASSIGN_OR_RETURN(g->facts_by_text_offsets_,
+                           Get<uint64_t>(source, "kg.facts_by_text_offsets"));
+  FLOWRAG_ASSIGN_OR_RETURN(g->facts_by_text_, Get<uint32_t>(source, "kg.facts_by_text"));
+  FLOWRAG_ASSIGN_OR_RETURN(g->fact_source_offsets_,
+                           Get<uint64_t>(source, "kg.fact_source_offsets"));
+  FLOWRAG_ASSIGN_OR_RETURN(g->fact_source_passages_, Get<uint32_t>(source, "kg.fact_sources"));
+  for (int k = 0; k < kNumEdgeKinds; ++k) {
+    Csr& c = g->edges_[k];
+    FLOWRAG_ASSIGN_OR_RETURN(c.offsets, Get<uint64_t>(source, EdgeArray(k, "offsets")));
+    FLOWRAG_ASSIGN_OR_RETURN(c.targets, Get<uint32_t>(source, EdgeArray(k, "targets")));
+    FLOWRAG_ASSIGN_OR_RETURN(c.weights, Get<float>(source, EdgeArray(k, "weights")));
+    FLOWRAG_ASSIGN_OR_RETURN(c.attrs, Get<uint32_t>(source, EdgeArray(k, "attrs")));
+  }
+  FLOWRAG_RETURN_IF_ERROR(g->CheckAdopted(source));
+  FLOWRAG_ASSIGN_OR_RETURN(g->walk_,
+                           WalkGraph::AdoptArrays(source, g->num_passages_, g->num_entities()));
+  g->vectors_ = vectors != nullptr ? std::move(vectors) : std::make_shared<GraphVectors>();
+  FLOWRAG_RETURN_IF_ERROR(g->CheckVectors());
+  return std::shared_ptr<const KnowledgeGraph>(std::move(g));
+}
+
+Status KnowledgeGraph::CheckAdopted(const ArraySource& source) {
+  const size_t P = num_passages_, E = num_entities(), D = num_descriptions(), F = num_facts(),
+               R = num_relations(), T = num_fact_texts();
+  // The counts written beside the arrays.
+  struct Count {
+    const char* name;
+    size_t value;
+  };
+  for (const Count& c :
+       {Count{"kg.num_entities", E}, Count{"kg.num_descriptions", D}, Count{"kg.num_facts", F},
+        Count{"kg.num_relations", R}, Count{"kg.num_fact_texts", T}}) {
+    FLOWRAG_ASSIGN_OR_RETURN(size_t n, GetCount(source, c.name));
+    if (n != c.value) {
+      return Status::Corruption(std::string(c.name) + ": " + std::to_string(n) +
+                                ", but the arrays hold " + std::to_string(c.value));
+    }
+  }
+  const uint64_t N = static_cast<uint64_t>(P) + E + D + F;
+  if (N > std::numeric_limits<uint32_t>::max()) {
+    return Status::Corruption("kg.num_*: more nodes than 32-bit ids hold");
+  }
+  num_nodes_ = N;
+  // Entities.
+  FLOWRAG_RETURN_IF_ERROR(CheckSize<uint64_t>("kg.entity_types.o", entity_types_.offsets(), E + 1));
+  FLOWRAG_RETURN_IF_ERROR(CheckSize<int64_t>("kg.entity_ids", entity_ids_, E));
+  FLOWRAG_RETURN_IF_ERROR(CheckSize<float>("kg.abstractness", abstractness_, E));
+  FLOWRAG_RETURN_IF_ERROR(CheckSize<float>("kg.raw_abstractness", raw_abstractness_, E));
+  FLOWRAG_RETURN_IF_ERROR(
+      array_checks::CheckFinite<float>("kg.raw_abstractness", raw_abstractness_));
+  for (size_t e = 0; e < E; ++e) {
+    if (!(abstractness_[e] >= 0.0f && abstractness_[e] <= 1.0f)) {
+      return Bad("kg.abstractness", e, "not in [0, 1]");
+    }
+  }
+  // Descriptions.
+  FLOWRAG_RETURN_IF_ERROR(CheckSize<uint32_t>("kg.description_entity", description_entity_, D));
+  FLOWRAG_RETURN_IF_ERROR(CheckSize<uint32_t>("kg.description_passage", description_passage_, D));
+  FLOWRAG_RETURN_IF_ERROR(CheckBelow("kg.description_entity", description_entity_, E, "entities"));
+  FLOWRAG_RETURN_IF_ERROR(
+      CheckBelow("kg.description_passage", description_passage_, P, "passages"));
+  // Facts.
+  FLOWRAG_RETURN_IF_ERROR(CheckSize<uint32_t>("kg.fact_object", fact_object_, F));
+  FLOWRAG_RETURN_IF_ERROR(CheckSize<uint32_t>("kg.fact_relation", fact_relation_, F));
+  FLOWRAG_RETURN_IF_ERROR(CheckSize<uint32_t>("kg.fact_text", fact_text_, F));
+  FLOWRAG_RETURN_IF_ERROR(CheckBelow("kg.fact_subject", fact_subject_, E, "entities"));
+  FLOWRAG_RETURN_IF_ERROR(CheckBelow("kg.fact_object", fact_object_, E, "entities"));
+  FLOWRAG_RETURN_IF_ERROR(CheckBelow("kg.fact_relation", fact_relation_, R, "relations"));
+  FLOWRAG_RETURN_IF_ERROR(CheckBelow("kg.fact_text", fact_text_, T, "fact texts"));
+  FLOWRAG_RETURN_IF_ERROR(CheckSize<uint32_t>("kg.facts_by_text", facts_by_text_, F));
+  FLOWRAG_RETURN_IF_ERROR(CheckOffsets("kg.facts_by_text_offsets", facts_by_text_offsets_, T, F));
+  FLOWRAG_RETURN_IF_ERROR(CheckFactsByText(facts_by_text_offsets_, facts_by_text_, fact_text_));
+  FLOWRAG_RETURN_IF_ERROR(CheckOffsets("kg.fact_source_offsets", fact_source_offsets_, F,
+                                       fact_source_passages_.size()));
+  FLOWRAG_RETURN_IF_ERROR(CheckBelow("kg.fact_sources", fact_source_passages_, P, "passages"));
+  // Edges.
+  for (int k = 0; k < kNumEdgeKinds; ++k) {
+    const Csr& c = edges_[k];
+    const size_t entries = c.targets.size();
+    FLOWRAG_RETURN_IF_ERROR(CheckOffsets(EdgeArray(k, "offsets"), c.offsets, N, entries));
+    FLOWRAG_RETURN_IF_ERROR(CheckSize<float>(EdgeArray(k, "weights"), c.weights, entries));
+    FLOWRAG_RETURN_IF_ERROR(CheckSize<uint32_t>(EdgeArray(k, "attrs"), c.attrs, entries));
+    FLOWRAG_RETURN_IF_ERROR(array_checks::CheckFinite<float>(EdgeArray(k, "weights"), c.weights));
+    if (static_cast<EdgeKind>(k) == EdgeKind::kRelatedTo) {
+      FLOWRAG_RETURN_IF_ERROR(CheckBelow(EdgeArray(k, "attrs"), c.attrs, F, "facts"));
+    }
+    FLOWRAG_RETURN_IF_ERROR(CheckBelow(EdgeArray(k, "targets"), c.targets, N, "nodes"));
+    for (uint32_t u = 0; u < N; ++u) {
+      const NodeKind from = Kind(u);
+      for (uint64_t i = c.offsets[u]; i < c.offsets[u + 1]; ++i) {
+        if (!EdgeJoins(static_cast<EdgeKind>(k), from, Kind(c.targets[i]))) {
+          return Bad(EdgeArray(k, "targets"), i,
+                     std::string(NodeKindName(from)) + " to " +
+                         std::string(NodeKindName(Kind(c.targets[i]))) + " is not an edge of " +
+                         std::string(EdgeKindName(static_cast<EdgeKind>(k))));
+        }
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status KnowledgeGraph::CheckVectors() const {
+  auto check = [](const VectorIndex* index, size_t count, const char* what) {
+    if (index == nullptr || index->Size() <= count) return Status::Ok();
+    return Status::InvalidArgument(std::string("graph vectors: ") + what + " index of " +
+                                   std::to_string(index->Size()) + " vectors, the graph has " +
+                                   std::to_string(count));
+  };
+  FLOWRAG_RETURN_IF_ERROR(check(entity_index(), num_entities(), "entity"));
+  FLOWRAG_RETURN_IF_ERROR(check(description_index(), num_descriptions(), "description"));
+  return check(fact_index(), num_fact_texts(), "fact text");
 }
 
 NodeKind KnowledgeGraph::Kind(uint32_t node) const {
@@ -195,8 +463,10 @@ NodeKind KnowledgeGraph::Kind(uint32_t node) const {
 
 uint32_t KnowledgeGraph::LocalIndex(uint32_t node) const {
   switch (Kind(node)) {
-    case NodeKind::kPassage: return node;
-    case NodeKind::kEntity: return static_cast<uint32_t>(node - num_passages_);
+    case NodeKind::kPassage:
+      return node;
+    case NodeKind::kEntity:
+      return static_cast<uint32_t>(node - num_passages_);
     case NodeKind::kDescription:
       return static_cast<uint32_t>(node - num_passages_ - num_entities());
     case NodeKind::kFact:
@@ -217,18 +487,17 @@ uint32_t KnowledgeGraph::EntityPassageCount(uint32_t e) const {
 size_t KnowledgeGraph::MemoryBytes() const {
   size_t bytes = 0;
   for (const Csr& c : edges_) {
-    bytes += c.offsets.size() * 8 + c.targets.size() * 4 + c.weights.size() * 4 + c.attrs.size() * 4;
+    bytes += c.offsets.bytes() + c.targets.bytes() + c.weights.bytes() + c.attrs.bytes();
   }
-  auto strings = [](const std::vector<std::string>& v) {
-    size_t b = 0;
-    for (const auto& s : v) b += s.capacity() + sizeof(std::string);
-    return b;
-  };
-  bytes += strings(entity_names_) + strings(entity_types_) + strings(description_texts_) +
-           strings(relation_texts_) + strings(fact_texts_);
-  bytes += (fact_subject_.size() * 4 + facts_by_text_.size()) * 4 + facts_by_text_offsets_.size() * 8;
-  bytes += (entity_ids_.size() * 8) + (abstractness_.size() + raw_abstractness_.size()) * 4;
-  bytes += fact_source_offsets_.size() * 8 + fact_source_passages_.size() * 4;
+  bytes += entity_names_.memory_bytes() + entity_types_.memory_bytes() +
+           description_texts_.memory_bytes() + relation_texts_.memory_bytes() +
+           fact_texts_.memory_bytes();
+  bytes += entity_ids_.bytes() + abstractness_.bytes() + raw_abstractness_.bytes();
+  bytes += description_entity_.bytes() + description_passage_.bytes();
+  bytes +=
+      fact_subject_.bytes() + fact_object_.bytes() + fact_relation_.bytes() + fact_text_.bytes();
+  bytes += facts_by_text_offsets_.bytes() + facts_by_text_.bytes();
+  bytes += fact_source_offsets_.bytes() + fact_source_passages_.bytes();
   bytes += vectors_->MemoryBytes();
   bytes += walk_.MemoryBytes();
   return bytes;

@@ -31,7 +31,13 @@
 // then clipped to the 1st–99th percentile over all entities and min-max
 // scaled to [0, 1].
 //
-// Thread-safety: immutable after Build(); share through the snapshot.
+// Arrays: every array is a FlatArray and every string list a StringArena
+// (common/flat_array.h), owned when built, borrowed when adopted from an
+// ArraySource (common/array_io.h; a memory-mapped segment file) by
+// AdoptArrays, which recomputes nothing. ExportArrays writes them.
+//
+// Thread-safety: immutable after Build() / AdoptArrays(); share through the
+// snapshot.
 #ifndef FLOWRAG_GRAPH_KNOWLEDGE_GRAPH_H_
 #define FLOWRAG_GRAPH_KNOWLEDGE_GRAPH_H_
 
@@ -39,8 +45,11 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "common/array_io.h"
+#include "common/flat_array.h"
 #include "common/matrix.h"
 #include "flowrag/status.h"
 #include "graph/graph_vectors.h"
@@ -56,12 +65,19 @@ inline constexpr int kNumEdgeKinds = 4;
 std::string_view NodeKindName(NodeKind kind);
 std::string_view EdgeKindName(EdgeKind kind);
 
+// The format of the arrays ExportArrays writes and AdoptArrays reads: bump
+// it whenever what Build computes changes (CSR order, walk weights,
+// abstractness, facts by text, a new array), since adopted arrays are used
+// as written, never recomputed: a segment of another format is refused and
+// rebuilt from the store.
+inline constexpr uint32_t kGraphArraysFormat = 1;
+
 // One edge kind's adjacency. Neighbours of a node are sorted by target id.
 struct Csr {
-  std::vector<uint64_t> offsets;  // num_nodes + 1
-  std::vector<uint32_t> targets;
-  std::vector<float> weights;
-  std::vector<uint32_t> attrs;  // kRelatedTo: fact index; else 0
+  FlatArray<uint64_t> offsets;  // num_nodes + 1
+  FlatArray<uint32_t> targets;
+  FlatArray<float> weights;
+  FlatArray<uint32_t> attrs;  // kRelatedTo: fact index; kMentions: 1 = title; else 0
 
   size_t Degree(uint32_t node) const { return offsets[node + 1] - offsets[node]; }
   uint64_t Begin(uint32_t node) const { return offsets[node]; }
@@ -107,7 +123,30 @@ class KnowledgeGraph {
     // Passage embeddings for abstractness (rows = passages), may be empty.
     const FloatMatrix* passage_vectors = nullptr;
   };
+  // Computes every array from `input` (CSR adjacency, facts by text, fact
+  // sources, abstractness, the WalkGraph). A change of what it computes
+  // needs a bump of kGraphArraysFormat (above).
   static Result<std::shared_ptr<const KnowledgeGraph>> Build(Input&& input);
+
+  // Writes every array and count of the graph (not the vectors), named
+  // "kg.*" and "walk.*", with kGraphArraysFormat as "kg.format". Arrays
+  // read by scattered rows (CSR and walk targets, weights, attrs, kinds)
+  // are marked random. O(arrays' bytes).
+  Status ExportArrays(ArraySink& sink) const;
+  // The graph ExportArrays wrote, its arrays borrowed from `source` (no copy,
+  // nothing recomputed), with `vectors` (null: none). Checks, before
+  // returning, everything a damaged or crafted source could make unsafe:
+  // the format, every count against `num_passages` and the array sizes,
+  // every offsets array (size, first 0, non-decreasing, last = the length
+  // of the array it indexes), every index against its range (CSR and walk
+  // targets, fact subjects/objects/relations/texts, sources, description
+  // entities and passages, facts by text), the node kinds each edge kind
+  // joins, walk kinds, finite weights, abstractness and row sums. Errors:
+  // NotFound for a missing array, Corruption naming the array (and index)
+  // for anything else; InvalidArgument when `vectors` index more elements
+  // than the graph has. O(total length of the arrays).
+  static Result<std::shared_ptr<const KnowledgeGraph>> AdoptArrays(
+      const ArraySource& source, size_t num_passages, std::shared_ptr<const GraphVectors> vectors);
 
   // ---- node space
   size_t num_nodes() const { return num_nodes_; }
@@ -134,25 +173,25 @@ class KnowledgeGraph {
   size_t NumEdges(EdgeKind kind) const;  // undirected edges (entries / 2)
 
   // ---- entities
-  const std::string& EntityName(uint32_t e) const { return entity_names_[e]; }
-  const std::string& EntityType(uint32_t e) const { return entity_types_[e]; }
+  std::string_view EntityName(uint32_t e) const { return entity_names_[e]; }
+  std::string_view EntityType(uint32_t e) const { return entity_types_[e]; }
   int64_t EntityStoreId(uint32_t e) const { return entity_ids_[e]; }
   // Passages mentioning the entity (SemFlowRAG's passage frequency).
   uint32_t EntityPassageCount(uint32_t e) const;
-  float Abstractness(uint32_t e) const { return abstractness_[e]; }        // normalised [0,1]
+  float Abstractness(uint32_t e) const { return abstractness_[e]; }         // normalised [0,1]
   float RawAbstractness(uint32_t e) const { return raw_abstractness_[e]; }  // tr Cov
 
   // ---- descriptions and facts
-  const std::string& DescriptionText(uint32_t d) const { return description_texts_[d]; }
+  std::string_view DescriptionText(uint32_t d) const { return description_texts_[d]; }
   uint32_t DescriptionEntity(uint32_t d) const { return description_entity_[d]; }
   uint32_t DescriptionPassage(uint32_t d) const { return description_passage_[d]; }
   uint32_t FactSubject(uint32_t f) const { return fact_subject_[f]; }
   uint32_t FactObject(uint32_t f) const { return fact_object_[f]; }
   uint32_t FactRelationId(uint32_t f) const { return fact_relation_[f]; }
-  const std::string& FactRelation(uint32_t f) const { return relation_texts_[fact_relation_[f]]; }
-  const std::string& RelationText(uint32_t r) const { return relation_texts_[r]; }
+  std::string_view FactRelation(uint32_t f) const { return relation_texts_[fact_relation_[f]]; }
+  std::string_view RelationText(uint32_t r) const { return relation_texts_[r]; }
   uint32_t FactTextId(uint32_t f) const { return fact_text_[f]; }
-  const std::string& FactTextOf(uint32_t t) const { return fact_texts_[t]; }
+  std::string_view FactTextOf(uint32_t t) const { return fact_texts_[t]; }
   // Facts whose text is fact text `t` (ascending).
   std::span<const uint32_t> FactsWithText(uint32_t t) const {
     return {facts_by_text_.data() + facts_by_text_offsets_[t],
@@ -166,7 +205,9 @@ class KnowledgeGraph {
   // ---- vectors (null / empty when the store has no embeddings)
   const VectorIndex* entity_index() const { return vectors_->entity_index.get(); }
   const VectorIndex* description_index() const { return vectors_->description_index.get(); }
-  const VectorIndex* fact_index() const { return vectors_->fact_index.get(); }  // ids: fact text ids
+  const VectorIndex* fact_index() const {
+    return vectors_->fact_index.get();
+  }  // ids: fact text ids
   // Entity-name vectors as rows (entity index → row); null unless the graph
   // was embedded by the built-in embedder.
   const SparseRows* entity_vectors() const {
@@ -186,18 +227,23 @@ class KnowledgeGraph {
   size_t MemoryBytes() const;
 
  private:
+  // AdoptArrays' checks of the arrays in place (sets num_nodes_), and of
+  // the vectors' sizes against the graph's.
+  Status CheckAdopted(const ArraySource& source);
+  Status CheckVectors() const;
+
   size_t num_passages_ = 0, num_nodes_ = 0;
-  std::vector<std::string> entity_names_, entity_types_;
-  std::vector<int64_t> entity_ids_;
-  std::vector<float> abstractness_, raw_abstractness_;
-  std::vector<std::string> description_texts_;
-  std::vector<uint32_t> description_entity_, description_passage_;
-  std::vector<uint32_t> fact_subject_, fact_object_, fact_relation_, fact_text_;
-  std::vector<std::string> relation_texts_, fact_texts_;
-  std::vector<uint64_t> facts_by_text_offsets_;
-  std::vector<uint32_t> facts_by_text_;
-  std::vector<uint64_t> fact_source_offsets_;
-  std::vector<uint32_t> fact_source_passages_;
+  StringArena entity_names_, entity_types_;
+  FlatArray<int64_t> entity_ids_;
+  FlatArray<float> abstractness_, raw_abstractness_;
+  StringArena description_texts_;
+  FlatArray<uint32_t> description_entity_, description_passage_;
+  FlatArray<uint32_t> fact_subject_, fact_object_, fact_relation_, fact_text_;
+  StringArena relation_texts_, fact_texts_;
+  FlatArray<uint64_t> facts_by_text_offsets_;
+  FlatArray<uint32_t> facts_by_text_;
+  FlatArray<uint64_t> fact_source_offsets_;
+  FlatArray<uint32_t> fact_source_passages_;
   Csr edges_[kNumEdgeKinds];
   WalkGraph walk_;
   std::shared_ptr<const GraphVectors> vectors_;

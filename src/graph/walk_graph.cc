@@ -1,8 +1,11 @@
 #include "graph/walk_graph.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
+#include <string_view>
 
+#include "graph/array_checks.h"
 #include "graph/knowledge_graph.h"
 
 namespace flowrag {
@@ -18,7 +21,7 @@ struct Item {
 std::vector<float> EntityFactors(const KnowledgeGraph& g, const WalkWeights& w) {
   std::vector<float> f(g.num_entities(), 1.0f);
   for (uint32_t e = 0; e < g.num_entities(); ++e) {
-    const std::string& type = g.EntityType(e);
+    const std::string_view type = g.EntityType(e);
     if (type == "DATE" || type == "NUMBER") f[e] *= w.literal;
     const uint32_t df = g.EntityPassageCount(e);
     if (w.hub_passages > 0 && df > w.hub_passages) {
@@ -63,9 +66,13 @@ WalkGraph WalkGraph::Build(const KnowledgeGraph& g, const WalkWeights& w) {
   out.config_ = w;
   const size_t n = g.num_passages() + g.num_entities();
   const std::vector<float> factor = EntityFactors(g, w);
-  out.offsets_.reserve(n + 1);
-  out.offsets_.push_back(0);
-  out.row_sums_.assign(n, 0.0);
+  std::vector<uint64_t> offsets;
+  std::vector<uint32_t> targets;
+  std::vector<float> weights;
+  std::vector<uint8_t> kinds;
+  std::vector<double> row_sums(n, 0.0);
+  offsets.reserve(n + 1);
+  offsets.push_back(0);
   std::vector<Item> row;
   for (uint32_t u = 0; u < n; ++u) {
     row.clear();
@@ -76,26 +83,118 @@ WalkGraph WalkGraph::Build(const KnowledgeGraph& g, const WalkWeights& w) {
       return a.target != b.target ? a.target < b.target : a.kind < b.kind;
     });
     double sum = 0.0;
-    const size_t row_begin = out.targets_.size();
+    const size_t row_begin = targets.size();
     for (const Item& it : row) {
       if (!(it.weight > 0)) continue;
-      if (out.targets_.size() > row_begin && out.targets_.back() == it.target) {
-        out.weights_.back() += it.weight;
+      if (targets.size() > row_begin && targets.back() == it.target) {
+        weights.back() += it.weight;
       } else {
-        out.targets_.push_back(it.target);
-        out.weights_.push_back(it.weight);
-        out.kinds_.push_back(it.kind);
+        targets.push_back(it.target);
+        weights.push_back(it.weight);
+        kinds.push_back(it.kind);
       }
       sum += it.weight;
     }
-    out.row_sums_[u] = sum;
-    out.offsets_.push_back(out.targets_.size());
+    row_sums[u] = sum;
+    offsets.push_back(targets.size());
+  }
+  out.offsets_ = std::move(offsets);
+  out.targets_ = std::move(targets);
+  out.weights_ = std::move(weights);
+  out.kinds_ = std::move(kinds);
+  out.row_sums_ = std::move(row_sums);
+  return out;
+}
+
+Status WalkGraph::ExportArrays(ArraySink& sink) const {
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<uint64_t>("walk.offsets", offsets_, /*random=*/true));
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<uint32_t>("walk.targets", targets_, /*random=*/true));
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<float>("walk.weights", weights_, /*random=*/true));
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<uint8_t>("walk.kinds", kinds_, /*random=*/true));
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<double>("walk.row_sums", row_sums_, /*random=*/true));
+  FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<float>("walk.w.mention", config_.mention));
+  FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<float>("walk.w.title", config_.title));
+  FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<float>("walk.w.fact", config_.fact));
+  FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<float>("walk.w.synonym", config_.synonym));
+  FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<float>("walk.w.literal", config_.literal));
+  return sink.PutScalar<uint32_t>("walk.w.hub_passages", config_.hub_passages);
+}
+
+namespace {
+
+Result<WalkWeights> AdoptWeights(const ArraySource& source) {
+  using array_checks::GetScalar;
+  WalkWeights w;
+  struct Field {
+    const char* name;
+    float* value;
+  };
+  for (const Field& f : {Field{"walk.w.mention", &w.mention}, Field{"walk.w.title", &w.title},
+                         Field{"walk.w.fact", &w.fact}, Field{"walk.w.synonym", &w.synonym},
+                         Field{"walk.w.literal", &w.literal}}) {
+    FLOWRAG_ASSIGN_OR_RETURN(*f.value, GetScalar<float>(source, f.name));
+    if (!std::isfinite(*f.value)) return array_checks::Bad(f.name, 0, "not finite");
+  }
+  FLOWRAG_ASSIGN_OR_RETURN(w.hub_passages, GetScalar<uint32_t>(source, "walk.w.hub_passages"));
+  return w;
+}
+
+// An entry of `kind` may join nodes u and v (passages below `passages`):
+// the kinds Build makes.
+bool KindJoins(uint8_t kind, bool u_passage, bool v_passage) {
+  switch (static_cast<EdgeKind>(kind)) {
+    case EdgeKind::kMentions:
+      return u_passage != v_passage;
+    case EdgeKind::kRelatedTo:
+    case EdgeKind::kSynonym:
+      return !u_passage && !v_passage;
+    case EdgeKind::kDescribes:
+      return false;
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<WalkGraph> WalkGraph::AdoptArrays(const ArraySource& source, size_t num_passages,
+                                         size_t num_entities) {
+  using array_checks::Bad;
+  using array_checks::Get;
+  WalkGraph out;
+  FLOWRAG_ASSIGN_OR_RETURN(out.config_, AdoptWeights(source));
+  FLOWRAG_ASSIGN_OR_RETURN(out.offsets_, Get<uint64_t>(source, "walk.offsets"));
+  FLOWRAG_ASSIGN_OR_RETURN(out.targets_, Get<uint32_t>(source, "walk.targets"));
+  FLOWRAG_ASSIGN_OR_RETURN(out.weights_, Get<float>(source, "walk.weights"));
+  FLOWRAG_ASSIGN_OR_RETURN(out.kinds_, Get<uint8_t>(source, "walk.kinds"));
+  FLOWRAG_ASSIGN_OR_RETURN(out.row_sums_, Get<double>(source, "walk.row_sums"));
+  const size_t n = num_passages + num_entities, entries = out.targets_.size();
+  FLOWRAG_RETURN_IF_ERROR(array_checks::CheckOffsets("walk.offsets", out.offsets_, n, entries));
+  FLOWRAG_RETURN_IF_ERROR(array_checks::CheckSize<float>("walk.weights", out.weights_, entries));
+  FLOWRAG_RETURN_IF_ERROR(array_checks::CheckSize<uint8_t>("walk.kinds", out.kinds_, entries));
+  FLOWRAG_RETURN_IF_ERROR(array_checks::CheckSize<double>("walk.row_sums", out.row_sums_, n));
+  FLOWRAG_RETURN_IF_ERROR(array_checks::CheckBelow("walk.targets", out.targets_, n, "nodes"));
+  FLOWRAG_RETURN_IF_ERROR(array_checks::CheckFinite<double>("walk.row_sums", out.row_sums_));
+  for (size_t u = 0; u < n; ++u) {
+    double sum = 0.0;
+    for (uint64_t i = out.offsets_[u]; i < out.offsets_[u + 1]; ++i) {
+      const float w = out.weights_[i];
+      if (!std::isfinite(w) || !(w > 0)) return Bad("walk.weights", i, "not finite and > 0");
+      if (!KindJoins(out.kinds_[i], u < num_passages, out.targets_[i] < num_passages)) {
+        return Bad("walk.kinds", i,
+                   "kind " + std::to_string(out.kinds_[i]) + " does not join these nodes");
+      }
+      sum += w;
+    }
+    if (std::abs(out.row_sums_[u] - sum) > 1e-4 * sum) {
+      return Bad("walk.row_sums", u, "not the sum of the row's weights");
+    }
   }
   return out;
 }
 
 size_t WalkGraph::MemoryBytes() const {
-  return offsets_.size() * 8 + targets_.size() * 9 + kinds_.size() + row_sums_.size() * 8;
+  return offsets_.bytes() + targets_.bytes() + weights_.bytes() + kinds_.bytes() +
+         row_sums_.bytes();
 }
 
 }  // namespace flowrag

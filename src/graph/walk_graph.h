@@ -19,19 +19,28 @@
 //   hub       every edge of an entity named in df > `hub_passages`
 //             passages is multiplied by hub_passages / df (per endpoint).
 // Measured (ppr Recall@5 offline, 2wiki-train / musique-train, on the
-// all-pairs fact graph before proximity facts and the local fact channel): HippoRAG weights alone 85.2 / 64.8; title 3 88.2 /
-// 66.4; title 10 91.0 / 66.0; literal 0.1 86.6 / 66.6; hub 50 85.5 / 65.2;
-// title 10 + literal 0.1 + hub 50 93.3 / 67.0 (2wiki 79.2 → 90.3,
+// all-pairs fact graph before proximity facts and the local fact channel): HippoRAG weights
+// alone 85.2 / 64.8; title 3 88.2 / 66.4; title 10 91.0 / 66.0; literal 0.1 86.6 / 66.6; hub
+// 50 85.5 / 65.2; title 10 + literal 0.1 + hub 50 93.3 / 67.0 (2wiki 79.2 → 90.3,
 // hotpotqa-train 84.0 → 89.0). Lowering the fact weight to 0.5 lost a point.
 //
-// Thread-safety: immutable after Build. Memory: 17 bytes per entry plus
-// 16 bytes per node.
+// Arrays: FlatArrays (common/flat_array.h), owned when built, borrowed when
+// adopted (AdoptArrays, called by KnowledgeGraph::AdoptArrays: the same
+// arrays from a segment file, nothing recomputed).
+//
+// Thread-safety: immutable after Build / AdoptArrays. Memory: 9 bytes per
+// entry plus 16 bytes per node.
 #ifndef FLOWRAG_GRAPH_WALK_GRAPH_H_
 #define FLOWRAG_GRAPH_WALK_GRAPH_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
+
+#include "common/array_io.h"
+#include "common/flat_array.h"
+#include "flowrag/status.h"
 
 namespace flowrag {
 
@@ -52,6 +61,22 @@ class WalkGraph {
   WalkGraph() = default;
   static WalkGraph Build(const KnowledgeGraph& graph, const WalkWeights& weights);
 
+  // Writes the arrays ("walk.offsets", "walk.targets", "walk.weights",
+  // "walk.kinds", "walk.row_sums"; the first four marked random) and the
+  // WalkWeights as scalars ("walk.w.*"). O(arrays' bytes).
+  Status ExportArrays(ArraySink& sink) const;
+  // The walk graph ExportArrays wrote, over `num_passages` passages and
+  // `num_entities` entities, its arrays borrowed from `source`. Checks the
+  // offsets (num_passages + num_entities + 1, first 0, non-decreasing, last
+  // = entries), every target < nodes, every kind one Build makes between the
+  // kinds of node it joins (MENTIONS: passage and entity; RELATED_TO and
+  // SYNONYM: two entities), every weight finite and > 0, every row sum
+  // finite and equal to its row's weights (relative 1e-4) and the WalkWeights
+  // finite. NotFound for a missing array, Corruption naming the array and
+  // index otherwise. O(nodes + entries).
+  static Result<WalkGraph> AdoptArrays(const ArraySource& source, size_t num_passages,
+                                       size_t num_entities);
+
   size_t num_nodes() const { return offsets_.empty() ? 0 : offsets_.size() - 1; }
   size_t num_entries() const { return targets_.size(); }
   uint64_t Begin(uint32_t u) const { return offsets_[u]; }
@@ -71,13 +96,12 @@ class WalkGraph {
 
  private:
   WalkWeights config_;
-  std::vector<uint64_t> offsets_;
-  std::vector<uint32_t> targets_;
-  std::vector<float> weights_;
-  std::vector<uint8_t> kinds_;
-  std::vector<double> row_sums_;
+  FlatArray<uint64_t> offsets_;
+  FlatArray<uint32_t> targets_;
+  FlatArray<float> weights_;
+  FlatArray<uint8_t> kinds_;
+  FlatArray<double> row_sums_;
 };
-
 
 }  // namespace flowrag
 

@@ -483,7 +483,7 @@ void AddRelationContext(const LocalSaRun& run, SaQuery& q, RetrievalOutput* out)
   if (q.opt.max_relations > 0 && rels.size() > q.opt.max_relations) {
     rels.resize(q.opt.max_relations);
   }
-  for (const auto& [w, rid] : rels) out->context.push_back(q.g.RelationText(rid));
+  for (const auto& [w, rid] : rels) out->context.emplace_back(q.g.RelationText(rid));
 }
 
 // Seeds (score 1), node scores: the entities by activation (at most

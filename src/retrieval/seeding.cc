@@ -182,7 +182,8 @@ FactFilter LlmFactFilter(const KnowledgeGraph& g, const std::string& query, Chat
     for (const FactHit& h : hits) {
       const uint32_t f = g.FactsWithText(h.fact_text).front();
       triples.push_back(
-          {g.EntityName(g.FactSubject(f)), g.FactRelation(f), g.EntityName(g.FactObject(f))});
+          {std::string(g.EntityName(g.FactSubject(f))), std::string(g.FactRelation(f)),
+           std::string(g.EntityName(g.FactObject(f)))});
     }
     auto kept = LlmFilterFacts(chat, query, triples, max_keep);
     std::vector<size_t> all(hits.size());
@@ -252,7 +253,7 @@ Result<FactSeeds> SeedWalkFromFacts(const Snapshot& s, const std::string& query,
   }
   const QueryKeywords named = QueryNames(s, query);
   FLOWRAG_ASSIGN_OR_RETURN(FactSeeds fs, FactSeedsOf(s, query, qs, named, options, filter));
-  for (const FactHit& f : fs.facts) out->keywords.push_back(g.FactTextOf(f.fact_text));
+  for (const FactHit& f : fs.facts) out->keywords.emplace_back(g.FactTextOf(f.fact_text));
   out->diagnostics.candidates_scored = qs.candidates_scored + fs.candidates_scored;
   if (!options.name_seeds) return fs;
   AddNameSeeds(g, named, options.normalize_scores, &fs);

@@ -16,12 +16,13 @@ std::string NodeLabel(const Snapshot& snap, uint32_t node) {
     case NodeKind::kPassage:
       return snap.document_of(i).external_id + "#" + std::to_string(snap.passage(i).ordinal);
     case NodeKind::kEntity:
-      return g.EntityName(i);
+      return std::string(g.EntityName(i));
     case NodeKind::kDescription:
-      return "description of " + g.EntityName(g.DescriptionEntity(i));
+      return "description of " + std::string(g.EntityName(g.DescriptionEntity(i)));
     case NodeKind::kFact:
-      return g.EntityName(g.FactSubject(i)) + " / " + g.FactRelation(i).substr(0, 80) + " / " +
-             g.EntityName(g.FactObject(i));
+      return std::string(g.EntityName(g.FactSubject(i))) + " / " +
+             std::string(g.FactRelation(i).substr(0, 80)) + " / " +
+             std::string(g.EntityName(g.FactObject(i)));
   }
   return "";
 }

@@ -1,0 +1,577 @@
+// KnowledgeGraph's arrays out and back in place (KnowledgeGraph::ExportArrays
+// / AdoptArrays through MemoryArrays, the WalkGraph's with them): the adopted
+// graph borrows every array, answers every accessor as the built one, walks
+// bit for bit, exports the same bytes again and outlives the arrays' owner;
+// every missing, retyped or damaged array is refused with NotFound or
+// Corruption naming it, and random damage never crashes (run under the
+// sanitizers too).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/array_io.h"
+#include "engine/engine_impl.h"
+#include "flowrag/engine.h"
+#include "graph/knowledge_graph.h"
+#include "graph/snapshot.h"
+#include "graph_algo/ppr.h"
+#include "test_util.h"
+#include "vector/flat_index.h"
+
+namespace flowrag {
+namespace {
+
+const std::string kDemo = std::string(FLOWRAG_SOURCE_DIR) + "/examples/demo";
+
+// A small graph with every kind of row: 4 passages, 5 entities (one a DATE,
+// so the walk's literal rule applies), title and plain mentions, two
+// descriptions, four facts over two relations and three fact texts with
+// several sources, a synonym, and passage vectors for abstractness.
+KnowledgeGraph::Input SmallInput(FloatMatrix* passage_vectors) {
+  KnowledgeGraph::Input in;
+  in.num_passages = 4;
+  in.entity_names = {"Ada Lovelace", "London", "1815", "Analytical Engine", "Lovelace"};
+  in.entity_types = {"PERSON", "PLACE", "DATE", "THING", "PERSON"};
+  in.entity_ids = {11, 12, 13, 14, 15};
+  in.mentions = {{0, 0, 2.0f, true, true}, {0, 1, 1.0f, false},       {0, 2, 1.0f, false},
+                 {1, 1, 1.0f, true, true}, {1, 0, 1.0f, false},       {2, 3, 3.0f, true, true},
+                 {2, 0, 1.0f, false},      {3, 4, 1.0f, true, false}, {3, 2, 1.0f, false}};
+  in.description_entity = {0, 3};
+  in.description_passage = {0, 2};
+  in.description_texts = {"English mathematician", "a proposed mechanical computer"};
+  in.fact_subject = {0, 0, 3, 4};
+  in.fact_object = {1, 2, 0, 1};
+  in.fact_relation = {0, 1, 0, 0};
+  in.relation_texts = {"born in", "born on"};
+  in.fact_text = {0, 1, 2, 0};
+  in.fact_texts = {"Ada Lovelace born in London", "Ada Lovelace born on 1815",
+                   "Analytical Engine described by Ada Lovelace"};
+  in.fact_sources = {{1, 0}, {0}, {2, 3, 0}, {3}};
+  in.synonyms = {{0, 4, 0.875f}};
+  *passage_vectors = FloatMatrix(4, 3);
+  const float values[] = {1, 0, 0, 0.5f, 0.5f, 0, 0, 1, 0.25f, 0, 0.75f, 1};
+  std::memcpy(passage_vectors->data.data(), values, sizeof(values));
+  in.passage_vectors = passage_vectors;
+  return in;
+}
+
+std::shared_ptr<const KnowledgeGraph> SmallGraph() {
+  FloatMatrix vectors;
+  auto g = KnowledgeGraph::Build(SmallInput(&vectors));
+  EXPECT_TRUE(g.ok()) << g.status().ToString();
+  return g.ok() ? std::move(g).value() : nullptr;
+}
+
+// The names, kinds and bytes of every array put, in order, forwarded to
+// `out` (when not null) except `drop`; `retype` is forwarded as bytes of
+// another element type.
+class RecordingSink final : public ArraySink {
+ public:
+  struct Array {
+    ArrayKind kind;
+    std::vector<std::byte> bytes;
+    bool random;
+  };
+  explicit RecordingSink(ArraySink* out, std::string drop = "", std::string retype = "")
+      : out_(out), drop_(std::move(drop)), retype_(std::move(retype)) {}
+  Status PutBytes(std::string_view name, ArrayKind kind, size_t element_size,
+                  std::span<const std::byte> bytes, bool random) override {
+    EXPECT_LE(name.size(), 31u) << name;
+    EXPECT_TRUE(name.starts_with("kg.") || name.starts_with("walk.")) << name;
+    EXPECT_TRUE(
+        arrays_.emplace(std::string(name), Array{kind, {bytes.begin(), bytes.end()}, random})
+            .second)
+        << name;
+    names_.emplace_back(name);
+    if (out_ == nullptr || name == drop_) return Status::Ok();
+    if (name == retype_) {
+      const ArrayKind other = kind == ArrayKind::kU8 ? ArrayKind::kI8 : ArrayKind::kU8;
+      return out_->PutBytes(name, other, 1, bytes, random);
+    }
+    return out_->PutBytes(name, kind, element_size, bytes, random);
+  }
+  const std::vector<std::string>& names() const { return names_; }
+  const std::map<std::string, Array>& arrays() const { return arrays_; }
+
+ private:
+  ArraySink* out_;
+  std::string drop_, retype_;
+  std::vector<std::string> names_;
+  std::map<std::string, Array> arrays_;
+};
+
+std::vector<std::string> ArrayNames(const KnowledgeGraph& g) {
+  RecordingSink sink(nullptr);
+  EXPECT_TRUE(g.ExportArrays(sink).ok());
+  return sink.names();
+}
+
+// True when `p` points into the bytes MemoryArrays holds for `name`.
+bool Inside(MemoryArrays& arrays, std::string_view name, const void* p) {
+  const std::span<std::byte> bytes = arrays.MutableBytes(name);
+  const auto* b = reinterpret_cast<const std::byte*>(p);
+  return !bytes.empty() && b >= bytes.data() && b < bytes.data() + bytes.size();
+}
+
+template <typename A, typename B>
+bool SameBits(const A& a, const B& b) {
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0);
+}
+
+// Every accessor of the two graphs equal (floats bit for bit).
+void ExpectSameGraph(const KnowledgeGraph& a, const KnowledgeGraph& b) {
+  ASSERT_EQ(a.num_nodes(), b.num_nodes());
+  ASSERT_EQ(a.num_passages(), b.num_passages());
+  ASSERT_EQ(a.num_entities(), b.num_entities());
+  ASSERT_EQ(a.num_descriptions(), b.num_descriptions());
+  ASSERT_EQ(a.num_facts(), b.num_facts());
+  ASSERT_EQ(a.num_relations(), b.num_relations());
+  ASSERT_EQ(a.num_fact_texts(), b.num_fact_texts());
+  for (uint32_t e = 0; e < a.num_entities(); ++e) {
+    EXPECT_EQ(a.EntityName(e), b.EntityName(e));
+    EXPECT_EQ(a.EntityType(e), b.EntityType(e));
+    EXPECT_EQ(a.EntityStoreId(e), b.EntityStoreId(e));
+    EXPECT_EQ(a.EntityPassageCount(e), b.EntityPassageCount(e));
+    const float x[] = {a.Abstractness(e), a.RawAbstractness(e)};
+    const float y[] = {b.Abstractness(e), b.RawAbstractness(e)};
+    EXPECT_EQ(std::memcmp(x, y, sizeof(x)), 0) << "abstractness of entity " << e;
+  }
+  for (uint32_t d = 0; d < a.num_descriptions(); ++d) {
+    EXPECT_EQ(a.DescriptionText(d), b.DescriptionText(d));
+    EXPECT_EQ(a.DescriptionEntity(d), b.DescriptionEntity(d));
+    EXPECT_EQ(a.DescriptionPassage(d), b.DescriptionPassage(d));
+  }
+  for (uint32_t f = 0; f < a.num_facts(); ++f) {
+    EXPECT_EQ(a.FactSubject(f), b.FactSubject(f));
+    EXPECT_EQ(a.FactObject(f), b.FactObject(f));
+    EXPECT_EQ(a.FactRelationId(f), b.FactRelationId(f));
+    EXPECT_EQ(a.FactRelation(f), b.FactRelation(f));
+    EXPECT_EQ(a.FactTextId(f), b.FactTextId(f));
+    EXPECT_TRUE(SameBits(a.FactSources(f), b.FactSources(f))) << "sources of fact " << f;
+  }
+  for (uint32_t t = 0; t < a.num_fact_texts(); ++t) {
+    EXPECT_EQ(a.FactTextOf(t), b.FactTextOf(t));
+    EXPECT_TRUE(SameBits(a.FactsWithText(t), b.FactsWithText(t))) << "facts of text " << t;
+  }
+  for (uint32_t r = 0; r < a.num_relations(); ++r) EXPECT_EQ(a.RelationText(r), b.RelationText(r));
+  for (uint32_t n = 0; n < a.num_nodes(); ++n) {
+    ASSERT_EQ(a.Kind(n), b.Kind(n));
+    ASSERT_EQ(a.LocalIndex(n), b.LocalIndex(n));
+  }
+  for (int k = 0; k < kNumEdgeKinds; ++k) {
+    const Csr &x = a.Edges(static_cast<EdgeKind>(k)), &y = b.Edges(static_cast<EdgeKind>(k));
+    EXPECT_EQ(a.NumEdges(static_cast<EdgeKind>(k)), b.NumEdges(static_cast<EdgeKind>(k)));
+    EXPECT_TRUE(SameBits(x.offsets, y.offsets)) << "edge kind " << k;
+    EXPECT_TRUE(SameBits(x.targets, y.targets)) << "edge kind " << k;
+    EXPECT_TRUE(SameBits(x.weights, y.weights)) << "edge kind " << k;
+    EXPECT_TRUE(SameBits(x.attrs, y.attrs)) << "edge kind " << k;
+  }
+  const WalkGraph &v = a.walk(), &w = b.walk();
+  EXPECT_TRUE(SameBits(v.offsets(), w.offsets()));
+  EXPECT_TRUE(SameBits(v.targets(), w.targets()));
+  EXPECT_TRUE(SameBits(v.weight_values(), w.weight_values()));
+  for (uint64_t i = 0; i < v.num_entries(); ++i) ASSERT_EQ(v.Kind(i), w.Kind(i));
+  for (uint32_t u = 0; u < v.num_nodes(); ++u) {
+    const double x = v.RowSum(u), y = w.RowSum(u);
+    EXPECT_EQ(std::memcmp(&x, &y, sizeof(x)), 0) << "row sum " << u;
+  }
+  EXPECT_EQ(std::memcmp(&v.weights(), &w.weights(), sizeof(WalkWeights)), 0);
+  EXPECT_EQ(a.vectors(), b.vectors());
+}
+
+// Every array `g` exports, as bytes.
+std::map<std::string, RecordingSink::Array> Exported(const KnowledgeGraph& g) {
+  RecordingSink sink(nullptr);
+  EXPECT_TRUE(g.ExportArrays(sink).ok());
+  return sink.arrays();
+}
+
+// Personalized PageRank by push over the walk graph and by power iteration
+// over its transitions, from the entities (the passages when there are none).
+std::vector<double> Walks(const KnowledgeGraph& g) {
+  std::vector<NodeWeight> reset;
+  for (uint32_t e = 0; e < g.num_entities(); ++e) reset.push_back({g.EntityNode(e), 1.0 + e});
+  if (reset.empty()) {
+    for (uint32_t p = 0; p < g.num_passages(); ++p) reset.push_back({p, 1.0});
+  }
+  std::vector<double> out;
+  PushSolver push;
+  PprStats stats;
+  EXPECT_TRUE(push.Solve(g.walk(), reset, PushOptions{}, &stats).ok());
+  for (uint32_t u = 0; u < g.walk().num_nodes(); ++u) out.push_back(push.Score(u));
+  auto power = PowerIteration(WalkTransitions(g.walk()), reset, PowerOptions{}, &stats);
+  EXPECT_TRUE(power.ok()) << power.status().ToString();
+  if (power.ok()) out.insert(out.end(), power->begin(), power->end());
+  return out;
+}
+
+void ExpectRoundTrip(const std::shared_ptr<const KnowledgeGraph>& built) {
+  std::shared_ptr<const KnowledgeGraph> adopted;
+  {
+    MemoryArrays arrays;
+    ASSERT_TRUE(built->ExportArrays(arrays).ok());
+    auto a = KnowledgeGraph::AdoptArrays(arrays, built->num_passages(), built->vectors());
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    adopted = std::move(a).value();
+    // Borrowed: every array read in place.
+    if (built->num_entities() > 0) {
+      EXPECT_TRUE(Inside(arrays, "kg.entity_names.b", adopted->EntityName(0).data()));
+      EXPECT_TRUE(Inside(arrays, "kg.entity_types.b", adopted->EntityType(0).data()));
+    }
+    if (built->num_fact_texts() > 0) {
+      EXPECT_TRUE(Inside(arrays, "kg.fact_texts.b", adopted->FactTextOf(0).data()));
+      EXPECT_TRUE(Inside(arrays, "kg.facts_by_text", adopted->FactsWithText(0).data()));
+      EXPECT_TRUE(Inside(arrays, "kg.relation_texts.b", adopted->RelationText(0).data()));
+    }
+    if (built->num_descriptions() > 0) {
+      EXPECT_TRUE(Inside(arrays, "kg.description_texts.b", adopted->DescriptionText(0).data()));
+    }
+    for (int k = 0; k < kNumEdgeKinds; ++k) {
+      const Csr& c = adopted->Edges(static_cast<EdgeKind>(k));
+      EXPECT_TRUE(c.offsets.borrowed() && c.targets.borrowed() && c.weights.borrowed() &&
+                  c.attrs.borrowed());
+      EXPECT_TRUE(Inside(arrays,
+                         "kg." +
+                             std::string(k == 0   ? "mentions"
+                                         : k == 1 ? "related_to"
+                                         : k == 2 ? "describes"
+                                                  : "synonym") +
+                             ".offsets",
+                         c.offsets.data()));
+    }
+    EXPECT_TRUE(Inside(arrays, "walk.offsets", adopted->walk().offsets().data()));
+    if (adopted->walk().num_entries() > 0) {
+      EXPECT_TRUE(Inside(arrays, "walk.targets", adopted->walk().targets().data()));
+      EXPECT_TRUE(Inside(arrays, "walk.weights", adopted->walk().weight_values().data()));
+    }
+  }
+  // The arrays' owner is gone; the adopted graph keeps its bytes alive.
+  ExpectSameGraph(*built, *adopted);
+  const auto want = Exported(*built), got = Exported(*adopted);
+  EXPECT_EQ(got.size(), want.size());
+  for (const auto& [name, array] : got) {
+    EXPECT_TRUE(array.kind == want.at(name).kind && array.bytes == want.at(name).bytes) << name;
+  }
+  const std::vector<double> x = Walks(*built), y = Walks(*adopted);
+  ASSERT_EQ(x.size(), y.size());
+  EXPECT_EQ(std::memcmp(x.data(), y.data(), x.size() * sizeof(double)), 0);
+  EXPECT_LE(adopted->MemoryBytes(), built->MemoryBytes());
+}
+
+TEST(GraphArraysTest, SmallGraphRoundTripsBorrowedAndWalksBitForBit) {
+  const auto built = SmallGraph();
+  ASSERT_NE(built, nullptr);
+  // The input's rows are all there, and abstractness is not trivially 0.
+  ASSERT_EQ(built->num_entities(), 5u);
+  ASSERT_EQ(built->NumEdges(EdgeKind::kSynonym), 1u);
+  ASSERT_EQ(built->FactsWithText(0).size(), 2u);
+  ASSERT_GT(built->RawAbstractness(0), 0.0f);
+  ExpectRoundTrip(built);
+}
+
+TEST(GraphArraysTest, ArraysAreNamedAndHinted) {
+  const auto built = SmallGraph();
+  ASSERT_NE(built, nullptr);
+  const auto arrays = Exported(*built);
+  for (const char* name : {"kg.format", "kg.num_passages", "kg.entity_names.o", "kg.fact_sources",
+                           "kg.abstractness", "walk.row_sums", "walk.w.hub_passages"}) {
+    EXPECT_TRUE(arrays.count(name)) << name;
+  }
+  for (const char* name : {"kg.mentions.targets", "kg.related_to.weights", "kg.synonym.attrs",
+                           "walk.targets", "walk.weights"}) {
+    EXPECT_TRUE(arrays.at(name).random) << name;
+  }
+  EXPECT_FALSE(arrays.at("kg.entity_names.b").random);
+  uint32_t format = 0;
+  std::memcpy(&format, arrays.at("kg.format").bytes.data(), sizeof(format));
+  EXPECT_EQ(format, kGraphArraysFormat);
+}
+
+TEST(GraphArraysTest, EmptyGraphRoundTrips) {
+  KnowledgeGraph::Input in;
+  in.num_passages = 3;
+  auto built = KnowledgeGraph::Build(std::move(in));
+  ASSERT_TRUE(built.ok());
+  ExpectRoundTrip(*built);
+}
+
+TEST(GraphArraysTest, DemoStoreRoundTrips) {
+  testing::TempDir dir;
+  auto engine = Engine::Open(dir.File("demo.db"));
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  ASSERT_TRUE((*engine)->Index({kDemo}).ok());
+  auto* impl = dynamic_cast<EngineImpl*>(engine->get());
+  ASSERT_NE(impl, nullptr);
+  const auto snap = impl->snapshot();
+  ASSERT_NE(snap->graph(), nullptr);
+  ASSERT_GT(snap->graph()->num_facts(), 0u);
+  // The snapshot's graph, shared (aliasing the snapshot that owns it).
+  ExpectRoundTrip(std::shared_ptr<const KnowledgeGraph>(snap, snap->graph()));
+}
+
+TEST(GraphArraysTest, VectorsOfMoreElementsThanTheGraphAreRefused) {
+  const auto built = SmallGraph();
+  MemoryArrays arrays;
+  ASSERT_TRUE(built->ExportArrays(arrays).ok());
+  // A vectors object whose entity index holds more entities than the graph.
+  auto vectors = std::make_shared<GraphVectors>();
+  FloatMatrix rows(built->num_entities() + 1, 2);
+  std::fill(rows.data.begin(), rows.data.end(), 0.5f);
+  auto index = std::make_unique<FlatIndex>(2);
+  ASSERT_TRUE(index->Add(rows).ok());
+  vectors->entity_index = std::move(index);
+  auto a = KnowledgeGraph::AdoptArrays(arrays, built->num_passages(), vectors);
+  EXPECT_EQ(a.status().code(), StatusCode::kInvalidArgument) << a.status().ToString();
+}
+
+class GraphDamageTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    built_ = SmallGraph();
+    ASSERT_NE(built_, nullptr);
+    ASSERT_TRUE(built_->ExportArrays(arrays_).ok());
+    ASSERT_TRUE(Adopt().ok());
+  }
+  Result<std::shared_ptr<const KnowledgeGraph>> Adopt() {
+    return KnowledgeGraph::AdoptArrays(arrays_, built_->num_passages(), built_->vectors());
+  }
+  template <class T>
+  std::span<T> Elements(const std::string& name) {
+    const std::span<std::byte> bytes = arrays_.MutableBytes(name);
+    EXPECT_FALSE(bytes.empty()) << name;
+    return {reinterpret_cast<T*>(bytes.data()), bytes.size() / sizeof(T)};
+  }
+  // Adoption refused with Corruption naming `name` (a string arena's
+  // offsets: the arena); the arrays restored.
+  void ExpectRefused(std::string name, const std::string& what) {
+    auto a = Adopt();
+    EXPECT_FALSE(a.ok()) << what << " of " << name;
+    EXPECT_EQ(a.status().code(), StatusCode::kCorruption) << what << ": " << a.status().ToString();
+    if (name.starts_with("kg.") && name.ends_with(".o")) name.resize(name.size() - 2);
+    EXPECT_NE(a.status().message().find(name), std::string::npos)
+        << what << ": " << a.status().ToString();
+    arrays_ = MemoryArrays();
+    ASSERT_TRUE(built_->ExportArrays(arrays_).ok());
+  }
+  // The array with its last element dropped.
+  void Shorten(const std::string& name) {
+    const std::span<std::byte> bytes = arrays_.MutableBytes(name);
+    const size_t element = ElementSize(Exported(*built_).at(name).kind);
+    ASSERT_GE(bytes.size(), element) << name;
+    const std::vector<std::byte> shorter(bytes.begin(),
+                                         bytes.end() - static_cast<ptrdiff_t>(element));
+    ASSERT_TRUE(arrays_.Replace(name, shorter).ok());
+  }
+  static size_t ElementSize(ArrayKind kind) {
+    switch (kind) {
+      case ArrayKind::kU64:
+      case ArrayKind::kI64:
+      case ArrayKind::kF64:
+        return 8;
+      case ArrayKind::kU32:
+      case ArrayKind::kI32:
+      case ArrayKind::kF32:
+        return 4;
+      case ArrayKind::kU16:
+      case ArrayKind::kI16:
+        return 2;
+      default:
+        return 1;
+    }
+  }
+
+  std::shared_ptr<const KnowledgeGraph> built_;
+  MemoryArrays arrays_;
+};
+
+const std::vector<std::string> kIndexArrays = {"kg.description_entity", "kg.description_passage",
+                                               "kg.fact_subject",       "kg.fact_object",
+                                               "kg.fact_relation",      "kg.fact_text",
+                                               "kg.facts_by_text",      "kg.fact_sources",
+                                               "kg.mentions.targets",   "kg.related_to.targets",
+                                               "kg.describes.targets",  "kg.synonym.targets",
+                                               "kg.related_to.attrs",   "walk.targets"};
+const std::vector<std::string> kOffsetArrays = {"kg.facts_by_text_offsets",
+                                                "kg.fact_source_offsets",
+                                                "kg.mentions.offsets",
+                                                "kg.related_to.offsets",
+                                                "kg.describes.offsets",
+                                                "kg.synonym.offsets",
+                                                "walk.offsets",
+                                                "kg.entity_names.o",
+                                                "kg.entity_types.o",
+                                                "kg.description_texts.o",
+                                                "kg.relation_texts.o",
+                                                "kg.fact_texts.o"};
+
+TEST_F(GraphDamageTest, IndexesOutOfRangeAreRefused) {
+  for (const std::string& name : kIndexArrays) {
+    for (uint32_t bad :
+         {std::numeric_limits<uint32_t>::max(), static_cast<uint32_t>(built_->num_nodes())}) {
+      std::span<uint32_t> v = Elements<uint32_t>(name);
+      ASSERT_FALSE(v.empty()) << name;
+      v[v.size() - 1] = bad;
+      ExpectRefused(name, "index " + std::to_string(bad));
+    }
+  }
+}
+
+TEST_F(GraphDamageTest, BadOffsetsAreRefused) {
+  for (const std::string& name : kOffsetArrays) {
+    std::span<uint64_t> o = Elements<uint64_t>(name);
+    ASSERT_GE(o.size(), 2u) << name;
+    o[0] = 1;
+    ExpectRefused(name, "first offset 1");
+    o = Elements<uint64_t>(name);
+    o[o.size() / 2] = o.back() + 1;  // then the next one decreases
+    ExpectRefused(name, "decreasing offsets");
+    o = Elements<uint64_t>(name);
+    o.back() = o.back() > 0 ? o.back() - 1 : 1;
+    ExpectRefused(name, "last offset");
+    Shorten(name);
+    ExpectRefused(name, "missing offset");
+  }
+}
+
+TEST_F(GraphDamageTest, ArraysOfTheWrongSizeAreRefused) {
+  for (const std::string& name :
+       {"kg.entity_ids", "kg.abstractness", "kg.raw_abstractness", "kg.description_entity",
+        "kg.description_passage", "kg.fact_object", "kg.fact_relation", "kg.fact_text",
+        "kg.facts_by_text", "kg.mentions.weights", "kg.related_to.attrs", "kg.synonym.weights",
+        "walk.weights", "walk.kinds", "walk.row_sums"}) {
+    Shorten(name);
+    ExpectRefused(name, "one element short");
+  }
+}
+
+TEST_F(GraphDamageTest, CountsAndFormatAreChecked) {
+  Elements<uint32_t>("kg.format")[0] = kGraphArraysFormat + 1;
+  ExpectRefused("kg.format", "another format");
+  for (const char* name : {"kg.num_entities", "kg.num_descriptions", "kg.num_facts",
+                           "kg.num_relations", "kg.num_fact_texts", "kg.num_passages"}) {
+    Elements<uint64_t>(name)[0] += 1;
+    ExpectRefused(name, "count + 1");
+  }
+  auto a = KnowledgeGraph::AdoptArrays(arrays_, built_->num_passages() + 1, nullptr);
+  EXPECT_EQ(a.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(a.status().message().find("kg.num_passages"), std::string::npos);
+}
+
+TEST_F(GraphDamageTest, WrongNodeKindsAndEdgeKindsAreRefused) {
+  // A mention from a passage to a fact node (in range, of the wrong kind).
+  Elements<uint32_t>("kg.mentions.targets")[0] = built_->FactNode(0);
+  ExpectRefused("kg.mentions.targets", "passage to fact");
+  // A synonym to a passage.
+  Elements<uint32_t>("kg.synonym.targets")[0] = 0;
+  ExpectRefused("kg.synonym.targets", "synonym to a passage");
+  // Walk entries of a kind Build never makes there, or of no kind.
+  for (uint8_t kind : {uint8_t{2}, uint8_t{1}, uint8_t{9}}) {
+    Elements<uint8_t>("walk.kinds")[0] = kind;  // passage 0's first entry: a mention
+    ExpectRefused("walk.kinds", "walk kind " + std::to_string(kind));
+  }
+  // facts_by_text rows permuted across texts.
+  std::span<uint32_t> by_text = Elements<uint32_t>("kg.facts_by_text");
+  std::swap(by_text[0], by_text[by_text.size() - 1]);
+  ExpectRefused("kg.facts_by_text", "facts under another text");
+}
+
+TEST_F(GraphDamageTest, NonFiniteOrInconsistentFloatsAreRefused) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  for (const char* name : {"kg.mentions.weights", "kg.synonym.weights", "kg.raw_abstractness",
+                           "kg.abstractness", "walk.weights", "walk.w.title"}) {
+    for (float bad : {nan, inf}) {
+      Elements<float>(name)[0] = bad;
+      ExpectRefused(name, "not finite");
+    }
+  }
+  Elements<float>("kg.abstractness")[0] = 2.0f;
+  ExpectRefused("kg.abstractness", "abstractness above 1");
+  Elements<float>("walk.weights")[0] = 0.0f;
+  ExpectRefused("walk.weights", "zero weight");
+  Elements<double>("walk.row_sums")[0] *= 2.0;
+  ExpectRefused("walk.row_sums", "row sum not the row's");
+  Elements<double>("walk.row_sums")[0] = std::numeric_limits<double>::quiet_NaN();
+  ExpectRefused("walk.row_sums", "row sum NaN");
+}
+
+TEST_F(GraphDamageTest, MissingArraysAreNotFoundAndRetypedOnesCorrupt) {
+  const std::vector<std::string> names = ArrayNames(*built_);
+  ASSERT_GT(names.size(), 50u);
+  for (const std::string& name : names) {
+    for (bool drop : {true, false}) {
+      MemoryArrays arrays;
+      RecordingSink sink(&arrays, drop ? name : "", drop ? "" : name);
+      ASSERT_TRUE(built_->ExportArrays(sink).ok());
+      auto a = KnowledgeGraph::AdoptArrays(arrays, built_->num_passages(), nullptr);
+      ASSERT_FALSE(a.ok()) << (drop ? "without " : "retyped ") << name;
+      EXPECT_EQ(a.status().code(), drop ? StatusCode::kNotFound : StatusCode::kCorruption)
+          << a.status().ToString();
+      EXPECT_NE(a.status().message().find(name), std::string::npos) << a.status().ToString();
+    }
+  }
+}
+
+// Random bytes of random arrays changed: the graph is refused, or adopted
+// and every accessor reads within its arrays (the sanitizer build checks).
+TEST_F(GraphDamageTest, RandomDamageIsRefusedOrReadable) {
+  const std::vector<std::string> names = ArrayNames(*built_);
+  std::mt19937 rng(34);
+  size_t refused = 0;
+  for (int round = 0; round < 2000; ++round) {
+    MemoryArrays arrays;
+    ASSERT_TRUE(built_->ExportArrays(arrays).ok());
+    for (int hits = 1 + static_cast<int>(rng() % 3); hits > 0; --hits) {
+      std::span<std::byte> bytes = arrays.MutableBytes(names[rng() % names.size()]);
+      if (bytes.empty()) continue;
+      bytes[rng() % bytes.size()] ^= static_cast<std::byte>(1u << (rng() % 8));
+    }
+    auto a = KnowledgeGraph::AdoptArrays(arrays, built_->num_passages(), nullptr);
+    if (!a.ok()) {
+      EXPECT_TRUE(a.status().code() == StatusCode::kCorruption) << a.status().ToString();
+      ++refused;
+      continue;
+    }
+    const KnowledgeGraph& g = **a;
+    size_t sum = 0;
+    for (uint32_t e = 0; e < g.num_entities(); ++e) {
+      sum += g.EntityName(e).size() + g.EntityType(e).size() + g.EntityPassageCount(e);
+    }
+    for (uint32_t d = 0; d < g.num_descriptions(); ++d) {
+      sum += g.DescriptionText(d).size() + g.EntityName(g.DescriptionEntity(d)).size() +
+             g.DescriptionPassage(d);
+    }
+    for (uint32_t f = 0; f < g.num_facts(); ++f) {
+      sum += g.FactRelation(f).size() + g.FactTextOf(g.FactTextId(f)).size() +
+             g.EntityName(g.FactSubject(f)).size() + g.EntityName(g.FactObject(f)).size();
+      for (uint32_t p : g.FactSources(f)) sum += p;
+    }
+    for (uint32_t t = 0; t < g.num_fact_texts(); ++t) {
+      for (uint32_t f : g.FactsWithText(t)) sum += g.FactSubject(f);
+    }
+    for (int k = 0; k < kNumEdgeKinds; ++k) {
+      const Csr& c = g.Edges(static_cast<EdgeKind>(k));
+      for (uint32_t u = 0; u < g.num_nodes(); ++u) {
+        for (uint64_t i = c.Begin(u); i < c.End(u); ++i) sum += g.LocalIndex(c.targets[i]);
+      }
+    }
+    const std::vector<double> walks = Walks(g);
+    EXPECT_FALSE(walks.empty());
+    EXPECT_GT(sum, 0u);
+  }
+  RecordProperty("refused", static_cast<int>(refused));
+  // Most damage is caught (a flipped string byte or float bit need not be).
+  EXPECT_GT(refused, 1000u);
+}
+
+}  // namespace
+}  // namespace flowrag
