@@ -7,7 +7,11 @@
 // sanitizers too).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -15,14 +19,18 @@
 #include <random>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "common/array_io.h"
 #include "engine/engine_impl.h"
 #include "flowrag/engine.h"
+#include "graph/graph_loader.h"
 #include "graph/knowledge_graph.h"
 #include "graph/snapshot.h"
 #include "graph_algo/ppr.h"
+#include "models/embedder_setup.h"
+#include "storage/store.h"
 #include "test_util.h"
 #include "vector/flat_index.h"
 
@@ -571,6 +579,70 @@ TEST_F(GraphDamageTest, RandomDamageIsRefusedOrReadable) {
   RecordProperty("refused", static_cast<int>(refused));
   // Most damage is caught (a flipped string byte or float bit need not be).
   EXPECT_GT(refused, 1000u);
+}
+
+// Not a check: Build against AdoptArrays on a store named by
+// FLOWRAG_GRAPH_ARRAYS_DB (opened read-only), with MemoryBytes of both.
+// Skipped without it. E.g.
+//   FLOWRAG_GRAPH_ARRAYS_DB=/tmp/r-2wiki.db build/release/tests/graph_arrays_test \
+//       --gtest_filter=GraphArraysTimingTest.*
+TEST(GraphArraysTimingTest, BuildAgainstAdoptOnAStore) {
+  const char* path = std::getenv("FLOWRAG_GRAPH_ARRAYS_DB");
+  if (path == nullptr) GTEST_SKIP() << "FLOWRAG_GRAPH_ARRAYS_DB is not set";
+  StoreOptions so;
+  so.read_only = true;
+  so.create_if_missing = false;
+  auto store = Store::Open(path, so);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto embedder = LoadEmbedder(**store, kHashEmbedderName, EngineOptions{});
+  ASSERT_TRUE(embedder.ok()) << embedder.status().ToString();
+  SnapshotOptions options;
+  options.dense_model = (*store)->DenseModel().value().value_or("");
+  auto snap = Snapshot::Build(**store, *embedder, options);
+  ASSERT_TRUE(snap.ok()) << snap.status().ToString();
+  const KnowledgeGraph* graph = (*snap)->graph();
+  const auto* flat = dynamic_cast<const FlatIndex*>((*snap)->dense());
+  ASSERT_TRUE(graph != nullptr && flat != nullptr) << "needs a graph and a flat passage index";
+  std::unordered_map<int64_t, uint32_t> passage_index;
+  for (uint32_t p = 0; p < (*snap)->num_passages(); ++p) passage_index[(*snap)->passage(p).id] = p;
+  using Clock = std::chrono::steady_clock;
+  auto ms = [](Clock::time_point a) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - a).count();
+  };
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  std::vector<double> build_ms, adopt_ms;
+  std::shared_ptr<const KnowledgeGraph> built, adopted;
+  for (int run = 0; run < 3; ++run) {
+    auto rows = LoadGraphRows(**store, passage_index);
+    ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+    rows->vectors = graph->vectors();
+    rows->passage_vectors = &flat->matrix();
+    const auto start = Clock::now();
+    auto g = KnowledgeGraph::Build(std::move(*rows));
+    build_ms.push_back(ms(start));
+    ASSERT_TRUE(g.ok());
+    built = std::move(g).value();
+  }
+  MemoryArrays arrays;
+  ASSERT_TRUE(built->ExportArrays(arrays).ok());
+  for (int run = 0; run < 5; ++run) {
+    const auto start = Clock::now();
+    auto g = KnowledgeGraph::AdoptArrays(arrays, built->num_passages(), built->vectors());
+    adopt_ms.push_back(ms(start));
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    adopted = std::move(g).value();
+  }
+  ExpectSameGraph(*built, *adopted);
+  const size_t vector_bytes = built->vectors()->MemoryBytes();
+  std::printf(
+      "entities %zu, facts %zu, nodes %zu\nBuild %.1f ms, AdoptArrays %.1f ms (medians of 3 / "
+      "5)\nMemoryBytes %.1f MiB (graph arrays %.1f MiB + vectors %.1f MiB)\n",
+      built->num_entities(), built->num_facts(), built->num_nodes(), median(build_ms),
+      median(adopt_ms), built->MemoryBytes() / 1048576.0,
+      (built->MemoryBytes() - vector_bytes) / 1048576.0, vector_bytes / 1048576.0);
 }
 
 }  // namespace
