@@ -130,8 +130,8 @@ class KnowledgeGraph {
 
   // Writes every array and count of the graph (not the vectors), named
   // "kg.*" and "walk.*", with kGraphArraysFormat as "kg.format". Arrays
-  // read by scattered rows (CSR and walk targets, weights, attrs, kinds)
-  // are marked random. O(arrays' bytes).
+  // read by scattered rows (every CSR and walk array) are marked random.
+  // O(arrays' bytes).
   Status ExportArrays(ArraySink& sink) const;
   // The graph ExportArrays wrote, its arrays borrowed from `source` (no copy,
   // nothing recomputed), with `vectors` (null: none). Checks, before
@@ -141,7 +141,10 @@ class KnowledgeGraph {
   // of the array it indexes), every index against its range (CSR and walk
   // targets, fact subjects/objects/relations/texts, sources, description
   // entities and passages, facts by text), the node kinds each edge kind
-  // joins, walk kinds, finite weights, abstractness and row sums. Errors:
+  // joins, walk kinds, finite weights, abstractness in [0, 1] and row
+  // sums. Not checked, as no read depends on them for safety: the order of
+  // a node's neighbours, that both directions of an edge are there, that a
+  // RELATED_TO entry's fact joins its two entities. Errors:
   // NotFound for a missing array, Corruption naming the array (and index)
   // for anything else; InvalidArgument when `vectors` index more elements
   // than the graph has. O(total length of the arrays).

@@ -62,7 +62,7 @@ class WalkGraph {
   static WalkGraph Build(const KnowledgeGraph& graph, const WalkWeights& weights);
 
   // Writes the arrays ("walk.offsets", "walk.targets", "walk.weights",
-  // "walk.kinds", "walk.row_sums"; the first four marked random) and the
+  // "walk.kinds", "walk.row_sums", all marked random) and the
   // WalkWeights as scalars ("walk.w.*"). O(arrays' bytes).
   Status ExportArrays(ArraySink& sink) const;
   // The walk graph ExportArrays wrote, over `num_passages` passages and
