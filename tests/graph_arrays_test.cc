@@ -31,6 +31,7 @@
 #include "graph_algo/ppr.h"
 #include "models/embedder_setup.h"
 #include "storage/store.h"
+#include "snapshot_compare.h"
 #include "test_util.h"
 #include "vector/flat_index.h"
 
@@ -129,70 +130,11 @@ bool Inside(MemoryArrays& arrays, std::string_view name, const void* p) {
   return !bytes.empty() && b >= bytes.data() && b < bytes.data() + bytes.size();
 }
 
-template <typename A, typename B>
-bool SameBits(const A& a, const B& b) {
-  return a.size() == b.size() &&
-         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0);
-}
-
-// Every accessor of the two graphs equal (floats bit for bit).
+// Every accessor of the two graphs equal (floats bit for bit;
+// snapshot_compare.h), the same walk weights and the same vectors object.
 void ExpectSameGraph(const KnowledgeGraph& a, const KnowledgeGraph& b) {
-  ASSERT_EQ(a.num_nodes(), b.num_nodes());
-  ASSERT_EQ(a.num_passages(), b.num_passages());
-  ASSERT_EQ(a.num_entities(), b.num_entities());
-  ASSERT_EQ(a.num_descriptions(), b.num_descriptions());
-  ASSERT_EQ(a.num_facts(), b.num_facts());
-  ASSERT_EQ(a.num_relations(), b.num_relations());
-  ASSERT_EQ(a.num_fact_texts(), b.num_fact_texts());
-  for (uint32_t e = 0; e < a.num_entities(); ++e) {
-    EXPECT_EQ(a.EntityName(e), b.EntityName(e));
-    EXPECT_EQ(a.EntityType(e), b.EntityType(e));
-    EXPECT_EQ(a.EntityStoreId(e), b.EntityStoreId(e));
-    EXPECT_EQ(a.EntityPassageCount(e), b.EntityPassageCount(e));
-    const float x[] = {a.Abstractness(e), a.RawAbstractness(e)};
-    const float y[] = {b.Abstractness(e), b.RawAbstractness(e)};
-    EXPECT_EQ(std::memcmp(x, y, sizeof(x)), 0) << "abstractness of entity " << e;
-  }
-  for (uint32_t d = 0; d < a.num_descriptions(); ++d) {
-    EXPECT_EQ(a.DescriptionText(d), b.DescriptionText(d));
-    EXPECT_EQ(a.DescriptionEntity(d), b.DescriptionEntity(d));
-    EXPECT_EQ(a.DescriptionPassage(d), b.DescriptionPassage(d));
-  }
-  for (uint32_t f = 0; f < a.num_facts(); ++f) {
-    EXPECT_EQ(a.FactSubject(f), b.FactSubject(f));
-    EXPECT_EQ(a.FactObject(f), b.FactObject(f));
-    EXPECT_EQ(a.FactRelationId(f), b.FactRelationId(f));
-    EXPECT_EQ(a.FactRelation(f), b.FactRelation(f));
-    EXPECT_EQ(a.FactTextId(f), b.FactTextId(f));
-    EXPECT_TRUE(SameBits(a.FactSources(f), b.FactSources(f))) << "sources of fact " << f;
-  }
-  for (uint32_t t = 0; t < a.num_fact_texts(); ++t) {
-    EXPECT_EQ(a.FactTextOf(t), b.FactTextOf(t));
-    EXPECT_TRUE(SameBits(a.FactsWithText(t), b.FactsWithText(t))) << "facts of text " << t;
-  }
-  for (uint32_t r = 0; r < a.num_relations(); ++r) EXPECT_EQ(a.RelationText(r), b.RelationText(r));
-  for (uint32_t n = 0; n < a.num_nodes(); ++n) {
-    ASSERT_EQ(a.Kind(n), b.Kind(n));
-    ASSERT_EQ(a.LocalIndex(n), b.LocalIndex(n));
-  }
-  for (int k = 0; k < kNumEdgeKinds; ++k) {
-    const Csr &x = a.Edges(static_cast<EdgeKind>(k)), &y = b.Edges(static_cast<EdgeKind>(k));
-    EXPECT_EQ(a.NumEdges(static_cast<EdgeKind>(k)), b.NumEdges(static_cast<EdgeKind>(k)));
-    EXPECT_TRUE(SameBits(x.offsets, y.offsets)) << "edge kind " << k;
-    EXPECT_TRUE(SameBits(x.targets, y.targets)) << "edge kind " << k;
-    EXPECT_TRUE(SameBits(x.weights, y.weights)) << "edge kind " << k;
-    EXPECT_TRUE(SameBits(x.attrs, y.attrs)) << "edge kind " << k;
-  }
-  const WalkGraph &v = a.walk(), &w = b.walk();
-  EXPECT_TRUE(SameBits(v.offsets(), w.offsets()));
-  EXPECT_TRUE(SameBits(v.targets(), w.targets()));
-  EXPECT_TRUE(SameBits(v.weight_values(), w.weight_values()));
-  for (uint64_t i = 0; i < v.num_entries(); ++i) ASSERT_EQ(v.Kind(i), w.Kind(i));
-  for (uint32_t u = 0; u < v.num_nodes(); ++u) {
-    const double x = v.RowSum(u), y = w.RowSum(u);
-    EXPECT_EQ(std::memcmp(&x, &y, sizeof(x)), 0) << "row sum " << u;
-  }
-  EXPECT_EQ(std::memcmp(&v.weights(), &w.weights(), sizeof(WalkWeights)), 0);
+  snapshot_compare::ExpectSameGraph(a, b);
+  EXPECT_EQ(std::memcmp(&a.walk().weights(), &b.walk().weights(), sizeof(WalkWeights)), 0);
   EXPECT_EQ(a.vectors(), b.vectors());
 }
 

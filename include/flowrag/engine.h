@@ -122,6 +122,15 @@ class Engine {
   // background.
   virtual Result<bool> Refresh() = 0;
 
+  // Writes what the store derives for reading now, instead of after the
+  // next write (doc/storage.md "The snapshot segment"): a SQLite store's
+  // snapshot segment, so that the next open maps it instead of building
+  // the snapshot (a store written before segments migrates here). Nothing
+  // to do when the current snapshot came from its segment. A no-op for a
+  // store without a segment directory. FailedPrecondition for a read-only
+  // engine; the write's failure otherwise.
+  virtual Status Compact() = 0;
+
   // The retrieval methods this build knows: "auto" (QueryOptions::method),
   // then "bm25", "dense", "hybrid" and the graph methods.
   static std::vector<std::string> Methods();

@@ -60,6 +60,7 @@ class EngineImpl final : public Engine {
   Result<std::shared_ptr<const GraphView>> Graph() const override;
   Result<FloatMatrix> Embed(const std::vector<std::string>& texts) const override;
   Result<bool> Refresh() override;
+  Status Compact() override;  // engine_writes.cc
 
   // The current read session, loaded from the store on the first call
   // (the error of that load, then again on the next call; it takes

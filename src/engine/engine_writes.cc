@@ -72,6 +72,18 @@ Result<ImportReport> EngineImpl::ImportOpenIe(const std::string& path,
   return report;
 }
 
+Status EngineImpl::Compact() {
+  if (persister_ == nullptr) {
+    return Status::FailedPrecondition(store_->path() + ": a read-only engine writes nothing");
+  }
+  FLOWRAG_ASSIGN_OR_RETURN(std::shared_ptr<const ReadSession> current, session());
+  persister_->Schedule(current->snapshot());
+  persister_->Flush();
+  const std::string error = persister_->LastError();
+  if (!error.empty()) return Status::IoError(error);
+  return Status::Ok();
+}
+
 Status EngineImpl::DeleteDocument(std::string_view document_id) {
   if (options_.read_only) return Status::FailedPrecondition("the store is opened read-only");
   std::lock_guard<std::mutex> lock(write_mu_);

@@ -257,4 +257,75 @@ Result<GraphVectors> RemapGraphVectors(const GraphVectors& old, const VectorRema
   return v;
 }
 
+namespace {
+
+enum IndexKind : int64_t { kNoIndex = 0, kSparseIndex = 1, kFlatIndex = 2 };
+
+int64_t KindOf(const VectorIndex* index) {
+  if (index == nullptr) return kNoIndex;
+  if (dynamic_cast<const SparseIndex*>(index) != nullptr) return kSparseIndex;
+  if (dynamic_cast<const FlatIndex*>(index) != nullptr) return kFlatIndex;
+  return -1;
+}
+
+Status ExportIndex(const VectorIndex* index, ArraySink& sink, const std::string& name) {
+  const int64_t kind = KindOf(index);
+  FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<int64_t>(name + "k", kind));
+  if (kind == kSparseIndex) {
+    return static_cast<const SparseIndex*>(index)->ExportArrays(sink, name);
+  }
+  if (kind == kFlatIndex) return static_cast<const FlatIndex*>(index)->ExportArrays(sink, name);
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<VectorIndex>> AdoptIndex(const ArraySource& source, const std::string& name) {
+  FLOWRAG_ASSIGN_OR_RETURN(int64_t kind, source.GetScalar<int64_t>(name + "k"));
+  switch (kind) {
+    case kNoIndex:
+      return std::unique_ptr<VectorIndex>();
+    case kSparseIndex: {
+      FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<SparseIndex> index,
+                               SparseIndex::AdoptArrays(source, name));
+      return std::unique_ptr<VectorIndex>(std::move(index));
+    }
+    case kFlatIndex: {
+      FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<FlatIndex> index,
+                               FlatIndex::AdoptArrays(source, name));
+      return std::unique_ptr<VectorIndex>(std::move(index));
+    }
+    default:
+      return Status::Corruption("array " + name + "k: unknown index kind " + std::to_string(kind));
+  }
+}
+
+}  // namespace
+
+bool ExportableGraphVectors(const GraphVectors& vectors) {
+  return KindOf(vectors.entity_index.get()) >= 0 && KindOf(vectors.description_index.get()) >= 0 &&
+         KindOf(vectors.fact_index.get()) >= 0;
+}
+
+Status ExportGraphVectors(const GraphVectors& vectors, ArraySink& sink, std::string_view prefix) {
+  const std::string p(prefix);
+  if (!ExportableGraphVectors(vectors)) {
+    return Status::InvalidArgument("graph vectors: an index that is neither sparse nor flat");
+  }
+  FLOWRAG_RETURN_IF_ERROR(vectors.entity_rows.ExportArrays(sink, p + ".er"));
+  FLOWRAG_RETURN_IF_ERROR(vectors.relation_rows.ExportArrays(sink, p + ".rr"));
+  FLOWRAG_RETURN_IF_ERROR(ExportIndex(vectors.entity_index.get(), sink, p + ".ei"));
+  FLOWRAG_RETURN_IF_ERROR(ExportIndex(vectors.description_index.get(), sink, p + ".di"));
+  return ExportIndex(vectors.fact_index.get(), sink, p + ".fi");
+}
+
+Result<GraphVectors> AdoptGraphVectors(const ArraySource& source, std::string_view prefix) {
+  const std::string p(prefix);
+  GraphVectors vectors;
+  FLOWRAG_ASSIGN_OR_RETURN(vectors.entity_rows, SparseRows::AdoptArrays(source, p + ".er"));
+  FLOWRAG_ASSIGN_OR_RETURN(vectors.relation_rows, SparseRows::AdoptArrays(source, p + ".rr"));
+  FLOWRAG_ASSIGN_OR_RETURN(vectors.entity_index, AdoptIndex(source, p + ".ei"));
+  FLOWRAG_ASSIGN_OR_RETURN(vectors.description_index, AdoptIndex(source, p + ".di"));
+  FLOWRAG_ASSIGN_OR_RETURN(vectors.fact_index, AdoptIndex(source, p + ".fi"));
+  return vectors;
+}
+
 }  // namespace flowrag

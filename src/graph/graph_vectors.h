@@ -33,6 +33,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/array_io.h"
 #include "common/matrix.h"
 #include "embed/embedder.h"
 #include "flowrag/status.h"
@@ -83,6 +84,18 @@ Result<GraphVectors> GraphVectorsFromDense(const FloatMatrix& entities,
 // The vectors an index holds, as rows (a transpose for a SparseIndex, the
 // non-zeros of a FlatIndex; no rows for another kind). O(nnz + size).
 SparseRows RowsOfIndex(const VectorIndex* index);
+
+// The vectors as arrays under `prefix` (common/array_io.h; the snapshot
+// segment's "gv"): the entity and relation rows, and each index with its
+// kind ("<prefix>.<x>k": 0 none, 1 sparse, 2 flat). InvalidArgument, before
+// anything is written, for an index of another kind (HNSW): see
+// ExportableGraphVectors. O(arrays).
+bool ExportableGraphVectors(const GraphVectors& vectors);
+Status ExportGraphVectors(const GraphVectors& vectors, ArraySink& sink, std::string_view prefix);
+// The same arrays, borrowed, each structure checking its own offsets and
+// indexes (Corruption naming the array). The caller checks that the counts
+// fit its graph (KnowledgeGraph::AdoptArrays). O(arrays).
+Result<GraphVectors> AdoptGraphVectors(const ArraySource& source, std::string_view prefix);
 
 // How a later graph's texts relate to an earlier graph's, per kind: text i
 // of the later graph is the earlier graph's text old_of_new[i], or a new text

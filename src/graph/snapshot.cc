@@ -4,10 +4,12 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "common/array_io.h"
 #include "common/stopwatch.h"
 #include "graph/graph_loader.h"
 #include "ingest/document.h"
 #include "graph/graph_rows_update.h"
+#include "graph/snapshot_segment.h"
 #include "storage/store.h"
 #include "vector/flat_index.h"
 #include "vector/hnsw_index.h"
@@ -240,6 +242,7 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Build(SnapshotSource& store,
     snap->embedder_ = embedder;
     snap->dense_model_ = options.dense_model;
     snap->vector_options_ = options.vector;
+    snap->persistent_ = options.derived;
     FLOWRAG_ASSIGN_OR_RETURN(snap->stats_.generation, store.Generation());
     FLOWRAG_RETURN_IF_ERROR(snap->BuildAt(store, options, options.use_parts && attempt < kAttempts));
     FLOWRAG_ASSIGN_OR_RETURN(int64_t after, store.Generation());
@@ -261,9 +264,46 @@ Status Snapshot::BuildAt(SnapshotSource& store, const SnapshotOptions& options, 
     // Parts are tied to a generation: the same content is written again.
     persist_bm25_ = persist_passages_ = persist_hnsw_ = options.persistable;
   } else {
+    if (use_parts) {
+      FLOWRAG_ASSIGN_OR_RETURN(bool adopted, TryAdoptSegment(store, options, &passage_index));
+      if (adopted) return Status::Ok();
+    }
     FLOWRAG_RETURN_IF_ERROR(ReadText(store, options, use_parts, &passage_index));
   }
   return BuildGraph(store, options, use_parts, passage_index);
+}
+
+Result<bool> Snapshot::TryAdoptSegment(SnapshotSource& store, const SnapshotOptions& options,
+                                       std::unordered_map<int64_t, uint32_t>* passage_index) {
+  const std::string dir = store.SegmentDirectory();
+  if (dir.empty()) return false;
+  std::string why;
+  std::shared_ptr<const ArraySource> segment = FindSnapshotSegment(dir, stats_.generation, &why);
+  if (segment == nullptr) {
+    stats_.parts[kSnapshotSegmentKind] = PartState::kMissing;
+    stats_.part_errors.push_back(std::string(kSnapshotSegmentKind) + ": " + why);
+    return false;
+  }
+  Phases phase(&stats_);
+  auto text = std::make_shared<SnapshotText>();
+  FLOWRAG_RETURN_IF_ERROR(ReadDocuments(store, text.get(), passage_index));
+  phase.Done("documents");
+  Status adopted = AdoptSegment(*segment, options, std::move(text));
+  if (!adopted.ok()) {
+    text_.reset();
+    graph_.reset();
+    graph_rows_.reset();
+    passage_index->clear();
+    stats_.parts[kSnapshotSegmentKind] = adopted.code() == StatusCode::kFailedPrecondition
+                                             ? PartState::kStale
+                                             : PartState::kCorrupt;
+    stats_.part_errors.push_back(std::string(kSnapshotSegmentKind) + ": " + adopted.ToString());
+    return false;
+  }
+  segment_ = std::move(segment);
+  stats_.parts[kSnapshotSegmentKind] = PartState::kLoaded;
+  phase.Done("segment");
+  return true;
 }
 
 Status Snapshot::ReadText(SnapshotSource& store, const SnapshotOptions& options, bool use_parts,
@@ -438,6 +478,7 @@ Result<std::shared_ptr<Snapshot>> Snapshot::Successor(SnapshotSource& store,
   snap->embedder_ = previous.embedder_;
   snap->dense_model_ = previous.dense_model_;
   snap->vector_options_ = previous.vector_options_;
+  snap->persistent_ = previous.persistent_;
   FLOWRAG_ASSIGN_OR_RETURN(snap->stats_.generation, store.Generation());
   return snap;
 }
@@ -630,6 +671,16 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Remove(SnapshotSource& store,
 Result<size_t> Snapshot::PersistParts(SnapshotSource& store) const {
   std::lock_guard<std::mutex> lock(persist_mu_);
   const int64_t generation = stats_.generation;
+  // A snapshot not opened from a segment writes one (from rows, or from the
+  // parts of a store written before segments: its migration), once.
+  const std::string dir = store.SegmentDirectory();
+  if (!dir.empty() && segment_ == nullptr && !segment_written_ && FitsSegment()) {
+    FLOWRAG_ASSIGN_OR_RETURN(bool published, WriteSnapshotSegment(*this, store, dir));
+    if (!published) return 0;  // the store moved on, or another process writes
+    segment_written_ = true;
+    persist_bm25_ = persist_passages_ = persist_hnsw_ = persist_rows_ = persist_vectors_ = false;
+    return 1;
+  }
   size_t written = 0;
   // Each write checks the store's generation itself; stop at the first
   // refusal (the store has moved on: a later snapshot writes its own).
@@ -696,7 +747,42 @@ std::shared_ptr<const void> Snapshot::DerivedIn(
 
 std::shared_ptr<const void> Snapshot::Derived(
     const void* tag, const std::function<std::shared_ptr<const void>()>& make) const {
-  return DerivedIn(&derived_, &derived_mu_, tag, make);
+  const PersistentDerived* persistent = nullptr;
+  for (const PersistentDerived* p : persistent_) {
+    if (p->tag == tag) persistent = p;
+  }
+  if (persistent == nullptr || segment_ == nullptr) return DerivedIn(&derived_, &derived_mu_, tag, make);
+  return DerivedIn(&derived_, &derived_mu_, tag, [&]() -> std::shared_ptr<const void> {
+    std::shared_ptr<const void> adopted = Adopted(*persistent);
+    return adopted != nullptr ? adopted : make();
+  });
+}
+
+std::shared_ptr<const void> Snapshot::Adopted(const PersistentDerived& p) const {
+  const std::string format_name = std::string(p.name) + ".format";
+  std::string error;
+  if (!segment_->Has(format_name)) {
+    error = "absent";
+  } else {
+    Result<int64_t> format = segment_->GetScalar<int64_t>(format_name);
+    if (!format.ok()) {
+      error = format.status().ToString();
+    } else if (*format != p.format) {
+      error = "format " + std::to_string(*format) + ", not " + std::to_string(p.format);
+    } else {
+      Result<std::shared_ptr<const void>> value = p.adopt(*this, *segment_);
+      if (value.ok() && *value != nullptr) return *value;
+      error = value.ok() ? "nothing adopted" : value.status().ToString();
+    }
+  }
+  std::lock_guard<std::mutex> lock(derived_mu_);
+  derived_errors_.push_back(std::string(p.name) + ": " + error);
+  return nullptr;
+}
+
+std::vector<std::string> Snapshot::DerivedErrors() const {
+  std::lock_guard<std::mutex> lock(derived_mu_);
+  return derived_errors_;
 }
 
 std::shared_ptr<const void> Snapshot::DerivedFromEntities(

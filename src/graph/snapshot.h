@@ -49,6 +49,28 @@ namespace flowrag {
 
 class SnapshotSource;
 class Snapshot;
+class ArraySink;
+class ArraySource;
+
+// A structure an upper layer derives from a snapshot (Snapshot::Derived)
+// that the snapshot's segment keeps (graph/snapshot_segment.h), so that a
+// store opened from its segment adopts it in place instead of deriving it
+// at its first query (retrieval's LocalFacts). The engine lists them in
+// SnapshotOptions::derived; each is a static object of its layer.
+struct PersistentDerived {
+  const void* tag = nullptr;  // the tag its Derived call uses
+  // Prefix of its arrays' names (their names start with name + "."), 1-7
+  // bytes, unique among those listed.
+  std::string_view name;
+  // Bump when what `make` computes changes: a segment of another format is
+  // not adopted (the snapshot derives it instead).
+  int format = 1;
+  // The value (through Snapshot::Derived), or null when this snapshot has none.
+  std::function<std::shared_ptr<const void>(const Snapshot&)> make;
+  std::function<Status(const void* value, ArraySink& sink)> export_arrays;
+  // The value from its arrays, checked as a parser checks outside bytes.
+  std::function<Result<std::shared_ptr<const void>>(const Snapshot&, const ArraySource&)> adopt;
+};
 
 struct SnapshotDocument {
   int64_t id = 0;
@@ -86,6 +108,8 @@ struct SnapshotOptions {
   // those of the store (only the graph changed since, e.g. by extraction):
   // they are shared, not read again. REQUIRES the caller to know it.
   std::shared_ptr<const Snapshot> same_text;
+  // What upper layers derive from the snapshot and its segment keeps (above).
+  std::vector<const PersistentDerived*> derived;
 };
 
 struct SnapshotBuildStats {
@@ -191,13 +215,32 @@ class Snapshot {
   // writes nothing (a later snapshot will). Returns the number of parts
   // written. Safe to call from any thread, at most one write at a time;
   // repeat calls write nothing.
+  // A store with a segment directory (SnapshotSource::SegmentDirectory)
+  // gets one snapshot segment holding everything instead
+  // (graph/snapshot_segment.h; then it returns 1), unless this snapshot
+  // was itself opened from one or holds what a segment cannot (an HNSW
+  // index of graph texts): then the parts as before.
   Result<size_t> PersistParts(SnapshotSource& store) const;
+
+  // Writes every array of this snapshot into `sink` (the snapshot segment's
+  // layout: graph/snapshot_segment.h), the persistent derived values made
+  // first. REQUIRES FitsSegment().
+  Status ExportSegment(ArraySink& sink) const;
+  // False when it holds what a segment does not keep (a graph text index
+  // that is neither sparse nor flat: a remote embedder's HNSW).
+  bool FitsSegment() const;
+  // The segment this snapshot was opened from, or null.
+  const std::shared_ptr<const ArraySource>& segment() const { return segment_; }
 
   // Data an upper layer derives from this snapshot once and shares between
   // queries (retrieval's GraphQueryIndex), keyed by `tag` (the address of
   // something unique to the caller): `make` runs on first use, concurrent
   // first uses wait for it, and the result lives as long as the snapshot.
   // A null result (`make` failed) is not kept: the next use runs it again.
+  // For a tag of SnapshotOptions::derived, a snapshot opened from its
+  // segment adopts the value from the segment's arrays instead of running
+  // `make` (and runs `make` when they are missing, of another format or
+  // refused; DerivedErrors() says why).
   std::shared_ptr<const void> Derived(const void* tag,
                                       const std::function<std::shared_ptr<const void>()>& make) const;
   // Like Derived, for data that depends only on the graph's entities (their
@@ -205,9 +248,21 @@ class Snapshot {
   // those of the snapshot it extends, starts with that snapshot's values.
   std::shared_ptr<const void> DerivedFromEntities(
       const void* tag, const std::function<std::shared_ptr<const void>()>& make) const;
+  // Why a persistent derived value was derived again instead of adopted
+  // from the segment (each names the value and the array).
+  std::vector<std::string> DerivedErrors() const;
+  // SnapshotOptions::derived, as built.
+  const std::vector<const PersistentDerived*>& persistent_derived() const { return persistent_; }
 
  private:
   Status BuildAt(SnapshotSource& store, const SnapshotOptions& options, bool use_parts);
+  // Text, dense index and graph from the store's current snapshot segment
+  // (documents from the rows); false, with the reason in stats_, when there
+  // is none or it cannot be adopted (graph/snapshot_segment.cc).
+  Result<bool> TryAdoptSegment(SnapshotSource& store, const SnapshotOptions& options,
+                               std::unordered_map<int64_t, uint32_t>* passage_index);
+  Status AdoptSegment(const ArraySource& segment, const SnapshotOptions& options,
+                      std::shared_ptr<SnapshotText> text);
   Status ReadText(SnapshotSource& store, const SnapshotOptions& options, bool use_parts,
                   std::unordered_map<int64_t, uint32_t>* passage_index);
   Status BuildGraph(SnapshotSource& store, const SnapshotOptions& options, bool use_parts,
@@ -240,6 +295,7 @@ class Snapshot {
   mutable std::mutex persist_mu_;
   mutable bool persist_bm25_ = false, persist_passages_ = false, persist_hnsw_ = false,
                persist_rows_ = false, persist_vectors_ = false;
+  mutable bool segment_written_ = false;
 
   struct DerivedEntry {
     std::once_flag once;
@@ -248,8 +304,16 @@ class Snapshot {
   using DerivedMap = std::map<const void*, std::shared_ptr<DerivedEntry>>;
   static std::shared_ptr<const void> DerivedIn(DerivedMap* map, std::mutex* mu, const void* tag,
                                                const std::function<std::shared_ptr<const void>()>& make);
+  // The value of persistent entry `p` from segment_'s arrays, or null
+  // (recording why in derived_errors_).
+  std::shared_ptr<const void> Adopted(const PersistentDerived& p) const;
+
   mutable std::mutex derived_mu_;
   mutable DerivedMap derived_, entity_derived_;
+  mutable std::vector<std::string> derived_errors_;  // guarded by derived_mu_
+  std::vector<const PersistentDerived*> persistent_;
+  // The segment this snapshot was opened from (null: built from the store).
+  std::shared_ptr<const ArraySource> segment_;
 };
 
 }  // namespace flowrag

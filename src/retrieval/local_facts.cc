@@ -7,25 +7,123 @@
 
 namespace flowrag {
 
-std::shared_ptr<const LocalFacts> LocalFacts::For(const Snapshot& s) {
-  static const char kTag = 0;
-  const KnowledgeGraph* g = s.graph();
+namespace {
+
+constexpr char kTag = 0;
+
+// Offsets of `rows` CSR rows over `entries` entries: rows + 1 of them, from
+// 0, non-decreasing, ending at `entries`.
+Status CheckOffsets(const char* name, std::span<const uint64_t> offsets, size_t rows,
+                    size_t entries) {
+  if (offsets.size() != rows + 1 || offsets.front() != 0 || offsets.back() != entries) {
+    return Status::Corruption(std::string("local facts: array ") + name + " has " +
+                              std::to_string(offsets.size()) + " offsets for " +
+                              std::to_string(rows) + " rows of " + std::to_string(entries));
+  }
+  for (size_t i = 1; i < offsets.size(); ++i) {
+    if (offsets[i] < offsets[i - 1]) {
+      return Status::Corruption(std::string("local facts: array ") + name + " decreases at " +
+                                std::to_string(i));
+    }
+  }
+  return Status::Ok();
+}
+
+template <class T>
+Status CheckBelow(const char* name, std::span<const T> values, size_t bound) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (values[i] >= bound) {
+      return Status::Corruption(std::string("local facts: array ") + name + "[" +
+                                std::to_string(i) + "] is out of range");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+const VectorIndex* LocalFacts::UsableIndex(const KnowledgeGraph* g) {
   if (g == nullptr || g->fact_index() == nullptr) return nullptr;
   const VectorIndex* index = g->fact_index();
   const auto* sparse = dynamic_cast<const SparseIndex*>(index);
   const bool compact = sparse != nullptr && sparse->Dimension() <= (size_t{1} << 16);
   if (!compact && dynamic_cast<const FlatIndex*>(index) == nullptr) return nullptr;
+  return index;
+}
+
+std::shared_ptr<const LocalFacts> LocalFacts::For(const Snapshot& s) {
+  if (UsableIndex(s.graph()) == nullptr) return nullptr;
   return std::static_pointer_cast<const LocalFacts>(
       s.Derived(&kTag, [&]() -> std::shared_ptr<const void> {
         auto local = std::make_shared<LocalFacts>();
-        local->Build(*g);
+        local->Build(*s.graph());
         return local;
       }));
 }
 
+const PersistentDerived& LocalFacts::Persistence() {
+  static const PersistentDerived persistence{
+      .tag = &kTag,
+      .name = "lf",
+      .format = 1,
+      .make = [](const Snapshot& s) -> std::shared_ptr<const void> {
+        return LocalFacts::For(s);
+      },
+      .export_arrays = [](const void* value, ArraySink& sink) {
+        return static_cast<const LocalFacts*>(value)->ExportArrays(sink);
+      },
+      .adopt = [](const Snapshot& s,
+                  const ArraySource& source) -> Result<std::shared_ptr<const void>> {
+        FLOWRAG_ASSIGN_OR_RETURN(std::shared_ptr<const LocalFacts> local,
+                                 LocalFacts::AdoptArrays(s, source));
+        return std::shared_ptr<const void>(std::move(local));
+      }};
+  return persistence;
+}
+
+Status LocalFacts::ExportArrays(ArraySink& sink) const {
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<uint64_t>("lf.rows", row_offsets_.span()));
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<uint16_t>("lf.dims", dims_.span(), /*random=*/true));
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<float>("lf.values", values_.span(), /*random=*/true));
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<uint64_t>("lf.passages", passage_offsets_.span()));
+  return sink.Put<uint32_t>("lf.texts", passage_texts_.span(), /*random=*/true);
+}
+
+Result<std::shared_ptr<const LocalFacts>> LocalFacts::AdoptArrays(const Snapshot& s,
+                                                                  const ArraySource& source) {
+  const VectorIndex* index = UsableIndex(s.graph());
+  if (index == nullptr) return Status::FailedPrecondition("local facts: no usable fact index");
+  const KnowledgeGraph& g = *s.graph();
+  auto local = std::make_shared<LocalFacts>();
+  FLOWRAG_ASSIGN_OR_RETURN(local->passage_offsets_, source.Get<uint64_t>("lf.passages"));
+  FLOWRAG_ASSIGN_OR_RETURN(local->passage_texts_, source.Get<uint32_t>("lf.texts"));
+  FLOWRAG_RETURN_IF_ERROR(CheckOffsets("lf.passages", local->passage_offsets_, g.num_passages(),
+                                       local->passage_texts_.size()));
+  FLOWRAG_RETURN_IF_ERROR(
+      CheckBelow<uint32_t>("lf.texts", local->passage_texts_, g.num_fact_texts()));
+  local->flat_ = dynamic_cast<const FlatIndex*>(index);
+  if (local->flat_ != nullptr) return std::shared_ptr<const LocalFacts>(std::move(local));
+  FLOWRAG_ASSIGN_OR_RETURN(local->row_offsets_, source.Get<uint64_t>("lf.rows"));
+  FLOWRAG_ASSIGN_OR_RETURN(local->dims_, source.Get<uint16_t>("lf.dims"));
+  FLOWRAG_ASSIGN_OR_RETURN(local->values_, source.Get<float>("lf.values"));
+  if (local->values_.size() != local->dims_.size()) {
+    return Status::Corruption("local facts: lf.values and lf.dims differ in length");
+  }
+  FLOWRAG_RETURN_IF_ERROR(
+      CheckOffsets("lf.rows", local->row_offsets_, index->Size(), local->dims_.size()));
+  FLOWRAG_RETURN_IF_ERROR(CheckBelow<uint16_t>("lf.dims", local->dims_, index->Dimension()));
+  return std::shared_ptr<const LocalFacts>(std::move(local));
+}
+
 void LocalFacts::Build(const KnowledgeGraph& g) {
   if (const auto* sparse = dynamic_cast<const SparseIndex*>(g.fact_index())) {
-    sparse->Transpose(&row_offsets_, &dims_, &values_);
+    std::vector<uint64_t> offsets;
+    std::vector<uint16_t> dims;
+    std::vector<float> values;
+    sparse->Transpose(&offsets, &dims, &values);
+    row_offsets_ = std::move(offsets);
+    dims_ = std::move(dims);
+    values_ = std::move(values);
   } else {
     flat_ = dynamic_cast<const FlatIndex*>(g.fact_index());
   }
@@ -36,11 +134,14 @@ void LocalFacts::Build(const KnowledgeGraph& g) {
   }
   std::sort(pairs.begin(), pairs.end());
   pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-  passage_offsets_.assign(g.num_passages() + 1, 0);
-  for (const auto& [p, t] : pairs) ++passage_offsets_[p + 1];
-  for (size_t p = 0; p < g.num_passages(); ++p) passage_offsets_[p + 1] += passage_offsets_[p];
-  passage_texts_.reserve(pairs.size());
-  for (const auto& [p, t] : pairs) passage_texts_.push_back(t);
+  std::vector<uint64_t> offsets(g.num_passages() + 1, 0);
+  for (const auto& [p, t] : pairs) ++offsets[p + 1];
+  for (size_t p = 0; p < g.num_passages(); ++p) offsets[p + 1] += offsets[p];
+  std::vector<uint32_t> texts;
+  texts.reserve(pairs.size());
+  for (const auto& [p, t] : pairs) texts.push_back(t);
+  passage_offsets_ = std::move(offsets);
+  passage_texts_ = std::move(texts);
 }
 
 std::vector<uint32_t> LocalFacts::Candidates(const KnowledgeGraph& g,

@@ -18,6 +18,11 @@
 // place) and, per passage, the fact texts it states. O(non-zeros + fact
 // sources) to build.
 //
+// Persisted: the snapshot's segment keeps these arrays (ExportArrays, under
+// "lf."; graph/snapshot_segment.h), so a store opened from its segment adopts
+// them in place (AdoptArrays: O(arrays) checks, no transpose) instead of
+// building them at the first query (2wiki: 21% of a cold `flowrag query`).
+//
 // Thread-safety: immutable once built; share through the snapshot.
 #ifndef FLOWRAG_RETRIEVAL_LOCAL_FACTS_H_
 #define FLOWRAG_RETRIEVAL_LOCAL_FACTS_H_
@@ -27,6 +32,8 @@
 #include <span>
 #include <vector>
 
+#include "common/array_io.h"
+#include "common/flat_array.h"
 #include "graph/snapshot.h"
 #include "retrieval/seeding.h"
 #include "vector/flat_index.h"
@@ -40,6 +47,18 @@ class LocalFacts {
   // searches it globally).
   static std::shared_ptr<const LocalFacts> For(const Snapshot& snapshot);
 
+  // How the snapshot's segment keeps it (Snapshot::Derived adopts it from
+  // there when present, else builds it). Bump `format` when Build changes.
+  static const PersistentDerived& Persistence();
+
+  // Writes the arrays under "lf.".
+  Status ExportArrays(ArraySink& sink) const;
+  // The arrays of ExportArrays for `snapshot`'s graph, borrowed: Corruption
+  // naming the array when an offset or index is out of its range (fact
+  // texts, passages, the fact index's dimension). O(arrays).
+  static Result<std::shared_ptr<const LocalFacts>> AdoptArrays(const Snapshot& snapshot,
+                                                               const ArraySource& source);
+
   // Fact texts stated in `passages` or by a fact of one of `entities`
   // (entity indexes), ascending, each once. O(their facts).
   std::vector<uint32_t> Candidates(const KnowledgeGraph& graph, std::span<const uint32_t> passages,
@@ -52,17 +71,19 @@ class LocalFacts {
                             size_t k) const;
 
  private:
+  // Null when the graph's fact index suits neither form (For above).
+  static const VectorIndex* UsableIndex(const KnowledgeGraph* graph);
   void Build(const KnowledgeGraph& graph);
   double Dot(uint32_t text, const float* query) const;
 
   // The sparse fact index transposed: row t's non-zeros are
   // (dims_, values_)[row_offsets_[t], row_offsets_[t + 1]).
-  std::vector<uint64_t> row_offsets_;
-  std::vector<uint16_t> dims_;
-  std::vector<float> values_;
+  FlatArray<uint64_t> row_offsets_;
+  FlatArray<uint16_t> dims_;
+  FlatArray<float> values_;
   const FlatIndex* flat_ = nullptr;  // or a flat one, read in place
-  std::vector<uint64_t> passage_offsets_;
-  std::vector<uint32_t> passage_texts_;  // fact texts stated by each passage
+  FlatArray<uint64_t> passage_offsets_;
+  FlatArray<uint32_t> passage_texts_;  // fact texts stated by each passage
 };
 
 }  // namespace flowrag

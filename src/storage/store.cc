@@ -1,6 +1,7 @@
 #include "storage/store.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "common/encoding.h"
@@ -203,6 +204,16 @@ Result<std::unique_ptr<SqlConnection>> Store::OpenListener() const {
   options.read_only = true;
   options.create_if_missing = false;
   return OpenSqlConnection(location_, options);
+}
+
+std::string Store::SegmentDirectory() const {
+  if (conn_->dialect() != SqlDialect::kSqlite || location_.empty() || location_ == ":memory:" ||
+      location_.rfind("file:", 0) == 0) {
+    return "";
+  }
+  const char* segments = std::getenv("FLOWRAG_SNAPSHOT_SEGMENTS");
+  if (segments != nullptr && std::string_view(segments) == "off") return "";
+  return location_ + ".segments";
 }
 
 Result<std::unique_ptr<Store>> Store::OpenReader() const {

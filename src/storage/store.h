@@ -370,6 +370,15 @@ class SnapshotSource : public GraphSource {
   // without its password).
   virtual const std::string& path() const = 0;
 
+  // The directory of this store's snapshot segments (graph/snapshot_segment.h):
+  // "<file>.segments" beside a SQLite file; "" when the store keeps none
+  // (an in-memory store; a PostgreSQL workspace keeps its snapshot parts in
+  // the database until segments are cached per replica). The environment
+  // variable FLOWRAG_SNAPSHOT_SEGMENTS=off makes a SQLite store keep snapshot
+  // parts in the database as well (for A/B measurements and the parts' own
+  // tests).
+  virtual std::string SegmentDirectory() const { return ""; }
+
   // Streams every document / passage with an id above `after_id`, in id
   // order (after_id 0: all of them).
   virtual Status ForEachDocument(const std::function<Status(DocumentRow&&)>& fn,
@@ -502,6 +511,7 @@ class Store final : public DocumentStore,
 
   // The location it was opened with (a PostgreSQL URL without its password).
   const std::string& path() const override { return path_; }
+  std::string SegmentDirectory() const override;
   // A connection of its own to this store, for SqlConnection::WaitForChange
   // (every write that bumps the generation announces itself).
   Result<std::unique_ptr<SqlConnection>> OpenListener() const;

@@ -103,6 +103,7 @@ class StubEngine final : public flowrag::Engine {
     return Status::Internal("stub");
   }
   Result<bool> Refresh() override { return false; }
+  Status Compact() override { return Status::Ok(); }
 
  private:
   static bool Known(std::string_view id) { return id == "a" || id == "b/c"; }

@@ -279,6 +279,15 @@ Status RunDelete(const std::string& db, const std::vector<std::string>& ids) {
   return Status::Ok();
 }
 
+Status RunCompact(const std::string& db) {
+  if (!IsDatabaseUrl(db) && !StoreFileExists(db)) {
+    return Status::NotFound(db + ": no such store");
+  }
+  FLOWRAG_ASSIGN_OR_RETURN(EngineOptions eo, ConfiguredEngineOptions(db, EngineOptions{}));
+  FLOWRAG_ASSIGN_OR_RETURN(auto engine, Engine::Open(db, eo));
+  return engine->Compact();
+}
+
 Status RunStats(const StatsArgs& args) {
   FLOWRAG_ASSIGN_OR_RETURN(auto engine, OpenExistingStore(args.db));
   FLOWRAG_ASSIGN_OR_RETURN(StoreStats s, engine->Stats());

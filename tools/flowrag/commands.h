@@ -101,6 +101,8 @@ Status RunEval(EvalArgs args);
 Status RunStats(const StatsArgs& args);
 Status RunImportOpenIe(ImportArgs args);
 Status RunDelete(const std::string& db, const std::vector<std::string>& ids);
+// `flowrag compact`: Engine::Compact on an existing store.
+Status RunCompact(const std::string& db);
 // Prints each method (all but "auto" when `methods` is empty) and its
 // per-query options (Engine::MethodOptions): name, type, default.
 Status RunMethods(const std::vector<std::string>& methods);

@@ -54,6 +54,7 @@ struct CommandLine {
   std::vector<std::string> eval_sets;
   StatsArgs stats;
   DeleteArgs del;
+  std::string compact_db;
   std::vector<std::string> method_names;
   ImportArgs import_openie;
   ServeArgs serve;
@@ -66,7 +67,7 @@ struct CommandLine {
            *induce_cmd = nullptr, *show_cmd = nullptr, *eval_cmd = nullptr, *stats_cmd = nullptr,
            *delete_cmd = nullptr, *methods_cmd = nullptr, *import_openie_cmd = nullptr,
            *serve_cmd = nullptr, *config_check_cmd = nullptr, *export_cmd = nullptr,
-           *sql_cmd = nullptr, *mcp_cmd = nullptr;
+           *sql_cmd = nullptr, *mcp_cmd = nullptr, *compact_cmd = nullptr;
 };
 
 // "bm25|dense|...": the --method choices.
@@ -273,6 +274,13 @@ CLI::App* AddDeleteCommand(CLI::App& app, DeleteArgs* da) {
   return del;
 }
 
+CLI::App* AddCompactCommand(CLI::App& app, std::string* db) {
+  auto* compact = app.add_subcommand(
+      "compact", "Write the store's snapshot segment now, so the next open maps it");
+  compact->add_option("--db", *db, "Store: a SQLite file or a postgresql:// URL")->required();
+  return compact;
+}
+
 CLI::App* AddMethodsCommand(CLI::App& app, std::vector<std::string>* method_names) {
   auto* methods = app.add_subcommand(
       "methods", "List the retrieval methods and the options --set overrides, with defaults");
@@ -304,6 +312,7 @@ void AddCommands(CLI::App& app, std::optional<Config> config, CommandLine* c) {
   c->eval_cmd = AddEvalCommand(app, &c->eval, &c->eval_sets);
   c->stats_cmd = AddStatsCommand(app, &c->stats);
   c->delete_cmd = AddDeleteCommand(app, &c->del);
+  c->compact_cmd = AddCompactCommand(app, &c->compact_db);
   c->methods_cmd = AddMethodsCommand(app, &c->method_names);
   c->import_openie_cmd = AddImportOpenIeCommand(app, &c->import_openie);
   if (config) ApplyServerDefaults(*config, &c->serve);
@@ -350,6 +359,7 @@ Status RunCommand(CommandLine& c) {
   if (*c.import_openie_cmd) return RunImportOpenIe(c.import_openie);
   if (*c.methods_cmd) return RunMethods(c.method_names);
   if (*c.delete_cmd) return RunDelete(c.del.db, c.del.ids);
+  if (*c.compact_cmd) return RunCompact(c.compact_db);
   if (*c.serve_cmd) return RunServe(c.serve);
   if (*c.export_cmd) return RunExport(c.export_args);
   if (*c.sql_cmd) return RunSql(c.sql);

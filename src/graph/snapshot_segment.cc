@@ -1,0 +1,234 @@
+#include "graph/snapshot_segment.h"
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "graph/graph_io.h"
+#include "segment/segment_arrays.h"
+#include "segment/segment_set.h"
+#include "segment/segment_writer.h"
+#include "vector/flat_index.h"
+#include "vector/hnsw_index.h"
+
+namespace flowrag {
+
+namespace {
+
+// The keys a segment is valid under, as the running code computes them for
+// a snapshot of this configuration (graph_io.h's part keys).
+std::map<std::string, std::string> KeysFor(Embedder* embedder, const std::string& dense_model,
+                                           const std::string& language) {
+  TokenizerOptions tokenizer;
+  tokenizer.language = language;
+  std::map<std::string, std::string> keys;
+  keys["snap.k.bm25"] = Bm25PartKey(tokenizer);
+  keys["snap.k.rows"] = GraphRowsPartKey();
+  keys["snap.k.dense"] = dense_model;
+  keys["snap.k.vec"] = embedder != nullptr && !dense_model.empty() && embedder->IsLocal()
+                           ? GraphVectorsPartKey(*embedder)
+                           : std::string();
+  return keys;
+}
+
+Status PutString(ArraySink& sink, std::string_view name, std::string_view value) {
+  return sink.Put<char>(name, std::span<const char>(value.data(), value.size()));
+}
+
+Result<std::string> GetString(const ArraySource& source, std::string_view name) {
+  FLOWRAG_ASSIGN_OR_RETURN(FlatArray<char> bytes, source.Get<char>(name));
+  return std::string(bytes.begin(), bytes.end());
+}
+
+// The adopted vectors answer for the graph's texts, in the embedder's space:
+// a search returns ids below the graph's counts, and a dot product reads
+// only dimensions the query has.
+Status CheckVectorsFit(const KnowledgeGraph& g, const Embedder* embedder) {
+  const GraphVectors& v = *g.vectors();
+  const size_t dim = embedder != nullptr ? embedder->Dimension() : 0;
+  auto rows_fit = [&](const SparseRows& rows, size_t count) {
+    return rows.rows() == 0 || (rows.rows() == count && rows.cols == dim);
+  };
+  auto index_fits = [&](const VectorIndex* index, size_t count) {
+    return index == nullptr || (index->Size() == count && index->Dimension() == dim);
+  };
+  if (!rows_fit(v.entity_rows, g.num_entities()) || !rows_fit(v.relation_rows, g.num_relations()) ||
+      !index_fits(v.entity_index.get(), g.num_entities()) ||
+      !index_fits(v.description_index.get(), g.num_descriptions()) ||
+      !index_fits(v.fact_index.get(), g.num_fact_texts())) {
+    return Status::Corruption("segment: the graph vectors do not fit the graph or the embedder");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::shared_ptr<const ArraySource> FindSnapshotSegment(const std::string& dir, int64_t generation,
+                                                       std::string* why) {
+  if (dir.empty()) {
+    *why = "the store keeps no segments";
+    return nullptr;
+  }
+  SegmentSetOptions options;
+  options.writable = false;
+  Result<std::unique_ptr<SegmentSet>> set = SegmentSet::Open(dir, options);
+  if (!set.ok()) {
+    *why = set.status().ToString();
+    return nullptr;
+  }
+  std::shared_ptr<const SegmentView> view = (*set)->Current();
+  for (const LiveSegment& segment : view->segments()) {
+    if (segment.record.kind != kSnapshotSegmentKind) continue;
+    if (view->generation() != generation || segment.reader->info().generation != generation) {
+      *why = "segment of generation " + std::to_string(segment.reader->info().generation) +
+             ", store at " + std::to_string(generation);
+      return nullptr;
+    }
+    return std::make_shared<SegmentArraySource>(segment.reader);
+  }
+  *why = "no snapshot segment";
+  return nullptr;
+}
+
+bool Snapshot::FitsSegment() const {
+  return graph_ == nullptr || ExportableGraphVectors(*graph_->vectors());
+}
+
+Status Snapshot::ExportSegment(ArraySink& sink) const {
+  FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<int64_t>("snap.format", kSnapshotSegmentFormat));
+  FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<int64_t>("snap.gen", stats_.generation));
+  FLOWRAG_RETURN_IF_ERROR(
+      sink.PutScalar<int64_t>("snap.passages", static_cast<int64_t>(num_passages())));
+  for (const auto& [name, key] :
+       KeysFor(embedder_.get(), dense_model_, text_->bm25.tokenizer().language)) {
+    FLOWRAG_RETURN_IF_ERROR(PutString(sink, name, key));
+  }
+  FLOWRAG_RETURN_IF_ERROR(text_->bm25.ExportArrays(sink));
+  FLOWRAG_RETURN_IF_ERROR(
+      sink.PutScalar<int64_t>("dense.missing", static_cast<int64_t>(text_->passages_without_vectors)));
+  if (const auto* flat = dynamic_cast<const FlatIndex*>(text_->dense.get())) {
+    FLOWRAG_RETURN_IF_ERROR(flat->ExportArrays(sink, "dense"));
+  } else if (const auto* hnsw = dynamic_cast<const HnswIndex*>(text_->dense.get())) {
+    FLOWRAG_ASSIGN_OR_RETURN(std::string bytes,
+                             SerializePassageHnswPart(*hnsw, text_->passages_without_vectors));
+    FLOWRAG_RETURN_IF_ERROR(PutString(sink, "dense.hnsw", bytes));
+  }
+  if (graph_ != nullptr) {
+    FLOWRAG_RETURN_IF_ERROR(ExportGraphVectors(*graph_->vectors(), sink, "gv"));
+    FLOWRAG_RETURN_IF_ERROR(graph_->ExportArrays(sink));
+  }
+  if (graph_rows_ != nullptr) {
+    FLOWRAG_RETURN_IF_ERROR(PutString(sink, "rows", *graph_rows_));
+  }
+  for (const PersistentDerived* p : persistent_) {
+    std::shared_ptr<const void> value = p->make(*this);
+    if (value == nullptr) continue;
+    FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<int64_t>(std::string(p->name) + ".format", p->format));
+    FLOWRAG_RETURN_IF_ERROR(p->export_arrays(value.get(), sink));
+  }
+  return Status::Ok();
+}
+
+Status Snapshot::AdoptSegment(const ArraySource& segment, const SnapshotOptions& options,
+                              std::shared_ptr<SnapshotText> text) {
+  const size_t P = text->passages.size();
+  FLOWRAG_ASSIGN_OR_RETURN(int64_t format, segment.GetScalar<int64_t>("snap.format"));
+  FLOWRAG_ASSIGN_OR_RETURN(int64_t passages, segment.GetScalar<int64_t>("snap.passages"));
+  if (format != kSnapshotSegmentFormat) {
+    return Status::FailedPrecondition("segment format " + std::to_string(format));
+  }
+  if (passages != static_cast<int64_t>(P)) {
+    return Status::Corruption("segment of " + std::to_string(passages) + " passages, store has " +
+                              std::to_string(P));
+  }
+  for (const auto& [name, key] : KeysFor(embedder_.get(), dense_model_, options.language)) {
+    FLOWRAG_ASSIGN_OR_RETURN(std::string stored, GetString(segment, name));
+    if (stored != key) return Status::FailedPrecondition("segment is stale (" + name + ")");
+  }
+  TokenizerOptions tokenizer;
+  tokenizer.language = options.language;
+  FLOWRAG_ASSIGN_OR_RETURN(text->bm25, Bm25Index::AdoptArrays(segment, P, tokenizer));
+  FLOWRAG_ASSIGN_OR_RETURN(int64_t missing, segment.GetScalar<int64_t>("dense.missing"));
+  if (missing < 0 || missing > static_cast<int64_t>(P)) {
+    return Status::Corruption("segment: dense.missing out of range");
+  }
+  if (!options.dense_model.empty() && P > 0) {
+    const size_t dim = embedder_ != nullptr ? embedder_->Dimension() : 0;
+    if (ChoosesHnsw(options.vector, P)) {
+      // The HNSW part's bytes, loaded (copied into hnswlib) as from the part.
+      FLOWRAG_ASSIGN_OR_RETURN(FlatArray<char> bytes, segment.Get<char>("dense.hnsw"));
+      size_t absent = 0;
+      FLOWRAG_ASSIGN_OR_RETURN(
+          text->dense, ParsePassageHnswPart(std::string_view(bytes.data(), bytes.size()),
+                                            options.vector, P, dim, &absent));
+      if (absent != static_cast<size_t>(missing)) {
+        return Status::Corruption("segment: dense.hnsw and dense.missing disagree");
+      }
+    } else {
+      FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<FlatIndex> dense,
+                               FlatIndex::AdoptArrays(segment, "dense"));
+      if (dense->Size() != P || (dim != 0 && dense->Dimension() != dim)) {
+        return Status::Corruption("segment: the dense index does not fit the passages");
+      }
+      text->dense = std::move(dense);
+    }
+    text->passages_without_vectors = static_cast<size_t>(missing);
+  }
+  stats_.passages_without_vectors = text->passages_without_vectors;
+  text_ = std::move(text);
+
+  if (segment.Has("kg.format")) {
+    FLOWRAG_ASSIGN_OR_RETURN(GraphVectors vectors, AdoptGraphVectors(segment, "gv"));
+    FLOWRAG_ASSIGN_OR_RETURN(
+        graph_, KnowledgeGraph::AdoptArrays(segment, P,
+                                            std::make_shared<const GraphVectors>(std::move(vectors))));
+    FLOWRAG_RETURN_IF_ERROR(CheckVectorsFit(*graph_, embedder_.get()));
+  }
+  if (options.persistable) {
+    FLOWRAG_ASSIGN_OR_RETURN(std::string rows, GetString(segment, "rows"));
+    graph_rows_ = std::make_shared<const std::string>(std::move(rows));
+  }
+  return Status::Ok();
+}
+
+Result<bool> WriteSnapshotSegment(const Snapshot& snapshot, SnapshotSource& store,
+                                  const std::string& dir) {
+  SegmentSetOptions options;
+  options.writable = true;
+  options.wait_for_lock = false;
+  Result<std::unique_ptr<SegmentSet>> set = SegmentSet::Open(dir, options);
+  if (set.status().code() == StatusCode::kFailedPrecondition) return false;  // another writer
+  if (!set.ok()) return set.status();
+  FLOWRAG_ASSIGN_OR_RETURN(int64_t generation, store.Generation());
+  if (generation != snapshot.generation()) return false;
+  std::shared_ptr<const SegmentView> base = (*set)->Current();
+  FLOWRAG_ASSIGN_OR_RETURN(NewSegmentFile file, (*set)->NewSegmentPath(kSnapshotSegmentKind));
+  {
+    FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<SegmentWriter> writer,
+                             SegmentWriter::Create(file.path, kSnapshotSegmentKind, generation,
+                                                   file.id));
+    SegmentArraySink sink(writer.get());
+    Status written = snapshot.ExportSegment(sink);
+    if (written.ok()) written = writer->Finish();
+    if (!written.ok()) {
+      (*set)->AbandonFile(file.file);
+      return written;
+    }
+  }
+  SegmentEdit edit;
+  edit.base = base;
+  edit.generation = generation;
+  edit.add.push_back({.file = file.file, .rows = snapshot.num_passages()});
+  for (const LiveSegment& old : base->segments()) edit.remove.push_back(old.record.id);
+  FLOWRAG_RETURN_IF_ERROR((*set)->Publish(edit).status());
+  // The publish's own collection ran while `base` still mapped the old
+  // segment (a lease): collect again without it. A reader elsewhere keeps
+  // the file until it lets go; a later publish deletes it then.
+  edit = SegmentEdit();
+  base.reset();
+  FLOWRAG_RETURN_IF_ERROR((*set)->CollectGarbage().status());
+  return true;
+}
+
+}  // namespace flowrag

@@ -1,0 +1,78 @@
+// The snapshot segment: everything a snapshot derives from its store, in one
+// immutable segment file (segment/) that a later open maps and uses in place
+// instead of reading snapshot parts through the database and rebuilding the
+// graph (issue 34, first step: one segment per store generation; inserts as
+// small segments and deletes as tombstones come next).
+//
+// Where: the store's SegmentDirectory() ("<file>.segments" beside a SQLite
+// file), a SegmentSet (segment/segment_set.h) whose current manifest names
+// at most one segment of kind "snapshot". A store without a directory (a
+// PostgreSQL workspace, for now) keeps its snapshot parts in the database
+// (graph/graph_io.h).
+//
+// Sections (one per array; common/array_io.h):
+//   snap.format, snap.gen, snap.passages   scalars (int64)
+//   snap.k.bm25, snap.k.rows, snap.k.vec,  the keys of graph_io.h (bytes):
+//   snap.k.dense                           a segment whose keys differ from
+//                                          the running code's is not adopted
+//   bm25.*          Bm25Index::ExportArrays
+//   dense.*         the passage FlatIndex, or dense.hnsw: HnswIndex::Save
+//                   bytes (copied into hnswlib at open, as from the part)
+//   gv.*            GraphVectors of a local embedder (graph_vectors.h)
+//   kg.*, walk.*    KnowledgeGraph::ExportArrays: the built graph, so an
+//                   open builds nothing (abstractness, CSR, walk weights)
+//   rows            the graph rows (graph_io.h SerializeGraphRows), for
+//                   snapshots that Append and Remove extend
+//   <name>.format,  each PersistentDerived of SnapshotOptions::derived
+//   <name>.*        (retrieval's LocalFacts: "lf.*")
+//
+// Validity: adopted only when snap.gen equals the store's generation, the
+// format and every key equal the running code's, and every structure's
+// AdoptArrays accepts its arrays (each checks offsets and indexes as a
+// parser does). Otherwise Snapshot::Build falls back to the parts and rows
+// (SnapshotBuildStats::parts["segment"] says why) and the persister writes
+// a new segment. Checksums: every section is verified whole on its adoption
+// (SegmentReader::SectionBytes); a damaged file is never read, only
+// replaced.
+//
+// Writing: WriteSnapshotSegment, off the write path (engine/parts_persister.h),
+// by whichever process built the snapshot and gets the set's lock; the
+// publish replaces the previous snapshot segment, which the set deletes
+// once no process maps it (leases).
+//
+// Thread-safety: the functions share no state; a SegmentSet's lock
+// serialises writers across processes.
+#ifndef FLOWRAG_GRAPH_SNAPSHOT_SEGMENT_H_
+#define FLOWRAG_GRAPH_SNAPSHOT_SEGMENT_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/array_io.h"
+#include "flowrag/status.h"
+#include "graph/snapshot.h"
+#include "storage/store.h"
+
+namespace flowrag {
+
+// Bump when the set of sections or their meaning changes.
+inline constexpr int64_t kSnapshotSegmentFormat = 1;
+inline constexpr char kSnapshotSegmentKind[] = "snapshot";
+
+// The current snapshot segment in `dir` for store generation `generation`,
+// or null with *why saying what is missing (no directory, no segment,
+// another generation, a file that fails its checks).
+std::shared_ptr<const ArraySource> FindSnapshotSegment(const std::string& dir, int64_t generation,
+                                                       std::string* why);
+
+// Writes `snapshot`'s segment into `dir` and publishes it, replacing the
+// previous one, if the store is still at the snapshot's generation and no
+// other process holds the directory's lock. Returns whether it was
+// published. O(bytes of the snapshot's arrays).
+Result<bool> WriteSnapshotSegment(const Snapshot& snapshot, SnapshotSource& store,
+                                  const std::string& dir);
+
+}  // namespace flowrag
+
+#endif  // FLOWRAG_GRAPH_SNAPSHOT_SEGMENT_H_
