@@ -737,6 +737,7 @@ TEST(BoundedCliErrorsTest, EveryOptionOfEveryCommandGetsABoundedError) {
       {"eval", {"--bench", missing, "--method", "bm25"}},
       {"stats", {"--db", demo}},
       {"delete", {"no-such-document", "--db", demo}},
+      {"compact", {"--db", demo}},
       {"methods", {}},
       {"import-openie", {missing, "--db", demo}},
       {"serve", {"--db", missing}},
