@@ -80,8 +80,10 @@ inline Status CheckOffsets(std::string_view name, std::span<const uint64_t> offs
 }
 
 // Every value < `limit` (`what`: what it counts, for the message).
-inline Status CheckBelow(std::string_view name, std::span<const uint32_t> values, size_t limit,
-                         std::string_view what) {
+// (`values`: any array of unsigned integers: a span, a FlatArray.)
+template <class Array>
+Status CheckBelow(std::string_view name, const Array& values, size_t limit,
+                  std::string_view what) {
   for (size_t i = 0; i < values.size(); ++i) {
     if (values[i] >= limit) {
       return Bad(name, i,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "graph/array_checks.h"
 #include "vector/sparse_index.h"
 #include "vector/vector_index.h"
 
@@ -10,35 +11,6 @@ namespace flowrag {
 namespace {
 
 constexpr char kTag = 0;
-
-// Offsets of `rows` CSR rows over `entries` entries: rows + 1 of them, from
-// 0, non-decreasing, ending at `entries`.
-Status CheckOffsets(const char* name, std::span<const uint64_t> offsets, size_t rows,
-                    size_t entries) {
-  if (offsets.size() != rows + 1 || offsets.front() != 0 || offsets.back() != entries) {
-    return Status::Corruption(std::string("local facts: array ") + name + " has " +
-                              std::to_string(offsets.size()) + " offsets for " +
-                              std::to_string(rows) + " rows of " + std::to_string(entries));
-  }
-  for (size_t i = 1; i < offsets.size(); ++i) {
-    if (offsets[i] < offsets[i - 1]) {
-      return Status::Corruption(std::string("local facts: array ") + name + " decreases at " +
-                                std::to_string(i));
-    }
-  }
-  return Status::Ok();
-}
-
-template <class T>
-Status CheckBelow(const char* name, std::span<const T> values, size_t bound) {
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (values[i] >= bound) {
-      return Status::Corruption(std::string("local facts: array ") + name + "[" +
-                                std::to_string(i) + "] is out of range");
-    }
-  }
-  return Status::Ok();
-}
 
 }  // namespace
 
@@ -97,10 +69,11 @@ Result<std::shared_ptr<const LocalFacts>> LocalFacts::AdoptArrays(const Snapshot
   auto local = std::make_shared<LocalFacts>();
   FLOWRAG_ASSIGN_OR_RETURN(local->passage_offsets_, source.Get<uint64_t>("lf.passages"));
   FLOWRAG_ASSIGN_OR_RETURN(local->passage_texts_, source.Get<uint32_t>("lf.texts"));
-  FLOWRAG_RETURN_IF_ERROR(CheckOffsets("lf.passages", local->passage_offsets_, g.num_passages(),
-                                       local->passage_texts_.size()));
-  FLOWRAG_RETURN_IF_ERROR(
-      CheckBelow<uint32_t>("lf.texts", local->passage_texts_, g.num_fact_texts()));
+  FLOWRAG_RETURN_IF_ERROR(array_checks::CheckOffsets("lf.passages", local->passage_offsets_,
+                                                     g.num_passages(),
+                                                     local->passage_texts_.size()));
+  FLOWRAG_RETURN_IF_ERROR(array_checks::CheckBelow("lf.texts", local->passage_texts_,
+                                                             g.num_fact_texts(), "fact texts"));
   local->flat_ = dynamic_cast<const FlatIndex*>(index);
   if (local->flat_ != nullptr) return std::shared_ptr<const LocalFacts>(std::move(local));
   FLOWRAG_ASSIGN_OR_RETURN(local->row_offsets_, source.Get<uint64_t>("lf.rows"));
@@ -109,9 +82,10 @@ Result<std::shared_ptr<const LocalFacts>> LocalFacts::AdoptArrays(const Snapshot
   if (local->values_.size() != local->dims_.size()) {
     return Status::Corruption("local facts: lf.values and lf.dims differ in length");
   }
-  FLOWRAG_RETURN_IF_ERROR(
-      CheckOffsets("lf.rows", local->row_offsets_, index->Size(), local->dims_.size()));
-  FLOWRAG_RETURN_IF_ERROR(CheckBelow<uint16_t>("lf.dims", local->dims_, index->Dimension()));
+  FLOWRAG_RETURN_IF_ERROR(array_checks::CheckOffsets("lf.rows", local->row_offsets_,
+                                                     index->Size(), local->dims_.size()));
+  FLOWRAG_RETURN_IF_ERROR(array_checks::CheckBelow("lf.dims", local->dims_,
+                                                             index->Dimension(), "dimensions"));
   return std::shared_ptr<const LocalFacts>(std::move(local));
 }
 
