@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "flowrag/engine.h"
+#include "graph/graph_io.h"
 #include "graph/snapshot.h"
 #include "graph/snapshot_segment.h"
 #include "retrieval/local_facts.h"
@@ -238,6 +239,45 @@ TEST_F(SnapshotSegmentTest, AWriteReplacesTheSegmentAndAStaleOneIsNotAdopted) {
   EXPECT_EQ(stale.parts[kSnapshotSegmentKind], PartState::kMissing);
   EXPECT_EQ(rebuilt->segment(), nullptr);
   ExpectSameSnapshot(*Build(moved, false, nullptr), *rebuilt);
+}
+
+TEST_F(SnapshotSegmentTest, AStoreWithPartsMigratesToASegmentOnCompact) {
+  const std::string path = local_.File("parts.db");
+  setenv("FLOWRAG_SNAPSHOT_SEGMENTS", "off", 1);
+  {
+    auto engine = Engine::Open(path);
+    ASSERT_TRUE(engine.ok());
+    ASSERT_TRUE((*engine)->Index({kDemo}).ok());
+  }
+  unsetenv("FLOWRAG_SNAPSHOT_SEGMENTS");
+  ASSERT_FALSE(fs::exists(path + ".segments"));
+  {
+    OpenStore s(path);
+    EXPECT_TRUE(s.store->GetSnapshotPart(kBm25Part).value().has_value());
+  }
+  {  // A read-only open reads the parts and writes nothing.
+    EngineOptions ro;
+    ro.read_only = true;
+    auto engine = Engine::Open(path, ro);
+    ASSERT_TRUE(engine.ok());
+    ASSERT_TRUE((*engine)->Query("Who designed the Brannock lens?").ok());
+    EXPECT_EQ((*engine)->Compact().code(), StatusCode::kFailedPrecondition);
+  }
+  EXPECT_FALSE(fs::exists(path + ".segments"));
+  {
+    auto engine = Engine::Open(path);
+    ASSERT_TRUE(engine.ok());
+    ASSERT_TRUE((*engine)->Compact().ok());
+  }
+  OpenStore s(path);
+  EXPECT_FALSE(s.store->GetSnapshotPart(kBm25Part).value().has_value());  // dropped
+  SnapshotBuildStats stats;
+  auto migrated = Build(s, true, &stats);
+  ASSERT_NE(migrated, nullptr);
+  EXPECT_EQ(stats.parts[kSnapshotSegmentKind], PartState::kLoaded);
+  auto rows = Build(s, false, nullptr);
+  ExpectSameSnapshot(*rows, *migrated);
+  ExpectSameAnswers(*rows, *migrated);
 }
 
 TEST_F(SnapshotSegmentTest, CraftedSegmentsNeverCrashTheReader) {

@@ -228,6 +228,9 @@ Result<bool> WriteSnapshotSegment(const Snapshot& snapshot, SnapshotSource& stor
   edit = SegmentEdit();
   base.reset();
   FLOWRAG_RETURN_IF_ERROR((*set)->CollectGarbage().status());
+  // The segment replaces the parts: a store written before segments (or
+  // with FLOWRAG_SNAPSHOT_SEGMENTS=off) keeps no second copy.
+  FLOWRAG_RETURN_IF_ERROR(store.DropSnapshotParts());
   return true;
 }
 

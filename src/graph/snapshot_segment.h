@@ -68,8 +68,9 @@ std::shared_ptr<const ArraySource> FindSnapshotSegment(const std::string& dir, i
 
 // Writes `snapshot`'s segment into `dir` and publishes it, replacing the
 // previous one, if the store is still at the snapshot's generation and no
-// other process holds the directory's lock. Returns whether it was
-// published. O(bytes of the snapshot's arrays).
+// other process holds the directory's lock; then drops the store's snapshot
+// parts (the segment replaces them). Returns whether it was published.
+// O(bytes of the snapshot's arrays).
 Result<bool> WriteSnapshotSegment(const Snapshot& snapshot, SnapshotSource& store,
                                   const std::string& dir);
 
