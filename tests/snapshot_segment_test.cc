@@ -166,13 +166,13 @@ TEST_F(SnapshotSegmentTest, ADamagedSegmentIsDetectedAndReplaced) {
   auto view = SegmentsOf(dir);
   ASSERT_EQ(view->segments().size(), 1u);
   const auto& reader = *view->segments()[0].reader;
-  const SectionInfo* section = reader.FindSection("walk.targets");
-  ASSERT_NE(section, nullptr);
+  ASSERT_NE(reader.FindSection("walk.targets"), nullptr);
+  const SectionInfo section = *reader.FindSection("walk.targets");  // a copy: the reader goes
   const std::string file = reader.path();
   view.reset();
   {  // One byte in the middle of a section: its block checksum fails.
     std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(static_cast<std::streamoff>(section->offset + section->length / 2));
+    f.seekp(static_cast<std::streamoff>(section.offset + section.length / 2));
     f.put('\x5a');
   }
   OpenStore s(path, /*read_only=*/false);
