@@ -1,5 +1,6 @@
-// PartsPersister: writes the snapshot parts a new snapshot had to rebuild
-// (Snapshot::PersistParts) off the write path.
+// PartsPersister: writes what a new snapshot had to rebuild off the write
+// path (Snapshot::PersistParts): a SQLite store's snapshot segment
+// (graph/snapshot_segment.h), a PostgreSQL workspace's snapshot parts.
 //
 // Rewriting the parts costs a fraction of a second (2wiki: ~190 MB), so
 // inserts and deletes served over HTTP must not wait for it, nor write them

@@ -1,6 +1,9 @@
 // Snapshot parts: what a snapshot derives from the store, persisted in the
 // store (table snapshot_parts, format 6; doc/storage.md "Snapshot parts") so
 // that opening a store reads arrays instead of recomputing them.
+// A SQLite store keeps a snapshot segment instead (graph/snapshot_segment.h),
+// which holds the HNSW part's bytes as they are framed here; a PostgreSQL
+// workspace (and FLOWRAG_SNAPSHOT_SEGMENTS=off) keeps these parts.
 //
 //   part      holds                                           key
 //   "bm25"    the BM25 postings (text/bm25_index.h arrays)     tokenizer probe
