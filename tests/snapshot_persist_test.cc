@@ -189,7 +189,10 @@ class SnapshotPersistTest : public ::testing::Test {
     ASSERT_TRUE(hnsw.ok()) << hnsw.status().ToString();
     ASSERT_TRUE((*hnsw)->Index({kDemo}).ok());
   }
-  static void TearDownTestSuite() { delete dir_; }
+  static void TearDownTestSuite() {
+    delete dir_;
+    unsetenv("FLOWRAG_SNAPSHOT_SEGMENTS");  // later suites of the same process use segments
+  }
 
   // A private copy of the indexed demo store (of the HNSW one).
   std::string CopyOfDemo() { return CopyOf("demo.db"); }
