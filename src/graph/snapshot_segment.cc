@@ -1,5 +1,6 @@
 #include "graph/snapshot_segment.h"
 
+#include <atomic>
 #include <map>
 #include <string>
 #include <utility>
@@ -192,11 +193,32 @@ Status Snapshot::AdoptSegment(const ArraySource& segment, const SnapshotOptions&
   return Status::Ok();
 }
 
+namespace {
+
+std::atomic<SnapshotWriteHook> write_hook{nullptr};
+
+}  // namespace
+
+void SetSnapshotWriteHookForTesting(SnapshotWriteHook hook) { write_hook.store(hook); }
+
 Result<bool> WriteSnapshotSegment(const Snapshot& snapshot, SnapshotSource& store,
                                   const std::string& dir) {
   SegmentSetOptions options;
   options.writable = true;
   options.wait_for_lock = false;
+  SegmentWriterOptions writer_options;
+  const SnapshotWriteHook hook = write_hook.load();
+  if (hook != nullptr) {
+    options.crash_hook = [hook](PublishStep step) {
+      hook(std::string("set.") + PublishStepName(step));
+    };
+    writer_options.crash_hook = [hook](SegmentWriteStep step) {
+      hook(std::string("writer.") + SegmentWriteStepName(step));
+    };
+  }
+  const auto step = [hook](std::string_view name) {
+    if (hook != nullptr) hook(name);
+  };
   Result<std::unique_ptr<SegmentSet>> set = SegmentSet::Open(dir, options);
   if (set.status().code() == StatusCode::kFailedPrecondition) return false;  // another writer
   if (!set.ok()) return set.status();
@@ -207,7 +229,7 @@ Result<bool> WriteSnapshotSegment(const Snapshot& snapshot, SnapshotSource& stor
   {
     FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<SegmentWriter> writer,
                              SegmentWriter::Create(file.path, kSnapshotSegmentKind, generation,
-                                                   file.id));
+                                                   file.id, writer_options));
     SegmentArraySink sink(writer.get());
     Status written = snapshot.ExportSegment(sink);
     if (written.ok()) written = writer->Finish();
@@ -222,15 +244,18 @@ Result<bool> WriteSnapshotSegment(const Snapshot& snapshot, SnapshotSource& stor
   edit.add.push_back({.file = file.file, .rows = snapshot.num_passages()});
   for (const LiveSegment& old : base->segments()) edit.remove.push_back(old.record.id);
   FLOWRAG_RETURN_IF_ERROR((*set)->Publish(edit).status());
+  step("snapshot.published");
   // The publish's own collection ran while `base` still mapped the old
   // segment (a lease): collect again without it. A reader elsewhere keeps
   // the file until it lets go; a later publish deletes it then.
   edit = SegmentEdit();
   base.reset();
   FLOWRAG_RETURN_IF_ERROR((*set)->CollectGarbage().status());
+  step("snapshot.collected");
   // The segment replaces the parts: a store written before segments (or
   // with FLOWRAG_SNAPSHOT_SEGMENTS=off) keeps no second copy.
   FLOWRAG_RETURN_IF_ERROR(store.DropSnapshotParts());
+  step("snapshot.parts dropped");
   return true;
 }
 

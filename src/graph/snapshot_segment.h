@@ -48,6 +48,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "common/array_io.h"
 #include "flowrag/status.h"
@@ -73,6 +74,23 @@ std::shared_ptr<const ArraySource> FindSnapshotSegment(const std::string& dir, i
 // O(bytes of the snapshot's arrays).
 Result<bool> WriteSnapshotSegment(const Snapshot& snapshot, SnapshotSource& store,
                                   const std::string& dir);
+
+// Tests only (tests/snapshot_crash_test.cc): `hook` is called at every step
+// of every WriteSnapshotSegment in this process, so that a test can stop
+// the process there (_exit) and check what a reopen finds. The steps, in
+// order, named by the text passed:
+//   "writer.<SegmentWriteStepName>"   the segment file (segment_writer.h;
+//                                     "writer.section ended" once a section)
+//   "set.<PublishStepName>"           the set's publish and its garbage
+//                                     collections (segment_set.h; "set.CURRENT
+//                                     renamed" is the commit point)
+//   "snapshot.published"              Publish returned, the old segment kept
+//   "snapshot.collected"              collected again, the parts not dropped
+//   "snapshot.parts dropped"          the store's snapshot parts dropped
+// Null (the default) turns it off; production never sets it, so a write
+// costs one atomic load. Set it while no write runs.
+using SnapshotWriteHook = void (*)(std::string_view step);
+void SetSnapshotWriteHookForTesting(SnapshotWriteHook hook);
 
 }  // namespace flowrag
 

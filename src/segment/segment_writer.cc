@@ -44,6 +44,26 @@ bool IsBlockSize(uint64_t bytes) {
 
 }  // namespace
 
+const char* SegmentWriteStepName(SegmentWriteStep step) {
+  switch (step) {
+    case SegmentWriteStep::kCreated:
+      return "file created";
+    case SegmentWriteStep::kSectionEnded:
+      return "section ended";
+    case SegmentWriteStep::kSectionsWritten:
+      return "sections written";
+    case SegmentWriteStep::kTableWritten:
+      return "table written";
+    case SegmentWriteStep::kSynced:
+      return "file synced";
+    case SegmentWriteStep::kRenamed:
+      return "file renamed";
+    case SegmentWriteStep::kDirectorySynced:
+      return "directory synced";
+  }
+  return "?";
+}
+
 Result<std::unique_ptr<SegmentWriter>> SegmentWriter::Create(const std::string& path,
                                                              std::string_view kind,
                                                              int64_t generation,
@@ -77,8 +97,10 @@ Result<std::unique_ptr<SegmentWriter>> SegmentWriter::Create(const std::string& 
   h.table_entry_bytes = sizeof(SectionEntry);
   h.block_shift = static_cast<uint32_t>(std::countr_zero(block));
   w->default_block_bytes_ = block;
+  w->crash_hook_ = options.crash_hook;
   // A zero header until Finish: the temporary file is never a valid segment.
   FLOWRAG_RETURN_IF_ERROR(w->Emit(Zeros(), sizeof(SegmentHeader)));
+  w->Hook(SegmentWriteStep::kCreated);
   return w;
 }
 
@@ -246,6 +268,7 @@ Status SegmentWriter::EndSection() {
       StreamChecksum::Of(block_sums_.data() + section_first_sum_, blocks * sizeof(uint64_t));
   entries_.push_back(current_);
   section_open_ = false;
+  Hook(SegmentWriteStep::kSectionEnded);
   return Status::Ok();
 }
 
@@ -310,16 +333,21 @@ Status SegmentWriter::SyncAndRename() {
   const int rc = ::close(fd_);
   fd_ = -1;
   if (rc != 0) return Fail(OsError(tmp_path_, "cannot close", errno));
+  Hook(SegmentWriteStep::kSynced);
   if (::rename(tmp_path_.c_str(), path_.c_str()) != 0) {
     return Fail(OsError(path_, "cannot rename " + tmp_path_ + " to it", errno));
   }
   finished_ = true;  // the segment exists: nothing to remove any more
-  return Fail(SyncDirectoryOf(path_));
+  Hook(SegmentWriteStep::kRenamed);
+  FLOWRAG_RETURN_IF_ERROR(Fail(SyncDirectoryOf(path_)));
+  Hook(SegmentWriteStep::kDirectorySynced);
+  return Status::Ok();
 }
 
 Status SegmentWriter::Finish() {
   FLOWRAG_RETURN_IF_ERROR(CheckUsable());
   if (section_open_) return Misuse("Finish with section '" + std::string(current_.name) + "' open");
+  Hook(SegmentWriteStep::kSectionsWritten);
   // The block checksums, each section's where its entry says.
   FLOWRAG_RETURN_IF_ERROR(PadTo(kSectionAlignment));
   uint64_t sums_at = position_;
@@ -339,6 +367,7 @@ Status SegmentWriter::Finish() {
     return Fail(OsError(tmp_path_, "cannot set the length", errno));
   }
   FLOWRAG_RETURN_IF_ERROR(WriteHeader(table_offset, table_checksum));
+  Hook(SegmentWriteStep::kTableWritten);
   return SyncAndRename();
 }
 

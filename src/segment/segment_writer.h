@@ -24,6 +24,8 @@
 // it) and fsyncs the directory. A writer destroyed without a successful
 // Finish() removes its temporary file; a process killed before the rename
 // leaves no `path` (and a stale `.tmp`, which the next writer truncates).
+// SegmentWriteStep names these steps for tests that crash at each
+// (tests/snapshot_crash_test.cc).
 //
 // Errors: every call returns a Status naming the path (and the section).
 // The first error is sticky: later calls return it again and Finish() fails,
@@ -46,6 +48,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <ranges>
 #include <set>
@@ -60,6 +63,20 @@
 
 namespace flowrag {
 
+// Named steps of writing a segment file, for tests that stop the process
+// there (SegmentWriterOptions::crash_hook; a set's publish has its own,
+// segment_set.h PublishStep).
+enum class SegmentWriteStep {
+  kCreated,          // the temporary file created, a zero header its only bytes
+  kSectionEnded,     // a section ended (once per section; its bytes may be buffered)
+  kSectionsWritten,  // Finish called: every section given, the last bytes buffered
+  kTableWritten,     // block checksums, table and header written; not yet fsynced
+  kSynced,           // the temporary file fsynced and closed; not yet renamed
+  kRenamed,          // renamed into place; the directory not yet fsynced
+  kDirectorySynced,  // the directory fsynced: Finish's last step
+};
+const char* SegmentWriteStepName(SegmentWriteStep step);
+
 struct SegmentWriterOptions {
   // The header's creator tag: who wrote the file (0-23 printable ASCII bytes).
   std::string creator = "flowrag";
@@ -68,6 +85,9 @@ struct SegmentWriterOptions {
   // power of two from 4 KiB to 1 GiB. Smaller blocks make a ranged read
   // verify fewer bytes and cost 8 bytes of checksum per block.
   uint64_t block_bytes = uint64_t{1} << kDefaultBlockShift;
+  // Tests only: called at each step (above); a test's hook _exit()s there.
+  // Empty (the default): one test of an empty function per step.
+  std::function<void(SegmentWriteStep)> crash_hook;
 };
 
 // One section's choices, stored in its table entry.
@@ -167,6 +187,9 @@ class SegmentWriter {
   void SumBlocks(const char* data, uint64_t bytes);
   uint64_t ZeroBlockChecksum();
   Status SyncAndRename();
+  void Hook(SegmentWriteStep step) const {
+    if (crash_hook_) crash_hook_(step);
+  }
 
   std::string path_;
   std::string tmp_path_;
@@ -188,6 +211,7 @@ class SegmentWriter {
   std::array<uint64_t, kMaxBlockShift + 1> zero_block_checksums_{};
   bool finished_ = false;
   Status error_;
+  std::function<void(SegmentWriteStep)> crash_hook_;  // SegmentWriterOptions::crash_hook
 };
 
 }  // namespace flowrag
