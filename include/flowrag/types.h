@@ -258,6 +258,33 @@ struct SchemaStats {
   bool qa_ready = false;                 // isolated ratio < 0.3 and average degree ≥ 2 (B.7.1)
 };
 
+// One file of a store's segment directory (doc/storage.md, "Segments").
+struct SegmentFileStats {
+  uint64_t id = 0;
+  std::string kind;          // "snapshot", ...
+  uint64_t rows = 0;         // rows it holds (passages, for a snapshot)
+  uint64_t deleted_rows = 0; // of those, deleted by tombstones
+  uint64_t bytes = 0;        // file size
+  uint32_t level = 0;        // size tier (merge policy)
+};
+
+// The store's segments: what queries map, what awaits deletion, what the
+// merge policy would merge now. Empty `directory` when the store keeps
+// none (a PostgreSQL workspace, ":memory:", FLOWRAG_SNAPSHOT_SEGMENTS=off).
+struct SegmentStats {
+  std::string directory;
+  uint64_t manifest = 0;             // the current manifest's number; 0: none yet
+  int64_t generation = 0;            // the store generation it shows
+  std::vector<SegmentFileStats> files;
+  uint64_t live_bytes = 0;           // bytes of the files above
+  uint64_t unreferenced_files = 0;   // files no manifest names (garbage not yet
+  uint64_t unreferenced_bytes = 0;   // collected: a reader still maps them)
+  uint64_t merges_pending = 0;       // merges the merge policy plans now
+  // How this engine's snapshot was opened: "segment" (mapped in place),
+  // else "built" and why the segment was not used.
+  std::string snapshot_source;
+};
+
 struct StoreStats {
   std::string path;
   int format_version = 0;
@@ -275,6 +302,7 @@ struct StoreStats {
   std::string snapshot_parts_error;
   GraphStats graph;
   SchemaStats schema;
+  SegmentStats segments;
 };
 
 }  // namespace flowrag

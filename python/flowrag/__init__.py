@@ -24,7 +24,8 @@ from ._evaluate import cache_dir, evaluate
 from ._flowrag import (Answer, AnswerStep, ChatModel, Citation, Embedder, EvalReport,
                        GraphEdge, GraphNode, GraphStats, IndexReport, MethodOption,
                        QuestionRecord, RetrievalDiagnostics, RetrievalResult, SchemaStats,
-                       ScoredPassage, StoreStats, TokenUsage)
+                       ScoredPassage, SegmentFileStats, SegmentStats, StoreStats,
+                       TokenUsage)
 from ._models import (OpenAIChat, OpenAIEmbedder, PythonChatModel, PythonEmbedder,
                       python_chat_model, python_embedder)
 from ._results import install as _install_results
@@ -42,7 +43,7 @@ __all__ = [
     "python_chat_model", "Embedder", "ChatModel",
     "RetrievalResult", "ScoredPassage", "RetrievalDiagnostics", "GraphNode", "GraphEdge",
     "Answer", "Citation", "AnswerStep", "TokenUsage", "IndexReport", "StoreStats",
-    "GraphStats", "SchemaStats", "EvalReport", "QuestionRecord", "MethodOption",
+    "GraphStats", "SchemaStats", "SegmentStats", "SegmentFileStats", "EvalReport", "QuestionRecord", "MethodOption",
     "Error", "InvalidArgument", "NotFound", "AlreadyExists", "Corruption", "IoError",
     "Unavailable", "DeadlineExceeded", "FailedPrecondition", "Cancelled", "Internal",
 ]

@@ -150,6 +150,12 @@ class Engine:
                     raise
         return deleted
 
+    def compact(self) -> None:
+        """Writes the store's segments now: the snapshot of a store written
+        before segments (or by a process that could not write them) becomes
+        one segment, its snapshot parts dropped (``flowrag compact``)."""
+        self._native.compact()
+
     def refresh(self) -> bool:
         """Loads what other processes wrote to the store; True when it changed."""
         return self._native.refresh()

@@ -275,6 +275,25 @@ class SchemaStats(_Result):
     link_validity: float
     qa_ready: bool
 
+class SegmentFileStats(_Result):
+    id: int
+    kind: str
+    rows: int
+    deleted_rows: int  # rows deleted by tombstones
+    bytes: int
+    level: int  # size tier of the merge policy
+
+class SegmentStats(_Result):
+    directory: str  # "" when the store keeps no segments (PostgreSQL, ":memory:")
+    manifest: int  # 0: none written yet
+    generation: int
+    files: list[SegmentFileStats]
+    live_bytes: int
+    unreferenced_files: int  # garbage a reader still maps
+    unreferenced_bytes: int
+    merges_pending: int
+    snapshot_source: str  # "segment" (mapped in place) or "built (...why)"
+
 class StoreStats(_Result):
     path: str
     format_version: int
@@ -289,6 +308,7 @@ class StoreStats(_Result):
     snapshot_parts_error: str  # last failure to write the snapshot parts, "" if none
     graph: GraphStats
     schema: SchemaStats
+    segments: SegmentStats
 
 class QuestionRecord(_Result):
     id: str
@@ -334,6 +354,7 @@ class Engine:
     def delete(self, document_id: str) -> None: ...
     def stats(self) -> StoreStats: ...
     def refresh(self) -> bool: ...
+    def compact(self) -> None: ...
     def embed(self, texts: list[str]) -> npt.NDArray[np.float32]: ...
     def evaluate(self, bench_dir: str, options: EvalOptions) -> EvalReport: ...
     def close(self) -> None: ...

@@ -15,7 +15,8 @@ RESULT_TYPES = (
     _flowrag.ScoredPassage, _flowrag.RetrievalDiagnostics, _flowrag.GraphNode,
     _flowrag.GraphEdge, _flowrag.RetrievalResult, _flowrag.MethodOption, _flowrag.Citation,
     _flowrag.TokenUsage, _flowrag.AnswerStep, _flowrag.Answer, _flowrag.IndexReport,
-    _flowrag.GraphStats, _flowrag.SchemaStats, _flowrag.StoreStats, _flowrag.QuestionRecord,
+    _flowrag.GraphStats, _flowrag.SchemaStats, _flowrag.SegmentFileStats, _flowrag.SegmentStats,
+    _flowrag.StoreStats, _flowrag.QuestionRecord,
     _flowrag.EvalReport,
 )
 

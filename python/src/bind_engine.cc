@@ -144,6 +144,11 @@ StoreStats Stats(EngineHandle& h) {
   return Unlocked([&] { return e->Stats(); }).value();
 }
 
+void Compact(EngineHandle& h) {
+  auto e = h.Get("compact");
+  (void)Unlocked([&] { return e->Compact(); });
+}
+
 bool Refresh(EngineHandle& h) {
   auto e = h.Get("refresh");
   return Unlocked([&] { return e->Refresh(); }).value();
@@ -185,6 +190,7 @@ void BindEngine(py::module_& m) {
       .def("delete", &Delete, py::arg("document_id"))
       .def("stats", &Stats)
       .def("refresh", &Refresh)
+      .def("compact", &Compact)
       .def("embed", &Embed, py::arg("texts"))
       .def("evaluate", &Evaluate, py::arg("bench_dir"), py::arg("options"))
       .def("close", &EngineHandle::Close)

@@ -175,6 +175,23 @@ void BindStats(py::module_& m) {
       .field("schema_utility", &SchemaStats::schema_utility)
       .field("link_validity", &SchemaStats::link_validity)
       .field("qa_ready", &SchemaStats::qa_ready);
+  Record<SegmentFileStats>(m, "SegmentFileStats", "One file of a store's segment directory.")
+      .field("id", &SegmentFileStats::id)
+      .field("kind", &SegmentFileStats::kind)
+      .field("rows", &SegmentFileStats::rows)
+      .field("deleted_rows", &SegmentFileStats::deleted_rows)
+      .field("bytes", &SegmentFileStats::bytes)
+      .field("level", &SegmentFileStats::level);
+  Record<SegmentStats>(m, "SegmentStats", "A store's segments (empty directory: none kept).")
+      .field("directory", &SegmentStats::directory)
+      .field("manifest", &SegmentStats::manifest)
+      .field("generation", &SegmentStats::generation)
+      .field("files", &SegmentStats::files)
+      .field("live_bytes", &SegmentStats::live_bytes)
+      .field("unreferenced_files", &SegmentStats::unreferenced_files)
+      .field("unreferenced_bytes", &SegmentStats::unreferenced_bytes)
+      .field("merges_pending", &SegmentStats::merges_pending)
+      .field("snapshot_source", &SegmentStats::snapshot_source);
   Record<StoreStats>(m, "StoreStats", "What a store holds.")
       .field("path", &StoreStats::path)
       .field("format_version", &StoreStats::format_version)
@@ -188,7 +205,8 @@ void BindStats(py::module_& m) {
       .field("passages_missing_embeddings", &StoreStats::passages_missing_embeddings)
       .field("snapshot_parts_error", &StoreStats::snapshot_parts_error)
       .field("graph", &StoreStats::graph)
-      .field("schema", &StoreStats::schema);
+      .field("schema", &StoreStats::schema)
+      .field("segments", &StoreStats::segments);
 }
 
 void BindEval(py::module_& m) {

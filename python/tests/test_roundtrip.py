@@ -96,6 +96,23 @@ def test_index_documents_then_delete(store):
         assert eng.stats().documents == 0
 
 
+def test_stats_show_the_snapshot_segment_and_compact_keeps_it(store):
+    docs = [{"id": "a", "title": "Alder Quay", "text": "Alder Quay was built by Mira Vell."},
+            {"id": "b", "title": "Mira Vell", "text": "Mira Vell was born in Osk."}]
+    with flowrag.Engine(store) as eng:
+        eng.index(docs)
+    with flowrag.Engine(store) as eng:
+        eng.compact()
+        seg = eng.stats().segments
+        assert isinstance(seg, flowrag.SegmentStats)
+        assert seg.directory == store + ".segments" and seg.manifest >= 1
+        assert [(f.kind, f.rows, f.deleted_rows) for f in seg.files] == [("snapshot", 2, 0)]
+        assert seg.files[0].bytes == os.path.getsize(
+            os.path.join(seg.directory, "%08d.snapshot.seg" % seg.files[0].id))
+        assert seg.snapshot_source == "segment" and seg.unreferenced_files == 0
+        assert eng.query("Alder Quay", method="bm25").passages[0].document_id == "a"
+
+
 def test_embed_returns_the_engines_vectors(demo):
     v = demo.embed(["Brannock lens", "River Ostrel"])
     assert v.dtype == np.float32 and v.shape[0] == 2 and v.shape[1] > 0

@@ -94,6 +94,8 @@ class EngineImpl final : public Engine {
   // extend it only then.
   Result<bool> SessionIsCurrent() const;
   Status FillSchemaStats(StoreStats* stats) const;  // engine_stats.cc
+  // The store's segment directory, and whether `snapshot` was mapped from it.
+  Status FillSegmentStats(const Snapshot& snapshot, SegmentStats* stats) const;
   // Builds and swaps in a snapshot of the store (unless nothing changed
   // since the current one): graph texts the current snapshot embedded are
   // reused; `same_text` (when only the graph changed since it was built)

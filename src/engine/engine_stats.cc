@@ -5,6 +5,8 @@
 #include <set>
 
 #include "engine/engine_impl.h"
+#include "graph/snapshot_segment.h"
+#include "segment/segment_stats.h"
 
 namespace flowrag {
 
@@ -36,8 +38,27 @@ Result<StoreStats> EngineImpl::Stats() const {
   if (persister_ != nullptr) s.snapshot_parts_error = persister_->LastError();
   FLOWRAG_ASSIGN_OR_RETURN(auto current, session());
   current->FillGraphStats(&s.graph);
+  FLOWRAG_RETURN_IF_ERROR(FillSegmentStats(*current->snapshot(), &s.segments));
   FLOWRAG_RETURN_IF_ERROR(FillSchemaStats(&s));
   return s;
+}
+
+Status EngineImpl::FillSegmentStats(const Snapshot& snapshot, SegmentStats* stats) const {
+  const std::string dir = store_->SegmentDirectory();
+  if (dir.empty()) return Status::Ok();
+  FLOWRAG_ASSIGN_OR_RETURN(*stats, ReadSegmentStats(dir));
+  const SnapshotBuildStats& built = snapshot.build_stats();
+  auto it = built.parts.find(kSnapshotSegmentKind);
+  if (it != built.parts.end() && it->second == PartState::kLoaded) {
+    stats->snapshot_source = "segment";
+    return Status::Ok();
+  }
+  stats->snapshot_source = "built";
+  const std::string prefix = std::string(kSnapshotSegmentKind) + ": ";
+  for (const std::string& error : built.part_errors) {
+    if (error.rfind(prefix, 0) == 0) stats->snapshot_source += " (" + error.substr(prefix.size()) + ")";
+  }
+  return Status::Ok();
 }
 
 Status EngineImpl::FillSchemaStats(StoreStats* stats) const {

@@ -98,6 +98,27 @@ nlohmann::json AnswerJson(const Answer& a) {
   return j;
 }
 
+nlohmann::json SegmentStatsJson(const SegmentStats& s) {
+  nlohmann::json files = nlohmann::json::array();
+  for (const SegmentFileStats& f : s.files) {
+    files.push_back({{"id", f.id},
+                     {"kind", f.kind},
+                     {"rows", f.rows},
+                     {"deleted_rows", f.deleted_rows},
+                     {"bytes", f.bytes},
+                     {"level", f.level}});
+  }
+  return {{"directory", s.directory},
+          {"manifest", s.manifest},
+          {"generation", s.generation},
+          {"files", std::move(files)},
+          {"live_bytes", s.live_bytes},
+          {"unreferenced_files", s.unreferenced_files},
+          {"unreferenced_bytes", s.unreferenced_bytes},
+          {"merges_pending", s.merges_pending},
+          {"snapshot_source", s.snapshot_source}};
+}
+
 nlohmann::json StoreStatsJson(const StoreStats& s) {
   const GraphStats& g = s.graph;
   nlohmann::json graph = {{"nodes", g.nodes},
@@ -128,7 +149,8 @@ nlohmann::json StoreStatsJson(const StoreStats& s) {
           {"snapshot_parts_error", s.snapshot_parts_error},
           {"index_runs", s.index_runs},
           {"file_bytes", s.file_bytes},
-          {"graph", std::move(graph)}};
+          {"graph", std::move(graph)},
+          {"segments", SegmentStatsJson(s.segments)}};
   if (s.schema.present) {
     const SchemaStats& c = s.schema;
     out["schema"] = {{"version", c.version},

@@ -288,6 +288,31 @@ Status RunCompact(const std::string& db) {
   return engine->Compact();
 }
 
+// The segment directory's lines of `flowrag stats` (nothing for a store
+// that keeps no segments).
+void PrintSegmentStats(const SegmentStats& s) {
+  if (s.directory.empty()) return;
+  if (s.manifest == 0) {
+    std::printf("segments         none yet in %s (the next write or `flowrag compact` writes one)\n",
+                s.directory.c_str());
+    return;
+  }
+  std::printf("segments         %zu in %s (manifest %llu, generation %lld), %.1f MiB; opened %s\n",
+              s.files.size(), s.directory.c_str(), static_cast<unsigned long long>(s.manifest),
+              static_cast<long long>(s.generation), s.live_bytes / 1048576.0,
+              s.snapshot_source.empty() ? "-" : s.snapshot_source.c_str());
+  for (const SegmentFileStats& f : s.files) {
+    std::printf("  segment %-6llu %-10s %llu rows, %llu deleted (tombstones), %.1f MiB, level %u\n",
+                static_cast<unsigned long long>(f.id), f.kind.c_str(),
+                static_cast<unsigned long long>(f.rows),
+                static_cast<unsigned long long>(f.deleted_rows), f.bytes / 1048576.0, f.level);
+  }
+  std::printf("  merges pending %llu; awaiting deletion %llu files, %.1f MiB\n",
+              static_cast<unsigned long long>(s.merges_pending),
+              static_cast<unsigned long long>(s.unreferenced_files),
+              s.unreferenced_bytes / 1048576.0);
+}
+
 Status RunStats(const StatsArgs& args) {
   FLOWRAG_ASSIGN_OR_RETURN(auto engine, OpenExistingStore(args.db));
   FLOWRAG_ASSIGN_OR_RETURN(StoreStats s, engine->Stats());
@@ -327,6 +352,7 @@ Status RunStats(const StatsArgs& args) {
         static_cast<long long>(g.llm_calls), static_cast<long long>(g.llm_prompt_tokens),
         static_cast<long long>(g.llm_completion_tokens));
     std::printf("graph memory     %.1f MiB\n", g.memory_bytes / 1048576.0);
+    PrintSegmentStats(s.segments);
     if (s.schema.present) {
       const SchemaStats& c = s.schema;
       std::printf("schema           v%d (%s): %lld SourceRecords, %lld DERIVED_FROM edges\n",

@@ -1,0 +1,137 @@
+// What Engine::Stats says of a store's segments (flowrag/types.h
+// SegmentStats, segment/segment_stats.h; `flowrag stats`, /v1/stats and
+// Python show the same struct): the snapshot segment an index run writes,
+// whether the open mapped it, the file a reader still maps after a write
+// replaced it, and nothing for a store that keeps no segments.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "engine/result_json.h"
+#include "flowrag/engine.h"
+#include "test_util.h"
+
+namespace flowrag {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+const std::string kDemo = std::string(FLOWRAG_SOURCE_DIR) + "/examples/demo";
+
+StoreStats StatsOf(const std::string& path, bool read_only = true) {
+  EngineOptions o;
+  o.read_only = read_only;
+  auto engine = Engine::Open(path, o);
+  EXPECT_TRUE(engine.ok()) << engine.status().ToString();
+  if (!engine.ok()) return {};
+  auto stats = (*engine)->Stats();
+  EXPECT_TRUE(stats.ok()) << stats.status().ToString();
+  return stats.ok() ? *stats : StoreStats{};
+}
+
+class SegmentStatsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    unsetenv("FLOWRAG_SNAPSHOT_SEGMENTS");
+    path_ = dir_.File("demo.db");
+    auto engine = Engine::Open(path_);
+    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+    ASSERT_TRUE((*engine)->Index({kDemo}).ok());
+  }
+  TempDir dir_;
+  std::string path_;
+};
+
+TEST_F(SegmentStatsTest, AnIndexedStoreShowsItsSnapshotSegmentMappedAtOpen) {
+  const StoreStats s = StatsOf(path_);
+  const SegmentStats& seg = s.segments;
+  EXPECT_EQ(seg.directory, path_ + ".segments");
+  EXPECT_GE(seg.manifest, 1u);
+  ASSERT_EQ(seg.files.size(), 1u);
+  const SegmentFileStats& f = seg.files[0];
+  EXPECT_EQ(f.kind, "snapshot");
+  EXPECT_EQ(f.rows, static_cast<uint64_t>(s.passages));
+  EXPECT_EQ(f.deleted_rows, 0u);
+  const fs::path file =
+      fs::path(seg.directory) / (std::string(8 - std::to_string(f.id).size(), '0') +
+                                 std::to_string(f.id) + ".snapshot.seg");
+  ASSERT_TRUE(fs::exists(file)) << file;
+  EXPECT_EQ(f.bytes, fs::file_size(file));
+  EXPECT_EQ(seg.live_bytes, f.bytes);
+  EXPECT_EQ(seg.unreferenced_files, 0u);
+  EXPECT_EQ(seg.merges_pending, 0u);
+  EXPECT_EQ(seg.snapshot_source, "segment");
+
+  const nlohmann::json j = StoreStatsJson(s);
+  EXPECT_EQ(j["segments"]["files"][0]["rows"], s.passages);
+  EXPECT_EQ(j["segments"]["snapshot_source"], "segment");
+  EXPECT_EQ(j["segments"]["manifest"], seg.manifest);
+}
+
+TEST_F(SegmentStatsTest, TheFileAReaderStillMapsAwaitsDeletionUntilItLetsGo) {
+  const uint64_t first = StatsOf(path_).segments.files.at(0).id;
+  const uint64_t first_bytes = StatsOf(path_).segments.files.at(0).bytes;
+  {
+    EngineOptions ro;
+    ro.read_only = true;
+    auto reader = Engine::Open(path_, ro);
+    ASSERT_TRUE(reader.ok());
+    ASSERT_TRUE((*reader)->Query("How long is the River Ostrel?").ok());  // maps segment `first`
+    {
+      auto writer = Engine::Open(path_);
+      ASSERT_TRUE(writer.ok());
+      ASSERT_TRUE(
+          (*writer)->IndexDocuments({{"late-note", "Late", "A late note on the River Ostrel."}}).ok());
+    }  // the persister publishes the next segment when the writer closes
+    const SegmentStats during = StatsOf(path_).segments;
+    ASSERT_EQ(during.files.size(), 1u);
+    EXPECT_NE(during.files[0].id, first);
+    EXPECT_EQ(during.unreferenced_files, 1u);
+    EXPECT_EQ(during.unreferenced_bytes, first_bytes);
+  }
+  // The reader let go: the next writable open's collection deletes it.
+  auto writer = Engine::Open(path_);
+  ASSERT_TRUE(writer.ok());
+  ASSERT_TRUE((*writer)->Compact().ok());
+  const SegmentStats after = (*writer)->Stats()->segments;
+  EXPECT_EQ(after.unreferenced_files, 0u);
+  EXPECT_EQ(after.files.size(), 1u);
+}
+
+TEST_F(SegmentStatsTest, ADamagedSegmentIsReportedAndAStoreWithoutSegmentsShowsNone) {
+  const SegmentStats before = StatsOf(path_).segments;
+  ASSERT_EQ(before.files.size(), 1u);
+  // Alter one byte in the middle of the segment: the open rebuilds the
+  // snapshot from the store and says why.
+  fs::path file;
+  for (const auto& e : fs::directory_iterator(before.directory)) {
+    if (e.path().extension() == ".seg") file = e.path();
+  }
+  ASSERT_FALSE(file.empty());
+  {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    const auto middle = static_cast<std::streamoff>(fs::file_size(file) / 2);
+    f.seekg(middle);
+    char c = 0;
+    f.get(c);
+    f.seekp(middle);
+    f.put(static_cast<char>(c ^ 0x5a));
+  }
+  const SegmentStats damaged = StatsOf(path_).segments;
+  EXPECT_EQ(damaged.snapshot_source.rfind("built (", 0), 0u) << damaged.snapshot_source;
+  EXPECT_NE(damaged.snapshot_source.find("checksum"), std::string::npos) << damaged.snapshot_source;
+
+  setenv("FLOWRAG_SNAPSHOT_SEGMENTS", "off", 1);
+  const StoreStats off = StatsOf(dir_.File("parts.db"), /*read_only=*/false);
+  unsetenv("FLOWRAG_SNAPSHOT_SEGMENTS");
+  EXPECT_TRUE(off.segments.directory.empty());
+  EXPECT_TRUE(off.segments.files.empty());
+  EXPECT_TRUE(off.segments.snapshot_source.empty());
+}
+
+}  // namespace
+}  // namespace flowrag
