@@ -681,6 +681,12 @@ Result<size_t> Snapshot::PersistParts(SnapshotSource& store) const {
     persist_bm25_ = persist_passages_ = persist_hnsw_ = persist_rows_ = persist_vectors_ = false;
     return 1;
   }
+  // Opened from its segment: finish what a write stopped after its publish
+  // left (garbage, the parts of a migrated store), once.
+  if (!dir.empty() && segment_ != nullptr && !segment_written_) {
+    FLOWRAG_ASSIGN_OR_RETURN(segment_written_, CompleteSnapshotSegment(store, dir, generation));
+    return 0;
+  }
   size_t written = 0;
   // Each write checks the store's generation itself; stop at the first
   // refusal (the store has moved on: a later snapshot writes its own).

@@ -218,8 +218,9 @@ class Snapshot {
   // A store with a segment directory (SnapshotSource::SegmentDirectory)
   // gets one snapshot segment holding everything instead
   // (graph/snapshot_segment.h; then it returns 1), unless this snapshot
-  // was itself opened from one or holds what a segment cannot (an HNSW
-  // index of graph texts): then the parts as before.
+  // was itself opened from one (then it finishes what a crashed write left,
+  // CompleteSnapshotSegment, and returns 0) or holds what a segment cannot
+  // (an HNSW index of graph texts): then the parts as before.
   Result<size_t> PersistParts(SnapshotSource& store) const;
 
   // Writes every array of this snapshot into `sink` (the snapshot segment's

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -256,6 +257,30 @@ Result<bool> WriteSnapshotSegment(const Snapshot& snapshot, SnapshotSource& stor
   // with FLOWRAG_SNAPSHOT_SEGMENTS=off) keeps no second copy.
   FLOWRAG_RETURN_IF_ERROR(store.DropSnapshotParts());
   step("snapshot.parts dropped");
+  return true;
+}
+
+Result<bool> CompleteSnapshotSegment(SnapshotSource& store, const std::string& dir,
+                                     int64_t generation) {
+  SegmentSetOptions options;
+  options.writable = true;
+  options.wait_for_lock = false;
+  // The writable open does the set's part: a fallback published, garbage
+  // and temporary files deleted.
+  Result<std::unique_ptr<SegmentSet>> set = SegmentSet::Open(dir, options);
+  if (set.status().code() == StatusCode::kFailedPrecondition) return false;  // another writer
+  if (!set.ok()) return set.status();
+  bool parts_left = false;
+  for (const char* part :
+       {kBm25Part, kGraphRowsPart, kGraphVectorsPart, kPassageVectorsPart, kPassageHnswPart}) {
+    FLOWRAG_ASSIGN_OR_RETURN(std::optional<SnapshotSource::SnapshotPartInfo> info,
+                             store.GetSnapshotPart(part));
+    parts_left = parts_left || info.has_value();
+  }
+  if (!parts_left) return true;
+  FLOWRAG_ASSIGN_OR_RETURN(int64_t current, store.Generation());
+  if (current != generation) return true;  // a later snapshot's write drops them
+  FLOWRAG_RETURN_IF_ERROR(store.DropSnapshotParts());
   return true;
 }
 

@@ -75,6 +75,19 @@ std::shared_ptr<const ArraySource> FindSnapshotSegment(const std::string& dir, i
 Result<bool> WriteSnapshotSegment(const Snapshot& snapshot, SnapshotSource& store,
                                   const std::string& dir);
 
+// Completes what a WriteSnapshotSegment stopped by a crash after its
+// publish left undone, for a writable engine whose snapshot was adopted from
+// the current segment of store generation `generation` (Snapshot::
+// PersistParts calls it once per such snapshot): opens `dir`'s set writable,
+// which publishes again a state it fell back to (a crash before the first
+// CURRENT was written) and deletes garbage (the replaced segment and
+// manifest, *.tmp files); then drops the store's snapshot parts if any are
+// left and the store is still at `generation`. Returns false, doing
+// nothing, when another process holds the set's lock. O(files in `dir`);
+// writes nothing when nothing was left.
+Result<bool> CompleteSnapshotSegment(SnapshotSource& store, const std::string& dir,
+                                     int64_t generation);
+
 // Tests only (tests/snapshot_crash_test.cc): `hook` is called at every step
 // of every WriteSnapshotSegment in this process, so that a test can stop
 // the process there (_exit) and check what a reopen finds. The steps, in
