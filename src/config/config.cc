@@ -188,16 +188,21 @@ Status ReadMethods(const Reader& r, const YAML::Node& n, const std::string& fiel
     for (const auto& o : m.second) {
       const std::string option = o.first.Scalar();
       const std::string option_field = where + "." + Quoted(option);
-      const bool exists = std::any_of(known->begin(), known->end(), [&](const MethodOption& k) {
-        return k.name == method + "." + option || k.name == option;
-      });
+      // An option named as the method reads it (one several methods share,
+      // "fact_search", or a whole "qafd.alpha") is kept as it is.
+      const bool shared = std::any_of(known->begin(), known->end(),
+                                      [&](const MethodOption& k) { return k.name == option; });
+      const bool exists = shared || std::any_of(known->begin(), known->end(),
+                                                [&](const MethodOption& k) {
+                                                  return k.name == method + "." + option;
+                                                });
       if (!exists) {
         std::string list;
         for (const MethodOption& k : *known) list += (list.empty() ? "" : ", ") + k.name;
         return r.Error(o.first, option_field, "unknown option (known: " + list + ")");
       }
       if (!o.second.IsScalar()) return r.Error(o.second, option_field, "expected a value");
-      (*out)[method + "." + option] = o.second.Scalar();
+      (*out)[shared ? option : method + "." + option] = o.second.Scalar();
     }
   }
   return Status::Ok();

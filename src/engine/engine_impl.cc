@@ -7,7 +7,7 @@
 #include <chrono>
 
 #include "models/embedder_setup.h"
-#include "retrieval/local_facts.h"
+#include "retrieval/persistent_indexes.h"
 
 namespace flowrag {
 
@@ -120,7 +120,7 @@ Status EngineImpl::RebuildSnapshot(Persist persist, std::shared_ptr<const Snapsh
   if (dense_model && *dense_model == embedder_->ModelId()) so.dense_model = *dense_model;
   so.persistable = persister_ != nullptr;
   // Kept in the store's snapshot segment, adopted by the next open.
-  so.derived = {&LocalFacts::Persistence()};
+  so.derived = PersistentQueryIndexes();
   so.previous = published_snapshot();  // its graph vectors are reused by text
   // Nothing written since (a run that found everything stored): keep it.
   // With `same_text` the graph is read again whatever the generation.

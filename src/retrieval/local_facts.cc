@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "graph/array_checks.h"
+#include "retrieval/persistent_indexes.h"
 #include "vector/sparse_index.h"
 #include "vector/vector_index.h"
 
@@ -24,7 +25,7 @@ const VectorIndex* LocalFacts::UsableIndex(const KnowledgeGraph* g) {
 }
 
 std::shared_ptr<const LocalFacts> LocalFacts::For(const Snapshot& s) {
-  if (UsableIndex(s.graph()) == nullptr) return nullptr;
+  if (s.graph() == nullptr) return nullptr;
   return std::static_pointer_cast<const LocalFacts>(
       s.Derived(&kTag, [&]() -> std::shared_ptr<const void> {
         auto local = std::make_shared<LocalFacts>();
@@ -34,37 +35,23 @@ std::shared_ptr<const LocalFacts> LocalFacts::For(const Snapshot& s) {
 }
 
 const PersistentDerived& LocalFacts::Persistence() {
-  static const PersistentDerived persistence{
-      .tag = &kTag,
-      .name = "lf",
-      .format = 1,
-      .make = [](const Snapshot& s) -> std::shared_ptr<const void> {
-        return LocalFacts::For(s);
-      },
-      .export_arrays = [](const void* value, ArraySink& sink) {
-        return static_cast<const LocalFacts*>(value)->ExportArrays(sink);
-      },
-      .adopt = [](const Snapshot& s,
-                  const ArraySource& source) -> Result<std::shared_ptr<const void>> {
-        FLOWRAG_ASSIGN_OR_RETURN(std::shared_ptr<const LocalFacts> local,
-                                 LocalFacts::AdoptArrays(s, source));
-        return std::shared_ptr<const void>(std::move(local));
-      }};
+  static const PersistentDerived persistence = PersistentIndexOf<LocalFacts>(&kTag, "lf", 1);
   return persistence;
 }
 
 Status LocalFacts::ExportArrays(ArraySink& sink) const {
-  FLOWRAG_RETURN_IF_ERROR(sink.Put<uint64_t>("lf.rows", row_offsets_.span()));
-  FLOWRAG_RETURN_IF_ERROR(sink.Put<uint16_t>("lf.dims", dims_.span(), /*random=*/true));
-  FLOWRAG_RETURN_IF_ERROR(sink.Put<float>("lf.values", values_.span(), /*random=*/true));
+  if (row_offsets_.size() > 0) {
+    FLOWRAG_RETURN_IF_ERROR(sink.Put<uint64_t>("lf.rows", row_offsets_.span()));
+    FLOWRAG_RETURN_IF_ERROR(sink.Put<uint16_t>("lf.dims", dims_.span(), /*random=*/true));
+    FLOWRAG_RETURN_IF_ERROR(sink.Put<float>("lf.values", values_.span(), /*random=*/true));
+  }
   FLOWRAG_RETURN_IF_ERROR(sink.Put<uint64_t>("lf.passages", passage_offsets_.span()));
   return sink.Put<uint32_t>("lf.texts", passage_texts_.span(), /*random=*/true);
 }
 
 Result<std::shared_ptr<const LocalFacts>> LocalFacts::AdoptArrays(const Snapshot& s,
                                                                   const ArraySource& source) {
-  const VectorIndex* index = UsableIndex(s.graph());
-  if (index == nullptr) return Status::FailedPrecondition("local facts: no usable fact index");
+  if (s.graph() == nullptr) return Status::FailedPrecondition("local facts: no graph");
   const KnowledgeGraph& g = *s.graph();
   auto local = std::make_shared<LocalFacts>();
   FLOWRAG_ASSIGN_OR_RETURN(local->passage_offsets_, source.Get<uint64_t>("lf.passages"));
@@ -74,6 +61,8 @@ Result<std::shared_ptr<const LocalFacts>> LocalFacts::AdoptArrays(const Snapshot
                                                      local->passage_texts_.size()));
   FLOWRAG_RETURN_IF_ERROR(array_checks::CheckBelow("lf.texts", local->passage_texts_,
                                                              g.num_fact_texts(), "fact texts"));
+  const VectorIndex* index = UsableIndex(&g);
+  if (index == nullptr) return std::shared_ptr<const LocalFacts>(std::move(local));
   local->flat_ = dynamic_cast<const FlatIndex*>(index);
   if (local->flat_ != nullptr) return std::shared_ptr<const LocalFacts>(std::move(local));
   FLOWRAG_ASSIGN_OR_RETURN(local->row_offsets_, source.Get<uint64_t>("lf.rows"));
@@ -90,7 +79,8 @@ Result<std::shared_ptr<const LocalFacts>> LocalFacts::AdoptArrays(const Snapshot
 }
 
 void LocalFacts::Build(const KnowledgeGraph& g) {
-  if (const auto* sparse = dynamic_cast<const SparseIndex*>(g.fact_index())) {
+  const VectorIndex* index = UsableIndex(&g);
+  if (const auto* sparse = dynamic_cast<const SparseIndex*>(index)) {
     std::vector<uint64_t> offsets;
     std::vector<uint16_t> dims;
     std::vector<float> values;
@@ -99,7 +89,7 @@ void LocalFacts::Build(const KnowledgeGraph& g) {
     dims_ = std::move(dims);
     values_ = std::move(values);
   } else {
-    flat_ = dynamic_cast<const FlatIndex*>(g.fact_index());
+    flat_ = dynamic_cast<const FlatIndex*>(index);
   }
   // Passage → the fact texts it states (CSR, deduplicated per passage).
   std::vector<std::pair<uint32_t, uint32_t>> pairs;  // (passage, fact text)
@@ -150,6 +140,7 @@ double LocalFacts::Dot(uint32_t t, const float* query) const {
 
 std::vector<FactHit> LocalFacts::Best(std::span<const uint32_t> candidates, const float* query,
                                       size_t k) const {
+  if (!has_vectors()) return {};
   std::vector<FactHit> hits;
   hits.reserve(candidates.size());
   for (uint32_t t : candidates) {

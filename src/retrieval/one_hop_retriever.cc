@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "common/stopwatch.h"
+#include "retrieval/fact_bm25.h"
 #include "retrieval/keywords.h"
 #include "retrieval/local_facts.h"
 #include "retrieval/query_index.h"
@@ -153,6 +154,7 @@ std::vector<uint32_t> PickByWeightedPolling(const std::vector<std::vector<uint32
 }
 
 Status OneHopOptions::Override(ParamReader& r) {
+  FLOWRAG_RETURN_IF_ERROR(ReadFactSearch(r, &fact_search));
   FLOWRAG_RETURN_IF_ERROR(r.Read("onehop.mode", &mode));
   FLOWRAG_RETURN_IF_ERROR(r.Read("onehop.top_k", &top_k));
   FLOWRAG_RETURN_IF_ERROR(r.Read("onehop.chunk_top_k", &chunk_top_k));
@@ -227,6 +229,7 @@ struct OneHopQuery {
   QueryKeywords qk;
   bool local = false, global = false;
   FloatMatrix vecs;  // row 0: low-level keywords, row 1: high-level
+  std::string high;  // the high-level keywords joined (the BM25 fact search's query)
   QueryScores qs;    // the query's passage cosines (and BM25 with the local channel)
   VectorSearchStats vstats;
   size_t related_entries = 0, mention_entries = 0;
@@ -280,7 +283,11 @@ Status EmbedKeywords(OneHopQuery& q, RetrievalOutput* out) {
   if (low.empty() && high.empty()) low = q.r.query;
   out->keywords = q.qk.keywords;
   q.local = q.o.mode != "global" && !low.empty();
-  q.global = q.o.mode != "local" && !high.empty() && q.g.fact_index() != nullptr;
+  const bool fact_texts_searchable = q.o.fact_search == FactSearch::kBm25
+                                         ? FactBm25::For(q.s) != nullptr
+                                         : q.g.fact_index() != nullptr;
+  q.global = q.o.mode != "local" && !high.empty() && fact_texts_searchable;
+  q.high = high;
   FLOWRAG_ASSIGN_OR_RETURN(
       q.vecs, EmbedTexts(q.s, {low.empty() ? q.r.query : low, high.empty() ? q.r.query : high}));
   if (q.vecs.cols != q.g.entity_index()->Dimension()) {
@@ -328,25 +335,19 @@ void LocalMode(OneHopQuery& q, RetrievalOutput* out) {
 }
 
 // The fact texts closest to the high-level keywords: among those near the
-// query (seeding.h NearFactHits, as the walks seed), or over the whole fact
-// index.
+// query (seeding.h RetrieveFacts, as the walks seed), or over the whole fact
+// index; by cosine (at least min_cosine) or, with fact_search=bm25, by BM25
+// (every fact text sharing a word: a BM25 score has no scale a cosine
+// threshold would mean anything on).
 std::vector<FactHit> GlobalFactHits(OneHopQuery& q, bool local_channel) {
-  std::vector<FactHit> hits;
-  if (local_channel) {
-    size_t scored = 0;
-    for (const FactHit& h :
-         NearFactHits(q.s, *LocalFacts::For(q.s), q.r.query, q.qs, q.o.fact_passages,
-                      q.qk.matched_entities, q.vecs.row(1), q.o.top_k, &scored)) {
-      if (h.score >= q.o.min_cosine) hits.push_back(h);
-    }
-    q.vstats.candidates_scored += scored;
-    return hits;
-  }
-  VectorSearchParams fp;
-  fp.k = q.o.top_k;
-  fp.min_score = static_cast<float>(q.o.min_cosine);
-  for (const VectorHit& h : q.g.fact_index()->Search(q.vecs.row(1), fp, &q.vstats)) {
-    hits.push_back({h.id, h.score});
+  const FactQuery fq{q.o.fact_search, q.vecs.row(1), q.high};
+  size_t scored = 0;
+  std::vector<FactHit> hits =
+      RetrieveFacts(q.s, q.r.query, q.qs, local_channel ? q.o.fact_passages : 0,
+                    q.qk.matched_entities, fq, q.o.top_k, &scored);
+  q.vstats.candidates_scored += scored;
+  if (q.o.fact_search == FactSearch::kVector) {
+    std::erase_if(hits, [&](const FactHit& h) { return h.score < q.o.min_cosine; });
   }
   return hits;
 }
@@ -355,7 +356,10 @@ std::vector<FactHit> GlobalFactHits(OneHopQuery& q, bool local_channel) {
 // then their entities. Scores the query's passages first when the vector
 // pick or the local channel reads them.
 Status GlobalMode(OneHopQuery& q) {
-  const bool local_channel = q.global && q.o.fact_passages > 0 && LocalFacts::For(q.s) != nullptr;
+  const std::shared_ptr<const LocalFacts> near =
+      q.global && q.o.fact_passages > 0 ? LocalFacts::For(q.s) : nullptr;
+  const bool local_channel =
+      near != nullptr && (q.o.fact_search == FactSearch::kBm25 || near->has_vectors());
   if (q.o.pick == "vector" || local_channel) {
     FLOWRAG_ASSIGN_OR_RETURN(q.qs, ScoreQuery(q.s, q.r.query, /*lexical=*/local_channel));
     q.vstats.candidates_scored += q.qs.candidates_scored;

@@ -24,7 +24,8 @@
 //      joining the pair), descending.
 // Global mode (high-level keywords):
 //   1. the relations whose fact texts are closest to the keywords (cosine ≥
-//      `min_cosine`; a fact text stands for every pair it states), the first
+//      `min_cosine`, or with fact_search=bm25 any BM25 score > 0; a fact
+//      text stands for every pair it states), the first
 //      `top_k` pairs in that order. LightRAG searches every relation; here,
 //      as the walks seed (retrieval/local_facts.h), only the fact texts of
 //      the best `fact_passages` passages of the hybrid prior and of the
@@ -55,15 +56,19 @@
 //   at most `chunk_top_k`; the request's top_k in that order (score 1/rank).
 //
 // Per-query options (LightRAG's defaults):
+//   fact_search               vector  global mode: fact texts by vector | bm25 (seeding.h; one
+//                                     key for every fact-seeded method)
 //   onehop.mode               hybrid  local | global | hybrid
 //   onehop.top_k              40      entities / relations retrieved (DEFAULT_TOP_K)
 //   onehop.chunk_top_k        20      merged chunks kept (DEFAULT_CHUNK_TOP_K)
 //   onehop.related_chunks     5       related_chunk_number (DEFAULT_RELATED_CHUNK_NUMBER)
 //   onehop.pick               vector  vector | weight (DEFAULT_KG_CHUNK_PICK_METHOD)
 //   onehop.min_cosine         0.2     vector storage cosine threshold (DEFAULT_COSINE_THRESHOLD)
-//   onehop.fact_passages      20      global mode's fact texts: the best N prior passages' (0 =
-//   all) onehop.max_entity_tokens  6000    DEFAULT_MAX_ENTITY_TOKENS onehop.max_relation_tokens
-//   8000   DEFAULT_MAX_RELATION_TOKENS onehop.max_keywords       24      offline keyword cap
+//   onehop.fact_passages      20      global mode's fact texts: the best N prior passages'
+//                                     (0 = all)
+//   onehop.max_entity_tokens  6000    DEFAULT_MAX_ENTITY_TOKENS
+//   onehop.max_relation_tokens 8000   DEFAULT_MAX_RELATION_TOKENS
+//   onehop.max_keywords       24      offline keyword cap
 //   onehop.llm                true    keywords by the LLM when a chat model is set
 //
 // Measured offline (Recall@5, bench/retrieval_report.py): 2wiki 60.4,
@@ -94,10 +99,12 @@
 #include "retrieval/options_retriever.h"
 #include "retrieval/params.h"
 #include "retrieval/retriever.h"
+#include "retrieval/seeding.h"
 
 namespace flowrag {
 
 struct OneHopOptions {
+  FactSearch fact_search = FactSearch::kVector;  // seeding.h: vector | bm25
   std::string mode = "hybrid";
   size_t top_k = 40;
   size_t chunk_top_k = 20;

@@ -10,6 +10,7 @@
 namespace flowrag {
 
 Status PprOptions::Override(ParamReader& r) {
+  FLOWRAG_RETURN_IF_ERROR(ReadFactSearch(r, &fact_search));
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.damping", &damping));
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.facts", &facts));
   FLOWRAG_RETURN_IF_ERROR(r.Read("ppr.seeds", &seeds));

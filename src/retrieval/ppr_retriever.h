@@ -35,6 +35,8 @@
 //     built-in hashed embedder ranks passages below BM25.
 //
 // Per-query overrides (RetrievalRequest::params):
+//   fact_search               vector how fact texts are scored: vector | bm25 (seeding.h; one
+//                                    key for every fact-seeded method)
 //   ppr.damping               0.5    probability of following an edge (HippoRAG 2 `damping`)
 //   ppr.facts                 5      fact texts used for seeds (HippoRAG 2 `linking_top_k`)
 //   ppr.seeds                 5      entity seeds kept (HippoRAG 2 `linking_top_k`)
@@ -72,6 +74,7 @@
 namespace flowrag {
 
 struct PprOptions {
+  FactSearch fact_search = FactSearch::kVector;  // seeding.h: vector | bm25
   double damping = 0.5;
   size_t facts = 5;
   size_t seeds = 5;

@@ -268,6 +268,7 @@ FactResetOptions QafdOptions::Reset() const { return FactResetOptionsOf(*this, f
 
 Status QafdOptions::Override(ParamReader& r) {
   FLOWRAG_RETURN_IF_ERROR(ReadEnumAs(r, "qafd.seeds", {"facts", "names"}, &seeds));
+  FLOWRAG_RETURN_IF_ERROR(ReadFactSearch(r, &fact_search));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.facts", &facts));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.fact_seeds", &fact_seeds));
   FLOWRAG_RETURN_IF_ERROR(r.Read("qafd.name_seeds", &name_seeds));

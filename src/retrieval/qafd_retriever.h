@@ -58,6 +58,8 @@
 //
 // Per-query options (RetrievalRequest::params):
 //   qafd.seeds            facts | names (facts)
+//   fact_search           how fact texts are scored: vector | bm25 (vector; seeding.h,
+//                         one key for every fact-seeded method)
 //   qafd.facts            fact texts scored for seeds (5; HippoRAG 2 linking_top_k)
 //   qafd.fact_seeds       entity seeds kept from facts (5)
 //   qafd.fact_passages    local fact channel: facts of the N best prior passages (20)
@@ -119,6 +121,7 @@ enum class EdgeStructure { kGraph, kSimilarity };
 struct QafdOptions {
   QafdSeeds seeds = QafdSeeds::kFacts;
   // facts
+  FactSearch fact_search = FactSearch::kVector;
   size_t facts = 5;
   size_t fact_seeds = 5;
   bool name_seeds = true;

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "common/stopwatch.h"
+#include "retrieval/fact_bm25.h"
 #include "retrieval/local_facts.h"
 #include "retrieval/query_index.h"
 #include "retrieval/query_llm.h"
@@ -157,17 +158,62 @@ Result<FactSeeds> SeedsFromHits(const KnowledgeGraph& g, std::vector<FactHit> hi
   return out;
 }
 
-std::vector<FactHit> NearFactHits(const Snapshot& s, const LocalFacts& local,
-                                  const std::string& query, const QueryScores& qs, size_t passages,
-                                  std::span<const uint32_t> entities, const float* vector, size_t k,
-                                  size_t* candidates_scored) {
+Status ReadFactSearch(ParamReader& r, FactSearch* search) {
+  std::string name = *search == FactSearch::kBm25 ? "bm25" : "vector";
+  FLOWRAG_RETURN_IF_ERROR(r.Read(kFactSearchOption, &name));
+  if (name == "vector") {
+    *search = FactSearch::kVector;
+  } else if (name == "bm25") {
+    *search = FactSearch::kBm25;
+  } else {
+    return Status::InvalidArgument(std::string("option ") + kFactSearchOption + "=\"" + name +
+                                   "\": expected vector or bm25");
+  }
+  return Status::Ok();
+}
+
+std::vector<uint32_t> NearFactTexts(const Snapshot& s, const LocalFacts& local,
+                                    const std::string& query, const QueryScores& qs,
+                                    size_t passages, std::span<const uint32_t> entities) {
   std::vector<uint32_t> near;
   for (const PassageWeight& w : PassagePrior(s, query, qs, PriorOptions{"hybrid", passages})) {
     near.push_back(w.passage);
   }
-  const std::vector<uint32_t> candidates = local.Candidates(*s.graph(), near, entities);
-  *candidates_scored = candidates.size();
-  return local.Best(candidates, vector, k);
+  return local.Candidates(*s.graph(), near, entities);
+}
+
+std::vector<FactHit> RetrieveFacts(const Snapshot& s, const std::string& query,
+                                   const QueryScores& qs, size_t passages,
+                                   std::span<const uint32_t> entities, const FactQuery& fq,
+                                   size_t k, size_t* candidates_scored) {
+  *candidates_scored = 0;
+  const KnowledgeGraph* g = s.graph();
+  if (g == nullptr || k == 0) return {};
+  std::shared_ptr<const FactBm25> bm25;
+  if (fq.search == FactSearch::kBm25) {
+    bm25 = FactBm25::For(s);
+    if (bm25 == nullptr) return {};
+  }
+  std::shared_ptr<const LocalFacts> local;
+  if (passages > 0) local = LocalFacts::For(s);
+  if (local != nullptr && (bm25 != nullptr || local->has_vectors())) {
+    const std::vector<uint32_t> near = NearFactTexts(s, *local, query, qs, passages, entities);
+    *candidates_scored = near.size();
+    return bm25 != nullptr ? bm25->Best(near, fq.text, k) : local->Best(near, fq.vector, k);
+  }
+  if (bm25 != nullptr) return bm25->Search(fq.text, k, candidates_scored);
+  const VectorIndex* index = g->fact_index();
+  if (index == nullptr || index->Size() == 0) return {};
+  VectorSearchParams params;
+  params.k = k;
+  params.min_score = 1e-9f;  // facts sharing nothing with the query are no evidence
+  VectorSearchStats stats;
+  std::vector<FactHit> hits;
+  for (const VectorHit& h : index->Search(fq.vector, params, &stats)) {
+    hits.push_back({h.id, static_cast<double>(h.score)});
+  }
+  *candidates_scored = stats.candidates_scored;
+  return hits;
 }
 
 namespace {
@@ -197,24 +243,17 @@ FactFilter LlmFactFilter(const KnowledgeGraph& g, const std::string& query, Chat
   };
 }
 
-// Fact seeds from the local channel (the facts near the query) or, without
-// it, from the whole fact index; none when the graph has no fact index.
+// Fact seeds from the facts RetrieveFacts finds for the query (local or
+// global, by options.search).
 Result<FactSeeds> FactSeedsOf(const Snapshot& s, const std::string& query, const QueryScores& qs,
                               const QueryKeywords& named, const FactSeedOptions& options,
                               const FactFilter& filter) {
-  const KnowledgeGraph& g = *s.graph();
-  std::shared_ptr<const LocalFacts> local;
-  if (options.local_passages > 0) local = LocalFacts::For(s);
-  if (local != nullptr) {
-    if (options.facts == 0 || options.seeds == 0) return FactSeeds{};
-    size_t scored = 0;
-    std::vector<FactHit> hits =
-        NearFactHits(s, *local, query, qs, options.local_passages, named.matched_entities,
-                     qs.query.row(0), options.facts, &scored);
-    return SeedsFromHits(g, std::move(hits), scored, options, filter);
-  }
-  if (g.fact_index() == nullptr) return FactSeeds{};
-  return SeedsFromFacts(g, qs.query.row(0), options, filter);
+  if (options.facts == 0 || options.seeds == 0) return FactSeeds{};
+  const FactQuery fq{options.search, qs.query.row(0), query};
+  size_t scored = 0;
+  std::vector<FactHit> hits = RetrieveFacts(s, query, qs, options.local_passages,
+                                            named.matched_entities, fq, options.facts, &scored);
+  return SeedsFromHits(*s.graph(), std::move(hits), scored, options, filter);
 }
 
 // The entities the query names with a capitalised token join the seeds at
@@ -274,6 +313,7 @@ Result<FactReset> BuildFactReset(const Snapshot& s, const std::string& query, co
   fo.fact_filter = o.fact_filter;
   fo.normalize_scores = true;  // HippoRAG 2 normalises fact scores
   fo.local_passages = o.fact_passages;
+  fo.search = o.search;
   FactReset reset;
   FLOWRAG_ASSIGN_OR_RETURN(reset.seeds, SeedWalkFromFacts(s, query, qs, fo, chat, out));
   out->diagnostics.extra["seeding_ms"] = MillisSince(start);

@@ -9,10 +9,49 @@
 //   qafd (names)       SelectSeeds: the entities whose names are most similar
 //                      to the query keywords (QAFD-RAG Algorithm 1)
 //   sa                 QueryNames first, then its description search
-//   onehop             NearFactHits for its global mode
+//   onehop             RetrieveFacts for its global mode
 // The query's passage scores they read are in query_scores.h; the
 // per-snapshot indexes behind them in query_index.h (entity names, entity
-// vectors) and local_facts.h (the facts each passage states).
+// vectors), local_facts.h (the facts each passage states, their vectors'
+// rows) and fact_bm25.h (BM25 over the fact texts).
+//
+// What each method reads of the graph's vectors at query time: ppr and
+// semflow the fact vectors (LocalFacts' rows; the fact index itself only
+// with fact_passages = 0); qafd the fact vectors and the entity rows (its
+// query-aware edge weights; the entity index in its names mode); onehop the
+// entity index and, in its global mode, the fact vectors; sa the description
+// index (the entity index on a graph without descriptions) and the relation
+// rows. No method reads the fact vectors with fact_search=bm25.
+//
+// Fact search (issue 34: "the graph-text vectors compressed or replaced,
+// measured"). Fact texts are scored by the cosine of their vectors (the
+// default) or by BM25 over their words (fact_search=bm25, fact_bm25.h), the
+// channel that needs no fact vector: in the 2wiki snapshot segment (6,119
+// passages, 276.5 MB) the fact vectors take 128.5 MB (the fact index gv.fi
+// 63.5 MB, LocalFacts' rows lf.* 65.0 MB), the BM25 index fb.* 7.0 MB. The
+// rule followed: BM25 becomes the default and the fact vectors go only if
+// its Recall@5 is within 0.5 points of the vectors' (or better) for every
+// fact-seeded method on every benchmark. It is not (bench/retrieval_report.py
+// --runs 1 --graphs offline,openie, with and without --set fact_search=bm25;
+// R@5 vector -> bm25):
+//   better or equal: 2wiki ppr 92.8 -> 93.8, qafd 93.1 -> 94.1, semflow
+//     76.0 -> 77.2; hotpotqa-train ppr 93.0 -> 94.5, semflow 89.0 -> 92.5;
+//     musique-dev ppr 64.1 -> 65.2, semflow 59.4 -> 62.8, qafd 64.8 -> 64.9;
+//     medical onehop 91.0 -> 93.4; the rest of 2wiki-train and medical
+//     within 0.5;
+//   worse by more than 0.5: musique-train OpenIE ppr 71.7 -> 69.2, semflow
+//     69.1 -> 66.1, qafd 71.4 -> 67.8, onehop 50.6 -> 49.3; musique-train
+//     offline qafd 70.3 -> 69.3, semflow 66.8 -> 66.1, onehop 46.4 -> 45.1;
+//     hotpotqa-train qafd 93.0 -> 92.0, onehop 65.5 -> 64.0; 2wiki onehop
+//     59.9 -> 58.4; musique-dev onehop 39.6 -> 36.5; medical OpenIE onehop
+//     91.8 -> 91.1;
+//   and R@2 falls further where the passages carry the evidence: medical
+//     ppr 92.0 -> 87.6, semflow 91.8 -> 84.4 (OpenIE 88.8 -> 82.4).
+// (Not examined question by question; a likely reason: the built-in
+// embedder's fact vectors are lexical too, but with character n-grams and
+// word bigrams, which match inflections and partial names that BM25's whole
+// stemmed words miss.) So the vectors stay the default and the BM25 channel
+// is an option.
 //
 // Thread-safety: every function is reentrant.
 #ifndef FLOWRAG_RETRIEVAL_SEEDING_H_
@@ -32,6 +71,7 @@
 #include "graph_algo/ppr.h"
 #include "llm/chat_model.h"
 #include "retrieval/keywords.h"
+#include "retrieval/params.h"
 #include "retrieval/query_scores.h"
 #include "retrieval/retriever.h"
 
@@ -100,8 +140,8 @@ QueryKeywords QueryNames(const Snapshot& snapshot, std::string_view query);
 // Retrieval and Initialization", A.2 "PPR reset distribution"):
 //
 //  1. Rank the graph's distinct fact texts by cosine with the query
-//     (KnowledgeGraph::fact_index(); ids are fact text ids) and keep the
-//     top `facts` with a positive score.
+//     (KnowledgeGraph::fact_index(); ids are fact text ids), or by BM25
+//     (FactSearch::kBm25), and keep the top `facts` with a positive score.
 //  2. Each kept fact text stands for every fact stated with that text
 //     (FactsWithText: the offline extractor's sentence facts share one text);
 //     its entities are the subjects and objects of those facts, each counted
@@ -111,8 +151,8 @@ QueryKeywords QueryNames(const Snapshot& snapshot, std::string_view query);
 //     fact texts naming it (HippoRAG 2 `graph_search_with_fact_entities`).
 //  4. Keep the `seeds` best entities (weight desc, then entity index asc).
 //
-// `score` is the raw cosine, or with `normalize_scores` the cosine divided
-// by the best fact's cosine: HippoRAG 2 min-max normalises fact scores over
+// `score` is the raw cosine (or BM25 score), or with `normalize_scores` the
+// score divided by the best fact's: HippoRAG 2 min-max normalises fact scores over
 // all facts; the minimum over hundreds of thousands of facts is ≈ 0 for
 // unrelated facts, and finding it exactly would cost a full scan per query,
 // so it is taken as 0.
@@ -120,7 +160,18 @@ QueryKeywords QueryNames(const Snapshot& snapshot, std::string_view query);
 // Thread-safety: pure function of its inputs. Complexity: one fact-index
 // search (k = facts) plus O(facts of the kept texts).
 
+// How fact texts are scored against the query: the cosine of their vectors
+// (GraphVectors::fact_index, or LocalFacts' rows of it) or BM25 over their
+// words (retrieval/fact_bm25.h). The per-query option "fact_search"
+// (vector | bm25), one key read by every method that seeds from facts
+// (ppr, qafd, semflow, onehop).
+enum class FactSearch { kVector, kBm25 };
+inline constexpr char kFactSearchOption[] = "fact_search";
+// Reads "fact_search" into *search; InvalidArgument for another value.
+Status ReadFactSearch(ParamReader& r, FactSearch* search);
+
 struct FactSeedOptions {
+  FactSearch search = FactSearch::kVector;
   size_t facts = 12;  // fact texts kept (SemFlowRAG A.2: top 12 facts)
   size_t seeds = 20;  // entity seeds kept (SemFlowRAG A.2: top 20 entity seeds)
   bool normalize_scores = false;
@@ -171,13 +222,30 @@ Result<FactSeeds> SeedsFromFacts(const KnowledgeGraph& graph, const float* query
 
 // The fact texts near the query (local_facts.h): those stated by the best
 // `passages` passages of the hybrid prior (PassagePrior) or by a fact of one
-// of `entities` (entity indexes), the best `k` of them by cosine with
-// `vector` (of the fact index's dimension), those scoring > 0 only; best
-// first. *candidates_scored counts the fact texts scored.
-std::vector<FactHit> NearFactHits(const Snapshot& snapshot, const LocalFacts& local,
-                                  const std::string& query, const QueryScores& qs, size_t passages,
-                                  std::span<const uint32_t> entities, const float* vector, size_t k,
-                                  size_t* candidates_scored);
+// of `entities` (entity indexes); ascending, each once.
+std::vector<uint32_t> NearFactTexts(const Snapshot& snapshot, const LocalFacts& local,
+                                    const std::string& query, const QueryScores& qs,
+                                    size_t passages, std::span<const uint32_t> entities);
+
+// What the fact texts are scored against: `vector` (of the fact index's
+// dimension) for FactSearch::kVector, `text` for kBm25.
+struct FactQuery {
+  FactSearch search = FactSearch::kVector;
+  const float* vector = nullptr;
+  std::string_view text;
+};
+
+// The best `k` fact texts for `fq`, those scoring > 0 only, best first (ties
+// by fact text id). With `passages` > 0 only the fact texts near the query
+// are scored (NearFactTexts: the local channel); with 0, or for the vector
+// search when the graph's fact index has no rows to read (LocalFacts::
+// has_vectors: an HNSW index), every fact text through its index (fact_index
+// or FactBm25). None when the graph has no index of that kind.
+// *candidates_scored counts the fact texts scored.
+std::vector<FactHit> RetrieveFacts(const Snapshot& snapshot, const std::string& query,
+                                   const QueryScores& qs, size_t passages,
+                                   std::span<const uint32_t> entities, const FactQuery& fq,
+                                   size_t k, size_t* candidates_scored);
 
 // The seeding step both fact-seeded walks share (HippoRAG 2, SemFlowRAG §3.3):
 // SeedsFromFacts on the query vector (no seeds when the graph has no fact
@@ -204,6 +272,7 @@ Result<FactSeeds> SeedWalkFromFacts(const Snapshot& s, const std::string& query,
 // ---------------------------------------------------------------- the fact-seeded reset
 
 struct FactResetOptions {
+  FactSearch search = FactSearch::kVector;  // how fact texts are scored
   size_t facts = 5;                    // fact texts scored for seeds (HippoRAG 2 linking_top_k)
   size_t seeds = 5;                    // entity seeds kept
   bool name_seeds = true;              // entities the query names are seeds too
@@ -219,6 +288,7 @@ struct FactResetOptions {
 template <typename MethodOptions>
 FactResetOptions FactResetOptionsOf(const MethodOptions& o, size_t seeds) {
   FactResetOptions r;
+  r.search = o.fact_search;
   r.facts = o.facts;
   r.seeds = seeds;
   r.name_seeds = o.name_seeds;

@@ -12,6 +12,7 @@
 namespace flowrag {
 
 Status SemFlowOptions::Override(ParamReader& r) {
+  FLOWRAG_RETURN_IF_ERROR(ReadFactSearch(r, &fact_search));
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.reset", &reset));
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.lambda", &lambda));
   FLOWRAG_RETURN_IF_ERROR(r.Read("semflow.down_share", &down_share));
@@ -310,6 +311,7 @@ Result<RetrievalOutput> SemFlowRetriever::Retrieve(const Snapshot& s,
   fo.fact_filter = o.fact_filter;
   fo.normalize_scores = o.normalize_facts;
   fo.local_passages = o.fact_passages;
+  fo.search = o.fact_search;
   FLOWRAG_ASSIGN_OR_RETURN(FactSeeds fs, SeedWalkFromFacts(s, r.query, qs, fo, r.chat, &out));
   const double seed_ms = MillisSince(start) - score_ms;
   if (fs.seeds.empty()) {  // no usable fact → dense passage retrieval

@@ -57,6 +57,8 @@
 //   semflow.self_loop             true    A+ self-loop at abstractness minima
 //   semflow.floor                 1e-6    linear weight floor (authors' ε)
 //   semflow.relevance             local   local | global (see above)
+//   fact_search                   vector  how fact texts are scored: vector | bm25 (seeding.h;
+//                                         one key for every fact-seeded method)
 //   semflow.facts                 5       candidate facts (authors' code; A.2 says 12)
 //   semflow.seeds                 10      entity seeds (A.2 says 20, the code 5)
 //   semflow.fact_passages         20      facts scored: those of the best N prior passages and
@@ -147,6 +149,7 @@ struct SemFlowOptions {
   bool self_loop = true;
   double floor = 1e-6;
   std::string relevance = "local";
+  FactSearch fact_search = FactSearch::kVector;  // seeding.h: vector | bm25
   size_t facts = 5;
   size_t seeds = 10;
   size_t fact_passages = 20;  // local fact channel (seeding.h NearFactHits); 0 = all facts
