@@ -26,8 +26,9 @@ Result<std::unique_ptr<EngineImpl>> EngineImpl::Create(const std::string& db_pat
   if (!options.read_only) {
     // Inserts served over HTTP come in bursts: their parts are written
     // once the burst is over.
-    engine->persister_ =
-        std::make_unique<PartsPersister>(engine->store_.get(), std::chrono::milliseconds(500));
+    engine->persister_ = std::make_unique<PartsPersister>(
+        engine->store_.get(), std::chrono::milliseconds(500),
+        [e](std::shared_ptr<const Snapshot> written) { e->MapPublishedSegment(std::move(written)); });
   }
   // The models now; the snapshot when the first read needs it, so a write
   // run (flowrag index) builds none before it writes.
@@ -111,7 +112,7 @@ std::shared_ptr<const Snapshot> EngineImpl::published_snapshot() const {
   return current != nullptr ? current->snapshot() : nullptr;
 }
 
-Status EngineImpl::RebuildSnapshot(Persist persist, std::shared_ptr<const Snapshot> same_text) {
+Result<SnapshotOptions> EngineImpl::SnapshotBuildOptions() const {
   SnapshotOptions so;
   so.vector.hnsw_threshold = options_.hnsw_threshold;
   so.language = language_;
@@ -121,6 +122,11 @@ Status EngineImpl::RebuildSnapshot(Persist persist, std::shared_ptr<const Snapsh
   so.persistable = persister_ != nullptr;
   // Kept in the store's snapshot segment, adopted by the next open.
   so.derived = PersistentQueryIndexes();
+  return so;
+}
+
+Status EngineImpl::RebuildSnapshot(Persist persist, std::shared_ptr<const Snapshot> same_text) {
+  FLOWRAG_ASSIGN_OR_RETURN(SnapshotOptions so, SnapshotBuildOptions());
   so.previous = published_snapshot();  // its graph vectors are reused by text
   // Nothing written since (a run that found everything stored): keep it.
   // With `same_text` the graph is read again whatever the generation.

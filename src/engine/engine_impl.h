@@ -119,6 +119,12 @@ class EngineImpl final : public Engine {
   std::shared_ptr<const Snapshot> published_snapshot() const;
   // Publishes a read session over `snap`.
   void SwapSnapshot(std::shared_ptr<const Snapshot> snap);
+  // The options every snapshot of this engine is built with.
+  Result<SnapshotOptions> SnapshotBuildOptions() const;
+  // The persister published `written`'s segment: when `written` is still
+  // the current snapshot, publishes one opened from the segment instead
+  // (published_segment.cc).
+  void MapPublishedSegment(std::shared_ptr<const Snapshot> written);
   // SessionServices::schema: the store's contract and its records.
   Result<std::optional<SessionServices::SchemaInput>> ReadSchemaInput() const;
 

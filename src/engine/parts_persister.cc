@@ -47,6 +47,8 @@ void PartsPersister::Run() {
     pending_.reset();
     lock.unlock();
     Write(*snapshot);
+    if (on_published_ != nullptr && snapshot->SegmentPublished()) on_published_(std::move(snapshot));
+    snapshot.reset();
     lock.lock();
   }
 }

@@ -11,6 +11,12 @@
 // refuse them anyway. A process that stops before the delay loses nothing but
 // speed: the next open derives what is missing from the rows.
 //
+// After the background thread published a snapshot's segment, it hands the
+// snapshot to `on_published` (the engine then maps the segment in place of
+// the snapshot's private arrays: EngineImpl::MapPublishedSegment). Flush()
+// and the destructor's last write do not: a process that writes and exits
+// has no use for it.
+//
 // Thread-safety: all methods may be called from any thread. The destructor
 // writes what is pending, then joins the thread.
 #ifndef FLOWRAG_ENGINE_PARTS_PERSISTER_H_
@@ -18,6 +24,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -29,9 +36,12 @@ namespace flowrag {
 
 class PartsPersister {
  public:
-  // `store` is not owned and must outlive the persister.
-  PartsPersister(SnapshotSource* store, std::chrono::milliseconds delay)
-      : store_(store), delay_(delay) {}
+  using Published = std::function<void(std::shared_ptr<const Snapshot>)>;
+  // `store` is not owned and must outlive the persister; `on_published` may
+  // be null.
+  PartsPersister(SnapshotSource* store, std::chrono::milliseconds delay,
+                 Published on_published = nullptr)
+      : store_(store), delay_(delay), on_published_(std::move(on_published)) {}
   ~PartsPersister();
   PartsPersister(const PartsPersister&) = delete;
   PartsPersister& operator=(const PartsPersister&) = delete;
@@ -49,6 +59,7 @@ class PartsPersister {
 
   SnapshotSource* store_;
   const std::chrono::milliseconds delay_;
+  const Published on_published_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::string last_error_;  // guarded by mu_

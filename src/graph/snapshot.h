@@ -232,6 +232,12 @@ class Snapshot {
   bool FitsSegment() const;
   // The segment this snapshot was opened from, or null.
   const std::shared_ptr<const ArraySource>& segment() const { return segment_; }
+  // True once PersistParts published this snapshot's own segment (so a
+  // snapshot opened from it answers the same from mapped pages).
+  bool SegmentPublished() const {
+    std::lock_guard<std::mutex> lock(persist_mu_);
+    return segment_written_ && segment_ == nullptr;
+  }
 
   // Data an upper layer derives from this snapshot once and shares between
   // queries (retrieval's GraphQueryIndex), keyed by `tag` (the address of

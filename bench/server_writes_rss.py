@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Server memory across writes (issue 34): does `flowrag serve` hold its RSS
+flat while documents are inserted and deleted?
+
+Copies STORE (and its segment directory) to a scratch directory, starts
+`flowrag serve` on loopback over the copy, answers QUESTIONS once (the RSS
+"after open"), then WRITES times: inserts one new document (a passage of
+CORPUS under a fresh id) with POST /v1/documents, asks one question, deletes
+the document again with DELETE /v1/documents/{id}, asks one question. Every
+EVERY writes it samples the server's /proc status: VmRSS and its split into
+RssAnon (private memory: malloc) and RssFile (mapped file pages: the
+segment, shared with other processes and the page cache). Also times each
+insert and delete (HTTP round trip) and when the next query shows it.
+
+Usage: bench/server_writes_rss.py --db STORE [--corpus corpus.jsonl]
+         [--questions questions.jsonl] [--writes 100] [--every 10]
+         [--method qafd] [--pause SECONDS] [--flowrag build/release/tools/flowrag]
+         [--keep DIR]
+
+Prints one markdown table row per sample and the ratios of the last sample
+to the first.
+"""
+import argparse
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def request(url, body=None, method=None):
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(url, data=data, method=method,
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=600) as r:
+        return json.loads(r.read() or b"{}")
+
+
+def memory(pid):
+    out = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "RssAnon", "RssFile", "VmHWM"):
+                out[key] = int(value.split()[0]) / 1024.0  # MiB
+    return out
+
+
+def copy_store(db, scratch):
+    target = os.path.join(scratch, os.path.basename(db))
+    shutil.copyfile(db, target)
+    if os.path.isdir(db + ".segments"):
+        shutil.copytree(db + ".segments", target + ".segments")
+    return target
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--db", required=True)
+    ap.add_argument("--corpus", default=os.path.join(ROOT, "../shared/data/bench/2wiki/corpus.jsonl"))
+    ap.add_argument("--questions",
+                    default=os.path.join(ROOT, "../shared/data/bench/2wiki/questions.jsonl"))
+    ap.add_argument("--writes", type=int, default=100)
+    ap.add_argument("--every", type=int, default=10)
+    ap.add_argument("--method", default="qafd")
+    ap.add_argument("--pause", type=float, default=0.0,
+                    help="seconds between one insert-and-delete and the next")
+    ap.add_argument("--flowrag", default=os.path.join(ROOT, "build/release/tools/flowrag"))
+    ap.add_argument("--keep", help="scratch directory kept after the run")
+    args = ap.parse_args()
+
+    questions = []
+    with open(args.questions) as f:
+        for line in f:
+            if line.strip():
+                questions.append(json.loads(line)["question"])
+            if len(questions) >= 50:
+                break
+    passages = []
+    with open(args.corpus) as f:
+        for line in f:
+            if line.strip():
+                passages.append(json.loads(line))
+            if len(passages) >= args.writes:
+                break
+
+    scratch = args.keep or tempfile.mkdtemp(prefix="flowrag-rss-")
+    os.makedirs(scratch, exist_ok=True)
+    db = copy_store(args.db, scratch)
+    port = free_port()
+    log = open(os.path.join(scratch, "server.log"), "w")
+    server = subprocess.Popen([args.flowrag, "serve", "--db", db, "--host", "127.0.0.1",
+                               "--port", str(port), "--threads", "4"],
+                              stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(600):
+            try:
+                urllib.request.urlopen(base + "/healthz", timeout=1).read()
+                break
+            except (urllib.error.URLError, ConnectionError):
+                if server.poll() is not None:
+                    sys.exit("server_writes_rss: the server ended; see " + log.name)
+                time.sleep(0.1)
+
+        def ask(i):
+            return request(base + "/v1/query", {"question": questions[i % len(questions)],
+                                                "method": args.method, "top_k": 5})
+
+        for i in range(len(questions)):
+            ask(i)
+        first = memory(server.pid)
+        print(f"store {args.db} (copy in {scratch}); {args.writes} inserts and deletes, "
+              f"method {args.method}")
+        print()
+        print("| writes | VmRSS MiB | RssAnon MiB | RssFile MiB | insert ms (median) | "
+              "delete ms (median) |")
+        print("|---|---|---|---|---|---|")
+        print(f"| 0 | {first['VmRSS']:.0f} | {first['RssAnon']:.0f} | {first['RssFile']:.0f} | | |")
+        inserts, deletes = [], []
+        last = first
+        for n, p in enumerate(passages[:args.writes], start=1):
+            doc_id = f"rss-probe-{n}"
+            start = time.monotonic()
+            request(base + "/v1/documents",
+                    {"documents": [{"id": doc_id, "title": p.get("title", ""),
+                                    "text": p["text"]}]})
+            inserts.append((time.monotonic() - start) * 1000)
+            ask(n)
+            start = time.monotonic()
+            request(base + "/v1/documents/" + urllib.parse.quote(doc_id, safe=""),
+                    method="DELETE")
+            deletes.append((time.monotonic() - start) * 1000)
+            ask(n + 1)
+            time.sleep(args.pause)
+            if n % args.every == 0 or n == args.writes:
+                last = memory(server.pid)
+                print(f"| {n} | {last['VmRSS']:.0f} | {last['RssAnon']:.0f} | "
+                      f"{last['RssFile']:.0f} | {statistics.median(inserts[-args.every:]):.0f} | "
+                      f"{statistics.median(deletes[-args.every:]):.0f} |", flush=True)
+        print()
+        print(f"RSS after {args.writes} writes / after open: {last['VmRSS'] / first['VmRSS']:.2f} "
+              f"(anon {last['RssAnon'] / max(first['RssAnon'], 1):.2f}); peak (VmHWM) "
+              f"{last['VmHWM']:.0f} MiB")
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+        if not args.keep:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,47 @@
+// EngineImpl::MapPublishedSegment: the memory of a served store stays that
+// of one mapped snapshot, however many writes it serves (issue 34).
+//
+// A write publishes a snapshot built in private memory (Snapshot::Append,
+// Remove or Build: BM25, vectors and graph as owned arrays, about 1.3× the
+// segment's size on 2wiki). Once the persister has published that
+// snapshot's segment, a snapshot opened from the segment answers exactly
+// the same (tests/snapshot_segment_test.cc) from mapped file pages, which
+// other processes share and the kernel may evict. So the persister's thread
+// opens it and, if nothing newer was published meanwhile, swaps it in; the
+// private snapshot goes when its last query ends, and its pages are handed
+// back to the system (malloc_trim) instead of staying in the allocator.
+//
+// Measured on the 2wiki store (bench/server_writes_rss.py, 20 inserts and
+// deletes under `flowrag serve`): see doc/scale.md.
+#include <malloc.h>
+
+#include "engine/engine_impl.h"
+
+namespace flowrag {
+
+void EngineImpl::MapPublishedSegment(std::shared_ptr<const Snapshot> written) {
+  // A write in progress publishes a newer snapshot (and later its segment):
+  // never wait for it on the persister's thread.
+  std::unique_lock<std::mutex> lock(write_mu_, std::try_to_lock);
+  if (!lock.owns_lock() || published_snapshot() != written) return;
+  Result<SnapshotOptions> so = SnapshotBuildOptions();
+  if (!so.ok()) return;
+  std::shared_ptr<const Snapshot> mapped;
+  Status built = ReadStoreConsistently([&](Store& store) -> Status {
+    FLOWRAG_ASSIGN_OR_RETURN(mapped, Snapshot::Build(store, embedder_, *so));
+    return Status::Ok();
+  });
+  // Only a snapshot of the same generation mapped from the segment is worth
+  // the swap (one rebuilt from rows would cost what it is meant to save).
+  if (!built.ok() || mapped->segment() == nullptr ||
+      mapped->generation() != written->generation()) {
+    return;
+  }
+  SwapSnapshot(std::move(mapped));
+  written.reset();
+#ifdef __GLIBC__
+  ::malloc_trim(0);
+#endif
+}
+
+}  // namespace flowrag
