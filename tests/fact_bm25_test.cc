@@ -1,14 +1,18 @@
-// The BM25 fact channel (retrieval/fact_bm25.h, seeding.h FactSearch::kBm25)
-// on the demo store: its scores against an independent BM25 computed from
-// the fact texts, the local channel's scores equal to the global search's
-// bit for bit, seeding through it, the option, and the index persisted in
-// the snapshot's segment and adopted in place equal to the one built.
+// The fact channels on the demo store. BM25 (retrieval/fact_bm25.h,
+// seeding.h FactSearch::kBm25): its scores against an independent BM25
+// computed from the fact texts, the local channel's scores equal to the
+// global search's bit for bit, seeding through it, the option, and the
+// index persisted in the snapshot's segment and adopted in place equal to
+// the one built. The vectors' float16 rows (retrieval/local_facts.h): their
+// scores against the fact index's float vectors rounded independently, and
+// exported and adopted equal to built.
 #include "retrieval/fact_bm25.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
@@ -26,6 +30,8 @@
 #include "retrieval/seeding.h"
 #include "snapshot_compare.h"
 #include "test_util.h"
+#include "vector/quantized.h"
+#include "vector/sparse_index.h"
 
 namespace flowrag {
 namespace {
@@ -109,6 +115,16 @@ void ExpectSameAsBrute(const std::vector<FactHit>& hits,
     const double expected = ref.Score(query, hits[i].fact_text);
     EXPECT_NEAR(hits[i].score, expected, 1e-5 * expected) << query << " rank " << i;
     EXPECT_NEAR(hits[i].score, brute[i].first, 1e-5 * brute[i].first) << query << " rank " << i;
+  }
+}
+
+// The same fact texts with the same scores, bit for bit.
+void ExpectSameHits(const std::vector<FactHit>& a, const std::vector<FactHit>& b,
+                    const std::string& query) {
+  ASSERT_EQ(a.size(), b.size()) << query;
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].fact_text, b[i].fact_text) << query;
+    EXPECT_EQ(a[i].score, b[i].score) << query;
   }
 }
 
@@ -280,6 +296,79 @@ TEST_F(FactBm25Test, TheOptionIsSharedAndChecked) {
   EXPECT_EQ((*sa)->Retrieve(*snap, req).status().code(), StatusCode::kInvalidArgument);
 }
 
+// LocalFacts' rows are the fact index's vectors with each value rounded to
+// float16: Best's scores are the dot products of those (computed here from
+// the index's own rows, in double) and within float16's error of the float
+// ones; the ranking is theirs.
+TEST_F(FactBm25Test, LocalFactRowsAreTheFactVectorsInFloat16) {
+  auto snap = Snap();
+  const KnowledgeGraph& g = *snap->graph();
+  const auto* sparse = dynamic_cast<const SparseIndex*>(g.fact_index());
+  ASSERT_NE(sparse, nullptr);
+  const SparseRows rows = sparse->Rows();
+  auto local = LocalFacts::For(*snap);
+  ASSERT_NE(local, nullptr);
+  ASSERT_TRUE(local->has_vectors());
+  std::vector<uint32_t> all(g.num_fact_texts());
+  for (uint32_t t = 0; t < all.size(); ++t) all[t] = t;
+  for (const std::string& q : DemoQuestions()) {
+    auto qs = ScoreQuery(*snap, q);
+    ASSERT_TRUE(qs.ok());
+    const float* query = qs->query.row(0);
+    const std::vector<FactHit> best = local->Best(all, query, all.size());
+    ASSERT_FALSE(best.empty()) << q;
+    std::map<uint32_t, double> rounded, exact, bound;
+    for (uint32_t t = 0; t < rows.rows(); ++t) {
+      for (uint64_t i = rows.offsets[t]; i < rows.offsets[t + 1]; ++i) {
+        const double x = rows.values[i], qd = query[rows.dims[i]];
+        rounded[t] += qd * HalfToFloat(FloatToHalf(rows.values[i]));
+        exact[t] += qd * x;
+        bound[t] += std::fabs(qd * x) * std::ldexp(1.0, -11);
+      }
+    }
+    size_t positive = 0;
+    for (const auto& [t, v] : rounded) positive += v > 1e-9 ? 1 : 0;
+    EXPECT_EQ(best.size(), positive) << q;
+    for (size_t i = 0; i < best.size(); ++i) {
+      const uint32_t t = best[i].fact_text;
+      EXPECT_NEAR(best[i].score, rounded[t], 1e-6) << q;
+      EXPECT_NEAR(best[i].score, exact[t], bound[t] + 1e-6) << q;
+      if (i > 0) EXPECT_GE(best[i - 1].score, best[i].score);
+    }
+  }
+}
+
+TEST_F(FactBm25Test, LocalFactsExportedAndAdoptedEqualBuilt) {
+  auto snap = Snap();
+  auto built = LocalFacts::For(*snap);
+  ASSERT_NE(built, nullptr);
+  MemoryArrays arrays;
+  ASSERT_TRUE(built->ExportArrays(arrays).ok());
+  EXPECT_TRUE(arrays.Has("lf.halves"));
+  EXPECT_FALSE(arrays.Has("lf.values"));
+  auto adopted = LocalFacts::AdoptArrays(*snap, arrays);
+  ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();
+  const KnowledgeGraph& g = *snap->graph();
+  std::vector<uint32_t> passages(snap->num_passages());
+  for (uint32_t p = 0; p < passages.size(); ++p) passages[p] = p;
+  const std::vector<uint32_t> candidates = built->Candidates(g, passages, {});
+  EXPECT_EQ(candidates, (*adopted)->Candidates(g, passages, {}));
+  for (const std::string& q : DemoQuestions()) {
+    auto qs = ScoreQuery(*snap, q);
+    ASSERT_TRUE(qs.ok());
+    ExpectSameHits(built->Best(candidates, qs->query.row(0), 10),
+                   (*adopted)->Best(candidates, qs->query.row(0), 10), q);
+  }
+  // A half that is not a finite number is refused, naming the array.
+  std::span<std::byte> halves = arrays.MutableBytes("lf.halves");
+  ASSERT_GE(halves.size(), 2u);
+  const uint16_t infinity = 0x7c00;
+  std::memcpy(halves.data(), &infinity, 2);
+  auto bad = LocalFacts::AdoptArrays(*snap, arrays);
+  EXPECT_EQ(bad.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(bad.status().message().find("lf.halves"), std::string::npos);
+}
+
 // flowrag.yaml sets the shared option from under any one method, under its
 // own name, so every fact-seeded method reads it.
 TEST_F(FactBm25Test, TheConfigSetsTheSharedOptionForEveryMethod) {
@@ -312,12 +401,7 @@ TEST_F(FactBm25Test, ExportedAndAdoptedEqualsBuilt) {
   EXPECT_TRUE((*adopted)->index().borrowed());
   ExpectSameBm25(built->index(), (*adopted)->index());
   for (const std::string& q : Queries(*snap->graph())) {
-    const auto a = built->Search(q, 10), b = (*adopted)->Search(q, 10);
-    ASSERT_EQ(a.size(), b.size());
-    for (size_t i = 0; i < a.size(); ++i) {
-      EXPECT_EQ(a[i].fact_text, b[i].fact_text);
-      EXPECT_EQ(a[i].score, b[i].score);
-    }
+    ExpectSameHits(built->Search(q, 10), (*adopted)->Search(q, 10), q);
   }
   // A posting past the last fact text is refused, naming the array.
   std::span<std::byte> docs = arrays.MutableBytes("fb.bm25.post_docs");

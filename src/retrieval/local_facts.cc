@@ -4,6 +4,7 @@
 
 #include "graph/array_checks.h"
 #include "retrieval/persistent_indexes.h"
+#include "vector/quantized.h"
 #include "vector/sparse_index.h"
 #include "vector/vector_index.h"
 
@@ -35,7 +36,8 @@ std::shared_ptr<const LocalFacts> LocalFacts::For(const Snapshot& s) {
 }
 
 const PersistentDerived& LocalFacts::Persistence() {
-  static const PersistentDerived persistence = PersistentIndexOf<LocalFacts>(&kTag, "lf", 1);
+  // Format 2: float16 values (vector/quantized.h) instead of float.
+  static const PersistentDerived persistence = PersistentIndexOf<LocalFacts>(&kTag, "lf", 2);
   return persistence;
 }
 
@@ -43,7 +45,7 @@ Status LocalFacts::ExportArrays(ArraySink& sink) const {
   if (row_offsets_.size() > 0) {
     FLOWRAG_RETURN_IF_ERROR(sink.Put<uint64_t>("lf.rows", row_offsets_.span()));
     FLOWRAG_RETURN_IF_ERROR(sink.Put<uint16_t>("lf.dims", dims_.span(), /*random=*/true));
-    FLOWRAG_RETURN_IF_ERROR(sink.Put<float>("lf.values", values_.span(), /*random=*/true));
+    FLOWRAG_RETURN_IF_ERROR(sink.Put<uint16_t>("lf.halves", halves_.span(), /*random=*/true));
   }
   FLOWRAG_RETURN_IF_ERROR(sink.Put<uint64_t>("lf.passages", passage_offsets_.span()));
   return sink.Put<uint32_t>("lf.texts", passage_texts_.span(), /*random=*/true);
@@ -56,25 +58,29 @@ Result<std::shared_ptr<const LocalFacts>> LocalFacts::AdoptArrays(const Snapshot
   auto local = std::make_shared<LocalFacts>();
   FLOWRAG_ASSIGN_OR_RETURN(local->passage_offsets_, source.Get<uint64_t>("lf.passages"));
   FLOWRAG_ASSIGN_OR_RETURN(local->passage_texts_, source.Get<uint32_t>("lf.texts"));
-  FLOWRAG_RETURN_IF_ERROR(array_checks::CheckOffsets("lf.passages", local->passage_offsets_,
-                                                     g.num_passages(),
-                                                     local->passage_texts_.size()));
+  FLOWRAG_RETURN_IF_ERROR(array_checks::CheckOffsets(
+      "lf.passages", local->passage_offsets_, g.num_passages(), local->passage_texts_.size()));
   FLOWRAG_RETURN_IF_ERROR(array_checks::CheckBelow("lf.texts", local->passage_texts_,
-                                                             g.num_fact_texts(), "fact texts"));
+                                                   g.num_fact_texts(), "fact texts"));
   const VectorIndex* index = UsableIndex(&g);
   if (index == nullptr) return std::shared_ptr<const LocalFacts>(std::move(local));
   local->flat_ = dynamic_cast<const FlatIndex*>(index);
   if (local->flat_ != nullptr) return std::shared_ptr<const LocalFacts>(std::move(local));
   FLOWRAG_ASSIGN_OR_RETURN(local->row_offsets_, source.Get<uint64_t>("lf.rows"));
   FLOWRAG_ASSIGN_OR_RETURN(local->dims_, source.Get<uint16_t>("lf.dims"));
-  FLOWRAG_ASSIGN_OR_RETURN(local->values_, source.Get<float>("lf.values"));
-  if (local->values_.size() != local->dims_.size()) {
-    return Status::Corruption("local facts: lf.values and lf.dims differ in length");
+  FLOWRAG_ASSIGN_OR_RETURN(local->halves_, source.Get<uint16_t>("lf.halves"));
+  if (local->halves_.size() != local->dims_.size()) {
+    return Status::Corruption("local facts: lf.halves and lf.dims differ in length");
   }
-  FLOWRAG_RETURN_IF_ERROR(array_checks::CheckOffsets("lf.rows", local->row_offsets_,
-                                                     index->Size(), local->dims_.size()));
-  FLOWRAG_RETURN_IF_ERROR(array_checks::CheckBelow("lf.dims", local->dims_,
-                                                             index->Dimension(), "dimensions"));
+  for (size_t i = 0; i < local->halves_.size(); ++i) {
+    if ((local->halves_[i] & 0x7c00u) == 0x7c00u) {  // the exponent of an infinity or NaN
+      return array_checks::Bad("lf.halves", i, "not finite");
+    }
+  }
+  FLOWRAG_RETURN_IF_ERROR(array_checks::CheckOffsets("lf.rows", local->row_offsets_, index->Size(),
+                                                     local->dims_.size()));
+  FLOWRAG_RETURN_IF_ERROR(
+      array_checks::CheckBelow("lf.dims", local->dims_, index->Dimension(), "dimensions"));
   return std::shared_ptr<const LocalFacts>(std::move(local));
 }
 
@@ -85,9 +91,11 @@ void LocalFacts::Build(const KnowledgeGraph& g) {
     std::vector<uint16_t> dims;
     std::vector<float> values;
     sparse->Transpose(&offsets, &dims, &values);
+    std::vector<uint16_t> halves(values.size());
+    for (size_t i = 0; i < values.size(); ++i) halves[i] = FloatToHalf(values[i]);
     row_offsets_ = std::move(offsets);
     dims_ = std::move(dims);
-    values_ = std::move(values);
+    halves_ = std::move(halves);
   } else {
     flat_ = dynamic_cast<const FlatIndex*>(index);
   }
@@ -132,9 +140,9 @@ std::vector<uint32_t> LocalFacts::Candidates(const KnowledgeGraph& g,
 double LocalFacts::Dot(uint32_t t, const float* query) const {
   if (flat_ != nullptr) return DotProduct(flat_->Row(t), query, flat_->Dimension());
   if (t + 1 >= row_offsets_.size()) return 0.0;
-  float sum = 0.0f;  // the same order and precision as SparseRows::Dot
+  float sum = 0.0f;
   for (uint64_t i = row_offsets_[t]; i < row_offsets_[t + 1]; ++i)
-    sum += values_[i] * query[dims_[i]];
+    sum += HalfToFloat(halves_[i]) * query[dims_[i]];
   return sum;
 }
 

@@ -14,11 +14,32 @@
 // Per snapshot, derived on first use (Snapshot::Derived): per passage, the
 // fact texts it states (the candidates, whichever way they are scored) and,
 // when the graph has a fact index, the fact-text vectors as rows (the
-// transpose of a sparse fact index, 6 bytes per non-zero: 16-bit
-// dimensions; 2wiki's 10 M non-zeros take 60 MB, and a cold `flowrag query`
-// peaks under 300 MiB with them; a flat index is read in place). The BM25
-// channel (retrieval/fact_bm25.h) scores the same candidates by their text.
-// O(non-zeros + fact sources) to build.
+// transpose of a sparse fact index; a flat index is read in place). The
+// BM25 channel (retrieval/fact_bm25.h) scores the same candidates by their
+// text. O(non-zeros + fact sources) to build.
+//
+// A sparse index's rows hold float16 values (vector/quantized.h
+// FloatToHalf: relative error at most 2^-11 per value) and 16-bit
+// dimensions, 4 bytes per non-zero: 2wiki's 10.6 M non-zeros take 43.8 MB
+// in the snapshot segment instead of 65.0 MB as float (a warm-cache
+// new-process `flowrag query --method qafd` peaks at 264 MiB RSS instead of
+// 284 MiB). Issue 34 asks for the graph-text vectors compressed or replaced
+// (seeding.h: BM25 in their place is not within 0.5 points everywhere), so
+// these were measured (bench/retrieval_report.py
+// --runs 1, every benchmark, offline and OpenIE graphs, the five graph
+// methods) against float:
+//   float16: R@2 and R@5 identical on all 40 rows but one (medical OpenIE
+//            ppr R@2 88.1 -> 88.3);
+//   int8 with a scale per row (quantized.h kInt8PerVector over the row's
+//            non-zeros; 3 bytes per non-zero + 4 per row, 33.8 MB): R@5
+//            musique-train semflow 66.8 -> 66.2, hotpotqa-train ppr and qafd
+//            93.0 -> 92.5, musique-dev ppr 64.1 -> 63.6; R@2 musique-dev qafd
+//            44.8 -> 44.0, semflow 44.8 -> 44.2: over the 0.5-point budget,
+//            and no float copy to rescore from that reads a row cheaply (the
+//            fact index is by dimension). A hashed vector's char n-gram
+//            weights are small beside its word weights, and one scale per
+//            row rounds them coarsely.
+// So float16.
 //
 // Persisted: the snapshot's segment keeps these arrays (ExportArrays, under
 // "lf."; graph/snapshot_segment.h), so a store opened from its segment adopts
@@ -84,10 +105,11 @@ class LocalFacts {
   double Dot(uint32_t text, const float* query) const;
 
   // The sparse fact index transposed: row t's non-zeros are
-  // (dims_, values_)[row_offsets_[t], row_offsets_[t + 1]); empty without one.
+  // (dims_, halves_ as float16)[row_offsets_[t], row_offsets_[t + 1]);
+  // empty without one.
   FlatArray<uint64_t> row_offsets_;
   FlatArray<uint16_t> dims_;
-  FlatArray<float> values_;
+  FlatArray<uint16_t> halves_;
   const FlatIndex* flat_ = nullptr;  // or a flat one, read in place
   FlatArray<uint64_t> passage_offsets_;
   FlatArray<uint32_t> passage_texts_;  // fact texts stated by each passage
