@@ -23,6 +23,7 @@
 #include "segment/segment_arrays.h"
 #include "segment/segment_set.h"
 #include "snapshot_compare.h"
+#include "vector/hnsw_index.h"
 #include "storage/store.h"
 #include "test_util.h"
 
@@ -239,6 +240,52 @@ TEST_F(SnapshotSegmentTest, AWriteReplacesTheSegmentAndAStaleOneIsNotAdopted) {
   EXPECT_EQ(stale.parts[kSnapshotSegmentKind], PartState::kMissing);
   EXPECT_EQ(rebuilt->segment(), nullptr);
   ExpectSameSnapshot(*Build(moved, false, nullptr), *rebuilt);
+}
+
+// Above hnsw_threshold the segment holds the HNSW graph's arrays, searched
+// in place: a snapshot from it equals one from the rows (every method's
+// answers), and an insert and a delete on an engine that adopted it (the
+// index converted into hnswlib for the write) leave a segment that still
+// does.
+TEST_F(SnapshotSegmentTest, AnHnswIndexIsSearchedInPlaceFromTheSegment) {
+  constexpr size_t kThreshold = 10;
+  const std::string path = local_.File("hnsw.db");
+  EngineOptions eo;
+  eo.hnsw_threshold = kThreshold;
+  {
+    auto engine = Engine::Open(path, eo);
+    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+    ASSERT_TRUE((*engine)->Index({kDemo}).ok());
+  }
+  auto expect_same = [&](const std::string& step) {
+    SCOPED_TRACE(step);
+    OpenStore s(path, /*read_only=*/true, kThreshold);
+    SnapshotBuildStats stats;
+    auto rows = Build(s, /*use_parts=*/false, nullptr);
+    auto adopted = Build(s, /*use_parts=*/true, &stats);
+    ASSERT_NE(rows, nullptr);
+    ASSERT_NE(adopted, nullptr);
+    EXPECT_EQ(stats.parts[kSnapshotSegmentKind], PartState::kLoaded);
+    ASSERT_NE(adopted->segment(), nullptr);
+    EXPECT_NE(dynamic_cast<const HnswIndex*>(rows->dense()), nullptr);
+    EXPECT_NE(dynamic_cast<const HnswArraysIndex*>(adopted->dense()), nullptr);
+    ExpectSameSnapshot(*rows, *adopted);
+    ExpectSameAnswers(*rows, *adopted);
+  };
+  expect_same("indexed");
+  {
+    auto engine = Engine::Open(path, eo);
+    ASSERT_TRUE(engine.ok());
+    ASSERT_TRUE((*engine)->IndexDocuments({{"late-note", "Late", "A late note on Ada Lovelace."}}).ok());
+  }
+  expect_same("inserted");
+  {
+    auto engine = Engine::Open(path, eo);
+    ASSERT_TRUE(engine.ok());
+    ASSERT_TRUE((*engine)->DeleteDocument("late-note").ok());
+    ASSERT_TRUE((*engine)->DeleteDocument("lusk_tide_gauge.md").ok());
+  }
+  expect_same("deleted");
 }
 
 TEST_F(SnapshotSegmentTest, AStoreWithPartsMigratesToASegmentOnCompact) {

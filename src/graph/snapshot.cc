@@ -152,33 +152,65 @@ Result<std::unique_ptr<VectorIndex>> DenseIndex(FloatMatrix&& vectors,
   return index;
 }
 
-// Vector `i` of a dense index that holds its vectors (flat or HNSW); null
-// for another kind.
+// True for an HNSW index, built (HnswIndex) or adopted from a snapshot
+// segment (HnswArraysIndex).
+bool IsHnsw(const VectorIndex* index) {
+  return dynamic_cast<const HnswIndex*>(index) != nullptr ||
+         dynamic_cast<const HnswArraysIndex*>(index) != nullptr;
+}
+
+// Vector `i` of a dense index that holds its vectors (flat, HNSW built or
+// adopted from a segment); null for another kind.
 const float* DenseRow(const VectorIndex& index, uint32_t i) {
   if (const auto* flat = dynamic_cast<const FlatIndex*>(&index)) return flat->matrix().row(i);
   if (const auto* hnsw = dynamic_cast<const HnswIndex*>(&index)) return hnsw->Vector(i);
+  if (const auto* adopted = dynamic_cast<const HnswArraysIndex*>(&index)) {
+    return adopted->Vector(i);
+  }
   return nullptr;
 }
 
 bool HoldsVectors(const VectorIndex& index) {
-  return dynamic_cast<const FlatIndex*>(&index) != nullptr ||
-         dynamic_cast<const HnswIndex*>(&index) != nullptr;
+  return dynamic_cast<const FlatIndex*>(&index) != nullptr || IsHnsw(&index);
 }
 
-// The vectors an HNSW index holds, as the matrix they were added from.
-FloatMatrix VectorsOf(const HnswIndex& index) {
+// The vectors an HNSW index (either kind) holds, as the matrix they were
+// added from.
+FloatMatrix VectorsOf(const VectorIndex& index) {
   FloatMatrix m(index.Size(), index.Dimension());
-  for (uint32_t i = 0; i < m.rows; ++i) std::memcpy(m.row(i), index.Vector(i), m.cols * sizeof(float));
+  for (uint32_t i = 0; i < m.rows; ++i) {
+    std::memcpy(m.row(i), DenseRow(index, i), m.cols * sizeof(float));
+  }
   return m;
 }
 
 // A copy that Add() can extend without touching `index` (which queries
 // still read): Save and Load, O(n·(d + M)) and a transient buffer of the
-// index's size.
-Result<std::unique_ptr<HnswIndex>> CopyOf(const HnswIndex& index) {
+// index's size. An index adopted from a segment is converted the same way
+// (only write paths pay it). REQUIRES: IsHnsw(&index).
+Result<std::unique_ptr<HnswIndex>> CopyOf(const VectorIndex& index) {
+  if (const auto* adopted = dynamic_cast<const HnswArraysIndex*>(&index)) {
+    return adopted->ToHnswIndex();
+  }
   std::string bytes;
-  FLOWRAG_RETURN_IF_ERROR(index.Save(&bytes));
+  FLOWRAG_RETURN_IF_ERROR(static_cast<const HnswIndex&>(index).Save(&bytes));
   return HnswIndex::Load(bytes);
+}
+
+// True when HNSW index `index` was built with `options`' M, efConstruction
+// and seed (so Load + Add continues it as a build would).
+template <class H>
+bool BuiltWith(const H& index, const VectorIndexOptions& options) {
+  return index.m() == options.hnsw_m && index.ef_construction() == options.hnsw_ef_construction &&
+         index.seed() == options.seed;
+}
+
+bool HnswBuiltWith(const VectorIndex* index, const VectorIndexOptions& options) {
+  if (const auto* hnsw = dynamic_cast<const HnswIndex*>(index)) return BuiltWith(*hnsw, options);
+  if (const auto* adopted = dynamic_cast<const HnswArraysIndex*>(index)) {
+    return BuiltWith(*adopted, options);
+  }
+  return false;
 }
 
 // The dense index over the vectors of `old` (flat or HNSW, may be null) and
@@ -192,26 +224,23 @@ Result<std::unique_ptr<VectorIndex>> ExtendedDenseIndex(
     SnapshotSource& store, const std::string& model, const VectorIndexOptions& options,
     const VectorIndex* old, const std::unordered_map<int64_t, uint32_t>& passage_index,
     int64_t after_id, size_t first_new, size_t num_rows, size_t* missing) {
-  const auto* old_hnsw = dynamic_cast<const HnswIndex*>(old);
-  if (old_hnsw != nullptr && ChoosesHnsw(options, num_rows) && old_hnsw->m() == options.hnsw_m &&
-      old_hnsw->ef_construction() == options.hnsw_ef_construction &&
-      old_hnsw->seed() == options.seed) {
+  if (ChoosesHnsw(options, num_rows) && HnswBuiltWith(old, options)) {
     std::unordered_map<int64_t, uint32_t> new_rows;
     for (const auto& [id, row] : passage_index) {
       new_rows.emplace(id, static_cast<uint32_t>(row - first_new));
     }
-    FloatMatrix added(0, old_hnsw->Dimension());
+    FloatMatrix added(0, old->Dimension());
     FLOWRAG_RETURN_IF_ERROR(ReadPassageVectors(store, model, new_rows, after_id,
                                                num_rows - first_new, &added, missing));
-    FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<HnswIndex> index, CopyOf(*old_hnsw));
+    FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<HnswIndex> index, CopyOf(*old));
     FLOWRAG_RETURN_IF_ERROR(index->Add(added));
     return std::unique_ptr<VectorIndex>(std::move(index));
   }
   FloatMatrix vectors;
   if (const auto* flat = dynamic_cast<const FlatIndex*>(old)) {
     vectors = flat->matrix();
-  } else if (old_hnsw != nullptr) {
-    vectors = VectorsOf(*old_hnsw);
+  } else if (IsHnsw(old)) {
+    vectors = VectorsOf(*old);
   }
   FLOWRAG_RETURN_IF_ERROR(
       ReadPassageVectors(store, model, passage_index, after_id, num_rows, &vectors, missing));
@@ -460,8 +489,8 @@ Status Snapshot::BuildGraph(SnapshotSource& store, const SnapshotOptions& option
 Status Snapshot::BuildGraphFrom(KnowledgeGraph::Input&& rows, const FloatMatrix* unindexed) {
   const FloatMatrix* passage_vectors = PassageVectors();
   FloatMatrix held;  // an HNSW index's vectors: copied, not read from the store again
-  if (const auto* hnsw = dynamic_cast<const HnswIndex*>(text_->dense.get())) {
-    held = VectorsOf(*hnsw);
+  if (IsHnsw(text_->dense.get())) {
+    held = VectorsOf(*text_->dense);
     passage_vectors = &held;
   }
   static const FloatMatrix kNone;
@@ -712,6 +741,12 @@ Result<size_t> Snapshot::PersistParts(SnapshotSource& store) const {
                            }));
   if (!ok) return written;
   const auto* hnsw = dynamic_cast<const HnswIndex*>(text_->dense.get());
+  std::unique_ptr<HnswIndex> converted;  // an index adopted from a segment, for its part
+  if (const auto* adopted = dynamic_cast<const HnswArraysIndex*>(text_->dense.get());
+      adopted != nullptr && persist_hnsw_) {
+    FLOWRAG_ASSIGN_OR_RETURN(converted, adopted->ToHnswIndex());
+    hnsw = converted.get();
+  }
   if (hnsw == nullptr) persist_hnsw_ = false;
   FLOWRAG_ASSIGN_OR_RETURN(ok, write(&persist_hnsw_, [&] {
                              return WritePassageHnswPart(store, generation, dense_model_, *hnsw,

@@ -112,9 +112,9 @@ Status Snapshot::ExportSegment(ArraySink& sink) const {
   if (const auto* flat = dynamic_cast<const FlatIndex*>(text_->dense.get())) {
     FLOWRAG_RETURN_IF_ERROR(flat->ExportArrays(sink, "dense"));
   } else if (const auto* hnsw = dynamic_cast<const HnswIndex*>(text_->dense.get())) {
-    FLOWRAG_ASSIGN_OR_RETURN(std::string bytes,
-                             SerializePassageHnswPart(*hnsw, text_->passages_without_vectors));
-    FLOWRAG_RETURN_IF_ERROR(PutString(sink, "dense.hnsw", bytes));
+    FLOWRAG_RETURN_IF_ERROR(hnsw->ExportArrays(sink, "dense"));
+  } else if (const auto* adopted = dynamic_cast<const HnswArraysIndex*>(text_->dense.get())) {
+    FLOWRAG_RETURN_IF_ERROR(adopted->ExportArrays(sink, "dense"));
   }
   if (graph_ != nullptr) {
     FLOWRAG_RETURN_IF_ERROR(ExportGraphVectors(*graph_->vectors(), sink, "gv"));
@@ -158,15 +158,18 @@ Status Snapshot::AdoptSegment(const ArraySource& segment, const SnapshotOptions&
   if (!options.dense_model.empty() && P > 0) {
     const size_t dim = embedder_ != nullptr ? embedder_->Dimension() : 0;
     if (ChoosesHnsw(options.vector, P)) {
-      // The HNSW part's bytes, loaded (copied into hnswlib) as from the part.
-      FLOWRAG_ASSIGN_OR_RETURN(FlatArray<char> bytes, segment.Get<char>("dense.hnsw"));
-      size_t absent = 0;
-      FLOWRAG_ASSIGN_OR_RETURN(
-          text->dense, ParsePassageHnswPart(std::string_view(bytes.data(), bytes.size()),
-                                            options.vector, P, dim, &absent));
-      if (absent != static_cast<size_t>(missing)) {
-        return Status::Corruption("segment: dense.hnsw and dense.missing disagree");
+      // The HNSW graph searched in place over the segment's arrays.
+      FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<HnswArraysIndex> dense,
+                               HnswIndex::AdoptArrays(segment, "dense"));
+      if (dense->Size() != P || (dim != 0 && dense->Dimension() != dim)) {
+        return Status::Corruption("segment: the dense index does not fit the passages");
       }
+      if (dense->m() != options.vector.hnsw_m ||
+          dense->ef_construction() != options.vector.hnsw_ef_construction ||
+          dense->seed() != options.vector.seed) {
+        return Status::FailedPrecondition("segment is stale (dense.hparams)");
+      }
+      text->dense = std::move(dense);
     } else {
       FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<FlatIndex> dense,
                                FlatIndex::AdoptArrays(segment, "dense"));

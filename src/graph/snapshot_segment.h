@@ -16,8 +16,9 @@
 //   snap.k.dense                           a segment whose keys differ from
 //                                          the running code's is not adopted
 //   bm25.*          Bm25Index::ExportArrays
-//   dense.*         the passage FlatIndex, or dense.hnsw: HnswIndex::Save
-//                   bytes (copied into hnswlib at open, as from the part)
+//   dense.*         the passage FlatIndex, or the HNSW graph's arrays
+//                   (HnswIndex::ExportArrays: dense.h*), searched in place
+//                   by an HnswArraysIndex (nothing copied at open)
 //   gv.*            GraphVectors of a local embedder (graph_vectors.h)
 //   kg.*, walk.*    KnowledgeGraph::ExportArrays: the built graph, so an
 //                   open builds nothing (abstractness, CSR, walk weights)
@@ -58,7 +59,7 @@
 namespace flowrag {
 
 // Bump when the set of sections or their meaning changes.
-inline constexpr int64_t kSnapshotSegmentFormat = 1;
+inline constexpr int64_t kSnapshotSegmentFormat = 2;  // 2: HNSW arrays
 inline constexpr char kSnapshotSegmentKind[] = "snapshot";
 
 // The current snapshot segment in `dir` for store generation `generation`,

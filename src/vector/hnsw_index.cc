@@ -21,6 +21,7 @@
 #include <limits>
 #include <mutex>
 #include <queue>
+#include <span>
 #include <sstream>
 #include <stdexcept>
 #include <unordered_map>
@@ -30,6 +31,7 @@
 #include <hnswlib/hnswlib.h>
 #undef NO_MANUAL_VECTORIZATION
 
+#include "common/flat_array.h"
 #include "vector/dot_product.h"
 #include "vector/index_util.h"
 
@@ -157,10 +159,34 @@ const float* VectorAt(const Hnsw& h, tableint id) {
   return reinterpret_cast<const float*>(h.getDataByInternalId(id));
 }
 
+// The graph views the search and the writers read (one implementation for
+// both kinds): hnswlib's memory (HnswlibGraph) or the adopted arrays
+// (HnswArraysIndex::Arrays). Each provides size(), max_level(),
+// entry_point(), max_degree(), level(id), Vector(id), Links(id, level) and
+// visited_pool().
+class HnswlibGraph {
+ public:
+  explicit HnswlibGraph(const Hnsw& h) : h_(h) {}
+  size_t size() const { return h_.cur_element_count; }
+  int max_level() const { return h_.maxlevel_; }
+  tableint entry_point() const { return h_.enterpoint_node_; }
+  size_t max_degree() const { return std::max(h_.maxM0_, h_.maxM_); }
+  int level(tableint id) const { return h_.element_levels_[id]; }
+  const float* Vector(tableint id) const { return VectorAt(h_, id); }
+  std::span<const tableint> Links(tableint id, int level) const {
+    const linklistsizeint* list = h_.get_linklist_at_level(id, level);
+    return {reinterpret_cast<const tableint*>(list + 1),
+            h_.getListCount(const_cast<linklistsizeint*>(list))};
+  }
+  hnswlib::VisitedListPool* visited_pool() const { return h_.visited_list_pool_; }
+
+ private:
+  const Hnsw& h_;
+};
+
 // Scratch for scoring one adjacency list at a time.
 struct ListScratch {
-  explicit ListScratch(const Hnsw& h)
-      : rows(std::max(h.maxM0_, h.maxM_)), ids(rows.size()), scores(rows.size()) {}
+  explicit ListScratch(size_t max_degree) : rows(max_degree), ids(max_degree), scores(max_degree) {}
   std::vector<const float*> rows;
   std::vector<tableint> ids;
   std::vector<float> scores;
@@ -171,19 +197,18 @@ using Scored = std::pair<float, tableint>;
 // 1. Greedy descent through the upper levels, as hnswlib's searchKnn: the
 // node where level 0 starts and its score. Adds the vectors scored to
 // *scored.
-Scored GreedyDescent(const Hnsw& h, const float* query, size_t dim, ListScratch* s,
-                     size_t* scored) {
-  tableint current = h.enterpoint_node_;
-  float current_score = DotProduct(query, VectorAt(h, current), dim);
+template <class G>
+Scored GreedyDescent(const G& g, const float* query, size_t dim, ListScratch* s, size_t* scored) {
+  tableint current = g.entry_point();
+  float current_score = DotProduct(query, g.Vector(current), dim);
   ++*scored;
-  for (int level = h.maxlevel_; level > 0; --level) {
+  for (int level = g.max_level(); level > 0; --level) {
     bool changed = true;
     while (changed) {
       changed = false;
-      const linklistsizeint* list = h.get_linklist(current, level);
-      const size_t degree = h.getListCount(const_cast<linklistsizeint*>(list));
-      const auto* neighbours = reinterpret_cast<const tableint*>(list + 1);
-      for (size_t j = 0; j < degree; ++j) s->rows[j] = VectorAt(h, neighbours[j]);
+      const std::span<const tableint> neighbours = g.Links(current, level);
+      const size_t degree = neighbours.size();
+      for (size_t j = 0; j < degree; ++j) s->rows[j] = g.Vector(neighbours[j]);
       vector_internal::DotProductGather(query, s->rows.data(), degree, dim, s->scores.data());
       *scored += degree;
       for (size_t j = 0; j < degree; ++j) {
@@ -201,7 +226,8 @@ Scored GreedyDescent(const Hnsw& h, const float* query, size_t dim, ListScratch*
 // 2. Beam search on level 0 from `entry` with the per-call ef: the best ef
 // accepted hits (those params.filter accepts), unordered. Adds the vectors
 // scored to *scored.
-std::vector<VectorHit> BeamSearch(const Hnsw& h, const float* query, size_t dim, size_t ef,
+template <class G>
+std::vector<VectorHit> BeamSearch(const G& g, const float* query, size_t dim, size_t ef,
                                   const VectorSearchParams& params, Scored entry, ListScratch* s,
                                   size_t* scored) {
   const bool filtered = static_cast<bool>(params.filter);
@@ -217,7 +243,7 @@ std::vector<VectorHit> BeamSearch(const Hnsw& h, const float* query, size_t dim,
       worse_on_top, std::move(beam_storage));
   auto accept = [&](tableint id) { return !filtered || params.filter(id); };
 
-  VisitedLease lease(h.visited_list_pool_);
+  VisitedLease lease(g.visited_pool());
   hnswlib::vl_type* visited = lease.list()->mass;
   const hnswlib::vl_type tag = lease.list()->curV;
 
@@ -231,16 +257,15 @@ std::vector<VectorHit> BeamSearch(const Hnsw& h, const float* query, size_t dim,
     if (beam.size() >= ef && candidate_score < beam.top().score) break;
     candidates.pop();
 
-    const linklistsizeint* list = h.get_linklist0(node);
-    const size_t degree = h.getListCount(const_cast<linklistsizeint*>(list));
-    const auto* neighbours = reinterpret_cast<const tableint*>(list + 1);
+    const std::span<const tableint> neighbours = g.Links(node, 0);
+    const size_t degree = neighbours.size();
     size_t fresh = 0;
     for (size_t j = 0; j < degree; ++j) {
       const tableint id = neighbours[j];
       if (visited[id] == tag) continue;
       visited[id] = tag;
       s->ids[fresh] = id;
-      s->rows[fresh] = VectorAt(h, id);
+      s->rows[fresh] = g.Vector(id);
       ++fresh;
     }
     vector_internal::DotProductGather(query, s->rows.data(), fresh, dim, s->scores.data());
@@ -264,6 +289,24 @@ std::vector<VectorHit> BeamSearch(const Hnsw& h, const float* query, size_t dim,
     beam.pop();
   }
   return hits;
+}
+
+// The whole query (see hnsw_index.h): descent, beam, at most k hits in
+// VectorIndex order.
+template <class G>
+std::vector<VectorHit> SearchGraph(const G& g, size_t dim, const float* query,
+                                   const VectorSearchParams& params, VectorSearchStats* stats) {
+  const size_t k = std::min(params.k, g.size());
+  if (k == 0 || !vector_internal::AllFinite(query, dim)) return {};
+  const size_t ef = std::max(params.ef_search, k);
+  ListScratch scratch(g.max_degree());
+  size_t scored = 0;
+  const Scored entry = GreedyDescent(g, query, dim, &scratch, &scored);
+  std::vector<VectorHit> hits = BeamSearch(g, query, dim, ef, params, entry, &scratch, &scored);
+  std::sort(hits.begin(), hits.end(), vector_internal::HitBefore);
+  if (hits.size() > k) hits.resize(k);
+  if (stats != nullptr) stats->candidates_scored += scored;
+  return vector_internal::DropBelow(std::move(hits), params.min_score);
 }
 
 }  // namespace
@@ -319,19 +362,7 @@ Status HnswIndex::Add(const FloatMatrix& rows) {
 
 std::vector<VectorHit> HnswIndex::Search(const float* query, const VectorSearchParams& params,
                                          VectorSearchStats* stats) const {
-  const Hnsw& h = *graph_->hnsw;
-  const size_t n = h.cur_element_count;
-  const size_t k = std::min(params.k, n);
-  if (k == 0 || !vector_internal::AllFinite(query, dim_)) return {};
-  const size_t ef = std::max(params.ef_search, k);
-  ListScratch scratch(h);
-  size_t scored = 0;
-  const Scored entry = GreedyDescent(h, query, dim_, &scratch, &scored);
-  std::vector<VectorHit> hits = BeamSearch(h, query, dim_, ef, params, entry, &scratch, &scored);
-  std::sort(hits.begin(), hits.end(), vector_internal::HitBefore);
-  if (hits.size() > k) hits.resize(k);
-  if (stats != nullptr) stats->candidates_scored += scored;
-  return vector_internal::DropBelow(std::move(hits), params.min_score);
+  return SearchGraph(HnswlibGraph(*graph_->hnsw), dim_, query, params, stats);
 }
 
 std::vector<VectorHit> HnswIndex::SearchWithHnswlibForTesting(const float* query, size_t k,
@@ -348,48 +379,63 @@ std::vector<VectorHit> HnswIndex::SearchWithHnswlibForTesting(const float* query
   return hits;
 }
 
-Status HnswIndex::Save(std::string* buffer) const {
-  const Hnsw& h = *graph_->hnsw;
-  const size_t count = h.cur_element_count;
-  std::ostringstream rng;
-  rng << h.level_generator_;
-  const std::string rng_state = rng.str();
+namespace {
 
+// The Save() format of graph view `g` (the header's layout) into *buffer.
+template <class G>
+void WriteSaveFormat(const G& g, size_t dim, size_t m, size_t ef_construction, uint64_t seed,
+                     const std::string& rng_state, std::string* buffer) {
+  const size_t count = g.size();
   size_t links = 0;
   for (size_t i = 0; i < count; ++i) {
-    for (int level = 0; level <= h.element_levels_[i]; ++level) {
-      links += 1 + h.getListCount(h.get_linklist_at_level(static_cast<tableint>(i), level));
+    for (int level = 0; level <= g.level(static_cast<tableint>(i)); ++level) {
+      links += 1 + g.Links(static_cast<tableint>(i), level).size();
     }
   }
   std::string& out = *buffer;
   out.clear();
-  out.reserve(64 + rng_state.size() + count * (dim_ + 1) * sizeof(float) +
-              links * sizeof(uint32_t) + sizeof(uint64_t));
+  out.reserve(64 + rng_state.size() + count * (dim + 1) * sizeof(float) + links * sizeof(uint32_t) +
+              sizeof(uint64_t));
 
   out.append(kMagic, sizeof(kMagic));
-  Append(&out, kFormatVersion);
-  Append(&out, static_cast<uint32_t>(dim_));
+  Append(&out, HnswIndex::kFormatVersion);
+  Append(&out, static_cast<uint32_t>(dim));
   Append(&out, static_cast<uint64_t>(count));
-  Append(&out, static_cast<uint64_t>(m_));
-  Append(&out, static_cast<uint64_t>(ef_construction_));
-  Append(&out, static_cast<uint64_t>(seed_));
-  Append(&out, static_cast<int32_t>(count == 0 ? -1 : h.maxlevel_));
-  Append(&out, static_cast<uint32_t>(count == 0 ? kNoEntryPoint : h.enterpoint_node_));
+  Append(&out, static_cast<uint64_t>(m));
+  Append(&out, static_cast<uint64_t>(ef_construction));
+  Append(&out, static_cast<uint64_t>(seed));
+  Append(&out, static_cast<int32_t>(count == 0 ? -1 : g.max_level()));
+  Append(&out, static_cast<uint32_t>(count == 0 ? kNoEntryPoint : g.entry_point()));
   Append(&out, static_cast<uint32_t>(rng_state.size()));
   out.append(rng_state);
   for (size_t i = 0; i < count; ++i) {
-    out.append(h.getDataByInternalId(static_cast<tableint>(i)), dim_ * sizeof(float));
+    out.append(reinterpret_cast<const char*>(g.Vector(static_cast<tableint>(i))),
+               dim * sizeof(float));
   }
-  for (size_t i = 0; i < count; ++i) Append(&out, static_cast<int32_t>(h.element_levels_[i]));
   for (size_t i = 0; i < count; ++i) {
-    for (int level = 0; level <= h.element_levels_[i]; ++level) {
-      const linklistsizeint* list = h.get_linklist_at_level(static_cast<tableint>(i), level);
-      const uint32_t degree = h.getListCount(const_cast<linklistsizeint*>(list));
-      Append(&out, degree);
-      out.append(reinterpret_cast<const char*>(list + 1), degree * sizeof(tableint));
+    Append(&out, static_cast<int32_t>(g.level(static_cast<tableint>(i))));
+  }
+  for (size_t i = 0; i < count; ++i) {
+    for (int level = 0; level <= g.level(static_cast<tableint>(i)); ++level) {
+      const std::span<const tableint> list = g.Links(static_cast<tableint>(i), level);
+      Append(&out, static_cast<uint32_t>(list.size()));
+      out.append(reinterpret_cast<const char*>(list.data()), list.size_bytes());
     }
   }
   Append(&out, vector_internal::Checksum64(out.data(), out.size()));
+}
+
+std::string RngState(const Hnsw& h) {
+  std::ostringstream rng;
+  rng << h.level_generator_;
+  return rng.str();
+}
+
+}  // namespace
+
+Status HnswIndex::Save(std::string* buffer) const {
+  const Hnsw& h = *graph_->hnsw;
+  WriteSaveFormat(HnswlibGraph(h), dim_, m_, ef_construction_, seed_, RngState(h), buffer);
   return Status::Ok();
 }
 
@@ -584,6 +630,365 @@ Result<std::unique_ptr<HnswIndex>> HnswIndex::Load(std::string_view buffer) {
   rng >> h.level_generator_;
   if (rng.fail()) return Corrupt("unreadable level generator state");
   return index;
+}
+
+// ---- arrays out and back
+
+struct HnswArraysIndex::Arrays {
+  // The graph view (see HnswlibGraph).
+  size_t size() const { return levels.size(); }
+  int max_level() const { return top_level; }
+  tableint entry_point() const { return entry; }
+  size_t max_degree() const { return 2 * m; }
+  int level(tableint id) const { return levels[id]; }
+  const float* Vector(tableint id) const { return vectors.data() + size_t{id} * dim; }
+  std::span<const tableint> Links(tableint id, int level) const {
+    if (level == 0) {
+      const uint32_t* list = level0.data() + size_t{id} * (2 * m + 1);
+      return {list + 1, list[0]};
+    }
+    const uint64_t list = upper_nodes[id] + static_cast<uint64_t>(level) - 1;
+    return {upper_targets.data() + upper_offsets[list],
+            upper_offsets[list + 1] - upper_offsets[list]};
+  }
+  hnswlib::VisitedListPool* visited_pool() const { return pool.get(); }
+
+  size_t dim = 0, m = 0;
+  int top_level = -1;
+  tableint entry = kNoEntryPoint;
+  FlatArray<uint64_t> params;
+  FlatArray<char> rng;
+  FlatArray<float> vectors;
+  FlatArray<uint8_t> levels;
+  FlatArray<uint32_t> level0;
+  FlatArray<uint64_t> upper_nodes;
+  FlatArray<uint64_t> upper_offsets;
+  FlatArray<uint32_t> upper_targets;
+  std::unique_ptr<hnswlib::VisitedListPool> pool;
+};
+
+namespace {
+
+// "<prefix>.hparams" u64[7]: dim, count, M, efConstruction, seed,
+//                    max level + 1 (0 when empty), entry point
+// "<prefix>.hrng"    char: the level generator's state (as in Save)
+// "<prefix>.hvec"    f32 count × dim, id order
+// "<prefix>.hlevel"  u8 count: each vector's level
+// "<prefix>.hl0"     u32 count × (2M + 1): level-0 list of each vector,
+//                    its degree then 2M slots (hnswlib's own layout)
+// "<prefix>.hupn"    u64 count + 1: vector i's upper lists (levels 1..L)
+//                    are lists hupn[i] .. hupn[i + 1] - 1
+// "<prefix>.hupo"    u64 lists + 1: CSR offsets of those lists into
+// "<prefix>.hupt"    u32: their neighbour ids
+struct HnswArrayNames {
+  std::string params, rng, vectors, levels, level0, upper_nodes, upper_offsets, upper_targets;
+};
+
+constexpr std::string_view kParams = ".hparams";
+constexpr size_t kParamCount = 7;
+
+Result<HnswArrayNames> HnswNamesFor(std::string_view prefix) {
+  HnswArrayNames n;
+  FLOWRAG_ASSIGN_OR_RETURN(n.params, vector_internal::ArrayName(prefix, kParams));
+  FLOWRAG_ASSIGN_OR_RETURN(n.rng, vector_internal::ArrayName(prefix, ".hrng"));
+  FLOWRAG_ASSIGN_OR_RETURN(n.vectors, vector_internal::ArrayName(prefix, ".hvec"));
+  FLOWRAG_ASSIGN_OR_RETURN(n.levels, vector_internal::ArrayName(prefix, ".hlevel"));
+  FLOWRAG_ASSIGN_OR_RETURN(n.level0, vector_internal::ArrayName(prefix, ".hl0"));
+  FLOWRAG_ASSIGN_OR_RETURN(n.upper_nodes, vector_internal::ArrayName(prefix, ".hupn"));
+  FLOWRAG_ASSIGN_OR_RETURN(n.upper_offsets, vector_internal::ArrayName(prefix, ".hupo"));
+  FLOWRAG_ASSIGN_OR_RETURN(n.upper_targets, vector_internal::ArrayName(prefix, ".hupt"));
+  return n;
+}
+
+// The arrays to put, however held.
+struct HnswArraysOut {
+  std::span<const uint64_t> params;
+  std::span<const char> rng;
+  std::span<const float> vectors;
+  std::span<const uint8_t> levels;
+  std::span<const uint32_t> level0;
+  std::span<const uint64_t> upper_nodes, upper_offsets;
+  std::span<const uint32_t> upper_targets;
+};
+
+Status PutArrays(ArraySink& sink, const HnswArrayNames& n, const HnswArraysOut& a) {
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<uint64_t>(n.params, a.params));
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<char>(n.rng, a.rng));
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<float>(n.vectors, a.vectors, /*random=*/true));
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<uint8_t>(n.levels, a.levels));
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<uint32_t>(n.level0, a.level0, /*random=*/true));
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<uint64_t>(n.upper_nodes, a.upper_nodes, /*random=*/true));
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<uint64_t>(n.upper_offsets, a.upper_offsets, /*random=*/true));
+  return sink.Put<uint32_t>(n.upper_targets, a.upper_targets, /*random=*/true);
+}
+
+// A graph view's arrays, owned (HnswIndex::ExportArrays).
+struct FlattenedGraph {
+  std::vector<uint64_t> params;
+  std::vector<float> vectors;
+  std::vector<uint8_t> levels;
+  std::vector<uint32_t> level0;
+  std::vector<uint64_t> upper_nodes{0}, upper_offsets{0};
+  std::vector<uint32_t> upper_targets;
+};
+
+template <class G>
+FlattenedGraph Flatten(const G& g, size_t dim, size_t m) {
+  FlattenedGraph f;
+  const size_t count = g.size(), stride = 2 * m + 1;
+  f.vectors.resize(count * dim);
+  f.levels.resize(count);
+  f.level0.assign(count * stride, 0);
+  f.upper_nodes.reserve(count + 1);
+  for (size_t i = 0; i < count; ++i) {
+    const auto id = static_cast<tableint>(i);
+    std::memcpy(f.vectors.data() + i * dim, g.Vector(id), dim * sizeof(float));
+    f.levels[i] = static_cast<uint8_t>(g.level(id));
+    const std::span<const tableint> l0 = g.Links(id, 0);
+    f.level0[i * stride] = static_cast<uint32_t>(l0.size());
+    std::copy(l0.begin(), l0.end(), f.level0.begin() + static_cast<ptrdiff_t>(i * stride + 1));
+    for (int level = 1; level <= g.level(id); ++level) {
+      const std::span<const tableint> list = g.Links(id, level);
+      f.upper_targets.insert(f.upper_targets.end(), list.begin(), list.end());
+      f.upper_offsets.push_back(f.upper_targets.size());
+    }
+    f.upper_nodes.push_back(f.upper_offsets.size() - 1);
+  }
+  return f;
+}
+
+Status CorruptArray(const std::string& name, const std::string& what) {
+  return vector_internal::CorruptArray(name, what);
+}
+
+// The parameters (names.params) into *a and the returned options.
+Status AdoptParams(const ArraySource& source, const HnswArrayNames& n, HnswArraysIndex::Arrays* a,
+                   size_t* count, VectorIndexOptions* options) {
+  FLOWRAG_ASSIGN_OR_RETURN(a->params, vector_internal::GetArray<uint64_t>(source, n.params));
+  if (a->params.size() != kParamCount) {
+    return CorruptArray(n.params, std::to_string(a->params.size()) + " values, expected " +
+                                      std::to_string(kParamCount));
+  }
+  const uint64_t dim = a->params[0], m = a->params[2], efc = a->params[3];
+  if (Status st = CheckOptions(dim, m, efc); !st.ok()) return CorruptArray(n.params, st.message());
+  if (dim > vector_internal::kMaxAdoptedDimension || a->params[1] > vector_internal::kMaxVectors ||
+      a->params[5] > kMaxLevel + 1) {
+    return CorruptArray(n.params, "dim " + std::to_string(dim) + ", count " +
+                                      std::to_string(a->params[1]) + ", levels " +
+                                      std::to_string(a->params[5]) + " out of range");
+  }
+  a->dim = dim;
+  a->m = m;
+  a->top_level = static_cast<int>(a->params[5]) - 1;
+  a->entry = a->params[6] > kNoEntryPoint ? kNoEntryPoint - 1 : static_cast<tableint>(a->params[6]);
+  *count = a->params[1];
+  options->hnsw_m = m;
+  options->hnsw_ef_construction = efc;
+  options->seed = a->params[4];
+  return Status::Ok();
+}
+
+// Levels, the maximum and the entry point.
+Status AdoptLevels(const ArraySource& source, const HnswArrayNames& n, size_t count,
+                   HnswArraysIndex::Arrays* a) {
+  FLOWRAG_ASSIGN_OR_RETURN(a->levels, vector_internal::GetArray<uint8_t>(source, n.levels));
+  if (a->levels.size() != count) {
+    return CorruptArray(n.levels, std::to_string(a->levels.size()) + " levels for " +
+                                      std::to_string(count) + " vectors");
+  }
+  int top = -1;
+  for (size_t i = 0; i < count; ++i) {
+    if (a->levels[i] > kMaxLevel) {
+      return CorruptArray(
+          n.levels, "vector " + std::to_string(i) + " at level " + std::to_string(a->levels[i]));
+    }
+    top = std::max(top, static_cast<int>(a->levels[i]));
+  }
+  const bool fits = count == 0
+                        ? a->top_level == -1 && a->params[6] == kNoEntryPoint
+                        : a->top_level == top && a->params[6] < count && a->levels[a->entry] == top;
+  if (!fits) {
+    return CorruptArray(n.params, "entry point " + std::to_string(a->params[6]) + " at level " +
+                                      std::to_string(a->top_level) + " is not on the top level " +
+                                      std::to_string(top) + " of " + std::to_string(count) +
+                                      " vectors");
+  }
+  return Status::Ok();
+}
+
+// One neighbour of vector `i` on `level`: another vector on that level.
+bool GoodNeighbour(const HnswArraysIndex::Arrays& a, size_t i, int level, uint32_t nb) {
+  return nb < a.levels.size() && nb != i && a.levels[nb] >= level;
+}
+
+Status AdoptLevel0(const ArraySource& source, const HnswArrayNames& n, size_t count,
+                   HnswArraysIndex::Arrays* a) {
+  FLOWRAG_ASSIGN_OR_RETURN(a->level0, vector_internal::GetArray<uint32_t>(source, n.level0));
+  const size_t stride = 2 * a->m + 1;
+  if (a->level0.size() != count * stride) {
+    return CorruptArray(n.level0, std::to_string(a->level0.size()) + " values for " +
+                                      std::to_string(count) + " lists of " +
+                                      std::to_string(stride));
+  }
+  for (size_t i = 0; i < count; ++i) {
+    const uint32_t* list = a->level0.data() + i * stride;
+    if (list[0] > 2 * a->m) {
+      return CorruptArray(n.level0, "vector " + std::to_string(i) + " has degree " +
+                                        std::to_string(list[0]) + ", at most " +
+                                        std::to_string(2 * a->m));
+    }
+    for (uint32_t j = 1; j <= list[0]; ++j) {
+      if (!GoodNeighbour(*a, i, 0, list[j])) {
+        return CorruptArray(n.level0,
+                            "vector " + std::to_string(i) + " links to " + std::to_string(list[j]));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status AdoptUpperLevels(const ArraySource& source, const HnswArrayNames& n, size_t count,
+                        HnswArraysIndex::Arrays* a) {
+  FLOWRAG_ASSIGN_OR_RETURN(a->upper_nodes,
+                           vector_internal::GetArray<uint64_t>(source, n.upper_nodes));
+  FLOWRAG_ASSIGN_OR_RETURN(a->upper_offsets,
+                           vector_internal::GetArray<uint64_t>(source, n.upper_offsets));
+  FLOWRAG_ASSIGN_OR_RETURN(a->upper_targets,
+                           vector_internal::GetArray<uint32_t>(source, n.upper_targets));
+  size_t lists = 0;  // one per vector and level above 0
+  for (size_t i = 0; i < count; ++i) lists += a->levels[i];
+  FLOWRAG_RETURN_IF_ERROR(
+      vector_internal::CheckOffsets(n.upper_nodes, a->upper_nodes.span(), count, lists));
+  if (a->upper_offsets.size() == lists + 1 && a->upper_offsets.back() != a->upper_targets.size()) {
+    return CorruptArray(n.upper_targets, std::to_string(a->upper_targets.size()) +
+                                             " ids, the offsets end at " +
+                                             std::to_string(a->upper_offsets.back()));
+  }
+  FLOWRAG_RETURN_IF_ERROR(vector_internal::CheckOffsets(n.upper_offsets, a->upper_offsets.span(),
+                                                        lists, a->upper_targets.size()));
+  for (size_t i = 0; i < count; ++i) {
+    if (a->upper_nodes[i + 1] - a->upper_nodes[i] != a->levels[i]) {
+      return CorruptArray(n.upper_nodes,
+                          "vector " + std::to_string(i) + " has " +
+                              std::to_string(a->upper_nodes[i + 1] - a->upper_nodes[i]) +
+                              " upper lists for level " + std::to_string(a->levels[i]));
+    }
+    for (int level = 1; level <= a->levels[i]; ++level) {
+      const uint64_t list = a->upper_nodes[i] + static_cast<uint64_t>(level) - 1;
+      if (a->upper_offsets[list + 1] - a->upper_offsets[list] > a->m) {
+        return CorruptArray(n.upper_offsets, "vector " + std::to_string(i) + " level " +
+                                                 std::to_string(level) + " has degree above " +
+                                                 std::to_string(a->m));
+      }
+      for (uint64_t t = a->upper_offsets[list]; t < a->upper_offsets[list + 1]; ++t) {
+        if (!GoodNeighbour(*a, i, level, a->upper_targets[t])) {
+          return CorruptArray(n.upper_targets, "vector " + std::to_string(i) + " level " +
+                                                   std::to_string(level) + " links to " +
+                                                   std::to_string(a->upper_targets[t]));
+        }
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status HnswIndex::ExportArrays(ArraySink& sink, std::string_view prefix) const {
+  FLOWRAG_ASSIGN_OR_RETURN(const HnswArrayNames names, HnswNamesFor(prefix));
+  const Hnsw& h = *graph_->hnsw;
+  const HnswlibGraph g(h);
+  const size_t count = g.size();
+  const FlattenedGraph f = Flatten(g, dim_, m_);
+  const std::vector<uint64_t> params = {dim_,
+                                        count,
+                                        m_,
+                                        ef_construction_,
+                                        seed_,
+                                        count == 0 ? 0 : uint64_t(g.max_level() + 1),
+                                        count == 0 ? kNoEntryPoint : g.entry_point()};
+  const std::string rng = RngState(h);
+  return PutArrays(sink, names,
+                   {params, rng, f.vectors, f.levels, f.level0, f.upper_nodes, f.upper_offsets,
+                    f.upper_targets});
+}
+
+bool HnswIndex::HasArrays(const ArraySource& source, std::string_view prefix) {
+  return source.Has(std::string(prefix) + std::string(kParams));
+}
+
+Result<std::unique_ptr<HnswArraysIndex>> HnswIndex::AdoptArrays(const ArraySource& source,
+                                                                std::string_view prefix) {
+  FLOWRAG_ASSIGN_OR_RETURN(const HnswArrayNames names, HnswNamesFor(prefix));
+  auto a = std::make_unique<HnswArraysIndex::Arrays>();
+  size_t count = 0;
+  VectorIndexOptions options;
+  FLOWRAG_RETURN_IF_ERROR(AdoptParams(source, names, a.get(), &count, &options));
+  FLOWRAG_ASSIGN_OR_RETURN(a->rng, vector_internal::GetArray<char>(source, names.rng));
+  if (a->rng.size() > kMaxRngStateBytes) {
+    return CorruptArray(names.rng, std::to_string(a->rng.size()) + " bytes");
+  }
+  FLOWRAG_ASSIGN_OR_RETURN(a->vectors, vector_internal::GetArray<float>(source, names.vectors));
+  if (a->vectors.size() != count * a->dim) {
+    return CorruptArray(names.vectors, std::to_string(a->vectors.size()) + " floats for " +
+                                           std::to_string(count) + " vectors of " +
+                                           std::to_string(a->dim));
+  }
+  FLOWRAG_RETURN_IF_ERROR(AdoptLevels(source, names, count, a.get()));
+  FLOWRAG_RETURN_IF_ERROR(AdoptLevel0(source, names, count, a.get()));
+  FLOWRAG_RETURN_IF_ERROR(AdoptUpperLevels(source, names, count, a.get()));
+  try {
+    a->pool = std::make_unique<hnswlib::VisitedListPool>(1, static_cast<int>(count));
+  } catch (const std::exception& e) {
+    return Status::Internal(std::string("hnsw index AdoptArrays: ") + e.what());
+  }
+  const size_t dim = a->dim;
+  return std::unique_ptr<HnswArraysIndex>(new HnswArraysIndex(
+      dim, count, options.hnsw_m, options.hnsw_ef_construction, options.seed, std::move(a)));
+}
+
+HnswArraysIndex::HnswArraysIndex(size_t dim, size_t size, size_t m, size_t ef_construction,
+                                 uint64_t seed, std::unique_ptr<Arrays> arrays)
+    : dim_(dim),
+      size_(size),
+      m_(m),
+      ef_construction_(ef_construction),
+      seed_(seed),
+      arrays_(std::move(arrays)) {}
+
+HnswArraysIndex::~HnswArraysIndex() = default;
+
+size_t HnswArraysIndex::MemoryBytes() const {
+  const Arrays& a = *arrays_;
+  return a.vectors.bytes() + a.levels.bytes() + a.level0.bytes() + a.upper_nodes.bytes() +
+         a.upper_offsets.bytes() + a.upper_targets.bytes();
+}
+
+Status HnswArraysIndex::Add(const FloatMatrix&) {
+  return Status::FailedPrecondition(
+      "hnsw index adopted from arrays is read-only (ToHnswIndex() makes one to extend)");
+}
+
+std::vector<VectorHit> HnswArraysIndex::Search(const float* query, const VectorSearchParams& params,
+                                               VectorSearchStats* stats) const {
+  return SearchGraph(*arrays_, dim_, query, params, stats);
+}
+
+const float* HnswArraysIndex::Vector(uint32_t id) const { return arrays_->Vector(id); }
+
+Status HnswArraysIndex::ExportArrays(ArraySink& sink, std::string_view prefix) const {
+  FLOWRAG_ASSIGN_OR_RETURN(const HnswArrayNames names, HnswNamesFor(prefix));
+  const Arrays& a = *arrays_;
+  return PutArrays(sink, names,
+                   {a.params, a.rng, a.vectors, a.levels, a.level0, a.upper_nodes, a.upper_offsets,
+                    a.upper_targets});
+}
+
+Result<std::unique_ptr<HnswIndex>> HnswArraysIndex::ToHnswIndex() const {
+  std::string bytes;
+  WriteSaveFormat(*arrays_, dim_, m_, ef_construction_, seed_,
+                  std::string(arrays_->rng.begin(), arrays_->rng.end()), &bytes);
+  return HnswIndex::Load(bytes);
 }
 
 }  // namespace flowrag

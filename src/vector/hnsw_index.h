@@ -62,6 +62,18 @@
 // truncated buffer and any structurally impossible graph (neighbour id out of
 // range, degree above M·2 on level 0 or M above, link to a node that does not
 // reach that level, bad entry point) with Status::Corruption.
+//
+// Arrays out and back (a snapshot segment, graph/snapshot_segment.h): the
+// same graph as flat arrays (ExportArrays; layout in hnsw_index.cc:
+// parameters, level generator state, count × dim f32 vectors, a u8 level
+// per vector, level-0 lists at a fixed stride of 2M + 1 u32 (degree, then
+// the slots), upper-level lists as CSR). AdoptArrays checks them as Load
+// checks its buffer and returns an HnswArraysIndex that searches the
+// source's memory in place: ONE search implementation (a greedy descent and
+// beam search templated on a graph view) runs over hnswlib's memory for
+// HnswIndex and over the arrays for HnswArraysIndex, so both answer hit for
+// hit, score for score. Opening a 100,000-passage store no longer copies
+// its graph into hnswlib (a writer converts the adopted index, ToHnswIndex).
 #ifndef FLOWRAG_VECTOR_HNSW_INDEX_H_
 #define FLOWRAG_VECTOR_HNSW_INDEX_H_
 
@@ -72,9 +84,12 @@
 #include <string_view>
 #include <vector>
 
+#include "common/array_io.h"
 #include "vector/vector_index.h"
 
 namespace flowrag {
+
+class HnswArraysIndex;
 
 class HnswIndex final : public VectorIndex {
  public:
@@ -126,6 +141,25 @@ class HnswIndex final : public VectorIndex {
   size_t ef_construction() const { return ef_construction_; }
   uint64_t seed() const { return seed_; }
 
+  // Hands the graph to `sink` as the arrays above ("Arrays out and back"),
+  // names "<prefix>.h*" (`prefix` at most 23 bytes, else InvalidArgument).
+  // O(n·(d + M)): hnswlib interleaves vectors and links, so both are copied
+  // into contiguous temporaries first (4·n·d + 4·n·(2M + 1) bytes).
+  Status ExportArrays(ArraySink& sink, std::string_view prefix) const;
+  // True when `source` holds "<prefix>.hparams" (an HNSW index was exported).
+  static bool HasArrays(const ArraySource& source, std::string_view prefix);
+  // The index of those arrays, searched in place (HnswArraysIndex). Checks
+  // every array before use, Corruption naming it: the parameters (as Load:
+  // dim, M, efConstruction), each array's length, every level (0..64, the
+  // maximum equal to the stored max level), the entry point (a vector on
+  // the top level), every list's degree (<= 2M on level 0, <= M above),
+  // the CSR offsets, and every neighbour id (another vector that reaches
+  // that level). A missing array: the source's NotFound. O(n·M) for the
+  // links; the vectors are not read (non-finite stored values answer as
+  // they are).
+  static Result<std::unique_ptr<HnswArraysIndex>> AdoptArrays(const ArraySource& source,
+                                                              std::string_view prefix);
+
   // hnswlib's own searchKnn at `ef` (setEf + searchKnn), an independent
   // reference for tests. Not thread-safe: it changes the index-wide ef.
   std::vector<VectorHit> SearchWithHnswlibForTesting(const float* query, size_t k, size_t ef);
@@ -140,6 +174,63 @@ class HnswIndex final : public VectorIndex {
   size_t ef_construction_;
   uint64_t seed_;
   std::unique_ptr<Graph> graph_;
+};
+
+// An HNSW index adopted from an ArraySource (HnswIndex::AdoptArrays): the
+// same graph, searched in place over the source's arrays (a mapped snapshot
+// segment's pages, shared between processes) by the same code as
+// HnswIndex::Search, hit for hit and score for score. Read-only: Add() is
+// FailedPrecondition; a writer converts it first (ToHnswIndex).
+//
+// Private memory: hnswlib's visited lists (2 bytes per vector per
+// concurrent query) and nothing per vector.
+//
+// Thread-safety: every method is const apart from Add (which changes
+// nothing); Search may run concurrently.
+class HnswArraysIndex final : public VectorIndex {
+ public:
+  ~HnswArraysIndex() override;
+  HnswArraysIndex(const HnswArraysIndex&) = delete;
+  HnswArraysIndex& operator=(const HnswArraysIndex&) = delete;
+
+  std::string Kind() const override { return "hnsw"; }
+  size_t Dimension() const override { return dim_; }
+  size_t Size() const override { return size_; }
+  // The adopted arrays' bytes (the source's, not private memory).
+  size_t MemoryBytes() const override;
+  Status Add(const FloatMatrix& rows) override;
+  // As HnswIndex::Search. REQUIRES: `query` points at Dimension() floats.
+  std::vector<VectorHit> Search(const float* query, const VectorSearchParams& params,
+                                VectorSearchStats* stats) const override;
+
+  // The stored vector of `id`, in place. REQUIRES: id < Size(). O(1).
+  const float* Vector(uint32_t id) const;
+  size_t m() const { return m_; }
+  size_t ef_construction() const { return ef_construction_; }
+  uint64_t seed() const { return seed_; }
+
+  // The arrays again (borrowed ones written as they are): what
+  // HnswIndex::ExportArrays of the exported index wrote.
+  Status ExportArrays(ArraySink& sink, std::string_view prefix) const;
+  // An hnswlib-backed copy (through the Save format and Load, so with the
+  // level generator's state: Add() continues as on the exported index).
+  // For write paths only: O(n·(d + M)) time, the index's size in private
+  // memory plus a transient buffer of it.
+  Result<std::unique_ptr<HnswIndex>> ToHnswIndex() const;
+
+  struct Arrays;  // hnsw_index.cc only
+
+ private:
+  friend class HnswIndex;
+  HnswArraysIndex(size_t dim, size_t size, size_t m, size_t ef_construction, uint64_t seed,
+                  std::unique_ptr<Arrays> arrays);
+
+  size_t dim_;
+  size_t size_;
+  size_t m_;
+  size_t ef_construction_;
+  uint64_t seed_;
+  std::unique_ptr<Arrays> arrays_;
 };
 
 }  // namespace flowrag
