@@ -677,24 +677,6 @@ std::string PassageHnswPartKey(const std::string& model, size_t m, size_t ef_con
          ",seed=" + std::to_string(seed);
 }
 
-Result<std::string> SerializePassageHnswPart(const HnswIndex& index, size_t missing) {
-  std::string bytes;
-  FLOWRAG_RETURN_IF_ERROR(index.Save(&bytes));
-  std::string part;
-  auto u64 = [&](uint64_t v) {
-    char b[8];
-    std::memcpy(b, &v, 8);  // little-endian hosts only (graph_io.h)
-    part.append(b, 8);
-  };
-  part.reserve(bytes.size() + 32);
-  u64(kHnswMagic);
-  u64(index.Size());
-  u64(missing);
-  u64(bytes.size());
-  part += bytes;
-  return part;
-}
-
 Result<bool> WritePassageHnswPart(SnapshotSource& store, int64_t generation,
                                   const std::string& model, const HnswIndex& index,
                                   size_t missing) {

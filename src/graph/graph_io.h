@@ -183,9 +183,6 @@ Result<bool> WriteGraphRowsPart(SnapshotSource& store, int64_t generation,
 Result<bool> WritePassageVectorsPart(SnapshotSource& store, int64_t generation,
                                      const std::string& model, const FloatMatrix& vectors,
                                      size_t missing);
-// The HNSW part's bytes (what ParsePassageHnswPart reads), for a snapshot
-// segment's "dense.hnsw" section (graph/snapshot_segment.h).
-Result<std::string> SerializePassageHnswPart(const HnswIndex& index, size_t missing);
 // The index is serialised into memory first (HnswIndex::Save: a transient
 // copy of the whole index), then written in chunks.
 Result<bool> WritePassageHnswPart(SnapshotSource& store, int64_t generation,
