@@ -286,6 +286,16 @@ TEST_F(Bm25DamageTest, EachArrayIsChecked) {
          Change<uint32_t>("bm25.post_docs", [&](auto& v) {
            v[v.size() / 2] = static_cast<uint32_t>(built_.num_docs());
          }));
+  damage("bm25.post_docs", "a list's documents not ascending (the pruned search probes them)",
+         Change<uint32_t>("bm25.post_docs", [&](auto& v) {
+           const std::vector<uint64_t> offsets = Values<uint64_t>("bm25.offsets");
+           for (size_t t = 0; t + 1 < offsets.size(); ++t) {
+             if (offsets[t + 1] - offsets[t] >= 2) {
+               std::swap(v[offsets[t]], v[offsets[t] + 1]);
+               return;
+             }
+           }
+         }));
   damage("bm25.post_tfs", "a frequency short",
          Change<uint32_t>("bm25.post_tfs", [&](auto& v) { v.pop_back(); }));
   damage("bm25.post_tfs", "a zero frequency",

@@ -358,6 +358,15 @@ Result<Bm25Index> Bm25Index::AdoptArrays(const ArraySource& source, size_t num_p
   for (size_t i = 0; i < idx.post_tf_.size(); ++i) {
     if (idx.post_tf_[i] == 0) return Corrupt(kTfs, "posting " + std::to_string(i) + " has tf 0");
   }
+  // Ascending documents in each list (the pruned search probes them).
+  for (size_t t = 0; t < num_terms; ++t) {
+    for (uint64_t p = idx.offsets_[t] + 1; p < idx.offsets_[t + 1]; ++p) {
+      if (idx.post_doc_[p] <= idx.post_doc_[p - 1]) {
+        return Corrupt(kDocs, "the documents of term " + std::to_string(t) +
+                                  " are not ascending at posting " + std::to_string(p));
+      }
+    }
+  }
   const size_t slots = idx.table_.size();
   if (slots != TableSlots(num_terms)) {
     return Corrupt(kTable, std::to_string(slots) + " slots for " + std::to_string(num_terms) +
@@ -384,9 +393,7 @@ uint32_t Bm25Index::DocumentFrequency(std::string_view term) const {
 }
 
 double Bm25Index::Idf(std::string_view term) const {
-  const double n = static_cast<double>(num_docs());
-  const double df = DocumentFrequency(term);
-  return std::log(1.0 + (n - df + 0.5) / (df + 0.5));
+  return IdfOf(static_cast<double>(num_docs()), DocumentFrequency(term));
 }
 
 std::vector<Bm25Hit> Bm25Index::Search(std::string_view query, size_t k, const Bm25Params& params,
@@ -408,14 +415,11 @@ void Bm25Index::Accumulate(const std::vector<std::string>& terms, const Bm25Para
     const uint32_t t = FindTerm(term);
     if (t == kNoTerm) continue;
     const uint64_t lo = offsets_[t], hi = offsets_[t + 1];
-    const double df = static_cast<double>(hi - lo);
-    const double idf = std::log(1.0 + (n - df + 0.5) / (df + 0.5));
+    const double idf = IdfOf(n, static_cast<double>(hi - lo));
     for (uint64_t p = lo; p < hi; ++p) {
       const uint32_t d = post_doc_[p];
-      const double tf = post_tf_[p];
-      const double norm = k1 * (1.0 - b + b * doc_len_[d] / avgdl);
       if (touched != nullptr && acc[d] == 0.0f) touched->push_back(d);
-      acc[d] += static_cast<float>(idf * tf * (k1 + 1.0) / (tf + norm));
+      acc[d] += Contribution(idf, post_tf_[p], doc_len_[d], avgdl, k1, b);
     }
   }
 }
@@ -448,7 +452,11 @@ std::vector<Bm25Hit> Bm25Index::ScoreMatching(std::string_view query,
 std::vector<Bm25Hit> Bm25Index::SearchTokens(const std::vector<std::string>& terms, size_t k,
                                              const Bm25Params& params,
                                              size_t* candidates_scored) const {
-  std::vector<Bm25Hit> hits = Matching(terms, params);
+  std::vector<std::string> unique_terms(terms);
+  std::sort(unique_terms.begin(), unique_terms.end());
+  unique_terms.erase(std::unique(unique_terms.begin(), unique_terms.end()), unique_terms.end());
+  if (auto pruned = PrunedTopK(unique_terms, k, params, candidates_scored)) return *pruned;
+  std::vector<Bm25Hit> hits = Matching(unique_terms, params);
   if (candidates_scored) *candidates_scored = hits.size();
   auto better = [](const Bm25Hit& a, const Bm25Hit& b) {
     return a.score != b.score ? a.score > b.score : a.doc < b.doc;

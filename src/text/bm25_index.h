@@ -27,12 +27,16 @@
 // 24 µs Search). The table costs 4 bytes a slot (2wiki: 512 KiB beside a
 // 504 KiB arena). Scores sum the query's distinct terms in string order,
 // so they do not depend on term numbering.
-// Build O(total tokens); query O(Σ postings of the query terms + c log k).
+// Build O(total tokens); query O(Σ postings of the query terms + c log k),
+// less when the top k is found by pruning (bm25_topk.cc: the frequent
+// terms' lists are not read through, only probed for the candidates).
 // Thread-safety: immutable after Build(); Search() is safe concurrently.
 #ifndef FLOWRAG_TEXT_BM25_INDEX_H_
 #define FLOWRAG_TEXT_BM25_INDEX_H_
 
+#include <cmath>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -164,6 +168,20 @@ class Bm25Index {
   static const std::vector<std::string_view>& ArrayNames();
 
  private:
+  // idf(t) and one term's addition to one document's score, as every path
+  // computes them (so pruned and exhaustive searches sum the same floats).
+  static double IdfOf(double num_docs, double df) {
+    return std::log(1.0 + (num_docs - df + 0.5) / (df + 0.5));
+  }
+  static float Contribution(double idf, double tf, uint32_t length, double avgdl, double k1,
+                            double b) {
+    const double norm = k1 * (1.0 - b + b * length / avgdl);
+    return static_cast<float>(idf * tf * (k1 + 1.0) / (tf + norm));
+  }
+  // SearchTokens' top k when bounds prune (bm25_topk.cc), else nullopt.
+  std::optional<std::vector<Bm25Hit>> PrunedTopK(const std::vector<std::string>& unique_terms,
+                                                 size_t k, const Bm25Params& params,
+                                                 size_t* candidates_scored) const;
   // Adds each document's BM25 score for the distinct `terms` into acc
   // (num_docs() floats); a document's first non-zero addition appends it to
   // `touched` when that is not null.
