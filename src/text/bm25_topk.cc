@@ -21,7 +21,12 @@
 // (bench/synthetic_corpus.py), whose passages share their frame words,
 // the frame words are the left-out terms.
 #include <algorithm>
+#include <cstddef>
+#include <functional>
 #include <numeric>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "text/bm25_index.h"
 
