@@ -23,17 +23,8 @@
 namespace flowrag {
 namespace {
 
+using testing::InChild;
 const std::string kDemo = std::string(FLOWRAG_SOURCE_DIR) + "/examples/demo";
-
-// Runs `body` in a child process; returns its exit code (128 + signal when
-// killed).
-int InChild(const std::function<int()>& body) {
-  const pid_t pid = fork();
-  if (pid == 0) _exit(body());
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 
 // Indexes the demo corpus into `db` with small batches (many commit points);
 // 0 on success, 1 on a failed index. `between_batches` (optional) runs

@@ -77,6 +77,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::TempDir;
+using testing::InChild;
 using namespace snapshot_compare;  // NOLINT(google-build-using-namespace): test helpers
 
 const std::string kDemo = std::string(FLOWRAG_SOURCE_DIR) + "/examples/demo";
@@ -110,15 +111,6 @@ void Hook(std::string_view step) {
   if (!armed_step.empty() && step == armed_step && ++occurrences == armed_occurrence) {
     _exit(kStopped);
   }
-}
-
-// Runs `body` in a child process; its exit code (128 + signal when killed).
-int InChild(const std::function<int()>& body) {
-  const pid_t pid = fork();
-  if (pid == 0) _exit(body());
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 // ---------------------------------------------------------------------------

@@ -39,6 +39,7 @@ namespace {
 const std::string kDemo = std::string(FLOWRAG_SOURCE_DIR) + "/examples/demo";
 
 using testing::Doc;
+using testing::InChild;
 
 class StoreBackendTest : public BackendTest {
  protected:
@@ -726,21 +727,6 @@ TEST_P(StoreBackendTest, TwoWritersOfOneDocumentLeaveOneWholeVersion) {
     ASSERT_TRUE((*reference)->IndexDocuments({{"same", "Harbour Log", winner}}).ok());
   }
   EXPECT_TRUE(Dump(location) == Dump(clean));
-}
-
-// Runs `body` in a forked child and returns its exit code, 128 + the
-// signal when killed; with `kill_after`, SIGKILLs it after that long.
-int InChild(const std::function<int()>& body,
-            std::optional<std::chrono::microseconds> kill_after = std::nullopt) {
-  const pid_t pid = fork();
-  if (pid == 0) _exit(body());
-  if (kill_after) {
-    std::this_thread::sleep_for(*kill_after);
-    kill(pid, SIGKILL);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 int IndexInChild(const std::string& location, const IndexOptions& options) {

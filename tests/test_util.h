@@ -3,13 +3,19 @@
 #define FLOWRAG_TESTS_TEST_UTIL_H_
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <optional>
 #include <string>
+#include <thread>
 
 namespace flowrag::testing {
 
@@ -109,6 +115,23 @@ class OfflineEnvironment : public ::testing::Environment {
     unsetenv("FLOWRAG_LLM_API_KEY");
   }
 };
+
+// Runs `body` in a forked child and returns its exit code, 128 + the
+// signal when killed; with `kill_after`, SIGKILLs it after that long. The
+// crash tests stop their child inside `body` (_exit, as kill -9) or from
+// outside (kill_after).
+inline int InChild(const std::function<int()>& body,
+                   std::optional<std::chrono::microseconds> kill_after = std::nullopt) {
+  const pid_t pid = fork();
+  if (pid == 0) _exit(body());
+  if (kill_after) {
+    std::this_thread::sleep_for(*kill_after);
+    kill(pid, SIGKILL);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
 
 }  // namespace flowrag::testing
 
