@@ -21,6 +21,7 @@
 #include "storage/store.h"
 #include "vector/flat_index.h"
 #include "vector/hnsw_index.h"
+#include "vector/layered_index.h"
 #include "vector/sparse_index.h"
 
 namespace flowrag {
@@ -112,8 +113,24 @@ inline void ExpectSameIndex(const VectorIndex* a, const VectorIndex* b, const st
     ExpectSameArray(fa->matrix().data, dynamic_cast<const FlatIndex*>(b)->matrix().data, what);
   } else if (a->Kind() == "hnsw") {
     // The whole graph: vectors, levels, links, entry point, level generator
-    // (an index adopted from a segment through its hnswlib copy).
-    auto save = [](const VectorIndex* index, std::string* bytes) {
+    // (an index adopted from a segment through its hnswlib copy; an edited
+    // one as the build from its vectors that folds it, with its base's
+    // parameters).
+    auto save = [](const VectorIndex* index, std::string* bytes) -> Status {
+      if (const auto* layered = dynamic_cast<const LayeredIndex*>(index)) {
+        VectorIndexOptions options;
+        if (const auto* h = dynamic_cast<const HnswIndex*>(&layered->base())) {
+          options.hnsw_m = h->m(), options.hnsw_ef_construction = h->ef_construction();
+          options.seed = h->seed();
+        } else if (const auto* a = dynamic_cast<const HnswArraysIndex*>(&layered->base())) {
+          options.hnsw_m = a->m(), options.hnsw_ef_construction = a->ef_construction();
+          options.seed = a->seed();
+        }
+        auto folded = HnswIndex::Create(layered->Dimension(), layered->Size(), options);
+        if (!folded.ok()) return folded.status();
+        FLOWRAG_RETURN_IF_ERROR((*folded)->Add(layered->Vectors()));
+        return (*folded)->Save(bytes);
+      }
       if (const auto* adopted = dynamic_cast<const HnswArraysIndex*>(index)) {
         auto built = adopted->ToHnswIndex();
         return built.ok() ? (*built)->Save(bytes) : built.status();
@@ -186,9 +203,11 @@ inline void ExpectSameGraph(const KnowledgeGraph& a, const KnowledgeGraph& b) {
     const double x = a.walk().RowSum(u), y = b.walk().RowSum(u);
     EXPECT_EQ(std::memcmp(&x, &y, sizeof(x)), 0) << "row sum " << u;
   }
-  for (uint64_t i = 0; i < a.walk().num_entries(); ++i) EXPECT_EQ(a.walk().Kind(i), b.walk().Kind(i));
+  for (uint64_t i = 0; i < a.walk().num_entries(); ++i)
+    EXPECT_EQ(a.walk().Kind(i), b.walk().Kind(i));
   ASSERT_EQ(a.entity_vectors() == nullptr, b.entity_vectors() == nullptr);
-  if (a.entity_vectors() != nullptr) ExpectSameRows(*a.entity_vectors(), *b.entity_vectors(), "entity rows");
+  if (a.entity_vectors() != nullptr)
+    ExpectSameRows(*a.entity_vectors(), *b.entity_vectors(), "entity rows");
   ExpectSameIndex(a.entity_index(), b.entity_index(), "entity index");
   ExpectSameIndex(a.description_index(), b.description_index(), "description index");
   ExpectSameIndex(a.fact_index(), b.fact_index(), "fact index");
@@ -246,7 +265,8 @@ inline void ExpectSameAnswers(const Snapshot& a, const Snapshot& b) {
       if (!x.ok()) continue;
       ASSERT_EQ(x->ranked.size(), y->ranked.size()) << method << ": " << q;
       for (size_t i = 0; i < x->ranked.size(); ++i) {
-        EXPECT_EQ(x->ranked[i].passage, y->ranked[i].passage) << method << ": " << q << " rank " << i;
+        EXPECT_EQ(x->ranked[i].passage, y->ranked[i].passage)
+            << method << ": " << q << " rank " << i;
         EXPECT_EQ(x->ranked[i].score, y->ranked[i].score) << method << ": " << q << " rank " << i;
       }
       ASSERT_EQ(x->seeds.size(), y->seeds.size()) << method << ": " << q;

@@ -17,14 +17,14 @@
 #include <thread>
 
 #include "common/hash.h"
-#include "models/embedder_setup.h"
 #include "engine/engine_impl.h"
 #include "flowrag/engine.h"
 #include "graph/graph_io.h"
 #include "graph/snapshot.h"
+#include "models/embedder_setup.h"
 #include "retrieval/retriever.h"
-#include "storage/store.h"
 #include "snapshot_compare.h"
+#include "storage/store.h"
 #include "test_util.h"
 #include "vector/flat_index.h"
 #include "vector/hnsw_index.h"
@@ -163,8 +163,7 @@ void RewritePart(Store& store, const std::string& name, const std::string& bytes
   ASSERT_TRUE(info.ok() && info->has_value()) << name;
   auto put = store.PutSnapshotPart(**info, [&](const Store::ChunkSink& emit) -> Result<uint64_t> {
     for (size_t at = 0; at < bytes.size(); at += Store::kMaxSnapshotChunk) {
-      FLOWRAG_RETURN_IF_ERROR(
-          emit(std::string_view(bytes).substr(at, Store::kMaxSnapshotChunk)));
+      FLOWRAG_RETURN_IF_ERROR(emit(std::string_view(bytes).substr(at, Store::kMaxSnapshotChunk)));
     }
     return PartChecksum(bytes);
   });
@@ -401,9 +400,9 @@ void DamageLastChunk(const std::string& db_path, const std::string& part,
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
   sqlite3_stmt* st = nullptr;
-  sqlite3_prepare_v2(db,
-                     "SELECT seq, data FROM snapshot_chunks WHERE part = ?1 ORDER BY seq DESC LIMIT 1",
-                     -1, &st, nullptr);
+  sqlite3_prepare_v2(
+      db, "SELECT seq, data FROM snapshot_chunks WHERE part = ?1 ORDER BY seq DESC LIMIT 1", -1,
+      &st, nullptr);
   sqlite3_bind_text(st, 1, part.c_str(), -1, SQLITE_TRANSIENT);
   ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
   const int64_t seq = sqlite3_column_int64(st, 0);
@@ -449,8 +448,10 @@ void SnapshotPersistTest::ExpectDamagedPartsRebuilt(const std::string& path,
          DamageLastChunk(db, part, [](std::string* d) { d->resize(d->size() - 3); });
        },
        "bytes"},
-      {"a missing chunk", sql("DELETE FROM snapshot_chunks WHERE part = ?1 AND seq = 0"), "missing"},
-      {"a wrong length", sql("UPDATE snapshot_parts SET bytes = bytes + 8 WHERE name = ?1"), "bytes"},
+      {"a missing chunk", sql("DELETE FROM snapshot_chunks WHERE part = ?1 AND seq = 0"),
+       "missing"},
+      {"a wrong length", sql("UPDATE snapshot_parts SET bytes = bytes + 8 WHERE name = ?1"),
+       "bytes"},
       {"an old generation",
        sql("UPDATE snapshot_parts SET generation = generation - 1 WHERE name = ?1"), "generation"},
       {"another format", sql("UPDATE snapshot_parts SET format = format + 1 WHERE name = ?1"),
@@ -494,7 +495,8 @@ TEST_F(SnapshotPersistTest, DamagedPartsAreDetectedAndRebuilt) {
   SnapshotBuildStats stats;
   auto snap = s.Build(true, &stats);
   ASSERT_EQ(stats.part_errors.size(), 1u);
-  EXPECT_NE(stats.part_errors[0].find("checksum mismatch"), std::string::npos) << stats.part_errors[0];
+  EXPECT_NE(stats.part_errors[0].find("checksum mismatch"), std::string::npos)
+      << stats.part_errors[0];
   EXPECT_EQ(stats.parts[kBm25Part], PartState::kLoaded);
   ExpectSameAnswers(*snap, *rows);
 }
@@ -548,7 +550,8 @@ TEST_F(SnapshotPersistTest, DamagedHnswPartIsDetectedAndRebuilt) {
   } crafted[] = {
       {"a flipped byte in the index", flipped, "checksum mismatch"},
       {"another passage count", with_word(8, passages + 1), "passages"},
-      {"more passages without vectors than passages", with_word(16, passages + 1), "without vectors"},
+      {"more passages without vectors than passages", with_word(16, passages + 1),
+       "without vectors"},
       {"an index longer than the part", with_word(24, original.size()), "left"},
       {"bytes after the index", original + std::string(8, '\0'), "trailing"},
       {"another magic", with_word(0, 0x31434556474646ull), "magic"},
@@ -589,7 +592,8 @@ void SnapshotPersistTest::ExpectCraftedPartsDoNotCrash(const std::string& path,
       std::string bytes = original;
       switch (trial % 4) {
         case 0:  // flipped bytes
-          for (int i = 0; i < 1 + trial % 7; ++i) bytes[rng() % bytes.size()] ^= static_cast<char>(1 + rng() % 255);
+          for (int i = 0; i < 1 + trial % 7; ++i)
+            bytes[rng() % bytes.size()] ^= static_cast<char>(1 + rng() % 255);
           break;
         case 1:  // truncated
           bytes.resize(rng() % bytes.size());
@@ -671,8 +675,9 @@ TEST_F(SnapshotPersistTest, AnOlderFormatStoreOpensAndGainsItsParts) {
 // engine's writes the part, and later opens load it.
 TEST_F(SnapshotPersistTest, AStoreWithoutTheHnswPartOpensAndGainsIt) {
   const std::string path = CopyOfHnswDemo();
-  ExecSql(path, "DELETE FROM snapshot_chunks WHERE part = 'passage_hnsw'; "
-                "DELETE FROM snapshot_parts WHERE name = 'passage_hnsw';");
+  ExecSql(path,
+          "DELETE FROM snapshot_chunks WHERE part = 'passage_hnsw'; "
+          "DELETE FROM snapshot_parts WHERE name = 'passage_hnsw';");
   OpenStore before(path, true, kSmallHnswThreshold);
   const int64_t generation = before.store->Generation().value();
   SnapshotBuildStats stats;
@@ -748,8 +753,9 @@ void SnapshotPersistTest::ExpectInsertAndDeleteKeepPartsCurrent(
   DocumentInput doc;
   doc.id = "extra/brannock_ferry.md";
   doc.title = "Brannock Ferry";
-  doc.text = "The Brannock Ferry crosses the River Ostrel at Port Calder. It was founded by "
-             "Tobias Halloran in 1881 and later run by the Halloran-Vey Line.";
+  doc.text =
+      "The Brannock Ferry crosses the River Ostrel at Port Calder. It was founded by "
+      "Tobias Halloran in 1881 and later run by the Halloran-Vey Line.";
   auto r = engine->IndexDocuments({doc});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   const SnapshotBuildStats& after_insert = impl->snapshot()->build_stats();
@@ -798,8 +804,9 @@ TEST_F(SnapshotPersistTest, AppendEqualsBuildAfterDocumentsAreAdded) {
       DocumentWrite w;
       w.doc.external_id = "appended-" + std::to_string(i) + (from_parts ? "p" : "r");
       w.doc.title = "Appended " + std::to_string(i);
-      w.doc.text = "The Ostrel lighthouse keeper Mara Quill rowed to Port Calder in 1890. Storm "
-                   "nights followed.";
+      w.doc.text =
+          "The Ostrel lighthouse keeper Mara Quill rowed to Port Calder in 1890. Storm "
+          "nights followed.";
       w.content_hash = 100 + i;
       w.chunking = "test";
       PassageWrite p;
@@ -807,9 +814,11 @@ TEST_F(SnapshotPersistTest, AppendEqualsBuildAfterDocumentsAreAdded) {
       p.embed_hash = Hash64(PassageEmbedText(w.doc.title, w.doc.text));
       w.passages.push_back(p);
       batch.push_back(w);
-      auto v = s.embedder->Embed(std::vector<std::string>{PassageEmbedText(w.doc.title, w.doc.text)});
+      auto v =
+          s.embedder->Embed(std::vector<std::string>{PassageEmbedText(w.doc.title, w.doc.text)});
       ASSERT_TRUE(v.ok());
-      ASSERT_TRUE(s.store->PutEmbeddings(s.dense_model, std::vector<uint64_t>{p.embed_hash}, *v).ok());
+      ASSERT_TRUE(
+          s.store->PutEmbeddings(s.dense_model, std::vector<uint64_t>{p.embed_hash}, *v).ok());
     }
     ASSERT_TRUE(s.store->WriteDocuments(batch).ok());
     SnapshotBuildStats stats;
@@ -860,7 +869,8 @@ TEST_F(SnapshotPersistTest, RemoveEqualsBuildAfterADelete) {
   rows.use_parts = false;
   // A person (their name is linked from other documents), a place, then a
   // document on top of a removed snapshot.
-  for (const char* id : {"people/corin_aske.md", "places/port_calder.md", "lantern_tide_festival.md"}) {
+  for (const char* id :
+       {"people/corin_aske.md", "places/port_calder.md", "lantern_tide_festival.md"}) {
     SCOPED_TRACE(id);
     ASSERT_TRUE(s.store->DeleteDocument(id).ok());
     SnapshotBuildStats stats;
@@ -948,6 +958,50 @@ TEST_F(SnapshotPersistTest, AppendAndRemoveFollowTheHnswThreshold) {
     ASSERT_TRUE(removed.ok()) << removed.status().ToString();
     current = *removed;
     expect_as_built(after_removal[i]);
+  }
+}
+
+// An HNSW index edited by an append or a remove keeps its graph (a
+// LayeredIndex over the same base, no rebuild) until its appended rows pass
+// hnsw_fold_rows or all its edits pass max(hnsw_fold_rows, size / 8); the
+// write that passes a bound builds the index again from its vectors, which
+// is Build's index byte for byte.
+TEST_F(SnapshotPersistTest, EditedHnswIndexFoldsPastItsBound) {
+  const std::string path = CopyOfHnswDemo();
+  OpenStore s(path, /*read_only=*/false, kSmallHnswThreshold);
+  for (size_t fold_rows : {size_t{1024}, size_t{0}}) {
+    SCOPED_TRACE("hnsw_fold_rows " + std::to_string(fold_rows));
+    SnapshotOptions so = s.Options(false);
+    so.vector.hnsw_fold_rows = fold_rows;
+    so.persistable = true;
+    auto base = Snapshot::Build(*s.store, s.embedder, so);
+    ASSERT_TRUE(base.ok()) << base.status().ToString();
+    const std::string id = "fold-" + std::to_string(fold_rows);
+    StoreDocument(s, id, 300 + fold_rows);
+    auto appended = Snapshot::Append(*s.store, **base);
+    ASSERT_TRUE(appended.ok()) << appended.status().ToString();
+    ASSERT_TRUE(s.store->DeleteDocument(id).ok());
+    auto removed = Snapshot::Remove(*s.store, **appended, id);
+    ASSERT_TRUE(removed.ok()) << removed.status().ToString();
+    const auto* appended_index = dynamic_cast<const LayeredIndex*>((*appended)->dense());
+    const auto* removed_index = dynamic_cast<const LayeredIndex*>((*removed)->dense());
+    ASSERT_NE(removed_index, nullptr);  // one row of many deleted: under size / 8
+    if (fold_rows > 0) {
+      ASSERT_NE(appended_index, nullptr);
+      EXPECT_EQ(appended_index->appended(), 1u);
+      EXPECT_EQ(&appended_index->base(), (*base)->dense());  // the graph shared, not copied
+      EXPECT_EQ(&removed_index->base(), (*base)->dense());
+      EXPECT_EQ(removed_index->EditedRows(), 0u);  // the appended row removed
+    } else {
+      EXPECT_EQ(appended_index, nullptr);  // folded: one appended row is over the bound
+      EXPECT_NE(dynamic_cast<const HnswIndex*>((*appended)->dense()), nullptr);
+      EXPECT_EQ(&removed_index->base(), (*appended)->dense());
+      EXPECT_EQ(removed_index->deleted_base_rows().size(), 1u);
+    }
+    auto rebuilt = s.Build(false);
+    ASSERT_TRUE(rebuilt);
+    ExpectSameSnapshot(**removed, *rebuilt);
+    ExpectSameAnswers(**removed, *rebuilt);
   }
 }
 

@@ -7,12 +7,13 @@
 #include "common/array_io.h"
 #include "common/stopwatch.h"
 #include "graph/graph_loader.h"
-#include "ingest/document.h"
 #include "graph/graph_rows_update.h"
 #include "graph/snapshot_segment.h"
+#include "ingest/document.h"
 #include "storage/store.h"
 #include "vector/flat_index.h"
 #include "vector/hnsw_index.h"
+#include "vector/layered_index.h"
 
 namespace flowrag {
 namespace {
@@ -36,8 +37,8 @@ class Phases {
 void Record(SnapshotBuildStats* stats, const char* part, const PartRead& read) {
   stats->parts[part] = read.state == PartState::kLoaded ? PartState::kLoaded : PartState::kRebuilt;
   if (read.state != PartState::kLoaded && read.state != PartState::kMissing) {
-    stats->part_errors.push_back(std::string(part) + ": " +
-                                 std::string(PartStateName(read.state)) + ": " + read.error);
+    stats->part_errors.push_back(std::string(part) + ": " + std::string(PartStateName(read.state)) +
+                                 ": " + read.error);
   }
 }
 
@@ -70,8 +71,7 @@ Status ReadDocuments(SnapshotSource& store, SnapshotText* text,
                                               " was added to an existing document");
           }
           return Status::Corruption(store.path() + ": passage " + std::to_string(p.id) +
-                                    " refers to missing document " +
-                                    std::to_string(p.document_id));
+                                    " refers to missing document " + std::to_string(p.document_id));
         }
         const std::string& body = text->documents[it->second].text;
         if (p.begin > p.end || p.end > body.size()) {
@@ -94,7 +94,8 @@ std::string_view TextOf(const SnapshotText& text, uint32_t i) {
 // Adds passages [from, end) to a BM25 builder.
 void AddToBm25(const SnapshotText& text, uint32_t from, Bm25Index::Builder* builder) {
   for (uint32_t i = from; i < text.passages.size(); ++i) {
-    builder->Add(PassageEmbedText(text.documents[text.passages[i].document].title, TextOf(text, i)));
+    builder->Add(
+        PassageEmbedText(text.documents[text.passages[i].document].title, TextOf(text, i)));
   }
 }
 
@@ -119,10 +120,10 @@ Status ReadPassageVectors(SnapshotSource& store, const std::string& model,
           *vectors = FloatMatrix(num_rows, blob.size() / sizeof(float));
         }
         if (vectors->cols == 0 || blob.size() != vectors->cols * sizeof(float)) {
-          const std::string expected =
-              vectors->cols == 0 ? "a whole number of floats"
-                                 : std::to_string(vectors->cols * sizeof(float)) + " (" +
-                                       std::to_string(vectors->cols) + " floats)";
+          const std::string expected = vectors->cols == 0
+                                           ? "a whole number of floats"
+                                           : std::to_string(vectors->cols * sizeof(float)) + " (" +
+                                                 std::to_string(vectors->cols) + " floats)";
           return Status::Corruption(store.path() + ": the cached embedding of passage " +
                                     std::to_string(passage_id) + " is " +
                                     std::to_string(blob.size()) + " bytes, expected " + expected +
@@ -152,49 +153,29 @@ Result<std::unique_ptr<VectorIndex>> DenseIndex(FloatMatrix&& vectors,
   return index;
 }
 
-// True for an HNSW index, built (HnswIndex) or adopted from a snapshot
-// segment (HnswArraysIndex).
+// True for an HNSW index, built (HnswIndex), adopted from a snapshot
+// segment (HnswArraysIndex) or edited (a LayeredIndex over one of these).
 bool IsHnsw(const VectorIndex* index) {
+  if (const auto* layered = dynamic_cast<const LayeredIndex*>(index)) {
+    return IsHnsw(&layered->base());
+  }
   return dynamic_cast<const HnswIndex*>(index) != nullptr ||
          dynamic_cast<const HnswArraysIndex*>(index) != nullptr;
-}
-
-// Vector `i` of a dense index that holds its vectors (flat, HNSW built or
-// adopted from a segment); null for another kind.
-const float* DenseRow(const VectorIndex& index, uint32_t i) {
-  if (const auto* flat = dynamic_cast<const FlatIndex*>(&index)) return flat->matrix().row(i);
-  if (const auto* hnsw = dynamic_cast<const HnswIndex*>(&index)) return hnsw->Vector(i);
-  if (const auto* adopted = dynamic_cast<const HnswArraysIndex*>(&index)) {
-    return adopted->Vector(i);
-  }
-  return nullptr;
 }
 
 bool HoldsVectors(const VectorIndex& index) {
   return dynamic_cast<const FlatIndex*>(&index) != nullptr || IsHnsw(&index);
 }
 
-// The vectors an HNSW index (either kind) holds, as the matrix they were
+// The vectors an HNSW index (any kind) holds, as the matrix they were
 // added from.
 FloatMatrix VectorsOf(const VectorIndex& index) {
+  if (const auto* layered = dynamic_cast<const LayeredIndex*>(&index)) return layered->Vectors();
   FloatMatrix m(index.Size(), index.Dimension());
   for (uint32_t i = 0; i < m.rows; ++i) {
-    std::memcpy(m.row(i), DenseRow(index, i), m.cols * sizeof(float));
+    std::memcpy(m.row(i), StoredVector(index, i), m.cols * sizeof(float));
   }
   return m;
-}
-
-// A copy that Add() can extend without touching `index` (which queries
-// still read): Save and Load, O(n·(d + M)) and a transient buffer of the
-// index's size. An index adopted from a segment is converted the same way
-// (only write paths pay it). REQUIRES: IsHnsw(&index).
-Result<std::unique_ptr<HnswIndex>> CopyOf(const VectorIndex& index) {
-  if (const auto* adopted = dynamic_cast<const HnswArraysIndex*>(&index)) {
-    return adopted->ToHnswIndex();
-  }
-  std::string bytes;
-  FLOWRAG_RETURN_IF_ERROR(static_cast<const HnswIndex&>(index).Save(&bytes));
-  return HnswIndex::Load(bytes);
 }
 
 // True when HNSW index `index` was built with `options`' M, efConstruction
@@ -206,6 +187,9 @@ bool BuiltWith(const H& index, const VectorIndexOptions& options) {
 }
 
 bool HnswBuiltWith(const VectorIndex* index, const VectorIndexOptions& options) {
+  if (const auto* layered = dynamic_cast<const LayeredIndex*>(index)) {
+    return HnswBuiltWith(&layered->base(), options);
+  }
   if (const auto* hnsw = dynamic_cast<const HnswIndex*>(index)) return BuiltWith(*hnsw, options);
   if (const auto* adopted = dynamic_cast<const HnswArraysIndex*>(index)) {
     return BuiltWith(*adopted, options);
@@ -213,18 +197,34 @@ bool HnswBuiltWith(const VectorIndex* index, const VectorIndexOptions& options) 
   return false;
 }
 
+// `index`, or the index built again from its vectors once its edits pass
+// options.hnsw_fold_rows (VectorIndexOptions): a query scans the appended
+// rows and walks past the deleted ones, so the write that passes the bound
+// pays the build.
+Result<std::shared_ptr<const VectorIndex>> FoldedWhenEdited(std::unique_ptr<LayeredIndex> index,
+                                                            const VectorIndexOptions& options) {
+  const size_t bound = std::max(options.hnsw_fold_rows, index->Size() / 8);
+  if (index->appended() <= options.hnsw_fold_rows && index->EditedRows() <= bound) {
+    return std::shared_ptr<const VectorIndex>(std::move(index));
+  }
+  FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<VectorIndex> built,
+                           DenseIndex(index->Vectors(), options));
+  return std::shared_ptr<const VectorIndex>(std::move(built));
+}
+
 // The dense index over the vectors of `old` (flat or HNSW, may be null) and
 // of the passages in `passage_index` (store ids above `after_id`, snapshot
 // indexes first_new..num_rows-1), of the kind `options` chooses for num_rows
-// vectors, as Build would make it: an HNSW index that stays one is copied
-// and extended by the new rows only (Load + Add continues it exactly);
-// otherwise the index is built from all rows. Null when no passage has a
-// vector.
-Result<std::unique_ptr<VectorIndex>> ExtendedDenseIndex(
+// vectors: an HNSW index that stays one gets the new rows as appended rows
+// of a LayeredIndex over the same graph (O(new rows), no copy), folded by
+// FoldedWhenEdited; otherwise the index is built from all rows, as Build
+// would. Null when no passage has a vector.
+Result<std::shared_ptr<const VectorIndex>> ExtendedDenseIndex(
     SnapshotSource& store, const std::string& model, const VectorIndexOptions& options,
-    const VectorIndex* old, const std::unordered_map<int64_t, uint32_t>& passage_index,
-    int64_t after_id, size_t first_new, size_t num_rows, size_t* missing) {
-  if (ChoosesHnsw(options, num_rows) && HnswBuiltWith(old, options)) {
+    const std::shared_ptr<const VectorIndex>& old,
+    const std::unordered_map<int64_t, uint32_t>& passage_index, int64_t after_id, size_t first_new,
+    size_t num_rows, size_t* missing) {
+  if (ChoosesHnsw(options, num_rows) && HnswBuiltWith(old.get(), options)) {
     std::unordered_map<int64_t, uint32_t> new_rows;
     for (const auto& [id, row] : passage_index) {
       new_rows.emplace(id, static_cast<uint32_t>(row - first_new));
@@ -232,20 +232,22 @@ Result<std::unique_ptr<VectorIndex>> ExtendedDenseIndex(
     FloatMatrix added(0, old->Dimension());
     FLOWRAG_RETURN_IF_ERROR(ReadPassageVectors(store, model, new_rows, after_id,
                                                num_rows - first_new, &added, missing));
-    FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<HnswIndex> index, CopyOf(*old));
-    FLOWRAG_RETURN_IF_ERROR(index->Add(added));
-    return std::unique_ptr<VectorIndex>(std::move(index));
+    FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<LayeredIndex> layered, LayeredIndex::Of(old));
+    FLOWRAG_ASSIGN_OR_RETURN(layered, layered->With(added));
+    return FoldedWhenEdited(std::move(layered), options);
   }
   FloatMatrix vectors;
-  if (const auto* flat = dynamic_cast<const FlatIndex*>(old)) {
+  if (const auto* flat = dynamic_cast<const FlatIndex*>(old.get())) {
     vectors = flat->matrix();
-  } else if (IsHnsw(old)) {
+  } else if (IsHnsw(old.get())) {
     vectors = VectorsOf(*old);
   }
   FLOWRAG_RETURN_IF_ERROR(
       ReadPassageVectors(store, model, passage_index, after_id, num_rows, &vectors, missing));
-  if (vectors.cols == 0) return std::unique_ptr<VectorIndex>();
-  return DenseIndex(std::move(vectors), options);
+  if (vectors.cols == 0) return std::shared_ptr<const VectorIndex>();
+  FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<VectorIndex> built,
+                           DenseIndex(std::move(vectors), options));
+  return std::shared_ptr<const VectorIndex>(std::move(built));
 }
 
 }  // namespace
@@ -273,7 +275,8 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Build(SnapshotSource& store,
     snap->vector_options_ = options.vector;
     snap->persistent_ = options.derived;
     FLOWRAG_ASSIGN_OR_RETURN(snap->stats_.generation, store.Generation());
-    FLOWRAG_RETURN_IF_ERROR(snap->BuildAt(store, options, options.use_parts && attempt < kAttempts));
+    FLOWRAG_RETURN_IF_ERROR(
+        snap->BuildAt(store, options, options.use_parts && attempt < kAttempts));
     FLOWRAG_ASSIGN_OR_RETURN(int64_t after, store.Generation());
     if (after != snap->stats_.generation && attempt < kAttempts) continue;
     snap->stats_.seconds = SecondsSince(start);
@@ -288,7 +291,8 @@ Status Snapshot::BuildAt(SnapshotSource& store, const SnapshotOptions& options, 
   if (same != nullptr && same->dense_model_ == dense_model_ &&
       same->text_->bm25.tokenizer().language == options.language) {
     text_ = same->text_;
-    for (uint32_t i = 0; i < text_->passages.size(); ++i) passage_index.emplace(text_->passages[i].id, i);
+    for (uint32_t i = 0; i < text_->passages.size(); ++i)
+      passage_index.emplace(text_->passages[i].id, i);
     stats_.passages_without_vectors = text_->passages_without_vectors;
     // Parts are tied to a generation: the same content is written again.
     persist_bm25_ = persist_passages_ = persist_hnsw_ = options.persistable;
@@ -323,9 +327,8 @@ Result<bool> Snapshot::TryAdoptSegment(SnapshotSource& store, const SnapshotOpti
     graph_.reset();
     graph_rows_.reset();
     passage_index->clear();
-    stats_.parts[kSnapshotSegmentKind] = adopted.code() == StatusCode::kFailedPrecondition
-                                             ? PartState::kStale
-                                             : PartState::kCorrupt;
+    stats_.parts[kSnapshotSegmentKind] =
+        adopted.code() == StatusCode::kFailedPrecondition ? PartState::kStale : PartState::kCorrupt;
     stats_.part_errors.push_back(std::string(kSnapshotSegmentKind) + ": " + adopted.ToString());
     return false;
   }
@@ -348,7 +351,8 @@ Status Snapshot::ReadText(SnapshotSource& store, const SnapshotOptions& options,
   std::optional<Bm25Index> bm25;
   TokenizerOptions tokenizer;
   tokenizer.language = options.language;
-  if (use_parts) bm25 = ReadBm25Part(store, generation, text->passages.size(), &bm25_read, tokenizer);
+  if (use_parts)
+    bm25 = ReadBm25Part(store, generation, text->passages.size(), &bm25_read, tokenizer);
   if (bm25) {
     text->bm25 = std::move(*bm25);
   } else {
@@ -387,8 +391,8 @@ Status Snapshot::ReadText(SnapshotSource& store, const SnapshotOptions& options,
         vectors = std::move(*persisted);
         text->passages_without_vectors = persisted_missing;
       } else {
-        FLOWRAG_RETURN_IF_ERROR(ReadPassageVectors(store, options.dense_model, *passage_index, 0,
-                                                   P, &vectors, &text->passages_without_vectors));
+        FLOWRAG_RETURN_IF_ERROR(ReadPassageVectors(store, options.dense_model, *passage_index, 0, P,
+                                                   &vectors, &text->passages_without_vectors));
       }
       if (vectors.cols > 0) {
         Record(&stats_, kPassageVectorsPart, vectors_read);
@@ -463,8 +467,8 @@ Status Snapshot::BuildGraph(SnapshotSource& store, const SnapshotOptions& option
       FLOWRAG_ASSIGN_OR_RETURN(GraphVectors vectors,
                                LoadGraphVectors(store, *rows, go, &stats_.graph_texts_embedded));
       rows->vectors = std::make_shared<const GraphVectors>(std::move(vectors));
-      persist_vectors_ = options.persistable && graph_embedder != nullptr &&
-                         graph_embedder->IsLocal();
+      persist_vectors_ =
+          options.persistable && graph_embedder != nullptr && graph_embedder->IsLocal();
     }
     if (graph_embedder != nullptr && graph_embedder->IsLocal()) {
       Record(&stats_, kGraphVectorsPart, vectors_read);
@@ -495,8 +499,8 @@ Status Snapshot::BuildGraphFrom(KnowledgeGraph::Input&& rows, const FloatMatrix*
   }
   static const FloatMatrix kNone;
   rows.passage_vectors = passage_vectors != nullptr ? passage_vectors
-                         : unindexed != nullptr  ? unindexed
-                                                 : &kNone;
+                         : unindexed != nullptr     ? unindexed
+                                                    : &kNone;
   FLOWRAG_ASSIGN_OR_RETURN(graph_, KnowledgeGraph::Build(std::move(rows)));
   return Status::Ok();
 }
@@ -527,7 +531,7 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Append(SnapshotSource& store,
                                                          const Snapshot& previous,
                                                          SnapshotBuildStats* stats) {
   const auto start = Clock::now();
-  const VectorIndex* old_dense = previous.text_->dense.get();
+  const std::shared_ptr<const VectorIndex>& old_dense = previous.text_->dense;
   if ((previous.graph_ != nullptr && previous.graph_rows_ == nullptr) ||
       (old_dense != nullptr && !HoldsVectors(*old_dense))) {
     return Status::FailedPrecondition("snapshot: cannot append to this snapshot");
@@ -591,7 +595,8 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Append(SnapshotSource& store,
 namespace {
 
 // The text side without the passages of document `doc`; the dense index
-// built again from the kept vectors, of the kind `options` chooses for them.
+// of the kind `options` chooses for them: an HNSW index that stays one with
+// the rows deleted, else built again from the kept vectors.
 Result<std::shared_ptr<SnapshotText>> TextWithout(const SnapshotText& old, uint32_t doc,
                                                   const std::vector<bool>& removed,
                                                   const VectorIndexOptions& options) {
@@ -607,13 +612,19 @@ Result<std::shared_ptr<SnapshotText>> TextWithout(const SnapshotText& old, uint3
     text->passages.push_back(passage);
   }
   text->bm25 = Bm25Index::Without(old.bm25, removed);
-  // As Build: no dense index without passages.
-  if (old.dense != nullptr && !text->passages.empty()) {
+  // As Build: no dense index without passages. An HNSW index that stays
+  // one keeps its graph with the rows deleted (LayeredIndex: no rebuild).
+  if (old.dense != nullptr && !text->passages.empty() &&
+      ChoosesHnsw(options, text->passages.size()) && HnswBuiltWith(old.dense.get(), options)) {
+    FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<LayeredIndex> layered, LayeredIndex::Of(old.dense));
+    FLOWRAG_ASSIGN_OR_RETURN(layered, layered->Without(removed));
+    FLOWRAG_ASSIGN_OR_RETURN(text->dense, FoldedWhenEdited(std::move(layered), options));
+  } else if (old.dense != nullptr && !text->passages.empty()) {
     const size_t dim = old.dense->Dimension();
     FloatMatrix kept(text->passages.size(), dim);
     size_t row = 0;
     for (uint32_t p = 0; p < old.passages.size(); ++p) {
-      if (!removed[p]) std::copy_n(DenseRow(*old.dense, p), dim, kept.row(row++));
+      if (!removed[p]) std::copy_n(StoredVector(*old.dense, p), dim, kept.row(row++));
     }
     FLOWRAG_ASSIGN_OR_RETURN(text->dense, DenseIndex(std::move(kept), options));
   }
@@ -686,8 +697,9 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Remove(SnapshotSource& store,
         go.previous = previous.graph_.get();
         go.previous_model = embedder->ModelId();
       }
-      FLOWRAG_ASSIGN_OR_RETURN(GraphVectors vectors,
-                               LoadGraphVectors(store, rows, go, &snap->stats_.graph_texts_embedded));
+      FLOWRAG_ASSIGN_OR_RETURN(
+          GraphVectors vectors,
+          LoadGraphVectors(store, rows, go, &snap->stats_.graph_texts_embedded));
       rows.vectors = std::make_shared<const GraphVectors>(std::move(vectors));
       phase.Done("graph_vectors");
       FLOWRAG_RETURN_IF_ERROR(snap->BuildGraphFrom(std::move(rows)));
@@ -741,10 +753,18 @@ Result<size_t> Snapshot::PersistParts(SnapshotSource& store) const {
                            }));
   if (!ok) return written;
   const auto* hnsw = dynamic_cast<const HnswIndex*>(text_->dense.get());
-  std::unique_ptr<HnswIndex> converted;  // an index adopted from a segment, for its part
+  // An index adopted from a segment, for its part; an edited one built
+  // again from its vectors (the part is what Build would make).
+  std::unique_ptr<HnswIndex> converted;
   if (const auto* adopted = dynamic_cast<const HnswArraysIndex*>(text_->dense.get());
       adopted != nullptr && persist_hnsw_) {
     FLOWRAG_ASSIGN_OR_RETURN(converted, adopted->ToHnswIndex());
+    hnsw = converted.get();
+  } else if (const auto* layered = dynamic_cast<const LayeredIndex*>(text_->dense.get());
+             layered != nullptr && persist_hnsw_) {
+    FLOWRAG_ASSIGN_OR_RETURN(
+        converted, HnswIndex::Create(layered->Dimension(), layered->Size(), vector_options_));
+    FLOWRAG_RETURN_IF_ERROR(converted->Add(layered->Vectors()));
     hnsw = converted.get();
   }
   if (hnsw == nullptr) persist_hnsw_ = false;
@@ -792,7 +812,8 @@ std::shared_ptr<const void> Snapshot::Derived(
   for (const PersistentDerived* p : persistent_) {
     if (p->tag == tag) persistent = p;
   }
-  if (persistent == nullptr || segment_ == nullptr) return DerivedIn(&derived_, &derived_mu_, tag, make);
+  if (persistent == nullptr || segment_ == nullptr)
+    return DerivedIn(&derived_, &derived_mu_, tag, make);
   return DerivedIn(&derived_, &derived_mu_, tag, [&]() -> std::shared_ptr<const void> {
     std::shared_ptr<const void> adopted = Adopted(*persistent);
     return adopted != nullptr ? adopted : make();

@@ -133,7 +133,7 @@ struct SnapshotText {
   std::vector<SnapshotDocument> documents;
   std::vector<SnapshotPassage> passages;
   Bm25Index bm25;
-  std::unique_ptr<VectorIndex> dense;
+  std::shared_ptr<const VectorIndex> dense;
   size_t passages_without_vectors = 0;
 };
 
@@ -156,14 +156,17 @@ class Snapshot {
   // extended, the graph is built again from previous's rows with the new
   // passages (no links yet) and shares previous's vectors. The dense index
   // is of the kind Build would choose for the new passage count: an HNSW
-  // index is copied and the new vectors added to it (which continues it
-  // exactly as a build of all of them in order; HnswIndex); crossing
-  // hnsw_threshold builds one from all vectors. Equal to Build() on the same
-  // store (tests/snapshot_persist_test.cc).
+  // index keeps its graph, shared, and gets the new vectors as appended rows
+  // searched exactly (vector/layered_index.h), until its edits pass
+  // VectorIndexOptions::hnsw_fold_rows and it is built again from all its
+  // vectors; crossing hnsw_threshold builds one from all vectors. Equal to
+  // Build() on the same store (tests/snapshot_persist_test.cc), but for an
+  // HNSW index, which holds the same vectors under the same ids and
+  // searches them approximately (a fold equals Build's index byte for byte).
   // FailedPrecondition when it cannot (previous built without `persistable`,
   // a new passage of an old document, another dense model): then Build.
-  // O(new rows + documents + postings + Build), plus copying an HNSW index
-  // (O(n·(d + M))).
+  // O(new rows + documents + postings + Build), plus the fold's build when
+  // it happens.
   static Result<std::shared_ptr<const Snapshot>> Append(SnapshotSource& store,
                                                         const Snapshot& previous,
                                                         SnapshotBuildStats* stats = nullptr);
@@ -175,10 +178,13 @@ class Snapshot {
   // garbage collection updated the tables (graph/graph_rows_update.h; the
   // canonical names of the entities the document mentioned are read back),
   // vectors of texts that remain renumbered and new fact texts embedded.
-  // The dense index is built again from the kept vectors (HNSW cannot drop
-  // a node and stay equal to a build without it: an HNSW index costs a full
-  // build, O(n · ef_construction · M · d · log n), but no store reads).
-  // Equal to Build() on the same store but for BM25's term numbering.
+  // A flat dense index is built again from the kept vectors; an HNSW index
+  // keeps its graph with the rows marked deleted (LayeredIndex: searches
+  // walk through them, never return them) until its edits pass
+  // VectorIndexOptions::hnsw_fold_rows (then a full build, O(n ·
+  // ef_construction · M · d · log n), no store reads). Equal to Build() on
+  // the same store but for BM25's term numbering and an HNSW index's graph
+  // (as Append).
   // FailedPrecondition when it cannot (not built `persistable`, passages
   // without vectors, a remote embedder, other changes): then Build.
   // O(rows + postings + Build).

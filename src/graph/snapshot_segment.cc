@@ -13,6 +13,7 @@
 #include "segment/segment_writer.h"
 #include "vector/flat_index.h"
 #include "vector/hnsw_index.h"
+#include "vector/layered_index.h"
 
 namespace flowrag {
 
@@ -93,6 +94,29 @@ std::shared_ptr<const ArraySource> FindSnapshotSegment(const std::string& dir, i
   return nullptr;
 }
 
+namespace {
+
+// A passage index's arrays under "dense": its own, or a layered index's
+// base and edits (vector/layered_index.h).
+Status ExportDense(const VectorIndex& dense, ArraySink& sink) {
+  if (const auto* flat = dynamic_cast<const FlatIndex*>(&dense)) {
+    return flat->ExportArrays(sink, "dense");
+  }
+  if (const auto* hnsw = dynamic_cast<const HnswIndex*>(&dense)) {
+    return hnsw->ExportArrays(sink, "dense");
+  }
+  if (const auto* adopted = dynamic_cast<const HnswArraysIndex*>(&dense)) {
+    return adopted->ExportArrays(sink, "dense");
+  }
+  if (const auto* layered = dynamic_cast<const LayeredIndex*>(&dense)) {
+    FLOWRAG_RETURN_IF_ERROR(ExportDense(layered->base(), sink));
+    return layered->ExportEdits(sink, "dense");
+  }
+  return Status::Ok();  // another kind is not kept: an open derives it again
+}
+
+}  // namespace
+
 bool Snapshot::FitsSegment() const {
   return graph_ == nullptr || ExportableGraphVectors(*graph_->vectors());
 }
@@ -107,15 +131,9 @@ Status Snapshot::ExportSegment(ArraySink& sink) const {
     FLOWRAG_RETURN_IF_ERROR(PutString(sink, name, key));
   }
   FLOWRAG_RETURN_IF_ERROR(text_->bm25.ExportArrays(sink));
-  FLOWRAG_RETURN_IF_ERROR(
-      sink.PutScalar<int64_t>("dense.missing", static_cast<int64_t>(text_->passages_without_vectors)));
-  if (const auto* flat = dynamic_cast<const FlatIndex*>(text_->dense.get())) {
-    FLOWRAG_RETURN_IF_ERROR(flat->ExportArrays(sink, "dense"));
-  } else if (const auto* hnsw = dynamic_cast<const HnswIndex*>(text_->dense.get())) {
-    FLOWRAG_RETURN_IF_ERROR(hnsw->ExportArrays(sink, "dense"));
-  } else if (const auto* adopted = dynamic_cast<const HnswArraysIndex*>(text_->dense.get())) {
-    FLOWRAG_RETURN_IF_ERROR(adopted->ExportArrays(sink, "dense"));
-  }
+  FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<int64_t>(
+      "dense.missing", static_cast<int64_t>(text_->passages_without_vectors)));
+  if (text_->dense != nullptr) FLOWRAG_RETURN_IF_ERROR(ExportDense(*text_->dense, sink));
   if (graph_ != nullptr) {
     FLOWRAG_RETURN_IF_ERROR(ExportGraphVectors(*graph_->vectors(), sink, "gv"));
     FLOWRAG_RETURN_IF_ERROR(graph_->ExportArrays(sink));
@@ -158,16 +176,21 @@ Status Snapshot::AdoptSegment(const ArraySource& segment, const SnapshotOptions&
   if (!options.dense_model.empty() && P > 0) {
     const size_t dim = embedder_ != nullptr ? embedder_->Dimension() : 0;
     if (ChoosesHnsw(options.vector, P)) {
-      // The HNSW graph searched in place over the segment's arrays.
-      FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<HnswArraysIndex> dense,
+      // The HNSW graph searched in place over the segment's arrays, with
+      // the deletes and appended rows of the writes since it was built.
+      FLOWRAG_ASSIGN_OR_RETURN(std::shared_ptr<const HnswArraysIndex> base,
                                HnswIndex::AdoptArrays(segment, "dense"));
+      if (base->m() != options.vector.hnsw_m ||
+          base->ef_construction() != options.vector.hnsw_ef_construction ||
+          base->seed() != options.vector.seed) {
+        return Status::FailedPrecondition("segment is stale (dense.hparams)");
+      }
+      std::shared_ptr<const VectorIndex> dense = base;
+      if (LayeredIndex::HasEdits(segment, "dense")) {
+        FLOWRAG_ASSIGN_OR_RETURN(dense, LayeredIndex::AdoptEdits(base, segment, "dense"));
+      }
       if (dense->Size() != P || (dim != 0 && dense->Dimension() != dim)) {
         return Status::Corruption("segment: the dense index does not fit the passages");
-      }
-      if (dense->m() != options.vector.hnsw_m ||
-          dense->ef_construction() != options.vector.hnsw_ef_construction ||
-          dense->seed() != options.vector.seed) {
-        return Status::FailedPrecondition("segment is stale (dense.hparams)");
       }
       text->dense = std::move(dense);
     } else {
@@ -186,8 +209,8 @@ Status Snapshot::AdoptSegment(const ArraySource& segment, const SnapshotOptions&
   if (segment.Has("kg.format")) {
     FLOWRAG_ASSIGN_OR_RETURN(GraphVectors vectors, AdoptGraphVectors(segment, "gv"));
     FLOWRAG_ASSIGN_OR_RETURN(
-        graph_, KnowledgeGraph::AdoptArrays(segment, P,
-                                            std::make_shared<const GraphVectors>(std::move(vectors))));
+        graph_, KnowledgeGraph::AdoptArrays(
+                    segment, P, std::make_shared<const GraphVectors>(std::move(vectors))));
     FLOWRAG_RETURN_IF_ERROR(CheckVectorsFit(*graph_, embedder_.get()));
   }
   if (options.persistable) {

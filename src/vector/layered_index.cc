@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "vector/dot_product.h"
 #include "vector/hnsw_index.h"
 #include "vector/index_util.h"
 
@@ -175,13 +176,32 @@ std::vector<VectorHit> LayeredIndex::SearchAppended(const float* query,
                                                     VectorSearchStats* stats) const {
   if (delta_ == nullptr) return {};
   const auto live = static_cast<uint32_t>(live_base());
-  VectorSearchParams p = params;
-  if (params.filter) {
-    p.filter = [live, &params](uint32_t row) { return params.filter(live + row); };
+  if (dynamic_cast<const FlatIndex*>(base_.get()) != nullptr) {
+    VectorSearchParams p = params;
+    if (params.filter) {
+      p.filter = [live, &params](uint32_t row) { return params.filter(live + row); };
+    }
+    std::vector<VectorHit> hits = delta_->Search(query, p, stats);
+    for (VectorHit& h : hits) h.id += live;
+    return hits;
   }
-  std::vector<VectorHit> hits = delta_->Search(query, p, stats);
-  for (VectorHit& h : hits) h.id += live;
-  return hits;
+  // Scored with the kernel an HNSW index scores its nodes with (a flat
+  // index's sparse-query path sums in another order), so a hit's score is
+  // the one the base's kind gives.
+  if (!vector_internal::AllFinite(query, Dimension())) return {};
+  std::vector<const float*> rows;
+  std::vector<uint32_t> ids;
+  for (uint32_t i = 0; i < delta_->Size(); ++i) {
+    if (params.filter && !params.filter(live + i)) continue;
+    rows.push_back(delta_->Row(i));
+    ids.push_back(live + i);
+  }
+  std::vector<float> scores(rows.size());
+  vector_internal::DotProductGather(query, rows.data(), rows.size(), Dimension(), scores.data());
+  if (stats != nullptr) stats->candidates_scored += rows.size();
+  vector_internal::TopK top(params.k);
+  for (size_t i = 0; i < rows.size(); ++i) top.Push(ids[i], scores[i]);
+  return vector_internal::DropBelow(top.Take(), params.min_score);
 }
 
 std::vector<VectorHit> LayeredIndex::Search(const float* query, const VectorSearchParams& params,

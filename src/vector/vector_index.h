@@ -72,6 +72,13 @@ struct VectorIndexOptions {
   size_t hnsw_m = 16;
   size_t hnsw_ef_construction = 200;
   uint64_t seed = 42;
+  // A snapshot's HNSW index edited by inserts and deletes (LayeredIndex:
+  // appended rows searched exactly, deleted rows skipped) is built again
+  // from its vectors once more than this many rows were appended, or more
+  // than max(this, size / 8) rows appended and deleted together
+  // (graph/snapshot.cc FoldedWhenEdited): the appended rows cost an exact
+  // scan per query, the deleted ones a longer walk.
+  size_t hnsw_fold_rows = 1024;
   // "auto" (by threshold), "flat", "hnsw" or "sparse" (vector/sparse_index.h).
   std::string kind = "auto";
 };
