@@ -2,6 +2,7 @@
 // while the engine's own writes wait (write_mu_), then the publish of what
 // it committed: a read session over a new snapshot.
 #include "engine/engine_impl.h"
+#include "graph/snapshot_segment.h"
 #include "indexing/document_sources.h"
 
 namespace flowrag {
@@ -14,7 +15,8 @@ Result<IndexReport> EngineImpl::Index(const std::vector<std::string>& sources,
   load.skip_bad_records = options.skip_bad_records;
   std::vector<std::string> messages;  // the loaders' skips, reported first
   Result<IndexReport> report = RunIndex(label, options, LoadedDocuments(sources, load, &messages));
-  if (report.ok()) report->messages.insert(report->messages.begin(), messages.begin(), messages.end());
+  if (report.ok())
+    report->messages.insert(report->messages.begin(), messages.begin(), messages.end());
   return report;
 }
 
@@ -29,11 +31,14 @@ Result<IndexReport> EngineImpl::RunIndex(const std::string& label, const IndexOp
                                          const DocumentProducer& produce, bool api) {
   if (options_.read_only) return Status::FailedPrecondition("the store is opened read-only");
   std::lock_guard<std::mutex> lock(write_mu_);
+  FLOWRAG_RETURN_IF_ERROR(LoadCurrentSegment());
   FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<IndexRun> run, BeginRun());
   FLOWRAG_ASSIGN_OR_RETURN(const bool current, SessionIsCurrent());
-  // API inserts are searchable once stored and embedded, before the
+  // New documents are searchable once stored and embedded, before the
   // extraction links them: the current snapshot extended by them, when it
-  // is the store's state before this run.
+  // is the store's state before this run. The snapshot published after the
+  // run shares its text side (BM25, passage vectors: no rebuild of the
+  // passage index, whose HNSW graph keeps the old rows).
   std::shared_ptr<const Snapshot> appended;
   const auto stored = [&](const IndexReport& r) {
     if (current && r.documents_added > 0 && r.documents_replaced == 0 && !r.embedder_refitted &&
@@ -41,8 +46,7 @@ Result<IndexReport> EngineImpl::RunIndex(const std::string& label, const IndexOp
       appended = PublishAppended();
     }
   };
-  Result<IndexReport> report =
-      run->IndexDocuments(label, options, produce, api ? stored : std::function<void(const IndexReport&)>());
+  Result<IndexReport> report = run->IndexDocuments(label, options, produce, stored);
   // Whatever was committed becomes visible, even when the run failed.
   Status published = Publish(*run, api ? Persist::kLater : Persist::kNow, std::move(appended));
   FLOWRAG_RETURN_IF_ERROR(report.status());
@@ -87,6 +91,7 @@ Status EngineImpl::Compact() {
 Status EngineImpl::DeleteDocument(std::string_view document_id) {
   if (options_.read_only) return Status::FailedPrecondition("the store is opened read-only");
   std::lock_guard<std::mutex> lock(write_mu_);
+  FLOWRAG_RETURN_IF_ERROR(LoadCurrentSegment());
   FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<IndexRun> run, BeginRun());
   FLOWRAG_ASSIGN_OR_RETURN(const bool was_current, SessionIsCurrent());
   FLOWRAG_RETURN_IF_ERROR(run->DeleteDocument(document_id));
@@ -107,6 +112,16 @@ Status EngineImpl::DeleteDocument(std::string_view document_id) {
     }
   }
   return Publish(*run, Persist::kLater);
+}
+
+Status EngineImpl::LoadCurrentSegment() {
+  if (published_snapshot() != nullptr) return Status::Ok();
+  const std::string dir = store_->SegmentDirectory();
+  if (dir.empty()) return Status::Ok();
+  FLOWRAG_ASSIGN_OR_RETURN(const int64_t generation, store_->Generation());
+  std::string why;
+  if (FindSnapshotSegment(dir, generation, &why) == nullptr) return Status::Ok();
+  return LoadState();
 }
 
 Result<std::unique_ptr<IndexRun>> EngineImpl::BeginRun() {
