@@ -31,8 +31,9 @@
 // base, checking them as a parser checks outside bytes.
 //
 // Costs: Search = the base's filtered search + O(appended · d) + a
-// binary search per base hit (O(log deleted)); Without O(deleted + appended
-// · d); With O((appended + new) · d); Vector(id) O(log deleted).
+// binary search per base hit (O(log deleted)); Without O(Size() + deleted
+// + appended · d) (the removal flags are read once); With O((appended +
+// new) · d); Vector(id) O(log deleted).
 // Thread-safety: immutable after construction but for Add() (exclusive
 // access); Search and the accessors may run concurrently. The base is
 // shared (shared_ptr) by every index layered over it.
