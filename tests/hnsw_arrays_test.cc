@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/array_io.h"
+#include "random_vectors.h"
 #include "vector/hnsw_index.h"
 #include "vector/index_util.h"
 
@@ -26,21 +27,6 @@ namespace flowrag {
 namespace {
 
 constexpr char kPrefix[] = "dense";
-
-FloatMatrix RandomVectors(size_t n, size_t d, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> normal;
-  FloatMatrix m(n, d);
-  for (size_t i = 0; i < n; ++i) {
-    float norm = 0;
-    for (size_t j = 0; j < d; ++j) {
-      m.row(i)[j] = normal(rng);
-      norm += m.row(i)[j] * m.row(i)[j];
-    }
-    for (size_t j = 0; j < d; ++j) m.row(i)[j] /= std::sqrt(norm);
-  }
-  return m;
-}
 
 std::unique_ptr<HnswIndex> Built(const FloatMatrix& vectors, size_t m) {
   VectorIndexOptions options;
