@@ -170,6 +170,62 @@ TEST_P(StoreBackendTest, EmbeddingsAndEmbedderStateRoundTrip) {
   EXPECT_EQ(*store->EmbedderStateFittedPassages("other"), -1);
 }
 
+// The embed watermark (Store::EmbedWatermark): a finished embed phase
+// marks every passage embedded, later scans start after it, a write that
+// reuses the id of a deleted passage lowers it, and a write that does not
+// carry it (an older build's) leaves it stale.
+TEST_P(StoreBackendTest, EmbedWatermarkSkipsEmbeddedPassagesAndSurvivesIdReuse) {
+  auto store = OpenStore(NewLocation());
+  ASSERT_NE(store, nullptr);
+  auto embed_all = [&](const std::string& model) {
+    auto todo = store->PassagesMissingEmbeddings(model, 100);
+    ASSERT_TRUE(todo.ok()) << todo.status().ToString();
+    std::vector<uint64_t> hashes;
+    for (const PassageToEmbed& p : *todo) hashes.push_back(p.embed_hash);
+    FloatMatrix vectors(hashes.size(), 2);
+    if (!hashes.empty()) {
+      ASSERT_TRUE(store->PutEmbeddings(model, hashes, vectors).ok());
+    }
+    ASSERT_TRUE(store->MarkAllPassagesEmbedded(model).ok());
+  };
+  std::vector<DocumentWrite> docs = {Doc("a", "alpha", 1), Doc("b", "beta", 2),
+                                     Doc("c", "gamma", 3)};
+  ASSERT_TRUE(store->WriteDocuments(docs).ok());
+  embed_all("m");
+  EXPECT_EQ(*store->CountPassagesMissingEmbeddings("m"), 0);
+  EXPECT_EQ(*store->CountPassagesMissingEmbeddings("other"), 3);
+
+  // "c" holds the highest id; SQLite gives it to "d".
+  ASSERT_TRUE(store->DeleteDocument("c").ok());
+  std::vector<DocumentWrite> more = {Doc("d", "delta", 4)};
+  ASSERT_TRUE(store->WriteDocuments(more).ok());
+  auto missing = store->PassagesMissingEmbeddings("m", 10);
+  ASSERT_TRUE(missing.ok());
+  ASSERT_EQ(missing->size(), 1u);
+  EXPECT_EQ((*missing)[0].embed_hash, Hash64("delta"));
+  embed_all("m");
+  EXPECT_EQ(*store->CountPassagesMissingEmbeddings("m"), 0);
+
+  // A passage left without a vector below the watermark (a broken caller)
+  // is skipped: proof that the scan starts after it...
+  std::vector<DocumentWrite> unembedded = {Doc("e", "epsilon", 5)};
+  ASSERT_TRUE(store->WriteDocuments(unembedded).ok());
+  ASSERT_TRUE(store->MarkAllPassagesEmbedded("m").ok());
+  EXPECT_EQ(*store->CountPassagesMissingEmbeddings("m"), 0);
+  // ...until a write that does not carry the watermark moves the titles
+  // generation: the next scan is a full one.
+  const int64_t titles = *store->TitlesGeneration();
+  ASSERT_TRUE(store->SetMeta("titles_generation", std::to_string(titles + 1)).ok());
+  EXPECT_EQ(*store->CountPassagesMissingEmbeddings("m"), 1);
+  embed_all("m");
+  EXPECT_TRUE(store->GetMeta("embed_watermark")->has_value());
+
+  // Dropping a model's vectors drops its watermark.
+  ASSERT_TRUE(store->DropEmbeddingsOfFamilyExcept("m", "m2").ok());
+  EXPECT_FALSE(store->GetMeta("embed_watermark")->has_value());
+  EXPECT_EQ(*store->CountPassagesMissingEmbeddings("m"), 4);
+}
+
 TEST_P(StoreBackendTest, SnapshotPartsAreReadByRangeAndRefusedWhenStale) {
   auto store = OpenStore(NewLocation());
   ASSERT_NE(store, nullptr);

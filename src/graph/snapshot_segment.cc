@@ -268,7 +268,10 @@ Result<bool> WriteSnapshotSegment(const Snapshot& snapshot, SnapshotSource& stor
   SegmentEdit edit;
   edit.base = base;
   edit.generation = generation;
-  edit.add.push_back({.file = file.file, .rows = snapshot.num_passages()});
+  SegmentEdit::AddedSegment added;
+  added.file = file.file;
+  added.rows = snapshot.num_passages();
+  edit.add.push_back(std::move(added));
   for (const LiveSegment& old : base->segments()) edit.remove.push_back(old.record.id);
   FLOWRAG_RETURN_IF_ERROR((*set)->Publish(edit).status());
   step("snapshot.published");

@@ -12,7 +12,8 @@ Status EmbedMissingPassages(IndexContext& ctx, Embedder& embedder) {
   FLOWRAG_ASSIGN_OR_RETURN(int64_t missing, cache.CountPassagesMissingEmbeddings(model));
   Progress progress("embed", "passages", static_cast<uint64_t>(missing), ctx.options.progress);
   // Every passage up to the last one of a batch has a vector once the batch
-  // is stored: the next batch starts after it.
+  // is stored: the next batch starts after it. The first starts after the
+  // store's embed watermark (the passages a finished phase embedded).
   int64_t after = 0;
   while (true) {
     FLOWRAG_RETURN_IF_ERROR(PollInterrupt(ctx.options));
@@ -36,7 +37,8 @@ Status EmbedMissingPassages(IndexContext& ctx, Embedder& embedder) {
     progress.Advance(todo.size());
   }
   progress.Finish();
-  return Status::Ok();
+  // The writer lock is held: no passage was added since the last empty batch.
+  return cache.MarkAllPassagesEmbedded(model);
 }
 
 }  // namespace flowrag

@@ -312,6 +312,9 @@ Result<BatchWriteReport> Store::WriteDocuments(std::span<const DocumentWrite> ba
   Status st = InWriteTransaction([&]() -> Status {
     FLOWRAG_RETURN_IF_ERROR(LockTitlesGeneration());
     FLOWRAG_RETURN_IF_ERROR(graph.Prepare());
+    FLOWRAG_ASSIGN_OR_RETURN(const std::optional<EmbedWatermark> watermark,
+                             CurrentEmbedWatermark());
+    std::optional<int64_t> max_id_before_inserts;
     FLOWRAG_ASSIGN_OR_RETURN(
         Statement find,
         conn_->Prepare("SELECT id, content_hash FROM documents WHERE external_id=?"));
@@ -367,6 +370,9 @@ Result<BatchWriteReport> Store::WriteDocuments(std::span<const DocumentWrite> ba
                                     .Bind(8, r.fields)
                                     .Queue());
       }
+      if (!max_id_before_inserts && !w.passages.empty()) {
+        FLOWRAG_ASSIGN_OR_RETURN(max_id_before_inserts, MaxPassageId());
+      }
       for (const PassageWrite& p : w.passages) {
         FLOWRAG_RETURN_IF_ERROR(ins_passage.Bind(1, doc_id)
                                     .Bind(2, int64_t{p.ordinal})
@@ -379,6 +385,7 @@ Result<BatchWriteReport> Store::WriteDocuments(std::span<const DocumentWrite> ba
     }
     if (report.documents_added + report.documents_replaced > 0) {
       FLOWRAG_RETURN_IF_ERROR(BumpTitlesGeneration());
+      FLOWRAG_RETURN_IF_ERROR(CarryEmbedWatermark(watermark, max_id_before_inserts));
     }
     return graph.Finish();
   });
@@ -402,11 +409,14 @@ Status Store::DeleteDocument(std::string_view external_id) {
     }
     const int64_t doc_id = find.Int(0);
     find.Reset();
+    FLOWRAG_ASSIGN_OR_RETURN(const std::optional<EmbedWatermark> watermark,
+                             CurrentEmbedWatermark());
     FLOWRAG_ASSIGN_OR_RETURN(std::vector<int64_t> passages, PassagesOf(*conn_, doc_id));
     FLOWRAG_RETURN_IF_ERROR(DeletePassagesFromGraph(graph, passages));
     FLOWRAG_ASSIGN_OR_RETURN(Statement del, conn_->Prepare("DELETE FROM documents WHERE id=?"));
     FLOWRAG_RETURN_IF_ERROR(del.Bind(1, doc_id).Run());
     FLOWRAG_RETURN_IF_ERROR(BumpTitlesGeneration());
+    FLOWRAG_RETURN_IF_ERROR(CarryEmbedWatermark(watermark, std::nullopt));
     return graph.Finish();
   });
 }
@@ -437,8 +447,11 @@ Result<std::vector<PassageToEmbed>> Store::PassagesMissingEmbeddings(std::string
                                                                      size_t limit,
                                                                      int64_t after_id) {
   std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(const int64_t embedded_through, EmbeddedThrough(model));
   FLOWRAG_ASSIGN_OR_RETURN(Statement s, conn_->Prepare(std::string(kPassageTextSql) + kMissingSql));
-  s.Bind(1, model).Bind(2, static_cast<int64_t>(limit)).Bind(3, after_id);
+  s.Bind(1, model)
+      .Bind(2, static_cast<int64_t>(limit))
+      .Bind(3, std::max(after_id, embedded_through));
   FLOWRAG_ASSIGN_OR_RETURN(DocumentTexts texts, DocumentTexts::Prepare(*conn_));
   std::vector<PassageToEmbed> out;
   while (true) {
@@ -466,11 +479,12 @@ Status Store::ForEachPassageText(const std::function<Status(const PassageToEmbed
 
 Result<int64_t> Store::CountPassagesMissingEmbeddings(std::string_view model) {
   std::lock_guard<std::mutex> lock(mu_);
+  FLOWRAG_ASSIGN_OR_RETURN(const int64_t embedded_through, EmbeddedThrough(model));
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s,
-      conn_->Prepare("SELECT count(*) FROM passages p WHERE NOT EXISTS (SELECT 1 FROM "
-                     "embeddings e WHERE e.model = ? AND e.text_hash = p.embed_hash)"));
-  s.Bind(1, model);
+      conn_->Prepare("SELECT count(*) FROM passages p WHERE p.id > ?2 AND NOT EXISTS (SELECT 1 "
+                     "FROM embeddings e WHERE e.model = ?1 AND e.text_hash = p.embed_hash)"));
+  s.Bind(1, model).Bind(2, embedded_through);
   FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
   return row ? s.Int(0) : int64_t{0};
 }
@@ -538,6 +552,7 @@ Result<int64_t> Store::DropEmbeddingsOfFamilyExcept(std::string_view family,
             "model <> ?2"));
     FLOWRAG_RETURN_IF_ERROR(del.Bind(1, family).Bind(2, keep_model).Run());
     dropped = conn_->Changes();
+    FLOWRAG_RETURN_IF_ERROR(ForgetEmbedWatermarkUnlessOf(keep_model));
     return dropped > 0 ? BumpGeneration() : Status::Ok();
   });
   if (!st.ok()) return st;

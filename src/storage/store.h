@@ -110,6 +110,13 @@ struct DocumentRow {
   std::string text;
 };
 
+// Store's embed watermark, parsed (see Store::CurrentEmbedWatermark).
+struct EmbedWatermark {
+  int64_t titles_generation = 0;
+  int64_t through = 0;
+  std::string model;
+};
+
 struct PassageToEmbed {
   int64_t passage_id = 0;
   uint64_t embed_hash = 0;
@@ -181,6 +188,12 @@ class EmbeddingCache {
                                                                         size_t limit,
                                                                         int64_t after_id = 0) = 0;
   virtual Result<int64_t> CountPassagesMissingEmbeddings(std::string_view model) = 0;
+  // Records that every passage stored now has a vector for `model`: the two
+  // calls above then start after the highest passage id of now and cost
+  // O(passages added since) instead of a scan of the store. The caller holds
+  // the writer lock and has just found no passage missing. Writes no
+  // generation (no snapshot changes). See Store's embed watermark.
+  virtual Status MarkAllPassagesEmbedded(std::string_view model) = 0;
 
   // Stores vectors (rows of `vectors`) under (model, hashes[i]) in one transaction.
   virtual Status PutEmbeddings(std::string_view model, std::span<const uint64_t> hashes,
@@ -559,6 +572,7 @@ class Store final : public DocumentStore,
                                                                 size_t limit,
                                                                 int64_t after_id = 0) override;
   Result<int64_t> CountPassagesMissingEmbeddings(std::string_view model) override;
+  Status MarkAllPassagesEmbedded(std::string_view model) override;
   Status PutEmbeddings(std::string_view model, std::span<const uint64_t> hashes,
                        const FloatMatrix& vectors) override;
   Result<FloatMatrix> GetEmbeddings(std::string_view model, std::span<const uint64_t> hashes,
@@ -657,6 +671,30 @@ class Store final : public DocumentStore,
   // holding it and no lock cycle can form), Bump once documents changed.
   Status LockTitlesGeneration();
   Status BumpTitlesGeneration();
+  // The embed watermark (store_embed_watermark.cc), meta.embed_watermark =
+  // "<titles generation> <passage id> <model>": every passage with an id up
+  // to `through` has a vector for `model`. It holds only while
+  // meta.titles_generation is the one it names. Every write of this build
+  // that moves that generation (WriteDocuments, DeleteDocument) carries the
+  // watermark forward, lowered below the ids of the passages it inserts
+  // (SQLite reuses the ids of deleted top rows); a write by a build that does
+  // not know it leaves it stale, and the next scan is a full one. An
+  // unreadable value counts as none (it only saves work). EmbedWatermark
+  // (above PassageToEmbed) is the parsed value.
+  // The watermark when it holds for the current titles generation (mu_ held).
+  Result<std::optional<EmbedWatermark>> CurrentEmbedWatermark();
+  // The id up to which every passage has a vector for `model`; 0 when no
+  // watermark holds for it (mu_ held).
+  Result<int64_t> EmbeddedThrough(std::string_view model);
+  // Writes `held` (CurrentEmbedWatermark before this transaction bumped the
+  // titles generation once) for the bumped generation, lowered to
+  // `max_id_before_inserts` when the transaction inserted passages.
+  Status CarryEmbedWatermark(const std::optional<EmbedWatermark>& held,
+                             std::optional<int64_t> max_id_before_inserts);
+  // Drops the watermark unless it is `model`'s (its vectors were deleted).
+  Status ForgetEmbedWatermarkUnlessOf(std::string_view model);
+  // The highest passage id, 0 for none (mu_ held).
+  Result<int64_t> MaxPassageId();
   // Forgets the graph contributions of `passage_ids` in `writer` (used before
   // passages are deleted) and collects what only they supported.
   Status DeletePassagesFromGraph(GraphWriter& writer, const std::vector<int64_t>& passage_ids);
