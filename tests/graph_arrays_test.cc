@@ -79,6 +79,53 @@ std::shared_ptr<const KnowledgeGraph> SmallGraph() {
   return g.ok() ? std::move(g).value() : nullptr;
 }
 
+// Build with an earlier graph (KnowledgeGraph::Input::previous): an entity
+// whose passages are the earlier graph's keeps its raw abstractness without
+// a vector read, and every value equals a build without the earlier graph.
+TEST(AbstractnessReuseTest, UnchangedEntitiesKeepTheirValueAndReadNoVector) {
+  FloatMatrix v1;
+  auto g1 = KnowledgeGraph::Build(SmallInput(&v1));
+  ASSERT_TRUE(g1.ok());
+  // A fifth passage that mentions London (entity 1, in passages 0 and 1).
+  FloatMatrix v2(5, 3);
+  std::copy(v1.data.begin(), v1.data.end(), v2.data.begin());
+  v2.row(4)[0] = 0.3f, v2.row(4)[1] = 0.6f, v2.row(4)[2] = -0.2f;
+  auto extended = [&](KnowledgeGraph::Input in) {
+    in.num_passages = 5;
+    in.mentions.push_back({4, 1, 1.0f, false});
+    return in;
+  };
+  FloatMatrix unused;
+  KnowledgeGraph::Input fresh_input = extended(SmallInput(&unused));
+  fresh_input.passage_vectors = &v2;
+  auto fresh = KnowledgeGraph::Build(std::move(fresh_input));
+  ASSERT_TRUE(fresh.ok());
+  for (const bool passage_two_changed : {false, true}) {
+    SCOPED_TRACE(passage_two_changed ? "passage 2 changed" : "passages 0-3 the same");
+    std::set<uint32_t> read;
+    KnowledgeGraph::Input in = extended(SmallInput(&unused));
+    in.passage_vectors = PassageVectorRows(5, 3, [&](uint32_t r) {
+      read.insert(r);
+      return v2.row(r);
+    });
+    in.previous = g1->get();
+    in.previous_rows = {0, 1, passage_two_changed ? KnowledgeGraph::kNoRow : 2, 3,
+                        KnowledgeGraph::kNoRow};
+    auto reused = KnowledgeGraph::Build(std::move(in));
+    ASSERT_TRUE(reused.ok());
+    for (uint32_t e = 0; e < (*fresh)->num_entities(); ++e) {
+      EXPECT_EQ((*reused)->RawAbstractness(e), (*fresh)->RawAbstractness(e)) << e;
+      EXPECT_EQ((*reused)->Abstractness(e), (*fresh)->Abstractness(e)) << e;
+    }
+    // London's passages (0, 1, 4) are read; Ada Lovelace's (0, 1, 2) only
+    // when passage 2 is not the earlier one; 1815's (0, 3) never.
+    const std::set<uint32_t> expected =
+        passage_two_changed ? std::set<uint32_t>{0, 1, 2, 4} : std::set<uint32_t>{0, 1, 4};
+    EXPECT_EQ(read, expected);
+  }
+  EXPECT_NE((*fresh)->RawAbstractness(1), (*g1)->RawAbstractness(1));
+}
+
 // The names, kinds and bytes of every array put, in order, forwarded to
 // `out` (when not null) except `drop`; `retype` is forwarded as bytes of
 // another element type.

@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 
 #include "graph/array_checks.h"
 
@@ -62,13 +63,17 @@ std::string EdgeArray(int kind, const char* field) {
 }
 
 // numpy.percentile's default (linear interpolation between closest ranks).
+// O(n): the two order statistics by selection, not a sort.
 float PercentileOf(std::vector<float> v, double p) {
   if (v.empty()) return 0.0f;
-  std::sort(v.begin(), v.end());
   const double pos = p / 100.0 * static_cast<double>(v.size() - 1);
   const size_t lo = static_cast<size_t>(std::floor(pos));
   const size_t hi = std::min(lo + 1, v.size() - 1);
-  return static_cast<float>(v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo)));
+  std::nth_element(v.begin(), v.begin() + lo, v.end());
+  const float at_lo = v[lo];
+  // The next order statistic is the least of what selection left above lo.
+  const float at_hi = hi == lo ? at_lo : *std::min_element(v.begin() + lo + 1, v.end());
+  return static_cast<float>(at_lo + (at_hi - at_lo) * (pos - static_cast<double>(lo)));
 }
 
 }  // namespace
@@ -101,20 +106,24 @@ std::string_view EdgeKindName(EdgeKind kind) {
   return "?";
 }
 
-void ComputeAbstractness(const FloatMatrix& passage_vectors,
-                         const std::vector<std::vector<uint32_t>>& entity_passages,
-                         std::vector<float>* raw, std::vector<float>* normalised) {
-  const size_t d = passage_vectors.cols;
-  raw->assign(entity_passages.size(), 0.0f);
+namespace {
+
+// raw[e] = tr Cov of the vectors of entity e's passages, for every e not
+// `known` (those keep theirs). O(Σ|P(v)|·d) over the entities computed.
+void ComputeRawAbstractness(const PassageVectorRows& vectors,
+                            const std::vector<std::vector<uint32_t>>& entity_passages,
+                            const std::vector<char>& known, std::vector<float>* raw) {
+  const size_t d = vectors.dim();
   std::vector<double> mean(d);
   for (size_t e = 0; e < entity_passages.size(); ++e) {
     const auto& ps = entity_passages[e];
-    if (ps.size() < 2 || d == 0) continue;
+    if (known[e] || ps.size() < 2 || d == 0) continue;
     // tr Cov = (1/n) Σ ||x_i||² − ||mean||².
     std::fill(mean.begin(), mean.end(), 0.0);
     double sq = 0.0;
     for (uint32_t p : ps) {
-      const float* x = passage_vectors.row(p);
+      const float* x = vectors.row(p);
+      if (x == nullptr) continue;  // zeros
       for (size_t k = 0; k < d; ++k) {
         mean[k] += x[k];
         sq += static_cast<double>(x[k]) * x[k];
@@ -125,12 +134,62 @@ void ComputeAbstractness(const FloatMatrix& passage_vectors,
     for (size_t k = 0; k < d; ++k) mean_sq += (mean[k] / n) * (mean[k] / n);
     (*raw)[e] = static_cast<float>(std::max(0.0, sq / n - mean_sq));
   }
-  const float lo = PercentileOf(*raw, 1.0), hi = PercentileOf(*raw, 99.0);
-  normalised->assign(raw->size(), 0.0f);
+}
+
+// Clipped to the 1st-99th percentile over all entities, min-max scaled.
+void NormaliseAbstractness(const std::vector<float>& raw, std::vector<float>* normalised) {
+  const float lo = PercentileOf(raw, 1.0), hi = PercentileOf(raw, 99.0);
+  normalised->assign(raw.size(), 0.0f);
   if (hi <= lo) return;
-  for (size_t e = 0; e < raw->size(); ++e) {
-    (*normalised)[e] = std::clamp(((*raw)[e] - lo) / (hi - lo), 0.0f, 1.0f);
+  for (size_t e = 0; e < raw.size(); ++e) {
+    (*normalised)[e] = std::clamp((raw[e] - lo) / (hi - lo), 0.0f, 1.0f);
   }
+}
+
+// Marks (and fills raw[e] for) the entities of `g` (being built from `in`)
+// whose passages map one to one, in order, through in.previous_rows to
+// their passages in in.previous (found by store id): their raw
+// abstractness is the earlier graph's. O(E + E' + the mentions of the
+// entities compared).
+std::vector<char> ReuseAbstractness(const KnowledgeGraph& g, const KnowledgeGraph::Input& in,
+                                    const std::vector<std::vector<uint32_t>>& entity_passages,
+                                    std::vector<float>* raw) {
+  std::vector<char> known(entity_passages.size(), 0);
+  const KnowledgeGraph* prev = in.previous;
+  if (prev == nullptr || in.previous_rows.size() != in.num_passages) return known;
+  std::unordered_map<int64_t, uint32_t> by_id;
+  by_id.reserve(prev->num_entities());
+  for (uint32_t e = 0; e < prev->num_entities(); ++e) by_id.emplace(prev->EntityStoreId(e), e);
+  const Csr& mentions = prev->Edges(EdgeKind::kMentions);
+  std::vector<uint32_t> theirs;
+  for (size_t e = 0; e < entity_passages.size(); ++e) {
+    const auto it = by_id.find(g.EntityStoreId(static_cast<uint32_t>(e)));
+    if (it == by_id.end()) continue;
+    const uint32_t node = prev->EntityNode(it->second);
+    theirs.assign(mentions.targets.begin() + mentions.Begin(node),
+                  mentions.targets.begin() + mentions.End(node));
+    theirs.erase(std::unique(theirs.begin(), theirs.end()), theirs.end());
+    const auto& ours = entity_passages[e];
+    bool same = ours.size() == theirs.size();
+    for (size_t i = 0; same && i < ours.size(); ++i) {
+      same = in.previous_rows[ours[i]] == theirs[i];
+    }
+    if (!same) continue;
+    (*raw)[e] = prev->RawAbstractness(it->second);
+    known[e] = 1;
+  }
+  return known;
+}
+
+}  // namespace
+
+void ComputeAbstractness(const FloatMatrix& passage_vectors,
+                         const std::vector<std::vector<uint32_t>>& entity_passages,
+                         std::vector<float>* raw, std::vector<float>* normalised) {
+  raw->assign(entity_passages.size(), 0.0f);
+  ComputeRawAbstractness(&passage_vectors, entity_passages,
+                         std::vector<char>(entity_passages.size(), 0), raw);
+  NormaliseAbstractness(*raw, normalised);
 }
 
 Result<std::shared_ptr<const KnowledgeGraph>> KnowledgeGraph::Build(Input&& in) {
@@ -209,17 +268,16 @@ Result<std::shared_ptr<const KnowledgeGraph>> KnowledgeGraph::Build(Input&& in) 
     g->fact_source_passages_ = std::move(passages);
   }
 
-  std::vector<float> raw, normalised;
-  if (in.passage_vectors != nullptr && in.passage_vectors->cols > 0) {
+  std::vector<float> raw(E, 0.0f), normalised;
+  if (!in.passage_vectors.empty()) {
     for (auto& ps : entity_passages) {
       std::sort(ps.begin(), ps.end());
       ps.erase(std::unique(ps.begin(), ps.end()), ps.end());
     }
-    ComputeAbstractness(*in.passage_vectors, entity_passages, &raw, &normalised);
-  } else {
-    raw.assign(E, 0.0f);
-    normalised.assign(E, 0.0f);
+    const std::vector<char> known = ReuseAbstractness(*g, in, entity_passages, &raw);
+    ComputeRawAbstractness(in.passage_vectors, entity_passages, known, &raw);
   }
+  NormaliseAbstractness(raw, &normalised);
   g->raw_abstractness_ = std::move(raw);
   g->abstractness_ = std::move(normalised);
 

@@ -42,6 +42,7 @@
 #define FLOWRAG_GRAPH_KNOWLEDGE_GRAPH_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -85,6 +86,29 @@ struct Csr {
   size_t num_entries() const { return targets.size(); }
 };
 
+// Passage vectors read in place, row by row (abstractness reads only the
+// rows of the entities it computes): a FloatMatrix's rows (null or empty:
+// none) or any row accessor, such as a vector index's stored rows. A null
+// row reads as zeros.
+class PassageVectorRows {
+ public:
+  PassageVectorRows() = default;
+  PassageVectorRows(const FloatMatrix* m)  // NOLINT(google-explicit-constructor)
+      : rows_(m != nullptr ? m->rows : 0), dim_(m != nullptr ? m->cols : 0), matrix_(m) {}
+  PassageVectorRows(size_t rows, size_t dim, std::function<const float*(uint32_t)> row)
+      : rows_(rows), dim_(dim), row_(std::move(row)) {}
+  size_t rows() const { return rows_; }
+  size_t dim() const { return dim_; }
+  bool empty() const { return rows_ == 0 || dim_ == 0; }
+  // Row `r` (dim() floats) or null. REQUIRES r < rows().
+  const float* row(uint32_t r) const { return matrix_ != nullptr ? matrix_->row(r) : row_(r); }
+
+ private:
+  size_t rows_ = 0, dim_ = 0;
+  const FloatMatrix* matrix_ = nullptr;
+  std::function<const float*(uint32_t)> row_;
+};
+
 class KnowledgeGraph {
  public:
   // Builder input: rows as loaded from the store, already mapped to
@@ -121,8 +145,17 @@ class KnowledgeGraph {
     // shared with later graphs whose texts are the same.
     std::shared_ptr<const GraphVectors> vectors;
     // Passage embeddings for abstractness (rows = passages), may be empty.
-    const FloatMatrix* passage_vectors = nullptr;
+    PassageVectorRows passage_vectors;
+    // Optional: an earlier graph, and per passage of this input its row
+    // there (kNoRow for a passage it lacks), for passages whose vector is
+    // the same there. An entity whose passages map one to one, in order, to
+    // its passages there keeps its raw abstractness (the same vectors in
+    // the same order give the same float) and its passages' vectors are
+    // not read. Neither field is persisted (nor are the two above).
+    const KnowledgeGraph* previous = nullptr;
+    std::vector<uint32_t> previous_rows;
   };
+  static constexpr uint32_t kNoRow = UINT32_MAX;
   // Computes every array from `input` (CSR adjacency, facts by text, fact
   // sources, abstractness, the WalkGraph). A change of what it computes
   // needs a bump of kGraphArraysFormat (above).

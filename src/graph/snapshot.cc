@@ -167,6 +167,24 @@ bool HoldsVectors(const VectorIndex& index) {
   return dynamic_cast<const FlatIndex*>(&index) != nullptr || IsHnsw(&index);
 }
 
+// KnowledgeGraph::Input::previous_rows of a graph over `rows` passages
+// whose first `same` are an earlier graph's first `same`.
+std::vector<uint32_t> RowsUpTo(size_t same, size_t rows) {
+  std::vector<uint32_t> map(rows, KnowledgeGraph::kNoRow);
+  for (size_t r = 0; r < same; ++r) map[r] = static_cast<uint32_t>(r);
+  return map;
+}
+
+// KnowledgeGraph::Input::previous_rows of a graph over the passages of an
+// earlier one not `removed`, in their order.
+std::vector<uint32_t> KeptRows(const std::vector<bool>& removed) {
+  std::vector<uint32_t> map;
+  for (size_t r = 0; r < removed.size(); ++r) {
+    if (!removed[r]) map.push_back(static_cast<uint32_t>(r));
+  }
+  return map;
+}
+
 // The vectors an HNSW index (any kind) holds, as the matrix they were
 // added from.
 FloatMatrix VectorsOf(const VectorIndex& index) {
@@ -482,6 +500,13 @@ Status Snapshot::BuildGraph(SnapshotSource& store, const SnapshotOptions& option
       FLOWRAG_RETURN_IF_ERROR(
           ReadPassageVectors(store, dense_model_, passage_index, 0, P, &unindexed, &missing));
     }
+    const Snapshot* same = options.same_text.get();
+    if (same != nullptr && same->text_ == text_ && same->graph_ != nullptr) {
+      // The same passages with the same vectors: its abstractness holds
+      // for every entity whose passages are the same.
+      rows->previous = same->graph_.get();
+      rows->previous_rows = RowsUpTo(P, P);
+    }
     FLOWRAG_RETURN_IF_ERROR(BuildGraphFrom(std::move(*rows), &unindexed));
     rows.reset();  // what Build did not take
     phase.Done("graph_build");
@@ -491,16 +516,16 @@ Status Snapshot::BuildGraph(SnapshotSource& store, const SnapshotOptions& option
 }
 
 Status Snapshot::BuildGraphFrom(KnowledgeGraph::Input&& rows, const FloatMatrix* unindexed) {
-  const FloatMatrix* passage_vectors = PassageVectors();
-  FloatMatrix held;  // an HNSW index's vectors: copied, not read from the store again
-  if (IsHnsw(text_->dense.get())) {
-    held = VectorsOf(*text_->dense);
-    passage_vectors = &held;
+  const VectorIndex* dense = text_->dense.get();
+  if (const FloatMatrix* matrix = PassageVectors()) {
+    rows.passage_vectors = matrix;
+  } else if (dense != nullptr && HoldsVectors(*dense)) {
+    // An HNSW index's vectors, read in place.
+    rows.passage_vectors = PassageVectorRows(dense->Size(), dense->Dimension(),
+                                             [dense](uint32_t p) { return StoredVector(*dense, p); });
+  } else {
+    rows.passage_vectors = unindexed;
   }
-  static const FloatMatrix kNone;
-  rows.passage_vectors = passage_vectors != nullptr ? passage_vectors
-                         : unindexed != nullptr     ? unindexed
-                                                    : &kNone;
   FLOWRAG_ASSIGN_OR_RETURN(graph_, KnowledgeGraph::Build(std::move(rows)));
   return Status::Ok();
 }
@@ -581,6 +606,8 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Append(SnapshotSource& store,
                              ParseGraphRows(*previous.graph_rows_, first_new));
     in.num_passages = P;
     in.vectors = previous.graph_->vectors();
+    in.previous = previous.graph_.get();
+    in.previous_rows = RowsUpTo(first_new, P);
     FLOWRAG_RETURN_IF_ERROR(snap->BuildGraphFrom(std::move(in)));
     snap->graph_rows_ =
         std::make_shared<const std::string>(WithPassageCount(*previous.graph_rows_, P));
@@ -702,6 +729,8 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Remove(SnapshotSource& store,
           LoadGraphVectors(store, rows, go, &snap->stats_.graph_texts_embedded));
       rows.vectors = std::make_shared<const GraphVectors>(std::move(vectors));
       phase.Done("graph_vectors");
+      rows.previous = previous.graph_.get();
+      rows.previous_rows = KeptRows(removed);
       FLOWRAG_RETURN_IF_ERROR(snap->BuildGraphFrom(std::move(rows)));
       phase.Done("graph_build");
     }
