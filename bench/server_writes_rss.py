@@ -10,7 +10,10 @@ the document again with DELETE /v1/documents/{id}, asks one question. Every
 EVERY writes it samples the server's /proc status: VmRSS and its split into
 RssAnon (private memory: malloc) and RssFile (mapped file pages: the
 segment, shared with other processes and the page cache). Also times each
-insert and delete (HTTP round trip) and when the next query shows it.
+insert and delete (HTTP round trip) and when queries see it: while the
+request runs, a `bm25` query for the passage's text is polled every 20 ms,
+and the time from the request's start to the first answer that lists the
+document (insert) or no longer lists it (delete) is its visibility.
 
 Usage: bench/server_writes_rss.py --db STORE [--corpus corpus.jsonl]
          [--questions questions.jsonl] [--writes 100] [--every 10]
@@ -29,6 +32,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -118,6 +122,39 @@ def main():
                     sys.exit("server_writes_rss: the server ended; see " + log.name)
                 time.sleep(0.1)
 
+        def listed(doc_id, text):
+            answer = request(base + "/v1/query", {"question": text[:300], "method": "bm25",
+                                                  "top_k": 10})
+            passages = answer.get("retrieval", {}).get("passages", [])
+            return any(p.get("document_id") == doc_id for p in passages)
+
+        def timed_write(write, doc_id, text, want_listed):
+            """(round trip ms, visibility ms): `write` runs in a thread while
+            the main thread polls until the document's listing is `want_listed`."""
+            start = time.monotonic()
+            done = {}
+
+            def run():
+                write()
+                done["ms"] = (time.monotonic() - start) * 1000
+
+            thread = threading.Thread(target=run)
+            thread.start()
+            seen = None
+            # Until seen, or 10 s after the write returned (or at once if it failed).
+            while seen is None and (thread.is_alive() or (
+                    "ms" in done and time.monotonic() - start < done["ms"] / 1000 + 10)):
+                if listed(doc_id, text) == want_listed:
+                    seen = (time.monotonic() - start) * 1000
+                else:
+                    time.sleep(0.02)
+            thread.join()
+            if "ms" not in done:
+                sys.exit("server_writes_rss: the write failed; see the server log")
+            if seen is None:
+                sys.exit(f"server_writes_rss: {doc_id} not seen 10 s after its write")
+            return done["ms"], seen
+
         def ask(i):
             return request(base + "/v1/query", {"question": questions[i % len(questions)],
                                                 "method": args.method, "top_k": 5})
@@ -129,30 +166,35 @@ def main():
               f"method {args.method}")
         print()
         print("| writes | VmRSS MiB | RssAnon MiB | RssFile MiB | insert ms (median) | "
-              "delete ms (median) |")
-        print("|---|---|---|---|---|---|")
-        print(f"| 0 | {first['VmRSS']:.0f} | {first['RssAnon']:.0f} | {first['RssFile']:.0f} | | |")
-        inserts, deletes = [], []
+              "insert visible ms | delete ms (median) | delete visible ms |")
+        print("|---|---|---|---|---|---|---|---|")
+        print(f"| 0 | {first['VmRSS']:.0f} | {first['RssAnon']:.0f} | {first['RssFile']:.0f} "
+              "| | | | |")
+        inserts, deletes, insert_seen, delete_seen = [], [], [], []
         last = first
         for n, p in enumerate(passages[:args.writes], start=1):
             doc_id = f"rss-probe-{n}"
-            start = time.monotonic()
-            request(base + "/v1/documents",
-                    {"documents": [{"id": doc_id, "title": p.get("title", ""),
-                                    "text": p["text"]}]})
-            inserts.append((time.monotonic() - start) * 1000)
+            ms, seen = timed_write(
+                lambda: request(base + "/v1/documents",
+                                {"documents": [{"id": doc_id, "title": p.get("title", ""),
+                                                "text": p["text"]}]}), doc_id, p["text"], True)
+            inserts.append(ms)
+            insert_seen.append(seen)
             ask(n)
-            start = time.monotonic()
-            request(base + "/v1/documents/" + urllib.parse.quote(doc_id, safe=""),
-                    method="DELETE")
-            deletes.append((time.monotonic() - start) * 1000)
+            ms, seen = timed_write(
+                lambda: request(base + "/v1/documents/" + urllib.parse.quote(doc_id, safe=""),
+                                method="DELETE"), doc_id, p["text"], False)
+            deletes.append(ms)
+            delete_seen.append(seen)
             ask(n + 1)
             time.sleep(args.pause)
             if n % args.every == 0 or n == args.writes:
                 last = memory(server.pid)
                 print(f"| {n} | {last['VmRSS']:.0f} | {last['RssAnon']:.0f} | "
                       f"{last['RssFile']:.0f} | {statistics.median(inserts[-args.every:]):.0f} | "
-                      f"{statistics.median(deletes[-args.every:]):.0f} |", flush=True)
+                      f"{statistics.median(insert_seen[-args.every:]):.0f} | "
+                      f"{statistics.median(deletes[-args.every:]):.0f} | "
+                      f"{statistics.median(delete_seen[-args.every:]):.0f} |", flush=True)
         print()
         print(f"RSS after {args.writes} writes / after open: {last['VmRSS'] / first['VmRSS']:.2f} "
               f"(anon {last['RssAnon'] / max(first['RssAnon'], 1):.2f}); peak (VmHWM) "
