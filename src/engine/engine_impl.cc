@@ -169,6 +169,15 @@ Status EngineImpl::ReadStoreConsistently(const std::function<Status(Store&)>& re
   return reader_->ReadConsistently([&] { return read(*reader_); });
 }
 
+void EngineImpl::PublishTombstone(std::string_view document_id) {
+  std::shared_ptr<const ReadSession> current = published();
+  if (current == nullptr) return;
+  std::shared_ptr<const ReadSession> hidden = current->WithTombstone(document_id);
+  if (hidden == nullptr) return;
+  std::lock_guard<std::mutex> lock(session_mu_);
+  session_ = std::move(hidden);
+}
+
 void EngineImpl::SwapSnapshot(std::shared_ptr<const Snapshot> snap) {
   auto next = std::make_shared<const ReadSession>(std::move(snap), services_.get());
   std::lock_guard<std::mutex> lock(session_mu_);

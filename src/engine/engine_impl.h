@@ -91,7 +91,8 @@ class EngineImpl final : public Engine {
   Status LoadCurrentSegment();
   // A write run: the writer lock, the embedder (indexing/index_run.h).
   // REQUIRES: write_mu_ held.
-  Result<std::unique_ptr<IndexRun>> BeginRun();
+  Result<std::unique_ptr<IndexRun>> BeginRun(
+      IndexRun::VectorCheck check = IndexRun::VectorCheck::kScan);
   // Takes the run's embedder and publishes a session over a snapshot of
   // what it committed (even after a failure); `same_text`: see
   // RebuildSnapshot. REQUIRES: write_mu_ held.
@@ -127,6 +128,10 @@ class EngineImpl final : public Engine {
   std::shared_ptr<const Snapshot> published_snapshot() const;
   // Publishes a read session over `snap`.
   void SwapSnapshot(std::shared_ptr<const Snapshot> snap);
+  // Publishes the current session with document `document_id` (deleted from
+  // the store) hidden; nothing when no session holds it. REQUIRES write_mu_
+  // held (no other publish between the read and the swap).
+  void PublishTombstone(std::string_view document_id);
   // The options every snapshot of this engine is built with.
   Result<SnapshotOptions> SnapshotBuildOptions() const;
   // The persister published `written`'s segment: when `written` is still

@@ -92,10 +92,13 @@ Status EngineImpl::DeleteDocument(std::string_view document_id) {
   if (options_.read_only) return Status::FailedPrecondition("the store is opened read-only");
   std::lock_guard<std::mutex> lock(write_mu_);
   FLOWRAG_RETURN_IF_ERROR(LoadCurrentSegment());
-  FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<IndexRun> run, BeginRun());
+  FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<IndexRun> run, BeginRun(IndexRun::VectorCheck::kSkip));
   FLOWRAG_ASSIGN_OR_RETURN(const bool was_current, SessionIsCurrent());
   FLOWRAG_RETURN_IF_ERROR(run->DeleteDocument(document_id));
   embedder_ = run->embedder();
+  // Visible at once: the published snapshot with the document hidden, until
+  // one without it replaces it (session/tombstones.h).
+  PublishTombstone(document_id);
   // The current snapshot without the document (when it was the store's
   // state before the delete), else a rebuild.
   std::shared_ptr<const Snapshot> current = published_snapshot();
@@ -124,8 +127,8 @@ Status EngineImpl::LoadCurrentSegment() {
   return LoadState();
 }
 
-Result<std::unique_ptr<IndexRun>> EngineImpl::BeginRun() {
-  return IndexRun::Begin(RunStores::Of(*store_), options_, embedder_);
+Result<std::unique_ptr<IndexRun>> EngineImpl::BeginRun(IndexRun::VectorCheck check) {
+  return IndexRun::Begin(RunStores::Of(*store_), options_, embedder_, check);
 }
 
 Result<bool> EngineImpl::SessionIsCurrent() const {

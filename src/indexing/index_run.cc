@@ -15,15 +15,18 @@
 namespace flowrag {
 
 Result<std::unique_ptr<IndexRun>> IndexRun::Begin(RunStores stores, const EngineOptions& engine,
-                                                  std::shared_ptr<Embedder> current) {
+                                                  std::shared_ptr<Embedder> current,
+                                                  VectorCheck check) {
   std::unique_ptr<IndexRun> run(new IndexRun(stores, engine));
   FLOWRAG_ASSIGN_OR_RETURN(run->lock_, stores.phases.journal.AcquireWriterLock(
                                            std::chrono::milliseconds(engine.writer_wait_ms)));
   FLOWRAG_RETURN_IF_ERROR(run->SettleEmbedder(std::move(current)));
   // The run rebuilds snapshots from the cached vectors after its writes: a
   // damaged one must stop it before them (issue 32).
-  FLOWRAG_RETURN_IF_ERROR(stores.phases.embeddings.CheckVectorSizes(run->embedder_->ModelId(),
-                                                                    run->embedder_->Dimension()));
+  if (check == VectorCheck::kScan) {
+    FLOWRAG_RETURN_IF_ERROR(stores.phases.embeddings.CheckVectorSizes(
+        run->embedder_->ModelId(), run->embedder_->Dimension()));
+  }
   return run;
 }
 

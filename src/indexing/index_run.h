@@ -59,12 +59,19 @@ struct RunStores {
 
 class IndexRun {
  public:
+  // Whether Begin scans every cached vector of the model for damage (a
+  // scan of the embedding table: O(corpus), about 1-3 s at 10^5 passages).
+  // A run that indexes needs it: the snapshot after it may read any of them.
+  // A delete reads none (Snapshot::Remove), and a rebuild that would read
+  // them checks each as it reads it.
+  enum class VectorCheck { kScan, kSkip };
   // Takes the writer lock (waiting up to EngineOptions::writer_wait_ms),
   // settles the embedder (`current`, the engine's, when the store records
-  // its model; may be null) and checks the store for damage a run would
-  // meet after writing (Corruption naming it). Writes nothing.
+  // its model; may be null) and, with kScan, checks the store for damage a
+  // run would meet after writing (Corruption naming it). Writes nothing.
   static Result<std::unique_ptr<IndexRun>> Begin(RunStores stores, const EngineOptions& engine,
-                                                 std::shared_ptr<Embedder> current);
+                                                 std::shared_ptr<Embedder> current,
+                                                 VectorCheck check = VectorCheck::kScan);
   IndexRun(const IndexRun&) = delete;
   IndexRun& operator=(const IndexRun&) = delete;
 

@@ -63,7 +63,8 @@ Result<RetrievalResult> ReadSession::QueryWith(std::string_view question,
   if (options.top_k == 0) return Status::InvalidArgument("top_k: expected a positive number");
   RetrievalRequest request;
   request.query = std::string(question);
-  request.top_k = options.top_k;
+  // As many more as may be hidden, so that top_k remain.
+  request.top_k = options.top_k + (tombstones_ != nullptr ? tombstones_->passages.size() : 0);
   std::map<std::string, std::string> params;
   const auto defaults = services_->method_defaults.find(method);
   if (defaults != services_->method_defaults.end()) {
@@ -74,6 +75,7 @@ Result<RetrievalResult> ReadSession::QueryWith(std::string_view question,
   request.chat = chat;
   request.explain = options.explain;
   FLOWRAG_ASSIGN_OR_RETURN(RetrievalOutput out, it->second->Retrieve(snap, request));
+  if (tombstones_ != nullptr) HideTombstoned(*tombstones_, options.top_k, &out);
   RetrievalResult result;
   result.method = method;
   result.diagnostics = std::move(out.diagnostics);
@@ -116,6 +118,7 @@ Result<DocumentPage> ReadSession::ListDocuments(std::string_view cursor, size_t 
                              [](int64_t id, const SnapshotDocument& d) { return id < d.id; });
   DocumentPage page;
   for (; it != docs.end() && page.documents.size() < limit; ++it) {
+    if (Hidden(static_cast<uint32_t>(it - docs.begin()))) continue;
     page.documents.push_back(Describe(*it, /*with_text=*/false));
   }
   if (it != docs.end()) page.next_cursor = std::to_string(std::prev(it)->id);
@@ -123,10 +126,22 @@ Result<DocumentPage> ReadSession::ListDocuments(std::string_view cursor, size_t 
 }
 
 Result<StoredDocument> ReadSession::GetDocument(std::string_view id) const {
-  for (const SnapshotDocument& d : snapshot_->documents()) {
-    if (d.external_id == id) return Describe(d, /*with_text=*/true);
+  const std::vector<SnapshotDocument>& docs = snapshot_->documents();
+  for (uint32_t d = 0; d < docs.size(); ++d) {
+    if (docs[d].external_id == id && !Hidden(d)) return Describe(docs[d], /*with_text=*/true);
   }
   return Status::NotFound("document \"" + EscapeForMessage(id, 80) + "\": no such document");
+}
+
+std::shared_ptr<const ReadSession> ReadSession::WithTombstone(std::string_view document_id) const {
+  std::shared_ptr<const Tombstones> hidden =
+      AddTombstone(*snapshot_, tombstones_.get(), document_id);
+  if (hidden == nullptr) return nullptr;
+  return std::make_shared<const ReadSession>(snapshot_, services_, std::move(hidden));
+}
+
+bool ReadSession::Hidden(uint32_t document) const {
+  return tombstones_ != nullptr && tombstones_->HidesDocument(document);
 }
 
 std::shared_ptr<const GraphView> ReadSession::Graph() const { return MakeGraphView(snapshot_); }

@@ -8,6 +8,8 @@
 // engine that publishes a new session after a write never waits for the
 // queries running on the old one, and never changes the evidence under
 // them; the old session (and its snapshot) goes when the last call ends.
+// A deleted document can be hidden from a session before its snapshot
+// without it is published (WithTombstone, session/tombstones.h).
 //
 // What sessions share is in SessionServices: the retrievers with their
 // options, built once when the engine opens (a query's overrides are applied
@@ -35,6 +37,7 @@
 #include "flowrag/schema.h"
 #include "graph/snapshot.h"
 #include "retrieval/retriever.h"
+#include "session/tombstones.h"
 
 namespace flowrag {
 
@@ -75,10 +78,16 @@ Result<std::unique_ptr<SessionServices>> MakeSessionServices(const EngineOptions
 class ReadSession {
  public:
   // REQUIRES: `snapshot` not null; `services` outlives every session.
-  ReadSession(std::shared_ptr<const Snapshot> snapshot, const SessionServices* services)
-      : snapshot_(std::move(snapshot)), services_(services) {}
+  // `tombstones` (may be null): documents of the snapshot already deleted
+  // from the store, hidden from every read (session/tombstones.h).
+  ReadSession(std::shared_ptr<const Snapshot> snapshot, const SessionServices* services,
+              std::shared_ptr<const Tombstones> tombstones = nullptr)
+      : snapshot_(std::move(snapshot)), services_(services), tombstones_(std::move(tombstones)) {}
 
   const std::shared_ptr<const Snapshot>& snapshot() const { return snapshot_; }
+  // This session's snapshot with document `document_id` hidden as well;
+  // null when the snapshot has no such document.
+  std::shared_ptr<const ReadSession> WithTombstone(std::string_view document_id) const;
 
   // Ranked passages with the method `options` names (auto resolved), the
   // chat model of the services (query-time LLM steps) when one is set.
@@ -102,9 +111,12 @@ class ReadSession {
   // The schema agent's routing context, built on the first schema question
   // and kept with the snapshot (Snapshot::Derived); null without a contract.
   Result<std::shared_ptr<const SchemaIndex>> SchemaIndexOf() const;
+  // Whether snapshot document `document` is tombstoned.
+  bool Hidden(uint32_t document) const;
 
   std::shared_ptr<const Snapshot> snapshot_;
   const SessionServices* services_;
+  std::shared_ptr<const Tombstones> tombstones_;  // null: nothing hidden
 };
 
 }  // namespace flowrag
