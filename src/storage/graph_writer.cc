@@ -14,6 +14,23 @@ namespace {
 // the first value): one round trip instead of one per value.
 constexpr int kLookupSlots = 16;
 
+// Runs `s` (bound; a DELETE ... RETURNING an id) to its end: each id into
+// *ids, *rows counting them. Reset after, an error included.
+Status ReadIds(Statement& s, std::set<int64_t>* ids, int64_t* rows) {
+  while (true) {
+    Result<bool> row = s.Step();
+    if (!row.ok()) {
+      s.Reset();
+      return row.status();
+    }
+    if (!*row) break;
+    ids->insert(s.Int(0));
+    ++*rows;
+  }
+  s.Reset();
+  return Status::Ok();
+}
+
 // "(?1, ?2, ..., ?N)".
 std::string Slots(int n) {
   std::string s = "(";
@@ -99,6 +116,17 @@ Status GraphWriter::Prepare() {
       {&clear_mentions_, "DELETE FROM mentions WHERE passage_id = ? RETURNING entity_id"},
       {&clear_descriptions_, "DELETE FROM descriptions WHERE passage_id = ?"},
       {&clear_fact_sources_, "DELETE FROM fact_sources WHERE passage_id = ?"},
+      // The same, read when Finish() collects: the facts that may be orphans.
+      {&clear_fact_sources_returning_,
+       "DELETE FROM fact_sources WHERE passage_id = ? RETURNING fact_id"},
+      // An entity no passage defines any more (its links, keys, facts and
+      // synonym edges cascade), a fact left without a source.
+      {&collect_entity_,
+       "DELETE FROM entities WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM mentions m WHERE "
+       "m.entity_id = ?1 AND m.defining = 1)"},
+      {&collect_fact_,
+       "DELETE FROM facts WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM fact_sources s WHERE "
+       "s.fact_id = ?1)"},
       // Most frequent surface form, then the non-empty type a schema record
       // gave, else the most frequent one.
       {&canonical_, kCanonicalSql.c_str()},
@@ -150,24 +178,19 @@ Status GraphWriter::ForgetPassage(int64_t passage_id) {
   return ClearPassage(passage_id);
 }
 
-// Three statements queued and the fourth read: one round trip.
+// Three statements queued and the fourth read: one round trip (two when
+// Finish collects: the fact sources are read too).
 Status GraphWriter::ClearPassage(int64_t passage_id) {
   const int64_t keys_before = cleared_keys_, rows_before = cleared_rows_;
   FLOWRAG_RETURN_IF_ERROR(clear_keys_.Bind(1, passage_id).Queue(&cleared_keys_));
   FLOWRAG_RETURN_IF_ERROR(clear_descriptions_.Bind(1, passage_id).Queue(&cleared_rows_));
-  FLOWRAG_RETURN_IF_ERROR(clear_fact_sources_.Bind(1, passage_id).Queue(&cleared_rows_));
-  clear_mentions_.Bind(1, passage_id);
-  while (true) {
-    Result<bool> row = clear_mentions_.Step();
-    if (!row.ok()) {
-      clear_mentions_.Reset();
-      return row.status();
-    }
-    if (!*row) break;
-    touched_.insert(clear_mentions_.Int(0));
-    ++cleared_rows_;
+  if (collect_) {
+    FLOWRAG_RETURN_IF_ERROR(ReadIds(clear_fact_sources_returning_.Bind(1, passage_id),
+                                    &unsourced_, &cleared_rows_));
+  } else {
+    FLOWRAG_RETURN_IF_ERROR(clear_fact_sources_.Bind(1, passage_id).Queue(&cleared_rows_));
   }
-  clear_mentions_.Reset();
+  FLOWRAG_RETURN_IF_ERROR(ReadIds(clear_mentions_.Bind(1, passage_id), &touched_, &cleared_rows_));
   if (cleared_keys_ != keys_before || cleared_rows_ != rows_before) removed_ = true;
   // A key may have lost its last row.
   if (cleared_keys_ != keys_before) key_owners_.clear();
@@ -441,9 +464,10 @@ Status GraphWriter::Canonicalise() {
 
 Status GraphWriter::Finish() {
   if (collect_ && (removed_ || !report_.created_entities.empty())) {
-    FLOWRAG_RETURN_IF_ERROR(Collect());
+    FLOWRAG_RETURN_IF_ERROR(CollectTouched());
   }
   removed_ = false;
+  unsourced_.clear();
   relations_known_.clear();
   FLOWRAG_RETURN_IF_ERROR(Canonicalise());
   touched_.clear();
@@ -456,8 +480,7 @@ Status GraphWriter::Finish() {
   return Status::Ok();
 }
 
-Status GraphWriter::Collect() {
-  relations_known_.clear();  // relations without facts go
+Status GraphWriter::CollectOrphans() {
   // Entities no passage defines any more (their links, keys, facts and
   // synonym edges cascade), then facts left without a source.
   FLOWRAG_RETURN_IF_ERROR(
@@ -468,10 +491,35 @@ Status GraphWriter::Collect() {
       conn_->Exec("DELETE FROM facts WHERE NOT EXISTS (SELECT 1 FROM fact_sources s WHERE "
                   "s.fact_id = facts.id)"));
   report_.facts_deleted += conn_->Changes();
-  FLOWRAG_RETURN_IF_ERROR(
-      conn_->Exec("DELETE FROM relations WHERE NOT EXISTS (SELECT 1 FROM facts f "
-                  "WHERE f.relation_id = relations.id)"));
-  return Status::Ok();
+  return CollectRelations();
+}
+
+// Only what this transaction touched can have become an orphan in it: an
+// entity loses its last defining mention when a passage's mentions are
+// cleared (touched_), and one created here may have none; a fact loses its
+// last source when a passage's sources are cleared (unsourced_), and a fact
+// whose entity goes, goes with it.
+Status GraphWriter::CollectTouched() {
+  std::set<int64_t> entities = touched_;
+  entities.insert(report_.created_entities.begin(), report_.created_entities.end());
+  int64_t entities_deleted = 0, facts_deleted = 0;
+  for (int64_t id : entities) {
+    FLOWRAG_RETURN_IF_ERROR(collect_entity_.Bind(1, id).Queue(&entities_deleted));
+  }
+  for (int64_t id : unsourced_) {
+    FLOWRAG_RETURN_IF_ERROR(collect_fact_.Bind(1, id).Queue(&facts_deleted));
+  }
+  FLOWRAG_RETURN_IF_ERROR(conn_->Flush());
+  report_.entities_deleted += entities_deleted;
+  report_.facts_deleted += facts_deleted;
+  return CollectRelations();
+}
+
+Status GraphWriter::CollectRelations() {
+  relations_known_.clear();  // relations without facts go
+  return conn_->Exec(
+      "DELETE FROM relations WHERE NOT EXISTS (SELECT 1 FROM facts f "
+      "WHERE f.relation_id = relations.id)");
 }
 
 }  // namespace flowrag

@@ -121,9 +121,10 @@ class GraphWriter {
   Status MarkFailed(int64_t passage_id, std::string_view extractor, std::string_view detail);
 
   // Garbage collection and canonical names (see the file comment). Call once
-  // after the last Apply/Add of the transaction. The collection scans the
-  // graph tables, so it runs only when the transaction removed rows or
-  // created entities (a transaction that only adds documents skips it).
+  // after the last Apply/Add of the transaction. The collection looks only
+  // at what the transaction touched: the entities whose mentions it cleared
+  // or that it created, the facts whose sources it cleared (O(change), not
+  // a scan of the graph tables), and the relations table.
   Status Finish();
 
   // With `collect` false, Finish() leaves the entities no passage defines
@@ -131,8 +132,10 @@ class GraphWriter {
   // an entity one batch links and a later batch defines, so its graph does
   // not depend on the batch size, nor on where a crashed run stopped.
   void set_collect(bool collect) { collect_ = collect; }
-  // The collection of Finish(), now, whatever this transaction wrote.
-  Status CollectOrphans() { return Collect(); }
+  // Collects every orphan of the store, now, whatever this transaction
+  // wrote: a scan of the entities, facts and relations (the end of a run
+  // whose batches left theirs, and of one that completes a crashed run's).
+  Status CollectOrphans();
 
   const GraphWriteReport& report() const { return report_; }
 
@@ -161,11 +164,15 @@ class GraphWriter {
   Result<int64_t> KeyOwner(const std::string& key);
   // Canonical names and types of the touched entities.
   Status Canonicalise();
-  Status Collect();
+  // Finish()'s collection: the touched entities and facts, then relations.
+  Status CollectTouched();
+  // Relations without facts (a scan of the relations table).
+  Status CollectRelations();
 
   SqlConnection* conn_;
   GraphWriteReport report_;
   std::set<int64_t> touched_;  // entities whose mentions changed
+  std::set<int64_t> unsourced_;  // facts that lost a source (when collecting)
   bool removed_ = false;       // a passage's earlier rows were cleared
   bool collect_ = true;        // Finish() collects (set_collect)
   // Relations inserted or known to exist in this transaction (until a
@@ -180,7 +187,8 @@ class GraphWriter {
   int64_t cleared_keys_ = 0, cleared_rows_ = 0;  // ClearPassage's deletions
   Statement find_key_, find_keys_, insert_entity_, insert_key_, upsert_mention_,
       insert_description_, insert_relation_, insert_fact_, insert_fact_source_, mark_,
-      clear_keys_, clear_mentions_, clear_descriptions_, clear_fact_sources_, canonical_, rename_,
+      clear_keys_, clear_mentions_, clear_descriptions_, clear_fact_sources_,
+      clear_fact_sources_returning_, collect_entity_, collect_fact_, canonical_, rename_,
       passage_hash_;
 };
 
