@@ -636,9 +636,13 @@ Status Store::ForEachPassageEmbedding(std::string_view model,
                                       const std::function<Status(int64_t, std::string_view)>& fn,
                                       int64_t after_id) {
   std::lock_guard<std::mutex> lock(mu_);
+  // Passages drive the join, in id order, each probing the embedding table's
+  // key: `+p.embed_hash` keeps SQLite from driving it by the embeddings of
+  // the model instead (all of them, then a sort, whatever `after_id`: 1.3 s
+  // at 10^5 passages for an insert's few vectors, 4 ms this way).
   FLOWRAG_ASSIGN_OR_RETURN(
       Statement s, conn_->Prepare("SELECT p.id, e.vector FROM passages p JOIN embeddings e ON "
-                                  "e.model = ? AND e.text_hash = p.embed_hash WHERE p.id > ? "
+                                  "e.model = ? AND e.text_hash = +p.embed_hash WHERE p.id > ? "
                                   "ORDER BY p.id"));
   s.Bind(1, model).Bind(2, after_id);
   while (true) {
