@@ -219,11 +219,24 @@ TEST_P(StoreBackendTest, EmbedWatermarkSkipsEmbeddedPassagesAndSurvivesIdReuse) 
   EXPECT_EQ(*store->CountPassagesMissingEmbeddings("m"), 1);
   embed_all("m");
   EXPECT_TRUE(store->GetMeta("embed_watermark")->has_value());
+  // An unreadable value counts as none: every passage is looked at again.
+  std::vector<DocumentWrite> skipped = {Doc("g", "eta", 7)};
+  ASSERT_TRUE(store->WriteDocuments(skipped).ok());
+  ASSERT_TRUE(store->MarkAllPassagesEmbedded("m").ok());
+  ASSERT_EQ(*store->CountPassagesMissingEmbeddings("m"), 0);
+  const std::string held = store->GetMeta("embed_watermark")->value();
+  for (const char* damaged : {"", "7", "x 9 m", "1 -3 m", "99999999999999999999 1 m", "1 2 "}) {
+    SCOPED_TRACE(damaged);
+    ASSERT_TRUE(store->SetMeta("embed_watermark", damaged).ok());
+    EXPECT_EQ(*store->CountPassagesMissingEmbeddings("m"), 1);
+    ASSERT_TRUE(store->SetMeta("embed_watermark", held).ok());
+  }
+  embed_all("m");
 
   // Dropping a model's vectors drops its watermark.
   ASSERT_TRUE(store->DropEmbeddingsOfFamilyExcept("m", "m2").ok());
   EXPECT_FALSE(store->GetMeta("embed_watermark")->has_value());
-  EXPECT_EQ(*store->CountPassagesMissingEmbeddings("m"), 4);
+  EXPECT_EQ(*store->CountPassagesMissingEmbeddings("m"), 5);
 }
 
 TEST_P(StoreBackendTest, SnapshotPartsAreReadByRangeAndRefusedWhenStale) {
