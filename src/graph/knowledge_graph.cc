@@ -18,20 +18,30 @@ struct Entry {
   uint32_t attr;
 };
 
-// CSR from directed entries; neighbours sorted by (target, attr).
-Csr BuildCsr(size_t num_nodes, std::vector<Entry>& entries) {
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-    return std::tie(a.from, a.to, a.attr) < std::tie(b.from, b.to, b.attr);
-  });
+// CSR from directed entries; neighbours sorted by (target, attr). The
+// entries are placed by source node in one counting pass, then each node's
+// few neighbours sorted: O(entries + nodes + Σ d log d), where one sort of
+// every entry was O(E log E) (half of a 10^5-passage graph's build).
+Csr BuildCsr(size_t num_nodes, const std::vector<Entry>& entries) {
   std::vector<uint64_t> offsets(num_nodes + 1, 0);
   for (const Entry& e : entries) ++offsets[e.from + 1];
   for (size_t i = 0; i < num_nodes; ++i) offsets[i + 1] += offsets[i];
+  std::vector<Entry> placed(entries.size());
+  std::vector<uint64_t> next(offsets.begin(), offsets.end() - 1);
+  for (const Entry& e : entries) placed[next[e.from]++] = e;
+  for (size_t n = 0; n < num_nodes; ++n) {
+    if (offsets[n + 1] - offsets[n] < 2) continue;
+    std::sort(placed.begin() + offsets[n], placed.begin() + offsets[n + 1],
+              [](const Entry& a, const Entry& b) {
+                return std::tie(a.to, a.attr) < std::tie(b.to, b.attr);
+              });
+  }
   std::vector<uint32_t> targets, attrs;
   std::vector<float> weights;
-  targets.reserve(entries.size());
-  weights.reserve(entries.size());
-  attrs.reserve(entries.size());
-  for (const Entry& e : entries) {
+  targets.reserve(placed.size());
+  weights.reserve(placed.size());
+  attrs.reserve(placed.size());
+  for (const Entry& e : placed) {
     targets.push_back(e.to);
     weights.push_back(e.weight);
     attrs.push_back(e.attr);
