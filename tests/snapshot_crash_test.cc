@@ -541,14 +541,19 @@ class SnapshotCrashTest : public ::testing::Test {
     EXPECT_EQ(Leftovers(segments), "");
   }
 
+  // Under the sanitizers every third case (testing::RunsCrashPoint), shifted
+  // by the operation so that the four tests stop at different phases.
   void RunEveryCase(Operation op) {
-    size_t cases = 0;
+    std::vector<CrashCase> cases;
     for (const CrashCase& c : AllCases()) {
-      if (c.op != op) continue;
-      StopReopenAndRerun(c);
-      ++cases;
+      if (c.op == op) cases.push_back(c);
     }
-    EXPECT_GE(cases, 15u);
+    for (size_t i = 0; i < cases.size(); ++i) {
+      if (testing::RunsCrashPoint(i, cases.size(), static_cast<size_t>(op))) {
+        StopReopenAndRerun(cases[i]);
+      }
+    }
+    EXPECT_GE(cases.size(), 15u);
   }
 
   static TempDir* dir_;
