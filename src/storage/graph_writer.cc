@@ -1,5 +1,6 @@
 #include "storage/graph_writer.h"
 
+#include <functional>
 #include <map>
 #include <vector>
 
@@ -14,21 +15,29 @@ namespace {
 // the first value): one round trip instead of one per value.
 constexpr int kLookupSlots = 16;
 
-// Runs `s` (bound; a DELETE ... RETURNING an id) to its end: each id into
-// *ids, *rows counting them. Reset after, an error included.
-Status ReadIds(Statement& s, std::set<int64_t>* ids, int64_t* rows) {
+// Runs `s` (bound) to its end, calling `row` on each row. Reset after, an
+// error included.
+Status StepAll(Statement& s, const std::function<void()>& row) {
   while (true) {
-    Result<bool> row = s.Step();
-    if (!row.ok()) {
+    Result<bool> more = s.Step();
+    if (!more.ok()) {
       s.Reset();
-      return row.status();
+      return more.status();
     }
-    if (!*row) break;
-    ids->insert(s.Int(0));
-    ++*rows;
+    if (!*more) break;
+    row();
   }
   s.Reset();
   return Status::Ok();
+}
+
+// Runs `s` (bound; a DELETE ... RETURNING an id) to its end: each id into
+// *ids, *rows counting them.
+Status ReadIds(Statement& s, std::set<int64_t>* ids, int64_t* rows) {
+  return StepAll(s, [&] {
+    ids->insert(s.Int(0));
+    ++*rows;
+  });
 }
 
 // "(?1, ?2, ..., ?N)".
@@ -230,18 +239,11 @@ Status GraphWriter::PrefetchKeys(const PassageExtraction& ex) {
       find_keys_.Bind(i + 1, wanted[k]);
     }
     std::unordered_map<std::string, int64_t> found;
-    while (true) {
-      Result<bool> row = find_keys_.Step();
-      if (!row.ok()) {
-        find_keys_.Reset();
-        return row.status();
-      }
-      if (!*row) break;
+    FLOWRAG_RETURN_IF_ERROR(StepAll(find_keys_, [&] {
       // Every row of a key names the same entity (AddEntities).
       found.emplace(std::string(find_keys_.Text(0)), find_keys_.Int(1));
       RememberName(find_keys_.Int(1), find_keys_.Text(2), find_keys_.Text(3));
-    }
-    find_keys_.Reset();
+    }));
     for (size_t k = begin; k < std::min(wanted.size(), begin + kLookupSlots); ++k) {
       auto it = found.find(wanted[k]);
       key_owners_.emplace(wanted[k], it == found.end() ? 0 : it->second);
