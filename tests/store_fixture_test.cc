@@ -11,8 +11,8 @@
 //     fact rows in float16, which moves their scores in the fourth digit
 //     and swaps six near-ties of the 96 rankings);
 //   - the first writable open migrates it: a snapshot segment is published,
-//     the parts are dropped, the answers stay the same, and a reopen adopts
-//     the segment;
+//     the parts are dropped, the vector check's index (embeddings_sizes) is
+//     added, the answers stay the same, and a reopen adopts the segment;
 //   - the migrated store equals the same corpus indexed afresh by this
 //     build, content, snapshot and answers, exactly: no difference is
 //     expected, since what writes a store's rows (storage/, ingest/,
@@ -133,6 +133,11 @@ int64_t CountRows(const std::string& path, const std::string& table) {
   return n;
 }
 
+// Whether the SQLite store at `path` has the index `name` (read-only).
+bool HasIndex(const std::string& path, const std::string& name) {
+  return CountRows(path, "sqlite_master WHERE type = 'index' AND name = '" + name + "'") == 1;
+}
+
 class StoreFixtureTest : public ::testing::Test {
  protected:
   // The fixture's corpus indexed afresh by this build, once, and an engine
@@ -207,6 +212,8 @@ TEST_F(StoreFixtureTest, TheFixtureIsAStoreWithSnapshotParts) {
   }
   EXPECT_FALSE(fs::exists(path_ + ".segments"));
   EXPECT_EQ(s.store->Counts().value().documents, 34);
+  // Added since without a format change (doc/storage.md "Versioning").
+  EXPECT_FALSE(HasIndex(path_, "embeddings_sizes"));
 }
 
 TEST_F(StoreFixtureTest, AReadOnlyOpenAnswersAsTodaysIndexAndWritesNothing) {
@@ -239,6 +246,7 @@ TEST_F(StoreFixtureTest, TheFirstWritableOpenMigratesToASegmentThatAnswersTheSam
     for (const char* part : kOldParts) EXPECT_EQ(stats.parts[part], PartState::kLoaded) << part;
   }
   Migrate(/*compact=*/false);
+  EXPECT_TRUE(HasIndex(path_, "embeddings_sizes"));  // the vector check's
 
   // One snapshot segment at the store's generation (unchanged: a migration
   // writes no data), and no parts left in the database.

@@ -59,11 +59,12 @@ struct RunStores {
 
 class IndexRun {
  public:
-  // Whether Begin scans every cached vector of the model for damage (a
-  // scan of the embedding table: O(corpus), about 1-3 s at 10^5 passages).
-  // A run that indexes needs it: the snapshot after it may read any of them.
-  // A delete reads none (Snapshot::Remove), and a rebuild that would read
-  // them checks each as it reads it.
+  // Whether Begin checks every cached vector of the model for damage
+  // (EmbeddingCache::CheckVectorSizes: range probes of an index of the
+  // rows' sizes, O(log n + damaged rows), reading no vector). A run that
+  // indexes needs it: the snapshot after it may read any of them. A delete
+  // reads none (Snapshot::Remove), and a rebuild that would read them
+  // checks each as it reads it.
   enum class VectorCheck { kScan, kSkip };
   // Takes the writer lock (waiting up to EngineOptions::writer_wait_ms),
   // settles the embedder (`current`, the engine's, when the store records

@@ -209,7 +209,8 @@ CREATE TABLE snapshot_chunks(
 INSERT INTO meta(key, value) VALUES ('generation', '1') ON CONFLICT DO NOTHING;
 )sql";
 
-// PostgreSQL at format 6: the same tables, columns and indexes as kV1..kV6.
+// PostgreSQL at format 6: the same tables, columns and indexes as kV1..kV6
+// (and, in both dialects, the indexes of AddedIndexes()).
 // INTEGER becomes BIGINT (SQLite integers are 64-bit), REAL double
 // precision, BLOB bytea, an INTEGER PRIMARY KEY an identity column; text
 // compares bytewise (COLLATE "C"), as in SQLite, so ORDER BY and min() pick
@@ -386,6 +387,27 @@ INSERT INTO meta(key, value) VALUES ('generation', '1');
 )sql";
 
 }  // namespace
+
+const char kBadVectorSizesQuery[] =
+    "SELECT count(*), min(text_hash) FROM ("
+    "SELECT text_hash FROM embeddings WHERE model = ?1 AND dim < ?2 "
+    "UNION ALL SELECT text_hash FROM embeddings WHERE model = ?1 AND dim > ?2 "
+    "UNION ALL SELECT text_hash FROM embeddings WHERE model = ?1 AND dim = ?2 AND "
+    "length(vector) < ?3 "
+    "UNION ALL SELECT text_hash FROM embeddings WHERE model = ?1 AND dim = ?2 AND "
+    "length(vector) > ?3) AS bad";
+
+std::span<const AddedIndex> AddedIndexes() {
+  // The vector check's index, added after format 6. In a WITHOUT ROWID
+  // table (SQLite) an index entry ends with the primary key, so there the
+  // check's min(text_hash) reads the index alone; PostgreSQL reads the heap
+  // rows of the damaged vectors only.
+  static const AddedIndex kIndexes[] = {
+      {"embeddings_sizes",
+       "CREATE INDEX embeddings_sizes ON embeddings(model, dim, length(vector))"},
+  };
+  return kIndexes;
+}
 
 const std::string& SchemaStep(int version) {
   static const std::vector<std::string> steps = {"", kV1, kV2, kV3, kV4, kV5, kV6};

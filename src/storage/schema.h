@@ -3,7 +3,9 @@
 #ifndef FLOWRAG_STORAGE_SCHEMA_H_
 #define FLOWRAG_STORAGE_SCHEMA_H_
 
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace flowrag {
@@ -22,6 +24,29 @@ std::vector<std::string> TablesOfFormat(int version);
 // with COLLATE "C" as SQLite does). PostgreSQL stores start at the current
 // format; a later format adds its step in both dialects.
 const std::string& PostgresSchema();
+
+// An index added to the schema without a format change: every build reads
+// and writes a store with or without it (SQLite and PostgreSQL keep it up to
+// date for any writer), and no query needs it to be right, only to be fast.
+// A new store is created with it; a store without it (written by an older
+// build) gains it at its first writable open (Store::EnsureAddedIndexes), in
+// one transaction. A read-only open never writes it.
+struct AddedIndex {
+  std::string_view name;
+  // CREATE INDEX, the same text in both dialects.
+  std::string_view ddl;
+};
+std::span<const AddedIndex> AddedIndexes();
+
+// The index run's check for damaged vectors (Store::CheckVectorSizes): the
+// number and the least text_hash of the rows of model ?1 whose `dim` is not
+// ?2 or whose vector is not ?3 bytes. Four range probes of the index
+// embeddings_sizes (model, dim, length(vector)): dim below, dim above, and
+// at dim the length below and above; neither database reads a vector or
+// more index entries than the damaged rows'. (PostgreSQL's length(bytea) is
+// octet_length: the stored size, read without detoasting the value.)
+// tests/vector_check_test.cc checks both databases' plans.
+extern const char kBadVectorSizesQuery[];
 
 }  // namespace flowrag
 

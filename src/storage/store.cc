@@ -84,7 +84,35 @@ Status Store::Initialize(const StoreOptions& options) {
   }
   FLOWRAG_RETURN_IF_ERROR(CheckFormat(options));
   FLOWRAG_ASSIGN_OR_RETURN(names, conn_->TableNames());  // a migration may have added some
-  return CheckTables(names);
+  FLOWRAG_RETURN_IF_ERROR(CheckTables(names));
+  return options.read_only ? Status::Ok() : EnsureAddedIndexes();
+}
+
+Result<bool> Store::HasIndex(std::string_view name) {
+  FLOWRAG_ASSIGN_OR_RETURN(
+      Statement s,
+      conn_->Prepare(conn_->dialect() == SqlDialect::kPostgres
+                         ? "SELECT 1 FROM pg_catalog.pg_indexes WHERE schemaname = "
+                           "current_schema() AND indexname = ?"
+                         : "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?"));
+  s.Bind(1, name);
+  return s.Step();
+}
+
+// Looks before it writes: a store that has its indexes (every store after
+// its first writable open by this build) gets no transaction, so a writable
+// open writes nothing it did not write before.
+Status Store::EnsureAddedIndexes() {
+  for (const AddedIndex& index : AddedIndexes()) {
+    FLOWRAG_ASSIGN_OR_RETURN(bool has, HasIndex(index.name));
+    if (has) continue;
+    FLOWRAG_RETURN_IF_ERROR(InTransaction([&]() -> Status {
+                              // Under the write lock: another writer may have added it meanwhile.
+                              FLOWRAG_ASSIGN_OR_RETURN(bool added, HasIndex(index.name));
+                              return added ? Status::Ok() : conn_->Exec(index.ddl);
+                            }).WithContext("adding index " + std::string(index.name)));
+  }
+  return Status::Ok();
 }
 
 Status Store::CheckTables(const std::vector<std::string>& names) {
@@ -112,6 +140,13 @@ Result<bool> Store::CreateSchema(int format_version) {
       FLOWRAG_RETURN_IF_ERROR(conn_->Exec(PostgresSchema()));
     } else {
       for (int v = 1; v <= format_version; ++v) FLOWRAG_RETURN_IF_ERROR(conn_->Exec(SchemaStep(v)));
+    }
+    // A store created at an older format (tests of migrations) stands for
+    // one an older build wrote: without them.
+    if (format_version == kStoreFormatVersion) {
+      for (const AddedIndex& index : AddedIndexes()) {
+        FLOWRAG_RETURN_IF_ERROR(conn_->Exec(index.ddl));
+      }
     }
     FLOWRAG_ASSIGN_OR_RETURN(Statement ins,
                              conn_->Prepare("INSERT INTO meta(key, value) VALUES (?, ?)"));
@@ -655,21 +690,20 @@ Status Store::ForEachPassageEmbedding(std::string_view model,
 
 Status Store::CheckVectorSizes(std::string_view model, size_t dimension) {
   std::lock_guard<std::mutex> lock(mu_);
-  // The dimension the rows must have: the caller's, else the first row's.
+  // The dimension the rows must have: the caller's, else the first row's
+  // (by the primary key: the index of sizes would give the least dim).
   int64_t dim = static_cast<int64_t>(dimension);
   if (dim == 0) {
-    FLOWRAG_ASSIGN_OR_RETURN(
-        Statement first, conn_->Prepare("SELECT dim FROM embeddings WHERE model = ? LIMIT 1"));
+    FLOWRAG_ASSIGN_OR_RETURN(Statement first,
+                             conn_->Prepare("SELECT dim FROM embeddings WHERE model = ? ORDER BY "
+                                            "text_hash LIMIT 1"));
     first.Bind(1, model);
     FLOWRAG_ASSIGN_OR_RETURN(bool row, first.Step());
     if (!row) return Status::Ok();
     dim = first.Int(0);
   }
-  FLOWRAG_ASSIGN_OR_RETURN(
-      Statement bad,
-      conn_->Prepare("SELECT count(*), min(text_hash) FROM embeddings WHERE model = ?1 AND "
-                     "(dim <> ?2 OR length(vector) <> 4 * ?2)"));
-  bad.Bind(1, model).Bind(2, dim);
+  FLOWRAG_ASSIGN_OR_RETURN(Statement bad, conn_->Prepare(kBadVectorSizesQuery));
+  bad.Bind(1, model).Bind(2, dim).Bind(3, 4 * dim);
   FLOWRAG_ASSIGN_OR_RETURN(bool row, bad.Step());
   if (!row || bad.Int(0) == 0) return Status::Ok();
   const int64_t count = bad.Int(0);

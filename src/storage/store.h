@@ -214,11 +214,13 @@ class EmbeddingCache {
   virtual Result<std::vector<uint64_t>> EmbeddingHashes(std::string_view model) = 0;
 
   // Corruption naming the store, the model, how many rows are damaged and
-  // one of them, when a cached vector of `model` is not the `dimension`
-  // floats its row says (`dimension` 0: whatever its row says, the same
-  // for all): what an index run checks before it writes, since it rebuilds
-  // the snapshot from these vectors afterwards. One scan of the model's
-  // rows that reads their lengths, not their vectors.
+  // the one with the least text hash, when a cached vector of `model` is
+  // not the `dimension` floats its row says (`dimension` 0: what the
+  // model's first row by text hash says, the same for all): what an index
+  // run checks before it writes, since it rebuilds the snapshot from these
+  // vectors afterwards. O(log n + damaged rows): four range probes of the
+  // index embeddings_sizes (schema.h, kBadVectorSizesQuery) that read no
+  // vector (without the index: four range reads of the primary key).
   virtual Status CheckVectorSizes(std::string_view model, size_t dimension) = 0;
 };
 
@@ -657,6 +659,9 @@ class Store final : public DocumentStore,
   // Corruption naming the first table of the format missing from `names`.
   Status CheckTables(const std::vector<std::string>& names);
   Status Migrate(int from_version);
+  // Creates the indexes of AddedIndexes() the store lacks (a writable open).
+  Status EnsureAddedIndexes();
+  Result<bool> HasIndex(std::string_view name);
   Status InTransaction(const std::function<Status()>& body);
   // InTransaction whose commit also increments meta.generation when the
   // body changed a row: for every write that can change what a snapshot
