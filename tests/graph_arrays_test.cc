@@ -450,6 +450,70 @@ TEST_F(GraphDamageTest, ArraysOfTheWrongSizeAreRefused) {
   }
 }
 
+// The passage slots: P rounded up by at most 1/32, a function of P alone.
+TEST(PassageSlotsTest, RoundUpByAtMostAThirtySecondAndStayPut) {
+  EXPECT_EQ(PassageSlots(0), 0u);
+  EXPECT_EQ(PassageSlots(1), 1u);
+  EXPECT_EQ(PassageSlots(63), 63u);
+  EXPECT_EQ(PassageSlots(64), 64u);
+  EXPECT_EQ(PassageSlots(65), 66u);
+  EXPECT_EQ(PassageSlots(6119), 6144u);
+  EXPECT_EQ(PassageSlots(100000), 100352u);
+  EXPECT_EQ(PassageSlots(1000000), 1015808u);
+  size_t last = 0;
+  for (size_t p = 0; p <= 200000; ++p) {
+    const size_t s = PassageSlots(p);
+    ASSERT_GE(s, p);
+    ASSERT_LE(s, p + p / 32 + 1) << p;
+    ASSERT_GE(s, last) << p;  // non-decreasing
+    ASSERT_EQ(PassageSlots(s), s) << p;
+    last = s;
+  }
+}
+
+// A graph over 66 passages has 66 slots; read for a snapshot of 65
+// passages (the same slot count), passage 65 is an empty slot, and an edge
+// to it is refused: no walk may reach a passage the snapshot lacks.
+TEST(PassageSlotsTest, EmptySlotsHaveNoEdgesAndAdoptionRefusesEdgesIntoThem) {
+  FloatMatrix unused;
+  KnowledgeGraph::Input in = SmallInput(&unused);
+  in.passage_vectors = PassageVectorRows();
+  in.num_passages = 65;
+  auto g = KnowledgeGraph::Build(std::move(in));
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ((*g)->num_passages(), 66u);
+  EXPECT_EQ((*g)->EntityNode(0), 66u);
+  EXPECT_EQ((*g)->Kind(65), NodeKind::kPassage);
+  for (int k = 0; k < kNumEdgeKinds; ++k) {
+    EXPECT_EQ((*g)->Edges(static_cast<EdgeKind>(k)).Degree(65), 0u);
+  }
+  EXPECT_EQ((*g)->walk().Degree(65), 0u);
+  MemoryArrays arrays;
+  ASSERT_TRUE((*g)->ExportArrays(arrays).ok());
+  EXPECT_TRUE(KnowledgeGraph::AdoptArrays(arrays, 65, nullptr).ok());
+  EXPECT_TRUE(KnowledgeGraph::AdoptArrays(arrays, 66, nullptr).ok());  // slot 65 filled later
+  // Another slot count.
+  auto other = KnowledgeGraph::AdoptArrays(arrays, 64, nullptr);
+  EXPECT_EQ(other.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(other.status().message().find("kg.num_passages"), std::string::npos);
+
+  // Passage 65 mentions London: adopted for 65 passages, that mention
+  // points into an empty slot.
+  in = SmallInput(&unused);
+  in.passage_vectors = PassageVectorRows();
+  in.num_passages = 66;
+  in.mentions.push_back({65, 1, 1.0f, false});
+  auto h = KnowledgeGraph::Build(std::move(in));
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  MemoryArrays with_edge;
+  ASSERT_TRUE((*h)->ExportArrays(with_edge).ok());
+  EXPECT_TRUE(KnowledgeGraph::AdoptArrays(with_edge, 66, nullptr).ok());
+  auto refused = KnowledgeGraph::AdoptArrays(with_edge, 65, nullptr);
+  EXPECT_EQ(refused.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(refused.status().message().find("slot"), std::string::npos)
+      << refused.status().ToString();
+}
+
 TEST_F(GraphDamageTest, CountsAndFormatAreChecked) {
   Elements<uint32_t>("kg.format")[0] = kGraphArraysFormat + 1;
   ExpectRefused("kg.format", "another format");

@@ -784,6 +784,29 @@ TEST_F(SnapshotPersistTest, InsertAndDeleteKeepTheHnswPartCurrent) {
       kSmallHnswThreshold, "hnsw");
 }
 
+// A one-passage document whose passage vector is already in the store's
+// embedding cache (as the embed phase leaves it).
+DocumentWrite EmbeddedDocument(OpenStore& s, const std::string& id, const std::string& title,
+                               const std::string& text, uint64_t content_hash) {
+  DocumentWrite w;
+  w.doc.external_id = id;
+  w.doc.title = title;
+  w.doc.text = text;
+  w.content_hash = content_hash;
+  w.chunking = "test";
+  PassageWrite p;
+  p.end = static_cast<uint32_t>(text.size());
+  p.embed_hash = Hash64(PassageEmbedText(title, text));
+  w.passages.push_back(p);
+  auto v = s.embedder->Embed(std::vector<std::string>{PassageEmbedText(title, text)});
+  EXPECT_TRUE(v.ok());
+  if (v.ok()) {
+    EXPECT_TRUE(
+        s.store->PutEmbeddings(s.dense_model, std::vector<uint64_t>{p.embed_hash}, *v).ok());
+  }
+  return w;
+}
+
 // Documents appended to the store (stored and embedded, not yet extracted):
 // Snapshot::Append extends the earlier snapshot to exactly what Build reads.
 TEST_F(SnapshotPersistTest, AppendEqualsBuildAfterDocumentsAreAdded) {
@@ -801,24 +824,12 @@ TEST_F(SnapshotPersistTest, AppendEqualsBuildAfterDocumentsAreAdded) {
     ASSERT_TRUE(base.ok());
     std::vector<DocumentWrite> batch;
     for (int i = 0; i < 2; ++i) {
-      DocumentWrite w;
-      w.doc.external_id = "appended-" + std::to_string(i) + (from_parts ? "p" : "r");
-      w.doc.title = "Appended " + std::to_string(i);
-      w.doc.text =
+      batch.push_back(EmbeddedDocument(
+          s, "appended-" + std::to_string(i) + (from_parts ? "p" : "r"),
+          "Appended " + std::to_string(i),
           "The Ostrel lighthouse keeper Mara Quill rowed to Port Calder in 1890. Storm "
-          "nights followed.";
-      w.content_hash = 100 + i;
-      w.chunking = "test";
-      PassageWrite p;
-      p.end = static_cast<uint32_t>(w.doc.text.size());
-      p.embed_hash = Hash64(PassageEmbedText(w.doc.title, w.doc.text));
-      w.passages.push_back(p);
-      batch.push_back(w);
-      auto v =
-          s.embedder->Embed(std::vector<std::string>{PassageEmbedText(w.doc.title, w.doc.text)});
-      ASSERT_TRUE(v.ok());
-      ASSERT_TRUE(
-          s.store->PutEmbeddings(s.dense_model, std::vector<uint64_t>{p.embed_hash}, *v).ok());
+          "nights followed.",
+          100 + i));
     }
     ASSERT_TRUE(s.store->WriteDocuments(batch).ok());
     SnapshotBuildStats stats;
@@ -852,6 +863,55 @@ TEST_F(SnapshotPersistTest, AppendEqualsBuildAfterDocumentsAreAdded) {
   so.persistable = false;
   auto plain = Snapshot::Build(*s.store, s.embedder, so);
   EXPECT_EQ(Snapshot::Append(*s.store, **plain).status().code(), StatusCode::kFailedPrecondition);
+}
+
+// Appended passages that fall in the graph's empty passage slots
+// (PassageSlots) keep the earlier graph object, persisted values included;
+// one past them builds the graph again. Either way the snapshot equals
+// Build on the store, and so does one read back from what it persists (the
+// rows' passage count corrected on write).
+TEST_F(SnapshotPersistTest, AppendKeepsTheGraphWithinItsPassageSlots) {
+  const std::string path = CopyOfDemo();
+  OpenStore s(path, /*read_only=*/false);
+  int next = 0;
+  auto add_documents = [&](int n) {
+    std::vector<DocumentWrite> batch;
+    for (int i = 0; i < n; ++i, ++next) {
+      batch.push_back(EmbeddedDocument(
+          s, "slot-" + std::to_string(next), "Slot page " + std::to_string(next),
+          "Keeper Mara Quill rowed page " + std::to_string(next) + " to Port Calder.", 500 + next));
+    }
+    ASSERT_TRUE(s.store->WriteDocuments(batch).ok());
+  };
+  SnapshotOptions so = s.Options(/*use_parts=*/false);
+  so.persistable = true;
+  auto first = Snapshot::Build(*s.store, s.embedder, so);
+  ASSERT_TRUE(first.ok());
+  // Up to 65 passages: 66 slots, so the 66th passage shares the graph.
+  ASSERT_LT((*first)->num_passages(), 65u);
+  add_documents(static_cast<int>(65 - (*first)->num_passages()));
+  auto base = Snapshot::Build(*s.store, s.embedder, so);
+  ASSERT_TRUE(base.ok());
+  ASSERT_EQ((*base)->num_passages(), 65u);
+  ASSERT_EQ((*base)->graph()->num_passages(), 66u);
+  std::shared_ptr<const Snapshot> previous = *base;
+  for (const bool shares : {true, false}) {
+    SCOPED_TRACE(shares ? "within the slots" : "past the slots");
+    add_documents(1);
+    auto appended = Snapshot::Append(*s.store, *previous);
+    ASSERT_TRUE(appended.ok()) << appended.status().ToString();
+    EXPECT_EQ((*appended)->graph() == previous->graph(), shares);
+    EXPECT_EQ((*appended)->graph()->num_passages(), shares ? 66u : 68u);
+    auto rebuilt = s.Build(/*use_parts=*/false);
+    ASSERT_NE(rebuilt, nullptr);
+    ExpectSameSnapshot(**appended, *rebuilt);
+    ExpectSameAnswers(**appended, *rebuilt);
+    ASSERT_TRUE((*appended)->PersistParts(*s.store).ok());
+    auto read_back = s.Build(/*use_parts=*/true);
+    ASSERT_NE(read_back, nullptr);
+    ExpectSameSnapshot(*read_back, *rebuilt);
+    previous = *appended;
+  }
 }
 
 // A document deleted from the store: Snapshot::Remove updates the earlier

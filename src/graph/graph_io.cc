@@ -807,6 +807,23 @@ Result<KnowledgeGraph::Input> ParseGraphRows(std::string_view bytes, size_t num_
   return in;
 }
 
+size_t GraphRowsPassageCount(std::string_view bytes) {
+  uint64_t n = 0;
+  if (bytes.size() >= 16) std::memcpy(&n, bytes.data() + 8, sizeof(n));
+  return static_cast<size_t>(n);
+}
+
+Result<KnowledgeGraph::Input> ParseGraphRowsUpTo(std::string_view bytes, size_t num_passages) {
+  const size_t said = GraphRowsPassageCount(bytes);
+  if (said > num_passages) {
+    return Status::Corruption(std::string(kGraphRowsPart) + ": rows of " + std::to_string(said) +
+                              " passages, the snapshot has " + std::to_string(num_passages));
+  }
+  FLOWRAG_ASSIGN_OR_RETURN(KnowledgeGraph::Input in, ParseGraphRows(bytes, said));
+  in.num_passages = num_passages;
+  return in;
+}
+
 std::string WithPassageCount(std::string_view bytes, size_t num_passages) {
   std::string out(bytes);
   const uint64_t n = num_passages;

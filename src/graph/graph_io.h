@@ -128,6 +128,12 @@ std::optional<std::string> ReadGraphRowsPartBytes(SnapshotSource& store, int64_t
 // Rows from SerializeGraphRows bytes, with every check of ReadGraphRowsPart
 // but the checksum. Corruption naming the violation.
 Result<KnowledgeGraph::Input> ParseGraphRows(std::string_view bytes, size_t num_passages);
+// Rows whose bytes may say fewer passages than `num_passages` (passages
+// appended since, without graph rows of their own), read over
+// `num_passages`. Corruption as ParseGraphRows, or when they say more.
+Result<KnowledgeGraph::Input> ParseGraphRowsUpTo(std::string_view bytes, size_t num_passages);
+// The passage count the bytes say (0 when too short to say one).
+size_t GraphRowsPassageCount(std::string_view bytes);
 // The bytes with their passage count replaced (passages appended without
 // graph rows of their own).
 std::string WithPassageCount(std::string_view bytes, size_t num_passages);

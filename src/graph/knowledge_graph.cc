@@ -1,6 +1,7 @@
 #include "graph/knowledge_graph.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -206,8 +207,8 @@ Result<std::shared_ptr<const KnowledgeGraph>> KnowledgeGraph::Build(Input&& in) 
   auto g = std::shared_ptr<KnowledgeGraph>(new KnowledgeGraph());
   const size_t E = in.entity_names.size(), D = in.description_texts.size(),
                F = in.fact_subject.size(), T = in.fact_texts.size();
-  g->num_passages_ = in.num_passages;
-  g->num_nodes_ = in.num_passages + E + D + F;
+  g->num_passages_ = PassageSlots(in.num_passages);
+  g->num_nodes_ = g->num_passages_ + E + D + F;
   g->entity_names_ = ArenaOf(std::move(in.entity_names));
   g->entity_types_ = ArenaOf(std::move(in.entity_types));
   g->entity_ids_ = std::move(in.entity_ids);
@@ -387,9 +388,10 @@ Result<std::shared_ptr<const KnowledgeGraph>> KnowledgeGraph::AdoptArrays(
   }
   auto g = std::shared_ptr<KnowledgeGraph>(new KnowledgeGraph());
   FLOWRAG_ASSIGN_OR_RETURN(g->num_passages_, GetCount(source, "kg.num_passages"));
-  if (g->num_passages_ != num_passages) {
+  if (g->num_passages_ != PassageSlots(num_passages)) {
     return Status::Corruption("kg.num_passages: " + std::to_string(g->num_passages_) +
-                              " passages, the snapshot has " + std::to_string(num_passages));
+                              " passage slots, a snapshot of " + std::to_string(num_passages) +
+                              " passages has " + std::to_string(PassageSlots(num_passages)));
   }
   FLOWRAG_ASSIGN_OR_RETURN(g->entity_names_, array_checks::GetStrings(source, "kg.entity_names"));
   FLOWRAG_ASSIGN_OR_RETURN(g->entity_types_, array_checks::GetStrings(source, "kg.entity_types"));
@@ -421,16 +423,16 @@ Result<std::shared_ptr<const KnowledgeGraph>> KnowledgeGraph::AdoptArrays(
     FLOWRAG_ASSIGN_OR_RETURN(c.weights, Get<float>(source, EdgeArray(k, "weights")));
     FLOWRAG_ASSIGN_OR_RETURN(c.attrs, Get<uint32_t>(source, EdgeArray(k, "attrs")));
   }
-  FLOWRAG_RETURN_IF_ERROR(g->CheckAdopted(source));
-  FLOWRAG_ASSIGN_OR_RETURN(g->walk_,
-                           WalkGraph::AdoptArrays(source, g->num_passages_, g->num_entities()));
+  FLOWRAG_RETURN_IF_ERROR(g->CheckAdopted(source, num_passages));
+  FLOWRAG_ASSIGN_OR_RETURN(g->walk_, WalkGraph::AdoptArrays(source, g->num_passages_,
+                                                            g->num_entities(), num_passages));
   g->vectors_ = vectors != nullptr ? std::move(vectors) : std::make_shared<GraphVectors>();
   FLOWRAG_RETURN_IF_ERROR(g->CheckVectors());
   return std::shared_ptr<const KnowledgeGraph>(std::move(g));
 }
 
-Status KnowledgeGraph::CheckAdopted(const ArraySource& source) {
-  const size_t P = num_passages_, E = num_entities(), D = num_descriptions(), F = num_facts(),
+Status KnowledgeGraph::CheckAdopted(const ArraySource& source, size_t passages) {
+  const size_t P = passages, S = num_passages_, E = num_entities(), D = num_descriptions(), F = num_facts(),
                R = num_relations(), T = num_fact_texts();
   // The counts written beside the arrays.
   struct Count {
@@ -446,7 +448,7 @@ Status KnowledgeGraph::CheckAdopted(const ArraySource& source) {
                                 ", but the arrays hold " + std::to_string(c.value));
     }
   }
-  const uint64_t N = static_cast<uint64_t>(P) + E + D + F;
+  const uint64_t N = static_cast<uint64_t>(S) + E + D + F;
   if (N > std::numeric_limits<uint32_t>::max()) {
     return Status::Corruption("kg.num_*: more nodes than 32-bit ids hold");
   }
@@ -495,9 +497,13 @@ Status KnowledgeGraph::CheckAdopted(const ArraySource& source) {
       FLOWRAG_RETURN_IF_ERROR(CheckBelow(EdgeArray(k, "attrs"), c.attrs, F, "facts"));
     }
     FLOWRAG_RETURN_IF_ERROR(CheckBelow(EdgeArray(k, "targets"), c.targets, N, "nodes"));
+    if (c.offsets[P] != c.offsets[S]) return Bad(EdgeArray(k, "offsets"), P, "an empty slot's row");
     for (uint32_t u = 0; u < N; ++u) {
       const NodeKind from = Kind(u);
       for (uint64_t i = c.offsets[u]; i < c.offsets[u + 1]; ++i) {
+        if (c.targets[i] >= P && c.targets[i] < S) {
+          return Bad(EdgeArray(k, "targets"), i, "an empty passage slot");
+        }
         if (!EdgeJoins(static_cast<EdgeKind>(k), from, Kind(c.targets[i]))) {
           return Bad(EdgeArray(k, "targets"), i,
                      std::string(NodeKindName(from)) + " to " +
@@ -520,6 +526,13 @@ Status KnowledgeGraph::CheckVectors() const {
   FLOWRAG_RETURN_IF_ERROR(check(entity_index(), num_entities(), "entity"));
   FLOWRAG_RETURN_IF_ERROR(check(description_index(), num_descriptions(), "description"));
   return check(fact_index(), num_fact_texts(), "fact text");
+}
+
+size_t PassageSlots(size_t passages) {
+  if (passages == 0) return 0;
+  const int log2 = static_cast<int>(std::bit_width(passages)) - 1;
+  const size_t granule = size_t{1} << std::max(0, log2 - 5);
+  return (passages + granule - 1) / granule * granule;
 }
 
 NodeKind KnowledgeGraph::Kind(uint32_t node) const {

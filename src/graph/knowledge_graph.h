@@ -2,10 +2,16 @@
 // (DESIGN.md "One graph, typed"), built from the store's graph tables.
 //
 // Nodes share one id space, by kind:
-//   [0, P)             Passage      (= snapshot passage index)
-//   [P, P+E)           Entity
-//   [P+E, P+E+D)       EntityDescription
-//   [P+E+D, N)         Fact
+//   [0, S)             Passage      (= snapshot passage index)
+//   [S, S+E)           Entity
+//   [S+E, S+E+D)       EntityDescription
+//   [S+E+D, N)         Fact
+// where S = PassageSlots(P) ≥ P for a snapshot of P passages: the slots
+// [P, S) are passage nodes without edges, so that a snapshot extended by a
+// few passages before their extraction (Snapshot::Append) keeps this graph
+// as it is instead of numbering every entity again. Walks never reach an
+// empty slot (no edges, no reset mass: the passage prior covers the
+// snapshot's passages only).
 // Edges are stored per kind as CSR adjacency over that id space, both
 // directions of every undirected edge:
 //   kMentions    passage ↔ entity        weight = occurrences; attr = 1 for the
@@ -71,7 +77,17 @@ std::string_view EdgeKindName(EdgeKind kind);
 // abstractness, facts by text, a new array), since adopted arrays are used
 // as written, never recomputed: a segment of another format is refused and
 // rebuilt from the store.
-inline constexpr uint32_t kGraphArraysFormat = 1;
+// 2: passage slots (PassageSlots) instead of exactly the snapshot's passages.
+inline constexpr uint32_t kGraphArraysFormat = 2;
+
+// The passage node slots of a graph over `passages` passages: `passages`
+// rounded up to a multiple of 2^(max(0, floor(log2 passages) - 5)), so at
+// most 1/32 more (0 for 0; 6,144 for 2wiki's 6,119; 100,352 for 10^5). A
+// function of the count alone, so that a graph built over P passages and
+// one shared by a snapshot that appended passages up to the same slot
+// count are the same graph. Non-decreasing, and PassageSlots(S) = S for a
+// slot count S.
+size_t PassageSlots(size_t passages);
 
 // One edge kind's adjacency. Neighbours of a node are sorted by target id.
 struct Csr {
@@ -118,7 +134,7 @@ class KnowledgeGraph {
   // kGraphRowsFormat bumped (snapshot_persist_test compares graphs built
   // from rows and from the part accessor by accessor).
   struct Input {
-    size_t num_passages = 0;
+    size_t num_passages = 0;  // the snapshot's passages (the graph has PassageSlots of them)
     std::vector<std::string> entity_names, entity_types;
     std::vector<int64_t> entity_ids;  // store ids
     struct Mention {
@@ -169,7 +185,9 @@ class KnowledgeGraph {
   // The graph ExportArrays wrote, its arrays borrowed from `source` (no copy,
   // nothing recomputed), with `vectors` (null: none). Checks, before
   // returning, everything a damaged or crafted source could make unsafe:
-  // the format, every count against `num_passages` and the array sizes,
+  // the format, the passage slots against PassageSlots(`num_passages`, the
+  // snapshot's passages), that no edge or walk entry touches an empty slot
+  // (a passage node ≥ num_passages), every count against the array sizes,
   // every offsets array (size, first 0, non-decreasing, last = the length
   // of the array it indexes), every index against its range (CSR and walk
   // targets, fact subjects/objects/relations/texts, sources, description
@@ -186,6 +204,8 @@ class KnowledgeGraph {
 
   // ---- node space
   size_t num_nodes() const { return num_nodes_; }
+  // Passage node slots (PassageSlots of the snapshot's passages, above): the
+  // first entity's node. A snapshot's own count is Snapshot::num_passages().
   size_t num_passages() const { return num_passages_; }
   size_t num_entities() const { return entity_names_.size(); }
   size_t num_descriptions() const { return description_texts_.size(); }
@@ -263,9 +283,10 @@ class KnowledgeGraph {
   size_t MemoryBytes() const;
 
  private:
-  // AdoptArrays' checks of the arrays in place (sets num_nodes_), and of
-  // the vectors' sizes against the graph's.
-  Status CheckAdopted(const ArraySource& source);
+  // AdoptArrays' checks of the arrays in place (sets num_nodes_) for a
+  // snapshot of `passages` passages, and of the vectors' sizes against the
+  // graph's.
+  Status CheckAdopted(const ArraySource& source, size_t passages);
   Status CheckVectors() const;
 
   size_t num_passages_ = 0, num_nodes_ = 0;

@@ -595,25 +595,24 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Append(SnapshotSource& store,
   snap->stats_.passages_without_vectors = text->passages_without_vectors;
   snap->text_ = std::move(text);
 
-  // The graph: the earlier rows over more passages, the earlier vectors,
-  // and what was derived from its entities.
+  // The graph: the earlier one when the new passages fall in its empty
+  // slots, else the earlier rows over more passages with the earlier
+  // vectors; and what was derived from its entities.
   {
     std::lock_guard<std::mutex> lock(previous.derived_mu_);
     snap->entity_derived_ = previous.entity_derived_;
   }
-  if (previous.graph_ != nullptr) {
+  snap->graph_rows_ = previous.graph_rows_;  // no new rows (their count is corrected on write)
+  if (previous.graph_ != nullptr && PassageSlots(P) == previous.graph_->num_passages()) {
+    snap->graph_ = previous.graph_;
+    snap->ShareGraphDerived(previous);
+  } else if (previous.graph_ != nullptr) {
     FLOWRAG_ASSIGN_OR_RETURN(KnowledgeGraph::Input in,
-                             ParseGraphRows(*previous.graph_rows_, first_new));
-    in.num_passages = P;
+                             ParseGraphRowsUpTo(*previous.graph_rows_, P));
     in.vectors = previous.graph_->vectors();
     in.previous = previous.graph_.get();
     in.previous_rows = RowsUpTo(first_new, P);
     FLOWRAG_RETURN_IF_ERROR(snap->BuildGraphFrom(std::move(in)));
-    snap->graph_rows_ =
-        std::make_shared<const std::string>(WithPassageCount(*previous.graph_rows_, P));
-  } else if (previous.graph_rows_ != nullptr) {
-    snap->graph_rows_ =
-        std::make_shared<const std::string>(WithPassageCount(*previous.graph_rows_, P));
   }
   phase.Done("append");
   return Finished(std::move(snap), start, stats);
@@ -700,7 +699,7 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Remove(SnapshotSource& store,
 
   if (previous.graph_ != nullptr) {
     FLOWRAG_ASSIGN_OR_RETURN(KnowledgeGraph::Input before,
-                             ParseGraphRows(*previous.graph_rows_, old.passages.size()));
+                             ParseGraphRowsUpTo(*previous.graph_rows_, old.passages.size()));
     GraphRowsRemoval removal = RemovePassages(std::move(before), removed);
     KnowledgeGraph::Input& rows = removal.rows;
     // Canonical names are the store's to recompute: read them back.
@@ -804,7 +803,7 @@ Result<size_t> Snapshot::PersistParts(SnapshotSource& store) const {
   if (!ok) return written;
   if (graph_rows_ == nullptr) persist_rows_ = false;
   FLOWRAG_ASSIGN_OR_RETURN(ok, write(&persist_rows_, [&] {
-                             return WriteGraphRowsPart(store, generation, *graph_rows_);
+                             return WriteGraphRowsPart(store, generation, *GraphRowsToWrite());
                            }));
   if (!ok) return written;
   if (graph_ == nullptr || embedder_ == nullptr) persist_vectors_ = false;
@@ -874,6 +873,21 @@ std::shared_ptr<const void> Snapshot::Adopted(const PersistentDerived& p) const 
 std::vector<std::string> Snapshot::DerivedErrors() const {
   std::lock_guard<std::mutex> lock(derived_mu_);
   return derived_errors_;
+}
+
+void Snapshot::ShareGraphDerived(const Snapshot& previous) {
+  std::scoped_lock lock(previous.derived_mu_, derived_mu_);
+  for (const PersistentDerived* p : persistent_) {
+    auto it = previous.derived_.find(p->tag);
+    if (it != previous.derived_.end()) derived_[p->tag] = it->second;
+  }
+}
+
+std::shared_ptr<const std::string> Snapshot::GraphRowsToWrite() const {
+  if (graph_rows_ == nullptr || GraphRowsPassageCount(*graph_rows_) == num_passages()) {
+    return graph_rows_;
+  }
+  return std::make_shared<const std::string>(WithPassageCount(*graph_rows_, num_passages()));
 }
 
 std::shared_ptr<const void> Snapshot::DerivedFromEntities(

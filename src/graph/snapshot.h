@@ -56,7 +56,9 @@ class ArraySource;
 // that the snapshot's segment keeps (graph/snapshot_segment.h), so that a
 // store opened from its segment adopts it in place instead of deriving it
 // at its first query (retrieval's LocalFacts). The engine lists them in
-// SnapshotOptions::derived; each is a static object of its layer.
+// SnapshotOptions::derived; each is a static object of its layer. `make`
+// reads only the snapshot's graph and its BM25 tokenizer, so a snapshot
+// that keeps its predecessor's graph (Snapshot::Append) shares the value.
 struct PersistentDerived {
   const void* tag = nullptr;  // the tag its Derived call uses
   // Prefix of its arrays' names (their names start with name + "."), 1-7
@@ -153,8 +155,10 @@ class Snapshot {
   // previous's), their passages and passage vectors, nothing else (an insert
   // before its extraction ran; Engine::IndexDocuments). Reads only the new
   // rows: documents, passages, BM25 postings and passage vectors are
-  // extended, the graph is built again from previous's rows with the new
-  // passages (no links yet) and shares previous's vectors. The dense index
+  // extended; the graph is previous's, with its persistent derived values,
+  // when the new passages fall in its empty passage slots (PassageSlots:
+  // O(1) for it), else built again from previous's rows with the new
+  // passages (no links yet), sharing previous's vectors. The dense index
   // is of the kind Build would choose for the new passage count: an HNSW
   // index keeps its graph, shared, and gets the new vectors as appended rows
   // searched exactly (vector/layered_index.h), until its edits pass
@@ -165,7 +169,8 @@ class Snapshot {
   // searches them approximately (a fold equals Build's index byte for byte).
   // FailedPrecondition when it cannot (previous built without `persistable`,
   // a new passage of an old document, another dense model): then Build.
-  // O(new rows + documents + postings + Build), plus the fold's build when
+  // O(new rows + documents + postings), plus the graph's Build when the
+  // slots are exceeded (once per 1/32 of growth) and the fold's build when
   // it happens.
   static Result<std::shared_ptr<const Snapshot>> Append(SnapshotSource& store,
                                                         const Snapshot& previous,
@@ -300,8 +305,15 @@ class Snapshot {
   // kind Build would).
   VectorIndexOptions vector_options_;
   std::shared_ptr<const KnowledgeGraph> graph_;
-  // The graph rows (serialised, graph_io.h) when built `persistable`.
+  // The graph rows (serialised, graph_io.h) when built `persistable`; they
+  // may say fewer passages than the snapshot has (passages appended since,
+  // without rows: ParseGraphRowsUpTo), corrected when written
+  // (GraphRowsToWrite).
   std::shared_ptr<const std::string> graph_rows_;
+  std::shared_ptr<const std::string> GraphRowsToWrite() const;
+  // Append with previous's graph: previous's persistent derived values
+  // (computed or not yet), which read only the graph.
+  void ShareGraphDerived(const Snapshot& previous);
   SnapshotBuildStats stats_;
 
   // Parts to write back (PersistParts).

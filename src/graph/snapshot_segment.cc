@@ -139,7 +139,7 @@ Status Snapshot::ExportSegment(ArraySink& sink) const {
     FLOWRAG_RETURN_IF_ERROR(graph_->ExportArrays(sink));
   }
   if (graph_rows_ != nullptr) {
-    FLOWRAG_RETURN_IF_ERROR(PutString(sink, "rows", *graph_rows_));
+    FLOWRAG_RETURN_IF_ERROR(PutString(sink, "rows", *GraphRowsToWrite()));
   }
   for (const PersistentDerived* p : persistent_) {
     std::shared_ptr<const void> value = p->make(*this);

@@ -157,7 +157,7 @@ bool KindJoins(uint8_t kind, bool u_passage, bool v_passage) {
 }  // namespace
 
 Result<WalkGraph> WalkGraph::AdoptArrays(const ArraySource& source, size_t num_passages,
-                                         size_t num_entities) {
+                                         size_t num_entities, size_t passages) {
   using array_checks::Bad;
   using array_checks::Get;
   WalkGraph out;
@@ -174,11 +174,18 @@ Result<WalkGraph> WalkGraph::AdoptArrays(const ArraySource& source, size_t num_p
   FLOWRAG_RETURN_IF_ERROR(array_checks::CheckSize<double>("walk.row_sums", out.row_sums_, n));
   FLOWRAG_RETURN_IF_ERROR(array_checks::CheckBelow("walk.targets", out.targets_, n, "nodes"));
   FLOWRAG_RETURN_IF_ERROR(array_checks::CheckFinite<double>("walk.row_sums", out.row_sums_));
+  if (passages > num_passages) return Bad("walk.offsets", passages, "more passages than slots");
+  if (out.offsets_[passages] != out.offsets_[num_passages]) {
+    return Bad("walk.offsets", passages, "an empty slot's row");
+  }
   for (size_t u = 0; u < n; ++u) {
     double sum = 0.0;
     for (uint64_t i = out.offsets_[u]; i < out.offsets_[u + 1]; ++i) {
       const float w = out.weights_[i];
       if (!std::isfinite(w) || !(w > 0)) return Bad("walk.weights", i, "not finite and > 0");
+      if (out.targets_[i] >= passages && out.targets_[i] < num_passages) {
+        return Bad("walk.targets", i, "an empty passage slot");
+      }
       if (!KindJoins(out.kinds_[i], u < num_passages, out.targets_[i] < num_passages)) {
         return Bad("walk.kinds", i,
                    "kind " + std::to_string(out.kinds_[i]) + " does not join these nodes");

@@ -65,17 +65,19 @@ class WalkGraph {
   // "walk.kinds", "walk.row_sums", all marked random) and the
   // WalkWeights as scalars ("walk.w.*"). O(arrays' bytes).
   Status ExportArrays(ArraySink& sink) const;
-  // The walk graph ExportArrays wrote, over `num_passages` passages and
-  // `num_entities` entities, its arrays borrowed from `source`. Checks the
-  // offsets (num_passages + num_entities + 1, first 0, non-decreasing, last
-  // = entries), every target < nodes, every kind one Build makes between the
+  // The walk graph ExportArrays wrote, over `num_passages` passage slots
+  // (KnowledgeGraph::num_passages) and `num_entities` entities, its arrays
+  // borrowed from `source`, for a snapshot of `passages` passages. Checks
+  // the offsets (num_passages + num_entities + 1, first 0, non-decreasing,
+  // last = entries), every target < nodes, no entry from or to an empty
+  // slot (≥ `passages`), every kind one Build makes between the
   // kinds of node it joins (MENTIONS: passage and entity; RELATED_TO and
   // SYNONYM: two entities), every weight finite and > 0, every row sum
   // finite and equal to its row's weights (relative 1e-4) and the WalkWeights
   // finite. NotFound for a missing array, Corruption naming the array and
   // index otherwise. O(nodes + entries).
   static Result<WalkGraph> AdoptArrays(const ArraySource& source, size_t num_passages,
-                                       size_t num_entities);
+                                       size_t num_entities, size_t passages);
 
   size_t num_nodes() const { return offsets_.empty() ? 0 : offsets_.size() - 1; }
   size_t num_entries() const { return targets_.size(); }

@@ -32,11 +32,13 @@ Result<std::vector<Seed>> SelectSeeds(const KnowledgeGraph& graph,
         " dimensions, the entity index has " + std::to_string(index->Dimension()));
   }
   std::unordered_map<uint32_t, Seed> best;
-  const double log_p = std::log1p(static_cast<double>(std::max<size_t>(1, graph.num_passages())));
+  const auto P = static_cast<double>(
+      selection.num_passages > 0 ? selection.num_passages : graph.num_passages());
+  const double log_p = std::log1p(std::max(1.0, P));
   auto weight = [&](uint32_t entity) -> float {
     if (!selection.specificity) return 1.0f;
     const double df = std::max<uint32_t>(1, graph.EntityPassageCount(entity));
-    return static_cast<float>(std::log1p(static_cast<double>(graph.num_passages()) / df) / log_p);
+    return static_cast<float>(std::log1p(P / df) / log_p);
   };
   VectorSearchParams params;
   // With specificity the per-keyword top n by raw score need not contain the

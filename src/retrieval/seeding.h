@@ -111,7 +111,8 @@ struct Seed {
 //
 // Offline refinements (both off by default, i.e. the paper's Eq. 1–2):
 //   specificity  score × ln(1 + P/df_v) / ln(1 + P), df_v = passages
-//                mentioning v, P = passages: an entity every passage names
+//                mentioning v, P = num_passages (the snapshot's; 0:
+//                the graph's passage slots): an entity every passage names
 //                ("Film") is weak evidence even when a keyword equals it
 //                seeds). Selection and ranking use the product.
 //   min_ratio    seeds scoring below min_ratio × the best score are dropped
@@ -124,6 +125,7 @@ struct SeedSelection {
   double min_ratio = 0.0;
   bool specificity = false;
   std::span<const uint32_t> named;
+  size_t num_passages = 0;
 };
 Result<std::vector<Seed>> SelectSeeds(const KnowledgeGraph& graph,
                                       const FloatMatrix& keyword_vectors,

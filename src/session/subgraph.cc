@@ -35,6 +35,8 @@ void DescribeSubgraph(const Snapshot& snap, const RetrievalOutput& out, Retrieva
   std::unordered_map<uint32_t, size_t> index;  // node → position in result->nodes
   auto add = [&](uint32_t node, double score, bool seed) {
     if (node >= g.num_nodes()) return;
+    // An empty passage slot (KnowledgeGraph) names no passage.
+    if (g.Kind(node) == NodeKind::kPassage && node >= snap.num_passages()) return;
     auto [it, inserted] = index.emplace(node, result->nodes.size());
     if (inserted) {
       result->nodes.push_back(
