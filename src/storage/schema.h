@@ -44,7 +44,7 @@ std::span<const AddedIndex> AddedIndexes();
 // embeddings_sizes (model, dim, length(vector)): dim below, dim above, and
 // at dim the length below and above; neither database reads a vector or
 // more index entries than the damaged rows'. (PostgreSQL's length(bytea) is
-// octet_length: the stored size, read without detoasting the value.)
+// octet_length.)
 // tests/vector_check_test.cc checks both databases' plans.
 extern const char kBadVectorSizesQuery[];
 
