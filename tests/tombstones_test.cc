@@ -104,7 +104,7 @@ TEST_F(TombstonesTest, AHiddenDocumentLeavesEveryReadAndQueriesKeepTheirTopK) {
 TEST_F(TombstonesTest, TombstonesAddUpAndAnUnknownDocumentHidesNothing) {
   const ReadSession session(*snapshot_, services_);
   EXPECT_EQ(session.WithTombstone("no-such-document.md"), nullptr);
-  const std::vector<SnapshotDocument>& docs = (*snapshot_)->documents();
+  const SnapshotDocuments& docs = (*snapshot_)->documents();
   ASSERT_GE(docs.size(), 2u);
   auto one = session.WithTombstone(docs[0].external_id);
   ASSERT_NE(one, nullptr);

@@ -37,6 +37,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/chunked_array.h"
 #include "embed/embedder.h"
 #include "flowrag/status.h"
 #include "graph/graph_io.h"
@@ -130,10 +131,13 @@ struct SnapshotBuildStats {
 };
 
 // The passages and their text indexes: shared by consecutive snapshots
-// while the documents do not change.
+// while the documents do not change. Documents and passages are in chunks
+// that a snapshot extended by Append shares with the one it extends.
+using SnapshotDocuments = ChunkedArray<SnapshotDocument>;
+using SnapshotPassages = ChunkedArray<SnapshotPassage>;
 struct SnapshotText {
-  std::vector<SnapshotDocument> documents;
-  std::vector<SnapshotPassage> passages;
+  SnapshotDocuments documents;
+  SnapshotPassages passages;
   Bm25Index bm25;
   std::shared_ptr<const VectorIndex> dense;
   size_t passages_without_vectors = 0;
@@ -207,7 +211,7 @@ class Snapshot {
   std::string_view PassageText(uint32_t i) const;
   // Passage i as the public API reports it, with `score`.
   ScoredPassage Scored(uint32_t i, double score) const;
-  const std::vector<SnapshotDocument>& documents() const { return text_->documents; }
+  const SnapshotDocuments& documents() const { return text_->documents; }
 
   const Bm25Index& bm25() const { return text_->bm25; }
   // Null when the store has no embeddings for the dense model.

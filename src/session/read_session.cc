@@ -113,7 +113,7 @@ Result<int64_t> ParseCursor(std::string_view cursor) {
 Result<DocumentPage> ReadSession::ListDocuments(std::string_view cursor, size_t limit) const {
   FLOWRAG_ASSIGN_OR_RETURN(const int64_t after, ParseCursor(cursor));
   if (limit == 0) return Status::InvalidArgument("limit: expected at least 1");
-  const std::vector<SnapshotDocument>& docs = snapshot_->documents();  // in store id order
+  const SnapshotDocuments& docs = snapshot_->documents();  // in store id order
   auto it = std::upper_bound(docs.begin(), docs.end(), after,
                              [](int64_t id, const SnapshotDocument& d) { return id < d.id; });
   DocumentPage page;
@@ -126,7 +126,7 @@ Result<DocumentPage> ReadSession::ListDocuments(std::string_view cursor, size_t 
 }
 
 Result<StoredDocument> ReadSession::GetDocument(std::string_view id) const {
-  const std::vector<SnapshotDocument>& docs = snapshot_->documents();
+  const SnapshotDocuments& docs = snapshot_->documents();
   for (uint32_t d = 0; d < docs.size(); ++d) {
     if (docs[d].external_id == id && !Hidden(d)) return Describe(docs[d], /*with_text=*/true);
   }

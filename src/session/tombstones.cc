@@ -14,7 +14,7 @@ bool Tombstones::HidesPassage(uint32_t p) const {
 
 std::shared_ptr<const Tombstones> AddTombstone(const Snapshot& snapshot, const Tombstones* base,
                                                std::string_view document_id) {
-  const std::vector<SnapshotDocument>& docs = snapshot.documents();
+  const SnapshotDocuments& docs = snapshot.documents();
   uint32_t doc = 0;
   while (doc < docs.size() && docs[doc].external_id != document_id) ++doc;
   if (doc == docs.size()) return nullptr;
