@@ -122,10 +122,14 @@ def main():
                     sys.exit("server_writes_rss: the server ended; see " + log.name)
                 time.sleep(0.1)
 
+        poll_ms = []  # each visibility poll's round trip: the figures' resolution
+
         def listed(doc_id, text):
+            start = time.monotonic()
             answer = request(base + "/v1/query", {"question": text[:300], "method": "bm25",
                                                   "top_k": 10})
             passages = answer.get("retrieval", {}).get("passages", [])
+            poll_ms.append((time.monotonic() - start) * 1000)
             return any(p.get("document_id") == doc_id for p in passages)
 
         def timed_write(write, doc_id, text, want_listed):
@@ -199,6 +203,9 @@ def main():
         print(f"RSS after {args.writes} writes / after open: {last['VmRSS'] / first['VmRSS']:.2f} "
               f"(anon {last['RssAnon'] / max(first['RssAnon'], 1):.2f}); peak (VmHWM) "
               f"{last['VmHWM']:.0f} MiB")
+        print(f"A visibility poll (bm25 query of the text's first 300 characters, then 20 ms "
+              f"of sleep) took {statistics.median(poll_ms):.0f} ms (median of {len(poll_ms)}): "
+              f"a write is seen up to that much after it is visible.")
     finally:
         server.terminate()
         server.wait(timeout=60)

@@ -30,6 +30,7 @@
 #include "graph/snapshot.h"
 #include "graph_algo/ppr.h"
 #include "models/embedder_setup.h"
+#include "retrieval/persistent_indexes.h"
 #include "storage/store.h"
 #include "snapshot_compare.h"
 #include "test_util.h"
@@ -313,6 +314,37 @@ TEST(GraphArraysTest, DemoStoreRoundTrips) {
   ASSERT_GT(snap->graph()->num_facts(), 0u);
   // The snapshot's graph, shared (aliasing the snapshot that owns it).
   ExpectRoundTrip(std::shared_ptr<const KnowledgeGraph>(snap, snap->graph()));
+}
+
+// A write's snapshot is published with its persistent derived values
+// (LocalFacts, FactBm25) made, so no query waits for them; an open makes
+// none until a query needs them.
+TEST(PublishedSnapshotTest, AWriteMakesThePersistentValuesBeforeQueriesSeeIt) {
+  testing::TempDir dir;
+  const std::string path = dir.File("demo.db");
+  {
+    auto engine = Engine::Open(path);
+    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+    ASSERT_TRUE((*engine)->Index({kDemo}).ok());
+  }
+  auto engine = Engine::Open(path);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  auto* impl = dynamic_cast<EngineImpl*>(engine->get());
+  ASSERT_NE(impl, nullptr);
+  QueryOptions bm25;
+  bm25.method = "bm25";
+  ASSERT_TRUE((*engine)->Query("Who designed the Brannock lens?", bm25).ok());
+  auto ready = [&](const Snapshot& snap) {
+    size_t n = 0;
+    for (const PersistentDerived* p : PersistentQueryIndexes()) n += snap.DerivedReady(p->tag);
+    return n;
+  };
+  EXPECT_EQ(ready(*impl->snapshot()), 0u);  // opened: made at first use
+  ASSERT_TRUE((*engine)->IndexDocuments({{"new", "A New Page", "Corin Aske sailed to Port Calder."}})
+                  .ok());
+  EXPECT_EQ(ready(*impl->snapshot()), PersistentQueryIndexes().size());
+  ASSERT_TRUE((*engine)->DeleteDocument("new").ok());
+  EXPECT_EQ(ready(*impl->snapshot()), PersistentQueryIndexes().size());
 }
 
 TEST(GraphArraysTest, VectorsOfMoreElementsThanTheGraphAreRefused) {

@@ -824,7 +824,10 @@ std::shared_ptr<const void> Snapshot::DerivedIn(
     if (!slot) slot = std::make_shared<DerivedEntry>();
     entry = slot;
   }
-  std::call_once(entry->once, [&] { entry->value = make(); });
+  std::call_once(entry->once, [&] {
+    entry->value = make();
+    entry->made.store(entry->value != nullptr, std::memory_order_release);
+  });
   if (entry->value == nullptr) {
     // Not kept: the next use tries again.
     std::lock_guard<std::mutex> lock(*mu);
@@ -873,6 +876,16 @@ std::shared_ptr<const void> Snapshot::Adopted(const PersistentDerived& p) const 
 std::vector<std::string> Snapshot::DerivedErrors() const {
   std::lock_guard<std::mutex> lock(derived_mu_);
   return derived_errors_;
+}
+
+void Snapshot::MakePersistentDerived() const {
+  for (const PersistentDerived* p : persistent_) p->make(*this);
+}
+
+bool Snapshot::DerivedReady(const void* tag) const {
+  std::lock_guard<std::mutex> lock(derived_mu_);
+  auto it = derived_.find(tag);
+  return it != derived_.end() && it->second->made.load(std::memory_order_acquire);
 }
 
 void Snapshot::ShareGraphDerived(const Snapshot& previous) {

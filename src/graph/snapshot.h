@@ -26,6 +26,7 @@
 #ifndef FLOWRAG_GRAPH_SNAPSHOT_H_
 #define FLOWRAG_GRAPH_SNAPSHOT_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -275,6 +276,13 @@ class Snapshot {
   std::vector<std::string> DerivedErrors() const;
   // SnapshotOptions::derived, as built.
   const std::vector<const PersistentDerived*>& persistent_derived() const { return persistent_; }
+  // Makes (or adopts) every persistent derived value now, so that no query
+  // of this snapshot waits for one: the engine calls it before a snapshot
+  // replaces a published one (O(graph) when made; none for a value shared
+  // with the snapshot Append extended).
+  void MakePersistentDerived() const;
+  // True once Derived(tag) holds a value.
+  bool DerivedReady(const void* tag) const;
 
  private:
   Status BuildAt(SnapshotSource& store, const SnapshotOptions& options, bool use_parts);
@@ -329,6 +337,7 @@ class Snapshot {
   struct DerivedEntry {
     std::once_flag once;
     std::shared_ptr<const void> value;
+    std::atomic<bool> made{false};  // value set and not null
   };
   using DerivedMap = std::map<const void*, std::shared_ptr<DerivedEntry>>;
   static std::shared_ptr<const void> DerivedIn(DerivedMap* map, std::mutex* mu, const void* tag,
