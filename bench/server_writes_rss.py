@@ -14,11 +14,15 @@ insert and delete (HTTP round trip) and when queries see it: while the
 request runs, a `bm25` query for the passage's text is polled every 20 ms,
 and the time from the request's start to the first answer that lists the
 document (insert) or no longer lists it (delete) is its visibility.
+With --load-threads N, N threads ask METHOD questions back to back from the
+first write to the last, and their latency (HTTP round trip, so an upper
+bound on the server's) is reported as p50 / p99 / max: do queries stay fast
+while the writes run?
 
 Usage: bench/server_writes_rss.py --db STORE [--corpus corpus.jsonl]
          [--questions questions.jsonl] [--writes 100] [--every 10]
          [--method qafd] [--pause SECONDS] [--flowrag build/release/tools/flowrag]
-         [--keep DIR]
+         [--keep DIR] [--load-threads N]
 
 Prints one markdown table row per sample and the ratios of the last sample
 to the first.
@@ -86,6 +90,8 @@ def main():
                     help="seconds between one insert-and-delete and the next")
     ap.add_argument("--flowrag", default=os.path.join(ROOT, "build/release/tools/flowrag"))
     ap.add_argument("--keep", help="scratch directory kept after the run")
+    ap.add_argument("--load-threads", type=int, default=0,
+                    help="threads asking questions throughout the writes")
     args = ap.parse_args()
 
     questions = []
@@ -175,6 +181,19 @@ def main():
         print(f"| 0 | {first['VmRSS']:.0f} | {first['RssAnon']:.0f} | {first['RssFile']:.0f} "
               "| | | | |")
         inserts, deletes, insert_seen, delete_seen = [], [], [], []
+        load_ms, stop_load = [], threading.Event()
+
+        def load(t):
+            i = t
+            while not stop_load.is_set():
+                start = time.monotonic()
+                ask(i)
+                load_ms.append((time.monotonic() - start) * 1000)
+                i += args.load_threads
+
+        loaders = [threading.Thread(target=load, args=(t,)) for t in range(args.load_threads)]
+        for t in loaders:
+            t.start()
         last = first
         for n, p in enumerate(passages[:args.writes], start=1):
             doc_id = f"rss-probe-{n}"
@@ -203,6 +222,14 @@ def main():
         print(f"RSS after {args.writes} writes / after open: {last['VmRSS'] / first['VmRSS']:.2f} "
               f"(anon {last['RssAnon'] / max(first['RssAnon'], 1):.2f}); peak (VmHWM) "
               f"{last['VmHWM']:.0f} MiB")
+        stop_load.set()
+        for t in loaders:
+            t.join()
+        if load_ms:
+            q = sorted(load_ms)
+            print(f"{args.method} queries during the writes ({args.load_threads} threads, "
+                  f"{len(q)} queries): p50 {q[len(q) // 2]:.1f} ms, "
+                  f"p99 {q[min(len(q) - 1, int(len(q) * 0.99))]:.1f} ms, max {q[-1]:.1f} ms")
         print(f"A visibility poll (bm25 query of the text's first 300 characters, then 20 ms "
               f"of sleep) took {statistics.median(poll_ms):.0f} ms (median of {len(poll_ms)}): "
               f"a write is seen up to that much after it is visible.")

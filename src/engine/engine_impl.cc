@@ -179,10 +179,12 @@ void EngineImpl::PublishTombstone(std::string_view document_id) {
 }
 
 void EngineImpl::SwapSnapshot(std::shared_ptr<const Snapshot> snap) {
-  // A snapshot that replaces a published one gets its persistent derived
-  // values before queries see it: they keep the earlier session meanwhile
-  // instead of waiting seconds for them (at an open nothing is waiting).
-  if (published() != nullptr) snap->MakePersistentDerived();
+  // A snapshot that replaces a published one gets the persistent derived
+  // values its queries used before they see it: they keep the earlier
+  // session meanwhile instead of waiting seconds for them.
+  if (std::shared_ptr<const Snapshot> current = published_snapshot(); current != nullptr) {
+    snap->MakePersistentDerivedLike(*current);
+  }
   auto next = std::make_shared<const ReadSession>(std::move(snap), services_.get());
   std::lock_guard<std::mutex> lock(session_mu_);
   session_ = std::move(next);

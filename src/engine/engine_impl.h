@@ -127,8 +127,9 @@ class EngineImpl final : public Engine {
   std::shared_ptr<const ReadSession> published() const;
   std::shared_ptr<const Snapshot> published_snapshot() const;
   // Publishes a read session over `snap`; when it replaces one, after
-  // making snap's persistent derived values (Snapshot::MakePersistentDerived:
-  // the writer pays for them, not the next query).
+  // making the persistent derived values the replaced snapshot held
+  // (Snapshot::MakePersistentDerivedLike: the writer pays for them, not the
+  // next query).
   void SwapSnapshot(std::shared_ptr<const Snapshot> snap);
   // Publishes the current session with document `document_id` (deleted from
   // the store) hidden; nothing when no session holds it. REQUIRES write_mu_

@@ -878,8 +878,10 @@ std::vector<std::string> Snapshot::DerivedErrors() const {
   return derived_errors_;
 }
 
-void Snapshot::MakePersistentDerived() const {
-  for (const PersistentDerived* p : persistent_) p->make(*this);
+void Snapshot::MakePersistentDerivedLike(const Snapshot& like) const {
+  for (const PersistentDerived* p : persistent_) {
+    if (like.DerivedReady(p->tag)) p->make(*this);
+  }
 }
 
 bool Snapshot::DerivedReady(const void* tag) const {

@@ -276,11 +276,12 @@ class Snapshot {
   std::vector<std::string> DerivedErrors() const;
   // SnapshotOptions::derived, as built.
   const std::vector<const PersistentDerived*>& persistent_derived() const { return persistent_; }
-  // Makes (or adopts) every persistent derived value now, so that no query
-  // of this snapshot waits for one: the engine calls it before a snapshot
-  // replaces a published one (O(graph) when made; none for a value shared
-  // with the snapshot Append extended).
-  void MakePersistentDerived() const;
+  // Makes (or adopts) now the persistent derived values that `like` holds
+  // (those its queries used), so that no query of this snapshot waits for
+  // one: the engine calls it before a snapshot replaces a published one
+  // (O(graph) for each made; nothing for one shared with the snapshot
+  // Append extended).
+  void MakePersistentDerivedLike(const Snapshot& like) const;
   // True once Derived(tag) holds a value.
   bool DerivedReady(const void* tag) const;
 
