@@ -6,6 +6,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config git
+  lld                           # the linker (CMakeLists.txt: -fuse-ld=lld when present)
   libsqlite3-dev sqlite3
   libpq-dev postgresql-15       # the PostgreSQL store and its tests' server
   nlohmann-json3-dev
