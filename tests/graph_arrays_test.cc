@@ -31,8 +31,8 @@
 #include "graph_algo/ppr.h"
 #include "models/embedder_setup.h"
 #include "retrieval/persistent_indexes.h"
-#include "storage/store.h"
 #include "snapshot_compare.h"
+#include "storage/store.h"
 #include "test_util.h"
 #include "vector/flat_index.h"
 
@@ -352,8 +352,8 @@ TEST(PublishedSnapshotTest, AWriteMakesTheValuesQueriesUsedBeforeTheySeeIt) {
     const std::vector<std::string> now = ready(*impl->snapshot());
     return std::find(now.begin(), now.end(), "lf") != now.end();
   };
-  ASSERT_TRUE((*engine)->IndexDocuments({{"new", "A New Page", "Corin Aske sailed to Port Calder."}})
-                  .ok());
+  ASSERT_TRUE(
+      (*engine)->IndexDocuments({{"new", "A New Page", "Corin Aske sailed to Port Calder."}}).ok());
   EXPECT_TRUE(has_lf());
   ASSERT_TRUE((*engine)->DeleteDocument("new").ok());
   EXPECT_TRUE(has_lf());

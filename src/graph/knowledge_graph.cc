@@ -424,16 +424,16 @@ Result<std::shared_ptr<const KnowledgeGraph>> KnowledgeGraph::AdoptArrays(
     FLOWRAG_ASSIGN_OR_RETURN(c.attrs, Get<uint32_t>(source, EdgeArray(k, "attrs")));
   }
   FLOWRAG_RETURN_IF_ERROR(g->CheckAdopted(source, num_passages));
-  FLOWRAG_ASSIGN_OR_RETURN(g->walk_, WalkGraph::AdoptArrays(source, g->num_passages_,
-                                                            g->num_entities(), num_passages));
+  FLOWRAG_ASSIGN_OR_RETURN(
+      g->walk_, WalkGraph::AdoptArrays(source, g->num_passages_, g->num_entities(), num_passages));
   g->vectors_ = vectors != nullptr ? std::move(vectors) : std::make_shared<GraphVectors>();
   FLOWRAG_RETURN_IF_ERROR(g->CheckVectors());
   return std::shared_ptr<const KnowledgeGraph>(std::move(g));
 }
 
 Status KnowledgeGraph::CheckAdopted(const ArraySource& source, size_t passages) {
-  const size_t P = passages, S = num_passages_, E = num_entities(), D = num_descriptions(), F = num_facts(),
-               R = num_relations(), T = num_fact_texts();
+  const size_t P = passages, S = num_passages_, E = num_entities(), D = num_descriptions(),
+               F = num_facts(), R = num_relations(), T = num_fact_texts();
   // The counts written beside the arrays.
   struct Count {
     const char* name;

@@ -41,9 +41,9 @@
 #include "common/chunked_array.h"
 #include "embed/embedder.h"
 #include "flowrag/status.h"
+#include "flowrag/types.h"
 #include "graph/graph_io.h"
 #include "graph/knowledge_graph.h"
-#include "flowrag/types.h"
 #include "text/bm25_index.h"
 #include "vector/vector_index.h"
 

@@ -86,11 +86,11 @@ Result<std::vector<FlowSource>> NameSources(const Snapshot& s, const QafdRun& ru
       KeywordsForQuery(run.text, &GraphQueryIndex::For(s)->names(), ko, chat, &out->diagnostics);
   if (qk.keywords.empty()) qk.keywords.push_back(run.text);
   FLOWRAG_ASSIGN_OR_RETURN(FloatMatrix kw, EmbedTexts(s, qk.keywords));
-  FLOWRAG_ASSIGN_OR_RETURN(std::vector<Seed> found,
-                           SelectSeeds(g, kw,
-                                       SeedSelection{o.keyword_seeds, o.seed_ratio,
-                                                     o.seed_specificity, qk.matched_entities,
-                                                     s.num_passages()}));
+  FLOWRAG_ASSIGN_OR_RETURN(
+      std::vector<Seed> found,
+      SelectSeeds(g, kw,
+                  SeedSelection{o.keyword_seeds, o.seed_ratio, o.seed_specificity,
+                                qk.matched_entities, s.num_passages()}));
   out->keywords.insert(out->keywords.end(), qk.keywords.begin(), qk.keywords.end());
   std::vector<FlowSource> sources;
   const double top = found.empty() ? 1.0 : std::max(1e-9, static_cast<double>(found[0].score));

@@ -32,8 +32,8 @@ Result<std::vector<Seed>> SelectSeeds(const KnowledgeGraph& graph,
         " dimensions, the entity index has " + std::to_string(index->Dimension()));
   }
   std::unordered_map<uint32_t, Seed> best;
-  const auto P = static_cast<double>(
-      selection.num_passages > 0 ? selection.num_passages : graph.num_passages());
+  const auto P = static_cast<double>(selection.num_passages > 0 ? selection.num_passages
+                                                                : graph.num_passages());
   const double log_p = std::log1p(std::max(1.0, P));
   auto weight = [&](uint32_t entity) -> float {
     if (!selection.specificity) return 1.0f;
