@@ -241,7 +241,9 @@ inline void ExpectSameSnapshot(const Snapshot& a, const Snapshot& b) {
     EXPECT_EQ(a.passage(p).id, b.passage(p).id);
     EXPECT_EQ(a.PassageText(p), b.PassageText(p));
   }
-  ExpectSameBm25(a.bm25(), b.bm25());
+  ASSERT_EQ(a.bm25().vocabulary_size(), b.bm25().vocabulary_size());
+  ASSERT_EQ(a.bm25().num_docs(), b.bm25().num_docs());
+  ExpectSameBm25(*a.bm25().Flat(), *b.bm25().Flat());
   ExpectSameIndex(a.dense(), b.dense(), "dense");
   ASSERT_EQ(a.graph() == nullptr, b.graph() == nullptr);
   if (a.graph() != nullptr) ExpectSameGraph(*a.graph(), *b.graph());

@@ -41,6 +41,9 @@ class EngineImpl final : public Engine {
  public:
   static Result<std::unique_ptr<EngineImpl>> Create(const std::string& db_path,
                                                     const EngineOptions& options);
+  // Finishes the pending segment write, lets go of the snapshot and
+  // deletes the segments it was the last to map (CollectSnapshotSegments).
+  ~EngineImpl() override;
 
   Result<IndexReport> Index(const std::vector<std::string>& sources,
                             const IndexOptions& options) override;

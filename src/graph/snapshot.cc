@@ -372,11 +372,11 @@ Status Snapshot::ReadText(SnapshotSource& store, const SnapshotOptions& options,
   if (use_parts)
     bm25 = ReadBm25Part(store, generation, text->passages.size(), &bm25_read, tokenizer);
   if (bm25) {
-    text->bm25 = std::move(*bm25);
+    text->bm25 = LayeredBm25(std::move(*bm25));
   } else {
     Bm25Index::Builder builder(tokenizer);
     AddToBm25(*text, 0, &builder);
-    text->bm25 = std::move(builder).Build();
+    text->bm25 = LayeredBm25(std::move(builder).Build());
     persist_bm25_ = options.persistable;
   }
   Record(&stats_, kBm25Part, bm25_read);
@@ -580,10 +580,10 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Append(SnapshotSource& store,
     return Status::FailedPrecondition("snapshot: documents were removed, not only appended");
   }
 
-  // BM25: the earlier postings with the new passages' appended.
+  // BM25: the earlier postings, the new passages' as a layer after them.
   Bm25Index::Builder builder(previous.text_->bm25.tokenizer());
   AddToBm25(*text, first_new, &builder);
-  text->bm25 = Bm25Index::Concat(previous.text_->bm25, std::move(builder).Build());
+  text->bm25 = LayeredBm25::Appended(previous.text_->bm25, std::move(builder).Build());
 
   // Passage vectors: the earlier index with the new rows.
   if (!snap->dense_model_.empty() && P > 0) {
@@ -637,7 +637,7 @@ Result<std::shared_ptr<SnapshotText>> TextWithout(const SnapshotText& old, uint3
     if (passage.document > doc) --passage.document;
     text->passages.push_back(passage);
   }
-  text->bm25 = Bm25Index::Without(old.bm25, removed);
+  text->bm25 = LayeredBm25::Without(old.bm25, removed);
   // As Build: no dense index without passages. An HNSW index that stays
   // one keeps its graph with the rows deleted (LayeredIndex: no rebuild).
   if (old.dense != nullptr && !text->passages.empty() &&
@@ -769,7 +769,7 @@ Result<size_t> Snapshot::PersistParts(SnapshotSource& store) const {
     return ok;
   };
   FLOWRAG_ASSIGN_OR_RETURN(bool ok, write(&persist_bm25_, [&] {
-                             return WriteBm25Part(store, generation, text_->bm25);
+                             return WriteBm25Part(store, generation, *text_->bm25.Flat());
                            }));
   if (!ok) return written;
   const FloatMatrix* vectors = PassageVectors();

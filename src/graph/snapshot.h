@@ -45,6 +45,7 @@
 #include "graph/graph_io.h"
 #include "graph/knowledge_graph.h"
 #include "text/bm25_index.h"
+#include "text/layered_bm25.h"
 #include "vector/vector_index.h"
 
 namespace flowrag {
@@ -139,7 +140,7 @@ using SnapshotPassages = ChunkedArray<SnapshotPassage>;
 struct SnapshotText {
   SnapshotDocuments documents;
   SnapshotPassages passages;
-  Bm25Index bm25;
+  LayeredBm25 bm25;  // one layer, or a base and the appended passages
   std::shared_ptr<const VectorIndex> dense;
   size_t passages_without_vectors = 0;
 };
@@ -160,7 +161,8 @@ class Snapshot {
   // previous's), their passages and passage vectors, nothing else (an insert
   // before its extraction ran; Engine::IndexDocuments). Reads only the new
   // rows: documents, passages, BM25 postings and passage vectors are
-  // extended; the graph is previous's, with its persistent derived values,
+  // extended (the BM25 postings as a tail layer after previous's, which
+  // stays shared: text/layered_bm25.h); the graph is previous's, with its persistent derived values,
   // when the new passages fall in its empty passage slots (PassageSlots:
   // O(1) for it), else built again from previous's rows with the new
   // passages (no links yet), sharing previous's vectors. The dense index
@@ -214,7 +216,7 @@ class Snapshot {
   ScoredPassage Scored(uint32_t i, double score) const;
   const SnapshotDocuments& documents() const { return text_->documents; }
 
-  const Bm25Index& bm25() const { return text_->bm25; }
+  const LayeredBm25& bm25() const { return text_->bm25; }
   // Null when the store has no embeddings for the dense model.
   const VectorIndex* dense() const { return text_->dense.get(); }
   Embedder* embedder() const { return embedder_.get(); }

@@ -1,9 +1,11 @@
 #include "graph/snapshot_segment.h"
 
 #include <atomic>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -130,7 +132,7 @@ Status Snapshot::ExportSegment(ArraySink& sink) const {
        KeysFor(embedder_.get(), dense_model_, text_->bm25.tokenizer().language)) {
     FLOWRAG_RETURN_IF_ERROR(PutString(sink, name, key));
   }
-  FLOWRAG_RETURN_IF_ERROR(text_->bm25.ExportArrays(sink));
+  FLOWRAG_RETURN_IF_ERROR(text_->bm25.Flat()->ExportArrays(sink));
   FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<int64_t>(
       "dense.missing", static_cast<int64_t>(text_->passages_without_vectors)));
   if (text_->dense != nullptr) FLOWRAG_RETURN_IF_ERROR(ExportDense(*text_->dense, sink));
@@ -168,7 +170,8 @@ Status Snapshot::AdoptSegment(const ArraySource& segment, const SnapshotOptions&
   }
   TokenizerOptions tokenizer;
   tokenizer.language = options.language;
-  FLOWRAG_ASSIGN_OR_RETURN(text->bm25, Bm25Index::AdoptArrays(segment, P, tokenizer));
+  FLOWRAG_ASSIGN_OR_RETURN(Bm25Index bm25, Bm25Index::AdoptArrays(segment, P, tokenizer));
+  text->bm25 = LayeredBm25(std::move(bm25));
   FLOWRAG_ASSIGN_OR_RETURN(int64_t missing, segment.GetScalar<int64_t>("dense.missing"));
   if (missing < 0 || missing > static_cast<int64_t>(P)) {
     return Status::Corruption("segment: dense.missing out of range");
@@ -228,17 +231,30 @@ std::atomic<SnapshotWriteHook> write_hook{nullptr};
 
 void SetSnapshotWriteHookForTesting(SnapshotWriteHook hook) { write_hook.store(hook); }
 
-Result<bool> WriteSnapshotSegment(const Snapshot& snapshot, SnapshotSource& store,
-                                  const std::string& dir) {
+namespace {
+
+// A writable open that does not wait for another process's lock, reporting
+// its steps to the test hook.
+SegmentSetOptions WritableSetOptions() {
   SegmentSetOptions options;
   options.writable = true;
   options.wait_for_lock = false;
-  SegmentWriterOptions writer_options;
-  const SnapshotWriteHook hook = write_hook.load();
-  if (hook != nullptr) {
+  if (const SnapshotWriteHook hook = write_hook.load(); hook != nullptr) {
     options.crash_hook = [hook](PublishStep step) {
       hook(std::string("set.") + PublishStepName(step));
     };
+  }
+  return options;
+}
+
+}  // namespace
+
+Result<bool> WriteSnapshotSegment(const Snapshot& snapshot, SnapshotSource& store,
+                                  const std::string& dir) {
+  const SegmentSetOptions options = WritableSetOptions();
+  SegmentWriterOptions writer_options;
+  const SnapshotWriteHook hook = write_hook.load();
+  if (hook != nullptr) {
     writer_options.crash_hook = [hook](SegmentWriteStep step) {
       hook(std::string("writer.") + SegmentWriteStepName(step));
     };
@@ -287,6 +303,15 @@ Result<bool> WriteSnapshotSegment(const Snapshot& snapshot, SnapshotSource& stor
   FLOWRAG_RETURN_IF_ERROR(store.DropSnapshotParts());
   step("snapshot.parts dropped");
   return true;
+}
+
+Result<bool> CollectSnapshotSegments(const std::string& dir) {
+  std::error_code error;
+  if (dir.empty() || !std::filesystem::is_directory(dir, error)) return false;
+  Result<std::unique_ptr<SegmentSet>> set = SegmentSet::Open(dir, WritableSetOptions());
+  if (set.status().code() == StatusCode::kFailedPrecondition) return false;  // another writer
+  if (!set.ok()) return set.status();
+  return true;  // the writable open collected
 }
 
 Result<bool> CompleteSnapshotSegment(SnapshotSource& store, const std::string& dir,

@@ -89,6 +89,15 @@ Result<bool> WriteSnapshotSegment(const Snapshot& snapshot, SnapshotSource& stor
 Result<bool> CompleteSnapshotSegment(SnapshotSource& store, const std::string& dir,
                                      int64_t generation);
 
+// Deletes the segments and manifests of `dir` that nothing maps any more
+// (the set's garbage collection, by a writable open): a snapshot extended
+// by an insert shares the arrays of the segment it was opened from, so the
+// write that replaced that segment could not delete it; its holder calls
+// this once it lets go (engine/published_segment.cc, the engine's close).
+// Returns false, doing nothing, when `dir` is not a directory or another
+// process holds the set's lock. O(files in `dir`).
+Result<bool> CollectSnapshotSegments(const std::string& dir);
+
 // Tests only (tests/snapshot_crash_test.cc): `hook` is called at every step
 // of every WriteSnapshotSegment in this process, so that a test can stop
 // the process there (_exit) and check what a reopen finds. The steps, in

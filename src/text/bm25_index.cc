@@ -115,6 +115,7 @@ uint32_t Bm25Index::FindTerm(std::string_view term) const {
 void Bm25Index::ComputeAverageLength() {
   uint64_t sum = 0;
   for (uint32_t l : doc_len_) sum += l;
+  length_sum_ = sum;
   avgdl_ = doc_len_.empty() ? 0.0 : static_cast<double>(sum) / doc_len_.size();
 }
 
@@ -401,37 +402,48 @@ std::vector<Bm25Hit> Bm25Index::Search(std::string_view query, size_t k, const B
   return SearchTokens(Tokenize(query, tokenizer_), k, params, candidates_scored);
 }
 
-void Bm25Index::Accumulate(const std::vector<std::string>& terms, const Bm25Params& params,
-                           float* acc, std::vector<uint32_t>* touched) const {
-  std::vector<std::string> unique_terms(terms);
-  std::sort(unique_terms.begin(), unique_terms.end());
-  unique_terms.erase(std::unique(unique_terms.begin(), unique_terms.end()), unique_terms.end());
+std::vector<std::string> Bm25Index::UniqueTerms(std::vector<std::string> terms) {
+  std::sort(terms.begin(), terms.end());
+  terms.erase(std::unique(terms.begin(), terms.end()), terms.end());
+  return terms;
+}
 
+Bm25Index::Scoring Bm25Index::OwnScoring(const std::vector<std::string>& unique_terms) const {
+  Scoring scoring;
+  scoring.avgdl = avgdl_ > 0 ? avgdl_ : 1.0;
+  scoring.idf.reserve(unique_terms.size());
   const double n = static_cast<double>(num_docs());
+  for (const std::string& term : unique_terms)
+    scoring.idf.push_back(IdfOf(n, DocumentFrequency(term)));
+  return scoring;
+}
+
+void Bm25Index::Accumulate(const std::vector<std::string>& unique_terms, const Scoring& scoring,
+                           const Bm25Params& params, float* acc,
+                           std::vector<uint32_t>* touched) const {
   const double k1 = params.k1;
   const double b = params.b;
-  const double avgdl = avgdl_ > 0 ? avgdl_ : 1.0;
-  for (const std::string& term : unique_terms) {
-    const uint32_t t = FindTerm(term);
+  for (size_t i = 0; i < unique_terms.size(); ++i) {
+    const uint32_t t = FindTerm(unique_terms[i]);
     if (t == kNoTerm) continue;
-    const uint64_t lo = offsets_[t], hi = offsets_[t + 1];
-    const double idf = IdfOf(n, static_cast<double>(hi - lo));
-    for (uint64_t p = lo; p < hi; ++p) {
+    const double idf = scoring.idf[i];
+    for (uint64_t p = offsets_[t]; p < offsets_[t + 1]; ++p) {
       const uint32_t d = post_doc_[p];
       if (touched != nullptr && acc[d] == 0.0f) touched->push_back(d);
-      acc[d] += Contribution(idf, post_tf_[p], doc_len_[d], avgdl, k1, b);
+      acc[d] += Contribution(idf, post_tf_[p], doc_len_[d], scoring.avgdl, k1, b);
     }
   }
 }
 
-std::vector<Bm25Hit> Bm25Index::Matching(const std::vector<std::string>& terms,
-                                         const Bm25Params& params) const {
+std::vector<Bm25Hit> Bm25Index::MatchingUnique(const std::vector<std::string>& unique_terms,
+                                               const Scoring& scoring,
+                                               const Bm25Params& params) const {
   // Per-thread accumulator reused across queries; only touched slots are reset.
   thread_local std::vector<float> acc;
   thread_local std::vector<uint32_t> touched;
   if (acc.size() < num_docs()) acc.assign(num_docs(), 0.0f);
   touched.clear();
-  Accumulate(terms, params, acc.data(), &touched);
+  Accumulate(unique_terms, scoring, params, acc.data(), &touched);
   std::vector<Bm25Hit> hits;
   hits.reserve(touched.size());
   for (uint32_t d : touched) {
@@ -443,7 +455,8 @@ std::vector<Bm25Hit> Bm25Index::Matching(const std::vector<std::string>& terms,
 
 std::vector<Bm25Hit> Bm25Index::ScoreMatching(std::string_view query,
                                               const Bm25Params& params) const {
-  std::vector<Bm25Hit> hits = Matching(Tokenize(query, tokenizer_), params);
+  const std::vector<std::string> unique_terms = UniqueTerms(Tokenize(query, tokenizer_));
+  std::vector<Bm25Hit> hits = MatchingUnique(unique_terms, OwnScoring(unique_terms), params);
   std::sort(hits.begin(), hits.end(),
             [](const Bm25Hit& a, const Bm25Hit& b) { return a.doc < b.doc; });
   return hits;
@@ -452,20 +465,25 @@ std::vector<Bm25Hit> Bm25Index::ScoreMatching(std::string_view query,
 std::vector<Bm25Hit> Bm25Index::SearchTokens(const std::vector<std::string>& terms, size_t k,
                                              const Bm25Params& params,
                                              size_t* candidates_scored) const {
-  std::vector<std::string> unique_terms(terms);
-  std::sort(unique_terms.begin(), unique_terms.end());
-  unique_terms.erase(std::unique(unique_terms.begin(), unique_terms.end()), unique_terms.end());
-  if (auto pruned = PrunedTopK(unique_terms, k, params, candidates_scored)) return *pruned;
-  std::vector<Bm25Hit> hits = Matching(unique_terms, params);
+  const std::vector<std::string> unique_terms = UniqueTerms(terms);
+  return TopKUnique(unique_terms, OwnScoring(unique_terms), k, params, candidates_scored);
+}
+
+std::vector<Bm25Hit> Bm25Index::TopKUnique(const std::vector<std::string>& unique_terms,
+                                           const Scoring& scoring, size_t k,
+                                           const Bm25Params& params,
+                                           size_t* candidates_scored) const {
+  if (auto pruned = PrunedTopK(unique_terms, scoring, k, params, candidates_scored)) {
+    return *pruned;
+  }
+  std::vector<Bm25Hit> hits = MatchingUnique(unique_terms, scoring, params);
   if (candidates_scored) *candidates_scored = hits.size();
-  auto better = [](const Bm25Hit& a, const Bm25Hit& b) {
-    return a.score != b.score ? a.score > b.score : a.doc < b.doc;
-  };
   if (hits.size() > k) {
-    std::partial_sort(hits.begin(), hits.begin() + k, hits.end(), better);
+    std::partial_sort(hits.begin(), hits.begin() + static_cast<std::ptrdiff_t>(k), hits.end(),
+                      RanksBefore);
     hits.resize(k);
   } else {
-    std::sort(hits.begin(), hits.end(), better);
+    std::sort(hits.begin(), hits.end(), RanksBefore);
   }
   return hits;
 }

@@ -60,6 +60,11 @@ struct Bm25Hit {
   float score = 0.0f;
 };
 
+// The ranking order of hits: higher score first, then ascending doc id.
+inline bool RanksBefore(const Bm25Hit& x, const Bm25Hit& y) {
+  return x.score != y.score ? x.score > y.score : x.doc < y.doc;
+}
+
 class Bm25Index {
  public:
   class Builder {
@@ -108,6 +113,36 @@ class Bm25Index {
   // Search returns, bit for bit), ascending by doc id; the others score 0.
   // O(postings of the terms + m log m) for m matching documents.
   std::vector<Bm25Hit> ScoreMatching(std::string_view query, const Bm25Params& params) const;
+
+  // The scoring of a query whose statistics may be a larger corpus's, of
+  // which this index holds a part (LayeredBm25, text/layered_bm25.h):
+  // `idf[i]` is the idf of the i-th of the query's sorted distinct terms
+  // (UniqueTerms) in that corpus, `avgdl` its mean document length (1 when
+  // it has none). Scores sum each term's Contribution in that string order,
+  // so a document scores bit for bit as in an index of the whole corpus.
+  struct Scoring {
+    double avgdl = 1.0;
+    std::vector<double> idf;
+  };
+  // The sorted distinct terms of a query.
+  static std::vector<std::string> UniqueTerms(std::vector<std::string> terms);
+  // This index's own Scoring of `unique_terms`.
+  Scoring OwnScoring(const std::vector<std::string>& unique_terms) const;
+  // SearchTokens with `scoring` for UniqueTerms output; hits sorted (score
+  // descending, then doc id).
+  std::vector<Bm25Hit> TopKUnique(const std::vector<std::string>& unique_terms,
+                                  const Scoring& scoring, size_t k, const Bm25Params& params,
+                                  size_t* candidates_scored = nullptr) const;
+  // Every document sharing a term with `unique_terms`, scored with
+  // `scoring`, in no particular order.
+  std::vector<Bm25Hit> MatchingUnique(const std::vector<std::string>& unique_terms,
+                                      const Scoring& scoring, const Bm25Params& params) const;
+  // ln(1 + (N − df + 0.5) / (df + 0.5)), as every path computes it.
+  static double IdfOf(double num_docs, double df) {
+    return std::log(1.0 + (num_docs - df + 0.5) / (df + 0.5));
+  }
+  // Σ of the document lengths (avgdl = length_sum / num_docs).
+  uint64_t length_sum() const { return length_sum_; }
 
   // `a` followed by `b` (b's documents numbered after a's): the index a
   // Builder given a's documents then b's would build, array for array.
@@ -168,11 +203,8 @@ class Bm25Index {
   static const std::vector<std::string_view>& ArrayNames();
 
  private:
-  // idf(t) and one term's addition to one document's score, as every path
-  // computes them (so pruned and exhaustive searches sum the same floats).
-  static double IdfOf(double num_docs, double df) {
-    return std::log(1.0 + (num_docs - df + 0.5) / (df + 0.5));
-  }
+  // One term's addition to one document's score, as every path computes
+  // it (so pruned and exhaustive searches sum the same floats).
   static float Contribution(double idf, double tf, uint32_t length, double avgdl, double k1,
                             double b) {
     const double norm = k1 * (1.0 - b + b * length / avgdl);
@@ -180,16 +212,14 @@ class Bm25Index {
   }
   // SearchTokens' top k when bounds prune (bm25_topk.cc), else nullopt.
   std::optional<std::vector<Bm25Hit>> PrunedTopK(const std::vector<std::string>& unique_terms,
-                                                 size_t k, const Bm25Params& params,
+                                                 const Scoring& scoring, size_t k,
+                                                 const Bm25Params& params,
                                                  size_t* candidates_scored) const;
-  // Adds each document's BM25 score for the distinct `terms` into acc
+  // Adds each document's BM25 score for `unique_terms` into acc
   // (num_docs() floats); a document's first non-zero addition appends it to
   // `touched` when that is not null.
-  void Accumulate(const std::vector<std::string>& terms, const Bm25Params& params, float* acc,
-                  std::vector<uint32_t>* touched) const;
-  // The documents sharing a term with `terms` and their scores, unordered.
-  std::vector<Bm25Hit> Matching(const std::vector<std::string>& terms,
-                                const Bm25Params& params) const;
+  void Accumulate(const std::vector<std::string>& unique_terms, const Scoring& scoring,
+                  const Bm25Params& params, float* acc, std::vector<uint32_t>* touched) const;
   // Sets terms_ and builds table_ over them; false when a term repeats.
   bool SetTerms(StringArena terms);
   void ComputeAverageLength();
@@ -200,6 +230,7 @@ class Bm25Index {
   FlatArray<uint32_t> post_doc_;
   FlatArray<uint32_t> post_tf_;
   FlatArray<uint32_t> doc_len_;
+  uint64_t length_sum_ = 0;
   double avgdl_ = 0.0;
   TokenizerOptions tokenizer_;
 };

@@ -58,17 +58,16 @@ float KthLargest(std::vector<float>* scores, size_t k) {
 }  // namespace
 
 std::optional<std::vector<Bm25Hit>> Bm25Index::PrunedTopK(
-    const std::vector<std::string>& unique_terms, size_t k, const Bm25Params& params,
-    size_t* candidates_scored) const {
-  const double n = static_cast<double>(num_docs());
+    const std::vector<std::string>& unique_terms, const Scoring& scoring, size_t k,
+    const Bm25Params& params, size_t* candidates_scored) const {
   const double k1 = params.k1, b = params.b;
-  const double avgdl = avgdl_ > 0 ? avgdl_ : 1.0;
+  const double avgdl = scoring.avgdl;
   std::vector<QueryTerm> terms;
   uint64_t postings = 0;
   for (size_t r = 0; r < unique_terms.size(); ++r) {
     const uint32_t t = FindTerm(unique_terms[r]);
     if (t == kNoTerm) continue;
-    const double idf = IdfOf(n, static_cast<double>(offsets_[t + 1] - offsets_[t]));
+    const double idf = scoring.idf[r];
     terms.push_back({r, offsets_[t], offsets_[t + 1], idf, idf * (k1 + 1.0)});
     postings += offsets_[t + 1] - offsets_[t];
   }
@@ -134,11 +133,8 @@ std::optional<std::vector<Bm25Hit>> Bm25Index::PrunedTopK(
   std::vector<Bm25Hit> hits(candidates.size());
   for (size_t c = 0; c < candidates.size(); ++c) hits[c] = {candidates[c], score[c]};
   if (candidates_scored != nullptr) *candidates_scored = hits.size();
-  auto better = [](const Bm25Hit& x, const Bm25Hit& y) {
-    return x.score != y.score ? x.score > y.score : x.doc < y.doc;
-  };
   std::partial_sort(hits.begin(), hits.begin() + static_cast<std::ptrdiff_t>(k), hits.end(),
-                    better);
+                    RanksBefore);
   hits.resize(k);
   return hits;
 }
