@@ -26,9 +26,11 @@ Result<std::unique_ptr<EngineImpl>> EngineImpl::Create(const std::string& db_pat
   if (!options.read_only) {
     // Inserts served over HTTP come in bursts: their parts are written
     // once the burst is over.
-    engine->persister_ = std::make_unique<PartsPersister>(
-        engine->store_.get(), std::chrono::milliseconds(500),
-        [e](std::shared_ptr<const Snapshot> written) { e->MapPublishedSegment(std::move(written)); });
+    engine->persister_ =
+        std::make_unique<PartsPersister>(engine->store_.get(), std::chrono::milliseconds(500),
+                                         [e](std::shared_ptr<const Snapshot> written) {
+                                           e->MapPublishedSegment(std::move(written));
+                                         });
   }
   // The models now; the snapshot when the first read needs it, so a write
   // run (flowrag index) builds none before it writes.
@@ -48,6 +50,7 @@ Result<bool> EngineImpl::Refresh() {
   FLOWRAG_ASSIGN_OR_RETURN(int64_t generation, store_->Generation());
   const std::shared_ptr<const Snapshot> current = published_snapshot();
   if (!state_stale_ && current != nullptr && current->generation() == generation) return false;
+  ForgetSchemaInput();  // another process wrote: an ingest, perhaps
   if (state_stale_ || !RefreshByAppending().ok()) FLOWRAG_RETURN_IF_ERROR(LoadState());
   return true;
 }
@@ -191,17 +194,32 @@ void EngineImpl::SwapSnapshot(std::shared_ptr<const Snapshot> snap) {
 }
 
 Result<std::optional<SessionServices::SchemaInput>> EngineImpl::ReadSchemaInput() const {
+  // The epoch before the read: a write that commits during it forgets the
+  // copy it makes.
+  const uint64_t epoch = schema_epoch_.load();
+  {
+    std::lock_guard<std::mutex> lock(schema_mu_);
+    if (schema_input_.has_value() && schema_input_epoch_ == epoch) return *schema_input_;
+  }
+  std::optional<SessionServices::SchemaInput> read;
   FLOWRAG_ASSIGN_OR_RETURN(auto yaml, store_->SchemaContractYaml());
-  if (!yaml) return std::optional<SessionServices::SchemaInput>();
-  SessionServices::SchemaInput input;
-  FLOWRAG_ASSIGN_OR_RETURN(input.contract, ParseContract(*yaml, "schema_contract"));
-  FLOWRAG_RETURN_IF_ERROR(store_->ForEachSourceRecord([&](Store::SourceRecordRow&& r) -> Status {
-    input.records.push_back({std::move(r.external_id), std::move(r.record.entity_type),
-                             std::move(r.record.fields), std::move(r.record.file), r.record.line,
-                             r.record.structured});
-    return Status::Ok();
-  }));
-  return std::optional<SessionServices::SchemaInput>(std::move(input));
+  if (yaml) {
+    SessionServices::SchemaInput input;
+    FLOWRAG_ASSIGN_OR_RETURN(input.contract, ParseContract(*yaml, "schema_contract"));
+    FLOWRAG_RETURN_IF_ERROR(store_->ForEachSourceRecord([&](Store::SourceRecordRow&& r) -> Status {
+      input.records.push_back({std::move(r.external_id), std::move(r.record.entity_type),
+                               std::move(r.record.fields), std::move(r.record.file), r.record.line,
+                               r.record.structured});
+      return Status::Ok();
+    }));
+    read = std::move(input);
+  }
+  std::lock_guard<std::mutex> lock(schema_mu_);
+  if (schema_epoch_.load() == epoch) {
+    schema_input_ = read;
+    schema_input_epoch_ = epoch;
+  }
+  return read;
 }
 
 std::shared_ptr<const Snapshot> EngineImpl::PublishAppended() {

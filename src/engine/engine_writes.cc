@@ -47,6 +47,11 @@ Result<IndexReport> EngineImpl::RunIndex(const std::string& label, const IndexOp
     }
   };
   Result<IndexReport> report = run->IndexDocuments(label, options, produce, stored);
+  // New documents leave the schema contract and records as they were; a
+  // replaced one may have been a record's.
+  if (!api || appended == nullptr || !report.ok() || report->documents_replaced > 0) {
+    ForgetSchemaInput();
+  }
   // Whatever was committed becomes visible, even when the run failed.
   Status published = Publish(*run, api ? Persist::kLater : Persist::kNow, std::move(appended));
   FLOWRAG_RETURN_IF_ERROR(report.status());
@@ -60,6 +65,7 @@ Result<IngestReport> EngineImpl::Ingest(const std::string& dir, const SchemaCont
   std::lock_guard<std::mutex> lock(write_mu_);
   FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<IndexRun> run, BeginRun());
   Result<IngestReport> report = run->Ingest(dir, contract, options);
+  ForgetSchemaInput();
   Status published = Publish(*run, Persist::kNow);
   FLOWRAG_RETURN_IF_ERROR(report.status());
   FLOWRAG_RETURN_IF_ERROR(published);
@@ -71,7 +77,9 @@ Result<ImportReport> EngineImpl::ImportOpenIe(const std::string& path,
   if (options_.read_only) return Status::FailedPrecondition("the store is opened read-only");
   std::lock_guard<std::mutex> lock(write_mu_);
   FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<IndexRun> run, BeginRun());
-  FLOWRAG_ASSIGN_OR_RETURN(ImportReport report, run->ImportOpenIe(path, options));
+  Result<ImportReport> imported = run->ImportOpenIe(path, options);
+  ForgetSchemaInput();
+  FLOWRAG_ASSIGN_OR_RETURN(ImportReport report, std::move(imported));
   FLOWRAG_RETURN_IF_ERROR(Publish(*run, Persist::kNow));
   return report;
 }
@@ -94,7 +102,9 @@ Status EngineImpl::DeleteDocument(std::string_view document_id) {
   FLOWRAG_RETURN_IF_ERROR(LoadCurrentSegment());
   FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<IndexRun> run, BeginRun(IndexRun::VectorCheck::kSkip));
   FLOWRAG_ASSIGN_OR_RETURN(const bool was_current, SessionIsCurrent());
-  FLOWRAG_RETURN_IF_ERROR(run->DeleteDocument(document_id));
+  Status deleted = run->DeleteDocument(document_id);
+  ForgetSchemaInput();  // the document may have been a record's
+  FLOWRAG_RETURN_IF_ERROR(deleted);
   embedder_ = run->embedder();
   // Visible at once: the published snapshot with the document hidden, until
   // one without it replaces it (session/tombstones.h).

@@ -17,21 +17,35 @@
 // deletes under `flowrag serve`): see doc/scale.md.
 #include <malloc.h>
 
+#include <optional>
+
 #include "engine/engine_impl.h"
 #include "graph/snapshot_segment.h"
 
 namespace flowrag {
 
 void EngineImpl::MapPublishedSegment(std::shared_ptr<const Snapshot> written) {
-  // A write in progress publishes a newer snapshot (and later its segment):
-  // never wait for it on the persister's thread.
-  std::unique_lock<std::mutex> lock(write_mu_, std::try_to_lock);
-  if (!lock.owns_lock() || published_snapshot() != written) return;
-  Result<SnapshotOptions> so = SnapshotBuildOptions();
-  if (!so.ok()) return;
+  std::optional<SnapshotOptions> options;
+  std::shared_ptr<Embedder> embedder;
+  {
+    // A write in progress publishes a newer snapshot (and later its
+    // segment): never wait for it on the persister's thread.
+    std::unique_lock<std::mutex> lock(write_mu_, std::try_to_lock);
+    if (!lock.owns_lock() || published_snapshot() != written) return;
+    Result<SnapshotOptions> so = SnapshotBuildOptions();
+    if (!so.ok()) return;
+    options = std::move(so).value();
+    embedder = embedder_;
+  }
+  // Opened, and given the derived values queries used, holding neither the
+  // write lock nor the engine's reader (a reader of its own): an insert
+  // meanwhile does not wait for it (hundreds of ms at 10^5 passages: the
+  // documents' rows, the sections' checksums, the adopted indexes).
+  Result<std::unique_ptr<Store>> reader = store_->OpenReader();
+  if (!reader.ok() || *reader == nullptr) return;
   std::shared_ptr<const Snapshot> mapped;
-  Status built = ReadStoreConsistently([&](Store& store) -> Status {
-    FLOWRAG_ASSIGN_OR_RETURN(mapped, Snapshot::Build(store, embedder_, *so));
+  Status built = (*reader)->ReadConsistently([&]() -> Status {
+    FLOWRAG_ASSIGN_OR_RETURN(mapped, Snapshot::Build(**reader, embedder, *options));
     return Status::Ok();
   });
   // Only a snapshot of the same generation mapped from the segment is worth
@@ -40,7 +54,12 @@ void EngineImpl::MapPublishedSegment(std::shared_ptr<const Snapshot> written) {
       mapped->generation() != written->generation()) {
     return;
   }
-  SwapSnapshot(std::move(mapped));
+  mapped->MakePersistentDerivedLike(*written);
+  {
+    std::unique_lock<std::mutex> lock(write_mu_, std::try_to_lock);
+    if (!lock.owns_lock() || published_snapshot() != written) return;
+    SwapSnapshot(std::move(mapped));
+  }
   written.reset();
 #ifdef __GLIBC__
   ::malloc_trim(0);
