@@ -395,7 +395,8 @@ TEST_F(MultiSource, EveryRetrieverAnswersOnTheIngestedStore) {
     // entity: both must reach an order's record.
     if (method == "sa" || method == "onehop") {
       bool order = false;
-      for (const ScoredPassage& p : r->passages) order |= p.document_id.rfind("orders.csv:", 0) == 0;
+      for (const ScoredPassage& p : r->passages)
+        order |= p.document_id.rfind("orders.csv:", 0) == 0;
       EXPECT_TRUE(order) << method << " reached no order of Acme Corp";
       continue;
     }
@@ -410,6 +411,36 @@ TEST_F(MultiSource, EveryRetrieverAnswersOnTheIngestedStore) {
     EXPECT_TRUE(order_edge) << method << ": no Order–Acme Corp edge in the subgraph";
   }
   EXPECT_GE(graph_methods, 4u);  // ppr, qafd, semflow, sa, onehop, ...
+}
+
+// An engine reads the schema contract once and keeps it across its own
+// inserts; an ingest by another process, seen by Refresh, replaces it.
+TEST_F(MultiSource, TheSchemaAgentAnswersOnceAContractIsIngestedAndAfterInserts) {
+  auto reader = Engine::Open(db);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  ASSERT_TRUE((*reader)->IndexDocuments({{"note-1", "Note", "Acme Corp placed an order."}}).ok());
+  const std::string question = "Which orders did Acme Corp place?";
+  auto before = (*reader)->Ask(question, AnswerOptions{});
+  ASSERT_TRUE(before.ok()) << before.status().ToString();
+  EXPECT_NE(before->pipeline, "schema");  // no contract yet
+  {
+    auto writer = Engine::Open(db);
+    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    ASSERT_TRUE((*writer)->Ingest(dir, contract, Offline()).ok());
+  }
+  ASSERT_TRUE((*reader)->Refresh().ok());
+  auto after = (*reader)->Ask(question, AnswerOptions{});
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  EXPECT_EQ(after->pipeline, "schema");
+  ASSERT_TRUE((*reader)->IndexDocuments({{"note-2", "Note", "Acme Corp paid an invoice."}}).ok());
+  auto kept = (*reader)->Ask(question, AnswerOptions{});
+  ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+  EXPECT_EQ(kept->pipeline, "schema");
+  // Deleting a record's document is a write that may change the records.
+  ASSERT_TRUE((*reader)->DeleteDocument("note-2").ok());
+  auto deleted = (*reader)->Ask(question, AnswerOptions{});
+  ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
+  EXPECT_EQ(deleted->pipeline, "schema");
 }
 
 // ---- 3. Re-ingestion ---------------------------------------------------------------
@@ -852,21 +883,27 @@ TEST(SchemaIngest, QuotedNewlinesAndWindows1252BytesAreIngestedAndKept) {
 TEST(SchemaIngest, Utf16CsvWindows1252JsonlAndUtf16TextAreIngestedAsUtf8) {
   TempDir tmp;
   const std::string dir = tmp.File("enc"), db = tmp.File("enc.db");
-  WriteFile(dir + "/customers.csv",
-            ToUtf16("customer_id,name,city\r\n"
-                    "P1,Zo\xC3\xAB Durand,K\xC3\xB8" "benhavn\r\n"
-                    "P2,Ann Smith,Berlin\r\n"
-                    "P3,Bob \xE2\x82\xAC" "uro,Rome\r\n"
-                    "P4,Cy Moss,Oslo\r\n"
-                    "P5,Di Park,Lyon\r\n",
-                    true));
+  WriteFile(dir + "/customers.csv", ToUtf16("customer_id,name,city\r\n"
+                                            "P1,Zo\xC3\xAB Durand,K\xC3\xB8"
+                                            "benhavn\r\n"
+                                            "P2,Ann Smith,Berlin\r\n"
+                                            "P3,Bob \xE2\x82\xAC"
+                                            "uro,Rome\r\n"
+                                            "P4,Cy Moss,Oslo\r\n"
+                                            "P5,Di Park,Lyon\r\n",
+                                            true));
   WriteFile(dir + "/visits.jsonl",
-            "{\"visit_id\": \"V1\", \"customer_id\": \"P1\", \"remark\": \"caf\xE9 au lait, \x80" "3\"}\n"
-            "{\"visit_id\": \"V2\", \"customer_id\": \"P2\", \"remark\": \"cr\xC3\xA8me br\xC3\xBBl\xC3\xA9" "e\"}\n"
+            "{\"visit_id\": \"V1\", \"customer_id\": \"P1\", \"remark\": \"caf\xE9 au lait, \x80"
+            "3\"}\n"
+            "{\"visit_id\": \"V2\", \"customer_id\": \"P2\", \"remark\": \"cr\xC3\xA8me "
+            "br\xC3\xBBl\xC3\xA9"
+            "e\"}\n"
             "{\"visit_id\": \"V3\", \"customer_id\": \"P3\", \"remark\": \"plain\"}\n"
             "{\"visit_id\": \"V4\", \"customer_id\": \"P4\", \"remark\": \"plain\"}\n"
             "{\"visit_id\": \"V5\", \"customer_id\": \"P5\", \"remark\": \"plain\"}\n");
-  WriteFile(dir + "/memo.md", ToUtf16("# Memo\n\nZo\xC3\xAB Durand moved to K\xC3\xB8" "benhavn.\n", false));
+  WriteFile(dir + "/memo.md", ToUtf16("# Memo\n\nZo\xC3\xAB Durand moved to K\xC3\xB8"
+                                      "benhavn.\n",
+                                      false));
   auto schema = InduceSchema(dir);
   ASSERT_TRUE(schema.ok()) << schema.status().ToString();
   ASSERT_EQ(schema->sources.size(), 3u);
@@ -887,19 +924,30 @@ TEST(SchemaIngest, Utf16CsvWindows1252JsonlAndUtf16TextAreIngestedAsUtf8) {
                                    "customers.csv:5", "customers.csv:6"}));
   EXPECT_EQ(Sql(db, "SELECT title FROM documents WHERE external_id = 'customers.csv:2'"),
             (Rows{{"Zo\xC3\xAB Durand"}}));
-  EXPECT_TRUE(Contains(RecordFields(db, "customers.csv:2"), "\"city\":\"K\xC3\xB8" "benhavn\""))
+  EXPECT_TRUE(Contains(RecordFields(db, "customers.csv:2"),
+                       "\"city\":\"K\xC3\xB8"
+                       "benhavn\""))
       << RecordFields(db, "customers.csv:2");
-  EXPECT_TRUE(Contains(RecordFields(db, "customers.csv:4"), "Bob \xE2\x82\xAC" "uro"))
+  EXPECT_TRUE(Contains(RecordFields(db, "customers.csv:4"),
+                       "Bob \xE2\x82\xAC"
+                       "uro"))
       << RecordFields(db, "customers.csv:4");
   EXPECT_EQ(EntityTypeOf(db, "Zo\xC3\xAB Durand"), "Customer");
-  EXPECT_TRUE(Contains(RecordFields(db, "visits.jsonl:1"), "caf\xC3\xA9 au lait, \xE2\x82\xAC" "3"))
+  EXPECT_TRUE(Contains(RecordFields(db, "visits.jsonl:1"),
+                       "caf\xC3\xA9 au lait, \xE2\x82\xAC"
+                       "3"))
       << RecordFields(db, "visits.jsonl:1");
-  EXPECT_TRUE(Contains(RecordFields(db, "visits.jsonl:2"), "cr\xC3\xA8me br\xC3\xBBl\xC3\xA9" "e"))
+  EXPECT_TRUE(Contains(RecordFields(db, "visits.jsonl:2"),
+                       "cr\xC3\xA8me br\xC3\xBBl\xC3\xA9"
+                       "e"))
       << RecordFields(db, "visits.jsonl:2");
   Rows memo = Sql(db, "SELECT title, text FROM documents WHERE external_id = 'memo.md'");
   ASSERT_EQ(memo.size(), 1u);
   EXPECT_EQ(memo[0][0], "Memo");
-  EXPECT_TRUE(Contains(memo[0][1], "K\xC3\xB8" "benhavn")) << memo[0][1];
+  EXPECT_TRUE(Contains(memo[0][1],
+                       "K\xC3\xB8"
+                       "benhavn"))
+      << memo[0][1];
   EXPECT_EQ(Count(db, "SELECT count(*) FROM documents WHERE instr(text, char(0)) > 0"), 0);
   // Visits link to their customers across the encodings.
   bool linked = false;

@@ -12,9 +12,9 @@
 #include <cctype>
 #include <chrono>
 #include <functional>
-#include <optional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -130,6 +130,18 @@ TEST_P(StoreBackendTest, DocumentsAreAddedSkippedReplacedAndDeleted) {
   auto counts = store->CountDocumentsAndPassages();
   ASSERT_TRUE(counts.ok());
   EXPECT_EQ(*counts, std::make_pair(int64_t{1}, int64_t{1}));
+  // The largest passage id: b's passage, written after a's (deleted).
+  int64_t largest = 0;
+  ASSERT_TRUE(store
+                  ->ForEachPassage([&](const PassageRow& p) {
+                    largest = std::max(largest, p.id);
+                    return Status::Ok();
+                  })
+                  .ok());
+  EXPECT_GE(largest, 2);
+  EXPECT_EQ(store->LargestPassageId().value(), largest);
+  ASSERT_TRUE(store->DeleteDocument("b").ok());
+  EXPECT_EQ(store->LargestPassageId().value(), 0);
 }
 
 TEST_P(StoreBackendTest, EmbeddingsAndEmbedderStateRoundTrip) {
@@ -587,9 +599,14 @@ TEST_P(StoreBackendTest, StoredNamesAreTheCanonicalNamesOfTheMentionsAfterEveryW
   auto variant = [&](const std::string& base) {
     std::string s = base;
     switch (pick(4)) {
-      case 0: for (char& c : s) c = static_cast<char>(std::tolower(c)); break;
-      case 1: for (char& c : s) c = static_cast<char>(std::toupper(c)); break;
-      default: break;  // as written, twice as likely
+      case 0:
+        for (char& c : s) c = static_cast<char>(std::tolower(c));
+        break;
+      case 1:
+        for (char& c : s) c = static_cast<char>(std::toupper(c));
+        break;
+      default:
+        break;  // as written, twice as likely
     }
     return s;
   };

@@ -62,7 +62,7 @@ Status EngineImpl::RefreshByAppending() {
       dense_model.value_or("") != current->dense_model()) {
     return Status::FailedPrecondition("refresh: the embedder changed");
   }
-  std::shared_ptr<const Snapshot> appended = PublishAppended();
+  std::shared_ptr<const Snapshot> appended = PublishAppended(/*known_appended=*/false);
   if (appended == nullptr) return Status::FailedPrecondition("refresh: not only appended");
   // Append kept the current graph; the store's may have changed as well.
   return RebuildSnapshot(Persist::kLater, std::move(appended));
@@ -222,12 +222,12 @@ Result<std::optional<SessionServices::SchemaInput>> EngineImpl::ReadSchemaInput(
   return read;
 }
 
-std::shared_ptr<const Snapshot> EngineImpl::PublishAppended() {
+std::shared_ptr<const Snapshot> EngineImpl::PublishAppended(bool known_appended) {
   std::shared_ptr<const Snapshot> current = published_snapshot();
   if (current == nullptr || current->embedder() != embedder_.get()) return nullptr;
   std::shared_ptr<const Snapshot> appended;
   Status st = ReadStoreConsistently([&](Store& store) -> Status {
-    FLOWRAG_ASSIGN_OR_RETURN(appended, Snapshot::Append(store, *current));
+    FLOWRAG_ASSIGN_OR_RETURN(appended, Snapshot::Append(store, *current, nullptr, known_appended));
     return Status::Ok();
   });
   if (!st.ok()) return nullptr;  // the rebuild after extraction covers them

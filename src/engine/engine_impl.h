@@ -118,8 +118,10 @@ class EngineImpl final : public Engine {
                          std::shared_ptr<const Snapshot> same_text = nullptr);
   // Swaps in the current snapshot extended by the documents just appended
   // (Snapshot::Append); returns it, or null when it could not (then the
-  // next RebuildSnapshot covers them).
-  std::shared_ptr<const Snapshot> PublishAppended();
+  // next RebuildSnapshot covers them). `known_appended`: an index run that
+  // holds the writer lock since the published snapshot's generation
+  // (Snapshot::Append skips counting the rows).
+  std::shared_ptr<const Snapshot> PublishAppended(bool known_appended);
   // Refresh() when the store only gained documents since the current
   // snapshot, with the same embedder: their text is swapped in at once
   // (PublishAppended), then the graph is read again beside it, so a

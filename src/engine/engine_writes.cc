@@ -43,7 +43,7 @@ Result<IndexReport> EngineImpl::RunIndex(const std::string& label, const IndexOp
   const auto stored = [&](const IndexReport& r) {
     if (current && r.documents_added > 0 && r.documents_replaced == 0 && !r.embedder_refitted &&
         run->embedder() == embedder_) {
-      appended = PublishAppended();
+      appended = PublishAppended(/*known_appended=*/true);  // the run holds the writer lock
     }
   };
   Result<IndexReport> report = run->IndexDocuments(label, options, produce, stored);

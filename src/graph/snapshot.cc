@@ -521,8 +521,8 @@ Status Snapshot::BuildGraphFrom(KnowledgeGraph::Input&& rows, const FloatMatrix*
     rows.passage_vectors = matrix;
   } else if (dense != nullptr && HoldsVectors(*dense)) {
     // An HNSW index's vectors, read in place.
-    rows.passage_vectors = PassageVectorRows(dense->Size(), dense->Dimension(),
-                                             [dense](uint32_t p) { return StoredVector(*dense, p); });
+    rows.passage_vectors = PassageVectorRows(
+        dense->Size(), dense->Dimension(), [dense](uint32_t p) { return StoredVector(*dense, p); });
   } else {
     rows.passage_vectors = unindexed;
   }
@@ -554,7 +554,8 @@ std::shared_ptr<const Snapshot> Snapshot::Finished(std::shared_ptr<Snapshot> sna
 
 Result<std::shared_ptr<const Snapshot>> Snapshot::Append(SnapshotSource& store,
                                                          const Snapshot& previous,
-                                                         SnapshotBuildStats* stats) {
+                                                         SnapshotBuildStats* stats,
+                                                         bool known_appended) {
   const auto start = Clock::now();
   const std::shared_ptr<const VectorIndex>& old_dense = previous.text_->dense;
   if ((previous.graph_ != nullptr && previous.graph_rows_ == nullptr) ||
@@ -575,9 +576,11 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Append(SnapshotSource& store,
   FLOWRAG_RETURN_IF_ERROR(ReadDocuments(store, text.get(), &passage_index));
   const auto P = static_cast<uint32_t>(text->passages.size());
   // Nothing removed meanwhile (ids only grow, so equal counts mean that).
-  FLOWRAG_ASSIGN_OR_RETURN(auto counts, store.CountDocumentsAndPassages());
-  if (counts.first != static_cast<int64_t>(text->documents.size()) || counts.second != P) {
-    return Status::FailedPrecondition("snapshot: documents were removed, not only appended");
+  if (!known_appended) {
+    FLOWRAG_ASSIGN_OR_RETURN(auto counts, store.CountDocumentsAndPassages());
+    if (counts.first != static_cast<int64_t>(text->documents.size()) || counts.second != P) {
+      return Status::FailedPrecondition("snapshot: documents were removed, not only appended");
+    }
   }
 
   // BM25: the earlier postings, the new passages' as a layer after them.

@@ -179,9 +179,13 @@ class Snapshot {
   // O(new rows + documents + postings), plus the graph's Build when the
   // slots are exceeded (once per 1/32 of growth) and the fold's build when
   // it happens.
+  // `known_appended`: the caller knows nothing but appends happened since
+  // previous's generation (it has held the store's writer lock since), so
+  // the check that counts the store's rows (O(rows)) is skipped.
   static Result<std::shared_ptr<const Snapshot>> Append(SnapshotSource& store,
                                                         const Snapshot& previous,
-                                                        SnapshotBuildStats* stats = nullptr);
+                                                        SnapshotBuildStats* stats = nullptr,
+                                                        bool known_appended = false);
 
   // `previous` without document `document_id`, which the store has just
   // deleted, when that is all that changed (Engine::DeleteDocument): the

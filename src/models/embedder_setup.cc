@@ -101,12 +101,19 @@ Result<std::shared_ptr<Embedder>> MaybeRefitEmbedder(StoreState& state, Document
                                                      double growth, bool* refitted) {
   *refitted = false;
   if (kind != kHashEmbedderName) return current;
-  FLOWRAG_ASSIGN_OR_RETURN(auto counts, documents.CountDocumentsAndPassages());
-  const int64_t passages = counts.second;
   FLOWRAG_ASSIGN_OR_RETURN(int64_t fitted, state.EmbedderStateFittedPassages(kHashEmbedderName));
   FLOWRAG_ASSIGN_OR_RETURN(HashedEmbedderOptions o, HashOptions(state, options));
   const std::string tokenizer = TokenizerSignature(o.language);
   FLOWRAG_ASSIGN_OR_RETURN(std::optional<std::string> fitted_under, state.IdfTokenizer());
+  // The largest passage id bounds their number: the count (O(rows), 7 ms
+  // at 10^5 passages, on every insert) only when that bound reaches the
+  // growth that makes the table stale.
+  if (!force && fitted > 0 && fitted_under.value_or("") == tokenizer) {
+    FLOWRAG_ASSIGN_OR_RETURN(int64_t max_id, documents.LargestPassageId());
+    if (static_cast<double>(max_id) < (1.0 + growth) * fitted) return current;
+  }
+  FLOWRAG_ASSIGN_OR_RETURN(auto counts, documents.CountDocumentsAndPassages());
+  const int64_t passages = counts.second;
   const bool stale = fitted <= 0 || static_cast<double>(passages) >= (1.0 + growth) * fitted ||
                      fitted_under.value_or("") != tokenizer;
   if (!force && !stale) return current;

@@ -303,8 +303,7 @@ Result<std::optional<std::string>> Store::GetMeta(std::string_view key) {
   return std::optional<std::string>(std::string(s.Text(0)));
 }
 
-Result<std::optional<int64_t>> Store::GetMetaInt(std::string_view key, int64_t min,
-                                                  int64_t max) {
+Result<std::optional<int64_t>> Store::GetMetaInt(std::string_view key, int64_t min, int64_t max) {
   FLOWRAG_ASSIGN_OR_RETURN(auto text, GetMeta(key));
   if (!text) return std::optional<int64_t>();
   FLOWRAG_ASSIGN_OR_RETURN(int64_t v, ParseMetaInt(path_, key, *text, min, max));
@@ -439,8 +438,7 @@ Status Store::DeleteDocument(std::string_view external_id) {
     find.Bind(1, external_id);
     FLOWRAG_ASSIGN_OR_RETURN(bool exists, find.Step());
     if (!exists) {
-      return Status::NotFound("no document with id \"" + EscapeForMessage(external_id, 80) +
-                              "\"");
+      return Status::NotFound("no document with id \"" + EscapeForMessage(external_id, 80) + "\"");
     }
     const int64_t doc_id = find.Int(0);
     find.Reset();
@@ -714,15 +712,14 @@ Status Store::CheckVectorSizes(std::string_view model, size_t dimension) {
                                        "? AND text_hash = ?"));
   detail.Bind(1, model).Bind(2, HashToSql(example));
   FLOWRAG_ASSIGN_OR_RETURN(row, detail.Step());
-  const std::string what = row ? "dim " + std::to_string(detail.Int(0)) + ", " +
-                                     std::to_string(detail.Int(1)) + " bytes"
-                               : "gone";
+  const std::string what =
+      row ? "dim " + std::to_string(detail.Int(0)) + ", " + std::to_string(detail.Int(1)) + " bytes"
+          : "gone";
   return Status::Corruption(
       path_ + ": table embeddings: " + std::to_string(count) + " cached vector" +
       (count == 1 ? " of model " : "s of model ") + std::string(model).substr(0, 80) +
-      (count == 1 ? " is not " : " are not ") +
-      std::to_string(dim) + " floats (" + std::to_string(4 * dim) +
-      " bytes), e.g. text hash " + std::to_string(example) + " (" + what +
+      (count == 1 ? " is not " : " are not ") + std::to_string(dim) + " floats (" +
+      std::to_string(4 * dim) + " bytes), e.g. text hash " + std::to_string(example) + " (" + what +
       "); the store is damaged: restore it from a backup, or delete those rows (they are a "
       "cache: the next index run embeds their passages again)");
 }
@@ -792,6 +789,11 @@ Result<std::pair<int64_t, int64_t>> Store::CountDocumentsAndPassages() {
   FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return std::make_pair(int64_t{0}, int64_t{0});
   return std::make_pair(s.Int(0), s.Int(1));
+}
+
+Result<int64_t> Store::LargestPassageId() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return MaxPassageId();
 }
 
 Result<StoreCounts> Store::Counts() {

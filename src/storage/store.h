@@ -166,8 +166,11 @@ class DocumentStore {
 
   // Visits every passage's embed text (title + "\n" + passage text) in id order.
   virtual Status ForEachPassageText(const std::function<Status(const PassageToEmbed&)>& fn) = 0;
-  // Just the numbers of documents and of passages.
+  // Just the numbers of documents and of passages. O(rows).
   virtual Result<std::pair<int64_t, int64_t>> CountDocumentsAndPassages() = 0;
+  // The largest passage id (0 without passages), which bounds their number
+  // (ids are distinct and positive). O(log rows).
+  virtual Result<int64_t> LargestPassageId() = 0;
   // Passage ids of every document (ordinal order), by external id.
   virtual Result<std::unordered_map<std::string, std::vector<int64_t>>> PassagesByDocument() = 0;
 };
@@ -565,6 +568,7 @@ class Store final : public DocumentStore,
   Status DeleteDocument(std::string_view external_id) override;
   Status ForEachPassageText(const std::function<Status(const PassageToEmbed&)>& fn) override;
   Result<std::pair<int64_t, int64_t>> CountDocumentsAndPassages() override;
+  Result<int64_t> LargestPassageId() override;
   Status ForEachDocument(const std::function<Status(DocumentRow&&)>& fn,
                          int64_t after_id = 0) override;
   Status ForEachPassage(const std::function<Status(const PassageRow&)>& fn,
