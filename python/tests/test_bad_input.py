@@ -3,7 +3,9 @@ nothing lost in the store."""
 
 import os
 import signal
+import sqlite3
 import threading
+import time
 
 import pytest
 
@@ -111,17 +113,40 @@ def test_close_while_other_threads_query(demo):
     assert len(seen) == 4
 
 
+def interrupt_once_documents_are_stored(path, stop):
+    """Sends this process SIGINT once the store at `path` holds a committed
+    document (read on a connection of its own), so that the Ctrl-C falls
+    within the run whatever the machine's load; a fixed delay fell before
+    the first commit on a loaded machine."""
+    deadline = time.monotonic() + 120
+    while not stop.is_set() and time.monotonic() < deadline:
+        try:
+            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=0.05)
+            try:
+                stored = db.execute("SELECT count(*) FROM documents").fetchone()[0]
+            finally:
+                db.close()
+            if stored > 0:
+                os.kill(os.getpid(), signal.SIGINT)
+                return
+        except sqlite3.Error:
+            pass  # not created yet, or busy
+        time.sleep(0.002)
+
+
 def test_ctrl_c_during_a_long_index_keeps_what_was_committed(store):
     docs = [{"id": f"d{i}", "title": f"Doc {i}", "text": f"Document {i} about harbour {i % 17}."}
             for i in range(8000)]
-    timer = threading.Timer(0.15, lambda: os.kill(os.getpid(), signal.SIGINT))
+    stop = threading.Event()
+    watcher = threading.Thread(target=interrupt_once_documents_are_stored, args=(store, stop))
     with flowrag.Engine(store) as eng:
-        timer.start()
+        watcher.start()
         try:
             with pytest.raises(KeyboardInterrupt):
                 eng.index(docs, batch_size=100, extractor="none")
         finally:
-            timer.cancel()
+            stop.set()
+            watcher.join()
         stats = eng.stats()
         assert 0 < stats.documents <= 8000
         assert stats.documents == 8000 or stats.embeddings == 0  # stopped ingesting or embedding
