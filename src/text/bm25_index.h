@@ -128,8 +128,8 @@ class Bm25Index {
   static std::vector<std::string> UniqueTerms(std::vector<std::string> terms);
   // This index's own Scoring of `unique_terms`.
   Scoring OwnScoring(const std::vector<std::string>& unique_terms) const;
-  // SearchTokens with `scoring` for UniqueTerms output; hits sorted (score
-  // descending, then doc id).
+  // SearchTokens over `unique_terms` (UniqueTerms's output) scored with
+  // `scoring`; hits in RanksBefore order.
   std::vector<Bm25Hit> TopKUnique(const std::vector<std::string>& unique_terms,
                                   const Scoring& scoring, size_t k, const Bm25Params& params,
                                   size_t* candidates_scored = nullptr) const;
