@@ -3,6 +3,7 @@ nothing lost in the store."""
 
 import os
 import signal
+import threading
 
 import pytest
 
