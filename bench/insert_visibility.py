@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""When does a query see an inserted document? (issue 34: visible within 100 ms)
+
+Copies STORE (and its segment directory) to a scratch directory, starts
+`flowrag serve` on loopback over the copy, then N times: sends an insert of
+one new document (POST /v1/documents) on a raw socket and, from the moment
+the request is sent, polls a `bm25` query for the document's title on a
+kept-alive connection until the answer cites the document. Prints each
+insert's visibility, the polls it took and one poll's round trip (the
+figure's resolution: about 0.5 ms), the request's total time (which goes on
+with the extraction after the document is visible), and the median
+visibility. bench/server_writes_rss.py measures the same through urllib
+(a new connection and 20 ms of sleep per poll: a coarser figure).
+
+Usage: bench/insert_visibility.py --db STORE [--inserts 5]
+         [--flowrag build/release/tools/flowrag] [--keep DIR]
+"""
+import argparse
+import http.client
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def copy_store(db, scratch):
+    target = os.path.join(scratch, os.path.basename(db))
+    shutil.copyfile(db, target)
+    if os.path.isdir(db + ".segments"):
+        shutil.copytree(db + ".segments", target + ".segments")
+    return target
+
+
+def wait_for(port, server, log):
+    for _ in range(600):
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+            c.request("GET", "/healthz")
+            c.getresponse().read()
+            return
+        except OSError:
+            if server.poll() is not None:
+                sys.exit("insert_visibility: the server ended; see " + log)
+            time.sleep(0.1)
+    sys.exit("insert_visibility: the server did not answer")
+
+
+def one_insert(port, n):
+    doc_id = f"visibility-probe-{n}"
+    title = f"Quolvanex Prime {n}"
+    body = json.dumps({"documents": [{"id": doc_id, "title": title,
+                                      "text": f"{title} is a river first recorded in 1801."}]})
+    request = (f"POST /v1/documents HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+               f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n{body}")
+    query = json.dumps({"question": title, "method": "bm25", "top_k": 1})
+    poller = http.client.HTTPConnection("127.0.0.1", port)
+    poller.connect()
+    insert = socket.create_connection(("127.0.0.1", port))
+    start = time.perf_counter()
+    insert.sendall(request.encode())
+    polls = 0
+    while True:
+        poller.request("POST", "/v1/query", body=query,
+                       headers={"Content-Type": "application/json"})
+        answer = poller.getresponse().read()
+        polls += 1
+        if doc_id.encode() in answer:
+            visible = time.perf_counter() - start
+            break
+    poll_start = time.perf_counter()
+    poller.request("POST", "/v1/query", body=query, headers={"Content-Type": "application/json"})
+    poller.getresponse().read()
+    poll = time.perf_counter() - poll_start
+    insert.settimeout(3600)
+    reply = b""
+    while b"\r\n\r\n" not in reply:
+        chunk = insert.recv(65536)
+        if not chunk:
+            break
+        reply += chunk
+    total = time.perf_counter() - start
+    insert.close()
+    poller.close()
+    if not reply.startswith(b"HTTP/1.1 200"):
+        sys.exit("insert_visibility: the insert failed: " + reply[:200].decode(errors="replace"))
+    return visible * 1000, polls, poll * 1000, total * 1000
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--db", required=True)
+    ap.add_argument("--inserts", type=int, default=5)
+    ap.add_argument("--flowrag", default=os.path.join(ROOT, "build/release/tools/flowrag"))
+    ap.add_argument("--keep", help="scratch directory to keep (default: a temporary one)")
+    args = ap.parse_args()
+    scratch = args.keep or tempfile.mkdtemp(prefix="flowrag-visibility-")
+    os.makedirs(scratch, exist_ok=True)
+    db = copy_store(args.db, scratch)
+    port = free_port()
+    log = os.path.join(scratch, "server.log")
+    with open(log, "w") as out:
+        server = subprocess.Popen([args.flowrag, "serve", "--db", db, "--host", "127.0.0.1",
+                                   "--port", str(port), "--threads", "4"],
+                                  stdout=out, stderr=subprocess.STDOUT)
+    try:
+        wait_for(port, server, log)
+        visible = []
+        print(f"store {args.db} (copy in {scratch}); {args.inserts} inserts\n")
+        print("| insert | visible ms | polls | poll ms | request ms |")
+        print("|---|---|---|---|---|")
+        for n in range(1, args.inserts + 1):
+            ms, polls, poll, total = one_insert(port, n)
+            visible.append(ms)
+            print(f"| {n} | {ms:.1f} | {polls} | {poll:.1f} | {total:.0f} |", flush=True)
+        print(f"\nvisible after {statistics.median(visible):.1f} ms (median of {len(visible)})")
+    finally:
+        server.terminate()
+        server.wait()
+        if not args.keep:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
