@@ -27,21 +27,9 @@ import sys
 import tempfile
 import time
 
+from server_writes_rss import copy_store, free_port  # same directory
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def copy_store(db, scratch):
-    target = os.path.join(scratch, os.path.basename(db))
-    shutil.copyfile(db, target)
-    if os.path.isdir(db + ".segments"):
-        shutil.copytree(db + ".segments", target + ".segments")
-    return target
 
 
 def wait_for(port, server, log):
