@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <numeric>
 #include <random>
 #include <set>
 #include <string>
@@ -1069,6 +1070,32 @@ TEST(FlatIndexTest, FromMatrixAdoptsTheRowsAndSearchesAsAdd) {
   EXPECT_EQ((*adopted)->matrix().rows, 303u);
 }
 
+// Remap(FromRows(old_rows), old_of_new, fresh) holds the arrays of FromRows
+// over the rows old_of_new gathers.
+void ExpectRemapEqualsFromRows(const SparseRows& old_rows, const std::vector<int64_t>& old_of_new,
+                               const SparseRows& fresh) {
+  auto old = SparseIndex::FromRows(old_rows);
+  ASSERT_TRUE(old.ok());
+  SparseRows gathered;
+  gathered.cols = old_rows.cols;
+  size_t next_fresh = 0;
+  for (int64_t o : old_of_new) {
+    if (o >= 0) {
+      gathered.AppendRow(old_rows, static_cast<size_t>(o));
+    } else {
+      gathered.AppendRow(fresh, next_fresh++);
+    }
+  }
+  auto want = SparseIndex::FromRows(gathered);
+  auto got = SparseIndex::Remap(**old, old_of_new, fresh);
+  ASSERT_TRUE(want.ok() && got.ok()) << got.status().ToString();
+  EXPECT_EQ((*got)->Size(), old_of_new.size());
+  EXPECT_EQ((*got)->NonZeros(), (*want)->NonZeros());
+  EXPECT_TRUE(std::ranges::equal((*got)->offsets(), (*want)->offsets()));
+  EXPECT_TRUE(std::ranges::equal((*got)->deltas(), (*want)->deltas()));
+  EXPECT_TRUE(std::ranges::equal((*got)->values(), (*want)->values()));
+}
+
 // Remap (how a snapshot keeps an earlier one's vectors after a write):
 // dropping, repeating and reordering old vectors and adding fresh rows gives
 // the arrays FromRows builds from those rows.
@@ -1095,27 +1122,7 @@ TEST(SparseIndexTest, RemapEqualsFromRowsOfTheGatheredRows) {
   old_of_new.push_back(7);
   std::shuffle(old_of_new.begin(), old_of_new.end(), rng);
   for (int i = 0; i < 40; ++i) old_of_new.insert(old_of_new.begin() + (rng() % old_of_new.size()), -1);
-  SparseRows gathered;
-  gathered.cols = d;
-  size_t next_fresh = 0;
-  for (int64_t o : old_of_new) {
-    if (o >= 0) {
-      gathered.AppendRow(old_rows, static_cast<size_t>(o));
-    } else {
-      gathered.AppendRow(fresh, next_fresh++);
-    }
-  }
-  auto want = SparseIndex::FromRows(gathered);
-  auto got = SparseIndex::Remap(**old, old_of_new, fresh);
-  ASSERT_TRUE(want.ok() && got.ok()) << got.status().ToString();
-  EXPECT_EQ((*got)->Size(), old_of_new.size());
-  EXPECT_EQ((*got)->NonZeros(), (*want)->NonZeros());
-  EXPECT_TRUE(std::equal((*got)->offsets().begin(), (*got)->offsets().end(), (*want)->offsets().begin(),
-                         (*want)->offsets().end()));
-  EXPECT_TRUE(std::equal((*got)->deltas().begin(), (*got)->deltas().end(), (*want)->deltas().begin(),
-                         (*want)->deltas().end()));
-  EXPECT_TRUE(std::equal((*got)->values().begin(), (*got)->values().end(), (*want)->values().begin(),
-                         (*want)->values().end()));
+  ExpectRemapEqualsFromRows(old_rows, old_of_new, fresh);
   // Bad references are refused.
   std::vector<int64_t> bad = {0, 300};
   EXPECT_FALSE(SparseIndex::Remap(**old, bad, SparseRows{}).ok());
@@ -1123,6 +1130,37 @@ TEST(SparseIndexTest, RemapEqualsFromRowsOfTheGatheredRows) {
   SparseRows none;
   none.cols = d;
   EXPECT_FALSE(SparseIndex::Remap(**old, missing_fresh, none).ok());
+}
+
+// An insert's remapping: the earlier vectors kept in place (all, or all but
+// the last ones) and fresh rows after them. Lists with gaps of 65,535 ids
+// and more (skip entries) before, across and after the cut.
+TEST(SparseIndexTest, RemapThatKeepsAPrefixAndAppendsEqualsFromRows) {
+  const size_t d = 16, n = 140000;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(0.1f, 1);
+  auto rows_with = [&](size_t count, size_t sparse_every) {
+    FloatMatrix m(count, d);
+    for (size_t r = 0; r < count; ++r) {
+      m.row(r)[rng() % 8] = u(rng);                         // dense lists
+      if (r % sparse_every == 3) m.row(r)[8] = u(rng);  // far apart: skip entries
+    }
+    return SparseRows::FromMatrix(m);
+  };
+  const SparseRows old_rows = rows_with(n, 70001), fresh = rows_with(90000, 66000);
+  for (size_t kept : {size_t{0}, size_t{1}, size_t{70004}, n - 1000, n}) {
+    SCOPED_TRACE(kept);
+    std::vector<int64_t> old_of_new;
+    for (size_t i = 0; i < kept; ++i) old_of_new.push_back(static_cast<int64_t>(i));
+    old_of_new.resize(kept + fresh.rows(), -1);
+    ExpectRemapEqualsFromRows(old_rows, old_of_new, fresh);
+  }
+  // No fresh rows: the prefix alone.
+  SparseRows none;
+  none.cols = d;
+  std::vector<int64_t> prefix(n / 2);
+  std::iota(prefix.begin(), prefix.end(), int64_t{0});
+  ExpectRemapEqualsFromRows(old_rows, prefix, none);
 }
 
 }  // namespace

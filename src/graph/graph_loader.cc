@@ -1,10 +1,12 @@
 #include "graph/graph_loader.h"
 
-#include "common/hash.h"
-#include "graph/graph_texts.h"
+#include <algorithm>
+#include <cstddef>
 #include <functional>
 #include <unordered_map>
 
+#include "common/hash.h"
+#include "graph/graph_texts.h"
 #include "vector/sparse_index.h"
 
 namespace flowrag {
@@ -37,15 +39,29 @@ Result<FloatMatrix> CachedVectors(SnapshotSource& store, Embedder& embedder,
 }
 
 // For one kind of text: which earlier text each text is (old_of_new, -1 for
-// a new one), and the new ones in order.
+// a new one), and the new ones in order. A text at its earlier position (an
+// insert's entities and facts come after the earlier ones) matches without
+// a lookup. Past the first difference, a rest of at most 1/32 of the earlier
+// texts is embedded again rather than looked up (hashing every earlier text
+// would cost more; the caller's embedder is local, so a text gets the same
+// vector either way); a longer rest is looked up by text.
 void MatchTexts(size_t old_count, const std::function<std::string_view(uint32_t)>& old_text,
                 const std::vector<std::string>& texts, std::vector<int64_t>* old_of_new,
                 std::vector<std::string>* fresh) {
+  old_of_new->assign(texts.size(), -1);
+  const size_t common = std::min(old_count, texts.size());
+  size_t same = 0;
+  for (; same < common && old_text(static_cast<uint32_t>(same)) == texts[same]; ++same) {
+    (*old_of_new)[same] = static_cast<int64_t>(same);
+  }
+  if (texts.size() - same <= old_count / 32) {
+    fresh->insert(fresh->end(), texts.begin() + static_cast<std::ptrdiff_t>(same), texts.end());
+    return;
+  }
   std::unordered_map<std::string_view, uint32_t> old_index;
   old_index.reserve(old_count);
   for (uint32_t i = 0; i < old_count; ++i) old_index.emplace(old_text(i), i);
-  old_of_new->assign(texts.size(), -1);
-  for (size_t i = 0; i < texts.size(); ++i) {
+  for (size_t i = same; i < texts.size(); ++i) {
     auto it = old_index.find(texts[i]);
     if (it != old_index.end()) {
       (*old_of_new)[i] = it->second;
@@ -149,12 +165,25 @@ Result<KnowledgeGraph::Input> LoadGraphRows(
 void AssignFactTexts(KnowledgeGraph::Input* rows) {
   rows->fact_text.clear();
   rows->fact_texts.clear();
-  rows->fact_text.reserve(rows->fact_subject.size());
+  const size_t F = rows->fact_subject.size();
+  rows->fact_text.reserve(F);
+  // Each name's key once (most entities and relations are in many facts).
+  std::vector<std::string> entity_keys(rows->entity_names.size());
+  std::vector<std::string> relation_keys(rows->relation_texts.size());
+  const auto key_of = [](std::vector<std::string>& keys, const std::vector<std::string>& names,
+                         uint32_t i) -> const std::string& {
+    if (keys[i].empty()) keys[i] = PaddedKey(names[i]);  // never empty once computed
+    return keys[i];
+  };
   std::unordered_map<std::string, uint32_t> index;
-  for (size_t f = 0; f < rows->fact_subject.size(); ++f) {
-    std::string text = FactText(rows->entity_names[rows->fact_subject[f]],
-                                rows->relation_texts[rows->fact_relation[f]],
-                                rows->entity_names[rows->fact_object[f]]);
+  index.reserve(F);
+  for (size_t f = 0; f < F; ++f) {
+    const uint32_t s = rows->fact_subject[f], r = rows->fact_relation[f],
+                   o = rows->fact_object[f];
+    std::string text = FactTextOfKeys(
+        rows->entity_names[s], key_of(entity_keys, rows->entity_names, s),
+        rows->relation_texts[r], key_of(relation_keys, rows->relation_texts, r),
+        rows->entity_names[o], key_of(entity_keys, rows->entity_names, o));
     auto [it, inserted] =
         index.try_emplace(std::move(text), static_cast<uint32_t>(rows->fact_texts.size()));
     if (inserted) rows->fact_texts.push_back(it->first);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "vector/index_util.h"
@@ -279,6 +280,77 @@ Result<std::unique_ptr<SparseIndex>> SparseIndex::AdoptArrays(const ArraySource&
   return Of(dim, size, nonzeros, std::move(offsets), std::move(deltas), std::move(values));
 }
 
+namespace {
+
+// Appends posting (id, v) to a list whose last posting is *last (0 before
+// the first): its id gap, bridged by skip entries.
+void PushPosting(uint32_t id, float v, uint32_t* last, std::vector<uint16_t>* deltas,
+                 std::vector<float>* values) {
+  uint32_t gap = id - *last;
+  for (; gap >= SparseIndex::kSkip; gap -= SparseIndex::kSkip) {
+    deltas->push_back(SparseIndex::kSkip);
+    values->push_back(0.0f);
+  }
+  deltas->push_back(static_cast<uint16_t>(gap));
+  values->push_back(v);
+  *last = id;
+}
+
+// How many of old's vectors `old_of_new` keeps in place, when it keeps a
+// prefix of them and then only takes fresh rows (an insert's graph texts);
+// nullopt for any other remapping.
+std::optional<size_t> KeptPrefix(std::span<const int64_t> old_of_new, size_t old_size) {
+  size_t kept = 0;
+  while (kept < old_of_new.size() && kept < old_size &&
+         old_of_new[kept] == static_cast<int64_t>(kept)) {
+    ++kept;
+  }
+  for (size_t i = kept; i < old_of_new.size(); ++i) {
+    if (old_of_new[i] >= 0) return std::nullopt;
+  }
+  return kept;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SparseIndex>> SparseIndex::KeepPrefixAndAppend(const SparseIndex& old,
+                                                                      size_t kept,
+                                                                      const SparseIndex& fresh) {
+  auto index = std::make_unique<SparseIndex>(old.dim_);
+  index->size_ = kept + fresh.size_;
+  std::vector<uint64_t> offsets(old.dim_ + 1, 0);
+  std::vector<uint16_t> deltas;
+  std::vector<float> values;
+  deltas.reserve(old.deltas_.size() + fresh.deltas_.size());
+  values.reserve(old.values_.size() + fresh.values_.size());
+  for (size_t d = 0; d < old.dim_; ++d) {
+    // Old's entries up to its last posting below `kept`, as they are.
+    uint32_t id = 0, last = 0;
+    uint64_t end = old.offsets_[d];
+    for (uint64_t i = old.offsets_[d]; i < old.offsets_[d + 1]; ++i) {
+      id += old.deltas_[i];
+      if (id >= kept) break;
+      if (old.deltas_[i] != kSkip) {
+        end = i + 1;
+        last = id;
+        ++index->nonzeros_;
+      }
+    }
+    const uint64_t begin = old.offsets_[d];
+    deltas.insert(deltas.end(), old.deltas_.begin() + begin, old.deltas_.begin() + end);
+    values.insert(values.end(), old.values_.begin() + begin, old.values_.begin() + end);
+    fresh.ForEachPosting(d, [&](uint32_t fresh_id, float v) {
+      PushPosting(static_cast<uint32_t>(kept) + fresh_id, v, &last, &deltas, &values);
+      ++index->nonzeros_;
+    });
+    offsets[d + 1] = deltas.size();
+  }
+  index->offsets_ = std::move(offsets);
+  index->deltas_ = std::move(deltas);
+  index->values_ = std::move(values);
+  return index;
+}
+
 Result<std::unique_ptr<SparseIndex>> SparseIndex::Remap(const SparseIndex& old,
                                                         std::span<const int64_t> old_of_new,
                                                         const SparseRows& fresh) {
@@ -297,14 +369,6 @@ Result<std::unique_ptr<SparseIndex>> SparseIndex::Remap(const SparseIndex& old,
       ++new_begin[o + 1];
     }
   }
-  for (size_t o = 0; o < old.size_; ++o) new_begin[o + 1] += new_begin[o];
-  new_ids.resize(new_begin.back());
-  {
-    std::vector<uint32_t> next(new_begin.begin(), new_begin.end() - 1);
-    for (size_t i = 0; i < old_of_new.size(); ++i) {
-      if (old_of_new[i] >= 0) new_ids[next[old_of_new[i]]++] = static_cast<uint32_t>(i);
-    }
-  }
   if (fresh_ids.size() != fresh.rows() || (fresh.rows() > 0 && fresh.cols != old.dim_)) {
     return Status::InvalidArgument("sparse index remap: " + std::to_string(fresh.rows()) +
                                    " fresh rows of " + std::to_string(fresh.cols) +
@@ -316,6 +380,17 @@ Result<std::unique_ptr<SparseIndex>> SparseIndex::Remap(const SparseIndex& old,
   if (fresh.rows() > 0) {
     FLOWRAG_ASSIGN_OR_RETURN(auto built, FromRows(fresh));
     fresh_lists = std::move(*built);
+  }
+  if (std::optional<size_t> kept = KeptPrefix(old_of_new, old.size_)) {
+    return KeepPrefixAndAppend(old, *kept, fresh_lists);
+  }
+  for (size_t o = 0; o < old.size_; ++o) new_begin[o + 1] += new_begin[o];
+  new_ids.resize(new_begin.back());
+  {
+    std::vector<uint32_t> next(new_begin.begin(), new_begin.end() - 1);
+    for (size_t i = 0; i < old_of_new.size(); ++i) {
+      if (old_of_new[i] >= 0) new_ids[next[old_of_new[i]]++] = static_cast<uint32_t>(i);
+    }
   }
   auto index = std::make_unique<SparseIndex>(old.dim_);
   index->size_ = old_of_new.size();
@@ -340,16 +415,7 @@ Result<std::unique_ptr<SparseIndex>> SparseIndex::Remap(const SparseIndex& old,
                 [](const auto& a, const auto& b) { return a.first < b.first; });
     }
     uint32_t last = 0;
-    for (const auto& [id, v] : list) {
-      uint32_t gap = id - last;
-      for (; gap >= kSkip; gap -= kSkip) {
-        deltas.push_back(kSkip);
-        values.push_back(0.0f);
-      }
-      deltas.push_back(static_cast<uint16_t>(gap));
-      values.push_back(v);
-      last = id;
-    }
+    for (const auto& [id, v] : list) PushPosting(id, v, &last, &deltas, &values);
     index->nonzeros_ += list.size();
     offsets[d + 1] = deltas.size();
   }

@@ -121,8 +121,10 @@ class SparseIndex final : public VectorIndex {
   // result is old's vector old_of_new[i] (an old vector may be used more than
   // once), or, where that is -1, the next row of `fresh` (in order). Equal to FromRows over those
   // rows, without materialising them: one pass over old's postings plus a sort of the lists that
-  // renumbering put out of order. O(nnz + dim). InvalidArgument when a reference is out of range or
-  // `fresh` does not have one row per -1.
+  // renumbering put out of order; when old_of_new keeps a prefix of old's vectors in place and
+  // then takes only fresh rows (an insert's graph texts), each list is old's entries copied as
+  // they are plus the fresh postings. O(nnz + dim). InvalidArgument when a reference is out of
+  // range or `fresh` does not have one row per -1.
   static Result<std::unique_ptr<SparseIndex>> Remap(const SparseIndex& old,
                                                     std::span<const int64_t> old_of_new,
                                                     const SparseRows& fresh);
@@ -179,6 +181,10 @@ class SparseIndex final : public VectorIndex {
   }
 
  private:
+  // Remap's case of old's first `kept` vectors followed by `fresh`'s.
+  static Result<std::unique_ptr<SparseIndex>> KeepPrefixAndAppend(const SparseIndex& old,
+                                                                  size_t kept,
+                                                                  const SparseIndex& fresh);
   // An index of `size` vectors over these arrays (already checked).
   static std::unique_ptr<SparseIndex> Of(size_t dim, size_t size, size_t nonzeros,
                                          FlatArray<uint64_t> offsets, FlatArray<uint16_t> deltas,
