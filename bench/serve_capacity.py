@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""What a replica needs to serve a store: time to its first answer and memory after many queries.
+
+Starts `flowrag serve --read-only --db STORE`, and from the moment it is started asks one
+`qafd` /v1/query until it is answered (the first answer after start), then asks --queries
+distinct questions one at a time on one kept-alive connection and reports:
+  * first answer: seconds from starting the process to the first 200 reply;
+  * per-query latency as the client sees it (loopback HTTP included): p50, p99, max;
+  * the server's VmRSS, VmHWM, RssAnon and RssFile (/proc) after the first answer, after
+    every --every queries and at the end.
+
+The distinct questions are the --questions file's (JSON lines with a "question" field),
+then "What is <title>?" for titles of the --corpus file (JSON lines with a "title" field),
+each once, until --queries are reached.
+
+Issue 34, point 2: at 10^6 passages the first answer under 1 s after start, and under
+3 GiB after 1,000 distinct qafd queries.
+
+Usage: bench/serve_capacity.py --db STORE [--corpus corpus.jsonl] [--questions q.jsonl]
+           [--queries 1000] [--every 250] [--method qafd]
+           [--flowrag build/release/tools/flowrag]
+"""
+import argparse
+import http.client
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+from server_writes_rss import free_port
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def memory(pid):
+    """VmRSS, VmHWM, RssAnon (private) and RssFile (mapped file pages, the segment's) of
+    `pid`, in MiB."""
+    out = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(("VmRSS:", "VmHWM:", "RssAnon:", "RssFile:")):
+                key, value = line.split(":", 1)
+                out[key] = int(value.split()[0]) / 1024
+    return out["VmRSS"], out["VmHWM"], out["RssAnon"], out["RssFile"]
+
+
+def questions(args):
+    seen = []
+    known = set()
+
+    def add(q):
+        if q and q not in known:
+            known.add(q)
+            seen.append(q)
+
+    if args.questions:
+        with open(args.questions) as f:
+            for line in f:
+                if line.strip():
+                    add(json.loads(line).get("question", ""))
+    if args.corpus and len(seen) < args.queries:
+        with open(args.corpus) as f:
+            for line in f:
+                if len(seen) >= args.queries:
+                    break
+                title = json.loads(line).get("title", "") if line.strip() else ""
+                if title:
+                    add(f"What is {title}?")
+    if len(seen) < args.queries:
+        sys.exit(f"serve_capacity: only {len(seen)} distinct questions for --queries "
+                 f"{args.queries}: give --corpus")
+    return seen[:args.queries]
+
+
+def ask(conn, question, method):
+    body = json.dumps({"question": question, "method": method, "top_k": 5})
+    conn.request("POST", "/v1/query", body=body, headers={"Content-Type": "application/json"})
+    reply = conn.getresponse()
+    data = reply.read()
+    return reply.status, data
+
+
+def first_answer(port, server, question, method, started):
+    while True:
+        if server.poll() is not None:
+            sys.exit("serve_capacity: the server ended before answering")
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+            status, data = ask(conn, question, method)
+            if status == 200:
+                return time.perf_counter() - started, conn
+            sys.exit(f"serve_capacity: first query answered {status}: {data[:200]!r}")
+        except (ConnectionRefusedError, ConnectionResetError):
+            time.sleep(0.005)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--db", required=True)
+    ap.add_argument("--corpus")
+    ap.add_argument("--questions")
+    ap.add_argument("--queries", type=int, default=1000)
+    ap.add_argument("--every", type=int, default=250)
+    ap.add_argument("--method", default="qafd")
+    ap.add_argument("--flowrag", default=os.path.join(ROOT, "build/release/tools/flowrag"))
+    args = ap.parse_args()
+    asked = questions(args)
+    port = free_port()
+    started = time.perf_counter()
+    server = subprocess.Popen([args.flowrag, "serve", "--read-only", "--db", args.db,
+                               "--host", "127.0.0.1", "--port", str(port), "--threads", "2"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        first, conn = first_answer(port, server, asked[0], args.method, started)
+        print(f"store {args.db}; method {args.method}; {len(asked)} distinct questions\n")
+        print(f"first answer {first:.3f} s after start\n")
+        print("| queries | RSS MiB | HWM MiB | anonymous MiB | file MiB |")
+        print("|---|---|---|---|---|")
+        print("| 1 | %.0f | %.0f | %.0f | %.0f |" % memory(server.pid))
+        latencies = []
+        for n, q in enumerate(asked[1:], start=2):
+            t = time.perf_counter()
+            status, data = ask(conn, q, args.method)
+            latencies.append((time.perf_counter() - t) * 1000)
+            if status != 200:
+                sys.exit(f"serve_capacity: query {n} answered {status}: {data[:200]!r}")
+            if n % args.every == 0 or n == len(asked):
+                print(f"| {n} | %.0f | %.0f | %.0f | %.0f |" % memory(server.pid), flush=True)
+        latencies.sort()
+        p99 = latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))]
+        print(f"\nlatency (client, loopback HTTP) over {len(latencies)} queries: "
+              f"p50 {statistics.median(latencies):.2f} ms, p99 {p99:.2f} ms, "
+              f"max {latencies[-1]:.2f} ms")
+    finally:
+        server.terminate()
+        server.wait()
+
+
+if __name__ == "__main__":
+    main()
