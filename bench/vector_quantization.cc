@@ -5,7 +5,8 @@
 // its stored passage vectors (the snapshot's dense index: the embedding
 // cache's vectors) and embeds the questions with the store's embedder. Then,
 // per representation, ranks every question's passages and reports:
-//   - recall@10 against float32 exact (|top10 ∩ float top10| / 10);
+//   - recall@10 against float32 exact (|top10 ∩ float top10| / 10), and
+//     tie-aware (hits scoring within 1e-4 of the exact 10th score count);
 //   - passage R@2 / R@5 on the gold passages for `dense`, and for `hybrid`
 //     reproduced as src/retrieval/text_retrievers.cc fuses it (BM25 top-100
 //     and dense top-100, reciprocal rank fusion with k = 60, ties by id);
@@ -30,7 +31,14 @@
 // the store (recall@10 against float32 only); --flat opens the store with an
 // exact flat index whatever its size (no HNSW build at the open).
 //
-// Usage: vector_quantization --db STORE [--bench DIR] [--project 1536] [--flat]
+// A store whose passage index is approximate (HNSW) adds a row for that
+// index as queries search it (at each --ef, default the queries' 128),
+// against float32 exact over the same stored vectors; --ann-only measures
+// that row alone (no compressed copies: at 10^6 passages they need ~10 GiB
+// more).
+//
+// Usage: vector_quantization --db STORE [--bench DIR] [--project 1536] [--flat] [--ann-only]
+//        [--ef 64,128,256]
 //        vector_quantization --synthetic 100000 --dim 1024
 // Prints markdown table rows. A measurement, never an assertion.
 #include <algorithm>
@@ -51,7 +59,7 @@
 #include "nlohmann/json.hpp"
 #include "synthetic_vectors.h"
 #include "vector/flat_index.h"
-#include "vector/hnsw_index.h"
+#include "vector/layered_index.h"
 #include "vector/quantized.h"
 #include "vector/sparse_index.h"
 #include "vector/sparse_rows.h"
@@ -101,7 +109,7 @@ struct Representation {
 };
 
 struct Row {
-  double recall10 = 0, dense_r2 = 0, dense_r5 = 0, hybrid_r2 = 0, hybrid_r5 = 0, p50_us = 0;
+  double recall10 = 0, tied10 = 0, dense_r2 = 0, dense_r5 = 0, hybrid_r2 = 0, hybrid_r5 = 0, p50_us = 0;
 };
 
 // What the gold is compared with for each passage: its document's external
@@ -142,9 +150,21 @@ std::vector<uint32_t> Fuse(const std::vector<uint32_t>& lexical,
   return out;
 }
 
+// The float32 exact top 10 of each query, and its 10th score.
+struct Reference {
+  std::vector<std::vector<uint32_t>> ids;
+  std::vector<float> kth;
+};
+
+// A hit within this much of the exact 10th score counts as found by the
+// tie-aware recall (ann-benchmarks' k-nn recall counts a result within
+// 1e-3 of the k-th true distance): frame words shared by many passages make
+// many exact ties, among which any choice is as good.
+constexpr float kTieEpsilon = 1e-4f;
+
 Row Measure(const Representation& rep, const FloatMatrix& queries,
             const std::vector<Question>& questions, const Corpus& corpus,
-            const std::vector<std::vector<uint32_t>>& reference) {
+            const Reference& reference) {
   Row row;
   std::vector<double> times;
   const size_t nq = queries.rows;
@@ -152,14 +172,14 @@ Row Measure(const Representation& rep, const FloatMatrix& queries,
     const auto start = std::chrono::steady_clock::now();
     const std::vector<VectorHit> top = rep.rank(queries.row(qi), kK);
     times.push_back(Micros(start));
-    std::set<uint32_t> ref(reference[qi].begin(), reference[qi].end());
-    size_t hit = 0;
-    std::vector<uint32_t> ids;
+    std::set<uint32_t> ref(reference.ids[qi].begin(), reference.ids[qi].end());
+    size_t hit = 0, tied = 0;
     for (const VectorHit& h : top) {
       hit += ref.count(h.id);
-      ids.push_back(h.id);
+      tied += h.score >= reference.kth[qi] - kTieEpsilon;
     }
     row.recall10 += ref.empty() ? 1.0 : static_cast<double>(hit) / ref.size();
+    row.tied10 += ref.empty() ? 1.0 : static_cast<double>(std::min(tied, ref.size())) / ref.size();
     if (corpus.has_gold) {
       std::vector<uint32_t> deep;
       for (const VectorHit& h : rep.rank(queries.row(qi), kEvalDepth)) deep.push_back(h.id);
@@ -172,6 +192,7 @@ Row Measure(const Representation& rep, const FloatMatrix& queries,
   }
   const double n = static_cast<double>(std::max<size_t>(nq, 1));
   row.recall10 /= n;
+  row.tied10 /= n;
   row.dense_r2 = 100 * row.dense_r2 / n;
   row.dense_r5 = 100 * row.dense_r5 / n;
   row.hybrid_r2 = 100 * row.hybrid_r2 / n;
@@ -189,15 +210,21 @@ struct Indexes {
 
 // Builds every representation of `data` (rows = passages) and prints one
 // markdown row each. Returns the index build times on stderr.
+// `ann`: the store's own index (null for none), measured at each ef_search
+// of `ann_ef`; `ann_only`: only that one against float32 exact.
 int Study(const std::string& label, FloatMatrix data, const FloatMatrix& queries,
-          const std::vector<Question>& questions, const Corpus& corpus, bool with_sparse) {
+          const std::vector<Question>& questions, const Corpus& corpus, bool with_sparse,
+          const VectorIndex* ann = nullptr, bool ann_only = false,
+          const std::vector<size_t>& ann_ef = {VectorSearchParams().ef_search}) {
   const size_t n = data.rows, d = data.cols;
   Indexes ix;
   auto t = std::chrono::steady_clock::now();
   ix.fp16 = std::make_unique<QuantizedFlatIndex>(d, QuantizedFormat::kFloat16);
   ix.int8 = std::make_unique<QuantizedFlatIndex>(d, QuantizedFormat::kInt8PerVector);
   ix.int8_dim = std::make_unique<QuantizedFlatIndex>(d, QuantizedFormat::kInt8PerDimension);
+  with_sparse = with_sparse && !ann_only;
   for (auto* q : {ix.fp16.get(), ix.int8.get(), ix.int8_dim.get()}) {
+    if (ann_only) break;
     t = std::chrono::steady_clock::now();
     if (Status s = q->Add(data); !s.ok()) return Fail(s.ToString());
     std::fprintf(stderr, "%s: encoded %s in %.2f s\n", label.c_str(), q->Kind().c_str(),
@@ -241,35 +268,52 @@ int Study(const std::string& label, FloatMatrix data, const FloatMatrix& queries
     };
   };
   const double dd = static_cast<double>(d);
-  std::vector<Representation> reps = {
-      {"float32 exact (reference)", 4 * dd, ranker(ix.f32.get())},
-      {"fp16 exact", 2 * dd, ranker(ix.fp16.get())},
-      {"int8 per-vector exact", dd + 4, ranker(ix.int8.get())},
-      {"int8 per-dimension exact", dd + 8 * dd / n, ranker(ix.int8_dim.get())},
-      {"int8 per-vector + float rescoring r=2", dd + 4, rescored(2)},
-      {"int8 per-vector + float rescoring r=4", dd + 4, rescored(4)},
-  };
+  std::vector<Representation> reps = {{"float32 exact (reference)", 4 * dd, ranker(ix.f32.get())}};
+  if (!ann_only) {
+    reps.insert(reps.end(),
+                {{"fp16 exact", 2 * dd, ranker(ix.fp16.get())},
+                 {"int8 per-vector exact", dd + 4, ranker(ix.int8.get())},
+                 {"int8 per-dimension exact", dd + 8 * dd / n, ranker(ix.int8_dim.get())},
+                 {"int8 per-vector + float rescoring r=2", dd + 4, rescored(2)},
+                 {"int8 per-vector + float rescoring r=4", dd + 4, rescored(4)}});
+  }
+  if (ann != nullptr && dynamic_cast<const FlatIndex*>(ann) == nullptr) {
+    for (size_t ef : ann_ef) {
+      reps.push_back({"the store's index (" + ann->Kind() + ", ef_search " + std::to_string(ef) +
+                          ")",
+                      static_cast<double>(ann->MemoryBytes()) / static_cast<double>(n),
+                      [ann, ef](const float* q, size_t k) {
+                        VectorSearchParams p;
+                        p.k = k;
+                        p.ef_search = ef;
+                        return ann->Search(q, p, nullptr);
+                      }});
+    }
+  }
   if (with_sparse) {
     const double nnz = static_cast<double>(ix.sparse_rows.nonzeros()) / n;
     reps.push_back(
         {"sparse exact (u32 dim + f32 value, CSR)", 8 * nnz + 8, ranker(ix.sparse.get())});
   }
   // The reference: float32 exact top-10.
-  std::vector<std::vector<uint32_t>> reference;
+  Reference reference;
   for (size_t qi = 0; qi < queries.rows; ++qi) {
     std::vector<uint32_t> ids;
-    for (const VectorHit& h : reps[0].rank(queries.row(qi), kK)) ids.push_back(h.id);
-    reference.push_back(std::move(ids));
+    const std::vector<VectorHit> top = reps[0].rank(queries.row(qi), kK);
+    for (const VectorHit& h : top) ids.push_back(h.id);
+    reference.ids.push_back(std::move(ids));
+    reference.kth.push_back(top.empty() ? 0.0f : top.back().score);
   }
   for (const Representation& rep : reps) {
     const Row r = Measure(rep, queries, questions, corpus, reference);
     if (corpus.has_gold) {
-      std::printf("| %s | %s | %.0f | %.3f | %.1f | %.1f | %.1f | %.1f | %.0f |\n", label.c_str(),
-                  rep.name.c_str(), rep.bytes_per_passage, r.recall10, r.dense_r2, r.dense_r5,
+      std::printf("| %s | %s | %.0f | %.3f | %.3f | %.1f | %.1f | %.1f | %.1f | %.0f |\n",
+                  label.c_str(), rep.name.c_str(), rep.bytes_per_passage, r.recall10, r.tied10,
+                  r.dense_r2, r.dense_r5,
                   r.hybrid_r2, r.hybrid_r5, r.p50_us);
     } else {
-      std::printf("| %s | %s | %.0f | %.3f | %.0f |\n", label.c_str(), rep.name.c_str(),
-                  rep.bytes_per_passage, r.recall10, r.p50_us);
+      std::printf("| %s | %s | %.0f | %.3f | %.3f | %.0f |\n", label.c_str(), rep.name.c_str(),
+                  rep.bytes_per_passage, r.recall10, r.tied10, r.p50_us);
     }
     std::fflush(stdout);
   }
@@ -302,7 +346,8 @@ FloatMatrix Project(const FloatMatrix& m, const FloatMatrix& r) {
 int Main(int argc, char** argv) {
   std::string db, bench;
   size_t project = 0, synthetic = 0, dim = 1024;
-  bool flat_open = false;
+  bool flat_open = false, ann_only = false;
+  std::vector<size_t> ann_ef = {VectorSearchParams().ef_search};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
@@ -318,6 +363,16 @@ int Main(int argc, char** argv) {
       dim = std::stoul(next());
     } else if (a == "--flat") {
       flat_open = true;
+    } else if (a == "--ann-only") {
+      ann_only = true;
+    } else if (a == "--ef") {
+      ann_ef.clear();
+      std::string list = next();
+      for (size_t at = 0; at < list.size();) {
+        const size_t comma = std::min(list.find(',', at), list.size());
+        ann_ef.push_back(std::stoul(list.substr(at, comma - at)));
+        at = comma + 1;
+      }
     } else {
       return Fail("unknown argument " + a);
     }
@@ -348,14 +403,10 @@ int Main(int argc, char** argv) {
   // The stored vectors.
   const VectorIndex& dense = *snap->dense();
   FloatMatrix data(dense.Size(), dense.Dimension());
-  if (const auto* flat = dynamic_cast<const FlatIndex*>(&dense)) {
-    data = flat->matrix();
-  } else if (const auto* hnsw = dynamic_cast<const HnswIndex*>(&dense)) {
-    for (uint32_t i = 0; i < data.rows; ++i) {
-      std::copy(hnsw->Vector(i), hnsw->Vector(i) + data.cols, data.row(i));
-    }
-  } else {
-    return Fail("unexpected dense index kind " + dense.Kind());
+  for (uint32_t i = 0; i < data.rows; ++i) {
+    const float* v = StoredVector(dense, i);
+    if (v == nullptr) return Fail("the " + dense.Kind() + " index keeps no vectors to read");
+    std::copy(v, v + data.cols, data.row(i));
   }
   // Questions and gold.
   const std::string name = bench.empty() ? db.substr(db.find_last_of('/') + 1)
@@ -418,7 +469,8 @@ int Main(int argc, char** argv) {
     return Study(name + " (projected to " + std::to_string(project) + "-d)", Project(data, r), pq,
                  questions, corpus, false);
   }
-  return Study(name, std::move(data), *embedded, questions, corpus, true);
+  return Study(name, std::move(data), *embedded, questions, corpus, true, &dense, ann_only,
+               ann_ef);
 }
 
 }  // namespace
