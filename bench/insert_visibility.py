@@ -12,7 +12,9 @@ with the extraction after the document is visible), and the median
 visibility. bench/server_writes_rss.py measures the same through urllib
 (a new connection and 20 ms of sleep per poll: a coarser figure).
 
-Usage: bench/insert_visibility.py --db STORE [--inserts 5]
+--in-place inserts into STORE itself (a 10^6 store is too large to copy).
+
+Usage: bench/insert_visibility.py --db STORE [--inserts 5] [--in-place]
          [--flowrag build/release/tools/flowrag] [--keep DIR]
 """
 import argparse
@@ -93,10 +95,13 @@ def main():
     ap.add_argument("--inserts", type=int, default=5)
     ap.add_argument("--flowrag", default=os.path.join(ROOT, "build/release/tools/flowrag"))
     ap.add_argument("--keep", help="scratch directory to keep (default: a temporary one)")
+    ap.add_argument("--in-place", action="store_true",
+                    help="insert into --db itself, not a copy (a store too large to copy: "
+                         "its documents visibility-probe-N stay in it)")
     args = ap.parse_args()
     scratch = args.keep or tempfile.mkdtemp(prefix="flowrag-visibility-")
     os.makedirs(scratch, exist_ok=True)
-    db = copy_store(args.db, scratch)
+    db = args.db if args.in_place else copy_store(args.db, scratch)
     port = free_port()
     log = os.path.join(scratch, "server.log")
     with open(log, "w") as out:
@@ -106,7 +111,8 @@ def main():
     try:
         wait_for(port, server, log)
         visible = []
-        print(f"store {args.db} (copy in {scratch}); {args.inserts} inserts\n")
+        where = "in place" if args.in_place else f"copy in {scratch}"
+        print(f"store {args.db} ({where}); {args.inserts} inserts\n")
         print("| insert | visible ms | polls | poll ms | request ms |")
         print("|---|---|---|---|---|")
         for n in range(1, args.inserts + 1):
