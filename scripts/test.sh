@@ -3,8 +3,9 @@
 # AddressSanitizer + UndefinedBehaviorSanitizer build. The release build also makes the
 # Python package's extension module (python/), which is installed into a
 # venv and tested with pytest after the release tests. Both builds are unity
-# builds (FLOWRAG_UNITY, CMakeLists.txt); FLOWRAG_UNITY=OFF in the
-# environment turns that off for build/release, whose incremental builds
+# builds, the libraries' and the tests' (FLOWRAG_UNITY, CMakeLists.txt;
+# FLOWRAG_TEST_UNITY, tests/CMakeLists.txt); FLOWRAG_UNITY=OFF in the
+# environment turns both off for build/release, whose incremental builds
 # then recompile single files.
 # Installs missing packages first. Tests that need ../shared/data skip
 # (with a message) when it is absent. Both runs share one PostgreSQL test
@@ -19,7 +20,7 @@ jobs="$(nproc)"
 # without tests.
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DFLOWRAG_BUILD_TESTS=ON \
   -DFLOWRAG_BUILD_BENCH=ON -DFLOWRAG_PYTHON=ON -DPython_EXECUTABLE=/usr/bin/python3 \
-  -DFLOWRAG_UNITY="${FLOWRAG_UNITY:-ON}" >/dev/null
+  -DFLOWRAG_UNITY="${FLOWRAG_UNITY:-ON}" -DFLOWRAG_TEST_UNITY="${FLOWRAG_UNITY:-ON}" >/dev/null
 cmake --build build/release -j"$jobs"
 
 # One throwaway PostgreSQL server for both runs: the tests that need it read
@@ -46,7 +47,8 @@ FLOWRAG_BUILD_DIR="$PWD/build/release" "$venv/bin/python" -m pip install -q --no
 # them: in the background it took the idle cores, but a loaded machine made
 # a timing test fail (pytest's Ctrl-C during an index, on a clean clone).
 cmake -S . -B build/sanitize -DCMAKE_BUILD_TYPE=Debug -DFLOWRAG_SANITIZE=ON \
-  -DFLOWRAG_BUILD_TESTS=ON -DFLOWRAG_BUILD_BENCH=OFF -DFLOWRAG_UNITY=ON >/dev/null
+  -DFLOWRAG_BUILD_TESTS=ON -DFLOWRAG_BUILD_BENCH=OFF -DFLOWRAG_UNITY=ON -DFLOWRAG_TEST_UNITY=ON \
+  >/dev/null
 cmake --build build/sanitize -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build/sanitize --output-on-failure -j"$jobs"

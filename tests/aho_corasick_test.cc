@@ -14,6 +14,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 // "text@[begin,end)" for each match, to compare readably.
 std::vector<std::string> Show(const TokenizedText& t, const std::vector<TrieMatch>& ms) {
@@ -276,5 +277,6 @@ TEST(NamesTest, TitleAliasesAreDistinctByNameKeyAndInOrder) {
   EXPECT_TRUE(TitleAliases("(band)").empty());
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

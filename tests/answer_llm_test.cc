@@ -15,6 +15,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using Json = nlohmann::json;
 
@@ -181,5 +182,6 @@ TEST_F(AnswerLlmTest, AnUncitedAnswerIsCitedWhereItAppearsOrFlagged) {
   EXPECT_NE(a->warnings[0].find("cited no passage"), std::string::npos);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

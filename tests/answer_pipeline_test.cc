@@ -13,6 +13,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using testing::P;
 
@@ -197,5 +198,6 @@ TEST(OfflineCot, AnsweredQuestionsStopAfterOneRoundLikeSingle) {
   EXPECT_EQ(cot->steps.size(), 1u);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -18,6 +18,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using Json = nlohmann::json;
 
@@ -344,5 +345,6 @@ TEST(AskObserverTest, AnObserverThatStopsCancelsTheAnswer) {
   }
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -16,6 +16,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 TEST(AnswerMetrics, SquadNormalisationAndBestOverGolds) {
   EXPECT_EQ(NormalizeAnswer("  The Eiffel  Tower!! "), "eiffel tower");
@@ -394,5 +395,6 @@ TEST_F(AskTest, EvalWithAnswersScoresEmAndF1) {
   EXPECT_NE(rep->ToJson().find("\"em\""), std::string::npos);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

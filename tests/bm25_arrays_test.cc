@@ -16,6 +16,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 // Words of several scripts, so the arena holds multi-byte terms and the
 // tokeniser's ICU path is taken for some of them.
@@ -392,5 +393,6 @@ TEST_F(Bm25DamageTest, RandomDamageIsRefusedOrHarmless) {
   EXPECT_GT(adopted, 0u);  // e.g. a changed tf or term byte is not detectable
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -12,6 +12,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 // Hand-computed reference for the three-document corpus below (tokens after
 // stopword removal and S-stemming):
@@ -156,11 +157,13 @@ TEST(Bm25Test, ArraysRoundTripExactlyAndDamageIsRefused) {
   }
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 // An independent BM25 over token lists (no index): every document scored,
 // each distinct query term in string order, each term's addition rounded to
@@ -261,5 +264,6 @@ TEST(Bm25PruningTest, TopKEqualsABruteForceScorerOnFrameWordsAndNames) {
   EXPECT_GT(pruned, searches / 4) << "the frequent lists were never left out";
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -29,6 +29,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using nlohmann::json;
 
@@ -965,5 +966,6 @@ TEST(ConfigCheckAndServeTest, CheckRefusesWhatServeRefuses) {
   EXPECT_NE(out.find("no such store yet"), std::string::npos) << out;
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -29,6 +29,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using Json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
@@ -959,5 +960,6 @@ TEST(ChatClientEnvTest, MalformedValuesNameTheVariable) {
   }
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

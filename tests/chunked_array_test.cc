@@ -9,6 +9,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using Small = ChunkedArray<std::string, 4>;
 
@@ -69,5 +70,6 @@ TEST(ChunkedArrayTest, ACopySharesEveryChunkAndAnAppendToItLeavesTheOriginal) {
   EXPECT_EQ(full.size(), 8u);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

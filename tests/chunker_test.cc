@@ -14,6 +14,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using Strategy = ChunkOptions::Strategy;
 using Span = std::pair<size_t, size_t>;  // [begin, end) bytes
@@ -636,5 +637,6 @@ TEST(ChunkerScaleTest, LargeInputs) {
   }
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

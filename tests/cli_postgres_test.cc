@@ -19,6 +19,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 const std::string kFlowrag = std::string(FLOWRAG_BINARY_DIR) + "/tools/flowrag";
 const std::string kDemo = std::string(FLOWRAG_SOURCE_DIR) + "/examples/demo";
@@ -146,5 +147,6 @@ TEST_F(CliPostgresTest, ServeAnswersFromAPostgresStore) {
   EXPECT_NE(log.find("***"), std::string::npos) << log;
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

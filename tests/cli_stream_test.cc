@@ -10,6 +10,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 std::string RunCli(const std::string& args, int* status) {
   return testing::RunCommand(
@@ -33,5 +34,6 @@ TEST(CliStreamTest, AskStreamPrintsTheSameAnswerAndCitations) {
   EXPECT_NE(streamed.find("\n[1] "), std::string::npos) << streamed;
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -29,6 +29,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 const std::string kDemo = std::string(FLOWRAG_SOURCE_DIR) + "/examples/demo";
 
@@ -233,5 +234,6 @@ TEST_P(ConcurrentIndexTest, ARunStartedHalfwayThroughAnothersExtractionBuildsThe
 INSTANTIATE_TEST_SUITE_P(Backends, ConcurrentIndexTest,
                          ::testing::Values(Backend::kSqlite, Backend::kPostgres), BackendName);
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -17,6 +17,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 class ConfigTest : public ::testing::Test {
  protected:
@@ -221,5 +222,6 @@ TEST_F(ConfigTest, ConfigCheckReportsWhatItReadOrTheFirstError) {
   unsetenv("FLOWRAG_TEST_SERVER_TOKEN");
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -22,6 +22,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using testing::InChild;
 const std::string kDemo = std::string(FLOWRAG_SOURCE_DIR) + "/examples/demo";
@@ -275,5 +276,6 @@ TEST_F(CrashRecoveryTest, EveryBatchBoundaryAndBatchInteriorMatrix) {
   RecordProperty("boundaries", std::to_string(boundaries_->size()));
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

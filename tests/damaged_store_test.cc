@@ -16,6 +16,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 const std::string kDemo = std::string(FLOWRAG_SOURCE_DIR) + "/examples/demo";
 
@@ -140,5 +141,6 @@ TEST_P(DamagedStoreTest, AnIndexRunOverDamagedVectorsStopsBeforeWritingAndNamesT
 INSTANTIATE_TEST_SUITE_P(Backends, DamagedStoreTest,
                          ::testing::Values(Backend::kSqlite, Backend::kPostgres), BackendName);
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

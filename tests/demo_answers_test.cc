@@ -17,6 +17,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 struct DemoQuestion {
   std::string id, question;
@@ -75,5 +76,6 @@ INSTANTIATE_TEST_SUITE_P(Methods, DemoAnswers,
                            return p.param.empty() ? std::string("DefaultMethod") : p.param;
                          });
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

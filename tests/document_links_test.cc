@@ -11,6 +11,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using Docs = std::vector<uint32_t>;
 
@@ -73,5 +74,6 @@ TEST(NamesFieldWord, SingularFormsAndAbbreviations) {
   EXPECT_FALSE(NamesFieldWord("", "pos"));
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

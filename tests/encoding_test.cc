@@ -12,6 +12,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using namespace std::string_literals;
 
@@ -175,5 +176,6 @@ TEST(Encoding, JsonErrorsQuoteAShortExcerpt) {
             "line 2, column 1: syntax error - invalid literal; last read: 'tru'");
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

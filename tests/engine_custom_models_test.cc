@@ -12,6 +12,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using testing::TempDir;
 
@@ -221,5 +222,6 @@ TEST(EngineCustomModelsTest, InterruptStopsBetweenBatchesAndTheRerunCompletes) {
   EXPECT_EQ((*engine)->Stats()->documents, 200);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -16,6 +16,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using testing::TempDir;
 using testing::WriteFile;
@@ -177,5 +178,6 @@ TEST_F(LlmExtractionTest, UnreachableEndpointLeavesPassagesPending) {
   EXPECT_EQ(stats->graph.extracted_passages, 0);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

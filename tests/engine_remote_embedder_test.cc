@@ -17,6 +17,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using testing::TempDir;
 using testing::WriteFile;
@@ -155,5 +156,6 @@ TEST_F(RemoteEmbedderTest, GarbageAnswerIsAClearErrorAndLosesNothing) {
   EXPECT_EQ(stats->embeddings, 0);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -15,6 +15,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using testing::TempDir;
 using testing::WriteFile;
@@ -309,5 +310,6 @@ TEST(EngineTest, DeleteDocumentUpdatesTheSnapshot) {
   for (const auto& p : res->passages) EXPECT_NE(p.document_id, "d4");
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -35,6 +35,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using testing::TempDir;
 using namespace snapshot_compare;  // NOLINT(google-build-using-namespace): test helpers
@@ -456,5 +457,6 @@ TEST_F(FactBm25Test, TheSnapshotSegmentKeepsIt) {
   }
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -11,6 +11,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 TEST(FlatArrayTest, OwnedAndBorrowedReadTheSame) {
   FlatArray<uint32_t> owned(std::vector<uint32_t>{3, 1, 4});
@@ -94,5 +95,6 @@ TEST(MemoryArraysTest, RoundTripsTypedArraysAndNamesWhatIsWrong) {
   EXPECT_NE(names.status().message().find("names"), std::string::npos);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -15,6 +15,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 // A small explicit weighted undirected graph.
 class TestGraph final : public DiffusionGraph {
@@ -254,5 +255,6 @@ TEST(FlowDiffusionTest, RejectsBadOptions) {
   EXPECT_TRUE(r->nodes.empty());
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -17,6 +17,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 struct Doc {
   const char* title;
@@ -391,5 +392,6 @@ TEST(FollowUpTest, LongConversationsReadOnlyTheLastTurns) {
   EXPECT_LT(searches.load(), 40);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

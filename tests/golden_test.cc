@@ -17,6 +17,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 constexpr size_t kTopDocs = 5;
 // Every method, text baselines and graph methods; "auto" resolves to one of
@@ -138,5 +139,6 @@ TEST_F(GoldenTest, GoldDocumentsAreRetrieved) {
   }
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

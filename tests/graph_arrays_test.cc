@@ -38,6 +38,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 const std::string kDemo = std::string(FLOWRAG_SOURCE_DIR) + "/examples/demo";
 
@@ -742,5 +743,6 @@ TEST(GraphArraysTimingTest, BuildAgainstAdoptOnAStore) {
       (built->MemoryBytes() - vector_bytes) / 1048576.0, vector_bytes / 1048576.0);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

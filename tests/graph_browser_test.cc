@@ -21,6 +21,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using testing::TempDir;
 
@@ -100,5 +101,6 @@ TEST(GraphBrowserTest, SearchExpandAndOpenAFactsPassages) {
   EXPECT_GT(bytes.size(), 20000u) << "an almost empty image";
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

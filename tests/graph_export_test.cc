@@ -24,6 +24,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using testing::ReadFile;
 using testing::TempDir;
@@ -387,5 +388,6 @@ TEST(CleanTextTest, XmlTextEscapesMarkupAndReplacesIllegalCharacters) {
   }
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -16,6 +16,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using nlohmann::json;
 using testing::TempDir;
@@ -203,5 +204,6 @@ TEST(GraphRouteTableTest, ParsesTheGraphPaths) {
   EXPECT_EQ(server::RouteLabel(RouteKind::kGraphFactPassages), "/v1/graph/facts/{id}/passages");
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -22,6 +22,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using testing::TempDir;
 using testing::WriteFile;
@@ -404,5 +405,6 @@ TEST(GraphVectorsTest, TwoPassIndexesEqualTheIndexesOfTheRows) {
   EXPECT_EQ(two_pass->relation_rows.rows(), 0u);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -6,6 +6,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 float Dot(const float* a, const float* b, size_t n) {
   double s = 0;
@@ -96,5 +97,6 @@ TEST(HashedEmbedderTest, ValidatesOptions) {
   EXPECT_EQ(o.Validate().code(), StatusCode::kInvalidArgument);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

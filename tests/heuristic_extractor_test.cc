@@ -20,6 +20,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 // ---------------------------------------------------------------------------
 // Span detection on real sentences.
@@ -788,5 +789,6 @@ TEST(HeuristicExtractorTest, TwoWikiCorpusSanityAndSpeed) {
 #endif
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

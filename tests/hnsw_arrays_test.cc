@@ -25,6 +25,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 constexpr char kPrefix[] = "dense";
 
@@ -395,5 +396,6 @@ TEST_F(HnswArraysDamageTest, RandomDamageIsRefusedOrReadable) {
   EXPECT_GT(refused, 300u);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

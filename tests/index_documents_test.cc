@@ -7,6 +7,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 TEST(IndexDocuments, StoresReplacesAndRejectsWholeCalls) {
   testing::TempDir dir;
@@ -52,5 +53,6 @@ TEST(IndexDocuments, StoresReplacesAndRejectsWholeCalls) {
   EXPECT_EQ(engine.Stats()->documents, 1);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

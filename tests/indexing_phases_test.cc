@@ -22,6 +22,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 const std::string kDemo = std::string(FLOWRAG_SOURCE_DIR) + "/examples/demo";
 
@@ -256,5 +257,6 @@ TEST(IndexingPhasesResolveTest, ExtractorNamesResolveOrAreRefused) {
 INSTANTIATE_TEST_SUITE_P(Backends, IndexingPhasesTest,
                          ::testing::Values(Backend::kSqlite, Backend::kPostgres), BackendName);
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

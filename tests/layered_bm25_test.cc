@@ -12,6 +12,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 // Every document holds the eight frame words (so that a query of them has
 // enough postings for the pruned top k) and a few of 3,000 rarer words.
@@ -151,5 +152,6 @@ TEST(LayeredBm25Test, AppendingToNothingOrNothingKeepsOneLayer) {
   EXPECT_EQ(bm25.num_docs(), 20u);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

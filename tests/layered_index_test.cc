@@ -23,6 +23,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 // The test's own copy of the current vectors, edited alongside the index.
 struct Rows {
@@ -260,5 +261,6 @@ TEST(LayeredIndexTest, DamagedEditsAreRefused) {
   }
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -31,6 +31,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using Json = nlohmann::json;
 
@@ -1513,5 +1514,6 @@ TEST(LlmExtractorEndToEndTest, OpenIeAndLightRagThroughTheRealClient) {
   EXPECT_EQ(server.requests(), 3);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

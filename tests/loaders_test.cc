@@ -20,6 +20,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 namespace fs = std::filesystem;
 
@@ -726,5 +727,6 @@ TEST(BenchmarkCorpusTest, Loads2WikiCorpus) {
   EXPECT_EQ(via_dir->size(), 6119u);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -20,6 +20,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using nlohmann::json;
 
@@ -201,5 +202,6 @@ TEST_F(McpClientTest, StreamableHttpAgainstFlowragServe) {
       << denied.dump();
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -20,6 +20,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using nlohmann::json;
 
@@ -490,5 +491,6 @@ TEST_F(McpSessionTest, HttpBindingChecksHeadersAndAnswersNotificationsWith202) {
   EXPECT_EQ(json::parse(server::HandleMcp(*engine_, r).body)["result"]["tools"].size(), 3u);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

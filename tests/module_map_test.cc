@@ -15,6 +15,7 @@
 #include <vector>
 
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 namespace fs = std::filesystem;
 
@@ -155,4 +156,5 @@ TEST(ModuleMapTest, NoModuleIncludesAHeaderOfAModuleItDoesNotUse) {
   EXPECT_GT(files, 100u);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace

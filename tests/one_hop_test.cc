@@ -14,6 +14,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using testing::TempDir;
 using testing::WriteFile;
@@ -213,5 +214,6 @@ TEST_F(OneHopGraphTest, HybridMergesLocalAndGlobal) {
   EXPECT_EQ(std::find(ids.begin(), ids.end(), "p2"), ids.end());
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -16,6 +16,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using nlohmann::json;
 
@@ -49,5 +50,6 @@ TEST(OpenAiClientTest, TheOfficialClientChatsStreamsAndListsModels) {
   EXPECT_EQ(j["unknown_model"]["code"], "model_not_found");
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

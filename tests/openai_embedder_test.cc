@@ -32,6 +32,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using Json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
@@ -796,5 +797,6 @@ TEST(HttpClientTest, RedactsCredentialsInUrls) {
   EXPECT_EQ(RedactUrl("http://127.0.0.1:8080/v1"), "http://127.0.0.1:8080/v1");
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

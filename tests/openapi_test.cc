@@ -18,6 +18,7 @@
 
 namespace flowrag::server {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using nlohmann::json;
 
@@ -213,5 +214,6 @@ TEST(OpenApiTest, ARealServersResponsesMatchTheSchemas) {
   ExpectMatches(c.Delete("/v1/documents/n"), "/v1/documents/{id}", "delete");  // 404
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag::server

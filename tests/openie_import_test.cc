@@ -17,6 +17,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -865,5 +866,6 @@ INSTANTIATE_TEST_SUITE_P(SharedData, BenchOpenIeTest,
                            return n;
                          });
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -19,6 +19,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using testing::MakePdf;
 using testing::PdfPage;
@@ -446,5 +447,6 @@ TEST_F(HtmlLoaderTest, HugeAndEmptyFilesGiveClearErrors) {
   EXPECT_CONTAINS(blank.status().message(), "blank.html: no text outside markup");
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

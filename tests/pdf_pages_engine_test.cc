@@ -15,6 +15,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using testing::MakePdf;
 using testing::PdfPage;
@@ -198,5 +199,6 @@ TEST(PagesLabelTest, Forms) {
   EXPECT_EQ(PagesLabel(12, 13), "pp. 12-13");
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

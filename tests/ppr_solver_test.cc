@@ -14,6 +14,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 struct RandomGraph {
   std::vector<uint64_t> offsets;
@@ -213,5 +214,6 @@ TEST(PredecessorPathTest, FollowsTheHeaviestInflow) {
   EXPECT_EQ(path, (std::vector<uint32_t>{0, 1, 2, 3}));
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -22,6 +22,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using testing::TempDir;
 
@@ -458,5 +459,6 @@ TEST(PprBenchTest, PushMatchesPowerOnHotpotQa) {
   }
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -23,6 +23,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 // A hand-worked walk graph: two passages, three entities.
 //   p0 –title– Ada, p0 – Bell, p1 – Bell, p1 – 1901 (DATE)
@@ -357,5 +358,6 @@ TEST_F(DemoQafdTest, OneHopPathsAndRegistry) {
   EXPECT_TRUE(docs.count("places/river_ostrel.md"));
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

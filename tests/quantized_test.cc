@@ -20,6 +20,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using vector_internal::SimdLevel;
 
@@ -449,5 +450,6 @@ TEST_P(QuantizedIndexTest, FilterMinScoreAndCallbackErrors) {
 INSTANTIATE_TEST_SUITE_P(Formats, QuantizedIndexTest, ::testing::ValuesIn(kFormats),
                          FormatTestName);
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

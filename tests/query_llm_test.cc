@@ -19,6 +19,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using Json = nlohmann::json;
 
@@ -174,5 +175,6 @@ TEST_F(EngineQueryLlmTest, RetrieversUseTheModelAndFallBackWhenItFails) {
   }
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

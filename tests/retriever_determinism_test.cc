@@ -16,6 +16,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 struct Ranking {
   std::vector<int64_t> passages;
@@ -80,5 +81,6 @@ TEST(RetrieverDeterminismTest, EveryMethodAcrossRunsAndThreads) {
   }
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -20,6 +20,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using Params = std::map<std::string, std::string>;
 
@@ -205,5 +206,6 @@ TEST(RetrieverOptionsTest, TheCatalogListsTheMethodsDefaults) {
   }
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

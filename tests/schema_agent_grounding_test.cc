@@ -17,6 +17,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using Json = nlohmann::json;
 
@@ -82,5 +83,6 @@ TEST_F(SchemaAgentGroundingTest, GroundedModelAnswerStands) {
   EXPECT_GT(a.confidence, 0.0);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

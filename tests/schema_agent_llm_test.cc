@@ -17,6 +17,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using Json = nlohmann::json;
 
@@ -189,5 +190,6 @@ TEST(SchemaAgentAnalysisOptionTest, LlmAnalysisWithoutAModelIsRefused) {
   EXPECT_EQ(a.status().message().rfind("schema.analysis \"sometimes\"", 0), 0u) << a.status().message();
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -14,6 +14,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 class SchemaAgentTest : public ::testing::Test {
  protected:
@@ -444,5 +445,6 @@ TEST(SchemaAgentNoContractTest, AutoFallsBackToSingleAndSchemaIsRefused) {
   EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

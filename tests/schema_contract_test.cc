@@ -13,6 +13,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 std::string Rows(int n, const std::function<std::string(int)>& row) {
   std::string s;
@@ -505,11 +506,13 @@ TEST_F(ContractTest, PersistentExtensionLeavesOutAdditionsBelowTheConfidenceThre
             std::vector<std::string>{"relationship (Country)-[RIVAL_OF]->(Country): confidence 0.30 below 0.70"});
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 // A.9: sources whose names give the same type are one type, attributes unioned.
 TEST(UnificationTest, SameTypeAcrossSourcesIsOneTypeAndRoundTrips) {
@@ -570,5 +573,6 @@ TEST(CompanionTest, CompanionSourcesLinkOnTheirSharedField) {
   EXPECT_EQ(fk.cardinality, "N:1");
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

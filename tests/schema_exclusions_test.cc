@@ -18,6 +18,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using namespace flowrag::testing;  // NOLINT: test helpers
 
@@ -223,5 +224,6 @@ TEST(SchemaExclusions, FilesAddedAfterInductionNeitherRenameNorJoinASource) {
   EXPECT_EQ(none.status().code(), StatusCode::kNotFound) << none.status().ToString();
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -21,6 +21,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using namespace flowrag::testing;  // NOLINT: test helpers
 
@@ -262,5 +263,6 @@ TEST_F(FieldTypes, APlannedConstraintOnAFieldTypeLooksUpItsSourceRecords) {
   EXPECT_EQ(stub.requests().size(), 1u);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -17,6 +17,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 TEST(CsvReader, QuotesNewlinesCrlfBomAndDelimiters) {
   auto t = ParseCsv(
@@ -377,5 +378,6 @@ TEST(InduceSchema, CorpusDirectoriesTextFilesAndSamples) {
   EXPECT_TRUE(filing_key);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

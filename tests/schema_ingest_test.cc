@@ -27,6 +27,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using namespace flowrag::testing;  // NOLINT: test helpers
 
@@ -1120,5 +1121,6 @@ TEST(SchemaIngest, ReportedEntitiesMatchTheStoreWhenNamesDifferOnlyInPunctuation
   EXPECT_EQ(r->entities, 3u);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

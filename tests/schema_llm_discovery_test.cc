@@ -22,6 +22,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using Json = nlohmann::json;
 
@@ -493,5 +494,6 @@ TEST(SchemaNamesTest, PascalAndUpperSnake) {
   EXPECT_EQ(UpperSnakeName("2nd"), "R_2ND");
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -24,6 +24,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using Json = nlohmann::json;
 using namespace flowrag::testing;  // NOLINT: test helpers
@@ -176,5 +177,6 @@ TEST_F(LlmEntities, IngestStoresTypedInstancesWithProvenance) {
   EXPECT_EQ(EntityTypeOf(offline_db, "brushed steel"), "");
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -25,6 +25,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using Json = nlohmann::json;
 using namespace flowrag::testing;  // NOLINT: test helpers
@@ -224,5 +225,6 @@ TEST_F(LlmRelations, IngestWithAModelStoresThemAndWithoutOneWarns) {
   EXPECT_DOUBLE_EQ(stats->schema.link_validity, 1.0);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

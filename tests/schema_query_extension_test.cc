@@ -22,6 +22,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using Json = nlohmann::json;
 using namespace flowrag::testing;  // NOLINT: test helpers
@@ -267,5 +268,6 @@ TEST(QueryExtensionContract, OnlyAnLlmTypeMayHaveNoSource) {
   EXPECT_TRUE(Contains(r.status().message(), "s.yaml:")) << r.status().ToString();
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -18,6 +18,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 bool Has(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
@@ -242,5 +243,6 @@ TEST_F(DemoSeedsTest, DimensionMismatchIsAnError) {
   EXPECT_EQ(s.status().code(), StatusCode::kFailedPrecondition);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

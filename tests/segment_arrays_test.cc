@@ -13,6 +13,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 namespace fs = std::filesystem;
 
@@ -120,5 +121,6 @@ TEST(SegmentElementTypeTest, EveryKindHasItsType) {
   }
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -41,6 +41,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 namespace fs = std::filesystem;
 
@@ -1294,5 +1295,6 @@ TEST_F(SegmentSetTest, ConcurrentPublishersAndReadersUnderEightThreads) {
   RecordProperty("deletes", deletes.load());
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -21,6 +21,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 namespace fs = std::filesystem;
 using testing::TempDir;
@@ -183,5 +184,6 @@ TEST_F(SegmentStatsTest, AServingEngineAnswersFromTheSegmentItsWriteProduced) {
   EXPECT_EQ(Rankings(**engine), appended);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -42,6 +42,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 namespace fs = std::filesystem;
 
@@ -1395,5 +1396,6 @@ TEST_F(SegmentTest, TheVersion2FixtureIsWrittenAndReadByteForByte) {
             StreamChecksum::Of(committed.data(), kHeaderChecksummedBytes));
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -21,6 +21,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using testing::TempDir;
 
@@ -268,5 +269,6 @@ TEST_F(SemFlowDemoTest, EntitiesNamedInTheQueryAreSeeds) {
   EXPECT_EQ(facts_only->diagnostics.extra.count("name_seeds"), 0u);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

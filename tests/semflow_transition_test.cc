@@ -19,6 +19,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 // A hand-made graph: passages 0..2, entities A..E (nodes 3..7).
 //   facts: A–B, A–C, A–D, A–E (A is the hub), B–C, D–E
@@ -351,5 +352,6 @@ TEST(SemFlowTransitionsTest, MemoizedPushBuildsEachRowOnce) {
   for (uint32_t u = 0; u < t.num_nodes(); ++u) EXPECT_NEAR(push.Score(u), (*power)[u], 1e-12);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

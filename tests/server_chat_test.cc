@@ -26,6 +26,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using nlohmann::json;
 
@@ -347,5 +348,6 @@ TEST_F(ServerChatTest, ModelsListFlowragAndOneModelPerMethod) {
   }
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -21,6 +21,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using nlohmann::json;
 
@@ -244,5 +245,6 @@ TEST(ServerFollowUpTest, TheOfficialClientReadsTheFollowUp) {
   EXPECT_EQ(j["streamed"]["finish_reason"], "stop");
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -25,6 +25,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using nlohmann::json;
 using testing::TempDir;
@@ -901,5 +902,6 @@ TEST_F(ServerTest, MetricsCountTheRequestsMade) {
             std::string::npos);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -74,6 +74,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 namespace fs = std::filesystem;
 using testing::TempDir;
@@ -679,5 +680,6 @@ TEST_F(DamagedSegmentTest, AnotherGenerationsSegmentInItsPlaceIsNotReadAndIsRewr
   });
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

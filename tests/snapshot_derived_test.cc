@@ -9,6 +9,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 TEST(SnapshotDerivedTest, KeptOnceMadeAndTriedAgainAfterANull) {
   auto store = Store::Open(":memory:");
@@ -31,5 +32,6 @@ TEST(SnapshotDerivedTest, KeptOnceMadeAndTriedAgainAfterANull) {
   EXPECT_EQ(calls, 2);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -32,6 +32,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using testing::TempDir;
 using namespace snapshot_compare;  // NOLINT(google-build-using-namespace): test helpers
@@ -1065,5 +1066,6 @@ TEST_F(SnapshotPersistTest, EditedHnswIndexFoldsPastItsBound) {
   }
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

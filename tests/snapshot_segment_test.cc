@@ -30,6 +30,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 namespace fs = std::filesystem;
 using testing::TempDir;
@@ -363,5 +364,6 @@ TEST_F(SnapshotSegmentTest, CraftedSegmentsNeverCrashTheReader) {
   }
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

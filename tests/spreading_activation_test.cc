@@ -15,6 +15,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 // SpreadActivationLocal's run, which every call here expects to succeed.
 LocalSaRun RunLocal(SaArcSource& source, std::span<const uint32_t> seeds, const SaLimits& limits,
@@ -239,5 +240,6 @@ TEST(SpreadActivationLocalTest, RejectsAFiringThresholdOutsideZeroToOne) {
   }
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -28,6 +28,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
@@ -1261,5 +1262,6 @@ TEST(SqlRemoteEmbedderTest, NodeVectorsAreCachedInTheStore) {
   for (const char* v : {"FLOWRAG_EMBED_BASE_URL", "FLOWRAG_EMBED_MODEL", "FLOWRAG_EMBED_API_KEY"}) unsetenv(v);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -16,6 +16,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 namespace fs = std::filesystem;
 
@@ -129,5 +130,6 @@ TEST(SqlBirdEvalTest, GoldLessQuestionsAreCountedApartAndBm25MatchesQafdSize) {
   EXPECT_DOUBLE_EQ(all.gold_less_columns, 9.0);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -15,6 +15,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
@@ -472,5 +473,6 @@ TEST_F(Spider2DataTest, LocalTasksWithGold) {
   EXPECT_EQ(sakila.gold.tables, Names({"payment"}));
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -18,6 +18,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 namespace fs = std::filesystem;
 
@@ -519,5 +520,6 @@ TEST(SpiderGoldTest, EveryGoldQueryRunsAndMatchesAPlainConnection) {
   EXPECT_EQ(ran, 972u);  // 1,034 questions minus wta_1's 62 (no database file)
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -21,6 +21,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -463,5 +464,6 @@ TEST_F(SqlHardeningTest, UserFileIsByteIdenticalAfterIntrospectionAndQueries) {
   EXPECT_EQ(DirListing(dir_.path()), listing);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -26,6 +26,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 namespace fs = std::filesystem;
 
@@ -1414,5 +1415,6 @@ TEST(OpenSchemaTest, Spider2FolderWithUndeclaredKeysLinksThroughInferredJoins) {
   EXPECT_FALSE(link->joins.empty()) << Describe(*link);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -27,6 +27,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using Clock = std::chrono::steady_clock;
 
@@ -1236,5 +1237,6 @@ TEST(PostgresConnectErrorTest, PasswordNeverInMessages) {
   }
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -4,6 +4,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 Result<int> ParsePositive(int v) {
   if (v <= 0) return Status::InvalidArgument("value: expected a positive number");
@@ -35,5 +36,6 @@ TEST(StatusTest, ResultPropagatesErrors) {
   EXPECT_NE(bad.status().message().find("positive"), std::string::npos);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

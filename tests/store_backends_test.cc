@@ -35,6 +35,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 const std::string kDemo = std::string(FLOWRAG_SOURCE_DIR) + "/examples/demo";
 
@@ -893,5 +894,6 @@ TEST_P(StoreBackendTest, ConnectionsCutMidIndexThenARerunEqualsACleanIndex) {
 INSTANTIATE_TEST_SUITE_P(Backends, StoreBackendTest,
                          ::testing::Values(Backend::kSqlite, Backend::kPostgres), BackendName);
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

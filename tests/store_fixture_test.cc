@@ -44,6 +44,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 namespace fs = std::filesystem;
 using testing::ReadFile;
@@ -356,5 +357,6 @@ TEST_F(StoreFixtureTest, TheMigratedStoreTakesAnInsertAndADelete) {
   for (const char* part : kOldParts) EXPECT_FALSE(s.store->GetSnapshotPart(part).value()) << part;
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

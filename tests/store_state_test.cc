@@ -16,6 +16,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 // Meta values in a map; counts the writes that reach it.
 class MemoryState final : public StoreState {
@@ -163,5 +164,6 @@ TEST(StoreStateTest, IsEmbedderKindKnowsTheThreeNames) {
   EXPECT_FALSE(IsEmbedderKind(""));
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -8,6 +8,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 TEST(TokenizeTest, LowercasesDropsStopwordsAndStems) {
   EXPECT_EQ(Tokenize("The Cats of Port Calder were sailing!"),
@@ -120,5 +121,6 @@ TEST(EditDistanceTest, BandedDistanceEqualsTheFullTableUpToItsBound) {
   }
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

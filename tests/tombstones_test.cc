@@ -14,6 +14,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 const std::string kDemo = std::string(FLOWRAG_SOURCE_DIR) + "/examples/demo";
 const char kQuestion[] = "Which engineer designed the tide gauge at Lusk harbour?";
@@ -117,5 +118,6 @@ TEST_F(TombstonesTest, TombstonesAddUpAndAnUnknownDocumentHidesNothing) {
   EXPECT_EQ(two->GetDocument(docs[1].external_id).status().code(), StatusCode::kNotFound);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -20,6 +20,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using testing::TempDir;
 using testing::WriteFile;
@@ -184,11 +185,13 @@ TEST(UnicodeRetrievalTest, StoreIndexedBeforeTheUnicodeTokeniserOpensAndAnswers)
   EXPECT_EQ(Meta(db, "language"), "english-s");
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 // Keyword extraction and the name matcher cut Chinese into ICU's words:
 // a known name is found inside a sentence, and content words are keywords.
@@ -224,5 +227,6 @@ TEST(UnicodeKeywordsTest, WordSegmentsAreByteSpansOfTheRun) {
   EXPECT_EQ(WordSegments(std::string("ab\xff" "cd")).size(), 1u);  // ill-formed: one span
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

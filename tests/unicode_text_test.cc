@@ -11,6 +11,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using Tokens = std::vector<std::string>;
 
@@ -159,5 +160,6 @@ TEST(UnicodeEntityKeyTest, FoldsNonAsciiNames) {
   EXPECT_NE(EntityKey("Zürich"), EntityKey("Zurich"));  // diacritics kept
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -23,6 +23,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 // ------------------------------------------------------------------ data
 
@@ -669,5 +670,6 @@ TEST(FlatIndexArraysTest, RandomDamageIsRefusedOrHarmless) {
   EXPECT_GT(adopted, 0u);  // a changed value is not detectable without reading n·d floats
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

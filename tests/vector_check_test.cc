@@ -21,6 +21,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 constexpr char kModel[] = "m";
 constexpr char kIndex[] = "embeddings_sizes";
@@ -288,5 +289,6 @@ TEST(VectorCheckMigrationTest, AFormatOneStoreGainsTheIndexAfterItsMigration) {
 INSTANTIATE_TEST_SUITE_P(Backends, VectorCheckTest,
                          ::testing::Values(Backend::kSqlite, Backend::kPostgres), BackendName);
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -28,6 +28,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using vector_internal::SimdLevel;
 
@@ -1163,5 +1164,6 @@ TEST(SparseIndexTest, RemapThatKeepsAPrefixAndAppendsEqualsFromRows) {
   ExpectRemapEqualsFromRows(old_rows, prefix, none);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

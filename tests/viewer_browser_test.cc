@@ -16,6 +16,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using testing::TempDir;
 
@@ -145,5 +146,6 @@ TEST_F(ViewerBrowserTest, ScreenshotIsSavedAsATestArtefact) {
   EXPECT_GT(bytes.size(), 20000u) << "an almost empty image";
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

@@ -16,6 +16,7 @@
 
 namespace flowrag {
 namespace {
+namespace FLOWRAG_TEST_FILE {
 
 using std::chrono::milliseconds;
 using testing::TempDir;
@@ -105,5 +106,6 @@ TEST(WriterLockTest, ConcurrentIndexRunsGiveTheSequentialResult) {
   EXPECT_EQ(Fingerprint(**e), sequential);
 }
 
+}  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag
