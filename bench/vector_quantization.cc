@@ -38,7 +38,10 @@
 // more).
 //
 // Usage: vector_quantization --db STORE [--bench DIR] [--project 1536] [--flat] [--ann-only]
-//        [--ef 64,128,256]
+//        [--ef 64,128,256] [--hnsw M,EF_CONSTRUCTION]
+// --hnsw measures an HNSW index built here from the stored vectors with
+// those parameters instead of the store's (single-threaded, as a snapshot
+// builds it).
 //        vector_quantization --synthetic 100000 --dim 1024
 // Prints markdown table rows. A measurement, never an assertion.
 #include <algorithm>
@@ -59,6 +62,7 @@
 #include "nlohmann/json.hpp"
 #include "synthetic_vectors.h"
 #include "vector/flat_index.h"
+#include "vector/hnsw_index.h"
 #include "vector/layered_index.h"
 #include "vector/quantized.h"
 #include "vector/sparse_index.h"
@@ -85,6 +89,17 @@ int Fail(const std::string& m) {
 double Micros(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - since)
       .count();
+}
+
+// "64,128,256" as numbers.
+std::vector<size_t> ParseList(const std::string& list) {
+  std::vector<size_t> out;
+  for (size_t at = 0; at < list.size();) {
+    const size_t comma = std::min(list.find(',', at), list.size());
+    out.push_back(std::stoul(list.substr(at, comma - at)));
+    at = comma + 1;
+  }
+  return out;
 }
 
 double Median(std::vector<double> v) {
@@ -210,12 +225,14 @@ struct Indexes {
 
 // Builds every representation of `data` (rows = passages) and prints one
 // markdown row each. Returns the index build times on stderr.
-// `ann`: the store's own index (null for none), measured at each ef_search
-// of `ann_ef`; `ann_only`: only that one against float32 exact.
+// `ann`: the store's own index or one built here (null for none, named by
+// `ann_label`), measured at each ef_search of `ann_ef`; `ann_only`: only
+// that one against float32 exact.
 int Study(const std::string& label, FloatMatrix data, const FloatMatrix& queries,
           const std::vector<Question>& questions, const Corpus& corpus, bool with_sparse,
           const VectorIndex* ann = nullptr, bool ann_only = false,
-          const std::vector<size_t>& ann_ef = {VectorSearchParams().ef_search}) {
+          const std::vector<size_t>& ann_ef = {VectorSearchParams().ef_search},
+          const std::string& ann_label = "the store's index") {
   const size_t n = data.rows, d = data.cols;
   Indexes ix;
   auto t = std::chrono::steady_clock::now();
@@ -279,8 +296,7 @@ int Study(const std::string& label, FloatMatrix data, const FloatMatrix& queries
   }
   if (ann != nullptr && dynamic_cast<const FlatIndex*>(ann) == nullptr) {
     for (size_t ef : ann_ef) {
-      reps.push_back({"the store's index (" + ann->Kind() + ", ef_search " + std::to_string(ef) +
-                          ")",
+      reps.push_back({ann_label + " (" + ann->Kind() + ", ef_search " + std::to_string(ef) + ")",
                       static_cast<double>(ann->MemoryBytes()) / static_cast<double>(n),
                       [ann, ef](const float* q, size_t k) {
                         VectorSearchParams p;
@@ -348,6 +364,7 @@ int Main(int argc, char** argv) {
   size_t project = 0, synthetic = 0, dim = 1024;
   bool flat_open = false, ann_only = false;
   std::vector<size_t> ann_ef = {VectorSearchParams().ef_search};
+  std::vector<size_t> rebuild;  // --hnsw M,EF_CONSTRUCTION
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
@@ -366,13 +383,10 @@ int Main(int argc, char** argv) {
     } else if (a == "--ann-only") {
       ann_only = true;
     } else if (a == "--ef") {
-      ann_ef.clear();
-      std::string list = next();
-      for (size_t at = 0; at < list.size();) {
-        const size_t comma = std::min(list.find(',', at), list.size());
-        ann_ef.push_back(std::stoul(list.substr(at, comma - at)));
-        at = comma + 1;
-      }
+      ann_ef = ParseList(next());
+    } else if (a == "--hnsw") {
+      rebuild = ParseList(next());
+      if (rebuild.size() != 2) return Fail("--hnsw M,EF_CONSTRUCTION");
     } else {
       return Fail("unknown argument " + a);
     }
@@ -469,8 +483,28 @@ int Main(int argc, char** argv) {
     return Study(name + " (projected to " + std::to_string(project) + "-d)", Project(data, r), pq,
                  questions, corpus, false);
   }
-  return Study(name, std::move(data), *embedded, questions, corpus, true, &dense, ann_only,
-               ann_ef);
+  // --hnsw: an HNSW index with other parameters, built here from the
+  // stored vectors, in place of the store's.
+  std::unique_ptr<VectorIndex> rebuilt;
+  if (!rebuild.empty()) {
+    VectorIndexOptions vo;
+    vo.hnsw_m = rebuild[0];
+    vo.hnsw_ef_construction = rebuild[1];
+    auto made = HnswIndex::Create(data.cols, data.rows, vo);
+    if (!made.ok()) return Fail(made.status().ToString());
+    t = std::chrono::steady_clock::now();
+    if (Status st = (*made)->Add(data); !st.ok()) return Fail(st.ToString());
+    std::fprintf(stderr, "%s: HNSW M %zu, ef_construction %zu built in %.1f s\n", name.c_str(),
+                 vo.hnsw_m, vo.hnsw_ef_construction, Micros(t) / 1e6);
+    rebuilt = std::move(made).value();
+  }
+  const VectorIndex* ann = rebuilt != nullptr ? rebuilt.get() : &dense;
+  const std::string ann_label =
+      rebuilt == nullptr ? "the store's index"
+                         : "built here, M " + std::to_string(rebuild[0]) + ", ef_construction " +
+                               std::to_string(rebuild[1]);
+  return Study(name, std::move(data), *embedded, questions, corpus, true, ann, ann_only, ann_ef,
+               ann_label);
 }
 
 }  // namespace
