@@ -313,9 +313,9 @@ std::optional<size_t> KeptPrefix(std::span<const int64_t> old_of_new, size_t old
 
 }  // namespace
 
-Result<std::unique_ptr<SparseIndex>> SparseIndex::KeepPrefixAndAppend(const SparseIndex& old,
-                                                                      size_t kept,
-                                                                      const SparseIndex& fresh) {
+std::unique_ptr<SparseIndex> SparseIndex::KeepPrefixAndAppend(const SparseIndex& old,
+                                                              size_t kept,
+                                                              const SparseIndex& fresh) {
   auto index = std::make_unique<SparseIndex>(old.dim_);
   index->size_ = kept + fresh.size_;
   std::vector<uint64_t> offsets(old.dim_ + 1, 0);

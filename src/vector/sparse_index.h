@@ -182,9 +182,8 @@ class SparseIndex final : public VectorIndex {
 
  private:
   // Remap's case of old's first `kept` vectors followed by `fresh`'s.
-  static Result<std::unique_ptr<SparseIndex>> KeepPrefixAndAppend(const SparseIndex& old,
-                                                                  size_t kept,
-                                                                  const SparseIndex& fresh);
+  static std::unique_ptr<SparseIndex> KeepPrefixAndAppend(const SparseIndex& old, size_t kept,
+                                                          const SparseIndex& fresh);
   // An index of `size` vectors over these arrays (already checked).
   static std::unique_ptr<SparseIndex> Of(size_t dim, size_t size, size_t nonzeros,
                                          FlatArray<uint64_t> offsets, FlatArray<uint16_t> deltas,
