@@ -29,21 +29,13 @@ import subprocess
 import sys
 import time
 
-from server_writes_rss import free_port
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from server_writes_rss import ROOT, free_port, memory
 
 
-def memory(pid):
-    """VmRSS, VmHWM, RssAnon (private) and RssFile (mapped file pages, the segment's) of
-    `pid`, in MiB."""
-    out = {}
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith(("VmRSS:", "VmHWM:", "RssAnon:", "RssFile:")):
-                key, value = line.split(":", 1)
-                out[key] = int(value.split()[0]) / 1024
-    return out["VmRSS"], out["VmHWM"], out["RssAnon"], out["RssFile"]
+def memory_row(pid):
+    """The server's VmRSS, VmHWM, RssAnon and RssFile in MiB, as table cells."""
+    m = memory(pid)
+    return " | ".join(f"{m[k]:.0f}" for k in ("VmRSS", "VmHWM", "RssAnon", "RssFile"))
 
 
 def questions(args):
@@ -118,7 +110,7 @@ def main():
         print(f"first answer {first:.3f} s after start\n")
         print("| queries | RSS MiB | HWM MiB | anonymous MiB | file MiB |")
         print("|---|---|---|---|---|")
-        print("| 1 | %.0f | %.0f | %.0f | %.0f |" % memory(server.pid))
+        print(f"| 1 | {memory_row(server.pid)} |")
         latencies = []
         for n, q in enumerate(asked[1:], start=2):
             t = time.perf_counter()
@@ -127,7 +119,7 @@ def main():
             if status != 200:
                 sys.exit(f"serve_capacity: query {n} answered {status}: {data[:200]!r}")
             if n % args.every == 0 or n == len(asked):
-                print(f"| {n} | %.0f | %.0f | %.0f | %.0f |" % memory(server.pid), flush=True)
+                print(f"| {n} | {memory_row(server.pid)} |", flush=True)
         latencies.sort()
         p99 = latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))]
         print(f"\nlatency (client, loopback HTTP) over {len(latencies)} queries: "

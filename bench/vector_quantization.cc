@@ -240,8 +240,10 @@ int Study(const std::string& label, FloatMatrix data, const FloatMatrix& queries
   ix.int8 = std::make_unique<QuantizedFlatIndex>(d, QuantizedFormat::kInt8PerVector);
   ix.int8_dim = std::make_unique<QuantizedFlatIndex>(d, QuantizedFormat::kInt8PerDimension);
   with_sparse = with_sparse && !ann_only;
-  for (auto* q : {ix.fp16.get(), ix.int8.get(), ix.int8_dim.get()}) {
-    if (ann_only) break;
+  const std::vector<QuantizedFlatIndex*> encoded =
+      ann_only ? std::vector<QuantizedFlatIndex*>{}
+               : std::vector<QuantizedFlatIndex*>{ix.fp16.get(), ix.int8.get(), ix.int8_dim.get()};
+  for (QuantizedFlatIndex* q : encoded) {
     t = std::chrono::steady_clock::now();
     if (Status s = q->Add(data); !s.ok()) return Fail(s.ToString());
     std::fprintf(stderr, "%s: encoded %s in %.2f s\n", label.c_str(), q->Kind().c_str(),
