@@ -31,9 +31,10 @@
 // the store (recall@10 against float32 only); --flat opens the store with an
 // exact flat index whatever its size (no HNSW build at the open).
 //
-// A store whose passage index is approximate (HNSW) adds a row for that
-// index as queries search it (at each --ef, default the queries' 128),
-// against float32 exact over the same stored vectors; --ann-only measures
+// A store whose passage index is approximate adds a row for that index as
+// queries search it (HNSW: at each --ef, default the queries' 128; int8
+// columns: at rescore factors 1, 2 and 4, the default 2), against float32
+// exact over the same stored vectors; --ann-only measures
 // that row alone (no compressed copies: at 10^6 passages they need ~10 GiB
 // more).
 //
@@ -296,7 +297,18 @@ int Study(const std::string& label, FloatMatrix data, const FloatMatrix& queries
                  {"int8 per-vector + float rescoring r=2", dd + 4, rescored(2)},
                  {"int8 per-vector + float rescoring r=4", dd + 4, rescored(4)}});
   }
-  if (ann != nullptr && dynamic_cast<const FlatIndex*>(ann) == nullptr) {
+  if (ann != nullptr && ann->Kind() == "flat-int8") {
+    for (size_t r : {1, 2, 4}) {
+      reps.push_back({ann_label + " (flat-int8, rescore " + std::to_string(r) + ")",
+                      static_cast<double>(ann->MemoryBytes()) / static_cast<double>(n),
+                      [ann, r](const float* q, size_t k) {
+                        VectorSearchParams p;
+                        p.k = k;
+                        p.rescore = r;
+                        return ann->Search(q, p, nullptr);
+                      }});
+    }
+  } else if (ann != nullptr && ann->Kind() != "flat") {
     for (size_t ef : ann_ef) {
       reps.push_back({ann_label + " (" + ann->Kind() + ", ef_search " + std::to_string(ef) + ")",
                       static_cast<double>(ann->MemoryBytes()) / static_cast<double>(n),

@@ -376,6 +376,7 @@ TEST(ApproximateScoresTest, Bm25ListsItsBestAsManyAsTheApproximateIndex) {
   for (size_t threshold : {size_t{1}, size_t{100000}}) {
     EngineOptions eo;
     eo.hnsw_threshold = threshold;
+    eo.passage_ann = "hnsw";
     auto e = Engine::Open(dir.File("s" + std::to_string(threshold) + ".db"), eo);
     ASSERT_TRUE(e.ok()) << e.status().ToString();
     std::vector<DocumentInput> docs;

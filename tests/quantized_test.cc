@@ -3,7 +3,9 @@
 // nearest-even rounding of random floats), int8 and float16 error bounds per
 // vector, the AVX2 kernels against the portable ones, QuantizedFlatIndex
 // against a brute-force ranking of the decoded vectors, and the top-k (exact
-// and rescored) equal to the float top-k wherever the margins allow.
+// and rescored) equal to the float top-k wherever the margins allow; the
+// FlatIndex with int8 columns (vector/flat_index.h) likewise, its arrays
+// out and back, and layered edits over it.
 #include "vector/quantized.h"
 
 #include <gtest/gtest.h>
@@ -16,7 +18,10 @@
 #include <random>
 #include <vector>
 
+#include "common/array_io.h"
 #include "vector/dot_product.h"
+#include "vector/flat_index.h"
+#include "vector/layered_index.h"
 
 namespace flowrag {
 namespace {
@@ -229,7 +234,29 @@ TEST(QuantizedKernelTest, SimdAndPortableKernelsAgreeWithDouble) {
     EXPECT_NEAR(vector_internal::DotInt8(q.data(), c.data(), n),
                 vector_internal::DotInt8At(SimdLevel::kScalar, q.data(), c.data(), n),
                 2e-6 * mag_c + 1e-6);
+    // y += a·c, against double.
+    const float a = normal(rng);
+    for (SimdLevel level : {SimdLevel::kScalar, simd}) {
+      std::vector<float> y(q);
+      vector_internal::AxpyInt8At(level, a, c.data(), y.data(), n);
+      for (size_t i = 0; i < n; ++i) {
+        EXPECT_NEAR(y[i], double{q[i]} + double{a} * cv[i], 1e-6 * (std::fabs(a * cv[i]) + 1))
+            << n << " " << i;
+      }
+    }
   }
+}
+
+TEST(QuantizedKernelTest, EncodingWritesStridedCodesAndTheScale) {
+  const float x[4] = {0.5f, -1.0f, 0.0f, 0.25f};
+  int8_t codes[8] = {9, 9, 9, 9, 9, 9, 9, 9};
+  EXPECT_FLOAT_EQ(vector_internal::EncodeInt8PerVector(x, 4, codes, 2), 1.0f / 127.0f);
+  const int8_t want[8] = {64, 9, -127, 9, 0, 9, 32, 9};  // 63.5 rounds to even 64
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(codes[i], want[i]) << i;
+  const float zero[3] = {0, 0, 0};
+  int8_t z[3] = {5, 5, 5};
+  EXPECT_EQ(vector_internal::EncodeInt8PerVector(zero, 3, z, 1), 0.0f);
+  EXPECT_EQ(z[0] | z[1] | z[2], 0);
 }
 
 // ------------------------------------------------------------ rows
@@ -449,6 +476,187 @@ TEST_P(QuantizedIndexTest, FilterMinScoreAndCallbackErrors) {
 
 INSTANTIATE_TEST_SUITE_P(Formats, QuantizedIndexTest, ::testing::ValuesIn(kFormats),
                          FormatTestName);
+
+// ------------------------------------------------------------ int8 columns
+
+// Sparse queries (below FlatIndex::kSparseFraction of the dimensions) take
+// the int8 column path; its hits carry exact scores, and its top k is the
+// float top k wherever the margin between the k-th and the
+// (k·factor+1)-th float score exceeds twice the error bound (the
+// candidates then hold the true top k), and always when every vector is a
+// candidate.
+TEST(Int8ColumnsTest, SparseQueriesRankByRescoredCandidates) {
+  constexpr size_t kN = 5000, kD = 128, kK = 10;
+  const FloatMatrix data = RandomUnitRows(kN, kD, 0.4, 41);
+  const FloatMatrix queries = RandomUnitRows(40, kD, 0.1, 42);
+  auto built = FlatIndex::FromMatrix(FloatMatrix(data), FlatIndex::ColumnCopy::kInt8);
+  ASSERT_TRUE(built.ok());
+  FlatIndex& index = **built;
+  EXPECT_EQ(index.Kind(), "flat-int8");
+  EXPECT_FALSE(index.exact());
+  const ErrorBound bound(QuantizedFormat::kInt8PerVector, data);
+  size_t checked = 0, found = 0;
+  for (size_t qi = 0; qi < queries.rows; ++qi) {
+    const float* q = queries.row(qi);
+    std::vector<double> want_scores(kN);
+    double max_bound = 0;
+    for (size_t r = 0; r < kN; ++r) {
+      want_scores[r] = DotDouble(q, data.row(r), kD);
+      max_bound = std::max(max_bound, bound(r, q));
+    }
+    VectorSearchParams params;
+    params.k = kK;
+    VectorSearchStats stats;
+    const std::vector<VectorHit> hits = index.Search(q, params, &stats);
+    ASSERT_EQ(hits.size(), kK);
+    EXPECT_EQ(stats.candidates_scored, kN + kK * FlatIndex::kDefaultRescoreFactor);
+    for (size_t i = 0; i < kK; ++i) {
+      EXPECT_NEAR(hits[i].score, want_scores[hits[i].id], 1e-5);
+      if (i > 0) EXPECT_GE(hits[i - 1].score, hits[i].score);
+    }
+    const auto want = ExactTopK(want_scores, kK * FlatIndex::kDefaultRescoreFactor + 1);
+    for (const VectorHit& h : hits) {
+      found += std::find(want.begin(), want.begin() + kK, h.id) != want.begin() + kK;
+    }
+    if (want_scores[want[kK - 1]] - want_scores[want[kK * FlatIndex::kDefaultRescoreFactor]] > 2 * max_bound &&
+        want_scores[want[kK - 1]] - want_scores[want[kK]] > 1e-5) {
+      ++checked;
+      for (size_t i = 0; i < kK; ++i) EXPECT_EQ(hits[i].id, want[i]) << qi;
+    }
+    // Every vector a candidate: float exact search.
+    VectorSearchParams every = params;
+    every.rescore = kN / kK;
+    const std::vector<VectorHit> all = index.Search(q, every, nullptr);
+    if (want_scores[want[kK - 1]] - want_scores[want[kK]] > 1e-5) {
+      for (size_t i = 0; i < kK; ++i) EXPECT_EQ(all[i].id, want[i]) << qi;
+    }
+  }
+  // Recall@10 against exact search, on these random vectors.
+  EXPECT_GE(static_cast<double>(found) / (queries.rows * kK), 0.95);
+  (void)checked;
+}
+
+// A filter and min_score apply as VectorIndex says; dense queries and
+// ScoreAll are exact float (the rows).
+TEST(Int8ColumnsTest, FilterMinScoreDenseQueriesAndScoreAll) {
+  constexpr size_t kN = 600, kD = 64;
+  const FloatMatrix data = RandomUnitRows(kN, kD, 0.5, 51);
+  auto index = FlatIndex::FromMatrix(FloatMatrix(data), FlatIndex::ColumnCopy::kInt8);
+  auto exact = FlatIndex::FromMatrix(FloatMatrix(data));
+  ASSERT_TRUE(index.ok() && exact.ok());
+  const FloatMatrix sparse = RandomUnitRows(1, kD, 0.1, 52);
+  const FloatMatrix dense = RandomUnitRows(1, kD, 1.0, 53);
+  VectorSearchParams params;
+  params.k = 20;
+  params.filter = [](uint32_t id) { return id % 3 == 0; };
+  params.min_score = 0.05f;
+  for (const VectorHit& h : (*index)->Search(sparse.row(0), params, nullptr)) {
+    EXPECT_EQ(h.id % 3, 0u);
+    EXPECT_GE(h.score, 0.05f);
+  }
+  VectorSearchParams plain;
+  plain.k = 15;
+  const auto a = (*index)->Search(dense.row(0), plain, nullptr);
+  const auto b = (*exact)->Search(dense.row(0), plain, nullptr);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].id, b[i].id);
+    EXPECT_EQ(a[i].score, b[i].score);
+  }
+  std::vector<float> all(kN);
+  (*index)->ScoreAll(sparse.row(0), all);
+  for (size_t r = 0; r < kN; ++r) EXPECT_NEAR(all[r], DotDouble(sparse.row(0), data.row(r), kD), 1e-5);
+}
+
+// Built at once or grown by Add, exported and adopted in place: the same
+// codes, the same hits bit for bit; damaged arrays are refused by name.
+TEST(Int8ColumnsTest, AddExportAndAdoptKeepTheSameHits) {
+  constexpr size_t kN = 900, kD = 48;
+  const FloatMatrix data = RandomUnitRows(kN, kD, 0.4, 61);
+  auto whole = FlatIndex::FromMatrix(FloatMatrix(data), FlatIndex::ColumnCopy::kInt8);
+  ASSERT_TRUE(whole.ok());
+  FlatIndex grown(kD, 0, FlatIndex::ColumnCopy::kInt8);
+  for (size_t start = 0; start < kN; start += 250) {
+    const size_t n = std::min<size_t>(250, kN - start);
+    FloatMatrix part(n, kD);
+    std::copy_n(data.row(start), n * kD, part.row(0));
+    ASSERT_TRUE(grown.Add(part).ok());
+  }
+  MemoryArrays arrays;
+  ASSERT_TRUE(grown.ExportArrays(arrays, "p").ok());
+  EXPECT_TRUE(arrays.Has("p.codes"));
+  EXPECT_FALSE(arrays.Has("p.columns"));
+  auto adopted = FlatIndex::AdoptArrays(arrays, "p");
+  ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();
+  EXPECT_TRUE((*adopted)->borrowed());
+  EXPECT_EQ((*adopted)->Kind(), "flat-int8");
+  const FloatMatrix queries = RandomUnitRows(10, kD, 0.15, 62);
+  VectorSearchParams params;
+  params.k = 12;
+  for (size_t qi = 0; qi < queries.rows; ++qi) {
+    const auto a = (*whole)->Search(queries.row(qi), params, nullptr);
+    for (const VectorIndex* other : {static_cast<const VectorIndex*>(&grown),
+                                     static_cast<const VectorIndex*>(adopted->get())}) {
+      const auto b = other->Search(queries.row(qi), params, nullptr);
+      ASSERT_EQ(a.size(), b.size());
+      for (size_t i = 0; i < a.size(); ++i) {
+        EXPECT_EQ(a[i].id, b[i].id);
+        EXPECT_EQ(a[i].score, b[i].score);
+      }
+    }
+  }
+  MemoryArrays short_codes;
+  ASSERT_TRUE(grown.ExportArrays(short_codes, "p").ok());
+  std::vector<std::byte> fewer(short_codes.MutableBytes("p.codes").size() - 1);
+  ASSERT_TRUE(short_codes.Replace("p.codes", fewer).ok());
+  auto refused = FlatIndex::AdoptArrays(short_codes, "p");
+  ASSERT_EQ(refused.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(refused.status().message().find("p.codes"), std::string::npos);
+  MemoryArrays short_scales;
+  ASSERT_TRUE(grown.ExportArrays(short_scales, "p").ok());
+  std::vector<std::byte> fewer_scales(short_scales.MutableBytes("p.scales").size() - 4);
+  ASSERT_TRUE(short_scales.Replace("p.scales", fewer_scales).ok());
+  refused = FlatIndex::AdoptArrays(short_scales, "p");
+  ASSERT_EQ(refused.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(refused.status().message().find("p.scales"), std::string::npos);
+}
+
+// Rows deleted and appended over an int8 base (a snapshot's insert and
+// delete): with every vector a candidate, the hits are exact search over
+// the current vectors, score for score with the base's rescoring kernel.
+TEST(Int8ColumnsTest, LayeredEditsOverAnInt8BaseSearchTheCurrentVectors) {
+  constexpr size_t kN = 400, kD = 40;
+  const FloatMatrix data = RandomUnitRows(kN, kD, 0.5, 71);
+  auto base = FlatIndex::FromMatrix(FloatMatrix(data), FlatIndex::ColumnCopy::kInt8);
+  ASSERT_TRUE(base.ok());
+  auto layered = LayeredIndex::Over(std::shared_ptr<const VectorIndex>(std::move(*base)));
+  ASSERT_TRUE(layered.ok());
+  std::vector<bool> removed(kN, false);
+  for (size_t r = 0; r < kN; r += 7) removed[r] = true;
+  auto without = (*layered)->Without(removed);
+  ASSERT_TRUE(without.ok());
+  const FloatMatrix extra = RandomUnitRows(30, kD, 0.5, 72);
+  auto edited = (*without)->With(extra);
+  ASSERT_TRUE(edited.ok());
+  EXPECT_EQ((*edited)->Kind(), "flat-int8");
+  FloatMatrix current = (*edited)->Vectors();
+  ASSERT_EQ(current.rows, kN - (kN + 6) / 7 + 30);
+  const FloatMatrix queries = RandomUnitRows(10, kD, 0.2, 73);
+  VectorSearchParams params;
+  params.k = 8;
+  params.rescore = kN;  // every vector a candidate
+  for (size_t qi = 0; qi < queries.rows; ++qi) {
+    std::vector<double> scores(current.rows);
+    for (size_t r = 0; r < current.rows; ++r) scores[r] = DotDouble(queries.row(qi), current.row(r), kD);
+    const auto want = ExactTopK(scores, params.k + 1);
+    const auto hits = (*edited)->Search(queries.row(qi), params, nullptr);
+    ASSERT_EQ(hits.size(), params.k);
+    for (size_t i = 0; i < hits.size(); ++i) EXPECT_NEAR(hits[i].score, scores[hits[i].id], 1e-5);
+    if (scores[want[params.k - 1]] - scores[want[params.k]] > 1e-5) {
+      for (size_t i = 0; i < params.k; ++i) EXPECT_EQ(hits[i].id, want[i]) << qi;
+    }
+  }
+}
 
 }  // namespace FLOWRAG_TEST_FILE
 }  // namespace

@@ -48,6 +48,9 @@ struct OpenStore {
   std::shared_ptr<Embedder> embedder;
   std::string dense_model;
   size_t hnsw_threshold;
+  // As EngineOptions::passage_ann "int8" (the engine's "auto" for the
+  // built-in embedder); false: HNSW above the threshold.
+  bool sparse_queries = false;
 
   explicit OpenStore(const std::string& path, bool read_only = true,
                      size_t threshold = kDefaultHnswThreshold)
@@ -69,6 +72,7 @@ struct OpenStore {
     so.dense_model = dense_model;
     so.use_parts = use_parts;
     so.vector.hnsw_threshold = hnsw_threshold;
+    so.vector.sparse_queries = sparse_queries;
     return so;
   }
 

@@ -185,6 +185,7 @@ class SnapshotPersistTest : public ::testing::Test {
     // The same corpus with its passages in an HNSW index.
     EngineOptions small;
     small.hnsw_threshold = kSmallHnswThreshold;
+    small.passage_ann = "hnsw";
     auto hnsw = Engine::Open(dir_->File("demo-hnsw.db"), small);
     ASSERT_TRUE(hnsw.ok()) << hnsw.status().ToString();
     ASSERT_TRUE((*hnsw)->Index({kDemo}).ok());
@@ -691,6 +692,7 @@ TEST_F(SnapshotPersistTest, AStoreWithoutTheHnswPartOpensAndGainsIt) {
     EngineOptions ro;
     ro.read_only = true;
     ro.hnsw_threshold = kSmallHnswThreshold;
+    ro.passage_ann = "hnsw";
     auto e = Engine::Open(path, ro);
     ASSERT_TRUE(e.ok()) << e.status().ToString();
     ASSERT_TRUE((*e)->Refresh().ok());
@@ -699,6 +701,7 @@ TEST_F(SnapshotPersistTest, AStoreWithoutTheHnswPartOpensAndGainsIt) {
   {
     EngineOptions o;
     o.hnsw_threshold = kSmallHnswThreshold;
+    o.passage_ann = "hnsw";
     auto e = Engine::Open(path, o);
     ASSERT_TRUE(e.ok()) << e.status().ToString();
     ASSERT_TRUE((*e)->Refresh().ok());  // the first read loads (and persists) the snapshot
@@ -718,6 +721,7 @@ void SnapshotPersistTest::ExpectInsertAndDeleteKeepPartsCurrent(
     const char* kind) {
   EngineOptions options;
   options.hnsw_threshold = hnsw_threshold;
+  options.passage_ann = "hnsw";
   auto opened = Engine::Open(path, options);
   ASSERT_TRUE(opened.ok());
   std::unique_ptr<Engine> engine = std::move(opened).value();

@@ -12,6 +12,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <set>
 #include <string>
@@ -26,6 +27,7 @@
 #include "snapshot_compare.h"
 #include "storage/store.h"
 #include "test_util.h"
+#include "vector/flat_index.h"
 #include "vector/hnsw_index.h"
 
 namespace flowrag {
@@ -245,6 +247,34 @@ TEST_F(SnapshotSegmentTest, AWriteReplacesTheSegmentAndAStaleOneIsNotAdopted) {
   ExpectSameSnapshot(*Build(moved, false, nullptr), *rebuilt);
 }
 
+// Indexes the demo into a store at `path` with `eo`, then inserts a document
+// and deletes two, each in an engine of its own (so each write extends the
+// segment the open adopted); `check` runs after each step ("indexed",
+// "inserted", "deleted").
+void IndexInsertAndDelete(const std::string& path, const EngineOptions& eo,
+                          const std::function<void(const std::string&)>& check) {
+  {
+    auto engine = Engine::Open(path, eo);
+    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+    ASSERT_TRUE((*engine)->Index({kDemo}).ok());
+  }
+  check("indexed");
+  {
+    auto engine = Engine::Open(path, eo);
+    ASSERT_TRUE(engine.ok());
+    ASSERT_TRUE(
+        (*engine)->IndexDocuments({{"late-note", "Late", "A late note on Ada Lovelace."}}).ok());
+  }
+  check("inserted");
+  {
+    auto engine = Engine::Open(path, eo);
+    ASSERT_TRUE(engine.ok());
+    ASSERT_TRUE((*engine)->DeleteDocument("late-note").ok());
+    ASSERT_TRUE((*engine)->DeleteDocument("lusk_tide_gauge.md").ok());
+  }
+  check("deleted");
+}
+
 // Above hnsw_threshold the segment holds the HNSW graph's arrays, searched
 // in place: a snapshot from it equals one from the rows (every method's
 // answers), and an insert and a delete on an engine that adopted it (the
@@ -255,12 +285,8 @@ TEST_F(SnapshotSegmentTest, AnHnswIndexIsSearchedInPlaceFromTheSegment) {
   const std::string path = local_.File("hnsw.db");
   EngineOptions eo;
   eo.hnsw_threshold = kThreshold;
-  {
-    auto engine = Engine::Open(path, eo);
-    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
-    ASSERT_TRUE((*engine)->Index({kDemo}).ok());
-  }
-  auto expect_same = [&](const std::string& step) {
+  eo.passage_ann = "hnsw";
+  IndexInsertAndDelete(path, eo, [&](const std::string& step) {
     SCOPED_TRACE(step);
     OpenStore s(path, /*read_only=*/true, kThreshold);
     SnapshotBuildStats stats;
@@ -280,22 +306,42 @@ TEST_F(SnapshotSegmentTest, AnHnswIndexIsSearchedInPlaceFromTheSegment) {
     EXPECT_NE(dynamic_cast<const HnswArraysIndex*>(in_place), nullptr);
     ExpectSameSnapshot(*rows, *adopted);
     ExpectSameAnswers(*rows, *adopted);
-  };
-  expect_same("indexed");
-  {
-    auto engine = Engine::Open(path, eo);
-    ASSERT_TRUE(engine.ok());
-    ASSERT_TRUE(
-        (*engine)->IndexDocuments({{"late-note", "Late", "A late note on Ada Lovelace."}}).ok());
-  }
-  expect_same("inserted");
-  {
-    auto engine = Engine::Open(path, eo);
-    ASSERT_TRUE(engine.ok());
-    ASSERT_TRUE((*engine)->DeleteDocument("late-note").ok());
-    ASSERT_TRUE((*engine)->DeleteDocument("lusk_tide_gauge.md").ok());
-  }
-  expect_same("deleted");
+  });
+}
+
+// Above hnsw_threshold with the built-in embedder ("auto": its queries are
+// sparse) the segment holds the int8 columns beside the rows, searched in
+// place: as for HNSW, a snapshot from it answers as one from the rows, and
+// an insert and a delete layer their edits over the adopted base instead
+// of building it again.
+TEST_F(SnapshotSegmentTest, AnInt8IndexIsSearchedInPlaceFromTheSegment) {
+  constexpr size_t kThreshold = 10;
+  const std::string path = local_.File("int8.db");
+  EngineOptions eo;
+  eo.hnsw_threshold = kThreshold;
+  IndexInsertAndDelete(path, eo, [&](const std::string& step) {
+    SCOPED_TRACE(step);
+    OpenStore s(path, /*read_only=*/true, kThreshold);
+    s.sparse_queries = true;
+    SnapshotBuildStats stats;
+    auto rows = Build(s, /*use_parts=*/false, nullptr);
+    auto adopted = Build(s, /*use_parts=*/true, &stats);
+    ASSERT_NE(rows, nullptr);
+    ASSERT_NE(adopted, nullptr);
+    EXPECT_EQ(stats.parts[kSnapshotSegmentKind], PartState::kLoaded);
+    const auto* built = dynamic_cast<const FlatIndex*>(rows->dense());
+    ASSERT_NE(built, nullptr);
+    EXPECT_EQ(built->column_copy(), FlatIndex::ColumnCopy::kInt8);
+    const VectorIndex* in_place = adopted->dense();
+    const auto* layered = dynamic_cast<const LayeredIndex*>(in_place);
+    EXPECT_EQ(layered != nullptr, step != "indexed");
+    if (layered != nullptr) in_place = &layered->base();
+    const auto* flat = dynamic_cast<const FlatIndex*>(in_place);
+    ASSERT_NE(flat, nullptr);
+    EXPECT_TRUE(flat->borrowed());
+    EXPECT_EQ(flat->Kind(), "flat-int8");
+    ExpectSameAnswers(*rows, *adopted);
+  });
 }
 
 TEST_F(SnapshotSegmentTest, AStoreWithPartsMigratesToASegmentOnCompact) {

@@ -835,8 +835,17 @@ TEST(MakeVectorIndexTest, ChoosesByKindAndThreshold) {
   auto large = MakeVectorIndex(32, 1000, options);
   ASSERT_TRUE(large.ok());
   EXPECT_EQ((*large)->Kind(), "hnsw");
+  // Sparse queries: int8 columns at the threshold, exact floats below.
+  options.sparse_queries = true;
+  EXPECT_EQ((*MakeVectorIndex(32, 999, options))->Kind(), "flat");
+  EXPECT_EQ((*MakeVectorIndex(32, 1000, options))->Kind(), "flat-int8");
+  EXPECT_FALSE(ChoosesHnsw(options, 1000));
+  EXPECT_TRUE(ChoosesInt8Columns(options, 1000));
+  options.sparse_queries = false;
   options.kind = "flat";
   EXPECT_EQ((*MakeVectorIndex(32, 1 << 20, options))->Kind(), "flat");
+  options.kind = "flat-int8";
+  EXPECT_EQ((*MakeVectorIndex(32, 3, options))->Kind(), "flat-int8");
   options.kind = "hnsw";
   EXPECT_EQ((*MakeVectorIndex(32, 3, options))->Kind(), "hnsw");
 
@@ -862,7 +871,7 @@ TEST(MakeVectorIndexTest, RejectsBadArguments) {
   ASSERT_FALSE(bad_kind.ok());
   EXPECT_EQ(bad_kind.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(bad_kind.status().message().find("\"faiss\""), std::string::npos);
-  EXPECT_NE(bad_kind.status().message().find("\"auto\", \"flat\", \"hnsw\" or \"sparse\""), std::string::npos);
+  EXPECT_NE(bad_kind.status().message().find("\"auto\", \"flat\", \"flat-int8\", \"hnsw\" or \"sparse\""), std::string::npos);
   options.kind = "flat";
   auto zero_dim = MakeVectorIndex(0, 10, options);
   ASSERT_FALSE(zero_dim.ok());

@@ -54,6 +54,12 @@ class Embedder {
   // in-process model): then short graph texts are embedded when a snapshot is
   // built instead of being stored. Passage vectors are always cached.
   virtual bool IsLocal() const { return false; }
+
+  // True when a question's vector is mostly zeros (the built-in hashed
+  // embedder's: 10-15% of its dimensions): then a large passage index is an
+  // exact scan of an int8 dimension-major copy instead of HNSW
+  // (VectorIndexOptions::sparse_queries). False for dense models.
+  virtual bool SparseQueries() const { return false; }
 };
 
 struct ChatMessage {

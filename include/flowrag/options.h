@@ -227,8 +227,16 @@ struct EngineOptions {
   // it (meta "language"); opening a store with another language fails with
   // FailedPrecondition.
   std::string language;
-  // Collections with at least this many passages use HNSW instead of exact search.
+  // Collections with at least this many passages use an approximate
+  // passage index (passage_ann) instead of exact float search.
   size_t hnsw_threshold = 20000;
+  // The approximate passage index: "auto" (an exact scan of int8 codes
+  // stored dimension-major, its best candidates rescored with the float
+  // vectors, when the embedder's queries are sparse, as the built-in
+  // embedder's are; else HNSW), "hnsw" or "int8" (src/vector/flat_index.h
+  // says why and what each measured). Another value: InvalidArgument at
+  // open.
+  std::string passage_ann = "auto";
   // Open the store read-only (queries only).
   bool read_only = false;
   // Writers of one store (index, ingest, delete, import, in any process) take

@@ -63,6 +63,7 @@ class HashedEmbedder final : public Embedder {
   size_t Dimension() const override { return options_.dimension; }
   Result<FloatMatrix> Embed(std::span<const std::string> texts) override;
   bool IsLocal() const override { return true; }
+  bool SparseQueries() const override { return true; }
 
   // Embeds one text into `out` (Dimension() floats).
   void EmbedOne(std::string_view text, float* out) const;

@@ -8,6 +8,11 @@ namespace flowrag {
 
 Result<std::unique_ptr<Engine>> Engine::Open(const std::string& db_path,
                                              const EngineOptions& options) {
+  if (options.passage_ann != "auto" && options.passage_ann != "hnsw" &&
+      options.passage_ann != "int8") {
+    return Status::InvalidArgument("EngineOptions::passage_ann: expected \"auto\", \"hnsw\" or "
+                                   "\"int8\", got \"" + options.passage_ann.substr(0, 40) + "\"");
+  }
   FLOWRAG_ASSIGN_OR_RETURN(auto impl, EngineImpl::Create(db_path, options));
   return std::unique_ptr<Engine>(std::move(impl));
 }

@@ -118,6 +118,8 @@ std::shared_ptr<const Snapshot> EngineImpl::published_snapshot() const {
 Result<SnapshotOptions> EngineImpl::SnapshotBuildOptions() const {
   SnapshotOptions so;
   so.vector.hnsw_threshold = options_.hnsw_threshold;
+  so.vector.sparse_queries = options_.passage_ann == "auto" ? embedder_->SparseQueries()
+                                                             : options_.passage_ann == "int8";
   so.language = language_;
   FLOWRAG_ASSIGN_OR_RETURN(auto dense_model, store_->DenseModel());
   // Only vectors of the embedder we can embed queries with are usable.

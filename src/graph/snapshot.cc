@@ -145,8 +145,9 @@ Status ReadPassageVectors(SnapshotSource& store, const std::string& model,
 Result<std::unique_ptr<VectorIndex>> DenseIndex(FloatMatrix&& vectors,
                                                 const VectorIndexOptions& options) {
   FLOWRAG_ASSIGN_OR_RETURN(auto index, MakeVectorIndex(vectors.cols, vectors.rows, options));
-  if (index->Kind() == "flat") {
-    FLOWRAG_ASSIGN_OR_RETURN(auto flat, FlatIndex::FromMatrix(std::move(vectors)));
+  if (const auto* empty = dynamic_cast<const FlatIndex*>(index.get())) {
+    FLOWRAG_ASSIGN_OR_RETURN(auto flat,
+                             FlatIndex::FromMatrix(std::move(vectors), empty->column_copy()));
     return std::unique_ptr<VectorIndex>(std::move(flat));
   }
   FLOWRAG_RETURN_IF_ERROR(index->Add(vectors));
@@ -163,8 +164,17 @@ bool IsHnsw(const VectorIndex* index) {
          dynamic_cast<const HnswArraysIndex*>(index) != nullptr;
 }
 
+// The FlatIndex of `index` or of the base it is layered over; null for
+// another kind.
+const FlatIndex* FlatBase(const VectorIndex* index) {
+  if (const auto* layered = dynamic_cast<const LayeredIndex*>(index)) {
+    return FlatBase(&layered->base());
+  }
+  return dynamic_cast<const FlatIndex*>(index);
+}
+
 bool HoldsVectors(const VectorIndex& index) {
-  return dynamic_cast<const FlatIndex*>(&index) != nullptr || IsHnsw(&index);
+  return FlatBase(&index) != nullptr || IsHnsw(&index);
 }
 
 // KnowledgeGraph::Input::previous_rows of a graph over `rows` passages
@@ -215,6 +225,17 @@ bool HnswBuiltWith(const VectorIndex* index, const VectorIndexOptions& options) 
   return false;
 }
 
+// True when the passage index `old` takes edits as a LayeredIndex (an
+// insert or delete in O(change)) for `rows` passages: an HNSW index built
+// with `options`' parameters, or a FlatIndex with int8 columns, where
+// `options` choose that kind.
+bool EditsInPlace(const VectorIndexOptions& options, size_t rows, const VectorIndex* old) {
+  if (ChoosesHnsw(options, rows)) return HnswBuiltWith(old, options);
+  const FlatIndex* flat = FlatBase(old);
+  return ChoosesInt8Columns(options, rows) && flat != nullptr &&
+         flat->column_copy() == FlatIndex::ColumnCopy::kInt8;
+}
+
 // `index`, or the index built again from its vectors once its edits pass
 // options.hnsw_fold_rows (VectorIndexOptions): a query scans the appended
 // rows and walks past the deleted ones, so the write that passes the bound
@@ -233,8 +254,9 @@ Result<std::shared_ptr<const VectorIndex>> FoldedWhenEdited(std::unique_ptr<Laye
 // The dense index over the vectors of `old` (flat or HNSW, may be null) and
 // of the passages in `passage_index` (store ids above `after_id`, snapshot
 // indexes first_new..num_rows-1), of the kind `options` chooses for num_rows
-// vectors: an HNSW index that stays one gets the new rows as appended rows
-// of a LayeredIndex over the same graph (O(new rows), no copy), folded by
+// vectors: an index that takes edits in place (EditsInPlace: HNSW, int8
+// columns) gets the new rows as appended rows of a LayeredIndex over the
+// same base (O(new rows), no copy), folded by
 // FoldedWhenEdited; otherwise the index is built from all rows, as Build
 // would. Null when no passage has a vector.
 Result<std::shared_ptr<const VectorIndex>> ExtendedDenseIndex(
@@ -242,7 +264,7 @@ Result<std::shared_ptr<const VectorIndex>> ExtendedDenseIndex(
     const std::shared_ptr<const VectorIndex>& old,
     const std::unordered_map<int64_t, uint32_t>& passage_index, int64_t after_id, size_t first_new,
     size_t num_rows, size_t* missing) {
-  if (ChoosesHnsw(options, num_rows) && HnswBuiltWith(old.get(), options)) {
+  if (EditsInPlace(options, num_rows, old.get())) {
     std::unordered_map<int64_t, uint32_t> new_rows;
     for (const auto& [id, row] : passage_index) {
       new_rows.emplace(id, static_cast<uint32_t>(row - first_new));
@@ -274,7 +296,8 @@ std::string_view Snapshot::PassageText(uint32_t i) const { return TextOf(*text_,
 
 const FloatMatrix* Snapshot::PassageVectors() const {
   const auto* flat = dynamic_cast<const FlatIndex*>(text_->dense.get());
-  return flat != nullptr ? &flat->matrix() : nullptr;
+  // A borrowed index has no matrix: matrix() would copy every vector.
+  return flat != nullptr && !flat->borrowed() ? &flat->matrix() : nullptr;
 }
 
 Result<std::shared_ptr<const Snapshot>> Snapshot::Build(SnapshotSource& store,
@@ -624,8 +647,9 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Append(SnapshotSource& store,
 namespace {
 
 // The text side without the passages of document `doc`; the dense index
-// of the kind `options` chooses for them: an HNSW index that stays one with
-// the rows deleted, else built again from the kept vectors.
+// of the kind `options` chooses for them: an index that takes edits in
+// place (EditsInPlace) with the rows deleted, else built again from the
+// kept vectors.
 Result<std::shared_ptr<SnapshotText>> TextWithout(const SnapshotText& old, uint32_t doc,
                                                   const std::vector<bool>& removed,
                                                   const VectorIndexOptions& options) {
@@ -641,10 +665,11 @@ Result<std::shared_ptr<SnapshotText>> TextWithout(const SnapshotText& old, uint3
     text->passages.push_back(passage);
   }
   text->bm25 = LayeredBm25::Without(old.bm25, removed);
-  // As Build: no dense index without passages. An HNSW index that stays
-  // one keeps its graph with the rows deleted (LayeredIndex: no rebuild).
+  // As Build: no dense index without passages. An HNSW or int8 index that
+  // stays one keeps its base with the rows deleted (LayeredIndex: no
+  // rebuild).
   if (old.dense != nullptr && !text->passages.empty() &&
-      ChoosesHnsw(options, text->passages.size()) && HnswBuiltWith(old.dense.get(), options)) {
+      EditsInPlace(options, text->passages.size(), old.dense.get())) {
     FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<LayeredIndex> layered, LayeredIndex::Of(old.dense));
     FLOWRAG_ASSIGN_OR_RETURN(layered, layered->Without(removed));
     FLOWRAG_ASSIGN_OR_RETURN(text->dense, FoldedWhenEdited(std::move(layered), options));

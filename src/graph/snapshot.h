@@ -304,10 +304,11 @@ class Snapshot {
                   std::unordered_map<int64_t, uint32_t>* passage_index);
   Status BuildGraph(SnapshotSource& store, const SnapshotOptions& options, bool use_parts,
                     const std::unordered_map<int64_t, uint32_t>& passage_index);
-  // The flat dense index's matrix; null for another kind or none.
+  // The flat dense index's matrix when it holds one (built, not borrowed
+  // from a segment); null for another kind or none.
   const FloatMatrix* PassageVectors() const;
   // graph_ from `rows`, abstractness from the flat index's matrix, else the
-  // HNSW index's vectors, else `unindexed` (may be null: no passage vectors).
+  // vectors an index holds (read in place), else `unindexed` (may be null: no passage vectors).
   Status BuildGraphFrom(KnowledgeGraph::Input&& rows, const FloatMatrix* unindexed = nullptr);
   // Append and Remove: a snapshot with previous's embedder and dense model
   // at the store's generation; Finished marks every part to be written.

@@ -178,9 +178,10 @@ Status Snapshot::AdoptSegment(const ArraySource& segment, const SnapshotOptions&
   }
   if (!options.dense_model.empty() && P > 0) {
     const size_t dim = embedder_ != nullptr ? embedder_->Dimension() : 0;
+    // The index searched in place over the segment's arrays, with the
+    // deletes and appended rows of the writes since it was built.
+    std::shared_ptr<const VectorIndex> dense;
     if (ChoosesHnsw(options.vector, P)) {
-      // The HNSW graph searched in place over the segment's arrays, with
-      // the deletes and appended rows of the writes since it was built.
       FLOWRAG_ASSIGN_OR_RETURN(std::shared_ptr<const HnswArraysIndex> base,
                                HnswIndex::AdoptArrays(segment, "dense"));
       if (base->m() != options.vector.hnsw_m ||
@@ -188,22 +189,24 @@ Status Snapshot::AdoptSegment(const ArraySource& segment, const SnapshotOptions&
           base->seed() != options.vector.seed) {
         return Status::FailedPrecondition("segment is stale (dense.hparams)");
       }
-      std::shared_ptr<const VectorIndex> dense = base;
-      if (LayeredIndex::HasEdits(segment, "dense")) {
-        FLOWRAG_ASSIGN_OR_RETURN(dense, LayeredIndex::AdoptEdits(base, segment, "dense"));
-      }
-      if (dense->Size() != P || (dim != 0 && dense->Dimension() != dim)) {
-        return Status::Corruption("segment: the dense index does not fit the passages");
-      }
-      text->dense = std::move(dense);
+      dense = std::move(base);
     } else {
-      FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<FlatIndex> dense,
+      FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<FlatIndex> base,
                                FlatIndex::AdoptArrays(segment, "dense"));
-      if (dense->Size() != P || (dim != 0 && dense->Dimension() != dim)) {
-        return Status::Corruption("segment: the dense index does not fit the passages");
+      const auto wanted = ChoosesInt8Columns(options.vector, P) ? FlatIndex::ColumnCopy::kInt8
+                                                                : FlatIndex::ColumnCopy::kFloat;
+      if (base->column_copy() != wanted) {
+        return Status::FailedPrecondition("segment is stale (dense column copy)");
       }
-      text->dense = std::move(dense);
+      dense = std::move(base);
     }
+    if (LayeredIndex::HasEdits(segment, "dense")) {
+      FLOWRAG_ASSIGN_OR_RETURN(dense, LayeredIndex::AdoptEdits(dense, segment, "dense"));
+    }
+    if (dense->Size() != P || (dim != 0 && dense->Dimension() != dim)) {
+      return Status::Corruption("segment: the dense index does not fit the passages");
+    }
+    text->dense = std::move(dense);
     text->passages_without_vectors = static_cast<size_t>(missing);
   }
   stats_.passages_without_vectors = text->passages_without_vectors;

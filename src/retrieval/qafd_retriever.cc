@@ -126,9 +126,12 @@ Result<bool> DiffuseRun(const Snapshot& s, const QafdOptions& o, ChatModel* chat
     FLOWRAG_ASSIGN_OR_RETURN(sources, NameSources(s, *run, o, chat, out, &run->seeds));
   }
   if (sources.empty()) return false;
+  // Passage vectors for the walk's cosines below hnsw_threshold passages
+  // (an exact flat index); above, the approximate index's listed scores.
+  const auto* flat = dynamic_cast<const FlatIndex*>(s.dense());
   run->graph = std::make_unique<QueryAwareWalk>(
       *s.graph(), GraphQueryIndex::For(s)->entity_vectors(),
-      dynamic_cast<const FlatIndex*>(s.dense()), qs.query.row(0), &qs, o);
+      flat != nullptr && flat->exact() ? flat : nullptr, qs.query.row(0), &qs, o);
   FlowDiffusionOptions fo = DiffusionOptions(o);
   const auto t_flow = SteadyClock::now();
   FLOWRAG_ASSIGN_OR_RETURN(run->flow, SolveFlowDiffusion(*run->graph, sources, fo));

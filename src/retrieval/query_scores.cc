@@ -61,7 +61,7 @@ Result<QueryScores> ScoreQuery(const Snapshot& s, const std::string& query, bool
   }
   out.num_passages = s.num_passages();
   if (const auto* flat = dynamic_cast<const FlatIndex*>(s.dense());
-      flat != nullptr && flat->Size() == out.num_passages) {
+      flat != nullptr && flat->exact() && flat->Size() == out.num_passages) {
     std::vector<float> all(out.num_passages);
     flat->ScoreAll(out.query.row(0), all);  // no ranking needed
     out.dense.reserve(all.size());

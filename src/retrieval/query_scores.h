@@ -34,8 +34,8 @@ struct PassageScore {
 // sparse so that the graph methods' per-query work does not grow with the
 // corpus: an approximate index lists kApproximateDenseScores passages, and
 // then BM25 its best kApproximateDenseScores too (a passage below them
-// counts as 0 in both channels; bench/out/qafd_scaling.md); with a flat
-// index BM25 lists every passage sharing a term (exact scores and priors
+// counts as 0 in both channels; bench/out/qafd_scaling.md); with an exact
+// flat index BM25 lists every passage sharing a term (exact scores and priors
 // below EngineOptions::hnsw_threshold passages, so every benchmark ranks as
 // before).
 struct QueryScores {
@@ -73,7 +73,7 @@ float CosineOf(std::span<const PassageScore> dense, size_t num_passages, uint32_
 
 // FailedPrecondition when the snapshot has no embedder, dense index or
 // graph, or when the dimensions disagree. A flat passage index scores every
-// passage, O(P·d); an approximate (HNSW) one, used above
+// passage, O(P·d); an approximate one (HNSW, or int8 columns), used above
 // EngineOptions::hnsw_threshold passages, is searched for its best
 // kApproximateDenseScores only: asking it for all P cost 20 ms at 21k
 // passages against 1.8 ms flat (bench/out/qafd_scaling.md), and the graph

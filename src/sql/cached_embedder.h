@@ -27,6 +27,7 @@ class CachedEmbedder final : public Embedder {
   std::string ModelId() const override { return inner_->ModelId(); }
   size_t Dimension() const override { return inner_->Dimension(); }
   bool IsLocal() const override { return inner_->IsLocal(); }
+  bool SparseQueries() const override { return inner_->SparseQueries(); }
   Result<FloatMatrix> Embed(std::span<const std::string> texts) override;
 
   size_t cache_hits() const { return hits_; }

@@ -5,6 +5,7 @@
 
 #include "vector/dot_product.h"
 #include "vector/index_util.h"
+#include "vector/quantized.h"
 
 namespace flowrag {
 
@@ -12,17 +13,21 @@ namespace {
 // Rows scored per kernel call: 256 scores (1 KiB) live on the stack, and the
 // heap update for a block runs while its rows are still in cache.
 constexpr size_t kBlockRows = 256;
+// Rows whose partial sums an int8 sparse search keeps at once: 16 KiB of
+// floats, in the L1 cache while every non-zero column adds to them.
+constexpr size_t kInt8BlockRows = 4096;
 }  // namespace
 
-FlatIndex::FlatIndex(size_t dim, size_t expected_size) : dim_(dim) {
+FlatIndex::FlatIndex(size_t dim, size_t expected_size, ColumnCopy columns)
+    : dim_(dim), column_copy_(columns) {
   rows_.cols = dim;
   rows_.data.reserve(expected_size * dim);
 }
 
-Result<std::unique_ptr<FlatIndex>> FlatIndex::FromMatrix(FloatMatrix&& rows) {
+Result<std::unique_ptr<FlatIndex>> FlatIndex::FromMatrix(FloatMatrix&& rows, ColumnCopy columns) {
   if (rows.cols == 0) return Status::InvalidArgument("vector index: dim must be > 0");
   FLOWRAG_RETURN_IF_ERROR(vector_internal::ValidateRows(rows, rows.cols, 0));
-  auto index = std::make_unique<FlatIndex>(rows.cols);
+  auto index = std::make_unique<FlatIndex>(rows.cols, 0, columns);
   index->AppendColumns(rows);
   index->size_ = rows.rows;
   index->rows_ = std::move(rows);
@@ -39,20 +44,49 @@ Status FlatIndex::Add(const FloatMatrix& rows) {
   return Status::Ok();
 }
 
-void FlatIndex::AppendColumns(const FloatMatrix& rows) {
-  const size_t new_size = size_ + rows.rows;
-  if (new_size > capacity_) {  // grow geometrically: amortised O(d) per vector
-    const size_t cap = std::max(new_size, 2 * capacity_);
-    decltype(columns_) grown(dim_ * cap);
-    for (size_t d = 0; d < dim_; ++d) {
-      std::copy_n(columns_.data() + d * capacity_, size_, grown.data() + d * cap);
-    }
-    columns_.swap(grown);
-    capacity_ = cap;
+std::string FlatIndex::Kind() const {
+  return column_copy_ == ColumnCopy::kInt8 ? "flat-int8" : "flat";
+}
+
+size_t FlatIndex::MemoryBytes() const {
+  return (rows_.data.capacity() + columns_.capacity() + scales_.capacity()) * 4 +
+         codes_.capacity() + adopted_rows_.bytes() + adopted_columns_.bytes() +
+         adopted_codes_.bytes() + adopted_scales_.bytes();
+}
+
+namespace {
+
+// Room for `new_size` vectors in a dimension-major copy of `dim` columns of
+// `*capacity` entries (the first `size` valid), grown geometrically:
+// amortised O(d) per vector.
+template <class Columns>
+void ReserveColumns(Columns* columns, size_t dim, size_t size, size_t new_size, size_t* capacity) {
+  if (new_size <= *capacity) return;
+  const size_t cap = std::max(new_size, 2 * *capacity);
+  Columns grown(dim * cap);
+  for (size_t d = 0; d < dim; ++d) {
+    std::copy_n(columns->data() + d * *capacity, size, grown.data() + d * cap);
   }
+  columns->swap(grown);
+  *capacity = cap;
+}
+
+}  // namespace
+
+void FlatIndex::AppendColumns(const FloatMatrix& rows) {
+  if (column_copy_ == ColumnCopy::kInt8) return AppendCodes(rows);
+  ReserveColumns(&columns_, dim_, size_, size_ + rows.rows, &capacity_);
   for (size_t r = 0; r < rows.rows; ++r) {
     const float* row = rows.row(r);
     for (size_t d = 0; d < dim_; ++d) columns_[d * capacity_ + size_ + r] = row[d];
+  }
+}
+
+void FlatIndex::AppendCodes(const FloatMatrix& rows) {
+  ReserveColumns(&codes_, dim_, size_, size_ + rows.rows, &capacity_);
+  for (size_t r = 0; r < rows.rows; ++r) {
+    scales_.push_back(vector_internal::EncodeInt8PerVector(
+        rows.row(r), dim_, codes_.data() + size_ + r, capacity_));
   }
 }
 
@@ -61,10 +95,14 @@ void FlatIndex::CopyAdopted() {
   rows_.rows = size_;
   rows_.data.assign(adopted_rows_.begin(), adopted_rows_.end());
   columns_.assign(adopted_columns_.begin(), adopted_columns_.end());
+  codes_.assign(adopted_codes_.begin(), adopted_codes_.end());
+  scales_.assign(adopted_scales_.begin(), adopted_scales_.end());
   capacity_ = size_;
   adopted_ = false;
   adopted_rows_ = FlatArray<float>();
   adopted_columns_ = FlatArray<float>();
+  adopted_codes_ = FlatArray<int8_t>();
+  adopted_scales_ = FlatArray<float>();
   matrix_copy_ = std::make_shared<MatrixCopy>();
 }
 
@@ -84,13 +122,15 @@ namespace {
 constexpr std::string_view kRows = ".rows";
 
 struct ArrayNames {
-  std::string dim, rows, columns;
+  std::string dim, rows, columns, codes, scales;
 };
 
 // "<prefix>.dim" etc.; InvalidArgument when too long (ArrayName).
 Result<ArrayNames> NamesFor(std::string_view prefix) {
   ArrayNames names;
   FLOWRAG_ASSIGN_OR_RETURN(names.columns, vector_internal::ArrayName(prefix, ".columns"));
+  names.codes = std::string(prefix) + ".codes";
+  names.scales = std::string(prefix) + ".scales";
   names.dim = std::string(prefix) + ".dim";
   names.rows = std::string(prefix) + std::string(kRows);
   return names;
@@ -102,6 +142,17 @@ Status FlatIndex::ExportArrays(ArraySink& sink, std::string_view prefix) const {
   FLOWRAG_ASSIGN_OR_RETURN(const ArrayNames names, NamesFor(prefix));
   FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<uint64_t>(names.dim, dim_));
   FLOWRAG_RETURN_IF_ERROR(sink.Put<float>(names.rows, vectors(), /*random=*/true));
+  if (column_copy_ == ColumnCopy::kInt8) {
+    FLOWRAG_RETURN_IF_ERROR(sink.Put<float>(names.scales, std::span<const float>(ScaleData(), size_)));
+    if (adopted_ || capacity_ == size_) {
+      return sink.Put<int8_t>(names.codes, std::span<const int8_t>(CodeData(), size_ * dim_));
+    }
+    std::vector<int8_t> compact(size_ * dim_);  // column d at d·size_
+    for (size_t d = 0; d < dim_; ++d) {
+      std::copy_n(codes_.data() + d * capacity_, size_, compact.data() + d * size_);
+    }
+    return sink.Put<int8_t>(names.codes, std::span<const int8_t>(compact));
+  }
   if (adopted_ || capacity_ == size_) {
     return sink.Put<float>(names.columns, std::span<const float>(ColumnData(), size_ * dim_));
   }
@@ -126,24 +177,44 @@ Result<std::unique_ptr<FlatIndex>> FlatIndex::AdoptArrays(const ArraySource& sou
   }
   FLOWRAG_ASSIGN_OR_RETURN(FlatArray<float> rows,
                            vector_internal::GetArray<float>(source, names.rows));
-  FLOWRAG_ASSIGN_OR_RETURN(FlatArray<float> columns,
-                           vector_internal::GetArray<float>(source, names.columns));
   if (rows.size() % dim != 0 || rows.size() / dim > vector_internal::kMaxVectors) {
     return vector_internal::CorruptArray(names.rows, std::to_string(rows.size()) +
                                                          " floats are not vectors of " +
                                                          std::to_string(dim) + " dimensions");
   }
-  if (columns.size() != rows.size()) {
-    return vector_internal::CorruptArray(names.columns,
-                                         std::to_string(columns.size()) + " floats for " +
-                                             std::to_string(rows.size()) + " in the rows");
-  }
-  auto index = std::make_unique<FlatIndex>(dim);
+  const bool int8 = source.Has(names.codes);
+  auto index = std::make_unique<FlatIndex>(dim, 0, int8 ? ColumnCopy::kInt8 : ColumnCopy::kFloat);
   index->size_ = rows.size() / dim;
+  if (int8) {
+    FLOWRAG_ASSIGN_OR_RETURN(index->adopted_codes_,
+                             vector_internal::GetArray<int8_t>(source, names.codes));
+    FLOWRAG_ASSIGN_OR_RETURN(index->adopted_scales_,
+                             vector_internal::GetArray<float>(source, names.scales));
+    if (index->adopted_codes_.size() != rows.size()) {
+      return vector_internal::CorruptArray(names.codes,
+                                           std::to_string(index->adopted_codes_.size()) +
+                                               " codes for " + std::to_string(rows.size()) +
+                                               " floats in the rows");
+    }
+    if (index->adopted_scales_.size() != index->size_) {
+      return vector_internal::CorruptArray(names.scales,
+                                           std::to_string(index->adopted_scales_.size()) +
+                                               " scales for " + std::to_string(index->size_) +
+                                               " vectors");
+    }
+  } else {
+    FLOWRAG_ASSIGN_OR_RETURN(index->adopted_columns_,
+                             vector_internal::GetArray<float>(source, names.columns));
+    if (index->adopted_columns_.size() != rows.size()) {
+      return vector_internal::CorruptArray(names.columns,
+                                           std::to_string(index->adopted_columns_.size()) +
+                                               " floats for " + std::to_string(rows.size()) +
+                                               " in the rows");
+    }
+  }
   index->capacity_ = index->size_;
   index->adopted_ = true;
   index->adopted_rows_ = std::move(rows);
-  index->adopted_columns_ = std::move(columns);
   return index;
 }
 
@@ -168,12 +239,60 @@ std::vector<VectorHit> FlatIndex::SearchSparse(const float* query, const VectorS
   return vector_internal::DropBelow(top.Take(), params.min_score);
 }
 
+std::vector<VectorHit> FlatIndex::SearchSparseInt8(const float* query,
+                                                   const VectorSearchParams& params, size_t k,
+                                                   VectorSearchStats* stats) const {
+  std::vector<const int8_t*> columns;
+  std::vector<float> weights;
+  for (size_t d = 0; d < dim_; ++d) {
+    if (query[d] != 0.0f) {
+      columns.push_back(CodeData() + d * capacity_);
+      weights.push_back(query[d]);
+    }
+  }
+  const float* scales = ScaleData();
+  const size_t candidates =
+      std::min(size_, k * (params.rescore > 0 ? params.rescore : kDefaultRescoreFactor));
+  vector_internal::TopK top(candidates);
+  float sums[kInt8BlockRows];
+  size_t scored = 0;
+  for (size_t start = 0; start < size_; start += kInt8BlockRows) {
+    const size_t n = std::min(kInt8BlockRows, size_ - start);
+    std::fill_n(sums, n, 0.0f);
+    for (size_t j = 0; j < columns.size(); ++j) {
+      vector_internal::AxpyInt8(weights[j], columns[j] + start, sums, n);
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const auto id = static_cast<uint32_t>(start + i);
+      if (params.filter && !params.filter(id)) continue;
+      ++scored;
+      const float score = sums[i] * scales[id];
+      if (!top.full() || score > top.worst().score) top.Push(id, score);
+    }
+  }
+  std::vector<VectorHit> found = top.Take();
+  if (stats != nullptr) stats->candidates_scored += scored + found.size();
+  std::vector<VectorHit> hits = Rescored(query, std::move(found), k);
+  return vector_internal::DropBelow(std::move(hits), params.min_score);
+}
+
+std::vector<VectorHit> FlatIndex::Rescored(const float* query, std::vector<VectorHit> hits,
+                                           size_t k) const {
+  std::vector<const float*> rows(hits.size());
+  for (size_t i = 0; i < hits.size(); ++i) rows[i] = Row(hits[i].id);
+  std::vector<float> scores(hits.size());
+  vector_internal::DotProductGather(query, rows.data(), rows.size(), dim_, scores.data());
+  vector_internal::TopK top(k);
+  for (size_t i = 0; i < hits.size(); ++i) top.Push(hits[i].id, scores[i]);
+  return top.Take();
+}
+
 void FlatIndex::ScoreAll(const float* query, std::span<float> out) const {
   std::fill(out.begin(), out.end(), 0.0f);
   if (out.size() != size_ || size_ == 0) return;
   size_t nnz = 0;
   for (size_t d = 0; d < dim_; ++d) nnz += query[d] != 0.0f;
-  if (nnz * kSparseFraction <= dim_) {
+  if (nnz * kSparseFraction <= dim_ && column_copy_ == ColumnCopy::kFloat) {
     for (size_t d = 0; d < dim_; ++d) {
       if (query[d] != 0.0f) {
         vector_internal::Axpy(query[d], ColumnData() + d * capacity_, out.data(), size_);
@@ -194,7 +313,10 @@ std::vector<VectorHit> FlatIndex::Search(const float* query, const VectorSearchP
   if (k == 0 || !vector_internal::AllFinite(query, dim_)) return {};
   size_t nnz = 0;
   for (size_t d = 0; d < dim_; ++d) nnz += query[d] != 0.0f;
-  if (nnz * kSparseFraction <= dim_) return SearchSparse(query, params, k, stats);
+  if (nnz * kSparseFraction <= dim_) {
+    return column_copy_ == ColumnCopy::kInt8 ? SearchSparseInt8(query, params, k, stats)
+                                             : SearchSparse(query, params, k, stats);
+  }
 
   vector_internal::TopK top(k);
   float scores[kBlockRows];

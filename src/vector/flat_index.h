@@ -22,6 +22,27 @@
 // scores equal the dense ones up to float summation order. Memory: 8·n·d
 // bytes in all.
 //
+// An int8 column copy instead (ColumnCopy::kInt8, kind "flat-int8"; what a
+// snapshot's passage index above VectorIndexOptions::hnsw_threshold rows is
+// for an embedder with sparse queries): column d holds coordinate d of every
+// vector as an int8 code with one scale per vector (vector/quantized.h,
+// kInt8PerVector), 1·d + 4 bytes per vector instead of 4·d. A sparse query
+// sums q_d·code over its non-zero columns in blocks of rows (the partial
+// sums stay in the L1 cache), keeps the best k·r by those
+// approximate scores, and rescores them exactly from the rows (the gather
+// kernel of the filtered scan; r = VectorSearchParams::rescore, by default
+// kDefaultRescoreFactor). The result is exact search's whenever the
+// true top k are among those candidates: a code's error is at most s/2 per
+// coordinate, so |<q,x> - <q,x̂>| <= (s/2)·‖q‖₁ (bench/out/vector_quantization.md
+// measures recall@10 against float search; doc/scale.md at 10^5 and 10^6).
+// Dense queries and ScoreAll read the rows exactly, as the float kind does.
+// Why not HNSW for these vectors: the built-in embedder's passage vectors
+// fill ~40% of their dimensions and crowd together (they share the corpus'
+// frequent words), and hnswlib's recall@10 against exact search fell to
+// 0.58 at 10^5 and 0.17 at 10^6 (ef 128) while its build took most of the
+// index run; this scan reads ~nnz(q)·n bytes per query, needs no build
+// beyond the transpose, and a delete or insert needs no rebuild.
+//
 // Arrays out and back: ExportArrays writes the rows and the column copy
 // both, and AdoptArrays borrows both, so adoption transposes nothing and
 // holds no private memory: the pages are the source's (a mapped segment's,
@@ -82,19 +103,28 @@ struct CacheAlignedAllocator {
 
 class FlatIndex final : public VectorIndex {
  public:
+  // The dimension-major copy sparse queries read (above).
+  enum class ColumnCopy { kFloat, kInt8 };
+  // Candidates rescored per hit of an int8 column copy's sparse search.
+  static constexpr size_t kDefaultRescoreFactor = 2;
+
   // An empty index of `dim`-dimensional vectors with room reserved for
   // `expected_size` of them. REQUIRES: dim > 0 (MakeVectorIndex checks it).
-  explicit FlatIndex(size_t dim, size_t expected_size = 0);
+  explicit FlatIndex(size_t dim, size_t expected_size = 0,
+                     ColumnCopy columns = ColumnCopy::kFloat);
 
   // An index over `rows`, which it takes over (ids = row numbers).
   // InvalidArgument as Add() for a bad matrix (then `rows` is left as it
   // was). O(rows·d) for the dimension-major copy.
-  static Result<std::unique_ptr<FlatIndex>> FromMatrix(FloatMatrix&& rows);
+  static Result<std::unique_ptr<FlatIndex>> FromMatrix(FloatMatrix&& rows,
+                                                       ColumnCopy columns = ColumnCopy::kFloat);
 
   // Hands the index to `sink` as "<prefix>.dim" (uint64 scalar),
   // "<prefix>.rows" (Size()·d floats, row-major, random access: rows are
   // read by id) and "<prefix>.columns" (the same floats dimension-major,
-  // column d at d·Size(); each column read whole). InvalidArgument when a
+  // column d at d·Size(); each column read whole), or for an int8 copy
+  // "<prefix>.codes" (Size()·d int8, dimension-major) and "<prefix>.scales"
+  // (Size() floats) instead of the columns. InvalidArgument when a
   // name would exceed 31 bytes (`prefix` at most 23). O(1) beyond the
   // sink's copy, O(n·d) when Add() left the column copy with spare
   // capacity (compacted into a temporary first).
@@ -105,7 +135,8 @@ class FlatIndex final : public VectorIndex {
   // transpose): it searches exactly as the exported one, scores bit for
   // bit. Checks what a damaged or crafted file could make unsafe, Corruption
   // naming the array: 0 < d ≤ 2^20, the rows a whole number of vectors (at
-  // most kMaxVectors), the columns as many floats as the rows. The values
+  // most kMaxVectors), the columns (or codes) as many values as the rows,
+  // one scale per vector. The values
   // themselves are not read (that would be O(n·d) at every open): a file
   // whose checksummed bytes hold non-finite values or columns that differ
   // from its rows answers with what it holds. The caller checks Size() and
@@ -118,13 +149,15 @@ class FlatIndex final : public VectorIndex {
   // Add() copies them).
   bool borrowed() const { return adopted_; }
 
-  std::string Kind() const override { return "flat"; }
+  // "flat", or "flat-int8" for an int8 column copy.
+  std::string Kind() const override;
   size_t Dimension() const override { return dim_; }
   size_t Size() const override { return size_; }
-  size_t MemoryBytes() const override {
-    return (rows_.data.capacity() + columns_.capacity()) * 4 + adopted_rows_.bytes() +
-           adopted_columns_.bytes();
-  }
+  size_t MemoryBytes() const override;
+  ColumnCopy column_copy() const { return column_copy_; }
+  // True when every search is exact (a float column copy): ScoreAll is then
+  // what ranking every vector would give.
+  bool exact() const { return column_copy_ == ColumnCopy::kFloat; }
 
   // Appends rows (ids Size() .. Size()+rows.rows-1). All-or-nothing: a batch
   // with the wrong column count, a short data array or a non-finite value is
@@ -163,9 +196,17 @@ class FlatIndex final : public VectorIndex {
   size_t size_ = 0;
   std::vector<VectorHit> SearchSparse(const float* query, const VectorSearchParams& params,
                                       size_t k, VectorSearchStats* stats) const;
+  std::vector<VectorHit> SearchSparseInt8(const float* query, const VectorSearchParams& params,
+                                          size_t k, VectorSearchStats* stats) const;
+  // The exact scores of `hits` (from the rows), best k of them in
+  // VectorIndex order.
+  std::vector<VectorHit> Rescored(const float* query, std::vector<VectorHit> hits,
+                                  size_t k) const;
   const float* RowData() const { return adopted_ ? adopted_rows_.data() : rows_.data.data(); }
-  // Column d starts at ColumnData() + d·capacity_.
+  // Column d starts at ColumnData() + d·capacity_ (CodeData() for int8).
   const float* ColumnData() const { return adopted_ ? adopted_columns_.data() : columns_.data(); }
+  const int8_t* CodeData() const { return adopted_ ? adopted_codes_.data() : codes_.data(); }
+  const float* ScaleData() const { return adopted_ ? adopted_scales_.data() : scales_.data(); }
   // An adopted index's arrays copied into rows_ and columns_ (before Add).
   void CopyAdopted();
 
@@ -173,13 +214,20 @@ class FlatIndex final : public VectorIndex {
   // rebuilt on capacity growth.
   FloatMatrix rows_;
   void AppendColumns(const FloatMatrix& rows);
-  // Dimension-major copy: column d at columns_[d·capacity_], first size_ valid.
+  void AppendCodes(const FloatMatrix& rows);
+  ColumnCopy column_copy_ = ColumnCopy::kFloat;
+  // Dimension-major copy: column d at columns_[d·capacity_] (codes_ for
+  // int8, with scales_ per vector), first size_ valid.
   std::vector<float, vector_internal::CacheAlignedAllocator<float>> columns_;
+  std::vector<int8_t, vector_internal::CacheAlignedAllocator<int8_t>> codes_;
+  std::vector<float> scales_;
   size_t capacity_ = 0;
   // Adopted (adopted_): the rows and the columns (capacity_ == size_), borrowed.
   bool adopted_ = false;
   FlatArray<float> adopted_rows_;
   FlatArray<float> adopted_columns_;
+  FlatArray<int8_t> adopted_codes_;
+  FlatArray<float> adopted_scales_;
   // matrix() of an adopted index, made at its first call.
   struct MatrixCopy {
     std::once_flag once;

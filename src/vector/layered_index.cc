@@ -176,7 +176,7 @@ std::vector<VectorHit> LayeredIndex::SearchAppended(const float* query,
                                                     VectorSearchStats* stats) const {
   if (delta_ == nullptr) return {};
   const auto live = static_cast<uint32_t>(live_base());
-  if (dynamic_cast<const FlatIndex*>(base_.get()) != nullptr) {
+  if (const auto* flat = dynamic_cast<const FlatIndex*>(base_.get()); flat != nullptr && flat->exact()) {
     VectorSearchParams p = params;
     if (params.filter) {
       p.filter = [live, &params](uint32_t row) { return params.filter(live + row); };
@@ -185,9 +185,10 @@ std::vector<VectorHit> LayeredIndex::SearchAppended(const float* query,
     for (VectorHit& h : hits) h.id += live;
     return hits;
   }
-  // Scored with the kernel an HNSW index scores its nodes with (a flat
-  // index's sparse-query path sums in another order), so a hit's score is
-  // the one the base's kind gives.
+  // Scored with the kernel an HNSW index scores its nodes with and an int8
+  // flat index rescores its candidates with (a float flat index's
+  // sparse-query path sums in another order), so a hit's score is the one
+  // the base's kind gives.
   if (!vector_internal::AllFinite(query, Dimension())) return {};
   std::vector<const float*> rows;
   std::vector<uint32_t> ids;

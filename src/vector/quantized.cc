@@ -75,6 +75,10 @@ float DotInt8Scalar(const float* q, const int8_t* c, size_t n) {
   return (s0 + s1) + (s2 + s3);
 }
 
+void AxpyInt8Scalar(float a, const int8_t* c, float* y, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] += a * static_cast<float>(c[i]);
+}
+
 float DotHalfScalar(const float* q, const uint16_t* h, size_t n) {
   float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
   size_t i = 0;
@@ -117,6 +121,20 @@ FLOWRAG_QTARGET_AVX2 float DotInt8Avx2(const float* q, const int8_t* c, size_t n
   return s;
 }
 
+// 16 codes per step, as DotInt8Avx2; y updated in place.
+FLOWRAG_QTARGET_AVX2 void AxpyInt8Avx2(float a, const int8_t* c, float* y, size_t n) {
+  const __m256 va = _mm256_set1_ps(a);
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(c + i));
+    const __m256 lo = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b));
+    const __m256 hi = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(b, 8)));
+    _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, lo, _mm256_loadu_ps(y + i)));
+    _mm256_storeu_ps(y + i + 8, _mm256_fmadd_ps(va, hi, _mm256_loadu_ps(y + i + 8)));
+  }
+  for (; i < n; ++i) y[i] = std::fma(a, static_cast<float>(c[i]), y[i]);
+}
+
 FLOWRAG_QTARGET_F16C float DotHalfAvx2(const float* q, const uint16_t* h, size_t n) {
   __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
   size_t i = 0;
@@ -155,6 +173,19 @@ float DotInt8At(SimdLevel level, const float* q, const int8_t* codes, size_t n) 
 #endif
   (void)level;
   return DotInt8Scalar(q, codes, n);
+}
+
+void AxpyInt8At(SimdLevel level, float a, const int8_t* codes, float* y, size_t n) {
+#if FLOWRAG_QX86
+  if (level >= SimdLevel::kAvx2) return AxpyInt8Avx2(a, codes, y, n);
+#endif
+  (void)level;
+  AxpyInt8Scalar(a, codes, y, n);
+}
+
+void AxpyInt8(float a, const int8_t* codes, float* y, size_t n) {
+  static const SimdLevel level = DetectedSimdLevel();
+  AxpyInt8At(level, a, codes, y, n);
 }
 
 float DotHalfAt(SimdLevel level, const float* q, const uint16_t* halves, size_t n) {
@@ -238,22 +269,25 @@ int8_t RoundToCode(float v) {
 
 }  // namespace
 
+float vector_internal::EncodeInt8PerVector(const float* x, size_t n, int8_t* codes,
+                                           size_t stride) {
+  float max_abs = 0.0f;
+  for (size_t i = 0; i < n; ++i) max_abs = std::max(max_abs, std::fabs(x[i]));
+  if (max_abs == 0.0f) {
+    for (size_t i = 0; i < n; ++i) codes[i * stride] = 0;
+    return 0.0f;
+  }
+  const float inv = 127.0f / max_abs;
+  for (size_t i = 0; i < n; ++i) codes[i * stride] = RoundToCode(x[i] * inv);
+  return max_abs / 127.0f;
+}
+
 void QuantizedRows::EncodeRow(const float* x, size_t row) {
   switch (format_) {
-    case QuantizedFormat::kInt8PerVector: {
-      float max_abs = 0.0f;
-      for (size_t i = 0; i < cols_; ++i) max_abs = std::max(max_abs, std::fabs(x[i]));
-      int8_t* c = codes_.data() + row * cols_;
-      if (max_abs == 0.0f) {
-        scales_[row] = 0.0f;
-        std::fill(c, c + cols_, int8_t{0});
-        return;
-      }
-      scales_[row] = max_abs / 127.0f;
-      const float inv = 127.0f / max_abs;
-      for (size_t i = 0; i < cols_; ++i) c[i] = RoundToCode(x[i] * inv);
+    case QuantizedFormat::kInt8PerVector:
+      scales_[row] =
+          vector_internal::EncodeInt8PerVector(x, cols_, codes_.data() + row * cols_, 1);
       return;
-    }
     case QuantizedFormat::kInt8PerDimension: {
       int8_t* c = codes_.data() + row * cols_;
       for (size_t i = 0; i < cols_; ++i) {

@@ -2,8 +2,11 @@
 // scalar quantization and float16 storage, their dot products with a float
 // query, an exact scan over the codes (QuantizedFlatIndex) and a top-k over
 // the codes followed by exact rescoring with float vectors from a callback.
-// No consumer in the engine yet; bench/vector_quantization.cc measures them
-// against float32 on the benchmarks (bench/out/vector_quantization.md).
+// The engine's consumer is FlatIndex's int8 column copy (flat_index.h: the
+// passage index above hnsw_threshold passages for sparse queries), which
+// encodes with EncodeInt8PerVector and scores with AxpyInt8;
+// bench/vector_quantization.cc measures the rest against float32 on the
+// benchmarks (bench/out/vector_quantization.md).
 //
 // Representations (bytes per d-dimensional vector):
 //  - kInt8PerVector: x ≈ s·c, c ∈ [-127, 127]^d, s = max_i |x_i| / 127, one
@@ -64,11 +67,22 @@ namespace vector_internal {
 float DotInt8At(SimdLevel level, const float* q, const int8_t* codes, size_t n);
 // Σ_i q_i·half(h_i). AVX2 needs F16C too (HalfKernelsUseSimd()).
 float DotHalfAt(SimdLevel level, const float* q, const uint16_t* halves, size_t n);
+// y_i += a·c_i for i in [0, n), the codes converted to float exactly; one
+// FMA per element at AVX2 (a multiply and an add in portable code). O(n).
+void AxpyInt8At(SimdLevel level, float a, const int8_t* codes, float* y, size_t n);
 // At the process's level.
+void AxpyInt8(float a, const int8_t* codes, float* y, size_t n);
 float DotInt8(const float* q, const int8_t* codes, size_t n);
 float DotHalf(const float* q, const uint16_t* halves, size_t n);
 // True when DotHalf uses the AVX2+F16C kernel.
 bool HalfKernelsUseSimd();
+
+// kInt8PerVector's encoding of one vector x of n floats: returns the scale
+// s = max_i |x_i| / 127 (0 for the zero vector, whose codes are all 0) and
+// writes c_i = round(x_i / s) clamped to [-127, 127] to codes[i·stride], so a
+// caller can write a row (stride 1) or a column of a dimension-major array
+// (stride = its capacity). REQUIRES: x finite. O(n).
+float EncodeInt8PerVector(const float* x, size_t n, int8_t* codes, size_t stride);
 
 }  // namespace vector_internal
 

@@ -35,6 +35,9 @@ struct VectorSearchParams {
   size_t k = 10;
   // HNSW breadth of search (hnswlib `ef`); raised to k when smaller.
   size_t ef_search = 128;
+  // A FlatIndex with int8 columns: candidates rescored per hit of a sparse
+  // query (0: FlatIndex::kDefaultRescoreFactor).
+  size_t rescore = 0;
   // When set, only ids for which it returns true are eligible.
   std::function<bool(uint32_t)> filter;
   // Hits scoring below this are not returned (so fewer than k may come back).
@@ -48,7 +51,7 @@ struct VectorSearchStats {
 class VectorIndex {
  public:
   virtual ~VectorIndex() = default;
-  virtual std::string Kind() const = 0;  // "flat" or "hnsw"
+  virtual std::string Kind() const = 0;  // "flat", "flat-int8", "hnsw", "sparse"
   virtual size_t Dimension() const = 0;
   virtual size_t Size() const = 0;
   // Approximate bytes held by the index.
@@ -79,15 +82,24 @@ struct VectorIndexOptions {
   // (graph/snapshot.cc FoldedWhenEdited): the appended rows cost an exact
   // scan per query, the deleted ones a longer walk.
   size_t hnsw_fold_rows = 1024;
-  // "auto" (by threshold), "flat", "hnsw" or "sparse" (vector/sparse_index.h).
+  // "auto" (by threshold), "flat", "flat-int8" (a FlatIndex with an int8
+  // column copy, vector/flat_index.h), "hnsw" or "sparse"
+  // (vector/sparse_index.h).
   std::string kind = "auto";
+  // The queries are sparse (the built-in hashed embedder's: 10-15% of the
+  // dimensions non-zero): "auto" then chooses "flat-int8" instead of "hnsw"
+  // at hnsw_threshold vectors and more (flat_index.h says why and what it
+  // measured). False for a dense embedder's queries.
+  bool sparse_queries = false;
 };
 
 // Creates an empty index for `expected_size` vectors of `dim` dimensions:
-// kind "flat" → FlatIndex, "hnsw" → HnswIndex, "auto" → FlatIndex when
-// expected_size < hnsw_threshold, else HnswIndex (the choice is made once; an
-// auto flat index does not switch kinds as it grows). InvalidArgument when
-// dim == 0, the kind is unknown, or an HNSW option is out of range.
+// kind "flat" → FlatIndex, "flat-int8" → FlatIndex with int8 columns, "hnsw"
+// → HnswIndex, "auto" → FlatIndex when expected_size < hnsw_threshold, else
+// a FlatIndex with int8 columns for sparse_queries and HnswIndex otherwise
+// (the choice is made once; an auto flat index does not switch kinds as it
+// grows). InvalidArgument when dim == 0, the kind is unknown, or an HNSW
+// option is out of range.
 Result<std::unique_ptr<VectorIndex>> MakeVectorIndex(size_t dim, size_t expected_size,
                                                      const VectorIndexOptions& options);
 
@@ -95,6 +107,8 @@ Result<std::unique_ptr<VectorIndex>> MakeVectorIndex(size_t dim, size_t expected
 // (kind "hnsw", or "auto" at expected_size >= hnsw_threshold): how a caller
 // knows which kind of persisted index to look for before building one.
 bool ChoosesHnsw(const VectorIndexOptions& options, size_t expected_size);
+// True when it creates a FlatIndex with int8 columns.
+bool ChoosesInt8Columns(const VectorIndexOptions& options, size_t expected_size);
 
 // Dot product of two float arrays, vectorised (AVX2/AVX-512 when the CPU has them).
 float DotProduct(const float* a, const float* b, size_t n);
