@@ -44,7 +44,8 @@ class Engine:
 
     def __init__(self, db: PathLike, *, embedder: Any = None, chat: Any = None,
                  read_only: bool = False, hash_dimension: int = 1024,
-                 hnsw_threshold: int = 20000, writer_wait_ms: int = 3_600_000,
+                 hnsw_threshold: int = 20000, passage_ann: str = "auto",
+                 writer_wait_ms: int = 3_600_000,
                  follow_store: bool = False, language: str = "") -> None:
         where = "Engine()"
         if not isinstance(db, (str, os.PathLike)):
@@ -55,6 +56,8 @@ class Engine:
         o.read_only = ck.check_bool(where, "read_only", read_only)
         o.hash_dimension = ck.check_int(where, "hash_dimension", hash_dimension, 1)
         o.hnsw_threshold = ck.check_int(where, "hnsw_threshold", hnsw_threshold, 0)
+        # "auto", "hnsw" or "int8": the passage index above hnsw_threshold.
+        o.passage_ann = ck.check_str(where, "passage_ann", passage_ann)
         o.writer_wait_ms = ck.check_int(where, "writer_wait_ms", writer_wait_ms, 0)
         o.follow_store = ck.check_bool(where, "follow_store", follow_store)
         # "" = the store's, else "english-s"; "none" or a Snowball language (doc/text.md).

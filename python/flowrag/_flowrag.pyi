@@ -62,6 +62,7 @@ class EngineOptions:
     hash_dimension: int
     language: str
     hnsw_threshold: int
+    passage_ann: str
     read_only: bool
     writer_wait_ms: int
     follow_store: bool

@@ -53,6 +53,7 @@ void BindEngineOptions(py::module_& m) {
       .def_readwrite("hash_dimension", &EngineOptions::hash_dimension)
       .def_readwrite("language", &EngineOptions::language)
       .def_readwrite("hnsw_threshold", &EngineOptions::hnsw_threshold)
+      .def_readwrite("passage_ann", &EngineOptions::passage_ann)
       .def_readwrite("read_only", &EngineOptions::read_only)
       .def_readwrite("writer_wait_ms", &EngineOptions::writer_wait_ms)
       .def_readwrite("follow_store", &EngineOptions::follow_store)

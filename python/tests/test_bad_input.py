@@ -55,6 +55,16 @@ def test_unknown_methods_and_options(demo):
     assert demo.stats().documents == 36
 
 
+def test_an_unknown_passage_index_is_refused_at_open(store):
+    with pytest.raises(flowrag.InvalidArgument, match='passage_ann: expected "auto", "hnsw" or "int8"'):
+        flowrag.Engine(store, passage_ann="faiss")
+    with pytest.raises(TypeError, match="passage_ann must be str"):
+        flowrag.Engine(store, passage_ann=8)
+    with flowrag.Engine(store, passage_ann="int8", hnsw_threshold=1) as eng:
+        eng.index([DEMO])
+        assert eng.query("Who designed the Brannock lens?", method="dense").passages
+
+
 def test_bad_documents_name_the_document_and_store_nothing(store):
     with flowrag.Engine(store) as eng:
         good = {"id": "a", "text": "fine"}
