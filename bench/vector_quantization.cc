@@ -29,7 +29,9 @@
 //
 // Without --bench, the queries are the titles of 200 passages spread over
 // the store (recall@10 against float32 only); --flat opens the store with an
-// exact flat index whatever its size (no HNSW build at the open).
+// exact flat index whatever its size (no HNSW build at the open); --int8
+// with the int8 column index whatever its size (a writable open: it
+// writes the store's segment again; use a copy).
 //
 // A store whose passage index is approximate adds a row for that index as
 // queries search it (HNSW: at each --ef, default the queries' 128; int8
@@ -38,7 +40,7 @@
 // that row alone (no compressed copies: at 10^6 passages they need ~10 GiB
 // more).
 //
-// Usage: vector_quantization --db STORE [--bench DIR] [--project 1536] [--flat] [--ann-only]
+// Usage: vector_quantization --db STORE [--bench DIR] [--project 1536] [--flat | --int8] [--ann-only]
 //        [--ef 64,128,256] [--hnsw M,EF_CONSTRUCTION]
 // --hnsw measures an HNSW index built here from the stored vectors with
 // those parameters instead of the store's (single-threaded, as a snapshot
@@ -298,13 +300,18 @@ int Study(const std::string& label, FloatMatrix data, const FloatMatrix& queries
                  {"int8 per-vector + float rescoring r=4", dd + 4, rescored(4)}});
   }
   if (ann != nullptr && ann->Kind() == "flat-int8") {
-    for (size_t r : {1, 2, 4}) {
-      reps.push_back({ann_label + " (flat-int8, rescore " + std::to_string(r) + ")",
+    const std::pair<size_t, float> settings[] = {{1, 1.0f}, {2, 1.0f}, {4, 1.0f}, {2, 0.9f},
+                                                 {4, 0.9f}, {8, 0.9f}, {4, 0.8f}, {8, 0.8f}};
+    for (const auto& [r, mass] : settings) {
+      char name[96];
+      std::snprintf(name, sizeof name, " (flat-int8, rescore %zu, scan mass %.1f)", r, mass);
+      reps.push_back({ann_label + name,
                       static_cast<double>(ann->MemoryBytes()) / static_cast<double>(n),
-                      [ann, r](const float* q, size_t k) {
+                      [ann, r, mass](const float* q, size_t k) {
                         VectorSearchParams p;
                         p.k = k;
                         p.rescore = r;
+                        p.scan_mass = mass;
                         return ann->Search(q, p, nullptr);
                       }});
     }
@@ -376,7 +383,7 @@ FloatMatrix Project(const FloatMatrix& m, const FloatMatrix& r) {
 int Main(int argc, char** argv) {
   std::string db, bench;
   size_t project = 0, synthetic = 0, dim = 1024;
-  bool flat_open = false, ann_only = false;
+  bool flat_open = false, ann_only = false, int8_open = false;
   std::vector<size_t> ann_ef = {VectorSearchParams().ef_search};
   std::vector<size_t> rebuild;  // --hnsw M,EF_CONSTRUCTION
   for (int i = 1; i < argc; ++i) {
@@ -394,6 +401,8 @@ int Main(int argc, char** argv) {
       dim = std::stoul(next());
     } else if (a == "--flat") {
       flat_open = true;
+    } else if (a == "--int8") {
+      int8_open = true;
     } else if (a == "--ann-only") {
       ann_only = true;
     } else if (a == "--ef") {
@@ -421,6 +430,10 @@ int Main(int argc, char** argv) {
   }
   EngineOptions options;
   if (flat_open) options.hnsw_threshold = std::numeric_limits<size_t>::max();
+  if (int8_open) {  // the int8 index at any size (the open writes its segment)
+    options.hnsw_threshold = 1;
+    options.passage_ann = "int8";
+  }
   auto engine = Engine::Open(db, options);
   if (!engine.ok()) return Fail(engine.status().ToString());
   if (auto r = (*engine)->Refresh(); !r.ok()) return Fail(r.status().ToString());

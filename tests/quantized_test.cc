@@ -506,6 +506,7 @@ TEST(Int8ColumnsTest, SparseQueriesRankByRescoredCandidates) {
     }
     VectorSearchParams params;
     params.k = kK;
+    params.scan_mass = 1.0f;  // every column: the bound below holds
     VectorSearchStats stats;
     const std::vector<VectorHit> hits = index.Search(q, params, &stats);
     ASSERT_EQ(hits.size(), kK);
@@ -531,9 +532,52 @@ TEST(Int8ColumnsTest, SparseQueriesRankByRescoredCandidates) {
       for (size_t i = 0; i < kK; ++i) EXPECT_EQ(all[i].id, want[i]) << qi;
     }
   }
-  // Recall@10 against exact search, on these random vectors.
+  // Recall@10 against exact search, on these random vectors: every column,
+  // and the default share of them.
   EXPECT_GE(static_cast<double>(found) / (queries.rows * kK), 0.95);
-  (void)checked;
+  EXPECT_GT(checked, 0u);
+  size_t found_default = 0;
+  for (size_t qi = 0; qi < queries.rows; ++qi) {
+    const float* q = queries.row(qi);
+    std::vector<double> want_scores(kN);
+    for (size_t r = 0; r < kN; ++r) want_scores[r] = DotDouble(q, data.row(r), kD);
+    const auto want = ExactTopK(want_scores, kK);
+    VectorSearchParams params;
+    params.k = kK;
+    for (const VectorHit& h : index.Search(q, params, nullptr)) {
+      found_default += std::find(want.begin(), want.end(), h.id) != want.end();
+    }
+  }
+  EXPECT_GE(static_cast<double>(found_default) / (queries.rows * kK), 0.95);
+}
+
+// The scan reads the columns of the largest coordinates up to the share
+// asked for: a query whose one large coordinate carries most of its mass
+// ranks by that column alone at m = 0.5 (the rescoring still scores every
+// coordinate), and by all of them at m = 1.
+TEST(Int8ColumnsTest, TheScanReadsTheLargestCoordinatesFirst) {
+  constexpr size_t kD = 16;
+  FloatMatrix data(3, kD);
+  data.row(0)[0] = 1.0f;                          // the large coordinate only
+  data.row(1)[1] = 0.6f, data.row(1)[0] = 0.8f;   // both
+  data.row(2)[1] = 1.0f;                          // the small coordinate only
+  auto index = FlatIndex::FromMatrix(std::move(data), FlatIndex::ColumnCopy::kInt8);
+  ASSERT_TRUE(index.ok());
+  std::vector<float> q(kD, 0.0f);
+  q[0] = 0.6f;
+  q[1] = 0.8f * 0.5f;  // mass 1.0: column 0 alone holds 0.6
+  VectorSearchParams params;
+  params.k = 1;
+  params.rescore = 1;
+  params.scan_mass = 0.5f;
+  auto hits = (*index)->Search(q.data(), params, nullptr);
+  ASSERT_EQ(hits.size(), 1u);
+  EXPECT_EQ(hits[0].id, 0u);  // by column 0: 0.6 beats row 1's 0.48
+  params.scan_mass = 1.0f;
+  hits = (*index)->Search(q.data(), params, nullptr);
+  ASSERT_EQ(hits.size(), 1u);
+  EXPECT_EQ(hits[0].id, 1u);  // 0.48 + 0.24 = 0.72
+  EXPECT_NEAR(hits[0].score, 0.72f, 1e-6);
 }
 
 // A filter and min_score apply as VectorIndex says; dense queries and

@@ -1,6 +1,7 @@
 #include "vector/flat_index.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "vector/dot_product.h"
@@ -242,13 +243,31 @@ std::vector<VectorHit> FlatIndex::SearchSparse(const float* query, const VectorS
 std::vector<VectorHit> FlatIndex::SearchSparseInt8(const float* query,
                                                    const VectorSearchParams& params, size_t k,
                                                    VectorSearchStats* stats) const {
-  std::vector<const int8_t*> columns;
-  std::vector<float> weights;
+  std::vector<uint32_t> dims;
+  double mass = 0.0;
   for (size_t d = 0; d < dim_; ++d) {
     if (query[d] != 0.0f) {
-      columns.push_back(CodeData() + d * capacity_);
-      weights.push_back(query[d]);
+      dims.push_back(static_cast<uint32_t>(d));
+      mass += std::fabs(query[d]);
     }
+  }
+  const float scan_mass = params.scan_mass > 0.0f ? params.scan_mass : kDefaultScanMass;
+  if (scan_mass < 1.0f) {  // the largest |q_d| up to that share, then in column order
+    std::sort(dims.begin(), dims.end(), [query](uint32_t a, uint32_t b) {
+      return std::fabs(query[a]) != std::fabs(query[b]) ? std::fabs(query[a]) > std::fabs(query[b])
+                                                        : a < b;
+    });
+    double kept = 0.0;
+    size_t n = 0;
+    while (n < dims.size() && kept < scan_mass * mass) kept += std::fabs(query[dims[n++]]);
+    dims.resize(std::max<size_t>(n, 1));
+    std::sort(dims.begin(), dims.end());
+  }
+  std::vector<const int8_t*> columns;
+  std::vector<float> weights;
+  for (uint32_t d : dims) {
+    columns.push_back(CodeData() + size_t{d} * capacity_);
+    weights.push_back(query[d]);
   }
   const float* scales = ScaleData();
   const size_t candidates =

@@ -36,8 +36,12 @@ struct VectorSearchParams {
   // HNSW breadth of search (hnswlib `ef`); raised to k when smaller.
   size_t ef_search = 128;
   // A FlatIndex with int8 columns: candidates rescored per hit of a sparse
-  // query (0: FlatIndex::kDefaultRescoreFactor).
+  // query (0: FlatIndex::kDefaultRescoreFactor), and the share of the
+  // query's mass (Σ|q_d|) whose columns the candidate scan reads, largest
+  // |q_d| first (0: FlatIndex::kDefaultScanMass; 1: every non-zero; the
+  // rescoring reads them all).
   size_t rescore = 0;
+  float scan_mass = 0.0f;
   // When set, only ids for which it returns true are eligible.
   std::function<bool(uint32_t)> filter;
   // Hits scoring below this are not returned (so fewer than k may come back).
