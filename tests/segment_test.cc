@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <array>
 #include <cstdint>
 #include <cstdlib>
@@ -798,6 +799,48 @@ TEST_F(DamagedSegmentTest, ConcurrentFirstReadsVerifyOnceAndAgree) {
   }
   EXPECT_EQ(seen[0].size(), r.sections().size() - 1);
   EXPECT_EQ(Read<float>(r, "weights"), sample_.weights);
+}
+
+// VerifyAhead on one thread while another reads every section (an open's
+// adopter): the readers get what they get without it, a damaged wanted
+// section is still Corruption to its reader, a section it skips is
+// verified by its first read, and a stop set before it starts verifies
+// nothing it would not have.
+TEST_F(DamagedSegmentTest, VerifyingAheadChangesNoReadersResult) {
+  std::string bad = good_;
+  const SectionEntry streamed = EntryOf(good_, 13);
+  ASSERT_STREQ(streamed.name, "streamed");
+  bad[streamed.offset + 100] ^= 4;
+  for (const bool stop_first : {false, true}) {
+    for (const std::string skipped : {"", "streamed", "weights"}) {
+      SCOPED_TRACE(skipped + (stop_first ? " stopped" : ""));
+      auto reader = OpenBytes(bad);
+      ASSERT_TRUE(reader.ok());
+      const SegmentReader& r = **reader;
+      std::atomic<bool> stop{stop_first};
+      size_t asked = 0;
+      std::thread ahead([&] {
+        r.VerifyAhead(stop, [&](std::string_view name) {
+          ++asked;
+          return name != skipped;
+        });
+      });
+      size_t corrupt = 0;
+      for (const SectionInfo& s : r.sections()) {
+        auto bytes = r.SectionBytes(s.name);
+        if (!bytes.ok()) {
+          EXPECT_EQ(s.name, "streamed");
+          EXPECT_EQ(bytes.status().code(), StatusCode::kCorruption);
+          ++corrupt;
+        }
+      }
+      stop = true;
+      ahead.join();
+      EXPECT_EQ(corrupt, 1u);
+      if (stop_first) EXPECT_EQ(asked, 0u);
+      EXPECT_EQ(Read<float>(r, "weights"), sample_.weights);
+    }
+  }
 }
 
 // ---- block-granular verification (format version 2)

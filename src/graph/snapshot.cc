@@ -1,7 +1,9 @@
 #include "graph/snapshot.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
+#include <thread>
 #include <unordered_map>
 
 #include "common/array_io.h"
@@ -10,6 +12,7 @@
 #include "graph/graph_rows_update.h"
 #include "graph/snapshot_segment.h"
 #include "ingest/document.h"
+#include "segment/segment_arrays.h"
 #include "storage/store.h"
 #include "vector/flat_index.h"
 #include "vector/hnsw_index.h"
@@ -359,10 +362,41 @@ Result<bool> Snapshot::TryAdoptSegment(SnapshotSource& store, const SnapshotOpti
     return false;
   }
   Phases phase(&stats_);
+  // A second thread verifies the sections the open adopts ahead while this
+  // one reads the documents and then adopts them (each is verified once, by
+  // whichever thread reaches it first). Not the derived values' sections,
+  // adopted at their first use, nor the graph rows of a snapshot that
+  // persists nothing.
+  std::atomic<bool> adopting_done{false};
+  std::thread verifier;
+  if (const auto* source = dynamic_cast<const SegmentArraySource*>(segment.get())) {
+    auto wanted = [&options](std::string_view name) {
+      if (name == "rows") return options.persistable;
+      for (const PersistentDerived* p : options.derived) {
+        if (name.size() > p->name.size() && name.starts_with(p->name) &&
+            name[p->name.size()] == '.') {
+          return false;
+        }
+      }
+      return true;
+    };
+    verifier = std::thread([&reader = source->reader(), &adopting_done, wanted] {
+      reader.VerifyAhead(adopting_done, wanted);
+    });
+  }
+  auto stop_verifier = [&] {
+    adopting_done = true;
+    if (verifier.joinable()) verifier.join();
+  };
   auto text = std::make_shared<SnapshotText>();
-  FLOWRAG_RETURN_IF_ERROR(ReadDocuments(store, text.get(), passage_index));
+  Status read = ReadDocuments(store, text.get(), passage_index);
+  if (!read.ok()) {
+    stop_verifier();
+    return read;
+  }
   phase.Done("documents");
   Status adopted = AdoptSegment(*segment, options, std::move(text));
+  stop_verifier();
   if (!adopted.ok()) {
     text_.reset();
     graph_.reset();

@@ -418,4 +418,11 @@ Status SegmentReader::VerifyAll() const {
   return Status::Ok();
 }
 
+void SegmentReader::VerifyAhead(const std::atomic<bool>& stop,
+                                const std::function<bool(std::string_view name)>& wanted) const {
+  for (size_t i = 0; i < sections_.size() && !stop.load(std::memory_order_relaxed); ++i) {
+    if (wanted(sections_[i].name) && !Verified(i).ok()) return;
+  }
+}
+
 }  // namespace flowrag

@@ -85,6 +85,7 @@
 #define FLOWRAG_SEGMENT_SEGMENT_READER_H_
 
 #include <atomic>
+#include <functional>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -251,6 +252,14 @@ class SegmentReader {
   // Verifies every section's checksum (those not verified yet): OK, or the
   // first failure in file order. O(bytes of unverified sections).
   Status VerifyAll() const;
+  // Verifies the whole sections `wanted` accepts (by name), in file order,
+  // until `stop` is set or a section fails: a second thread running ahead
+  // of an open that adopts those sections (each section's result is kept,
+  // so the adopting thread finds the sections it reaches verified, or waits
+  // for the one being verified, and spends its time on its own checks).
+  // Failures are not returned: the reader of a section gets them.
+  void VerifyAhead(const std::atomic<bool>& stop,
+                   const std::function<bool(std::string_view name)>& wanted) const;
 
  private:
   SegmentReader(std::string path, const std::byte* base, size_t size);
