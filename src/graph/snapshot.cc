@@ -350,6 +350,67 @@ Status Snapshot::BuildAt(SnapshotSource& store, const SnapshotOptions& options, 
   return BuildGraph(store, options, use_parts, passage_index);
 }
 
+namespace {
+
+// Starts a thread that verifies ahead the sections of `segment` that an
+// open adopts (SegmentReader::VerifyAhead) until `stop` is set: not the
+// derived values' sections, adopted at their first use, nor the graph rows
+// of a snapshot that persists nothing. Not joinable for a source that is
+// no segment.
+std::thread VerifyAheadOf(const ArraySource& segment, const SnapshotOptions& options,
+                          const std::atomic<bool>& stop) {
+  const auto* source = dynamic_cast<const SegmentArraySource*>(&segment);
+  if (source == nullptr) return std::thread();
+  auto wanted = [&options](std::string_view name) {
+    if (name == "rows") return options.persistable;
+    for (const PersistentDerived* p : options.derived) {
+      if (name.size() > p->name.size() && name.starts_with(p->name) &&
+          name[p->name.size()] == '.') {
+        return false;
+      }
+    }
+    return true;
+  };
+  return std::thread([&reader = source->reader(), &stop, wanted] {
+    reader.VerifyAhead(stop, wanted);
+  });
+}
+
+}  // namespace
+
+// Three threads: one verifies the sections ahead (each is verified once,
+// by whichever thread reaches it first), one adopts the graph side, and
+// this one reads the documents from the store and adopts the text side.
+Status Snapshot::AdoptSegmentInParallel(SnapshotSource& store, const ArraySource& segment,
+                                        const SnapshotOptions& options,
+                                        std::unordered_map<int64_t, uint32_t>* passage_index,
+                                        Status* adopted) {
+  const Result<size_t> passages = AdoptableSegmentPassages(segment, options);
+  if (!passages.ok()) {
+    *adopted = passages.status();
+    return Status::Ok();
+  }
+  const auto start = Clock::now();
+  std::atomic<bool> adopted_all{false};
+  std::thread verifier = VerifyAheadOf(segment, options, adopted_all);
+  Status graph_adopted;
+  std::thread graph([&] { graph_adopted = AdoptSegmentGraph(segment, options, *passages); });
+  auto text = std::make_shared<SnapshotText>();
+  const Status read = ReadDocuments(store, text.get(), passage_index);
+  stats_.phase_seconds["documents"] = SecondsSince(start);
+  if (read.ok() && text->passages.size() != *passages) {
+    *adopted = Status::Corruption("segment of " + std::to_string(*passages) +
+                                  " passages, store has " + std::to_string(text->passages.size()));
+  } else if (read.ok()) {
+    *adopted = AdoptSegmentText(segment, options, std::move(text));
+  }
+  graph.join();
+  adopted_all = true;
+  if (verifier.joinable()) verifier.join();
+  if (adopted->ok()) *adopted = graph_adopted;
+  return read;
+}
+
 Result<bool> Snapshot::TryAdoptSegment(SnapshotSource& store, const SnapshotOptions& options,
                                        std::unordered_map<int64_t, uint32_t>* passage_index) {
   const std::string dir = store.SegmentDirectory();
@@ -362,41 +423,8 @@ Result<bool> Snapshot::TryAdoptSegment(SnapshotSource& store, const SnapshotOpti
     return false;
   }
   Phases phase(&stats_);
-  // A second thread verifies the sections the open adopts ahead while this
-  // one reads the documents and then adopts them (each is verified once, by
-  // whichever thread reaches it first). Not the derived values' sections,
-  // adopted at their first use, nor the graph rows of a snapshot that
-  // persists nothing.
-  std::atomic<bool> adopting_done{false};
-  std::thread verifier;
-  if (const auto* source = dynamic_cast<const SegmentArraySource*>(segment.get())) {
-    auto wanted = [&options](std::string_view name) {
-      if (name == "rows") return options.persistable;
-      for (const PersistentDerived* p : options.derived) {
-        if (name.size() > p->name.size() && name.starts_with(p->name) &&
-            name[p->name.size()] == '.') {
-          return false;
-        }
-      }
-      return true;
-    };
-    verifier = std::thread([&reader = source->reader(), &adopting_done, wanted] {
-      reader.VerifyAhead(adopting_done, wanted);
-    });
-  }
-  auto stop_verifier = [&] {
-    adopting_done = true;
-    if (verifier.joinable()) verifier.join();
-  };
-  auto text = std::make_shared<SnapshotText>();
-  Status read = ReadDocuments(store, text.get(), passage_index);
-  if (!read.ok()) {
-    stop_verifier();
-    return read;
-  }
-  phase.Done("documents");
-  Status adopted = AdoptSegment(*segment, options, std::move(text));
-  stop_verifier();
+  Status adopted;
+  FLOWRAG_RETURN_IF_ERROR(AdoptSegmentInParallel(store, *segment, options, passage_index, &adopted));
   if (!adopted.ok()) {
     text_.reset();
     graph_.reset();

@@ -298,8 +298,27 @@ class Snapshot {
   // is none or it cannot be adopted (graph/snapshot_segment.cc).
   Result<bool> TryAdoptSegment(SnapshotSource& store, const SnapshotOptions& options,
                                std::unordered_map<int64_t, uint32_t>* passage_index);
-  Status AdoptSegment(const ArraySource& segment, const SnapshotOptions& options,
-                      std::shared_ptr<SnapshotText> text);
+  // The segment adopted (AdoptSegmentText and AdoptSegmentGraph on two
+  // threads, a third verifying its sections ahead) while the documents are
+  // read from `store`: the store's error, else OK with the adoption's
+  // outcome in `adopted`.
+  Status AdoptSegmentInParallel(SnapshotSource& store, const ArraySource& segment,
+                                const SnapshotOptions& options,
+                                std::unordered_map<int64_t, uint32_t>* passage_index,
+                                Status* adopted);
+  // The passages of a segment this snapshot's keys and format can adopt:
+  // FailedPrecondition when it is stale, Corruption when damaged.
+  Result<size_t> AdoptableSegmentPassages(const ArraySource& segment,
+                                          const SnapshotOptions& options) const;
+  // The segment's text side (BM25, the passage index) over `text`'s
+  // passages, then text_ = text; and its graph side (graph vectors, the
+  // knowledge graph, the graph rows) over `num_passages` into graph_ and
+  // graph_rows_. Independent of each other: the open runs them on two
+  // threads.
+  Status AdoptSegmentText(const ArraySource& segment, const SnapshotOptions& options,
+                          std::shared_ptr<SnapshotText> text);
+  Status AdoptSegmentGraph(const ArraySource& segment, const SnapshotOptions& options,
+                           size_t num_passages);
   Status ReadText(SnapshotSource& store, const SnapshotOptions& options, bool use_parts,
                   std::unordered_map<int64_t, uint32_t>* passage_index);
   Status BuildGraph(SnapshotSource& store, const SnapshotOptions& options, bool use_parts,

@@ -152,22 +152,24 @@ Status Snapshot::ExportSegment(ArraySink& sink) const {
   return Status::Ok();
 }
 
-Status Snapshot::AdoptSegment(const ArraySource& segment, const SnapshotOptions& options,
-                              std::shared_ptr<SnapshotText> text) {
-  const size_t P = text->passages.size();
+Result<size_t> Snapshot::AdoptableSegmentPassages(const ArraySource& segment,
+                                                  const SnapshotOptions& options) const {
   FLOWRAG_ASSIGN_OR_RETURN(int64_t format, segment.GetScalar<int64_t>("snap.format"));
   FLOWRAG_ASSIGN_OR_RETURN(int64_t passages, segment.GetScalar<int64_t>("snap.passages"));
   if (format != kSnapshotSegmentFormat) {
     return Status::FailedPrecondition("segment format " + std::to_string(format));
   }
-  if (passages != static_cast<int64_t>(P)) {
-    return Status::Corruption("segment of " + std::to_string(passages) + " passages, store has " +
-                              std::to_string(P));
-  }
+  if (passages < 0) return Status::Corruption("segment of " + std::to_string(passages) + " passages");
   for (const auto& [name, key] : KeysFor(embedder_.get(), dense_model_, options.language)) {
     FLOWRAG_ASSIGN_OR_RETURN(std::string stored, GetString(segment, name));
     if (stored != key) return Status::FailedPrecondition("segment is stale (" + name + ")");
   }
+  return static_cast<size_t>(passages);
+}
+
+Status Snapshot::AdoptSegmentText(const ArraySource& segment, const SnapshotOptions& options,
+                                  std::shared_ptr<SnapshotText> text) {
+  const size_t P = text->passages.size();
   TokenizerOptions tokenizer;
   tokenizer.language = options.language;
   FLOWRAG_ASSIGN_OR_RETURN(Bm25Index bm25, Bm25Index::AdoptArrays(segment, P, tokenizer));
@@ -211,7 +213,12 @@ Status Snapshot::AdoptSegment(const ArraySource& segment, const SnapshotOptions&
   }
   stats_.passages_without_vectors = text->passages_without_vectors;
   text_ = std::move(text);
+  return Status::Ok();
+}
 
+Status Snapshot::AdoptSegmentGraph(const ArraySource& segment, const SnapshotOptions& options,
+                                   size_t num_passages) {
+  const size_t P = num_passages;
   if (segment.Has("kg.format")) {
     FLOWRAG_ASSIGN_OR_RETURN(GraphVectors vectors, AdoptGraphVectors(segment, "gv"));
     FLOWRAG_ASSIGN_OR_RETURN(
