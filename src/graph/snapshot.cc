@@ -198,8 +198,8 @@ std::vector<uint32_t> KeptRows(const std::vector<bool>& removed) {
   return map;
 }
 
-// The vectors an HNSW index (any kind) holds, as the matrix they were
-// added from.
+// The vectors an index that holds them (HoldsVectors) holds, as the matrix
+// they were added from.
 FloatMatrix VectorsOf(const VectorIndex& index) {
   if (const auto* layered = dynamic_cast<const LayeredIndex*>(&index)) return layered->Vectors();
   FloatMatrix m(index.Size(), index.Dimension());
@@ -282,7 +282,7 @@ Result<std::shared_ptr<const VectorIndex>> ExtendedDenseIndex(
   FloatMatrix vectors;
   if (const auto* flat = dynamic_cast<const FlatIndex*>(old.get())) {
     vectors = flat->matrix();
-  } else if (IsHnsw(old.get())) {
+  } else if (old != nullptr && HoldsVectors(*old)) {  // HNSW, or layered edits
     vectors = VectorsOf(*old);
   }
   FLOWRAG_RETURN_IF_ERROR(
