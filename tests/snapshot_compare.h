@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -113,6 +114,18 @@ inline void ExpectSameIndex(const VectorIndex* a, const VectorIndex* b, const st
     ExpectSameArray(sa->offsets(), sb->offsets(), what + " offsets");
     ExpectSameArray(sa->deltas(), sb->deltas(), what + " deltas");
     ExpectSameArray(sa->values(), sb->values(), what + " values");
+  } else if (a->Kind() == "flat-int8") {
+    // Built, adopted or with layered edits: the same vectors in the same
+    // order (the codes are a function of them).
+    for (uint32_t i = 0; i < a->Size() && i < b->Size(); ++i) {
+      const float* x = StoredVector(*a, i);
+      const float* y = StoredVector(*b, i);
+      ASSERT_TRUE(x != nullptr && y != nullptr) << what;
+      if (!std::equal(x, x + a->Dimension(), y)) {
+        ADD_FAILURE() << what << ": vector " << i << " differs";
+        return;
+      }
+    }
   } else if (const auto* fa = dynamic_cast<const FlatIndex*>(a)) {
     ExpectSameArray(fa->matrix().data, dynamic_cast<const FlatIndex*>(b)->matrix().data, what);
   } else if (a->Kind() == "hnsw") {

@@ -212,6 +212,10 @@ class SnapshotPersistTest : public ::testing::Test {
   void ExpectInsertAndDeleteKeepPartsCurrent(const std::string& path,
                                              const std::vector<const char*>& parts,
                                              size_t hnsw_threshold, const char* kind);
+  // Appends cross the threshold (a flat index becomes `large`, then takes
+  // the second append in place) and removals cross it back; each step's
+  // snapshot equals a build, and its parts load.
+  void ExpectAppendAndRemoveFollowTheThreshold(bool sparse_queries, const std::string& large);
 
   static TempDir* dir_;
   TempDir local_;
@@ -977,9 +981,11 @@ void StoreDocument(OpenStore& s, const std::string& id, uint64_t content_hash) {
 // threshold on (built from all vectors when an append crosses it, copied and
 // extended after), flat again below it; each persists as the part of its
 // kind.
-TEST_F(SnapshotPersistTest, AppendAndRemoveFollowTheHnswThreshold) {
+void SnapshotPersistTest::ExpectAppendAndRemoveFollowTheThreshold(bool sparse_queries,
+                                                                  const std::string& large) {
   const std::string path = CopyOfDemo();
   OpenStore s(path, /*read_only=*/false);
+  s.sparse_queries = sparse_queries;
   s.hnsw_threshold = s.Build(false)->num_passages() + 1;
   SnapshotOptions so = s.Options(true);
   so.persistable = true;
@@ -987,7 +993,7 @@ TEST_F(SnapshotPersistTest, AppendAndRemoveFollowTheHnswThreshold) {
   ASSERT_TRUE(flat.ok());
   ASSERT_EQ((*flat)->dense()->Kind(), "flat");
   std::shared_ptr<const Snapshot> current = *flat;
-  auto expect_as_built = [&](const char* kind) {
+  auto expect_as_built = [&](const std::string& kind) {
     EXPECT_EQ(current->dense()->Kind(), kind);
     EXPECT_EQ(current->generation(), s.store->Generation().value());
     auto rebuilt = s.Build(false);
@@ -1001,11 +1007,11 @@ TEST_F(SnapshotPersistTest, AppendAndRemoveFollowTheHnswThreshold) {
     SnapshotBuildStats stats;
     auto loaded = s.Build(true, &stats);
     ASSERT_TRUE(loaded);
-    const char* part = std::string(kind) == "hnsw" ? kPassageHnswPart : kPassageVectorsPart;
+    const char* part = kind == "hnsw" ? kPassageHnswPart : kPassageVectorsPart;
     EXPECT_EQ(stats.parts[part], PartState::kLoaded) << part;
     ExpectSameSnapshot(*loaded, *rebuilt);
   };
-  const char* kinds[] = {"hnsw", "hnsw"};
+  const std::string kinds[] = {large, large};
   for (int i = 0; i < 2; ++i) {
     SCOPED_TRACE("append " + std::to_string(i));
     StoreDocument(s, "crossing-" + std::to_string(i), 200 + i);
@@ -1014,7 +1020,7 @@ TEST_F(SnapshotPersistTest, AppendAndRemoveFollowTheHnswThreshold) {
     current = *appended;
     expect_as_built(kinds[i]);
   }
-  const char* after_removal[] = {"hnsw", "flat"};
+  const std::string after_removal[] = {large, "flat"};
   for (int i = 0; i < 2; ++i) {
     SCOPED_TRACE("remove " + std::to_string(i));
     const std::string id = "crossing-" + std::to_string(1 - i);
@@ -1024,6 +1030,17 @@ TEST_F(SnapshotPersistTest, AppendAndRemoveFollowTheHnswThreshold) {
     current = *removed;
     expect_as_built(after_removal[i]);
   }
+}
+
+TEST_F(SnapshotPersistTest, AppendAndRemoveFollowTheHnswThreshold) {
+  ExpectAppendAndRemoveFollowTheThreshold(/*sparse_queries=*/false, "hnsw");
+}
+
+// The same with the int8 column index the built-in embedder gets above the
+// threshold: layered edits while it stays one, its vectors persisted as the
+// passage_vectors part (a build encodes them again).
+TEST_F(SnapshotPersistTest, AppendAndRemoveFollowTheInt8Threshold) {
+  ExpectAppendAndRemoveFollowTheThreshold(/*sparse_queries=*/true, "flat-int8");
 }
 
 // An HNSW index edited by an append or a remove keeps its graph (a

@@ -863,6 +863,12 @@ Result<size_t> Snapshot::PersistParts(SnapshotSource& store) const {
                            }));
   if (!ok) return written;
   const FloatMatrix* vectors = PassageVectors();
+  FloatMatrix held;  // a borrowed or edited flat index's vectors, as a build holds them
+  if (vectors == nullptr && persist_passages_ && text_->dense != nullptr &&
+      !IsHnsw(text_->dense.get()) && HoldsVectors(*text_->dense)) {
+    held = VectorsOf(*text_->dense);
+    vectors = &held;
+  }
   if (vectors == nullptr) persist_passages_ = false;
   FLOWRAG_ASSIGN_OR_RETURN(ok, write(&persist_passages_, [&] {
                              return WritePassageVectorsPart(store, generation, dense_model_,
