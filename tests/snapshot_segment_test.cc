@@ -344,6 +344,40 @@ TEST_F(SnapshotSegmentTest, AnInt8IndexIsSearchedInPlaceFromTheSegment) {
   });
 }
 
+// A segment written with an HNSW passage index (before the built-in
+// embedder's stores moved to int8 columns) is stale for an open that
+// chooses int8 (not damaged), built again by the next writable open, and
+// adopted after.
+TEST_F(SnapshotSegmentTest, AnHnswSegmentIsStaleForTheInt8IndexAndWrittenAgain) {
+  constexpr size_t kThreshold = 10;
+  const std::string path = local_.File("kinds.db");
+  EngineOptions eo;
+  eo.hnsw_threshold = kThreshold;
+  eo.passage_ann = "hnsw";
+  {
+    auto engine = Engine::Open(path, eo);
+    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+    ASSERT_TRUE((*engine)->Index({kDemo}).ok());
+  }
+  auto adopted_state = [&] {
+    OpenStore s(path, /*read_only=*/true, kThreshold);
+    s.sparse_queries = true;
+    SnapshotBuildStats stats;
+    auto snap = Build(s, /*use_parts=*/true, &stats);
+    EXPECT_NE(snap, nullptr);
+    if (snap != nullptr) EXPECT_EQ(snap->dense()->Kind(), "flat-int8");
+    return stats.parts[kSnapshotSegmentKind];
+  };
+  EXPECT_EQ(adopted_state(), PartState::kStale);
+  eo.passage_ann = "auto";
+  {
+    auto engine = Engine::Open(path, eo);
+    ASSERT_TRUE(engine.ok());
+    ASSERT_TRUE((*engine)->Compact().ok());
+  }
+  EXPECT_EQ(adopted_state(), PartState::kLoaded);
+}
+
 TEST_F(SnapshotSegmentTest, AStoreWithPartsMigratesToASegmentOnCompact) {
   const std::string path = local_.File("parts.db");
   setenv("FLOWRAG_SNAPSHOT_SEGMENTS", "off", 1);

@@ -183,7 +183,13 @@ Status Snapshot::AdoptSegmentText(const ArraySource& segment, const SnapshotOpti
     // The index searched in place over the segment's arrays, with the
     // deletes and appended rows of the writes since it was built.
     std::shared_ptr<const VectorIndex> dense;
-    if (ChoosesHnsw(options.vector, P)) {
+    // A segment of another kind (written before the kind the options
+    // choose changed: HNSW before the int8 columns) is stale, not damaged.
+    const bool hnsw = ChoosesHnsw(options.vector, P);
+    if (!(hnsw ? HnswIndex::HasArrays(segment, "dense") : FlatIndex::HasArrays(segment, "dense"))) {
+      return Status::FailedPrecondition("segment is stale (dense index kind)");
+    }
+    if (hnsw) {
       FLOWRAG_ASSIGN_OR_RETURN(std::shared_ptr<const HnswArraysIndex> base,
                                HnswIndex::AdoptArrays(segment, "dense"));
       if (base->m() != options.vector.hnsw_m ||
