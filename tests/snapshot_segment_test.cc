@@ -321,6 +321,13 @@ TEST_F(SnapshotSegmentTest, AnInt8IndexIsSearchedInPlaceFromTheSegment) {
   eo.hnsw_threshold = kThreshold;
   IndexInsertAndDelete(path, eo, [&](const std::string& step) {
     SCOPED_TRACE(step);
+    {
+      auto engine = Engine::Open(path, eo);
+      ASSERT_TRUE(engine.ok());
+      auto stats = (*engine)->Stats();
+      ASSERT_TRUE(stats.ok());
+      EXPECT_EQ(stats->passage_index, "flat-int8");
+    }
     OpenStore s(path, /*read_only=*/true, kThreshold);
     s.sparse_queries = true;
     SnapshotBuildStats stats;

@@ -13,7 +13,7 @@
 //     "cache_hits", "prompt_tokens", "completion_tokens", "cost_usd"},
 //     "warnings", "time_ms", "retrieval": RetrievalResult}
 //   StoreStats: {"path", "format_version", "documents", "passages",
-//     "embeddings", "embedding_models", "dense_model",
+//     "embeddings", "embedding_models", "dense_model", "passage_index",
 //     "passages_missing_embeddings", "index_runs", "file_bytes", "graph":
 //     {"nodes", "edges", "isolated_ratio", "average_degree", "degree": {"min",
 //     "median", "p90", "p99", "max"}, "extracted_passages", "failed_passages",

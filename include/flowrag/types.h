@@ -295,6 +295,9 @@ struct StoreStats {
   int64_t file_bytes = 0;
   int64_t index_runs = 0;
   std::string dense_model;   // the model passages are embedded with
+  // The current snapshot's passage index: "flat" (exact), "flat-int8" (an
+  // int8 scan rescored exactly), "hnsw", or "" (no dense index).
+  std::string passage_index;
   int64_t passages_missing_embeddings = 0;
   // The last failure to write the snapshot's parts (a cache of the store:
   // reads are unaffected, the next open rebuilds what is missing); "" when

@@ -305,6 +305,7 @@ class StoreStats(_Result):
     file_bytes: int
     index_runs: int
     dense_model: str
+    passage_index: str
     passages_missing_embeddings: int
     snapshot_parts_error: str  # last failure to write the snapshot parts, "" if none
     graph: GraphStats

@@ -202,6 +202,7 @@ void BindStats(py::module_& m) {
       .field("file_bytes", &StoreStats::file_bytes)
       .field("index_runs", &StoreStats::index_runs)
       .field("dense_model", &StoreStats::dense_model)
+      .field("passage_index", &StoreStats::passage_index)
       .field("passages_missing_embeddings", &StoreStats::passages_missing_embeddings)
       .field("snapshot_parts_error", &StoreStats::snapshot_parts_error)
       .field("graph", &StoreStats::graph)

@@ -62,6 +62,7 @@ def test_an_unknown_passage_index_is_refused_at_open(store):
         flowrag.Engine(store, passage_ann=8)
     with flowrag.Engine(store, passage_ann="int8", hnsw_threshold=1) as eng:
         eng.index([DEMO])
+        assert eng.stats().passage_index == "flat-int8"
         assert eng.query("Who designed the Brannock lens?", method="dense").passages
 
 

@@ -37,6 +37,8 @@ Result<StoreStats> EngineImpl::Stats() const {
   s.graph.llm_completion_tokens = g.llm_completion_tokens;
   if (persister_ != nullptr) s.snapshot_parts_error = persister_->LastError();
   FLOWRAG_ASSIGN_OR_RETURN(auto current, session());
+  const VectorIndex* passages = current->snapshot()->dense();
+  s.passage_index = passages != nullptr ? passages->Kind() : "";
   current->FillGraphStats(&s.graph);
   FLOWRAG_RETURN_IF_ERROR(FillSegmentStats(*current->snapshot(), &s.segments));
   FLOWRAG_RETURN_IF_ERROR(FillSchemaStats(&s));

@@ -145,6 +145,7 @@ nlohmann::json StoreStatsJson(const StoreStats& s) {
           {"embeddings", s.embeddings},
           {"embedding_models", s.embedding_models},
           {"dense_model", s.dense_model},
+          {"passage_index", s.passage_index},
           {"passages_missing_embeddings", s.passages_missing_embeddings},
           {"snapshot_parts_error", s.snapshot_parts_error},
           {"index_runs", s.index_runs},

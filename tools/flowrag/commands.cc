@@ -327,6 +327,7 @@ Status RunStats(const StatsArgs& args) {
                 static_cast<long long>(s.embeddings), static_cast<long long>(s.embedding_models),
                 static_cast<long long>(s.passages_missing_embeddings));
     std::printf("dense model      %s\n", s.dense_model.c_str());
+    if (!s.passage_index.empty()) std::printf("passage index    %s\n", s.passage_index.c_str());
     if (!s.snapshot_parts_error.empty()) {
       std::printf("snapshot parts   not written: %s\n", s.snapshot_parts_error.c_str());
     }
