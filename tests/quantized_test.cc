@@ -607,6 +607,15 @@ TEST(Int8ColumnsTest, FilterMinScoreDenseQueriesAndScoreAll) {
     EXPECT_EQ(a[i].id, b[i].id);
     EXPECT_EQ(a[i].score, b[i].score);
   }
+  // A zero query: every score 0, ties by ascending id, as the float index.
+  const std::vector<float> zero(kD, 0.0f);
+  const auto z = (*index)->Search(zero.data(), plain, nullptr);
+  const auto zf = (*exact)->Search(zero.data(), plain, nullptr);
+  ASSERT_EQ(z.size(), zf.size());
+  for (size_t i = 0; i < z.size(); ++i) {
+    EXPECT_EQ(z[i].id, zf[i].id);
+    EXPECT_EQ(z[i].score, 0.0f);
+  }
   std::vector<float> all(kN);
   (*index)->ScoreAll(sparse.row(0), all);
   for (size_t r = 0; r < kN; ++r) EXPECT_NEAR(all[r], DotDouble(sparse.row(0), data.row(r), kD), 1e-5);

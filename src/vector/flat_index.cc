@@ -260,7 +260,7 @@ std::vector<VectorHit> FlatIndex::SearchSparseInt8(const float* query,
     double kept = 0.0;
     size_t n = 0;
     while (n < dims.size() && kept < scan_mass * mass) kept += std::fabs(query[dims[n++]]);
-    dims.resize(std::max<size_t>(n, 1));
+    dims.resize(n);
     std::sort(dims.begin(), dims.end());
   }
   std::vector<const int8_t*> columns;
