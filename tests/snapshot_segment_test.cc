@@ -130,6 +130,26 @@ class SnapshotSegmentTest : public ::testing::Test {
     return snap.ok() ? std::move(snap).value() : nullptr;
   }
 
+  // A snapshot of `s` built from its rows and one adopted from its segment
+  // (which must load), and the adopted passage index in place: the index
+  // itself after "indexed", the base the later writes' edits are layered
+  // over after an insert or a delete. *in_place stays null on a failure.
+  void BuildFromRowsAndSegment(OpenStore& s, const std::string& step,
+                               std::shared_ptr<const Snapshot>* rows,
+                               std::shared_ptr<const Snapshot>* adopted,
+                               const VectorIndex** in_place) {
+    SnapshotBuildStats stats;
+    *rows = Build(s, /*use_parts=*/false, nullptr);
+    *adopted = Build(s, /*use_parts=*/true, &stats);
+    ASSERT_NE(*rows, nullptr);
+    ASSERT_NE(*adopted, nullptr);
+    EXPECT_EQ(stats.parts[kSnapshotSegmentKind], PartState::kLoaded);
+    const VectorIndex* dense = (*adopted)->dense();
+    const auto* layered = dynamic_cast<const LayeredIndex*>(dense);
+    EXPECT_EQ(layered != nullptr, step != "indexed");
+    *in_place = layered != nullptr ? &layered->base() : dense;
+  }
+
   static TempDir* dir_;
   TempDir local_;
 };
@@ -289,20 +309,12 @@ TEST_F(SnapshotSegmentTest, AnHnswIndexIsSearchedInPlaceFromTheSegment) {
   IndexInsertAndDelete(path, eo, [&](const std::string& step) {
     SCOPED_TRACE(step);
     OpenStore s(path, /*read_only=*/true, kThreshold);
-    SnapshotBuildStats stats;
-    auto rows = Build(s, /*use_parts=*/false, nullptr);
-    auto adopted = Build(s, /*use_parts=*/true, &stats);
-    ASSERT_NE(rows, nullptr);
-    ASSERT_NE(adopted, nullptr);
-    EXPECT_EQ(stats.parts[kSnapshotSegmentKind], PartState::kLoaded);
+    std::shared_ptr<const Snapshot> rows, adopted;
+    const VectorIndex* in_place = nullptr;
+    BuildFromRowsAndSegment(s, step, &rows, &adopted, &in_place);
+    ASSERT_NE(in_place, nullptr);
     ASSERT_NE(adopted->segment(), nullptr);
     EXPECT_NE(dynamic_cast<const HnswIndex*>(rows->dense()), nullptr);
-    // In place, with the rows inserted and deleted since it was built
-    // layered over it (each write extended the segment it opened).
-    const VectorIndex* in_place = adopted->dense();
-    const auto* layered = dynamic_cast<const LayeredIndex*>(in_place);
-    EXPECT_EQ(layered != nullptr, step != "indexed");
-    if (layered != nullptr) in_place = &layered->base();
     EXPECT_NE(dynamic_cast<const HnswArraysIndex*>(in_place), nullptr);
     ExpectSameSnapshot(*rows, *adopted);
     ExpectSameAnswers(*rows, *adopted);
@@ -330,19 +342,13 @@ TEST_F(SnapshotSegmentTest, AnInt8IndexIsSearchedInPlaceFromTheSegment) {
     }
     OpenStore s(path, /*read_only=*/true, kThreshold);
     s.sparse_queries = true;
-    SnapshotBuildStats stats;
-    auto rows = Build(s, /*use_parts=*/false, nullptr);
-    auto adopted = Build(s, /*use_parts=*/true, &stats);
-    ASSERT_NE(rows, nullptr);
-    ASSERT_NE(adopted, nullptr);
-    EXPECT_EQ(stats.parts[kSnapshotSegmentKind], PartState::kLoaded);
+    std::shared_ptr<const Snapshot> rows, adopted;
+    const VectorIndex* in_place = nullptr;
+    BuildFromRowsAndSegment(s, step, &rows, &adopted, &in_place);
+    ASSERT_NE(in_place, nullptr);
     const auto* built = dynamic_cast<const FlatIndex*>(rows->dense());
     ASSERT_NE(built, nullptr);
     EXPECT_EQ(built->column_copy(), FlatIndex::ColumnCopy::kInt8);
-    const VectorIndex* in_place = adopted->dense();
-    const auto* layered = dynamic_cast<const LayeredIndex*>(in_place);
-    EXPECT_EQ(layered != nullptr, step != "indexed");
-    if (layered != nullptr) in_place = &layered->base();
     const auto* flat = dynamic_cast<const FlatIndex*>(in_place);
     ASSERT_NE(flat, nullptr);
     EXPECT_TRUE(flat->borrowed());

@@ -139,29 +139,31 @@ Result<ArrayNames> NamesFor(std::string_view prefix) {
 
 }  // namespace
 
+namespace {
+
+// A dimension-major copy of `dim` columns, `size` values each, column d at
+// data + d·capacity, handed to `sink` as `name` without the spare capacity
+// (compacted into a temporary when there is some).
+template <class T>
+Status PutColumns(ArraySink& sink, const std::string& name, const T* data, size_t dim, size_t size,
+                  size_t capacity) {
+  if (capacity == size) return sink.Put<T>(name, std::span<const T>(data, size * dim));
+  std::vector<T> compact(size * dim);  // column d at d·size
+  for (size_t d = 0; d < dim; ++d) std::copy_n(data + d * capacity, size, compact.data() + d * size);
+  return sink.Put<T>(name, std::span<const T>(compact));
+}
+
+}  // namespace
+
 Status FlatIndex::ExportArrays(ArraySink& sink, std::string_view prefix) const {
   FLOWRAG_ASSIGN_OR_RETURN(const ArrayNames names, NamesFor(prefix));
   FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<uint64_t>(names.dim, dim_));
   FLOWRAG_RETURN_IF_ERROR(sink.Put<float>(names.rows, vectors(), /*random=*/true));
   if (column_copy_ == ColumnCopy::kInt8) {
     FLOWRAG_RETURN_IF_ERROR(sink.Put<float>(names.scales, std::span<const float>(ScaleData(), size_)));
-    if (adopted_ || capacity_ == size_) {
-      return sink.Put<int8_t>(names.codes, std::span<const int8_t>(CodeData(), size_ * dim_));
-    }
-    std::vector<int8_t> compact(size_ * dim_);  // column d at d·size_
-    for (size_t d = 0; d < dim_; ++d) {
-      std::copy_n(codes_.data() + d * capacity_, size_, compact.data() + d * size_);
-    }
-    return sink.Put<int8_t>(names.codes, std::span<const int8_t>(compact));
+    return PutColumns(sink, names.codes, CodeData(), dim_, size_, capacity_);
   }
-  if (adopted_ || capacity_ == size_) {
-    return sink.Put<float>(names.columns, std::span<const float>(ColumnData(), size_ * dim_));
-  }
-  std::vector<float> compact(size_ * dim_);  // column d at d·size_
-  for (size_t d = 0; d < dim_; ++d) {
-    std::copy_n(columns_.data() + d * capacity_, size_, compact.data() + d * size_);
-  }
-  return sink.Put<float>(names.columns, std::span<const float>(compact));
+  return PutColumns(sink, names.columns, ColumnData(), dim_, size_, capacity_);
 }
 
 bool FlatIndex::HasArrays(const ArraySource& source, std::string_view prefix) {
