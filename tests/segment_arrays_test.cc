@@ -99,6 +99,55 @@ TEST_F(SegmentArraysTest, WrongKindMissingAndDamagedArraysAreRefused) {
   EXPECT_TRUE(source.Get<uint32_t>("ids").ok());  // other arrays still read
 }
 
+TEST_F(SegmentArraysTest, ALazyArrayIsVerifiedByTheRangesItsReaderAsksFor) {
+  WriteSample();  // "ids": 20,000 bytes in 4 KiB blocks
+  const SectionInfo ids = *(*SegmentReader::Open(path_))->FindSection("ids");
+  ASSERT_EQ(ids.block_count, 5u);
+  {
+    std::fstream f(path_, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(ids.offset + 4096 * 3 + 10));  // block 3
+    f.put('\x7f');
+  }
+  auto reader = SegmentReader::Open(path_);
+  ASSERT_TRUE(reader.ok());
+  SegmentArraySource source(*reader);
+  // Adopted without reading it; the damage is not known yet.
+  Result<FlatArray<uint32_t>> lazy = source.GetLazy<uint32_t>("ids");
+  ASSERT_TRUE(lazy.ok()) << lazy.status().ToString();
+  EXPECT_TRUE(lazy->lazy());
+  EXPECT_EQ(lazy->size(), ids_.size());
+  EXPECT_TRUE(source.Damage().ok());
+  const uint64_t damaged_before = SegmentDamageCount();
+  // Rows in blocks 0-2 read; a range touching block 3 does not.
+  EXPECT_TRUE(lazy->Verify(0, 3072).ok());
+  const Status bad = lazy->Verify(3000, 100);  // bytes 12,000-12,400: block 2 and 3
+  EXPECT_EQ(bad.code(), StatusCode::kCorruption);
+  EXPECT_NE(bad.message().find("'ids': block 3"), std::string::npos) << bad.ToString();
+  EXPECT_TRUE(lazy->Verify(4096, 904).ok());  // block 4
+  EXPECT_EQ(lazy->VerifyAll().code(), StatusCode::kCorruption);
+  // Recorded once, with the source and process-wide (the engine rebuilds).
+  EXPECT_EQ(source.Damage().code(), StatusCode::kCorruption);
+  EXPECT_EQ(SegmentDamageCount(), damaged_before + 1);
+  EXPECT_EQ(SegmentDamageOf(path_).code(), StatusCode::kCorruption);
+  EXPECT_TRUE(SegmentDamageOf(dir_ + "/other.seg").ok());
+  // What an adopter reports of verified bytes is kept, not the first.
+  lazy->ReportDamage(Status::Corruption("ids: id out of range"));
+  EXPECT_EQ(source.Damage().message(), bad.message());
+  // A whole read refuses it; arrays borrowed whole are never lazy.
+  EXPECT_EQ(source.Get<uint32_t>("ids").status().code(), StatusCode::kCorruption);
+  Result<FlatArray<float>> vals = source.Get<float>("vals");
+  ASSERT_TRUE(vals.ok());
+  EXPECT_FALSE(vals->lazy());
+  EXPECT_TRUE(vals->Verify(0, 3).ok());
+  // A source that cannot defer hands out verified arrays.
+  MemoryArrays memory;
+  ASSERT_TRUE(memory.Put<float>("vals", vals_).ok());
+  Result<FlatArray<float>> eager = memory.GetLazy<float>("vals");
+  ASSERT_TRUE(eager.ok());
+  EXPECT_FALSE(eager->lazy());
+  EXPECT_TRUE(memory.Damage().ok());
+}
+
 TEST_F(SegmentArraysTest, AnArrayPutTwiceFailsTheSegment) {
   auto writer = SegmentWriter::Create(path_, "test", 1, 1);
   ASSERT_TRUE(writer.ok());

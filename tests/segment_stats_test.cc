@@ -17,6 +17,7 @@
 
 #include "engine/result_json.h"
 #include "flowrag/engine.h"
+#include "segment/segment_reader.h"
 #include "test_util.h"
 
 namespace flowrag {
@@ -37,6 +38,32 @@ StoreStats StatsOf(const std::string& path, bool read_only = true) {
   auto stats = (*engine)->Stats();
   EXPECT_TRUE(stats.ok()) << stats.status().ToString();
   return stats.ok() ? *stats : StoreStats{};
+}
+
+// Flips one byte in every block of section `name` of segment `file`.
+void AlterEveryBlock(const fs::path& file, const std::string& name) {
+  auto reader = SegmentReader::Open(file.string());
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  const SectionInfo* section = (*reader)->FindSection(name);
+  ASSERT_NE(section, nullptr) << name;
+  ASSERT_GT(section->length, 0u) << name;
+  std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+  for (uint64_t at = 0; at < section->length; at += section->block_bytes) {
+    const auto where = static_cast<std::streamoff>(section->offset + at);
+    f.seekg(where);
+    char c = 0;
+    f.get(c);
+    f.seekp(where);
+    f.put(static_cast<char>(c ^ 0x5a));
+  }
+}
+
+// The store's one snapshot segment file.
+fs::path SegmentFile(const std::string& directory) {
+  for (const auto& e : fs::directory_iterator(directory)) {
+    if (e.path().extension() == ".seg") return e.path();
+  }
+  return {};
 }
 
 class SegmentStatsTest : public ::testing::Test {
@@ -118,15 +145,7 @@ TEST_F(SegmentStatsTest, ADamagedSegmentIsReportedAndAStoreWithoutSegmentsShowsN
     if (e.path().extension() == ".seg") file = e.path();
   }
   ASSERT_FALSE(file.empty());
-  {
-    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
-    const auto middle = static_cast<std::streamoff>(fs::file_size(file) / 2);
-    f.seekg(middle);
-    char c = 0;
-    f.get(c);
-    f.seekp(middle);
-    f.put(static_cast<char>(c ^ 0x5a));
-  }
+  AlterEveryBlock(file, "bm25.post_docs");  // an array the open verifies
   const SegmentStats damaged = StatsOf(path_).segments;
   EXPECT_EQ(damaged.snapshot_source.rfind("built (", 0), 0u) << damaged.snapshot_source;
   EXPECT_NE(damaged.snapshot_source.find("checksum"), std::string::npos) << damaged.snapshot_source;
@@ -157,6 +176,67 @@ std::vector<std::vector<int64_t>> Rankings(const Engine& engine) {
     }
   }
   return out;
+}
+
+// The arrays an open borrows lazily (the graph texts' sparse lists, an
+// int8 passage index's rows and codes) are verified as queries read them:
+// the open of a store whose such array is damaged maps the segment, the
+// first query that reads a damaged block finds it, and the engine answers
+// from a snapshot built again from the store, every later query too.
+void ExpectDamageFoundByQueriesAndAnsweredAsBefore(const std::string& path,
+                                                   const EngineOptions& options,
+                                                   const std::vector<std::string>& arrays) {
+  auto clean = Engine::Open(path, options);
+  ASSERT_TRUE(clean.ok()) << clean.status().ToString();
+  const std::vector<std::vector<int64_t>> expected = Rankings(**clean);
+  clean->reset();
+  const fs::path file = SegmentFile(path + ".segments");
+  ASSERT_FALSE(file.empty());
+  for (const std::string& array : arrays) AlterEveryBlock(file, array);
+
+  const uint64_t damage_before = SegmentDamageCount();
+  EngineOptions read_only = options;
+  read_only.read_only = true;
+  auto engine = Engine::Open(path, read_only);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  EXPECT_EQ((*engine)->Stats()->segments.snapshot_source, "segment");  // opened lazily
+  EXPECT_EQ(Rankings(**engine), expected);
+  EXPECT_GT(SegmentDamageCount(), damage_before);
+  EXPECT_FALSE(SegmentDamageOf(file.string()).ok());
+  const std::string source = (*engine)->Stats()->segments.snapshot_source;
+  EXPECT_EQ(source.rfind("built (", 0), 0u) << source;
+  EXPECT_NE(source.find("found damaged"), std::string::npos) << source;
+  EXPECT_EQ(Rankings(**engine), expected);
+
+  // A writable engine writes a new segment; the next open maps it.
+  auto writer = Engine::Open(path, options);
+  ASSERT_TRUE(writer.ok());
+  EXPECT_EQ(Rankings(**writer), expected);
+  ASSERT_TRUE((*writer)->Compact().ok());
+  writer->reset();
+  auto again = Engine::Open(path, read_only);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)->Stats()->segments.snapshot_source, "segment");
+  EXPECT_EQ(Rankings(**again), expected);
+}
+
+TEST_F(SegmentStatsTest, DamagedGraphTextListsAreFoundByTheQueriesThatReadThem) {
+  ExpectDamageFoundByQueriesAndAnsweredAsBefore(path_, EngineOptions{},
+                                                {"gv.fi.vals", "gv.ei.delta"});
+}
+
+TEST_F(SegmentStatsTest, ADamagedInt8PassageIndexIsFoundByTheQueriesThatReadIt) {
+  EngineOptions int8;
+  int8.hnsw_threshold = 1;  // the demo's passages get the int8 index
+  int8.passage_ann = "int8";
+  const std::string path = dir_.File("int8.db");
+  {
+    auto engine = Engine::Open(path, int8);
+    ASSERT_TRUE(engine.ok());
+    ASSERT_TRUE((*engine)->Index({kDemo}).ok());
+    EXPECT_EQ((*engine)->Stats()->passage_index, "flat-int8");
+  }
+  ExpectDamageFoundByQueriesAndAnsweredAsBefore(path, int8, {"dense.codes", "dense.rows"});
 }
 
 TEST_F(SegmentStatsTest, AServingEngineAnswersFromTheSegmentItsWriteProduced) {

@@ -13,6 +13,12 @@ Status ArraySink::PutStrings(std::string_view name, const StringArena& strings) 
   return Put<char>(base + ".b", strings.bytes().span());
 }
 
+Result<ArraySource::LazyBytes> ArraySource::GetLazyBytes(std::string_view name, ArrayKind kind,
+                                                         size_t element_size) const {
+  FLOWRAG_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, GetBytes(name, kind, element_size));
+  return LazyBytes{bytes, nullptr};
+}
+
 Result<StringArena> ArraySource::GetStrings(std::string_view name) const {
   std::string base(name);
   FLOWRAG_ASSIGN_OR_RETURN(FlatArray<uint64_t> offsets, Get<uint64_t>(base + ".o"));

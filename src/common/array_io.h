@@ -21,6 +21,14 @@
 // of outside bytes does (a damaged or crafted file is refused, never read
 // out of range).
 //
+// Lazy adoption: GetLazy hands out an array before its bytes are verified
+// when the source can verify ranges later (a segment: by its checksummed
+// blocks), so that opening a store of gigabytes of vectors reads none of
+// them; the adopter verifies what it reads (FlatArray::Verify) and the
+// damage it finds is kept by the source (Damage()) for the owner to act on
+// (the engine rebuilds the snapshot from the store). A source that cannot
+// defer hands out verified arrays (FlatArray::lazy() false).
+//
 // Access hints: Put's `random` says the array is read by scattered rows
 // (vectors, CSR targets), so the file keeps it in small checksummed blocks
 // and the kernel reads one page per fault.
@@ -90,17 +98,30 @@ class ArraySource {
   virtual bool Has(std::string_view name) const = 0;
   // What keeps the bytes alive (the mapping).
   virtual std::shared_ptr<const void> keep() const = 0;
+  // The bytes of array `name` as GetBytes, but perhaps not yet verified:
+  // then `check` verifies them by range (above). The default: GetBytes,
+  // no check.
+  struct LazyBytes {
+    std::span<const std::byte> bytes;
+    std::shared_ptr<const LazyCheck> check;
+  };
+  virtual Result<LazyBytes> GetLazyBytes(std::string_view name, ArrayKind kind,
+                                         size_t element_size) const;
+  // The first damage found in lazily verified arrays after adoption, by
+  // their checks or reported by their adopters; OK when none. Thread-safe.
+  virtual Status Damage() const { return Status::Ok(); }
 
   template <class T>
   Result<FlatArray<T>> Get(std::string_view name) const {
     FLOWRAG_ASSIGN_OR_RETURN(std::span<const std::byte> bytes,
                              GetBytes(name, ArrayKindOf<T>(), sizeof(T)));
-    if (reinterpret_cast<uintptr_t>(bytes.data()) % alignof(T) != 0) {
-      return Status::Corruption("array " + std::string(name) + " is misaligned");
-    }
-    return FlatArray<T>::Borrow(
-        std::span<const T>(reinterpret_cast<const T*>(bytes.data()), bytes.size() / sizeof(T)),
-        keep());
+    return Borrowed<T>(name, bytes, nullptr);
+  }
+  // Get, verified lazily where the source can (above).
+  template <class T>
+  Result<FlatArray<T>> GetLazy(std::string_view name) const {
+    FLOWRAG_ASSIGN_OR_RETURN(LazyBytes lazy, GetLazyBytes(name, ArrayKindOf<T>(), sizeof(T)));
+    return Borrowed<T>(name, lazy.bytes, std::move(lazy.check));
   }
   // A one-element array; Corruption when it holds another count.
   template <class T>
@@ -112,6 +133,18 @@ class ArraySource {
     return array[0];
   }
   Result<StringArena> GetStrings(std::string_view name) const;
+
+ private:
+  template <class T>
+  Result<FlatArray<T>> Borrowed(std::string_view name, std::span<const std::byte> bytes,
+                                std::shared_ptr<const LazyCheck> check) const {
+    if (reinterpret_cast<uintptr_t>(bytes.data()) % alignof(T) != 0) {
+      return Status::Corruption("array " + std::string(name) + " is misaligned");
+    }
+    return FlatArray<T>::BorrowLazily(
+        std::span<const T>(reinterpret_cast<const T*>(bytes.data()), bytes.size() / sizeof(T)),
+        keep(), std::move(check));
+  }
 };
 
 // Both ends in memory: each Put copies the bytes into a buffer of its own

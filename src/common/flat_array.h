@@ -19,6 +19,16 @@
 // non-decreasing, last == bytes) in O(n): a damaged arena is refused, never
 // read out of range.
 //
+// Lazily verified arrays: a large array borrowed from a segment may be
+// handed out before its bytes were checksummed (ArraySource::GetLazy), with
+// a LazyCheck that verifies a range at its first use. Its reader calls
+// Verify(first, count) before reading elements it has not verified, and
+// leaves out what fails (the damage is recorded by the source and reported
+// by ArraySource::Damage, so the owner can rebuild). span(), operator[] and
+// the iterators never verify: only the structure that adopted the array
+// reads it, and only through its checked paths. An array built in memory,
+// or borrowed verified, has no check: Verify is OK at no cost.
+//
 // Thread-safety: const methods may run concurrently; a FlatArray is not
 // modified once shared (Mutable on a shared array is a data race).
 #ifndef FLOWRAG_COMMON_FLAT_ARRAY_H_
@@ -39,6 +49,20 @@
 
 namespace flowrag {
 
+// The checks of one lazily verified borrowed array (above), implemented by
+// its source. Thread-safe.
+class LazyCheck {
+ public:
+  virtual ~LazyCheck() = default;
+  // OK when bytes [first, first + count) of the array passed their checks,
+  // now or before; else Corruption naming the array and the damaged place
+  // (recorded by the source as well).
+  virtual Status Verify(uint64_t first, uint64_t count) const = 0;
+  // Records damage that the array's reader found in what verified bytes say
+  // (an id out of range): the source reports it from then on.
+  virtual void Report(const Status& damage) const = 0;
+};
+
 template <class T>
 class FlatArray {
   static_assert(std::is_trivially_copyable_v<T>, "FlatArray holds raw elements");
@@ -55,6 +79,7 @@ class FlatArray {
   FlatArray& operator=(const FlatArray& other) {
     if (this == &other) return *this;
     keep_ = other.keep_;
+    check_ = other.check_;
     borrowed_ = other.borrowed_;
     if (other.borrowed_) {
       owned_.clear();
@@ -69,11 +94,13 @@ class FlatArray {
     if (this == &other) return *this;
     borrowed_ = other.borrowed_;
     keep_ = std::move(other.keep_);
+    check_ = std::move(other.check_);
     owned_ = std::move(other.owned_);
     view_ = borrowed_ ? other.view_ : std::span<const T>(owned_);
     other.owned_.clear();
     other.view_ = {};
     other.keep_.reset();
+    other.check_.reset();
     other.borrowed_ = false;
     return *this;
   }
@@ -86,6 +113,31 @@ class FlatArray {
     array.keep_ = std::move(keep);
     array.borrowed_ = true;
     return array;
+  }
+  // Borrows `elements` before they are verified: `check` verifies them by
+  // range (above). `check` null: as Borrow.
+  static FlatArray BorrowLazily(std::span<const T> elements, std::shared_ptr<const void> keep,
+                                std::shared_ptr<const LazyCheck> check) {
+    FlatArray array = Borrow(elements, std::move(keep));
+    array.check_ = std::move(check);
+    return array;
+  }
+
+  // True when elements must be verified before they are read (above).
+  bool lazy() const { return check_ != nullptr; }
+  // OK when elements [first, first + count) may be read: at once for an
+  // array that is not lazy; else after their bytes pass (Corruption when
+  // they do not). REQUIRES: the range inside the array. O(1) when already
+  // verified, else O(bytes of the blocks covering them).
+  Status Verify(size_t first, size_t count) const {
+    if (check_ == nullptr || count == 0) return Status::Ok();
+    return check_->Verify(uint64_t{first} * sizeof(T), uint64_t{count} * sizeof(T));
+  }
+  Status VerifyAll() const { return Verify(0, size()); }
+  // Records damage found in the elements' meaning with the source (a lazy
+  // array; otherwise nothing: its adopter checked the meaning at adoption).
+  void ReportDamage(const Status& damage) const {
+    if (check_ != nullptr) check_->Report(damage);
   }
 
   std::span<const T> span() const { return view_; }
@@ -103,10 +155,12 @@ class FlatArray {
 
   // The elements as an owned vector to change: a borrowed array copies them
   // first (and owns them from then on). Invalidates spans taken before.
+  // REQUIRES: a lazy array verified (VerifyAll) first.
   std::vector<T>& Mutable() {
     if (borrowed_) {
       owned_.assign(view_.begin(), view_.end());
       keep_.reset();
+      check_.reset();
       borrowed_ = false;
     }
     return owned_;
@@ -118,6 +172,7 @@ class FlatArray {
   std::vector<T> owned_;
   std::span<const T> view_;
   std::shared_ptr<const void> keep_;
+  std::shared_ptr<const LazyCheck> check_;  // null unless borrowed lazily
   bool borrowed_ = false;
 };
 

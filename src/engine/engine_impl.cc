@@ -131,8 +131,12 @@ Result<SnapshotOptions> EngineImpl::SnapshotBuildOptions() const {
 }
 
 Status EngineImpl::RebuildSnapshot(Persist persist, std::shared_ptr<const Snapshot> same_text) {
+  const uint64_t damage = SegmentDamageCount();
+  const bool damaged = damage != damage_handled_.load();
   FLOWRAG_ASSIGN_OR_RETURN(SnapshotOptions so, SnapshotBuildOptions());
-  so.previous = published_snapshot();  // its graph vectors are reused by text
+  // Its graph vectors are reused by text; nothing of a damaged one is.
+  if (!damaged) so.previous = published_snapshot();
+  if (damaged) same_text.reset();
   // Nothing written since (a run that found everything stored): keep it.
   // With `same_text` the graph is read again whatever the generation.
   FLOWRAG_ASSIGN_OR_RETURN(int64_t generation, store_->Generation());
@@ -155,7 +159,13 @@ Status EngineImpl::RebuildSnapshot(Persist persist, std::shared_ptr<const Snapsh
   }));
   so.previous.reset();
   so.same_text.reset();
-  SwapSnapshot(snap);
+  if (damaged) {
+    std::lock_guard<std::mutex> lock(session_mu_);
+    session_ = std::make_shared<const ReadSession>(snap, services_.get());
+    damage_handled_ = damage;
+  } else {
+    SwapSnapshot(snap);
+  }
   // Visible first, persisted after: the parts are a cache of the store.
   if (persister_ != nullptr) {
     persister_->Schedule(std::move(snap));
@@ -227,6 +237,7 @@ Result<std::optional<SessionServices::SchemaInput>> EngineImpl::ReadSchemaInput(
 std::shared_ptr<const Snapshot> EngineImpl::PublishAppended(bool known_appended) {
   std::shared_ptr<const Snapshot> current = published_snapshot();
   if (current == nullptr || current->embedder() != embedder_.get()) return nullptr;
+  if (SegmentDamageUnhandled()) return nullptr;  // the rebuild reads the store
   std::shared_ptr<const Snapshot> appended;
   Status st = ReadStoreConsistently([&](Store& store) -> Status {
     FLOWRAG_ASSIGN_OR_RETURN(appended, Snapshot::Append(store, *current, nullptr, known_appended));
@@ -237,15 +248,32 @@ std::shared_ptr<const Snapshot> EngineImpl::PublishAppended(bool known_appended)
   return appended;
 }
 
+template <class Read>
+auto EngineImpl::ReadChecked(const Read& read) const
+    -> decltype(read(std::declval<const ReadSession&>())) {
+  const uint64_t damage = SegmentDamageCount();
+  FLOWRAG_ASSIGN_OR_RETURN(auto current, session());
+  auto result = read(*current);
+  if (SegmentDamageCount() == damage) return result;
+  FLOWRAG_RETURN_IF_ERROR(RebuildAfterDamage());
+  FLOWRAG_ASSIGN_OR_RETURN(current, session());
+  return read(*current);
+}
+
+Status EngineImpl::RebuildAfterDamage() const {
+  auto* self = const_cast<EngineImpl*>(this);  // as session(): see there
+  std::lock_guard<std::mutex> lock(write_mu_);
+  if (!SegmentDamageUnhandled()) return Status::Ok();
+  return self->RebuildSnapshot(Persist::kLater);
+}
+
 Result<RetrievalResult> EngineImpl::Query(std::string_view question,
                                           const QueryOptions& options) const {
-  FLOWRAG_ASSIGN_OR_RETURN(auto current, session());
-  return current->Query(question, options);
+  return ReadChecked([&](const ReadSession& s) { return s.Query(question, options); });
 }
 
 Result<Answer> EngineImpl::Ask(std::string_view question, const AnswerOptions& options) const {
-  FLOWRAG_ASSIGN_OR_RETURN(auto current, session());
-  return current->Ask(question, options);
+  return ReadChecked([&](const ReadSession& s) { return s.Ask(question, options); });
 }
 
 Result<DocumentPage> EngineImpl::ListDocuments(std::string_view cursor, size_t limit) const {

@@ -30,6 +30,7 @@
 #include "indexing/ingest_phase.h"
 #include "ingest/document.h"
 #include "models/query_chat.h"
+#include "segment/segment_reader.h"
 #include "retrieval/retriever.h"
 #include "session/read_session.h"
 #include "storage/store.h"
@@ -137,6 +138,25 @@ class EngineImpl final : public Engine {
   // (Snapshot::MakePersistentDerivedLike: the writer pays for them, not the
   // next query).
   void SwapSnapshot(std::shared_ptr<const Snapshot> snap);
+  // Damaged segments: the indexes a snapshot adopts from a segment verify
+  // their largest arrays as queries read them, so a torn or altered block
+  // can first be found by a query (segment_reader.h SegmentDamageCount;
+  // the block reads as zeros or an empty list, never as its bytes). The
+  // engine then builds its snapshot again from the store, which refuses
+  // the damaged file (FindSnapshotSegment), derives nothing from the
+  // damaged snapshot, and runs the read once more on the new one; a
+  // writable engine's persister writes a new segment. Damage found in
+  // another engine of this process rebuilds this one too (rare; a file's
+  // damage is process-wide).
+  // True when a segment was found damaged since this engine last rebuilt.
+  bool SegmentDamageUnhandled() const { return SegmentDamageCount() != damage_handled_.load(); }
+  // `read` on the current session; again on a rebuilt one when a segment
+  // was found damaged meanwhile.
+  template <class Read>
+  auto ReadChecked(const Read& read) const
+      -> decltype(read(std::declval<const ReadSession&>()));
+  // The rebuild (above), unless another thread did it. Takes write_mu_.
+  Status RebuildAfterDamage() const;
   // Publishes the current session with document `document_id` (deleted from
   // the store) hidden; nothing when no session holds it. REQUIRES write_mu_
   // held (no other publish between the read and the swap).
@@ -188,6 +208,9 @@ class EngineImpl final : public Engine {
   // The first read's load (session()) takes it too.
   mutable std::mutex write_mu_;
   std::unique_ptr<SessionServices> services_;  // shared by every session
+  // SegmentDamageCount() when the snapshot was last built without the
+  // segments found damaged (at creation: none of this engine's yet).
+  std::atomic<uint64_t> damage_handled_{SegmentDamageCount()};
   // ReadSchemaInput's copy, valid while schema_epoch_ is schema_input_epoch_.
   std::atomic<uint64_t> schema_epoch_{0};
   mutable std::mutex schema_mu_;  // guards the two below

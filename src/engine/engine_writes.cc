@@ -112,7 +112,8 @@ Status EngineImpl::DeleteDocument(std::string_view document_id) {
   // The current snapshot without the document (when it was the store's
   // state before the delete), else a rebuild.
   std::shared_ptr<const Snapshot> current = published_snapshot();
-  if (was_current && current != nullptr && current->embedder() == embedder_.get()) {
+  if (was_current && current != nullptr && current->embedder() == embedder_.get() &&
+      !SegmentDamageUnhandled()) {
     std::shared_ptr<const Snapshot> removed;
     Status st = ReadStoreConsistently([&](Store& store) -> Status {
       FLOWRAG_ASSIGN_OR_RETURN(removed, Snapshot::Remove(store, *current, document_id));

@@ -312,6 +312,7 @@ Result<SparseRows> ReadRows(PartReader& r, size_t dim) {
 Status WriteIndex(PartWriter& w, const VectorIndex* index) {
   if (index == nullptr) return w.Bytes(&kNoIndex, 1);
   if (const auto* sparse = dynamic_cast<const SparseIndex*>(index)) {
+    FLOWRAG_RETURN_IF_ERROR(sparse->VerifyLists());
     FLOWRAG_RETURN_IF_ERROR(w.Bytes(&kSparsePostings, 1));
     FLOWRAG_RETURN_IF_ERROR(w.U64(sparse->Dimension()));
     FLOWRAG_RETURN_IF_ERROR(w.U64(sparse->Size()));

@@ -317,6 +317,17 @@ Status ExportGraphVectors(const GraphVectors& vectors, ArraySink& sink, std::str
   return ExportIndex(vectors.fact_index.get(), sink, p + ".fi");
 }
 
+std::vector<std::string> LazyGraphVectorArrays(std::string_view prefix) {
+  std::vector<std::string> names;
+  for (const char* index : {".ei", ".di", ".fi"}) {
+    const std::string p = std::string(prefix) + index;
+    for (auto lazy : {SparseIndex::LazyArrays(p), FlatIndex::LazyArrays(p)}) {
+      names.insert(names.end(), lazy.begin(), lazy.end());
+    }
+  }
+  return names;
+}
+
 Result<GraphVectors> AdoptGraphVectors(const ArraySource& source, std::string_view prefix) {
   const std::string p(prefix);
   GraphVectors vectors;

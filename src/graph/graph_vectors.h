@@ -94,8 +94,12 @@ bool ExportableGraphVectors(const GraphVectors& vectors);
 Status ExportGraphVectors(const GraphVectors& vectors, ArraySink& sink, std::string_view prefix);
 // The same arrays, borrowed, each structure checking its own offsets and
 // indexes (Corruption naming the array). The caller checks that the counts
-// fit its graph (KnowledgeGraph::AdoptArrays). O(arrays).
+// fit its graph (KnowledgeGraph::AdoptArrays). The indexes borrow their
+// large arrays lazily where the source can (SparseIndex::AdoptArrays,
+// FlatIndex::AdoptArrays). O(arrays).
 Result<GraphVectors> AdoptGraphVectors(const ArraySource& source, std::string_view prefix);
+// The arrays of AdoptGraphVectors' indexes that may be borrowed lazily.
+std::vector<std::string> LazyGraphVectorArrays(std::string_view prefix);
 
 // How a later graph's texts relate to an earlier graph's, per kind: text i
 // of the later graph is the earlier graph's text old_of_new[i], or a new text

@@ -1,5 +1,6 @@
 #include "graph/snapshot.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -9,6 +10,7 @@
 #include "common/array_io.h"
 #include "common/stopwatch.h"
 #include "graph/graph_loader.h"
+#include "graph/graph_vectors.h"
 #include "graph/graph_rows_update.h"
 #include "graph/snapshot_segment.h"
 #include "ingest/document.h"
@@ -355,14 +357,18 @@ namespace {
 // Starts a thread that verifies ahead the sections of `segment` that an
 // open adopts (SegmentReader::VerifyAhead) until `stop` is set: not the
 // derived values' sections, adopted at their first use, nor the graph rows
-// of a snapshot that persists nothing. Not joinable for a source that is
+// of a snapshot that persists nothing, nor the arrays the vector indexes
+// borrow lazily (verified as queries read them). Not joinable for a source that is
 // no segment.
 std::thread VerifyAheadOf(const ArraySource& segment, const SnapshotOptions& options,
                           const std::atomic<bool>& stop) {
   const auto* source = dynamic_cast<const SegmentArraySource*>(&segment);
   if (source == nullptr) return std::thread();
-  auto wanted = [&options](std::string_view name) {
+  std::vector<std::string> lazy = LazyGraphVectorArrays("gv");
+  for (std::string& name : FlatIndex::LazyArrays("dense")) lazy.push_back(std::move(name));
+  auto wanted = [&options, lazy = std::move(lazy)](std::string_view name) {
     if (name == "rows") return options.persistable;
+    if (std::find(lazy.begin(), lazy.end(), name) != lazy.end()) return false;
     for (const PersistentDerived* p : options.derived) {
       if (name.size() > p->name.size() && name.starts_with(p->name) &&
           name[p->name.size()] == '.') {

@@ -85,6 +85,10 @@ std::shared_ptr<const ArraySource> FindSnapshotSegment(const std::string& dir, i
   std::shared_ptr<const SegmentView> view = (*set)->Current();
   for (const LiveSegment& segment : view->segments()) {
     if (segment.record.kind != kSnapshotSegmentKind) continue;
+    if (Status damage = SegmentDamageOf(segment.reader->path()); !damage.ok()) {
+      *why = "found damaged by a query: " + damage.ToString();
+      return nullptr;
+    }
     if (view->generation() != generation || segment.reader->info().generation != generation) {
       *why = "segment of generation " + std::to_string(segment.reader->info().generation) +
              ", store at " + std::to_string(generation);

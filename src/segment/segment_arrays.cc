@@ -31,9 +31,27 @@ Status SegmentArraySink::PutBytes(std::string_view name, ArrayKind kind, size_t 
                                   static_cast<uint32_t>(element_size), bytes, options);
 }
 
-Result<std::span<const std::byte>> SegmentArraySource::GetBytes(std::string_view name,
-                                                                ArrayKind kind,
-                                                                size_t element_size) const {
+namespace {
+
+// A section's checks by its blocks (SegmentReader::VerifyBytes).
+class SectionCheck final : public LazyCheck {
+ public:
+  SectionCheck(std::shared_ptr<const SegmentReader> reader, size_t index)
+      : reader_(std::move(reader)), index_(index) {}
+  Status Verify(uint64_t first, uint64_t count) const override {
+    return reader_->VerifyBytes(index_, first, count);
+  }
+  void Report(const Status& damage) const override { reader_->RecordDamage(damage); }
+
+ private:
+  std::shared_ptr<const SegmentReader> reader_;
+  size_t index_;
+};
+
+}  // namespace
+
+Status SegmentArraySource::CheckKind(std::string_view name, ArrayKind kind,
+                                     size_t element_size) const {
   const SectionInfo* section = reader_->FindSection(name);
   if (section == nullptr) {
     return Status::NotFound("segment " + reader_->path() + " has no array " + std::string(name));
@@ -42,7 +60,24 @@ Result<std::span<const std::byte>> SegmentArraySource::GetBytes(std::string_view
     return Status::InvalidArgument("segment " + reader_->path() + ": array " + std::string(name) +
                                    " holds another element type");
   }
+  return Status::Ok();
+}
+
+Result<std::span<const std::byte>> SegmentArraySource::GetBytes(std::string_view name,
+                                                                ArrayKind kind,
+                                                                size_t element_size) const {
+  FLOWRAG_RETURN_IF_ERROR(CheckKind(name, kind, element_size));
   return reader_->SectionBytes(name);
+}
+
+Result<ArraySource::LazyBytes> SegmentArraySource::GetLazyBytes(std::string_view name,
+                                                                ArrayKind kind,
+                                                                size_t element_size) const {
+  FLOWRAG_RETURN_IF_ERROR(CheckKind(name, kind, element_size));
+  size_t index = 0;
+  FLOWRAG_ASSIGN_OR_RETURN(std::span<const std::byte> bytes,
+                           reader_->UnverifiedBytes(name, &index));
+  return LazyBytes{bytes, std::make_shared<const SectionCheck>(reader_, index)};
 }
 
 bool SegmentArraySource::Has(std::string_view name) const {

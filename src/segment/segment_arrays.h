@@ -14,6 +14,10 @@
 // its checksums once per reader, O(length) the first time) and hands out
 // the mapped bytes; the handle that keeps them alive is the reader.
 //
+// GetLazyBytes hands out a section unverified (its block checksums
+// checked): the array's LazyCheck verifies ranges by their blocks at first
+// use (SegmentReader::VerifyBytes), and Damage() is the reader's.
+//
 // Thread-safety: the sink as its writer (one thread); the source's methods
 // from any thread.
 #ifndef FLOWRAG_SEGMENT_SEGMENT_ARRAYS_H_
@@ -49,11 +53,17 @@ class SegmentArraySource final : public ArraySource {
       : reader_(std::move(reader)) {}
   Result<std::span<const std::byte>> GetBytes(std::string_view name, ArrayKind kind,
                                               size_t element_size) const override;
+  Result<LazyBytes> GetLazyBytes(std::string_view name, ArrayKind kind,
+                                 size_t element_size) const override;
+  Status Damage() const override { return reader_->Damage(); }
   bool Has(std::string_view name) const override;
   std::shared_ptr<const void> keep() const override { return reader_; }
   const SegmentReader& reader() const { return *reader_; }
 
  private:
+  // NotFound, or InvalidArgument when it was put with another kind.
+  Status CheckKind(std::string_view name, ArrayKind kind, size_t element_size) const;
+
   std::shared_ptr<const SegmentReader> reader_;
 };
 

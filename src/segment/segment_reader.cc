@@ -413,6 +413,79 @@ Result<std::span<const std::byte>> SegmentReader::SectionBytes(std::string_view 
   return std::span<const std::byte>(base_ + (*s)->offset, (*s)->length);
 }
 
+Result<std::span<const std::byte>> SegmentReader::UnverifiedBytes(std::string_view name,
+                                                                  size_t* index) const {
+  Result<const SectionInfo*> s = Checked(name, false, ElementType::kOpaque, 0, /*whole=*/false);
+  if (!s.ok()) return s.status();
+  *index = static_cast<size_t>(*s - sections_.data());
+  return std::span<const std::byte>(base_ + (*s)->offset, (*s)->length);
+}
+
+Status SegmentReader::VerifyBytes(size_t index, uint64_t first, uint64_t count) const {
+  const SectionInfo& s = sections_[index];
+  if (first > s.length || count > s.length - first) {
+    return Status::InvalidArgument(path_ + ": section '" + s.name + "': bytes [" +
+                                   std::to_string(first) + ", +" + std::to_string(count) +
+                                   ") outside its " + std::to_string(s.length));
+  }
+  if (count == 0 || block_shift_ == 0) return Status::Ok();  // version 1: verified whole
+  const std::atomic<uint64_t>* bits = state_[index].blocks.get();
+  const uint64_t last = (first + count - 1) >> s.block_shift;
+  for (uint64_t b = first >> s.block_shift; b <= last; ++b) {
+    if ((bits[b / 64].load(std::memory_order_acquire) >> (b % 64) & 1) == 0) {
+      Status verified = VerifyBlocks(index, b, last);
+      if (!verified.ok()) RecordDamage(verified);
+      return verified;
+    }
+  }
+  return Status::Ok();
+}
+
+Status SegmentReader::Damage() const {
+  if (!damaged_.load(std::memory_order_acquire)) return Status::Ok();
+  std::lock_guard<std::mutex> lock(damage_mu_);
+  return damage_;
+}
+
+namespace {
+
+struct DamagedSegments {
+  std::atomic<uint64_t> count{0};
+  std::mutex mu;
+  std::map<std::string, Status> paths;  // guarded by mu
+};
+
+DamagedSegments& Damaged() {
+  static DamagedSegments* damaged = new DamagedSegments();  // never destroyed
+  return *damaged;
+}
+
+}  // namespace
+
+uint64_t SegmentDamageCount() { return Damaged().count.load(std::memory_order_acquire); }
+
+Status SegmentDamageOf(const std::string& path) {
+  DamagedSegments& d = Damaged();
+  if (d.count.load(std::memory_order_acquire) == 0) return Status::Ok();
+  std::lock_guard<std::mutex> lock(d.mu);
+  auto it = d.paths.find(path);
+  return it == d.paths.end() ? Status::Ok() : it->second;
+}
+
+void SegmentReader::RecordDamage(const Status& damage) const {
+  if (damage.ok()) return;
+  {
+    std::lock_guard<std::mutex> lock(damage_mu_);
+    if (!damage_.ok()) return;  // reported once
+    damage_ = damage;
+    damaged_.store(true, std::memory_order_release);
+  }
+  DamagedSegments& d = Damaged();
+  std::lock_guard<std::mutex> lock(d.mu);
+  d.paths.emplace(path_, damage);
+  d.count.fetch_add(1, std::memory_order_release);
+}
+
 Status SegmentReader::VerifyAll() const {
   for (size_t i = 0; i < sections_.size(); ++i) FLOWRAG_RETURN_IF_ERROR(Verified(i));
   return Status::Ok();

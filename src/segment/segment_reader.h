@@ -249,6 +249,24 @@ class SegmentReader {
   // InvalidArgument naming the section: rows outside it.
   Status RowsOutside(size_t index, uint64_t first, uint64_t count) const;
 
+  // Lazy verification, for a consumer that borrows a large section before
+  // reading it and verifies each range at its first read:
+  // The section's bytes, unverified, and its index: NotFound as Section,
+  // Corruption when its block checksums are damaged (version 2; version 1:
+  // the whole section, verified now). O(log sections) after the first call.
+  Result<std::span<const std::byte>> UnverifiedBytes(std::string_view name, size_t* index) const;
+  // Verifies bytes [first, first + count) of section `index` by the blocks
+  // covering them: OK, InvalidArgument outside the section, or Corruption
+  // naming the damaged block, which is also recorded (Damage()).
+  // O(1) per block already verified.
+  Status VerifyBytes(size_t index, uint64_t first, uint64_t count) const;
+  // The first damage recorded since Open: a block that VerifyBytes found
+  // damaged, or what RecordDamage was told (an adopter that found a
+  // verified section's values out of range); OK when none. RecordDamage
+  // also adds the file to the process's damaged segments (below).
+  Status Damage() const;
+  void RecordDamage(const Status& damage) const;
+
   // Verifies every section's checksum (those not verified yet): OK, or the
   // first failure in file order. O(bytes of unverified sections).
   Status VerifyAll() const;
@@ -306,7 +324,20 @@ class SegmentReader {
   std::vector<SectionInfo> sections_;
   std::map<std::string, size_t, std::less<>> by_name_;
   std::unique_ptr<SectionState[]> state_;
+  mutable std::atomic<bool> damaged_{false};
+  mutable std::mutex damage_mu_;
+  mutable Status damage_;  // guarded by damage_mu_
 };
+
+// The segment files of this process found damaged after they were opened
+// (SegmentReader::RecordDamage): an owner that adopted a file's arrays
+// lazily polls the count (one atomic load) after each use, and no later
+// open in this process should adopt a file listed here again (the owner
+// rebuilds from the store instead). Segment files are immutable and never
+// renamed over, so a path names one file's content. Thread-safe.
+uint64_t SegmentDamageCount();
+// The damage found in the file at `path` (its first), or OK.
+Status SegmentDamageOf(const std::string& path);
 
 template <SegmentElement T>
 Status SectionView<T>::OutOfRange(uint64_t first, uint64_t count) const {

@@ -37,7 +37,11 @@ Result<std::unique_ptr<FlatIndex>> FlatIndex::FromMatrix(FloatMatrix&& rows, Col
 
 Status FlatIndex::Add(const FloatMatrix& rows) {
   FLOWRAG_RETURN_IF_ERROR(vector_internal::ValidateRows(rows, dim_, size_));
-  if (adopted_) CopyAdopted();
+  if (adopted_) {
+    FLOWRAG_RETURN_IF_ERROR(adopted_rows_.VerifyAll());
+    FLOWRAG_RETURN_IF_ERROR(adopted_codes_.VerifyAll());
+    CopyAdopted();
+  }
   rows_.data.insert(rows_.data.end(), rows.data.begin(), rows.data.end());
   AppendColumns(rows);
   size_ += rows.rows;
@@ -100,6 +104,8 @@ void FlatIndex::CopyAdopted() {
   scales_.assign(adopted_scales_.begin(), adopted_scales_.end());
   capacity_ = size_;
   adopted_ = false;
+  lazy_ = false;
+  zero_row_ = {};
   adopted_rows_ = FlatArray<float>();
   adopted_columns_ = FlatArray<float>();
   adopted_codes_ = FlatArray<int8_t>();
@@ -113,9 +119,26 @@ const FloatMatrix& FlatIndex::matrix() const {
   std::call_once(copy.once, [&] {
     copy.matrix.rows = size_;
     copy.matrix.cols = dim_;
-    copy.matrix.data.assign(adopted_rows_.begin(), adopted_rows_.end());
+    copy.matrix.data.resize(size_ * dim_);
+    for (uint32_t i = 0; i < size_; ++i) {
+      std::copy_n(Row(i), dim_, copy.matrix.data.data() + size_t{i} * dim_);
+    }
   });
   return copy.matrix;
+}
+
+Result<std::span<const float>> FlatIndex::vectors() const {
+  if (adopted_) FLOWRAG_RETURN_IF_ERROR(adopted_rows_.VerifyAll());
+  return std::span<const float>(RowData(), size_ * dim_);
+}
+
+const float* FlatIndex::CheckedRow(uint32_t id) const {
+  const size_t first = size_t{id} * dim_;
+  return adopted_rows_.Verify(first, dim_).ok() ? adopted_rows_.data() + first : zero_row_.data();
+}
+
+bool FlatIndex::ColumnReadable(size_t d) const {
+  return !lazy_ || adopted_codes_.Verify(d * size_, size_).ok();
 }
 
 namespace {
@@ -158,12 +181,18 @@ Status PutColumns(ArraySink& sink, const std::string& name, const T* data, size_
 Status FlatIndex::ExportArrays(ArraySink& sink, std::string_view prefix) const {
   FLOWRAG_ASSIGN_OR_RETURN(const ArrayNames names, NamesFor(prefix));
   FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<uint64_t>(names.dim, dim_));
-  FLOWRAG_RETURN_IF_ERROR(sink.Put<float>(names.rows, vectors(), /*random=*/true));
+  FLOWRAG_ASSIGN_OR_RETURN(std::span<const float> rows, vectors());
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<float>(names.rows, rows, /*random=*/true));
   if (column_copy_ == ColumnCopy::kInt8) {
+    if (adopted_) FLOWRAG_RETURN_IF_ERROR(adopted_codes_.VerifyAll());
     FLOWRAG_RETURN_IF_ERROR(sink.Put<float>(names.scales, std::span<const float>(ScaleData(), size_)));
     return PutColumns(sink, names.codes, CodeData(), dim_, size_, capacity_);
   }
   return PutColumns(sink, names.columns, ColumnData(), dim_, size_, capacity_);
+}
+
+std::vector<std::string> FlatIndex::LazyArrays(std::string_view prefix) {
+  return {std::string(prefix) + std::string(kRows), std::string(prefix) + ".codes"};
 }
 
 bool FlatIndex::HasArrays(const ArraySource& source, std::string_view prefix) {
@@ -178,19 +207,19 @@ Result<std::unique_ptr<FlatIndex>> FlatIndex::AdoptArrays(const ArraySource& sou
   if (dim == 0 || dim > vector_internal::kMaxAdoptedDimension) {
     return vector_internal::CorruptArray(names.dim, std::to_string(dim) + " dimensions");
   }
+  const bool int8 = source.Has(names.codes);
   FLOWRAG_ASSIGN_OR_RETURN(FlatArray<float> rows,
-                           vector_internal::GetArray<float>(source, names.rows));
+                           vector_internal::GetArray<float>(source, names.rows, /*lazily=*/int8));
   if (rows.size() % dim != 0 || rows.size() / dim > vector_internal::kMaxVectors) {
     return vector_internal::CorruptArray(names.rows, std::to_string(rows.size()) +
                                                          " floats are not vectors of " +
                                                          std::to_string(dim) + " dimensions");
   }
-  const bool int8 = source.Has(names.codes);
   auto index = std::make_unique<FlatIndex>(dim, 0, int8 ? ColumnCopy::kInt8 : ColumnCopy::kFloat);
   index->size_ = rows.size() / dim;
   if (int8) {
     FLOWRAG_ASSIGN_OR_RETURN(index->adopted_codes_,
-                             vector_internal::GetArray<int8_t>(source, names.codes));
+                             vector_internal::GetArray<int8_t>(source, names.codes, /*lazily=*/true));
     FLOWRAG_ASSIGN_OR_RETURN(index->adopted_scales_,
                              vector_internal::GetArray<float>(source, names.scales));
     if (index->adopted_codes_.size() != rows.size()) {
@@ -217,6 +246,8 @@ Result<std::unique_ptr<FlatIndex>> FlatIndex::AdoptArrays(const ArraySource& sou
   }
   index->capacity_ = index->size_;
   index->adopted_ = true;
+  index->lazy_ = rows.lazy() || index->adopted_codes_.lazy();
+  if (index->lazy_) index->zero_row_.assign(dim, 0.0f);
   index->adopted_rows_ = std::move(rows);
   return index;
 }
@@ -268,6 +299,7 @@ std::vector<VectorHit> FlatIndex::SearchSparseInt8(const float* query,
   std::vector<const int8_t*> columns;
   std::vector<float> weights;
   for (uint32_t d : dims) {
+    if (!ColumnReadable(d)) continue;  // damaged: left out (recorded)
     columns.push_back(CodeData() + size_t{d} * capacity_);
     weights.push_back(query[d]);
   }
@@ -323,9 +355,15 @@ void FlatIndex::ScoreAll(const float* query, std::span<float> out) const {
   }
   for (size_t start = 0; start < size_; start += kBlockRows) {
     const size_t n = std::min(kBlockRows, size_ - start);
-    vector_internal::DotProductBlock(query, Row(static_cast<uint32_t>(start)), n, dim_,
-                                     out.data() + start);
+    if (const float* rows = BlockRows(start, n)) {  // damaged: left at 0
+      vector_internal::DotProductBlock(query, rows, n, dim_, out.data() + start);
+    }
   }
+}
+
+const float* FlatIndex::BlockRows(size_t start, size_t n) const {
+  if (lazy_ && !adopted_rows_.Verify(start * dim_, n * dim_).ok()) return nullptr;
+  return RowData() + start * dim_;
 }
 
 std::vector<VectorHit> FlatIndex::Search(const float* query, const VectorSearchParams& params,
@@ -345,7 +383,9 @@ std::vector<VectorHit> FlatIndex::Search(const float* query, const VectorSearchP
   if (!params.filter) {
     for (size_t start = 0; start < size_; start += kBlockRows) {
       const size_t n = std::min(kBlockRows, size_ - start);
-      vector_internal::DotProductBlock(query, Row(static_cast<uint32_t>(start)), n, dim_, scores);
+      const float* rows = BlockRows(start, n);
+      if (rows == nullptr) continue;  // damaged: left out
+      vector_internal::DotProductBlock(query, rows, n, dim_, scores);
       // Ids arrive in ascending order, so a score equal to the current worst
       // loses the tie: only a strictly greater score can enter a full heap.
       for (size_t i = 0; i < n; ++i) {

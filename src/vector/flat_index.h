@@ -150,11 +150,21 @@ class FlatIndex final : public VectorIndex {
   // sink's copy, O(n·d) when Add() left the column copy with spare
   // capacity (compacted into a temporary first).
   Status ExportArrays(ArraySink& sink, std::string_view prefix) const;
+  // The arrays AdoptArrays may borrow lazily (an int8 index's rows and
+  // codes), which a reader verifying a segment ahead of the adoption leaves
+  // to it.
+  static std::vector<std::string> LazyArrays(std::string_view prefix);
   // True when `source` holds "<prefix>.rows" (a flat index was exported).
   static bool HasArrays(const ArraySource& source, std::string_view prefix);
   // The index of those arrays, both borrowed in place (no copy, no
   // transpose): it searches exactly as the exported one, scores bit for
-  // bit. Checks what a damaged or crafted file could make unsafe, Corruption
+  // bit. An int8 index borrows its rows and codes lazily (ArraySource::
+  // GetLazy: a segment's are not read at adoption, each column and row is
+  // verified at its first read), so adopting it reads O(n) scales, not
+  // O(n·d) vectors; a column or row whose bytes fail their checksum reads
+  // as zeros (the search leaves it out, Row() returns zeros) and the damage
+  // is recorded with the source (ArraySource::Damage) for its owner to
+  // rebuild from. The float kind's arrays are verified at adoption. Checks what a damaged or crafted file could make unsafe, Corruption
   // naming the array: 0 < d ≤ 2^20, the rows a whole number of vectors (at
   // most kMaxVectors), the columns (or codes) as many values as the rows,
   // one scale per vector. The values
@@ -201,10 +211,14 @@ class FlatIndex final : public VectorIndex {
   // Same arithmetic as Search. O(Size()·nnz(query)) for a sparse query, else
   // O(Size()·d).
   void ScoreAll(const float* query, std::span<float> out) const;
-  const float* Row(uint32_t id) const { return RowData() + size_t{id} * dim_; }
+  // A lazily adopted row that fails its checksum reads as zeros (above).
+  const float* Row(uint32_t id) const {
+    return lazy_ ? CheckedRow(id) : RowData() + size_t{id} * dim_;
+  }
   // Every stored vector, row-major (Size()·Dimension() floats), in place.
-  // Valid until the next Add().
-  std::span<const float> vectors() const { return {RowData(), size_ * dim_}; }
+  // Valid until the next Add(). Corruption when a lazily adopted row fails
+  // its checksum (O(n·d) the first time).
+  Result<std::span<const float>> vectors() const;
   // Every stored vector as a FloatMatrix (rows = Size()). Valid until the
   // next Add(). A built index returns the matrix it holds; an adopted one
   // has none, so its first call copies the vectors into one (O(n·d) time
@@ -224,6 +238,13 @@ class FlatIndex final : public VectorIndex {
   std::vector<VectorHit> Rescored(const float* query, std::vector<VectorHit> hits,
                                   size_t k) const;
   const float* RowData() const { return adopted_ ? adopted_rows_.data() : rows_.data.data(); }
+  // Rows [start, start + n) in place, verified; null when damaged.
+  const float* BlockRows(size_t start, size_t n) const;
+  // Row() of a lazily adopted index: the row once verified, else zeros.
+  const float* CheckedRow(uint32_t id) const;
+  // True when column d of the int8 copy may be read (verified; a lazily
+  // adopted one at its first read).
+  bool ColumnReadable(size_t d) const;
   // Column d starts at ColumnData() + d·capacity_ (CodeData() for int8).
   const float* ColumnData() const { return adopted_ ? adopted_columns_.data() : columns_.data(); }
   const int8_t* CodeData() const { return adopted_ ? adopted_codes_.data() : codes_.data(); }
@@ -243,8 +264,11 @@ class FlatIndex final : public VectorIndex {
   std::vector<int8_t, vector_internal::CacheAlignedAllocator<int8_t>> codes_;
   std::vector<float> scales_;
   size_t capacity_ = 0;
-  // Adopted (adopted_): the rows and the columns (capacity_ == size_), borrowed.
+  // Adopted (adopted_): the rows and the columns (capacity_ == size_), borrowed;
+  // lazy_: the rows and codes verified at their first read (int8).
   bool adopted_ = false;
+  bool lazy_ = false;
+  std::vector<float> zero_row_;  // lazy_: what a damaged row reads as
   FlatArray<float> adopted_rows_;
   FlatArray<float> adopted_columns_;
   FlatArray<int8_t> adopted_codes_;

@@ -77,9 +77,11 @@ Status CorruptArray(std::string_view name, const std::string& what);
 // source.Get<T>(name), where an array of another element type is
 // Corruption naming it (the file is not what ExportArrays wrote), not
 // InvalidArgument; NotFound stays NotFound.
+// `lazily`: source.GetLazy<T>, verified by the reader as it reads.
 template <class T>
-Result<FlatArray<T>> GetArray(const ArraySource& source, const std::string& name) {
-  Result<FlatArray<T>> array = source.Get<T>(name);
+Result<FlatArray<T>> GetArray(const ArraySource& source, const std::string& name,
+                              bool lazily = false) {
+  Result<FlatArray<T>> array = lazily ? source.GetLazy<T>(name) : source.Get<T>(name);
   if (!array.ok() && array.status().code() == StatusCode::kInvalidArgument) {
     return CorruptArray(name, array.status().message());
   }

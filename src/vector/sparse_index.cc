@@ -250,6 +250,7 @@ Result<std::unique_ptr<SparseIndex>> SparseIndex::FromArrays(size_t dim, size_t 
 Status SparseIndex::ExportArrays(ArraySink& sink, std::string_view prefix) const {
   FLOWRAG_ASSIGN_OR_RETURN(const ArrayNames names, NamesFor(prefix));
   FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<uint64_t>(names.dim, dim_));
+  FLOWRAG_RETURN_IF_ERROR(VerifyLists());
   FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<uint64_t>(names.size, size_));
   FLOWRAG_RETURN_IF_ERROR(sink.Put<uint64_t>(names.off, offsets_.span(), /*random=*/true));
   FLOWRAG_RETURN_IF_ERROR(sink.Put<uint16_t>(names.delta, deltas_.span()));
@@ -272,12 +273,74 @@ Result<std::unique_ptr<SparseIndex>> SparseIndex::AdoptArrays(const ArraySource&
   FLOWRAG_ASSIGN_OR_RETURN(FlatArray<uint64_t> offsets,
                            vector_internal::GetArray<uint64_t>(source, names.off));
   FLOWRAG_ASSIGN_OR_RETURN(FlatArray<uint16_t> deltas,
-                           vector_internal::GetArray<uint16_t>(source, names.delta));
+                           vector_internal::GetArray<uint16_t>(source, names.delta, /*lazily=*/true));
   FLOWRAG_ASSIGN_OR_RETURN(FlatArray<float> values,
-                           vector_internal::GetArray<float>(source, names.vals));
-  size_t nonzeros = 0;
-  FLOWRAG_RETURN_IF_ERROR(CheckLists(dim, size, offsets, deltas, values, names, &nonzeros));
-  return Of(dim, size, nonzeros, std::move(offsets), std::move(deltas), std::move(values));
+                           vector_internal::GetArray<float>(source, names.vals, /*lazily=*/true));
+  if (!deltas.lazy() || !values.lazy()) {  // verified: check every list now
+    FLOWRAG_RETURN_IF_ERROR(deltas.VerifyAll());
+    FLOWRAG_RETURN_IF_ERROR(values.VerifyAll());
+    size_t nonzeros = 0;
+    FLOWRAG_RETURN_IF_ERROR(CheckLists(dim, size, offsets, deltas, values, names, &nonzeros));
+    return Of(dim, size, nonzeros, std::move(offsets), std::move(deltas), std::move(values));
+  }
+  // Lazily: the offsets now, each list at its first read (CheckList).
+  FLOWRAG_RETURN_IF_ERROR(vector_internal::CheckOffsets(names.off, offsets, dim, deltas.size()));
+  if (values.size() != deltas.size()) {
+    return vector_internal::CorruptArray(names.vals, std::to_string(values.size()) +
+                                                         " values for " +
+                                                         std::to_string(deltas.size()) + " entries");
+  }
+  // Non-zeros: the entries less the skips, which only lists of more than
+  // 65,535 vectors hold; counted without reading a list when there are none.
+  const size_t entries = deltas.size();
+  std::unique_ptr<SparseIndex> index =
+      Of(dim, size, entries, std::move(offsets), std::move(deltas), std::move(values));
+  index->lists_ = std::make_shared<const ListStates>(dim);
+  index->list_names_ = names.delta;
+  return index;
+}
+
+std::vector<std::string> SparseIndex::LazyArrays(std::string_view prefix) {
+  return {std::string(prefix) + ".delta", std::string(prefix) + ".vals"};
+}
+
+bool SparseIndex::ListChecked(size_t d) const {
+  std::atomic<uint8_t>& state = lists_->state[d];
+  const uint8_t known = state.load(std::memory_order_acquire);
+  if (known != 0) return known == 1;
+  const Status checked = CheckList(d);
+  if (!checked.ok()) deltas_.ReportDamage(checked);
+  state.store(checked.ok() ? 1 : 2, std::memory_order_release);
+  return checked.ok();
+}
+
+Status SparseIndex::CheckList(size_t d) const {
+  const uint64_t first = offsets_[d], count = offsets_[d + 1] - first;
+  FLOWRAG_RETURN_IF_ERROR(deltas_.Verify(first, count));
+  FLOWRAG_RETURN_IF_ERROR(values_.Verify(first, count));
+  uint64_t id = 0, last = 0;
+  bool any = false;
+  for (uint64_t i = first; i < first + count; ++i) {
+    id += deltas_[i];
+    if (deltas_[i] == kSkip) continue;
+    if (id >= size_ || (any && id <= last) || !std::isfinite(values_[i])) {
+      return vector_internal::CorruptArray(
+          list_names_, "entry " + std::to_string(i) + " of dimension " + std::to_string(d) +
+                           ": id " + std::to_string(id) + " out of range or order (" +
+                           std::to_string(size_) + " vectors), or its value not finite");
+    }
+    any = true;
+    last = id;
+  }
+  return Status::Ok();
+}
+
+Status SparseIndex::VerifyLists() const {
+  if (lists_ == nullptr) return Status::Ok();
+  for (size_t d = 0; d < dim_; ++d) {
+    if (!ListChecked(d)) return CheckList(d);
+  }
+  return Status::Ok();
 }
 
 namespace {
@@ -327,7 +390,8 @@ std::unique_ptr<SparseIndex> SparseIndex::KeepPrefixAndAppend(const SparseIndex&
     // Old's entries up to its last posting below `kept`, as they are.
     uint32_t id = 0, last = 0;
     uint64_t end = old.offsets_[d];
-    for (uint64_t i = old.offsets_[d]; i < old.offsets_[d + 1]; ++i) {
+    const uint64_t stop = old.ListReadable(d) ? old.offsets_[d + 1] : end;  // damaged: empty
+    for (uint64_t i = old.offsets_[d]; i < stop; ++i) {
       id += old.deltas_[i];
       if (id >= kept) break;
       if (old.deltas_[i] != kSkip) {

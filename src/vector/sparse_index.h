@@ -28,6 +28,7 @@
 #define FLOWRAG_VECTOR_SPARSE_INDEX_H_
 
 #include <cstdint>
+#include <atomic>
 #include <memory>
 #include <span>
 #include <string>
@@ -108,7 +109,13 @@ class SparseIndex final : public VectorIndex {
   // The index of those arrays, borrowed in place; it searches exactly as the
   // exported one. Checks as FromArrays does (offsets, ids in range and
   // ascending, finite values; a dimension of at most 2^20, a size of at most
-  // kMaxVectors), Corruption naming the array. The caller checks Size() and
+  // kMaxVectors), Corruption naming the array. From a source that verifies
+  // lazily (a segment: ArraySource::GetLazy) only the offsets are checked
+  // at adoption; each list is verified (checksums) and checked (ids,
+  // values) at its first read, so adoption reads O(dim), not O(entries). A
+  // list that fails reads as empty from then on, and its damage is
+  // recorded with the source (ArraySource::Damage) for its owner to
+  // rebuild from. The caller checks Size() and
   // Dimension() against its texts and the queries it will ask before any
   // search: a query is read for Dimension() floats, and a search holds
   // Size() scores (a size is not bounded by the arrays: vectors without
@@ -116,6 +123,10 @@ class SparseIndex final : public VectorIndex {
   // O(entries + dim).
   static Result<std::unique_ptr<SparseIndex>> AdoptArrays(const ArraySource& source,
                                                           std::string_view prefix);
+
+  // The arrays AdoptArrays borrows lazily (the lists), which a reader
+  // verifying a segment ahead of the adoption leaves to it.
+  static std::vector<std::string> LazyArrays(std::string_view prefix);
 
   // The index of other vectors that are mostly `old`'s: vector i of the
   // result is old's vector old_of_new[i] (an old vector may be used more than
@@ -136,6 +147,9 @@ class SparseIndex final : public VectorIndex {
   std::vector<VectorHit> Search(const float* query, const VectorSearchParams& params,
                                 VectorSearchStats* stats) const override;
 
+  // The postings; for a lazily adopted index its entries, which count the
+  // skip entries too (a list of more than 65,535 vectors may hold some):
+  // counting postings would read every list.
   size_t NonZeros() const { return nonzeros_; }
   // The vectors again as rows (a transpose). O(nnz + n) time and memory.
   SparseRows Rows() const;
@@ -163,8 +177,13 @@ class SparseIndex final : public VectorIndex {
     }
   }
 
-  // The arrays, for persistence: the entries of list d are
-  // (deltas, values)[offsets()[d], offsets()[d+1]).
+  // OK when every list is readable: at once for an index not adopted
+  // lazily; else each list verified and checked now (once), Corruption
+  // naming the first that fails. What a writer of the arrays calls first.
+  Status VerifyLists() const;
+
+  // The arrays, for persistence (after VerifyLists): the entries of list d
+  // are (deltas, values)[offsets()[d], offsets()[d+1]).
   std::span<const uint64_t> offsets() const { return offsets_; }
   std::span<const uint16_t> deltas() const { return deltas_; }
   std::span<const float> values() const { return values_; }
@@ -173,6 +192,7 @@ class SparseIndex final : public VectorIndex {
   // ascending.
   template <typename Fn>
   void ForEachPosting(size_t d, const Fn& fn) const {
+    if (!ListReadable(d)) return;
     uint32_t id = 0;
     for (uint64_t i = offsets_[d]; i < offsets_[d + 1]; ++i) {
       id += deltas_[i];
@@ -181,6 +201,21 @@ class SparseIndex final : public VectorIndex {
   }
 
  private:
+  // A lazily adopted index's lists: per list 0 (not yet checked), 1
+  // (readable) or 2 (damaged: read as empty). Shared by copies.
+  struct ListStates {
+    explicit ListStates(size_t dim) : state(new std::atomic<uint8_t>[dim]()) {}
+    std::unique_ptr<std::atomic<uint8_t>[]> state;
+  };
+  // True when list d may be read (above). O(1) after its first check.
+  bool ListReadable(size_t d) const { return lists_ == nullptr || ListChecked(d); }
+  // The state of list d, checking it the first time (CheckList; a failure
+  // reported to the source).
+  bool ListChecked(size_t d) const;
+  // List d's bytes verified and its ids and values checked: OK or
+  // Corruption naming the list.
+  Status CheckList(size_t d) const;
+
   // Remap's case of old's first `kept` vectors followed by `fresh`'s.
   static std::unique_ptr<SparseIndex> KeepPrefixAndAppend(const SparseIndex& old, size_t kept,
                                                           const SparseIndex& fresh);
@@ -195,6 +230,8 @@ class SparseIndex final : public VectorIndex {
   FlatArray<uint64_t> offsets_;  // dim_ + 1
   FlatArray<uint16_t> deltas_;
   FlatArray<float> values_;
+  std::shared_ptr<const ListStates> lists_;  // lazily adopted only
+  std::string list_names_;                   // lazily adopted: "<prefix>.delta"
 };
 
 // Checks a SparseRows for use as an index's input: offsets consistent with
