@@ -28,6 +28,7 @@
 #include "retrieval/persistent_indexes.h"
 #include "retrieval/query_scores.h"
 #include "retrieval/seeding.h"
+#include "segment/segment_arrays.h"
 #include "snapshot_compare.h"
 #include "test_util.h"
 #include "vector/quantized.h"
@@ -368,6 +369,66 @@ TEST_F(FactBm25Test, LocalFactsExportedAndAdoptedEqualBuilt) {
   auto bad = LocalFacts::AdoptArrays(*snap, arrays);
   EXPECT_EQ(bad.status().code(), StatusCode::kCorruption);
   EXPECT_NE(bad.status().message().find("lf.halves"), std::string::npos);
+}
+
+// From a segment the rows are borrowed unverified and checked as they are
+// scored: a row whose checksummed bytes hold an infinity scores nothing and
+// is recorded as damage; every other row scores as built.
+TEST_F(FactBm25Test, LocalFactsFromASegmentCheckEachRowWhenItIsScored) {
+  auto snap = Snap();
+  auto built = LocalFacts::For(*snap);
+  ASSERT_NE(built, nullptr);
+  MemoryArrays arrays;
+  ASSERT_TRUE(built->ExportArrays(arrays).ok());
+  std::span<std::byte> halves = arrays.MutableBytes("lf.halves");
+  const uint16_t infinity = 0x7c00;
+  std::memcpy(halves.data(), &infinity, 2);  // entry 0: the first non-empty row's
+  const std::string path = dir_->File("lf.seg");
+  {
+    auto writer = SegmentWriter::Create(path, "test", 1, 1);
+    ASSERT_TRUE(writer.ok());
+    SegmentArraySink sink(writer->get());
+    const std::pair<const char*, ArrayKind> kinds[] = {{"lf.rows", ArrayKind::kU64},
+                                                       {"lf.dims", ArrayKind::kU16},
+                                                       {"lf.halves", ArrayKind::kU16},
+                                                       {"lf.passages", ArrayKind::kU64},
+                                                       {"lf.texts", ArrayKind::kU32}};
+    for (const auto& [name, kind] : kinds) {
+      const size_t size = kind == ArrayKind::kU64 ? 8 : kind == ArrayKind::kU32 ? 4 : 2;
+      auto bytes = arrays.GetBytes(name, kind, size);
+      ASSERT_TRUE(bytes.ok()) << name;
+      ASSERT_TRUE(sink.PutBytes(name, kind, size, *bytes, /*random=*/false).ok());
+    }
+    ASSERT_TRUE((*writer)->Finish().ok());
+  }
+  auto reader = SegmentReader::Open(path);
+  ASSERT_TRUE(reader.ok());
+  SegmentArraySource segment(*reader);
+  auto adopted = LocalFacts::AdoptArrays(*snap, segment);
+  ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();  // not read at adoption
+  EXPECT_TRUE(segment.Damage().ok());
+
+  std::vector<uint32_t> passages(snap->num_passages());
+  for (uint32_t p = 0; p < passages.size(); ++p) passages[p] = p;
+  const std::vector<uint32_t> candidates = built->Candidates(*snap->graph(), passages, {});
+  bool damaged_row_scored = false;
+  for (const std::string& q : DemoQuestions()) {
+    auto qs = ScoreQuery(*snap, q);
+    ASSERT_TRUE(qs.ok());
+    std::vector<FactHit> expected = built->Best(candidates, qs->query.row(0), candidates.size());
+    for (size_t i = 0; i < expected.size(); ++i) {
+      if (expected[i].fact_text == 0) {
+        damaged_row_scored = true;
+        expected.erase(expected.begin() + static_cast<ptrdiff_t>(i));
+        break;
+      }
+    }
+    ExpectSameHits(expected, (*adopted)->Best(candidates, qs->query.row(0), candidates.size()), q);
+  }
+  EXPECT_TRUE(damaged_row_scored);  // some question reads the damaged row
+  EXPECT_EQ(segment.Damage().code(), StatusCode::kCorruption);
+  EXPECT_NE(segment.Damage().message().find("lf.dims / lf.halves: row 0"), std::string::npos)
+      << segment.Damage().ToString();
 }
 
 // flowrag.yaml sets the shared option from under any one method, under its

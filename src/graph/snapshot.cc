@@ -358,8 +358,8 @@ namespace {
 // open adopts (SegmentReader::VerifyAhead) until `stop` is set: not the
 // derived values' sections, adopted at their first use, nor the graph rows
 // of a snapshot that persists nothing, nor the arrays the vector indexes
-// borrow lazily (verified as queries read them). Not joinable for a source that is
-// no segment.
+// borrow lazily (verified as queries read them). Not joinable for a source
+// that is no segment.
 std::thread VerifyAheadOf(const ArraySource& segment, const SnapshotOptions& options,
                           const std::atomic<bool>& stop) {
   const auto* source = dynamic_cast<const SegmentArraySource*>(&segment);

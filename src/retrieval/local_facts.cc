@@ -12,6 +12,9 @@ namespace flowrag {
 
 namespace {
 
+// False for the float16 bit patterns of an infinity or NaN (exponent all ones).
+bool FiniteHalf(uint16_t h) { return (h & 0x7c00u) != 0x7c00u; }
+
 constexpr char kTag = 0;
 
 }  // namespace
@@ -43,6 +46,8 @@ const PersistentDerived& LocalFacts::Persistence() {
 
 Status LocalFacts::ExportArrays(ArraySink& sink) const {
   if (row_offsets_.size() > 0) {
+    FLOWRAG_RETURN_IF_ERROR(dims_.VerifyAll());  // lazily adopted: not copied unverified
+    FLOWRAG_RETURN_IF_ERROR(halves_.VerifyAll());
     FLOWRAG_RETURN_IF_ERROR(sink.Put<uint64_t>("lf.rows", row_offsets_.span()));
     FLOWRAG_RETURN_IF_ERROR(sink.Put<uint16_t>("lf.dims", dims_.span(), /*random=*/true));
     FLOWRAG_RETURN_IF_ERROR(sink.Put<uint16_t>("lf.halves", halves_.span(), /*random=*/true));
@@ -67,21 +72,36 @@ Result<std::shared_ptr<const LocalFacts>> LocalFacts::AdoptArrays(const Snapshot
   local->flat_ = dynamic_cast<const FlatIndex*>(index);
   if (local->flat_ != nullptr) return std::shared_ptr<const LocalFacts>(std::move(local));
   FLOWRAG_ASSIGN_OR_RETURN(local->row_offsets_, source.Get<uint64_t>("lf.rows"));
-  FLOWRAG_ASSIGN_OR_RETURN(local->dims_, source.Get<uint16_t>("lf.dims"));
-  FLOWRAG_ASSIGN_OR_RETURN(local->halves_, source.Get<uint16_t>("lf.halves"));
+  FLOWRAG_ASSIGN_OR_RETURN(local->dims_, source.GetLazy<uint16_t>("lf.dims"));
+  FLOWRAG_ASSIGN_OR_RETURN(local->halves_, source.GetLazy<uint16_t>("lf.halves"));
+  local->dimension_ = index->Dimension();
   if (local->halves_.size() != local->dims_.size()) {
     return Status::Corruption("local facts: lf.halves and lf.dims differ in length");
   }
-  for (size_t i = 0; i < local->halves_.size(); ++i) {
-    if ((local->halves_[i] & 0x7c00u) == 0x7c00u) {  // the exponent of an infinity or NaN
-      return array_checks::Bad("lf.halves", i, "not finite");
-    }
-  }
   FLOWRAG_RETURN_IF_ERROR(array_checks::CheckOffsets("lf.rows", local->row_offsets_, index->Size(),
                                                      local->dims_.size()));
+  if (local->dims_.lazy() || local->halves_.lazy()) {  // each row when it is scored
+    return std::shared_ptr<const LocalFacts>(std::move(local));
+  }
+  for (size_t i = 0; i < local->halves_.size(); ++i) {
+    if (!FiniteHalf(local->halves_[i])) return array_checks::Bad("lf.halves", i, "not finite");
+  }
   FLOWRAG_RETURN_IF_ERROR(
       array_checks::CheckBelow("lf.dims", local->dims_, index->Dimension(), "dimensions"));
   return std::shared_ptr<const LocalFacts>(std::move(local));
+}
+
+bool LocalFacts::RowReadable(uint32_t text, uint64_t first, uint64_t count) const {
+  if (!dims_.Verify(first, count).ok() || !halves_.Verify(first, count).ok()) return false;
+  for (uint64_t i = first; i < first + count; ++i) {
+    if (dims_[i] >= dimension_ || !FiniteHalf(halves_[i])) {
+      dims_.ReportDamage(Status::Corruption(
+          "lf.dims / lf.halves: row " + std::to_string(text) + ", entry " + std::to_string(i) +
+          ": a dimension out of range or a value not finite"));
+      return false;
+    }
+  }
+  return true;
 }
 
 void LocalFacts::Build(const KnowledgeGraph& g) {
@@ -140,8 +160,10 @@ std::vector<uint32_t> LocalFacts::Candidates(const KnowledgeGraph& g,
 double LocalFacts::Dot(uint32_t t, const float* query) const {
   if (flat_ != nullptr) return DotProduct(flat_->Row(t), query, flat_->Dimension());
   if (t + 1 >= row_offsets_.size()) return 0.0;
+  const uint64_t first = row_offsets_[t], count = row_offsets_[t + 1] - first;
+  if (dims_.lazy() && !RowReadable(t, first, count)) return 0.0;
   float sum = 0.0f;
-  for (uint64_t i = row_offsets_[t]; i < row_offsets_[t + 1]; ++i)
+  for (uint64_t i = first; i < first + count; ++i)
     sum += HalfToFloat(halves_[i]) * query[dims_[i]];
   return sum;
 }
