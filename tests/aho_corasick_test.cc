@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <random>
 #include <set>
 #include <string>
@@ -238,9 +239,62 @@ TEST(TokenTrieTest, AgreesWithNaiveScannerOnRandomTokenStreams) {
     EXPECT_EQ(FromTrie(trie, trie.Scan(t, MatchMode::kAllOverlapping)), all) << "round " << round;
     EXPECT_EQ(FromTrie(trie, trie.Scan(t, MatchMode::kLeftmostLongest)), NaiveLeftmostLongest(all))
         << "round " << round;
+    // Exported and adopted in place, it scans the same.
+    MemoryArrays arrays;
+    ASSERT_TRUE(trie.ExportArrays(arrays, "t").ok());
+    Result<TokenTrie> adopted = TokenTrie::AdoptArrays(arrays, "t");
+    ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();
+    EXPECT_EQ(FromTrie(*adopted, adopted->Scan(t, MatchMode::kAllOverlapping)), all);
+    EXPECT_EQ(adopted->num_entries(), trie.num_entries());
     total_matches += all.size();
   }
   EXPECT_GT(total_matches, 1000u);  // the property was exercised
+}
+
+// Arrays that would make a scan read out of range or never stop are refused,
+// naming the array; the trie as exported is adopted.
+TEST(TokenTrieTest, CraftedArraysAreRefusedByName) {
+  const TokenTrie trie = Build({"new york", "new york city", "york", "bank of england"});
+  auto adopt_after = [&](const std::string& name, size_t index, uint64_t value) {
+    MemoryArrays arrays;
+    EXPECT_TRUE(trie.ExportArrays(arrays, "t").ok());
+    std::span<std::byte> bytes = arrays.MutableBytes(name);
+    const size_t width = name == "t.ekey" ? 8 : 4;
+    EXPECT_LT(index * width, bytes.size()) << name;
+    std::memcpy(bytes.data() + index * width, &value, width);
+    return TokenTrie::AdoptArrays(arrays, "t").status();
+  };
+  EXPECT_TRUE(adopt_after("t.pay", 0, 0).ok());  // a payload is the caller's to check
+  const uint64_t none = UINT32_MAX;
+  const size_t nodes = trie.num_nodes();
+  struct Case {
+    const char* name;
+    size_t index;
+    uint64_t value;
+    const char* named;  // the array the error names (the inconsistency's other side)
+  };
+  for (const Case& c : {Case{"t.fail", 2, 2, "t.fail"},     // a failure link to itself: a cycle
+                        Case{"t.fail", 1, nodes, "t.fail"}, // out of range
+                        Case{"t.dict", 2, 2, "t.dict"},     // a dictionary cycle
+                        Case{"t.depth", 1, 7, "t.echild"},  // a child not one token deeper
+                        Case{"t.entry", 0, 0, "t.entry"},   // the root ends an entry
+                        Case{"t.enode", 0, nodes + 5, "t.entry"},  // an entry's node out of range
+                        Case{"t.pbeg", 1, 1000, "t.pbeg"},  // offsets past the payloads
+                        Case{"t.vslot", 0, 1000, "t.vslot"}}) {  // a token id out of range
+    const Status st = adopt_after(c.name, c.index, c.value);
+    EXPECT_EQ(st.code(), StatusCode::kCorruption) << c.name << " " << c.index;
+    EXPECT_NE(st.message().find(c.named), std::string::npos) << c.name << ": " << st.ToString();
+  }
+  // A goto table without a free slot would make a lookup never stop.
+  MemoryArrays full;
+  ASSERT_TRUE(trie.ExportArrays(full, "t").ok());
+  std::span<std::byte> children = full.MutableBytes("t.echild");
+  for (size_t i = 0; i < children.size() / 4; ++i) {
+    uint32_t c = 0;
+    std::memcpy(&c, children.data() + 4 * i, 4);
+    if (c == none) std::memcpy(children.data() + 4 * i, &nodes, 4);
+  }
+  EXPECT_EQ(TokenTrie::AdoptArrays(full, "t").status().code(), StatusCode::kCorruption);
 }
 
 TEST(TokenTrieTest, ByteOffsetsPointAtTheMatchedText) {

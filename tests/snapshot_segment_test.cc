@@ -21,6 +21,7 @@
 #include "flowrag/engine.h"
 #include "graph/graph_io.h"
 #include "graph/snapshot.h"
+#include "retrieval/keywords.h"
 #include "retrieval/local_facts.h"
 #include "segment/segment_arrays.h"
 #include "segment/segment_set.h"
@@ -180,9 +181,31 @@ TEST_F(SnapshotSegmentTest, SnapshotFromTheSegmentEqualsSnapshotFromRows) {
   EXPECT_EQ(from_segment.phase_seconds.count("graph_build"), 0u);  // nothing built
   ExpectSameSnapshot(*a, *b);
   ExpectSameAnswers(*a, *b);
-  // Retrieval's derived facts index came from the segment.
+  // Retrieval's derived facts index and entity name matcher came from the
+  // segment (a value that is absent or refused there is recorded in
+  // DerivedErrors), and the matcher finds the names the built one finds.
   EXPECT_NE(LocalFacts::For(*b), nullptr);
+  auto built = EntityNameMatcher::For(*a);
+  auto adopted = EntityNameMatcher::For(*b);
+  ASSERT_NE(built, nullptr);
+  ASSERT_NE(adopted, nullptr);
+  EXPECT_TRUE(b->segment()->Has("nm.t.voc.o"));
   EXPECT_TRUE(b->DerivedErrors().empty()) << b->DerivedErrors().front();
+  size_t matched = 0;
+  for (uint32_t p = 0; p < a->num_passages(); ++p) {
+    const TokenizedText text(a->PassageText(p));
+    const std::vector<TrieMatch> want = built->trie().Scan(text);
+    const std::vector<TrieMatch> got = adopted->trie().Scan(text);
+    ASSERT_EQ(want.size(), got.size()) << p;
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(want[i].entry, got[i].entry);
+      EXPECT_EQ(want[i].byte_begin, got[i].byte_begin);
+      EXPECT_EQ(built->trie().payloads(want[i].entry).size(),
+                adopted->trie().payloads(got[i].entry).size());
+    }
+    matched += want.size();
+  }
+  EXPECT_GT(matched, 100u);
 }
 
 TEST_F(SnapshotSegmentTest, ADamagedSegmentIsDetectedAndReplaced) {

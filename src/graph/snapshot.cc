@@ -941,16 +941,20 @@ std::shared_ptr<const void> Snapshot::DerivedIn(
 
 std::shared_ptr<const void> Snapshot::Derived(
     const void* tag, const std::function<std::shared_ptr<const void>()>& make) const {
+  return DerivedIn(&derived_, &derived_mu_, tag, AdoptedOrMade(tag, make));
+}
+
+std::function<std::shared_ptr<const void>()> Snapshot::AdoptedOrMade(
+    const void* tag, const std::function<std::shared_ptr<const void>()>& make) const {
   const PersistentDerived* persistent = nullptr;
   for (const PersistentDerived* p : persistent_) {
     if (p->tag == tag) persistent = p;
   }
-  if (persistent == nullptr || segment_ == nullptr)
-    return DerivedIn(&derived_, &derived_mu_, tag, make);
-  return DerivedIn(&derived_, &derived_mu_, tag, [&]() -> std::shared_ptr<const void> {
+  if (persistent == nullptr || segment_ == nullptr) return make;
+  return [this, persistent, &make]() -> std::shared_ptr<const void> {
     std::shared_ptr<const void> adopted = Adopted(*persistent);
     return adopted != nullptr ? adopted : make();
-  });
+  };
 }
 
 std::shared_ptr<const void> Snapshot::Adopted(const PersistentDerived& p) const {
@@ -1009,7 +1013,7 @@ std::shared_ptr<const std::string> Snapshot::GraphRowsToWrite() const {
 
 std::shared_ptr<const void> Snapshot::DerivedFromEntities(
     const void* tag, const std::function<std::shared_ptr<const void>()>& make) const {
-  return DerivedIn(&entity_derived_, &derived_mu_, tag, make);
+  return DerivedIn(&entity_derived_, &derived_mu_, tag, AdoptedOrMade(tag, make));
 }
 
 ScoredPassage Snapshot::Scored(uint32_t i, double score) const {

@@ -275,6 +275,7 @@ class Snapshot {
   // Like Derived, for data that depends only on the graph's entities (their
   // names, types and vectors): a snapshot made by Append, whose entities are
   // those of the snapshot it extends, starts with that snapshot's values.
+  // A persistent one is adopted from the segment as Derived's are.
   std::shared_ptr<const void> DerivedFromEntities(
       const void* tag, const std::function<std::shared_ptr<const void>()>& make) const;
   // Why a persistent derived value was derived again instead of adopted
@@ -292,6 +293,11 @@ class Snapshot {
   bool DerivedReady(const void* tag) const;
 
  private:
+  // `make`, or for a persistent derived value (`tag` listed in
+  // SnapshotOptions::derived) of a snapshot opened from a segment, its
+  // arrays adopted first and `make` only when that fails.
+  std::function<std::shared_ptr<const void>()> AdoptedOrMade(
+      const void* tag, const std::function<std::shared_ptr<const void>()>& make) const;
   Status BuildAt(SnapshotSource& store, const SnapshotOptions& options, bool use_parts);
   // Text, dense index and graph from the store's current snapshot segment
   // (documents from the rows); false, with the reason in stats_, when there

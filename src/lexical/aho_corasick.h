@@ -29,8 +29,11 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
+
+#include "common/array_io.h"
+#include "common/flat_array.h"
+#include "flowrag/status.h"
 
 namespace flowrag {
 
@@ -131,9 +134,11 @@ class TokenTrie {
 
   // Payloads of an entry, in the order their patterns were given.
   std::span<const uint32_t> payloads(uint32_t entry) const {
-    return std::span<const uint32_t>(payloads_).subspan(
-        payload_begin_[entry], payload_begin_[entry + 1] - payload_begin_[entry]);
+    return payloads_.span().subspan(payload_begin_[entry],
+                                    payload_begin_[entry + 1] - payload_begin_[entry]);
   }
+  // Every payload, for a caller that checks them against its ids.
+  std::span<const uint32_t> all_payloads() const { return payloads_; }
   // Number of tokens of an entry's sequence.
   uint32_t entry_length(uint32_t entry) const { return depth_[entry_node_[entry]]; }
 
@@ -141,33 +146,42 @@ class TokenTrie {
   size_t num_nodes() const { return fail_.size(); }
   bool empty() const { return entry_node_.empty(); }
 
- private:
-  static constexpr uint32_t kNone = UINT32_MAX;
+  // Hands the trie to `sink` as arrays named "<prefix>.<x>" (`prefix` at
+  // most 24 bytes): the vocabulary (a string arena and its open-addressing
+  // slots), the goto table, and the per-node and per-entry arrays.
+  Status ExportArrays(ArraySink& sink, std::string_view prefix) const;
+  // The trie of those arrays, borrowed in place: it scans exactly as the
+  // exported one. Checks what would make a scan read out of range or loop,
+  // Corruption naming the array: every table a power of two with a free
+  // slot, every id in range, each edge's child one token deeper than its
+  // node, each failure and dictionary link to a shallower node, the entries'
+  // payload offsets. O(nodes + slots + vocabulary), no hashing again.
+  static Result<TokenTrie> AdoptArrays(const ArraySource& source, std::string_view prefix);
 
-  struct StringHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const;
-  };
+ private:
+  friend class TrieBuilder;
+  static constexpr uint32_t kNone = UINT32_MAX;
 
   uint32_t TokenId(std::string_view norm) const;
   uint32_t Child(uint32_t node, uint32_t token) const;
-  uint32_t AddChild(uint32_t node, uint32_t token);  // build only
-  void GrowEdges();
+  Status CheckAdopted(std::string_view prefix) const;
 
-  std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> vocab_;
+  // Vocabulary: token id i is vocab_[i]; vocab_slots_ is an open-addressing
+  // table (linear probing on Hash64 of the token) of ids, kNone when free.
+  StringArena vocab_;
+  FlatArray<uint32_t> vocab_slots_;
   // Goto function: open addressing, key (node << 32 | token), linear probing.
-  std::vector<uint64_t> edge_keys_;
-  std::vector<uint32_t> edge_children_;
-  size_t num_edges_ = 0;
+  FlatArray<uint64_t> edge_keys_;
+  FlatArray<uint32_t> edge_children_;  // kNone: a free slot
   // Per node (node 0 is the root).
-  std::vector<uint32_t> fail_;   // longest proper suffix that is a trie node
-  std::vector<uint32_t> dict_;   // nearest node on the fail chain that ends an entry
-  std::vector<uint32_t> entry_;  // entry ending at this node, kNone if none
-  std::vector<uint32_t> depth_;  // tokens from the root
+  FlatArray<uint32_t> fail_;   // longest proper suffix that is a trie node
+  FlatArray<uint32_t> dict_;   // nearest node on the fail chain that ends an entry
+  FlatArray<uint32_t> entry_;  // entry ending at this node, kNone if none
+  FlatArray<uint32_t> depth_;  // tokens from the root
   // Per entry.
-  std::vector<uint32_t> entry_node_;
-  std::vector<uint32_t> payload_begin_;  // CSR offsets into payloads_, size entries + 1
-  std::vector<uint32_t> payloads_;
+  FlatArray<uint32_t> entry_node_;
+  FlatArray<uint32_t> payload_begin_;  // CSR offsets into payloads_, size entries + 1
+  FlatArray<uint32_t> payloads_;
 };
 
 }  // namespace flowrag

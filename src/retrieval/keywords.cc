@@ -1,5 +1,7 @@
 #include "retrieval/keywords.h"
 
+#include "retrieval/persistent_indexes.h"
+
 #include <algorithm>
 #include <array>
 #include <unordered_set>
@@ -64,6 +66,39 @@ EntityNameMatcher::EntityNameMatcher(const KnowledgeGraph& graph) {
   }
   for (const auto& [alias, e] : aliases) patterns.push_back({alias, e});
   trie_ = TokenTrie::Build(patterns);
+}
+
+std::shared_ptr<const EntityNameMatcher> EntityNameMatcher::For(const Snapshot& snapshot) {
+  if (snapshot.graph() == nullptr) return nullptr;
+  return std::static_pointer_cast<const EntityNameMatcher>(
+      snapshot.DerivedFromEntities(Persistence().tag, [&]() -> std::shared_ptr<const void> {
+        return std::make_shared<const EntityNameMatcher>(*snapshot.graph());
+      }));
+}
+
+const PersistentDerived& EntityNameMatcher::Persistence() {
+  static const char kTag = 0;
+  static const PersistentDerived persistence = PersistentIndexOf<EntityNameMatcher>(&kTag, "nm", 1);
+  return persistence;
+}
+
+Status EntityNameMatcher::ExportArrays(ArraySink& sink) const {
+  return trie_.ExportArrays(sink, "nm.t");
+}
+
+Result<std::shared_ptr<const EntityNameMatcher>> EntityNameMatcher::AdoptArrays(
+    const Snapshot& snapshot, const ArraySource& source) {
+  if (snapshot.graph() == nullptr) return Status::FailedPrecondition("name matcher: no graph");
+  auto matcher = std::make_shared<EntityNameMatcher>();
+  FLOWRAG_ASSIGN_OR_RETURN(matcher->trie_, TokenTrie::AdoptArrays(source, "nm.t"));
+  const size_t entities = snapshot.graph()->num_entities();
+  for (uint32_t e : matcher->trie_.all_payloads()) {
+    if (e >= entities) {
+      return Status::Corruption("name matcher: nm.t.pay holds entity " + std::to_string(e) +
+                                " of " + std::to_string(entities));
+    }
+  }
+  return std::shared_ptr<const EntityNameMatcher>(std::move(matcher));
 }
 
 EntityNameMatcher::EntityNameMatcher(const std::vector<std::string>& names) {

@@ -19,11 +19,7 @@ void GraphQueryIndex::Build(const Snapshot& snapshot) {
   const auto start = SteadyClock::now();
   const KnowledgeGraph& g = *snapshot.graph();
   graph_ = &g;
-  static const char kNamesTag = 0;
-  names_ = std::static_pointer_cast<const EntityNameMatcher>(
-      snapshot.DerivedFromEntities(&kNamesTag, [&]() -> std::shared_ptr<const void> {
-        return std::make_shared<const EntityNameMatcher>(g);
-      }));
+  names_ = EntityNameMatcher::For(snapshot);
   entity_vectors_ = g.entity_vectors();
   build_seconds_ = SecondsSince(start);
 }
