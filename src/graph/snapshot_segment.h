@@ -25,16 +25,21 @@
 //   rows            the graph rows (graph_io.h SerializeGraphRows), for
 //                   snapshots that Append and Remove extend
 //   <name>.format,  each PersistentDerived of SnapshotOptions::derived
-//   <name>.*        (retrieval's LocalFacts: "lf.*")
+//   <name>.*        (retrieval's LocalFacts "lf.*", FactBm25 "fb.*", the
+//                   entity name matcher "nm.*")
 //
 // Validity: adopted only when snap.gen equals the store's generation, the
 // format and every key equal the running code's, and every structure's
 // AdoptArrays accepts its arrays (each checks offsets and indexes as a
 // parser does). Otherwise Snapshot::Build falls back to the parts and rows
 // (SnapshotBuildStats::parts["segment"] says why) and the persister writes
-// a new segment. Checksums: every section is verified whole on its adoption
-// (SegmentReader::SectionBytes); a damaged file is never read, only
-// replaced.
+// a new segment. Checksums: a section is verified whole on its adoption
+// (SegmentReader::SectionBytes), but for the largest arrays (the int8
+// passage index's rows and codes, the graph texts' sparse lists, LocalFacts'
+// rows), which their structures borrow lazily and verify by the blocks a
+// query reads (ArraySource::GetLazy); a damaged block is never read: it is
+// left out, recorded, and the engine builds the snapshot again from the
+// store without the file (engine/engine_impl.h "Damaged segments").
 //
 // Writing: WriteSnapshotSegment, off the write path (engine/parts_persister.h),
 // by whichever process built the snapshot and gets the set's lock; the
