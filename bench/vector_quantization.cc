@@ -464,7 +464,7 @@ int Main(int argc, char** argv) {
   corpus.has_gold = !bench.empty();
   for (uint32_t p = 0; p < snap->num_passages(); ++p) {
     const SnapshotDocument& doc = snap->document_of(p);
-    corpus.keys.push_back(document_level ? doc.title : doc.external_id);
+    corpus.keys.emplace_back(document_level ? doc.title : doc.external_id);
   }
   std::vector<Question> questions;
   std::vector<std::string> texts;
@@ -472,7 +472,7 @@ int Main(int argc, char** argv) {
     // No questions: the titles of 200 passages spread over the store.
     const size_t step = std::max<size_t>(1, snap->num_passages() / 200);
     for (uint32_t p = 0; p < snap->num_passages() && texts.size() < 200; p += step) {
-      texts.push_back(snap->document_of(p).title);
+      texts.emplace_back(snap->document_of(p).title);
       questions.push_back({texts.back(), {}});
     }
   } else {

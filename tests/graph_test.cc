@@ -85,7 +85,7 @@ std::set<std::string> DocumentsMentioning(const Snapshot& s, uint32_t entity) {
   const Csr& m = g.Edges(EdgeKind::kMentions);
   std::set<std::string> docs;
   for (uint64_t i = m.Begin(g.EntityNode(entity)); i < m.End(g.EntityNode(entity)); ++i) {
-    docs.insert(s.document_of(m.targets[i]).external_id);
+    docs.emplace(s.document_of(m.targets[i]).external_id);
   }
   return docs;
 }

@@ -141,7 +141,7 @@ class OneHopGraphTest : public ::testing::Test {
   }
   std::vector<std::string> Ids(const RetrievalOutput& out) {
     std::vector<std::string> ids;
-    for (const RankedPassage& p : out.ranked) ids.push_back(Snap()->document_of(p.passage).external_id);
+    for (const RankedPassage& p : out.ranked) ids.emplace_back(Snap()->document_of(p.passage).external_id);
     return ids;
   }
   static TempDir* dir_;

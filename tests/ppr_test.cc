@@ -129,7 +129,7 @@ TEST_F(PprDemoTest, MultiHopQuestionFindsItsGoldDocuments) {
     auto out = Run(q.question, 5);
     ASSERT_TRUE(out.ok()) << out.status().ToString();
     std::set<std::string> got;
-    for (const RankedPassage& p : out->ranked) got.insert(snap->document_of(p.passage).external_id);
+    for (const RankedPassage& p : out->ranked) got.emplace(snap->document_of(p.passage).external_id);
     size_t hit = 0;
     for (const std::string& d : q.gold) hit += got.count(d);
     recall += static_cast<double>(hit) / q.gold.size();

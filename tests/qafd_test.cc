@@ -188,7 +188,7 @@ class DemoQafdTest : public ::testing::Test {
       EXPECT_TRUE(out.ok()) << out.status().ToString();
       if (!out.ok()) continue;
       std::set<std::string> docs;
-      for (const RankedPassage& p : out->ranked) docs.insert(snap->document_of(p.passage).external_id);
+      for (const RankedPassage& p : out->ranked) docs.emplace(snap->document_of(p.passage).external_id);
       for (const std::string& gd : q.gold) found += docs.count(gd);
       total += static_cast<double>(q.gold.size());
     }
@@ -354,7 +354,7 @@ TEST_F(DemoQafdTest, OneHopPathsAndRegistry) {
     EXPECT_EQ(p.nodes.back(), p.passage);
   }
   std::set<std::string> docs;
-  for (const RankedPassage& p : out->ranked) docs.insert(snap->document_of(p.passage).external_id);
+  for (const RankedPassage& p : out->ranked) docs.emplace(snap->document_of(p.passage).external_id);
   EXPECT_TRUE(docs.count("places/river_ostrel.md"));
 }
 

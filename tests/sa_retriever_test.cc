@@ -123,8 +123,8 @@ TEST_F(SaDemoTest, MultiHopQuestionsRetrieveGoldDocuments) {
     std::set<std::string> got;
     std::set<std::string> from_activation;
     for (const RankedPassage& p : out->ranked) {
-      got.insert(snap->document_of(p.passage).external_id);
-      if (p.score > 1.0) from_activation.insert(snap->document_of(p.passage).external_id);
+      got.emplace(snap->document_of(p.passage).external_id);
+      if (p.score > 1.0) from_activation.emplace(snap->document_of(p.passage).external_id);
     }
     size_t hit = 0;
     for (const std::string& g : q.gold) {

@@ -168,7 +168,7 @@ TEST_F(SemFlowDemoTest, ResetMassAndGoldDocuments) {
     EXPECT_NEAR(seeds, x.at("reset_entity_mass"), 1e-12);
     EXPECT_LE(out->seeds.size(), 20u);
     std::set<std::string> got;
-    for (const RankedPassage& p : out->ranked) got.insert(snap->document_of(p.passage).external_id);
+    for (const RankedPassage& p : out->ranked) got.emplace(snap->document_of(p.passage).external_id);
     size_t hit = 0;
     for (const std::string& d : q.gold) hit += got.count(d);
     recall += static_cast<double>(hit) / q.gold.size();

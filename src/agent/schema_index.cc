@@ -316,7 +316,7 @@ class SchemaIndex::Builder {
     auto d = doc_of_.find(in.external_id);
     if (!in.structured) {
       if (d == doc_of_.end()) return;
-      const std::string& title = snapshot_.documents()[d->second].title;
+      const std::string title(snapshot_.documents()[d->second].title);
       index_.text_by_title_[EntityKey(title)].push_back(
           static_cast<uint32_t>(index_.text_documents_.size()));
       index_.text_documents_.push_back({title, passages_of_[d->second], {}});

@@ -341,7 +341,7 @@ class Walker {
       const SnapshotPassage& sp = snap_.passage(p);
       const SnapshotDocument& d = snap_.document_of(p);
       const std::string label =
-          (d.title.empty() ? d.external_id : d.title) + " #" + std::to_string(sp.ordinal);
+          std::string(d.title.empty() ? d.external_id : d.title) + " #" + std::to_string(sp.ordinal);
       const std::string id = PassageId(p);
       if (options_.passage_text) {
         fmt_->Node(id, {Str("kind", "Passage"), Str("label", label), Str("document", d.external_id),
@@ -420,8 +420,8 @@ class Walker {
       std::set<std::string_view> seen;
       for (uint32_t p : kg_->FactSources(f)) {
         sources_.push_back(PassageId(p));
-        const std::string& doc = snap_.document_of(p).external_id;
-        if (seen.insert(doc).second) documents_.push_back(doc);
+        const std::string_view doc = snap_.document_of(p).external_id;
+        if (seen.insert(doc).second) documents_.emplace_back(doc);
       }
       fmt_->Edge("f" + std::to_string(f), EntityId(kg_->FactSubject(f)),
                  EntityId(kg_->FactObject(f)),

@@ -21,6 +21,27 @@
 #include "vector/layered_index.h"
 
 namespace flowrag {
+
+SnapshotDocument MakeSnapshotDocument(int64_t id, std::string external_id, std::string title,
+                                      std::string text) {
+  struct Owned {
+    std::string external_id, title, text;
+    std::vector<uint32_t> page_breaks;
+  };
+  auto owned = std::make_shared<Owned>();
+  owned->page_breaks = PageBreaks(text);
+  owned->external_id = std::move(external_id);
+  owned->title = std::move(title);
+  owned->text = std::move(text);
+  SnapshotDocument d;
+  d.id = id;
+  d.external_id = owned->external_id;
+  d.title = owned->title;
+  d.text = owned->text;
+  d.page_breaks = owned->page_breaks;
+  d.keep = std::move(owned);
+  return d;
+}
 namespace {
 
 using Clock = SteadyClock;
@@ -48,8 +69,8 @@ void Record(SnapshotBuildStats* stats, const char* part, const PartRead& read) {
 }
 
 // Adds the documents and passages with ids above those `text` holds (all of
-// them for an empty `text`); `passage_index` maps the new passages' store ids
-// to their snapshot indexes. Corruption for a passage of an unknown document
+// them for an empty `text`); `passage_index` (when not null) maps the new
+// passages' store ids to their snapshot indexes. Corruption for a passage of an unknown document
 // or with offsets outside it; FailedPrecondition for a new passage of an
 // old document (when `text` was not empty: not an append).
 Status ReadDocuments(SnapshotSource& store, SnapshotText* text,
@@ -61,9 +82,8 @@ Status ReadDocuments(SnapshotSource& store, SnapshotText* text,
   FLOWRAG_RETURN_IF_ERROR(store.ForEachDocument(
       [&](DocumentRow&& d) -> Status {
         doc_index.emplace(d.id, static_cast<uint32_t>(text->documents.size()));
-        std::vector<uint32_t> breaks = PageBreaks(d.text);
-        text->documents.push_back({d.id, std::move(d.external_id), std::move(d.title),
-                                   std::move(d.text), std::move(breaks)});
+        text->documents.push_back(MakeSnapshotDocument(d.id, std::move(d.external_id),
+                                                       std::move(d.title), std::move(d.text)));
         return Status::Ok();
       },
       last_document));
@@ -78,13 +98,15 @@ Status ReadDocuments(SnapshotSource& store, SnapshotText* text,
           return Status::Corruption(store.path() + ": passage " + std::to_string(p.id) +
                                     " refers to missing document " + std::to_string(p.document_id));
         }
-        const std::string& body = text->documents[it->second].text;
+        const std::string_view body = text->documents[it->second].text;
         if (p.begin > p.end || p.end > body.size()) {
           return Status::Corruption(store.path() + ": passage " + std::to_string(p.id) +
                                     " has offsets [" + std::to_string(p.begin) + ", " +
                                     std::to_string(p.end) + ") outside its document");
         }
-        passage_index->emplace(p.id, static_cast<uint32_t>(text->passages.size()));
+        if (passage_index != nullptr) {
+          passage_index->emplace(p.id, static_cast<uint32_t>(text->passages.size()));
+        }
         text->passages.push_back({p.id, it->second, p.ordinal, p.begin, p.end});
         return Status::Ok();
       },
@@ -93,7 +115,7 @@ Status ReadDocuments(SnapshotSource& store, SnapshotText* text,
 
 std::string_view TextOf(const SnapshotText& text, uint32_t i) {
   const SnapshotPassage& p = text.passages[i];
-  return std::string_view(text.documents[p.document].text).substr(p.begin, p.end - p.begin);
+  return text.documents[p.document].text.substr(p.begin, p.end - p.begin);
 }
 
 // Adds passages [from, end) to a BM25 builder.
@@ -344,7 +366,7 @@ Status Snapshot::BuildAt(SnapshotSource& store, const SnapshotOptions& options, 
     persist_bm25_ = persist_passages_ = persist_hnsw_ = options.persistable;
   } else {
     if (use_parts) {
-      FLOWRAG_ASSIGN_OR_RETURN(bool adopted, TryAdoptSegment(store, options, &passage_index));
+      FLOWRAG_ASSIGN_OR_RETURN(bool adopted, TryAdoptSegment(store, options));
       if (adopted) return Status::Ok();
     }
     FLOWRAG_RETURN_IF_ERROR(ReadText(store, options, use_parts, &passage_index));
@@ -388,9 +410,7 @@ std::thread VerifyAheadOf(const ArraySource& segment, const SnapshotOptions& opt
 // by whichever thread reaches it first), one adopts the graph side, and
 // this one reads the documents from the store and adopts the text side.
 Status Snapshot::AdoptSegmentInParallel(SnapshotSource& store, const ArraySource& segment,
-                                        const SnapshotOptions& options,
-                                        std::unordered_map<int64_t, uint32_t>* passage_index,
-                                        Status* adopted) {
+                                        const SnapshotOptions& options, Status* adopted) {
   const Result<size_t> passages = AdoptableSegmentPassages(segment, options);
   if (!passages.ok()) {
     *adopted = passages.status();
@@ -402,7 +422,8 @@ Status Snapshot::AdoptSegmentInParallel(SnapshotSource& store, const ArraySource
   Status graph_adopted;
   std::thread graph([&] { graph_adopted = AdoptSegmentGraph(segment, options, *passages); });
   auto text = std::make_shared<SnapshotText>();
-  const Status read = ReadDocuments(store, text.get(), passage_index);
+  // No passage index: an adopted snapshot builds nothing that needs one.
+  const Status read = ReadDocuments(store, text.get(), nullptr);
   stats_.phase_seconds["documents"] = SecondsSince(start);
   if (read.ok() && text->passages.size() != *passages) {
     *adopted = Status::Corruption("segment of " + std::to_string(*passages) +
@@ -417,8 +438,7 @@ Status Snapshot::AdoptSegmentInParallel(SnapshotSource& store, const ArraySource
   return read;
 }
 
-Result<bool> Snapshot::TryAdoptSegment(SnapshotSource& store, const SnapshotOptions& options,
-                                       std::unordered_map<int64_t, uint32_t>* passage_index) {
+Result<bool> Snapshot::TryAdoptSegment(SnapshotSource& store, const SnapshotOptions& options) {
   const std::string dir = store.SegmentDirectory();
   if (dir.empty()) return false;
   std::string why;
@@ -430,12 +450,11 @@ Result<bool> Snapshot::TryAdoptSegment(SnapshotSource& store, const SnapshotOpti
   }
   Phases phase(&stats_);
   Status adopted;
-  FLOWRAG_RETURN_IF_ERROR(AdoptSegmentInParallel(store, *segment, options, passage_index, &adopted));
+  FLOWRAG_RETURN_IF_ERROR(AdoptSegmentInParallel(store, *segment, options, &adopted));
   if (!adopted.ok()) {
     text_.reset();
     graph_.reset();
     graph_rows_.reset();
-    passage_index->clear();
     stats_.parts[kSnapshotSegmentKind] =
         adopted.code() == StatusCode::kFailedPrecondition ? PartState::kStale : PartState::kCorrupt;
     stats_.part_errors.push_back(std::string(kSnapshotSegmentKind) + ": " + adopted.ToString());

@@ -77,13 +77,21 @@ struct PersistentDerived {
   std::function<Result<std::shared_ptr<const void>>(const Snapshot&, const ArraySource&)> adopt;
 };
 
+// A document's fields are views into what `keep` holds: its own strings
+// when it was read from the store (MakeSnapshotDocument), the mapped
+// segment when the snapshot adopted it (graph/snapshot_segment.h "doc.*").
 struct SnapshotDocument {
   int64_t id = 0;
-  std::string external_id;
-  std::string title;
-  std::string text;
-  std::vector<uint32_t> page_breaks;  // PageBreaks(text) (ingest/document.h); empty: no pages
+  std::string_view external_id;
+  std::string_view title;
+  std::string_view text;
+  std::span<const uint32_t> page_breaks;  // PageBreaks(text) (ingest/document.h); empty: no pages
+  std::shared_ptr<const void> keep;
 };
+
+// A document that owns its strings, its page breaks computed.
+SnapshotDocument MakeSnapshotDocument(int64_t id, std::string external_id, std::string title,
+                                      std::string text);
 
 struct SnapshotPassage {
   int64_t id = 0;
@@ -302,16 +310,13 @@ class Snapshot {
   // Text, dense index and graph from the store's current snapshot segment
   // (documents from the rows); false, with the reason in stats_, when there
   // is none or it cannot be adopted (graph/snapshot_segment.cc).
-  Result<bool> TryAdoptSegment(SnapshotSource& store, const SnapshotOptions& options,
-                               std::unordered_map<int64_t, uint32_t>* passage_index);
+  Result<bool> TryAdoptSegment(SnapshotSource& store, const SnapshotOptions& options);
   // The segment adopted (AdoptSegmentText and AdoptSegmentGraph on two
   // threads, a third verifying its sections ahead) while the documents are
   // read from `store`: the store's error, else OK with the adoption's
   // outcome in `adopted`.
   Status AdoptSegmentInParallel(SnapshotSource& store, const ArraySource& segment,
-                                const SnapshotOptions& options,
-                                std::unordered_map<int64_t, uint32_t>* passage_index,
-                                Status* adopted);
+                                const SnapshotOptions& options, Status* adopted);
   // The passages of a segment this snapshot's keys and format can adopt:
   // FailedPrecondition when it is stale, Corruption when damaged.
   Result<size_t> AdoptableSegmentPassages(const ArraySource& segment,

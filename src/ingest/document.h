@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,7 +38,7 @@ struct PageSpan {
   int32_t first = 0;
   int32_t last = 0;
 };
-inline PageSpan PagesOfSpan(const std::vector<uint32_t>& breaks, uint32_t begin, uint32_t end) {
+inline PageSpan PagesOfSpan(std::span<const uint32_t> breaks, uint32_t begin, uint32_t end) {
   if (breaks.empty()) return {};
   auto page_of = [&](uint32_t offset) {
     const auto before = std::lower_bound(breaks.begin(), breaks.end(), offset) - breaks.begin();

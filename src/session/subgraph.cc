@@ -14,7 +14,7 @@ std::string NodeLabel(const Snapshot& snap, uint32_t node) {
   const uint32_t i = g.LocalIndex(node);
   switch (g.Kind(node)) {
     case NodeKind::kPassage:
-      return snap.document_of(i).external_id + "#" + std::to_string(snap.passage(i).ordinal);
+      return std::string(snap.document_of(i).external_id) + "#" + std::to_string(snap.passage(i).ordinal);
     case NodeKind::kEntity:
       return std::string(g.EntityName(i));
     case NodeKind::kDescription:
