@@ -7,8 +7,8 @@
 
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -256,7 +256,22 @@ inline void ExpectSameSnapshot(const Snapshot& a, const Snapshot& b) {
   ASSERT_EQ(a.num_documents(), b.num_documents());
   for (uint32_t p = 0; p < a.num_passages(); ++p) {
     EXPECT_EQ(a.passage(p).id, b.passage(p).id);
+    EXPECT_EQ(a.passage(p).document, b.passage(p).document);
+    EXPECT_EQ(a.passage(p).ordinal, b.passage(p).ordinal);
+    EXPECT_EQ(a.passage(p).begin, b.passage(p).begin);
+    EXPECT_EQ(a.passage(p).end, b.passage(p).end);
     EXPECT_EQ(a.PassageText(p), b.PassageText(p));
+  }
+  for (uint32_t d = 0; d < a.num_documents(); ++d) {
+    const SnapshotDocument& x = a.documents()[d];
+    const SnapshotDocument& y = b.documents()[d];
+    EXPECT_EQ(x.id, y.id);
+    EXPECT_EQ(x.external_id, y.external_id);
+    EXPECT_EQ(x.title, y.title);
+    EXPECT_EQ(x.text, y.text);
+    EXPECT_TRUE(std::equal(x.page_breaks.begin(), x.page_breaks.end(), y.page_breaks.begin(),
+                           y.page_breaks.end()))
+        << "page breaks of document " << x.id;
   }
   ASSERT_EQ(a.bm25().vocabulary_size(), b.bm25().vocabulary_size());
   ASSERT_EQ(a.bm25().num_docs(), b.bm25().num_docs());

@@ -21,6 +21,7 @@
 #include "flowrag/engine.h"
 #include "graph/graph_io.h"
 #include "graph/snapshot.h"
+#include "graph/snapshot_documents.h"
 #include "retrieval/keywords.h"
 #include "retrieval/local_facts.h"
 #include "segment/segment_arrays.h"
@@ -206,6 +207,55 @@ TEST_F(SnapshotSegmentTest, SnapshotFromTheSegmentEqualsSnapshotFromRows) {
     matched += want.size();
   }
   EXPECT_GT(matched, 100u);
+}
+
+// The documents and passages come from the segment (no store read), their
+// views into the mapped file, and arrays that would put a passage outside
+// its document or break the id order are refused by name.
+TEST_F(SnapshotSegmentTest, TheDocumentsAreBorrowedFromTheSegmentAndCraftedOnesRefused) {
+  OpenStore s(dir_->File("demo.db"));
+  auto rows = Build(s, /*use_parts=*/false, nullptr);
+  auto mapped = Build(s, /*use_parts=*/true, nullptr);
+  ASSERT_NE(rows, nullptr);
+  ASSERT_NE(mapped, nullptr);
+  ASSERT_NE(mapped->segment(), nullptr);
+  ASSERT_TRUE(HasSnapshotDocuments(*mapped->segment()));
+  const SnapshotDocument& first = mapped->documents()[0];
+  EXPECT_EQ(first.keep, mapped->segment()->keep());  // the mapping, not a copy
+  EXPECT_FALSE(first.text.empty());
+
+  SnapshotText built;
+  built.documents = rows->documents();
+  for (uint32_t p = 0; p < rows->num_passages(); ++p) built.passages.push_back(rows->passage(p));
+  MemoryArrays arrays;
+  SnapshotText text;
+  auto export_again = [&] {
+    arrays = MemoryArrays();
+    ASSERT_TRUE(ExportSnapshotDocuments(built, arrays).ok());
+  };
+  export_again();
+  ASSERT_TRUE(AdoptSnapshotDocuments(arrays, &text).ok());
+  EXPECT_EQ(text.documents.size(), rows->num_documents());
+  EXPECT_EQ(text.passages.size(), rows->num_passages());
+
+  auto refused = [&](const std::string& name, size_t index, const void* value, size_t width) {
+    export_again();
+    std::span<std::byte> bytes = arrays.MutableBytes(name);
+    EXPECT_LT(index * width, bytes.size()) << name;
+    std::memcpy(bytes.data() + index * width, value, width);
+    SnapshotText out;
+    const Status st = AdoptSnapshotDocuments(arrays, &out);
+    EXPECT_EQ(st.code(), StatusCode::kCorruption) << name;
+    return st.message();
+  };
+  const uint32_t far = 1u << 30, many_docs = 1u << 20;
+  const int64_t zero = 0;
+  EXPECT_NE(refused("psg.end", 0, &far, 4).find("psg.end"), std::string::npos);
+  EXPECT_NE(refused("psg.doc", 1, &many_docs, 4).find("psg.doc"), std::string::npos);
+  EXPECT_NE(refused("psg.id", 1, &zero, 8).find("psg.id"), std::string::npos);
+  EXPECT_NE(refused("doc.id", 1, &zero, 8).find("doc.id"), std::string::npos);
+  const uint64_t past = 1u << 20;
+  EXPECT_NE(refused("doc.brk.o", 1, &past, 8).find("doc.brk.o"), std::string::npos);
 }
 
 TEST_F(SnapshotSegmentTest, ADamagedSegmentIsDetectedAndReplaced) {

@@ -12,6 +12,7 @@
 #include "graph/graph_loader.h"
 #include "graph/graph_vectors.h"
 #include "graph/graph_rows_update.h"
+#include "graph/snapshot_documents.h"
 #include "graph/snapshot_segment.h"
 #include "ingest/document.h"
 #include "segment/segment_arrays.h"
@@ -422,13 +423,20 @@ Status Snapshot::AdoptSegmentInParallel(SnapshotSource& store, const ArraySource
   Status graph_adopted;
   std::thread graph([&] { graph_adopted = AdoptSegmentGraph(segment, options, *passages); });
   auto text = std::make_shared<SnapshotText>();
-  // No passage index: an adopted snapshot builds nothing that needs one.
-  const Status read = ReadDocuments(store, text.get(), nullptr);
+  // The documents from the segment, or (one written before it kept them)
+  // from the store; no passage index: an adopted snapshot builds nothing
+  // that needs one.
+  Status read;
+  if (HasSnapshotDocuments(segment)) {
+    *adopted = AdoptSnapshotDocuments(segment, text.get());
+  } else {
+    read = ReadDocuments(store, text.get(), nullptr);
+  }
   stats_.phase_seconds["documents"] = SecondsSince(start);
-  if (read.ok() && text->passages.size() != *passages) {
+  if (read.ok() && adopted->ok() && text->passages.size() != *passages) {
     *adopted = Status::Corruption("segment of " + std::to_string(*passages) +
                                   " passages, store has " + std::to_string(text->passages.size()));
-  } else if (read.ok()) {
+  } else if (read.ok() && adopted->ok()) {
     *adopted = AdoptSegmentText(segment, options, std::move(text));
   }
   graph.join();

@@ -308,12 +308,13 @@ class Snapshot {
       const void* tag, const std::function<std::shared_ptr<const void>()>& make) const;
   Status BuildAt(SnapshotSource& store, const SnapshotOptions& options, bool use_parts);
   // Text, dense index and graph from the store's current snapshot segment
-  // (documents from the rows); false, with the reason in stats_, when there
+  // (documents too: graph/snapshot_documents.h; from the rows for a segment
+  // written before it kept them); false, with the reason in stats_, when there
   // is none or it cannot be adopted (graph/snapshot_segment.cc).
   Result<bool> TryAdoptSegment(SnapshotSource& store, const SnapshotOptions& options);
   // The segment adopted (AdoptSegmentText and AdoptSegmentGraph on two
-  // threads, a third verifying its sections ahead) while the documents are
-  // read from `store`: the store's error, else OK with the adoption's
+  // threads, a third verifying its sections ahead), the documents from it
+  // or from `store`: the store's error, else OK with the adoption's
   // outcome in `adopted`.
   Status AdoptSegmentInParallel(SnapshotSource& store, const ArraySource& segment,
                                 const SnapshotOptions& options, Status* adopted);

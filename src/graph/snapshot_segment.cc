@@ -1,5 +1,7 @@
 #include "graph/snapshot_segment.h"
 
+#include "graph/snapshot_documents.h"
+
 #include <atomic>
 #include <filesystem>
 #include <map>
@@ -136,6 +138,7 @@ Status Snapshot::ExportSegment(ArraySink& sink) const {
        KeysFor(embedder_.get(), dense_model_, text_->bm25.tokenizer().language)) {
     FLOWRAG_RETURN_IF_ERROR(PutString(sink, name, key));
   }
+  FLOWRAG_RETURN_IF_ERROR(ExportSnapshotDocuments(*text_, sink));
   FLOWRAG_RETURN_IF_ERROR(text_->bm25.Flat()->ExportArrays(sink));
   FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<int64_t>(
       "dense.missing", static_cast<int64_t>(text_->passages_without_vectors)));
