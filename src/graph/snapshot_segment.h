@@ -15,6 +15,8 @@
 //   snap.k.bm25, snap.k.rows, snap.k.vec,  the keys of graph_io.h (bytes):
 //   snap.k.dense                           a segment whose keys differ from
 //                                          the running code's is not adopted
+//   doc.*, psg.*    the documents and passages (snapshot_documents.h),
+//                   borrowed by an open instead of read from the store
 //   bm25.*          Bm25Index::ExportArrays
 //   dense.*         the passage FlatIndex, or the HNSW graph's arrays
 //                   (HnswIndex::ExportArrays: dense.h*), searched in place
