@@ -46,6 +46,9 @@ embedding:
   dimensions: 256
 query:
   method: ppr
+index:
+  passage_ann: int8
+  hnsw_threshold: 50000
 methods:
   qafd: {alpha: 20, seeds: 12}
 server:
@@ -82,6 +85,8 @@ TEST_F(ConfigTest, AFileSetsModelsMethodDefaultsServerAndWorkspaces) {
   EXPECT_EQ(top->openai_embedder->dimensions, 256u);
   EXPECT_EQ(top->default_method, "ppr");
   EXPECT_EQ(top->default_params.at("qafd.alpha"), "20");
+  EXPECT_EQ(top->passage_ann, "int8");
+  EXPECT_EQ(top->hnsw_threshold, 50000u);
   auto spaces = ConfiguredWorkspaces(*c, EngineOptions{});
   ASSERT_TRUE(spaces.ok()) << spaces.status().ToString();
   EXPECT_EQ((*spaces)[0].token, "docs-token");
@@ -119,6 +124,9 @@ TEST_F(ConfigTest, ErrorsNameTheFileLineAndField) {
       {"flowrag_config: 1\nmethods:\n  qafd:\n    alpah: 3\n", "4: methods.qafd.alpah: unknown option"},
       {"flowrag_config: 1\nmethods:\n  nope: {a: 1}\n", "3: methods.nope: unknown method"},
       {"flowrag_config: 1\nquery:\n  method: nope\n", "3: query.method: unknown method"},
+      {"flowrag_config: 1\nindex:\n  passage_ann: faiss\n", "3: index.passage_ann: expected auto"},
+      {"flowrag_config: 1\nindex:\n  hnsw_threshold: 0\n", "3: index.hnsw_threshold: expected a number"},
+      {"flowrag_config: 1\nindex:\n  ef: 3\n", "3: index.ef: unknown key"},
       {"flowrag_config: 1\nworkspaces:\n  - {name: a, db: a.db}\n  - {name: a, db: b.db}\n",
        "4: workspaces[1].name: given twice"},
       {"flowrag_config: 1\nworkspaces:\n  - name: a\n", "3: workspaces[0].db: required"},

@@ -67,6 +67,9 @@ struct Config {
   std::optional<ModelEndpointConfig> chat, embedding;
   std::optional<std::string> query_method;
   std::optional<size_t> query_top_k;
+  // index: the passage index (EngineOptions::passage_ann, hnsw_threshold).
+  std::optional<std::string> passage_ann;
+  std::optional<size_t> hnsw_threshold;
   std::map<std::string, std::string> method_options;  // "qafd.alpha" -> "20"
   // server:
   std::optional<std::string> host, token_env;

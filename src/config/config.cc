@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -269,7 +270,8 @@ Status ReadWorkspaces(const Reader& r, const YAML::Node& n, Config* c) {
 Status ReadConfig(const Reader& r, const YAML::Node& root, Config* c) {
   if (!root.IsMap()) return r.Error(root, "(top)", "expected a mapping (see doc/config.md)");
   FLOWRAG_RETURN_IF_ERROR(r.Mapping(
-      root, "", {"flowrag_config", "chat", "embedding", "query", "methods", "server", "workspaces"}));
+      root, "",
+      {"flowrag_config", "chat", "embedding", "query", "index", "methods", "server", "workspaces"}));
   const YAML::Node version = root["flowrag_config"];
   if (!version.IsDefined() || !version.IsScalar() || version.Scalar() != "1") {
     return r.Error(version.IsDefined() ? version : root, "flowrag_config",
@@ -285,6 +287,17 @@ Status ReadConfig(const Reader& r, const YAML::Node& root, Config* c) {
         return r.Error(q["method"], "query.method", s.message());
       }
     }
+  }
+  if (const YAML::Node i = root["index"]; i.IsDefined() && !i.IsNull()) {
+    FLOWRAG_RETURN_IF_ERROR(r.Mapping(i, "index", {"passage_ann", "hnsw_threshold"}));
+    FLOWRAG_RETURN_IF_ERROR(r.String(i, "passage_ann", "index.", &c->passage_ann));
+    if (c->passage_ann && *c->passage_ann != "auto" && *c->passage_ann != "hnsw" &&
+        *c->passage_ann != "int8") {
+      return r.Error(i["passage_ann"], "index.passage_ann", "expected auto, hnsw or int8");
+    }
+    FLOWRAG_RETURN_IF_ERROR(r.Number<size_t>(i, "hnsw_threshold", "index.", 1,
+                                             std::numeric_limits<uint32_t>::max(),
+                                             &c->hnsw_threshold));
   }
   FLOWRAG_RETURN_IF_ERROR(ReadMethods(r, root["methods"], "methods", &c->method_options));
   FLOWRAG_RETURN_IF_ERROR(ReadServer(r, root["server"], c));
@@ -376,6 +389,8 @@ Result<EngineOptions> ApplyConfig(const Config& config, const WorkspaceConfig* w
   for (const auto& [k, v] : base.default_params) params[k] = v;
   base.default_params = std::move(params);
   if (base.default_method.empty() && config.query_method) base.default_method = *config.query_method;
+  if (config.passage_ann) base.passage_ann = *config.passage_ann;
+  if (config.hnsw_threshold) base.hnsw_threshold = *config.hnsw_threshold;
   return base;
 }
 

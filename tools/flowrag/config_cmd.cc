@@ -99,6 +99,10 @@ Status RunConfigCheck(const std::string& file) {
   std::printf("  method defaults: %zu option(s)%s%s\n", top.default_params.size(),
               top.default_method.empty() ? "" : ", query.method ",
               top.default_method.c_str());
+  if (c.passage_ann || c.hnsw_threshold) {
+    std::printf("  passage index:   %s from %zu passages\n", top.passage_ann.c_str(),
+                top.hnsw_threshold);
+  }
   for (const WorkspaceSpec& w : workspaces) {
     const bool missing =
         std::find(plan.missing.begin(), plan.missing.end(), w.db_path) != plan.missing.end();
