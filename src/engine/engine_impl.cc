@@ -135,8 +135,11 @@ Status EngineImpl::RebuildSnapshot(Persist persist, std::shared_ptr<const Snapsh
   const bool damaged = damage != damage_handled_.load();
   FLOWRAG_ASSIGN_OR_RETURN(SnapshotOptions so, SnapshotBuildOptions());
   // Its graph vectors are reused by text; nothing of a damaged one is.
-  if (!damaged) so.previous = published_snapshot();
-  if (damaged) same_text.reset();
+  if (damaged) {
+    same_text.reset();
+  } else {
+    so.previous = published_snapshot();
+  }
   // Nothing written since (a run that found everything stored): keep it.
   // With `same_text` the graph is read again whatever the generation.
   FLOWRAG_ASSIGN_OR_RETURN(int64_t generation, store_->Generation());

@@ -290,8 +290,8 @@ Result<std::unique_ptr<SparseIndex>> SparseIndex::AdoptArrays(const ArraySource&
                                                          " values for " +
                                                          std::to_string(deltas.size()) + " entries");
   }
-  // Non-zeros: the entries less the skips, which only lists of more than
-  // 65,535 vectors hold; counted without reading a list when there are none.
+  // Non-zeros: the entries, skips included (NonZeros(): counting postings
+  // would read every list).
   const size_t entries = deltas.size();
   std::unique_ptr<SparseIndex> index =
       Of(dim, size, entries, std::move(offsets), std::move(deltas), std::move(values));
