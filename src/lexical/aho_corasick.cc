@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "common/hash.h"
+#include "common/string_slots.h"
 #include "common/text.h"
 
 namespace flowrag {
@@ -119,13 +120,6 @@ uint32_t FindChild(std::span<const uint64_t> keys, std::span<const uint32_t> chi
     if (keys[slot] == key) return children[slot];
     if (children[slot] == kFree) return kFree;
   }
-}
-
-// A power of two of at least 2·n slots (at least 16).
-size_t TableSize(size_t n) {
-  size_t size = 16;
-  while (size < 2 * n) size *= 2;
-  return size;
 }
 
 }  // namespace
@@ -243,16 +237,9 @@ TokenTrie TrieBuilder::Finish(const std::vector<std::pair<uint32_t, uint32_t>>& 
   // The vocabulary as an arena in id order and its slots.
   TokenTrie trie;
   StringArena vocab;
-  std::vector<uint32_t> slots(TableSize(tokens_.size()), kFree);
-  const size_t mask = slots.size() - 1;
-  for (uint32_t id = 0; id < tokens_.size(); ++id) {
-    vocab.Append(*tokens_[id]);
-    size_t slot = Hash64(*tokens_[id]) & mask;
-    while (slots[slot] != kFree) slot = (slot + 1) & mask;
-    slots[slot] = id;
-  }
+  for (const std::string* token : tokens_) vocab.Append(*token);
+  trie.vocab_slots_ = BuildStringSlots(vocab);
   trie.vocab_ = std::move(vocab);
-  trie.vocab_slots_ = std::move(slots);
   trie.edge_keys_ = std::move(edge_keys_);
   trie.edge_children_ = std::move(edge_children_);
   trie.fail_ = std::move(fail_);
@@ -266,8 +253,7 @@ TokenTrie TrieBuilder::Finish(const std::vector<std::pair<uint32_t, uint32_t>>& 
 }
 
 TokenTrie::TokenTrie()
-    : vocab_slots_(std::vector<uint32_t>(16, kNone)),
-      edge_keys_(std::vector<uint64_t>(16, kNoKey)),
+    : edge_keys_(std::vector<uint64_t>(16, kNoKey)),
       edge_children_(std::vector<uint32_t>(16, kNone)),
       fail_(std::vector<uint32_t>{0}),
       dict_(std::vector<uint32_t>{kNone}),
@@ -276,11 +262,8 @@ TokenTrie::TokenTrie()
       payload_begin_(std::vector<uint32_t>{0}) {}
 
 uint32_t TokenTrie::TokenId(std::string_view norm) const {
-  const size_t mask = vocab_slots_.size() - 1;
-  for (size_t slot = Hash64(norm) & mask;; slot = (slot + 1) & mask) {
-    const uint32_t id = vocab_slots_[slot];
-    if (id == kNone || vocab_[id] == norm) return id;
-  }
+  static_assert(kNone == kNoString);
+  return FindString(vocab_slots_, vocab_, norm);
 }
 
 uint32_t TokenTrie::Child(uint32_t node, uint32_t token) const {
@@ -382,9 +365,8 @@ Result<TokenTrie> TokenTrie::AdoptArrays(const ArraySource& source, std::string_
 
 Status TokenTrie::CheckAdopted(std::string_view prefix) const {
   const TrieArrayNames n = *TrieNames(prefix);
-  FLOWRAG_RETURN_IF_ERROR(CheckTable(n.slots, vocab_slots_));
-  for (uint32_t id : vocab_slots_) {
-    if (id != kNone && id >= vocab_.size()) return Bad(n.slots, "token id out of range");
+  if (std::string what = CheckStringSlots(vocab_slots_, vocab_.size()); !what.empty()) {
+    return Bad(n.slots, what);
   }
   const size_t nodes = fail_.size();
   if (nodes == 0 || nodes >= kNone || dict_.size() != nodes || entry_.size() != nodes ||

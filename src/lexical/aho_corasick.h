@@ -152,8 +152,8 @@ class TokenTrie {
   Status ExportArrays(ArraySink& sink, std::string_view prefix) const;
   // The trie of those arrays, borrowed in place: it scans exactly as the
   // exported one. Checks what would make a scan read out of range or loop,
-  // Corruption naming the array: every table a power of two with a free
-  // slot, every id in range, each edge's child one token deeper than its
+  // Corruption naming the array: the vocabulary's slots (CheckStringSlots),
+  // the goto table a power of two with a free slot, every id in range, each edge's child one token deeper than its
   // node, each failure and dictionary link to a shallower node, the entries'
   // payload offsets. O(nodes + slots + vocabulary), no hashing again.
   static Result<TokenTrie> AdoptArrays(const ArraySource& source, std::string_view prefix);
@@ -166,8 +166,8 @@ class TokenTrie {
   uint32_t Child(uint32_t node, uint32_t token) const;
   Status CheckAdopted(std::string_view prefix) const;
 
-  // Vocabulary: token id i is vocab_[i]; vocab_slots_ is an open-addressing
-  // table (linear probing on Hash64 of the token) of ids, kNone when free.
+  // Vocabulary: token id i is vocab_[i], looked up by vocab_slots_
+  // (common/string_slots.h).
   StringArena vocab_;
   FlatArray<uint32_t> vocab_slots_;
   // Goto function: open addressing, key (node << 32 | token), linear probing.

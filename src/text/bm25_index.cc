@@ -1,11 +1,10 @@
 #include "text/bm25_index.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstring>
 
-#include "common/hash.h"
+#include "common/string_slots.h"
 #include "common/text.h"
 
 namespace flowrag {
@@ -70,46 +69,16 @@ Bm25Index Bm25Index::Builder::Build() && {
   return idx;
 }
 
-namespace {
-
-// Slots of the term table for n terms: a power of two, at most half full
-// (0 for no terms).
-size_t TableSlots(size_t n) { return n == 0 ? 0 : std::bit_ceil(2 * n); }
-
-}  // namespace
-
 bool Bm25Index::SetTerms(StringArena terms) {
   terms_ = std::move(terms);
-  std::vector<uint32_t> table(TableSlots(terms_.size()), kNoTerm);
-  const size_t mask = table.size() - 1;
   bool distinct = true;
-  for (size_t t = 0; t < terms_.size(); ++t) {
-    const std::string_view term = terms_[t];
-    size_t slot = Hash64(term) & mask;
-    while (table[slot] != kNoTerm) {
-      if (terms_[table[slot]] == term) distinct = false;
-      slot = (slot + 1) & mask;
-    }
-    table[slot] = static_cast<uint32_t>(t);
-  }
-  table_ = std::move(table);
+  table_ = BuildStringSlots(terms_, &distinct);
   return distinct;
 }
 
 uint32_t Bm25Index::FindTerm(std::string_view term) const {
-  const size_t slots = table_.size();
-  if (slots == 0) return kNoTerm;
-  const size_t mask = slots - 1;
-  size_t slot = Hash64(term) & mask;
-  // At most `slots` probes: an adopted table is checked for ids in range,
-  // not for an empty slot.
-  for (size_t probe = 0; probe < slots; ++probe) {
-    const uint32_t id = table_[slot];
-    if (id == kNoTerm) return kNoTerm;
-    if (terms_[id] == term) return id;
-    slot = (slot + 1) & mask;
-  }
-  return kNoTerm;
+  static_assert(kNoTerm == kNoString);
+  return FindString(table_, terms_, term);
 }
 
 void Bm25Index::ComputeAverageLength() {
@@ -368,17 +337,8 @@ Result<Bm25Index> Bm25Index::AdoptArrays(const ArraySource& source, size_t num_p
       }
     }
   }
-  const size_t slots = idx.table_.size();
-  if (slots != TableSlots(num_terms)) {
-    return Corrupt(kTable, std::to_string(slots) + " slots for " + std::to_string(num_terms) +
-                               " terms, expected " + std::to_string(TableSlots(num_terms)));
-  }
-  for (size_t s = 0; s < slots; ++s) {
-    if (idx.table_[s] != kNoTerm && idx.table_[s] >= num_terms) {
-      return Corrupt(kTable, "slot " + std::to_string(s) + " names term " +
-                                 std::to_string(idx.table_[s]) + " of " +
-                                 std::to_string(num_terms));
-    }
+  if (std::string what = CheckStringSlots(idx.table_, num_terms); !what.empty()) {
+    return Corrupt(kTable, what);
   }
   idx.ComputeAverageLength();
   if (std::memcmp(&avgdl, &idx.avgdl_, sizeof(double)) != 0) {

@@ -12,9 +12,9 @@
 // in place when adopted from a segment (ExportArrays / AdoptArrays):
 //  - the vocabulary: the terms in a StringArena (term t is terms[t], ids in
 //    the order a Builder first met them) and an open-addressing table of
-//    term ids (linear probing over a power-of-two number of slots, at most
-//    half full, keyed by the stable Hash64 of common/hash.h, so a table
-//    written by one process is read by another);
+//    term ids (common/string_slots.h: linear probing over a power-of-two
+//    number of slots, at most half full, keyed by the stable Hash64 of
+//    common/hash.h, so a table written by one process is read by another);
 //  - postings in CSR form (term offsets, doc ids ascending, term
 //    frequencies) and the document lengths.
 // A term lookup hashes the term and compares it with the arena's string of
