@@ -429,16 +429,12 @@ Status SegmentReader::VerifyBytes(size_t index, uint64_t first, uint64_t count) 
                                    ") outside its " + std::to_string(s.length));
   }
   if (count == 0 || block_shift_ == 0) return Status::Ok();  // version 1: verified whole
-  const std::atomic<uint64_t>* bits = state_[index].blocks.get();
   const uint64_t last = (first + count - 1) >> s.block_shift;
-  for (uint64_t b = first >> s.block_shift; b <= last; ++b) {
-    if ((bits[b / 64].load(std::memory_order_acquire) >> (b % 64) & 1) == 0) {
-      Status verified = VerifyBlocks(index, b, last);
-      if (!verified.ok()) RecordDamage(verified);
-      return verified;
-    }
-  }
-  return Status::Ok();
+  const uint64_t b = FirstUnverifiedBlock(state_[index].blocks.get(), first >> s.block_shift, last);
+  if (b > last) return Status::Ok();
+  Status verified = VerifyBlocks(index, b, last);
+  if (!verified.ok()) RecordDamage(verified);
+  return verified;
 }
 
 Status SegmentReader::Damage() const {

@@ -132,6 +132,17 @@ struct SectionInfo {
 
 class SegmentReader;
 
+// The first block in [first, last] whose bit in a section's verified-block
+// bitmap is not set, or last + 1 when all are: the fast path of every
+// ranged read (one atomic load per block).
+inline uint64_t FirstUnverifiedBlock(const std::atomic<uint64_t>* bits, uint64_t first,
+                                     uint64_t last) {
+  for (uint64_t b = first; b <= last; ++b) {
+    if ((bits[b >> 6].load(std::memory_order_acquire) >> (b & 63) & 1) == 0) return b;
+  }
+  return last + 1;
+}
+
 // Rows of one section, verified block by block as they are read (above).
 // A small value (copy it freely) that borrows the reader: valid while the
 // reader lives. Thread-safe.
@@ -150,11 +161,8 @@ class SectionView {
     if (blocks_ != nullptr && count > 0) {
       const uint64_t begin = first * sizeof(T);
       const uint64_t last = (begin + count * sizeof(T) - 1) >> shift_;
-      for (uint64_t b = begin >> shift_; b <= last; ++b) {
-        if ((blocks_[b >> 6].load(std::memory_order_acquire) >> (b & 63) & 1) == 0) {
-          FLOWRAG_RETURN_IF_ERROR(VerifyRange(b, last));
-          break;
-        }
+      if (const uint64_t b = FirstUnverifiedBlock(blocks_, begin >> shift_, last); b <= last) {
+        FLOWRAG_RETURN_IF_ERROR(VerifyRange(b, last));
       }
     }
     return std::span<const T>(data_ + first, count);
