@@ -8,12 +8,16 @@
 #ifndef FLOWRAG_GRAPH_ARRAY_CHECKS_H_
 #define FLOWRAG_GRAPH_ARRAY_CHECKS_H_
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "common/array_io.h"
 #include "common/flat_array.h"
@@ -62,13 +66,49 @@ Status CheckSize(std::string_view name, std::span<const T> array, size_t expecte
                             " elements, expected " + std::to_string(expected));
 }
 
+// The checks below scan in chunks of kCheckChunk elements with no exit
+// inside a chunk (a min/max or an OR the compiler can vectorize), and look
+// for the first bad index only in a chunk that holds one: an open checks
+// every array of a 10^6-passage graph (issue 34: the per-element early
+// exits cost 0.6 s of CPU there).
+inline constexpr size_t kCheckChunk = 1024;
+
+// The first index in [begin, end) of `v` whose value is outside [lo, hi),
+// or `end` when there is none.
+template <class T>
+size_t FirstOutside(const T* v, size_t begin, size_t end, T lo, T hi) {
+  size_t b = begin;
+  for (; b + kCheckChunk <= end; b += kCheckChunk) {
+    const T* p = v + b;
+    T min = p[0], max = p[0];
+    for (size_t j = 0; j < kCheckChunk; ++j) {  // a fixed trip count: vectorized at -O2
+      min = p[j] < min ? p[j] : min;
+      max = p[j] > max ? p[j] : max;
+    }
+    if (min < lo || max >= hi) break;
+  }
+  for (size_t i = b; i < end; ++i) {  // the chunk that holds a bad value, or the tail
+    if (v[i] < lo || v[i] >= hi) return i;
+  }
+  return end;
+}
+
 // Offsets of `rows` rows into an array of `entries` elements: rows + 1 of
 // them, the first 0, non-decreasing, the last `entries`.
 inline Status CheckOffsets(std::string_view name, std::span<const uint64_t> offsets, size_t rows,
                            size_t entries) {
   FLOWRAG_RETURN_IF_ERROR(CheckSize(name, offsets, rows + 1));
   if (offsets[0] != 0) return Bad(name, 0, "first offset is not 0");
-  for (size_t i = 1; i < offsets.size(); ++i) {
+  // (a[i] - a[i-1]) | a[i] has its top bit set when a[i] < a[i-1] (or a
+  // value is 2^63 or more, which the exact loop then judges).
+  size_t b = 1;
+  for (; b + kCheckChunk <= offsets.size(); b += kCheckChunk) {
+    const uint64_t* p = offsets.data() + b;
+    uint64_t top = 0;
+    for (size_t j = 0; j < kCheckChunk; ++j) top |= (p[j] - p[j - 1]) | p[j];
+    if (top >> 63 != 0) break;
+  }
+  for (size_t i = b; i < offsets.size(); ++i) {
     if (offsets[i] < offsets[i - 1]) return Bad(name, i, "offset decreases");
   }
   if (offsets.back() != entries) {
@@ -80,23 +120,39 @@ inline Status CheckOffsets(std::string_view name, std::span<const uint64_t> offs
 }
 
 // Every value < `limit` (`what`: what it counts, for the message).
-// (`values`: any array of unsigned integers: a span, a FlatArray.)
+// (`values`: any contiguous array of unsigned integers: a span, a
+// FlatArray, a vector.)
 template <class Array>
 Status CheckBelow(std::string_view name, const Array& values, size_t limit,
                   std::string_view what) {
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (values[i] >= limit) {
-      return Bad(name, i,
-                 std::to_string(values[i]) + " out of range (" + std::to_string(limit) + " " +
-                     std::string(what) + ")");
-    }
-  }
-  return Status::Ok();
+  using T = std::remove_cvref_t<decltype(values[0])>;
+  static_assert(std::is_unsigned_v<T>);
+  if (limit > std::numeric_limits<T>::max()) return Status::Ok();  // every T is below it
+  const size_t i = FirstOutside<T>(values.data(), 0, values.size(), 0, static_cast<T>(limit));
+  if (i == values.size()) return Status::Ok();
+  return Bad(name, i,
+             std::to_string(values[i]) + " out of range (" + std::to_string(limit) + " " +
+                 std::string(what) + ")");
 }
 
+// Every value finite (not an infinity, not a NaN): its exponent bits not
+// all set.
 template <class T>
 Status CheckFinite(std::string_view name, std::span<const T> values) {
-  for (size_t i = 0; i < values.size(); ++i) {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+  using Bits = std::conditional_t<std::is_same_v<T, float>, uint32_t, uint64_t>;
+  constexpr Bits kExponent =
+      static_cast<Bits>(std::is_same_v<T, float> ? 0x7f800000ull : 0x7ff0000000000000ull);
+  size_t b = 0;
+  for (; b + kCheckChunk <= values.size(); b += kCheckChunk) {
+    const T* p = values.data() + b;
+    Bits infinite = 0;
+    for (size_t j = 0; j < kCheckChunk; ++j) {
+      infinite |= static_cast<Bits>((std::bit_cast<Bits>(p[j]) & kExponent) == kExponent);
+    }
+    if (infinite != 0) break;
+  }
+  for (size_t i = b; i < values.size(); ++i) {
     if (!std::isfinite(values[i])) return Bad(name, i, "not finite");
   }
   return Status::Ok();

@@ -496,22 +496,53 @@ Status KnowledgeGraph::CheckAdopted(const ArraySource& source, size_t passages) 
     if (static_cast<EdgeKind>(k) == EdgeKind::kRelatedTo) {
       FLOWRAG_RETURN_IF_ERROR(CheckBelow(EdgeArray(k, "attrs"), c.attrs, F, "facts"));
     }
-    FLOWRAG_RETURN_IF_ERROR(CheckBelow(EdgeArray(k, "targets"), c.targets, N, "nodes"));
     if (c.offsets[P] != c.offsets[S]) return Bad(EdgeArray(k, "offsets"), P, "an empty slot's row");
-    for (uint32_t u = 0; u < N; ++u) {
-      const NodeKind from = Kind(u);
-      for (uint64_t i = c.offsets[u]; i < c.offsets[u + 1]; ++i) {
-        if (c.targets[i] >= P && c.targets[i] < S) {
-          return Bad(EdgeArray(k, "targets"), i, "an empty passage slot");
-        }
-        if (!EdgeJoins(static_cast<EdgeKind>(k), from, Kind(c.targets[i]))) {
-          return Bad(EdgeArray(k, "targets"), i,
-                     std::string(NodeKindName(from)) + " to " +
-                         std::string(NodeKindName(Kind(c.targets[i]))) + " is not an edge of " +
-                         std::string(EdgeKindName(static_cast<EdgeKind>(k))));
-        }
-      }
+    FLOWRAG_RETURN_IF_ERROR(CheckEdgeTargets(static_cast<EdgeKind>(k), P));
+  }
+  return Status::Ok();
+}
+
+// The nodes of each kind are one id range, so the rows of one kind are one
+// range of a CSR's entries, and the targets an edge kind lets them have
+// (EdgeJoins) are one id range too: each check is a scan of an array range
+// against two bounds, not a per-entry kind lookup.
+Status KnowledgeGraph::CheckEdgeTargets(EdgeKind kind, size_t passages) const {
+  const Csr& c = Edges(kind);
+  const std::string name = EdgeArray(static_cast<int>(kind), "targets");
+  auto range_of = [&](NodeKind k) -> std::pair<uint64_t, uint64_t> {
+    const uint64_t S = num_passages_, E = num_entities(), D = num_descriptions();
+    switch (k) {
+      case NodeKind::kPassage:
+        return {0, passages};  // not the empty slots
+      case NodeKind::kEntity:
+        return {S, S + E};
+      case NodeKind::kDescription:
+        return {S + E, S + E + D};
+      case NodeKind::kFact:
+        return {S + E + D, num_nodes_};
     }
+    return {0, 0};
+  };
+  for (NodeKind from :
+       {NodeKind::kPassage, NodeKind::kEntity, NodeKind::kDescription, NodeKind::kFact}) {
+    const auto [first_row, end_row] = range_of(from);
+    const uint64_t begin = c.offsets[first_row], end = c.offsets[end_row];
+    std::pair<uint64_t, uint64_t> allowed{0, 0};
+    for (NodeKind to :
+         {NodeKind::kPassage, NodeKind::kEntity, NodeKind::kDescription, NodeKind::kFact}) {
+      if (EdgeJoins(kind, from, to)) allowed = range_of(to);
+    }
+    const size_t i = array_checks::FirstOutside<uint32_t>(
+        c.targets.data(), begin, end, static_cast<uint32_t>(allowed.first),
+        static_cast<uint32_t>(allowed.second));
+    if (i == end) continue;
+    const uint32_t t = c.targets[i];
+    if (t >= num_nodes_) return Bad(name, i, std::to_string(t) + " out of range (" +
+                                                 std::to_string(num_nodes_) + " nodes)");
+    if (Kind(t) == NodeKind::kPassage && t >= passages) return Bad(name, i, "an empty passage slot");
+    return Bad(name, i,
+               std::string(NodeKindName(from)) + " to " + std::string(NodeKindName(Kind(t))) +
+                   " is not an edge of " + std::string(EdgeKindName(kind)));
   }
   return Status::Ok();
 }

@@ -287,6 +287,9 @@ class KnowledgeGraph {
   // snapshot of `passages` passages, and of the vectors' sizes against the
   // graph's.
   Status CheckAdopted(const ArraySource& source, size_t passages);
+  // Every target of `kind`'s rows of each node kind lies in the id range of
+  // the node kind EdgeJoins pairs it with (passages: below `passages`).
+  Status CheckEdgeTargets(EdgeKind kind, size_t passages) const;
   Status CheckVectors() const;
 
   size_t num_passages_ = 0, num_nodes_ = 0;

@@ -1,7 +1,9 @@
 #include "graph/walk_graph.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -139,19 +141,81 @@ Result<WalkWeights> AdoptWeights(const ArraySource& source) {
   return w;
 }
 
-// An entry of `kind` may join nodes u and v (passages below `passages`):
-// the kinds Build makes.
-bool KindJoins(uint8_t kind, bool u_passage, bool v_passage) {
-  switch (static_cast<EdgeKind>(kind)) {
-    case EdgeKind::kMentions:
-      return u_passage != v_passage;
-    case EdgeKind::kRelatedTo:
-    case EdgeKind::kSynonym:
-      return !u_passage && !v_passage;
-    case EdgeKind::kDescribes:
-      return false;
+// Every entry of `w`'s rows [`first_row`, `end_row`) (passage slots below
+// `slots`, of which those below `passages` hold passages) joins the nodes
+// its kind may join, as Build makes them: a mention joins a passage and an
+// entity, a RELATED_TO or synonym entry two entities, nothing else. Scans
+// without a per-entry branch (array_checks.h).
+Status CheckEntryKinds(std::span<const uint64_t> offsets, std::span<const uint32_t> targets,
+                       std::span<const uint8_t> kinds, size_t passages, size_t slots, size_t n) {
+  using array_checks::Bad;
+  using array_checks::FirstOutside;
+  constexpr auto kMentions = static_cast<uint8_t>(EdgeKind::kMentions);
+  constexpr auto kRelated = static_cast<uint8_t>(EdgeKind::kRelatedTo);
+  constexpr auto kSynonym = static_cast<uint8_t>(EdgeKind::kSynonym);
+  // A passage's entries: mentions of entities.
+  const size_t passage_end = offsets[passages];
+  size_t i = FirstOutside<uint8_t>(kinds.data(), 0, passage_end, kMentions, kMentions + 1);
+  if (i < passage_end) {
+    return Bad("walk.kinds", i, "kind " + std::to_string(kinds[i]) + " does not join these nodes");
   }
-  return false;
+  i = FirstOutside<uint32_t>(targets.data(), 0, passage_end, static_cast<uint32_t>(slots),
+                             static_cast<uint32_t>(n));
+  if (i < passage_end && targets[i] >= passages && targets[i] < slots) {
+    return Bad("walk.targets", i, "an empty passage slot");
+  }
+  if (i < passage_end) return Bad("walk.kinds", i, "a mention between two passages");
+  // An entity's entries: mentions of passages (not empty slots), or
+  // RELATED_TO and synonym entries to entities.
+  const auto begin = static_cast<size_t>(offsets[slots]);
+  for (size_t b = begin; b < targets.size(); b += array_checks::kCheckChunk) {
+    const size_t e = std::min(targets.size(), b + array_checks::kCheckChunk);
+    bool bad = false;
+    for (size_t j = b; j < e; ++j) {
+      const bool to_passage = targets[j] < slots;
+      const bool mention = kinds[j] == kMentions;
+      const bool between_entities = kinds[j] == kRelated || kinds[j] == kSynonym;
+      bad |= to_passage ? !mention || targets[j] >= passages : !between_entities;
+    }
+    if (!bad) continue;
+    for (size_t j = b; j < e; ++j) {
+      if (targets[j] >= passages && targets[j] < slots) {
+        return Bad("walk.targets", j, "an empty passage slot");
+      }
+      if (targets[j] < slots ? kinds[j] != kMentions
+                             : kinds[j] != kRelated && kinds[j] != kSynonym) {
+        return Bad("walk.kinds", j,
+                   "kind " + std::to_string(kinds[j]) + " does not join these nodes");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// Every weight finite and > 0, and each row's sum its row_sums value.
+Status CheckWeights(std::span<const uint64_t> offsets, std::span<const float> weights,
+                    std::span<const double> row_sums) {
+  for (size_t b = 0; b < weights.size(); b += array_checks::kCheckChunk) {
+    const size_t e = std::min(weights.size(), b + array_checks::kCheckChunk);
+    bool bad = false;
+    for (size_t i = b; i < e; ++i) {
+      bad |= !(weights[i] > 0) || (std::bit_cast<uint32_t>(weights[i]) & 0x7f800000u) == 0x7f800000u;
+    }
+    if (!bad) continue;
+    for (size_t i = b; i < e; ++i) {
+      if (!std::isfinite(weights[i]) || !(weights[i] > 0)) {
+        return array_checks::Bad("walk.weights", i, "not finite and > 0");
+      }
+    }
+  }
+  for (size_t u = 0; u + 1 < offsets.size(); ++u) {
+    double sum = 0.0;
+    for (uint64_t i = offsets[u]; i < offsets[u + 1]; ++i) sum += weights[i];
+    if (std::abs(row_sums[u] - sum) > 1e-4 * sum) {
+      return array_checks::Bad("walk.row_sums", u, "not the sum of the row's weights");
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -178,24 +242,9 @@ Result<WalkGraph> WalkGraph::AdoptArrays(const ArraySource& source, size_t num_p
   if (out.offsets_[passages] != out.offsets_[num_passages]) {
     return Bad("walk.offsets", passages, "an empty slot's row");
   }
-  for (size_t u = 0; u < n; ++u) {
-    double sum = 0.0;
-    for (uint64_t i = out.offsets_[u]; i < out.offsets_[u + 1]; ++i) {
-      const float w = out.weights_[i];
-      if (!std::isfinite(w) || !(w > 0)) return Bad("walk.weights", i, "not finite and > 0");
-      if (out.targets_[i] >= passages && out.targets_[i] < num_passages) {
-        return Bad("walk.targets", i, "an empty passage slot");
-      }
-      if (!KindJoins(out.kinds_[i], u < num_passages, out.targets_[i] < num_passages)) {
-        return Bad("walk.kinds", i,
-                   "kind " + std::to_string(out.kinds_[i]) + " does not join these nodes");
-      }
-      sum += w;
-    }
-    if (std::abs(out.row_sums_[u] - sum) > 1e-4 * sum) {
-      return Bad("walk.row_sums", u, "not the sum of the row's weights");
-    }
-  }
+  FLOWRAG_RETURN_IF_ERROR(
+      CheckEntryKinds(out.offsets_, out.targets_, out.kinds_, passages, num_passages, n));
+  FLOWRAG_RETURN_IF_ERROR(CheckWeights(out.offsets_, out.weights_, out.row_sums_));
   return out;
 }
 
