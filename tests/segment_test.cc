@@ -8,14 +8,12 @@
 // block sizes in one file (damage stays in its own section's block, the
 // access hint round-trips and advises MADV_RANDOM, per-entry block sizes
 // and flags out of range are refused), and the committed
-// fixtures (tests/testdata/segment/): version 1, which the reader must
-// still read, and version 2, which the current writer must reproduce byte
-// for byte.
+// fixtures (tests/testdata/segment/): versions 1 and 2, which the reader
+// must still read, and version 3, which the current writer must reproduce
+// byte for byte; and BlockChecksum, version 3's block checksum.
 //
-// FLOWRAG_REWRITE_SEGMENT_FIXTURE=1 rewrites the version-2 fixture (after a
-// reviewed format change, which also bumps kSegmentFormatVersion once a
-// consumer writes the version: per-section block sizes and hints changed
-// version 2 in place, before any did).
+// FLOWRAG_REWRITE_SEGMENT_FIXTURE=1 rewrites the version-3 fixture (after a
+// reviewed format change, which also bumps kSegmentFormatVersion).
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -28,6 +26,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <fstream>
 #include <functional>
 #include <latch>
@@ -36,6 +36,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/block_checksum.h"
 #include "common/checksum.h"
 #include "segment/segment_format.h"
 #include "segment/segment_reader.h"
@@ -249,6 +250,53 @@ TEST(StreamChecksumTest, ValuesAreTheSnapshotPartsOnesAndIndependentOfTheSplit) 
   }
 }
 
+// BlockChecksum (format 3's blocks): pinned values, the same in any split,
+// the same by the AVX2 and the portable paths, and every single-bit flip,
+// zeroed range and swap of two stripes of a block changes it.
+TEST(BlockChecksumTest, PinnedValuesAnySplitBothPathsAndDamageDetected) {
+  std::string b;
+  for (int i = 0; i < 5000; ++i) b.push_back(static_cast<char>((i * 131 + 7) & 0xff));
+  std::map<size_t, uint64_t> values;
+  for (size_t n : {size_t{0}, size_t{1}, size_t{63}, size_t{64}, size_t{65}, size_t{1023},
+                   size_t{1024}, size_t{1088}, size_t{5000}}) {
+    values[n] = BlockChecksum::Of(b.data(), n);
+    BlockChecksum pieces;
+    for (size_t at = 0, step = 1; at < n; at += step, step = step % 97 + 3) {
+      pieces.Update(b.data() + at, std::min(step, n - at));
+    }
+    EXPECT_EQ(pieces.Final(), values[n]) << n;
+    BlockChecksum::UsePortableForTesting(true);
+    EXPECT_EQ(BlockChecksum::Of(b.data(), n), values[n]) << n;
+    BlockChecksum::UsePortableForTesting(false);
+  }
+  // The values are the format: a change of BlockChecksum breaks them (and
+  // the version-3 fixture).
+  const std::pair<size_t, uint64_t> golden[] = {
+      {0, 0x48975bb00147b527ull}, {1, 0xbf1681d6c600f399ull}, {63, 0xbadfdd2da3cb44beull},
+      {64, 0x30ecb32198e29f72ull}, {1024, 0x3a3806d72164209bull}, {5000, 0x4a609112ffd14eb4ull}};
+  for (const auto& [n, value] : golden) EXPECT_EQ(values[n], value) << std::hex << values[n];
+  std::set<uint64_t> distinct;
+  for (const auto& [n, value] : values) distinct.insert(value);
+  EXPECT_EQ(distinct.size(), values.size());
+
+  const std::string block = b.substr(0, 4096);
+  const uint64_t good = BlockChecksum::Of(block.data(), block.size());
+  for (size_t bit = 0; bit < block.size() * 8; ++bit) {
+    std::string flipped = block;
+    flipped[bit / 8] = static_cast<char>(flipped[bit / 8] ^ (1 << (bit % 8)));
+    ASSERT_NE(BlockChecksum::Of(flipped.data(), flipped.size()), good) << bit;
+  }
+  for (size_t from : {size_t{0}, size_t{100}, size_t{2048}, size_t{4000}}) {
+    std::string zeroed = block;
+    std::fill(zeroed.begin() + from, zeroed.begin() + std::min<size_t>(from + 96, 4096), '\0');
+    EXPECT_NE(BlockChecksum::Of(zeroed.data(), zeroed.size()), good) << from;
+  }
+  std::string swapped = block;
+  std::swap_ranges(swapped.begin(), swapped.begin() + 64, swapped.begin() + 64);
+  EXPECT_NE(BlockChecksum::Of(swapped.data(), swapped.size()), good);
+  EXPECT_NE(BlockChecksum::Of(block.data(), block.size() - 1), good);  // truncated
+}
+
 // ---- round trips
 
 TEST_F(SegmentTest, RoundTripsEveryElementTypeAndAlignsEverySection) {
@@ -358,8 +406,8 @@ TEST_F(SegmentTest, SectionsBeyondTwoGibibytes) {
   EXPECT_EQ(r.sections()[0].block_count, big / 65536 + 1);
   EXPECT_EQ(r.sections()[0].checksum, [&] {
     const std::vector<char> zeros(65536);
-    std::vector<uint64_t> sums(big / 65536, StreamChecksum::Of(zeros.data(), zeros.size()));
-    sums.push_back(StreamChecksum::Of(zeros.data(), big % 65536));
+    std::vector<uint64_t> sums(big / 65536, BlockChecksum::Of(zeros.data(), zeros.size()));
+    sums.push_back(BlockChecksum::Of(zeros.data(), big % 65536));
     return StreamChecksum::Of(sums.data(), sums.size() * sizeof(uint64_t));
   }());
   // A ranged read at its end verifies one block, not 2 GiB.
@@ -569,7 +617,12 @@ TEST_F(DamagedSegmentTest, EveryBitFlipInTheHeaderIsCorruption) {
     SCOPED_TRACE(i);
     std::string bad = good_;
     bad[i] ^= static_cast<char>(1 << (i % 8));
-    const char* what = i < 8 ? "magic" : i < 12 ? "format version" : "header checksum";
+    // Version 3 flipped at bit 0 is version 2, which the reader reads: its
+    // header checksum then fails.
+    const bool readable_version = i == 8;
+    const char* what = i < 8                       ? "magic"
+                       : i < 12 && !readable_version ? "format version"
+                                                     : "header checksum";
     ExpectCorrupt(bad, what);
   }
 }
@@ -690,7 +743,7 @@ TEST_F(DamagedSegmentTest, CraftedTablesWithValidChecksumsAreRefused) {
                e.element_size = 0;
              }),
        "does not fit its type"},
-      {"version 3", header([](SegmentHeader& h) { h.format_version = 3; }), "format version 3"},
+      {"version 4", header([](SegmentHeader& h) { h.format_version = 4; }), "format version 4"},
       {"version 1 with blocks", header([](SegmentHeader& h) { h.format_version = 1; }),
        "in a version-1 file"},
       {"block size 2 KiB", header([](SegmentHeader& h) { h.block_shift = 11; }), "block size"},
@@ -882,7 +935,7 @@ TEST_F(BlockTest, TheWriterRecordsOneChecksumPerBlock) {
   auto reader = SegmentReader::Open(path_);
   ASSERT_TRUE(reader.ok()) << reader.status().ToString();
   const SegmentReader& r = **reader;
-  EXPECT_EQ(r.info().format_version, 2u);
+  EXPECT_EQ(r.info().format_version, 3u);
   EXPECT_EQ(r.info().block_bytes, kBlock);
   const SectionInfo& s = *r.FindSection("rows");
   ASSERT_EQ(s.block_count, 11u);
@@ -890,7 +943,7 @@ TEST_F(BlockTest, TheWriterRecordsOneChecksumPerBlock) {
   for (uint64_t b = 0; b < s.block_count; ++b) {
     const uint64_t from = b * kBlock;
     want.push_back(
-        StreamChecksum::Of(good_.data() + s.offset + from, std::min(kBlock, s.length - from)));
+        BlockChecksum::Of(good_.data() + s.offset + from, std::min(kBlock, s.length - from)));
   }
   std::vector<uint64_t> stored(s.block_count);
   std::memcpy(stored.data(), good_.data() + s.block_sums, stored.size() * sizeof(uint64_t));
@@ -1162,8 +1215,8 @@ TEST_F(MixedBlockTest, EachSectionHasItsOwnBlockSizeAndHint) {
     EXPECT_EQ(s.access, want[i].access);
     std::vector<uint64_t> sums;
     for (uint64_t from = 0; from < s.length; from += s.block_bytes) {
-      sums.push_back(StreamChecksum::Of(good_.data() + s.offset + from,
-                                        std::min(s.block_bytes, s.length - from)));
+      sums.push_back(BlockChecksum::Of(good_.data() + s.offset + from,
+                                       std::min(s.block_bytes, s.length - from)));
     }
     EXPECT_EQ(sums.size(), s.block_count);
     EXPECT_EQ(std::memcmp(good_.data() + s.block_sums, sums.data(), sums.size() * 8), 0);
@@ -1406,37 +1459,82 @@ TEST_F(SegmentTest, TheVersion1FixtureIsStillRead) {
   EXPECT_TRUE(Contains(refused.status(), "in a version-1 file")) << refused.status().ToString();
 }
 
-// tests/testdata/segment/v2_sample.seg: WriteSample(Sample(false, rows)) by
-// format version 2, in the default blocks of 64 KiB but for "rows": 4 KiB
-// blocks, read at random. The writer must still produce it byte for byte
-// (the format did not drift), and the reader must read it.
-TEST_F(SegmentTest, TheVersion2FixtureIsWrittenAndReadByteForByte) {
-  const std::string fixture = std::string(FLOWRAG_TESTDATA_DIR) + "/segment/v2_sample.seg";
-  const std::string fresh = Path("fresh.seg");
-  const Sample sample(false, /*with_rows=*/true);
-  ASSERT_TRUE(
-      WriteSample(fresh, sample, {}, {.block_bytes = 4096, .access = SectionAccess::kRandom}).ok());
-  if (std::getenv("FLOWRAG_REWRITE_SEGMENT_FIXTURE") != nullptr) {
-    fs::create_directories(fs::path(fixture).parent_path());
-    fs::copy_file(fresh, fixture, fs::copy_options::overwrite_existing);
+// The block checksums of section `s` of `file`, recomputed by `version`'s
+// block checksum, equal the stored ones.
+void ExpectBlockSumsOf(const std::string& file, const SectionInfo& s, uint32_t version) {
+  std::vector<uint64_t> sums;
+  for (uint64_t from = 0; from < s.length; from += s.block_bytes) {
+    sums.push_back(SegmentBlockChecksum(version, file.data() + s.offset + from,
+                                        std::min(s.block_bytes, s.length - from)));
   }
+  ASSERT_EQ(sums.size(), s.block_count) << s.name;
+  EXPECT_EQ(std::memcmp(file.data() + s.block_sums, sums.data(), sums.size() * 8), 0) << s.name;
+}
+
+// WriteSample(Sample(false, rows)) in the default blocks of 64 KiB but for
+// "rows": 4 KiB blocks, read at random (the fixtures of versions 2 and 3).
+Status WriteRowsSample(const std::string& path, const Sample& sample) {
+  return WriteSample(path, sample, {}, {.block_bytes = 4096, .access = SectionAccess::kRandom});
+}
+
+// The reads a rows-sample fixture of `version` must give.
+void ExpectRowsSampleFixture(const std::string& fixture, uint32_t version, const Sample& sample) {
   const std::string committed = ReadFile(fixture);
   ASSERT_FALSE(committed.empty()) << fixture << " missing";
-  EXPECT_TRUE(ReadFile(fresh) == committed) << "the writer no longer writes " << fixture;
   auto reader = SegmentReader::Open(fixture);
   ASSERT_TRUE(reader.ok()) << reader.status().ToString();
   const SegmentReader& r = **reader;
-  ExpectSampleHeader(r, /*version=*/2, /*block_bytes=*/65536, /*sections=*/15);
+  ExpectSampleHeader(r, version, /*block_bytes=*/65536, /*sections=*/15);
   EXPECT_EQ(r.FindSection("rows")->block_bytes, 4096u);
   EXPECT_EQ(r.FindSection("rows")->block_count, 3u);
   EXPECT_EQ(r.FindSection("rows")->access, SectionAccess::kRandom);
   EXPECT_EQ(r.FindSection("offsets")->block_bytes, 65536u);
   EXPECT_EQ(r.FindSection("offsets")->access, SectionAccess::kSequential);
+  for (const SectionInfo& s : r.sections()) ExpectBlockSumsOf(committed, s, version);
   ExpectRows(r, "rows", sample.rows);
   EXPECT_TRUE(r.VerifyAll().ok());
   ExpectSample(r, sample);
   EXPECT_EQ(HeaderOf(committed).header_checksum,
             StreamChecksum::Of(committed.data(), kHeaderChecksummedBytes));
+}
+
+// tests/testdata/segment/v2_sample.seg: the rows sample by format version
+// 2 (StreamChecksum blocks), as the writer wrote it before version 3. The
+// reader must still read it, verify its blocks by StreamChecksum, and find
+// a flipped block.
+TEST_F(SegmentTest, TheVersion2FixtureIsStillRead) {
+  const std::string fixture = std::string(FLOWRAG_TESTDATA_DIR) + "/segment/v2_sample.seg";
+  const Sample sample(false, /*with_rows=*/true);
+  ExpectRowsSampleFixture(fixture, /*version=*/2, sample);
+  std::string flipped = ReadFile(fixture);
+  ASSERT_FALSE(flipped.empty());
+  auto good = SegmentReader::Open(fixture);
+  ASSERT_TRUE(good.ok());
+  const SectionInfo rows = *(*good)->FindSection("rows");
+  flipped[rows.offset + 4096 + 7] ^= 0x10;  // block 1 of "rows"
+  WriteFile(Path("v2-flipped.seg"), flipped);
+  auto reader = SegmentReader::Open(Path("v2-flipped.seg"));
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  auto damaged = (*reader)->Rows<uint32_t>("rows", 1024, 4);
+  EXPECT_EQ(damaged.status().code(), StatusCode::kCorruption);
+  EXPECT_TRUE(Contains(damaged.status(), "block 1")) << damaged.status().ToString();
+  EXPECT_TRUE((*reader)->Rows<uint32_t>("rows", 0, 4).ok());  // block 0 is intact
+}
+
+// tests/testdata/segment/v3_sample.seg: the rows sample by format version
+// 3 (BlockChecksum blocks). The writer must still produce it byte for byte
+// (the format did not drift), and the reader must read it.
+TEST_F(SegmentTest, TheVersion3FixtureIsWrittenAndReadByteForByte) {
+  const std::string fixture = std::string(FLOWRAG_TESTDATA_DIR) + "/segment/v3_sample.seg";
+  const std::string fresh = Path("fresh.seg");
+  const Sample sample(false, /*with_rows=*/true);
+  ASSERT_TRUE(WriteRowsSample(fresh, sample).ok());
+  if (std::getenv("FLOWRAG_REWRITE_SEGMENT_FIXTURE") != nullptr) {
+    fs::create_directories(fs::path(fixture).parent_path());
+    fs::copy_file(fresh, fixture, fs::copy_options::overwrite_existing);
+  }
+  EXPECT_TRUE(ReadFile(fresh) == ReadFile(fixture)) << "the writer no longer writes " << fixture;
+  ExpectRowsSampleFixture(fixture, /*version=*/3, sample);
 }
 
 }  // namespace FLOWRAG_TEST_FILE

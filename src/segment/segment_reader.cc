@@ -132,9 +132,10 @@ Status SegmentReader::ParseHeader() {
     return Corrupt("not a segment file (bad magic)");
   }
   // Before the checksum: another version may lay its header out otherwise.
-  if (h.format_version != kSegmentFormatVersion && h.format_version != kSegmentFormatVersionV1) {
+  if (h.format_version != kSegmentFormatVersion && h.format_version != kSegmentFormatVersionV2 &&
+      h.format_version != kSegmentFormatVersionV1) {
     return Corrupt("format version " + std::to_string(h.format_version) + ", this reader reads " +
-                   std::to_string(kSegmentFormatVersionV1) + " and " +
+                   std::to_string(kSegmentFormatVersionV1) + " to " +
                    std::to_string(kSegmentFormatVersion));
   }
   const uint64_t computed = StreamChecksum::Of(base_, kHeaderChecksummedBytes);
@@ -356,7 +357,7 @@ Status SegmentReader::VerifyBlocks(size_t index, uint64_t first_block, uint64_t 
     ForEachMappedUnit(base_, s.offset + from, to - from, block, [&](uint64_t at, uint64_t bytes) {
       const uint64_t k = (at - s.offset) >> shift;
       const uint64_t stored = Load<uint64_t>(base_ + s.block_sums + k * sizeof(uint64_t));
-      const uint64_t computed = StreamChecksum::Of(base_ + at, bytes);
+      const uint64_t computed = SegmentBlockChecksum(info_.format_version, base_ + at, bytes);
       if (computed != stored) {
         failure = Status::Corruption(
             path_ + ": section '" + s.name + "': block " + std::to_string(k) + " of " +

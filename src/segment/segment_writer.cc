@@ -222,7 +222,7 @@ Status SegmentWriter::Begin(std::string_view name, ElementType type, uint32_t el
   current_.element_size = element_size;
   current_.offset = position_;
   block_bytes_ = block;
-  block_checksum_ = StreamChecksum();
+  block_checksum_ = BlockChecksum();
   block_fill_ = 0;
   section_first_sum_ = block_sums_.size();
   section_open_ = true;
@@ -276,7 +276,7 @@ uint64_t SegmentWriter::ZeroBlockChecksum() {
   // No block's checksum is 0 in practice; a 0 is only computed again.
   uint64_t& known = zero_block_checksums_[std::countr_zero(block_bytes_)];
   if (known == 0) {
-    StreamChecksum c;
+    BlockChecksum c;
     for (uint64_t left = block_bytes_; left > 0;) {
       const size_t n = std::min<uint64_t>(left, kZeroBytes);
       c.Update(Zeros(), n);
@@ -301,7 +301,7 @@ void SegmentWriter::SumBlocks(const char* data, uint64_t bytes) {
       block_fill_ += take;
       if (block_fill_ == block_bytes_) {
         block_sums_.push_back(block_checksum_.Final());
-        block_checksum_ = StreamChecksum();
+        block_checksum_ = BlockChecksum();
         block_fill_ = 0;
       }
     }

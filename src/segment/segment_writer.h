@@ -203,7 +203,7 @@ class SegmentWriter {
   SectionEntry current_{};
   uint64_t default_block_bytes_ = 0;  // SegmentWriterOptions::block_bytes
   uint64_t block_bytes_ = 0;          // the open section's
-  StreamChecksum block_checksum_;     // of the open section's current block
+  BlockChecksum block_checksum_;      // of the open section's current block (format 3)
   uint64_t block_fill_ = 0;           // its bytes so far
   size_t section_first_sum_ = 0;      // the open section's first in block_sums_
   std::vector<uint64_t> block_sums_;  // every section's, in table order

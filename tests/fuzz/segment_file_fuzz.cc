@@ -17,13 +17,14 @@
 // header and table checksums are recomputed before the open (so that
 // mutations reach the header's fields and the table entries, which a
 // checksum would otherwise refuse first); bit 1: the sections' checksums
-// too (version 1: of the section; version 2: every block checksum, in the
-// entry's own block size, then the entry's checksum of them), so that
-// damaged entries and bytes reach the reads. Seeds (corpus/segment_file/)
-// are small segments written by SegmentWriter, version 1 (older seeds) and
-// version 2 (v2_*: default blocks of 64 KiB, "rows" in 4 KiB blocks and
-// "edges" in 16 KiB ones, both with the random hint), intact and damaged,
-// in both modes.
+// too (version 1: of the section; versions 2 and 3: every block checksum,
+// in the entry's own block size and by the version's block checksum, then
+// the entry's checksum of them), so that damaged entries and bytes reach
+// the reads. Seeds (corpus/segment_file/) are small segments written by
+// SegmentWriter, version 1 (older seeds), version 2 (v2_*: default blocks
+// of 64 KiB, "rows" in 4 KiB blocks and "edges" in 16 KiB ones, both with
+// the random hint) and version 3 (v3_*: the committed v3_sample.seg, intact
+// and with a flipped byte), intact and damaged, in both modes.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -139,10 +140,11 @@ bool ReadTyped(const SegmentReader& r, const SectionInfo& s) {
   return bytes.ok();
 }
 
-// Version 2: recomputes entry `e`'s block checksums (in its own block
-// size) where it says they lie and its checksum of them; false when they
-// do not lie inside the bytes or the block size is out of range.
-bool FixBlockChecksums(std::string& bytes, flowrag::SectionEntry* e) {
+// Versions 2 and 3: recomputes entry `e`'s block checksums (in its own
+// block size, by the version's block checksum) where it says they lie and
+// its checksum of them; false when they do not lie inside the bytes or the
+// block size is out of range.
+bool FixBlockChecksums(std::string& bytes, uint32_t version, flowrag::SectionEntry* e) {
   using flowrag::StreamChecksum;
   const uint32_t shift = e->block_shift;
   if (shift < flowrag::kMinBlockShift || shift > flowrag::kMaxBlockShift) return false;
@@ -152,8 +154,8 @@ bool FixBlockChecksums(std::string& bytes, flowrag::SectionEntry* e) {
   std::string sums(blocks * 8, '\0');
   for (uint64_t b = 0; b < blocks; ++b) {
     const uint64_t from = b * block;
-    const uint64_t sum =
-        StreamChecksum::Of(bytes.data() + e->offset + from, std::min(block, e->length - from));
+    const uint64_t sum = flowrag::SegmentBlockChecksum(version, bytes.data() + e->offset + from,
+                                                       std::min(block, e->length - from));
     std::memcpy(sums.data() + b * 8, &sum, 8);
   }
   std::memcpy(bytes.data() + e->block_sums, sums.data(), sums.size());
@@ -181,7 +183,7 @@ void FixChecksums(std::string& bytes, uint8_t mode) {
       if (e.offset > bytes.size() || bytes.size() - e.offset < e.length) continue;
       if (h.format_version == flowrag::kSegmentFormatVersionV1) {
         e.checksum = StreamChecksum::Of(bytes.data() + e.offset, e.length);
-      } else if (!FixBlockChecksums(bytes, &e)) {
+      } else if (!FixBlockChecksums(bytes, h.format_version, &e)) {
         continue;
       }
       std::memcpy(at, &e, sizeof(e));
