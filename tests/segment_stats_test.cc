@@ -225,6 +225,13 @@ TEST_F(SegmentStatsTest, DamagedGraphTextListsAreFoundByTheQueriesThatReadThem) 
                                                 {"gv.fi.vals", "gv.ei.delta"});
 }
 
+// The fact and description texts' bytes are verified text by text as
+// questions read them (KnowledgeGraph::LazyArrays).
+TEST_F(SegmentStatsTest, DamagedGraphTextsAreFoundByTheQueriesThatReadThem) {
+  ExpectDamageFoundByQueriesAndAnsweredAsBefore(path_, EngineOptions{},
+                                                {"kg.fact_texts.b", "kg.description_texts.b"});
+}
+
 TEST_F(SegmentStatsTest, ADamagedInt8PassageIndexIsFoundByTheQueriesThatReadIt) {
   EngineOptions int8;
   int8.hnsw_threshold = 1;  // the demo's passages get the int8 index

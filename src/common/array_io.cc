@@ -8,6 +8,7 @@
 namespace flowrag {
 
 Status ArraySink::PutStrings(std::string_view name, const StringArena& strings) {
+  FLOWRAG_RETURN_IF_ERROR(strings.bytes().VerifyAll());  // a lazy arena's damage is not copied
   std::string base(name);
   FLOWRAG_RETURN_IF_ERROR(Put<uint64_t>(base + ".o", strings.offsets().span()));
   return Put<char>(base + ".b", strings.bytes().span());
@@ -24,6 +25,15 @@ Result<StringArena> ArraySource::GetStrings(std::string_view name) const {
   FLOWRAG_ASSIGN_OR_RETURN(FlatArray<uint64_t> offsets, Get<uint64_t>(base + ".o"));
   FLOWRAG_ASSIGN_OR_RETURN(FlatArray<char> bytes, Get<char>(base + ".b"));
   Result<StringArena> arena = StringArena::Borrow(offsets.span(), bytes.span(), keep());
+  if (!arena.ok()) return Status::Corruption(base + ": " + arena.status().message());
+  return arena;
+}
+
+Result<StringArena> ArraySource::GetLazyStrings(std::string_view name) const {
+  std::string base(name);
+  FLOWRAG_ASSIGN_OR_RETURN(FlatArray<uint64_t> offsets, Get<uint64_t>(base + ".o"));
+  FLOWRAG_ASSIGN_OR_RETURN(FlatArray<char> bytes, GetLazy<char>(base + ".b"));
+  Result<StringArena> arena = StringArena::BorrowLazily(offsets.span(), std::move(bytes), keep());
   if (!arena.ok()) return Status::Corruption(base + ": " + arena.status().message());
   return arena;
 }

@@ -133,6 +133,9 @@ class ArraySource {
     return array[0];
   }
   Result<StringArena> GetStrings(std::string_view name) const;
+  // GetStrings with the bytes ("<name>.b") verified lazily where the
+  // source can: each string at its first read (StringArena::BorrowLazily).
+  Result<StringArena> GetLazyStrings(std::string_view name) const;
 
  private:
   template <class T>

@@ -17,7 +17,8 @@
 // bytes [offsets[i], offsets[i + 1])), so that a million names are two
 // arrays, not a million allocations. Borrow checks the offsets (first 0,
 // non-decreasing, last == bytes) in O(n): a damaged arena is refused, never
-// read out of range.
+// read out of range. Its bytes may be lazy (BorrowLazily): operator[] then
+// verifies each string it hands out.
 //
 // Lazily verified arrays: a large array borrowed from a segment may be
 // handed out before its bytes were checksummed (ArraySource::GetLazy), with
@@ -208,10 +209,24 @@ class StringArena {
     return arena;
   }
 
+  // As Borrow, but `bytes` may be lazy (FlatArray::BorrowLazily): string i
+  // is verified at its first read by operator[]. The offsets are borrowed
+  // verified, and checked here.
+  static Result<StringArena> BorrowLazily(std::span<const uint64_t> offsets, FlatArray<char> bytes,
+                                          const std::shared_ptr<const void>& keep) {
+    FLOWRAG_ASSIGN_OR_RETURN(StringArena arena, Borrow(offsets, bytes.span(), keep));
+    arena.bytes_ = std::move(bytes);
+    return arena;
+  }
+
   size_t size() const { return offsets_.size() - 1; }
   bool empty() const { return size() == 0; }
+  // String i. Of a lazy arena (BorrowLazily): verified first, and empty
+  // when its bytes fail (the damage is recorded by their source).
   std::string_view operator[](size_t i) const {
-    return std::string_view(bytes_.data() + offsets_[i], offsets_[i + 1] - offsets_[i]);
+    const uint64_t begin = offsets_[i], length = offsets_[i + 1] - begin;
+    if (bytes_.lazy() && !bytes_.Verify(begin, length).ok()) return {};
+    return std::string_view(bytes_.data() + begin, length);
   }
   void Append(std::string_view s) {
     std::vector<char>& bytes = bytes_.Mutable();

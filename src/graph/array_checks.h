@@ -48,6 +48,10 @@ inline Result<StringArena> GetStrings(const ArraySource& source, std::string_vie
   return TypeMismatchIsCorruption(source.GetStrings(name));
 }
 
+inline Result<StringArena> GetLazyStrings(const ArraySource& source, std::string_view name) {
+  return TypeMismatchIsCorruption(source.GetLazyStrings(name));
+}
+
 template <class T>
 Result<T> GetScalar(const ArraySource& source, std::string_view name) {
   FLOWRAG_ASSIGN_OR_RETURN(FlatArray<T> array, Get<T>(source, name));

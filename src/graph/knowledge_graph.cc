@@ -396,11 +396,12 @@ Result<std::shared_ptr<const KnowledgeGraph>> KnowledgeGraph::AdoptArrays(
   }
   FLOWRAG_ASSIGN_OR_RETURN(g->entity_names_, array_checks::GetStrings(source, "kg.entity_names"));
   FLOWRAG_ASSIGN_OR_RETURN(g->entity_types_, array_checks::GetStrings(source, "kg.entity_types"));
+  // The texts a question reads a few of are verified as it reads them.
   FLOWRAG_ASSIGN_OR_RETURN(g->description_texts_,
-                           array_checks::GetStrings(source, "kg.description_texts"));
+                           array_checks::GetLazyStrings(source, "kg.description_texts"));
   FLOWRAG_ASSIGN_OR_RETURN(g->relation_texts_,
                            array_checks::GetStrings(source, "kg.relation_texts"));
-  FLOWRAG_ASSIGN_OR_RETURN(g->fact_texts_, array_checks::GetStrings(source, "kg.fact_texts"));
+  FLOWRAG_ASSIGN_OR_RETURN(g->fact_texts_, array_checks::GetLazyStrings(source, "kg.fact_texts"));
   FLOWRAG_ASSIGN_OR_RETURN(g->entity_ids_, Get<int64_t>(source, "kg.entity_ids"));
   FLOWRAG_ASSIGN_OR_RETURN(g->abstractness_, Get<float>(source, "kg.abstractness"));
   FLOWRAG_ASSIGN_OR_RETURN(g->raw_abstractness_, Get<float>(source, "kg.raw_abstractness"));
@@ -438,6 +439,10 @@ Result<std::shared_ptr<const KnowledgeGraph>> KnowledgeGraph::AdoptArrays(
   g->vectors_ = vectors != nullptr ? std::move(vectors) : std::make_shared<GraphVectors>();
   FLOWRAG_RETURN_IF_ERROR(g->CheckVectors());
   return std::shared_ptr<const KnowledgeGraph>(std::move(g));
+}
+
+std::vector<std::string> KnowledgeGraph::LazyArrays() {
+  return {"kg.description_texts.b", "kg.fact_texts.b"};
 }
 
 Status KnowledgeGraph::CheckAdopted(const ArraySource& source, size_t passages) {

@@ -201,6 +201,11 @@ class KnowledgeGraph {
   // than the graph has. O(total length of the arrays).
   static Result<std::shared_ptr<const KnowledgeGraph>> AdoptArrays(
       const ArraySource& source, size_t num_passages, std::shared_ptr<const GraphVectors> vectors);
+  // The arrays AdoptArrays borrows lazily (ArraySource::GetLazyStrings): the
+  // bytes of the description and fact texts, each text verified when it is
+  // first read (DescriptionText, FactTextOf; empty when it fails, the
+  // damage recorded by the source), not at adoption.
+  static std::vector<std::string> LazyArrays();
 
   // ---- node space
   size_t num_nodes() const { return num_nodes_; }

@@ -389,6 +389,7 @@ std::thread VerifyAheadOf(const ArraySource& segment, const SnapshotOptions& opt
   if (source == nullptr) return std::thread();
   std::vector<std::string> lazy = LazyGraphVectorArrays("gv");
   for (std::string& name : FlatIndex::LazyArrays("dense")) lazy.push_back(std::move(name));
+  for (std::string& name : KnowledgeGraph::LazyArrays()) lazy.push_back(std::move(name));
   auto wanted = [&options, lazy = std::move(lazy)](std::string_view name) {
     if (name == "rows") return options.persistable;
     if (std::find(lazy.begin(), lazy.end(), name) != lazy.end()) return false;
