@@ -744,13 +744,13 @@ TEST(GraphArraysTimingTest, BuildAgainstAdoptOnAStore) {
       (built->MemoryBytes() - vector_bytes) / 1048576.0, vector_bytes / 1048576.0);
 }
 
-// The chunked checks (array_checks.h) against a one-element-at-a-time
+// The chunked checks (array_checks.h, common/array_scan.h) against a one-element-at-a-time
 // reading of their contracts: a bad value in a full chunk, on either side
 // of a chunk boundary, in the tail, or nowhere, is found at its index.
 TEST(ArrayChecksTest, ChunkedScansFindTheFirstBadIndexWherePerElementScansDo) {
   namespace c = array_checks;
-  const size_t n = 3 * c::kCheckChunk + 17;
-  for (size_t at : {size_t{0}, c::kCheckChunk - 1, c::kCheckChunk, 2 * c::kCheckChunk + 5,
+  const size_t n = 3 * kScanChunk + 17;
+  for (size_t at : {size_t{0}, kScanChunk - 1, kScanChunk, 2 * kScanChunk + 5,
                     n - 1, n}) {
     SCOPED_TRACE(at);
     std::vector<uint32_t> values(n, 7);
@@ -763,8 +763,8 @@ TEST(ArrayChecksTest, ChunkedScansFindTheFirstBadIndexWherePerElementScansDo) {
       if (at > 0) offsets[at] = offsets[at - 1] - 1;
     }
     const size_t expected = at < n ? at : n;
-    EXPECT_EQ(c::FirstOutside<uint32_t>(values.data(), 0, n, 5, 100), expected);
-    EXPECT_EQ(c::FirstOutside<uint32_t>(values.data(), 1, n, 5, 100), at >= 1 ? expected : n);
+    EXPECT_EQ(FirstOutside<uint32_t>(values.data(), 0, n, 5, 100), expected);
+    EXPECT_EQ(FirstOutside<uint32_t>(values.data(), 1, n, 5, 100), at >= 1 ? expected : n);
     Status below = c::CheckBelow("v", values, 100, "things");
     EXPECT_EQ(below.ok(), at == n);
     if (at < n) EXPECT_NE(below.message().find("v[" + std::to_string(at) + "]"), std::string::npos);
@@ -780,14 +780,14 @@ TEST(ArrayChecksTest, ChunkedScansFindTheFirstBadIndexWherePerElementScansDo) {
   }
   // Limits beyond the element type, values of 2^63 and more that never
   // decrease, NaN.
-  std::vector<uint8_t> bytes(2 * c::kCheckChunk, 255);
+  std::vector<uint8_t> bytes(2 * kScanChunk, 255);
   EXPECT_TRUE(c::CheckBelow("b", bytes, 256, "").ok());
   EXPECT_FALSE(c::CheckBelow("b", bytes, 255, "").ok());
-  std::vector<uint64_t> high(2 * c::kCheckChunk + 1);
+  std::vector<uint64_t> high(2 * kScanChunk + 1);
   for (size_t i = 0; i < high.size(); ++i) high[i] = i == 0 ? 0 : (uint64_t{1} << 63) + i;
   EXPECT_TRUE(c::CheckOffsets("h", high, high.size() - 1, high.back()).ok());
-  std::vector<double> doubles(c::kCheckChunk, 2.0);
-  doubles[c::kCheckChunk / 2] = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> doubles(kScanChunk, 2.0);
+  doubles[kScanChunk / 2] = std::numeric_limits<double>::quiet_NaN();
   EXPECT_FALSE(c::CheckFinite<double>("d", doubles).ok());
 }
 

@@ -2,7 +2,8 @@
 // (common/array_io.h) before reading them: the source verifies bytes, never
 // meaning, so every offset and index of a damaged or crafted file is checked
 // here against its range, and a bad one is Corruption naming the array and
-// the index (KnowledgeGraph::AdoptArrays, WalkGraph::AdoptArrays).
+// the index (KnowledgeGraph::AdoptArrays, WalkGraph::AdoptArrays). The
+// scans are common/array_scan.h's, in vectorized chunks.
 //
 // Thread-safety: pure functions. Each is O(length of the array).
 #ifndef FLOWRAG_GRAPH_ARRAY_CHECKS_H_
@@ -20,6 +21,7 @@
 #include <type_traits>
 
 #include "common/array_io.h"
+#include "common/array_scan.h"
 #include "common/flat_array.h"
 #include "flowrag/status.h"
 
@@ -70,50 +72,14 @@ Status CheckSize(std::string_view name, std::span<const T> array, size_t expecte
                             " elements, expected " + std::to_string(expected));
 }
 
-// The checks below scan in chunks of kCheckChunk elements with no exit
-// inside a chunk (a min/max or an OR the compiler can vectorize), and look
-// for the first bad index only in a chunk that holds one: an open checks
-// every array of a 10^6-passage graph (issue 34: the per-element early
-// exits cost 0.6 s of CPU there).
-inline constexpr size_t kCheckChunk = 1024;
-
-// The first index in [begin, end) of `v` whose value is outside [lo, hi),
-// or `end` when there is none.
-template <class T>
-size_t FirstOutside(const T* v, size_t begin, size_t end, T lo, T hi) {
-  size_t b = begin;
-  for (; b + kCheckChunk <= end; b += kCheckChunk) {
-    const T* p = v + b;
-    T min = p[0], max = p[0];
-    for (size_t j = 0; j < kCheckChunk; ++j) {  // a fixed trip count: vectorized at -O2
-      min = p[j] < min ? p[j] : min;
-      max = p[j] > max ? p[j] : max;
-    }
-    if (min < lo || max >= hi) break;
-  }
-  for (size_t i = b; i < end; ++i) {  // the chunk that holds a bad value, or the tail
-    if (v[i] < lo || v[i] >= hi) return i;
-  }
-  return end;
-}
-
 // Offsets of `rows` rows into an array of `entries` elements: rows + 1 of
 // them, the first 0, non-decreasing, the last `entries`.
 inline Status CheckOffsets(std::string_view name, std::span<const uint64_t> offsets, size_t rows,
                            size_t entries) {
   FLOWRAG_RETURN_IF_ERROR(CheckSize(name, offsets, rows + 1));
   if (offsets[0] != 0) return Bad(name, 0, "first offset is not 0");
-  // (a[i] - a[i-1]) | a[i] has its top bit set when a[i] < a[i-1] (or a
-  // value is 2^63 or more, which the exact loop then judges).
-  size_t b = 1;
-  for (; b + kCheckChunk <= offsets.size(); b += kCheckChunk) {
-    const uint64_t* p = offsets.data() + b;
-    uint64_t top = 0;
-    for (size_t j = 0; j < kCheckChunk; ++j) top |= (p[j] - p[j - 1]) | p[j];
-    if (top >> 63 != 0) break;
-  }
-  for (size_t i = b; i < offsets.size(); ++i) {
-    if (offsets[i] < offsets[i - 1]) return Bad(name, i, "offset decreases");
+  if (const size_t i = FirstDecrease(offsets); i < offsets.size()) {
+    return Bad(name, i, "offset decreases");
   }
   if (offsets.back() != entries) {
     return Bad(name, rows,
@@ -139,26 +105,10 @@ Status CheckBelow(std::string_view name, const Array& values, size_t limit,
                  std::string(what) + ")");
 }
 
-// Every value finite (not an infinity, not a NaN): its exponent bits not
-// all set.
+// Every value finite (not an infinity, not a NaN).
 template <class T>
 Status CheckFinite(std::string_view name, std::span<const T> values) {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
-  using Bits = std::conditional_t<std::is_same_v<T, float>, uint32_t, uint64_t>;
-  constexpr Bits kExponent =
-      static_cast<Bits>(std::is_same_v<T, float> ? 0x7f800000ull : 0x7ff0000000000000ull);
-  size_t b = 0;
-  for (; b + kCheckChunk <= values.size(); b += kCheckChunk) {
-    const T* p = values.data() + b;
-    Bits infinite = 0;
-    for (size_t j = 0; j < kCheckChunk; ++j) {
-      infinite |= static_cast<Bits>((std::bit_cast<Bits>(p[j]) & kExponent) == kExponent);
-    }
-    if (infinite != 0) break;
-  }
-  for (size_t i = b; i < values.size(); ++i) {
-    if (!std::isfinite(values[i])) return Bad(name, i, "not finite");
-  }
+  if (const size_t i = FirstNonFinite(values); i < values.size()) return Bad(name, i, "not finite");
   return Status::Ok();
 }
 

@@ -546,7 +546,7 @@ Status KnowledgeGraph::CheckEdgeTargets(EdgeKind kind, size_t passages) const {
          {NodeKind::kPassage, NodeKind::kEntity, NodeKind::kDescription, NodeKind::kFact}) {
       if (EdgeJoins(kind, from, to)) allowed = range_of(to);
     }
-    const size_t i = array_checks::FirstOutside<uint32_t>(
+    const size_t i = FirstOutside<uint32_t>(
         c.targets.data(), begin, end, static_cast<uint32_t>(allowed.first),
         static_cast<uint32_t>(allowed.second));
     if (i == end) continue;

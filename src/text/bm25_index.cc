@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "common/array_scan.h"
 #include "common/string_slots.h"
 #include "common/text.h"
 
@@ -254,8 +255,8 @@ std::string CheckOffsets(std::span<const uint64_t> offsets, size_t n, size_t ent
     return std::to_string(offsets.size()) + " offsets for " + std::to_string(n) + " lists";
   }
   if (offsets.front() != 0) return "the first offset is not 0";
-  for (size_t i = 1; i < offsets.size(); ++i) {
-    if (offsets[i] < offsets[i - 1]) return "offset " + std::to_string(i) + " decreases";
+  if (const size_t i = FirstDecrease(offsets); i < offsets.size()) {
+    return "offset " + std::to_string(i) + " decreases";
   }
   if (offsets.back() != entries) {
     return "the last offset " + std::to_string(offsets.back()) + " is not the " +
@@ -318,15 +319,18 @@ Result<Bm25Index> Bm25Index::AdoptArrays(const ArraySource& source, size_t num_p
     return Corrupt(kTfs, std::to_string(idx.post_tf_.size()) + " frequencies for " +
                              std::to_string(idx.post_doc_.size()) + " postings");
   }
-  for (size_t i = 0; i < idx.post_doc_.size(); ++i) {
-    if (idx.post_doc_[i] >= num_passages) {
-      return Corrupt(kDocs, "posting " + std::to_string(i) + " names document " +
-                                std::to_string(idx.post_doc_[i]) + " of " +
-                                std::to_string(num_passages));
-    }
+  const size_t postings = idx.post_doc_.size();
+  const size_t beyond = num_passages > UINT32_MAX
+                            ? postings
+                            : FirstOutside<uint32_t>(idx.post_doc_.data(), 0, postings, 0,
+                                                     static_cast<uint32_t>(num_passages));
+  if (beyond < postings) {
+    return Corrupt(kDocs, "posting " + std::to_string(beyond) + " names document " +
+                              std::to_string(idx.post_doc_[beyond]) + " of " +
+                              std::to_string(num_passages));
   }
-  for (size_t i = 0; i < idx.post_tf_.size(); ++i) {
-    if (idx.post_tf_[i] == 0) return Corrupt(kTfs, "posting " + std::to_string(i) + " has tf 0");
+  if (const size_t i = FirstEqual<uint32_t>(idx.post_tf_.data(), postings, 0); i < postings) {
+    return Corrupt(kTfs, "posting " + std::to_string(i) + " has tf 0");
   }
   // Ascending documents in each list (the pruned search probes them).
   for (size_t t = 0; t < num_terms; ++t) {

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <string>
 
+#include "common/array_scan.h"
+
 namespace flowrag::vector_internal {
 
 Status ValidateRows(const FloatMatrix& rows, size_t dim, size_t current_size) {
@@ -76,10 +78,8 @@ Status CheckOffsets(const std::string& name, std::span<const uint64_t> offsets, 
         name, std::to_string(offsets.size()) + " offsets for " + std::to_string(lists) + " lists");
   }
   if (offsets[0] != 0) return CorruptArray(name, "the first offset is not 0");
-  for (size_t i = 1; i < offsets.size(); ++i) {
-    if (offsets[i] < offsets[i - 1]) {
-      return CorruptArray(name, "offset " + std::to_string(i) + " decreases");
-    }
+  if (const size_t i = FirstDecrease(offsets); i < offsets.size()) {
+    return CorruptArray(name, "offset " + std::to_string(i) + " decreases");
   }
   if (offsets.back() != entries) {
     return CorruptArray(name, "the last offset " + std::to_string(offsets.back()) + " is not the " +

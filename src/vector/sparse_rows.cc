@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "common/array_scan.h"
 #include "vector/index_util.h"
 
 namespace flowrag {
@@ -58,16 +59,25 @@ Result<SparseRows> SparseRows::AdoptArrays(const ArraySource& source, std::strin
                                         std::to_string(rows.dims.size()) + " dims");
   }
   if (n > 0 && cols == 0) return CorruptArray(names.cols, "rows without columns");
+  const size_t entries = rows.dims.size();
+  // (cols is at most kMaxAdoptedDimension, checked above.)
+  if (const size_t i = FirstOutside<uint32_t>(rows.dims.data(), 0, entries, 0,
+                                              static_cast<uint32_t>(cols));
+      i < entries) {
+    return CorruptArray(names.dims, "entry " + std::to_string(i) + ": dimension " +
+                                        std::to_string(rows.dims[i]) + " of " +
+                                        std::to_string(cols) + " out of range");
+  }
+  if (const size_t i = FirstNonFinite(rows.values.span()); i < entries) {
+    return CorruptArray(names.vals, "entry " + std::to_string(i) + ": a value is not finite");
+  }
   for (size_t r = 0; r < n; ++r) {
-    for (uint64_t i = rows.offsets[r]; i < rows.offsets[r + 1]; ++i) {
-      if (rows.dims[i] >= cols || (i > rows.offsets[r] && rows.dims[i - 1] >= rows.dims[i])) {
-        return CorruptArray(names.dims, "row " + std::to_string(r) + ": dimension " +
-                                            std::to_string(rows.dims[i]) + " of " +
-                                            std::to_string(cols) + " out of range or order");
-      }
-      if (!std::isfinite(rows.values[i])) {
-        return CorruptArray(names.vals, "row " + std::to_string(r) + ": a value is not finite");
-      }
+    bool unordered = false;
+    for (uint64_t i = rows.offsets[r] + 1; i < rows.offsets[r + 1]; ++i) {
+      unordered |= rows.dims[i - 1] >= rows.dims[i];
+    }
+    if (unordered) {
+      return CorruptArray(names.dims, "row " + std::to_string(r) + ": dimensions out of order");
     }
   }
   return rows;
