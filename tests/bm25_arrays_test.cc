@@ -6,12 +6,19 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
+#include <filesystem>
+#include <fstream>
+
 #include "common/array_io.h"
+#include "segment/segment_arrays.h"
+#include "segment/segment_reader.h"
+#include "segment/segment_writer.h"
 #include "text/bm25_index.h"
 
 namespace flowrag {
@@ -113,6 +120,66 @@ TEST(Bm25ArraysTest, AdoptedIndexBorrowsEveryArrayAndSearchesBitForBit) {
                      query);
     }
   }
+}
+
+// Adopted from a segment, the postings are borrowed lazily: the open
+// verifies none of their blocks; each list is verified and checked at the
+// first search that reads it, a list in altered blocks reads as empty (and
+// is recorded), the others search bit for bit as the built index, and an
+// export refuses to copy the damage.
+TEST(Bm25ArraysTest, PostingsFromASegmentAreCheckedListByListAsSearchesReadThem) {
+  namespace fs = std::filesystem;
+  std::string dir = (fs::path(::testing::TempDir()) / "bm25-lazy-XXXXXX").string();
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  const std::string path = dir + "/bm25.seg";
+  const Bm25Index built = Corpus(5, 3000);
+  {
+    auto writer = SegmentWriter::Create(path, "test", 1, 1);
+    ASSERT_TRUE(writer.ok());
+    SegmentArraySink sink(writer->get());
+    ASSERT_TRUE(built.ExportArrays(sink).ok());
+    ASSERT_TRUE((*writer)->Finish().ok());
+  }
+  const auto adopt = [&](std::shared_ptr<const SegmentReader>* reader) {
+    auto r = SegmentReader::Open(path);
+    EXPECT_TRUE(r.ok());
+    *reader = *r;
+    return Bm25Index::AdoptArrays(SegmentArraySource(*reader), built.num_docs(),
+                                  built.tokenizer());
+  };
+  std::shared_ptr<const SegmentReader> reader;
+  auto adopted = adopt(&reader);
+  ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();
+  const SectionInfo docs = *reader->FindSection("bm25.post_docs");
+  ASSERT_GE(docs.block_count, 2u);
+  std::mt19937 rng(3);
+  for (int q = 0; q < 100; ++q) {
+    const std::string query = RandomText(rng, 1, 8);
+    ExpectSameHits(adopted->Search(query, 10, Bm25Params{}), built.Search(query, 10, Bm25Params{}),
+                   query);
+  }
+  EXPECT_TRUE(reader->Damage().ok());
+
+  // Alter the last block of the documents' postings: the terms whose lists
+  // lie there read as empty; a term whose list lies before it still reads.
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(docs.offset + docs.length - 8));
+    const char junk[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    f.write(junk, 8);
+  }
+  adopted = adopt(&reader);
+  ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();  // the open does not read them
+  const uint32_t last = static_cast<uint32_t>(built.terms().size() - 1);
+  const auto [lo, hi] = adopted->Postings(last);
+  EXPECT_EQ(lo, hi);
+  EXPECT_NE(built.Postings(last).first, built.Postings(last).second);
+  EXPECT_FALSE(reader->Damage().ok());
+  const auto [lo0, hi0] = adopted->Postings(0);
+  EXPECT_EQ(hi0 - lo0, built.Postings(0).second - built.Postings(0).first);
+  MemoryArrays copy;
+  EXPECT_EQ(adopted->ExportArrays(copy).code(), StatusCode::kCorruption);
+  fs::remove_all(dir);
 }
 
 TEST(Bm25ArraysTest, TermLookupsFindTheSameIds) {

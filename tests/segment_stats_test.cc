@@ -145,7 +145,7 @@ TEST_F(SegmentStatsTest, ADamagedSegmentIsReportedAndAStoreWithoutSegmentsShowsN
     if (e.path().extension() == ".seg") file = e.path();
   }
   ASSERT_FALSE(file.empty());
-  AlterEveryBlock(file, "bm25.post_docs");  // an array the open verifies
+  AlterEveryBlock(file, "bm25.doc_lengths");  // an array the open verifies
   const SegmentStats damaged = StatsOf(path_).segments;
   EXPECT_EQ(damaged.snapshot_source.rfind("built (", 0), 0u) << damaged.snapshot_source;
   EXPECT_NE(damaged.snapshot_source.find("checksum"), std::string::npos) << damaged.snapshot_source;
@@ -230,6 +230,13 @@ TEST_F(SegmentStatsTest, DamagedGraphTextListsAreFoundByTheQueriesThatReadThem) 
 TEST_F(SegmentStatsTest, DamagedGraphTextsAreFoundByTheQueriesThatReadThem) {
   ExpectDamageFoundByQueriesAndAnsweredAsBefore(path_, EngineOptions{},
                                                 {"kg.fact_texts.b", "kg.description_texts.b"});
+}
+
+// BM25's posting lists are verified and checked list by list as questions
+// read them (Bm25Index::Postings).
+TEST_F(SegmentStatsTest, DamagedBm25PostingsAreFoundByTheQueriesThatReadThem) {
+  ExpectDamageFoundByQueriesAndAnsweredAsBefore(path_, EngineOptions{},
+                                                {"bm25.post_docs", "bm25.post_tfs"});
 }
 
 TEST_F(SegmentStatsTest, ADamagedInt8PassageIndexIsFoundByTheQueriesThatReadIt) {

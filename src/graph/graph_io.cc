@@ -611,6 +611,7 @@ std::string GraphVectorsPartKey(Embedder& embedder) {
 Result<bool> WriteBm25Part(SnapshotSource& store, int64_t generation, const Bm25Index& bm25) {
   return WritePart(store, kBm25Part, generation, kBm25PartFormat, Bm25PartKey(bm25.tokenizer()),
                    [&](PartWriter& w) -> Status {
+                     FLOWRAG_RETURN_IF_ERROR(bm25.VerifyPostings());  // damage is not copied
                      FLOWRAG_RETURN_IF_ERROR(w.U64(kBm25Magic));
                      const std::vector<std::string_view> terms = bm25.Terms();
                      FLOWRAG_RETURN_IF_ERROR(

@@ -380,9 +380,9 @@ namespace {
 // Starts a thread that verifies ahead the sections of `segment` that an
 // open adopts (SegmentReader::VerifyAhead) until `stop` is set: not the
 // derived values' sections, adopted at their first use, nor the graph rows
-// of a snapshot that persists nothing, nor the arrays the vector indexes
-// borrow lazily (verified as queries read them). Not joinable for a source
-// that is no segment.
+// of a snapshot that persists nothing, nor the arrays borrowed lazily (the
+// vector indexes', the graph texts', BM25's postings: verified as queries
+// read them). Not joinable for a source that is no segment.
 std::thread VerifyAheadOf(const ArraySource& segment, const SnapshotOptions& options,
                           const std::atomic<bool>& stop) {
   const auto* source = dynamic_cast<const SegmentArraySource*>(&segment);
@@ -390,6 +390,7 @@ std::thread VerifyAheadOf(const ArraySource& segment, const SnapshotOptions& opt
   std::vector<std::string> lazy = LazyGraphVectorArrays("gv");
   for (std::string& name : FlatIndex::LazyArrays("dense")) lazy.push_back(std::move(name));
   for (std::string& name : KnowledgeGraph::LazyArrays()) lazy.push_back(std::move(name));
+  for (std::string& name : Bm25Index::LazyArrays()) lazy.push_back(std::move(name));
   auto wanted = [&options, lazy = std::move(lazy)](std::string_view name) {
     if (name == "rows") return options.persistable;
     if (std::find(lazy.begin(), lazy.end(), name) != lazy.end()) return false;

@@ -105,7 +105,6 @@ std::vector<FactHit> FactBm25::Best(std::span<const uint32_t> candidates, std::s
   std::vector<std::string> terms = Tokenize(query, index_.tokenizer());
   std::sort(terms.begin(), terms.end());
   terms.erase(std::unique(terms.begin(), terms.end()), terms.end());
-  const std::span<const uint64_t> offsets = index_.offsets();
   const std::span<const uint32_t> docs = index_.posting_docs();
   const std::span<const uint32_t> tfs = index_.posting_tfs();
   const std::span<const uint32_t> lengths = index_.doc_lengths();
@@ -117,9 +116,9 @@ std::vector<FactHit> FactBm25::Best(std::span<const uint32_t> candidates, std::s
   for (const std::string& term : terms) {
     const uint32_t t = index_.FindTerm(term);
     if (t == Bm25Index::kNoTerm) continue;
-    const uint64_t lo = offsets[t], hi = offsets[t + 1];
-    const double df = static_cast<double>(hi - lo);
-    const double idf = std::log(1.0 + (n - df + 0.5) / (df + 0.5));
+    const auto [lo, hi] = index_.Postings(t);  // checked at its first read
+    const double stored_df = static_cast<double>(index_.offsets()[t + 1] - index_.offsets()[t]);
+    const double idf = std::log(1.0 + (n - stored_df + 0.5) / (stored_df + 0.5));
     auto from = docs.begin() + static_cast<ptrdiff_t>(lo);
     const auto end = docs.begin() + static_cast<ptrdiff_t>(hi);
     for (size_t i = 0; i < candidates.size() && from != end; ++i) {

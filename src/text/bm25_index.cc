@@ -117,14 +117,15 @@ Bm25Index Bm25Index::Concat(const Bm25Index& a, const Bm25Index& b) {
   for (size_t t = 0; t < num_terms; ++t) {
     offsets[t] = docs.size();
     if (t < a_terms) {
-      for (uint64_t i = a.offsets_[t]; i < a.offsets_[t + 1]; ++i) {
+      const auto [lo, hi] = a.Postings(static_cast<uint32_t>(t));
+      for (uint64_t i = lo; i < hi; ++i) {
         docs.push_back(a.post_doc_[i]);
         tfs.push_back(a.post_tf_[i]);
       }
     }
     if (out_to_b[t] != kNoTerm) {
-      const uint32_t bt = out_to_b[t];
-      for (uint64_t i = b.offsets_[bt]; i < b.offsets_[bt + 1]; ++i) {
+      const auto [lo, hi] = b.Postings(out_to_b[t]);
+      for (uint64_t i = lo; i < hi; ++i) {
         docs.push_back(a_docs + b.post_doc_[i]);
         tfs.push_back(b.post_tf_[i]);
       }
@@ -156,7 +157,8 @@ Bm25Index Bm25Index::Without(const Bm25Index& a, const std::vector<bool>& remove
   std::vector<uint32_t> docs, tfs;
   for (size_t t = 0; t < a.terms_.size(); ++t) {
     const size_t before = docs.size();
-    for (uint64_t i = a.offsets_[t]; i < a.offsets_[t + 1]; ++i) {
+    const auto [lo, hi] = a.Postings(static_cast<uint32_t>(t));
+    for (uint64_t i = lo; i < hi; ++i) {
       if (new_doc[a.post_doc_[i]] < 0) continue;
       docs.push_back(static_cast<uint32_t>(new_doc[a.post_doc_[i]]));
       tfs.push_back(a.post_tf_[i]);
@@ -275,6 +277,7 @@ const std::vector<std::string_view>& Bm25Index::ArrayNames() {
 }
 
 Status Bm25Index::ExportArrays(ArraySink& sink) const {
+  FLOWRAG_RETURN_IF_ERROR(VerifyPostings());  // damage is not copied
   FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<uint32_t>(kFormat, kArraysFormat));
   FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<uint64_t>(kNumDocs, num_docs()));
   FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<double>(kAvgdl, avgdl_));
@@ -304,8 +307,8 @@ Result<Bm25Index> Bm25Index::AdoptArrays(const ArraySource& source, size_t num_p
   FLOWRAG_ASSIGN_OR_RETURN(idx.terms_, source.GetStrings(kTerms));  // Corruption names it
   FLOWRAG_ASSIGN_OR_RETURN(idx.table_, source.Get<uint32_t>(kTable));
   FLOWRAG_ASSIGN_OR_RETURN(idx.offsets_, source.Get<uint64_t>(kOffsets));
-  FLOWRAG_ASSIGN_OR_RETURN(idx.post_doc_, source.Get<uint32_t>(kDocs));
-  FLOWRAG_ASSIGN_OR_RETURN(idx.post_tf_, source.Get<uint32_t>(kTfs));
+  FLOWRAG_ASSIGN_OR_RETURN(idx.post_doc_, source.GetLazy<uint32_t>(kDocs));
+  FLOWRAG_ASSIGN_OR_RETURN(idx.post_tf_, source.GetLazy<uint32_t>(kTfs));
   FLOWRAG_ASSIGN_OR_RETURN(idx.doc_len_, source.Get<uint32_t>(kLengths));
   const size_t num_terms = idx.terms_.size();
   if (idx.doc_len_.size() != num_passages) {
@@ -319,27 +322,11 @@ Result<Bm25Index> Bm25Index::AdoptArrays(const ArraySource& source, size_t num_p
     return Corrupt(kTfs, std::to_string(idx.post_tf_.size()) + " frequencies for " +
                              std::to_string(idx.post_doc_.size()) + " postings");
   }
-  const size_t postings = idx.post_doc_.size();
-  const size_t beyond = num_passages > UINT32_MAX
-                            ? postings
-                            : FirstOutside<uint32_t>(idx.post_doc_.data(), 0, postings, 0,
-                                                     static_cast<uint32_t>(num_passages));
-  if (beyond < postings) {
-    return Corrupt(kDocs, "posting " + std::to_string(beyond) + " names document " +
-                              std::to_string(idx.post_doc_[beyond]) + " of " +
-                              std::to_string(num_passages));
-  }
-  if (const size_t i = FirstEqual<uint32_t>(idx.post_tf_.data(), postings, 0); i < postings) {
-    return Corrupt(kTfs, "posting " + std::to_string(i) + " has tf 0");
-  }
-  // Ascending documents in each list (the pruned search probes them).
-  for (size_t t = 0; t < num_terms; ++t) {
-    for (uint64_t p = idx.offsets_[t] + 1; p < idx.offsets_[t + 1]; ++p) {
-      if (idx.post_doc_[p] <= idx.post_doc_[p - 1]) {
-        return Corrupt(kDocs, "the documents of term " + std::to_string(t) +
-                                  " are not ascending at posting " + std::to_string(p));
-      }
-    }
+  if (idx.post_doc_.lazy() || idx.post_tf_.lazy()) {
+    // Each list is verified and checked at its first read (Postings).
+    idx.list_state_ = std::shared_ptr<std::atomic<uint8_t>[]>(new std::atomic<uint8_t>[num_terms]());
+  } else {
+    for (uint32_t t = 0; t < num_terms; ++t) FLOWRAG_RETURN_IF_ERROR(idx.CheckList(t));
   }
   if (std::string what = CheckStringSlots(idx.table_, num_terms); !what.empty()) {
     return Corrupt(kTable, what);
@@ -349,6 +336,57 @@ Result<Bm25Index> Bm25Index::AdoptArrays(const ArraySource& source, size_t num_p
     return Corrupt(kAvgdl, std::string("not the mean of ") + kLengths);
   }
   return idx;
+}
+
+std::vector<std::string> Bm25Index::LazyArrays() { return {kDocs, kTfs}; }
+
+Status Bm25Index::CheckList(uint32_t t) const {
+  const uint64_t lo = offsets_[t], hi = offsets_[t + 1];
+  FLOWRAG_RETURN_IF_ERROR(post_doc_.Verify(lo, hi - lo));
+  FLOWRAG_RETURN_IF_ERROR(post_tf_.Verify(lo, hi - lo));
+  const size_t docs = doc_len_.size();
+  const size_t beyond =
+      docs > UINT32_MAX ? hi
+                        : FirstOutside<uint32_t>(post_doc_.data(), lo, hi, 0,
+                                                 static_cast<uint32_t>(docs));
+  if (beyond < hi) {
+    return Corrupt(kDocs, "posting " + std::to_string(beyond) + " names document " +
+                              std::to_string(post_doc_[beyond]) + " of " + std::to_string(docs));
+  }
+  if (const size_t i = FirstEqual<uint32_t>(post_tf_.data() + lo, hi - lo, 0); i < hi - lo) {
+    return Corrupt(kTfs, "posting " + std::to_string(lo + i) + " has tf 0");
+  }
+  // Ascending documents (the pruned search probes them).
+  for (uint64_t p = lo + 1; p < hi; ++p) {
+    if (post_doc_[p] <= post_doc_[p - 1]) {
+      return Corrupt(kDocs, "the documents of term " + std::to_string(t) +
+                                " are not ascending at posting " + std::to_string(p));
+    }
+  }
+  return Status::Ok();
+}
+
+std::pair<uint64_t, uint64_t> Bm25Index::Postings(uint32_t t) const {
+  const uint64_t lo = offsets_[t], hi = offsets_[t + 1];
+  if (list_state_ == nullptr) return {lo, hi};
+  uint8_t state = list_state_[t].load(std::memory_order_acquire);
+  if (state == 0) {
+    const Status checked = CheckList(t);
+    if (!checked.ok()) post_doc_.ReportDamage(checked);  // bytes that fail are recorded already
+    state = checked.ok() ? 1 : 2;
+    list_state_[t].store(state, std::memory_order_release);
+  }
+  return state == 1 ? std::pair{lo, hi} : std::pair{lo, lo};
+}
+
+Status Bm25Index::VerifyPostings() const {
+  if (list_state_ == nullptr) return Status::Ok();
+  for (uint32_t t = 0; t + 1 < offsets_.size(); ++t) {
+    if (const auto [lo, hi] = Postings(t); lo == hi && offsets_[t + 1] != lo) {
+      return CheckList(t);  // the damage, named
+    }
+  }
+  return Status::Ok();
 }
 
 uint32_t Bm25Index::DocumentFrequency(std::string_view term) const {
@@ -391,7 +429,8 @@ void Bm25Index::Accumulate(const std::vector<std::string>& unique_terms, const S
     const uint32_t t = FindTerm(unique_terms[i]);
     if (t == kNoTerm) continue;
     const double idf = scoring.idf[i];
-    for (uint64_t p = offsets_[t]; p < offsets_[t + 1]; ++p) {
+    const auto [lo, hi] = Postings(t);
+    for (uint64_t p = lo; p < hi; ++p) {
       const uint32_t d = post_doc_[p];
       if (touched != nullptr && acc[d] == 0.0f) touched->push_back(d);
       acc[d] += Contribution(idf, post_tf_[p], doc_len_[d], scoring.avgdl, k1, b);

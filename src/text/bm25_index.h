@@ -34,8 +34,11 @@
 #ifndef FLOWRAG_TEXT_BM25_INDEX_H_
 #define FLOWRAG_TEXT_BM25_INDEX_H_
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <memory>
+#include <utility>
 #include <optional>
 #include <span>
 #include <string>
@@ -160,8 +163,20 @@ class Bm25Index {
   std::vector<std::string_view> Terms() const;  // O(vocabulary)
   const StringArena& terms() const { return terms_; }
   std::span<const uint64_t> offsets() const { return offsets_; }
+  // The postings of every term; of an index adopted lazily (AdoptArrays)
+  // only what Postings() or VerifyPostings() checked may be read.
   std::span<const uint32_t> posting_docs() const { return post_doc_; }
   std::span<const uint32_t> posting_tfs() const { return post_tf_; }
+  // Term t's postings: [first, second) of posting_docs()/posting_tfs().
+  // Of an index whose postings AdoptArrays borrowed lazily, the list is
+  // verified and checked (documents ascending and below num_docs(), tfs >
+  // 0) at its first call, and is empty when it fails (the damage recorded
+  // by the source). REQUIRES t < terms().size(). O(1) after the first call.
+  std::pair<uint64_t, uint64_t> Postings(uint32_t t) const;
+  // Every list checked as Postings checks it (before a copy of all
+  // postings: exports, parts); OK at once when not lazy, else Corruption
+  // naming the first bad list. O(postings) the first time.
+  Status VerifyPostings() const;
   std::span<const uint32_t> doc_lengths() const { return doc_len_; }
   // The term table's slots (kNoTerm for an empty one).
   std::span<const uint32_t> term_table() const { return table_; }
@@ -196,9 +211,14 @@ class Bm25Index {
   // avgdl == the lengths' mean, bit for bit. A table whose ids sit in the
   // wrong slots only makes lookups miss (probing is bounded by the table's
   // size). A missing array: the source's NotFound. O(postings + docs +
+  // table). A source that lends arrays lazily (a segment) lends the
+  // postings so: their bytes and the checks of docs and tfs then wait for
+  // each list's first read (Postings), and the open costs O(terms + docs +
   // table).
   static Result<Bm25Index> AdoptArrays(const ArraySource& source, size_t num_passages,
                                        const TokenizerOptions& tokenizer);
+  // The arrays AdoptArrays borrows lazily: the postings' documents and tfs.
+  static std::vector<std::string> LazyArrays();
   // The names ExportArrays writes (the arena's two included).
   static const std::vector<std::string_view>& ArrayNames();
 
@@ -220,6 +240,8 @@ class Bm25Index {
   // `touched` when that is not null.
   void Accumulate(const std::vector<std::string>& unique_terms, const Scoring& scoring,
                   const Bm25Params& params, float* acc, std::vector<uint32_t>* touched) const;
+  // Postings' check of term t's list (lazy postings).
+  Status CheckList(uint32_t t) const;
   // Sets terms_ and builds table_ over them; false when a term repeats.
   bool SetTerms(StringArena terms);
   void ComputeAverageLength();
@@ -230,6 +252,9 @@ class Bm25Index {
   FlatArray<uint32_t> post_doc_;
   FlatArray<uint32_t> post_tf_;
   FlatArray<uint32_t> doc_len_;
+  // Per term of lazily borrowed postings: 0 unchecked, 1 good, 2 bad.
+  // Shared by copies (they borrow the same arrays); null when not lazy.
+  std::shared_ptr<std::atomic<uint8_t>[]> list_state_;
   uint64_t length_sum_ = 0;
   double avgdl_ = 0.0;
   TokenizerOptions tokenizer_;

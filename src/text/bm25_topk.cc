@@ -68,8 +68,9 @@ std::optional<std::vector<Bm25Hit>> Bm25Index::PrunedTopK(
     const uint32_t t = FindTerm(unique_terms[r]);
     if (t == kNoTerm) continue;
     const double idf = scoring.idf[r];
-    terms.push_back({r, offsets_[t], offsets_[t + 1], idf, idf * (k1 + 1.0)});
-    postings += offsets_[t + 1] - offsets_[t];
+    const auto [lo, hi] = Postings(t);
+    terms.push_back({r, lo, hi, idf, idf * (k1 + 1.0)});
+    postings += hi - lo;
   }
   if (k == 0 || terms.size() < 2 || postings < kMinPostings || k1 < 0 || b < 0 || b > 1) {
     return std::nullopt;
