@@ -239,6 +239,12 @@ TEST_F(SegmentStatsTest, DamagedBm25PostingsAreFoundByTheQueriesThatReadThem) {
                                                 {"bm25.post_docs", "bm25.post_tfs"});
 }
 
+// The documents' texts are verified range by range as questions read
+// their passages (CheckedText).
+TEST_F(SegmentStatsTest, DamagedDocumentTextsAreFoundByTheQueriesThatReadThem) {
+  ExpectDamageFoundByQueriesAndAnsweredAsBefore(path_, EngineOptions{}, {"doc.text.b"});
+}
+
 TEST_F(SegmentStatsTest, ADamagedInt8PassageIndexIsFoundByTheQueriesThatReadIt) {
   EngineOptions int8;
   int8.hnsw_threshold = 1;  // the demo's passages get the int8 index

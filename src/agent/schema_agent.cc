@@ -495,7 +495,7 @@ class Agent {
     c.document_id = p.document_id;
     c.title = p.title;
     const std::string line = field.empty() ? "" : field + ": " + ValueOf(rec, field);
-    const std::string_view doc = snap_.document_of(rec.passage).text;
+    const std::string_view doc = snap_.DocumentText(snap_.passage(rec.passage).document);
     const size_t at = line.empty() ? std::string::npos : doc.find("\n" + line);
     if (at != std::string::npos) {
       c.quote = line;
@@ -835,7 +835,7 @@ class Agent {
       out_.retrieval.passages = {page, snap_.Scored(rec.passage, 1.0)};
       FLOWRAG_RETURN_IF_ERROR(AddDenseContext(&out_.retrieval));
       const std::string line = asked->field + ": " + values[0];
-      const std::string_view doc = snap_.document_of(rec.passage).text;
+      const std::string_view doc = snap_.DocumentText(snap_.passage(rec.passage).document);
       const size_t at = doc.find("\n" + line);
       Citation record;
       record.marker = 1;

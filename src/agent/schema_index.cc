@@ -300,7 +300,9 @@ class SchemaIndex::Builder {
     for (RecordInput& in : records) AddInput(in);
     BuildValueTrie();
     IndexSchemaWords();
-    for (const SnapshotDocument& doc : snapshot_.documents()) CollectYears(doc.text, &years_);
+    for (uint32_t d = 0; d < snapshot_.num_documents(); ++d) {
+      CollectYears(snapshot_.DocumentText(d), &years_);
+    }
     if (!years_.empty()) {
       index_.min_year_ = *std::min_element(years_.begin(), years_.end());
       index_.max_year_ = *std::max_element(years_.begin(), years_.end());

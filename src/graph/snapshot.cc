@@ -116,7 +116,7 @@ Status ReadDocuments(SnapshotSource& store, SnapshotText* text,
 
 std::string_view TextOf(const SnapshotText& text, uint32_t i) {
   const SnapshotPassage& p = text.passages[i];
-  return text.documents[p.document].text.substr(p.begin, p.end - p.begin);
+  return CheckedText(text, text.documents[p.document].text.substr(p.begin, p.end - p.begin));
 }
 
 // Adds passages [from, end) to a BM25 builder.
@@ -322,6 +322,10 @@ Result<std::shared_ptr<const VectorIndex>> ExtendedDenseIndex(
 
 std::string_view Snapshot::PassageText(uint32_t i) const { return TextOf(*text_, i); }
 
+std::string_view Snapshot::DocumentText(uint32_t d) const {
+  return CheckedText(*text_, text_->documents[d].text);
+}
+
 const FloatMatrix* Snapshot::PassageVectors() const {
   const auto* flat = dynamic_cast<const FlatIndex*>(text_->dense.get());
   // A borrowed index has no matrix: matrix() would copy every vector.
@@ -381,8 +385,8 @@ namespace {
 // open adopts (SegmentReader::VerifyAhead) until `stop` is set: not the
 // derived values' sections, adopted at their first use, nor the graph rows
 // of a snapshot that persists nothing, nor the arrays borrowed lazily (the
-// vector indexes', the graph texts', BM25's postings: verified as queries
-// read them). Not joinable for a source that is no segment.
+// vector indexes', the graph texts', BM25's postings, the documents'
+// texts: verified as queries read them). Not joinable for a source that is no segment.
 std::thread VerifyAheadOf(const ArraySource& segment, const SnapshotOptions& options,
                           const std::atomic<bool>& stop) {
   const auto* source = dynamic_cast<const SegmentArraySource*>(&segment);
@@ -391,6 +395,7 @@ std::thread VerifyAheadOf(const ArraySource& segment, const SnapshotOptions& opt
   for (std::string& name : FlatIndex::LazyArrays("dense")) lazy.push_back(std::move(name));
   for (std::string& name : KnowledgeGraph::LazyArrays()) lazy.push_back(std::move(name));
   for (std::string& name : Bm25Index::LazyArrays()) lazy.push_back(std::move(name));
+  for (std::string& name : LazySnapshotDocumentArrays()) lazy.push_back(std::move(name));
   auto wanted = [&options, lazy = std::move(lazy)](std::string_view name) {
     if (name == "rows") return options.persistable;
     if (std::find(lazy.begin(), lazy.end(), name) != lazy.end()) return false;
@@ -688,6 +693,7 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Append(SnapshotSource& store,
   // Documents and passages: the earlier ones, then the new rows.
   auto text = std::make_shared<SnapshotText>();
   text->documents = previous.text_->documents;
+  text->document_bytes = previous.text_->document_bytes;
   text->passages = previous.text_->passages;
   text->passages_without_vectors = previous.text_->passages_without_vectors;
   const auto first_new = static_cast<uint32_t>(text->passages.size());
@@ -752,6 +758,7 @@ Result<std::shared_ptr<SnapshotText>> TextWithout(const SnapshotText& old, uint3
                                                   const VectorIndexOptions& options) {
   auto text = std::make_shared<SnapshotText>();
   text->documents.reserve(old.documents.size() - 1);
+  text->document_bytes = old.document_bytes;
   for (uint32_t d = 0; d < old.documents.size(); ++d) {
     if (d != doc) text->documents.push_back(old.documents[d]);
   }

@@ -80,11 +80,14 @@ struct PersistentDerived {
 // A document's fields are views into what `keep` holds: its own strings
 // when it was read from the store (MakeSnapshotDocument), the mapped
 // segment when the snapshot adopted it (graph/snapshot_segment.h "doc.*").
+// The text of an adopted document is verified only when it is read: read
+// it through Snapshot::DocumentText or PassageText (its size may be read
+// here).
 struct SnapshotDocument {
   int64_t id = 0;
   std::string_view external_id;
   std::string_view title;
-  std::string_view text;
+  std::string_view text;  // see above: read through Snapshot::DocumentText
   std::span<const uint32_t> page_breaks;  // PageBreaks(text) (ingest/document.h); empty: no pages
   std::shared_ptr<const void> keep;
 };
@@ -146,12 +149,22 @@ struct SnapshotBuildStats {
 using SnapshotDocuments = ChunkedArray<SnapshotDocument>;
 using SnapshotPassages = ChunkedArray<SnapshotPassage>;
 struct SnapshotText {
+  // A document adopted from a segment has its text in a lazily verified
+  // arena (`document_bytes`): read it through Snapshot::DocumentText or
+  // PassageText (CheckedText), never through SnapshotDocument::text.
   SnapshotDocuments documents;
+  FlatArray<char> document_bytes;  // the segment's doc.text bytes, lazy; empty otherwise
   SnapshotPassages passages;
   LayeredBm25 bm25;  // one layer, or a base and the appended passages
   std::shared_ptr<const VectorIndex> dense;
   size_t passages_without_vectors = 0;
 };
+
+// `view` as it may be read: a view into `text`'s lazily verified document
+// bytes is verified first (empty when it fails, the damage recorded by the
+// segment); any other view (a document built from the store, appended by
+// an insert) is returned as it is. O(1) once its blocks were verified.
+std::string_view CheckedText(const SnapshotText& text, std::string_view view);
 
 class Snapshot {
  public:
@@ -224,6 +237,11 @@ class Snapshot {
     return text_->documents[text_->passages[passage].document];
   }
   std::string_view PassageText(uint32_t i) const;
+  // Document d's text: of a document adopted from a segment, verified at
+  // this read (empty when its bytes fail, the damage recorded by the
+  // segment); read texts through it, or PassageText, never
+  // documents()[d].text. REQUIRES d < num_documents().
+  std::string_view DocumentText(uint32_t d) const;
   // Passage i as the public API reports it, with `score`.
   ScoredPassage Scored(uint32_t i, double score) const;
   const SnapshotDocuments& documents() const { return text_->documents; }

@@ -22,6 +22,7 @@ Status CheckAscending(std::string_view name, std::span<const int64_t> ids) {
 }  // namespace
 
 Status ExportSnapshotDocuments(const SnapshotText& text, ArraySink& sink) {
+  FLOWRAG_RETURN_IF_ERROR(text.document_bytes.VerifyAll());  // damage is not copied
   const size_t D = text.documents.size(), P = text.passages.size();
   std::vector<int64_t> ids;
   StringArena external, titles, texts;
@@ -68,7 +69,7 @@ Status AdoptSnapshotDocuments(const ArraySource& source, SnapshotText* text) {
   FLOWRAG_ASSIGN_OR_RETURN(FlatArray<int64_t> ids, c::Get<int64_t>(source, "doc.id"));
   FLOWRAG_ASSIGN_OR_RETURN(StringArena external, c::GetStrings(source, "doc.ext"));
   FLOWRAG_ASSIGN_OR_RETURN(StringArena titles, c::GetStrings(source, "doc.title"));
-  FLOWRAG_ASSIGN_OR_RETURN(StringArena texts, c::GetStrings(source, "doc.text"));
+  FLOWRAG_ASSIGN_OR_RETURN(StringArena texts, c::GetLazyStrings(source, "doc.text"));
   FLOWRAG_ASSIGN_OR_RETURN(FlatArray<uint64_t> break_offsets, c::Get<uint64_t>(source, "doc.brk.o"));
   FLOWRAG_ASSIGN_OR_RETURN(FlatArray<uint32_t> breaks, c::Get<uint32_t>(source, "doc.brk"));
   const size_t D = ids.size();
@@ -90,8 +91,10 @@ Status AdoptSnapshotDocuments(const ArraySource& source, SnapshotText* text) {
   FLOWRAG_RETURN_IF_ERROR(c::CheckSize<uint32_t>("psg.end", end, P));
   FLOWRAG_RETURN_IF_ERROR(CheckAscending("psg.id", passage_ids));
   FLOWRAG_RETURN_IF_ERROR(c::CheckBelow("psg.doc", document, D, "documents"));
+  const FlatArray<uint64_t>& text_offsets = texts.offsets();
+  auto text_bytes = [&](size_t d) { return text_offsets[d + 1] - text_offsets[d]; };
   for (size_t i = 0; i < P; ++i) {
-    if (begin[i] > end[i] || end[i] > texts[document[i]].size()) {
+    if (begin[i] > end[i] || end[i] > text_bytes(document[i])) {
       return Bad("psg.end", i, "bytes outside the passage's document");
     }
   }
@@ -102,7 +105,7 @@ Status AdoptSnapshotDocuments(const ArraySource& source, SnapshotText* text) {
     doc.id = ids[d];
     doc.external_id = external[d];
     doc.title = titles[d];
-    doc.text = texts[d];
+    doc.text = std::string_view(texts.bytes().data() + text_offsets[d], text_bytes(d));  // lazy
     doc.page_breaks =
         breaks.span().subspan(break_offsets[d], break_offsets[d + 1] - break_offsets[d]);
     doc.keep = keep;
@@ -111,7 +114,19 @@ Status AdoptSnapshotDocuments(const ArraySource& source, SnapshotText* text) {
   for (size_t i = 0; i < P; ++i) {
     text->passages.push_back({passage_ids[i], document[i], ordinal[i], begin[i], end[i]});
   }
+  text->document_bytes = texts.bytes();
   return Status::Ok();
+}
+
+std::vector<std::string> LazySnapshotDocumentArrays() { return {"doc.text.b"}; }
+
+std::string_view CheckedText(const SnapshotText& text, std::string_view view) {
+  const FlatArray<char>& arena = text.document_bytes;
+  if (!arena.lazy() || view.empty()) return view;
+  const char* base = arena.data();
+  if (view.data() < base || view.data() + view.size() > base + arena.size()) return view;
+  if (!arena.Verify(static_cast<size_t>(view.data() - base), view.size()).ok()) return {};
+  return view;
 }
 
 }  // namespace flowrag

@@ -19,6 +19,9 @@
 #ifndef FLOWRAG_GRAPH_SNAPSHOT_DOCUMENTS_H_
 #define FLOWRAG_GRAPH_SNAPSHOT_DOCUMENTS_H_
 
+#include <string>
+#include <vector>
+
 #include "common/array_io.h"
 #include "flowrag/status.h"
 #include "graph/snapshot.h"
@@ -35,9 +38,12 @@ bool HasSnapshotDocuments(const ArraySource& source);
 // what a damaged or crafted file could make unsafe or inconsistent,
 // Corruption naming the array: equal counts, ids ascending, a passage's
 // document in range and its bytes inside that document's text, page break
-// offsets. O(documents + passages); the texts are verified by the source
-// (whole), not read.
+// offsets. O(documents + passages); the texts are neither read nor
+// verified here: their bytes are borrowed lazily (text->document_bytes),
+// each range verified when it is read (CheckedText).
 Status AdoptSnapshotDocuments(const ArraySource& source, SnapshotText* text);
+// The arrays AdoptSnapshotDocuments borrows lazily: the texts' bytes.
+std::vector<std::string> LazySnapshotDocumentArrays();
 
 }  // namespace flowrag
 

@@ -87,12 +87,14 @@ Result<RetrievalResult> ReadSession::QueryWith(std::string_view question,
 
 namespace {
 
-StoredDocument Describe(const SnapshotDocument& d, bool with_text) {
+// `text`: the document's text (Snapshot::DocumentText), or empty when the
+// description goes without it.
+StoredDocument Describe(const SnapshotDocument& d, std::string_view text) {
   StoredDocument out;
   out.id = d.external_id;
   out.title = d.title;
-  out.bytes = d.text.size();
-  if (with_text) out.text = d.text;
+  out.bytes = d.text.size();  // its length, known without reading it
+  out.text = text;
   return out;
 }
 
@@ -119,7 +121,7 @@ Result<DocumentPage> ReadSession::ListDocuments(std::string_view cursor, size_t 
   DocumentPage page;
   for (; it != docs.end() && page.documents.size() < limit; ++it) {
     if (Hidden(static_cast<uint32_t>(it - docs.begin()))) continue;
-    page.documents.push_back(Describe(*it, /*with_text=*/false));
+    page.documents.push_back(Describe(*it, /*text=*/""));
   }
   if (it != docs.end()) page.next_cursor = std::to_string(std::prev(it)->id);
   return page;
@@ -128,7 +130,7 @@ Result<DocumentPage> ReadSession::ListDocuments(std::string_view cursor, size_t 
 Result<StoredDocument> ReadSession::GetDocument(std::string_view id) const {
   const SnapshotDocuments& docs = snapshot_->documents();
   for (uint32_t d = 0; d < docs.size(); ++d) {
-    if (docs[d].external_id == id && !Hidden(d)) return Describe(docs[d], /*with_text=*/true);
+    if (docs[d].external_id == id && !Hidden(d)) return Describe(docs[d], snapshot_->DocumentText(d));
   }
   return Status::NotFound("document \"" + EscapeForMessage(id, 80) + "\": no such document");
 }
