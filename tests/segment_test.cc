@@ -1468,6 +1468,7 @@ void ExpectBlockSumsOf(const std::string& file, const SectionInfo& s, uint32_t v
                                         std::min(s.block_bytes, s.length - from)));
   }
   ASSERT_EQ(sums.size(), s.block_count) << s.name;
+  if (sums.empty()) return;  // an empty section has no blocks (and memcmp no null pointers)
   EXPECT_EQ(std::memcmp(file.data() + s.block_sums, sums.data(), sums.size() * 8), 0) << s.name;
 }
 
