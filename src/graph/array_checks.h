@@ -9,9 +9,6 @@
 #ifndef FLOWRAG_GRAPH_ARRAY_CHECKS_H_
 #define FLOWRAG_GRAPH_ARRAY_CHECKS_H_
 
-#include <algorithm>
-#include <bit>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>

@@ -1,7 +1,6 @@
 #include "graph/walk_graph.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <limits>
 #include <span>
@@ -142,11 +141,12 @@ Result<WalkWeights> AdoptWeights(const ArraySource& source) {
   return w;
 }
 
-// Every entry of `w`'s rows [`first_row`, `end_row`) (passage slots below
-// `slots`, of which those below `passages` hold passages) joins the nodes
-// its kind may join, as Build makes them: a mention joins a passage and an
-// entity, a RELATED_TO or synonym entry two entities, nothing else. Scans
-// without a per-entry branch (array_checks.h).
+// Every walk entry (rows: `slots` passage slots, of which those below
+// `passages` hold passages, then the entities up to node `n`) joins the
+// nodes its kind may join, as Build makes them: a mention joins a passage
+// and an entity, a RELATED_TO or synonym entry two entities, nothing else.
+// Scans without a per-entry exit (common/array_scan.h); the targets are
+// already known to be below `n`.
 Status CheckEntryKinds(std::span<const uint64_t> offsets, std::span<const uint32_t> targets,
                        std::span<const uint8_t> kinds, size_t passages, size_t slots, size_t n) {
   using array_checks::Bad;

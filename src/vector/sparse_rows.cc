@@ -1,6 +1,5 @@
 #include "vector/sparse_rows.h"
 
-#include <cmath>
 #include <string>
 
 #include "common/array_scan.h"
