@@ -239,6 +239,13 @@ TEST_F(SegmentStatsTest, DamagedBm25PostingsAreFoundByTheQueriesThatReadThem) {
                                                 {"bm25.post_docs", "bm25.post_tfs"});
 }
 
+// The entity names' sparse rows (query-aware edge weights) are verified
+// and checked row by row as qafd's walks read them (SparseRows::Row).
+TEST_F(SegmentStatsTest, DamagedEntityRowsAreFoundByTheQueriesThatReadThem) {
+  ExpectDamageFoundByQueriesAndAnsweredAsBefore(path_, EngineOptions{},
+                                                {"gv.er.dims", "gv.er.vals"});
+}
+
 // The documents' texts are verified range by range as questions read
 // their passages (CheckedText).
 TEST_F(SegmentStatsTest, DamagedDocumentTextsAreFoundByTheQueriesThatReadThem) {

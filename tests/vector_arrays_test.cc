@@ -8,7 +8,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <memory>
 #include <random>
@@ -16,6 +19,9 @@
 #include <vector>
 
 #include "common/array_io.h"
+#include "segment/segment_arrays.h"
+#include "segment/segment_reader.h"
+#include "segment/segment_writer.h"
 #include "vector/flat_index.h"
 #include "vector/index_util.h"
 #include "vector/sparse_index.h"
@@ -206,6 +212,66 @@ TEST(SparseRowsArraysTest, AdoptedRowsBorrowTheirArraysAndReadTheSame) {
   EXPECT_EQ(grown.rows(), 302u);
   EXPECT_EQ(Values<uint64_t>(arrays, "gv.er.off"), before);
   EXPECT_TRUE(adopted->borrowed());
+}
+
+// Adopted from a segment, the rows are borrowed lazily: the adoption
+// verifies none of their blocks; each row is verified and checked at its
+// first read, a row in altered blocks reads as empty (and is recorded), the
+// others read bit for bit as the built rows, and an export refuses to copy
+// the damage.
+TEST(SparseRowsArraysTest, RowsFromASegmentAreCheckedRowByRowAsTheyAreRead) {
+  namespace fs = std::filesystem;
+  std::string dir = (fs::path(::testing::TempDir()) / "rows-lazy-XXXXXX").string();
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  const std::string path = dir + "/rows.seg";
+  const size_t d = 64;
+  const SparseRows built = SparseRows::FromMatrix(SparseMatrix(3000, d, 0.1, 12));
+  {
+    auto writer = SegmentWriter::Create(path, "test", 1, 1);
+    ASSERT_TRUE(writer.ok());
+    SegmentArraySink sink(writer->get());
+    ASSERT_TRUE(built.ExportArrays(sink, "gv.er").ok());
+    ASSERT_TRUE((*writer)->Finish().ok());
+  }
+  const auto adopt = [&](std::shared_ptr<const SegmentReader>* reader) {
+    auto r = SegmentReader::Open(path);
+    EXPECT_TRUE(r.ok());
+    *reader = *r;
+    return SparseRows::AdoptArrays(SegmentArraySource(*reader), "gv.er");
+  };
+  std::shared_ptr<const SegmentReader> reader;
+  auto adopted = adopt(&reader);
+  ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();
+  EXPECT_TRUE(adopted->lazy());
+  const std::vector<float> q = Query(d, 0.5, 13);
+  for (uint32_t r = 0; r < built.rows(); ++r) {
+    ASSERT_TRUE(BitEqual(adopted->Dot(r, q.data()), built.Dot(r, q.data()))) << r;
+  }
+  EXPECT_TRUE(reader->Damage().ok());
+  MemoryArrays copy;
+  EXPECT_TRUE(adopted->ExportArrays(copy, "gv.er").ok());  // every row verified
+
+  // Alter the last block of the dimensions: the rows there read as empty,
+  // the first still reads; the damage is recorded and not exported.
+  const SectionInfo dims = *reader->FindSection("gv.er.dims");
+  ASSERT_GE(dims.block_count, 2u);
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(dims.offset + dims.length - 8));
+    const char junk[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    f.write(junk, 8);
+  }
+  adopted = adopt(&reader);
+  ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();  // the adoption does not read them
+  const uint32_t last = static_cast<uint32_t>(built.rows() - 1);
+  ASSERT_GT(built.RowNonZeros(last), 0u);
+  EXPECT_TRUE(adopted->Row(last).dims.empty());
+  EXPECT_EQ(adopted->Dot(last, q.data()), 0.0f);
+  EXPECT_FALSE(reader->Damage().ok());
+  EXPECT_TRUE(BitEqual(adopted->Dot(0, q.data()), built.Dot(0, q.data())));
+  EXPECT_EQ(adopted->ExportArrays(copy, "gv.er2").code(), StatusCode::kCorruption);
+  EXPECT_EQ(adopted->VerifyAll().code(), StatusCode::kCorruption);
+  fs::remove_all(dir);
 }
 
 TEST(SparseRowsArraysTest, EmptyRowsRoundTrip) {

@@ -283,6 +283,7 @@ Status CheckRange(const PartReader& r, const std::vector<T>& v, size_t limit, co
 constexpr uint8_t kNoIndex = 0, kSparsePostings = 1, kIndexRows = 2;
 
 Status WriteRows(PartWriter& w, const SparseRows& rows) {
+  FLOWRAG_RETURN_IF_ERROR(rows.VerifyAll());  // lazily adopted rows: never copy damage
   FLOWRAG_RETURN_IF_ERROR(w.U64(rows.cols));
   FLOWRAG_RETURN_IF_ERROR(w.Array(rows.offsets.span()));
   FLOWRAG_RETURN_IF_ERROR(w.Array(rows.dims.span()));

@@ -319,6 +319,10 @@ Status ExportGraphVectors(const GraphVectors& vectors, ArraySink& sink, std::str
 
 std::vector<std::string> LazyGraphVectorArrays(std::string_view prefix) {
   std::vector<std::string> names;
+  for (const char* rows : {".er", ".rr"}) {
+    auto lazy = SparseRows::LazyArrays(std::string(prefix) + rows);
+    names.insert(names.end(), lazy.begin(), lazy.end());
+  }
   for (const char* index : {".ei", ".di", ".fi"}) {
     const std::string p = std::string(prefix) + index;
     for (auto lazy : {SparseIndex::LazyArrays(p), FlatIndex::LazyArrays(p)}) {

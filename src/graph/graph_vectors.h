@@ -96,9 +96,10 @@ Status ExportGraphVectors(const GraphVectors& vectors, ArraySink& sink, std::str
 // indexes (Corruption naming the array). The caller checks that the counts
 // fit its graph (KnowledgeGraph::AdoptArrays). The indexes borrow their
 // large arrays lazily where the source can (SparseIndex::AdoptArrays,
-// FlatIndex::AdoptArrays). O(arrays).
+// FlatIndex::AdoptArrays), and so do the entity and relation rows
+// (SparseRows::AdoptArrays). O(arrays).
 Result<GraphVectors> AdoptGraphVectors(const ArraySource& source, std::string_view prefix);
-// The arrays of AdoptGraphVectors' indexes that may be borrowed lazily.
+// The arrays of AdoptGraphVectors' rows and indexes that may be borrowed lazily.
 std::vector<std::string> LazyGraphVectorArrays(std::string_view prefix);
 
 // How a later graph's texts relate to an earlier graph's, per kind: text i

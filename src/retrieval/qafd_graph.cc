@@ -116,14 +116,14 @@ void QueryAwareWalk::LoadDense(uint32_t e) const {
   const SparseRows* ev = entity_vectors_;
   if (ev == nullptr) return;
   if (scratch_.size() != ev->cols) scratch_.assign(ev->cols, 0.0f);
-  for (uint64_t k = ev->offsets[e]; k < ev->offsets[e + 1]; ++k)
-    scratch_[ev->dims[k]] = ev->values[k];
+  const SparseRows::RowView row = ev->Row(e);
+  for (size_t k = 0; k < row.dims.size(); ++k) scratch_[row.dims[k]] = row.values[k];
 }
 
 void QueryAwareWalk::ClearDense(uint32_t e) const {
   const SparseRows* ev = entity_vectors_;
   if (ev == nullptr) return;
-  for (uint64_t k = ev->offsets[e]; k < ev->offsets[e + 1]; ++k) scratch_[ev->dims[k]] = 0.0f;
+  for (uint32_t d : ev->Row(e).dims) scratch_[d] = 0.0f;
 }
 
 }  // namespace flowrag

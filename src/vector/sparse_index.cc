@@ -18,6 +18,7 @@ void PrefixSums(std::vector<uint64_t>* offsets) {
 }  // namespace
 
 Status ValidateSparseRows(const SparseRows& rows) {
+  FLOWRAG_RETURN_IF_ERROR(rows.VerifyAll());  // lazily adopted rows: their bytes first
   if (rows.offsets.empty() || rows.offsets[0] != 0 || rows.offsets.back() != rows.dims.size() ||
       rows.dims.size() != rows.values.size() ||
       !std::is_sorted(rows.offsets.begin(), rows.offsets.end())) {

@@ -1,5 +1,6 @@
 #include "vector/sparse_rows.h"
 
+#include <cmath>
 #include <string>
 
 #include "common/array_scan.h"
@@ -29,6 +30,7 @@ Result<ArrayNames> NamesFor(std::string_view prefix) {
 
 Status SparseRows::ExportArrays(ArraySink& sink, std::string_view prefix) const {
   FLOWRAG_ASSIGN_OR_RETURN(const ArrayNames names, NamesFor(prefix));
+  FLOWRAG_RETURN_IF_ERROR(VerifyAll());
   FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<uint64_t>(names.cols, cols));
   FLOWRAG_RETURN_IF_ERROR(sink.Put<uint64_t>(names.off, offsets.span(), /*random=*/true));
   FLOWRAG_RETURN_IF_ERROR(sink.Put<uint32_t>(names.dims, dims.span(), /*random=*/true));
@@ -41,8 +43,10 @@ Result<SparseRows> SparseRows::AdoptArrays(const ArraySource& source, std::strin
   FLOWRAG_ASSIGN_OR_RETURN(const uint64_t cols,
                            vector_internal::GetScalar<uint64_t>(source, names.cols));
   FLOWRAG_ASSIGN_OR_RETURN(rows.offsets, vector_internal::GetArray<uint64_t>(source, names.off));
-  FLOWRAG_ASSIGN_OR_RETURN(rows.dims, vector_internal::GetArray<uint32_t>(source, names.dims));
-  FLOWRAG_ASSIGN_OR_RETURN(rows.values, vector_internal::GetArray<float>(source, names.vals));
+  FLOWRAG_ASSIGN_OR_RETURN(rows.dims,
+                           vector_internal::GetArray<uint32_t>(source, names.dims, /*lazily=*/true));
+  FLOWRAG_ASSIGN_OR_RETURN(rows.values,
+                           vector_internal::GetArray<float>(source, names.vals, /*lazily=*/true));
   if (cols > vector_internal::kMaxAdoptedDimension) {
     return CorruptArray(names.cols, std::to_string(cols) + " columns");
   }
@@ -58,28 +62,61 @@ Result<SparseRows> SparseRows::AdoptArrays(const ArraySource& source, std::strin
                                         std::to_string(rows.dims.size()) + " dims");
   }
   if (n > 0 && cols == 0) return CorruptArray(names.cols, "rows without columns");
-  const size_t entries = rows.dims.size();
-  // (cols is at most kMaxAdoptedDimension, checked above.)
-  if (const size_t i = FirstOutside<uint32_t>(rows.dims.data(), 0, entries, 0,
-                                              static_cast<uint32_t>(cols));
-      i < entries) {
-    return CorruptArray(names.dims, "entry " + std::to_string(i) + ": dimension " +
-                                        std::to_string(rows.dims[i]) + " of " +
-                                        std::to_string(cols) + " out of range");
-  }
-  if (const size_t i = FirstNonFinite(rows.values.span()); i < entries) {
-    return CorruptArray(names.vals, "entry " + std::to_string(i) + ": a value is not finite");
-  }
-  for (size_t r = 0; r < n; ++r) {
-    bool unordered = false;
-    for (uint64_t i = rows.offsets[r] + 1; i < rows.offsets[r + 1]; ++i) {
-      unordered |= rows.dims[i - 1] >= rows.dims[i];
-    }
-    if (unordered) {
-      return CorruptArray(names.dims, "row " + std::to_string(r) + ": dimensions out of order");
-    }
+  rows.lazy_rows_ = std::make_shared<const LazyRows>(n, names.dims, names.vals);
+  if (!rows.dims.lazy() || !rows.values.lazy()) {  // verified: check every row now
+    FLOWRAG_RETURN_IF_ERROR(rows.CheckAllRows());
+    rows.lazy_rows_.reset();
   }
   return rows;
+}
+
+std::vector<std::string> SparseRows::LazyArrays(std::string_view prefix) {
+  return {std::string(prefix) + ".dims", std::string(prefix) + ".vals"};
+}
+
+bool SparseRows::RowChecked(size_t row) const {
+  std::atomic<uint8_t>& state = lazy_rows_->state[row];
+  const uint8_t known = state.load(std::memory_order_acquire);
+  if (known != 0) return known == 1;
+  const Status checked = CheckRow(row);
+  if (!checked.ok()) dims.ReportDamage(checked);
+  state.store(checked.ok() ? 1 : 2, std::memory_order_release);
+  return checked.ok();
+}
+
+Status SparseRows::CheckRow(size_t row) const {
+  const uint64_t first = offsets[row], count = offsets[row + 1] - first;
+  FLOWRAG_RETURN_IF_ERROR(dims.Verify(first, count));
+  FLOWRAG_RETURN_IF_ERROR(values.Verify(first, count));
+  const std::string& name = lazy_rows_->dims_name;
+  const std::string at = "row " + std::to_string(row) + ": ";
+  if (const size_t i = FirstOutside<uint32_t>(dims.data(), first, first + count, 0,
+                                              static_cast<uint32_t>(cols));
+      i < first + count) {
+    return CorruptArray(name, at + "dimension " + std::to_string(dims[i]) + " of " +
+                                  std::to_string(cols) + " out of range");
+  }
+  bool unordered = false, infinite = false;
+  for (uint64_t i = first; i < first + count; ++i) {
+    unordered |= i > first && dims[i - 1] >= dims[i];
+    infinite |= !std::isfinite(values[i]);
+  }
+  if (unordered) return CorruptArray(name, at + "dimensions out of order");
+  if (infinite) return CorruptArray(lazy_rows_->vals_name, at + "a value is not finite");
+  return Status::Ok();
+}
+
+Status SparseRows::CheckAllRows() const {
+  for (size_t r = 0; r < rows(); ++r) FLOWRAG_RETURN_IF_ERROR(CheckRow(r));
+  return Status::Ok();
+}
+
+Status SparseRows::VerifyAll() const {
+  if (lazy_rows_ == nullptr) return Status::Ok();
+  for (size_t r = 0; r < rows(); ++r) {
+    if (!RowChecked(r)) return CheckRow(r);
+  }
+  return Status::Ok();
 }
 
 }  // namespace flowrag

@@ -12,14 +12,26 @@
 // borrowed in place when adopted from an ArraySource (AdoptArrays); the
 // appending methods copy borrowed arrays first (FlatArray::Mutable).
 //
+// Lazily adopted rows (a segment, ArraySource::GetLazy): only the offsets
+// are checked at adoption; each row's bytes are verified and its meaning
+// checked (dimensions ascending and < cols, values finite) at its first
+// read through Row(), the only way to read a row's non-zeros. A row that
+// fails reads as empty from then on and its damage is recorded with the
+// source (ArraySource::Damage), so that the owner rebuilds. At 10^6
+// passages the entity rows are 278 MB that an open no longer reads.
+//
 // Costs: Dot with a dense query O(nnz of the row); Append O(cols) (scans the
 // dense row); Dot of two rows O(nnz_a + nnz_b).
 // Thread-safety: a value type; concurrent reads are safe.
 #ifndef FLOWRAG_VECTOR_SPARSE_ROWS_H_
 #define FLOWRAG_VECTOR_SPARSE_ROWS_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -47,8 +59,32 @@ struct SparseRows {
   size_t nonzeros() const { return dims.size(); }
   size_t RowNonZeros(size_t row) const { return offsets[row + 1] - offsets[row]; }
 
+  // Row `row`'s non-zeros, dimensions ascending. Of lazily adopted rows:
+  // checked at the row's first read (above), empty when it failed.
+  // REQUIRES: row < rows().
+  struct RowView {
+    std::span<const uint32_t> dims;
+    std::span<const float> values;
+  };
+  RowView Row(size_t row) const {
+    if (lazy_rows_ != nullptr && !RowChecked(row)) return {};
+    const uint64_t b = offsets[row], n = offsets[row + 1] - b;
+    return {dims.span().subspan(b, n), values.span().subspan(b, n)};
+  }
+  // OK when every row reads as written: at once unless lazily adopted;
+  // else after each row not read yet is checked (Corruption naming the first
+  // that fails). O(nonzeros) the first time.
+  Status VerifyAll() const;
+  // True when rows are checked at their first read (AdoptArrays from a lazy
+  // source).
+  bool lazy() const { return lazy_rows_ != nullptr; }
+
+  // The mutating methods below copy borrowed arrays first and REQUIRE rows
+  // that are not lazy or were verified (VerifyAll OK): the copy is owned and
+  // checked no more.
   // Room for `rows` more rows and `nonzeros` more non-zeros.
   void Reserve(size_t rows, size_t nonzeros) {
+    lazy_rows_.reset();
     offsets.Mutable().reserve(offsets.size() + rows);
     offsets.Sync();
     dims.Mutable().reserve(dims.size() + nonzeros);
@@ -59,6 +95,7 @@ struct SparseRows {
 
   // Appends the non-zeros of a dense row of `cols` floats.
   void Append(const float* dense) {
+    lazy_rows_.reset();
     std::vector<uint32_t>& d = dims.Mutable();
     std::vector<float>& v = values.Mutable();
     for (size_t c = 0; c < cols; ++c) {
@@ -73,15 +110,14 @@ struct SparseRows {
     offsets.Sync();
   }
 
-  // Appends row `row` of `other` (same cols).
+  // Appends row `row` of `other` (same cols), as other.Row() reads it.
   void AppendRow(const SparseRows& other, size_t row) {
-    const uint64_t b = other.offsets[row], e = other.offsets[row + 1];
+    const RowView r = other.Row(row);
+    lazy_rows_.reset();
     std::vector<uint32_t>& d = dims.Mutable();
     std::vector<float>& v = values.Mutable();
-    d.insert(d.end(), other.dims.begin() + static_cast<ptrdiff_t>(b),
-             other.dims.begin() + static_cast<ptrdiff_t>(e));
-    v.insert(v.end(), other.values.begin() + static_cast<ptrdiff_t>(b),
-             other.values.begin() + static_cast<ptrdiff_t>(e));
+    d.insert(d.end(), r.dims.begin(), r.dims.end());
+    v.insert(v.end(), r.values.begin(), r.values.end());
     dims.Sync();
     values.Sync();
     offsets.Mutable().push_back(d.size());
@@ -91,28 +127,30 @@ struct SparseRows {
   // Writes row `row` into `dense` (cols floats, zeroed first).
   void Densify(size_t row, float* dense) const {
     for (size_t d = 0; d < cols; ++d) dense[d] = 0.0f;
-    for (uint64_t i = offsets[row]; i < offsets[row + 1]; ++i) dense[dims[i]] = values[i];
+    const RowView r = Row(row);
+    for (size_t i = 0; i < r.dims.size(); ++i) dense[r.dims[i]] = r.values[i];
   }
 
   float Dot(uint32_t row, const float* dense) const {
+    const RowView r = Row(row);
     float s = 0.0f;
-    for (uint64_t i = offsets[row]; i < offsets[row + 1]; ++i) s += values[i] * dense[dims[i]];
+    for (size_t i = 0; i < r.dims.size(); ++i) s += r.values[i] * dense[r.dims[i]];
     return s;
   }
 
   // Dot product of row `a` with row `b` of `other` (same cols): a merge of
   // the two ascending dimension lists.
   float DotRow(uint32_t a, const SparseRows& other, uint32_t b) const {
-    uint64_t i = offsets[a], j = other.offsets[b];
-    const uint64_t ie = offsets[a + 1], je = other.offsets[b + 1];
+    const RowView x = Row(a), y = other.Row(b);
+    size_t i = 0, j = 0;
     float s = 0.0f;
-    while (i < ie && j < je) {
-      if (dims[i] < other.dims[j]) {
+    while (i < x.dims.size() && j < y.dims.size()) {
+      if (x.dims[i] < y.dims[j]) {
         ++i;
-      } else if (dims[i] > other.dims[j]) {
+      } else if (x.dims[i] > y.dims[j]) {
         ++j;
       } else {
-        s += values[i++] * other.values[j++];
+        s += x.values[i++] * y.values[j++];
       }
     }
     return s;
@@ -132,16 +170,41 @@ struct SparseRows {
   // Hands the rows to `sink` as "<prefix>.cols" (uint64 scalar),
   // "<prefix>.off", "<prefix>.dims" and "<prefix>.vals", all random access
   // (rows are read one at a time, by id). InvalidArgument when a name would
-  // exceed 31 bytes (so `prefix` at most 26). O(1) beyond the sink's copy.
+  // exceed 31 bytes (so `prefix` at most 26); lazy rows are verified first
+  // (VerifyAll), so damage is never copied. O(1) beyond the sink's copy.
   Status ExportArrays(ArraySink& sink, std::string_view prefix) const;
   // The rows of those arrays, borrowed in place. Corruption naming the
   // array when they are not rows: offsets (first 0, non-decreasing, last ==
   // the non-zeros; at most kMaxVectors rows), as many values as dims, each
   // row's dims ascending and < cols, values finite, cols > 0 when there are
-  // rows. The caller checks rows() and cols against its texts and
-  // embedder (a dense query of another dimension would be read out of
-  // range). A missing array: the source's NotFound. O(rows + nonzeros).
+  // rows. From a source that verifies lazily, the rows' checks wait for
+  // their first read (above) and adoption is O(rows). The caller checks
+  // rows() and cols against its texts and embedder (a dense query of
+  // another dimension would be read out of range). A missing array: the
+  // source's NotFound. O(rows + nonzeros).
   static Result<SparseRows> AdoptArrays(const ArraySource& source, std::string_view prefix);
+  // The arrays AdoptArrays borrows lazily (dims and values), which a reader
+  // verifying a segment ahead of the adoption leaves to it.
+  static std::vector<std::string> LazyArrays(std::string_view prefix);
+
+ private:
+  struct LazyRows {
+    LazyRows(size_t rows, std::string dims, std::string vals)
+        : state(new std::atomic<uint8_t>[rows]()),
+          dims_name(std::move(dims)),
+          vals_name(std::move(vals)) {}
+    std::unique_ptr<std::atomic<uint8_t>[]> state;  // 0 unchecked, 1 good, 2 damaged
+    std::string dims_name, vals_name;               // "<prefix>.dims", "<prefix>.vals"
+  };
+  // Row `row`'s state, checking it the first time (CheckRow; a failure
+  // reported to the source).
+  bool RowChecked(size_t row) const;
+  // Row `row`'s bytes verified and its non-zeros checked: OK or Corruption
+  // naming the array (lazy_rows_'s names).
+  Status CheckRow(size_t row) const;
+  Status CheckAllRows() const;
+
+  std::shared_ptr<const LazyRows> lazy_rows_;  // lazily adopted only; shared by copies
 };
 
 }  // namespace flowrag
