@@ -496,6 +496,57 @@ TEST_F(GraphDamageTest, ArraysOfTheWrongSizeAreRefused) {
   }
 }
 
+// A CSR's rows end at its last node with an edge (facts have none): every
+// node reads the degree a count of the input's edges gives, built and
+// adopted, and offsets for more nodes than the graph has are refused.
+TEST(GraphCsrRowsTest, RowsEndAtTheLastNodeWithAnEdgeAndLaterNodesReadEmpty) {
+  FloatMatrix vectors;
+  const KnowledgeGraph::Input in = SmallInput(&vectors);
+  const std::shared_ptr<const KnowledgeGraph> g = SmallGraph();
+  const size_t n = g->num_nodes();
+  std::vector<std::vector<size_t>> want(kNumEdgeKinds, std::vector<size_t>(n, 0));
+  auto edge = [&](EdgeKind k, uint32_t a, uint32_t b) {
+    ++want[static_cast<int>(k)][a];
+    ++want[static_cast<int>(k)][b];
+  };
+  for (const auto& m : in.mentions) edge(EdgeKind::kMentions, m.passage, g->EntityNode(m.entity));
+  for (size_t f = 0; f < in.fact_subject.size(); ++f) {
+    edge(EdgeKind::kRelatedTo, g->EntityNode(in.fact_subject[f]), g->EntityNode(in.fact_object[f]));
+  }
+  for (size_t d = 0; d < in.description_entity.size(); ++d) {
+    edge(EdgeKind::kDescribes, g->DescriptionNode(static_cast<uint32_t>(d)),
+         g->EntityNode(in.description_entity[d]));
+  }
+  for (const auto& s : in.synonyms) edge(EdgeKind::kSynonym, g->EntityNode(s.a), g->EntityNode(s.b));
+  MemoryArrays arrays;
+  ASSERT_TRUE(g->ExportArrays(arrays).ok());
+  auto adopted = KnowledgeGraph::AdoptArrays(arrays, g->num_passages(), g->vectors());
+  ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();
+  for (const KnowledgeGraph* graph : {g.get(), adopted->get()}) {
+    for (int k = 0; k < kNumEdgeKinds; ++k) {
+      const Csr& c = graph->Edges(static_cast<EdgeKind>(k));
+      size_t rows = 0;
+      for (size_t v = 0; v < n; ++v) {
+        EXPECT_EQ(c.Degree(static_cast<uint32_t>(v)), want[k][v]) << k << " node " << v;
+        if (want[k][v] > 0) rows = v + 1;
+      }
+      EXPECT_EQ(c.rows(), rows) << k;
+      EXPECT_LE(c.rows(), g->FactNode(0)) << k;  // no fact has a row
+      EXPECT_EQ(c.Begin(static_cast<uint32_t>(n)), c.targets.size()) << k;
+    }
+  }
+  // Offsets for one node more than the graph has.
+  const std::span<std::byte> bytes = arrays.MutableBytes("kg.mentions.offsets");
+  std::vector<uint64_t> offsets(bytes.size() / sizeof(uint64_t));
+  std::memcpy(offsets.data(), bytes.data(), bytes.size());
+  offsets.resize(n + 2, offsets.back());
+  ASSERT_TRUE(arrays.Replace("kg.mentions.offsets", std::as_bytes(std::span(offsets))).ok());
+  auto refused = KnowledgeGraph::AdoptArrays(arrays, g->num_passages(), g->vectors());
+  EXPECT_EQ(refused.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(refused.status().message().find("kg.mentions.offsets"), std::string::npos)
+      << refused.status().ToString();
+}
+
 // The passage slots: P rounded up by at most 1/32, a function of P alone.
 TEST(PassageSlotsTest, RoundUpByAtMostAThirtySecondAndStayPut) {
   EXPECT_EQ(PassageSlots(0), 0u);

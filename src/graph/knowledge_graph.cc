@@ -48,6 +48,8 @@ Csr BuildCsr(size_t num_nodes, const std::vector<Entry>& entries) {
     weights.push_back(e.weight);
     attrs.push_back(e.attr);
   }
+  // The nodes after the last one with an edge get no offsets (Csr::rows).
+  while (offsets.size() > 1 && offsets[offsets.size() - 2] == offsets.back()) offsets.pop_back();
   Csr csr;
   csr.offsets = std::move(offsets);
   csr.targets = std::move(targets);
@@ -503,14 +505,20 @@ Status KnowledgeGraph::CheckAdopted(const ArraySource& source, size_t passages) 
   for (int k = 0; k < kNumEdgeKinds; ++k) {
     const Csr& c = edges_[k];
     const size_t entries = c.targets.size();
-    FLOWRAG_RETURN_IF_ERROR(CheckOffsets(EdgeArray(k, "offsets"), c.offsets, N, entries));
+    if (c.offsets.empty() || c.offsets.size() > N + 1) {
+      return Bad(EdgeArray(k, "offsets"), c.offsets.size(),
+                 "offsets for " + std::to_string(N) + " nodes");
+    }
+    FLOWRAG_RETURN_IF_ERROR(CheckOffsets(EdgeArray(k, "offsets"), c.offsets, c.rows(), entries));
     FLOWRAG_RETURN_IF_ERROR(CheckSize<float>(EdgeArray(k, "weights"), c.weights, entries));
     FLOWRAG_RETURN_IF_ERROR(CheckSize<uint32_t>(EdgeArray(k, "attrs"), c.attrs, entries));
     FLOWRAG_RETURN_IF_ERROR(array_checks::CheckFinite<float>(EdgeArray(k, "weights"), c.weights));
     if (static_cast<EdgeKind>(k) == EdgeKind::kRelatedTo) {
       FLOWRAG_RETURN_IF_ERROR(CheckBelow(EdgeArray(k, "attrs"), c.attrs, F, "facts"));
     }
-    if (c.offsets[P] != c.offsets[S]) return Bad(EdgeArray(k, "offsets"), P, "an empty slot's row");
+    if (c.Begin(static_cast<uint32_t>(P)) != c.Begin(static_cast<uint32_t>(S))) {
+      return Bad(EdgeArray(k, "offsets"), P, "an empty slot's row");
+    }
     FLOWRAG_RETURN_IF_ERROR(CheckEdgeTargets(static_cast<EdgeKind>(k), P));
   }
   return Status::Ok();
@@ -540,7 +548,8 @@ Status KnowledgeGraph::CheckEdgeTargets(EdgeKind kind, size_t passages) const {
   for (NodeKind from :
        {NodeKind::kPassage, NodeKind::kEntity, NodeKind::kDescription, NodeKind::kFact}) {
     const auto [first_row, end_row] = range_of(from);
-    const uint64_t begin = c.offsets[first_row], end = c.offsets[end_row];
+    const uint64_t begin = c.Begin(static_cast<uint32_t>(first_row));
+    const uint64_t end = c.Begin(static_cast<uint32_t>(end_row));
     std::pair<uint64_t, uint64_t> allowed{0, 0};
     for (NodeKind to :
          {NodeKind::kPassage, NodeKind::kEntity, NodeKind::kDescription, NodeKind::kFact}) {
