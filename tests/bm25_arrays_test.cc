@@ -13,12 +13,12 @@
 #include <vector>
 
 #include <filesystem>
-#include <fstream>
 
 #include "common/array_io.h"
 #include "segment/segment_arrays.h"
 #include "segment/segment_reader.h"
 #include "segment/segment_writer.h"
+#include "test_util.h"
 #include "text/bm25_index.h"
 
 namespace flowrag {
@@ -162,12 +162,7 @@ TEST(Bm25ArraysTest, PostingsFromASegmentAreCheckedListByListAsSearchesReadThem)
 
   // Alter the last block of the documents' postings: the terms whose lists
   // lie there read as empty; a term whose list lies before it still reads.
-  {
-    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(static_cast<std::streamoff>(docs.offset + docs.length - 8));
-    const char junk[8] = {1, 2, 3, 4, 5, 6, 7, 8};
-    f.write(junk, 8);
-  }
+  testing::AlterEightBytesBefore(path, docs.offset + docs.length);
   adopted = adopt(&reader);
   ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();  // the open does not read them
   const uint32_t last = static_cast<uint32_t>(built.terms().size() - 1);

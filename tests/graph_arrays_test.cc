@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <memory>
@@ -32,6 +33,9 @@
 #include "graph_algo/ppr.h"
 #include "models/embedder_setup.h"
 #include "retrieval/persistent_indexes.h"
+#include "segment/segment_arrays.h"
+#include "segment/segment_reader.h"
+#include "segment/segment_writer.h"
 #include "snapshot_compare.h"
 #include "storage/store.h"
 #include "test_util.h"
@@ -545,6 +549,99 @@ TEST(GraphCsrRowsTest, RowsEndAtTheLastNodeWithAnEdgeAndLaterNodesReadEmpty) {
   EXPECT_EQ(refused.status().code(), StatusCode::kCorruption);
   EXPECT_NE(refused.status().message().find("kg.mentions.offsets"), std::string::npos)
       << refused.status().ToString();
+}
+
+// A graph of `passages` passages that mention 5 of `entities` entities
+// each (the first its title), and `facts` facts between random entities:
+// walk rows of many blocks.
+std::shared_ptr<const KnowledgeGraph> RandomGraph(uint32_t passages, uint32_t entities,
+                                                  uint32_t facts, uint32_t seed) {
+  std::mt19937 rng(seed);
+  KnowledgeGraph::Input in;
+  in.num_passages = passages;
+  for (uint32_t e = 0; e < entities; ++e) {
+    in.entity_names.push_back("entity " + std::to_string(e));
+    in.entity_types.push_back("THING");
+    in.entity_ids.push_back(e + 1);
+  }
+  for (uint32_t p = 0; p < passages; ++p) {
+    std::set<uint32_t> named;
+    while (named.size() < 5) named.insert(static_cast<uint32_t>(rng() % entities));
+    bool first = true;
+    for (uint32_t e : named) {
+      in.mentions.push_back({p, e, 1.0f, first, first});
+      first = false;
+    }
+  }
+  in.relation_texts = {"is near"};
+  for (uint32_t f = 0; f < facts; ++f) {
+    const auto a = static_cast<uint32_t>(rng() % entities);
+    const auto b = static_cast<uint32_t>((a + 1 + rng() % (entities - 1)) % entities);
+    in.fact_subject.push_back(a);
+    in.fact_object.push_back(b);
+    in.fact_relation.push_back(0);
+    in.fact_text.push_back(f);
+    in.fact_texts.push_back("fact " + std::to_string(f));
+    in.fact_sources.push_back({static_cast<uint32_t>(rng() % passages)});
+  }
+  auto g = KnowledgeGraph::Build(std::move(in));
+  EXPECT_TRUE(g.ok()) << g.status().ToString();
+  return g.ok() ? *g : nullptr;
+}
+
+// Adopted from a segment, the walk graph's entries are borrowed lazily:
+// the adoption verifies none of their blocks; each row is verified and
+// checked at its first read (Begin), a row in altered blocks reads as
+// empty (and is recorded), the others as built, and an export refuses to
+// copy the damage.
+TEST(GraphArraysTest, WalkRowsFromASegmentAreCheckedRowByRowAsWalksReadThem) {
+  namespace fs = std::filesystem;
+  const auto built = RandomGraph(600, 400, 1500, 21);
+  ASSERT_NE(built, nullptr);
+  std::string dir = (fs::path(::testing::TempDir()) / "walk-lazy-XXXXXX").string();
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  const std::string path = dir + "/graph.seg";
+  {
+    auto writer = SegmentWriter::Create(path, "test", 1, 1);
+    ASSERT_TRUE(writer.ok());
+    SegmentArraySink sink(writer->get());
+    ASSERT_TRUE(built->ExportArrays(sink).ok());
+    ASSERT_TRUE((*writer)->Finish().ok());
+  }
+  const auto adopt = [&](std::shared_ptr<const SegmentReader>* reader) {
+    auto r = SegmentReader::Open(path);
+    EXPECT_TRUE(r.ok());
+    *reader = *r;
+    return KnowledgeGraph::AdoptArrays(SegmentArraySource(*reader), 600, nullptr);
+  };
+  const WalkGraph& want = built->walk();
+  auto row = [](const WalkGraph& w, uint32_t u) {
+    std::vector<std::pair<uint32_t, float>> out;
+    for (uint64_t i = w.Begin(u); i < w.End(u); ++i) out.emplace_back(w.Target(i), w.Weight(i));
+    return out;
+  };
+  std::shared_ptr<const SegmentReader> reader;
+  auto adopted = adopt(&reader);
+  ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();
+  for (uint32_t u = 0; u < want.num_nodes(); ++u) ASSERT_EQ(row((*adopted)->walk(), u), row(want, u));
+  EXPECT_TRUE(reader->Damage().ok());
+  MemoryArrays copy;
+  EXPECT_TRUE((*adopted)->ExportArrays(copy).ok());
+
+  const SectionInfo targets = *reader->FindSection("walk.targets");
+  ASSERT_GE(targets.block_count, 2u);
+  testing::AlterEightBytesBefore(path, targets.offset + targets.length);
+  adopted = adopt(&reader);
+  ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();  // the adoption does not read them
+  const WalkGraph& walk = (*adopted)->walk();
+  const auto last = static_cast<uint32_t>(want.num_nodes() - 1);
+  ASSERT_GT(want.Degree(last), 0u);
+  EXPECT_EQ(walk.Degree(last), 0u);
+  EXPECT_FALSE(reader->Damage().ok());
+  EXPECT_EQ(row(walk, 0), row(want, 0));
+  MemoryArrays copy2;
+  EXPECT_EQ((*adopted)->ExportArrays(copy2).code(), StatusCode::kCorruption);
+  fs::remove_all(dir);
 }
 
 // The passage slots: P rounded up by at most 1/32, a function of P alone.

@@ -246,6 +246,13 @@ TEST_F(SegmentStatsTest, DamagedEntityRowsAreFoundByTheQueriesThatReadThem) {
                                                 {"gv.er.dims", "gv.er.vals"});
 }
 
+// The walk graph's entries are verified and checked row by row as the
+// walks read them (WalkGraph::Begin).
+TEST_F(SegmentStatsTest, DamagedWalkRowsAreFoundByTheQueriesThatReadThem) {
+  ExpectDamageFoundByQueriesAndAnsweredAsBefore(path_, EngineOptions{},
+                                                {"walk.targets", "walk.weights", "walk.kinds"});
+}
+
 // The documents' texts are verified range by range as questions read
 // their passages (CheckedText).
 TEST_F(SegmentStatsTest, DamagedDocumentTextsAreFoundByTheQueriesThatReadThem) {

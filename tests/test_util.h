@@ -43,6 +43,15 @@ inline void WriteFile(const std::string& path, const std::string& content) {
   out << content;
 }
 
+// Overwrites the 8 bytes before offset `end` of the file at `path` with
+// junk, as a torn or altered write would (the block checksum there fails).
+inline void AlterEightBytesBefore(const std::string& path, uint64_t end) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(static_cast<std::streamoff>(end - 8));
+  const char junk[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  f.write(junk, 8);
+}
+
 inline std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});

@@ -11,7 +11,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <memory>
 #include <random>
@@ -26,6 +25,7 @@
 #include "vector/index_util.h"
 #include "vector/sparse_index.h"
 #include "vector/sparse_rows.h"
+#include "test_util.h"
 
 namespace flowrag {
 namespace {
@@ -255,12 +255,7 @@ TEST(SparseRowsArraysTest, RowsFromASegmentAreCheckedRowByRowAsTheyAreRead) {
   // the first still reads; the damage is recorded and not exported.
   const SectionInfo dims = *reader->FindSection("gv.er.dims");
   ASSERT_GE(dims.block_count, 2u);
-  {
-    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(static_cast<std::streamoff>(dims.offset + dims.length - 8));
-    const char junk[8] = {1, 2, 3, 4, 5, 6, 7, 8};
-    f.write(junk, 8);
-  }
+  testing::AlterEightBytesBefore(path, dims.offset + dims.length);
   adopted = adopt(&reader);
   ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();  // the adoption does not read them
   const uint32_t last = static_cast<uint32_t>(built.rows() - 1);

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <limits>
 #include <string>
-#include <thread>
 #include <tuple>
 #include <unordered_map>
 
@@ -427,15 +426,9 @@ Result<std::shared_ptr<const KnowledgeGraph>> KnowledgeGraph::AdoptArrays(
     FLOWRAG_ASSIGN_OR_RETURN(c.weights, Get<float>(source, EdgeArray(k, "weights")));
     FLOWRAG_ASSIGN_OR_RETURN(c.attrs, Get<uint32_t>(source, EdgeArray(k, "attrs")));
   }
-  // The walk graph's arrays are checked on another thread meanwhile (at 10^6
-  // passages each half takes about as long as the other).
-  Result<WalkGraph> walk = WalkGraph();
-  std::thread walk_thread([&] {
-    walk = WalkGraph::AdoptArrays(source, g->num_passages_, g->num_entities(), num_passages);
-  });
-  const Status checked = g->CheckAdopted(source, num_passages);
-  walk_thread.join();
-  FLOWRAG_RETURN_IF_ERROR(checked);
+  FLOWRAG_RETURN_IF_ERROR(g->CheckAdopted(source, num_passages));
+  Result<WalkGraph> walk =
+      WalkGraph::AdoptArrays(source, g->num_passages_, g->num_entities(), num_passages);
   if (!walk.ok()) return walk.status();
   g->walk_ = std::move(*walk);
   g->vectors_ = vectors != nullptr ? std::move(vectors) : std::make_shared<GraphVectors>();
@@ -444,7 +437,9 @@ Result<std::shared_ptr<const KnowledgeGraph>> KnowledgeGraph::AdoptArrays(
 }
 
 std::vector<std::string> KnowledgeGraph::LazyArrays() {
-  return {"kg.description_texts.b", "kg.fact_texts.b"};
+  std::vector<std::string> names = {"kg.description_texts.b", "kg.fact_texts.b"};
+  for (std::string& walk : WalkGraph::LazyArrays()) names.push_back(std::move(walk));
+  return names;
 }
 
 Status KnowledgeGraph::CheckAdopted(const ArraySource& source, size_t passages) {

@@ -196,11 +196,12 @@ class KnowledgeGraph {
   // snapshot's passages), that no edge or walk entry touches an empty slot
   // (a passage node ≥ num_passages), every count against the array sizes,
   // every offsets array (size: a CSR's at most one per node and one; first
-  // 0, non-decreasing, last = the length of the array it indexes), every index against its range (CSR and walk
-  // targets, fact subjects/objects/relations/texts, sources, description
-  // entities and passages, facts by text), the node kinds each edge kind
-  // joins, walk kinds, finite weights, abstractness in [0, 1] and row
-  // sums. Not checked, as no read depends on them for safety: the order of
+  // 0, non-decreasing, last = the length of the array it indexes), every
+  // index against its range (CSR and walk targets, fact subjects/objects/
+  // relations/texts, sources, description entities and passages, facts by
+  // text), the node kinds each edge kind joins, walk kinds, finite weights,
+  // abstractness in [0, 1] and row sums; the walk graph's rows from a lazy
+  // source at their first read (WalkGraph::AdoptArrays). Not checked, as no read depends on them for safety: the order of
   // a node's neighbours, that both directions of an edge are there, that a
   // RELATED_TO entry's fact joins its two entities. Errors:
   // NotFound for a missing array, Corruption naming the array (and index)
@@ -211,7 +212,8 @@ class KnowledgeGraph {
   // The arrays AdoptArrays borrows lazily (ArraySource::GetLazyStrings): the
   // bytes of the description and fact texts, each text verified when it is
   // first read (DescriptionText, FactTextOf; empty when it fails, the
-  // damage recorded by the source), not at adoption.
+  // damage recorded by the source), not at adoption; and the walk graph's
+  // entries, row by row (WalkGraph::LazyArrays).
   static std::vector<std::string> LazyArrays();
 
   // ---- node space

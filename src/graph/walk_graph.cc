@@ -109,6 +109,11 @@ WalkGraph WalkGraph::Build(const KnowledgeGraph& g, const WalkWeights& w) {
 }
 
 Status WalkGraph::ExportArrays(ArraySink& sink) const {
+  if (lazy_ != nullptr) {  // never copy damage into a new segment
+    for (uint32_t u = 0; u < num_nodes(); ++u) {
+      if (!RowChecked(u)) return CheckRow(u, lazy_->passages, lazy_->slots);
+    }
+  }
   FLOWRAG_RETURN_IF_ERROR(sink.Put<uint64_t>("walk.offsets", offsets_, /*random=*/true));
   FLOWRAG_RETURN_IF_ERROR(sink.Put<uint32_t>("walk.targets", targets_, /*random=*/true));
   FLOWRAG_RETURN_IF_ERROR(sink.Put<float>("walk.weights", weights_, /*random=*/true));
@@ -141,111 +146,99 @@ Result<WalkWeights> AdoptWeights(const ArraySource& source) {
   return w;
 }
 
-// Every walk entry (rows: `slots` passage slots, of which those below
-// `passages` hold passages, then the entities up to node `n`) joins the
-// nodes its kind may join, as Build makes them: a mention joins a passage
-// and an entity, a RELATED_TO or synonym entry two entities, nothing else.
-// Scans without a per-entry exit (common/array_scan.h); the targets are
-// already known to be below `n`.
-Status CheckEntryKinds(std::span<const uint64_t> offsets, std::span<const uint32_t> targets,
-                       std::span<const uint8_t> kinds, size_t passages, size_t slots, size_t n) {
-  using array_checks::Bad;
-  constexpr auto kMentions = static_cast<uint8_t>(EdgeKind::kMentions);
-  constexpr auto kRelated = static_cast<uint8_t>(EdgeKind::kRelatedTo);
-  constexpr auto kSynonym = static_cast<uint8_t>(EdgeKind::kSynonym);
-  // A passage's entries: mentions of entities.
-  const size_t passage_end = offsets[passages];
-  size_t i = FirstOutside<uint8_t>(kinds.data(), 0, passage_end, kMentions, kMentions + 1);
-  if (i < passage_end) {
-    return Bad("walk.kinds", i, "kind " + std::to_string(kinds[i]) + " does not join these nodes");
-  }
-  i = FirstOutside<uint32_t>(targets.data(), 0, passage_end, static_cast<uint32_t>(slots),
-                             static_cast<uint32_t>(n));
-  if (i < passage_end && targets[i] >= passages && targets[i] < slots) {
-    return Bad("walk.targets", i, "an empty passage slot");
-  }
-  if (i < passage_end) return Bad("walk.kinds", i, "a mention between two passages");
-  // An entity's entries: mentions of passages (not empty slots), or
-  // RELATED_TO and synonym entries to entities.
-  const auto begin = static_cast<size_t>(offsets[slots]);
-  for (size_t b = begin; b < targets.size(); b += kScanChunk) {
-    const size_t e = std::min(targets.size(), b + kScanChunk);
-    bool bad = false;
-    for (size_t j = b; j < e; ++j) {
-      const bool to_passage = targets[j] < slots;
-      const bool mention = kinds[j] == kMentions;
-      const bool between_entities = kinds[j] == kRelated || kinds[j] == kSynonym;
-      bad |= to_passage ? !mention || targets[j] >= passages : !between_entities;
-    }
-    if (!bad) continue;
-    for (size_t j = b; j < e; ++j) {
-      if (targets[j] >= passages && targets[j] < slots) {
-        return Bad("walk.targets", j, "an empty passage slot");
-      }
-      if (targets[j] < slots ? kinds[j] != kMentions
-                             : kinds[j] != kRelated && kinds[j] != kSynonym) {
-        return Bad("walk.kinds", j,
-                   "kind " + std::to_string(kinds[j]) + " does not join these nodes");
-      }
-    }
-  }
-  return Status::Ok();
-}
-
-// Every weight finite and > 0, and each row's sum its row_sums value
-// (within 1e-4: summed in four lanes, not in the order Build summed).
-Status CheckWeights(std::span<const uint64_t> offsets, std::span<const float> weights,
-                    std::span<const double> row_sums) {
-  size_t i = FirstNonFinite(weights);
-  if (i == weights.size()) {
-    i = FirstOutside<float>(weights.data(), 0, weights.size(),
-                            std::numeric_limits<float>::denorm_min(),
-                            std::numeric_limits<float>::infinity());
-  }
-  if (i < weights.size()) return array_checks::Bad("walk.weights", i, "not finite and > 0");
-  for (size_t u = 0; u + 1 < offsets.size(); ++u) {
-    double lane[4] = {0, 0, 0, 0};
-    uint64_t j = offsets[u];
-    for (; j + 4 <= offsets[u + 1]; j += 4) {
-      for (int l = 0; l < 4; ++l) lane[l] += weights[j + l];
-    }
-    for (; j < offsets[u + 1]; ++j) lane[0] += weights[j];
-    const double sum = (lane[0] + lane[1]) + (lane[2] + lane[3]);
-    if (std::abs(row_sums[u] - sum) > 1e-4 * sum) {
-      return array_checks::Bad("walk.row_sums", u, "not the sum of the row's weights");
-    }
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
 Result<WalkGraph> WalkGraph::AdoptArrays(const ArraySource& source, size_t num_passages,
                                          size_t num_entities, size_t passages) {
   using array_checks::Bad;
   using array_checks::Get;
+  using array_checks::TypeMismatchIsCorruption;
   WalkGraph out;
   FLOWRAG_ASSIGN_OR_RETURN(out.config_, AdoptWeights(source));
   FLOWRAG_ASSIGN_OR_RETURN(out.offsets_, Get<uint64_t>(source, "walk.offsets"));
-  FLOWRAG_ASSIGN_OR_RETURN(out.targets_, Get<uint32_t>(source, "walk.targets"));
-  FLOWRAG_ASSIGN_OR_RETURN(out.weights_, Get<float>(source, "walk.weights"));
-  FLOWRAG_ASSIGN_OR_RETURN(out.kinds_, Get<uint8_t>(source, "walk.kinds"));
+  FLOWRAG_ASSIGN_OR_RETURN(out.targets_,
+                           TypeMismatchIsCorruption(source.GetLazy<uint32_t>("walk.targets")));
+  FLOWRAG_ASSIGN_OR_RETURN(out.weights_,
+                           TypeMismatchIsCorruption(source.GetLazy<float>("walk.weights")));
+  FLOWRAG_ASSIGN_OR_RETURN(out.kinds_,
+                           TypeMismatchIsCorruption(source.GetLazy<uint8_t>("walk.kinds")));
   FLOWRAG_ASSIGN_OR_RETURN(out.row_sums_, Get<double>(source, "walk.row_sums"));
   const size_t n = num_passages + num_entities, entries = out.targets_.size();
   FLOWRAG_RETURN_IF_ERROR(array_checks::CheckOffsets("walk.offsets", out.offsets_, n, entries));
   FLOWRAG_RETURN_IF_ERROR(array_checks::CheckSize<float>("walk.weights", out.weights_, entries));
   FLOWRAG_RETURN_IF_ERROR(array_checks::CheckSize<uint8_t>("walk.kinds", out.kinds_, entries));
   FLOWRAG_RETURN_IF_ERROR(array_checks::CheckSize<double>("walk.row_sums", out.row_sums_, n));
-  FLOWRAG_RETURN_IF_ERROR(array_checks::CheckBelow("walk.targets", out.targets_, n, "nodes"));
   FLOWRAG_RETURN_IF_ERROR(array_checks::CheckFinite<double>("walk.row_sums", out.row_sums_));
   if (passages > num_passages) return Bad("walk.offsets", passages, "more passages than slots");
   if (out.offsets_[passages] != out.offsets_[num_passages]) {
     return Bad("walk.offsets", passages, "an empty slot's row");
   }
-  FLOWRAG_RETURN_IF_ERROR(
-      CheckEntryKinds(out.offsets_, out.targets_, out.kinds_, passages, num_passages, n));
-  FLOWRAG_RETURN_IF_ERROR(CheckWeights(out.offsets_, out.weights_, out.row_sums_));
+  if (out.targets_.lazy() && out.weights_.lazy() && out.kinds_.lazy()) {
+    auto lazy = std::make_shared<LazyRows>(n);
+    lazy->passages = passages;
+    lazy->slots = num_passages;
+    out.lazy_ = std::move(lazy);
+    return out;
+  }
+  // A source that verified the arrays: every row now.
+  for (size_t u = 0; u < n; ++u) {
+    FLOWRAG_RETURN_IF_ERROR(out.CheckRow(static_cast<uint32_t>(u), passages, num_passages));
+  }
   return out;
+}
+
+std::vector<std::string> WalkGraph::LazyArrays() {
+  return {"walk.targets", "walk.weights", "walk.kinds"};
+}
+
+bool WalkGraph::RowChecked(uint32_t u) const {
+  std::atomic<uint8_t>& state = lazy_->state[u];
+  const uint8_t known = state.load(std::memory_order_acquire);
+  if (known != 0) return known == 1;
+  const Status checked = CheckRow(u, lazy_->passages, lazy_->slots);
+  if (!checked.ok()) targets_.ReportDamage(checked);
+  state.store(checked.ok() ? 1 : 2, std::memory_order_release);
+  return checked.ok();
+}
+
+// Row u joins the nodes its kinds may join, as Build makes them (rows:
+// `slots` passage slots, of which those below `passages` hold passages,
+// then the entities): a mention joins a passage and an entity, a
+// RELATED_TO or synonym entry two entities; its weights are finite and
+// > 0 and add up to its row sum (within 1e-4: summed in four lanes, not in
+// the order Build summed).
+Status WalkGraph::CheckRow(uint32_t u, size_t passages, size_t slots) const {
+  using array_checks::Bad;
+  constexpr auto kMentions = static_cast<uint8_t>(EdgeKind::kMentions);
+  constexpr auto kRelated = static_cast<uint8_t>(EdgeKind::kRelatedTo);
+  constexpr auto kSynonym = static_cast<uint8_t>(EdgeKind::kSynonym);
+  const uint64_t b = offsets_[u], e = offsets_[u + 1];
+  FLOWRAG_RETURN_IF_ERROR(targets_.Verify(b, e - b));
+  FLOWRAG_RETURN_IF_ERROR(weights_.Verify(b, e - b));
+  FLOWRAG_RETURN_IF_ERROR(kinds_.Verify(b, e - b));
+  const size_t n = num_nodes();
+  const bool from_passage = u < slots;
+  double lane[4] = {0, 0, 0, 0};
+  for (uint64_t i = b; i < e; ++i) {
+    const uint32_t t = targets_[i];
+    const uint8_t k = kinds_[i];
+    if (t >= n) return Bad("walk.targets", i, "index " + std::to_string(t) + " of " + std::to_string(n) + " nodes");
+    if (t >= passages && t < slots) return Bad("walk.targets", i, "an empty passage slot");
+    const bool to_passage = t < slots;
+    const bool joins = from_passage || to_passage ? k == kMentions && from_passage != to_passage
+                                                  : k == kRelated || k == kSynonym;
+    if (!joins) {
+      return Bad("walk.kinds", i, "kind " + std::to_string(k) + " does not join these nodes");
+    }
+    const float w = weights_[i];
+    if (!(std::isfinite(w) && w > 0.0f)) return Bad("walk.weights", i, "not finite and > 0");
+    lane[(i - b) % 4] += w;
+  }
+  const double sum = (lane[0] + lane[1]) + (lane[2] + lane[3]);
+  if (std::abs(row_sums_[u] - sum) > 1e-4 * sum) {
+    return Bad("walk.row_sums", u, "not the sum of the row's weights");
+  }
+  return Status::Ok();
 }
 
 size_t WalkGraph::MemoryBytes() const {

@@ -33,9 +33,12 @@
 #ifndef FLOWRAG_GRAPH_WALK_GRAPH_H_
 #define FLOWRAG_GRAPH_WALK_GRAPH_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "common/array_io.h"
@@ -63,27 +66,41 @@ class WalkGraph {
 
   // Writes the arrays ("walk.offsets", "walk.targets", "walk.weights",
   // "walk.kinds", "walk.row_sums", all marked random) and the
-  // WalkWeights as scalars ("walk.w.*"). O(arrays' bytes).
+  // WalkWeights as scalars ("walk.w.*"); a lazily adopted graph checks every
+  // row first (Corruption for a damaged one). O(arrays' bytes).
   Status ExportArrays(ArraySink& sink) const;
   // The walk graph ExportArrays wrote, over `num_passages` passage slots
   // (KnowledgeGraph::num_passages) and `num_entities` entities, its arrays
   // borrowed from `source`, for a snapshot of `passages` passages. Checks
   // the offsets (num_passages + num_entities + 1, first 0, non-decreasing,
-  // last = entries), every target < nodes, no entry from or to an empty
-  // slot (≥ `passages`), every kind one Build makes between the
-  // kinds of node it joins (MENTIONS: passage and entity; RELATED_TO and
-  // SYNONYM: two entities), every weight finite and > 0, every row sum
-  // finite and equal to its row's weights (relative 1e-4) and the WalkWeights
-  // finite. NotFound for a missing array, Corruption naming the array and
-  // index otherwise. O(nodes + entries).
+  // last = entries), no row for an empty slot (≥ `passages`), every row sum
+  // finite, and each row's entries: every target < nodes and not an empty
+  // slot, every kind one Build makes between the kinds of node it joins
+  // (MENTIONS: passage and entity; RELATED_TO and SYNONYM: two entities),
+  // every weight finite and > 0, the row sum equal to its row's weights
+  // (relative 1e-4), and the WalkWeights finite. From a source that verifies
+  // lazily (a segment), the entries (targets, weights, kinds: 240 MB at 10^6
+  // passages) are borrowed unverified and each row is verified and checked
+  // at its first read (Begin); a row that fails reads as empty from then on,
+  // its damage recorded with the source. NotFound for a missing array,
+  // Corruption naming the array and index otherwise. O(nodes), and
+  // O(entries) from a source that does not verify lazily.
   static Result<WalkGraph> AdoptArrays(const ArraySource& source, size_t num_passages,
                                        size_t num_entities, size_t passages);
+  // The arrays AdoptArrays borrows lazily, which a reader verifying a
+  // segment ahead of the adoption leaves to it.
+  static std::vector<std::string> LazyArrays();
 
   size_t num_nodes() const { return offsets_.empty() ? 0 : offsets_.size() - 1; }
   size_t num_entries() const { return targets_.size(); }
-  uint64_t Begin(uint32_t u) const { return offsets_[u]; }
+  // Row u's entries are [Begin(u), End(u)). Begin checks a lazily adopted
+  // row at its first read (above) and is End(u) for a row that failed: read
+  // a row only within these bounds, Begin first.
+  uint64_t Begin(uint32_t u) const {
+    return lazy_ == nullptr || RowChecked(u) ? offsets_[u] : offsets_[u + 1];
+  }
   uint64_t End(uint32_t u) const { return offsets_[u + 1]; }
-  size_t Degree(uint32_t u) const { return offsets_[u + 1] - offsets_[u]; }
+  size_t Degree(uint32_t u) const { return End(u) - Begin(u); }
   uint32_t Target(uint64_t i) const { return targets_[i]; }
   float Weight(uint64_t i) const { return weights_[i]; }
   EdgeKind Kind(uint64_t i) const { return static_cast<EdgeKind>(kinds_[i]); }
@@ -91,18 +108,34 @@ class WalkGraph {
   double RowSum(uint32_t u) const { return row_sums_[u]; }
   const WalkWeights& weights() const { return config_; }
 
+  // The arrays whole, as built or adopted (unchecked rows included: read
+  // rows through Begin and End).
   std::span<const uint64_t> offsets() const { return offsets_; }
   std::span<const uint32_t> targets() const { return targets_; }
   std::span<const float> weight_values() const { return weights_; }
   size_t MemoryBytes() const;
 
  private:
+  // The per-row checks of a lazily adopted walk graph.
+  struct LazyRows {
+    explicit LazyRows(size_t nodes) : state(new std::atomic<uint8_t>[nodes]()) {}
+    std::unique_ptr<std::atomic<uint8_t>[]> state;  // 0 unchecked, 1 good, 2 damaged
+    size_t passages = 0, slots = 0;                  // as AdoptArrays was given them
+  };
+  // Row u's state, checking it the first time (CheckRow; a failure reported
+  // to the source).
+  bool RowChecked(uint32_t u) const;
+  // Row u's bytes verified and its entries checked (AdoptArrays): OK or
+  // Corruption naming the array and entry.
+  Status CheckRow(uint32_t u, size_t passages, size_t slots) const;
+
   WalkWeights config_;
   FlatArray<uint64_t> offsets_;
   FlatArray<uint32_t> targets_;
   FlatArray<float> weights_;
   FlatArray<uint8_t> kinds_;
   FlatArray<double> row_sums_;
+  std::shared_ptr<const LazyRows> lazy_;  // lazily adopted only; shared by copies
 };
 
 }  // namespace flowrag

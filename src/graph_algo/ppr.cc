@@ -261,14 +261,13 @@ Status PushSolver::Solve(const TransitionSource& g, std::span<const NodeWeight> 
 
 Status PushSolver::Solve(const WalkGraph& g, std::span<const NodeWeight> reset,
                          const PushOptions& o, PprStats* stats) {
-  const std::span<const uint64_t> offsets = g.offsets();
   const std::span<const uint32_t> targets = g.targets();
   const std::span<const float> weights = g.weight_values();
   auto for_each = [&](uint32_t u, const auto& fn) -> size_t {
     const double sum = g.RowSum(u);
     if (!(sum > 0)) return 0;
     const double inv = 1.0 / sum;
-    const uint64_t begin = offsets[u], end = offsets[u + 1];
+    const uint64_t begin = g.Begin(u), end = g.End(u);  // Begin first: it checks the row
     for (uint64_t i = begin; i < end; ++i) fn(targets[i], weights[i] * inv);
     return end - begin;
   };
