@@ -16,8 +16,15 @@ each once, until --queries are reached.
 Issue 34, point 2: at 10^6 passages the first answer under 1 s after start, and under
 3 GiB after 1,000 distinct qafd queries.
 
+--memory-limit MIB runs the server in a memory cgroup of that limit (a replica's container:
+cgroup v1 `memory` or v2 `memory.max`, which needs root), so that the segment pages it reads
+are charged to it and the kernel evicts the coldest when the limit is reached; with
+--drop-caches (root) the page cache is dropped first, so that no page the server maps was
+charged elsewhere before. The table then also shows the cgroup's usage.
+
 Usage: bench/serve_capacity.py --db STORE [--corpus corpus.jsonl] [--questions q.jsonl]
            [--queries 1000] [--every 250] [--method qafd]
+           [--memory-limit MIB [--drop-caches]]
            [--flowrag build/release/tools/flowrag]
 """
 import argparse
@@ -66,6 +73,39 @@ def questions(args):
     return seen[:args.queries]
 
 
+class MemoryCgroup:
+    """A memory cgroup of `limit_mib` for one process (v1 `memory` or v2), removed at close."""
+
+    def __init__(self, limit_mib):
+        name = f"flowrag-serve-{os.getpid()}"
+        v1 = "/sys/fs/cgroup/memory"
+        v2 = "/sys/fs/cgroup/unified" if os.path.isdir("/sys/fs/cgroup/unified") else "/sys/fs/cgroup"
+        if os.path.exists(os.path.join(v1, "memory.limit_in_bytes")):
+            self.path, limit_file, self.usage_file = (os.path.join(v1, name), "memory.limit_in_bytes",
+                                                      "memory.usage_in_bytes")
+        elif os.path.exists(os.path.join(v2, "cgroup.controllers")):
+            self.path, limit_file, self.usage_file = os.path.join(v2, name), "memory.max", "memory.current"
+        else:
+            sys.exit("serve_capacity: --memory-limit needs a cgroup memory controller")
+        os.mkdir(self.path)
+        with open(os.path.join(self.path, limit_file), "w") as f:
+            f.write(str(limit_mib << 20))
+
+    def enter(self):  # in the child, before exec
+        with open(os.path.join(self.path, "cgroup.procs"), "w") as f:
+            f.write(str(os.getpid()))
+
+    def usage_mib(self):
+        with open(os.path.join(self.path, self.usage_file)) as f:
+            return int(f.read()) >> 20
+
+    def close(self):
+        try:
+            os.rmdir(self.path)
+        except OSError:
+            pass
+
+
 def ask(conn, question, method):
     body = json.dumps({"question": question, "method": method, "top_k": 5})
     conn.request("POST", "/v1/query", body=body, headers={"Content-Type": "application/json"})
@@ -97,20 +137,36 @@ def main():
     ap.add_argument("--every", type=int, default=250)
     ap.add_argument("--method", default="qafd")
     ap.add_argument("--flowrag", default=os.path.join(ROOT, "build/release/tools/flowrag"))
+    ap.add_argument("--memory-limit", type=int, metavar="MIB")
+    ap.add_argument("--drop-caches", action="store_true")
     args = ap.parse_args()
     asked = questions(args)
     port = free_port()
+    group = MemoryCgroup(args.memory_limit) if args.memory_limit else None
+    if args.drop_caches:
+        os.sync()
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("3")
+
+    def row(pid):
+        cells = memory_row(pid)
+        return f"{cells} | {group.usage_mib()}" if group else cells
+
     started = time.perf_counter()
     server = subprocess.Popen([args.flowrag, "serve", "--read-only", "--db", args.db,
                                "--host", "127.0.0.1", "--port", str(port), "--threads", "2"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              preexec_fn=group.enter if group else None)
     try:
         first, conn = first_answer(port, server, asked[0], args.method, started)
-        print(f"store {args.db}; method {args.method}; {len(asked)} distinct questions\n")
+        limit = f"; memory limit {args.memory_limit} MiB" if group else ""
+        cache = "; page cache dropped first" if args.drop_caches else ""
+        print(f"store {args.db}; method {args.method}; {len(asked)} distinct questions{limit}{cache}\n")
         print(f"first answer {first:.3f} s after start\n")
-        print("| queries | RSS MiB | HWM MiB | anonymous MiB | file MiB |")
-        print("|---|---|---|---|---|")
-        print(f"| 1 | {memory_row(server.pid)} |")
+        print("| queries | RSS MiB | HWM MiB | anonymous MiB | file MiB |" +
+              (" cgroup usage MiB |" if group else ""))
+        print("|---|---|---|---|---|" + ("---|" if group else ""))
+        print(f"| 1 | {row(server.pid)} |")
         latencies = []
         for n, q in enumerate(asked[1:], start=2):
             t = time.perf_counter()
@@ -119,7 +175,7 @@ def main():
             if status != 200:
                 sys.exit(f"serve_capacity: query {n} answered {status}: {data[:200]!r}")
             if n % args.every == 0 or n == len(asked):
-                print(f"| {n} | {memory_row(server.pid)} |", flush=True)
+                print(f"| {n} | {row(server.pid)} |", flush=True)
         latencies.sort()
         p99 = latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))]
         print(f"\nlatency (client, loopback HTTP) over {len(latencies)} queries: "
@@ -128,6 +184,8 @@ def main():
     finally:
         server.terminate()
         server.wait()
+        if group:
+            group.close()
 
 
 if __name__ == "__main__":
