@@ -201,9 +201,10 @@ class KnowledgeGraph {
   // relations/texts, sources, description entities and passages, facts by
   // text), the node kinds each edge kind joins, walk kinds, finite weights,
   // abstractness in [0, 1] and row sums; the walk graph's rows from a lazy
-  // source at their first read (WalkGraph::AdoptArrays). Not checked, as no read depends on them for safety: the order of
-  // a node's neighbours, that both directions of an edge are there, that a
-  // RELATED_TO entry's fact joins its two entities. Errors:
+  // source at their first read (WalkGraph::AdoptArrays). Not checked, as no
+  // read depends on them for safety: the order of a node's neighbours, that
+  // both directions of an edge are there, that a RELATED_TO entry's fact
+  // joins its two entities. Errors:
   // NotFound for a missing array, Corruption naming the array (and index)
   // for anything else; InvalidArgument when `vectors` index more elements
   // than the graph has. O(total length of the arrays).

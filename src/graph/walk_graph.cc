@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <span>
 #include <string>
 #include <string_view>
@@ -192,13 +191,9 @@ std::vector<std::string> WalkGraph::LazyArrays() {
 }
 
 bool WalkGraph::RowChecked(uint32_t u) const {
-  std::atomic<uint8_t>& state = lazy_->state[u];
-  const uint8_t known = state.load(std::memory_order_acquire);
-  if (known != 0) return known == 1;
-  const Status checked = CheckRow(u, lazy_->passages, lazy_->slots);
-  if (!checked.ok()) targets_.ReportDamage(checked);
-  state.store(checked.ok() ? 1 : 2, std::memory_order_release);
-  return checked.ok();
+  return lazy_->checked.Passed(
+      u, [&] { return CheckRow(u, lazy_->passages, lazy_->slots); },
+      [&](const Status& s) { targets_.ReportDamage(s); });
 }
 
 // Row u joins the nodes its kinds may join, as Build makes them (rows:
@@ -222,7 +217,9 @@ Status WalkGraph::CheckRow(uint32_t u, size_t passages, size_t slots) const {
   for (uint64_t i = b; i < e; ++i) {
     const uint32_t t = targets_[i];
     const uint8_t k = kinds_[i];
-    if (t >= n) return Bad("walk.targets", i, "index " + std::to_string(t) + " of " + std::to_string(n) + " nodes");
+    if (t >= n) {
+      return Bad("walk.targets", i, "index " + std::to_string(t) + " of " + std::to_string(n));
+    }
     if (t >= passages && t < slots) return Bad("walk.targets", i, "an empty passage slot");
     const bool to_passage = t < slots;
     const bool joins = from_passage || to_passage ? k == kMentions && from_passage != to_passage

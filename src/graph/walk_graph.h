@@ -33,7 +33,6 @@
 #ifndef FLOWRAG_GRAPH_WALK_GRAPH_H_
 #define FLOWRAG_GRAPH_WALK_GRAPH_H_
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -42,6 +41,7 @@
 #include <vector>
 
 #include "common/array_io.h"
+#include "common/checked_once.h"
 #include "common/flat_array.h"
 #include "flowrag/status.h"
 
@@ -118,9 +118,9 @@ class WalkGraph {
  private:
   // The per-row checks of a lazily adopted walk graph.
   struct LazyRows {
-    explicit LazyRows(size_t nodes) : state(new std::atomic<uint8_t>[nodes]()) {}
-    std::unique_ptr<std::atomic<uint8_t>[]> state;  // 0 unchecked, 1 good, 2 damaged
-    size_t passages = 0, slots = 0;                  // as AdoptArrays was given them
+    explicit LazyRows(size_t nodes) : checked(nodes) {}
+    CheckedOnce checked;
+    size_t passages = 0, slots = 0;  // as AdoptArrays was given them
   };
   // Row u's state, checking it the first time (CheckRow; a failure reported
   // to the source).

@@ -324,7 +324,7 @@ Result<Bm25Index> Bm25Index::AdoptArrays(const ArraySource& source, size_t num_p
   }
   if (idx.post_doc_.lazy() || idx.post_tf_.lazy()) {
     // Each list is verified and checked at its first read (Postings).
-    idx.list_state_ = std::shared_ptr<std::atomic<uint8_t>[]>(new std::atomic<uint8_t>[num_terms]());
+    idx.list_state_ = std::make_shared<const CheckedOnce>(num_terms);
   } else {
     for (uint32_t t = 0; t < num_terms; ++t) FLOWRAG_RETURN_IF_ERROR(idx.CheckList(t));
   }
@@ -369,14 +369,9 @@ Status Bm25Index::CheckList(uint32_t t) const {
 std::pair<uint64_t, uint64_t> Bm25Index::Postings(uint32_t t) const {
   const uint64_t lo = offsets_[t], hi = offsets_[t + 1];
   if (list_state_ == nullptr) return {lo, hi};
-  uint8_t state = list_state_[t].load(std::memory_order_acquire);
-  if (state == 0) {
-    const Status checked = CheckList(t);
-    if (!checked.ok()) post_doc_.ReportDamage(checked);  // bytes that fail are recorded already
-    state = checked.ok() ? 1 : 2;
-    list_state_[t].store(state, std::memory_order_release);
-  }
-  return state == 1 ? std::pair{lo, hi} : std::pair{lo, lo};
+  const bool passed = list_state_->Passed(
+      t, [&] { return CheckList(t); }, [&](const Status& s) { post_doc_.ReportDamage(s); });
+  return passed ? std::pair{lo, hi} : std::pair{lo, lo};
 }
 
 Status Bm25Index::VerifyPostings() const {

@@ -34,7 +34,6 @@
 #ifndef FLOWRAG_TEXT_BM25_INDEX_H_
 #define FLOWRAG_TEXT_BM25_INDEX_H_
 
-#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -47,6 +46,7 @@
 #include <vector>
 
 #include "common/array_io.h"
+#include "common/checked_once.h"
 #include "common/flat_array.h"
 #include "common/text.h"
 #include "flowrag/status.h"
@@ -252,9 +252,10 @@ class Bm25Index {
   FlatArray<uint32_t> post_doc_;
   FlatArray<uint32_t> post_tf_;
   FlatArray<uint32_t> doc_len_;
-  // Per term of lazily borrowed postings: 0 unchecked, 1 good, 2 bad.
-  // Shared by copies (they borrow the same arrays); null when not lazy.
-  std::shared_ptr<std::atomic<uint8_t>[]> list_state_;
+  // Per term of lazily borrowed postings, whether its list passed
+  // CheckList. Shared by copies (they borrow the same arrays); null when not
+  // lazy.
+  std::shared_ptr<const CheckedOnce> list_state_;
   uint64_t length_sum_ = 0;
   double avgdl_ = 0.0;
   TokenizerOptions tokenizer_;

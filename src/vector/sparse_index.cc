@@ -296,7 +296,7 @@ Result<std::unique_ptr<SparseIndex>> SparseIndex::AdoptArrays(const ArraySource&
   const size_t entries = deltas.size();
   std::unique_ptr<SparseIndex> index =
       Of(dim, size, entries, std::move(offsets), std::move(deltas), std::move(values));
-  index->lists_ = std::make_shared<const ListStates>(dim);
+  index->lists_ = std::make_shared<const CheckedOnce>(dim);
   index->list_names_ = names.delta;
   return index;
 }
@@ -306,13 +306,8 @@ std::vector<std::string> SparseIndex::LazyArrays(std::string_view prefix) {
 }
 
 bool SparseIndex::ListChecked(size_t d) const {
-  std::atomic<uint8_t>& state = lists_->state[d];
-  const uint8_t known = state.load(std::memory_order_acquire);
-  if (known != 0) return known == 1;
-  const Status checked = CheckList(d);
-  if (!checked.ok()) deltas_.ReportDamage(checked);
-  state.store(checked.ok() ? 1 : 2, std::memory_order_release);
-  return checked.ok();
+  return lists_->Passed(
+      d, [&] { return CheckList(d); }, [&](const Status& s) { deltas_.ReportDamage(s); });
 }
 
 Status SparseIndex::CheckList(size_t d) const {

@@ -28,7 +28,6 @@
 #define FLOWRAG_VECTOR_SPARSE_INDEX_H_
 
 #include <cstdint>
-#include <atomic>
 #include <memory>
 #include <span>
 #include <string>
@@ -36,6 +35,7 @@
 #include <vector>
 
 #include "common/array_io.h"
+#include "common/checked_once.h"
 #include "common/flat_array.h"
 #include "vector/sparse_rows.h"
 #include "vector/vector_index.h"
@@ -203,10 +203,6 @@ class SparseIndex final : public VectorIndex {
  private:
   // A lazily adopted index's lists: per list 0 (not yet checked), 1
   // (readable) or 2 (damaged: read as empty). Shared by copies.
-  struct ListStates {
-    explicit ListStates(size_t dim) : state(new std::atomic<uint8_t>[dim]()) {}
-    std::unique_ptr<std::atomic<uint8_t>[]> state;
-  };
   // True when list d may be read (above). O(1) after its first check.
   bool ListReadable(size_t d) const { return lists_ == nullptr || ListChecked(d); }
   // The state of list d, checking it the first time (CheckList; a failure
@@ -230,7 +226,7 @@ class SparseIndex final : public VectorIndex {
   FlatArray<uint64_t> offsets_;  // dim_ + 1
   FlatArray<uint16_t> deltas_;
   FlatArray<float> values_;
-  std::shared_ptr<const ListStates> lists_;  // lazily adopted only
+  std::shared_ptr<const CheckedOnce> lists_;  // lazily adopted only
   std::string list_names_;                   // lazily adopted: "<prefix>.delta"
 };
 

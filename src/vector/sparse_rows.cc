@@ -75,13 +75,8 @@ std::vector<std::string> SparseRows::LazyArrays(std::string_view prefix) {
 }
 
 bool SparseRows::RowChecked(size_t row) const {
-  std::atomic<uint8_t>& state = lazy_rows_->state[row];
-  const uint8_t known = state.load(std::memory_order_acquire);
-  if (known != 0) return known == 1;
-  const Status checked = CheckRow(row);
-  if (!checked.ok()) dims.ReportDamage(checked);
-  state.store(checked.ok() ? 1 : 2, std::memory_order_release);
-  return checked.ok();
+  return lazy_rows_->checked.Passed(
+      row, [&] { return CheckRow(row); }, [&](const Status& s) { dims.ReportDamage(s); });
 }
 
 Status SparseRows::CheckRow(size_t row) const {

@@ -26,7 +26,6 @@
 #ifndef FLOWRAG_VECTOR_SPARSE_ROWS_H_
 #define FLOWRAG_VECTOR_SPARSE_ROWS_H_
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -36,6 +35,7 @@
 #include <vector>
 
 #include "common/array_io.h"
+#include "common/checked_once.h"
 #include "common/flat_array.h"
 #include "common/matrix.h"
 
@@ -190,11 +190,9 @@ struct SparseRows {
  private:
   struct LazyRows {
     LazyRows(size_t rows, std::string dims, std::string vals)
-        : state(new std::atomic<uint8_t>[rows]()),
-          dims_name(std::move(dims)),
-          vals_name(std::move(vals)) {}
-    std::unique_ptr<std::atomic<uint8_t>[]> state;  // 0 unchecked, 1 good, 2 damaged
-    std::string dims_name, vals_name;               // "<prefix>.dims", "<prefix>.vals"
+        : checked(rows), dims_name(std::move(dims)), vals_name(std::move(vals)) {}
+    CheckedOnce checked;
+    std::string dims_name, vals_name;  // "<prefix>.dims", "<prefix>.vals"
   };
   // Row `row`'s state, checking it the first time (CheckRow; a failure
   // reported to the source).
