@@ -103,6 +103,36 @@ TEST(QueryAwareWalkTest, HybridWeightsOnTheStructuralWeight) {
   EXPECT_EQ(no_syn.Degree(3), 3u);  // p0, p1, Ada
 }
 
+// VisitNeighbors reads the walk row in place in Neighbors' order, with and
+// without synonyms, and stops at the first false (the feasibility guard's
+// early exit, which spares it listing a hub's every neighbour).
+TEST(QueryAwareWalkTest, VisitNeighborsFollowsNeighborsAndStopsWhenAsked) {
+  auto g = HandGraph();
+  QueryScores scores;
+  scores.num_passages = 2;
+  for (bool synonyms : {true, false}) {
+    QafdOptions o;
+    o.synonyms = synonyms;
+    QueryAwareWalk walk(*g, nullptr, nullptr, nullptr, &scores, o);
+    for (uint32_t u = 0; u < walk.num_nodes(); ++u) {
+      std::vector<uint32_t> listed, visited;
+      walk.Neighbors(u, &listed);
+      EXPECT_TRUE(walk.VisitNeighbors(u, [&](uint32_t v) {
+        visited.push_back(v);
+        return true;
+      }));
+      EXPECT_EQ(visited, listed) << u;
+      if (listed.size() < 2) continue;
+      visited.clear();
+      EXPECT_FALSE(walk.VisitNeighbors(u, [&](uint32_t v) {
+        visited.push_back(v);
+        return visited.size() < 2;
+      }));
+      EXPECT_EQ(visited, std::vector<uint32_t>(listed.begin(), listed.begin() + 2)) << u;
+    }
+  }
+}
+
 TEST(QueryAwareWeightTest, Equation5) {
   EXPECT_DOUBLE_EQ(QueryAwareWeight(EdgeWeighting::kMean, 0.3, 0.6, 0.9, 1, 0.25), 0.6);
   EXPECT_DOUBLE_EQ(QueryAwareWeight(EdgeWeighting::kProduct, 0.5, 0.5, 0.4, 1, 0.25), 0.1);

@@ -153,19 +153,22 @@ class FlowSolve {
     label[s] = component;
     visited->push_back(s);
     *capacity = CapacityOf(s);
-    for (size_t head = first; head < visited->size(); ++head) {
-      nbrs_.clear();
-      g_.Neighbors((*visited)[head], &nbrs_);
-      for (uint32_t v : nbrs_) {
-        if (label[v] == kBig) return true;
-        if (label[v] != kNone) continue;
+    bool reached = false;
+    auto visit = [&](uint32_t v) {  // false: stop, reached
+      if (label[v] == kBig) {
+        reached = true;
+      } else if (label[v] == kNone) {
         label[v] = component;
         visited->push_back(v);
         *capacity += CapacityOf(v);
-        if (*capacity >= budget) return true;
+        reached = *capacity >= budget;
       }
+      return !reached;
+    };
+    for (size_t head = first; head < visited->size() && !reached; ++head) {
+      g_.VisitNeighbors((*visited)[head], visit);
     }
-    return false;
+    return reached;
   }
 
   // Scales the sources labelled `component` if they overfill its capacity.
@@ -346,7 +349,6 @@ class FlowSolve {
   const FlowDiffusionOptions& o_;
   Workspace& ws_;
   FlowDiffusionResult r_;
-  std::vector<uint32_t> nbrs_;
   // Push state, per entry.
   std::vector<int64_t> adj_row_;  // row index into rows_, -1 if not loaded
   std::vector<Row> rows_;

@@ -57,6 +57,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <vector>
 
@@ -72,6 +73,19 @@ class DiffusionGraph {
   virtual size_t num_nodes() const = 0;
   // Structural neighbours of u (parallel edges may repeat a neighbour).
   virtual void Neighbors(uint32_t u, std::vector<uint32_t>* out) const = 0;
+  // Calls visit(v) for each of Neighbors(u), in that order, until visit
+  // returns false (then returns false). The default lists Neighbors(u)
+  // first; a graph that reads its rows in place overrides it, so that a
+  // caller that stops early (the feasibility guard's search stops once it
+  // has seen enough capacity) does not list every neighbour of a hub.
+  virtual bool VisitNeighbors(uint32_t u, const std::function<bool(uint32_t)>& visit) const {
+    std::vector<uint32_t> nbrs;
+    Neighbors(u, &nbrs);
+    for (uint32_t v : nbrs) {
+      if (!visit(v)) return false;
+    }
+    return true;
+  }
   // Neighbours of u and the weight of each edge (> 0), in the same order as
   // Neighbors(). Called at most once per node per solve.
   virtual void WeightedNeighbors(uint32_t u, std::vector<uint32_t>* nodes,

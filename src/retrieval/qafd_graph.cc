@@ -45,6 +45,14 @@ void QueryAwareWalk::Neighbors(uint32_t u, std::vector<uint32_t>* out) const {
   }
 }
 
+bool QueryAwareWalk::VisitNeighbors(uint32_t u,
+                                    const std::function<bool(uint32_t)>& visit) const {
+  for (uint64_t i = walk_.Begin(u); i < walk_.End(u); ++i) {
+    if (!Skipped(i) && !visit(walk_.Target(i))) return false;
+  }
+  return true;
+}
+
 void QueryAwareWalk::WeightedNeighbors(uint32_t u, std::vector<uint32_t>* nodes,
                                        std::vector<double>* weights) const {
   const double s_uq = QuerySim(u);

@@ -15,6 +15,7 @@
 #define FLOWRAG_RETRIEVAL_QAFD_GRAPH_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -74,6 +75,9 @@ class QueryAwareWalk final : public DiffusionGraph {
   size_t num_nodes() const override { return walk_.num_nodes(); }
   size_t Degree(uint32_t u) const override;
   void Neighbors(uint32_t u, std::vector<uint32_t>* out) const override;
+  // Reads u's walk row in place (no list): a hub of a million passages is
+  // not listed when the visitor stops at its first few.
+  bool VisitNeighbors(uint32_t u, const std::function<bool(uint32_t)>& visit) const override;
   void WeightedNeighbors(uint32_t u, std::vector<uint32_t>* nodes,
                          std::vector<double>* weights) const override;
 
