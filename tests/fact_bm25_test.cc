@@ -4,8 +4,8 @@
 // global search's bit for bit, seeding through it, the option, and the
 // index persisted in the snapshot's segment and adopted in place equal to
 // the one built. The vectors' float16 rows (retrieval/local_facts.h): their
-// scores against the fact index's float vectors rounded independently, and
-// exported and adopted equal to built.
+// scores against the fact texts' float vectors rounded independently, and
+// the passage lists exported and adopted equal to built.
 #include "retrieval/fact_bm25.h"
 
 #include <gtest/gtest.h>
@@ -32,7 +32,8 @@
 #include "snapshot_compare.h"
 #include "test_util.h"
 #include "vector/quantized.h"
-#include "vector/sparse_index.h"
+#include "graph/graph_vectors.h"
+#include "vector/half_rows_index.h"
 
 namespace flowrag {
 namespace {
@@ -298,16 +299,19 @@ TEST_F(FactBm25Test, TheOptionIsSharedAndChecked) {
   EXPECT_EQ((*sa)->Retrieve(*snap, req).status().code(), StatusCode::kInvalidArgument);
 }
 
-// LocalFacts' rows are the fact index's vectors with each value rounded to
-// float16: Best's scores are the dot products of those (computed here from
-// the index's own rows, in double) and within float16's error of the float
-// ones; the ranking is theirs.
+// LocalFacts scores with the graph's fact rows, the fact texts' vectors with
+// each value rounded to float16: Best's scores are the dot products of those
+// (computed here from the fact texts embedded again, in double) and within
+// float16's error of the float ones; the ranking is theirs.
 TEST_F(FactBm25Test, LocalFactRowsAreTheFactVectorsInFloat16) {
   auto snap = Snap();
   const KnowledgeGraph& g = *snap->graph();
-  const auto* sparse = dynamic_cast<const SparseIndex*>(g.fact_index());
-  ASSERT_NE(sparse, nullptr);
-  const SparseRows rows = sparse->Rows();
+  ASSERT_NE(dynamic_cast<const HalfRowsIndex*>(g.fact_index()), nullptr);
+  std::vector<std::string> texts;
+  for (uint32_t t = 0; t < g.num_fact_texts(); ++t) texts.emplace_back(g.FactTextOf(t));
+  auto embedded = EmbedSparse(*snap->embedder(), texts);
+  ASSERT_TRUE(embedded.ok());
+  const SparseRows& rows = *embedded;
   auto local = LocalFacts::For(*snap);
   ASSERT_NE(local, nullptr);
   ASSERT_TRUE(local->has_vectors());
@@ -340,14 +344,17 @@ TEST_F(FactBm25Test, LocalFactRowsAreTheFactVectorsInFloat16) {
   }
 }
 
+// LocalFacts persists only its passage lists (the rows are the graph's):
+// adopted, they give the same candidates and scores; a fact text out of
+// range is refused naming the array.
 TEST_F(FactBm25Test, LocalFactsExportedAndAdoptedEqualBuilt) {
   auto snap = Snap();
   auto built = LocalFacts::For(*snap);
   ASSERT_NE(built, nullptr);
   MemoryArrays arrays;
   ASSERT_TRUE(built->ExportArrays(arrays).ok());
-  EXPECT_TRUE(arrays.Has("lf.halves"));
-  EXPECT_FALSE(arrays.Has("lf.values"));
+  EXPECT_TRUE(arrays.Has("lf.texts"));
+  EXPECT_FALSE(arrays.Has("lf.halves"));
   auto adopted = LocalFacts::AdoptArrays(*snap, arrays);
   ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();
   const KnowledgeGraph& g = *snap->graph();
@@ -361,74 +368,13 @@ TEST_F(FactBm25Test, LocalFactsExportedAndAdoptedEqualBuilt) {
     ExpectSameHits(built->Best(candidates, qs->query.row(0), 10),
                    (*adopted)->Best(candidates, qs->query.row(0), 10), q);
   }
-  // A half that is not a finite number is refused, naming the array.
-  std::span<std::byte> halves = arrays.MutableBytes("lf.halves");
-  ASSERT_GE(halves.size(), 2u);
-  const uint16_t infinity = 0x7c00;
-  std::memcpy(halves.data(), &infinity, 2);
+  std::span<std::byte> texts = arrays.MutableBytes("lf.texts");
+  ASSERT_GE(texts.size(), 4u);
+  const uint32_t beyond = static_cast<uint32_t>(g.num_fact_texts());
+  std::memcpy(texts.data(), &beyond, 4);
   auto bad = LocalFacts::AdoptArrays(*snap, arrays);
   EXPECT_EQ(bad.status().code(), StatusCode::kCorruption);
-  EXPECT_NE(bad.status().message().find("lf.halves"), std::string::npos);
-}
-
-// From a segment the rows are borrowed unverified and checked as they are
-// scored: a row whose checksummed bytes hold an infinity scores nothing and
-// is recorded as damage; every other row scores as built.
-TEST_F(FactBm25Test, LocalFactsFromASegmentCheckEachRowWhenItIsScored) {
-  auto snap = Snap();
-  auto built = LocalFacts::For(*snap);
-  ASSERT_NE(built, nullptr);
-  MemoryArrays arrays;
-  ASSERT_TRUE(built->ExportArrays(arrays).ok());
-  std::span<std::byte> halves = arrays.MutableBytes("lf.halves");
-  const uint16_t infinity = 0x7c00;
-  std::memcpy(halves.data(), &infinity, 2);  // entry 0: the first non-empty row's
-  const std::string path = dir_->File("lf.seg");
-  {
-    auto writer = SegmentWriter::Create(path, "test", 1, 1);
-    ASSERT_TRUE(writer.ok());
-    SegmentArraySink sink(writer->get());
-    const std::pair<const char*, ArrayKind> kinds[] = {{"lf.rows", ArrayKind::kU64},
-                                                       {"lf.dims", ArrayKind::kU16},
-                                                       {"lf.halves", ArrayKind::kU16},
-                                                       {"lf.passages", ArrayKind::kU64},
-                                                       {"lf.texts", ArrayKind::kU32}};
-    for (const auto& [name, kind] : kinds) {
-      const size_t size = kind == ArrayKind::kU64 ? 8 : kind == ArrayKind::kU32 ? 4 : 2;
-      auto bytes = arrays.GetBytes(name, kind, size);
-      ASSERT_TRUE(bytes.ok()) << name;
-      ASSERT_TRUE(sink.PutBytes(name, kind, size, *bytes, /*random=*/false).ok());
-    }
-    ASSERT_TRUE((*writer)->Finish().ok());
-  }
-  auto reader = SegmentReader::Open(path);
-  ASSERT_TRUE(reader.ok());
-  SegmentArraySource segment(*reader);
-  auto adopted = LocalFacts::AdoptArrays(*snap, segment);
-  ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();  // not read at adoption
-  EXPECT_TRUE(segment.Damage().ok());
-
-  std::vector<uint32_t> passages(snap->num_passages());
-  for (uint32_t p = 0; p < passages.size(); ++p) passages[p] = p;
-  const std::vector<uint32_t> candidates = built->Candidates(*snap->graph(), passages, {});
-  bool damaged_row_scored = false;
-  for (const std::string& q : DemoQuestions()) {
-    auto qs = ScoreQuery(*snap, q);
-    ASSERT_TRUE(qs.ok());
-    std::vector<FactHit> expected = built->Best(candidates, qs->query.row(0), candidates.size());
-    for (size_t i = 0; i < expected.size(); ++i) {
-      if (expected[i].fact_text == 0) {
-        damaged_row_scored = true;
-        expected.erase(expected.begin() + static_cast<ptrdiff_t>(i));
-        break;
-      }
-    }
-    ExpectSameHits(expected, (*adopted)->Best(candidates, qs->query.row(0), candidates.size()), q);
-  }
-  EXPECT_TRUE(damaged_row_scored);  // some question reads the damaged row
-  EXPECT_EQ(segment.Damage().code(), StatusCode::kCorruption);
-  EXPECT_NE(segment.Damage().message().find("lf.dims / lf.halves: row 0"), std::string::npos)
-      << segment.Damage().ToString();
+  EXPECT_NE(bad.status().message().find("lf.texts"), std::string::npos);
 }
 
 // flowrag.yaml sets the shared option from under any one method, under its

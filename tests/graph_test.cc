@@ -14,6 +14,7 @@
 #include "engine/engine_impl.h"
 #include "flowrag/engine.h"
 #include "graph/knowledge_graph.h"
+#include "vector/half_rows_index.h"
 #include "vector/sparse_index.h"
 #include "vector/flat_index.h"
 #include "embed/hashed_embedder.h"
@@ -358,9 +359,9 @@ TEST(OpenIeImportTest, BenchmarkFilesReproduceEveryPassage) {
 }
 
 
-// EmbedGraphVectors indexes facts and descriptions in two passes without
-// holding their rows: the indexes equal IndexForRows over EmbedSparse's rows,
-// sparse (short texts) and flat (long texts in few dimensions) alike.
+// EmbedGraphVectors indexes descriptions in two passes without holding their
+// rows, and the facts batch by batch into float16 rows: the indexes equal
+// IndexForRows (FactIndexForRows for the facts) over EmbedSparse's rows.
 TEST(GraphVectorsTest, TwoPassIndexesEqualTheIndexesOfTheRows) {
   std::vector<std::string> facts, descriptions, names = {"Ada Lovelace", "Charles Babbage"};
   for (int i = 0; i < 700; ++i) {
@@ -384,15 +385,21 @@ TEST(GraphVectorsTest, TwoPassIndexesEqualTheIndexesOfTheRows) {
     EXPECT_TRUE(index.ok());
     return std::move(*index);
   };
-  const auto facts_index = index_of_rows(facts);
-  const auto* a = dynamic_cast<const SparseIndex*>(two_pass->fact_index.get());
-  const auto* b = dynamic_cast<const SparseIndex*>(facts_index.get());
+  // The fact texts: their rows as float16, the same as FactIndexForRows'.
+  auto fact_rows = EmbedSparse(embedder, facts);
+  ASSERT_TRUE(fact_rows.ok());
+  auto facts_index = FactIndexForRows(*fact_rows);
+  ASSERT_TRUE(facts_index.ok());
+  const auto* a = dynamic_cast<const HalfRowsIndex*>(two_pass->fact_index.get());
+  const auto* b = dynamic_cast<const HalfRowsIndex*>(facts_index->get());
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
-  EXPECT_EQ(a->Size(), facts.size());
-  EXPECT_TRUE(std::ranges::equal(a->offsets(), b->offsets()));
-  EXPECT_TRUE(std::ranges::equal(a->deltas(), b->deltas()));
-  EXPECT_TRUE(std::ranges::equal(a->values(), b->values()));
+  ASSERT_EQ(a->Size(), facts.size());
+  ASSERT_EQ(b->Size(), facts.size());
+  for (size_t t = 0; t < facts.size(); ++t) {
+    EXPECT_TRUE(std::ranges::equal(a->Row(t).dims, b->Row(t).dims)) << t;
+    EXPECT_TRUE(std::ranges::equal(a->Row(t).halves, b->Row(t).halves)) << t;
+  }
 
   const auto descriptions_index = index_of_rows(descriptions);
   const auto* c = dynamic_cast<const FlatIndex*>(two_pass->description_index.get());

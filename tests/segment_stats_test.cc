@@ -222,7 +222,7 @@ void ExpectDamageFoundByQueriesAndAnsweredAsBefore(const std::string& path,
 
 TEST_F(SegmentStatsTest, DamagedGraphTextListsAreFoundByTheQueriesThatReadThem) {
   ExpectDamageFoundByQueriesAndAnsweredAsBefore(path_, EngineOptions{},
-                                                {"gv.fi.vals", "gv.ei.delta"});
+                                                {"gv.fi.halves", "gv.ei.delta"});
 }
 
 // The fact and description texts' bytes are verified text by text as

@@ -21,6 +21,7 @@
 #include "retrieval/retriever.h"
 #include "storage/store.h"
 #include "vector/flat_index.h"
+#include "vector/half_rows_index.h"
 #include "vector/hnsw_index.h"
 #include "vector/layered_index.h"
 #include "vector/sparse_index.h"
@@ -114,6 +115,15 @@ inline void ExpectSameIndex(const VectorIndex* a, const VectorIndex* b, const st
     ExpectSameArray(sa->offsets(), sb->offsets(), what + " offsets");
     ExpectSameArray(sa->deltas(), sb->deltas(), what + " deltas");
     ExpectSameArray(sa->values(), sb->values(), what + " values");
+  } else if (const auto* ha = dynamic_cast<const HalfRowsIndex*>(a)) {
+    const auto* hb = dynamic_cast<const HalfRowsIndex*>(b);
+    for (size_t i = 0; i < ha->Size() && i < hb->Size(); ++i) {
+      if (!std::ranges::equal(ha->Row(i).dims, hb->Row(i).dims) ||
+          !std::ranges::equal(ha->Row(i).halves, hb->Row(i).halves)) {
+        ADD_FAILURE() << what << ": row " << i << " differs";
+        return;
+      }
+    }
   } else if (a->Kind() == "flat-int8") {
     // Built, adopted or with layered edits: the same vectors in the same
     // order (the codes are a function of them).

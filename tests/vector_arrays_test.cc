@@ -25,6 +25,7 @@
 #include "vector/index_util.h"
 #include "vector/sparse_index.h"
 #include "vector/sparse_rows.h"
+#include "random_vectors.h"
 #include "test_util.h"
 
 namespace flowrag {
@@ -33,20 +34,8 @@ namespace FLOWRAG_TEST_FILE {
 
 // ------------------------------------------------------------------ data
 
-// n rows of d columns, each with about `density`·d non-zeros (some rows
-// empty), values in [-1, 1].
 FloatMatrix SparseMatrix(size_t n, size_t d, double density, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-  std::bernoulli_distribution keep(density);
-  FloatMatrix m(n, d);
-  for (size_t r = 0; r < n; ++r) {
-    if (r % 17 == 5) continue;  // an empty row
-    for (size_t c = 0; c < d; ++c) {
-      if (keep(rng)) m.row(r)[c] = value(rng);
-    }
-  }
-  return m;
+  return RandomSparseMatrix(n, d, density, seed);
 }
 
 std::vector<float> Query(size_t d, double density, uint32_t seed) {

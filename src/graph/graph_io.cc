@@ -12,6 +12,7 @@
 #include "common/hash.h"
 #include "common/text.h"
 #include "graph/graph_texts.h"
+#include "vector/half_rows_index.h"
 #include "vector/hnsw_index.h"
 #include "vector/index_util.h"
 #include "vector/sparse_index.h"
@@ -321,8 +322,12 @@ Status WriteIndex(PartWriter& w, const VectorIndex* index) {
     FLOWRAG_RETURN_IF_ERROR(w.Array(sparse->deltas()));
     return w.Array(sparse->values());
   }
-  // A flat index (dense-ish texts): its rows; reading indexes them again
-  // with IndexForRows, which chooses the same kind for the same rows.
+  // A flat index (dense-ish texts) or half rows (the fact texts): its rows;
+  // reading indexes them again with IndexForRows, which chooses the same
+  // kind for the same rows (the fact index: AsFactIndex, ParseVectors).
+  if (const auto* half = dynamic_cast<const HalfRowsIndex*>(index)) {
+    FLOWRAG_RETURN_IF_ERROR(half->VerifyAll());
+  }
   const SparseRows rows = RowsOfIndex(index);
   if (rows.rows() != index->Size()) {
     return Status::FailedPrecondition("snapshot part: a " + index->Kind() +
@@ -541,7 +546,10 @@ Result<GraphVectors> ParseVectors(PartReader& r, size_t dim, const KnowledgeGrap
   FLOWRAG_ASSIGN_OR_RETURN(v.entity_index, ReadIndex(r, dim, E, "entity index"));
   FLOWRAG_ASSIGN_OR_RETURN(v.description_index,
                            ReadIndex(r, dim, rows.description_texts.size(), "description index"));
-  FLOWRAG_ASSIGN_OR_RETURN(v.fact_index, ReadIndex(r, dim, rows.fact_texts.size(), "fact index"));
+  FLOWRAG_ASSIGN_OR_RETURN(auto facts, ReadIndex(r, dim, rows.fact_texts.size(), "fact index"));
+  auto fact_index = AsFactIndex(std::move(facts));
+  if (!fact_index.ok()) return r.Corrupt("fact index: " + fact_index.status().message());
+  v.fact_index = std::move(fact_index).value();
   FLOWRAG_ASSIGN_OR_RETURN(v.relation_rows, ReadRows(r, dim));
   if (v.relation_rows.rows() != rows.relation_texts.size()) return r.Corrupt("relation rows");
   return v;

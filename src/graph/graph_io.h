@@ -83,6 +83,9 @@ inline constexpr char kPassageHnswPart[] = "passage_hnsw";
 // Bump when the byte layout of a part changes.
 inline constexpr int kBm25PartFormat = 1;
 inline constexpr int kGraphRowsFormat = 1;
+// Graph vectors: the part holds the fact texts' index as a sparse or flat
+// one (a HalfRowsIndex is written as its rows), which reading turns into
+// the HalfRowsIndex a fresh build makes (graph_vectors.h AsFactIndex).
 inline constexpr int kGraphVectorsFormat = 1;
 inline constexpr int kPassageVectorsFormat = 1;
 // The part's own framing; the index bytes carry HnswIndex::kFormatVersion.

@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "vector/flat_index.h"
+#include "vector/half_rows_index.h"
 #include "vector/sparse_index.h"
 
 namespace flowrag {
@@ -111,6 +112,22 @@ Result<std::unique_ptr<VectorIndex>> EmbedIndex(Embedder& embedder,
   return std::unique_ptr<VectorIndex>(std::move(index));
 }
 
+// The fact texts' index straight from the embedder: their rows as float16
+// (FactIndexForRows), one batch at a time, so that the rows are never held
+// as floats; EmbedIndex when the embedder's dimension does not fit 16 bits.
+Result<std::unique_ptr<VectorIndex>> EmbedFactIndex(Embedder& embedder,
+                                                    std::span<const std::string> texts,
+                                                    size_t batch = 256) {
+  size_t cols = embedder.Dimension();
+  if (texts.empty() || cols == 0 || cols > HalfRowsIndex::kMaxDimension) {
+    return EmbedIndex(embedder, texts, batch);
+  }
+  auto index = std::make_unique<HalfRowsIndex>(cols);
+  FLOWRAG_RETURN_IF_ERROR(ForEachEmbeddedBatch(embedder, texts, batch, &cols,
+                                               [&](const FloatMatrix& m) { return index->Add(m); }));
+  return std::unique_ptr<VectorIndex>(std::move(index));
+}
+
 }  // namespace
 
 Result<SparseRows> EmbedSparse(Embedder& embedder, std::span<const std::string> texts,
@@ -132,12 +149,26 @@ Result<std::unique_ptr<VectorIndex>> IndexForRows(const SparseRows& rows) {
   return std::unique_ptr<VectorIndex>(std::move(index));
 }
 
+Result<std::unique_ptr<VectorIndex>> FactIndexForRows(const SparseRows& rows) {
+  if (rows.rows() == 0 || rows.cols == 0) return std::unique_ptr<VectorIndex>();
+  if (rows.cols > HalfRowsIndex::kMaxDimension) return IndexForRows(rows);
+  FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<HalfRowsIndex> index, HalfRowsIndex::FromRows(rows));
+  return std::unique_ptr<VectorIndex>(std::move(index));
+}
+
+Result<std::unique_ptr<VectorIndex>> AsFactIndex(std::unique_ptr<VectorIndex> index) {
+  const bool sparse = dynamic_cast<const SparseIndex*>(index.get()) != nullptr;
+  const bool flat = dynamic_cast<const FlatIndex*>(index.get()) != nullptr;
+  if ((!sparse && !flat) || index->Dimension() > HalfRowsIndex::kMaxDimension) return index;
+  return FactIndexForRows(RowsOfIndex(index.get()));
+}
+
 Result<GraphVectors> EmbedGraphVectors(Embedder& embedder, std::span<const std::string> entities,
                                        std::span<const std::string> descriptions,
                                        std::span<const std::string> facts,
                                        std::span<const std::string> relations) {
   GraphVectors v;
-  FLOWRAG_ASSIGN_OR_RETURN(v.fact_index, EmbedIndex(embedder, facts));
+  FLOWRAG_ASSIGN_OR_RETURN(v.fact_index, EmbedFactIndex(embedder, facts));
   FLOWRAG_ASSIGN_OR_RETURN(v.description_index, EmbedIndex(embedder, descriptions));
   FLOWRAG_ASSIGN_OR_RETURN(SparseRows entity_rows, EmbedSparse(embedder, entities));
   FLOWRAG_ASSIGN_OR_RETURN(v.entity_index, IndexForRows(entity_rows));
@@ -163,13 +194,18 @@ Result<GraphVectors> GraphVectorsFromDense(const FloatMatrix& entities,
   GraphVectors v;
   FLOWRAG_ASSIGN_OR_RETURN(v.entity_index, index_of(entities));
   FLOWRAG_ASSIGN_OR_RETURN(v.description_index, index_of(descriptions));
-  FLOWRAG_ASSIGN_OR_RETURN(v.fact_index, index_of(facts));
+  if (facts.rows > 0 && Density(facts) < kSparseDensity) {
+    FLOWRAG_ASSIGN_OR_RETURN(v.fact_index, FactIndexForRows(SparseRows::FromMatrix(facts)));
+  } else {
+    FLOWRAG_ASSIGN_OR_RETURN(v.fact_index, index_of(facts));
+  }
   v.relation_rows = SparseRows::FromMatrix(relations);
   return v;
 }
 
 SparseRows RowsOfIndex(const VectorIndex* index) {
   if (const auto* sparse = dynamic_cast<const SparseIndex*>(index)) return sparse->Rows();
+  if (const auto* half = dynamic_cast<const HalfRowsIndex*>(index)) return half->Rows();
   SparseRows rows;
   if (const auto* flat = dynamic_cast<const FlatIndex*>(index)) {
     rows.cols = flat->Dimension();
@@ -216,12 +252,21 @@ Status CheckRemap(std::span<const int64_t> old_of_new, size_t old_rows, size_t f
   return Status::Ok();
 }
 
+using IndexOfRows = Result<std::unique_ptr<VectorIndex>> (*)(const SparseRows&);
+
 // One searched kind: its postings renumbered when it is sparse and stays so,
-// else its rows gathered and indexed again (IndexForRows chooses the kind).
+// half rows gathered as they are, else its rows gathered and indexed again
+// (`index_of` chooses the kind: IndexForRows, or FactIndexForRows).
 Result<std::unique_ptr<VectorIndex>> RemapIndex(const VectorIndex* old,
                                                 std::span<const int64_t> old_of_new,
-                                                const SparseRows& fresh, const char* kind) {
+                                                const SparseRows& fresh, const char* kind,
+                                                IndexOfRows index_of = IndexForRows) {
   FLOWRAG_RETURN_IF_ERROR(CheckRemap(old_of_new, old ? old->Size() : 0, fresh.rows(), kind));
+  if (const auto* half = dynamic_cast<const HalfRowsIndex*>(old)) {
+    if (old_of_new.empty()) return std::unique_ptr<VectorIndex>();
+    FLOWRAG_ASSIGN_OR_RETURN(auto index, HalfRowsIndex::Remap(*half, old_of_new, fresh));
+    return std::unique_ptr<VectorIndex>(std::move(index));
+  }
   if (const auto* sparse = dynamic_cast<const SparseIndex*>(old)) {
     FLOWRAG_ASSIGN_OR_RETURN(auto index, SparseIndex::Remap(*sparse, old_of_new, fresh));
     const double cells = static_cast<double>(index->Size()) * static_cast<double>(index->Dimension());
@@ -230,7 +275,7 @@ Result<std::unique_ptr<VectorIndex>> RemapIndex(const VectorIndex* old,
       return std::unique_ptr<VectorIndex>(std::move(index));
     }
   }
-  return IndexForRows(GatherRows(RowsOfIndex(old), old_of_new, fresh));
+  return index_of(GatherRows(RowsOfIndex(old), old_of_new, fresh));
 }
 
 }  // namespace
@@ -243,7 +288,7 @@ Result<GraphVectors> RemapGraphVectors(const GraphVectors& old, const VectorRema
                            RemapIndex(old.description_index.get(), remap.descriptions,
                                       remap.fresh.descriptions, "description"));
   FLOWRAG_ASSIGN_OR_RETURN(v.fact_index, RemapIndex(old.fact_index.get(), remap.facts,
-                                                    remap.fresh.facts, "fact"));
+                                                    remap.fresh.facts, "fact", FactIndexForRows));
   if (old.entity_rows.cols > 0 || remap.fresh.entities.cols > 0) {
     FLOWRAG_RETURN_IF_ERROR(CheckRemap(remap.entities, old.entity_rows.rows(),
                                        remap.fresh.entities.rows(), "entity rows"));
@@ -259,12 +304,13 @@ Result<GraphVectors> RemapGraphVectors(const GraphVectors& old, const VectorRema
 
 namespace {
 
-enum IndexKind : int64_t { kNoIndex = 0, kSparseIndex = 1, kFlatIndex = 2 };
+enum IndexKind : int64_t { kNoIndex = 0, kSparseIndex = 1, kFlatIndex = 2, kHalfRows = 3 };
 
 int64_t KindOf(const VectorIndex* index) {
   if (index == nullptr) return kNoIndex;
   if (dynamic_cast<const SparseIndex*>(index) != nullptr) return kSparseIndex;
   if (dynamic_cast<const FlatIndex*>(index) != nullptr) return kFlatIndex;
+  if (dynamic_cast<const HalfRowsIndex*>(index) != nullptr) return kHalfRows;
   return -1;
 }
 
@@ -275,6 +321,7 @@ Status ExportIndex(const VectorIndex* index, ArraySink& sink, const std::string&
     return static_cast<const SparseIndex*>(index)->ExportArrays(sink, name);
   }
   if (kind == kFlatIndex) return static_cast<const FlatIndex*>(index)->ExportArrays(sink, name);
+  if (kind == kHalfRows) return static_cast<const HalfRowsIndex*>(index)->ExportArrays(sink, name);
   return Status::Ok();
 }
 
@@ -291,6 +338,11 @@ Result<std::unique_ptr<VectorIndex>> AdoptIndex(const ArraySource& source, const
     case kFlatIndex: {
       FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<FlatIndex> index,
                                FlatIndex::AdoptArrays(source, name));
+      return std::unique_ptr<VectorIndex>(std::move(index));
+    }
+    case kHalfRows: {
+      FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<HalfRowsIndex> index,
+                               HalfRowsIndex::AdoptArrays(source, name));
       return std::unique_ptr<VectorIndex>(std::move(index));
     }
     default:
@@ -325,7 +377,8 @@ std::vector<std::string> LazyGraphVectorArrays(std::string_view prefix) {
   }
   for (const char* index : {".ei", ".di", ".fi"}) {
     const std::string p = std::string(prefix) + index;
-    for (auto lazy : {SparseIndex::LazyArrays(p), FlatIndex::LazyArrays(p)}) {
+    for (auto lazy : {SparseIndex::LazyArrays(p), FlatIndex::LazyArrays(p),
+                      HalfRowsIndex::LazyArrays(p)}) {
       names.insert(names.end(), lazy.begin(), lazy.end());
     }
   }

@@ -7,12 +7,20 @@
 //                      present only for a local (built-in) embedder
 //   entity_index       search (seed selection, Eq. 1–2)
 //   description_index  search (SA-RAG seeds)
-//   fact_index         search (fact seeds; ids = fact text ids)
+//   fact_index         search (fact seeds; ids = fact text ids) and rows
+//                      (retrieval/local_facts.h scores the facts near a
+//                      query row by row): a HalfRowsIndex, the fact vectors'
+//                      one copy, whenever they are sparse
 //   relation_rows      rows (KnowledgeGraph::RelationDot)
 //
 // Indexes are exact: SparseIndex when the vectors fill less than a quarter of
 // their dimensions (the hashed embedder's short texts: 3–20%), else
-// FlatIndex. A snapshot reads them from its persisted part
+// FlatIndex; the fact texts' a HalfRowsIndex (vector/half_rows_index.h:
+// rows of float16 values, whose inverted lists are built at a global
+// search's first query) for any local embedder and for sparse remote
+// vectors, so that the largest kind of text is held once, as rows, at 4
+// bytes per non-zero (10^6 passages: 2.4 GB, against 3.5 GB of inverted
+// lists plus 2.4 GB of rows before). A snapshot reads them from its persisted part
 // (graph/graph_io.h) or builds them here from rows.
 //
 // Built-in embedder: texts are embedded one batch at a time straight into
@@ -64,6 +72,23 @@ Result<SparseRows> EmbedSparse(Embedder& embedder, std::span<const std::string> 
 // FlatIndex. Null for no rows. O(nnz) (+ O(rows·d) for a flat one).
 Result<std::unique_ptr<VectorIndex>> IndexForRows(const SparseRows& rows);
 
+// The layout of the arrays ExportGraphVectors writes, part of the snapshot
+// segment's key (graph/snapshot_segment.cc): a segment of another layout is
+// rebuilt. 2: the fact texts' index as half rows (stop 50).
+inline constexpr int kGraphVectorsArraysFormat = 2;
+
+// The fact texts' index for `rows`: a HalfRowsIndex (of at most 65,536
+// dimensions; else IndexForRows). Null for no rows. O(nnz).
+Result<std::unique_ptr<VectorIndex>> FactIndexForRows(const SparseRows& rows);
+
+// The fact index EmbedGraphVectors makes, from the vectors `index` holds (a
+// local embedder's fact index read from a snapshot part): a SparseIndex or
+// FlatIndex of at most 65,536 dimensions as a HalfRowsIndex of its vectors
+// (FactIndexForRows: bit-equal to a fresh build, since the part holds the
+// embedder's floats or the float values of halves); any other unchanged.
+// O(nnz).
+Result<std::unique_ptr<VectorIndex>> AsFactIndex(std::unique_ptr<VectorIndex> index);
+
 // GraphVectors of a local embedder: each kind of text embedded and indexed
 // in turn, entity and relation rows kept. Only one kind's rows are held
 // beside the finished indexes (facts, the largest, first): the peak memory
@@ -82,12 +107,13 @@ Result<GraphVectors> GraphVectorsFromDense(const FloatMatrix& entities,
                                            const VectorIndexOptions& options);
 
 // The vectors an index holds, as rows (a transpose for a SparseIndex, the
-// non-zeros of a FlatIndex; no rows for another kind). O(nnz + size).
+// non-zeros of a FlatIndex, a HalfRowsIndex's as floats; no rows for another
+// kind). O(nnz + size).
 SparseRows RowsOfIndex(const VectorIndex* index);
 
 // The vectors as arrays under `prefix` (common/array_io.h; the snapshot
 // segment's "gv"): the entity and relation rows, and each index with its
-// kind ("<prefix>.<x>k": 0 none, 1 sparse, 2 flat). InvalidArgument, before
+// kind ("<prefix>.<x>k": 0 none, 1 sparse, 2 flat, 3 half rows). InvalidArgument, before
 // anything is written, for an index of another kind (HNSW): see
 // ExportableGraphVectors. O(arrays).
 bool ExportableGraphVectors(const GraphVectors& vectors);

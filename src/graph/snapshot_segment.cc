@@ -33,9 +33,12 @@ std::map<std::string, std::string> KeysFor(Embedder* embedder, const std::string
   keys["snap.k.bm25"] = Bm25PartKey(tokenizer);
   keys["snap.k.rows"] = GraphRowsPartKey();
   keys["snap.k.dense"] = dense_model;
-  keys["snap.k.vec"] = embedder != nullptr && !dense_model.empty() && embedder->IsLocal()
-                           ? GraphVectorsPartKey(*embedder)
-                           : std::string();
+  // The vectors' layout is in the key too: a segment whose graph vectors
+  // another format wrote is rebuilt, as a part of that format would be.
+  keys["snap.k.vec"] = (embedder != nullptr && !dense_model.empty() && embedder->IsLocal()
+                            ? GraphVectorsPartKey(*embedder) + ":"
+                            : std::string()) +
+                       "arrays-" + std::to_string(kGraphVectorsArraysFormat);
   return keys;
 }
 

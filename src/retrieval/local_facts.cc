@@ -4,28 +4,20 @@
 
 #include "graph/array_checks.h"
 #include "retrieval/persistent_indexes.h"
-#include "vector/quantized.h"
-#include "vector/sparse_index.h"
 #include "vector/vector_index.h"
 
 namespace flowrag {
 
 namespace {
 
-// False for the float16 bit patterns of an infinity or NaN (exponent all ones).
-bool FiniteHalf(uint16_t h) { return (h & 0x7c00u) != 0x7c00u; }
-
 constexpr char kTag = 0;
 
 }  // namespace
 
-const VectorIndex* LocalFacts::UsableIndex(const KnowledgeGraph* g) {
-  if (g == nullptr || g->fact_index() == nullptr) return nullptr;
-  const VectorIndex* index = g->fact_index();
-  const auto* sparse = dynamic_cast<const SparseIndex*>(index);
-  const bool compact = sparse != nullptr && sparse->Dimension() <= (size_t{1} << 16);
-  if (!compact && dynamic_cast<const FlatIndex*>(index) == nullptr) return nullptr;
-  return index;
+void LocalFacts::UseIndexOf(const KnowledgeGraph* g) {
+  const VectorIndex* index = g != nullptr ? g->fact_index() : nullptr;
+  half_ = dynamic_cast<const HalfRowsIndex*>(index);
+  flat_ = dynamic_cast<const FlatIndex*>(index);
 }
 
 std::shared_ptr<const LocalFacts> LocalFacts::For(const Snapshot& s) {
@@ -40,18 +32,12 @@ std::shared_ptr<const LocalFacts> LocalFacts::For(const Snapshot& s) {
 
 const PersistentDerived& LocalFacts::Persistence() {
   // Format 2: float16 values (vector/quantized.h) instead of float.
-  static const PersistentDerived persistence = PersistentIndexOf<LocalFacts>(&kTag, "lf", 2);
+  // Format 3: no rows of its own; the graph's fact index holds them.
+  static const PersistentDerived persistence = PersistentIndexOf<LocalFacts>(&kTag, "lf", 3);
   return persistence;
 }
 
 Status LocalFacts::ExportArrays(ArraySink& sink) const {
-  if (row_offsets_.size() > 0) {
-    FLOWRAG_RETURN_IF_ERROR(dims_.VerifyAll());  // lazily adopted: not copied unverified
-    FLOWRAG_RETURN_IF_ERROR(halves_.VerifyAll());
-    FLOWRAG_RETURN_IF_ERROR(sink.Put<uint64_t>("lf.rows", row_offsets_.span()));
-    FLOWRAG_RETURN_IF_ERROR(sink.Put<uint16_t>("lf.dims", dims_.span(), /*random=*/true));
-    FLOWRAG_RETURN_IF_ERROR(sink.Put<uint16_t>("lf.halves", halves_.span(), /*random=*/true));
-  }
   FLOWRAG_RETURN_IF_ERROR(sink.Put<uint64_t>("lf.passages", passage_offsets_.span()));
   return sink.Put<uint32_t>("lf.texts", passage_texts_.span(), /*random=*/true);
 }
@@ -67,58 +53,12 @@ Result<std::shared_ptr<const LocalFacts>> LocalFacts::AdoptArrays(const Snapshot
       "lf.passages", local->passage_offsets_, g.num_passages(), local->passage_texts_.size()));
   FLOWRAG_RETURN_IF_ERROR(array_checks::CheckBelow("lf.texts", local->passage_texts_,
                                                    g.num_fact_texts(), "fact texts"));
-  const VectorIndex* index = UsableIndex(&g);
-  if (index == nullptr) return std::shared_ptr<const LocalFacts>(std::move(local));
-  local->flat_ = dynamic_cast<const FlatIndex*>(index);
-  if (local->flat_ != nullptr) return std::shared_ptr<const LocalFacts>(std::move(local));
-  FLOWRAG_ASSIGN_OR_RETURN(local->row_offsets_, source.Get<uint64_t>("lf.rows"));
-  FLOWRAG_ASSIGN_OR_RETURN(local->dims_, source.GetLazy<uint16_t>("lf.dims"));
-  FLOWRAG_ASSIGN_OR_RETURN(local->halves_, source.GetLazy<uint16_t>("lf.halves"));
-  local->dimension_ = index->Dimension();
-  if (local->halves_.size() != local->dims_.size()) {
-    return Status::Corruption("local facts: lf.halves and lf.dims differ in length");
-  }
-  FLOWRAG_RETURN_IF_ERROR(array_checks::CheckOffsets("lf.rows", local->row_offsets_, index->Size(),
-                                                     local->dims_.size()));
-  if (local->dims_.lazy() || local->halves_.lazy()) {  // each row when it is scored
-    return std::shared_ptr<const LocalFacts>(std::move(local));
-  }
-  for (size_t i = 0; i < local->halves_.size(); ++i) {
-    if (!FiniteHalf(local->halves_[i])) return array_checks::Bad("lf.halves", i, "not finite");
-  }
-  FLOWRAG_RETURN_IF_ERROR(
-      array_checks::CheckBelow("lf.dims", local->dims_, index->Dimension(), "dimensions"));
+  local->UseIndexOf(&g);
   return std::shared_ptr<const LocalFacts>(std::move(local));
 }
 
-bool LocalFacts::RowReadable(uint32_t text, uint64_t first, uint64_t count) const {
-  if (!dims_.Verify(first, count).ok() || !halves_.Verify(first, count).ok()) return false;
-  for (uint64_t i = first; i < first + count; ++i) {
-    if (dims_[i] >= dimension_ || !FiniteHalf(halves_[i])) {
-      dims_.ReportDamage(Status::Corruption(
-          "lf.dims / lf.halves: row " + std::to_string(text) + ", entry " + std::to_string(i) +
-          ": a dimension out of range or a value not finite"));
-      return false;
-    }
-  }
-  return true;
-}
-
 void LocalFacts::Build(const KnowledgeGraph& g) {
-  const VectorIndex* index = UsableIndex(&g);
-  if (const auto* sparse = dynamic_cast<const SparseIndex*>(index)) {
-    std::vector<uint64_t> offsets;
-    std::vector<uint16_t> dims;
-    std::vector<float> values;
-    sparse->Transpose(&offsets, &dims, &values);
-    std::vector<uint16_t> halves(values.size());
-    for (size_t i = 0; i < values.size(); ++i) halves[i] = FloatToHalf(values[i]);
-    row_offsets_ = std::move(offsets);
-    dims_ = std::move(dims);
-    halves_ = std::move(halves);
-  } else {
-    flat_ = dynamic_cast<const FlatIndex*>(index);
-  }
+  UseIndexOf(&g);
   // Passage → the fact texts it states (CSR, deduplicated per passage).
   std::vector<std::pair<uint32_t, uint32_t>> pairs;  // (passage, fact text)
   for (uint32_t f = 0; f < g.num_facts(); ++f) {
@@ -159,13 +99,7 @@ std::vector<uint32_t> LocalFacts::Candidates(const KnowledgeGraph& g,
 
 double LocalFacts::Dot(uint32_t t, const float* query) const {
   if (flat_ != nullptr) return DotProduct(flat_->Row(t), query, flat_->Dimension());
-  if (t + 1 >= row_offsets_.size()) return 0.0;
-  const uint64_t first = row_offsets_[t], count = row_offsets_[t + 1] - first;
-  if (dims_.lazy() && !RowReadable(t, first, count)) return 0.0;
-  float sum = 0.0f;
-  for (uint64_t i = first; i < first + count; ++i)
-    sum += HalfToFloat(halves_[i]) * query[dims_[i]];
-  return sum;
+  return t < half_->Size() ? half_->Dot(t, query) : 0.0;
 }
 
 std::vector<FactHit> LocalFacts::Best(std::span<const uint32_t> candidates, const float* query,
