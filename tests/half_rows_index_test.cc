@@ -204,50 +204,72 @@ TEST(HalfRowsIndexTest, ArraysRoundTripAndDamageIsRefusedNamingTheArray) {
             StatusCode::kInvalidArgument);  // "<25>.halves" is 32 bytes
 }
 
+// From a segment nothing is read at adoption; each row's offsets, dimensions
+// and values are verified when the row is first read. Damage in the last
+// block of the offsets or of the values: the last row reads as empty and
+// scores 0, the damage is recorded, the first row still reads, and the
+// index refuses to be exported or verified.
 TEST(HalfRowsIndexTest, RowsFromASegmentAreCheckedRowByRowAsTheyAreRead) {
   namespace fs = std::filesystem;
-  std::string dir = (fs::path(::testing::TempDir()) / "half-rows-XXXXXX").string();
-  ASSERT_NE(mkdtemp(dir.data()), nullptr);
-  const std::string path = dir + "/rows.seg";
   const SparseRows rows = RandomRows(3000, 64, 0.1, 9);
   auto built = HalfRowsIndex::FromRows(rows);
   ASSERT_TRUE(built.ok());
-  {
-    auto writer = SegmentWriter::Create(path, "test", 1, 1);
-    ASSERT_TRUE(writer.ok());
-    SegmentArraySink sink(writer->get());
-    ASSERT_TRUE((*built)->ExportArrays(sink, "gv.fi").ok());
-    ASSERT_TRUE((*writer)->Finish().ok());
-  }
-  const auto adopt = [&](std::shared_ptr<const SegmentReader>* reader) {
-    auto r = SegmentReader::Open(path);
-    EXPECT_TRUE(r.ok());
-    *reader = *r;
-    return HalfRowsIndex::AdoptArrays(SegmentArraySource(*reader), "gv.fi");
-  };
-  std::shared_ptr<const SegmentReader> reader;
-  auto adopted = adopt(&reader);
-  ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();
-  EXPECT_TRUE((*adopted)->lazy());
-  ExpectSameRows(**built, **adopted);
-  EXPECT_TRUE(reader->Damage().ok());
-
-  const SectionInfo halves = *reader->FindSection("gv.fi.halves");
-  ASSERT_GE(halves.block_count, 2u);
-  testing::AlterEightBytesBefore(path, halves.offset + halves.length);
-  adopted = adopt(&reader);
-  ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();  // the adoption does not read them
   const size_t last = rows.rows() - 1;
   ASSERT_GT(rows.RowNonZeros(last), 0u);
-  EXPECT_TRUE((*adopted)->Row(last).dims.empty());
   const std::vector<float> q = Query(64, 10);
-  EXPECT_EQ((*adopted)->Dot(last, q.data()), 0.0f);
-  EXPECT_FALSE(reader->Damage().ok());
-  EXPECT_EQ((*adopted)->Dot(0, q.data()), (*built)->Dot(0, q.data()));
-  MemoryArrays copy;
-  EXPECT_EQ((*adopted)->ExportArrays(copy, "gv.fi").code(), StatusCode::kCorruption);
-  EXPECT_EQ((*adopted)->VerifyAll().code(), StatusCode::kCorruption);
-  fs::remove_all(dir);
+  for (const char* damaged : {"gv.fi.halves", "gv.fi.off"}) {
+    std::string dir = (fs::path(::testing::TempDir()) / "half-rows-XXXXXX").string();
+    ASSERT_NE(mkdtemp(dir.data()), nullptr);
+    const std::string path = dir + "/rows.seg";
+    {
+      auto writer = SegmentWriter::Create(path, "test", 1, 1);
+      ASSERT_TRUE(writer.ok());
+      SegmentArraySink sink(writer->get());
+      ASSERT_TRUE((*built)->ExportArrays(sink, "gv.fi").ok());
+      ASSERT_TRUE((*writer)->Finish().ok());
+    }
+    const auto adopt = [&](std::shared_ptr<const SegmentReader>* reader) {
+      auto r = SegmentReader::Open(path);
+      EXPECT_TRUE(r.ok());
+      *reader = *r;
+      return HalfRowsIndex::AdoptArrays(SegmentArraySource(*reader), "gv.fi");
+    };
+    std::shared_ptr<const SegmentReader> reader;
+    auto adopted = adopt(&reader);
+    ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();
+    EXPECT_TRUE((*adopted)->lazy());
+    ExpectSameRows(**built, **adopted);
+    EXPECT_TRUE(reader->Damage().ok());
+
+    const SectionInfo section = *reader->FindSection(damaged);
+    ASSERT_GE(section.block_count, 2u) << damaged;
+    testing::AlterEightBytesBefore(path, section.offset + section.length);
+    adopted = adopt(&reader);
+    ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();  // nothing read at adoption
+    EXPECT_TRUE((*adopted)->Row(last).dims.empty()) << damaged;
+    EXPECT_EQ((*adopted)->Dot(last, q.data()), 0.0f);
+    EXPECT_EQ(reader->Damage().code(), StatusCode::kCorruption) << damaged;
+    EXPECT_EQ((*adopted)->Dot(0, q.data()), (*built)->Dot(0, q.data()));
+    MemoryArrays copy;
+    EXPECT_EQ((*adopted)->ExportArrays(copy, "gv.fi").code(), StatusCode::kCorruption);
+    EXPECT_EQ((*adopted)->VerifyAll().code(), StatusCode::kCorruption);
+    fs::remove_all(dir);
+  }
+}
+
+// Offsets that pass their checksums but do not describe rows (decreasing,
+// or beyond the entries) are refused row by row, naming the array.
+TEST(HalfRowsIndexTest, OffsetsThatAreNotRowsAreRefused) {
+  auto built = HalfRowsIndex::FromRows(RandomRows(40, 16, 0.3, 11));
+  ASSERT_TRUE(built.ok());
+  MemoryArrays arrays;
+  ASSERT_TRUE((*built)->ExportArrays(arrays, "x").ok());
+  std::span<std::byte> off = arrays.MutableBytes("x.off");
+  const uint64_t beyond = (*built)->NonZeros() + 1;
+  std::memcpy(off.data() + 8 * 20, &beyond, 8);
+  auto bad = HalfRowsIndex::AdoptArrays(arrays, "x");
+  EXPECT_EQ(bad.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(bad.status().message().find("x.off"), std::string::npos) << bad.status().ToString();
 }
 
 }  // namespace FLOWRAG_TEST_FILE

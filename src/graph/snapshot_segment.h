@@ -12,8 +12,10 @@
 //
 // Sections (one per array; common/array_io.h):
 //   snap.format, snap.gen, snap.passages   scalars (int64)
-//   snap.k.bm25, snap.k.rows, snap.k.vec,  the keys of graph_io.h (bytes):
-//   snap.k.dense                           a segment whose keys differ from
+//   snap.k.bm25, snap.k.rows, snap.k.vec,  the keys of graph_io.h (bytes;
+//   snap.k.dense                           snap.k.vec with the graph vectors'
+//                                          kGraphVectorsArraysFormat): a
+//                                          segment whose keys differ from
 //                                          the running code's is not adopted
 //   doc.*, psg.*    the documents and passages (snapshot_documents.h),
 //                   borrowed by an open instead of read from the store

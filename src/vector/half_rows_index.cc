@@ -196,10 +196,16 @@ bool HalfRowsIndex::RowChecked(size_t row) const {
 }
 
 Status HalfRowsIndex::CheckRow(size_t row) const {
+  const std::string at = "row " + std::to_string(row) + ": ";
+  FLOWRAG_RETURN_IF_ERROR(offsets_.Verify(row, 2));
+  if (offsets_[row] > offsets_[row + 1] || offsets_[row + 1] > dims_.size()) {
+    return CorruptArray(offsets_name_, at + "offsets " + std::to_string(offsets_[row]) + ", " +
+                                           std::to_string(offsets_[row + 1]) + " of " +
+                                           std::to_string(dims_.size()) + " entries");
+  }
   const uint64_t first = offsets_[row], count = offsets_[row + 1] - first;
   FLOWRAG_RETURN_IF_ERROR(dims_.Verify(first, count));
   FLOWRAG_RETURN_IF_ERROR(halves_.Verify(first, count));
-  const std::string at = "row " + std::to_string(row) + ": ";
   for (uint64_t i = first; i < first + count; ++i) {
     if (dims_[i] >= dim_) {
       return CorruptArray(dims_name_, at + "dimension " + std::to_string(dims_[i]) + " of " +
@@ -232,7 +238,8 @@ Status HalfRowsIndex::ExportArrays(ArraySink& sink, std::string_view prefix) con
 }
 
 std::vector<std::string> HalfRowsIndex::LazyArrays(std::string_view prefix) {
-  return {std::string(prefix) + ".dims", std::string(prefix) + ".halves"};
+  return {std::string(prefix) + ".off", std::string(prefix) + ".dims",
+          std::string(prefix) + ".halves"};
 }
 
 Result<std::unique_ptr<HalfRowsIndex>> HalfRowsIndex::AdoptArrays(const ArraySource& source,
@@ -245,29 +252,32 @@ Result<std::unique_ptr<HalfRowsIndex>> HalfRowsIndex::AdoptArrays(const ArraySou
     return CorruptArray(p + ".dim", std::to_string(dim) + " dimensions (1 to 65536)");
   }
   auto index = std::make_unique<HalfRowsIndex>(static_cast<size_t>(dim));
+  index->offsets_name_ = p + ".off";
   index->dims_name_ = p + ".dims";
   index->halves_name_ = halves;
-  FLOWRAG_ASSIGN_OR_RETURN(index->offsets_, vector_internal::GetArray<uint64_t>(source, p + ".off"));
-  FLOWRAG_ASSIGN_OR_RETURN(index->dims_,
-                           vector_internal::GetArray<uint16_t>(source, p + ".dims", /*lazily=*/true));
+  FLOWRAG_ASSIGN_OR_RETURN(index->offsets_, vector_internal::GetArray<uint64_t>(
+                                                source, index->offsets_name_, /*lazily=*/true));
+  FLOWRAG_ASSIGN_OR_RETURN(index->dims_, vector_internal::GetArray<uint16_t>(
+                                             source, index->dims_name_, /*lazily=*/true));
   FLOWRAG_ASSIGN_OR_RETURN(index->halves_,
                            vector_internal::GetArray<uint16_t>(source, halves, /*lazily=*/true));
   const FlatArray<uint64_t>& offsets = index->offsets_;
   if (offsets.empty() || offsets.size() - 1 > vector_internal::kMaxVectors) {
-    return CorruptArray(p + ".off", std::to_string(offsets.size()) + " offsets");
+    return CorruptArray(index->offsets_name_, std::to_string(offsets.size()) + " offsets");
   }
-  const size_t n = offsets.size() - 1;
-  FLOWRAG_RETURN_IF_ERROR(
-      vector_internal::CheckOffsets(p + ".off", offsets, n, index->dims_.size()));
   if (index->halves_.size() != index->dims_.size()) {
     return CorruptArray(halves, std::to_string(index->halves_.size()) + " values for " +
                                     std::to_string(index->dims_.size()) + " dims");
   }
+  const size_t n = offsets.size() - 1;
   index->checked_ = std::make_unique<const CheckedOnce>(n);
-  if (!index->dims_.lazy() || !index->halves_.lazy()) {  // verified: check every row now
-    for (size_t r = 0; r < n; ++r) FLOWRAG_RETURN_IF_ERROR(index->CheckRow(r));
-    index->checked_.reset();
+  if (offsets.lazy() && index->dims_.lazy() && index->halves_.lazy()) {
+    return index;  // each row's offsets, dimensions and values when it is read
   }
+  FLOWRAG_RETURN_IF_ERROR(
+      vector_internal::CheckOffsets(index->offsets_name_, offsets, n, index->dims_.size()));
+  for (size_t r = 0; r < n; ++r) FLOWRAG_RETURN_IF_ERROR(index->CheckRow(r));
+  index->checked_.reset();
   return index;
 }
 
