@@ -40,11 +40,17 @@
 // that row alone (no compressed copies: at 10^6 passages they need ~10 GiB
 // more).
 //
+// --faiss "FACTORY:S1,S2;FACTORY:..." adds Faiss indexes built here from the
+// stored vectors (bench/faiss_ann.h; only in a build that found Faiss): per
+// factory string ("IVF1024,SQ8", "HNSW32,SQ8"), trained on --faiss-train
+// rows (default 100000), one row per search setting (nprobe or efSearch),
+// with its build time, size and whether a delete needs a rebuild on stderr.
+//
 // Usage: vector_quantization --db STORE [--bench DIR] [--project 1536] [--flat | --int8] [--ann-only]
-//        [--ef 64,128,256] [--hnsw M,EF_CONSTRUCTION]
-// --hnsw measures an HNSW index built here from the stored vectors with
-// those parameters instead of the store's (single-threaded, as a snapshot
-// builds it).
+//        [--ef 64,128,256] [--hnsw M,EF_CONSTRUCTION] [--faiss SPECS [--faiss-train N]]
+// --hnsw measures an HNSW index built here from the stored vectors (the
+// projected ones with --project) with those parameters instead of the
+// store's (single-threaded, as a snapshot builds it).
 //        vector_quantization --synthetic 100000 --dim 1024
 // Prints markdown table rows. A measurement, never an assertion.
 #include <algorithm>
@@ -70,6 +76,9 @@
 #include "vector/quantized.h"
 #include "vector/sparse_index.h"
 #include "vector/sparse_rows.h"
+#ifdef FLOWRAG_HAVE_FAISS
+#include "faiss_ann.h"
+#endif
 
 namespace flowrag {
 namespace {
@@ -219,6 +228,65 @@ Row Measure(const Representation& rep, const FloatMatrix& queries,
   return row;
 }
 
+// --faiss: factory strings, each with its search settings.
+struct FaissSpecs {
+  std::vector<std::pair<std::string, std::vector<size_t>>> specs;
+  size_t train_rows = 100000;
+};
+
+// "IVF1024,SQ8:8,32;HNSW32,SQ8:64" as specs; empty with *error set when malformed.
+FaissSpecs ParseFaiss(const std::string& text, std::string* error) {
+  FaissSpecs out;
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = std::min(text.find(';', at), text.size());
+    const std::string spec = text.substr(at, end - at);
+    const size_t colon = spec.rfind(':');
+    if (colon == std::string::npos || colon + 1 == spec.size()) {
+      *error = "--faiss " + spec + ": FACTORY:SETTING,SETTING";
+      return {};
+    }
+    out.specs.push_back({spec.substr(0, colon), ParseList(spec.substr(colon + 1))});
+    at = end + 1;
+  }
+  return out;
+}
+
+#ifdef FLOWRAG_HAVE_FAISS
+using FaissIndexes = std::vector<std::unique_ptr<bench::FaissAnn>>;
+// Builds each Faiss index of `faiss` over `data` into *kept and adds one
+// representation per setting to *reps; the error, or empty.
+std::string AddFaiss(const FloatMatrix& data, const FaissSpecs& faiss,
+                     FaissIndexes* kept,
+                     std::vector<Representation>* reps) {
+  for (const auto& [factory, settings] : faiss.specs) {
+    std::string error;
+    auto ann = bench::FaissAnn::Build(data, factory, faiss.train_rows, &error);
+    if (ann == nullptr) return "faiss " + factory + ": " + error;
+    std::fprintf(stderr, "faiss %s: built in %.1f s, %.0f bytes per vector, delete %s\n",
+                 factory.c_str(), ann->build_seconds(),
+                 static_cast<double>(ann->bytes()) / static_cast<double>(data.rows),
+                 ann->removes_in_place() ? "in place (remove_ids)" : "needs a rebuild");
+    const bench::FaissAnn* index = ann.get();
+    for (size_t setting : settings) {
+      reps->push_back({"faiss " + factory + " (" + index->setting_name() + " " +
+                           std::to_string(setting) + ")",
+                       static_cast<double>(index->bytes()) / static_cast<double>(data.rows),
+                       [index, setting](const float* q, size_t k) {
+                         return index->Search(q, k, setting);
+                       }});
+    }
+    kept->push_back(std::move(ann));
+  }
+  return {};
+}
+#else
+using FaissIndexes = std::vector<int>;
+std::string AddFaiss(const FloatMatrix&, const FaissSpecs&, FaissIndexes*,
+                     std::vector<Representation>*) {
+  return "--faiss: this build did not find Faiss (Debian libfaiss-dev)";
+}
+#endif
+
 struct Indexes {
   std::unique_ptr<FlatIndex> f32;
   std::unique_ptr<QuantizedFlatIndex> fp16, int8, int8_dim;
@@ -235,9 +303,16 @@ int Study(const std::string& label, FloatMatrix data, const FloatMatrix& queries
           const std::vector<Question>& questions, const Corpus& corpus, bool with_sparse,
           const VectorIndex* ann = nullptr, bool ann_only = false,
           const std::vector<size_t>& ann_ef = {VectorSearchParams().ef_search},
-          const std::string& ann_label = "the store's index") {
+          const std::string& ann_label = "the store's index", const FaissSpecs& faiss = {}) {
   const size_t n = data.rows, d = data.cols;
   Indexes ix;
+  std::vector<Representation> faiss_reps;
+  FaissIndexes faiss_indexes;  // what faiss_reps search
+  if (!faiss.specs.empty()) {
+    if (const std::string error = AddFaiss(data, faiss, &faiss_indexes, &faiss_reps); !error.empty()) {
+      return Fail(error);
+    }
+  }
   auto t = std::chrono::steady_clock::now();
   ix.fp16 = std::make_unique<QuantizedFlatIndex>(d, QuantizedFormat::kFloat16);
   ix.int8 = std::make_unique<QuantizedFlatIndex>(d, QuantizedFormat::kInt8PerVector);
@@ -327,6 +402,7 @@ int Study(const std::string& label, FloatMatrix data, const FloatMatrix& queries
                       }});
     }
   }
+  reps.insert(reps.end(), faiss_reps.begin(), faiss_reps.end());
   if (with_sparse) {
     const double nnz = static_cast<double>(ix.sparse_rows.nonzeros()) / n;
     reps.push_back(
@@ -386,6 +462,7 @@ int Main(int argc, char** argv) {
   bool flat_open = false, ann_only = false, int8_open = false;
   std::vector<size_t> ann_ef = {VectorSearchParams().ef_search};
   std::vector<size_t> rebuild;  // --hnsw M,EF_CONSTRUCTION
+  FaissSpecs faiss;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
@@ -407,6 +484,14 @@ int Main(int argc, char** argv) {
       ann_only = true;
     } else if (a == "--ef") {
       ann_ef = ParseList(next());
+    } else if (a == "--faiss") {
+      std::string error;
+      const size_t train = faiss.train_rows;
+      faiss = ParseFaiss(next(), &error);
+      faiss.train_rows = train;
+      if (!error.empty()) return Fail(error);
+    } else if (a == "--faiss-train") {
+      faiss.train_rows = std::stoul(next());
     } else if (a == "--hnsw") {
       rebuild = ParseList(next());
       if (rebuild.size() != 2) return Fail("--hnsw M,EF_CONSTRUCTION");
@@ -421,7 +506,8 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "generated in %.1f s\n", Micros(t) / 1e6);
     Corpus corpus;
     return Study("synthetic " + std::to_string(synthetic) + "x" + std::to_string(dim),
-                 std::move(data), queries, {}, corpus, false);
+                 std::move(data), queries, {}, corpus, false, nullptr, false,
+                 {VectorSearchParams().ef_search}, "", faiss);
   }
   if (db.empty()) {
     return Fail(
@@ -501,17 +587,18 @@ int Main(int argc, char** argv) {
     for (const Bm25Hit& h : snap->bm25().Search(q.text, kDepth, Bm25Params{})) ids.push_back(h.doc);
     corpus.bm25.push_back(std::move(ids));
   }
+  std::string label = name;
   if (project > 0) {
     std::mt19937_64 rng(2024);
     std::normal_distribution<float> normal;
     FloatMatrix r(project, data.cols);
     for (float& x : r.data) x = normal(rng);
-    const FloatMatrix pq = Project(*embedded, r);
-    return Study(name + " (projected to " + std::to_string(project) + "-d)", Project(data, r), pq,
-                 questions, corpus, false);
+    *embedded = Project(*embedded, r);
+    data = Project(data, r);
+    label += " (projected to " + std::to_string(project) + "-d)";
   }
   // --hnsw: an HNSW index with other parameters, built here from the
-  // stored vectors, in place of the store's.
+  // stored (or projected) vectors, in place of the store's.
   std::unique_ptr<VectorIndex> rebuilt;
   if (!rebuild.empty()) {
     VectorIndexOptions vo;
@@ -521,17 +608,21 @@ int Main(int argc, char** argv) {
     if (!made.ok()) return Fail(made.status().ToString());
     t = std::chrono::steady_clock::now();
     if (Status st = (*made)->Add(data); !st.ok()) return Fail(st.ToString());
-    std::fprintf(stderr, "%s: HNSW M %zu, ef_construction %zu built in %.1f s\n", name.c_str(),
+    std::fprintf(stderr, "%s: HNSW M %zu, ef_construction %zu built in %.1f s\n", label.c_str(),
                  vo.hnsw_m, vo.hnsw_ef_construction, Micros(t) / 1e6);
     rebuilt = std::move(made).value();
+  }
+  if (project > 0 && rebuilt == nullptr) {  // the store's index is of the other vectors
+    return Study(label, std::move(data), *embedded, questions, corpus, false, nullptr, ann_only,
+                 ann_ef, "", faiss);
   }
   const VectorIndex* ann = rebuilt != nullptr ? rebuilt.get() : &dense;
   const std::string ann_label =
       rebuilt == nullptr ? "the store's index"
                          : "built here, M " + std::to_string(rebuild[0]) + ", ef_construction " +
                                std::to_string(rebuild[1]);
-  return Study(name, std::move(data), *embedded, questions, corpus, true, ann, ann_only, ann_ef,
-               ann_label);
+  return Study(label, std::move(data), *embedded, questions, corpus, project == 0, ann, ann_only,
+               ann_ef, ann_label, faiss);
 }
 
 }  // namespace

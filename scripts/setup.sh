@@ -19,6 +19,7 @@ packages=(
   libicu-dev libstemmer-dev   # Unicode tokenisation: ICU word breaks and NFKC, Snowball stemmers
   libgtest-dev libgmock-dev
   libbenchmark-dev
+  libfaiss-dev libopenblas-pthread-dev   # bench/vector_quantization --faiss (Faiss IVF and HNSW)
   python3 python3-networkx     # graph_export_test reads the GraphML export back with NetworkX
   python3-dev python3-venv python3-pip pybind11-dev   # the Python package (python/)
   python3-numpy python3-pytest python3-setuptools python3-wheel python3-build
