@@ -238,6 +238,50 @@ TEST_F(SnapshotPersistTest, IndexPersistsEveryPartAtTheStoreGeneration) {
   EXPECT_FALSE(hnsw->has_value());
 }
 
+// A snapshot lent as same_text with same_text_generation is shared only
+// while the store is at that generation: after another engine deleted a
+// document, the build reads the text again (a follower's refresh, which
+// appended the store's new documents and then rebuilt the graph while the
+// delete landed, kept the deleted passage searchable under the new
+// generation). Lent at any generation (a writer's case), the old text
+// stays: that is what the condition is for.
+TEST_F(SnapshotPersistTest, ALentTextIsSharedOnlyAtItsGeneration) {
+  const std::string path = dir_->File("lent.db");
+  {
+    auto engine = Engine::Open(path);
+    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+    ASSERT_TRUE((*engine)->IndexDocuments({{"base", "Base", "The harbour of Port Calder."},
+                                           {"zeta", "Zeta Falls", "Zeta Falls lies in Quorbitania."}})
+                    .ok());
+  }
+  std::shared_ptr<const Snapshot> before;
+  {
+    OpenStore s(path);
+    before = s.Build(/*use_parts=*/false);
+    ASSERT_NE(before, nullptr);
+    ASSERT_EQ(before->num_passages(), 2u);
+  }
+  {
+    auto engine = Engine::Open(path);
+    ASSERT_TRUE(engine.ok());
+    ASSERT_TRUE((*engine)->DeleteDocument("zeta").ok());
+  }
+  OpenStore s(path);
+  SnapshotOptions so = s.Options(/*use_parts=*/false);
+  so.same_text = before;
+  so.same_text_generation = before->generation();
+  auto after = Snapshot::Build(*s.store, s.embedder, so);
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  EXPECT_GT((*after)->generation(), before->generation());
+  EXPECT_EQ((*after)->num_passages(), 1u);
+  EXPECT_EQ((*after)->document_of(0).external_id, "base");
+
+  so.same_text_generation = -1;
+  auto lent = Snapshot::Build(*s.store, s.embedder, so);
+  ASSERT_TRUE(lent.ok());
+  EXPECT_EQ((*lent)->num_passages(), 2u);
+}
+
 // The parts are a cache: a write that cannot store them succeeds, its
 // documents are searchable, and the failure is in the engine's statistics
 // (the library prints nothing).

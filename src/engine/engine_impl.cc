@@ -64,8 +64,9 @@ Status EngineImpl::RefreshByAppending() {
   }
   std::shared_ptr<const Snapshot> appended = PublishAppended(/*known_appended=*/false);
   if (appended == nullptr) return Status::FailedPrecondition("refresh: not only appended");
-  // Append kept the current graph; the store's may have changed as well.
-  return RebuildSnapshot(Persist::kLater, std::move(appended));
+  // Append kept the current graph; the store's may have changed as well,
+  // and so may its text since Append read it (another process writes).
+  return RebuildSnapshot(Persist::kLater, std::move(appended), /*text_unlocked=*/true);
 }
 
 Status EngineImpl::ResolveModels() {
@@ -130,7 +131,8 @@ Result<SnapshotOptions> EngineImpl::SnapshotBuildOptions() const {
   return so;
 }
 
-Status EngineImpl::RebuildSnapshot(Persist persist, std::shared_ptr<const Snapshot> same_text) {
+Status EngineImpl::RebuildSnapshot(Persist persist, std::shared_ptr<const Snapshot> same_text,
+                                   bool text_unlocked) {
   const uint64_t damage = SegmentDamageCount();
   const bool damaged = damage != damage_handled_.load();
   FLOWRAG_ASSIGN_OR_RETURN(SnapshotOptions so, SnapshotBuildOptions());
@@ -153,6 +155,7 @@ Status EngineImpl::RebuildSnapshot(Persist persist, std::shared_ptr<const Snapsh
     return Status::Ok();
   }
   if (same_text != nullptr && same_text->embedder() == embedder_.get()) {
+    if (text_unlocked) so.same_text_generation = same_text->generation();
     so.same_text = std::move(same_text);
   }
   std::shared_ptr<const Snapshot> snap;

@@ -114,9 +114,12 @@ class EngineImpl final : public Engine {
   // since the current one): graph texts the current snapshot embedded are
   // reused; `same_text` (when only the graph changed since it was built)
   // lends its documents, BM25 and passage vectors, and the graph is read
-  // again.
+  // again. `text_unlocked`: the caller holds no writer lock, so `same_text`
+  // is lent only while the store is still at its generation
+  // (SnapshotOptions::same_text_generation).
   Status RebuildSnapshot(Persist persist = Persist::kNow,
-                         std::shared_ptr<const Snapshot> same_text = nullptr);
+                         std::shared_ptr<const Snapshot> same_text = nullptr,
+                         bool text_unlocked = false);
   // Swaps in the current snapshot extended by the documents just appended
   // (Snapshot::Append); returns it, or null when it could not (then the
   // next RebuildSnapshot covers them). `known_appended`: an index run that

@@ -361,7 +361,9 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Build(SnapshotSource& store,
 Status Snapshot::BuildAt(SnapshotSource& store, const SnapshotOptions& options, bool use_parts) {
   std::unordered_map<int64_t, uint32_t> passage_index;
   const Snapshot* same = options.same_text.get();
-  if (same != nullptr && same->dense_model_ == dense_model_ &&
+  const bool same_generation =
+      options.same_text_generation < 0 || options.same_text_generation == stats_.generation;
+  if (same != nullptr && same_generation && same->dense_model_ == dense_model_ &&
       same->text_->bm25.tokenizer().language == options.language) {
     text_ = same->text_;
     for (uint32_t i = 0; i < text_->passages.size(); ++i)

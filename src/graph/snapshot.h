@@ -124,6 +124,13 @@ struct SnapshotOptions {
   // those of the store (only the graph changed since, e.g. by extraction):
   // they are shared, not read again. REQUIRES the caller to know it.
   std::shared_ptr<const Snapshot> same_text;
+  // With same_text: share it only while the store is at this generation (-1:
+  // at any). A caller that does not hold the store's writer lock (a
+  // follower's refresh: Snapshot::Append, then this build) cannot know the
+  // text is still the store's; it sets same_text's generation here, so that
+  // a write landing between its reads (a delete) makes the build read the
+  // text again instead of stamping the old text with the new generation.
+  int64_t same_text_generation = -1;
   // What upper layers derive from the snapshot and its segment keeps (above).
   std::vector<const PersistentDerived*> derived;
 };
