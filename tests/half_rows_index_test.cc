@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <filesystem>
 #include <memory>
 #include <random>
 #include <string>
@@ -210,7 +209,6 @@ TEST(HalfRowsIndexTest, ArraysRoundTripAndDamageIsRefusedNamingTheArray) {
 // scores 0, the damage is recorded, the first row still reads, and the
 // index refuses to be exported or verified.
 TEST(HalfRowsIndexTest, RowsFromASegmentAreCheckedRowByRowAsTheyAreRead) {
-  namespace fs = std::filesystem;
   const SparseRows rows = RandomRows(3000, 64, 0.1, 9);
   auto built = HalfRowsIndex::FromRows(rows);
   ASSERT_TRUE(built.ok());
@@ -218,9 +216,8 @@ TEST(HalfRowsIndexTest, RowsFromASegmentAreCheckedRowByRowAsTheyAreRead) {
   ASSERT_GT(rows.RowNonZeros(last), 0u);
   const std::vector<float> q = Query(64, 10);
   for (const char* damaged : {"gv.fi.halves", "gv.fi.off"}) {
-    std::string dir = (fs::path(::testing::TempDir()) / "half-rows-XXXXXX").string();
-    ASSERT_NE(mkdtemp(dir.data()), nullptr);
-    const std::string path = dir + "/rows.seg";
+    const testing::TempDir dir;
+    const std::string path = dir.File("rows.seg");
     {
       auto writer = SegmentWriter::Create(path, "test", 1, 1);
       ASSERT_TRUE(writer.ok());
@@ -253,7 +250,6 @@ TEST(HalfRowsIndexTest, RowsFromASegmentAreCheckedRowByRowAsTheyAreRead) {
     MemoryArrays copy;
     EXPECT_EQ((*adopted)->ExportArrays(copy, "gv.fi").code(), StatusCode::kCorruption);
     EXPECT_EQ((*adopted)->VerifyAll().code(), StatusCode::kCorruption);
-    fs::remove_all(dir);
   }
 }
 

@@ -34,26 +34,43 @@ size_t HalfRowsIndex::MemoryBytes() const {
 
 Status HalfRowsIndex::AppendFloatRow(size_t row, std::span<const uint32_t> dims,
                                      std::span<const float> values) {
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (dims[i] >= dim_) {
-      return BadRow(row, "dimension " + std::to_string(dims[i]) + " of " + std::to_string(dim_));
-    }
-    if (i > 0 && dims[i - 1] >= dims[i]) return BadRow(row, "dimensions out of order");
-    if (!FiniteHalf(FloatToHalf(values[i]))) {
-      return BadRow(row, "value " + std::to_string(values[i]) + " is not finite as a float16");
-    }
-  }
   std::vector<uint16_t>& d = dims_.Mutable();
   std::vector<uint16_t>& h = halves_.Mutable();
-  for (size_t i = 0; i < dims.size(); ++i) {
-    d.push_back(static_cast<uint16_t>(dims[i]));
-    h.push_back(FloatToHalf(values[i]));
+  const size_t start = d.size();
+  Status bad;
+  for (size_t i = 0; i < dims.size() && bad.ok(); ++i) {
+    const uint16_t half = FloatToHalf(values[i]);
+    if (dims[i] >= dim_) {
+      bad = BadRow(row, "dimension " + std::to_string(dims[i]) + " of " + std::to_string(dim_));
+    } else if (i > 0 && dims[i - 1] >= dims[i]) {
+      bad = BadRow(row, "dimensions out of order");
+    } else if (!FiniteHalf(half)) {
+      bad = BadRow(row, "value " + std::to_string(values[i]) + " is not finite as a float16");
+    } else {
+      d.push_back(static_cast<uint16_t>(dims[i]));
+      h.push_back(half);
+    }
+  }
+  if (!bad.ok()) {  // the row is not kept
+    d.resize(start);
+    h.resize(start);
+  } else {
+    offsets_.Mutable().push_back(d.size());
+    offsets_.Sync();
   }
   dims_.Sync();
   halves_.Sync();
-  offsets_.Mutable().push_back(d.size());
+  return bad;
+}
+
+void HalfRowsIndex::TruncateTo(size_t rows) {
+  std::vector<uint64_t>& o = offsets_.Mutable();
+  o.resize(rows + 1);
+  dims_.Mutable().resize(o.back());
+  halves_.Mutable().resize(o.back());
   offsets_.Sync();
-  return Status::Ok();
+  dims_.Sync();
+  halves_.Sync();
 }
 
 void HalfRowsIndex::AppendRow(const RowView& row) {
@@ -121,18 +138,15 @@ Result<std::unique_ptr<HalfRowsIndex>> HalfRowsIndex::Remap(const HalfRowsIndex&
 
 Status HalfRowsIndex::Add(const FloatMatrix& rows) {
   FLOWRAG_RETURN_IF_ERROR(vector_internal::ValidateRows(rows, dim_, Size()));
-  SparseRows batch = SparseRows::FromMatrix(rows);
-  for (size_t r = 0; r < batch.rows(); ++r) {  // all or nothing: check first
-    for (float v : batch.Row(r).values) {
-      if (!FiniteHalf(FloatToHalf(v))) {
-        return BadRow(Size() + r, "value " + std::to_string(v) + " is not finite as a float16");
-      }
-    }
-  }
   checked_.reset();  // REQUIRES a verified or owned index: the copy is checked no more
+  const size_t before = Size();
+  const SparseRows batch = SparseRows::FromMatrix(rows);
   for (size_t r = 0; r < batch.rows(); ++r) {
     const SparseRows::RowView row = batch.Row(r);
-    FLOWRAG_RETURN_IF_ERROR(AppendFloatRow(Size(), row.dims, row.values));
+    if (Status st = AppendFloatRow(before + r, row.dims, row.values); !st.ok()) {
+      TruncateTo(before);  // all or nothing
+      return st;
+    }
   }
   std::lock_guard<std::mutex> lock(postings_mu_);
   postings_.reset();

@@ -134,9 +134,12 @@ class HalfRowsIndex final : public VectorIndex {
   static std::vector<std::string> LazyArrays(std::string_view prefix);
 
  private:
-  // Appends one row's non-zeros, converted; InvalidArgument (naming `row`)
-  // for a dimension out of range or order, or a value not finite as a half.
+  // Appends one row's non-zeros, each converted once; InvalidArgument
+  // (naming `row`) for a dimension out of range or order, or a value not
+  // finite as a half, and then nothing of the row is kept.
   Status AppendFloatRow(size_t row, std::span<const uint32_t> dims, std::span<const float> values);
+  // Drops the rows from `rows` on (an Add that failed part way).
+  void TruncateTo(size_t rows);
   void AppendRow(const RowView& row);
   bool RowChecked(size_t row) const;
   Status CheckRow(size_t row) const;
