@@ -135,6 +135,30 @@ FLOWRAG_QTARGET_AVX2 void AxpyInt8Avx2(float a, const int8_t* c, float* y, size_
   for (; i < n; ++i) y[i] = std::fma(a, static_cast<float>(c[i]), y[i]);
 }
 
+// 32 rows per step held in four registers while every column is added.
+FLOWRAG_QTARGET_AVX2 void AxpyInt8ColumnsAvx2(const float* a, const int8_t* const* columns,
+                                              size_t m, float* y, size_t n) {
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m256 y0 = _mm256_loadu_ps(y + i), y1 = _mm256_loadu_ps(y + i + 8);
+    __m256 y2 = _mm256_loadu_ps(y + i + 16), y3 = _mm256_loadu_ps(y + i + 24);
+    for (size_t j = 0; j < m; ++j) {
+      const __m256 va = _mm256_set1_ps(a[j]);
+      const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(columns[j] + i));
+      const __m128i b0 = _mm256_castsi256_si128(b), b1 = _mm256_extracti128_si256(b, 1);
+      y0 = _mm256_fmadd_ps(va, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b0)), y0);
+      y1 = _mm256_fmadd_ps(va, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(b0, 8))), y1);
+      y2 = _mm256_fmadd_ps(va, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b1)), y2);
+      y3 = _mm256_fmadd_ps(va, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(b1, 8))), y3);
+    }
+    _mm256_storeu_ps(y + i, y0), _mm256_storeu_ps(y + i + 8, y1);
+    _mm256_storeu_ps(y + i + 16, y2), _mm256_storeu_ps(y + i + 24, y3);
+  }
+  for (; i < n; ++i) {
+    for (size_t j = 0; j < m; ++j) y[i] = std::fma(a[j], static_cast<float>(columns[j][i]), y[i]);
+  }
+}
+
 FLOWRAG_QTARGET_F16C float DotHalfAvx2(const float* q, const uint16_t* h, size_t n) {
   __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
   size_t i = 0;
@@ -183,9 +207,18 @@ void AxpyInt8At(SimdLevel level, float a, const int8_t* codes, float* y, size_t 
   AxpyInt8Scalar(a, codes, y, n);
 }
 
-void AxpyInt8(float a, const int8_t* codes, float* y, size_t n) {
+void AxpyInt8ColumnsAt(SimdLevel level, const float* a, const int8_t* const* columns, size_t m,
+                       float* y, size_t n) {
+#if FLOWRAG_QX86
+  if (level >= SimdLevel::kAvx2) return AxpyInt8ColumnsAvx2(a, columns, m, y, n);
+#endif
+  (void)level;
+  for (size_t j = 0; j < m; ++j) AxpyInt8Scalar(a[j], columns[j], y, n);
+}
+
+void AxpyInt8Columns(const float* a, const int8_t* const* columns, size_t m, float* y, size_t n) {
   static const SimdLevel level = DetectedSimdLevel();
-  AxpyInt8At(level, a, codes, y, n);
+  AxpyInt8ColumnsAt(level, a, columns, m, y, n);
 }
 
 float DotHalfAt(SimdLevel level, const float* q, const uint16_t* halves, size_t n) {

@@ -4,7 +4,7 @@
 // the codes followed by exact rescoring with float vectors from a callback.
 // The engine's consumer is FlatIndex's int8 column copy (flat_index.h: the
 // passage index above hnsw_threshold passages for sparse queries), which
-// encodes with EncodeInt8PerVector and scores with AxpyInt8;
+// encodes with EncodeInt8PerVector and scores with AxpyInt8Columns;
 // bench/vector_quantization.cc measures the rest against float32 on the
 // benchmarks (bench/out/vector_quantization.md).
 //
@@ -70,8 +70,15 @@ float DotHalfAt(SimdLevel level, const float* q, const uint16_t* halves, size_t 
 // y_i += a·c_i for i in [0, n), the codes converted to float exactly; one
 // FMA per element at AVX2 (a multiply and an add in portable code). O(n).
 void AxpyInt8At(SimdLevel level, float a, const int8_t* codes, float* y, size_t n);
+// y_i += Σ_j a_j·columns_j[i] for i in [0, n), j in [0, m) in that order,
+// one FMA per term at AVX2 (a multiply and an add in portable code): the
+// same bits as AxpyInt8 called once per column, without reading and
+// writing y once per column (the sums of a run of rows stay in registers).
+// O(n·m).
+void AxpyInt8ColumnsAt(SimdLevel level, const float* a, const int8_t* const* columns, size_t m,
+                       float* y, size_t n);
 // At the process's level.
-void AxpyInt8(float a, const int8_t* codes, float* y, size_t n);
+void AxpyInt8Columns(const float* a, const int8_t* const* columns, size_t m, float* y, size_t n);
 float DotInt8(const float* q, const int8_t* codes, size_t n);
 float DotHalf(const float* q, const uint16_t* halves, size_t n);
 // True when DotHalf uses the AVX2+F16C kernel.
