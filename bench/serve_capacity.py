@@ -22,9 +22,12 @@ are charged to it and the kernel evicts the coldest when the limit is reached; w
 --drop-caches (root) the page cache is dropped first, so that no page the server maps was
 charged elsewhere before. The table then also shows the cgroup's usage.
 
+--sections SEGMENT prints, after the last query, how much of each section of the store's
+segment file the server holds (bench/segment_residency.py).
+
 Usage: bench/serve_capacity.py --db STORE [--corpus corpus.jsonl] [--questions q.jsonl]
            [--queries 1000] [--every 250] [--method qafd]
-           [--memory-limit MIB [--drop-caches]]
+           [--memory-limit MIB [--drop-caches]] [--sections SEGMENT]
            [--flowrag build/release/tools/flowrag]
 """
 import argparse
@@ -36,6 +39,7 @@ import subprocess
 import sys
 import time
 
+import segment_residency
 from server_writes_rss import ROOT, free_port, memory
 
 
@@ -139,6 +143,7 @@ def main():
     ap.add_argument("--flowrag", default=os.path.join(ROOT, "build/release/tools/flowrag"))
     ap.add_argument("--memory-limit", type=int, metavar="MIB")
     ap.add_argument("--drop-caches", action="store_true")
+    ap.add_argument("--sections", metavar="SEGMENT")
     args = ap.parse_args()
     asked = questions(args)
     port = free_port()
@@ -181,6 +186,10 @@ def main():
         print(f"\nlatency (client, loopback HTTP) over {len(latencies)} queries: "
               f"p50 {statistics.median(latencies):.2f} ms, p99 {p99:.2f} ms, "
               f"max {latencies[-1]:.2f} ms")
+        if args.sections:
+            print(f"\nresident sections of {args.sections} after the last query:\n")
+            segment_residency.print_table(
+                segment_residency.resident_sections(server.pid, args.sections), 40)
     finally:
         server.terminate()
         server.wait()

@@ -247,6 +247,44 @@ TEST(QuantizedKernelTest, SimdAndPortableKernelsAgreeWithDouble) {
   }
 }
 
+// Several columns at once: the bits of one AxpyInt8 per column, in order,
+// at each level, and near a double computation.
+TEST(QuantizedKernelTest, ColumnsAtOnceEqualOneColumnAtATime) {
+  std::mt19937_64 rng(12);
+  std::normal_distribution<float> normal;
+  std::uniform_int_distribution<int> code(-127, 127);
+  const SimdLevel simd = vector_internal::DetectedSimdLevel();
+  for (size_t n : {0, 1, 31, 32, 33, 95, 4096}) {
+    for (size_t m : {0, 1, 2, 7, 60}) {
+      std::vector<std::vector<int8_t>> columns(m, std::vector<int8_t>(n));
+      std::vector<const int8_t*> pointers;
+      std::vector<float> a(m), start(n);
+      for (size_t j = 0; j < m; ++j) {
+        a[j] = normal(rng);
+        for (int8_t& c : columns[j]) c = static_cast<int8_t>(code(rng));
+        pointers.push_back(columns[j].data());
+      }
+      for (float& y : start) y = normal(rng);
+      for (SimdLevel level : {SimdLevel::kScalar, simd}) {
+        std::vector<float> one = start, all = start;
+        for (size_t j = 0; j < m; ++j) {
+          vector_internal::AxpyInt8At(level, a[j], columns[j].data(), one.data(), n);
+        }
+        vector_internal::AxpyInt8ColumnsAt(level, a.data(), pointers.data(), m, all.data(), n);
+        for (size_t i = 0; i < n; ++i) {
+          ASSERT_EQ(all[i], one[i]) << n << " " << m << " " << i;
+          double want = start[i], mag = std::fabs(start[i]);
+          for (size_t j = 0; j < m; ++j) {
+            want += double{a[j]} * columns[j][i];
+            mag += std::fabs(double{a[j]} * columns[j][i]);
+          }
+          EXPECT_NEAR(all[i], want, 1e-5 * mag + 1e-6);
+        }
+      }
+    }
+  }
+}
+
 TEST(QuantizedKernelTest, EncodingWritesStridedCodesAndTheScale) {
   const float x[4] = {0.5f, -1.0f, 0.0f, 0.25f};
   int8_t codes[8] = {9, 9, 9, 9, 9, 9, 9, 9};
@@ -707,6 +745,75 @@ TEST(Int8ColumnsTest, LayeredEditsOverAnInt8BaseSearchTheCurrentVectors) {
     for (size_t i = 0; i < hits.size(); ++i) EXPECT_NEAR(hits[i].score, scores[hits[i].id], 1e-5);
     if (scores[want[params.k - 1]] - scores[want[params.k]] > 1e-5) {
       for (size_t i = 0; i < params.k; ++i) EXPECT_EQ(hits[i].id, want[i]) << qi;
+    }
+  }
+}
+
+// exact_scores = false: the hits are the best k by the dequantized
+// vectors' scores, computed here independently (s = max|x|/127, c =
+// round(x/s), s·Σ q·c in double), whichever share of the columns the scan
+// read; appended rows of a layered index score as a rebuilt index's do.
+TEST(Int8ColumnsTest, ApproximateScoresAreTheDequantizedVectorsScores) {
+  constexpr size_t kN = 800, kD = 128, kK = 12;
+  const FloatMatrix data = RandomUnitRows(kN, kD, 0.4, 81);
+  const FloatMatrix queries = RandomUnitRows(12, kD, 0.1, 82);  // sparse: the column path
+  auto dequantized = [&](const float* q, const float* x) {
+    double top = 0;
+    for (size_t d = 0; d < kD; ++d) top = std::max(top, std::fabs(double{x[d]}));
+    const double scale = static_cast<float>(top / 127.0);
+    double sum = 0;
+    for (size_t d = 0; d < kD; ++d) {
+      sum += q[d] * std::clamp(std::round(x[d] / scale), -127.0, 127.0);
+    }
+    return scale * sum;
+  };
+  auto built = FlatIndex::FromMatrix(FloatMatrix(data), FlatIndex::ColumnCopy::kInt8);
+  ASSERT_TRUE(built.ok());
+  size_t compared = 0;
+  for (float mass : {0.5f, 1.0f}) {
+    for (size_t qi = 0; qi < queries.rows; ++qi) {
+      const float* q = queries.row(qi);
+      std::vector<double> want_scores(kN);
+      for (size_t r = 0; r < kN; ++r) want_scores[r] = dequantized(q, data.row(r));
+      const auto want = ExactTopK(want_scores, kK + 1);
+      VectorSearchParams params;
+      params.k = kK;
+      params.scan_mass = mass;
+      params.rescore = kN / kK + 1;  // every vector a candidate
+      params.exact_scores = false;
+      const auto hits = (*built)->Search(q, params, nullptr);
+      ASSERT_EQ(hits.size(), kK);
+      for (const VectorHit& h : hits) EXPECT_NEAR(h.score, want_scores[h.id], 1e-5);
+      if (want_scores[want[kK - 1]] - want_scores[want[kK]] > 1e-5) {
+        ++compared;
+        for (size_t i = 0; i < kK; ++i) EXPECT_EQ(hits[i].id, want[i]) << qi;
+      }
+    }
+  }
+  EXPECT_GT(compared, 12u);
+
+  // Rows appended to a layered index over it, against the index rebuilt
+  // from every row.
+  const FloatMatrix extra = RandomUnitRows(40, kD, 0.4, 83);
+  auto layered = LayeredIndex::Over(std::shared_ptr<const VectorIndex>(std::move(*built)));
+  ASSERT_TRUE(layered.ok());
+  auto grown = (*layered)->With(extra);
+  ASSERT_TRUE(grown.ok());
+  FloatMatrix all = (*grown)->Vectors();
+  auto rebuilt = FlatIndex::FromMatrix(FloatMatrix(all), FlatIndex::ColumnCopy::kInt8);
+  ASSERT_TRUE(rebuilt.ok());
+  for (size_t qi = 0; qi < queries.rows; ++qi) {
+    VectorSearchParams params;
+    params.k = kK;
+    params.rescore = all.rows;
+    params.scan_mass = 1.0f;
+    params.exact_scores = false;
+    const auto a = (*grown)->Search(queries.row(qi), params, nullptr);
+    const auto b = (*rebuilt)->Search(queries.row(qi), params, nullptr);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      EXPECT_NEAR(a[i].score, dequantized(queries.row(qi), all.row(a[i].id)), 1e-5);
+      EXPECT_NEAR(a[i].score, b[i].score, 1e-5);
     }
   }
 }

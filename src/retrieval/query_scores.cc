@@ -70,6 +70,7 @@ Result<QueryScores> ScoreQuery(const Snapshot& s, const std::string& query, bool
   } else {
     VectorSearchParams params;
     params.k = std::min(s.dense()->Size(), kApproximateDenseScores);
+    params.exact_scores = false;  // a prior: no float row read (query_scores.h)
     VectorSearchStats stats;
     for (const VectorHit& h : s.dense()->Search(out.query.row(0), params, &stats)) {
       if (h.id < out.num_passages) out.dense.push_back({h.id, h.score});

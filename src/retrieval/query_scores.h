@@ -42,7 +42,9 @@ struct QueryScores {
   FloatMatrix query;  // 1 row
   // Cosines the dense index gave, ascending by passage: every passage with a
   // flat index; the best kApproximateDenseScores with an approximate one,
-  // the others counting as cosine 0.
+  // the others counting as cosine 0. An int8 index gives them from its
+  // codes (VectorSearchParams::exact_scores false: a prior needs 128 scores,
+  // and their float rescoring read 512 rows, 2 MB, per query; doc/scale.md).
   std::vector<PassageScore> dense;
   // With `lexical`: the BM25 score of each passage sharing a term with the
   // query (only the best BestBm25() when approximate), ascending by passage

@@ -284,6 +284,7 @@ std::vector<VectorHit> FlatIndex::SearchSparseInt8(const float* query,
       mass += std::fabs(query[d]);
     }
   }
+  const std::vector<uint32_t> nonzero = dims;  // ascending
   const float scan_mass = params.scan_mass > 0.0f ? params.scan_mass : kDefaultScanMass;
   if (scan_mass < 1.0f) {  // the largest |q_d| up to that share, then in column order
     std::sort(dims.begin(), dims.end(), [query](uint32_t a, uint32_t b) {
@@ -308,13 +309,13 @@ std::vector<VectorHit> FlatIndex::SearchSparseInt8(const float* query,
       std::min(size_, k * (params.rescore > 0 ? params.rescore : kDefaultRescoreFactor));
   vector_internal::TopK top(candidates);
   float sums[kInt8BlockRows];
+  std::vector<const int8_t*> block(columns.size());
   size_t scored = 0;
   for (size_t start = 0; start < size_; start += kInt8BlockRows) {
     const size_t n = std::min(kInt8BlockRows, size_ - start);
     std::fill_n(sums, n, 0.0f);
-    for (size_t j = 0; j < columns.size(); ++j) {
-      vector_internal::AxpyInt8(weights[j], columns[j] + start, sums, n);
-    }
+    for (size_t j = 0; j < columns.size(); ++j) block[j] = columns[j] + start;
+    vector_internal::AxpyInt8Columns(weights.data(), block.data(), block.size(), sums, n);
     for (size_t i = 0; i < n; ++i) {
       const auto id = static_cast<uint32_t>(start + i);
       if (params.filter && !params.filter(id)) continue;
@@ -325,8 +326,34 @@ std::vector<VectorHit> FlatIndex::SearchSparseInt8(const float* query,
   }
   std::vector<VectorHit> found = top.Take();
   if (stats != nullptr) stats->candidates_scored += scored + found.size();
-  std::vector<VectorHit> hits = Rescored(query, std::move(found), k);
+  std::vector<VectorHit> hits = params.exact_scores
+                                    ? Rescored(query, std::move(found), k)
+                                    : ScoredFromCodes(query, nonzero, std::move(found), k);
   return vector_internal::DropBelow(std::move(hits), params.min_score);
+}
+
+float FlatIndex::Int8Score(const float* query, std::span<const uint32_t> dims, float scale,
+                           const int8_t* codes, size_t stride) {
+  float sum = 0.0f;
+  for (uint32_t d : dims) sum += query[d] * static_cast<float>(codes[d * stride]);
+  return sum * scale;
+}
+
+std::vector<VectorHit> FlatIndex::ScoredFromCodes(const float* query,
+                                                  std::span<const uint32_t> nonzero,
+                                                  std::vector<VectorHit> hits, size_t k) const {
+  std::vector<uint32_t> dims;  // damaged columns left out, as the scan did
+  for (uint32_t d : nonzero) {
+    if (ColumnReadable(d)) dims.push_back(d);
+  }
+  // Ascending ids: the columns' bytes are read in address order.
+  std::sort(hits.begin(), hits.end(), [](const VectorHit& a, const VectorHit& b) { return a.id < b.id; });
+  const float* scales = ScaleData();
+  vector_internal::TopK top(k);
+  for (const VectorHit& h : hits) {
+    top.Push(h.id, Int8Score(query, dims, scales[h.id], CodeData() + h.id, capacity_));
+  }
+  return top.Take();
 }
 
 std::vector<VectorHit> FlatIndex::Rescored(const float* query, std::vector<VectorHit> hits,

@@ -37,7 +37,10 @@
 // candidates: a code's error is at most s/2 per coordinate, so |<q,x> -
 // <q,x̂>| <= (s/2)·‖q‖₁; m < 1 adds the skipped coordinates' share to that
 // error and reads fewer columns. Dense queries and ScoreAll read the rows
-// exactly, as the float kind does.
+// exactly, as the float kind does. A search with
+// VectorSearchParams::exact_scores false reads no row: the candidates'
+// scan sums are completed over the columns the scan skipped, and the best
+// k by <q, x̂> (x̂ the dequantized vector) come back with those scores.
 //
 // The defaults, measured (bench/vector_quantization --ann-only; recall@10
 // against float exact search over the same vectors, tie-aware recall
@@ -192,6 +195,13 @@ class FlatIndex final : public VectorIndex {
   // True when every search is exact (a float column copy): ScoreAll is then
   // what ranking every vector would give.
   bool exact() const { return column_copy_ == ColumnCopy::kFloat; }
+  // The approximate score of one vector (VectorSearchParams::exact_scores
+  // false): scale·Σ q_d·codes[d·stride] over `dims` in the order given, in
+  // float. The one function every int8 score comes from, so a vector scores
+  // the same bits in a column copy (stride = capacity) and as a row (stride
+  // 1: LayeredIndex's appended rows, encoded as a rebuild would).
+  static float Int8Score(const float* query, std::span<const uint32_t> dims, float scale,
+                         const int8_t* codes, size_t stride);
 
   // Appends rows (ids Size() .. Size()+rows.rows-1). All-or-nothing: a batch
   // with the wrong column count, a short data array or a non-finite value is
@@ -240,6 +250,10 @@ class FlatIndex final : public VectorIndex {
   // VectorIndex order.
   std::vector<VectorHit> Rescored(const float* query, std::vector<VectorHit> hits,
                                   size_t k) const;
+  // VectorSearchParams::exact_scores == false: `hits` scored by Int8Score
+  // over the query's `nonzero` dimensions, best k.
+  std::vector<VectorHit> ScoredFromCodes(const float* query, std::span<const uint32_t> nonzero,
+                                         std::vector<VectorHit> hits, size_t k) const;
   const float* RowData() const { return adopted_ ? adopted_rows_.data() : rows_.data.data(); }
   // Rows [start, start + n) in place, verified; null when damaged.
   const float* BlockRows(size_t start, size_t n) const;

@@ -8,6 +8,7 @@
 #include "vector/dot_product.h"
 #include "vector/hnsw_index.h"
 #include "vector/index_util.h"
+#include "vector/quantized.h"
 
 namespace flowrag {
 
@@ -188,7 +189,8 @@ std::vector<VectorHit> LayeredIndex::SearchAppended(const float* query,
   // Scored with the kernel an HNSW index scores its nodes with and an int8
   // flat index rescores its candidates with (a float flat index's
   // sparse-query path sums in another order), so a hit's score is the one
-  // the base's kind gives.
+  // the base's kind gives (an int8 base's codes when it is asked for
+  // approximate scores).
   if (!vector_internal::AllFinite(query, Dimension())) return {};
   std::vector<const float*> rows;
   std::vector<uint32_t> ids;
@@ -198,7 +200,23 @@ std::vector<VectorHit> LayeredIndex::SearchAppended(const float* query,
     ids.push_back(live + i);
   }
   std::vector<float> scores(rows.size());
-  vector_internal::DotProductGather(query, rows.data(), rows.size(), Dimension(), scores.data());
+  std::vector<uint32_t> dims;  // the query's non-zeros
+  for (uint32_t d = 0; d < Dimension(); ++d) {
+    if (query[d] != 0.0f) dims.push_back(d);
+  }
+  if (!params.exact_scores && dynamic_cast<const FlatIndex*>(base_.get()) != nullptr &&
+      dims.size() * FlatIndex::kSparseFraction <= Dimension()) {
+    // The int8 base's approximate scores (its sparse-query path): the row
+    // as a rebuild would encode it.
+    std::vector<int8_t> codes(Dimension());
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const float scale = vector_internal::EncodeInt8PerVector(rows[i], Dimension(), codes.data(), 1);
+      scores[i] = FlatIndex::Int8Score(query, dims, scale, codes.data(), 1);
+    }
+  } else {
+    vector_internal::DotProductGather(query, rows.data(), rows.size(), Dimension(),
+                                      scores.data());
+  }
   if (stats != nullptr) stats->candidates_scored += rows.size();
   vector_internal::TopK top(params.k);
   for (size_t i = 0; i < rows.size(); ++i) top.Push(ids[i], scores[i]);
