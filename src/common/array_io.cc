@@ -7,11 +7,11 @@
 
 namespace flowrag {
 
-Status ArraySink::PutStrings(std::string_view name, const StringArena& strings) {
+Status ArraySink::PutStrings(std::string_view name, const StringArena& strings, bool random) {
   FLOWRAG_RETURN_IF_ERROR(strings.bytes().VerifyAll());  // a lazy arena's damage is not copied
   std::string base(name);
   FLOWRAG_RETURN_IF_ERROR(Put<uint64_t>(base + ".o", strings.offsets().span()));
-  return Put<char>(base + ".b", strings.bytes().span());
+  return Put<char>(base + ".b", strings.bytes().span(), random);
 }
 
 Result<ArraySource::LazyBytes> ArraySource::GetLazyBytes(std::string_view name, ArrayKind kind,

@@ -84,8 +84,10 @@ class ArraySink {
   Status PutScalar(std::string_view name, T value) {
     return Put<T>(name, std::span<const T>(&value, 1));
   }
-  // A StringArena as two arrays: `<name>.o` offsets and `<name>.b` bytes.
-  Status PutStrings(std::string_view name, const StringArena& strings);
+  // A StringArena as two arrays: `<name>.o` offsets and `<name>.b` bytes;
+  // `random` is the bytes' hint (texts read one at a time, by id: a 4 KiB
+  // block verified and one page mapped per text instead of 64 KiB).
+  Status PutStrings(std::string_view name, const StringArena& strings, bool random = false);
 };
 
 class ArraySource {

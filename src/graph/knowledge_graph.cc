@@ -309,9 +309,10 @@ Status KnowledgeGraph::ExportArrays(ArraySink& sink) const {
   FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<uint64_t>("kg.num_fact_texts", num_fact_texts()));
   FLOWRAG_RETURN_IF_ERROR(sink.PutStrings("kg.entity_names", entity_names_));
   FLOWRAG_RETURN_IF_ERROR(sink.PutStrings("kg.entity_types", entity_types_));
-  FLOWRAG_RETURN_IF_ERROR(sink.PutStrings("kg.description_texts", description_texts_));
+  // The texts read lazily, one fact or description at a time (random).
+  FLOWRAG_RETURN_IF_ERROR(sink.PutStrings("kg.description_texts", description_texts_, true));
   FLOWRAG_RETURN_IF_ERROR(sink.PutStrings("kg.relation_texts", relation_texts_));
-  FLOWRAG_RETURN_IF_ERROR(sink.PutStrings("kg.fact_texts", fact_texts_));
+  FLOWRAG_RETURN_IF_ERROR(sink.PutStrings("kg.fact_texts", fact_texts_, true));
   FLOWRAG_RETURN_IF_ERROR(sink.Put<int64_t>("kg.entity_ids", entity_ids_));
   FLOWRAG_RETURN_IF_ERROR(sink.Put<float>("kg.abstractness", abstractness_));
   FLOWRAG_RETURN_IF_ERROR(sink.Put<float>("kg.raw_abstractness", raw_abstractness_));

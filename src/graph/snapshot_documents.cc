@@ -41,7 +41,7 @@ Status ExportSnapshotDocuments(const SnapshotText& text, ArraySink& sink) {
   FLOWRAG_RETURN_IF_ERROR(sink.Put<int64_t>("doc.id", ids));
   FLOWRAG_RETURN_IF_ERROR(sink.PutStrings("doc.ext", external));
   FLOWRAG_RETURN_IF_ERROR(sink.PutStrings("doc.title", titles));
-  FLOWRAG_RETURN_IF_ERROR(sink.PutStrings("doc.text", texts));
+  FLOWRAG_RETURN_IF_ERROR(sink.PutStrings("doc.text", texts, /*random=*/true));  // by passage
   FLOWRAG_RETURN_IF_ERROR(sink.Put<uint64_t>("doc.brk.o", break_offsets, /*random=*/true));
   FLOWRAG_RETURN_IF_ERROR(sink.Put<uint32_t>("doc.brk", breaks, /*random=*/true));
   std::vector<int64_t> passage_ids(P);
