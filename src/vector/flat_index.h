@@ -38,9 +38,10 @@
 // <q,x̂>| <= (s/2)·‖q‖₁; m < 1 adds the skipped coordinates' share to that
 // error and reads fewer columns. Dense queries and ScoreAll read the rows
 // exactly, as the float kind does. A search with
-// VectorSearchParams::exact_scores false reads no row: the candidates'
-// scan sums are completed over the columns the scan skipped, and the best
-// k by <q, x̂> (x̂ the dequantized vector) come back with those scores.
+// VectorSearchParams::exact_scores false reads no row: each candidate is
+// scored from its codes over every non-zero of the query (Int8Score, the
+// skipped columns too), and the best k by <q, x̂> (x̂ the dequantized
+// vector) come back with those scores.
 //
 // The defaults, measured (bench/vector_quantization --ann-only; recall@10
 // against float exact search over the same vectors, tie-aware recall

@@ -43,9 +43,9 @@ struct VectorSearchParams {
   size_t rescore = 0;
   float scan_mass = 0.0f;
   // A FlatIndex with int8 columns: false returns the candidates' scores
-  // from the codes instead (the scan's sums completed over the query's
-  // columns it skipped: <q, x̂> with x̂ the dequantized vector, error at
-  // most (s/2)·‖q‖₁, vector/quantized.h), reading no float row. For a
+  // from the codes instead (over every non-zero of the query: <q, x̂> with
+  // x̂ the dequantized vector, error at most (s/2)·‖q‖₁,
+  // vector/quantized.h), reading no float row. For a
   // caller that needs many scores and not their last digits (a graph
   // method's dense prior reads 128); other kinds ignore it.
   bool exact_scores = true;
