@@ -182,10 +182,11 @@ def main():
             if n % args.every == 0 or n == len(asked):
                 print(f"| {n} | {row(server.pid)} |", flush=True)
         latencies.sort()
-        p99 = latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))]
-        print(f"\nlatency (client, loopback HTTP) over {len(latencies)} queries: "
-              f"p50 {statistics.median(latencies):.2f} ms, p99 {p99:.2f} ms, "
-              f"max {latencies[-1]:.2f} ms")
+        if latencies:  # --queries 1 asks only the first question
+            p99 = latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))]
+            print(f"\nlatency (client, loopback HTTP) over {len(latencies)} queries: "
+                  f"p50 {statistics.median(latencies):.2f} ms, p99 {p99:.2f} ms, "
+                  f"max {latencies[-1]:.2f} ms")
         if args.sections:
             print(f"\nresident sections of {args.sections} after the last query:\n")
             segment_residency.print_table(
