@@ -284,7 +284,8 @@ std::vector<VectorHit> FlatIndex::SearchSparseInt8(const float* query,
       mass += std::fabs(query[d]);
     }
   }
-  const std::vector<uint32_t> nonzero = dims;  // ascending
+  // Ascending, for the scores from the codes (the scan reorders `dims`).
+  const std::vector<uint32_t> nonzero = params.exact_scores ? std::vector<uint32_t>{} : dims;
   const float scan_mass = params.scan_mass > 0.0f ? params.scan_mass : kDefaultScanMass;
   if (scan_mass < 1.0f) {  // the largest |q_d| up to that share, then in column order
     std::sort(dims.begin(), dims.end(), [query](uint32_t a, uint32_t b) {

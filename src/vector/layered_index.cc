@@ -108,7 +108,21 @@ Status LayeredIndex::Add(const FloatMatrix& rows) {
   if (rows.rows == 0) return Status::Ok();
   FLOWRAG_RETURN_IF_ERROR(vector_internal::ValidateRows(rows, Dimension(), Size()));
   if (delta_ == nullptr) delta_ = std::make_unique<FlatIndex>(Dimension(), rows.rows);
+  codes_ = std::make_unique<AppendedCodes>();
   return delta_->Add(rows);
+}
+
+const LayeredIndex::AppendedCodes& LayeredIndex::Codes() const {
+  std::call_once(codes_->once, [this] {
+    const size_t d = Dimension(), n = delta_->Size();
+    codes_->codes.resize(n * d);
+    codes_->scales.resize(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      codes_->scales[i] =
+          vector_internal::EncodeInt8PerVector(delta_->Row(i), d, codes_->codes.data() + i * d, 1);
+    }
+  });
+  return *codes_;
 }
 
 uint32_t LayeredIndex::BaseRow(uint32_t id) const {
@@ -200,18 +214,20 @@ std::vector<VectorHit> LayeredIndex::SearchAppended(const float* query,
     ids.push_back(live + i);
   }
   std::vector<float> scores(rows.size());
-  std::vector<uint32_t> dims;  // the query's non-zeros
-  for (uint32_t d = 0; d < Dimension(); ++d) {
-    if (query[d] != 0.0f) dims.push_back(d);
+  std::vector<uint32_t> dims;  // the query's non-zeros, for approximate scores
+  if (!params.exact_scores && dynamic_cast<const FlatIndex*>(base_.get()) != nullptr) {
+    for (uint32_t d = 0; d < Dimension(); ++d) {
+      if (query[d] != 0.0f) dims.push_back(d);
+    }
   }
-  if (!params.exact_scores && dynamic_cast<const FlatIndex*>(base_.get()) != nullptr &&
-      dims.size() * FlatIndex::kSparseFraction <= Dimension()) {
-    // The int8 base's approximate scores (its sparse-query path): the row
-    // as a rebuild would encode it.
-    std::vector<int8_t> codes(Dimension());
+  if (!dims.empty() && dims.size() * FlatIndex::kSparseFraction <= Dimension()) {
+    // The int8 base's approximate scores (its sparse-query path), from the
+    // rows encoded as a rebuild would encode them.
+    const AppendedCodes& c = Codes();
     for (size_t i = 0; i < rows.size(); ++i) {
-      const float scale = vector_internal::EncodeInt8PerVector(rows[i], Dimension(), codes.data(), 1);
-      scores[i] = FlatIndex::Int8Score(query, dims, scale, codes.data(), 1);
+      const size_t row = ids[i] - live;
+      scores[i] = FlatIndex::Int8Score(query, dims, c.scales[row],
+                                       c.codes.data() + row * Dimension(), 1);
     }
   } else {
     vector_internal::DotProductGather(query, rows.data(), rows.size(), Dimension(),

@@ -43,6 +43,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -124,10 +125,21 @@ class LayeredIndex final : public VectorIndex {
                                     VectorSearchStats* stats) const;
   std::vector<VectorHit> SearchAppended(const float* query, const VectorSearchParams& params,
                                         VectorSearchStats* stats) const;
+  // The appended rows' int8 codes (row-major) and scales, as a rebuild
+  // would encode them (EncodeInt8PerVector): made at the first approximate
+  // search (VectorSearchParams::exact_scores false), not once per query.
+  struct AppendedCodes {
+    std::once_flag once;
+    std::vector<int8_t> codes;
+    std::vector<float> scales;
+  };
+  const AppendedCodes& Codes() const;
 
   std::shared_ptr<const VectorIndex> base_;
   std::vector<uint32_t> deleted_;     // ascending base rows
   std::unique_ptr<FlatIndex> delta_;  // appended rows; null when none
+  // Of delta_; replaced by Add (which has exclusive access).
+  std::unique_ptr<AppendedCodes> codes_ = std::make_unique<AppendedCodes>();
 };
 
 }  // namespace flowrag
