@@ -310,6 +310,34 @@ TEST(EngineTest, DeleteDocumentUpdatesTheSnapshot) {
   for (const auto& p : res->passages) EXPECT_NE(p.document_id, "d4");
 }
 
+// The engine hides a document before its store delete runs; when the store
+// refuses the delete, the document comes back. Here another engine deleted it
+// first, so this engine's snapshot (it does not follow the store) still
+// holds it and the store has none.
+TEST(EngineTest, ADeleteTheStoreRefusesShowsTheDocumentAgain) {
+  TempDir dir;
+  WriteFile(dir.File("c.jsonl"), Corpus(8));
+  auto engine = Engine::Open(dir.File("s.db"));
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  ASSERT_TRUE((*engine)->Index({dir.File("c.jsonl")}, SmallBatches()).ok());
+  ASSERT_TRUE((*engine)->GetDocument("d4").ok());
+  {
+    auto other = Engine::Open(dir.File("s.db"));
+    ASSERT_TRUE(other.ok()) << other.status().ToString();
+    ASSERT_TRUE((*other)->DeleteDocument("d4").ok());
+  }
+  EXPECT_EQ((*engine)->DeleteDocument("d4").code(), StatusCode::kNotFound);
+  EXPECT_TRUE((*engine)->GetDocument("d4").ok());
+  QueryOptions q;
+  q.method = "bm25";
+  q.top_k = 10;
+  auto res = (*engine)->Query("document number 4", q);
+  ASSERT_TRUE(res.ok()) << res.status().ToString();
+  bool found = false;
+  for (const auto& p : res->passages) found |= p.document_id == "d4";
+  EXPECT_TRUE(found) << "the refused delete left the document hidden";
+}
+
 }  // namespace FLOWRAG_TEST_FILE
 }  // namespace
 }  // namespace flowrag

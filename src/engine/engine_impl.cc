@@ -190,13 +190,20 @@ Status EngineImpl::ReadStoreConsistently(const std::function<Status(Store&)>& re
   return reader_->ReadConsistently([&] { return read(*reader_); });
 }
 
-void EngineImpl::PublishTombstone(std::string_view document_id) {
+std::shared_ptr<const ReadSession> EngineImpl::PublishTombstone(std::string_view document_id) {
   std::shared_ptr<const ReadSession> current = published();
-  if (current == nullptr) return;
+  if (current == nullptr) return nullptr;
   std::shared_ptr<const ReadSession> hidden = current->WithTombstone(document_id);
-  if (hidden == nullptr) return;
+  if (hidden == nullptr) return nullptr;
   std::lock_guard<std::mutex> lock(session_mu_);
   session_ = std::move(hidden);
+  return current;
+}
+
+void EngineImpl::WithdrawTombstone(std::shared_ptr<const ReadSession> before) {
+  if (before == nullptr) return;
+  std::lock_guard<std::mutex> lock(session_mu_);
+  session_ = std::move(before);
 }
 
 void EngineImpl::SwapSnapshot(std::shared_ptr<const Snapshot> snap) {

@@ -160,10 +160,14 @@ class EngineImpl final : public Engine {
       -> decltype(read(std::declval<const ReadSession&>()));
   // The rebuild (above), unless another thread did it. Takes write_mu_.
   Status RebuildAfterDamage() const;
-  // Publishes the current session with document `document_id` (deleted from
-  // the store) hidden; nothing when no session holds it. REQUIRES write_mu_
-  // held (no other publish between the read and the swap).
-  void PublishTombstone(std::string_view document_id);
+  // Publishes the current session with document `document_id` (being
+  // deleted from the store) hidden and returns the session it replaced;
+  // null, publishing nothing, when no session holds the document. REQUIRES
+  // write_mu_ held (no other publish between the read and the swap).
+  std::shared_ptr<const ReadSession> PublishTombstone(std::string_view document_id);
+  // Publishes `before` again in place of the session PublishTombstone made
+  // (a delete that failed). REQUIRES write_mu_ held.
+  void WithdrawTombstone(std::shared_ptr<const ReadSession> before);
   // The options every snapshot of this engine is built with.
   Result<SnapshotOptions> SnapshotBuildOptions() const;
   // The persister published `written`'s segment: when `written` is still

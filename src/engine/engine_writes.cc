@@ -102,13 +102,20 @@ Status EngineImpl::DeleteDocument(std::string_view document_id) {
   FLOWRAG_RETURN_IF_ERROR(LoadCurrentSegment());
   FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<IndexRun> run, BeginRun(IndexRun::VectorCheck::kSkip));
   FLOWRAG_ASSIGN_OR_RETURN(const bool was_current, SessionIsCurrent());
+  // Visible at once: the published snapshot with the document hidden, from
+  // before the store's delete (its transaction takes seconds at 10^6
+  // passages, GraphWriter::Canonicalise reading the mentions of the hub
+  // entities the document names) until a snapshot without the document
+  // replaces it (session/tombstones.h). A delete that fails shows the
+  // document again.
+  std::shared_ptr<const ReadSession> before = PublishTombstone(document_id);
   Status deleted = run->DeleteDocument(document_id);
   ForgetSchemaInput();  // the document may have been a record's
-  FLOWRAG_RETURN_IF_ERROR(deleted);
+  if (!deleted.ok()) {
+    WithdrawTombstone(std::move(before));
+    return deleted;
+  }
   embedder_ = run->embedder();
-  // Visible at once: the published snapshot with the document hidden, until
-  // one without it replaces it (session/tombstones.h).
-  PublishTombstone(document_id);
   // The current snapshot without the document (when it was the store's
   // state before the delete), else a rebuild.
   std::shared_ptr<const Snapshot> current = published_snapshot();

@@ -1,10 +1,12 @@
 // Tombstones: documents deleted from the store that the published snapshot
-// still holds. A delete commits in the store at once, but its exact snapshot
-// (Snapshot::Remove: the graph and indexes without the document) takes time
-// that grows with the corpus (seconds at 10^5 passages). Between the two the
-// engine publishes the old snapshot's session with the document tombstoned
-// (EngineImpl::DeleteDocument), so a delete is visible to queries as soon as
-// it is committed; the exact snapshot then replaces that session.
+// still holds. The store's delete takes seconds at 10^6 passages (its
+// transaction renames the hub entities the document named), and its exact
+// snapshot (Snapshot::Remove: the graph and indexes without the document)
+// longer still. The engine publishes the old snapshot's session with the
+// document tombstoned before either (EngineImpl::DeleteDocument), so a
+// delete is visible to queries as soon as it is asked for; the exact
+// snapshot then replaces that session, or, when the store's delete fails,
+// the session from before the tombstone comes back.
 //
 // Hidden while tombstoned: the document's passages in every ranked list,
 // node score, subgraph edge and explanation path of a query (the retriever
