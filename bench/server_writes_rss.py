@@ -17,12 +17,14 @@ document (insert) or no longer lists it (delete) is its visibility.
 With --load-threads N, N threads ask METHOD questions back to back from the
 first write to the last, and their latency (HTTP round trip, so an upper
 bound on the server's) is reported as p50 / p99 / max: do queries stay fast
-while the writes run?
+while the writes run? With --settle S, S seconds after the last write (the
+persister has then written and mapped its segment) the questions are asked
+again and the RSS sampled once more: what the writes left behind.
 
 Usage: bench/server_writes_rss.py --db STORE [--corpus corpus.jsonl]
          [--questions questions.jsonl] [--writes 100] [--every 10]
          [--method qafd] [--pause SECONDS] [--flowrag build/release/tools/flowrag]
-         [--keep DIR] [--load-threads N]
+         [--keep DIR] [--load-threads N] [--settle SECONDS]
 
 Prints one markdown table row per sample and the ratios of the last sample
 to the first.
@@ -86,6 +88,8 @@ def main():
     ap.add_argument("--writes", type=int, default=100)
     ap.add_argument("--every", type=int, default=10)
     ap.add_argument("--method", default="qafd")
+    ap.add_argument("--settle", type=float, default=0.0,
+                    help="then wait this long, ask the questions again and sample the RSS")
     ap.add_argument("--pause", type=float, default=0.0,
                     help="seconds between one insert-and-delete and the next")
     ap.add_argument("--flowrag", default=os.path.join(ROOT, "build/release/tools/flowrag"))
@@ -225,6 +229,17 @@ def main():
         stop_load.set()
         for t in loaders:
             t.join()
+        if args.settle > 0:
+            # The background work of the last writes (the persister writing
+            # and mapping their segment) ends; the questions asked again.
+            time.sleep(args.settle)
+            for i, _ in enumerate(questions):
+                ask(i)
+            settled = memory(server.pid)
+            print(f"RSS {args.settle:.0f} s after the last write and {len(questions)} questions: "
+                  f"{settled['VmRSS']:.0f} MiB (anon {settled['RssAnon']:.0f}, file "
+                  f"{settled['RssFile']:.0f}), {settled['VmRSS'] / first['VmRSS']:.2f} of the "
+                  f"open's (anon {settled['RssAnon'] / max(first['RssAnon'], 1):.2f})")
         if load_ms:
             q = sorted(load_ms)
             print(f"{args.method} queries during the writes ({args.load_threads} threads, "

@@ -10,14 +10,17 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <functional>
 #include <fstream>
 #include <set>
+#include <thread>
 #include <string>
 #include <vector>
 
+#include "engine/parts_persister.h"
 #include "flowrag/engine.h"
 #include "graph/graph_io.h"
 #include "graph/snapshot.h"
@@ -167,6 +170,33 @@ TEST_F(SnapshotSegmentTest, IndexWritesOneSegmentAtTheStoreGeneration) {
   EXPECT_EQ(view->generation(), s.store->Generation().value());
   // Nothing in the database: the segment replaces the parts.
   EXPECT_FALSE(s.store->GetSnapshotPart(kBm25Part).value().has_value());
+}
+
+// Writes back to back keep scheduling a newer snapshot within the
+// persister's delay (engine/parts_persister.h): it still writes one,
+// `max_wait` after the first.
+TEST_F(SnapshotSegmentTest, APersisterWritesWhileSchedulesKeepComing) {
+  OpenStore s(CopyOfDemo(), /*read_only=*/false);
+  // A generation the store has no segment of yet.
+  ASSERT_TRUE(s.store->DeleteDocument("people/corin_aske.md").ok());
+  SnapshotOptions so = WithLocalFacts(s.Options(/*use_parts=*/false));
+  so.persistable = true;
+  auto snap = Snapshot::Build(*s.store, s.embedder, so);
+  ASSERT_TRUE(snap.ok()) << snap.status().ToString();
+  PartsPersister persister(s.store.get(), std::chrono::milliseconds(400), nullptr,
+                           std::chrono::milliseconds(1000));
+  // Every 50 ms, for at most 30 s: a persister that waits for a quiet
+  // delay never writes.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!(*snap)->SegmentPublished() && std::chrono::steady_clock::now() < deadline) {
+    persister.Schedule(*snap);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE((*snap)->SegmentPublished());
+  EXPECT_TRUE(persister.LastError().empty()) << persister.LastError();
+  auto view = SegmentsOf(s.store->SegmentDirectory());
+  ASSERT_NE(view, nullptr);
+  EXPECT_EQ(view->generation(), (*snap)->generation());
 }
 
 TEST_F(SnapshotSegmentTest, SnapshotFromTheSegmentEqualsSnapshotFromRows) {

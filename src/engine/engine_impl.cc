@@ -25,7 +25,7 @@ Result<std::unique_ptr<EngineImpl>> EngineImpl::Create(const std::string& db_pat
   engine->services_->schema = [e] { return e->ReadSchemaInput(); };
   if (!options.read_only) {
     // Inserts served over HTTP come in bursts: their parts are written
-    // once the burst is over.
+    // once the burst is over, or 10 s into a burst that goes on.
     engine->persister_ =
         std::make_unique<PartsPersister>(engine->store_.get(), std::chrono::milliseconds(500),
                                          [e](std::shared_ptr<const Snapshot> written) {

@@ -15,8 +15,10 @@ PartsPersister::~PartsPersister() {
 void PartsPersister::Schedule(std::shared_ptr<const Snapshot> snapshot) {
   {
     std::lock_guard<std::mutex> lock(mu_);
+    const auto now = std::chrono::steady_clock::now();
+    if (pending_ == nullptr) latest_due_ = now + max_wait_;
     pending_ = std::move(snapshot);
-    due_ = std::chrono::steady_clock::now() + delay_;
+    due_ = std::min(now + delay_, latest_due_);
     if (!thread_.joinable()) thread_ = std::thread([this] { Run(); });
   }
   cv_.notify_all();

@@ -6,10 +6,15 @@
 // inserts and deletes served over HTTP must not wait for it, nor write them
 // after every one of a burst. Schedule() remembers the latest snapshot; a
 // background thread writes its parts once `delay` has passed without a newer
-// one. Only the latest matters: an older snapshot's parts describe a
-// generation the store has left, and SnapshotSource::PutSnapshotPart would
-// refuse them anyway. A process that stops before the delay loses nothing but
-// speed: the next open derives what is missing from the rows.
+// one, or `max_wait` after the first snapshot of the burst was scheduled,
+// whichever comes first: writes back to back (one a second on 2wiki under
+// bench/server_writes_rss.py) would otherwise postpone it for as long as
+// they last, and a crash then would leave the next open to rebuild the
+// whole snapshot from the rows. Only the latest matters: an older
+// snapshot's parts describe a generation the store has left, and
+// SnapshotSource::PutSnapshotPart would refuse them anyway. A process that
+// stops before the delay loses nothing but speed: the next open derives
+// what is missing from the rows.
 //
 // After the background thread published a snapshot's segment, it hands the
 // snapshot to `on_published` (the engine then maps the segment in place of
@@ -22,6 +27,7 @@
 #ifndef FLOWRAG_ENGINE_PARTS_PERSISTER_H_
 #define FLOWRAG_ENGINE_PARTS_PERSISTER_H_
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -40,13 +46,18 @@ class PartsPersister {
   // `store` is not owned and must outlive the persister; `on_published` may
   // be null.
   PartsPersister(SnapshotSource* store, std::chrono::milliseconds delay,
-                 Published on_published = nullptr)
-      : store_(store), delay_(delay), on_published_(std::move(on_published)) {}
+                 Published on_published = nullptr,
+                 std::chrono::milliseconds max_wait = std::chrono::seconds(10))
+      : store_(store),
+        delay_(delay),
+        max_wait_(std::max(delay, max_wait)),
+        on_published_(std::move(on_published)) {}
   ~PartsPersister();
   PartsPersister(const PartsPersister&) = delete;
   PartsPersister& operator=(const PartsPersister&) = delete;
 
-  // Writes `snapshot`'s parts after the delay, unless a newer one comes.
+  // Writes `snapshot`'s parts after the delay, unless a newer one comes
+  // (but at most max_wait after the oldest pending schedule).
   void Schedule(std::shared_ptr<const Snapshot> snapshot);
   // Writes the pending snapshot's parts now, on the calling thread.
   void Flush();
@@ -58,13 +69,14 @@ class PartsPersister {
   void Write(const Snapshot& snapshot);
 
   SnapshotSource* store_;
-  const std::chrono::milliseconds delay_;
+  const std::chrono::milliseconds delay_, max_wait_;
   const Published on_published_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::string last_error_;  // guarded by mu_
   std::shared_ptr<const Snapshot> pending_;
   std::chrono::steady_clock::time_point due_;
+  std::chrono::steady_clock::time_point latest_due_;  // max_wait after the burst's first
   bool stop_ = false;
   std::thread thread_;  // started by the first Schedule()
 };
