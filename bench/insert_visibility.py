@@ -14,7 +14,17 @@ visibility. bench/server_writes_rss.py measures the same through urllib
 
 --in-place inserts into STORE itself (a 10^6 store is too large to copy).
 
+--deletes: once an insert's request has returned, deletes the document
+(DELETE /v1/documents/{id}) the same way and polls until the answer no
+longer cites it: the delete's visibility and request time.
+
+--load-threads N --questions FILE: N threads ask FILE's questions (METHOD,
+top 5) back to back on kept-alive connections from the first write to the
+last, and their latency is reported as p50 / p99 / max (issue 34 point 3:
+writes visible while queries run, and the queries' p99 meanwhile).
+
 Usage: bench/insert_visibility.py --db STORE [--inserts 5] [--in-place]
+         [--deletes] [--load-threads N --questions questions.jsonl [--method qafd]]
          [--flowrag build/release/tools/flowrag] [--keep DIR]
 """
 import argparse
@@ -27,6 +37,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from server_writes_rss import copy_store, free_port  # same directory
@@ -48,13 +59,29 @@ def wait_for(port, server, log):
     sys.exit("insert_visibility: the server did not answer")
 
 
-def one_insert(port, n):
-    doc_id = f"visibility-probe-{n}"
-    title = f"Quolvanex Prime {n}"
+def probe(n):
+    """The n-th probe document's id and title."""
+    return f"visibility-probe-{n}", f"Quolvanex Prime {n}"
+
+
+def insert_request(n):
+    doc_id, title = probe(n)
     body = json.dumps({"documents": [{"id": doc_id, "title": title,
                                       "text": f"{title} is a river first recorded in 1801."}]})
-    request = (f"POST /v1/documents HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-               f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n{body}")
+    return (f"POST /v1/documents HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n{body}")
+
+
+def delete_request(n):
+    doc_id, _ = probe(n)
+    return (f"DELETE /v1/documents/{doc_id} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            f"Content-Length: 0\r\n\r\n")
+
+
+def one_write(port, n, request, want_cited):
+    """Sends `request` and polls until the probe's title query cites the
+    probe document (want_cited) or no longer does."""
+    doc_id, title = probe(n)
     query = json.dumps({"question": title, "method": "bm25", "top_k": 1})
     poller = http.client.HTTPConnection("127.0.0.1", port)
     poller.connect()
@@ -67,7 +94,7 @@ def one_insert(port, n):
                        headers={"Content-Type": "application/json"})
         answer = poller.getresponse().read()
         polls += 1
-        if doc_id.encode() in answer:
+        if (doc_id.encode() in answer) == want_cited:
             visible = time.perf_counter() - start
             break
     poll_start = time.perf_counter()
@@ -85,8 +112,53 @@ def one_insert(port, n):
     insert.close()
     poller.close()
     if not reply.startswith(b"HTTP/1.1 200"):
-        sys.exit("insert_visibility: the insert failed: " + reply[:200].decode(errors="replace"))
+        sys.exit("insert_visibility: the write failed: " + reply[:200].decode(errors="replace"))
     return visible * 1000, polls, poll * 1000, total * 1000
+
+
+class QueryLoad:
+    """Threads asking questions back to back until stopped; latencies in ms."""
+
+    def __init__(self, port, questions, method, threads):
+        self.latencies, self.errors = [], 0
+        self._stop = threading.Event()
+        self._threads = [threading.Thread(target=self._run, args=(port, questions[t::threads],
+                                                                  method))
+                         for t in range(threads)]
+        for t in self._threads:
+            t.start()
+
+    def _run(self, port, questions, method):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+        i = 0
+        while not self._stop.is_set():
+            body = json.dumps({"question": questions[i % len(questions)], "method": method,
+                               "top_k": 5})
+            start = time.perf_counter()
+            conn.request("POST", "/v1/query", body=body,
+                         headers={"Content-Type": "application/json"})
+            response = conn.getresponse()
+            response.read()
+            self.latencies.append((time.perf_counter() - start) * 1000)
+            self.errors += response.status != 200
+            i += 1
+        conn.close()
+
+    def stop(self):
+        self._stop.set()
+        for t in self._threads:
+            t.join()
+        q = sorted(self.latencies)
+        if not q:
+            return "no query finished"
+        return (f"{len(q)} queries: p50 {q[len(q) // 2]:.1f} ms, "
+                f"p99 {q[min(len(q) - 1, int(len(q) * 0.99))]:.1f} ms, max {q[-1]:.1f} ms, "
+                f"{self.errors} errors")
+
+
+def read_questions(path):
+    with open(path) as f:
+        return [json.loads(line)["question"] for line in f if line.strip()]
 
 
 def main():
@@ -98,7 +170,14 @@ def main():
     ap.add_argument("--in-place", action="store_true",
                     help="insert into --db itself, not a copy (a store too large to copy: "
                          "its documents visibility-probe-N stay in it)")
+    ap.add_argument("--deletes", action="store_true",
+                    help="delete each probe after its insert and time that too")
+    ap.add_argument("--load-threads", type=int, default=0)
+    ap.add_argument("--questions", help="questions.jsonl for --load-threads")
+    ap.add_argument("--method", default="qafd", help="the load's method")
     args = ap.parse_args()
+    if args.load_threads > 0 and not args.questions:
+        sys.exit("insert_visibility: --load-threads needs --questions")
     scratch = args.keep or tempfile.mkdtemp(prefix="flowrag-visibility-")
     os.makedirs(scratch, exist_ok=True)
     db = args.db if args.in_place else copy_store(args.db, scratch)
@@ -110,16 +189,35 @@ def main():
                                   stdout=out, stderr=subprocess.STDOUT)
     try:
         wait_for(port, server, log)
-        visible = []
+        visible, gone = [], []
         where = "in place" if args.in_place else f"copy in {scratch}"
-        print(f"store {args.db} ({where}); {args.inserts} inserts\n")
-        print("| insert | visible ms | polls | poll ms | request ms |")
+        load = ""
+        if args.load_threads > 0:
+            load = f", {args.load_threads} threads asking {args.method} questions meanwhile"
+        print(f"store {args.db} ({where}); {args.inserts} inserts{load}\n")
+        print("| write | visible ms | polls | poll ms | request ms |")
         print("|---|---|---|---|---|")
+        query_load = None
+        if args.load_threads > 0:
+            query_load = QueryLoad(port, read_questions(args.questions), args.method,
+                                   args.load_threads)
         for n in range(1, args.inserts + 1):
-            ms, polls, poll, total = one_insert(port, n)
+            ms, polls, poll, total = one_write(port, n, insert_request(n), True)
             visible.append(ms)
-            print(f"| {n} | {ms:.1f} | {polls} | {poll:.1f} | {total:.0f} |", flush=True)
-        print(f"\nvisible after {statistics.median(visible):.1f} ms (median of {len(visible)})")
+            print(f"| insert {n} | {ms:.1f} | {polls} | {poll:.1f} | {total:.0f} |", flush=True)
+            if args.deletes:
+                ms, polls, poll, total = one_write(port, n, delete_request(n), False)
+                gone.append(ms)
+                print(f"| delete {n} | {ms:.1f} | {polls} | {poll:.1f} | {total:.0f} |",
+                      flush=True)
+        print(f"\ninsert visible after {statistics.median(visible):.1f} ms "
+              f"(median of {len(visible)})")
+        if gone:
+            print(f"delete visible after {statistics.median(gone):.1f} ms "
+                  f"(median of {len(gone)})")
+        if query_load is not None:
+            print(f"{args.method} queries during the writes ({args.load_threads} threads): "
+                  f"{query_load.stop()}")
     finally:
         server.terminate()
         server.wait()
