@@ -27,8 +27,8 @@ constexpr double kMaxBodyMib = 4096;
 // come from the arenas, and what they free there stays resident: an arena's
 // top below the trim threshold (raised with it, up to 64 MiB) is never
 // handed back, malloc_trim included. On 2wiki, after 100 inserts and
-// deletes back to back (bench/server_writes_rss.py --settle), the server
-// held 1.7-2.1x its RSS after open, 1.2x with these fixed thresholds: an
+// deletes back to back and 15 s of rest, the server held 1.62x its RSS
+// after open, 1.41x with these fixed thresholds (doc/scale.md): an
 // allocation of 1 MiB or more gets a mapping of its own, returned at free.
 // A GLIBC_TUNABLES setting from the environment is left as it is.
 void ReturnLargeFreesToTheSystem() {
