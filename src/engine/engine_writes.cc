@@ -103,7 +103,7 @@ Status EngineImpl::DeleteDocument(std::string_view document_id) {
   FLOWRAG_ASSIGN_OR_RETURN(std::unique_ptr<IndexRun> run, BeginRun(IndexRun::VectorCheck::kSkip));
   FLOWRAG_ASSIGN_OR_RETURN(const bool was_current, SessionIsCurrent());
   // Visible at once: the published snapshot with the document hidden, from
-  // before the store's delete (its transaction takes seconds at 10^6
+  // before the store's delete (its transaction can take seconds at 10^6
   // passages, GraphWriter::Canonicalise reading the mentions of the hub
   // entities the document names) until a snapshot without the document
   // replaces it (session/tombstones.h). A delete that fails shows the

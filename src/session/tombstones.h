@@ -1,6 +1,7 @@
 // Tombstones: documents deleted from the store that the published snapshot
-// still holds. The store's delete takes seconds at 10^6 passages (its
-// transaction renames the hub entities the document named), and its exact
+// still holds. The store's delete can take seconds at 10^6 passages (its
+// transaction recomputes the names of the hub entities the document names:
+// 2 s in a profile of stop 51, doc/scale.md), and its exact
 // snapshot (Snapshot::Remove: the graph and indexes without the document)
 // longer still. The engine publishes the old snapshot's session with the
 // document tombstoned before either (EngineImpl::DeleteDocument), so a
