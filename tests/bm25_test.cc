@@ -246,7 +246,7 @@ TEST(Bm25PruningTest, TopKEqualsABruteForceScorerOnFrameWordsAndNames) {
     for (int j = 0, m = static_cast<int>(rng() % 3); j < m; ++j) {
       query.push_back(names[rng() % names.size()]);
     }
-    for (size_t k : {1u, 5u, 20u}) {
+    for (size_t k : {1u, 5u, 20u, 128u}) {
       for (auto [k1, b] : {std::pair{1.2, 0.75}, std::pair{2.0, 1.0}}) {
         size_t scored = 0;
         const std::vector<Bm25Hit> got = idx.SearchTokens(query, k, {k1, b}, &scored);
