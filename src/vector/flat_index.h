@@ -60,7 +60,10 @@
 // no measured loss; m = 0.8 loses on short queries. The scan adds its
 // columns to 32 rows at a time held in registers (AxpyInt8Columns): the
 // dense method's p50 at 10^6, 200 questions, 12.1 and 8.3 ms against 16.6
-// and 11.4 ms one column at a time (two alternating runs, doc/scale.md).
+// and 11.4 ms one column at a time (two alternating runs, doc/scale.md);
+// since stop 53 in groups of 8 columns over blocks of 16,384 rows, which
+// the prefetcher follows: 3.9-4.1 ms against 6.5-7.8 ms (beside an index
+// run; quantized.cc kColumnGroup).
 // Why not HNSW for these vectors: the built-in embedder's passage vectors
 // fill ~40% of their dimensions and crowd together (they share the corpus'
 // frequent words), and hnswlib's recall@10 against exact search fell to

@@ -73,7 +73,8 @@ void AxpyInt8At(SimdLevel level, float a, const int8_t* codes, float* y, size_t 
 // y_i += Σ_j a_j·columns_j[i] for i in [0, n), j in [0, m) in that order,
 // one FMA per term at AVX2 (a multiply and an add in portable code): the
 // same bits as AxpyInt8 called once per column, without reading and
-// writing y once per column (the sums of a run of rows stay in registers).
+// writing y once per column (the sums of a run of rows stay in registers
+// while a group of 8 columns adds to them; quantized.cc kColumnGroup).
 // O(n·m).
 void AxpyInt8ColumnsAt(SimdLevel level, const float* a, const int8_t* const* columns, size_t m,
                        float* y, size_t n);
