@@ -205,6 +205,22 @@ TEST_F(DemoGraphTest, RelinkingManyPassagesInSmallBatches) {
   EXPECT_EQ(DumpGraph(db), before);
 }
 
+// The default extraction batch (4,096 passages offline: the demo in one
+// transaction) and one passage per transaction build the same graph.
+TEST_F(DemoGraphTest, TheExtractionBatchSizeDoesNotChangeTheGraph) {
+  const std::string one = dir_.File("one.db");
+  {
+    auto e = Engine::Open(one);
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    IndexOptions o;
+    o.extract_batch_size = 1;
+    auto r = (*e)->Index({kDemo}, o);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_GT(r->passages_extracted, 1u);
+  }
+  EXPECT_EQ(DumpGraph(one), DumpGraph(dir_.File("demo.db")));
+}
+
 TEST_F(DemoGraphTest, DeleteOfUnknownDocumentChangesNothing) {
   const std::vector<std::string> before = DumpGraph(dir_.File("demo.db"));
   Status st = engine_->DeleteDocument("no/such/doc.md");

@@ -80,8 +80,14 @@ struct IndexOptions {
   // and descriptions), "openie" (SemFlowRAG A.5.1: NER then triples),
   // "lightrag" (QAFD-RAG A4.2 tuples).
   std::string llm_prompt_style = "openie";
-  // Passages per extraction transaction.
-  size_t extract_batch_size = 256;
+  // Passages per extraction transaction (schema records: records per graph
+  // transaction). 0, the default, picks by extractor: 4,096 for the offline
+  // extractor, whose batches take milliseconds and whose transactions each
+  // write every index page of the graph tables they touch once (10^5
+  // synthetic passages: 19 GB written at 256, 7.3 GB at 4,096; doc/scale.md
+  // "Index run"), 256 for the LLM extractor and for schema records (a batch's
+  // model answers are stored together, so a smaller batch shows progress).
+  size_t extract_batch_size = 0;
   // Extraction workers (threads) of this run, offline extractor. Index runs
   // on one store at the same time (other processes and machines included)
   // share the extraction: each worker claims batches of pending passages

@@ -240,7 +240,7 @@ Status ExtractClaimedBatches(IndexContext& ctx, const HeuristicExtractor& extrac
       if (Status st = PollInterrupt(options); !st.ok()) return fail(std::move(st));
       Result<std::vector<GraphSink::PendingPassage>> batch = graph.ClaimPassagesForExtraction(
           name, worker, static_cast<int64_t>(options.extract_lease_seconds),
-          options.extract_batch_size, after);
+          ExtractBatchSize(options, /*offline=*/true), after);
       if (!batch.ok()) return fail(batch.status());
       if (batch->empty() && after > 0) {
         after = 0;
@@ -333,7 +333,7 @@ Status RelinkNewNames(IndexContext& ctx, const HeuristicExtractor& extractor,
     return Status::Ok();
   }));
   ctx.report.passages_relinked += stale.size();
-  const size_t batch_size = ctx.options.extract_batch_size;
+  const size_t batch_size = ExtractBatchSize(ctx.options, /*offline=*/true);
   for (size_t start = 0; start < stale.size(); start += batch_size) {
     std::vector<GraphSink::PendingPassage> batch(
         std::make_move_iterator(stale.begin() + start),
@@ -453,7 +453,8 @@ Status ExtractWithLlm(IndexContext& ctx, const ExtractionSetup& setup) {
   while (true) {
     FLOWRAG_RETURN_IF_ERROR(PollInterrupt(ctx.options));
     FLOWRAG_ASSIGN_OR_RETURN(
-        auto batch, graph.PassagesPendingExtraction(name, after, ctx.options.extract_batch_size));
+        auto batch, graph.PassagesPendingExtraction(
+                        name, after, ExtractBatchSize(ctx.options, /*offline=*/false)));
     if (batch.empty()) break;
     after = batch.back().passage_id;
     const EmbedHashes hashes = HashesOf(batch);

@@ -48,6 +48,15 @@ struct IndexContext {
   IndexRunRecord& run;  // the run's journal row; phases keep its counters current
 };
 
+// IndexOptions::extract_batch_size, its 0 resolved: kOfflineExtractBatch for
+// the offline (heuristic) extractor, kModelExtractBatch for the others.
+inline constexpr size_t kOfflineExtractBatch = 4096;
+inline constexpr size_t kModelExtractBatch = 256;
+inline size_t ExtractBatchSize(const IndexOptions& options, bool offline) {
+  if (options.extract_batch_size > 0) return options.extract_batch_size;
+  return offline ? kOfflineExtractBatch : kModelExtractBatch;
+}
+
 // IndexOptions::interrupt, polled between batches: OK when unset.
 inline Status PollInterrupt(const IndexOptions& options) {
   return options.interrupt ? options.interrupt() : Status::Ok();

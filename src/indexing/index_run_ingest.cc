@@ -55,8 +55,8 @@ Result<IngestReport> IndexRun::Ingest(const std::string& dir, const SchemaContra
                                       const IngestOptions& options) {
   FLOWRAG_RETURN_IF_ERROR(options.index.chunking.Validate());
   FLOWRAG_RETURN_IF_ERROR(ResolveExtractor(options.index, HasChatModel(engine_)).status());
-  if (options.index.batch_size == 0 || options.index.extract_batch_size == 0) {
-    return Status::InvalidArgument("ingest: batch sizes must be positive");
+  if (options.index.batch_size == 0) {
+    return Status::InvalidArgument("ingest: the batch size must be positive");
   }
   const auto start = SteadyClock::now();
   IngestReport report;

@@ -94,7 +94,7 @@ using RecordApply =
 Status ForRecordBatches(IndexContext& ctx, const ConstructionPlan& plan,
                         const std::unordered_map<std::string, std::vector<int64_t>>& passages,
                         const RecordApply& apply) {
-  const size_t batch = ctx.options.extract_batch_size;
+  const size_t batch = ExtractBatchSize(ctx.options, /*offline=*/false);
   IndexReport& ix = ctx.report;
   for (size_t begin = 0; begin < plan.records.size(); begin += batch) {
     GraphWriteReport g;

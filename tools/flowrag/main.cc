@@ -100,6 +100,11 @@ CLI::App* AddIndexCommand(CLI::App& app, IndexArgs* ia) {
   index->add_option("--batch-size", ia->index.batch_size, "Documents per transaction")
       ->capture_default_str();
   index
+      ->add_option("--extract-batch-size", ia->index.extract_batch_size,
+                   "Passages per extraction transaction; 0: 4096 offline, 256 with a model")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
+  index
       ->add_option("--workers", ia->index.workers,
                    "Extraction workers of this run; concurrent index runs on one store share "
                    "the extraction (doc/storage.md)")
