@@ -9,7 +9,8 @@
 // other processes share and the kernel may evict. So the persister's thread
 // opens it and, if nothing newer was published meanwhile, swaps it in; the
 // private snapshot goes when its last query ends, and its pages are handed
-// back to the system (malloc_trim) instead of staying in the allocator.
+// back to the system (malloc_trim) instead of staying in the allocator,
+// with the writer connection's SQLite page cache (Store::ReleaseMemory).
 // Then the segment the private snapshot still mapped is deleted, as it is
 // when the engine closes (~EngineImpl).
 //
@@ -59,6 +60,7 @@ void EngineImpl::MapPublishedSegment(std::shared_ptr<const Snapshot> written) {
     std::unique_lock<std::mutex> lock(write_mu_, std::try_to_lock);
     if (!lock.owns_lock() || published_snapshot() != written) return;
     SwapSnapshot(std::move(mapped));
+    (void)store_->ReleaseMemory();  // no write holds its pages now
   }
   written.reset();
 #ifdef __GLIBC__

@@ -270,6 +270,12 @@ Status Store::ReadConsistently(const std::function<Status()>& body) {
   return st.ok() ? ended : st;
 }
 
+Status Store::ReleaseMemory() {
+  if (dialect() != SqlDialect::kSqlite) return Status::Ok();
+  std::lock_guard<std::mutex> lock(mu_);
+  return conn_->Exec("PRAGMA shrink_memory");
+}
+
 Status Store::InWriteTransaction(const std::function<Status()>& body) {
   return InTransaction([&]() -> Status {
     const int64_t before = conn_->TotalChanges();

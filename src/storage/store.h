@@ -542,6 +542,13 @@ class Store final : public DocumentStore,
   // read it makes sees one committed state. For a store no other thread
   // uses meanwhile (a reader from OpenReader()); `body` does not write.
   Status ReadConsistently(const std::function<Status()>& body);
+  // Hands the connection's unused page cache back to the allocator
+  // (SQLite's PRAGMA shrink_memory; nothing on PostgreSQL, whose cache is
+  // the server's). A writer's cache grows to 64 MiB (PrepareForWrites);
+  // a served store calls this once a burst of writes has settled
+  // (EngineImpl::MapPublishedSegment), so that cache does not stay resident
+  // between bursts. The next write reads its pages again.
+  Status ReleaseMemory();
   Result<WriterLock> AcquireWriterLock(std::chrono::milliseconds wait) override {
     return WriterLock::Acquire(location_, wait);
   }
