@@ -452,9 +452,9 @@ Status ExtractWithLlm(IndexContext& ctx, const ExtractionSetup& setup) {
   int64_t after = 0;
   while (true) {
     FLOWRAG_RETURN_IF_ERROR(PollInterrupt(ctx.options));
-    FLOWRAG_ASSIGN_OR_RETURN(
-        auto batch, graph.PassagesPendingExtraction(
-                        name, after, ExtractBatchSize(ctx.options, /*offline=*/false)));
+    FLOWRAG_ASSIGN_OR_RETURN(auto batch,
+                             graph.PassagesPendingExtraction(
+                                 name, after, ExtractBatchSize(ctx.options, /*offline=*/false)));
     if (batch.empty()) break;
     after = batch.back().passage_id;
     const EmbedHashes hashes = HashesOf(batch);

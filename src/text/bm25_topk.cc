@@ -81,7 +81,8 @@ void DropUnreachable(size_t k, double rest, std::vector<Candidate>* candidates,
   scratch->clear();
   for (const Candidate& c : *candidates) scratch->push_back(c.partial);
   const double floor = KthLargest(scratch, k) * (1.0 - kMargin) - rest * (1.0 + kMargin);
-  std::erase_if(*candidates, [&](const Candidate& c) { return c.partial * (1.0 + kMargin) < floor; });
+  std::erase_if(*candidates,
+                [&](const Candidate& c) { return c.partial * (1.0 + kMargin) < floor; });
 }
 
 // A posting list probed for ascending documents: each Seek gallops forward
@@ -197,7 +198,8 @@ std::optional<std::vector<Bm25Hit>> Bm25Index::PrunedTopK(
     ListCursor list(post_doc_.data() + q.lo, post_doc_.data() + q.hi);
     for (size_t c = 0; c < candidates.size(); ++c) {
       if (const uint32_t* at = list.Seek(candidates[c].doc)) {
-        score[c] += contribution(q, static_cast<uint64_t>(at - post_doc_.data()), candidates[c].doc);
+        score[c] +=
+            contribution(q, static_cast<uint64_t>(at - post_doc_.data()), candidates[c].doc);
       }
     }
   }
