@@ -37,10 +37,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
-from server_writes_rss import copy_store, free_port  # same directory
+from server_writes_rss import QueryLoad, copy_store, free_port  # same directory
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -116,44 +115,21 @@ def one_write(port, n, request, want_cited):
     return visible * 1000, polls, poll * 1000, total * 1000
 
 
-class QueryLoad:
-    """Threads asking questions back to back until stopped; latencies in ms."""
-
-    def __init__(self, port, questions, method, threads):
-        self.latencies, self.errors = [], 0
-        self._stop = threading.Event()
-        self._threads = [threading.Thread(target=self._run, args=(port, questions[t::threads],
-                                                                  method))
-                         for t in range(threads)]
-        for t in self._threads:
-            t.start()
-
-    def _run(self, port, questions, method):
+def kept_alive_asker(port, questions, method):
+    """make_ask for QueryLoad: one kept-alive connection per thread."""
+    def make_ask(_):
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
-        i = 0
-        while not self._stop.is_set():
+
+        def ask(i):
             body = json.dumps({"question": questions[i % len(questions)], "method": method,
                                "top_k": 5})
-            start = time.perf_counter()
             conn.request("POST", "/v1/query", body=body,
                          headers={"Content-Type": "application/json"})
             response = conn.getresponse()
             response.read()
-            self.latencies.append((time.perf_counter() - start) * 1000)
-            self.errors += response.status != 200
-            i += 1
-        conn.close()
-
-    def stop(self):
-        self._stop.set()
-        for t in self._threads:
-            t.join()
-        q = sorted(self.latencies)
-        if not q:
-            return "no query finished"
-        return (f"{len(q)} queries: p50 {q[len(q) // 2]:.1f} ms, "
-                f"p99 {q[min(len(q) - 1, int(len(q) * 0.99))]:.1f} ms, max {q[-1]:.1f} ms, "
-                f"{self.errors} errors")
+            return response.status == 200
+        return ask
+    return make_ask
 
 
 def read_questions(path):
@@ -199,8 +175,8 @@ def main():
         print("|---|---|---|---|---|")
         query_load = None
         if args.load_threads > 0:
-            query_load = QueryLoad(port, read_questions(args.questions), args.method,
-                                   args.load_threads)
+            query_load = QueryLoad(kept_alive_asker(port, read_questions(args.questions),
+                                                    args.method), args.load_threads)
         for n in range(1, args.inserts + 1):
             ms, polls, poll, total = one_write(port, n, insert_request(n), True)
             visible.append(ms)

@@ -71,6 +71,44 @@ def memory(pid):
     return out
 
 
+class QueryLoad:
+    """`threads` threads asking questions back to back until stop(). Each
+    thread t gets its own asker from make_ask(t) (a kept-alive connection,
+    say) and calls it with i = t, t + threads, ...; the asker returns
+    whether the answer was a success. Latencies in ms."""
+
+    def __init__(self, make_ask, threads):
+        self.latencies, self.errors = [], 0
+        self._threads_n = threads
+        self._stop = threading.Event()
+        self._threads = [threading.Thread(target=self._run, args=(make_ask, t))
+                         for t in range(threads)]
+        for t in self._threads:
+            t.start()
+
+    def _run(self, make_ask, t):
+        ask = make_ask(t)
+        i = t
+        while not self._stop.is_set():
+            start = time.perf_counter()
+            ok = ask(i)
+            self.latencies.append((time.perf_counter() - start) * 1000)
+            self.errors += not ok
+            i += self._threads_n
+
+    def stop(self):
+        """Joins the threads; their latencies as p50 / p99 / max."""
+        self._stop.set()
+        for t in self._threads:
+            t.join()
+        q = sorted(self.latencies)
+        if not q:
+            return "no query finished"
+        return (f"{len(q)} queries: p50 {q[len(q) // 2]:.1f} ms, "
+                f"p99 {q[min(len(q) - 1, int(len(q) * 0.99))]:.1f} ms, max {q[-1]:.1f} ms, "
+                f"{self.errors} errors")
+
+
 def copy_store(db, scratch):
     target = os.path.join(scratch, os.path.basename(db))
     shutil.copyfile(db, target)
@@ -185,19 +223,14 @@ def main():
         print(f"| 0 | {first['VmRSS']:.0f} | {first['RssAnon']:.0f} | {first['RssFile']:.0f} "
               "| | | | |")
         inserts, deletes, insert_seen, delete_seen = [], [], [], []
-        load_ms, stop_load = [], threading.Event()
 
-        def load(t):
-            i = t
-            while not stop_load.is_set():
-                start = time.monotonic()
-                ask(i)
-                load_ms.append((time.monotonic() - start) * 1000)
-                i += args.load_threads
+        def make_ask(_):
+            def ask_ok(i):
+                ask(i)  # raises on an HTTP error
+                return True
+            return ask_ok
 
-        loaders = [threading.Thread(target=load, args=(t,)) for t in range(args.load_threads)]
-        for t in loaders:
-            t.start()
+        load = QueryLoad(make_ask, args.load_threads) if args.load_threads > 0 else None
         last = first
         for n, p in enumerate(passages[:args.writes], start=1):
             doc_id = f"rss-probe-{n}"
@@ -226,9 +259,7 @@ def main():
         print(f"RSS after {args.writes} writes / after open: {last['VmRSS'] / first['VmRSS']:.2f} "
               f"(anon {last['RssAnon'] / max(first['RssAnon'], 1):.2f}); peak (VmHWM) "
               f"{last['VmHWM']:.0f} MiB")
-        stop_load.set()
-        for t in loaders:
-            t.join()
+        load_summary = load.stop() if load is not None else None
         if args.settle > 0:
             # The background work of the last writes (the persister writing
             # and mapping their segment) ends; the questions asked again.
@@ -240,11 +271,9 @@ def main():
                   f"{settled['VmRSS']:.0f} MiB (anon {settled['RssAnon']:.0f}, file "
                   f"{settled['RssFile']:.0f}), {settled['VmRSS'] / first['VmRSS']:.2f} of the "
                   f"open's (anon {settled['RssAnon'] / max(first['RssAnon'], 1):.2f})")
-        if load_ms:
-            q = sorted(load_ms)
-            print(f"{args.method} queries during the writes ({args.load_threads} threads, "
-                  f"{len(q)} queries): p50 {q[len(q) // 2]:.1f} ms, "
-                  f"p99 {q[min(len(q) - 1, int(len(q) * 0.99))]:.1f} ms, max {q[-1]:.1f} ms")
+        if load_summary is not None:
+            print(f"{args.method} queries during the writes ({args.load_threads} threads): "
+                  f"{load_summary}")
         print(f"A visibility poll (bm25 query of the text's first 300 characters, then 20 ms "
               f"of sleep) took {statistics.median(poll_ms):.0f} ms (median of {len(poll_ms)}): "
               f"a write is seen up to that much after it is visible.")
