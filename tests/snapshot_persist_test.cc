@@ -70,7 +70,7 @@ class FaultySource final : public SnapshotSource {
     return store_.CountDocumentsAndPassages();
   }
   Status ForEachPassageEmbedding(std::string_view model,
-                                 const std::function<Status(int64_t, std::string_view)>& fn,
+                                 const std::function<Status(int64_t, std::span<const float>)>& fn,
                                  int64_t after_id) override {
     return store_.ForEachPassageEmbedding(model, fn, after_id);
   }

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/half.h"
 #include "common/hash.h"
 #include "storage/document_texts.h"
 #include "store_docs.h"
@@ -78,7 +79,7 @@ TEST(StoreTest, RoundTripDocumentsPassagesEmbeddings) {
   auto m = (*store)->GetEmbeddings("m", h, 3, &found);
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(found, (std::vector<bool>{true, false}));
-  EXPECT_FLOAT_EQ(m->row(0)[1], 0.8f);
+  EXPECT_EQ(m->row(0)[1], HalfToFloat(FloatToHalf(0.8f)));  // stored as float16
   auto missing = (*store)->PassagesMissingEmbeddings("m", 10);
   ASSERT_TRUE(missing.ok());
   ASSERT_EQ(missing->size(), 1u);

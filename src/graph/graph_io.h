@@ -86,10 +86,13 @@ inline constexpr int kGraphRowsFormat = 1;
 // Graph vectors: the part holds the fact texts' index as a sparse or flat
 // one (a HalfRowsIndex is written as its rows), which reading turns into
 // the HalfRowsIndex a fresh build makes (graph_vectors.h AsFactIndex).
-inline constexpr int kGraphVectorsFormat = 1;
-inline constexpr int kPassageVectorsFormat = 1;
+// The three vector parts are at format 2 since the stored vectors they are
+// built from read as float16 (storage/vector_blob.h): a part built from
+// the floats before is built again, as a fresh build would.
+inline constexpr int kGraphVectorsFormat = 2;
+inline constexpr int kPassageVectorsFormat = 2;
 // The part's own framing; the index bytes carry HnswIndex::kFormatVersion.
-inline constexpr int kPassageHnswFormat = 1;
+inline constexpr int kPassageHnswFormat = 2;
 
 // Keys: fingerprints of the code each part depends on (see above).
 // Bm25PartKey: the tokens of probe texts under `tokenizer` (its language

@@ -143,23 +143,17 @@ Status ReadPassageVectors(SnapshotSource& store, const std::string& model,
   std::vector<bool> have(num_rows, false);
   FLOWRAG_RETURN_IF_ERROR(store.ForEachPassageEmbedding(
       model,
-      [&](int64_t passage_id, std::string_view blob) -> Status {
-        if (vectors->cols == 0 && !blob.empty() && blob.size() % sizeof(float) == 0) {
-          *vectors = FloatMatrix(num_rows, blob.size() / sizeof(float));
-        }
-        if (vectors->cols == 0 || blob.size() != vectors->cols * sizeof(float)) {
-          const std::string expected = vectors->cols == 0
-                                           ? "a whole number of floats"
-                                           : std::to_string(vectors->cols * sizeof(float)) + " (" +
-                                                 std::to_string(vectors->cols) + " floats)";
+      [&](int64_t passage_id, std::span<const float> vector) -> Status {
+        if (vectors->cols == 0) *vectors = FloatMatrix(num_rows, vector.size());
+        if (vector.size() != vectors->cols) {
           return Status::Corruption(store.path() + ": the cached embedding of passage " +
-                                    std::to_string(passage_id) + " is " +
-                                    std::to_string(blob.size()) + " bytes, expected " + expected +
-                                    " (the store is damaged)");
+                                    std::to_string(passage_id) + " has " +
+                                    std::to_string(vector.size()) + " coordinates, expected " +
+                                    std::to_string(vectors->cols) + " (the store is damaged)");
         }
         auto it = passage_index.find(passage_id);
         if (it == passage_index.end()) return Status::Ok();  // written meanwhile: Build retries
-        std::memcpy(vectors->row(it->second), blob.data(), blob.size());
+        std::copy(vector.begin(), vector.end(), vectors->row(it->second));
         have[it->second] = true;
         return Status::Ok();
       },

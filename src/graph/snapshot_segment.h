@@ -67,8 +67,10 @@
 
 namespace flowrag {
 
-// Bump when the set of sections or their meaning changes.
-inline constexpr int64_t kSnapshotSegmentFormat = 2;  // 2: HNSW arrays
+// Bump when the set of sections or their meaning changes. 2: HNSW arrays;
+// 3: passage vectors built from float16 stored vectors (storage/
+// vector_blob.h), so a segment of the floats before is built again.
+inline constexpr int64_t kSnapshotSegmentFormat = 3;
 inline constexpr char kSnapshotSegmentKind[] = "snapshot";
 
 // The current snapshot segment in `dir` for store generation `generation`,

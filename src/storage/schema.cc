@@ -209,7 +209,35 @@ CREATE TABLE snapshot_chunks(
 INSERT INTO meta(key, value) VALUES ('generation', '1') ON CONFLICT DO NOTHING;
 )sql";
 
-// PostgreSQL at format 6: the same tables, columns and indexes as kV1..kV6
+// Format 7: embeddings.vector holds float16 values (2·dim bytes) where the
+// vector fits them, floats (4·dim bytes) otherwise and in the rows older
+// builds wrote (storage/vector_blob.h); older builds, which read every
+// vector as floats, refuse the store instead of calling its vectors
+// damaged. A new store's table is a rowid table (same columns, same key):
+// in format 1's WITHOUT ROWID table a row is an index b-tree entry, whose
+// payload above a quarter of a page spills into an overflow page of its
+// own, where a rowid table keeps a row of up to a page in its leaf (with
+// the 16 KiB pages of a new file, sqldb/sqlite_connection.cc, a 3,072-
+// dimension vector's 6 KiB among them). A migration from format 6 keeps
+// the table as it is (MigrationStep: copying it would rewrite every vector
+// and, in the file's 4 KiB pages, save nothing); readers do not depend on
+// the layout. A read-only open reads a format-6 store as it is
+// (kOldestReadableFormat).
+const char kV7[] = R"sql(
+CREATE TABLE embeddings_rowid(
+  model     TEXT NOT NULL,
+  text_hash INTEGER NOT NULL,
+  dim       INTEGER NOT NULL,
+  vector    BLOB NOT NULL,
+  PRIMARY KEY(model, text_hash)
+);
+INSERT INTO embeddings_rowid(model, text_hash, dim, vector)
+  SELECT model, text_hash, dim, vector FROM embeddings ORDER BY model, text_hash;
+DROP TABLE embeddings;
+ALTER TABLE embeddings_rowid RENAME TO embeddings;
+)sql";
+
+// PostgreSQL at format 7: the same tables, columns and indexes as kV1..kV7
 // (and, in both dialects, the indexes of AddedIndexes()).
 // INTEGER becomes BIGINT (SQLite integers are 64-bit), REAL double
 // precision, BLOB bytea, an INTEGER PRIMARY KEY an identity column; text
@@ -395,7 +423,9 @@ const char kBadVectorSizesQuery[] =
     "UNION ALL SELECT text_hash FROM embeddings WHERE model = ?1 AND dim = ?2 AND "
     "length(vector) < ?3 "
     "UNION ALL SELECT text_hash FROM embeddings WHERE model = ?1 AND dim = ?2 AND "
-    "length(vector) > ?3) AS bad";
+    "length(vector) > ?3 AND length(vector) < ?4 "
+    "UNION ALL SELECT text_hash FROM embeddings WHERE model = ?1 AND dim = ?2 AND "
+    "length(vector) > ?4) AS bad";
 
 std::span<const AddedIndex> AddedIndexes() {
   // The vector check's index, added after format 6. In a WITHOUT ROWID
@@ -410,7 +440,7 @@ std::span<const AddedIndex> AddedIndexes() {
 }
 
 const std::string& SchemaStep(int version) {
-  static const std::vector<std::string> steps = {"", kV1, kV2, kV3, kV4, kV5, kV6};
+  static const std::vector<std::string> steps = {"", kV1, kV2, kV3, kV4, kV5, kV6, kV7};
   static const std::string empty;
   return (version > 0 && version < static_cast<int>(steps.size())) ? steps[version] : empty;
 }
@@ -421,16 +451,34 @@ const std::string& PostgresSchema() {
 }
 
 std::vector<std::string> TablesOfFormat(int version) {
-  static const std::regex kCreate(R"(CREATE TABLE (?:IF NOT EXISTS )?(\w+))");
+  // The steps' CREATE, DROP and RENAME of tables, in order.
+  static const std::regex kTableDdl(
+      R"((CREATE|DROP) TABLE (?:IF NOT EXISTS )?(\w+)|ALTER TABLE (\w+) RENAME TO (\w+))");
   std::vector<std::string> tables;
   for (int v = 1; v <= version; ++v) {
     const std::string& sql = SchemaStep(v);
-    for (auto it = std::sregex_iterator(sql.begin(), sql.end(), kCreate);
+    for (auto it = std::sregex_iterator(sql.begin(), sql.end(), kTableDdl);
          it != std::sregex_iterator(); ++it) {
-      tables.push_back((*it)[1]);
+      const std::smatch& m = *it;
+      if (m[1] == "CREATE") {
+        tables.push_back(m[2]);
+      } else if (m[1] == "DROP") {
+        std::erase(tables, m[2].str());
+      } else {
+        std::replace(tables.begin(), tables.end(), m[3].str(), m[4].str());
+      }
     }
   }
   return tables;
+}
+
+const std::string& MigrationStep(int version, SqlDialect dialect) {
+  static const std::string none;
+  // PostgreSQL stores start at format 6, and its embeddings are a heap table
+  // already; a SQLite store keeps its table (kV7): format 7 changes nothing
+  // but the format number.
+  if (dialect == SqlDialect::kPostgres || version == 7) return none;
+  return SchemaStep(version);
 }
 
 }  // namespace flowrag

@@ -8,14 +8,27 @@
 #include <string_view>
 #include <vector>
 
+#include "sqldb/connection.h"
+
 namespace flowrag {
 
-// SQL that brings a store from format `version - 1` to `version` (version 1
-// creates the base tables). Empty for versions this build does not know.
+// SQL that brings a SQLite store from format `version - 1` to `version`
+// (version 1 creates the base tables). Empty for versions this build does
+// not know.
 const std::string& SchemaStep(int version);
+// The SQL a migration to `version` runs in `dialect`: SchemaStep for SQLite
+// but for format 7, which a migration only numbers (kV7); for PostgreSQL
+// (stores start at format 6) nothing so far.
+const std::string& MigrationStep(int version, SqlDialect dialect);
+
+// The oldest format this build reads as it is, without a migration (a
+// read-only open): the steps since change no column a read depends on
+// (format 7: float16 vectors, which readers decode beside the floats of
+// format 6, and the embeddings table's storage).
+inline constexpr int kOldestReadableFormat = 6;
 
 // The tables a store of format `version` has (those SchemaStep 1..version
-// create; no step drops one), in creation order.
+// create and leave, under their last names), in creation order.
 std::vector<std::string> TablesOfFormat(int version);
 
 // The DDL of a PostgreSQL store at kStoreFormatVersion, run in the
@@ -40,9 +53,10 @@ std::span<const AddedIndex> AddedIndexes();
 
 // The index run's check for damaged vectors (Store::CheckVectorSizes): the
 // number and the least text_hash of the rows of model ?1 whose `dim` is not
-// ?2 or whose vector is not ?3 bytes. Four range probes of the index
-// embeddings_sizes (model, dim, length(vector)): dim below, dim above, and
-// at dim the length below and above; neither database reads a vector or
+// ?2 or whose vector is neither ?3 (float16s) nor ?4 (floats) bytes
+// (storage/vector_blob.h). Five range probes of the index embeddings_sizes
+// (model, dim, length(vector)): dim below, dim above, and at dim the length
+// below ?3, between the two and above ?4; neither database reads a vector or
 // more index entries than the damaged rows'. (PostgreSQL's length(bytea) is
 // octet_length.)
 // tests/vector_check_test.cc checks both databases' plans.

@@ -11,6 +11,7 @@
 #include "storage/meta_value.h"
 #include "storage/schema.h"
 #include "storage/unix_time.h"
+#include "storage/vector_blob.h"
 
 namespace flowrag {
 namespace {
@@ -188,25 +189,22 @@ Status Store::CheckFormat(const StoreOptions& options) {
                                       std::to_string(kStoreFormatVersion) + "); upgrade flowrag");
   }
   format_version_ = v;
-  if (v < kStoreFormatVersion) {
-    if (options.read_only) {
-      return Status::FailedPrecondition(path_ + ": store format " + std::to_string(v) +
-                                        " needs a migration; open it writable once");
-    }
-    FLOWRAG_RETURN_IF_ERROR(Migrate(v));
-  }
-  return Status::Ok();
+  if (v == kStoreFormatVersion) return Status::Ok();
+  if (!options.read_only) return Migrate(v);
+  if (v >= kOldestReadableFormat) return Status::Ok();
+  return Status::FailedPrecondition(path_ + ": store format " + std::to_string(v) +
+                                    " needs a migration; open it writable once");
 }
 
 Status Store::Migrate(int from_version) {
   for (int v = from_version + 1; v <= kStoreFormatVersion; ++v) {
-    FLOWRAG_RETURN_IF_ERROR(InTransaction([&]() -> Status {
-                              FLOWRAG_RETURN_IF_ERROR(conn_->Exec(SchemaStep(v)));
-                              FLOWRAG_ASSIGN_OR_RETURN(
-                                  Statement up,
-                                  conn_->Prepare("UPDATE meta SET value=? WHERE key=?"));
-                              return up.Bind(1, std::to_string(v)).Bind(2, kVersionKey).Run();
-                            }).WithContext("migrating to format " + std::to_string(v)));
+    FLOWRAG_RETURN_IF_ERROR(
+        InTransaction([&]() -> Status {
+          FLOWRAG_RETURN_IF_ERROR(conn_->Exec(MigrationStep(v, conn_->dialect())));
+          FLOWRAG_ASSIGN_OR_RETURN(Statement up,
+                                   conn_->Prepare("UPDATE meta SET value=? WHERE key=?"));
+          return up.Bind(1, std::to_string(v)).Bind(2, kVersionKey).Run();
+        }).WithContext("migrating to format " + std::to_string(v)));
     format_version_ = v;
   }
   return Status::Ok();
@@ -542,10 +540,11 @@ Status Store::PutEmbeddings(std::string_view model, std::span<const uint64_t> ha
                        "ON CONFLICT(model, text_hash) DO UPDATE SET dim = excluded.dim, "
                        "vector = excluded.vector"));
     for (size_t i = 0; i < hashes.size(); ++i) {
+      const std::string blob = EncodeVectorBlob(vectors.row(i), vectors.cols);
       FLOWRAG_RETURN_IF_ERROR(ins.Bind(1, model)
                                   .Bind(2, HashToSql(hashes[i]))
                                   .Bind(3, static_cast<int64_t>(vectors.cols))
-                                  .BindBlob(4, vectors.row(i), vectors.cols * sizeof(float))
+                                  .BindBlob(4, blob.data(), blob.size())
                                   .Queue());
     }
     return Status::Ok();
@@ -564,14 +563,15 @@ Result<FloatMatrix> Store::GetEmbeddings(std::string_view model, std::span<const
     s.Bind(1, model).Bind(2, HashToSql(hashes[i]));
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (row) {
-      std::string_view blob = s.Blob(1);
-      if (static_cast<size_t>(s.Int(0)) != dim || blob.size() != dim * sizeof(float)) {
+      const int64_t stored_dim = s.Int(0);
+      if (static_cast<size_t>(stored_dim) != dim || !DecodeVectorBlob(s.Blob(1), dim, m.row(i))) {
+        const size_t bytes = s.Blob(1).size();
         s.Reset();
         return Status::Corruption(path_ + ": embedding for model " + std::string(model) +
-                                  " has dimension " + std::to_string(s.Int(0)) + ", expected " +
+                                  " has dimension " + std::to_string(stored_dim) + " (" +
+                                  std::to_string(bytes) + " bytes), expected " +
                                   std::to_string(dim));
       }
-      std::memcpy(m.row(i), blob.data(), blob.size());
       (*found)[i] = true;
     }
     s.Reset();
@@ -671,23 +671,37 @@ Status Store::ForEachPassage(const std::function<Status(const PassageRow&)>& fn,
   return Status::Ok();
 }
 
-Status Store::ForEachPassageEmbedding(std::string_view model,
-                                      const std::function<Status(int64_t, std::string_view)>& fn,
-                                      int64_t after_id) {
+Status Store::ForEachPassageEmbedding(
+    std::string_view model, const std::function<Status(int64_t, std::span<const float>)>& fn,
+    int64_t after_id) {
   std::lock_guard<std::mutex> lock(mu_);
   // Passages drive the join, in id order, each probing the embedding table's
   // key: `+p.embed_hash` keeps SQLite from driving it by the embeddings of
   // the model instead (all of them, then a sort, whatever `after_id`: 1.3 s
   // at 10^5 passages for an insert's few vectors, 4 ms this way).
   FLOWRAG_ASSIGN_OR_RETURN(
-      Statement s, conn_->Prepare("SELECT p.id, e.vector FROM passages p JOIN embeddings e ON "
-                                  "e.model = ? AND e.text_hash = +p.embed_hash WHERE p.id > ? "
-                                  "ORDER BY p.id"));
+      Statement s, conn_->Prepare("SELECT p.id, e.dim, e.vector FROM passages p JOIN embeddings "
+                                  "e ON e.model = ? AND e.text_hash = +p.embed_hash WHERE p.id > "
+                                  "? ORDER BY p.id"));
   s.Bind(1, model).Bind(2, after_id);
+  std::vector<float> vector;
   while (true) {
     FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
-    FLOWRAG_RETURN_IF_ERROR(fn(s.Int(0), s.Blob(1)));
+    const int64_t dim = s.Int(1);
+    const std::string_view blob = s.Blob(2);
+    const bool dim_ok = dim > 0 && dim <= static_cast<int64_t>(kMaxVectorDimension);
+    if (dim_ok) vector.resize(static_cast<size_t>(dim));
+    if (!dim_ok || !DecodeVectorBlob(blob, vector.size(), vector.data())) {
+      const int64_t passage = s.Int(0);
+      const size_t bytes = blob.size();
+      s.Reset();
+      return Status::Corruption(path_ + ": the cached embedding of passage " +
+                                std::to_string(passage) + " is " + std::to_string(bytes) +
+                                " bytes for dimension " + std::to_string(dim) +
+                                " (expected 2 or 4 bytes a coordinate; the store is damaged)");
+    }
+    FLOWRAG_RETURN_IF_ERROR(fn(s.Int(0), vector));
   }
   return Status::Ok();
 }
@@ -707,7 +721,7 @@ Status Store::CheckVectorSizes(std::string_view model, size_t dimension) {
     dim = first.Int(0);
   }
   FLOWRAG_ASSIGN_OR_RETURN(Statement bad, conn_->Prepare(kBadVectorSizesQuery));
-  bad.Bind(1, model).Bind(2, dim).Bind(3, 4 * dim);
+  bad.Bind(1, model).Bind(2, dim).Bind(3, 2 * dim).Bind(4, 4 * dim);
   FLOWRAG_ASSIGN_OR_RETURN(bool row, bad.Step());
   if (!row || bad.Int(0) == 0) return Status::Ok();
   const int64_t count = bad.Int(0);
@@ -724,8 +738,9 @@ Status Store::CheckVectorSizes(std::string_view model, size_t dimension) {
   return Status::Corruption(
       path_ + ": table embeddings: " + std::to_string(count) + " cached vector" +
       (count == 1 ? " of model " : "s of model ") + std::string(model).substr(0, 80) +
-      (count == 1 ? " is not " : " are not ") + std::to_string(dim) + " floats (" +
-      std::to_string(4 * dim) + " bytes), e.g. text hash " + std::to_string(example) + " (" + what +
+      (count == 1 ? " is not " : " are not ") + std::to_string(dim) + " float16s or floats (" +
+      std::to_string(2 * dim) + " or " + std::to_string(4 * dim) + " bytes), e.g. text hash " +
+      std::to_string(example) + " (" + what +
       "); the store is damaged: restore it from a backup, or delete those rows (they are a "
       "cache: the next index run embeds their passages again)");
 }

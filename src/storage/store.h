@@ -50,9 +50,10 @@ class GraphWriter;
 struct GraphWriteReport;
 struct ChatResponse;
 
-// The format this build writes. Older files are migrated on open; newer ones
-// are refused.
-inline constexpr int kStoreFormatVersion = 6;
+// The format this build writes. Older files are migrated on open (a
+// read-only open reads an older format when the steps since need no DDL:
+// format 7's float16 vectors); newer ones are refused.
+inline constexpr int kStoreFormatVersion = 7;
 
 struct StoreOptions {
   bool create_if_missing = true;
@@ -198,10 +199,13 @@ class EmbeddingCache {
   // generation (no snapshot changes). See Store's embed watermark.
   virtual Status MarkAllPassagesEmbedded(std::string_view model) = 0;
 
-  // Stores vectors (rows of `vectors`) under (model, hashes[i]) in one transaction.
+  // Stores vectors (rows of `vectors`) under (model, hashes[i]) in one
+  // transaction, each as float16 when it fits (storage/vector_blob.h): a
+  // lookup returns the rounded values.
   virtual Status PutEmbeddings(std::string_view model, std::span<const uint64_t> hashes,
                                const FloatMatrix& vectors) = 0;
-  // Looks up cached vectors; missing ones are reported in *found as false.
+  // Looks up cached vectors (decoded: storage/vector_blob.h); missing ones
+  // are reported in *found as false.
   virtual Result<FloatMatrix> GetEmbeddings(std::string_view model,
                                             std::span<const uint64_t> hashes, size_t dim,
                                             std::vector<bool>* found) = 0;
@@ -218,12 +222,12 @@ class EmbeddingCache {
 
   // Corruption naming the store, the model, how many rows are damaged and
   // the one with the least text hash, when a cached vector of `model` is
-  // not the `dimension` floats its row says (`dimension` 0: what the
-  // model's first row by text hash says, the same for all): what an index
-  // run checks before it writes, since it rebuilds the snapshot from these
-  // vectors afterwards. O(log n + damaged rows): four range probes of the
-  // index embeddings_sizes (schema.h, kBadVectorSizesQuery) that read no
-  // vector (without the index: four range reads of the primary key).
+  // not the `dimension` float16s or floats its row says (`dimension` 0:
+  // what the model's first row by text hash says, the same for all): what
+  // an index run checks before it writes, since it rebuilds the snapshot
+  // from these vectors afterwards. O(log n + damaged rows): five range
+  // probes of the index embeddings_sizes (schema.h, kBadVectorSizesQuery)
+  // that read no vector (without the index: range reads of the primary key).
   virtual Status CheckVectorSizes(std::string_view model, size_t dimension) = 0;
 };
 
@@ -409,10 +413,12 @@ class SnapshotSource : public GraphSource {
 
   // Visits (passage id, vector) for `model` in passage id order, for the
   // passages with an id above `after_id`; passages without a vector are
-  // skipped.
-  virtual Status ForEachPassageEmbedding(std::string_view model,
-                                         const std::function<Status(int64_t, std::string_view)>& fn,
-                                         int64_t after_id = 0) = 0;
+  // skipped. The vector is the stored one decoded (storage/vector_blob.h),
+  // valid during the call; a stored vector whose bytes do not fit its
+  // dimension is Corruption naming the passage.
+  virtual Status ForEachPassageEmbedding(
+      std::string_view model, const std::function<Status(int64_t, std::span<const float>)>& fn,
+      int64_t after_id = 0) = 0;
   // As EmbeddingCache's: cached vectors of graph texts, which a remote
   // embedder's graph is built from.
   virtual Result<FloatMatrix> GetEmbeddings(std::string_view model,
@@ -593,7 +599,7 @@ class Store final : public DocumentStore,
   Result<int64_t> DropEmbeddingsOfFamilyExcept(std::string_view family,
                                                std::string_view keep_model) override;
   Status ForEachPassageEmbedding(std::string_view model,
-                                 const std::function<Status(int64_t, std::string_view)>& fn,
+                                 const std::function<Status(int64_t, std::span<const float>)>& fn,
                                  int64_t after_id = 0) override;
   Result<size_t> EmbeddingDimension(std::string_view model) override;
   Result<std::vector<uint64_t>> EmbeddingHashes(std::string_view model) override;

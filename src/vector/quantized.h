@@ -44,19 +44,13 @@
 #include <string>
 #include <vector>
 
+#include "common/half.h"  // FloatToHalf, HalfToFloat
 #include "common/matrix.h"
 #include "flowrag/status.h"
 #include "vector/dot_product.h"
 #include "vector/vector_index.h"
 
 namespace flowrag {
-
-// ------------------------------------------------------------------ float16
-
-// float -> binary16 bits, round to nearest even; NaN stays NaN, overflow
-// gives infinity. float16 bits -> float is exact.
-uint16_t FloatToHalf(float x);
-float HalfToFloat(uint16_t h);
 
 // ------------------------------------------------------------------ kernels
 
