@@ -173,16 +173,14 @@ class SqliteConnection final : public SqlConnection {
   // mid-transaction and read every lookup's pages again (extraction of a
   // 10^6-passage corpus fell from 500 to 250 passages/s by 17%). Pages are
   // taken as used: a small store never fills it.
-  // page_size: 16 KiB for a new file (before WAL mode, which fixes it; an
-  // existing file keeps its own). A row of the store's largest table, a
-  // float16 vector of 1,024 dimensions with its key (~2,140 bytes), does not
-  // fit twice in a 4 KiB page, so each took a page of its own: 4.5 KiB a
-  // vector (447 MiB at 10^5 passages) against 2.3 KiB (223 MiB) in 16 KiB
-  // pages (doc/storage.md "Stored vectors").
+  // The page size stays SQLite's 4 KiB: 16 KiB pages would hold the stored
+  // vectors more tightly, but every graph write of an index run then logs
+  // four times the bytes (10^6 passages: extraction at 910 passages/s
+  // instead of 1,500-1,666, doc/storage.md "Stored vectors").
   Status PrepareForWrites() override {
     constexpr char kPragmas[] =
-        "PRAGMA page_size=16384; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
-        "PRAGMA journal_size_limit=67108864; PRAGMA cache_size=-65536;";
+        "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA journal_size_limit=67108864; "
+        "PRAGMA cache_size=-65536;";
     const auto deadline =
         std::chrono::steady_clock::now() + std::chrono::milliseconds(busy_timeout_ms_);
     auto pause = std::chrono::milliseconds(1);

@@ -209,20 +209,18 @@ CREATE TABLE snapshot_chunks(
 INSERT INTO meta(key, value) VALUES ('generation', '1') ON CONFLICT DO NOTHING;
 )sql";
 
-// Format 7: embeddings.vector holds float16 values (2·dim bytes) where the
-// vector fits them, floats (4·dim bytes) otherwise and in the rows older
-// builds wrote (storage/vector_blob.h); older builds, which read every
-// vector as floats, refuse the store instead of calling its vectors
-// damaged. A new store's table is a rowid table (same columns, same key):
-// in format 1's WITHOUT ROWID table a row is an index b-tree entry, whose
-// payload above a quarter of a page spills into an overflow page of its
-// own, where a rowid table keeps a row of up to a page in its leaf (with
-// the 16 KiB pages of a new file, sqldb/sqlite_connection.cc, a 3,072-
-// dimension vector's 6 KiB among them). A migration from format 6 keeps
-// the table as it is (MigrationStep: copying it would rewrite every vector
-// and, in the file's 4 KiB pages, save nothing); readers do not depend on
-// the layout. A read-only open reads a format-6 store as it is
-// (kOldestReadableFormat).
+// Format 7: embeddings.vector holds sparse float16, float16 or float values
+// (storage/vector_blob.h; floats in the rows older builds wrote); older
+// builds, which read every vector as floats, refuse the store instead of
+// calling its vectors damaged. A new store's table is a rowid table (same
+// columns, same key): in format 1's WITHOUT ROWID table a row is an index
+// b-tree entry, whose payload above ~1,000 bytes (a quarter of a 4 KiB
+// page) spills into an overflow page of its own, where a rowid table keeps
+// a row of up to a page in its leaf (a 1 KiB sparse vector: 129 MiB at
+// 10^5 passages against 447 MiB, doc/storage.md "Stored vectors"). A
+// migration from format 6 keeps the table as it is (MigrationStep: copying
+// it would rewrite every vector); readers do not depend on the layout. A
+// read-only open reads a format-6 store as it is (kOldestReadableFormat).
 const char kV7[] = R"sql(
 CREATE TABLE embeddings_rowid(
   model     TEXT NOT NULL,
@@ -423,9 +421,9 @@ const char kBadVectorSizesQuery[] =
     "UNION ALL SELECT text_hash FROM embeddings WHERE model = ?1 AND dim = ?2 AND "
     "length(vector) < ?3 "
     "UNION ALL SELECT text_hash FROM embeddings WHERE model = ?1 AND dim = ?2 AND "
-    "length(vector) > ?3 AND length(vector) < ?4 "
+    "length(vector) > ?4 AND length(vector) < ?5 "
     "UNION ALL SELECT text_hash FROM embeddings WHERE model = ?1 AND dim = ?2 AND "
-    "length(vector) > ?4) AS bad";
+    "length(vector) > ?5) AS bad";
 
 std::span<const AddedIndex> AddedIndexes() {
   // The vector check's index, added after format 6. In a WITHOUT ROWID

@@ -53,10 +53,11 @@ std::span<const AddedIndex> AddedIndexes();
 
 // The index run's check for damaged vectors (Store::CheckVectorSizes): the
 // number and the least text_hash of the rows of model ?1 whose `dim` is not
-// ?2 or whose vector is neither ?3 (float16s) nor ?4 (floats) bytes
-// (storage/vector_blob.h). Five range probes of the index embeddings_sizes
-// (model, dim, length(vector)): dim below, dim above, and at dim the length
-// below ?3, between the two and above ?4; neither database reads a vector or
+// ?2 or whose vector has a size no form of a ?2-vector has
+// (storage/vector_blob.h): below ?3 (the sparse form's bitmap), between ?4
+// (float16s) and ?5 (floats), or above ?5. Five range probes of the index
+// embeddings_sizes (model, dim, length(vector)): dim below, dim above, and
+// the three ranges at dim; neither database reads a vector or
 // more index entries than the damaged rows'. (PostgreSQL's length(bytea) is
 // octet_length.)
 // tests/vector_check_test.cc checks both databases' plans.

@@ -721,7 +721,9 @@ Status Store::CheckVectorSizes(std::string_view model, size_t dimension) {
     dim = first.Int(0);
   }
   FLOWRAG_ASSIGN_OR_RETURN(Statement bad, conn_->Prepare(kBadVectorSizesQuery));
-  bad.Bind(1, model).Bind(2, dim).Bind(3, 2 * dim).Bind(4, 4 * dim);
+  const int64_t bitmap =
+      dim > 0 ? static_cast<int64_t>(SparseVectorBitmapBytes(static_cast<size_t>(dim))) : 0;
+  bad.Bind(1, model).Bind(2, dim).Bind(3, bitmap).Bind(4, 2 * dim).Bind(5, 4 * dim);
   FLOWRAG_ASSIGN_OR_RETURN(bool row, bad.Step());
   if (!row || bad.Int(0) == 0) return Status::Ok();
   const int64_t count = bad.Int(0);
@@ -738,9 +740,9 @@ Status Store::CheckVectorSizes(std::string_view model, size_t dimension) {
   return Status::Corruption(
       path_ + ": table embeddings: " + std::to_string(count) + " cached vector" +
       (count == 1 ? " of model " : "s of model ") + std::string(model).substr(0, 80) +
-      (count == 1 ? " is not " : " are not ") + std::to_string(dim) + " float16s or floats (" +
-      std::to_string(2 * dim) + " or " + std::to_string(4 * dim) + " bytes), e.g. text hash " +
-      std::to_string(example) + " (" + what +
+      (count == 1 ? " does not fit " : " do not fit ") + std::to_string(dim) + " coordinates (" +
+      std::to_string(bitmap) + "-" + std::to_string(2 * dim) + " or " + std::to_string(4 * dim) +
+      " bytes), e.g. text hash " + std::to_string(example) + " (" + what +
       "); the store is damaged: restore it from a backup, or delete those rows (they are a "
       "cache: the next index run embeds their passages again)");
 }

@@ -222,7 +222,7 @@ class EmbeddingCache {
 
   // Corruption naming the store, the model, how many rows are damaged and
   // the one with the least text hash, when a cached vector of `model` is
-  // not the `dimension` float16s or floats its row says (`dimension` 0:
+  // not a vector of the `dimension` its row says (`dimension` 0:
   // what the model's first row by text hash says, the same for all): what
   // an index run checks before it writes, since it rebuilds the snapshot
   // from these vectors afterwards. O(log n + damaged rows): five range
