@@ -33,6 +33,9 @@ uint16_t LoadHalf(const char* p) {
 
 void StoreHalf(uint16_t h, char* p) { std::memcpy(p, &h, sizeof h); }
 
+// A stored float16 as the coordinate it reads as: ±0 as +0.
+float WidenHalf(uint16_t h) { return (h & 0x7fffu) == 0 ? 0.0f : HalfToFloat(h); }
+
 // The sparse form's values, checked against its bitmap before anything is
 // written: as many values as bits, no bit past d.
 bool DecodeSparse(std::string_view blob, size_t d, float* out) {
@@ -45,7 +48,7 @@ bool DecodeSparse(std::string_view blob, size_t d, float* out) {
   const char* value = blob.data() + bitmap;
   for (size_t i = 0; i < d; ++i) {
     if ((bits[i / 8] >> (i % 8)) & 1u) {
-      out[i] = HalfToFloat(LoadHalf(value));
+      out[i] = WidenHalf(LoadHalf(value));
       value += 2;
     } else {
       out[i] = 0.0f;
@@ -92,18 +95,12 @@ bool DecodeVectorBlob(std::string_view blob, size_t d, float* out) {
   if (!IsVectorBlobSize(blob.size(), d)) return false;
   if (blob.size() < 2 * d) return DecodeSparse(blob, d, out);
   if (blob.size() == 2 * d) {
-    for (size_t i = 0; i < d; ++i) {
-      const uint16_t h = LoadHalf(blob.data() + 2 * i);
-      out[i] = (h & 0x7fffu) == 0 ? 0.0f : HalfToFloat(h);
-    }
+    for (size_t i = 0; i < d; ++i) out[i] = WidenHalf(LoadHalf(blob.data() + 2 * i));
     return true;
   }
   std::memcpy(out, blob.data(), d * sizeof(float));
   if (AllFitHalf(out, d)) {
-    for (size_t i = 0; i < d; ++i) {
-      const uint16_t h = CanonicalHalf(out[i]);
-      out[i] = h == 0 ? 0.0f : HalfToFloat(h);
-    }
+    for (size_t i = 0; i < d; ++i) out[i] = WidenHalf(FloatToHalf(out[i]));
   }
   return true;
 }
