@@ -173,10 +173,11 @@ class SqliteConnection final : public SqlConnection {
   // mid-transaction and read every lookup's pages again (extraction of a
   // 10^6-passage corpus fell from 500 to 250 passages/s by 17%). Pages are
   // taken as used: a small store never fills it.
-  // The page size stays SQLite's 4 KiB: 16 KiB pages would hold the stored
-  // vectors more tightly, but every graph write of an index run then logs
-  // four times the bytes (10^6 passages: extraction at 910 passages/s
-  // instead of 1,500-1,666, doc/storage.md "Stored vectors").
+  // The page size stays SQLite's 4 KiB: 16 KiB pages held float16 vectors
+  // more tightly, but an index run's graph writes then log whole 16 KiB
+  // pages (10^6 passages, half the extraction: 108 GB written against 67
+  // GB), and the sparse vectors fit 4 KiB pages (doc/storage.md "Stored
+  // vectors").
   Status PrepareForWrites() override {
     constexpr char kPragmas[] =
         "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA journal_size_limit=67108864; "
