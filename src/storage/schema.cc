@@ -427,9 +427,10 @@ const char kBadVectorSizesQuery[] =
 
 std::span<const AddedIndex> AddedIndexes() {
   // The vector check's index, added after format 6. In a WITHOUT ROWID
-  // table (SQLite) an index entry ends with the primary key, so there the
-  // check's min(text_hash) reads the index alone; PostgreSQL reads the heap
-  // rows of the damaged vectors only.
+  // table (SQLite, format 6) an index entry ends with the primary key, so
+  // there the check's min(text_hash) reads the index alone; a format-7
+  // store's rowid table and PostgreSQL read the rows of the damaged vectors
+  // only.
   static const AddedIndex kIndexes[] = {
       {"embeddings_sizes",
        "CREATE INDEX embeddings_sizes ON embeddings(model, dim, length(vector))"},

@@ -699,7 +699,8 @@ Status Store::ForEachPassageEmbedding(
       return Status::Corruption(path_ + ": the cached embedding of passage " +
                                 std::to_string(passage) + " is " + std::to_string(bytes) +
                                 " bytes for dimension " + std::to_string(dim) +
-                                " (expected 2 or 4 bytes a coordinate; the store is damaged)");
+                                " (no form of a vector of that dimension, storage/vector_blob.h; "
+                                "the store is damaged)");
     }
     FLOWRAG_RETURN_IF_ERROR(fn(s.Int(0), vector));
   }
