@@ -162,23 +162,21 @@ TEST_P(VectorCheckTest, EveryDamagedRowIsCountedOnce) {
   Put(*store, kModel, 100, 50, kDim);
   Put(*store, "other", 1, 10, kDim);
   ASSERT_TRUE(store->CheckVectorSizes(kModel, kDim).ok());
+  // Model m's vector of text hash `hash` set to `bytes` zero bytes.
+  auto zeros = [&](int bytes, int hash) {
+    const std::string n = std::to_string(bytes);
+    return "UPDATE embeddings SET vector = " +
+           (Sqlite() ? "zeroblob(" + n + ")" : "decode(repeat('00', " + n + "), 'hex')") +
+           " WHERE model = 'm' AND text_hash = " + std::to_string(hash);
+  };
   std::vector<std::string> damages = {
       "UPDATE embeddings SET dim = 7 WHERE model = 'm' AND text_hash = 140",
       "UPDATE embeddings SET dim = 9 WHERE model = 'm' AND text_hash = 141",
-      std::string("UPDATE embeddings SET vector = ") +
-          (Sqlite() ? "zeroblob(31)" : "decode(repeat('00', 31), 'hex')") +
-          " WHERE model = 'm' AND text_hash = 142",
-      std::string("UPDATE embeddings SET vector = ") +
-          (Sqlite() ? "zeroblob(33)" : "decode(repeat('00', 33), 'hex')") +
-          " WHERE model = 'm' AND text_hash = 143",
-      std::string("UPDATE embeddings SET vector = ") +
-          (Sqlite() ? "zeroblob(24)" : "decode(repeat('00', 24), 'hex')") +
-          " WHERE model = 'm' AND text_hash = 147",
-      std::string("UPDATE embeddings SET vector = ") +
-          (Sqlite() ? "zeroblob(32)" : "decode(repeat('00', 32), 'hex')") +
-          " WHERE model = 'm' AND text_hash = 148",
-      std::string("UPDATE embeddings SET vector = ") + (Sqlite() ? "x''" : "decode('', 'hex')") +
-          " WHERE model = 'm' AND text_hash = 123",
+      zeros(31, 142),
+      zeros(33, 143),
+      zeros(24, 147),
+      zeros(32, 148),
+      zeros(0, 123),
       "UPDATE embeddings SET dim = 9 WHERE model = 'other'",
   };
   if (Sqlite()) {
