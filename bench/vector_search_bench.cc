@@ -185,7 +185,7 @@ void BM_DotProductBlock(benchmark::State& state) {
   const size_t n = state.range(1), d = state.range(2);
   Workload& w = GetWorkload(n, d);
   std::vector<float> scores(n);
-  const float* rows = w.flat->Row(0);
+  const float* rows = w.flat->FloatRow(0);
   size_t q = 0;
   for (auto _ : state) {
     vector_internal::DotProductBlockAt(level, w.queries.row(q), rows, n, d, scores.data());

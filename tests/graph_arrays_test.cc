@@ -111,7 +111,7 @@ TEST(AbstractnessReuseTest, UnchangedEntitiesKeepTheirValueAndReadNoVector) {
     SCOPED_TRACE(passage_two_changed ? "passage 2 changed" : "passages 0-3 the same");
     std::set<uint32_t> read;
     KnowledgeGraph::Input in = extended(SmallInput(&unused));
-    in.passage_vectors = PassageVectorRows(5, 3, [&](uint32_t r) {
+    in.passage_vectors = PassageVectorRows(5, 3, [&](uint32_t r, float*) {
       read.insert(r);
       return v2.row(r);
     });

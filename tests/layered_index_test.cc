@@ -105,8 +105,12 @@ TEST(LayeredIndexTest, OverAnExactBaseSearchesAsARebuiltExactIndex) {
   auto rebuilt = FlatIndex::FromMatrix(rows.Matrix());
   ASSERT_TRUE(rebuilt.ok());
   // Every vector where a rebuild has it.
+  std::vector<float> scratch(24);
   for (uint32_t id = 0; id < index->Size(); ++id) {
-    ASSERT_EQ(std::memcmp(index->Vector(id), rows.rows[id].data(), 24 * sizeof(float)), 0) << id;
+    ASSERT_EQ(std::memcmp(index->Vector(id, scratch.data()), rows.rows[id].data(),
+                          sizeof scratch[0] * 24),
+              0)
+        << id;
   }
   const FloatMatrix queries = RandomVectors(30, 24, 9);
   for (size_t q = 0; q < queries.rows; ++q) {
@@ -182,8 +186,9 @@ TEST(LayeredIndexTest, EditsComposeAndFoldToTheVectorsOfARebuild) {
   auto once = (*index)->Without(removed);
   ASSERT_TRUE(once.ok());
   EXPECT_EQ((*once)->Size(), 47u);
-  EXPECT_EQ(std::memcmp((*once)->Vector(0), m.row(1), 8 * sizeof(float)), 0);
-  EXPECT_EQ(std::memcmp((*once)->Vector(6), m.row(8), 8 * sizeof(float)), 0);
+  std::vector<float> scratch(8);
+  EXPECT_EQ(std::memcmp((*once)->Vector(0, scratch.data()), m.row(1), 8 * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp((*once)->Vector(6, scratch.data()), m.row(8), 8 * sizeof(float)), 0);
   const FloatMatrix more = RandomVectors(3, 8, 4);
   auto twice = (*once)->With(more);
   ASSERT_TRUE(twice.ok());
@@ -198,7 +203,7 @@ TEST(LayeredIndexTest, EditsComposeAndFoldToTheVectorsOfARebuild) {
   const std::vector<uint32_t> deleted((*thrice)->deleted_base_rows().begin(),
                                       (*thrice)->deleted_base_rows().end());
   EXPECT_EQ(deleted, (std::vector<uint32_t>{0, 4, 7, 49}));
-  EXPECT_EQ(std::memcmp((*thrice)->Vector(46), more.row(1), 8 * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp((*thrice)->Vector(46, scratch.data()), more.row(1), 8 * sizeof(float)), 0);
   const FloatMatrix all = (*thrice)->Vectors();
   EXPECT_EQ(all.rows, 48u);
   EXPECT_EQ(std::memcmp(all.row(47), more.row(2), 8 * sizeof(float)), 0);

@@ -270,7 +270,8 @@ TEST_F(SegmentStatsTest, ADamagedInt8PassageIndexIsFoundByTheQueriesThatReadIt) 
     ASSERT_TRUE((*engine)->Index({kDemo}).ok());
     EXPECT_EQ((*engine)->Stats()->passage_index, "flat-int8");
   }
-  ExpectDamageFoundByQueriesAndAnsweredAsBefore(path, int8, {"dense.codes", "dense.rows"});
+  ExpectDamageFoundByQueriesAndAnsweredAsBefore(path, int8,
+                                                {"dense.codes", "dense.packed", "dense.offsets"});
 }
 
 TEST_F(SegmentStatsTest, AServingEngineAnswersFromTheSegmentItsWriteProduced) {

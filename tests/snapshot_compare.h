@@ -127,9 +127,10 @@ inline void ExpectSameIndex(const VectorIndex* a, const VectorIndex* b, const st
   } else if (a->Kind() == "flat-int8") {
     // Built, adopted or with layered edits: the same vectors in the same
     // order (the codes are a function of them).
+    std::vector<float> xs(a->Dimension()), ys(a->Dimension());
     for (uint32_t i = 0; i < a->Size() && i < b->Size(); ++i) {
-      const float* x = StoredVector(*a, i);
-      const float* y = StoredVector(*b, i);
+      const float* x = StoredVector(*a, i, xs.data());
+      const float* y = StoredVector(*b, i, ys.data());
       ASSERT_TRUE(x != nullptr && y != nullptr) << what;
       if (!std::equal(x, x + a->Dimension(), y)) {
         ADD_FAILURE() << what << ": vector " << i << " differs";

@@ -574,10 +574,10 @@ TEST(FlatIndexArraysTest, AdoptedIndexBorrowsRowsAndColumnsAndSearchesBitForBit)
   EXPECT_FALSE(built.borrowed());
   EXPECT_EQ((*adopted)->Size(), 700u);
   EXPECT_EQ((*adopted)->Dimension(), d);
-  EXPECT_TRUE(Inside(arrays, "dense.rows", (*adopted)->Row(0)));
-  EXPECT_TRUE(Inside(arrays, "dense.rows", (*adopted)->vectors()->data()));
-  EXPECT_TRUE(SameElements(*(*adopted)->vectors(), *built.vectors()));
-  EXPECT_TRUE(SameElements(*(*adopted)->vectors(), m.data));
+  EXPECT_TRUE(Inside(arrays, "dense.rows", (*adopted)->FloatRow(0)));
+  EXPECT_TRUE(Inside(arrays, "dense.rows", (*adopted)->vectors().data()));
+  EXPECT_TRUE(SameElements((*adopted)->vectors(), built.vectors()));
+  EXPECT_TRUE(SameElements((*adopted)->vectors(), m.data));
   // The columns: column d of the file is coordinate d of every vector.
   const std::vector<float> columns = Values<float>(arrays, "dense.columns");
   ASSERT_EQ(columns.size(), 700 * d);

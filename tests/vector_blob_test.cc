@@ -118,7 +118,7 @@ TEST(VectorBlobTest, OtherSizesAreRefusedAndWriteNothing) {
   for (size_t bytes : {size_t{0}, 2 * d + 1, 3 * d, 4 * d - 1, 4 * d + 1, 8 * d}) {
     std::vector<float> out(d, -7.0f);
     EXPECT_FALSE(DecodeVectorBlob(std::string(bytes, '\0'), d, out.data())) << bytes;
-    EXPECT_FALSE(IsVectorBlobSize(bytes, d)) << bytes;
+    EXPECT_FALSE(IsVectorBytesSize(bytes, d)) << bytes;
     EXPECT_EQ(out, std::vector<float>(d, -7.0f)) << bytes;
   }
   // Sparse blobs whose bitmap does not match their values, or sets a bit
@@ -136,9 +136,9 @@ TEST(VectorBlobTest, OtherSizesAreRefusedAndWriteNothing) {
   EXPECT_TRUE(DecodeVectorBlob(bit_past_d, 6, std::vector<float>(6).data()));
   float unused = 0;
   EXPECT_FALSE(DecodeVectorBlob(std::string(4, '\0'), 0, &unused));
-  EXPECT_TRUE(IsVectorBlobSize(1, d));
-  EXPECT_TRUE(IsVectorBlobSize(2 * d, d));
-  EXPECT_TRUE(IsVectorBlobSize(4 * d, d));
+  EXPECT_TRUE(IsVectorBytesSize(1, d));
+  EXPECT_TRUE(IsVectorBytesSize(2 * d, d));
+  EXPECT_TRUE(IsVectorBytesSize(4 * d, d));
 }
 
 // A format-6 store (floats in `embeddings`) opens read-only as it is,

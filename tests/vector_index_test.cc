@@ -1058,7 +1058,7 @@ TEST(FlatIndexTest, FromMatrixAdoptsTheRowsAndSearchesAsAdd) {
   ASSERT_TRUE(adopted.ok());
   EXPECT_EQ((*adopted)->matrix().data, copy.data);
   EXPECT_EQ((*adopted)->Size(), 300u);
-  EXPECT_EQ(std::memcmp((*adopted)->Row(17), copy.row(17), 32 * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp((*adopted)->FloatRow(17), copy.row(17), 32 * sizeof(float)), 0);
   const FloatMatrix queries = RandomNormalised(5, 32, 6);
   for (size_t i = 0; i < queries.rows; ++i) {
     VectorSearchParams params;

@@ -209,7 +209,8 @@ SparseRows RowsOfIndex(const VectorIndex* index) {
   SparseRows rows;
   if (const auto* flat = dynamic_cast<const FlatIndex*>(index)) {
     rows.cols = flat->Dimension();
-    for (uint32_t i = 0; i < flat->Size(); ++i) rows.Append(flat->Row(i));
+    std::vector<float> scratch(rows.cols);
+    for (uint32_t i = 0; i < flat->Size(); ++i) rows.Append(flat->Row(i, scratch.data()));
   }
   return rows;
 }

@@ -128,6 +128,7 @@ void ComputeRawAbstractness(const PassageVectorRows& vectors,
                             const std::vector<char>& known, std::vector<float>* raw) {
   const size_t d = vectors.dim();
   std::vector<double> mean(d);
+  std::vector<float> scratch(d);
   for (size_t e = 0; e < entity_passages.size(); ++e) {
     const auto& ps = entity_passages[e];
     if (known[e] || ps.size() < 2 || d == 0) continue;
@@ -135,7 +136,7 @@ void ComputeRawAbstractness(const PassageVectorRows& vectors,
     std::fill(mean.begin(), mean.end(), 0.0);
     double sq = 0.0;
     for (uint32_t p : ps) {
-      const float* x = vectors.row(p);
+      const float* x = vectors.row(p, scratch.data());
       if (x == nullptr) continue;  // zeros
       for (size_t k = 0; k < d; ++k) {
         mean[k] += x[k];

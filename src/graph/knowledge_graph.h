@@ -111,25 +111,29 @@ struct Csr {
 
 // Passage vectors read in place, row by row (abstractness reads only the
 // rows of the entities it computes): a FloatMatrix's rows (null or empty:
-// none) or any row accessor, such as a vector index's stored rows. A null
-// row reads as zeros.
+// none) or any row accessor, such as a vector index's stored rows (in place,
+// or decoded into the scratch row it is given, which it then returns). A
+// null row reads as zeros.
 class PassageVectorRows {
  public:
   PassageVectorRows() = default;
   PassageVectorRows(const FloatMatrix* m)  // NOLINT(google-explicit-constructor)
       : rows_(m != nullptr ? m->rows : 0), dim_(m != nullptr ? m->cols : 0), matrix_(m) {}
-  PassageVectorRows(size_t rows, size_t dim, std::function<const float*(uint32_t)> row)
+  PassageVectorRows(size_t rows, size_t dim, std::function<const float*(uint32_t, float*)> row)
       : rows_(rows), dim_(dim), row_(std::move(row)) {}
   size_t rows() const { return rows_; }
   size_t dim() const { return dim_; }
   bool empty() const { return rows_ == 0 || dim_ == 0; }
-  // Row `r` (dim() floats) or null. REQUIRES r < rows().
-  const float* row(uint32_t r) const { return matrix_ != nullptr ? matrix_->row(r) : row_(r); }
+  // Row `r` (dim() floats) or null: in place, or in `scratch` (dim()
+  // floats). REQUIRES r < rows().
+  const float* row(uint32_t r, float* scratch) const {
+    return matrix_ != nullptr ? matrix_->row(r) : row_(r, scratch);
+  }
 
  private:
   size_t rows_ = 0, dim_ = 0;
   const FloatMatrix* matrix_ = nullptr;
-  std::function<const float*(uint32_t)> row_;
+  std::function<const float*(uint32_t, float*)> row_;
 };
 
 class KnowledgeGraph {

@@ -223,7 +223,8 @@ FloatMatrix VectorsOf(const VectorIndex& index) {
   if (const auto* layered = dynamic_cast<const LayeredIndex*>(&index)) return layered->Vectors();
   FloatMatrix m(index.Size(), index.Dimension());
   for (uint32_t i = 0; i < m.rows; ++i) {
-    std::memcpy(m.row(i), StoredVector(index, i), m.cols * sizeof(float));
+    const float* v = StoredVector(index, i, m.row(i));
+    if (v != m.row(i)) std::memcpy(m.row(i), v, m.cols * sizeof(float));
   }
   return m;
 }
@@ -299,9 +300,10 @@ Result<std::shared_ptr<const VectorIndex>> ExtendedDenseIndex(
     return FoldedWhenEdited(std::move(layered), options);
   }
   FloatMatrix vectors;
-  if (const auto* flat = dynamic_cast<const FlatIndex*>(old.get())) {
+  const auto* flat = dynamic_cast<const FlatIndex*>(old.get());
+  if (flat != nullptr && flat->holds_floats()) {
     vectors = flat->matrix();
-  } else if (old != nullptr && HoldsVectors(*old)) {  // HNSW, or layered edits
+  } else if (old != nullptr && HoldsVectors(*old)) {  // HNSW, packed rows, or layered edits
     vectors = VectorsOf(*old);
   }
   FLOWRAG_RETURN_IF_ERROR(
@@ -322,8 +324,8 @@ std::string_view Snapshot::DocumentText(uint32_t d) const {
 
 const FloatMatrix* Snapshot::PassageVectors() const {
   const auto* flat = dynamic_cast<const FlatIndex*>(text_->dense.get());
-  // A borrowed index has no matrix: matrix() would copy every vector.
-  return flat != nullptr && !flat->borrowed() ? &flat->matrix() : nullptr;
+  // A borrowed or packed index has no matrix: matrix() would copy every vector.
+  return flat != nullptr && !flat->borrowed() && flat->holds_floats() ? &flat->matrix() : nullptr;
 }
 
 Result<std::shared_ptr<const Snapshot>> Snapshot::Build(SnapshotSource& store,
@@ -641,9 +643,10 @@ Status Snapshot::BuildGraphFrom(KnowledgeGraph::Input&& rows, const FloatMatrix*
   if (const FloatMatrix* matrix = PassageVectors()) {
     rows.passage_vectors = matrix;
   } else if (dense != nullptr && HoldsVectors(*dense)) {
-    // An HNSW index's vectors, read in place.
+    // An HNSW index's vectors, read in place, or packed rows decoded.
     rows.passage_vectors = PassageVectorRows(
-        dense->Size(), dense->Dimension(), [dense](uint32_t p) { return StoredVector(*dense, p); });
+        dense->Size(), dense->Dimension(),
+        [dense](uint32_t p, float* scratch) { return StoredVector(*dense, p, scratch); });
   } else {
     rows.passage_vectors = unindexed;
   }
@@ -778,7 +781,10 @@ Result<std::shared_ptr<SnapshotText>> TextWithout(const SnapshotText& old, uint3
     FloatMatrix kept(text->passages.size(), dim);
     size_t row = 0;
     for (uint32_t p = 0; p < old.passages.size(); ++p) {
-      if (!removed[p]) std::copy_n(StoredVector(*old.dense, p), dim, kept.row(row++));
+      if (removed[p]) continue;
+      float* out = kept.row(row++);
+      const float* v = StoredVector(*old.dense, p, out);
+      if (v != out) std::copy_n(v, dim, out);
     }
     FLOWRAG_ASSIGN_OR_RETURN(text->dense, DenseIndex(std::move(kept), options));
   }

@@ -69,8 +69,9 @@ namespace flowrag {
 
 // Bump when the set of sections or their meaning changes. 2: HNSW arrays;
 // 3: passage vectors built from float16 stored vectors (storage/
-// vector_blob.h), so a segment of the floats before is built again.
-inline constexpr int64_t kSnapshotSegmentFormat = 3;
+// vector_blob.h), so a segment of the floats before is built again; 4: an
+// int8 passage index's rows packed (vector/packed_rows.h), not floats.
+inline constexpr int64_t kSnapshotSegmentFormat = 4;
 inline constexpr char kSnapshotSegmentKind[] = "snapshot";
 
 // The current snapshot segment in `dir` for store generation `generation`,

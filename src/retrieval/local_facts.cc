@@ -98,7 +98,11 @@ std::vector<uint32_t> LocalFacts::Candidates(const KnowledgeGraph& g,
 }
 
 double LocalFacts::Dot(uint32_t t, const float* query) const {
-  if (flat_ != nullptr) return DotProduct(flat_->Row(t), query, flat_->Dimension());
+  if (flat_ != nullptr) {
+    thread_local std::vector<float> scratch;
+    scratch.resize(flat_->Dimension());
+    return DotProduct(flat_->Row(t, scratch.data()), query, flat_->Dimension());
+  }
   return t < half_->Size() ? half_->Dot(t, query) : 0.0;
 }
 

@@ -101,9 +101,12 @@ double QueryAwareWalk::NodeCosine(uint32_t u, uint32_t v) const {
   const bool v_entity = g_.Kind(v) == NodeKind::kEntity;
   if (u_entity && v_entity) return ev->Dot(g_.LocalIndex(v), scratch_.data());
   if (passages_ == nullptr) return 0.0;
-  if (u_entity) return ev->Dot(g_.LocalIndex(u), passages_->Row(v));
-  if (v_entity) return ev->Dot(g_.LocalIndex(v), passages_->Row(u));
-  return DotProduct(passages_->Row(u), passages_->Row(v), passages_->Dimension());
+  const size_t d = passages_->Dimension();
+  if (row_scratch_.size() != 2 * d) row_scratch_.resize(2 * d);
+  if (u_entity) return ev->Dot(g_.LocalIndex(u), passages_->Row(v, row_scratch_.data()));
+  if (v_entity) return ev->Dot(g_.LocalIndex(v), passages_->Row(u, row_scratch_.data()));
+  return DotProduct(passages_->Row(u, row_scratch_.data()),
+                    passages_->Row(v, row_scratch_.data() + d), d);
 }
 
 void NodeValueCache::Grow() {

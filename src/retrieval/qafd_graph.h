@@ -106,6 +106,7 @@ class QueryAwareWalk final : public DiffusionGraph {
   const QafdOptions& options_;
   mutable NodeValueCache sims_;         // QuerySim of the nodes read so far
   mutable std::vector<float> scratch_;  // a dense entity vector (similarity structure)
+  mutable std::vector<float> row_scratch_;  // two passage rows decoded (FlatIndex::Row)
 };
 
 // One diffusion of a qafd query: the whole query, or one sub-query (Eq. 9).

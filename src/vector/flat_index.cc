@@ -23,9 +23,9 @@ constexpr size_t kInt8BlockRows = 16384;
 }  // namespace
 
 FlatIndex::FlatIndex(size_t dim, size_t expected_size, ColumnCopy columns)
-    : dim_(dim), column_copy_(columns) {
+    : dim_(dim), packed_(dim), column_copy_(columns) {
   rows_.cols = dim;
-  rows_.data.reserve(expected_size * dim);
+  if (columns == ColumnCopy::kFloat) rows_.data.reserve(expected_size * dim);
 }
 
 Result<std::unique_ptr<FlatIndex>> FlatIndex::FromMatrix(FloatMatrix&& rows, ColumnCopy columns) {
@@ -34,7 +34,12 @@ Result<std::unique_ptr<FlatIndex>> FlatIndex::FromMatrix(FloatMatrix&& rows, Col
   auto index = std::make_unique<FlatIndex>(rows.cols, 0, columns);
   index->AppendColumns(rows);
   index->size_ = rows.rows;
-  index->rows_ = std::move(rows);
+  if (columns == ColumnCopy::kFloat) {
+    index->rows_ = std::move(rows);
+  } else {
+    index->rows_.rows = rows.rows;
+    rows = FloatMatrix();  // packed: the floats are not kept
+  }
   return index;
 }
 
@@ -43,9 +48,12 @@ Status FlatIndex::Add(const FloatMatrix& rows) {
   if (adopted_) {
     FLOWRAG_RETURN_IF_ERROR(adopted_rows_.VerifyAll());
     FLOWRAG_RETURN_IF_ERROR(adopted_codes_.VerifyAll());
+    FLOWRAG_RETURN_IF_ERROR(packed_.Own());
     CopyAdopted();
   }
-  rows_.data.insert(rows_.data.end(), rows.data.begin(), rows.data.end());
+  if (column_copy_ == ColumnCopy::kFloat) {
+    rows_.data.insert(rows_.data.end(), rows.data.begin(), rows.data.end());
+  }
   AppendColumns(rows);
   size_ += rows.rows;
   rows_.rows = size_;
@@ -58,8 +66,8 @@ std::string FlatIndex::Kind() const {
 
 size_t FlatIndex::MemoryBytes() const {
   return (rows_.data.capacity() + columns_.capacity() + scales_.capacity()) * 4 +
-         codes_.capacity() + adopted_rows_.bytes() + adopted_columns_.bytes() +
-         adopted_codes_.bytes() + adopted_scales_.bytes();
+         codes_.capacity() + packed_.MemoryBytes() + adopted_rows_.bytes() +
+         adopted_columns_.bytes() + adopted_codes_.bytes() + adopted_scales_.bytes();
 }
 
 namespace {
@@ -95,6 +103,7 @@ void FlatIndex::AppendCodes(const FloatMatrix& rows) {
   for (size_t r = 0; r < rows.rows; ++r) {
     scales_.push_back(vector_internal::EncodeInt8PerVector(
         rows.row(r), dim_, codes_.data() + size_ + r, capacity_));
+    packed_.Append(rows.row(r));
   }
 }
 
@@ -108,7 +117,6 @@ void FlatIndex::CopyAdopted() {
   capacity_ = size_;
   adopted_ = false;
   lazy_ = false;
-  zero_row_ = {};
   adopted_rows_ = FlatArray<float>();
   adopted_columns_ = FlatArray<float>();
   adopted_codes_ = FlatArray<int8_t>();
@@ -117,27 +125,29 @@ void FlatIndex::CopyAdopted() {
 }
 
 const FloatMatrix& FlatIndex::matrix() const {
-  if (!adopted_) return rows_;
+  if (!adopted_ && holds_floats()) return rows_;
   MatrixCopy& copy = *matrix_copy_;
   std::call_once(copy.once, [&] {
     copy.matrix.rows = size_;
     copy.matrix.cols = dim_;
     copy.matrix.data.resize(size_ * dim_);
     for (uint32_t i = 0; i < size_; ++i) {
-      std::copy_n(Row(i), dim_, copy.matrix.data.data() + size_t{i} * dim_);
+      float* row = copy.matrix.data.data() + size_t{i} * dim_;
+      const float* stored = Row(i, row);
+      if (stored != row) std::copy_n(stored, dim_, row);
     }
   });
   return copy.matrix;
 }
 
-Result<std::span<const float>> FlatIndex::vectors() const {
-  if (adopted_) FLOWRAG_RETURN_IF_ERROR(adopted_rows_.VerifyAll());
-  return std::span<const float>(RowData(), size_ * dim_);
+std::span<const float> FlatIndex::vectors() const {
+  return std::span<const float>(RowData(), holds_floats() ? size_ * dim_ : 0);
 }
 
-const float* FlatIndex::CheckedRow(uint32_t id) const {
-  const size_t first = size_t{id} * dim_;
-  return adopted_rows_.Verify(first, dim_).ok() ? adopted_rows_.data() + first : zero_row_.data();
+const float* FlatIndex::Row(uint32_t id, float* scratch) const {
+  if (holds_floats()) return FloatRow(id);
+  packed_.Read(id, scratch);
+  return scratch;
 }
 
 bool FlatIndex::ColumnReadable(size_t d) const {
@@ -148,13 +158,11 @@ namespace {
 
 constexpr std::string_view kRows = ".rows";
 
-struct ArrayNames {
-  std::string dim, rows, columns, codes, scales;
-};
+}  // namespace
 
-// "<prefix>.dim" etc.; InvalidArgument when too long (ArrayName).
-Result<ArrayNames> NamesFor(std::string_view prefix) {
+Result<FlatIndex::ArrayNames> FlatIndex::NamesFor(std::string_view prefix) {
   ArrayNames names;
+  names.prefix = std::string(prefix);
   FLOWRAG_ASSIGN_OR_RETURN(names.columns, vector_internal::ArrayName(prefix, ".columns"));
   names.codes = std::string(prefix) + ".codes";
   names.scales = std::string(prefix) + ".scales";
@@ -162,8 +170,6 @@ Result<ArrayNames> NamesFor(std::string_view prefix) {
   names.rows = std::string(prefix) + std::string(kRows);
   return names;
 }
-
-}  // namespace
 
 namespace {
 
@@ -184,22 +190,25 @@ Status PutColumns(ArraySink& sink, const std::string& name, const T* data, size_
 Status FlatIndex::ExportArrays(ArraySink& sink, std::string_view prefix) const {
   FLOWRAG_ASSIGN_OR_RETURN(const ArrayNames names, NamesFor(prefix));
   FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<uint64_t>(names.dim, dim_));
-  FLOWRAG_ASSIGN_OR_RETURN(std::span<const float> rows, vectors());
-  FLOWRAG_RETURN_IF_ERROR(sink.Put<float>(names.rows, rows, /*random=*/true));
   if (column_copy_ == ColumnCopy::kInt8) {
+    FLOWRAG_RETURN_IF_ERROR(packed_.ExportArrays(sink, prefix));
     if (adopted_) FLOWRAG_RETURN_IF_ERROR(adopted_codes_.VerifyAll());
     FLOWRAG_RETURN_IF_ERROR(sink.Put<float>(names.scales, std::span<const float>(ScaleData(), size_)));
     return PutColumns(sink, names.codes, CodeData(), dim_, size_, capacity_);
   }
+  FLOWRAG_RETURN_IF_ERROR(sink.Put<float>(names.rows, vectors(), /*random=*/true));
   return PutColumns(sink, names.columns, ColumnData(), dim_, size_, capacity_);
 }
 
 std::vector<std::string> FlatIndex::LazyArrays(std::string_view prefix) {
-  return {std::string(prefix) + std::string(kRows), std::string(prefix) + ".codes"};
+  std::vector<std::string> lazy = PackedRows::LazyArrays(prefix);
+  lazy.push_back(std::string(prefix) + ".codes");
+  return lazy;
 }
 
 bool FlatIndex::HasArrays(const ArraySource& source, std::string_view prefix) {
-  return source.Has(std::string(prefix) + std::string(kRows));
+  return source.Has(std::string(prefix) + std::string(kRows)) ||
+         PackedRows::HasArrays(source, prefix);
 }
 
 Result<std::unique_ptr<FlatIndex>> FlatIndex::AdoptArrays(const ArraySource& source,
@@ -210,48 +219,52 @@ Result<std::unique_ptr<FlatIndex>> FlatIndex::AdoptArrays(const ArraySource& sou
   if (dim == 0 || dim > vector_internal::kMaxAdoptedDimension) {
     return vector_internal::CorruptArray(names.dim, std::to_string(dim) + " dimensions");
   }
-  const bool int8 = source.Has(names.codes);
+  if (source.Has(names.codes)) return AdoptInt8(source, names, dim);
   FLOWRAG_ASSIGN_OR_RETURN(FlatArray<float> rows,
-                           vector_internal::GetArray<float>(source, names.rows, /*lazily=*/int8));
+                           vector_internal::GetArray<float>(source, names.rows));
   if (rows.size() % dim != 0 || rows.size() / dim > vector_internal::kMaxVectors) {
     return vector_internal::CorruptArray(names.rows, std::to_string(rows.size()) +
                                                          " floats are not vectors of " +
                                                          std::to_string(dim) + " dimensions");
   }
-  auto index = std::make_unique<FlatIndex>(dim, 0, int8 ? ColumnCopy::kInt8 : ColumnCopy::kFloat);
+  auto index = std::make_unique<FlatIndex>(dim, 0, ColumnCopy::kFloat);
   index->size_ = rows.size() / dim;
-  if (int8) {
-    FLOWRAG_ASSIGN_OR_RETURN(index->adopted_codes_,
-                             vector_internal::GetArray<int8_t>(source, names.codes, /*lazily=*/true));
-    FLOWRAG_ASSIGN_OR_RETURN(index->adopted_scales_,
-                             vector_internal::GetArray<float>(source, names.scales));
-    if (index->adopted_codes_.size() != rows.size()) {
-      return vector_internal::CorruptArray(names.codes,
-                                           std::to_string(index->adopted_codes_.size()) +
-                                               " codes for " + std::to_string(rows.size()) +
-                                               " floats in the rows");
-    }
-    if (index->adopted_scales_.size() != index->size_) {
-      return vector_internal::CorruptArray(names.scales,
-                                           std::to_string(index->adopted_scales_.size()) +
-                                               " scales for " + std::to_string(index->size_) +
-                                               " vectors");
-    }
-  } else {
-    FLOWRAG_ASSIGN_OR_RETURN(index->adopted_columns_,
-                             vector_internal::GetArray<float>(source, names.columns));
-    if (index->adopted_columns_.size() != rows.size()) {
-      return vector_internal::CorruptArray(names.columns,
-                                           std::to_string(index->adopted_columns_.size()) +
-                                               " floats for " + std::to_string(rows.size()) +
-                                               " in the rows");
-    }
+  FLOWRAG_ASSIGN_OR_RETURN(index->adopted_columns_,
+                           vector_internal::GetArray<float>(source, names.columns));
+  if (index->adopted_columns_.size() != rows.size()) {
+    return vector_internal::CorruptArray(
+        names.columns, std::to_string(index->adopted_columns_.size()) + " floats for " +
+                           std::to_string(rows.size()) + " in the rows");
   }
   index->capacity_ = index->size_;
   index->adopted_ = true;
-  index->lazy_ = rows.lazy() || index->adopted_codes_.lazy();
-  if (index->lazy_) index->zero_row_.assign(dim, 0.0f);
   index->adopted_rows_ = std::move(rows);
+  return index;
+}
+
+Result<std::unique_ptr<FlatIndex>> FlatIndex::AdoptInt8(const ArraySource& source,
+                                                        const ArrayNames& names, size_t dim) {
+  auto index = std::make_unique<FlatIndex>(dim, 0, ColumnCopy::kInt8);
+  FLOWRAG_ASSIGN_OR_RETURN(index->adopted_codes_,
+                           vector_internal::GetArray<int8_t>(source, names.codes, /*lazily=*/true));
+  const size_t n = index->adopted_codes_.size() / dim;
+  if (index->adopted_codes_.size() % dim != 0 || n > vector_internal::kMaxVectors) {
+    return vector_internal::CorruptArray(names.codes, std::to_string(index->adopted_codes_.size()) +
+                                                          " codes are not vectors of " +
+                                                          std::to_string(dim) + " dimensions");
+  }
+  FLOWRAG_ASSIGN_OR_RETURN(index->adopted_scales_,
+                           vector_internal::GetArray<float>(source, names.scales));
+  if (index->adopted_scales_.size() != n) {
+    return vector_internal::CorruptArray(
+        names.scales, std::to_string(index->adopted_scales_.size()) + " scales for " +
+                          std::to_string(n) + " vectors");
+  }
+  FLOWRAG_ASSIGN_OR_RETURN(index->packed_, PackedRows::AdoptArrays(source, names.prefix, dim, n));
+  index->size_ = n;
+  index->capacity_ = n;
+  index->adopted_ = true;
+  index->lazy_ = index->packed_.lazy() || index->adopted_codes_.lazy();
   return index;
 }
 
@@ -363,10 +376,17 @@ std::vector<VectorHit> FlatIndex::ScoredFromCodes(const float* query,
 
 std::vector<VectorHit> FlatIndex::Rescored(const float* query, std::vector<VectorHit> hits,
                                            size_t k) const {
-  std::vector<const float*> rows(hits.size());
-  for (size_t i = 0; i < hits.size(); ++i) rows[i] = Row(hits[i].id);
+  // Packed rows decoded kBlockRows at a time (a multiple of 4, so each row
+  // meets the gather kernel's same 4-row pass as in one call: the same bits).
+  thread_local std::vector<float> scratch;
+  if (!holds_floats()) scratch.resize(kBlockRows * dim_);
   std::vector<float> scores(hits.size());
-  vector_internal::DotProductGather(query, rows.data(), rows.size(), dim_, scores.data());
+  const float* rows[kBlockRows];
+  for (size_t start = 0; start < hits.size(); start += kBlockRows) {
+    const size_t n = std::min(kBlockRows, hits.size() - start);
+    for (size_t i = 0; i < n; ++i) rows[i] = Row(hits[start + i].id, scratch.data() + i * dim_);
+    vector_internal::DotProductGather(query, rows, n, dim_, scores.data() + start);
+  }
   vector_internal::TopK top(k);
   for (size_t i = 0; i < hits.size(); ++i) top.Push(hits[i].id, scores[i]);
   return top.Take();
@@ -385,17 +405,19 @@ void FlatIndex::ScoreAll(const float* query, std::span<float> out) const {
     }
     return;
   }
+  thread_local std::vector<float> scratch;
+  if (!holds_floats()) scratch.resize(kBlockRows * dim_);
   for (size_t start = 0; start < size_; start += kBlockRows) {
     const size_t n = std::min(kBlockRows, size_ - start);
-    if (const float* rows = BlockRows(start, n)) {  // damaged: left at 0
-      vector_internal::DotProductBlock(query, rows, n, dim_, out.data() + start);
-    }
+    vector_internal::DotProductBlock(query, BlockRows(start, n, scratch.data()), n, dim_,
+                                     out.data() + start);
   }
 }
 
-const float* FlatIndex::BlockRows(size_t start, size_t n) const {
-  if (lazy_ && !adopted_rows_.Verify(start * dim_, n * dim_).ok()) return nullptr;
-  return RowData() + start * dim_;
+const float* FlatIndex::BlockRows(size_t start, size_t n, float* scratch) const {
+  if (holds_floats()) return RowData() + start * dim_;
+  for (size_t i = 0; i < n; ++i) packed_.Read(static_cast<uint32_t>(start + i), scratch + i * dim_);
+  return scratch;
 }
 
 std::vector<VectorHit> FlatIndex::Search(const float* query, const VectorSearchParams& params,
@@ -412,12 +434,12 @@ std::vector<VectorHit> FlatIndex::Search(const float* query, const VectorSearchP
   vector_internal::TopK top(k);
   float scores[kBlockRows];
   size_t scored = 0;
+  thread_local std::vector<float> scratch;
+  if (!holds_floats()) scratch.resize(kBlockRows * dim_);
   if (!params.filter) {
     for (size_t start = 0; start < size_; start += kBlockRows) {
       const size_t n = std::min(kBlockRows, size_ - start);
-      const float* rows = BlockRows(start, n);
-      if (rows == nullptr) continue;  // damaged: left out
-      vector_internal::DotProductBlock(query, rows, n, dim_, scores);
+      vector_internal::DotProductBlock(query, BlockRows(start, n, scratch.data()), n, dim_, scores);
       // Ids arrive in ascending order, so a score equal to the current worst
       // loses the tie: only a strictly greater score can enter a full heap.
       for (size_t i = 0; i < n; ++i) {
@@ -436,7 +458,7 @@ std::vector<VectorHit> FlatIndex::Search(const float* query, const VectorSearchP
       for (size_t i = 0; i < n; ++i) {
         const auto id = static_cast<uint32_t>(start + i);
         if (params.filter(id)) {
-          rows[m] = Row(id);
+          rows[m] = Row(id, scratch.data() + m * dim_);
           ids[m] = id;
           ++m;
         }

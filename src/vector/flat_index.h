@@ -4,7 +4,9 @@
 // FloatMatrix grown by Add() or taken over whole by FromMatrix() (no copy,
 // so a snapshot's passage vectors exist once), or, for an index adopted from
 // an ArraySource (AdoptArrays: a snapshot segment), the source's bytes
-// borrowed in place. Memory: 4·n·d bytes.
+// borrowed in place. Memory: 4·n·d bytes. An int8 column copy (below) keeps
+// its rows packed instead (vector/packed_rows.h: each in the smallest form
+// that holds it exactly, ~1 KiB for a store's built-in passage vector).
 //
 // Search: the query is scored against blocks of 256 rows with the batched
 // SIMD kernel (vector/dot_product.h: four rows per pass, AVX-512 or AVX2 when
@@ -73,6 +75,13 @@
 // 0.46 at 256) fares no better, for the same reason; this scan needs no
 // build beyond the transpose, and a delete or insert needs no rebuild.
 //
+// The rows of an int8 copy are packed (PackedRows, stop 55): a store's
+// vectors are float16 values, so each row takes its sparse float16 form
+// (~1 KiB at 34-47% non-zeros, d = 1,024) instead of 4 KiB of floats, and
+// decodes to the same floats: rescoring gives the same scores, bit for bit
+// (each candidate decoded into a scratch row, then the gather kernel). At
+// 10^6 passages the segment holds 3 GiB less (doc/scale.md).
+//
 // Arrays out and back: ExportArrays writes the rows and the column copy
 // both, and AdoptArrays borrows both, so adoption transposes nothing and
 // holds no private memory: the pages are the source's (a mapped segment's,
@@ -110,6 +119,7 @@
 
 #include "common/array_io.h"
 #include "common/flat_array.h"
+#include "vector/packed_rows.h"
 #include "vector/vector_index.h"
 
 namespace flowrag {
@@ -156,18 +166,20 @@ class FlatIndex final : public VectorIndex {
   // Hands the index to `sink` as "<prefix>.dim" (uint64 scalar),
   // "<prefix>.rows" (Size()·d floats, row-major, random access: rows are
   // read by id) and "<prefix>.columns" (the same floats dimension-major,
-  // column d at d·Size(); each column read whole), or for an int8 copy
+  // column d at d·Size(); each column read whole), or for an int8 copy the
+  // packed rows ("<prefix>.packed", "<prefix>.offsets": PackedRows),
   // "<prefix>.codes" (Size()·d int8, dimension-major) and "<prefix>.scales"
-  // (Size() floats) instead of the columns. InvalidArgument when a
+  // (Size() floats) instead. InvalidArgument when a
   // name would exceed 31 bytes (`prefix` at most 23). O(1) beyond the
   // sink's copy, O(n·d) when Add() left the column copy with spare
   // capacity (compacted into a temporary first).
   Status ExportArrays(ArraySink& sink, std::string_view prefix) const;
-  // The arrays AdoptArrays may borrow lazily (an int8 index's rows and
-  // codes), which a reader verifying a segment ahead of the adoption leaves
+  // The arrays AdoptArrays may borrow lazily (an int8 index's packed rows
+  // and codes), which a reader verifying a segment ahead of the adoption leaves
   // to it.
   static std::vector<std::string> LazyArrays(std::string_view prefix);
-  // True when `source` holds "<prefix>.rows" (a flat index was exported).
+  // True when `source` holds a flat index's rows ("<prefix>.rows" or
+  // "<prefix>.packed").
   static bool HasArrays(const ArraySource& source, std::string_view prefix);
   // The index of those arrays, both borrowed in place (no copy, no
   // transpose): it searches exactly as the exported one, scores bit for
@@ -177,16 +189,14 @@ class FlatIndex final : public VectorIndex {
   // O(n·d) vectors; a column or row whose bytes fail their checksum reads
   // as zeros (the search leaves it out, Row() returns zeros) and the damage
   // is recorded with the source (ArraySource::Damage) for its owner to
-  // rebuild from. The float kind's arrays are verified at adoption. Checks what a damaged or crafted file could make unsafe, Corruption
-  // naming the array: 0 < d ≤ 2^20, the rows a whole number of vectors (at
-  // most kMaxVectors), the columns (or codes) as many values as the rows,
-  // one scale per vector. The values
-  // themselves are not read (that would be O(n·d) at every open): a file
-  // whose checksummed bytes hold non-finite values or columns that differ
-  // from its rows answers with what it holds. The caller checks Size() and
-  // Dimension() against its passages and the queries it will ask (a query
-  // is read for Dimension() floats). A missing array: the source's
-  // NotFound. O(1).
+  // rebuild from. The float kind's arrays are verified at adoption. Checks what a damaged or
+  // crafted file could make unsafe, Corruption naming the array: 0 < d ≤ 2^20, the rows a whole
+  // number of vectors (at most kMaxVectors), the columns (or codes) as many values as the rows, one
+  // scale per vector, n + 1 offsets of packed rows. The values themselves are not read (that would
+  // be O(n·d) at every open): a file whose checksummed bytes hold non-finite values or columns that
+  // differ from its rows answers with what it holds. The caller checks Size() and Dimension()
+  // against its passages and the queries it will ask (a query is read for Dimension() floats). A
+  // missing array: the source's NotFound. O(1).
   static Result<std::unique_ptr<FlatIndex>> AdoptArrays(const ArraySource& source,
                                                         std::string_view prefix);
   // True when the index reads an ArraySource's arrays (AdoptArrays, until an
@@ -210,7 +220,8 @@ class FlatIndex final : public VectorIndex {
   static float Int8Score(const float* query, std::span<const uint32_t> dims, float scale,
                          const int8_t* codes, size_t stride);
 
-  // Appends rows (ids Size() .. Size()+rows.rows-1). All-or-nothing: a batch
+  // Appends rows (ids Size() .. Size()+rows.rows-1); an int8 copy packs
+  // them (a row that is not float16 values keeps its floats). All-or-nothing: a batch
   // with the wrong column count, a short data array or a non-finite value is
   // rejected with InvalidArgument and nothing is added. Amortised O(rows·d);
   // the first Add() to an adopted index copies its arrays (O(n·d)).
@@ -224,26 +235,31 @@ class FlatIndex final : public VectorIndex {
   // Queries with nnz·kSparseFraction <= dim take the sparse path.
   static constexpr size_t kSparseFraction = 4;
 
-  // The stored vector of `id`. REQUIRES: id < Size(). Valid until the next Add().
   // The score of every vector (out.size() == Size()), without ranking
   // them: what a caller that needs all scores (a min-max normalised prior)
   // would otherwise get from Search with k = Size() at the cost of a sort.
   // Same arithmetic as Search. O(Size()·nnz(query)) for a sparse query, else
   // O(Size()·d).
   void ScoreAll(const float* query, std::span<float> out) const;
-  // A lazily adopted row that fails its checksum reads as zeros (above).
-  const float* Row(uint32_t id) const {
-    return lazy_ ? CheckedRow(id) : RowData() + size_t{id} * dim_;
-  }
+  // The stored vector of `id` (Dimension() floats): in place for the float
+  // kind, else decoded into `scratch` (Dimension() floats), which it
+  // returns. A packed row that is damaged reads as zeros (above). Valid
+  // until the next Add() or the next use of `scratch`. REQUIRES: id <
+  // Size(). O(1), or O(d) to decode.
+  const float* Row(uint32_t id, float* scratch) const;
+  // Row `id` in place. REQUIRES: holds_floats(), id < Size().
+  const float* FloatRow(uint32_t id) const { return RowData() + size_t{id} * dim_; }
+  // True when the index holds its vectors as floats in place (the float
+  // kind): matrix() is then free for a built index.
+  bool holds_floats() const { return column_copy_ == ColumnCopy::kFloat; }
   // Every stored vector, row-major (Size()·Dimension() floats), in place.
-  // Valid until the next Add(). Corruption when a lazily adopted row fails
-  // its checksum (O(n·d) the first time).
-  Result<std::span<const float>> vectors() const;
+  // Valid until the next Add(). REQUIRES: holds_floats().
+  std::span<const float> vectors() const;
   // Every stored vector as a FloatMatrix (rows = Size()). Valid until the
-  // next Add(). A built index returns the matrix it holds; an adopted one
-  // has none, so its first call copies the vectors into one (O(n·d) time
-  // and 4·n·d bytes, once, thread-safe): read vectors() or Row() instead
-  // where a span will do.
+  // next Add(). A built float index returns the matrix it holds; an adopted
+  // or int8 one has none, so its first call copies the vectors into one
+  // (O(n·d) time and 4·n·d bytes, once, thread-safe): read Row() instead
+  // where one row at a time will do.
   const FloatMatrix& matrix() const;
 
  private:
@@ -262,10 +278,9 @@ class FlatIndex final : public VectorIndex {
   std::vector<VectorHit> ScoredFromCodes(const float* query, std::span<const uint32_t> nonzero,
                                          std::vector<VectorHit> hits, size_t k) const;
   const float* RowData() const { return adopted_ ? adopted_rows_.data() : rows_.data.data(); }
-  // Rows [start, start + n) in place, verified; null when damaged.
-  const float* BlockRows(size_t start, size_t n) const;
-  // Row() of a lazily adopted index: the row once verified, else zeros.
-  const float* CheckedRow(uint32_t id) const;
+  // Rows [start, start + n) (n <= kBlockRows, row-major): in place, or
+  // decoded into `scratch` (n·d floats; a damaged row as zeros).
+  const float* BlockRows(size_t start, size_t n, float* scratch) const;
   // True when column d of the int8 copy may be read (verified; a lazily
   // adopted one at its first read).
   bool ColumnReadable(size_t d) const;
@@ -273,12 +288,22 @@ class FlatIndex final : public VectorIndex {
   const float* ColumnData() const { return adopted_ ? adopted_columns_.data() : columns_.data(); }
   const int8_t* CodeData() const { return adopted_ ? adopted_codes_.data() : codes_.data(); }
   const float* ScaleData() const { return adopted_ ? adopted_scales_.data() : scales_.data(); }
+  // The names of the arrays under one prefix (flat_index.cc NamesFor).
+  struct ArrayNames {
+    std::string prefix, dim, rows, columns, codes, scales;
+  };
+  // "<prefix>.dim" etc.; InvalidArgument when too long (ArrayName).
+  static Result<ArrayNames> NamesFor(std::string_view prefix);
+  // AdoptArrays of an int8 index: scales, codes and packed rows.
+  static Result<std::unique_ptr<FlatIndex>> AdoptInt8(const ArraySource& source,
+                                                      const ArrayNames& names, size_t dim);
   // An adopted index's arrays copied into rows_ and columns_ (before Add).
   void CopyAdopted();
 
-  // Built: grows with every vector; the dimension-major copy below is
-  // rebuilt on capacity growth.
+  // Built: grows with every vector (the float kind's rows_, an int8 copy's
+  // packed_); the dimension-major copy below is rebuilt on capacity growth.
   FloatMatrix rows_;
+  PackedRows packed_;
   void AppendColumns(const FloatMatrix& rows);
   void AppendCodes(const FloatMatrix& rows);
   ColumnCopy column_copy_ = ColumnCopy::kFloat;
@@ -288,11 +313,11 @@ class FlatIndex final : public VectorIndex {
   std::vector<int8_t, vector_internal::CacheAlignedAllocator<int8_t>> codes_;
   std::vector<float> scales_;
   size_t capacity_ = 0;
-  // Adopted (adopted_): the rows and the columns (capacity_ == size_), borrowed;
-  // lazy_: the rows and codes verified at their first read (int8).
+  // Adopted (adopted_): the rows (or packed_) and the columns (capacity_ ==
+  // size_), borrowed; lazy_: the packed rows and codes verified at their
+  // first read (int8).
   bool adopted_ = false;
   bool lazy_ = false;
-  std::vector<float> zero_row_;  // lazy_: what a damaged row reads as
   FlatArray<float> adopted_rows_;
   FlatArray<float> adopted_columns_;
   FlatArray<int8_t> adopted_codes_;

@@ -16,13 +16,15 @@ using vector_internal::ArrayName;
 using vector_internal::CorruptArray;
 using vector_internal::HitBefore;
 
-const float* StoredVector(const VectorIndex& index, uint32_t id) {
+const float* StoredVector(const VectorIndex& index, uint32_t id, float* scratch) {
   if (id >= index.Size()) return nullptr;
-  if (const auto* flat = dynamic_cast<const FlatIndex*>(&index)) return flat->Row(id);
+  if (const auto* flat = dynamic_cast<const FlatIndex*>(&index)) return flat->Row(id, scratch);
   if (const auto* hnsw = dynamic_cast<const HnswIndex*>(&index)) return hnsw->Vector(id);
   if (const auto* adopted = dynamic_cast<const HnswArraysIndex*>(&index))
     return adopted->Vector(id);
-  if (const auto* layered = dynamic_cast<const LayeredIndex*>(&index)) return layered->Vector(id);
+  if (const auto* layered = dynamic_cast<const LayeredIndex*>(&index)) {
+    return layered->Vector(id, scratch);
+  }
   return nullptr;
 }
 
@@ -44,7 +46,7 @@ FloatMatrix DeltaRows(const FlatIndex* delta, size_t dim, const std::vector<bool
   size_t r = 0;
   for (size_t i = 0; i < have; ++i) {
     if (removed != nullptr && (*removed)[first_removed + i]) continue;
-    std::memcpy(out.row(r++), delta->Row(static_cast<uint32_t>(i)), dim * sizeof(float));
+    std::memcpy(out.row(r++), delta->FloatRow(static_cast<uint32_t>(i)), dim * sizeof(float));
   }
   if (more != nullptr && more->rows > 0) {
     std::memcpy(out.row(r), more->data.data(), more->rows * dim * sizeof(float));
@@ -56,7 +58,8 @@ FloatMatrix DeltaRows(const FlatIndex* delta, size_t dim, const std::vector<bool
 
 Result<std::unique_ptr<LayeredIndex>> LayeredIndex::Over(std::shared_ptr<const VectorIndex> base) {
   if (base == nullptr) return Status::InvalidArgument("layered index: no base");
-  if (base->Size() > 0 && StoredVector(*base, 0) == nullptr) {
+  std::vector<float> scratch(base->Dimension());
+  if (base->Size() > 0 && StoredVector(*base, 0, scratch.data()) == nullptr) {
     return Status::InvalidArgument("layered index: a " + base->Kind() +
                                    " base does not hold its vectors");
   }
@@ -118,8 +121,8 @@ const LayeredIndex::AppendedCodes& LayeredIndex::Codes() const {
     codes_->codes.resize(n * d);
     codes_->scales.resize(n);
     for (uint32_t i = 0; i < n; ++i) {
-      codes_->scales[i] =
-          vector_internal::EncodeInt8PerVector(delta_->Row(i), d, codes_->codes.data() + i * d, 1);
+      codes_->scales[i] = vector_internal::EncodeInt8PerVector(delta_->FloatRow(i), d,
+                                                               codes_->codes.data() + i * d, 1);
     }
   });
   return *codes_;
@@ -149,17 +152,18 @@ bool LayeredIndex::IsDeleted(uint32_t row) const {
   return std::binary_search(deleted_.begin(), deleted_.end(), row);
 }
 
-const float* LayeredIndex::Vector(uint32_t id) const {
+const float* LayeredIndex::Vector(uint32_t id, float* scratch) const {
   if (id >= Size()) return nullptr;
   const auto live = static_cast<uint32_t>(live_base());
-  if (id < live) return StoredVector(*base_, BaseRow(id));
-  return delta_->Row(id - live);
+  if (id < live) return StoredVector(*base_, BaseRow(id), scratch);
+  return delta_->FloatRow(id - live);
 }
 
 FloatMatrix LayeredIndex::Vectors() const {
   FloatMatrix m(Size(), Dimension());
   for (uint32_t id = 0; id < m.rows; ++id) {
-    std::memcpy(m.row(id), Vector(id), m.cols * sizeof(float));
+    const float* v = Vector(id, m.row(id));
+    if (v != m.row(id)) std::memcpy(m.row(id), v, m.cols * sizeof(float));
   }
   return m;
 }
@@ -210,7 +214,7 @@ std::vector<VectorHit> LayeredIndex::SearchAppended(const float* query,
   std::vector<uint32_t> ids;
   for (uint32_t i = 0; i < delta_->Size(); ++i) {
     if (params.filter && !params.filter(live + i)) continue;
-    rows.push_back(delta_->Row(i));
+    rows.push_back(delta_->FloatRow(i));
     ids.push_back(live + i);
   }
   std::vector<float> scores(rows.size());

@@ -58,9 +58,11 @@
 namespace flowrag {
 
 // Vector `id` of an index that holds its vectors (FlatIndex, HnswIndex,
-// HnswArraysIndex, LayeredIndex over one of these); null for another kind
-// (a sparse index) or an id out of range.
-const float* StoredVector(const VectorIndex& index, uint32_t id);
+// HnswArraysIndex, LayeredIndex over one of these): in place, or decoded
+// into `scratch` (Dimension() floats: an int8 FlatIndex's packed rows),
+// which it then returns; null for another kind (a sparse index) or an id
+// out of range.
+const float* StoredVector(const VectorIndex& index, uint32_t id, float* scratch);
 
 class LayeredIndex final : public VectorIndex {
  public:
@@ -81,7 +83,8 @@ class LayeredIndex final : public VectorIndex {
 
   // Every vector, in id order: what a rebuild is built from. O(Size()·d).
   FloatMatrix Vectors() const;
-  const float* Vector(uint32_t id) const;
+  // StoredVector of `id` (in place, or decoded into `scratch`).
+  const float* Vector(uint32_t id, float* scratch) const;
 
   // Deleted base rows plus appended rows: how far the index has moved from
   // its base.

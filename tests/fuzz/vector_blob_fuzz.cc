@@ -4,7 +4,7 @@
 // Input: bytes 0-1 the dimension (1 to 65,536); the rest the blob. Checks:
 // no crash or out-of-bounds read or write (the output has exactly d floats),
 // a refused blob leaves the output untouched, an accepted one has a size
-// IsVectorBlobSize allows, and its values encode again to bytes that decode
+// IsVectorBytesSize allows, and its values encode again to bytes that decode
 // to the same values (zeros as +0).
 #include <cstddef>
 #include <cstdint>
@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (float v : out) FUZZ_CHECK(v == -7.0f, "a refused blob wrote its output");
     return 0;
   }
-  FUZZ_CHECK(flowrag::IsVectorBlobSize(blob.size(), d), "accepted a size no form has");
+  FUZZ_CHECK(flowrag::IsVectorBytesSize(blob.size(), d), "accepted a size no form has");
   const std::string again = flowrag::EncodeVectorBlob(out.data(), d);
   std::vector<float> back(d);
   FUZZ_CHECK(flowrag::DecodeVectorBlob(again, d, back.data()), "its own encoding refused");
