@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <string>
+
+#include "common/based_array.h"
 
 namespace flowrag {
 namespace {
@@ -68,6 +71,61 @@ TEST(ChunkedArrayTest, ACopySharesEveryChunkAndAnAppendToItLeavesTheOriginal) {
   extended.push_back("8");
   EXPECT_EQ(extended.SharedChunks(full), 2u);
   EXPECT_EQ(full.size(), 8u);
+}
+
+// A base read in place (squares of 0..n-1, counting its reads), then
+// appended elements: read by value in one index space, searched with the
+// standard algorithms; copies share the base and the appended chunks.
+class Squares final : public BasedArray<int64_t>::Base {
+ public:
+  explicit Squares(size_t n) : n_(n) {}
+  size_t size() const override { return n_; }
+  int64_t At(size_t i) const override {
+    ++reads;
+    return static_cast<int64_t>(i * i);
+  }
+  mutable size_t reads = 0;
+
+ private:
+  size_t n_;
+};
+
+TEST(BasedArrayTest, TheBaseIsReadInPlaceAndAppendsFollowIt) {
+  auto base = std::make_shared<Squares>(5000);
+  BasedArray<int64_t> a(base);
+  EXPECT_EQ(base->reads, 0u);  // nothing read at construction
+  EXPECT_EQ(a.size(), 5000u);
+  EXPECT_EQ(a.base_size(), 5000u);
+  EXPECT_EQ(a[70], 4900);
+  a.push_back(-1);
+  a.push_back(-2);
+  ASSERT_EQ(a.size(), 5002u);
+  EXPECT_EQ(a[4999], 4999 * 4999);
+  EXPECT_EQ(a[5000], -1);
+  EXPECT_EQ(a.back(), -2);
+  // Ascending over the base: binary search reads O(log n) elements.
+  base->reads = 0;
+  const auto it = std::lower_bound(a.begin(), a.begin() + 5000, int64_t{2500});
+  EXPECT_EQ(it - a.begin(), 50);
+  EXPECT_EQ(*it, 2500);
+  EXPECT_LE(base->reads, 20u);
+  // A copy shares the base and the appended chunk until it appends.
+  BasedArray<int64_t> b = a;
+  EXPECT_EQ(b.SharedChunks(a), 1u);
+  b.push_back(-3);
+  EXPECT_EQ(b.SharedChunks(a), 0u);  // its partly filled chunk copied first
+  EXPECT_EQ(a.size(), 5002u);
+  EXPECT_EQ(b.size(), 5003u);
+  EXPECT_EQ(b[70], 4900);
+  size_t n = 0;
+  for (int64_t v : b) n += v < 0;
+  EXPECT_EQ(n, 3u);
+  // No base: a chunked array.
+  BasedArray<int64_t> plain;
+  EXPECT_TRUE(plain.empty());
+  plain.push_back(7);
+  EXPECT_EQ(plain.size(), 1u);
+  EXPECT_EQ(plain[0], 7);
 }
 
 }  // namespace FLOWRAG_TEST_FILE

@@ -14,52 +14,59 @@
 #include <cstddef>
 #include <iterator>
 #include <memory>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 namespace flowrag {
+
+// A random-access iterator over a container read by index ((*a)[i]
+// returning `Reference`: a const reference, or a value for a container
+// that makes its elements at each read, as BasedArray does).
+template <class A, class Reference>
+class IndexedIterator {
+ public:
+  using iterator_category = std::random_access_iterator_tag;
+  using value_type = std::remove_cvref_t<Reference>;
+  using difference_type = std::ptrdiff_t;
+  using reference = Reference;
+  using pointer = std::conditional_t<std::is_reference_v<Reference>, const value_type*, void>;
+
+  IndexedIterator() = default;
+  IndexedIterator(const A* a, size_t i) : a_(a), i_(i) {}
+  reference operator*() const { return (*a_)[i_]; }
+  pointer operator->() const requires std::is_reference_v<Reference> { return &(*a_)[i_]; }
+  reference operator[](difference_type n) const { return (*a_)[i_ + n]; }
+  IndexedIterator& operator++() { return ++i_, *this; }
+  IndexedIterator operator++(int) { return {a_, i_++}; }
+  IndexedIterator& operator--() { return --i_, *this; }
+  IndexedIterator operator--(int) { return {a_, i_--}; }
+  IndexedIterator& operator+=(difference_type n) { return i_ += n, *this; }
+  IndexedIterator& operator-=(difference_type n) { return i_ -= n, *this; }
+  friend IndexedIterator operator+(IndexedIterator it, difference_type n) { return it += n; }
+  friend IndexedIterator operator+(difference_type n, IndexedIterator it) { return it += n; }
+  friend IndexedIterator operator-(IndexedIterator it, difference_type n) { return it -= n; }
+  friend difference_type operator-(const IndexedIterator& a, const IndexedIterator& b) {
+    return static_cast<difference_type>(a.i_) - static_cast<difference_type>(b.i_);
+  }
+  friend bool operator==(const IndexedIterator& a, const IndexedIterator& b) {
+    return a.i_ == b.i_;
+  }
+  friend auto operator<=>(const IndexedIterator& a, const IndexedIterator& b) {
+    return a.i_ <=> b.i_;
+  }
+
+ private:
+  const A* a_ = nullptr;
+  size_t i_ = 0;
+};
 
 template <class T, size_t kChunk = 4096>
 class ChunkedArray {
   static_assert(kChunk > 0 && (kChunk & (kChunk - 1)) == 0, "kChunk: a power of two");
 
  public:
-  class const_iterator {
-   public:
-    using iterator_category = std::random_access_iterator_tag;
-    using value_type = T;
-    using difference_type = std::ptrdiff_t;
-    using pointer = const T*;
-    using reference = const T&;
-
-    const_iterator() = default;
-    const_iterator(const ChunkedArray* a, size_t i) : a_(a), i_(i) {}
-    reference operator*() const { return (*a_)[i_]; }
-    pointer operator->() const { return &(*a_)[i_]; }
-    reference operator[](difference_type n) const { return (*a_)[i_ + n]; }
-    const_iterator& operator++() { return ++i_, *this; }
-    const_iterator operator++(int) { return {a_, i_++}; }
-    const_iterator& operator--() { return --i_, *this; }
-    const_iterator operator--(int) { return {a_, i_--}; }
-    const_iterator& operator+=(difference_type n) { return i_ += n, *this; }
-    const_iterator& operator-=(difference_type n) { return i_ -= n, *this; }
-    friend const_iterator operator+(const_iterator it, difference_type n) { return it += n; }
-    friend const_iterator operator+(difference_type n, const_iterator it) { return it += n; }
-    friend const_iterator operator-(const_iterator it, difference_type n) { return it -= n; }
-    friend difference_type operator-(const const_iterator& a, const const_iterator& b) {
-      return static_cast<difference_type>(a.i_) - static_cast<difference_type>(b.i_);
-    }
-    friend bool operator==(const const_iterator& a, const const_iterator& b) {
-      return a.i_ == b.i_;
-    }
-    friend auto operator<=>(const const_iterator& a, const const_iterator& b) {
-      return a.i_ <=> b.i_;
-    }
-
-   private:
-    const ChunkedArray* a_ = nullptr;
-    size_t i_ = 0;
-  };
+  using const_iterator = IndexedIterator<ChunkedArray, const T&>;
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }

@@ -38,7 +38,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/chunked_array.h"
+#include "common/based_array.h"
 #include "embed/embedder.h"
 #include "flowrag/status.h"
 #include "flowrag/types.h"
@@ -151,10 +151,12 @@ struct SnapshotBuildStats {
 };
 
 // The passages and their text indexes: shared by consecutive snapshots
-// while the documents do not change. Documents and passages are in chunks
-// that a snapshot extended by Append shares with the one it extends.
-using SnapshotDocuments = ChunkedArray<SnapshotDocument>;
-using SnapshotPassages = ChunkedArray<SnapshotPassage>;
+// while the documents do not change. Documents and passages are read by
+// value: those adopted from a segment from its arrays in place, the rest
+// from chunks that a snapshot extended by Append shares with the one it
+// extends (common/based_array.h).
+using SnapshotDocuments = BasedArray<SnapshotDocument>;
+using SnapshotPassages = BasedArray<SnapshotPassage>;
 struct SnapshotText {
   // A document adopted from a segment has its text in a lazily verified
   // arena (`document_bytes`): read it through Snapshot::DocumentText or
@@ -239,8 +241,8 @@ class Snapshot {
 
   size_t num_passages() const { return text_->passages.size(); }
   size_t num_documents() const { return text_->documents.size(); }
-  const SnapshotPassage& passage(uint32_t i) const { return text_->passages[i]; }
-  const SnapshotDocument& document_of(uint32_t passage) const {
+  SnapshotPassage passage(uint32_t i) const { return text_->passages[i]; }
+  SnapshotDocument document_of(uint32_t passage) const {
     return text_->documents[text_->passages[passage].document];
   }
   std::string_view PassageText(uint32_t i) const;

@@ -19,6 +19,43 @@ Status CheckAscending(std::string_view name, std::span<const int64_t> ids) {
   return Status::Ok();
 }
 
+// The adopted documents, read in place: each element built from the
+// arrays at its read (O(1)), its views into the source (kept by `keep`).
+class AdoptedDocuments final : public SnapshotDocuments::Base {
+ public:
+  FlatArray<int64_t> ids;
+  StringArena external, titles, texts;  // texts lazy: only their sizes read here
+  FlatArray<uint64_t> break_offsets;
+  FlatArray<uint32_t> breaks;
+  std::shared_ptr<const void> keep;
+
+  size_t size() const override { return ids.size(); }
+  SnapshotDocument At(size_t d) const override {
+    const FlatArray<uint64_t>& offsets = texts.offsets();
+    SnapshotDocument doc;
+    doc.id = ids[d];
+    doc.external_id = external[d];
+    doc.title = titles[d];
+    doc.text = std::string_view(texts.bytes().data() + offsets[d], offsets[d + 1] - offsets[d]);
+    doc.page_breaks =
+        breaks.span().subspan(break_offsets[d], break_offsets[d + 1] - break_offsets[d]);
+    doc.keep = keep;
+    return doc;
+  }
+};
+
+class AdoptedPassages final : public SnapshotPassages::Base {
+ public:
+  FlatArray<int64_t> ids;
+  FlatArray<uint32_t> document, begin, end;
+  FlatArray<int32_t> ordinal;
+
+  size_t size() const override { return ids.size(); }
+  SnapshotPassage At(size_t i) const override {
+    return {ids[i], document[i], ordinal[i], begin[i], end[i]};
+  }
+};
+
 }  // namespace
 
 Status ExportSnapshotDocuments(const SnapshotText& text, ArraySink& sink) {
@@ -66,55 +103,47 @@ bool HasSnapshotDocuments(const ArraySource& source) { return source.Has("psg.id
 
 Status AdoptSnapshotDocuments(const ArraySource& source, SnapshotText* text) {
   namespace c = array_checks;
-  FLOWRAG_ASSIGN_OR_RETURN(FlatArray<int64_t> ids, c::Get<int64_t>(source, "doc.id"));
-  FLOWRAG_ASSIGN_OR_RETURN(StringArena external, c::GetStrings(source, "doc.ext"));
-  FLOWRAG_ASSIGN_OR_RETURN(StringArena titles, c::GetStrings(source, "doc.title"));
-  FLOWRAG_ASSIGN_OR_RETURN(StringArena texts, c::GetLazyStrings(source, "doc.text"));
-  FLOWRAG_ASSIGN_OR_RETURN(FlatArray<uint64_t> break_offsets, c::Get<uint64_t>(source, "doc.brk.o"));
-  FLOWRAG_ASSIGN_OR_RETURN(FlatArray<uint32_t> breaks, c::Get<uint32_t>(source, "doc.brk"));
-  const size_t D = ids.size();
-  if (external.size() != D || titles.size() != D || texts.size() != D) {
+  auto docs = std::make_shared<AdoptedDocuments>();
+  FLOWRAG_ASSIGN_OR_RETURN(docs->ids, c::Get<int64_t>(source, "doc.id"));
+  FLOWRAG_ASSIGN_OR_RETURN(docs->external, c::GetStrings(source, "doc.ext"));
+  FLOWRAG_ASSIGN_OR_RETURN(docs->titles, c::GetStrings(source, "doc.title"));
+  FLOWRAG_ASSIGN_OR_RETURN(docs->texts, c::GetLazyStrings(source, "doc.text"));
+  FLOWRAG_ASSIGN_OR_RETURN(docs->break_offsets, c::Get<uint64_t>(source, "doc.brk.o"));
+  FLOWRAG_ASSIGN_OR_RETURN(docs->breaks, c::Get<uint32_t>(source, "doc.brk"));
+  const size_t D = docs->ids.size();
+  if (docs->external.size() != D || docs->titles.size() != D || docs->texts.size() != D) {
     return Status::Corruption("doc.ext, doc.title, doc.text: not one string per document of doc.id");
   }
-  FLOWRAG_RETURN_IF_ERROR(CheckAscending("doc.id", ids));
-  FLOWRAG_RETURN_IF_ERROR(c::CheckOffsets("doc.brk.o", break_offsets, D, breaks.size()));
+  FLOWRAG_RETURN_IF_ERROR(CheckAscending("doc.id", docs->ids));
+  FLOWRAG_RETURN_IF_ERROR(
+      c::CheckOffsets("doc.brk.o", docs->break_offsets, D, docs->breaks.size()));
 
-  FLOWRAG_ASSIGN_OR_RETURN(FlatArray<int64_t> passage_ids, c::Get<int64_t>(source, "psg.id"));
-  FLOWRAG_ASSIGN_OR_RETURN(FlatArray<uint32_t> document, c::Get<uint32_t>(source, "psg.doc"));
-  FLOWRAG_ASSIGN_OR_RETURN(FlatArray<int32_t> ordinal, c::Get<int32_t>(source, "psg.ord"));
-  FLOWRAG_ASSIGN_OR_RETURN(FlatArray<uint32_t> begin, c::Get<uint32_t>(source, "psg.beg"));
-  FLOWRAG_ASSIGN_OR_RETURN(FlatArray<uint32_t> end, c::Get<uint32_t>(source, "psg.end"));
-  const size_t P = passage_ids.size();
-  FLOWRAG_RETURN_IF_ERROR(c::CheckSize<uint32_t>("psg.doc", document, P));
-  FLOWRAG_RETURN_IF_ERROR(c::CheckSize<int32_t>("psg.ord", ordinal, P));
-  FLOWRAG_RETURN_IF_ERROR(c::CheckSize<uint32_t>("psg.beg", begin, P));
-  FLOWRAG_RETURN_IF_ERROR(c::CheckSize<uint32_t>("psg.end", end, P));
-  FLOWRAG_RETURN_IF_ERROR(CheckAscending("psg.id", passage_ids));
-  FLOWRAG_RETURN_IF_ERROR(c::CheckBelow("psg.doc", document, D, "documents"));
-  const FlatArray<uint64_t>& text_offsets = texts.offsets();
-  auto text_bytes = [&](size_t d) { return text_offsets[d + 1] - text_offsets[d]; };
+  auto passages = std::make_shared<AdoptedPassages>();
+  FLOWRAG_ASSIGN_OR_RETURN(passages->ids, c::Get<int64_t>(source, "psg.id"));
+  FLOWRAG_ASSIGN_OR_RETURN(passages->document, c::Get<uint32_t>(source, "psg.doc"));
+  FLOWRAG_ASSIGN_OR_RETURN(passages->ordinal, c::Get<int32_t>(source, "psg.ord"));
+  FLOWRAG_ASSIGN_OR_RETURN(passages->begin, c::Get<uint32_t>(source, "psg.beg"));
+  FLOWRAG_ASSIGN_OR_RETURN(passages->end, c::Get<uint32_t>(source, "psg.end"));
+  const size_t P = passages->ids.size();
+  FLOWRAG_RETURN_IF_ERROR(c::CheckSize<uint32_t>("psg.doc", passages->document, P));
+  FLOWRAG_RETURN_IF_ERROR(c::CheckSize<int32_t>("psg.ord", passages->ordinal, P));
+  FLOWRAG_RETURN_IF_ERROR(c::CheckSize<uint32_t>("psg.beg", passages->begin, P));
+  FLOWRAG_RETURN_IF_ERROR(c::CheckSize<uint32_t>("psg.end", passages->end, P));
+  FLOWRAG_RETURN_IF_ERROR(CheckAscending("psg.id", passages->ids));
+  FLOWRAG_RETURN_IF_ERROR(c::CheckBelow("psg.doc", passages->document, D, "documents"));
+  const FlatArray<uint64_t>& text_offsets = docs->texts.offsets();
   for (size_t i = 0; i < P; ++i) {
-    if (begin[i] > end[i] || end[i] > text_bytes(document[i])) {
+    const uint32_t d = passages->document[i];
+    if (passages->begin[i] > passages->end[i] ||
+        passages->end[i] > text_offsets[d + 1] - text_offsets[d]) {
       return Bad("psg.end", i, "bytes outside the passage's document");
     }
   }
 
-  const std::shared_ptr<const void> keep = source.keep();
-  for (size_t d = 0; d < D; ++d) {
-    SnapshotDocument doc;
-    doc.id = ids[d];
-    doc.external_id = external[d];
-    doc.title = titles[d];
-    doc.text = std::string_view(texts.bytes().data() + text_offsets[d], text_bytes(d));  // lazy
-    doc.page_breaks =
-        breaks.span().subspan(break_offsets[d], break_offsets[d + 1] - break_offsets[d]);
-    doc.keep = keep;
-    text->documents.push_back(std::move(doc));
-  }
-  for (size_t i = 0; i < P; ++i) {
-    text->passages.push_back({passage_ids[i], document[i], ordinal[i], begin[i], end[i]});
-  }
-  text->document_bytes = texts.bytes();
+  docs->keep = source.keep();
+  text->document_bytes = docs->texts.bytes();
+  text->documents = SnapshotDocuments(std::move(docs));
+  text->passages = SnapshotPassages(std::move(passages));
   return Status::Ok();
 }
 

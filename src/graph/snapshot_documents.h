@@ -33,14 +33,17 @@ Status ExportSnapshotDocuments(const SnapshotText& text, ArraySink& sink);
 // True when `source` holds them (segments written before they were kept
 // do not: their opens read the documents from the store).
 bool HasSnapshotDocuments(const ArraySource& source);
-// Appends the documents and passages of those arrays to an empty `text`,
-// each document's views borrowing the source's bytes (its keep()). Checks
-// what a damaged or crafted file could make unsafe or inconsistent,
-// Corruption naming the array: equal counts, ids ascending, a passage's
-// document in range and its bytes inside that document's text, page break
-// offsets. O(documents + passages); the texts are neither read nor
-// verified here: their bytes are borrowed lazily (text->document_bytes),
-// each range verified when it is read (CheckedText).
+// Sets `text`'s documents and passages (empty before) to those arrays,
+// read in place: each element is made from them at its read
+// (SnapshotDocuments is a BasedArray), its views borrowing the source's
+// bytes (its keep()), so nothing is copied. Checks what a damaged or
+// crafted file could make unsafe or inconsistent, Corruption naming the
+// array: equal counts, ids ascending, a passage's document in range and
+// its bytes inside that document's text, page break offsets. O(documents +
+// passages) reads, no allocation per element; the texts are neither read
+// nor verified here: their bytes are borrowed lazily
+// (text->document_bytes), each range verified when it is read
+// (CheckedText).
 Status AdoptSnapshotDocuments(const ArraySource& source, SnapshotText* text);
 // The arrays AdoptSnapshotDocuments borrows lazily: the texts' bytes.
 std::vector<std::string> LazySnapshotDocumentArrays();

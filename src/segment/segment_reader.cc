@@ -46,14 +46,27 @@ void Advise(const std::byte* base, uint64_t from, uint64_t bytes, int advice) {
   ::madvise(const_cast<std::byte*>(base) + start, from + bytes - start, advice);
 }
 
+// Ranges shorter than this are read by their page faults, unadvised: a
+// query's lazy checks verify one 4 KiB or 64 KiB block at a time, and two
+// madvise calls per block cost more than the faults they replace (a cold
+// 10^5 `qafd` query made 2,663 of them, 22% of its samples; doc/scale.md
+// stop 55).
+constexpr uint64_t kAdviseFrom = uint64_t{1} << 20;
+
 // Walks mapped bytes [offset, offset + n) in windows of at least 8 MiB
 // (whole `unit`s of bytes, the last one shorter): the kernel is asked to
 // read the next window ahead (WILLNEED) while this one is mapped in one
 // call (POPULATE_READ, Linux 5.14: one call instead of a page fault per 16
 // pages); then `f(at, bytes)` runs on each unit of the window. Stops at the
-// first unit f returns false for.
+// first unit f returns false for. Under kAdviseFrom bytes: no advice.
 template <typename F>
 bool ForEachMappedUnit(const std::byte* base, uint64_t offset, uint64_t n, uint64_t unit, F f) {
+  if (n < kAdviseFrom) {
+    for (uint64_t at = 0; at < n; at += unit) {
+      if (!f(offset + at, std::min(unit, n - at))) return false;
+    }
+    return true;
+  }
   const uint64_t window = std::max<uint64_t>(unit, (uint64_t{8} << 20) / unit * unit);
   for (uint64_t done = 0; done < n;) {
     const uint64_t take = std::min(n - done, window);

@@ -123,7 +123,7 @@ Result<DocumentPage> ReadSession::ListDocuments(std::string_view cursor, size_t 
     if (Hidden(static_cast<uint32_t>(it - docs.begin()))) continue;
     page.documents.push_back(Describe(*it, /*text=*/""));
   }
-  if (it != docs.end()) page.next_cursor = std::to_string(std::prev(it)->id);
+  if (it != docs.end()) page.next_cursor = std::to_string((*std::prev(it)).id);
   return page;
 }
 
