@@ -59,6 +59,37 @@ TEST(PackedRowsTest, EachRowTakesTheSmallestExactFormAndReadsBackBitForBit) {
   EXPECT_EQ(packed.MemoryBytes(), expected + 8 * (rows.size() + 1));
 }
 
+// Every float16 value decodes as HalfToFloat reads it (±0 as +0), in the
+// half form and the sparse one: the widening that decoding vectorizes
+// (F16C where the CPU has it) is exact.
+TEST(PackedRowsTest, EveryHalfValueDecodesAsHalfToFloatReadsIt) {
+  constexpr size_t kD = 65536;
+  std::vector<uint8_t> half(2 * kD);
+  for (size_t h = 0; h < kD; ++h) {
+    half[2 * h] = static_cast<uint8_t>(h & 0xff);
+    half[2 * h + 1] = static_cast<uint8_t>(h >> 8);
+  }
+  std::vector<float> out(kD);
+  ASSERT_TRUE(DecodeVectorBytes(half, kD, out.data()));
+  for (uint32_t h = 0; h < kD; ++h) {
+    const float want = (h & 0x7fffu) == 0 ? 0.0f : HalfToFloat(static_cast<uint16_t>(h));
+    if (std::isnan(want)) {
+      EXPECT_TRUE(std::isnan(out[h])) << h;
+    } else {
+      EXPECT_EQ(std::memcmp(&out[h], &want, sizeof want), 0) << h;
+    }
+  }
+  // The sparse form of finite positive halves, subnormal to 0x7801 (1 in 3 coordinates).
+  std::vector<float> x(3 * 2048, 0.0f);
+  for (size_t i = 0; i < 2048; ++i) x[3 * i] = HalfToFloat(static_cast<uint16_t>(0x0001 + 15 * i));
+  std::vector<uint8_t> bytes(MaxVectorBytes(x.size()));
+  bytes.resize(EncodeVectorBytes(x.data(), x.size(), HalfRounding::kExact, bytes.data()));
+  ASSERT_LT(bytes.size(), 2 * x.size());  // sparse
+  std::vector<float> back(x.size());
+  ASSERT_TRUE(DecodeVectorBytes(bytes, x.size(), back.data()));
+  EXPECT_TRUE(BitEqual(back, x));
+}
+
 TEST(PackedRowsTest, NegativeZeroAndTheHalfRangeEdgesStayExact) {
   const std::vector<float> edges = {-0.0f, 65504.0f, -65504.0f, HalfToFloat(1), 0.5f};
   PackedRows packed(edges.size());
