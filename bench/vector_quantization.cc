@@ -531,9 +531,9 @@ int Main(int argc, char** argv) {
   const VectorIndex& dense = *snap->dense();
   FloatMatrix data(dense.Size(), dense.Dimension());
   for (uint32_t i = 0; i < data.rows; ++i) {
-    const float* v = StoredVector(dense, i, data.row(i));
-    if (v == nullptr) return Fail("the " + dense.Kind() + " index keeps no vectors to read");
-    if (v != data.row(i)) std::copy(v, v + data.cols, data.row(i));
+    if (!CopyStoredVector(dense, i, data.row(i))) {
+      return Fail("the " + dense.Kind() + " index keeps no vectors to read");
+    }
   }
   // Questions and gold.
   const std::string name = bench.empty() ? db.substr(db.find_last_of('/') + 1)

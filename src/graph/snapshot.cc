@@ -222,10 +222,7 @@ std::vector<uint32_t> KeptRows(const std::vector<bool>& removed) {
 FloatMatrix VectorsOf(const VectorIndex& index) {
   if (const auto* layered = dynamic_cast<const LayeredIndex*>(&index)) return layered->Vectors();
   FloatMatrix m(index.Size(), index.Dimension());
-  for (uint32_t i = 0; i < m.rows; ++i) {
-    const float* v = StoredVector(index, i, m.row(i));
-    if (v != m.row(i)) std::memcpy(m.row(i), v, m.cols * sizeof(float));
-  }
+  for (uint32_t i = 0; i < m.rows; ++i) CopyStoredVector(index, i, m.row(i));
   return m;
 }
 
@@ -777,14 +774,10 @@ Result<std::shared_ptr<SnapshotText>> TextWithout(const SnapshotText& old, uint3
     FLOWRAG_ASSIGN_OR_RETURN(layered, layered->Without(removed));
     FLOWRAG_ASSIGN_OR_RETURN(text->dense, FoldedWhenEdited(std::move(layered), options));
   } else if (old.dense != nullptr && !text->passages.empty()) {
-    const size_t dim = old.dense->Dimension();
-    FloatMatrix kept(text->passages.size(), dim);
+    FloatMatrix kept(text->passages.size(), old.dense->Dimension());
     size_t row = 0;
     for (uint32_t p = 0; p < old.passages.size(); ++p) {
-      if (removed[p]) continue;
-      float* out = kept.row(row++);
-      const float* v = StoredVector(*old.dense, p, out);
-      if (v != out) std::copy_n(v, dim, out);
+      if (!removed[p]) CopyStoredVector(*old.dense, p, kept.row(row++));
     }
     FLOWRAG_ASSIGN_OR_RETURN(text->dense, DenseIndex(std::move(kept), options));
   }

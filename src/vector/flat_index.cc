@@ -37,8 +37,7 @@ Result<std::unique_ptr<FlatIndex>> FlatIndex::FromMatrix(FloatMatrix&& rows, Col
   if (columns == ColumnCopy::kFloat) {
     index->rows_ = std::move(rows);
   } else {
-    index->rows_.rows = rows.rows;
-    rows = FloatMatrix();  // packed: the floats are not kept
+    rows = FloatMatrix();  // packed (AppendCodes): the floats are not kept
   }
   return index;
 }

@@ -28,6 +28,12 @@ const float* StoredVector(const VectorIndex& index, uint32_t id, float* scratch)
   return nullptr;
 }
 
+bool CopyStoredVector(const VectorIndex& index, uint32_t id, float* out) {
+  const float* v = StoredVector(index, id, out);
+  if (v != nullptr && v != out) std::memcpy(out, v, index.Dimension() * sizeof(float));
+  return v != nullptr;
+}
+
 namespace {
 
 // The rows of `rows` (n × d, row-major) as an exact index; null when n == 0.
@@ -161,10 +167,7 @@ const float* LayeredIndex::Vector(uint32_t id, float* scratch) const {
 
 FloatMatrix LayeredIndex::Vectors() const {
   FloatMatrix m(Size(), Dimension());
-  for (uint32_t id = 0; id < m.rows; ++id) {
-    const float* v = Vector(id, m.row(id));
-    if (v != m.row(id)) std::memcpy(m.row(id), v, m.cols * sizeof(float));
-  }
+  for (uint32_t id = 0; id < m.rows; ++id) CopyStoredVector(*this, id, m.row(id));
   return m;
 }
 

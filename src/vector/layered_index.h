@@ -63,6 +63,9 @@ namespace flowrag {
 // which it then returns; null for another kind (a sparse index) or an id
 // out of range.
 const float* StoredVector(const VectorIndex& index, uint32_t id, float* scratch);
+// StoredVector copied to out[0, Dimension()); false (nothing written) where
+// it is null.
+bool CopyStoredVector(const VectorIndex& index, uint32_t id, float* out);
 
 class LayeredIndex final : public VectorIndex {
  public:
