@@ -73,6 +73,15 @@ void HalfRowsIndex::TruncateTo(size_t rows) {
   halves_.Sync();
 }
 
+void HalfRowsIndex::Reserve(size_t rows, size_t nonzeros) {
+  offsets_.Mutable().reserve(rows + 1);
+  dims_.Mutable().reserve(nonzeros);
+  halves_.Mutable().reserve(nonzeros);
+  offsets_.Sync();
+  dims_.Sync();
+  halves_.Sync();
+}
+
 void HalfRowsIndex::AppendRow(const RowView& row) {
   std::vector<uint16_t>& d = dims_.Mutable();
   std::vector<uint16_t>& h = halves_.Mutable();
@@ -111,6 +120,7 @@ Result<std::unique_ptr<HalfRowsIndex>> HalfRowsIndex::Remap(const HalfRowsIndex&
                                    " dimensions, index of " + std::to_string(old.dim_));
   }
   auto index = std::make_unique<HalfRowsIndex>(old.dim_);
+  index->Reserve(old_of_new.size(), old.NonZeros() + fresh.values.size());  // at most
   size_t next_fresh = 0;
   for (size_t i = 0; i < old_of_new.size(); ++i) {
     const int64_t o = old_of_new[i];

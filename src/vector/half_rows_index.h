@@ -141,6 +141,8 @@ class HalfRowsIndex final : public VectorIndex {
   // Drops the rows from `rows` on (an Add that failed part way).
   void TruncateTo(size_t rows);
   void AppendRow(const RowView& row);
+  // Room for `rows` rows and `nonzeros` entries in all (an empty index).
+  void Reserve(size_t rows, size_t nonzeros);
   bool RowChecked(size_t row) const;
   Status CheckRow(size_t row) const;
   // The inverted lists Search reads, built at the first search.
