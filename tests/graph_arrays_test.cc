@@ -20,6 +20,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -642,6 +643,98 @@ TEST(GraphArraysTest, WalkRowsFromASegmentAreCheckedRowByRowAsWalksReadThem) {
   MemoryArrays copy2;
   EXPECT_EQ((*adopted)->ExportArrays(copy2).code(), StatusCode::kCorruption);
   fs::remove_all(dir);
+}
+
+// A segment file holding `graph`'s arrays, in a new temporary folder.
+std::string GraphSegment(const KnowledgeGraph& graph, const char* name) {
+  std::string dir = (std::filesystem::path(::testing::TempDir()) / name).string() + "-XXXXXX";
+  EXPECT_NE(mkdtemp(dir.data()), nullptr);
+  const std::string path = dir + "/graph.seg";
+  auto writer = SegmentWriter::Create(path, "test", 1, 1);
+  EXPECT_TRUE(writer.ok());
+  SegmentArraySink sink(writer->get());
+  EXPECT_TRUE(graph.ExportArrays(sink).ok());
+  EXPECT_TRUE((*writer)->Finish().ok());
+  return path;
+}
+
+// Everything a reader of one node's edges of `kind` sees.
+std::vector<std::tuple<uint32_t, float, uint32_t>> CsrRow(const KnowledgeGraph& g, EdgeKind kind,
+                                                          uint32_t node) {
+  const Csr& c = g.Edges(kind);
+  std::vector<std::tuple<uint32_t, float, uint32_t>> out;
+  for (uint64_t i = c.Begin(node); i < c.End(node); ++i) {
+    out.emplace_back(c.targets[i], c.weights[i], c.attrs[i]);
+  }
+  return out;
+}
+
+// Everything a reader of one fact sees.
+std::vector<uint32_t> FactRow(const KnowledgeGraph& g, uint32_t f) {
+  std::vector<uint32_t> out = {g.FactSubject(f), g.FactObject(f), g.FactRelationId(f),
+                               g.FactTextId(f)};
+  for (uint32_t p : g.FactSources(f)) out.push_back(p);
+  out.push_back(UINT32_MAX);
+  for (uint32_t other : g.FactsWithText(g.FactTextId(f))) out.push_back(other);
+  return out;
+}
+
+// Adopted from a segment, the CSRs' rows and the fact arrays are borrowed
+// lazily: the adoption verifies none of their blocks (it succeeds with the
+// last block of each altered); every row and fact reads as built, a CSR row
+// or a block of facts in altered bytes reads as empty (recorded with the
+// source), and an export refuses to copy the damage.
+TEST(GraphArraysTest, CsrRowsAndFactsFromASegmentAreCheckedAsTheyAreRead) {
+  const auto built = RandomGraph(600, 400, 1500, 22);
+  ASSERT_NE(built, nullptr);
+  const std::string path = GraphSegment(*built, "csr-lazy");
+  const auto adopt = [&](std::shared_ptr<const SegmentReader>* reader) {
+    auto r = SegmentReader::Open(path);
+    EXPECT_TRUE(r.ok());
+    *reader = *r;
+    return KnowledgeGraph::AdoptArrays(SegmentArraySource(*reader), 600, nullptr);
+  };
+  const EdgeKind kinds[] = {EdgeKind::kMentions, EdgeKind::kRelatedTo};
+  std::shared_ptr<const SegmentReader> reader;
+  auto adopted = adopt(&reader);
+  ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();
+  const KnowledgeGraph& g = **adopted;
+  for (EdgeKind kind : kinds) {
+    for (uint32_t node = 0; node < built->num_nodes(); ++node) {
+      ASSERT_EQ(CsrRow(g, kind, node), CsrRow(*built, kind, node)) << node;
+    }
+  }
+  for (uint32_t f = 0; f < built->num_facts(); ++f) ASSERT_EQ(FactRow(g, f), FactRow(*built, f));
+  EXPECT_TRUE(reader->Damage().ok());
+  MemoryArrays copy;
+  EXPECT_TRUE(g.ExportArrays(copy).ok());
+
+  // The last node with RELATED_TO entries and the last fact are in the last
+  // blocks of their arrays; the first are not.
+  const Csr& related = built->Edges(EdgeKind::kRelatedTo);
+  const auto last_node = static_cast<uint32_t>(related.rows() - 1);
+  const auto last_fact = static_cast<uint32_t>(built->num_facts() - 1);
+  ASSERT_GT(related.Degree(last_node), 0u);
+  for (const char* name : {"kg.related_to.targets", "kg.fact_subject"}) {
+    const SectionInfo section = *reader->FindSection(name);
+    ASSERT_GE(section.block_count, 2u) << name;
+    testing::AlterEightBytesBefore(path, section.offset + section.length);
+  }
+  adopted = adopt(&reader);
+  ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();  // the adoption does not read them
+  const KnowledgeGraph& damaged = **adopted;
+  EXPECT_TRUE(reader->Damage().ok());
+  EXPECT_EQ(CsrRow(damaged, EdgeKind::kRelatedTo, built->EntityNode(0)),
+            CsrRow(*built, EdgeKind::kRelatedTo, built->EntityNode(0)));
+  EXPECT_EQ(FactRow(damaged, 0), FactRow(*built, 0));
+  EXPECT_TRUE(reader->Damage().ok());
+  EXPECT_EQ(damaged.Edges(EdgeKind::kRelatedTo).Degree(last_node), 0u);
+  EXPECT_FALSE(reader->Damage().ok());
+  EXPECT_EQ(damaged.FactSubject(last_fact), 0u);
+  EXPECT_TRUE(damaged.FactSources(last_fact).empty());
+  MemoryArrays copy2;
+  EXPECT_EQ(damaged.ExportArrays(copy2).code(), StatusCode::kCorruption);
+  std::filesystem::remove_all(std::filesystem::path(path).parent_path());
 }
 
 // The passage slots: P rounded up by at most 1/32, a function of P alone.

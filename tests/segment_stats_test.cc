@@ -253,6 +253,17 @@ TEST_F(SegmentStatsTest, DamagedWalkRowsAreFoundByTheQueriesThatReadThem) {
                                                 {"walk.targets", "walk.weights", "walk.kinds"});
 }
 
+// The knowledge graph's CSRs and fact arrays are verified and checked row
+// by row and block by block as questions read them (Csr::Begin,
+// KnowledgeGraph::FactSubject ...); of their offsets the open reads the
+// first and last, so the demo's offsets, one block each, are not here.
+TEST_F(SegmentStatsTest, DamagedGraphRowsAndFactsAreFoundByTheQueriesThatReadThem) {
+  ExpectDamageFoundByQueriesAndAnsweredAsBefore(
+      path_, EngineOptions{},
+      {"kg.mentions.targets", "kg.related_to.attrs", "kg.fact_subject", "kg.fact_sources",
+       "kg.facts_by_text"});
+}
+
 // The documents' texts are verified range by range as questions read
 // their passages (CheckedText).
 TEST_F(SegmentStatsTest, DamagedDocumentTextsAreFoundByTheQueriesThatReadThem) {

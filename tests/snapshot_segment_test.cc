@@ -294,9 +294,10 @@ TEST_F(SnapshotSegmentTest, ADamagedSegmentIsDetectedAndReplaced) {
   auto view = SegmentsOf(dir);
   ASSERT_EQ(view->segments().size(), 1u);
   const auto& reader = *view->segments()[0].reader;
-  ASSERT_NE(reader.FindSection("kg.mentions.targets"), nullptr);
-  // An array the open verifies; a copy of its place, as the reader goes.
-  const SectionInfo section = *reader.FindSection("kg.mentions.targets");
+  // An array the open verifies (the CSRs are verified row by row as they
+  // are read); a copy of its place, as the reader goes.
+  ASSERT_NE(reader.FindSection("kg.entity_ids"), nullptr);
+  const SectionInfo section = *reader.FindSection("kg.entity_ids");
   const std::string file = reader.path();
   view.reset();
   {  // One byte in the middle of a section: its block checksum fails.

@@ -264,6 +264,9 @@ std::shared_ptr<const Snapshot> EngineImpl::PublishAppended(bool known_appended)
 template <class Read>
 auto EngineImpl::ReadChecked(const Read& read) const
     -> decltype(read(std::declval<const ReadSession&>())) {
+  // Damage another read found (Stats reads every RELATED_TO row, say) is
+  // handled before this read, not left to the next read that finds some.
+  if (SegmentDamageUnhandled()) FLOWRAG_RETURN_IF_ERROR(RebuildAfterDamage());
   const uint64_t damage = SegmentDamageCount();
   FLOWRAG_ASSIGN_OR_RETURN(auto current, session());
   auto result = read(*current);

@@ -154,7 +154,9 @@ class EngineImpl final : public Engine {
   // True when a segment was found damaged since this engine last rebuilt.
   bool SegmentDamageUnhandled() const { return SegmentDamageCount() != damage_handled_.load(); }
   // `read` on the current session; again on a rebuilt one when a segment
-  // was found damaged meanwhile.
+  // was found damaged meanwhile; on a rebuilt one from the start when
+  // damage found before (by a read that is not checked, such as Stats) is
+  // not handled yet.
   template <class Read>
   auto ReadChecked(const Read& read) const
       -> decltype(read(std::declval<const ReadSession&>()));

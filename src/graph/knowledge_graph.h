@@ -91,22 +91,40 @@ inline constexpr uint32_t kGraphArraysFormat = 3;
 // slot count S.
 size_t PassageSlots(size_t passages);
 
+// The per-row checks of a CSR adopted lazily (knowledge_graph_adopt.cc).
+struct CsrRowChecks;
+
 // One edge kind's adjacency. Neighbours of a node are sorted by target id.
 // Rows end at the last node with an edge of the kind: the nodes after it
 // (every fact, and at 10^6 passages 6.5 million of the 9.5 million nodes)
 // have no offsets, and Begin, End and Degree read them as empty rows.
+//
+// Adopted from a segment (KnowledgeGraph::AdoptArrays), the four arrays are
+// borrowed unverified and each row is verified and checked at its first
+// Begin (`lazy` set): its two offsets, its entries' bytes, its targets
+// against the node kinds its edge kind joins, finite weights, a fact index
+// per RELATED_TO entry. A row that fails reads as empty from then on (Begin
+// is End), its damage recorded with the source. So read a row only within
+// [Begin(node), End(node)), and call Begin before reading its entries.
 struct Csr {
   FlatArray<uint64_t> offsets{std::vector<uint64_t>{0}};  // rows() + 1, rows() <= num_nodes
   FlatArray<uint32_t> targets;
   FlatArray<float> weights;
   FlatArray<uint32_t> attrs;  // kRelatedTo: fact index; kMentions: 1 = title; else 0
+  std::shared_ptr<const CsrRowChecks> lazy;  // lazily adopted only; shared by copies
 
   // Nodes [0, rows()) have offsets; every later node has no edges.
   size_t rows() const { return offsets.size() - 1; }
   size_t Degree(uint32_t node) const { return End(node) - Begin(node); }
-  uint64_t Begin(uint32_t node) const { return offsets[std::min<size_t>(node, rows())]; }
+  uint64_t Begin(uint32_t node) const {
+    const size_t r = std::min<size_t>(node, rows());
+    return lazy == nullptr || r == rows() || RowPassed(r) ? offsets[r] : offsets[r + 1];
+  }
   uint64_t End(uint32_t node) const { return offsets[std::min<size_t>(size_t{node} + 1, rows())]; }
   size_t num_entries() const { return targets.size(); }
+  // Row r checked (the first time: verified and checked, a failure reported
+  // to the source). REQUIRES: lazy set, r < rows().
+  bool RowPassed(size_t r) const;
 };
 
 // Passage vectors read in place, row by row (abstractness reads only the
@@ -190,35 +208,42 @@ class KnowledgeGraph {
 
   // Writes every array and count of the graph (not the vectors), named
   // "kg.*" and "walk.*", with kGraphArraysFormat as "kg.format". Arrays
-  // read by scattered rows (every CSR and walk array) are marked random.
-  // O(arrays' bytes).
+  // read by scattered rows (every CSR, fact and walk array) are marked
+  // random. A lazily adopted graph checks every row and block first
+  // (Corruption for a damaged one: no damage is copied). O(arrays' bytes).
   Status ExportArrays(ArraySink& sink) const;
   // The graph ExportArrays wrote, its arrays borrowed from `source` (no copy,
-  // nothing recomputed), with `vectors` (null: none). Checks, before
-  // returning, everything a damaged or crafted source could make unsafe:
-  // the format, the passage slots against PassageSlots(`num_passages`, the
-  // snapshot's passages), that no edge or walk entry touches an empty slot
-  // (a passage node ≥ num_passages), every count against the array sizes,
-  // every offsets array (size: a CSR's at most one per node and one; first
-  // 0, non-decreasing, last = the length of the array it indexes), every
-  // index against its range (CSR and walk targets, fact subjects/objects/
-  // relations/texts, sources, description entities and passages, facts by
-  // text), the node kinds each edge kind joins, walk kinds, finite weights,
-  // abstractness in [0, 1] and row sums; the walk graph's rows from a lazy
-  // source at their first read (WalkGraph::AdoptArrays). Not checked, as no
-  // read depends on them for safety: the order of a node's neighbours, that
-  // both directions of an edge are there, that a RELATED_TO entry's fact
-  // joins its two entities. Errors:
-  // NotFound for a missing array, Corruption naming the array (and index)
-  // for anything else; InvalidArgument when `vectors` index more elements
-  // than the graph has. O(total length of the arrays).
+  // nothing recomputed), with `vectors` (null: none). Checks everything a
+  // damaged or crafted source could make unsafe: the format, the passage
+  // slots against PassageSlots(`num_passages`, the snapshot's passages),
+  // that no edge or walk entry touches an empty slot (a passage node ≥
+  // num_passages), every count against the array sizes, every offsets array
+  // (a CSR's at most one per node and one; first 0, non-decreasing, last =
+  // the length of the array it indexes), every index against its range (CSR
+  // and walk targets, fact subjects/objects/relations/texts, sources,
+  // description entities and passages, facts by text), the node kinds each
+  // edge kind joins, walk kinds, finite weights, abstractness in [0, 1] and
+  // row sums. From a source that verifies lazily (a segment), the large
+  // arrays are borrowed unverified and checked where they are read (about
+  // 700 MB at 10^6 passages that an open no longer reads): CSR rows at
+  // their first Begin (Csr), facts and fact texts by blocks at their first
+  // read (FactSubject ... FactsWithText), walk rows at their first Begin
+  // (WalkGraph::AdoptArrays); what fails reads as empty and is recorded
+  // with the source. From any other source every row and block is checked
+  // here. Not checked, as no read depends on them for safety: the order of
+  // a node's neighbours, that both directions of an edge are there, that a
+  // RELATED_TO entry's fact joins its two entities. Errors: NotFound for a
+  // missing array, Corruption naming the array (and index) for anything
+  // else; InvalidArgument when `vectors` index more elements than the graph
+  // has. O(nodes + entities) from a lazy source, O(total length of the
+  // arrays) from another.
   static Result<std::shared_ptr<const KnowledgeGraph>> AdoptArrays(
       const ArraySource& source, size_t num_passages, std::shared_ptr<const GraphVectors> vectors);
-  // The arrays AdoptArrays borrows lazily (ArraySource::GetLazyStrings): the
-  // bytes of the description and fact texts, each text verified when it is
-  // first read (DescriptionText, FactTextOf; empty when it fails, the
-  // damage recorded by the source), not at adoption; and the walk graph's
-  // entries, row by row (WalkGraph::LazyArrays).
+  // The arrays AdoptArrays borrows lazily (ArraySource::GetLazy), which a
+  // reader verifying a segment ahead of the adoption leaves to it: the
+  // bytes of the description and fact texts (each text verified when it is
+  // first read: DescriptionText, FactTextOf; empty when it fails), the CSRs,
+  // the fact arrays, and the walk graph's entries (WalkGraph::LazyArrays).
   static std::vector<std::string> LazyArrays();
 
   // ---- node space
@@ -260,19 +285,27 @@ class KnowledgeGraph {
   std::string_view DescriptionText(uint32_t d) const { return description_texts_[d]; }
   uint32_t DescriptionEntity(uint32_t d) const { return description_entity_[d]; }
   uint32_t DescriptionPassage(uint32_t d) const { return description_passage_[d]; }
-  uint32_t FactSubject(uint32_t f) const { return fact_subject_[f]; }
-  uint32_t FactObject(uint32_t f) const { return fact_object_[f]; }
-  uint32_t FactRelationId(uint32_t f) const { return fact_relation_[f]; }
-  std::string_view FactRelation(uint32_t f) const { return relation_texts_[fact_relation_[f]]; }
+  // Facts and fact texts are checked by blocks of 2^kLazyBlockShift.
+  static constexpr uint32_t kLazyBlockShift = 10;
+  // A fact of an adopted graph is checked at its first read, with the 1,023
+  // facts of its block; a fact of a block that fails reads as ids 0 and no
+  // sources (its damage recorded with the source; AdoptArrays).
+  uint32_t FactSubject(uint32_t f) const { return FactPassed(f) ? fact_subject_[f] : 0; }
+  uint32_t FactObject(uint32_t f) const { return FactPassed(f) ? fact_object_[f] : 0; }
+  uint32_t FactRelationId(uint32_t f) const { return FactPassed(f) ? fact_relation_[f] : 0; }
+  std::string_view FactRelation(uint32_t f) const { return relation_texts_[FactRelationId(f)]; }
   std::string_view RelationText(uint32_t r) const { return relation_texts_[r]; }
-  uint32_t FactTextId(uint32_t f) const { return fact_text_[f]; }
+  uint32_t FactTextId(uint32_t f) const { return FactPassed(f) ? fact_text_[f] : 0; }
   std::string_view FactTextOf(uint32_t t) const { return fact_texts_[t]; }
-  // Facts whose text is fact text `t` (ascending).
+  // Facts whose text is fact text `t` (ascending; checked as facts are,
+  // by blocks of texts: none for a text of a block that fails).
   std::span<const uint32_t> FactsWithText(uint32_t t) const {
+    if (lazy_facts_ != nullptr && !TextBlockPassed(t >> kLazyBlockShift)) return {};
     return {facts_by_text_.data() + facts_by_text_offsets_[t],
             facts_by_text_offsets_[t + 1] - facts_by_text_offsets_[t]};
   }
   std::span<const uint32_t> FactSources(uint32_t f) const {
+    if (!FactPassed(f)) return {};
     return {fact_source_passages_.data() + fact_source_offsets_[f],
             fact_source_offsets_[f + 1] - fact_source_offsets_[f]};
   }
@@ -302,13 +335,30 @@ class KnowledgeGraph {
   size_t MemoryBytes() const;
 
  private:
+  // The per-block checks of a lazily adopted graph's fact arrays
+  // (knowledge_graph_arrays.cc).
+  struct LazyFacts;
+  bool FactPassed(uint32_t f) const {
+    return lazy_facts_ == nullptr || FactBlockPassed(f >> kLazyBlockShift);
+  }
+  // A block's state, checked the first time (a failure reported to the source).
+  bool FactBlockPassed(size_t block) const;
+  bool TextBlockPassed(size_t block) const;
+  // A block of facts (their ids, source offsets and sources, the sources
+  // below `passages`) or of fact texts (their facts) verified and checked.
+  Status CheckFactBlock(size_t block, size_t passages) const;
+  Status CheckTextBlock(size_t block) const;
+  // Every CSR row and fact and text block of a lazily adopted graph checked
+  // (the first failure), so that an export copies no damage. O(arrays).
+  Status CheckEveryRow() const;
+
   // AdoptArrays' checks of the arrays in place (sets num_nodes_) for a
-  // snapshot of `passages` passages, and of the vectors' sizes against the
-  // graph's.
+  // snapshot of `passages` passages: the sizes, counts and offsets' ends
+  // now, the rows and blocks now or (from a lazy source) at first read.
   Status CheckAdopted(const ArraySource& source, size_t passages);
-  // Every target of `kind`'s rows of each node kind lies in the id range of
-  // the node kind EdgeJoins pairs it with (passages: below `passages`).
-  Status CheckEdgeTargets(EdgeKind kind, size_t passages) const;
+  Status CheckEntitiesAndDescriptions(size_t passages) const;
+  Status CheckFactArraySizes() const;
+  // The vectors' sizes against the graph's.
   Status CheckVectors() const;
 
   size_t num_passages_ = 0, num_nodes_ = 0;
@@ -324,6 +374,7 @@ class KnowledgeGraph {
   FlatArray<uint64_t> fact_source_offsets_;
   FlatArray<uint32_t> fact_source_passages_;
   Csr edges_[kNumEdgeKinds];
+  std::shared_ptr<const LazyFacts> lazy_facts_;  // lazily adopted only
   WalkGraph walk_;
   std::shared_ptr<const GraphVectors> vectors_;
 };
