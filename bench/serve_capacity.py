@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What a replica needs to serve a store: time to its first answer and memory after many queries.
 
-Starts `flowrag serve --read-only --db STORE`, and from the moment it is started asks one
+Starts `flowrag serve --read-only --db STORE` (--writable: without --read-only), and from the moment it is started asks one
 `qafd` /v1/query until it is answered (the first answer after start), then asks --queries
 distinct questions one at a time on one kept-alive connection and reports:
   * first answer: seconds from starting the process to the first 200 reply;
@@ -27,7 +27,7 @@ segment file the server holds (bench/segment_residency.py).
 
 Usage: bench/serve_capacity.py --db STORE [--corpus corpus.jsonl] [--questions q.jsonl]
            [--queries 1000] [--every 250] [--method qafd]
-           [--memory-limit MIB [--drop-caches]] [--sections SEGMENT]
+           [--memory-limit MIB [--drop-caches]] [--sections SEGMENT] [--writable]
            [--flowrag build/release/tools/flowrag]
 """
 import argparse
@@ -144,6 +144,8 @@ def main():
     ap.add_argument("--memory-limit", type=int, metavar="MIB")
     ap.add_argument("--drop-caches", action="store_true")
     ap.add_argument("--sections", metavar="SEGMENT")
+    ap.add_argument("--writable", action="store_true",
+                    help="serve the store writable (no --read-only): its open as a writer's")
     args = ap.parse_args()
     asked = questions(args)
     port = free_port()
@@ -158,7 +160,8 @@ def main():
         return f"{cells} | {group.usage_mib()}" if group else cells
 
     started = time.perf_counter()
-    server = subprocess.Popen([args.flowrag, "serve", "--read-only", "--db", args.db,
+    mode = [] if args.writable else ["--read-only"]
+    server = subprocess.Popen([args.flowrag, "serve", *mode, "--db", args.db,
                                "--host", "127.0.0.1", "--port", str(port), "--threads", "2"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               preexec_fn=group.enter if group else None)
@@ -166,7 +169,8 @@ def main():
         first, conn = first_answer(port, server, asked[0], args.method, started)
         limit = f"; memory limit {args.memory_limit} MiB" if group else ""
         cache = "; page cache dropped first" if args.drop_caches else ""
-        print(f"store {args.db}; method {args.method}; {len(asked)} distinct questions{limit}{cache}\n")
+        opened = "; writable" if args.writable else ""
+        print(f"store {args.db}{opened}; method {args.method}; {len(asked)} distinct questions{limit}{cache}\n")
         print(f"first answer {first:.3f} s after start\n")
         print("| queries | RSS MiB | HWM MiB | anonymous MiB | file MiB |" +
               (" cgroup usage MiB |" if group else ""))

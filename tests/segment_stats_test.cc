@@ -264,6 +264,36 @@ TEST_F(SegmentStatsTest, DamagedGraphRowsAndFactsAreFoundByTheQueriesThatReadThe
        "kg.facts_by_text"});
 }
 
+// A writable open borrows the graph rows a write extends without reading
+// them (Snapshot::AdoptSegmentGraph, GraphRowsBytes); damaged ones are
+// found by the first write, which still succeeds (the store is the truth)
+// and leaves the engine answering as a clean store does.
+TEST_F(SegmentStatsTest, DamagedGraphRowsAreFoundByTheFirstWriteNotByTheOpen) {
+  const DocumentInput late{"late-note", "Late", "A late note on the River Ostrel."};
+  const std::string clean_path = dir_.File("clean.db");
+  fs::copy_file(path_, clean_path);
+  fs::copy(path_ + ".segments", clean_path + ".segments", fs::copy_options::recursive);
+  std::vector<std::vector<int64_t>> expected;
+  {
+    auto clean = Engine::Open(clean_path);
+    ASSERT_TRUE(clean.ok());
+    ASSERT_TRUE((*clean)->IndexDocuments({late}).ok());
+    expected = Rankings(**clean);
+  }
+  const fs::path file = SegmentFile(path_ + ".segments");
+  AlterEveryBlock(file, "rows");
+  const uint64_t damage_before = SegmentDamageCount();
+  auto engine = Engine::Open(path_);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  EXPECT_EQ((*engine)->Stats()->segments.snapshot_source, "segment");
+  ASSERT_TRUE((*engine)->Query("How long is the River Ostrel?").ok());
+  EXPECT_EQ(SegmentDamageCount(), damage_before);  // neither the open nor a query read them
+  auto written = (*engine)->IndexDocuments({late});
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  EXPECT_GT(SegmentDamageCount(), damage_before);
+  EXPECT_EQ(Rankings(**engine), expected);
+}
+
 // The documents' texts are verified range by range as questions read
 // their passages (CheckedText).
 TEST_F(SegmentStatsTest, DamagedDocumentTextsAreFoundByTheQueriesThatReadThem) {

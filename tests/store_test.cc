@@ -452,20 +452,50 @@ std::string ZeroADocumentsIndexPage(const std::string& path) {
   return bytes;
 }
 
+// Sets the journal mode of the SQLite file at `path` (WAL, DELETE, ...).
+void SetJournalMode(const std::string& path, const std::string& mode) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  const std::string pragma = "PRAGMA journal_mode=" + mode;
+  EXPECT_EQ(sqlite3_exec(db, pragma.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+}
+
 // Issue 21: with one index page zeroed, `index` went on writing into the
-// damaged file. A writer's open checks the pages and refuses, naming the
-// store; the bytes stay as they were.
+// damaged file. A writer checks the pages before its first write and
+// refuses, naming the store; the bytes stay as they were. A store already
+// in WAL mode (every store once written) opens, as a reader would, and is
+// refused at its first write transaction, so that a writable open does not
+// read the whole file; one in another journal mode is refused at the open,
+// before the switch to WAL would write its header.
 TEST(StoreTest, WriterRefusesAStoreWithADamagedIndexPage) {
   TempDir dir;
   const std::string path = dir.File("c.db");
   ASSERT_NO_FATAL_FAILURE(
       WriteStoreFile(path, 300, [](int i) { return "text " + std::to_string(i); }));
-  const std::string bytes = ZeroADocumentsIndexPage(path);
+  ZeroADocumentsIndexPage(path);
+  SetJournalMode(path, "WAL");  // as a store is between writes
+  const std::string bytes = testing::ReadFile(path);
   auto s = Store::Open(path);
-  ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.status().code(), StatusCode::kCorruption) << s.status().ToString();
-  EXPECT_NE(s.status().message().find("c.db"), std::string::npos);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  for (int attempt = 0; attempt < 2; ++attempt) {  // the verdict is kept
+    const Status write = (*s)->DropSnapshotParts();
+    EXPECT_EQ(write.code(), StatusCode::kCorruption) << write.ToString();
+    EXPECT_NE(write.message().find("c.db"), std::string::npos);
+    EXPECT_NE(write.message().find("damaged"), std::string::npos);
+  }
+  s->reset();
   EXPECT_TRUE(testing::ReadFile(path) == bytes);  // nothing written (not printed: 100 KB)
+
+  const std::string old_journal = dir.File("d.db");
+  ASSERT_NO_FATAL_FAILURE(  // left in the rollback journal's mode (DELETE)
+      WriteStoreFile(old_journal, 300, [](int i) { return "text " + std::to_string(i); }));
+  const std::string old_bytes = ZeroADocumentsIndexPage(old_journal);
+  auto refused = Store::Open(old_journal);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kCorruption) << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find("d.db"), std::string::npos);
+  EXPECT_TRUE(testing::ReadFile(old_journal) == old_bytes);
 }
 
 // Issue 21: `stats` answered normally on that file. A read-only open skips

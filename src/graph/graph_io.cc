@@ -788,8 +788,7 @@ std::string SerializeGraphRows(const KnowledgeGraph::Input& in) {
   return w.Take();
 }
 
-Result<bool> WriteGraphRowsPart(SnapshotSource& store, int64_t generation,
-                                const std::string& bytes) {
+Result<bool> WriteGraphRowsPart(SnapshotSource& store, int64_t generation, std::string_view bytes) {
   return WritePart(store, kGraphRowsPart, generation, kGraphRowsFormat, GraphRowsPartKey(),
                    [&](PartWriter& w) { return w.Bytes(bytes.data(), bytes.size()); });
 }

@@ -379,9 +379,9 @@ namespace {
 // Starts a thread that verifies ahead the sections of `segment` that an
 // open adopts (SegmentReader::VerifyAhead) until `stop` is set: not the
 // derived values' sections, adopted at their first use, nor the graph rows
-// of a snapshot that persists nothing, nor the arrays borrowed lazily (the
-// vector indexes', the graph texts', BM25's postings, the documents'
-// texts: verified as queries read them). Not joinable for a source that is no segment.
+// (verified at a write's first use), nor the arrays borrowed lazily (the
+// vector indexes', the graph's, BM25's postings, the documents' texts:
+// verified as queries read them). Not joinable for a source that is no segment.
 std::thread VerifyAheadOf(const ArraySource& segment, const SnapshotOptions& options,
                           const std::atomic<bool>& stop) {
   const auto* source = dynamic_cast<const SegmentArraySource*>(&segment);
@@ -391,8 +391,8 @@ std::thread VerifyAheadOf(const ArraySource& segment, const SnapshotOptions& opt
   for (std::string& name : KnowledgeGraph::LazyArrays()) lazy.push_back(std::move(name));
   for (std::string& name : Bm25Index::LazyArrays()) lazy.push_back(std::move(name));
   for (std::string& name : LazySnapshotDocumentArrays()) lazy.push_back(std::move(name));
+  lazy.emplace_back("rows");
   auto wanted = [&options, lazy = std::move(lazy)](std::string_view name) {
-    if (name == "rows") return options.persistable;
     if (std::find(lazy.begin(), lazy.end(), name) != lazy.end()) return false;
     for (const PersistentDerived* p : options.derived) {
       if (name.size() > p->name.size() && name.starts_with(p->name) &&
@@ -563,7 +563,7 @@ Status Snapshot::BuildGraph(SnapshotSource& store, const SnapshotOptions& option
       auto parsed = ParseGraphRows(*bytes, P);
       if (parsed.ok()) {
         rows = std::move(parsed).value();
-        graph_rows_ = std::make_shared<const std::string>(std::move(*bytes));
+        graph_rows_ = std::make_shared<const GraphRowsBytes>(std::move(*bytes));
       } else {
         rows_read = {PartState::kCorrupt, parsed.status().ToString()};
       }
@@ -574,7 +574,7 @@ Status Snapshot::BuildGraph(SnapshotSource& store, const SnapshotOptions& option
   if (!rows) {
     FLOWRAG_ASSIGN_OR_RETURN(rows, LoadGraphRows(store, passage_index));
     if (options.persistable) {
-      graph_rows_ = std::make_shared<const std::string>(SerializeGraphRows(*rows));
+      graph_rows_ = std::make_shared<const GraphRowsBytes>(SerializeGraphRows(*rows));
       persist_rows_ = true;
     }
   }
@@ -732,8 +732,8 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Append(SnapshotSource& store,
     snap->graph_ = previous.graph_;
     snap->ShareGraphDerived(previous);
   } else if (previous.graph_ != nullptr) {
-    FLOWRAG_ASSIGN_OR_RETURN(KnowledgeGraph::Input in,
-                             ParseGraphRowsUpTo(*previous.graph_rows_, P));
+    FLOWRAG_ASSIGN_OR_RETURN(std::string_view rows, previous.graph_rows_->Bytes());
+    FLOWRAG_ASSIGN_OR_RETURN(KnowledgeGraph::Input in, ParseGraphRowsUpTo(rows, P));
     in.vectors = previous.graph_->vectors();
     in.previous = previous.graph_.get();
     in.previous_rows = RowsUpTo(first_new, P);
@@ -825,8 +825,9 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Remove(SnapshotSource& store,
   phase.Done("text");
 
   if (previous.graph_ != nullptr) {
+    FLOWRAG_ASSIGN_OR_RETURN(std::string_view rows_before, previous.graph_rows_->Bytes());
     FLOWRAG_ASSIGN_OR_RETURN(KnowledgeGraph::Input before,
-                             ParseGraphRowsUpTo(*previous.graph_rows_, old.passages.size()));
+                             ParseGraphRowsUpTo(rows_before, old.passages.size()));
     GraphRowsRemoval removal = RemovePassages(std::move(before), removed);
     KnowledgeGraph::Input& rows = removal.rows;
     // Canonical names are the store's to recompute: read them back.
@@ -842,7 +843,7 @@ Result<std::shared_ptr<const Snapshot>> Snapshot::Remove(SnapshotSource& store,
     }
     AssignFactTexts(&rows);
     phase.Done("graph_rows");
-    snap->graph_rows_ = std::make_shared<const std::string>(SerializeGraphRows(rows));
+    snap->graph_rows_ = std::make_shared<const GraphRowsBytes>(SerializeGraphRows(rows));
     if (!rows.entity_names.empty()) {
       GraphLoadOptions go;
       go.embedder = embedder;
@@ -935,8 +936,11 @@ Result<size_t> Snapshot::PersistParts(SnapshotSource& store) const {
                            }));
   if (!ok) return written;
   if (graph_rows_ == nullptr) persist_rows_ = false;
-  FLOWRAG_ASSIGN_OR_RETURN(ok, write(&persist_rows_, [&] {
-                             return WriteGraphRowsPart(store, generation, *GraphRowsToWrite());
+  FLOWRAG_ASSIGN_OR_RETURN(ok, write(&persist_rows_, [&]() -> Result<bool> {
+                             std::string corrected;
+                             FLOWRAG_ASSIGN_OR_RETURN(std::string_view rows,
+                                                      GraphRowsToWrite(&corrected));
+                             return WriteGraphRowsPart(store, generation, rows);
                            }));
   if (!ok) return written;
   if (graph_ == nullptr || embedder_ == nullptr) persist_vectors_ = false;
@@ -1035,11 +1039,11 @@ void Snapshot::ShareGraphDerived(const Snapshot& previous) {
   }
 }
 
-std::shared_ptr<const std::string> Snapshot::GraphRowsToWrite() const {
-  if (graph_rows_ == nullptr || GraphRowsPassageCount(*graph_rows_) == num_passages()) {
-    return graph_rows_;
-  }
-  return std::make_shared<const std::string>(WithPassageCount(*graph_rows_, num_passages()));
+Result<std::string_view> Snapshot::GraphRowsToWrite(std::string* corrected) const {
+  FLOWRAG_ASSIGN_OR_RETURN(std::string_view rows, graph_rows_->Bytes());
+  if (GraphRowsPassageCount(rows) == num_passages()) return rows;
+  *corrected = WithPassageCount(rows, num_passages());
+  return std::string_view(*corrected);
 }
 
 std::shared_ptr<const void> Snapshot::DerivedFromEntities(

@@ -386,9 +386,12 @@ class Snapshot {
   // The graph rows (serialised, graph_io.h) when built `persistable`; they
   // may say fewer passages than the snapshot has (passages appended since,
   // without rows: ParseGraphRowsUpTo), corrected when written
-  // (GraphRowsToWrite).
-  std::shared_ptr<const std::string> graph_rows_;
-  std::shared_ptr<const std::string> GraphRowsToWrite() const;
+  // (GraphRowsToWrite). Adopted from a segment, borrowed and verified at
+  // their first use.
+  std::shared_ptr<const GraphRowsBytes> graph_rows_;
+  // The rows to write: their bytes, or (when they say fewer passages) a
+  // copy corrected into `*corrected`. Corruption when they are damaged.
+  Result<std::string_view> GraphRowsToWrite(std::string* corrected) const;
   // Append with previous's graph: previous's persistent derived values
   // (computed or not yet), which read only the graph.
   void ShareGraphDerived(const Snapshot& previous);

@@ -151,7 +151,9 @@ Status Snapshot::ExportSegment(ArraySink& sink) const {
     FLOWRAG_RETURN_IF_ERROR(graph_->ExportArrays(sink));
   }
   if (graph_rows_ != nullptr) {
-    FLOWRAG_RETURN_IF_ERROR(PutString(sink, "rows", *GraphRowsToWrite()));
+    std::string corrected;
+    FLOWRAG_ASSIGN_OR_RETURN(std::string_view rows, GraphRowsToWrite(&corrected));
+    FLOWRAG_RETURN_IF_ERROR(PutString(sink, "rows", rows));
   }
   for (const PersistentDerived* p : persistent_) {
     std::shared_ptr<const void> value = p->make(*this);
@@ -242,9 +244,9 @@ Status Snapshot::AdoptSegmentGraph(const ArraySource& segment, const SnapshotOpt
                     segment, P, std::make_shared<const GraphVectors>(std::move(vectors))));
     FLOWRAG_RETURN_IF_ERROR(CheckVectorsFit(*graph_, embedder_.get()));
   }
-  if (options.persistable) {
-    FLOWRAG_ASSIGN_OR_RETURN(std::string rows, GetString(segment, "rows"));
-    graph_rows_ = std::make_shared<const std::string>(std::move(rows));
+  if (options.persistable) {  // verified at their first use, a write's
+    FLOWRAG_ASSIGN_OR_RETURN(FlatArray<char> rows, segment.GetLazy<char>("rows"));
+    graph_rows_ = std::make_shared<const GraphRowsBytes>(std::move(rows));
   }
   return Status::Ok();
 }

@@ -65,7 +65,11 @@ SqlDialect Store::dialect() const { return conn_->dialect(); }
 // Nothing is written before the database is known to be a flowrag store (or
 // empty, to become one) and, for a writer, passes the driver's integrity
 // check: another application's database, or a damaged store, keeps its
-// bytes, SQLite's journal mode included.
+// bytes, SQLite's journal mode included. A store already in WAL mode gets
+// the check before its first write transaction instead (InTransaction), so
+// that a writable open does not read the whole file: its reads are checked
+// as a read-only open's are (the segments' and parts' checksums; a damaged
+// page read is Corruption).
 Status Store::Initialize(const StoreOptions& options) {
   FLOWRAG_ASSIGN_OR_RETURN(std::vector<std::string> names, conn_->TableNames());
   if (names.empty() && options.read_only) {
@@ -73,7 +77,10 @@ Status Store::Initialize(const StoreOptions& options) {
   }
   if (!names.empty()) {
     FLOWRAG_RETURN_IF_ERROR(CheckIsStore(names));
-    if (!options.read_only) FLOWRAG_RETURN_IF_ERROR(conn_->CheckIntegrity());
+    if (!options.read_only) {
+      FLOWRAG_ASSIGN_OR_RETURN(integrity_deferred_, CanDeferIntegrityCheck());
+      if (!integrity_deferred_) FLOWRAG_RETURN_IF_ERROR(conn_->CheckIntegrity());
+    }
   }
   if (!options.read_only) FLOWRAG_RETURN_IF_ERROR(conn_->PrepareForWrites());
   if (names.empty()) {
@@ -286,7 +293,18 @@ Status Store::InWriteTransaction(const std::function<Status()>& body) {
   });
 }
 
+Result<bool> Store::CanDeferIntegrityCheck() {
+  if (conn_->dialect() != SqlDialect::kSqlite) return false;  // its check is free
+  FLOWRAG_ASSIGN_OR_RETURN(Statement s, conn_->Prepare("PRAGMA journal_mode"));
+  FLOWRAG_ASSIGN_OR_RETURN(bool row, s.Step());
+  return row && s.Text(0) == "wal";
+}
+
 Status Store::InTransaction(const std::function<Status()>& body) {
+  if (integrity_deferred_) {
+    std::call_once(integrity_once_, [this] { integrity_ = conn_->CheckIntegrity(); });
+    FLOWRAG_RETURN_IF_ERROR(integrity_);
+  }
   FLOWRAG_RETURN_IF_ERROR(conn_->BeginWrite());
   Status st = body();
   if (!st.ok()) {

@@ -679,7 +679,13 @@ class Store final : public DocumentStore,
   // Creates the indexes of AddedIndexes() the store lacks (a writable open).
   Status EnsureAddedIndexes();
   Result<bool> HasIndex(std::string_view name);
+  // Every write transaction of this Store: the integrity check first, when
+  // the open deferred it (Initialize), then `body` between BEGIN and COMMIT.
   Status InTransaction(const std::function<Status()>& body);
+  // True when the writable open may leave the driver's integrity check to
+  // the first write: the file is already in WAL mode, so switching to the
+  // writers' settings writes nothing.
+  Result<bool> CanDeferIntegrityCheck();
   // InTransaction whose commit also increments meta.generation when the
   // body changed a row: for every write that can change what a snapshot
   // reads (see the file comment).
@@ -726,6 +732,13 @@ class Store final : public DocumentStore,
   std::unique_ptr<SqlConnection> conn_;
   int format_version_ = 0;
   std::mutex mu_;
+  // The driver's integrity check when a writable open deferred it to the
+  // first write transaction (a SQLite quick_check reads the whole file: 9 s
+  // for a store of 10^6 passages, which a server's first answer no longer
+  // waits for): run once, its result kept.
+  bool integrity_deferred_ = false;
+  std::once_flag integrity_once_;
+  Status integrity_;
 };
 
 }  // namespace flowrag
