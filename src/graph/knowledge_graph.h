@@ -91,7 +91,7 @@ inline constexpr uint32_t kGraphArraysFormat = 3;
 // slot count S.
 size_t PassageSlots(size_t passages);
 
-// The per-row checks of a CSR adopted lazily (knowledge_graph_adopt.cc).
+// The per-row checks of a CSR adopted lazily (knowledge_graph_arrays.cc).
 struct CsrRowChecks;
 
 // One edge kind's adjacency. Neighbours of a node are sorted by target id.
