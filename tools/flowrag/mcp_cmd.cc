@@ -9,6 +9,7 @@
 #include "config_cmd.h"
 #include "flowrag/engine.h"
 #include "flowrag/mcp.h"
+#include "serve.h"
 
 namespace flowrag::cli {
 
@@ -41,6 +42,7 @@ Status RunMcp(McpArgs args) {
                             "to start empty)");
   }
   if (!(args.max_line_mib > 0)) return Status::InvalidArgument("--max-line-mib: expected > 0");
+  ReturnLargeFreesToTheSystem();  // its writes free what serve's do
   // The protocol owns stdout: it moves to a private descriptor, and fd 1
   // becomes stderr, so that nothing else printed can corrupt the stream.
   const int protocol_out = dup(STDOUT_FILENO);

@@ -20,6 +20,19 @@ namespace {
 // The largest --max-body-mib (server.max_body_mib of flowrag.yaml alike).
 constexpr double kMaxBodyMib = 4096;
 
+// Each connection is a descriptor: the soft open-files limit (often 1024)
+// goes up to the hard one, so that --max-connections is not cut down to it.
+void RaiseOpenFilesLimit() {
+  rlimit files{};
+  constexpr rlim_t kEnough = 65536;
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < std::min(files.rlim_max, kEnough)) {
+    files.rlim_cur = std::min(files.rlim_max, kEnough);
+    setrlimit(RLIMIT_NOFILE, &files);
+  }
+}
+
+}  // namespace
+
 // A served store's writes build private snapshots (hundreds of MiB on
 // 2wiki, gigabytes at 10^6 passages) and free them once their segment is
 // mapped (engine/published_segment.cc). glibc raises its mmap threshold to
@@ -38,19 +51,6 @@ void ReturnLargeFreesToTheSystem() {
   mallopt(M_TRIM_THRESHOLD, 8 << 20);
 #endif
 }
-
-// Each connection is a descriptor: the soft open-files limit (often 1024)
-// goes up to the hard one, so that --max-connections is not cut down to it.
-void RaiseOpenFilesLimit() {
-  rlimit files{};
-  constexpr rlim_t kEnough = 65536;
-  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < std::min(files.rlim_max, kEnough)) {
-    files.rlim_cur = std::min(files.rlim_max, kEnough);
-    setrlimit(RLIMIT_NOFILE, &files);
-  }
-}
-
-}  // namespace
 
 CLI::App* AddServeCommand(CLI::App& app, ServeArgs* args) {
   auto* serve = app.add_subcommand(

@@ -24,6 +24,12 @@ struct ServeArgs {
 // Registers the subcommand and its options (filled into *args) on `app`.
 CLI::App* AddServeCommand(CLI::App& app, ServeArgs* args);
 
+// Fixes glibc's mmap and trim thresholds (1 MiB, 8 MiB) for a long-lived
+// process that writes (`serve`, `mcp`), so that the large arrays a write
+// frees go back to the system (serve.cc says why). Nothing when
+// GLIBC_TUNABLES is set.
+void ReturnLargeFreesToTheSystem();
+
 // What `serve` runs: the server options and workspaces `args` and `config`
 // (may be null) make, with every check serve makes before it opens a store
 // (the configuration's workspaces, keys and tokens named by environment
