@@ -43,6 +43,13 @@ Result<FlatArray<T>> Get(const ArraySource& source, std::string_view name) {
   return TypeMismatchIsCorruption(source.Get<T>(name));
 }
 
+// An array borrowed lazily where the source can (a segment: verified as
+// its reader reads it, FlatArray::Verify), verified now where it cannot.
+template <class T>
+Result<FlatArray<T>> GetLazy(const ArraySource& source, std::string_view name) {
+  return TypeMismatchIsCorruption(source.GetLazy<T>(name));
+}
+
 inline Result<StringArena> GetStrings(const ArraySource& source, std::string_view name) {
   return TypeMismatchIsCorruption(source.GetStrings(name));
 }

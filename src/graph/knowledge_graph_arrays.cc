@@ -29,6 +29,7 @@ namespace {
 
 using array_checks::Bad;
 using array_checks::CheckSize;
+using array_checks::GetLazy;
 
 constexpr uint32_t kBlockShift = KnowledgeGraph::kLazyBlockShift;
 
@@ -48,13 +49,6 @@ Result<size_t> GetCount(const ArraySource& source, std::string_view name) {
   FLOWRAG_ASSIGN_OR_RETURN(uint64_t n, array_checks::GetScalar<uint64_t>(source, name));
   if (n > std::numeric_limits<uint32_t>::max()) return Bad(name, 0, "count too large");
   return static_cast<size_t>(n);
-}
-
-// An array borrowed lazily where the source can (a segment), verified now
-// where it cannot.
-template <class T>
-Result<FlatArray<T>> GetLazy(const ArraySource& source, std::string_view name) {
-  return array_checks::TypeMismatchIsCorruption(source.GetLazy<T>(name));
 }
 
 // Elements [first, first + count) of `array` verified, each below `limit`

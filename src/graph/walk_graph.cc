@@ -151,16 +151,13 @@ Result<WalkGraph> WalkGraph::AdoptArrays(const ArraySource& source, size_t num_p
                                          size_t num_entities, size_t passages) {
   using array_checks::Bad;
   using array_checks::Get;
-  using array_checks::TypeMismatchIsCorruption;
+  using array_checks::GetLazy;
   WalkGraph out;
   FLOWRAG_ASSIGN_OR_RETURN(out.config_, AdoptWeights(source));
   FLOWRAG_ASSIGN_OR_RETURN(out.offsets_, Get<uint64_t>(source, "walk.offsets"));
-  FLOWRAG_ASSIGN_OR_RETURN(out.targets_,
-                           TypeMismatchIsCorruption(source.GetLazy<uint32_t>("walk.targets")));
-  FLOWRAG_ASSIGN_OR_RETURN(out.weights_,
-                           TypeMismatchIsCorruption(source.GetLazy<float>("walk.weights")));
-  FLOWRAG_ASSIGN_OR_RETURN(out.kinds_,
-                           TypeMismatchIsCorruption(source.GetLazy<uint8_t>("walk.kinds")));
+  FLOWRAG_ASSIGN_OR_RETURN(out.targets_, GetLazy<uint32_t>(source, "walk.targets"));
+  FLOWRAG_ASSIGN_OR_RETURN(out.weights_, GetLazy<float>(source, "walk.weights"));
+  FLOWRAG_ASSIGN_OR_RETURN(out.kinds_, GetLazy<uint8_t>(source, "walk.kinds"));
   FLOWRAG_ASSIGN_OR_RETURN(out.row_sums_, Get<double>(source, "walk.row_sums"));
   const size_t n = num_passages + num_entities, entries = out.targets_.size();
   FLOWRAG_RETURN_IF_ERROR(array_checks::CheckOffsets("walk.offsets", out.offsets_, n, entries));
