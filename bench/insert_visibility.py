@@ -23,8 +23,16 @@ top 5) back to back on kept-alive connections from the first write to the
 last, and their latency is reported as p50 / p99 / max (issue 34 point 3:
 writes visible while queries run, and the queries' p99 meanwhile).
 
+--wrk --questions FILE: bench/server_load.sh's load instead (wrk -t2 -c16
+--latency with bench/server_query.lua over FILE's first 50 questions,
+METHOD, top 5) from the first write to the last, and wrk's report after
+(issue 34 point 3 asks for it under that script's load). The server then
+has --connections + 4 workers, as server_load.sh gives it, so the writes
+and the polls find one free.
+
 Usage: bench/insert_visibility.py --db STORE [--inserts 5] [--in-place]
          [--deletes] [--load-threads N --questions questions.jsonl [--method qafd]]
+         [--wrk --questions questions.jsonl [--connections 16]]
          [--flowrag build/release/tools/flowrag] [--keep DIR]
 """
 import argparse
@@ -32,6 +40,7 @@ import http.client
 import json
 import os
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -137,6 +146,29 @@ def read_questions(path):
         return [json.loads(line)["question"] for line in f if line.strip()]
 
 
+def start_wrk(port, questions, method, connections, scratch):
+    """server_load.sh's wrk load, running until stopped (stop_wrk)."""
+    bodies = os.path.join(scratch, "bodies.jsonl")
+    with open(bodies, "w") as f:
+        for q in questions[:50]:
+            f.write(json.dumps({"question": q, "method": method, "pipeline": "single",
+                                "top_k": 5}) + "\n")
+    out = open(os.path.join(scratch, "wrk.txt"), "w")
+    return subprocess.Popen(["wrk", "-t2", f"-c{connections}", "-d24h", "--latency", "-s",
+                             os.path.join(ROOT, "bench/server_query.lua"),
+                             f"http://127.0.0.1:{port}/v1/query", "--", bodies],
+                            stdout=out, stderr=subprocess.STDOUT), out
+
+
+def stop_wrk(wrk, out, scratch):
+    """Stops wrk with SIGINT (it then prints its report) and returns it."""
+    wrk.send_signal(signal.SIGINT)
+    wrk.wait()
+    out.close()
+    with open(os.path.join(scratch, "wrk.txt")) as f:
+        return f.read()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--db", required=True)
@@ -151,9 +183,13 @@ def main():
     ap.add_argument("--load-threads", type=int, default=0)
     ap.add_argument("--questions", help="questions.jsonl for --load-threads")
     ap.add_argument("--method", default="qafd", help="the load's method")
+    ap.add_argument("--wrk", action="store_true", help="server_load.sh's wrk load meanwhile")
+    ap.add_argument("--connections", type=int, default=16, help="wrk's connections")
     args = ap.parse_args()
-    if args.load_threads > 0 and not args.questions:
-        sys.exit("insert_visibility: --load-threads needs --questions")
+    if (args.load_threads > 0 or args.wrk) and not args.questions:
+        sys.exit("insert_visibility: --load-threads and --wrk need --questions")
+    if args.wrk and shutil.which("wrk") is None:
+        sys.exit("insert_visibility: wrk not found (scripts/setup.sh)")
     scratch = args.keep or tempfile.mkdtemp(prefix="flowrag-visibility-")
     os.makedirs(scratch, exist_ok=True)
     db = args.db if args.in_place else copy_store(args.db, scratch)
@@ -161,8 +197,10 @@ def main():
     log = os.path.join(scratch, "server.log")
     with open(log, "w") as out:
         server = subprocess.Popen([args.flowrag, "serve", "--db", db, "--host", "127.0.0.1",
-                                   "--port", str(port), "--threads", "4"],
+                                   "--port", str(port), "--threads",
+                                   str(args.connections + 4 if args.wrk else 4)],
                                   stdout=out, stderr=subprocess.STDOUT)
+    wrk = None
     try:
         wait_for(port, server, log)
         visible, gone = [], []
@@ -170,6 +208,8 @@ def main():
         load = ""
         if args.load_threads > 0:
             load = f", {args.load_threads} threads asking {args.method} questions meanwhile"
+        if args.wrk:
+            load = f", wrk -t2 -c{args.connections} asking {args.method} questions meanwhile"
         print(f"store {args.db} ({where}); {args.inserts} inserts{load}\n")
         print("| write | visible ms | polls | poll ms | request ms |")
         print("|---|---|---|---|---|")
@@ -177,6 +217,10 @@ def main():
         if args.load_threads > 0:
             query_load = QueryLoad(kept_alive_asker(port, read_questions(args.questions),
                                                     args.method), args.load_threads)
+        if args.wrk:
+            wrk = start_wrk(port, read_questions(args.questions), args.method, args.connections,
+                            scratch)
+            time.sleep(2)
         for n in range(1, args.inserts + 1):
             ms, polls, poll, total = one_write(port, n, insert_request(n), True)
             visible.append(ms)
@@ -194,7 +238,12 @@ def main():
         if query_load is not None:
             print(f"{args.method} queries during the writes ({args.load_threads} threads): "
                   f"{query_load.stop()}")
+        if wrk is not None:
+            print(f"\n{args.method} queries during the writes (wrk):\n" + stop_wrk(*wrk, scratch))
+            wrk = None
     finally:
+        if wrk is not None:
+            wrk[0].kill()
         server.terminate()
         server.wait()
         if not args.keep:
