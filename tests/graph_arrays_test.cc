@@ -20,6 +20,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -323,21 +324,30 @@ TEST(GraphArraysTest, DemoStoreRoundTrips) {
   ExpectRoundTrip(std::shared_ptr<const KnowledgeGraph>(snap, snap->graph()));
 }
 
+// The demo store indexed in `dir`, opened again (no derived value made yet).
+void OpenIndexedDemo(const testing::TempDir& dir, std::unique_ptr<Engine>* engine,
+                     EngineImpl** impl) {
+  const std::string path = dir.File("demo.db");
+  {
+    auto indexing = Engine::Open(path);
+    ASSERT_TRUE(indexing.ok()) << indexing.status().ToString();
+    ASSERT_TRUE((*indexing)->Index({kDemo}).ok());
+  }
+  auto opened = Engine::Open(path);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  *engine = std::move(opened).value();
+  *impl = dynamic_cast<EngineImpl*>(engine->get());
+  ASSERT_NE(*impl, nullptr);
+}
+
 // A write's snapshot is published with the persistent derived values the
 // replaced snapshot's queries used (LocalFacts for qafd) already made, so no
 // query waits for them; an open makes none until a query needs them.
 TEST(PublishedSnapshotTest, AWriteMakesTheValuesQueriesUsedBeforeTheySeeIt) {
   testing::TempDir dir;
-  const std::string path = dir.File("demo.db");
-  {
-    auto engine = Engine::Open(path);
-    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
-    ASSERT_TRUE((*engine)->Index({kDemo}).ok());
-  }
-  auto engine = Engine::Open(path);
-  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
-  auto* impl = dynamic_cast<EngineImpl*>(engine->get());
-  ASSERT_NE(impl, nullptr);
+  std::unique_ptr<Engine> engine;
+  EngineImpl* impl = nullptr;
+  ASSERT_NO_FATAL_FAILURE(OpenIndexedDemo(dir, &engine, &impl));
   auto ready = [&](const Snapshot& snap) {
     std::vector<std::string> names;
     for (const PersistentDerived* p : PersistentQueryIndexes()) {
@@ -349,9 +359,9 @@ TEST(PublishedSnapshotTest, AWriteMakesTheValuesQueriesUsedBeforeTheySeeIt) {
   qafd.method = "qafd";
   QueryOptions bm25;
   bm25.method = "bm25";
-  ASSERT_TRUE((*engine)->Query("Who designed the Brannock lens?", bm25).ok());
+  ASSERT_TRUE(engine->Query("Who designed the Brannock lens?", bm25).ok());
   EXPECT_TRUE(ready(*impl->snapshot()).empty());  // opened: made at first use
-  ASSERT_TRUE((*engine)->Query("Who designed the Brannock lens?", qafd).ok());
+  ASSERT_TRUE(engine->Query("Who designed the Brannock lens?", qafd).ok());
   const std::vector<std::string> used = ready(*impl->snapshot());
   EXPECT_EQ(used, std::vector<std::string>{"lf"});
   // (The persister may make the others meanwhile, for the segment.)
@@ -360,10 +370,50 @@ TEST(PublishedSnapshotTest, AWriteMakesTheValuesQueriesUsedBeforeTheySeeIt) {
     return std::find(now.begin(), now.end(), "lf") != now.end();
   };
   ASSERT_TRUE(
-      (*engine)->IndexDocuments({{"new", "A New Page", "Corin Aske sailed to Port Calder."}}).ok());
+      engine->IndexDocuments({{"new", "A New Page", "Corin Aske sailed to Port Calder."}}).ok());
   EXPECT_TRUE(has_lf());
-  ASSERT_TRUE((*engine)->DeleteDocument("new").ok());
+  ASSERT_TRUE(engine->DeleteDocument("new").ok());
   EXPECT_TRUE(has_lf());
+}
+
+// The persister's export makes every persistent value for the segment file;
+// the snapshot then mapped from that file makes (and so reads the pages of)
+// only those the queries used, as the open did.
+TEST(PublishedSnapshotTest, TheSnapshotMappedAfterAWriteMakesOnlyTheValuesQueriesUsed) {
+  testing::TempDir dir;
+  std::unique_ptr<Engine> engine;
+  EngineImpl* impl = nullptr;
+  ASSERT_NO_FATAL_FAILURE(OpenIndexedDemo(dir, &engine, &impl));
+  auto names = [&](const Snapshot& snap, bool asked) {
+    std::vector<std::string> out;
+    for (const PersistentDerived* p : PersistentQueryIndexes()) {
+      if (asked ? snap.DerivedAsked(p->tag) : snap.DerivedReady(p->tag)) {
+        out.emplace_back(p->name);
+      }
+    }
+    return out;
+  };
+  QueryOptions qafd;
+  qafd.method = "qafd";
+  ASSERT_TRUE(engine->Query("Who designed the Brannock lens?", qafd).ok());
+  const std::vector<std::string> lf{"lf"};
+  ASSERT_EQ(names(*impl->snapshot(), /*asked=*/true), lf);
+  ASSERT_TRUE(
+      engine->IndexDocuments({{"new", "A New Page", "Corin Aske sailed to Port Calder."}}).ok());
+  const std::shared_ptr<const Snapshot> written = impl->snapshot();
+  ASSERT_EQ(written->segment(), nullptr);  // built in private memory
+  // Until the persister has exported it and the snapshot of its file
+  // replaced it (at most 30 s).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (impl->snapshot()->segment() == nullptr && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const std::shared_ptr<const Snapshot> mapped = impl->snapshot();
+  ASSERT_NE(mapped->segment(), nullptr) << "no segment mapped after the write";
+  EXPECT_EQ(mapped->generation(), written->generation());
+  EXPECT_GT(names(*written, /*asked=*/false).size(), 1u);  // the export made them all
+  EXPECT_EQ(names(*written, /*asked=*/true), lf);
+  EXPECT_EQ(names(*mapped, /*asked=*/false), lf);
 }
 
 TEST(GraphArraysTest, VectorsOfMoreElementsThanTheGraphAreRefused) {

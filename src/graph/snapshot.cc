@@ -951,6 +951,18 @@ Result<size_t> Snapshot::PersistParts(SnapshotSource& store) const {
   return written;
 }
 
+namespace {
+// Set on the thread of ExportSegment while it makes a persistent value.
+thread_local bool t_making_for_export = false;
+}  // namespace
+
+std::shared_ptr<const void> Snapshot::MakeForExport(const PersistentDerived& p) const {
+  t_making_for_export = true;
+  std::shared_ptr<const void> value = p.make(*this);
+  t_making_for_export = false;
+  return value;
+}
+
 std::shared_ptr<const void> Snapshot::DerivedIn(
     DerivedMap* map, std::mutex* mu, const void* tag,
     const std::function<std::shared_ptr<const void>()>& make) {
@@ -961,6 +973,7 @@ std::shared_ptr<const void> Snapshot::DerivedIn(
     if (!slot) slot = std::make_shared<DerivedEntry>();
     entry = slot;
   }
+  if (!t_making_for_export) entry->asked.store(true, std::memory_order_relaxed);
   std::call_once(entry->once, [&] {
     entry->value = make();
     entry->made.store(entry->value != nullptr, std::memory_order_release);
@@ -1021,8 +1034,15 @@ std::vector<std::string> Snapshot::DerivedErrors() const {
 
 void Snapshot::MakePersistentDerivedLike(const Snapshot& like) const {
   for (const PersistentDerived* p : persistent_) {
-    if (like.DerivedReady(p->tag)) p->make(*this);
+    if (like.DerivedAsked(p->tag)) p->make(*this);
   }
+}
+
+bool Snapshot::DerivedAsked(const void* tag) const {
+  std::lock_guard<std::mutex> lock(derived_mu_);
+  auto it = derived_.find(tag);
+  return it != derived_.end() && it->second->made.load(std::memory_order_acquire) &&
+         it->second->asked.load(std::memory_order_relaxed);
 }
 
 bool Snapshot::DerivedReady(const void* tag) const {

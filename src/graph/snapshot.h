@@ -318,14 +318,21 @@ class Snapshot {
   std::vector<std::string> DerivedErrors() const;
   // SnapshotOptions::derived, as built.
   const std::vector<const PersistentDerived*>& persistent_derived() const { return persistent_; }
-  // Makes (or adopts) now the persistent derived values that `like` holds
-  // (those its queries used), so that no query of this snapshot waits for
-  // one: the engine calls it before a snapshot replaces a published one
-  // (O(graph) for each made; nothing for one shared with the snapshot
-  // Append extended).
+  // Makes (or adopts) now the persistent derived values that `like`'s
+  // queries used (DerivedAsked: not those only its segment export made), so
+  // that no query of this snapshot waits for one: the engine calls it before
+  // a snapshot replaces a published one (O(graph) for each made; nothing for
+  // one shared with the snapshot Append extended). A snapshot mapped from a
+  // segment that adopted a value no query reads would read its pages: on
+  // 2wiki, 19 MiB more resident after 30 writes (doc/scale.md).
   void MakePersistentDerivedLike(const Snapshot& like) const;
   // True once Derived(tag) holds a value.
   bool DerivedReady(const void* tag) const;
+  // True once Derived(tag) holds a value that a reader asked for, not only
+  // ExportSegment (which makes every persistent value for the file): what
+  // MakePersistentDerivedLike makes. A value shared by ShareGraphDerived
+  // counts as asked when any snapshot sharing it was asked.
+  bool DerivedAsked(const void* tag) const;
 
  private:
   // `make`, or for a persistent derived value (`tag` listed in
@@ -407,10 +414,14 @@ class Snapshot {
     std::once_flag once;
     std::shared_ptr<const void> value;
     std::atomic<bool> made{false};  // value set and not null
+    std::atomic<bool> asked{false};  // a Derived call outside MakeForExport
   };
   using DerivedMap = std::map<const void*, std::shared_ptr<DerivedEntry>>;
   static std::shared_ptr<const void> DerivedIn(DerivedMap* map, std::mutex* mu, const void* tag,
                                                const std::function<std::shared_ptr<const void>()>& make);
+  // p.make(*this) for ExportSegment: made and kept as a reader's call
+  // would, but not marked asked (DerivedAsked).
+  std::shared_ptr<const void> MakeForExport(const PersistentDerived& p) const;
   // The value of persistent entry `p` from segment_'s arrays, or null
   // (recording why in derived_errors_).
   std::shared_ptr<const void> Adopted(const PersistentDerived& p) const;

@@ -156,7 +156,7 @@ Status Snapshot::ExportSegment(ArraySink& sink) const {
     FLOWRAG_RETURN_IF_ERROR(PutString(sink, "rows", rows));
   }
   for (const PersistentDerived* p : persistent_) {
-    std::shared_ptr<const void> value = p->make(*this);
+    std::shared_ptr<const void> value = MakeForExport(*p);
     if (value == nullptr) continue;
     FLOWRAG_RETURN_IF_ERROR(sink.PutScalar<int64_t>(std::string(p->name) + ".format", p->format));
     FLOWRAG_RETURN_IF_ERROR(p->export_arrays(value.get(), sink));
