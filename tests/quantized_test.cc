@@ -752,7 +752,8 @@ TEST(Int8ColumnsTest, LayeredEditsOverAnInt8BaseSearchTheCurrentVectors) {
 // exact_scores = false: the hits are the best k by the dequantized
 // vectors' scores, computed here independently (s = max|x|/127, c =
 // round(x/s), s·Σ q·c in double), whichever share of the columns the scan
-// read; appended rows of a layered index score as a rebuilt index's do.
+// read; appended rows of a layered index score as a rebuilt index's do, bit
+// for bit.
 TEST(Int8ColumnsTest, ApproximateScoresAreTheDequantizedVectorsScores) {
   constexpr size_t kN = 800, kD = 128, kK = 12;
   const FloatMatrix data = RandomUnitRows(kN, kD, 0.4, 81);
@@ -813,7 +814,10 @@ TEST(Int8ColumnsTest, ApproximateScoresAreTheDequantizedVectorsScores) {
     ASSERT_EQ(a.size(), b.size());
     for (size_t i = 0; i < a.size(); ++i) {
       EXPECT_NEAR(a[i].score, dequantized(queries.row(qi), all.row(a[i].id)), 1e-5);
-      EXPECT_NEAR(a[i].score, b[i].score, 1e-5);
+      // The same bits: a column copy's vectors and an appended row score by
+      // the same function (FlatIndex::Int8Score).
+      EXPECT_EQ(a[i].id, b[i].id);
+      EXPECT_EQ(a[i].score, b[i].score);
     }
   }
 }

@@ -9,10 +9,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <thread>
 
-#include "flowrag/messages.h"
 #include "config_cmd.h"
 #include "flowrag/engine.h"
+#include "flowrag/messages.h"
 
 namespace flowrag::cli {
 namespace {
@@ -43,12 +44,20 @@ void RaiseOpenFilesLimit() {
 // deletes back to back and 15 s of rest, the server held 1.62x its RSS
 // after open, 1.41x with these fixed thresholds (doc/scale.md): an
 // allocation of 1 MiB or more gets a mapping of its own, returned at free.
+// What stays is small allocations that outlive a write, scattered over the
+// pages of the arenas its threads used: glibc gives up to 8 arenas per core,
+// and each keeps its scattered pages (malloc_trim cannot return a page that
+// holds one live byte). One arena per core, at least two: after 30 inserts
+// and deletes on 2wiki the rested server held 36.5 MiB of private memory
+// with glibc's arenas and 16.0 with two (1.30x against 1.18x its RSS after
+// open), at the same query throughput under bench/server_load.sh (doc/scale.md).
 // A GLIBC_TUNABLES setting from the environment is left as it is.
 void ReturnLargeFreesToTheSystem() {
 #ifdef __GLIBC__
   if (std::getenv("GLIBC_TUNABLES") != nullptr) return;
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
   mallopt(M_TRIM_THRESHOLD, 8 << 20);
+  mallopt(M_ARENA_MAX, static_cast<int>(std::max(2u, std::thread::hardware_concurrency())));
 #endif
 }
 

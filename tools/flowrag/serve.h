@@ -24,9 +24,10 @@ struct ServeArgs {
 // Registers the subcommand and its options (filled into *args) on `app`.
 CLI::App* AddServeCommand(CLI::App& app, ServeArgs* args);
 
-// Fixes glibc's mmap and trim thresholds (1 MiB, 8 MiB) for a long-lived
-// process that writes (`serve`, `mcp`), so that the large arrays a write
-// frees go back to the system (serve.cc says why). Nothing when
+// Fixes glibc's mmap and trim thresholds (1 MiB, 8 MiB) and its arenas
+// (one per core, at least two) for a long-lived process that writes
+// (`serve`, `mcp`), so that what a write frees goes back to the system
+// (serve.cc says why). Call it before any thread starts. Nothing when
 // GLIBC_TUNABLES is set.
 void ReturnLargeFreesToTheSystem();
 
